@@ -1,0 +1,82 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// One list of settings for every target, as swift-subprocess and sql-kit do.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "ferry",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "FerryCore", targets: ["FerryCore"]),
+        .library(name: "FerryFormats", targets: ["FerryFormats"]),
+        .library(name: "FerryPipeline", targets: ["FerryPipeline"]),
+        .executable(name: "ferry", targets: ["ferry"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CFerrySQLite",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        .target(
+            name: "FerryCore",
+            dependencies: ["CFerrySQLite"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FerryFormats",
+            dependencies: ["FerryCore"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FerryPipeline",
+            dependencies: ["FerryCore", "FerryFormats", .product(name: "Yams", package: "Yams")],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "ferry",
+            dependencies: [
+                "FerryCore", "FerryFormats", "FerryPipeline",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "FerryTestSupport",
+            dependencies: ["FerryCore"],
+            path: "Tests/FerryTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FerryCoreTests",
+            dependencies: ["FerryCore", "FerryTestSupport"],
+            exclude: ["Fixtures"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FerryFormatsTests",
+            dependencies: ["FerryFormats", "FerryTestSupport"],
+            exclude: ["Fixtures"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FerryPipelineTests",
+            dependencies: ["FerryPipeline", "FerryTestSupport"],
+            exclude: ["Fixtures"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FerryCLITests",
+            dependencies: ["FerryTestSupport"],
+            exclude: ["Fixtures"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

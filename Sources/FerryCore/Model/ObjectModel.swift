@@ -1,0 +1,224 @@
+/// A version of a data model: entities with attributes, relationships, uniqueness constraints
+/// and indexes, in the spirit of Core Data's `NSManagedObjectModel`.
+public struct ObjectModel: Sendable, Hashable, Codable {
+    /// The model's name (the bundle name), e.g. `Shop`.
+    public var name: String
+    /// The version label, e.g. `1`, `2`, `v3`.
+    public var version: String
+    public var entities: [EntityDescription]
+    /// Where the model was read from, for error messages.
+    public var location: InputLocation?
+
+    public init(name: String, version: String, entities: [EntityDescription], location: InputLocation? = nil) {
+        self.name = name
+        self.version = version
+        self.entities = entities
+        self.location = location
+    }
+
+    /// The entity with this exact name.
+    public func entity(named name: String) -> EntityDescription? {
+        entities.first { $0.name == name }
+    }
+
+    /// Names of every entity, in model order.
+    public var entityNames: [String] { entities.map(\.name) }
+}
+
+/// An entity: a table in the store.
+public struct EntityDescription: Sendable, Hashable, Codable {
+    public var name: String
+    public var attributes: [AttributeDescription]
+    public var relationships: [RelationshipDescription]
+    /// Uniqueness constraints: each is a set of attribute (or to-one relationship) names whose
+    /// values together are unique, like Core Data's `uniquenessConstraints`.
+    public var uniquenessConstraints: [[String]]
+    public var indexes: [IndexDescription]
+    /// The entity's name in the previous model version (Core Data's renaming identifier).
+    public var renamedFrom: String?
+    /// Changes the version hash without changing the schema (Core Data's version hash modifier).
+    public var hashModifier: String?
+    public var location: InputLocation?
+
+    public init(
+        name: String,
+        attributes: [AttributeDescription] = [],
+        relationships: [RelationshipDescription] = [],
+        uniquenessConstraints: [[String]] = [],
+        indexes: [IndexDescription] = [],
+        renamedFrom: String? = nil,
+        hashModifier: String? = nil,
+        location: InputLocation? = nil
+    ) {
+        self.name = name
+        self.attributes = attributes
+        self.relationships = relationships
+        self.uniquenessConstraints = uniquenessConstraints
+        self.indexes = indexes
+        self.renamedFrom = renamedFrom
+        self.hashModifier = hashModifier
+        self.location = location
+    }
+
+    public func attribute(named name: String) -> AttributeDescription? {
+        attributes.first { $0.name == name }
+    }
+
+    public func relationship(named name: String) -> RelationshipDescription? {
+        relationships.first { $0.name == name }
+    }
+
+    /// Every property name: attributes then relationships.
+    public var propertyNames: [String] { attributes.map(\.name) + relationships.map(\.name) }
+}
+
+/// An attribute: a column in the entity's table.
+public struct AttributeDescription: Sendable, Hashable, Codable {
+    public var name: String
+    public var type: AttributeType
+    /// Core Data's default: attributes are optional unless declared otherwise.
+    public var isOptional: Bool
+    /// The default value, already in the attribute's type.
+    public var defaultValue: Value?
+    public var validation: ValidationRules
+    public var renamedFrom: String?
+    public var hashModifier: String?
+    public var location: InputLocation?
+
+    public init(
+        name: String,
+        type: AttributeType,
+        isOptional: Bool = true,
+        defaultValue: Value? = nil,
+        validation: ValidationRules = ValidationRules(),
+        renamedFrom: String? = nil,
+        hashModifier: String? = nil,
+        location: InputLocation? = nil
+    ) {
+        self.name = name
+        self.type = type
+        self.isOptional = isOptional
+        self.defaultValue = defaultValue
+        self.validation = validation
+        self.renamedFrom = renamedFrom
+        self.hashModifier = hashModifier
+        self.location = location
+    }
+}
+
+/// Validation rules checked on import and update (Core Data's min/max value, min/max length
+/// and regular expression predicates).
+public struct ValidationRules: Sendable, Hashable, Codable {
+    /// Inclusive minimum for numbers and dates, in the attribute's type.
+    public var minValue: Value?
+    /// Inclusive maximum for numbers and dates, in the attribute's type.
+    public var maxValue: Value?
+    /// Minimum length in characters (strings, URIs) or bytes (binary).
+    public var minLength: Int?
+    /// Maximum length in characters (strings, URIs) or bytes (binary).
+    public var maxLength: Int?
+    /// A regular expression the whole string must match, as with Core Data's `MATCHES`.
+    public var pattern: String?
+
+    public init(minValue: Value? = nil, maxValue: Value? = nil, minLength: Int? = nil, maxLength: Int? = nil, pattern: String? = nil) {
+        self.minValue = minValue
+        self.maxValue = maxValue
+        self.minLength = minLength
+        self.maxLength = maxLength
+        self.pattern = pattern
+    }
+
+    public var isEmpty: Bool {
+        minValue == nil && maxValue == nil && minLength == nil && maxLength == nil && pattern == nil
+    }
+}
+
+/// What happens to related objects when an object is deleted.
+public enum DeleteRule: String, Sendable, Hashable, Codable, CaseIterable {
+    case nullify, cascade, deny
+    case noAction = "no_action"
+}
+
+/// A relationship to another entity.
+public struct RelationshipDescription: Sendable, Hashable, Codable {
+    public var name: String
+    public var destination: String
+    public var isToMany: Bool
+    /// The name of the inverse relationship on the destination entity.
+    public var inverse: String?
+    public var deleteRule: DeleteRule
+    public var isOptional: Bool
+    /// For to-many relationships: the minimum and maximum number of related objects.
+    public var minCount: Int?
+    public var maxCount: Int?
+    public var renamedFrom: String?
+    public var hashModifier: String?
+    public var location: InputLocation?
+
+    public init(
+        name: String,
+        destination: String,
+        isToMany: Bool = false,
+        inverse: String? = nil,
+        deleteRule: DeleteRule = .nullify,
+        isOptional: Bool = true,
+        minCount: Int? = nil,
+        maxCount: Int? = nil,
+        renamedFrom: String? = nil,
+        hashModifier: String? = nil,
+        location: InputLocation? = nil
+    ) {
+        self.name = name
+        self.destination = destination
+        self.isToMany = isToMany
+        self.inverse = inverse
+        self.deleteRule = deleteRule
+        self.isOptional = isOptional
+        self.minCount = minCount
+        self.maxCount = maxCount
+        self.renamedFrom = renamedFrom
+        self.hashModifier = hashModifier
+        self.location = location
+    }
+}
+
+/// A (non-unique) index over one or more attributes; uniqueness belongs in
+/// `EntityDescription.uniquenessConstraints`.
+public struct IndexDescription: Sendable, Hashable, Codable {
+    public var name: String?
+    public var attributes: [String]
+    public var location: InputLocation?
+
+    public init(name: String? = nil, attributes: [String], location: InputLocation? = nil) {
+        self.name = name
+        self.attributes = attributes
+        self.location = location
+    }
+}
+
+/// The ordered versions of one model, and which one is current (Core Data's `.xcdatamodeld`
+/// with its `.xccurrentversion`).
+public struct ModelBundle: Sendable, Hashable {
+    public var name: String
+    /// Versions, oldest first.
+    public var versions: [ObjectModel]
+    /// The label of the current version.
+    public var currentVersion: String
+    /// Where the bundle was read from.
+    public var location: InputLocation?
+
+    public init(name: String, versions: [ObjectModel], currentVersion: String, location: InputLocation? = nil) {
+        self.name = name
+        self.versions = versions
+        self.currentVersion = currentVersion
+        self.location = location
+    }
+
+    public var current: ObjectModel {
+        versions.first { $0.version == currentVersion } ?? versions[versions.count - 1]
+    }
+
+    public func version(_ label: String) -> ObjectModel? {
+        versions.first { $0.version == label }
+    }
+}

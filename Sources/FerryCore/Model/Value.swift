@@ -1,0 +1,42 @@
+/// A typed value of an attribute, in the canonical form ferry stores.
+///
+/// Canonical forms make values lossless and comparable: decimals are exact decimal text
+/// (`-12.5`, never rounded through `Double`), dates are milliseconds since 1970-01-01 UTC, UUIDs
+/// are lowercase 8-4-4-4-12 text, JSON is valid JSON text.
+public enum Value: Sendable, Hashable, Codable, CustomStringConvertible {
+    case null
+    case integer(Int64)
+    case double(Double)
+    /// Exact decimal in canonical text: optional `-`, digits, optional `.` and digits, no exponent,
+    /// no leading zeros before other digits, no trailing fractional zeros (`1.50` → `1.5`).
+    case decimal(String)
+    case string(String)
+    case bool(Bool)
+    /// Milliseconds since 1970-01-01T00:00:00Z.
+    case date(Int64)
+    case binary([UInt8])
+    /// Lowercase canonical 8-4-4-4-12 form.
+    case uuid(String)
+    case uri(String)
+    /// Valid JSON text.
+    case json(String)
+
+    public var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
+
+    /// A readable rendering (used in messages about definitions, never for bulk data).
+    public var description: String {
+        switch self {
+        case .null: return "nil"
+        case .integer(let value): return String(value)
+        case .double(let value): return String(value)
+        case .decimal(let text), .uuid(let text), .uri(let text), .json(let text): return text
+        case .string(let text): return text
+        case .bool(let value): return value ? "true" : "false"
+        case .date(let millis): return DateCoding.format(millis)
+        case .binary(let bytes): return "<\(bytes.count) bytes>"
+        }
+    }
+}

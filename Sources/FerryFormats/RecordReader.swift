@@ -1,0 +1,87 @@
+public import FerryCore
+
+/// The value of one field as a reader found it, before any coercion to a model type.
+public enum FieldValue: Sendable, Hashable {
+    /// A string (CSV field, JSON string). CSV fields are always text.
+    case text(String)
+    /// A JSON number, in its exact source spelling (never rounded through Double).
+    case number(String)
+    /// A JSON `true` / `false`.
+    case bool(Bool)
+    /// A JSON `null`, or a CSV field equal to one of the reader's null tokens.
+    case null
+    /// A JSON object or array, as compact JSON text.
+    case json(String)
+}
+
+/// One field of a record: its value and where it starts in the input.
+public struct Field: Sendable, Hashable {
+    public var value: FieldValue
+    /// 1-based line and byte column where the field's value starts.
+    public var line: Int
+    public var column: Int
+
+    public init(value: FieldValue, line: Int, column: Int) {
+        self.value = value
+        self.line = line
+        self.column = column
+    }
+}
+
+/// One record read from a data source.
+///
+/// Fields are indexed by the reader's field index (see ``RecordReader/fieldIndex(of:)``), so a
+/// consumer resolves a field name once and then reads by position. A field that the record
+/// does not have (a JSON key that is absent, a short CSV row) is `nil`.
+public struct SourceRecord: Sendable {
+    /// 1-based number of the record in its source (CSV: data rows after the header).
+    public var number: Int
+    /// Where the record starts.
+    public var line: Int
+    public var column: Int
+    /// Fields by field index; shorter than the reader's field count when trailing fields are absent.
+    public var fields: [Field?]
+    /// The record's bytes exactly as they appear in the input (for rejects files), without the
+    /// trailing record separator.
+    public var raw: String
+
+    public init(number: Int, line: Int, column: Int = 1, fields: [Field?], raw: String) {
+        self.number = number
+        self.line = line
+        self.column = column
+        self.fields = fields
+        self.raw = raw
+    }
+
+    /// The field at a reader field index, or nil when absent.
+    @inlinable
+    public subscript(index: Int) -> Field? {
+        index < fields.count ? fields[index] : nil
+    }
+}
+
+/// A streaming source of records: CSV, a JSON array, NDJSON.
+///
+/// Readers hold only a bounded buffer, never the whole input. Like a GRDB cursor, iteration may
+/// throw and cannot be repeated. Every error is a ``FerryError`` with code `.invalidInput` and a
+/// location carrying file, line, column and record number.
+public protocol RecordReader: AnyObject {
+    /// The label used in locations: the path as the user gave it, or `<stdin>`.
+    var sourceName: String { get }
+    /// Field names known so far, in field-index order. For CSV this is the header (or the given
+    /// column names) once the first record was requested; for JSON it grows as new keys appear.
+    var fieldNames: [String] { get }
+    /// The stable index of a field name, registering it if it has not been seen yet, so that a
+    /// consumer can resolve its mapping before reading (JSON keys that appear later fill it).
+    /// For CSV, asking for a name that is not a column returns an index that is never filled;
+    /// use ``hasField(_:)`` to check columns after ``prepare()``.
+    func fieldIndex(of name: String) -> Int
+    /// True when the source has (or, for JSON, has seen) this field.
+    func hasField(_ name: String) -> Bool
+    /// Reads what is needed to know the field names (the CSV header); a no-op for JSON.
+    func prepare() throws
+    /// The next record, or nil at the end of the input.
+    func next() throws -> SourceRecord?
+    /// Where the reader is now (for errors raised by the consumer between records).
+    var currentLocation: InputLocation { get }
+}
