@@ -1,0 +1,62 @@
+import Foundation
+
+/// How to read boolean words, null tokens, dates and white space in text values.
+public struct CoercionOptions: Sendable, Hashable {
+    /// Text read as null (compared after trimming when `trim` is on). CSV's default is `[""]`.
+    public var nullTokens: Set<String>
+    /// Words read as true / false, compared case-insensitively.
+    public var trueWords: Set<String>
+    public var falseWords: Set<String>
+    /// Trim white space around text before coercing it.
+    public var trim: Bool
+    /// How dates are written in the source.
+    public var dateFormat: DateFormat
+
+    public static let defaultTrueWords: Set<String> = ["true", "yes", "1", "t", "y", "on"]
+    public static let defaultFalseWords: Set<String> = ["false", "no", "0", "f", "n", "off"]
+
+    public init(
+        nullTokens: Set<String> = [],
+        trueWords: Set<String> = CoercionOptions.defaultTrueWords,
+        falseWords: Set<String> = CoercionOptions.defaultFalseWords,
+        trim: Bool = false,
+        dateFormat: DateFormat = .iso8601
+    ) {
+        self.nullTokens = nullTokens
+        self.trueWords = trueWords
+        self.falseWords = falseWords
+        self.trim = trim
+        self.dateFormat = dateFormat
+    }
+}
+
+/// How dates are written in a source.
+public enum DateFormat: Sendable, Hashable, CustomStringConvertible {
+    /// ISO-8601 / RFC 3339, with or without time, fraction and zone.
+    case iso8601
+    /// Seconds since 1970 (fractions allowed).
+    case unixSeconds
+    /// Milliseconds since 1970.
+    case unixMilliseconds
+    /// A Unicode date pattern such as `dd/MM/yyyy HH:mm:ss`.
+    case pattern(DatePattern)
+
+    /// Parses `iso8601`, `unix`, `unix_ms` or a pattern; nil with a reason when the pattern is bad.
+    public static func parse(_ text: String) -> Result<DateFormat, FerryError> {
+        switch text.lowercased() {
+        case "iso8601", "iso-8601", "rfc3339": return .success(.iso8601)
+        case "unix", "epoch", "unix_seconds": return .success(.unixSeconds)
+        case "unix_ms", "epoch_ms", "unix_milliseconds": return .success(.unixMilliseconds)
+        default: return DatePattern.compile(text).map { .pattern($0) }
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .iso8601: return "iso8601"
+        case .unixSeconds: return "unix"
+        case .unixMilliseconds: return "unix_ms"
+        case .pattern(let pattern): return pattern.text
+        }
+    }
+}

@@ -1,0 +1,228 @@
+import FerryCore
+
+/// A job file: a store, a model and the steps to run on them.
+public struct Job: Sendable {
+    /// The job's name (`job:` or the file's base name).
+    public var name: String
+    public var description: String?
+    /// The job file's path, as given.
+    public var path: String
+    public var store: StoreReference
+    /// The model path, resolved against the job file's folder.
+    public var modelPath: String?
+    public var modelLocation: InputLocation?
+    public var steps: [Step]
+
+    public init(name: String, description: String? = nil, path: String, store: StoreReference, modelPath: String?, modelLocation: InputLocation? = nil, steps: [Step]) {
+        self.name = name
+        self.description = description
+        self.path = path
+        self.store = store
+        self.modelPath = modelPath
+        self.modelLocation = modelLocation
+        self.steps = steps
+    }
+}
+
+/// Where a job's store is.
+public struct StoreReference: Sendable, Hashable {
+    /// A file path resolved against the job's folder, or `:memory:`.
+    public var path: String
+    /// Create the store when it does not exist.
+    public var create: Bool
+    public var location: InputLocation?
+
+    public init(path: String, create: Bool = true, location: InputLocation? = nil) {
+        self.path = path
+        self.create = create
+        self.location = location
+    }
+
+    public var isInMemory: Bool { path == ":memory:" }
+}
+
+/// One step of a job.
+public enum Step: Sendable {
+    case `import`(ImportStep)
+
+    /// Where the step is in the job file.
+    public var location: InputLocation? {
+        switch self {
+        case .import(let step): return step.location
+        }
+    }
+
+    /// `import`, `export`, … as written in the job file.
+    public var kind: String {
+        switch self {
+        case .import: return "import"
+        }
+    }
+}
+
+/// The data formats ferry reads and writes.
+public enum DataFormat: String, Sendable, Hashable, CaseIterable {
+    case csv, json, ndjson
+
+    /// The format for a file name's extension (`.csv`, `.tsv`, `.json`, `.ndjson`, `.jsonl`), or nil.
+    public init?(pathExtension: String) {
+        switch pathExtension.lowercased() {
+        case "csv", "tsv", "txt": self = .csv
+        case "json": self = .json
+        case "ndjson", "jsonl", "ldjson": self = .ndjson
+        default: return nil
+        }
+    }
+
+    /// Parses `csv`, `json`, `ndjson` or `jsonl`.
+    public init?(name: String) {
+        switch name.lowercased() {
+        case "csv", "tsv": self = .csv
+        case "json": self = .json
+        case "ndjson", "jsonl": self = .ndjson
+        default: return nil
+        }
+    }
+}
+
+/// Options for reading CSV.
+public struct CSVOptions: Sendable, Hashable {
+    /// The field delimiter (one byte); `\t` for TSV.
+    public var delimiter: UInt8 = UInt8(ascii: ",")
+    /// The quote character (one byte).
+    public var quote: UInt8 = UInt8(ascii: "\"")
+    /// Whether the first row names the columns.
+    public var hasHeader: Bool = true
+    /// Column names when there is no header row (or to replace the header's names).
+    public var columns: [String]? = nil
+
+    public init(delimiter: UInt8 = UInt8(ascii: ","), quote: UInt8 = UInt8(ascii: "\""), hasHeader: Bool = true, columns: [String]? = nil) {
+        self.delimiter = delimiter
+        self.quote = quote
+        self.hasHeader = hasHeader
+        self.columns = columns
+    }
+}
+
+/// How one destination attribute gets its value during an import.
+public struct FieldMapping: Sendable, Hashable {
+    public enum Source: Sendable, Hashable {
+        /// A field of the source record, by name (CSV column, JSON key).
+        case field(String)
+        /// A constant, written as text and coerced to the attribute's type.
+        case constant(String)
+    }
+
+    /// The destination attribute.
+    public var attribute: String
+    public var source: Source
+    /// Per-field overrides of the step's coercion options (nil: use the step's).
+    public var trim: Bool?
+    public var dateFormat: DateFormat?
+    public var trueWords: Set<String>?
+    public var falseWords: Set<String>?
+    public var nullTokens: Set<String>?
+    public var location: InputLocation?
+
+    public init(attribute: String, source: Source, trim: Bool? = nil, dateFormat: DateFormat? = nil, trueWords: Set<String>? = nil, falseWords: Set<String>? = nil, nullTokens: Set<String>? = nil, location: InputLocation? = nil) {
+        self.attribute = attribute
+        self.source = source
+        self.trim = trim
+        self.dateFormat = dateFormat
+        self.trueWords = trueWords
+        self.falseWords = falseWords
+        self.nullTokens = nullTokens
+        self.location = location
+    }
+}
+
+/// How a to-one relationship is resolved during an import: the source field holds a value of
+/// a unique attribute (`match`) of the destination entity.
+public struct RelationshipMapping: Sendable, Hashable {
+    public enum Missing: String, Sendable, Hashable {
+        /// An unresolved reference rejects the record.
+        case reject
+        /// An unresolved reference leaves the relationship empty.
+        case null
+    }
+
+    public var relationship: String
+    public var field: String
+    /// The destination attribute that identifies the related object.
+    public var match: String
+    public var missing: Missing
+    public var location: InputLocation?
+
+    public init(relationship: String, field: String, match: String, missing: Missing = .reject, location: InputLocation? = nil) {
+        self.relationship = relationship
+        self.field = field
+        self.match = match
+        self.missing = missing
+        self.location = location
+    }
+}
+
+/// How many rejected records a step tolerates.
+public enum RejectBudget: Sendable, Hashable {
+    case count(Int)
+    /// A percentage of the records read (checked at the end of the step and whenever the
+    /// count alone already exceeds it).
+    case percent(Double)
+    case unlimited
+}
+
+/// An `import` step.
+public struct ImportStep: Sendable {
+    /// The source path, resolved against the job's folder (`-` for standard input).
+    public var source: String
+    public var format: DataFormat
+    public var entity: String
+    public var csv: CSVOptions
+    /// A JSON pointer (RFC 6901) to the array of records; empty for the top level.
+    public var jsonPointer: String
+    /// Explicit field mappings; attributes not listed map from same-named fields.
+    public var fields: [FieldMapping]
+    public var relationships: [RelationshipMapping]
+    public var coercion: CoercionOptions
+    public var onConflict: ConflictPolicy
+    public var validate: Bool
+    public var batchSize: Int
+    public var rejectsPath: String?
+    public var maxRejects: RejectBudget
+    public var atomic: Bool
+    public var location: InputLocation?
+
+    public init(
+        source: String,
+        format: DataFormat,
+        entity: String,
+        csv: CSVOptions = CSVOptions(),
+        jsonPointer: String = "",
+        fields: [FieldMapping] = [],
+        relationships: [RelationshipMapping] = [],
+        coercion: CoercionOptions = CoercionOptions(),
+        onConflict: ConflictPolicy = .error,
+        validate: Bool = true,
+        batchSize: Int = 10_000,
+        rejectsPath: String? = nil,
+        maxRejects: RejectBudget = .count(0),
+        atomic: Bool = true,
+        location: InputLocation? = nil
+    ) {
+        self.source = source
+        self.format = format
+        self.entity = entity
+        self.csv = csv
+        self.jsonPointer = jsonPointer
+        self.fields = fields
+        self.relationships = relationships
+        self.coercion = coercion
+        self.onConflict = onConflict
+        self.validate = validate
+        self.batchSize = batchSize
+        self.rejectsPath = rejectsPath
+        self.maxRejects = maxRejects
+        self.atomic = atomic
+        self.location = location
+    }
+}
