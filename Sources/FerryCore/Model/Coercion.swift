@@ -1,0 +1,211 @@
+import Foundation
+
+/// Turns text from a source (CSV field, JSON string or number, YAML scalar) into a typed
+/// ``Value`` of an attribute type, the same way everywhere: import, defaults, constants,
+/// predicates' literals.
+public enum Coercion {
+    /// Coerces `text` to `type`. Null tokens and trimming from `options` apply first.
+    /// Returns `.null` for a null token; fails with a reason such as `'abc' is not an int16`.
+    public static func coerce(_ text: String, to type: AttributeType, options: CoercionOptions = CoercionOptions()) -> Result<Value, CoercionFailure> {
+        let text = options.trim ? text.trimmingCharacters(in: .whitespacesAndNewlines) : text
+        if !options.nullTokens.isEmpty, options.nullTokens.contains(text) { return .success(.null) }
+        switch type {
+        case .int16, .int32, .int64:
+            guard let value = parseInteger(text) else {
+                return .failure(CoercionFailure("'\(excerpt(text))' is not an integer"))
+            }
+            guard let range = type.integerRange, range.contains(value) else {
+                return .failure(CoercionFailure("\(value) is out of range for \(type.rawValue)"))
+            }
+            return .success(.integer(value))
+        case .decimal:
+            guard let canonical = DecimalText.canonical(text) else {
+                return .failure(CoercionFailure("'\(excerpt(text))' is not a decimal number"))
+            }
+            return .success(.decimal(canonical))
+        case .double, .float:
+            guard let value = parseDouble(text) else {
+                return .failure(CoercionFailure("'\(excerpt(text))' is not a number"))
+            }
+            if type == .float {
+                let narrowed = Float(value)
+                if narrowed.isInfinite && value.isFinite {
+                    return .failure(CoercionFailure("\(text) is out of range for float"))
+                }
+                return .success(.double(Double(narrowed)))
+            }
+            return .success(.double(value))
+        case .string:
+            return .success(.string(text))
+        case .bool:
+            let lowered = text.lowercased()
+            if options.trueWords.contains(lowered) { return .success(.bool(true)) }
+            if options.falseWords.contains(lowered) { return .success(.bool(false)) }
+            return .failure(CoercionFailure("'\(excerpt(text))' is not a boolean (expected one of \(options.trueWords.union(options.falseWords).sorted().joined(separator: ", ")))"))
+        case .date:
+            guard let millis = parseDate(text, format: options.dateFormat) else {
+                return .failure(CoercionFailure("'\(excerpt(text))' is not a date in format \(options.dateFormat)"))
+            }
+            return .success(.date(millis))
+        case .binary:
+            guard let data = Data(base64Encoded: text) else {
+                return .failure(CoercionFailure("'\(excerpt(text))' is not base64 binary data"))
+            }
+            return .success(.binary([UInt8](data)))
+        case .uuid:
+            guard let canonical = canonicalUUID(text) else {
+                return .failure(CoercionFailure("'\(excerpt(text))' is not a UUID"))
+            }
+            return .success(.uuid(canonical))
+        case .uri:
+            guard !text.isEmpty, let url = URL(string: text), url.scheme != nil else {
+                return .failure(CoercionFailure("'\(excerpt(text))' is not an absolute URI"))
+            }
+            return .success(.uri(text))
+        case .json:
+            guard let data = text.data(using: .utf8),
+                (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil
+            else {
+                return .failure(CoercionFailure("'\(excerpt(text))' is not valid JSON"))
+            }
+            return .success(.json(text))
+        }
+    }
+
+    /// Coerces a typed value to another attribute type where that is lossless (integers to
+    /// decimals or doubles, booleans to integers, strings through ``coerce(_:to:options:)``).
+    public static func convert(_ value: Value, to type: AttributeType, options: CoercionOptions = CoercionOptions()) -> Result<Value, CoercionFailure> {
+        switch (value, type) {
+        case (.null, _): return .success(.null)
+        case (.integer(let v), .int16), (.integer(let v), .int32), (.integer(let v), .int64):
+            guard let range = type.integerRange, range.contains(v) else {
+                return .failure(CoercionFailure("\(v) is out of range for \(type.rawValue)"))
+            }
+            return .success(.integer(v))
+        case (.integer(let v), .decimal): return .success(.decimal(String(v)))
+        case (.integer(let v), .double), (.integer(let v), .float): return .success(.double(Double(v)))
+        case (.double(let v), .double): return .success(.double(v))
+        case (.double(let v), .float): return .success(.double(Double(Float(v))))
+        case (.bool(let v), .bool): return .success(.bool(v))
+        case (.bool(let v), .int16), (.bool(let v), .int32), (.bool(let v), .int64): return .success(.integer(v ? 1 : 0))
+        case (.decimal(let v), .decimal): return .success(.decimal(v))
+        case (.date(let v), .date): return .success(.date(v))
+        case (.binary(let v), .binary): return .success(.binary(v))
+        case (.uuid(let v), .uuid): return .success(.uuid(v))
+        case (.uri(let v), .uri): return .success(.uri(v))
+        case (.json(let v), .json): return .success(.json(v))
+        case (.string(let v), _): return coerce(v, to: type, options: options)
+        case (.decimal(let v), _), (.uuid(let v), _), (.uri(let v), _), (.json(let v), _):
+            return coerce(v, to: type, options: options)
+        case (.double(let v), _): return coerce(String(v), to: type, options: options)
+        case (.integer(let v), _): return coerce(String(v), to: type, options: options)
+        case (.bool(let v), _): return coerce(v ? "true" : "false", to: type, options: options)
+        case (.date(let v), .string): return .success(.string(DateCoding.format(v)))
+        default: return .failure(CoercionFailure("a \(value.typeName) value cannot become \(type.rawValue)"))
+        }
+    }
+
+    // MARK: - Parsers
+
+    /// Parses an integer: optional sign, digits; also `12.0` and `1e3` when they are integral.
+    public static func parseInteger(_ text: String) -> Int64? {
+        if let value = Int64(text) { return value }
+        guard let canonical = DecimalText.canonical(text), !canonical.contains(".") else { return nil }
+        return Int64(canonical)
+    }
+
+    /// Parses a double: decimal notation and exponents, `inf`/`infinity` (any case, signed).
+    /// NaN is refused because SQLite stores it as NULL.
+    public static func parseDouble(_ text: String) -> Double? {
+        guard let value = Double(text), !value.isNaN else { return nil }
+        if value.isInfinite {
+            let lowered = text.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "+-"))
+            guard lowered == "inf" || lowered == "infinity" else { return nil }
+        }
+        return value
+    }
+
+    /// Parses a date in the given format into milliseconds since the epoch.
+    public static func parseDate(_ text: String, format: DateFormat) -> Int64? {
+        switch format {
+        case .iso8601:
+            return DateCoding.parseISO8601(text)
+        case .unixSeconds:
+            guard let canonical = DecimalText.canonical(text) else { return nil }
+            let parts = canonical.split(separator: ".", maxSplits: 1)
+            guard let seconds = Int64(parts[0]) else { return nil }
+            var millis: Int64 = 0
+            if parts.count == 2 {
+                let digits = String(parts[1].prefix(3)).padding(toLength: 3, withPad: "0", startingAt: 0)
+                millis = Int64(digits) ?? 0
+                if canonical.hasPrefix("-") { millis = -millis }
+            }
+            let (product, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+            return overflow ? nil : product + millis
+        case .unixMilliseconds:
+            return parseInteger(text)
+        case .pattern(let pattern):
+            return pattern.parse(text)
+        }
+    }
+
+    /// The lowercase 8-4-4-4-12 form of a UUID written with or without dashes or braces.
+    public static func canonicalUUID(_ text: String) -> String? {
+        var hex: [UInt8] = []
+        hex.reserveCapacity(32)
+        var bytes = Substring(text).utf8[...]
+        if bytes.first == UInt8(ascii: "{"), bytes.last == UInt8(ascii: "}") {
+            bytes = bytes.dropFirst().dropLast()
+        }
+        var dashes = 0
+        for b in bytes {
+            switch b {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"): hex.append(b)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): hex.append(b | 0x20)
+            case UInt8(ascii: "-"):
+                guard [8, 12, 16, 20].contains(hex.count) else { return nil }
+                dashes += 1
+            default: return nil
+            }
+        }
+        guard hex.count == 32, dashes == 0 || dashes == 4 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(36)
+        for (i, b) in hex.enumerated() {
+            if i == 8 || i == 12 || i == 16 || i == 20 { out.append(UInt8(ascii: "-")) }
+            out.append(b)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// A short excerpt of a value for messages (never a whole large field).
+    static func excerpt(_ text: String) -> String {
+        text.count <= 40 ? text : String(text.prefix(37)) + "..."
+    }
+}
+
+/// Why a value could not be coerced or validated.
+public struct CoercionFailure: Error, Sendable, Hashable, CustomStringConvertible {
+    public var reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}
+
+extension Value {
+    /// The type name used in messages.
+    public var typeName: String {
+        switch self {
+        case .null: return "nil"
+        case .integer: return "integer"
+        case .double: return "double"
+        case .decimal: return "decimal"
+        case .string: return "string"
+        case .bool: return "bool"
+        case .date: return "date"
+        case .binary: return "binary"
+        case .uuid: return "uuid"
+        case .uri: return "uri"
+        case .json: return "json"
+        }
+    }
+}
