@@ -1,0 +1,234 @@
+internal import CFerrySQLite
+import Foundation
+
+/// One SQLite connection: the only owner of a `sqlite3*` handle.
+///
+/// Not `Sendable`: a ``Store`` serializes access to its connection. Every SQLite failure becomes a
+/// ``FerryError`` with code `.store` (or `.constraint`) that names the SQL that failed, never the
+/// bound values.
+public final class Connection {
+    let handle: OpaquePointer
+    /// The database path (`:memory:` for in-memory databases).
+    public let path: String
+    private var functions: [FunctionBox] = []
+
+    /// Opens (and by default creates) a database file.
+    public init(path: String, readOnly: Bool = false, create: Bool = true) throws {
+        self.path = path
+        var db: OpaquePointer?
+        var flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
+        if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
+        flags |= SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        let code = sqlite3_open_v2(path, &db, flags, nil)
+        guard code == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            if let db { sqlite3_close_v2(db) }
+            throw FerryError(.store, "cannot open store '\(path)': \(message)")
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+    }
+
+    deinit {
+        functions.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    // MARK: - Executing SQL
+
+    /// Runs one or more statements that return no rows.
+    public func execute(_ sql: String) throws {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        if code != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(code))
+            sqlite3_free(errorMessage)
+            throw Connection.error(code: code, message: message, sql: sql)
+        }
+    }
+
+    /// Runs one statement with arguments.
+    public func execute(_ sql: String, _ arguments: [DatabaseValue]) throws {
+        let statement = try prepare(sql)
+        try statement.bind(arguments)
+        while try statement.step() {}
+    }
+
+    /// Prepares a statement for repeated use.
+    public func prepare(_ sql: String) throws -> Statement {
+        var statement: OpaquePointer?
+        let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard code == SQLITE_OK, let statement else {
+            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+        }
+        return Statement(handle: statement, connection: self, sql: sql)
+    }
+
+    /// All rows of a query, each as an array of column values.
+    public func rows(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> [[DatabaseValue]] {
+        let statement = try prepare(sql)
+        try statement.bind(arguments)
+        var rows: [[DatabaseValue]] = []
+        while try statement.step() {
+            rows.append((0..<statement.columnCount).map { statement.value(at: $0) })
+        }
+        return rows
+    }
+
+    /// The first column of the first row, or nil when there is no row.
+    public func scalar(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> DatabaseValue? {
+        let statement = try prepare(sql)
+        try statement.bind(arguments)
+        return try statement.step() ? statement.value(at: 0) : nil
+    }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    public var changes: Int { Int(sqlite3_changes64(handle)) }
+
+    /// Rows changed since the connection opened.
+    public var totalChanges: Int { Int(sqlite3_total_changes64(handle)) }
+
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// True when a transaction is open.
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// How long to wait for another process's lock before failing with "store is locked".
+    public func setBusyTimeout(milliseconds: Int) {
+        sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
+    }
+
+    // MARK: - Transactions
+
+    public enum TransactionKind: String, Sendable {
+        case deferred = "DEFERRED", immediate = "IMMEDIATE", exclusive = "EXCLUSIVE"
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: () throws -> T) throws -> T {
+        try execute("BEGIN \(kind.rawValue)")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if isInTransaction { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Runs `body` inside a savepoint, rolled back to when it throws (nests inside a transaction).
+    public func savepoint<T>(_ name: String = "ferry_savepoint", _ body: () throws -> T) throws -> T {
+        try execute("SAVEPOINT \(SQL.quote(name))")
+        do {
+            let result = try body()
+            try execute("RELEASE \(SQL.quote(name))")
+            return result
+        } catch {
+            try? execute("ROLLBACK TO \(SQL.quote(name))")
+            try? execute("RELEASE \(SQL.quote(name))")
+            throw error
+        }
+    }
+
+    // MARK: - Custom SQL functions
+
+    /// Registers a scalar SQL function implemented in Swift (predicates' Unicode-aware
+    /// comparisons and regular expressions). A thrown error becomes an SQL error.
+    public func registerFunction(
+        _ name: String,
+        argumentCount: Int,
+        deterministic: Bool = true,
+        _ body: @escaping ([DatabaseValue]) throws -> DatabaseValue
+    ) throws {
+        let box = FunctionBox(body)
+        functions.append(box)
+        var flags = SQLITE_UTF8
+        if deterministic { flags |= SQLITE_DETERMINISTIC }
+        let code = sqlite3_create_function_v2(
+            handle, name, Int32(argumentCount), flags, Unmanaged.passUnretained(box).toOpaque(),
+            { context, argc, argv in
+                guard let context, let box = sqlite3_user_data(context) else { return }
+                let function = Unmanaged<FunctionBox>.fromOpaque(box).takeUnretainedValue()
+                var arguments: [DatabaseValue] = []
+                arguments.reserveCapacity(Int(argc))
+                for index in 0..<Int(argc) {
+                    arguments.append(DatabaseValue(sqliteValue: argv?[index]))
+                }
+                do {
+                    let result = try function.body(arguments)
+                    switch result {
+                    case .null: sqlite3_result_null(context)
+                    case .integer(let v): sqlite3_result_int64(context, v)
+                    case .real(let v): sqlite3_result_double(context, v)
+                    case .text(let v): sqlite3_result_text(context, v, -1, ferry_sqlite_transient())
+                    case .blob(let v):
+                        v.withUnsafeBytes { sqlite3_result_blob(context, $0.baseAddress, Int32($0.count), ferry_sqlite_transient()) }
+                    }
+                } catch {
+                    sqlite3_result_error(context, "\(error)", -1)
+                }
+            }, nil, nil, nil)
+        guard code == SQLITE_OK else {
+            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: "function \(name)")
+        }
+    }
+
+    // MARK: - Errors
+
+    static func error(code: Int32, message: String, sql: String) -> FerryError {
+        let primary = code & 0xFF
+        let kind: FerryError.Code = primary == SQLITE_CONSTRAINT ? .constraint : .store
+        var text = "SQLite error \(code): \(message)"
+        if primary == SQLITE_BUSY || primary == SQLITE_LOCKED {
+            text = "the store is locked by another process (SQLite error \(code): \(message))"
+        }
+        let shown = sql.count > 200 ? String(sql.prefix(200)) + "…" : sql
+        return FerryError(kind, text, notes: ["while executing `\(shown)`"], underlying: SQLiteResult(code: code))
+    }
+}
+
+/// The raw result code of a failed SQLite call, kept as a `FerryError`'s underlying error.
+public struct SQLiteResult: Error, Sendable, Hashable {
+    /// The extended result code.
+    public var code: Int32
+    /// True for any SQLITE_CONSTRAINT.
+    public var isConstraint: Bool { code & 0xFF == SQLITE_CONSTRAINT }
+    // Extended result codes are C macros Swift cannot import; these are their documented values.
+    public var isUniqueConstraint: Bool { code == 2067 || code == 1555 }  // SQLITE_CONSTRAINT_UNIQUE, _PRIMARYKEY
+    public var isNotNullConstraint: Bool { code == 1299 }  // SQLITE_CONSTRAINT_NOTNULL
+    public var isForeignKeyConstraint: Bool { code == 787 }  // SQLITE_CONSTRAINT_FOREIGNKEY
+    public var isCheckConstraint: Bool { code == 275 }  // SQLITE_CONSTRAINT_CHECK
+    public var isBusy: Bool { code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED }
+}
+
+final class FunctionBox {
+    let body: ([DatabaseValue]) throws -> DatabaseValue
+    init(_ body: @escaping ([DatabaseValue]) throws -> DatabaseValue) { self.body = body }
+}
+
+@available(*, unavailable, message: "a Connection is used by one thread at a time; share a Store instead")
+extension Connection: Sendable {}
+
+extension DatabaseValue {
+    init(sqliteValue value: OpaquePointer?) {
+        switch sqlite3_value_type(value) {
+        case SQLITE_INTEGER: self = .integer(sqlite3_value_int64(value))
+        case SQLITE_FLOAT: self = .real(sqlite3_value_double(value))
+        case SQLITE_TEXT:
+            if let text = sqlite3_value_text(value) {
+                self = .text(String(cString: text))
+            } else {
+                self = .null
+            }
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_value_bytes(value))
+            if let bytes = sqlite3_value_blob(value), count > 0 {
+                self = .blob([UInt8](UnsafeRawBufferPointer(start: bytes, count: count)))
+            } else {
+                self = .blob([])
+            }
+        default: self = .null
+        }
+    }
+}

@@ -1,0 +1,148 @@
+internal import CFerrySQLite
+
+/// A prepared statement, finalized when released. Bind, step, reset, repeat.
+public final class Statement {
+    let handle: OpaquePointer
+    unowned let connection: Connection
+    /// The SQL text, for error messages.
+    public let sql: String
+
+    init(handle: OpaquePointer, connection: Connection, sql: String) {
+        self.handle = handle
+        self.connection = connection
+        self.sql = sql
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    public var columnCount: Int { Int(sqlite3_column_count(handle)) }
+
+    public func columnName(at index: Int) -> String {
+        sqlite3_column_name(handle, Int32(index)).map { String(cString: $0) } ?? ""
+    }
+
+    public var parameterCount: Int { Int(sqlite3_bind_parameter_count(handle)) }
+
+    // MARK: - Binding (1-based indexes, as SQLite's)
+
+    public func bind(_ arguments: [DatabaseValue]) throws {
+        for (offset, value) in arguments.enumerated() {
+            try bind(value, at: offset + 1)
+        }
+    }
+
+    public func bind(_ value: DatabaseValue, at index: Int) throws {
+        switch value {
+        case .null: try bindNull(at: index)
+        case .integer(let v): try bind(v, at: index)
+        case .real(let v): try bind(v, at: index)
+        case .text(let v): try bind(v, at: index)
+        case .blob(let v): try bind(blob: v, at: index)
+        }
+    }
+
+    @inline(__always)
+    public func bindNull(at index: Int) throws {
+        try check(sqlite3_bind_null(handle, Int32(index)))
+    }
+
+    @inline(__always)
+    public func bind(_ value: Int64, at index: Int) throws {
+        try check(sqlite3_bind_int64(handle, Int32(index), value))
+    }
+
+    @inline(__always)
+    public func bind(_ value: Double, at index: Int) throws {
+        try check(sqlite3_bind_double(handle, Int32(index), value))
+    }
+
+    @inline(__always)
+    public func bind(_ value: String, at index: Int) throws {
+        var value = value
+        let code = value.withUTF8 { buffer -> Int32 in
+            guard let base = buffer.baseAddress, buffer.count > 0 else {
+                return sqlite3_bind_text(handle, Int32(index), "", 0, ferry_sqlite_transient())
+            }
+            return base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                sqlite3_bind_text(handle, Int32(index), $0, Int32(buffer.count), ferry_sqlite_transient())
+            }
+        }
+        try check(code)
+    }
+
+    public func bind(blob: [UInt8], at index: Int) throws {
+        let code = blob.withUnsafeBytes { buffer in
+            sqlite3_bind_blob(handle, Int32(index), buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), ferry_sqlite_transient())
+        }
+        try check(code)
+    }
+
+    // MARK: - Stepping
+
+    /// Advances; true when a row is available, false when done.
+    @discardableResult
+    public func step() throws -> Bool {
+        let code = sqlite3_step(handle)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let message = String(cString: sqlite3_errmsg(connection.handle))
+            let extended = sqlite3_extended_errcode(connection.handle)
+            sqlite3_reset(handle)
+            throw Connection.error(code: extended != 0 ? extended : code, message: message, sql: sql)
+        }
+    }
+
+    /// Resets the statement so it can run again; bindings are kept unless cleared.
+    public func reset(clearBindings: Bool = false) {
+        sqlite3_reset(handle)
+        if clearBindings { sqlite3_clear_bindings(handle) }
+    }
+
+    // MARK: - Reading columns (0-based)
+
+    public func value(at index: Int) -> DatabaseValue {
+        let i = Int32(index)
+        switch sqlite3_column_type(handle, i) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, i))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, i))
+        case SQLITE_TEXT: return .text(text(at: index) ?? "")
+        case SQLITE_BLOB: return .blob(blob(at: index))
+        default: return .null
+        }
+    }
+
+    public func isNull(at index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
+    public func int64(at index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
+    public func double(at index: Int) -> Double { sqlite3_column_double(handle, Int32(index)) }
+
+    public func text(at index: Int) -> String? {
+        guard let pointer = sqlite3_column_text(handle, Int32(index)) else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, Int32(index)))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    /// Calls `body` with the column's UTF-8 bytes without copying them into a String.
+    public func withTextBytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        let pointer = sqlite3_column_text(handle, Int32(index))
+        let count = Int(sqlite3_column_bytes(handle, Int32(index)))
+        return try body(UnsafeBufferPointer(start: pointer, count: pointer == nil ? 0 : count))
+    }
+
+    public func blob(at index: Int) -> [UInt8] {
+        guard let pointer = sqlite3_column_blob(handle, Int32(index)) else { return [] }
+        let count = Int(sqlite3_column_bytes(handle, Int32(index)))
+        return [UInt8](UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
+    @inline(__always)
+    private func check(_ code: Int32) throws {
+        if code != SQLITE_OK {
+            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(connection.handle)), sql: sql)
+        }
+    }
+}
+
+@available(*, unavailable, message: "a Statement belongs to one connection and one thread")
+extension Statement: Sendable {}
