@@ -1,0 +1,73 @@
+/// Inserts many objects of one entity in one transaction, in the spirit of Core Data's
+/// `NSBatchInsertRequest` with a handler: the handler fills one row at a time until it says it
+/// is done, so no more than one row is ever held.
+///
+/// ```swift
+/// var next = 0
+/// let request = BatchInsertRequest(entity: "Customer", columns: [.attribute("id"), .attribute("email")]) { row in
+///     guard next < 1000 else { return true }          // done
+///     row = [.integer(Int64(next)), .string("c\(next)@example.com")]
+///     next += 1
+///     return false
+/// }
+/// let result = try store.execute(request)
+/// ```
+public struct BatchInsertRequest {
+    public var entity: String
+    public var columns: [InsertColumn]
+    public var conflictPolicy: ConflictPolicy
+    /// Check optionality and validation rules (on by default, as Core Data validates on save).
+    public var validate: Bool
+    /// Fills `row` (one value per column) and returns false, or returns true when there are no more rows.
+    public var rowHandler: (inout [Value]) throws -> Bool
+    /// Called for each rejected row with its 0-based index and the reason.
+    public var onReject: ((Int, String) -> Void)?
+
+    public init(entity: String, columns: [InsertColumn], conflictPolicy: ConflictPolicy = .error, validate: Bool = true, rowHandler: @escaping (inout [Value]) throws -> Bool) {
+        self.entity = entity
+        self.columns = columns
+        self.conflictPolicy = conflictPolicy
+        self.validate = validate
+        self.rowHandler = rowHandler
+    }
+}
+
+/// Counts from a batch insert; `read == inserted + updated + skipped + rejected`.
+public struct BatchInsertResult: Sendable, Hashable {
+    public var read = 0
+    public var inserted = 0
+    public var updated = 0
+    public var skipped = 0
+    public var rejected = 0
+
+    public init() {}
+
+    public mutating func count(_ outcome: InsertOutcome) {
+        read += 1
+        switch outcome {
+        case .inserted: inserted += 1
+        case .updated: updated += 1
+        case .skipped: skipped += 1
+        case .rejected: rejected += 1
+        }
+    }
+}
+
+extension Store {
+    /// Runs a batch insert in one write transaction and returns its counts.
+    public func execute(_ request: BatchInsertRequest) throws -> BatchInsertResult {
+        try write { connection in
+            let inserter = try BatchInserter(
+                connection: connection, model: model, entity: request.entity, columns: request.columns,
+                policy: request.conflictPolicy, validate: request.validate)
+            var result = BatchInsertResult()
+            var row = Array(repeating: Value.null, count: request.columns.count)
+            while try !request.rowHandler(&row) {
+                let outcome = try inserter.insert(row)
+                if case .rejected(let reason, _) = outcome { request.onReject?(result.read, reason) }
+                result.count(outcome)
+            }
+            return result
+        }
+    }
+}

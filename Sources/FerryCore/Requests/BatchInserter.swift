@@ -1,0 +1,241 @@
+import Foundation
+
+/// A property a batch insert writes: an attribute, or a to-one relationship given as the
+/// related object's primary key (`.integer(ferry_pk)`).
+public enum InsertColumn: Sendable, Hashable {
+    case attribute(String)
+    case relationship(String)
+
+    public var name: String {
+        switch self {
+        case .attribute(let name), .relationship(let name): return name
+        }
+    }
+}
+
+/// What happened to one record of a batch insert.
+public enum InsertOutcome: Sendable, Hashable {
+    case inserted
+    case updated
+    case skipped
+    /// The record was refused; `column` is the index of the offending column when known.
+    case rejected(reason: String, column: Int?)
+}
+
+/// Inserts rows into one entity with a prepared statement, applying validation and a conflict
+/// policy row by row: the engine behind ``BatchInsertRequest`` and the `import` step.
+///
+/// Use inside a write transaction (``Store/write(_:)``). Record-level problems (a failed rule, a
+/// uniqueness conflict under `.error`, a missing required value) come back as `.rejected`; only
+/// store failures throw.
+public final class BatchInserter {
+    public let entity: EntityDescription
+    public let columns: [InsertColumn]
+    public let policy: ConflictPolicy
+    private let connection: Connection
+    private let types: [AttributeType?]
+    private let validators: [AttributeValidator?]
+    private let defaults: [Value?]
+    private let insert: Statement
+    private let update: Statement?
+    /// For update/replace: statements finding the existing object through each usable uniqueness
+    /// constraint, with the column indexes they bind.
+    private let finders: [(statement: Statement, columns: [Int])]
+    private var encoded: [DatabaseValue]
+
+    /// Prepares the statements for `columns` of `entityName`.
+    public init(connection: Connection, model: ObjectModel, entity entityName: String, columns: [InsertColumn], policy: ConflictPolicy = .error, validate: Bool = true) throws {
+        guard let entity = model.entity(named: entityName) else {
+            throw FerryError(.usage, "the model has no entity '\(entityName)'")
+        }
+        self.entity = entity
+        self.columns = columns
+        self.policy = policy
+        self.connection = connection
+        var types: [AttributeType?] = []
+        var validators: [AttributeValidator?] = []
+        var defaults: [Value?] = []
+        for column in columns {
+            switch column {
+            case .attribute(let name):
+                guard let attribute = entity.attribute(named: name) else {
+                    throw FerryError(.usage, "\(entity.name) has no attribute '\(name)'")
+                }
+                types.append(attribute.type)
+                defaults.append(attribute.defaultValue)
+                if validate {
+                    do {
+                        validators.append(try AttributeValidator(attribute))
+                    } catch {
+                        throw FerryError(.invalidModel, error.reason, at: attribute.location)
+                    }
+                } else {
+                    validators.append(nil)
+                }
+            case .relationship(let name):
+                guard let relationship = entity.relationship(named: name),
+                    StoreLayout.ownsForeignKey(relationship, in: entity, model: model)
+                else {
+                    throw FerryError(.usage, "\(entity.name).\(name) is not a to-one relationship stored in \(entity.name)")
+                }
+                types.append(nil)
+                defaults.append(nil)
+                validators.append(nil)
+            }
+        }
+        self.types = types
+        self.validators = validators
+        self.defaults = defaults
+        self.encoded = Array(repeating: .null, count: columns.count)
+
+        let table = SQL.quote(StoreLayout.table(for: entity))
+        let names = columns.map { SQL.quote($0.name) }
+        let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+        var sql: String
+        if columns.isEmpty {
+            sql = "INSERT INTO \(table) DEFAULT VALUES"
+        } else {
+            sql = "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES (\(placeholders))"
+        }
+        if policy != .error { sql += " ON CONFLICT DO NOTHING" }
+        insert = try connection.prepare(sql)
+
+        if policy == .update || policy == .replace {
+            var assignments = names.enumerated().map { "\($0.element) = ?\($0.offset + 1)" }
+            if policy == .replace {
+                // Overwrite: every attribute the record does not supply returns to its default.
+                let supplied = Set(columns.map(\.name))
+                for attribute in entity.attributes where !supplied.contains(attribute.name) {
+                    assignments.append("\(SQL.quote(attribute.name)) = \(attribute.defaultValue.map(StorageCoding.sqlLiteral) ?? "NULL")")
+                }
+            }
+            let keyIndex = columns.count + 1
+            update = assignments.isEmpty ? nil : try connection.prepare(
+                "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(SQL.quote(StoreLayout.primaryKey)) = ?\(keyIndex)")
+            var finders: [(Statement, [Int])] = []
+            for constraint in entity.uniquenessConstraints {
+                let indexes = constraint.compactMap { name in columns.firstIndex { $0.name == name } }
+                guard indexes.count == constraint.count else { continue }
+                let condition = constraint.map { "\(SQL.quote($0)) IS ?" }.joined(separator: " AND ")
+                finders.append((try connection.prepare("SELECT \(SQL.quote(StoreLayout.primaryKey)) FROM \(table) WHERE \(condition)"), indexes))
+            }
+            guard !finders.isEmpty else {
+                throw FerryError(.usage, "on_conflict: \(policy.rawValue) needs the record to supply every attribute of one of \(entity.name)'s uniqueness constraints")
+            }
+            self.finders = finders
+        } else {
+            update = nil
+            finders = []
+        }
+    }
+
+    /// Validates and writes one record. `values` is aligned with ``columns``; a `.null` value of
+    /// an attribute that has a default takes the default.
+    public func insert(_ values: [Value]) throws -> InsertOutcome {
+        precondition(values.count == columns.count, "one value per column")
+        for index in 0..<values.count {
+            var value = values[index]
+            if value.isNull, let fallback = defaults[index] { value = fallback }
+            if let validator = validators[index], let problem = validator.problem(with: value) {
+                return .rejected(reason: problem, column: index)
+            }
+            encoded[index] = StorageCoding.encode(value)
+        }
+        insert.reset()
+        for index in 0..<encoded.count {
+            try insert.bind(encoded[index], at: index + 1)
+        }
+        do {
+            try insert.step()
+        } catch let error as FerryError {
+            return try rejection(for: error)
+        }
+        if policy == .error || connection.changes > 0 { return .inserted }
+        // ON CONFLICT DO NOTHING left the existing object in place.
+        switch policy {
+        case .keep, .error:
+            return .skipped
+        case .update, .replace:
+            guard let key = try existingKey() else {
+                return .rejected(reason: "conflicts with an existing \(entity.name) on a uniqueness constraint the record does not fully supply", column: nil)
+            }
+            guard let update else { return .skipped }
+            update.reset()
+            for index in 0..<encoded.count {
+                try update.bind(encoded[index], at: index + 1)
+            }
+            try update.bind(key, at: encoded.count + 1)
+            do {
+                try update.step()
+            } catch let error as FerryError {
+                return try rejection(for: error)
+            }
+            return .updated
+        }
+    }
+
+    private func existingKey() throws -> Int64? {
+        for (statement, indexes) in finders {
+            statement.reset()
+            for (position, index) in indexes.enumerated() {
+                try statement.bind(encoded[index], at: position + 1)
+            }
+            if try statement.step() { return statement.int64(at: 0) }
+        }
+        return nil
+    }
+
+    /// Turns a constraint failure into a rejection; other store errors are rethrown.
+    private func rejection(for error: FerryError) throws -> InsertOutcome {
+        guard let result = error.underlying as? SQLiteResult, result.isConstraint else { throw error }
+        // SQLite says e.g. "UNIQUE constraint failed: Customer.id, Customer.email".
+        let detail = error.message.components(separatedBy: "constraint failed: ").last ?? error.message
+        let names = detail.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let column = names.first.flatMap { qualified in
+            columns.firstIndex { "\(entity.name).\($0.name)" == qualified }
+        }
+        if result.isUniqueConstraint {
+            return .rejected(reason: "another \(entity.name) already has the same \(names.map { $0.replacingOccurrences(of: "\(entity.name).", with: "") }.joined(separator: ", ")) (uniqueness constraint)", column: column)
+        }
+        if result.isNotNullConstraint {
+            let name = names.first?.replacingOccurrences(of: "\(entity.name).", with: "") ?? "a property"
+            return .rejected(reason: "\(name) is required", column: column)
+        }
+        if result.isForeignKeyConstraint {
+            return .rejected(reason: "a relationship points to an object that does not exist", column: column)
+        }
+        return .rejected(reason: error.message, column: column)
+    }
+}
+
+/// Finds the primary key of the object of `entity` whose unique attribute equals a value: how
+/// imports resolve to-one relationships (an order's `customer_id` → the Customer with that `id`).
+public final class ReferenceResolver {
+    public let destination: EntityDescription
+    public let matchAttribute: AttributeDescription
+    private let lookup: Statement
+
+    public init(connection: Connection, model: ObjectModel, entity entityName: String, relationship relationshipName: String, match: String) throws {
+        guard let entity = model.entity(named: entityName),
+            let relationship = entity.relationship(named: relationshipName), !relationship.isToMany
+        else {
+            throw FerryError(.usage, "\(entityName) has no to-one relationship '\(relationshipName)'")
+        }
+        guard let destination = model.entity(named: relationship.destination),
+            let attribute = destination.attribute(named: match)
+        else {
+            throw FerryError(.usage, "\(relationship.destination) has no attribute '\(match)'")
+        }
+        self.destination = destination
+        self.matchAttribute = attribute
+        lookup = try connection.prepare(
+            "SELECT \(SQL.quote(StoreLayout.primaryKey)) FROM \(SQL.quote(StoreLayout.table(for: destination))) WHERE \(SQL.quote(match)) = ? LIMIT 2")
+    }
+
+    /// The primary key of the matching object, nil when none matches.
+    public func resolve(_ value: Value) throws -> Int64? {
+        lookup.reset()
+        try lookup.bind(StorageCoding.encode(value), at: 1)
+        return try lookup.step() ? lookup.int64(at: 0) : nil
+    }
+}

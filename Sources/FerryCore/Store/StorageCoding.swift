@@ -1,0 +1,60 @@
+/// Converts typed values to and from what the store keeps in SQLite (the lossless, sortable
+/// forms of DESIGN.md: exact decimal text, fixed-width UTC ISO-8601 dates with milliseconds,
+/// lowercase UUIDs, booleans as 0/1, binary as BLOB).
+public enum StorageCoding {
+    /// The SQLite value for a typed value.
+    @inlinable
+    public static func encode(_ value: Value) -> DatabaseValue {
+        switch value {
+        case .null: return .null
+        case .integer(let v): return .integer(v)
+        case .bool(let v): return .integer(v ? 1 : 0)
+        case .double(let v): return .real(v)
+        case .decimal(let v), .string(let v), .uuid(let v), .uri(let v), .json(let v): return .text(v)
+        case .date(let millis): return .text(DateCoding.format(millis))
+        case .binary(let v): return .blob(v)
+        }
+    }
+
+    /// The typed value of a stored SQLite value for an attribute type. Values written by other
+    /// tools in another storage class are converted where that is exact.
+    public static func decode(_ value: DatabaseValue, as type: AttributeType) -> Value {
+        switch (value, type) {
+        case (.null, _): return .null
+        case (.integer(let v), .bool): return .bool(v != 0)
+        case (.integer(let v), .int16), (.integer(let v), .int32), (.integer(let v), .int64): return .integer(v)
+        case (.integer(let v), .double), (.integer(let v), .float): return .double(Double(v))
+        case (.integer(let v), .decimal): return .decimal(String(v))
+        case (.real(let v), .double), (.real(let v), .float): return .double(v)
+        case (.real(let v), .decimal): return .decimal(DecimalText.canonical(String(v)) ?? String(v))
+        case (.text(let v), .decimal): return .decimal(v)
+        case (.text(let v), .string): return .string(v)
+        case (.text(let v), .uuid): return .uuid(v)
+        case (.text(let v), .uri): return .uri(v)
+        case (.text(let v), .json): return .json(v)
+        case (.text(let v), .date): return DateCoding.parseISO8601(v).map { .date($0) } ?? .string(v)
+        case (.blob(let v), .binary): return .binary(v)
+        case (.text(let v), _): return (try? Coercion.coerce(v, to: type).get()) ?? .string(v)
+        case (.integer(let v), _): return .integer(v)
+        case (.real(let v), _): return .double(v)
+        case (.blob(let v), _): return .binary(v)
+        }
+    }
+
+    /// A SQL literal for a value (only for DDL defaults, never for data).
+    public static func sqlLiteral(_ value: Value) -> String {
+        switch encode(value) {
+        case .null: return "NULL"
+        case .integer(let v): return String(v)
+        case .real(let v): return v.isFinite ? String(v) : (v > 0 ? "9e999" : "-9e999")
+        case .text(let v): return "'" + v.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "''") + "'"
+        case .blob(let v): return "X'" + v.map { String($0, radix: 16).leftPadded(to: 2) }.joined() + "'"
+        }
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+
+/// A ferry store: a SQLite file (or in-memory database) laid out for one model version.
+///
+/// `Store` is `Sendable` and serializes access to its single connection through closures, as
+/// GRDB's `DatabaseQueue` does: `try store.write { connection in … }`.
+///
+/// ```swift
+/// let store = try Store.open(at: "shop.sqlite", model: bundle.current)
+/// let count = try store.read { try $0.scalar("SELECT count(*) FROM Customer") }
+/// ```
+public final class Store: @unchecked Sendable {
+    // @unchecked: `connection` is only touched while `lock` is held.
+    private let lock = NSRecursiveLock()
+    private let connection: Connection
+    /// The path as given (`:memory:` for an in-memory store).
+    public let path: String
+    /// The model the store was opened with.
+    public let model: ObjectModel
+    /// The store's metadata after opening.
+    public private(set) var metadata: StoreMetadata
+
+    /// How to open a store.
+    public struct Options: Sendable {
+        /// Create the file and schema when the store does not exist yet.
+        public var createIfMissing: Bool = true
+        /// How long a writer waits for another process's lock before failing.
+        public var busyTimeout: Duration = .seconds(30)
+        /// Accept a store whose model hash differs (for migration and inspection).
+        public var allowModelMismatch: Bool = false
+        /// Open read-only.
+        public var readOnly: Bool = false
+
+        public init(createIfMissing: Bool = true, busyTimeout: Duration = .seconds(30), allowModelMismatch: Bool = false, readOnly: Bool = false) {
+            self.createIfMissing = createIfMissing
+            self.busyTimeout = busyTimeout
+            self.allowModelMismatch = allowModelMismatch
+            self.readOnly = readOnly
+        }
+    }
+
+    private init(path: String, model: ObjectModel, connection: Connection, metadata: StoreMetadata) {
+        self.path = path
+        self.model = model
+        self.connection = connection
+        self.metadata = metadata
+    }
+
+    /// Opens the store at `path` for `model`, creating it when missing (unless told not to).
+    ///
+    /// - Throws: `.modelMismatch` naming the store's version and the model's when the stored
+    ///   model hash differs; `.store` when the file is not a ferry store.
+    public static func open(at path: String, model: ObjectModel, options: Options = Options()) throws -> Store {
+        let exists = path == ":memory:" || path.hasPrefix("file:") ? false : FileManager.default.fileExists(atPath: path)
+        if !exists && path != ":memory:" && !options.createIfMissing {
+            throw FerryError(.store, "store '\(path)' does not exist")
+        }
+        let connection = try Connection(path: path, readOnly: options.readOnly, create: options.createIfMissing)
+        try configure(connection, busyTimeout: options.busyTimeout)
+        if let metadata = try StoreMetadata.read(from: connection) {
+            if metadata.modelHash != model.versionHash && !options.allowModelMismatch {
+                throw mismatch(path: path, metadata: metadata, model: model)
+            }
+            return Store(path: path, model: model, connection: connection, metadata: metadata)
+        }
+        let userTables = try connection.scalar(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        if let count = userTables?.int64, count > 0 {
+            throw FerryError(.store, "'\(path)' is a SQLite database but not a ferry store (it has no \(StoreLayout.metadataTable) table)")
+        }
+        guard !options.readOnly else { throw FerryError(.store, "store '\(path)' is empty and was opened read-only") }
+        try connection.transaction(.immediate) {
+            try createSchema(for: model, on: connection)
+        }
+        guard let metadata = try StoreMetadata.read(from: connection) else {
+            throw FerryError(.internal, "store '\(path)' has no metadata right after creation")
+        }
+        return Store(path: path, model: model, connection: connection, metadata: metadata)
+    }
+
+    /// Creates ferry's tables and the model's tables on an empty database (inside the caller's transaction).
+    public static func createSchema(for model: ObjectModel, on connection: Connection) throws {
+        for statement in StoreSchema.ferryTables + StoreSchema.statements(for: model) {
+            try connection.execute(statement)
+        }
+        try StoreMetadata.write(for: model, to: connection, createdAt: DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)))
+    }
+
+    /// Reads a store's metadata without knowing its model (for `ferry store info`).
+    public static func metadata(at path: String) throws -> StoreMetadata? {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw FerryError(.store, "store '\(path)' does not exist")
+        }
+        let connection = try Connection(path: path, readOnly: true, create: false)
+        return try StoreMetadata.read(from: connection)
+    }
+
+    static func configure(_ connection: Connection, busyTimeout: Duration) throws {
+        let (seconds, attoseconds) = busyTimeout.components
+        connection.setBusyTimeout(milliseconds: Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000))
+        try connection.execute("PRAGMA foreign_keys = ON")
+        // A larger page cache keeps unique-index inserts fast; bounded, so memory stays flat.
+        try connection.execute("PRAGMA cache_size = -16384")
+        try PredicateSupport.register(on: connection)
+    }
+
+    static func mismatch(path: String, metadata: StoreMetadata, model: ObjectModel) -> FerryError {
+        let differing = Set(metadata.entityHashes.keys).union(model.entityHashes.keys)
+            .filter { metadata.entityHashes[$0] != model.entityHashes[$0] }.sorted()
+        return FerryError(
+            .modelMismatch,
+            "store '\(path)' is at model \(metadata.modelName) version \(metadata.modelVersion) (hash \(metadata.modelHash.prefix(12))), but the model given is \(model.name) version \(model.version) (hash \(model.versionHash.prefix(12)))",
+            notes: [
+                "entities that differ: \(differing.joined(separator: ", "))",
+                "migrate the store to the model's version first (ferry migrate), or open it with the model it was made with",
+            ])
+    }
+
+    // MARK: - Access
+
+    /// Runs `body` with the connection, outside any transaction ferry opens.
+    public func withConnection<T>(_ body: (Connection) throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(connection)
+    }
+
+    /// Runs `body` in a deferred (read) transaction.
+    public func read<T>(_ body: (Connection) throws -> T) throws -> T {
+        try withConnection { connection in
+            if connection.isInTransaction { return try body(connection) }
+            return try connection.transaction(.deferred) { try body(connection) }
+        }
+    }
+
+    /// Runs `body` in an immediate (write) transaction: all of it is committed, or none of it.
+    /// A second writer in another process waits up to the busy timeout, then fails with
+    /// "the store is locked by another process".
+    public func write<T>(_ body: (Connection) throws -> T) throws -> T {
+        try withConnection { connection in
+            if connection.isInTransaction { return try connection.savepoint { try body(connection) } }
+            return try connection.transaction(.immediate) { try body(connection) }
+        }
+    }
+
+    /// Counts the rows of every entity, in model order.
+    public func entityCounts() throws -> [(entity: String, count: Int)] {
+        try read { connection in
+            try model.entities.map { entity in
+                let count = try connection.scalar("SELECT count(*) FROM \(SQL.quote(StoreLayout.table(for: entity)))")?.int64 ?? 0
+                return (entity.name, Int(count))
+            }
+        }
+    }
+}

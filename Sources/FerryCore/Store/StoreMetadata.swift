@@ -1,0 +1,67 @@
+import Foundation
+
+/// What a store records about itself: which model and version made it, with hashes.
+public struct StoreMetadata: Sendable, Hashable {
+    public var formatVersion: Int
+    public var modelName: String
+    public var modelVersion: String
+    /// The model's version hash (hex SHA-256) when the store was created or last migrated.
+    public var modelHash: String
+    /// Entity name → entity version hash.
+    public var entityHashes: [String: String]
+    /// The model itself, so a store can be described (and reused by `ferry import`) without its bundle.
+    public var model: ObjectModel?
+    public var createdAt: String?
+
+    /// Reads the metadata of a store, or nil when the database has no ferry metadata.
+    public static func read(from connection: Connection) throws -> StoreMetadata? {
+        let exists = try connection.scalar(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?", [.text(StoreLayout.metadataTable)])
+        guard exists?.int64 == 1 else { return nil }
+        var values: [String: String] = [:]
+        for row in try connection.rows("SELECT key, value FROM \(StoreLayout.metadataTable)") {
+            if case .text(let key) = row[0], case .text(let value) = row[1] { values[key] = value }
+        }
+        guard let name = values["model_name"], let version = values["model_version"], let hash = values["model_hash"] else {
+            return nil
+        }
+        var hashes: [String: String] = [:]
+        for row in try connection.rows("SELECT name, hash FROM \(StoreLayout.entitiesTable)") {
+            if case .text(let entity) = row[0], case .text(let hash) = row[1] { hashes[entity] = hash }
+        }
+        let model = values["model_json"].flatMap { try? JSONDecoder().decode(ObjectModel.self, from: Data($0.utf8)) }
+        return StoreMetadata(
+            formatVersion: Int(values["format_version"] ?? "") ?? 0, modelName: name, modelVersion: version,
+            modelHash: hash, entityHashes: hashes, model: model, createdAt: values["created_at"])
+    }
+
+    /// Writes (replaces) the metadata for `model`.
+    static func write(for model: ObjectModel, to connection: Connection, createdAt: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let json = String(decoding: try encoder.encode(model), as: UTF8.self)
+        let values: [(String, String)] = [
+            ("format_version", String(StoreSchema.formatVersion)),
+            ("model_name", model.name),
+            ("model_version", model.version),
+            ("model_hash", model.versionHash),
+            ("model_json", json),
+        ]
+        try connection.execute(
+            "INSERT OR IGNORE INTO \(StoreLayout.metadataTable)(key, value) VALUES ('created_at', ?)", [.text(createdAt)])
+        let upsert = try connection.prepare(
+            "INSERT INTO \(StoreLayout.metadataTable)(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+        for (key, value) in values {
+            upsert.reset()
+            try upsert.bind([.text(key), .text(value)])
+            try upsert.step()
+        }
+        try connection.execute("DELETE FROM \(StoreLayout.entitiesTable)")
+        let insert = try connection.prepare("INSERT INTO \(StoreLayout.entitiesTable)(name, hash) VALUES (?, ?)")
+        for (name, hash) in model.entityHashes.sorted(by: { $0.key < $1.key }) {
+            insert.reset()
+            try insert.bind([.text(name), .text(hash)])
+            try insert.step()
+        }
+    }
+}
