@@ -97,7 +97,7 @@ public final class BatchInserter {
         } else {
             sql = "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES (\(placeholders))"
         }
-        if policy != .error { sql += " ON CONFLICT DO NOTHING" }
+        if policy == .keep { sql += " ON CONFLICT DO NOTHING" }
         insert = try connection.prepare(sql)
 
         if policy == .update || policy == .replace {
@@ -141,24 +141,8 @@ public final class BatchInserter {
             }
             encoded[index] = StorageCoding.encode(value)
         }
-        insert.reset()
-        for index in 0..<encoded.count {
-            try insert.bind(encoded[index], at: index + 1)
-        }
-        do {
-            try insert.step()
-        } catch let error as FerryError {
-            return try rejection(for: error)
-        }
-        if policy == .error || connection.changes > 0 { return .inserted }
-        // ON CONFLICT DO NOTHING left the existing object in place.
-        switch policy {
-        case .keep, .error:
-            return .skipped
-        case .update, .replace:
-            guard let key = try existingKey() else {
-                return .rejected(reason: "conflicts with an existing \(entity.name) on a uniqueness constraint the record does not fully supply", column: nil)
-            }
+        if policy == .update || policy == .replace, let key = try existingKey() {
+            // The object exists: change it in place, keeping its identity (and relationships to it).
             guard let update else { return .skipped }
             update.reset()
             for index in 0..<encoded.count {
@@ -172,6 +156,17 @@ public final class BatchInserter {
             }
             return .updated
         }
+        insert.reset()
+        for index in 0..<encoded.count {
+            try insert.bind(encoded[index], at: index + 1)
+        }
+        do {
+            try insert.step()
+        } catch let error as FerryError {
+            return try rejection(for: error)
+        }
+        if policy == .keep && connection.changes == 0 { return .skipped }
+        return .inserted
     }
 
     private func existingKey() throws -> Int64? {
