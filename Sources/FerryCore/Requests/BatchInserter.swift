@@ -101,7 +101,12 @@ public final class BatchInserter {
         insert = try connection.prepare(sql)
 
         if policy == .update || policy == .replace {
-            var assignments = names.enumerated().map { "\($0.element) = ?\($0.offset + 1)" }
+            // `?N` is the value and `?(N + count + 1)` says whether this record supplied it, so one
+            // statement serves records that supply different attributes (JSON keys may be absent).
+            let flagBase = columns.count + 1
+            var assignments = names.enumerated().map {
+                "\($0.element) = CASE WHEN ?\(flagBase + $0.offset + 1) THEN ?\($0.offset + 1) ELSE \($0.element) END"
+            }
             if policy == .replace {
                 // Overwrite: every attribute the record does not supply returns to its default.
                 let supplied = Set(columns.map(\.name))
@@ -131,10 +136,20 @@ public final class BatchInserter {
 
     /// Validates and writes one record. `values` is aligned with ``columns``; a `.null` value of
     /// an attribute that has a default takes the default.
-    public func insert(_ values: [Value]) throws -> InsertOutcome {
+    ///
+    /// `supplied` (aligned with ``columns``, nil meaning all) marks the values the record really
+    /// has: an unsupplied attribute gets its default when inserted and is left unchanged by
+    /// `update` (Core Data's pitfall of resetting unsupplied attributes does not happen here).
+    public func insert(_ values: [Value], supplied: [Bool]? = nil) throws -> InsertOutcome {
         precondition(values.count == columns.count, "one value per column")
         for index in 0..<values.count {
             var value = values[index]
+            if let supplied, !supplied[index] {
+                // Not validated here: an update leaves it alone, and an insert that needs it
+                // fails on the column's NOT NULL constraint with "X is required".
+                encoded[index] = StorageCoding.encode(defaults[index] ?? .null)
+                continue
+            }
             if value.isNull, let fallback = defaults[index] { value = fallback }
             if let validator = validators[index], let problem = validator.problem(with: value) {
                 return .rejected(reason: problem, column: index)
@@ -149,6 +164,10 @@ public final class BatchInserter {
                 try update.bind(encoded[index], at: index + 1)
             }
             try update.bind(key, at: encoded.count + 1)
+            for index in 0..<encoded.count {
+                let isSupplied = policy == .replace || (supplied?[index] ?? true)
+                try update.bind(Int64(isSupplied ? 1 : 0), at: encoded.count + 2 + index)
+            }
             do {
                 try update.step()
             } catch let error as FerryError {
