@@ -44,13 +44,18 @@ public struct SourceRecord: Sendable {
     /// The record's bytes exactly as they appear in the input (for rejects files), without the
     /// trailing record separator.
     public var raw: String
+    /// Set when the reader could delimit the record but it is malformed (wrong field count,
+    /// invalid UTF-8, a line of NDJSON that is not an object): the importer rejects it and reading
+    /// goes on. Problems that make the rest of the input unreadable are thrown instead.
+    public var problem: FerryError?
 
-    public init(number: Int, line: Int, column: Int = 1, fields: [Field?], raw: String) {
+    public init(number: Int, line: Int, column: Int = 1, fields: [Field?], raw: String, problem: FerryError? = nil) {
         self.number = number
         self.line = line
         self.column = column
         self.fields = fields
         self.raw = raw
+        self.problem = problem
     }
 
     /// The field at a reader field index, or nil when absent.

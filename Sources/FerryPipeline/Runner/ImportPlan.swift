@@ -1,0 +1,197 @@
+import FerryCore
+import FerryFormats
+
+/// How each column of the destination gets its value from a source record: resolved once per
+/// step (field indexes, coercion options, reference resolvers), then applied to every record.
+final class ImportPlan {
+    enum Source {
+        case field(index: Int, name: String)
+        case constant(Value)
+    }
+
+    struct AttributeColumn {
+        var attribute: AttributeDescription
+        var source: Source
+        var options: CoercionOptions
+    }
+
+    struct ReferenceColumn {
+        var mapping: RelationshipMapping
+        var fieldIndex: Int
+        var resolver: ReferenceResolver
+        var options: CoercionOptions
+    }
+
+    struct Failure: Error {
+        var field: String?
+        var line: Int
+        var column: Int
+        var reason: String
+    }
+
+    let entity: EntityDescription
+    let attributes: [AttributeColumn]
+    let references: [ReferenceColumn]
+    let inserter: BatchInserter
+    /// True when some field may be absent from a record (JSON), so the supplied mask matters.
+    let hasOptionalFields: Bool
+    var columnCount: Int { attributes.count + references.count }
+
+    init(step: ImportStep, reader: any RecordReader, connection: Connection, model: ObjectModel) throws {
+        guard let entity = model.entity(named: step.entity) else {
+            throw FerryError(.invalidDefinition, "the model has no entity '\(step.entity)'", at: step.location)
+        }
+        self.entity = entity
+        try reader.prepare()
+        let isCSV = step.format == .csv
+        var attributes: [AttributeColumn] = []
+        for attribute in entity.attributes {
+            let explicit = step.fields.first { $0.attribute == attribute.name }
+            var options = step.coercion
+            if isCSV { options.nullTokens = [] }  // the CSV reader applies null tokens to unquoted fields
+            if let explicit {
+                if let trim = explicit.trim { options.trim = trim }
+                if let format = explicit.dateFormat { options.dateFormat = format }
+                if let words = explicit.trueWords { options.trueWords = words }
+                if let words = explicit.falseWords { options.falseWords = words }
+                if let tokens = explicit.nullTokens { options.nullTokens = tokens }
+                switch explicit.source {
+                case .constant(let text):
+                    switch Coercion.coerce(text, to: attribute.type, options: options) {
+                    case .success(let value): attributes.append(AttributeColumn(attribute: attribute, source: .constant(value), options: options))
+                    case .failure(let failure):
+                        throw FerryError(.invalidDefinition, "constant for \(entity.name).\(attribute.name): \(failure.reason)", at: explicit.location)
+                    }
+                case .field(let name):
+                    if isCSV && !reader.hasField(name) {
+                        throw FerryError(
+                            .invalidInput, "\(step.source) has no column '\(name)' (mapped to \(attribute.name))",
+                            at: explicit.location, notes: ["columns: \(reader.fieldNames.joined(separator: ", "))"])
+                    }
+                    attributes.append(AttributeColumn(attribute: attribute, source: .field(index: reader.fieldIndex(of: name), name: name), options: options))
+                }
+            } else if !isCSV || reader.hasField(attribute.name) {
+                attributes.append(AttributeColumn(attribute: attribute, source: .field(index: reader.fieldIndex(of: attribute.name), name: attribute.name), options: options))
+            }
+        }
+        var references: [ReferenceColumn] = []
+        for mapping in step.relationships {
+            if isCSV && !reader.hasField(mapping.field) {
+                throw FerryError(
+                    .invalidInput, "\(step.source) has no column '\(mapping.field)' (used for relationship \(mapping.relationship))",
+                    at: mapping.location, notes: ["columns: \(reader.fieldNames.joined(separator: ", "))"])
+            }
+            let resolver: ReferenceResolver
+            do {
+                resolver = try ReferenceResolver(connection: connection, model: model, entity: entity.name, relationship: mapping.relationship, match: mapping.match)
+            } catch var error as FerryError {
+                error.location = mapping.location
+                throw error
+            }
+            var options = step.coercion
+            if isCSV { options.nullTokens = [] }
+            references.append(ReferenceColumn(mapping: mapping, fieldIndex: reader.fieldIndex(of: mapping.field), resolver: resolver, options: options))
+        }
+        self.attributes = attributes
+        self.references = references
+        self.hasOptionalFields = !isCSV
+        let columns = attributes.map { InsertColumn.attribute($0.attribute.name) } + references.map { InsertColumn.relationship($0.mapping.relationship) }
+        inserter = try BatchInserter(connection: connection, model: model, entity: entity.name, columns: columns, policy: step.onConflict, validate: step.validate)
+    }
+
+    /// Fills `values` (one per column) from a record; a failure names the field and its location.
+    func fill(record: SourceRecord, values: inout [Value], supplied: inout [Bool]) throws -> Result<Void, Failure> {
+        for (index, column) in attributes.enumerated() {
+            switch column.source {
+            case .constant(let value):
+                values[index] = value
+                supplied[index] = true
+            case .field(let fieldIndex, let name):
+                guard let field = record[fieldIndex] else {
+                    values[index] = .null
+                    supplied[index] = false
+                    continue
+                }
+                supplied[index] = true
+                switch Self.coerce(field.value, to: column.attribute.type, options: column.options) {
+                case .success(let value): values[index] = value
+                case .failure(let failure):
+                    return .failure(Failure(field: name, line: field.line, column: field.column, reason: "\(column.attribute.name): \(failure.reason)"))
+                }
+            }
+        }
+        for (offset, reference) in references.enumerated() {
+            let index = attributes.count + offset
+            supplied[index] = true
+            guard let field = record[reference.fieldIndex] else {
+                values[index] = .null
+                if reference.mapping.missing == .reject {
+                    return .failure(Failure(field: reference.mapping.field, line: record.line, column: record.column, reason: "\(reference.mapping.relationship): the record has no field '\(reference.mapping.field)'"))
+                }
+                continue
+            }
+            let key: Value
+            switch Self.coerce(field.value, to: reference.resolver.matchAttribute.type, options: reference.options) {
+            case .success(let value): key = value
+            case .failure(let failure):
+                return .failure(Failure(field: reference.mapping.field, line: field.line, column: field.column, reason: "\(reference.mapping.relationship): \(failure.reason)"))
+            }
+            if key.isNull {
+                values[index] = .null
+                continue
+            }
+            if let primaryKey = try reference.resolver.resolve(key) {
+                values[index] = .integer(primaryKey)
+            } else if reference.mapping.missing == .null {
+                values[index] = .null
+            } else {
+                return .failure(Failure(
+                    field: reference.mapping.field, line: field.line, column: field.column,
+                    reason: "\(reference.mapping.relationship): no \(reference.resolver.destination.name) with \(reference.mapping.match) = \(key)"))
+            }
+        }
+        return .success(())
+    }
+
+    /// Where the value of an inserter column came from in a record.
+    func location(ofColumn column: Int, in record: SourceRecord) -> (line: Int, column: Int)? {
+        let index: Int
+        if column < attributes.count {
+            guard case .field(let fieldIndex, _) = attributes[column].source else { return nil }
+            index = fieldIndex
+        } else {
+            index = references[column - attributes.count].fieldIndex
+        }
+        return record[index].map { ($0.line, $0.column) }
+    }
+
+    func fieldName(ofColumn column: Int) -> String? {
+        if column < attributes.count {
+            if case .field(_, let name) = attributes[column].source { return name }
+            return nil
+        }
+        return references[column - attributes.count].mapping.field
+    }
+
+    /// Coerces a reader's field value to an attribute type.
+    static func coerce(_ value: FieldValue, to type: AttributeType, options: CoercionOptions) -> Result<Value, CoercionFailure> {
+        switch value {
+        case .null: return .success(.null)
+        case .text(let text), .number(let text):
+            return Coercion.coerce(text, to: type, options: options)
+        case .bool(let flag):
+            switch type {
+            case .bool: return .success(.bool(flag))
+            case .string: return .success(.string(flag ? "true" : "false"))
+            case .json: return .success(.json(flag ? "true" : "false"))
+            default: return .failure(CoercionFailure("expected \(type.rawValue) but found a boolean"))
+            }
+        case .json(let text):
+            switch type {
+            case .json: return .success(.json(text))
+            case .string: return .success(.string(text))
+            default: return .failure(CoercionFailure("expected \(type.rawValue) but found a JSON \(text.hasPrefix("[") ? "array" : "object")"))
+            }
+        }
+    }
+}

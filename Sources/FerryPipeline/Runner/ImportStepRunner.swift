@@ -1,0 +1,198 @@
+import FerryCore
+import FerryFormats
+import Foundation
+
+/// Runs one `import` step: streams records from the reader, maps and coerces fields, resolves
+/// relationships, inserts through ``BatchInserter``, and writes rejects, keeping
+/// `read = inserted + updated + skipped + rejected` at every moment.
+///
+/// Atomic by default: the whole step is one transaction, so a failure or a kill leaves the store
+/// exactly as it was before the step.
+public final class ImportStepRunner {
+    public let step: ImportStep
+    public let store: Store
+    public let index: Int
+    public let jobName: String
+    public weak var progress: (any ProgressObserver)?
+    public var dryRun = false
+
+    public init(step: ImportStep, store: Store, index: Int = 1, jobName: String = "import") {
+        self.step = step
+        self.store = store
+        self.index = index
+        self.jobName = jobName
+    }
+
+    /// A dry run rolls everything back by throwing this out of the transaction.
+    private struct DryRunRollback: Error {}
+
+    /// Runs the step and returns its report; throws (after rolling back) when the step fails.
+    /// The report of a failed step is passed with the error as ``ImportStepFailure``.
+    public func run() throws -> StepReport {
+        var report = StepReport(index: index, kind: "import", entity: step.entity, source: step.source)
+        report.rejectsFile = step.rejectsPath
+        let started = ContinuousClock.now
+        let startedAt = DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000))
+        var state = ImportState()
+        do {
+            let reader = try ReaderFactory.open(step: step)
+            let rejects = try step.rejectsPath.map { try RejectsWriter(path: $0) }
+            defer { try? rejects?.close() }
+            if step.atomic || dryRun {
+                try store.write { connection in
+                    let plan = try ImportPlan(step: step, reader: reader, connection: connection, model: store.model)
+                    try importRecords(reader: reader, plan: plan, rejects: rejects, state: &state, batchLimit: nil)
+                    try checkBudgetAtEnd(state)
+                    if dryRun { throw DryRunRollback() }
+                    try recordRun(connection, state: state, startedAt: startedAt, outcome: "succeeded", message: nil)
+                }
+            } else {
+                // Checkpointed: each batch commits on its own; a failure keeps the committed batches.
+                var done = false
+                while !done {
+                    done = try store.write { connection in
+                        let plan = try ImportPlan(step: step, reader: reader, connection: connection, model: store.model)
+                        return try importRecords(reader: reader, plan: plan, rejects: rejects, state: &state, batchLimit: step.batchSize)
+                    }
+                }
+                try checkBudgetAtEnd(state)
+                try store.write { try recordRun($0, state: state, startedAt: startedAt, outcome: "succeeded", message: nil) }
+            }
+            report.outcome = .succeeded
+        } catch is DryRunRollback {
+            report.outcome = .dryRun
+        } catch {
+            state.fill(&report)
+            report.outcome = .failed
+            report.error = "\(error)"
+            report.elapsedSeconds = started.duration(to: .now).seconds
+            if !dryRun {
+                try? store.write { try recordRun($0, state: state, startedAt: startedAt, outcome: "failed", message: "\(error)") }
+            }
+            progress?.stepFinished(report)
+            throw ImportStepFailure(report: report, error: error)
+        }
+        state.fill(&report)
+        report.elapsedSeconds = started.duration(to: .now).seconds
+        report.recordsPerSecond = report.elapsedSeconds > 0 ? Double(report.read) / report.elapsedSeconds : 0
+        progress?.stepFinished(report)
+        return report
+    }
+
+    // MARK: - The record loop
+
+    /// Imports records until the input ends (true) or `batchLimit` records were read (false).
+    @discardableResult
+    private func importRecords(reader: any RecordReader, plan: ImportPlan, rejects: RejectsWriter?, state: inout ImportState, batchLimit: Int?) throws -> Bool {
+        var values = Array(repeating: Value.null, count: plan.columnCount)
+        var supplied = Array(repeating: true, count: plan.columnCount)
+        var inBatch = 0
+        while let record = try reader.next() {
+            state.read += 1
+            inBatch += 1
+            if state.read & 4095 == 0 { progress?.stepProgress(read: state.read, rejected: state.rejected) }
+            if let problem = record.problem {
+                try reject(record: record, field: nil, line: problem.location?.line ?? record.line, column: problem.location?.column ?? record.column, reason: problem.message, rejects: rejects, state: &state)
+            } else {
+                switch try plan.fill(record: record, values: &values, supplied: &supplied) {
+                case .failure(let failure):
+                    try reject(record: record, field: failure.field, line: failure.line, column: failure.column, reason: failure.reason, rejects: rejects, state: &state)
+                case .success:
+                    let outcome = try plan.inserter.insert(values, supplied: plan.hasOptionalFields ? supplied : nil)
+                    switch outcome {
+                    case .inserted: state.inserted += 1
+                    case .updated: state.updated += 1
+                    case .skipped: state.skipped += 1
+                    case .rejected(let reason, let column):
+                        let location = column.flatMap { plan.location(ofColumn: $0, in: record) }
+                        try reject(record: record, field: column.flatMap { plan.fieldName(ofColumn: $0) }, line: location?.line ?? record.line, column: location?.column ?? record.column, reason: reason, rejects: rejects, state: &state)
+                    }
+                }
+            }
+            if let batchLimit, inBatch >= batchLimit { return false }
+        }
+        return true
+    }
+
+    private func reject(record: SourceRecord, field: String?, line: Int, column: Int, reason: String, rejects: RejectsWriter?, state: inout ImportState) throws {
+        state.rejected += 1
+        let location = InputLocation(file: step.source, line: line, column: column, record: record.number)
+        let limit: Int? = {
+            switch step.maxRejects {
+            case .count(let n): return n
+            case .percent, .unlimited: return nil
+            }
+        }()
+        if let rejects {
+            try rejects.write(record: record.number, line: line, column: column, field: field, reason: reason, raw: record.raw)
+        }
+        if let limit, state.rejected > limit {
+            let cause = FerryError(.validation, reason, at: location)
+            if rejects == nil {
+                throw FerryError(
+                    .rejectBudget, "\(cause)", at: nil,
+                    notes: ["the step allows no rejected records; add `rejects: FILE` and `max_rejects:` to the step to set them aside and go on"])
+            }
+            throw FerryError(
+                .rejectBudget,
+                "more than \(limit) record\(limit == 1 ? " was" : "s were") rejected; the step was rolled back",
+                at: location, notes: ["last reject: \(reason)", "rejected records are in \(rejects?.path ?? "")"])
+        }
+    }
+
+    private func checkBudgetAtEnd(_ state: ImportState) throws {
+        if case .percent(let percent) = step.maxRejects, state.read > 0 {
+            let share = Double(state.rejected) * 100 / Double(state.read)
+            if share > percent {
+                throw FerryError(
+                    .rejectBudget,
+                    "\(state.rejected) of \(state.read) records (\(String(format: "%.2f", share))%) were rejected, more than the \(percent)% allowed; the step was rolled back",
+                    at: InputLocation(file: step.source))
+            }
+        }
+    }
+
+    private func recordRun(_ connection: Connection, state: ImportState, startedAt: String, outcome: String, message: String?) throws {
+        try connection.execute(
+            """
+            INSERT INTO \(StoreLayout.runsTable)(job, step_index, step, entity, source, started_at, ended_at, outcome, read, inserted, updated, skipped, rejected, message)
+            VALUES (?, ?, 'import', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .text(jobName), .integer(Int64(index)), .text(step.entity), .text(step.source), .text(startedAt),
+                .text(DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000))), .text(outcome),
+                .integer(Int64(state.read)), .integer(Int64(state.inserted)), .integer(Int64(state.updated)),
+                .integer(Int64(state.skipped)), .integer(Int64(state.rejected)), message.map { .text($0) } ?? .null,
+            ])
+    }
+}
+
+/// A failed import step: the error and the report of what it had done before rolling back.
+public struct ImportStepFailure: Error, CustomStringConvertible {
+    public var report: StepReport
+    public var error: any Error
+    public var description: String { "\(error)" }
+}
+
+struct ImportState {
+    var read = 0
+    var inserted = 0
+    var updated = 0
+    var skipped = 0
+    var rejected = 0
+
+    func fill(_ report: inout StepReport) {
+        report.read = read
+        report.inserted = inserted
+        report.updated = updated
+        report.skipped = skipped
+        report.rejected = rejected
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        let (s, atto) = components
+        return Double(s) + Double(atto) / 1e18
+    }
+}

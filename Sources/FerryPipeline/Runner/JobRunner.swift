@@ -1,0 +1,92 @@
+import FerryCore
+import Foundation
+
+/// Runs a job's steps in order against its store and produces a ``RunReport``.
+///
+/// Stops at the first failed step (earlier steps stay committed: each step is its own
+/// transaction). Never prints: progress goes to the ``ProgressObserver``.
+public final class JobRunner {
+    public let job: Job
+    public let model: ObjectModel
+    public var dryRun = false
+    public weak var progress: (any ProgressObserver)?
+
+    public init(job: Job, model: ObjectModel) {
+        self.job = job
+        self.model = model
+    }
+
+    /// Opens (or creates) the job's store and runs every step.
+    public func run() -> RunReport {
+        var report = RunReport(
+            job: job.name, jobFile: job.path, store: job.store.path, model: model.name, modelVersion: model.version,
+            dryRun: dryRun, startedAt: Self.now())
+        defer { report.endedAt = Self.now() }
+        let store: Store
+        do {
+            store = try Store.open(at: job.store.path, model: model, options: Store.Options(createIfMissing: job.store.create))
+        } catch {
+            report.outcome = "failed"
+            report.exitCode = ExitStatus.code(for: error)
+            var failed = StepReport(index: 0, kind: "open", outcome: .failed)
+            failed.error = "\(error)"
+            report.steps.append(failed)
+            return report
+        }
+        for (offset, step) in job.steps.enumerated() {
+            switch step {
+            case .import(let importStep):
+                progress?.stepStarted(index: offset + 1, of: job.steps.count, title: "import \(importStep.entity) from \(importStep.source)")
+                let runner = ImportStepRunner(step: importStep, store: store, index: offset + 1, jobName: job.name)
+                runner.dryRun = dryRun
+                runner.progress = progress
+                do {
+                    report.steps.append(try runner.run())
+                } catch let failure as ImportStepFailure {
+                    report.steps.append(failure.report)
+                    report.outcome = "failed"
+                    report.exitCode = ExitStatus.code(for: failure.error)
+                    report.endedAt = Self.now()
+                    return report
+                } catch {
+                    var failed = StepReport(index: offset + 1, kind: step.kind, outcome: .failed)
+                    failed.error = "\(error)"
+                    report.steps.append(failed)
+                    report.outcome = "failed"
+                    report.exitCode = ExitStatus.code(for: error)
+                    return report
+                }
+            }
+        }
+        report.outcome = dryRun ? "dry_run" : "succeeded"
+        report.exitCode = ExitStatus.success
+        return report
+    }
+
+    static func now() -> String { DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)) }
+}
+
+/// ferry's documented exit codes.
+public enum ExitStatus {
+    /// Everything succeeded.
+    public static let success: Int32 = 0
+    /// A step failed (unreadable input, a store error, a failed migration).
+    public static let stepFailed: Int32 = 1
+    /// A step rejected more records than its `max_rejects` allows (and was rolled back).
+    public static let rejectsOverBudget: Int32 = 2
+    /// A verification check failed.
+    public static let verificationFailed: Int32 = 3
+    /// The job, model, mapping or command line is wrong; nothing was touched.
+    public static let configuration: Int32 = 64
+
+    /// The exit code for an error.
+    public static func code(for error: any Error) -> Int32 {
+        if let failure = error as? ImportStepFailure { return code(for: failure.error) }
+        if let errors = error as? FerryErrors { return errors.code.isConfiguration ? configuration : stepFailed }
+        guard let error = error as? FerryError else { return stepFailed }
+        if error.code == .rejectBudget { return rejectsOverBudget }
+        if error.code == .verification { return verificationFailed }
+        if error.code.isConfiguration { return configuration }
+        return stepFailed
+    }
+}

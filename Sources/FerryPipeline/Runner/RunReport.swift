@@ -1,0 +1,91 @@
+import FerryCore
+
+/// What one step did: the counts that always add up (`read = inserted + updated + skipped +
+/// rejected`), timing and outcome. Encoded as JSON in `--report` files.
+public struct StepReport: Sendable, Codable, Hashable {
+    public enum Outcome: String, Sendable, Codable, Hashable {
+        case succeeded
+        case failed
+        /// A dry run: everything was checked and then rolled back.
+        case dryRun = "dry_run"
+    }
+
+    /// 1-based position in the job.
+    public var index: Int
+    public var kind: String
+    public var entity: String?
+    public var source: String?
+    public var outcome: Outcome
+    public var read = 0
+    public var inserted = 0
+    public var updated = 0
+    public var skipped = 0
+    public var rejected = 0
+    public var elapsedSeconds = 0.0
+    public var recordsPerSecond = 0.0
+    public var rejectsFile: String?
+    /// The error that failed the step, rendered as `file:line:column: error: …`.
+    public var error: String?
+
+    public init(index: Int, kind: String, entity: String? = nil, source: String? = nil, outcome: Outcome = .succeeded) {
+        self.index = index
+        self.kind = kind
+        self.entity = entity
+        self.source = source
+        self.outcome = outcome
+    }
+
+    /// True when the counts add up.
+    public var isBalanced: Bool { read == inserted + updated + skipped + rejected }
+
+    enum CodingKeys: String, CodingKey {
+        case index, kind, entity, source, outcome, read, inserted, updated, skipped, rejected
+        case elapsedSeconds = "elapsed_seconds", recordsPerSecond = "records_per_second"
+        case rejectsFile = "rejects_file", error
+    }
+}
+
+/// The report of a whole job run (`ferry run --report FILE.json`). Its schema is documented in
+/// docs/reports.md and kept stable: fields are only ever added.
+public struct RunReport: Sendable, Codable, Hashable {
+    public var schemaVersion = 1
+    public var job: String
+    public var jobFile: String?
+    public var store: String
+    public var model: String?
+    public var modelVersion: String?
+    public var dryRun: Bool
+    public var startedAt: String
+    public var endedAt: String?
+    public var outcome: String
+    public var exitCode: Int32
+    public var steps: [StepReport]
+
+    public init(job: String, jobFile: String?, store: String, model: String?, modelVersion: String?, dryRun: Bool, startedAt: String) {
+        self.job = job
+        self.jobFile = jobFile
+        self.store = store
+        self.model = model
+        self.modelVersion = modelVersion
+        self.dryRun = dryRun
+        self.startedAt = startedAt
+        self.outcome = "running"
+        self.exitCode = 0
+        self.steps = []
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case schemaVersion = "schema_version", job, jobFile = "job_file", store, model
+        case modelVersion = "model_version", dryRun = "dry_run", startedAt = "started_at", endedAt = "ended_at"
+        case outcome, exitCode = "exit_code", steps
+    }
+}
+
+/// Receives progress while a job runs; the CLI draws a bar on a terminal and prints plain
+/// lines otherwise.
+public protocol ProgressObserver: AnyObject {
+    func stepStarted(index: Int, of total: Int, title: String)
+    /// Called every few thousand records with the counts so far.
+    func stepProgress(read: Int, rejected: Int)
+    func stepFinished(_ report: StepReport)
+}
