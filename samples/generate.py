@@ -12,7 +12,7 @@ Files (for pipelines/import-shop.yml and the Shop model in samples/models/Shop):
   customers.csv       200 records  customer_id,email,full_name,phone,age,balance,signed_up,active,notes,address
   products.json        50 records  {"meta": {...}, "data": {"products": [...]}}  (JSON pointer /data/products)
   orders.ndjson       500 records  number, placed_at, status, total, customer_id
-  order_items.csv    ~1500 records order_number,sku,quantity,unit_price
+  order_items.csv   1473 records  order_number,sku,quantity,unit_price
 
 The CSV shows what real exports contain: quoted fields with commas ("Smith, Jr."), doubled
 quotes (Prefers ""express"" shipping), a note with an embedded newline, unicode names
@@ -30,7 +30,7 @@ are 1-based physical lines of the file (CSV records with embedded newlines span 
   orders.ndjson    record 123  customer_id 9999 (no such customer) rejected: customer not found by id
   orders.ndjson    record 245  status "refunded"                 rejected: status does not match the pattern
   orders.ndjson    record 377  a truncated JSON line             rejected: malformed JSON
-  order_items.csv  one line with quantity 0 (printed on each run) rejected: quantity below min 1
+  order_items.csv  record 888  quantity 0 (line 889)            rejected: quantity below min 1
 
 Nothing else is bad: rejected customers have no orders, rejected orders have no items, so no
 reject cascades into a later step. Expected outcome of pipelines/import-shop.yml on a new store:
@@ -38,7 +38,9 @@ reject cascades into a later step. Expected outcome of pipelines/import-shop.yml
   Customer   200 read, 197 inserted, 3 rejected
   Product     50 read,  50 inserted, 0 rejected
   Order      500 read, 497 inserted, 3 rejected
-  OrderItem  (printed) read, one fewer inserted, 1 rejected
+  OrderItem 1473 read, 1472 inserted, 1 rejected
+
+(The customers.csv bad records are on lines 59, 117 and 164; the run prints these positions.)
 """
 
 import csv
