@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# Import throughput of ferry against SQLite's own limit on this machine.
+#
+#   scripts/bench.sh                 # ROWS=1000000 RUNS=3
+#   scripts/bench.sh --quick         # ROWS=100000 RUNS=1
+#   ROWS=250000 RUNS=5 scripts/bench.sh
+#   scripts/bench.sh --sqlite-only   # only the sqlite3 baselines (no ferry needed)
+#   scripts/bench.sh --no-build      # use .build/release/ferry as it is
+#
+# Measures, alternating the tools, RUNS times each, into a fresh database every time:
+#   ferry import customers-N.csv|.ndjson|.json --store fresh.sqlite --entity customers --model scripts/bench/customers.yml
+#   sqlite3 fresh.db '.import --csv --skip 1 customers-N.csv customers'   (same table, types, constraints, indexes)
+# and prints median wall time, records/s, peak RSS and the ratio to sqlite3, then SQLite's own
+# limit: INSERT ... SELECT of the same rows from an attached database (no parsing at all).
+# See docs/benchmarks.md.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+
+ROWS=${ROWS:-1000000}
+RUNS=${RUNS:-3}
+BUILD=1
+FERRY_RUNS=1
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) ROWS=100000; RUNS=1 ;;
+        --sqlite-only) FERRY_RUNS=0 ;;
+        --no-build) BUILD=0 ;;
+        -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "bench.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+case "$ROWS$RUNS" in *[!0-9]*) echo "bench.sh: ROWS and RUNS must be whole numbers" >&2; exit 2 ;; esac
+[ "$ROWS" -gt 0 ] && [ "$RUNS" -gt 0 ] || { echo "bench.sh: ROWS and RUNS must be positive" >&2; exit 2; }
+
+FERRY=${FERRY:-$ROOT/.build/release/ferry}
+MODEL=$ROOT/scripts/bench/customers.yml
+OUT=$ROOT/bench-out
+WORK=$OUT/run
+TIME=/usr/bin/time
+
+die() { echo "bench.sh: $*" >&2; exit 1; }
+command -v sqlite3 >/dev/null || die "sqlite3 not found (apt-get install sqlite3)"
+command -v python3 >/dev/null || die "python3 not found (needed to generate the data)"
+[ -x "$TIME" ] || die "$TIME not found (apt-get install time); it measures wall time and peak RSS"
+
+if [ "$FERRY_RUNS" = 1 ]; then
+    if [ "$BUILD" = 1 ]; then
+        echo "building: swift build -c release --product ferry" >&2
+        swift build -c release --product ferry >&2 || die "swift build -c release failed"
+    fi
+    [ -x "$FERRY" ] || die "ferry binary not found at $FERRY; build it with 'swift build -c release' (or set FERRY=path, or run with --sqlite-only)"
+    "$FERRY" --help >/dev/null 2>&1 || die "$FERRY does not run ('$FERRY --help' failed)"
+fi
+
+mkdir -p "$OUT" "$WORK"
+
+# --- data (cached by N) -------------------------------------------------------------------
+data() {   # data N: makes sure customers-N.{csv,ndjson,json} exist
+    local n=$1
+    if [ ! -f "$OUT/customers-$n.csv" ] || [ ! -f "$OUT/customers-$n.ndjson" ] || [ ! -f "$OUT/customers-$n.json" ]; then
+        echo "generating $n records: python3 scripts/bench_data.py $n bench-out" >&2
+        python3 "$ROOT/scripts/bench_data.py" "$n" "$OUT"
+    fi
+}
+data "$ROWS"
+CSV=$OUT/customers-$ROWS.csv
+NDJSON=$OUT/customers-$ROWS.ndjson
+JSON=$OUT/customers-$ROWS.json
+
+# --- the sqlite3 table: the DDL of a store ferry made ---------------------------------------
+# ferry's table has `ferry_pk INTEGER PRIMARY KEY` (an alias of the rowid) besides the nine
+# attribute columns. `.import` of a 9-column CSV into a 10-column table prints a warning per row
+# (costing about a quarter of the import time), so the baseline table leaves the ferry_* columns
+# out: without an INTEGER PRIMARY KEY column SQLite still keys the table by its rowid, the same
+# b-tree ferry writes. Every other column, type, constraint, index and trigger is kept.
+DDL=$WORK/customers.sql
+if [ "$FERRY_RUNS" = 1 ]; then
+    data 1000
+    rm -f "$WORK"/schema.sqlite*
+    "$FERRY" import "$OUT/customers-1000.csv" --store "$WORK/schema.sqlite" --entity customers --model "$MODEL" \
+        >"$WORK/schema.log" 2>&1 || { cat "$WORK/schema.log" >&2; die "ferry import of a 1000-row sample failed"; }
+    sqlite3 "$WORK/schema.sqlite" '.schema customers' >"$WORK/ferry-schema.sql"
+    [ -s "$WORK/ferry-schema.sql" ] || die "the store ferry made has no table 'customers'"
+    python3 - "$WORK/ferry-schema.sql" >"$DDL" <<'PY'
+import re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+statements = [s.strip() for s in re.split(r";\s*\n", text.strip().rstrip(";")) if s.strip()]
+out = []
+def is_ferry(part):
+    """A ferry_* column, or a table constraint over one (PRIMARY KEY ("ferry_pk"), ...)."""
+    if re.match(r'\s*["`\[]?ferry_', part):
+        return True
+    return re.match(r"\s*(CONSTRAINT|PRIMARY|UNIQUE|CHECK|FOREIGN)\b", part, re.I) is not None and "ferry_" in part
+for statement in statements:
+    if re.match(r"CREATE TABLE", statement, re.I):
+        head, body = statement.split("(", 1)
+        body, tail = body.rsplit(")", 1)             # tail: WITHOUT ROWID, STRICT, ...
+        parts, depth, current = [], 0, ""
+        for ch in body:                      # split the column list at top-level commas
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+            if ch == "," and depth == 0:
+                parts.append(current)
+                current = ""
+            else:
+                current += ch
+        parts.append(current)
+        kept = [p.strip() for p in parts if not is_ferry(p)]
+        out.append(head + "(" + ", ".join(kept) + ")" + tail + ";")
+    elif re.search(r"\bferry_pk\b", statement.split(" ON ", 1)[-1]):
+        continue                              # an index or trigger over a dropped column
+    else:
+        out.append(statement + ";")
+print("\n".join(out))
+PY
+else
+    # No ferry: the table ferry's store layout describes (docs/files.md, StoreLayout).
+    cat >"$DDL" <<'SQL'
+CREATE TABLE "customers" ("id" INTEGER NOT NULL, "uuid" TEXT, "email" TEXT, "name" TEXT, "age" INTEGER, "balance" TEXT, "created_at" TEXT, "active" INTEGER, "notes" TEXT);
+CREATE UNIQUE INDEX "ferry_unique_customers_id" ON "customers" ("id");
+SQL
+fi
+
+# --- runs -----------------------------------------------------------------------------------
+RESULTS=$OUT/runs-$ROWS.tsv
+printf 'tool\tformat\trun\twall_s\tpeak_rss_kib\n' >"$RESULTS"
+
+fresh() { rm -f "$1" "$1-wal" "$1-shm" "$1-journal"; }
+
+count_rows() {   # count_rows DB: rows in customers, or fails
+    local got
+    got=$(sqlite3 "$1" 'SELECT count(*) FROM customers') || die "cannot count rows in $1"
+    [ "$got" = "$ROWS" ] || die "$1 holds $got rows, expected $ROWS (see $WORK/*.log)"
+}
+
+measure() {   # measure TOOL FORMAT RUN LOG -- command...: appends wall time and peak RSS
+    local tool=$1 format=$2 run=$3 log=$4
+    shift 5
+    if ! "$TIME" -o "$WORK/time.txt" -f '%e %M' "$@" >"$log" 2>&1; then
+        tail -20 "$log" >&2
+        die "$tool ($format) failed, run $run: $*"
+    fi
+    read -r wall rss <"$WORK/time.txt"
+    printf '%s\t%s\t%s\t%s\t%s\n' "$tool" "$format" "$run" "$wall" "$rss" >>"$RESULTS"
+    printf '  %-8s %-7s run %d: %6.2f s  %7.1f MiB\n' "$tool" "$format" "$run" "$wall" "$(awk "BEGIN{print $rss/1024}")" >&2
+}
+
+SQLITE_DB=$WORK/sqlite3.db
+FERRY_DB=$WORK/ferry.sqlite
+echo "benchmark: $ROWS records, $RUNS run(s) each, $(nproc) CPU(s), sqlite3 $(sqlite3 --version | cut -d' ' -f1)" >&2
+for run in $(seq 1 "$RUNS"); do
+    fresh "$SQLITE_DB"
+    sqlite3 "$SQLITE_DB" <"$DDL"
+    measure sqlite3 csv "$run" "$WORK/sqlite3.log" -- sqlite3 "$SQLITE_DB" ".import --csv --skip 1 '$CSV' customers"
+    count_rows "$SQLITE_DB"
+    if [ "$FERRY_RUNS" = 1 ]; then
+        for format in csv ndjson json; do
+            case $format in csv) file=$CSV ;; ndjson) file=$NDJSON ;; json) file=$JSON ;; esac
+            fresh "$FERRY_DB"
+            measure ferry "$format" "$run" "$WORK/ferry-$format.log" -- \
+                "$FERRY" import "$file" --store "$FERRY_DB" --entity customers --model "$MODEL"
+            count_rows "$FERRY_DB"
+        done
+    fi
+done
+
+# SQLite's own limit: the same rows, already in SQLite's record format, inserted by
+# INSERT ... SELECT into the same table in a fresh database (no parsing, no coercion).
+LIMIT_DB=$WORK/limit.db
+fresh "$LIMIT_DB"
+sqlite3 "$LIMIT_DB" <"$DDL"
+COLS=$(sqlite3 "$SQLITE_DB" "SELECT group_concat('\"' || name || '\"', ', ') FROM pragma_table_info('customers')")
+"$TIME" -o "$WORK/time.txt" -f '%e %M' sqlite3 "$LIMIT_DB" \
+    "ATTACH '$SQLITE_DB' AS source; BEGIN; INSERT INTO main.customers ($COLS) SELECT $COLS FROM source.customers ORDER BY rowid; COMMIT;" \
+    >"$WORK/limit.log" 2>&1 || { cat "$WORK/limit.log" >&2; die "the INSERT ... SELECT limit run failed"; }
+read -r limit_wall limit_rss <"$WORK/time.txt"
+count_rows "$LIMIT_DB"
+
+# --- report ---------------------------------------------------------------------------------
+python3 - "$RESULTS" "$ROWS" "$limit_wall" "$limit_rss" <<'PY'
+import statistics, sys
+path, rows, limit_wall, limit_rss = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+runs = {}
+for line in open(path).read().splitlines()[1:]:
+    tool, fmt, _, wall, rss = line.split("\t")
+    runs.setdefault((tool, fmt), []).append((float(wall), int(rss)))
+base = statistics.median(w for w, _ in runs[("sqlite3", "csv")])
+print(f"{rows} records, {len(runs[('sqlite3', 'csv')])} run(s) each; wall time is the median, RSS the largest")
+print(f"{'tool':<8} {'format':<7} {'median s':>9} {'records/s':>11} {'peak MiB':>9} {'vs sqlite3':>11}")
+for (tool, fmt), values in runs.items():
+    wall = statistics.median(w for w, _ in values)
+    rss = max(r for _, r in values) / 1024
+    rate = rows / wall if wall > 0 else float("inf")
+    ratio = wall / base if base > 0 else float("inf")
+    print(f"{tool:<8} {fmt:<7} {wall:>9.2f} {rate:>11,.0f} {rss:>9.1f} {ratio:>10.2f}x")
+rate = rows / limit_wall if limit_wall > 0 else float("inf")
+print(f"SQLite's own limit (INSERT ... SELECT of the same rows, same table and indexes, no parsing): "
+      f"{limit_wall:.2f} s, {rate:,.0f} records/s, {limit_rss / 1024:.1f} MiB")
+PY
+echo "raw runs: ${RESULTS#$ROOT/}" >&2
