@@ -1,9 +1,18 @@
 import ArgumentParser
+import FerryPipeline
 
 @main
 struct Ferry: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ferry",
-        abstract: "Import, export, migrate and verify data stores described by YAML models and jobs."
+        abstract: "Import, export, migrate and verify data stores described by YAML models and jobs.",
+        discussion: """
+            Exit codes: 0 success · 1 a step failed · 2 rejects over budget (step rolled back) · \
+            3 verification failed · 64 configuration or usage error (nothing was touched).
+            """,
+        version: "0.1.0",
+        subcommands: [
+            RunCommand.self, ValidateCommand.self, ImportCommand.self, StoreCommand.self, ModelCommand.self,
+        ]
     )
 }

@@ -1,0 +1,67 @@
+import ArgumentParser
+import FerryCore
+import FerryPipeline
+import Foundation
+
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run", abstract: "Run a job file's steps against its store.")
+
+    @Argument(help: ArgumentHelp("The job file.", valueName: "job.yml"))
+    var job: String
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() throws {
+        try runReportingErrors {
+            let parameters = try options.parameterValues()
+            let (job, model) = try loadAndValidate(jobPath: job, parameters: parameters)
+            let console = Console(quiet: options.quiet)
+            let runner = JobRunner(job: job, model: model)
+            runner.dryRun = options.dryRun
+            runner.progress = console
+            let report = runner.run()
+            if let path = options.report { try writeJSON(report, to: path) }
+            if let failed = report.steps.last(where: { $0.outcome == .failed }), let error = failed.error {
+                Console.printError(error)
+            } else if !options.quiet {
+                console.line("\(job.name): \(report.outcome) (\(report.steps.count) step\(report.steps.count == 1 ? "" : "s")) → \(job.store.path)")
+            }
+            return report.exitCode
+        }
+    }
+}
+
+struct ValidateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "validate", abstract: "Check a job, its model and its mappings without touching any data.")
+
+    @Argument(help: ArgumentHelp("The job file.", valueName: "job.yml"))
+    var job: String
+
+    @Option(name: .customLong("param"), help: ArgumentHelp("A job parameter for ${name}.", valueName: "name=value"))
+    var parameters: [String] = []
+
+    func run() throws {
+        try runReportingErrors {
+            var options = GlobalOptions()
+            options.parameters = parameters
+            let (job, model) = try loadAndValidate(jobPath: job, parameters: try options.parameterValues())
+            print("\(self.job): ok (\(job.steps.count) step\(job.steps.count == 1 ? "" : "s"), model \(model.name) version \(model.version))")
+            return 0
+        }
+    }
+}
+
+/// Loads a job and its model and checks them together; every problem is reported at once.
+func loadAndValidate(jobPath: String, parameters: [String: String]) throws -> (Job, ObjectModel) {
+    let job = try JobLoader().load(path: jobPath, parameters: parameters)
+    guard let modelPath = job.modelPath else {
+        throw FerryError(.invalidDefinition, "the job names no model", at: InputLocation(file: jobPath, line: 1, column: 1))
+    }
+    let bundle = try ModelLoader().load(path: modelPath)
+    let model = bundle.current
+    let problems = JobValidator().validate(job, model: model)
+    if !problems.isEmpty { throw FerryErrors(problems) }
+    return (job, model)
+}

@@ -1,0 +1,140 @@
+import FerryCore
+import FerryPipeline
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Where the CLI's human output goes: a progress line on a terminal, plain lines otherwise
+/// (cron, CI logs), nothing but errors with `--quiet`.
+final class Console: ProgressObserver {
+    let quiet: Bool
+    let isTerminal: Bool
+    private var title = ""
+    private var started = ContinuousClock.now
+    private var lastDraw = ContinuousClock.now
+    private var drewProgress = false
+
+    init(quiet: Bool) {
+        self.quiet = quiet
+        isTerminal = isatty(2) == 1 && ProcessInfo.processInfo.environment["TERM"] != "dumb"
+    }
+
+    static func printError(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    func line(_ text: String) {
+        guard !quiet else { return }
+        clearProgress()
+        print(text)
+        fflush(stdout)
+    }
+
+    // MARK: ProgressObserver
+
+    func stepStarted(index: Int, of total: Int, title: String) {
+        self.title = "[\(index)/\(total)] \(title)"
+        started = .now
+        lastDraw = .now
+        if !quiet && !isTerminal { line("\(self.title) ...") }
+    }
+
+    func stepProgress(read: Int, rejected: Int) {
+        guard !quiet, isTerminal else { return }
+        let now = ContinuousClock.now
+        guard now - lastDraw > .milliseconds(200) else { return }
+        lastDraw = now
+        let elapsed = (now - started).secondsValue
+        let rate = elapsed > 0 ? Int(Double(read) / elapsed) : 0
+        let text = "\(title)  \(Console.grouped(read)) records  \(Console.grouped(rate))/s  \(Console.grouped(rejected)) rejected"
+        FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
+        drewProgress = true
+    }
+
+    func stepFinished(_ report: StepReport) {
+        clearProgress()
+        guard !quiet else { return }
+        line(Console.summary(report))
+    }
+
+    private func clearProgress() {
+        if drewProgress {
+            FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+            drewProgress = false
+        }
+    }
+
+    /// One line per step: what it read and what became of every record.
+    static func summary(_ report: StepReport) -> String {
+        var text = "step \(report.index) \(report.kind)"
+        if let entity = report.entity { text += " \(entity)" }
+        if let source = report.source { text += " from \(source)" }
+        switch report.outcome {
+        case .succeeded: text += ": "
+        case .dryRun: text += " (dry run, rolled back): "
+        case .failed: text += " FAILED: "
+        }
+        text += "read \(grouped(report.read)), inserted \(grouped(report.inserted)), updated \(grouped(report.updated)), "
+        text += "skipped \(grouped(report.skipped)), rejected \(grouped(report.rejected)) "
+        text += "in \(String(format: "%.2f", report.elapsedSeconds)) s"
+        if report.outcome != .failed { text += " (\(grouped(Int(report.recordsPerSecond))) records/s)" }
+        if let rejects = report.rejectsFile, report.rejected > 0 { text += "; rejects in \(rejects)" }
+        return text
+    }
+
+    static func grouped(_ value: Int) -> String {
+        let digits = String(abs(value))
+        var out = ""
+        for (i, c) in digits.reversed().enumerated() {
+            if i > 0 && i % 3 == 0 { out.append(",") }
+            out.append(c)
+        }
+        return (value < 0 ? "-" : "") + String(out.reversed())
+    }
+}
+
+extension Duration {
+    var secondsValue: Double {
+        let (s, atto) = components
+        return Double(s) + Double(atto) / 1e18
+    }
+}
+
+/// Runs a command body, printing ferry errors as `file:line:column: error: …` and exiting with
+/// the documented code.
+func runReportingErrors(_ body: () throws -> Int32) throws {
+    let code: Int32
+    do {
+        code = try body()
+    } catch let error as FerryError {
+        Console.printError(error.description)
+        code = ExitStatus.code(for: error)
+    } catch let errors as FerryErrors {
+        Console.printError(errors.description)
+        code = ExitStatus.code(for: errors)
+    } catch let failure as ImportStepFailure {
+        Console.printError("\(failure.error)")
+        code = ExitStatus.code(for: failure)
+    }
+    if code != 0 { throw ExitCode(code) }
+}
+
+/// Writes a report as pretty, key-sorted JSON.
+func writeJSON(_ value: some Encodable, to path: String) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    let data = try encoder.encode(value)
+    do {
+        if path == "-" {
+            FileHandle.standardOutput.write(data + Data("\n".utf8))
+        } else {
+            try (data + Data("\n".utf8)).write(to: URL(fileURLWithPath: path))
+        }
+    } catch {
+        throw FerryError(.io, "cannot write report '\(path)': \(error.localizedDescription)")
+    }
+}
