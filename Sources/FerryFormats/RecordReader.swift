@@ -44,13 +44,19 @@ public struct SourceRecord: Sendable {
     /// The record's bytes exactly as they appear in the input (for rejects files), without the
     /// trailing record separator.
     public var raw: String
+    /// A problem that makes this record invalid while the input as a whole can still be read
+    /// (a CSV row with the wrong number of fields, a stray quote, invalid UTF-8), with the exact
+    /// location of the problem. The consumer rejects such a record and continues; nil when the
+    /// record is well formed.
+    public var problem: FerryError?
 
-    public init(number: Int, line: Int, column: Int = 1, fields: [Field?], raw: String) {
+    public init(number: Int, line: Int, column: Int = 1, fields: [Field?], raw: String, problem: FerryError? = nil) {
         self.number = number
         self.line = line
         self.column = column
         self.fields = fields
         self.raw = raw
+        self.problem = problem
     }
 
     /// The field at a reader field index, or nil when absent.
