@@ -287,7 +287,12 @@ public final class CSVReader: RecordReader {
     // MARK: - Records
 
     private func makeRecord() -> SourceRecord {
+        // Work on locals: stored properties of a class pay for exclusivity checks per access.
+        var fields = self.fields
+        self.fields = []
         fields.removeAll(keepingCapacity: true)
+        defer { self.fields = fields }
+        let spans = self.spans
         let base = buffer + recordStart
         let number = recordCount
         var problem: FerryError? = scanProblem.map { scanError($0, record: number) }
@@ -340,10 +345,11 @@ public final class CSVReader: RecordReader {
 
     /// The field's text with doubled quotes undone, or nil when it is not valid UTF-8.
     private func text(_ start: UnsafePointer<UInt8>, _ length: Int, escaped: Bool) -> String? {
-        if !escaped {
-            return String(validating: UnsafeBufferPointer(start: start, count: length), as: UTF8.self)
-        }
+        if !escaped { return validString(start, length) }
         let quote = options.quote
+        var unescaped = self.unescaped
+        self.unescaped = []
+        defer { self.unescaped = unescaped }
         unescaped.removeAll(keepingCapacity: true)
         var index = 0
         while index < length {
@@ -351,7 +357,9 @@ public final class CSVReader: RecordReader {
             unescaped.append(byte)
             index += byte == quote ? 2 : 1
         }
-        return unescaped.withUnsafeBufferPointer { String(validating: $0, as: UTF8.self) }
+        return unescaped.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress.flatMap { validString($0, buffer.count) } ?? ""
+        }
     }
 
     // MARK: - Errors
@@ -484,7 +492,10 @@ public final class CSVReader: RecordReader {
 
     /// Scans one record into `spans`, `recordStart`, `recordEnd`, reading more input as needed.
     private func scanRecord() throws -> Outcome {
+        var spans = self.spans
+        self.spans = []
         spans.removeAll(keepingCapacity: true)
+        defer { self.spans = spans }
         scanProblem = nil
         if skipLF || !bomChecked { try leadIn() }
 
@@ -653,6 +664,31 @@ public final class CSVReader: RecordReader {
         lineStart = ls
         return recordEnd == recordStart && spans.count == 1 && !spans[0].quoted ? .blank : .record
     }
+}
+
+/// The bytes as a string, or nil when they are not valid UTF-8 (never repaired).
+///
+/// Non-generic on purpose: `String(validating:as:)` goes through generic metadata lookups
+/// that cost more than the parse itself.
+func validString(_ start: UnsafePointer<UInt8>, _ length: Int) -> String? {
+    if !isASCII(start, length) && firstInvalidUTF8(start, length) != length { return nil }
+    return String(decoding: UnsafeBufferPointer(start: start, count: length), as: UTF8.self)
+}
+
+/// True when no byte has its high bit set; checks eight bytes at a time.
+func isASCII(_ start: UnsafePointer<UInt8>, _ length: Int) -> Bool {
+    let raw = UnsafeRawPointer(start)
+    var index = 0
+    var bits: UInt64 = 0
+    while index + 8 <= length {
+        bits |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+        index += 8
+    }
+    while index < length {
+        bits |= UInt64(start[index])
+        index += 1
+    }
+    return bits & 0x8080_8080_8080_8080 == 0
 }
 
 /// The offset of the first byte that does not belong to a valid UTF-8 sequence (`length` if
