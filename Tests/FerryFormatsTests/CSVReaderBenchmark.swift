@@ -6,9 +6,10 @@ import FerryFormats
 
 /// Parsing throughput, not a timed unit test: runs only when `FERRY_CSV_BENCH` names a file
 /// (generated on first use: 1M rows, 9 columns, ~120 MB, with quoted commas, doubled quotes
-/// and a few embedded newlines). Run it on a release build:
+/// and a few embedded newlines). Run it on a release build (the test target uses `@testable`,
+/// hence `-enable-testing`; `swift test -c release` without `--skip-build` does the same):
 ///
-///     swift build -c release --build-tests
+///     swift build -c release --build-tests -Xswiftc -enable-testing
 ///     FERRY_CSV_BENCH=/tmp/ferry-bench.csv swift test -c release --skip-build --filter CSVReaderBenchmark
 @Suite("CSVReaderBenchmark")
 struct CSVReaderBenchmark {
