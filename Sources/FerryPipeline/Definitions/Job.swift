@@ -1,4 +1,5 @@
 import FerryCore
+import FerryFormats
 
 /// A job file: a store, a model and the steps to run on them.
 public struct Job: Sendable {
@@ -82,25 +83,6 @@ public enum DataFormat: String, Sendable, Hashable, CaseIterable {
         case "ndjson", "jsonl": self = .ndjson
         default: return nil
         }
-    }
-}
-
-/// Options for reading CSV.
-public struct CSVOptions: Sendable, Hashable {
-    /// The field delimiter (one byte); `\t` for TSV.
-    public var delimiter: UInt8 = UInt8(ascii: ",")
-    /// The quote character (one byte).
-    public var quote: UInt8 = UInt8(ascii: "\"")
-    /// Whether the first row names the columns.
-    public var hasHeader: Bool = true
-    /// Column names when there is no header row (or to replace the header's names).
-    public var columns: [String]? = nil
-
-    public init(delimiter: UInt8 = UInt8(ascii: ","), quote: UInt8 = UInt8(ascii: "\""), hasHeader: Bool = true, columns: [String]? = nil) {
-        self.delimiter = delimiter
-        self.quote = quote
-        self.hasHeader = hasHeader
-        self.columns = columns
     }
 }
 

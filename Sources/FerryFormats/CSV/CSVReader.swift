@@ -1,0 +1,723 @@
+public import FerryCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A streaming RFC 4180 CSV reader.
+///
+/// Reads its input in chunks into a window that holds at most the record being read, so memory
+/// is bounded by the longest record, never by the file. It understands quoted fields, doubled
+/// quotes, delimiters and line breaks inside quotes, CRLF / LF / CR record terminators, a UTF-8
+/// byte order mark, a header row or given column names, and any one-byte delimiter and quote.
+/// Blank lines are skipped (but counted for line numbers).
+///
+/// Unquoted fields equal to one of ``CSVOptions/nullTokens`` read as ``FieldValue/null``;
+/// every other field is ``FieldValue/text(_:)``.
+///
+/// Problems come in two kinds:
+/// - input that cannot be read on (a quoted field that is never closed, a bad header, a record
+///   longer than the sanity limit, an I/O error) is thrown as a ``FerryError``;
+/// - a record that is malformed on its own (wrong number of fields, a stray quote, text after
+///   a closing quote, invalid UTF-8) is returned with ``SourceRecord/problem`` set, so that the
+///   importer can reject it and continue.
+///
+/// ```swift
+/// let reader = try CSVReader(path: "customers.csv", options: CSVOptions())
+/// try reader.prepare()
+/// let email = reader.fieldIndex(of: "email")
+/// while let record = try reader.next() {
+///     if let problem = record.problem { reject(record, problem); continue }
+///     print(record[email]?.value ?? .null)
+/// }
+/// ```
+public final class CSVReader: RecordReader {
+    /// The default number of bytes read at a time.
+    static let defaultChunkSize = 256 * 1024
+    /// The default limit on one record's length: a runaway quote must not eat all memory.
+    static let defaultMaxRecordBytes = 64 * 1024 * 1024
+
+    public var sourceName: String { input.name }
+    public private(set) var fieldNames: [String] = []
+
+    private let input: InputFile
+    private let options: CSVOptions
+    /// Bytes asked of `read(2)` at a time.
+    let chunkSize: Int
+    /// The longest record (in bytes, without its terminator) accepted before throwing.
+    let maxRecordBytes: Int
+
+    // MARK: - Byte window
+
+    /// The window: `buffer[0..<dataEnd]` holds bytes read and not yet dropped.
+    private var buffer: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    private var dataEnd = 0
+    /// The largest window capacity so far (for tests of the memory bound).
+    private(set) var highWaterMark: Int
+    private var atEnd = false
+    /// Byte classes: 0 plain, 1 delimiter, 2 LF, 3 CR, 4 quote.
+    private let byteClass: UnsafeMutablePointer<UInt8>
+
+    // MARK: - Position
+
+    /// Next byte to scan (absolute index into `buffer`).
+    private var pos = 0
+    /// 1-based line of `pos`.
+    private var line = 1
+    /// Index of the first byte of the line `pos` is on (may be negative after the window moved
+    /// past it; only differences matter).
+    private var lineStart = 0
+    /// The previous record ended with CR: an LF that follows belongs to it.
+    private var skipLF = false
+    private var bomChecked = false
+
+    // MARK: - Current record
+
+    private struct Span {
+        /// Content range relative to the record's start (without the quotes of a quoted field).
+        var start: Int
+        var end: Int
+        var line: Int
+        var column: Int
+        var quoted: Bool
+        /// The content holds doubled quotes to undo.
+        var escaped: Bool
+    }
+
+    private enum ProblemKind {
+        case strayQuote, textAfterQuote
+    }
+
+    private var spans: [Span] = []
+    private var recordStart = 0
+    private var recordEnd = 0
+    private var recordLine = 1
+    /// Where the record's terminator (or the end of input) is: for "too few fields".
+    private var endLine = 1
+    private var endColumn = 1
+    private var scanProblem: (kind: ProblemKind, line: Int, column: Int)?
+    private var scanningHeader = false
+
+    private var recordCount = 0
+    private var lastRecordLine = 0
+    private var fields: [Field?] = []
+    private var unescaped: [UInt8] = []
+
+    // MARK: - Names
+
+    private var prepared = false
+    private var prepareError: FerryError?
+    private var columnCount = 0
+    private var indexByName: [String: Int] = [:]
+    private var otherNames: [String: Int] = [:]
+
+    // MARK: - Null tokens
+
+    private let emptyIsNull: Bool
+    private let tokenBytes: [[UInt8]]
+    private let longestToken: Int
+
+    // MARK: - Life cycle
+
+    /// A reader over an open input.
+    public convenience init(input: InputFile, options: CSVOptions) {
+        self.init(input: input, options: options, chunkSize: Self.defaultChunkSize)
+    }
+
+    /// Opens `path` (`-` for standard input) and reads it as CSV.
+    public convenience init(path: String, options: CSVOptions) throws {
+        self.init(input: try InputFile(path: path), options: options)
+    }
+
+    /// A reader with a given chunk size and record limit (tests use tiny ones).
+    init(input: InputFile, options: CSVOptions, chunkSize: Int, maxRecordBytes: Int = CSVReader.defaultMaxRecordBytes) {
+        self.input = input
+        self.options = options
+        self.chunkSize = max(1, chunkSize)
+        self.maxRecordBytes = max(1, maxRecordBytes)
+        capacity = max(self.chunkSize, 16)
+        buffer = .allocate(capacity: capacity)
+        highWaterMark = capacity
+        byteClass = .allocate(capacity: 256)
+        byteClass.initialize(repeating: 0, count: 256)
+        byteClass[Int(options.delimiter)] = 1
+        byteClass[10] = 2
+        byteClass[13] = 3
+        byteClass[Int(options.quote)] = 4
+        emptyIsNull = options.nullTokens.contains("")
+        tokenBytes = options.nullTokens.filter { !$0.isEmpty }.map { Array($0.utf8) }
+        longestToken = tokenBytes.map(\.count).max() ?? 0
+    }
+
+    deinit {
+        buffer.deallocate()
+        byteClass.deallocate()
+    }
+
+    // MARK: - RecordReader
+
+    public func fieldIndex(of name: String) -> Int {
+        if !prepared { try? prepare() }
+        if let index = indexByName[name] ?? otherNames[name] { return index }
+        let index = columnCount + otherNames.count
+        otherNames[name] = index
+        return index
+    }
+
+    public func hasField(_ name: String) -> Bool {
+        indexByName[name] != nil
+    }
+
+    public var currentLocation: InputLocation {
+        if recordCount > 0 {
+            return InputLocation(file: sourceName, line: lastRecordLine, column: 1, record: recordCount)
+        }
+        return InputLocation(file: sourceName, line: line, column: pos - lineStart + 1)
+    }
+
+    /// Reads the header row (or takes the given column names). Called by ``next()`` if needed.
+    public func prepare() throws {
+        if prepared {
+            if let prepareError { throw prepareError }
+            return
+        }
+        prepared = true
+        do {
+            try readNames()
+        } catch let error as FerryError {
+            prepareError = error
+            throw error
+        }
+    }
+
+    public func next() throws -> SourceRecord? {
+        if !prepared || prepareError != nil { try prepare() }
+        while true {
+            switch try scanRecord() {
+            case .end:
+                return nil
+            case .blank:
+                continue
+            case .record:
+                recordCount += 1
+                lastRecordLine = recordLine
+                return makeRecord()
+            }
+        }
+    }
+
+    // MARK: - Header
+
+    private func readNames() throws {
+        let o = options
+        guard o.delimiter != o.quote, o.delimiter != 10, o.delimiter != 13, o.quote != 10, o.quote != 13 else {
+            throw FerryError(
+                .invalidDefinition,
+                "CSV delimiter and quote must be two different characters other than a line break",
+                at: InputLocation(file: sourceName)
+            )
+        }
+        if let columns = options.columns {
+            var seen = Set<String>()
+            for name in columns {
+                guard !name.isEmpty else {
+                    throw FerryError(.invalidDefinition, "empty column name in 'columns'", at: InputLocation(file: sourceName))
+                }
+                guard seen.insert(name).inserted else {
+                    throw FerryError(.invalidDefinition, "duplicate column name '\(name)' in 'columns'", at: InputLocation(file: sourceName))
+                }
+            }
+        } else if !options.hasHeader {
+            throw FerryError(
+                .invalidDefinition,
+                "CSV without a header row needs 'columns' to name its fields",
+                at: InputLocation(file: sourceName)
+            )
+        }
+
+        var names: [String] = []
+        if options.hasHeader {
+            scanningHeader = true
+            defer { scanningHeader = false }
+            var outcome = try scanRecord()
+            while outcome == .blank { outcome = try scanRecord() }
+            if outcome == .record {
+                names = try headerNames()
+            }
+        }
+        if let columns = options.columns { names = columns }
+        fieldNames = names
+        columnCount = names.count
+        indexByName = [:]
+        for (index, name) in names.enumerated() { indexByName[name] = index }
+        // Names asked for before the header was known move after the columns.
+        var moved: [String: Int] = [:]
+        for name in otherNames.keys.sorted() where indexByName[name] == nil {
+            moved[name] = columnCount + moved.count
+        }
+        otherNames = moved
+    }
+
+    private func headerNames() throws -> [String] {
+        if let problem = scanProblem {
+            throw scanError(problem, record: nil)
+        }
+        var names: [String] = []
+        var seen = Set<String>()
+        let base = buffer + recordStart
+        for (index, span) in spans.enumerated() {
+            guard let name = text(base + span.start, span.end - span.start, escaped: span.escaped) else {
+                throw utf8Error(span: span, fieldName: nil, record: nil, header: true)
+            }
+            let location = InputLocation(file: sourceName, line: span.line, column: span.column)
+            guard !name.isEmpty else {
+                throw FerryError(.invalidInput, "column \(index + 1) of the header has an empty name", at: location)
+            }
+            guard seen.insert(name).inserted else {
+                throw FerryError(.invalidInput, "duplicate column name '\(name)' in the header", at: location)
+            }
+            names.append(name)
+        }
+        return names
+    }
+
+    // MARK: - Records
+
+    private func makeRecord() -> SourceRecord {
+        // Work on locals: stored properties of a class pay for exclusivity checks per access.
+        var fields = self.fields
+        self.fields = []
+        fields.removeAll(keepingCapacity: true)
+        defer { self.fields = fields }
+        let spans = self.spans
+        let base = buffer + recordStart
+        let number = recordCount
+        var problem: FerryError? = scanProblem.map { scanError($0, record: number) }
+        let count = min(spans.count, columnCount)
+        for index in 0..<count {
+            let span = spans[index]
+            let start = base + span.start
+            let length = span.end - span.start
+            let value: FieldValue
+            if !span.quoted && isNullToken(start, length) {
+                value = .null
+            } else if let string = text(start, length, escaped: span.escaped) {
+                value = .text(string)
+            } else {
+                value = .text(String(decoding: UnsafeBufferPointer(start: start, count: length), as: UTF8.self))
+                if problem == nil {
+                    problem = utf8Error(span: span, fieldName: fieldNames[index], record: number, header: false)
+                }
+            }
+            fields.append(Field(value: value, line: span.line, column: span.column))
+        }
+        if problem == nil && spans.count != columnCount {
+            let location: InputLocation
+            if spans.count > columnCount {
+                let extra = spans[columnCount]
+                location = InputLocation(file: sourceName, line: extra.line, column: extra.column, record: number)
+            } else {
+                location = InputLocation(file: sourceName, line: endLine, column: endColumn, record: number)
+            }
+            problem = FerryError(
+                .invalidInput,
+                "expected \(columnCount) field\(columnCount == 1 ? "" : "s") but found \(spans.count)",
+                at: location
+            )
+        }
+        let raw = String(decoding: UnsafeBufferPointer(start: base, count: recordEnd - recordStart), as: UTF8.self)
+        return SourceRecord(number: number, line: recordLine, column: 1, fields: fields, raw: raw, problem: problem)
+    }
+
+    private func isNullToken(_ start: UnsafePointer<UInt8>, _ length: Int) -> Bool {
+        if length == 0 { return emptyIsNull }
+        if length > longestToken { return false }
+        for token in tokenBytes where token.count == length {
+            var index = 0
+            while index < length && token[index] == start[index] { index += 1 }
+            if index == length { return true }
+        }
+        return false
+    }
+
+    /// The field's text with doubled quotes undone, or nil when it is not valid UTF-8.
+    private func text(_ start: UnsafePointer<UInt8>, _ length: Int, escaped: Bool) -> String? {
+        if !escaped { return validString(start, length) }
+        let quote = options.quote
+        var unescaped = self.unescaped
+        self.unescaped = []
+        defer { self.unescaped = unescaped }
+        unescaped.removeAll(keepingCapacity: true)
+        var index = 0
+        while index < length {
+            let byte = start[index]
+            unescaped.append(byte)
+            index += byte == quote ? 2 : 1
+        }
+        return unescaped.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress.flatMap { validString($0, buffer.count) } ?? ""
+        }
+    }
+
+    // MARK: - Errors
+
+    private func scanError(_ problem: (kind: ProblemKind, line: Int, column: Int), record: Int?) -> FerryError {
+        let message: String
+        switch problem.kind {
+        case .strayQuote:
+            message = "unexpected \(quoteName) in an unquoted field"
+        case .textAfterQuote:
+            message = "unexpected text after the closing \(quoteName) of a field"
+        }
+        return FerryError(
+            .invalidInput,
+            scanningHeader ? message + " of the header" : message,
+            at: InputLocation(file: sourceName, line: problem.line, column: problem.column, record: record)
+        )
+    }
+
+    private var quoteName: String {
+        let quote = options.quote
+        return quote >= 0x20 && quote < 0x7F ? "quote \(String(UnicodeScalar(quote)))" : "quote"
+    }
+
+    /// Points at the first byte of the field's text that is not valid UTF-8.
+    private func utf8Error(span: Span, fieldName: String?, record: Int?, header: Bool) -> FerryError {
+        let base = UnsafePointer(buffer + recordStart)
+        // Walk from the field's first byte (its opening quote if any) to the bad byte.
+        let fieldStart = span.start - (span.quoted ? 1 : 0)
+        let bad = span.start + firstInvalidUTF8(base + span.start, span.end - span.start)
+        var line = span.line
+        var column = span.column
+        var index = fieldStart
+        while index < bad {
+            let byte = base[index]
+            if byte == 10 || (byte == 13 && !(index + 1 < bad && base[index + 1] == 10)) {
+                line += 1
+                column = 1
+            } else if byte != 13 {
+                column += 1
+            }
+            index += 1
+        }
+        let hex = String(base[bad], radix: 16, uppercase: true)
+        let byte = "0x" + (hex.count == 1 ? "0" + hex : hex)
+        let message: String
+        if header {
+            message = "invalid UTF-8 (byte \(byte)) in the header"
+        } else if let fieldName {
+            message = "invalid UTF-8 (byte \(byte)) in field '\(fieldName)'"
+        } else {
+            message = "invalid UTF-8 (byte \(byte))"
+        }
+        return FerryError(.invalidInput, message, at: InputLocation(file: sourceName, line: line, column: column, record: record))
+    }
+
+    private func tooLongError(fieldLine: Int, fieldColumn: Int) -> FerryError {
+        let mib = 1024 * 1024
+        let limit = maxRecordBytes % mib == 0 ? "\(maxRecordBytes / mib) MiB" : "\(maxRecordBytes) bytes"
+        return FerryError(
+            .invalidInput,
+            "record is longer than \(limit) (is a quote not closed?)",
+            at: InputLocation(file: sourceName, line: fieldLine, column: fieldColumn, record: scanningHeader ? nil : recordCount + 1)
+        )
+    }
+
+    // MARK: - Window
+
+    /// Drops the bytes before `keep`, then reads one chunk after the rest. Returns how far the
+    /// kept bytes moved left (subtract from every absolute index) and the number of bytes read.
+    private func refill(keep: Int) throws -> (shift: Int, read: Int) {
+        if atEnd { return (0, 0) }
+        let live = dataEnd - keep
+        if keep > 0 {
+            if live > 0 { memmove(buffer, buffer + keep, live) }
+            dataEnd = live
+        }
+        if capacity - live < chunkSize {
+            let newCapacity = max(capacity * 2, live + chunkSize)
+            let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+            grown.update(from: buffer, count: live)
+            buffer.deallocate()
+            buffer = grown
+            capacity = newCapacity
+            highWaterMark = max(highWaterMark, capacity)
+        }
+        let count = try input.read(into: buffer + live, count: chunkSize)
+        dataEnd = live + count
+        if count == 0 { atEnd = true }
+        return (keep, count)
+    }
+
+    /// Skips the LF of a CRLF split from its CR, and the byte order mark.
+    private func leadIn() throws {
+        if !bomChecked {
+            bomChecked = true
+            while dataEnd - pos < 3 && !atEnd {
+                let (shift, _) = try refill(keep: pos)
+                pos -= shift
+                lineStart -= shift
+            }
+            if dataEnd - pos >= 3 && buffer[pos] == 0xEF && buffer[pos + 1] == 0xBB && buffer[pos + 2] == 0xBF {
+                pos += 3
+                lineStart = pos
+            }
+        }
+        if skipLF {
+            if pos == dataEnd {
+                let (shift, _) = try refill(keep: pos)
+                pos -= shift
+                lineStart -= shift
+            }
+            if pos < dataEnd && buffer[pos] == 10 {
+                pos += 1
+                lineStart = pos
+            }
+            skipLF = false
+        }
+    }
+
+    // MARK: - Scanner
+
+    private enum Outcome {
+        case record, blank, end
+    }
+
+    private enum State {
+        case fieldStart, unquoted, quoted, quotedAfterCR, quoteInQuoted
+    }
+
+    /// Scans one record into `spans`, `recordStart`, `recordEnd`, reading more input as needed.
+    private func scanRecord() throws -> Outcome {
+        var spans = self.spans
+        self.spans = []
+        spans.removeAll(keepingCapacity: true)
+        defer { self.spans = spans }
+        scanProblem = nil
+        if skipLF || !bomChecked { try leadIn() }
+
+        let classes = UnsafePointer(byteClass)
+        var base = buffer
+        var end = dataEnd
+        var p = pos
+        var rs = p
+        var lineNumber = line
+        var ls = lineStart
+        var state = State.fieldStart
+        var fieldStart = p
+        var fieldLine = lineNumber
+        var fieldColumn = p - ls + 1
+        var contentStart = p
+        var escaped = false
+        var terminatorIsCR = false
+        recordLine = lineNumber
+
+        scan: while true {
+            if p == end {
+                if end - rs >= maxRecordBytes {
+                    throw tooLongError(fieldLine: fieldLine, fieldColumn: fieldColumn)
+                }
+                let (shift, count) = try refill(keep: rs)
+                p -= shift
+                rs -= shift
+                ls -= shift
+                fieldStart -= shift
+                contentStart -= shift
+                base = buffer
+                end = dataEnd
+                if count == 0 {
+                    // End of input.
+                    switch state {
+                    case .fieldStart:
+                        if spans.isEmpty {
+                            pos = p
+                            lineStart = ls
+                            return .end
+                        }
+                        contentStart = p
+                    case .unquoted:
+                        break
+                    case .quoted, .quotedAfterCR:
+                        line = lineNumber
+                        throw FerryError(
+                            .invalidInput,
+                            "quoted field is not closed before the end of the input",
+                            at: InputLocation(
+                                file: sourceName, line: fieldLine, column: fieldColumn,
+                                record: scanningHeader ? nil : recordCount + 1
+                            )
+                        )
+                    case .quoteInQuoted:
+                        spans.append(
+                            Span(start: contentStart - rs, end: p - 1 - rs, line: fieldLine, column: fieldColumn, quoted: true, escaped: escaped)
+                        )
+                        break scan
+                    }
+                    spans.append(Span(start: contentStart - rs, end: p - rs, line: fieldLine, column: fieldColumn, quoted: false, escaped: false))
+                    break scan
+                }
+                continue
+            }
+            switch state {
+            case .fieldStart:
+                if classes[Int(base[p])] == 4 {
+                    p += 1
+                    contentStart = p
+                    state = .quoted
+                } else {
+                    contentStart = p
+                    state = .unquoted
+                }
+            case .unquoted:
+                while p < end && classes[Int(base[p])] == 0 { p += 1 }
+                if p == end { continue scan }
+                switch classes[Int(base[p])] {
+                case 1:
+                    spans.append(Span(start: contentStart - rs, end: p - rs, line: fieldLine, column: fieldColumn, quoted: false, escaped: false))
+                    p += 1
+                    fieldStart = p
+                    fieldLine = lineNumber
+                    fieldColumn = p - ls + 1
+                    escaped = false
+                    state = .fieldStart
+                case 4:
+                    if scanProblem == nil { scanProblem = (.strayQuote, lineNumber, p - ls + 1) }
+                    p += 1
+                default:
+                    spans.append(Span(start: contentStart - rs, end: p - rs, line: fieldLine, column: fieldColumn, quoted: false, escaped: false))
+                    terminatorIsCR = base[p] == 13
+                    break scan
+                }
+            case .quoted:
+                while p < end && classes[Int(base[p])] < 2 { p += 1 }
+                if p == end { continue scan }
+                switch classes[Int(base[p])] {
+                case 4:
+                    p += 1
+                    state = .quoteInQuoted
+                case 2:
+                    p += 1
+                    lineNumber += 1
+                    ls = p
+                default:
+                    p += 1
+                    lineNumber += 1
+                    ls = p
+                    state = .quotedAfterCR
+                }
+            case .quotedAfterCR:
+                if base[p] == 10 {
+                    p += 1
+                    ls = p
+                }
+                state = .quoted
+            case .quoteInQuoted:
+                switch classes[Int(base[p])] {
+                case 4:
+                    escaped = true
+                    p += 1
+                    state = .quoted
+                case 1:
+                    spans.append(Span(start: contentStart - rs, end: p - 1 - rs, line: fieldLine, column: fieldColumn, quoted: true, escaped: escaped))
+                    p += 1
+                    fieldStart = p
+                    fieldLine = lineNumber
+                    fieldColumn = p - ls + 1
+                    escaped = false
+                    state = .fieldStart
+                case 2, 3:
+                    spans.append(Span(start: contentStart - rs, end: p - 1 - rs, line: fieldLine, column: fieldColumn, quoted: true, escaped: escaped))
+                    terminatorIsCR = base[p] == 13
+                    break scan
+                default:
+                    // `"abc"x`: keep the field's bytes as they are and report the record.
+                    if scanProblem == nil { scanProblem = (.textAfterQuote, lineNumber, p - ls + 1) }
+                    contentStart = fieldStart
+                    escaped = false
+                    state = .unquoted
+                }
+            }
+        }
+
+        // Here `p` is at the terminator, or at the end of the input.
+        recordStart = rs
+        recordEnd = p
+        endLine = lineNumber
+        endColumn = p - ls + 1
+        if p < end {
+            p += 1
+            if terminatorIsCR {
+                if p < end {
+                    if base[p] == 10 { p += 1 }
+                } else {
+                    skipLF = true
+                }
+            }
+            lineNumber += 1
+            ls = p
+        }
+        pos = p
+        line = lineNumber
+        lineStart = ls
+        return recordEnd == recordStart && spans.count == 1 && !spans[0].quoted ? .blank : .record
+    }
+}
+
+/// The bytes as a string, or nil when they are not valid UTF-8 (never repaired).
+///
+/// Non-generic on purpose: `String(validating:as:)` goes through generic metadata lookups
+/// that cost more than the parse itself.
+func validString(_ start: UnsafePointer<UInt8>, _ length: Int) -> String? {
+    if !isASCII(start, length) && firstInvalidUTF8(start, length) != length { return nil }
+    return String(decoding: UnsafeBufferPointer(start: start, count: length), as: UTF8.self)
+}
+
+/// True when no byte has its high bit set; checks eight bytes at a time.
+func isASCII(_ start: UnsafePointer<UInt8>, _ length: Int) -> Bool {
+    let raw = UnsafeRawPointer(start)
+    var index = 0
+    var bits: UInt64 = 0
+    while index + 8 <= length {
+        bits |= raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+        index += 8
+    }
+    while index < length {
+        bits |= UInt64(start[index])
+        index += 1
+    }
+    return bits & 0x8080_8080_8080_8080 == 0
+}
+
+/// The offset of the first byte that does not belong to a valid UTF-8 sequence (`length` if
+/// there is none).
+func firstInvalidUTF8(_ start: UnsafePointer<UInt8>, _ length: Int) -> Int {
+    var index = 0
+    while index < length {
+        let byte = start[index]
+        if byte < 0x80 {
+            index += 1
+            continue
+        }
+        let count: Int
+        let minimum: UInt32
+        var scalar: UInt32
+        switch byte {
+        case 0xC2...0xDF: count = 2; minimum = 0x80; scalar = UInt32(byte & 0x1F)
+        case 0xE0...0xEF: count = 3; minimum = 0x800; scalar = UInt32(byte & 0x0F)
+        case 0xF0...0xF4: count = 4; minimum = 0x10000; scalar = UInt32(byte & 0x07)
+        default: return index
+        }
+        var next = index + 1
+        while next < index + count {
+            guard next < length, start[next] & 0xC0 == 0x80 else { return index }
+            scalar = scalar << 6 | UInt32(start[next] & 0x3F)
+            next += 1
+        }
+        if scalar < minimum || scalar > 0x10FFFF || (0xD800...0xDFFF).contains(scalar) { return index }
+        index = next
+    }
+    return length
+}
