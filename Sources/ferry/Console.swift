@@ -1,3 +1,4 @@
+import ArgumentParser
 import FerryCore
 import FerryPipeline
 import Foundation
@@ -31,7 +32,7 @@ final class Console: ProgressObserver {
         guard !quiet else { return }
         clearProgress()
         print(text)
-        fflush(stdout)
+        FileHandle.standardOutput.synchronizeFile()
     }
 
     // MARK: ProgressObserver

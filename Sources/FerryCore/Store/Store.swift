@@ -153,3 +153,20 @@ public final class Store: @unchecked Sendable {
         }
     }
 }
+
+extension Store {
+    /// Adds entities to an existing store, recording `model` (which must contain the store's
+    /// current entities unchanged plus `newEntities`) as its model. Used by `ferry import` without
+    /// `--model`, where each new file becomes a new table, as with sqlite-utils.
+    public static func addEntities(_ newEntities: [String], at path: String, model: ObjectModel) throws {
+        let connection = try Connection(path: path, create: false)
+        try configure(connection, busyTimeout: .seconds(30))
+        try connection.transaction(.immediate) {
+            let partial = ObjectModel(name: model.name, version: model.version, entities: model.entities.filter { newEntities.contains($0.name) })
+            for statement in StoreSchema.statements(for: partial) {
+                try connection.execute(statement)
+            }
+            try StoreMetadata.write(for: model, to: connection, createdAt: DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)))
+        }
+    }
+}

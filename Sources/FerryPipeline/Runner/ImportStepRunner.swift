@@ -15,12 +15,15 @@ public final class ImportStepRunner {
     public let jobName: String
     public weak var progress: (any ProgressObserver)?
     public var dryRun = false
+    /// A reader to use instead of opening `step.source` (e.g. one that replays sampled records).
+    private let givenReader: (any RecordReader)?
 
-    public init(step: ImportStep, store: Store, index: Int = 1, jobName: String = "import") {
+    public init(step: ImportStep, store: Store, index: Int = 1, jobName: String = "import", reader: (any RecordReader)? = nil) {
         self.step = step
         self.store = store
         self.index = index
         self.jobName = jobName
+        self.givenReader = reader
     }
 
     /// A dry run rolls everything back by throwing this out of the transaction.
@@ -35,7 +38,7 @@ public final class ImportStepRunner {
         let startedAt = DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000))
         var state = ImportState()
         do {
-            let reader = try ReaderFactory.open(step: step)
+            let reader = try givenReader ?? ReaderFactory.open(step: step)
             let rejects = try step.rejectsPath.map { try RejectsWriter(path: $0) }
             defer { try? rejects?.close() }
             if step.atomic || dryRun {

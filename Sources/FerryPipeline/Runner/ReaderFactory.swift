@@ -2,8 +2,16 @@ import FerryCore
 import FerryFormats
 
 /// Opens the streaming reader an import step needs.
-enum ReaderFactory {
-    static func open(step: ImportStep) throws -> any RecordReader {
-        throw FerryError(.internal, "no reader for \(step.format.rawValue) yet")
+public enum ReaderFactory {
+    public static func open(step: ImportStep) throws -> any RecordReader {
+        switch step.format {
+        case .csv:
+            var options = step.csv
+            // The step's null words apply to unquoted CSV fields; a quoted field is never null.
+            if !step.coercion.nullTokens.isEmpty { options.nullTokens = step.coercion.nullTokens }
+            return try CSVReader(path: step.source, options: options)
+        case .json, .ndjson:
+            throw FerryError(.internal, "no reader for \(step.format.rawValue) yet")
+        }
     }
 }

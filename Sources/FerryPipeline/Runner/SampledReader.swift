@@ -1,0 +1,40 @@
+import FerryCore
+import FerryFormats
+
+/// A reader that first replays records already read (a sample for model inference) and then
+/// continues with the underlying reader, so sampling needs no second pass over the input and
+/// works on standard input.
+public final class SampledReader: RecordReader {
+    private let base: any RecordReader
+    public private(set) var samples: [SourceRecord]
+    private var replayed = 0
+
+    /// Reads up to `count` records from `base` into memory (a bounded sample).
+    public init(_ base: any RecordReader, sampleSize count: Int) throws {
+        self.base = base
+        try base.prepare()
+        var samples: [SourceRecord] = []
+        while samples.count < count, let record = try base.next() {
+            samples.append(record)
+        }
+        self.samples = samples
+    }
+
+    public var sourceName: String { base.sourceName }
+    public var fieldNames: [String] { base.fieldNames }
+    public func fieldIndex(of name: String) -> Int { base.fieldIndex(of: name) }
+    public func hasField(_ name: String) -> Bool { base.hasField(name) }
+    public func prepare() throws {}
+    public var currentLocation: InputLocation { base.currentLocation }
+
+    public func next() throws -> SourceRecord? {
+        if replayed < samples.count {
+            defer {
+                replayed += 1
+                if replayed == samples.count { samples = [] }
+            }
+            return samples[replayed]
+        }
+        return try base.next()
+    }
+}

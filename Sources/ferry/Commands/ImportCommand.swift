@@ -1,0 +1,179 @@
+import ArgumentParser
+import FerryCore
+import FerryFormats
+import FerryPipeline
+import Foundation
+
+struct ImportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import one CSV, JSON or NDJSON file into a store, without a job file.",
+        discussion: """
+            Without --model, ferry infers a one-entity model from the data the way sqlite-utils \
+            does (column names from the header or keys, types from the first records) and records it \
+            in the store; a later import of another file into the same store adds a table.
+            """)
+
+    @Argument(help: ArgumentHelp("The data file (- for standard input).", valueName: "file"))
+    var file: String
+
+    @Option(help: "The store to import into (created when missing).")
+    var store: String
+
+    @Option(help: "The destination entity (default: the file's base name).")
+    var entity: String?
+
+    @Option(help: "A model bundle or model file; without it the model is inferred or taken from the store.")
+    var model: String?
+
+    @Option(help: "csv, json or ndjson (default: from the extension).")
+    var format: String?
+
+    @Option(help: "error, update, keep or replace.")
+    var onConflict: String = "error"
+
+    @Option(help: ArgumentHelp("Write rejected records here (NDJSON).", valueName: "file"))
+    var rejects: String?
+
+    @Option(help: ArgumentHelp("How many rejected records are tolerated (a count or N%).", valueName: "n"))
+    var maxRejects: String?
+
+    @Option(help: ArgumentHelp("A JSON pointer to the records array.", valueName: "pointer"))
+    var jsonPointer: String = ""
+
+    @Option(help: ArgumentHelp("The CSV delimiter (use \\t for tab).", valueName: "char"))
+    var delimiter: String = ","
+
+    @Option(name: .customLong("type"), help: ArgumentHelp("Override an inferred type.", valueName: "column=TYPE"))
+    var types: [String] = []
+
+    @Option(name: .customLong("unique"), help: ArgumentHelp("Add a uniqueness constraint to an inferred model.", valueName: "column[,column]"))
+    var unique: [String] = []
+
+    @Option(help: "How many records to sample when inferring types.")
+    var sample: Int = 1000
+
+    @Flag(help: "Skip validation rules (types are still checked).")
+    var noValidate = false
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() throws {
+        try runReportingErrors {
+            guard let conflict = ConflictPolicy(rawValue: onConflict) else {
+                throw FerryError(.usage, "--on-conflict must be one of error, update, keep, replace")
+            }
+            let formatName = format ?? URL(fileURLWithPath: file).pathExtension
+            guard let dataFormat = DataFormat(name: formatName) ?? DataFormat(pathExtension: formatName) else {
+                throw FerryError(.usage, "cannot tell the format of '\(file)'; pass --format csv|json|ndjson")
+            }
+            let entityName = entity ?? Self.identifier(from: file)
+            var step = ImportStep(source: file, format: dataFormat, entity: entityName)
+            step.onConflict = conflict
+            step.validate = !noValidate
+            step.jsonPointer = jsonPointer
+            step.rejectsPath = rejects
+            step.csv.delimiter = try Self.delimiterByte(delimiter)
+            step.maxRejects = try Self.budget(maxRejects, hasRejectsFile: rejects != nil)
+
+            let console = Console(quiet: options.quiet)
+            var reader: (any RecordReader)? = nil
+            let storeModel: ObjectModel
+            if let model {
+                storeModel = try ModelLoader().load(path: model).current
+                guard storeModel.entity(named: entityName) != nil else {
+                    throw FerryError(.usage, "model \(storeModel.name) has no entity '\(entityName)'; pass --entity (entities: \(storeModel.entityNames.joined(separator: ", ")))")
+                }
+            } else {
+                let existing = FileManager.default.fileExists(atPath: store) ? try Store.metadata(at: store)?.model : nil
+                if let existing, existing.entity(named: entityName) != nil {
+                    storeModel = existing
+                } else {
+                    let sampled = try SampledReader(ReaderFactory.open(step: step), sampleSize: max(1, sample))
+                    reader = sampled
+                    let overrides = try Self.typeOverrides(types)
+                    let constraints = unique.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
+                    let inferred = ModelInference.inferEntity(named: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples, overrides: overrides, unique: constraints)
+                    if let existing {
+                        var extended = existing
+                        extended.entities.append(inferred)
+                        extended.version = String((Int(existing.version) ?? 0) + 1)
+                        try Self.check(extended)
+                        try Store.addEntities([entityName], at: store, model: extended)
+                        storeModel = extended
+                    } else {
+                        let created = ObjectModel(name: entityName, version: "1", entities: [inferred])
+                        try Self.check(created)
+                        storeModel = created
+                    }
+                    if !options.quiet {
+                        console.line("inferred \(entityName): " + inferred.attributes.map { "\($0.name) \($0.type.rawValue)" }.joined(separator: ", "))
+                    }
+                }
+            }
+            let opened = try Store.open(at: store, model: storeModel)
+            let runner = ImportStepRunner(step: step, store: opened, index: 1, jobName: "ferry import", reader: reader)
+            runner.dryRun = options.dryRun
+            runner.progress = console
+            console.stepStarted(index: 1, of: 1, title: "import \(entityName) from \(file)")
+            var report = RunReport(job: "ferry import", jobFile: nil, store: store, model: storeModel.name, modelVersion: storeModel.version, dryRun: options.dryRun, startedAt: "")
+            do {
+                let stepReport = try runner.run()
+                report.steps = [stepReport]
+                report.outcome = stepReport.outcome.rawValue
+            } catch let failure as ImportStepFailure {
+                report.steps = [failure.report]
+                report.outcome = "failed"
+                report.exitCode = ExitStatus.code(for: failure)
+                if let path = options.report { try writeJSON(report, to: path) }
+                throw failure
+            }
+            if let path = options.report { try writeJSON(report, to: path) }
+            return 0
+        }
+    }
+
+    static func check(_ model: ObjectModel) throws {
+        let problems = ModelChecker.check(model)
+        if !problems.isEmpty { throw FerryErrors(problems) }
+    }
+
+    /// An identifier from a file's base name: `orders-2024.csv` → `orders_2024`.
+    static func identifier(from path: String) -> String {
+        let base = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+        var name = String(base.map { $0.isLetter || $0.isNumber || $0 == "_" ? $0 : "_" })
+        if name.isEmpty || name == "_" { name = "records" }
+        if let first = name.first, first.isNumber { name = "_" + name }
+        return name
+    }
+
+    static func delimiterByte(_ text: String) throws -> UInt8 {
+        if text == "\\t" || text == "tab" { return UInt8(ascii: "\t") }
+        guard text.utf8.count == 1, let byte = text.utf8.first else {
+            throw FerryError(.usage, "--delimiter must be one character, got '\(text)'")
+        }
+        return byte
+    }
+
+    static func budget(_ text: String?, hasRejectsFile: Bool) throws -> RejectBudget {
+        guard let text else { return hasRejectsFile ? .unlimited : .count(0) }
+        if !hasRejectsFile && text != "0" {
+            throw FerryError(.usage, "--max-rejects needs --rejects FILE: rejected records must go somewhere")
+        }
+        if text.hasSuffix("%"), let percent = Double(text.dropLast()) { return .percent(percent) }
+        if let count = Int(text), count >= 0 { return .count(count) }
+        throw FerryError(.usage, "--max-rejects must be a count or a percentage like 1%, got '\(text)'")
+    }
+
+    static func typeOverrides(_ items: [String]) throws -> [String: AttributeType] {
+        var result: [String: AttributeType] = [:]
+        for item in items {
+            let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, let type = AttributeType(name: parts[1]) else {
+                throw FerryError(.usage, "--type needs column=TYPE with a type such as int64, decimal, date; got '\(item)'")
+            }
+            result[parts[0]] = type
+        }
+        return result
+    }
+}

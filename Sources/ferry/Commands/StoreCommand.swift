@@ -1,0 +1,111 @@
+import ArgumentParser
+import FerryCore
+import FerryPipeline
+import Foundation
+
+struct StoreCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "store", abstract: "Inspect stores.", subcommands: [StoreInfoCommand.self])
+}
+
+struct StoreInfoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info", abstract: "Show a store's model, version, hashes, entity counts and recent runs.")
+
+    @Argument(help: ArgumentHelp("The store file.", valueName: "store"))
+    var store: String
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    @Option(help: "How many recent runs to show.")
+    var runs: Int = 10
+
+    struct Info: Encodable {
+        struct EntityInfo: Encodable {
+            var name: String
+            var count: Int
+            var hash: String?
+        }
+        struct RunInfo: Encodable {
+            var id: Int64
+            var job: String
+            var step: String
+            var entity: String?
+            var startedAt: String
+            var endedAt: String?
+            var outcome: String
+            var read, inserted, updated, skipped, rejected: Int64
+            enum CodingKeys: String, CodingKey {
+                case id, job, step, entity, outcome, read, inserted, updated, skipped, rejected
+                case startedAt = "started_at", endedAt = "ended_at"
+            }
+        }
+        var store: String
+        var model: String
+        var version: String
+        var modelHash: String
+        var formatVersion: Int
+        var createdAt: String?
+        var entities: [EntityInfo]
+        var runs: [RunInfo]
+        enum CodingKeys: String, CodingKey {
+            case store, model, version, entities, runs
+            case modelHash = "model_hash", formatVersion = "format_version", createdAt = "created_at"
+        }
+    }
+
+    func run() throws {
+        try runReportingErrors {
+            guard let metadata = try Store.metadata(at: store) else {
+                throw FerryError(.store, "'\(store)' is not a ferry store (it has no ferry metadata)")
+            }
+            let connection = try Connection(path: store, readOnly: true, create: false)
+            var entities: [Info.EntityInfo] = []
+            let names = metadata.model?.entityNames ?? metadata.entityHashes.keys.sorted()
+            for name in names {
+                let count = try connection.scalar("SELECT count(*) FROM \(SQL.quote(name))")?.int64 ?? 0
+                entities.append(Info.EntityInfo(name: name, count: Int(count), hash: metadata.entityHashes[name]))
+            }
+            var recent: [Info.RunInfo] = []
+            for row in try connection.rows(
+                "SELECT id, job, step, entity, started_at, ended_at, outcome, read, inserted, updated, skipped, rejected FROM \(StoreLayout.runsTable) ORDER BY id DESC LIMIT ?",
+                [.integer(Int64(runs))])
+            {
+                recent.append(Info.RunInfo(
+                    id: row[0].int64 ?? 0, job: row[1].text ?? "", step: row[2].text ?? "", entity: row[3].text,
+                    startedAt: row[4].text ?? "", endedAt: row[5].text, outcome: row[6].text ?? "",
+                    read: row[7].int64 ?? 0, inserted: row[8].int64 ?? 0, updated: row[9].int64 ?? 0,
+                    skipped: row[10].int64 ?? 0, rejected: row[11].int64 ?? 0))
+            }
+            let info = Info(
+                store: store, model: metadata.modelName, version: metadata.modelVersion, modelHash: metadata.modelHash,
+                formatVersion: metadata.formatVersion, createdAt: metadata.createdAt, entities: entities, runs: recent)
+            if json {
+                try writeJSON(info, to: "-")
+                return 0
+            }
+            print("store:    \(store)")
+            print("model:    \(info.model) version \(info.version)")
+            print("hash:     \(info.modelHash)")
+            if let created = info.createdAt { print("created:  \(created)") }
+            print("entities:")
+            let width = entities.map(\.name.count).max() ?? 0
+            for entity in entities {
+                print("  \(entity.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(Console.grouped(entity.count).leftPad(12))")
+            }
+            print("recent runs:")
+            if recent.isEmpty { print("  none") }
+            for run in recent {
+                print("  #\(run.id) \(run.startedAt) \(run.job) \(run.step) \(run.entity ?? ""): \(run.outcome), read \(run.read), inserted \(run.inserted), updated \(run.updated), skipped \(run.skipped), rejected \(run.rejected)")
+            }
+            return 0
+        }
+    }
+}
+
+extension String {
+    func leftPad(_ width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+}
