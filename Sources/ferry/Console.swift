@@ -32,7 +32,7 @@ final class Console: ProgressObserver {
         guard !quiet else { return }
         clearProgress()
         print(text)
-        FileHandle.standardOutput.synchronizeFile()
+        fflush(nil)
     }
 
     // MARK: ProgressObserver
