@@ -20,7 +20,7 @@ public import FerryCore
 /// Problems come in two kinds:
 /// - input that cannot be read on (a quoted field that is never closed, a bad header, a record
 ///   longer than the sanity limit, an I/O error) is thrown as a ``FerryError``;
-/// - a record that is malformed on its own (wrong number of fields, a stray quote, text after
+/// - a record that is malformed on its own (wrong number of fields, text after
 ///   a closing quote, invalid UTF-8) is returned with ``SourceRecord/problem`` set, so that the
 ///   importer can reject it and continue.
 ///
@@ -88,7 +88,7 @@ public final class CSVReader: RecordReader {
     }
 
     private enum ProblemKind {
-        case strayQuote, textAfterQuote
+        case textAfterQuote
     }
 
     private var spans: [Span] = []
@@ -367,8 +367,6 @@ public final class CSVReader: RecordReader {
     private func scanError(_ problem: (kind: ProblemKind, line: Int, column: Int), record: Int?) -> FerryError {
         let message: String
         switch problem.kind {
-        case .strayQuote:
-            message = "unexpected \(quoteName) in an unquoted field"
         case .textAfterQuote:
             message = "unexpected text after the closing \(quoteName) of a field"
         }
@@ -584,7 +582,8 @@ public final class CSVReader: RecordReader {
                     escaped = false
                     state = .fieldStart
                 case 4:
-                    if scanProblem == nil { scanProblem = (.strayQuote, lineNumber, p - ls + 1) }
+                    // A quote inside an unquoted field is taken literally (`37.8"N`), as
+                    // Python's csv, sqlite3 and most producers of such files expect.
                     p += 1
                 default:
                     spans.append(Span(start: contentStart - rs, end: p - rs, line: fieldLine, column: fieldColumn, quoted: false, escaped: false))
