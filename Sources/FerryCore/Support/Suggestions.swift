@@ -1,7 +1,8 @@
 /// "Did you mean …?" suggestions for misspelled names (keys, entities, attributes, step kinds).
 public enum Suggestions {
     /// The candidate closest to `name` by edit distance (ignoring case), when it is close enough
-    /// to be a likely typo: at most a third of the longer name's length, and at least 1.
+    /// to be a likely typo: at most a third of the longer name's length (at least 1), and less than
+    /// the shorter name's length.
     public static func closest(to name: String, in candidates: some Sequence<String>) -> String? {
         let target = Array(name.lowercased().unicodeScalars)
         var best: (name: String, distance: Int)?
@@ -9,7 +10,8 @@ public enum Suggestions {
             let other = Array(candidate.lowercased().unicodeScalars)
             let distance = editDistance(target, other)
             let limit = max(1, max(target.count, other.count) / 3)
-            guard distance <= limit else { continue }
+            // Never suggest a name that shares nothing with the typo (`4` for `1`).
+            guard distance <= limit, distance < min(target.count, other.count) else { continue }
             if best == nil || distance < best?.distance ?? Int.max { best = (candidate, distance) }
         }
         return best?.name

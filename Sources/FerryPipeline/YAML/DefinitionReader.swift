@@ -25,17 +25,32 @@ struct YAMLMapping {
 /// the wrong shape, e.g. `expected a boolean for 'optional' but found 'maybe'`.
 final class DefinitionReader {
     let code: FerryError.Code
-    private(set) var errors: [FerryError] = []
+    private var collected: [FerryError] = []
+    /// The problems found so far, grouped by file (in the order files were first read) and
+    /// sorted by line and column within each file.
+    var errors: [FerryError] {
+        var fileOrder: [String: Int] = [:]
+        for error in collected where fileOrder[error.location?.file ?? ""] == nil {
+            fileOrder[error.location?.file ?? ""] = fileOrder.count
+        }
+        func key(_ error: FerryError) -> (Int, Int, Int) {
+            (fileOrder[error.location?.file ?? ""] ?? 0, error.location?.line ?? 0, error.location?.column ?? 0)
+        }
+        return collected.enumerated().sorted { a, b in
+            let (ka, kb) = (key(a.element), key(b.element))
+            return ka != kb ? ka < kb : a.offset < b.offset
+        }.map(\.element)
+    }
     /// Applied to every string scalar (job parameters); nil when it reported a problem.
     var substitute: ((String, InputLocation, DefinitionReader) -> String?)?
 
     init(code: FerryError.Code) { self.code = code }
 
     func fail(_ message: String, at location: InputLocation, notes: [String] = []) {
-        errors.append(FerryError(code, message, at: location, notes: notes))
+        collected.append(FerryError(code, message, at: location, notes: notes))
     }
 
-    func record(_ error: FerryError) { errors.append(error) }
+    func record(_ error: FerryError) { collected.append(error) }
 
     func wrongType(_ expected: String, for name: String, found node: YAMLNode) {
         fail("expected \(expected) for '\(name)' but found \(node.kindDescription)", at: node.location)
