@@ -34,6 +34,9 @@ public struct EntityDescription: Sendable, Hashable, Codable {
     /// values together are unique, like Core Data's `uniquenessConstraints`.
     public var uniquenessConstraints: [[String]]
     public var indexes: [IndexDescription]
+    /// Where each uniqueness constraint was declared (parallel to `uniquenessConstraints`; may be
+    /// shorter when the model was built in code).
+    public var uniquenessConstraintLocations: [InputLocation?]
     /// The entity's name in the previous model version (Core Data's renaming identifier).
     public var renamedFrom: String?
     /// Changes the version hash without changing the schema (Core Data's version hash modifier).
@@ -48,12 +51,14 @@ public struct EntityDescription: Sendable, Hashable, Codable {
         indexes: [IndexDescription] = [],
         renamedFrom: String? = nil,
         hashModifier: String? = nil,
-        location: InputLocation? = nil
+        location: InputLocation? = nil,
+        uniquenessConstraintLocations: [InputLocation?] = []
     ) {
         self.name = name
         self.attributes = attributes
         self.relationships = relationships
         self.uniquenessConstraints = uniquenessConstraints
+        self.uniquenessConstraintLocations = uniquenessConstraintLocations
         self.indexes = indexes
         self.renamedFrom = renamedFrom
         self.hashModifier = hashModifier

@@ -121,7 +121,7 @@ public struct FieldMapping: Sendable, Hashable {
 /// How a to-one relationship is resolved during an import: the source field holds a value of
 /// a unique attribute (`match`) of the destination entity.
 public struct RelationshipMapping: Sendable, Hashable {
-    public enum Missing: String, Sendable, Hashable {
+    public enum Missing: String, Sendable, Hashable, CaseIterable {
         /// An unresolved reference rejects the record.
         case reject
         /// An unresolved reference leaves the relationship empty.
@@ -172,7 +172,12 @@ public struct ImportStep: Sendable {
     public var rejectsPath: String?
     public var maxRejects: RejectBudget
     public var atomic: Bool
+    /// Where the step is (its `import` key).
     public var location: InputLocation?
+    /// Where `entity:` is, for errors about the entity.
+    public var entityLocation: InputLocation?
+    /// Where `on_conflict:` is, for errors about the conflict policy.
+    public var onConflictLocation: InputLocation?
 
     public init(
         source: String,
@@ -189,7 +194,9 @@ public struct ImportStep: Sendable {
         rejectsPath: String? = nil,
         maxRejects: RejectBudget = .count(0),
         atomic: Bool = true,
-        location: InputLocation? = nil
+        location: InputLocation? = nil,
+        entityLocation: InputLocation? = nil,
+        onConflictLocation: InputLocation? = nil
     ) {
         self.source = source
         self.format = format
@@ -206,5 +213,7 @@ public struct ImportStep: Sendable {
         self.maxRejects = maxRejects
         self.atomic = atomic
         self.location = location
+        self.entityLocation = entityLocation
+        self.onConflictLocation = onConflictLocation
     }
 }

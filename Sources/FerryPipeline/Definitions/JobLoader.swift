@@ -1,0 +1,369 @@
+import FerryCore
+import Foundation
+
+/// Reads a job file (see `docs/files.md`) into a ``Job``: resolves paths against the job's
+/// folder, substitutes `${name}` parameters and checks every key.
+///
+/// ```swift
+/// let job = try JobLoader().load(path: "pipelines/import-shop.yml", parameters: ["data": "/srv/in"])
+/// ```
+///
+/// Every problem found is reported: the loader throws ``FerryErrors`` (code `invalidDefinition`)
+/// whose errors each name a `file:line:column`. It does not look at the model; see
+/// ``JobValidator`` for that.
+public struct JobLoader: Sendable {
+    public init() {}
+
+    static let jobKeys = ["job", "description", "store", "model", "params", "steps"]
+    static let storeKeys = ["path", "create"]
+    static let importKeys = [
+        "source", "format", "entity", "fields", "relationships", "csv", "json", "null", "trim", "date_format", "true", "false",
+        "on_conflict", "validate", "batch_size", "rejects", "max_rejects", "atomic",
+    ]
+    static let fieldKeys = ["field", "value", "trim", "date_format", "true", "false", "null"]
+    static let relationshipKeys = ["field", "match", "missing"]
+    static let csvKeys = ["delimiter", "quote", "header", "columns", "null"]
+    /// Step kinds a job may name; only `import` runs today.
+    static let stepKinds = ["import", "export", "migrate", "verify", "update", "delete"]
+
+    /// Loads the job at `path`. `${name}` takes its value from `parameters` (`--param`), else
+    /// `environment`, else the job's `params:`, else the `${name:-default}` default.
+    public func load(path: String, parameters: [String: String] = [:], environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Job {
+        let reader = DefinitionReader(code: .invalidDefinition)
+        let root: YAMLNode?
+        do {
+            root = try YAMLNode.load(path: path, code: .invalidDefinition)
+        } catch {
+            throw FerryErrors([error])
+        }
+        guard let root else {
+            throw FerryErrors([FerryError(.invalidDefinition, "the job file is empty", at: InputLocation(file: path, line: 1, column: 1))])
+        }
+        let job = load(root, path: path, parameters: parameters, environment: environment, reader: reader)
+        if !reader.errors.isEmpty { throw FerryErrors(reader.errors) }
+        guard let job else { throw FerryErrors([FerryError(.invalidDefinition, "no job", at: InputLocation(file: path))]) }
+        return job
+    }
+
+    private func load(_ root: YAMLNode, path: String, parameters: [String: String], environment: [String: String], reader: DefinitionReader) -> Job? {
+        guard let top = reader.mapping(root, for: "the job file") else { return nil }
+        reader.checkKeys(top, allowed: Self.jobKeys, in: "the job")
+
+        var defaults: [String: String] = [:]
+        if let node = top["params"], let params = reader.mapping(node, for: "params") {
+            for entry in params.entries {
+                if let value = reader.string(entry.value, for: entry.key) { defaults[entry.key] = value }
+            }
+        }
+        reader.substitute = { text, location, reader in
+            Self.substitute(text, at: location, reader: reader) { name in parameters[name] ?? environment[name] ?? defaults[name] }
+        }
+
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+        func resolve(_ file: String) -> String { Self.resolve(file, against: folder) }
+
+        let name = top["job"].flatMap { reader.string($0, for: "job") } ?? ModelLoader.baseName(path)
+        let description = top["description"].flatMap { reader.optionalString($0, for: "description") }
+
+        var store = StoreReference(path: ":memory:")
+        if let node = top["store"] {
+            if case .mapping = node.content, let mapping = reader.mapping(node, for: "store") {
+                reader.checkKeys(mapping, allowed: Self.storeKeys, in: "'store'")
+                if let pathNode = mapping["path"] {
+                    if let value = reader.string(pathNode, for: "path") { store = StoreReference(path: resolve(value), location: pathNode.location) }
+                } else {
+                    reader.fail("'store' needs a 'path'", at: node.location)
+                }
+                if let createNode = mapping["create"], let create = reader.bool(createNode, for: "create") { store.create = create }
+            } else if let value = reader.string(node, for: "store") {
+                store = StoreReference(path: resolve(value), location: node.location)
+            }
+        } else {
+            reader.fail("the job has no 'store' (a path or \":memory:\")", at: top.location)
+        }
+
+        var modelPath: String?
+        var modelLocation: InputLocation?
+        if let node = top["model"], let value = reader.string(node, for: "model") {
+            modelPath = resolve(value)
+            modelLocation = node.location
+        }
+
+        var steps: [Step] = []
+        if let node = top["steps"], let items = reader.list(node, for: "steps") {
+            for item in items {
+                if let step = loadStep(item, resolve: resolve, reader: reader) { steps.append(step) }
+            }
+        } else if top["steps"] == nil {
+            reader.fail("the job has no 'steps'", at: top.location)
+        }
+        return Job(name: name, description: description, path: path, store: store, modelPath: modelPath, modelLocation: modelLocation, steps: steps)
+    }
+
+    // MARK: - Parameters and paths
+
+    /// Replaces every `${name}` and `${name:-default}` in `text`; nil after reporting an
+    /// undefined parameter or a malformed reference.
+    static func substitute(_ text: String, at location: InputLocation, reader: DefinitionReader, lookup: (String) -> String?) -> String? {
+        guard text.contains("${") else { return text }
+        var result = ""
+        var rest = Substring(text)
+        var ok = true
+        while let start = rest.range(of: "${") {
+            result += rest[rest.startIndex..<start.lowerBound]
+            guard let end = rest[start.upperBound...].firstIndex(of: "}") else {
+                reader.fail("unterminated '${' in '\(text)'", at: location)
+                return nil
+            }
+            let body = rest[start.upperBound..<end]
+            var name = String(body)
+            var fallback: String?
+            if let separator = body.range(of: ":-") {
+                name = String(body[body.startIndex..<separator.lowerBound])
+                fallback = String(body[separator.upperBound...])
+            }
+            if name.isEmpty {
+                reader.fail("empty parameter name in '\(text)'", at: location)
+                ok = false
+            } else if let value = lookup(name) ?? fallback {
+                result += value
+            } else {
+                reader.fail("undefined parameter '\(name)'", at: location, notes: ["give --param \(name)=VALUE, set the environment variable \(name), or add \(name) under params:"])
+                ok = false
+            }
+            rest = rest[rest.index(after: end)...]
+        }
+        result += rest
+        return ok ? result : nil
+    }
+
+    /// A path relative to the job's folder; `:memory:`, `-` and absolute paths stay as they are.
+    static func resolve(_ path: String, against folder: URL) -> String {
+        if path == ":memory:" || path == "-" || path.hasPrefix("/") { return path }
+        return URL(fileURLWithPath: path, relativeTo: folder).standardizedFileURL.path
+    }
+
+    // MARK: - Steps
+
+    private func loadStep(_ node: YAMLNode, resolve: (String) -> String, reader: DefinitionReader) -> Step? {
+        guard let mapping = reader.mapping(node, for: "steps") else { return nil }
+        guard mapping.entries.count == 1, let entry = mapping.entries.first else {
+            if mapping.entries.isEmpty {
+                reader.fail("a step needs a kind (\(Self.stepKinds.joined(separator: ", ")))", at: node.location)
+            } else {
+                reader.fail("a step has one key, its kind, but found \(mapping.keys.map { "'\($0)'" }.joined(separator: ", ")) (indent the step's keys under its kind)", at: node.location)
+            }
+            return nil
+        }
+        switch entry.key {
+        case "import":
+            return loadImport(entry, resolve: resolve, reader: reader).map(Step.import)
+        case let kind where Self.stepKinds.contains(kind):
+            reader.fail("step '\(kind)' is not supported yet", at: entry.keyLocation)
+            return nil
+        default:
+            reader.fail("unknown step '\(entry.key)'\(Suggestions.didYouMean(entry.key, in: Self.stepKinds))", at: entry.keyLocation)
+            return nil
+        }
+    }
+
+    private func loadImport(_ entry: YAMLMapping.Entry, resolve: (String) -> String, reader: DefinitionReader) -> ImportStep? {
+        guard let mapping = reader.mapping(entry.value, for: "import") else { return nil }
+        reader.checkKeys(mapping, allowed: Self.importKeys, in: "an import step")
+        var complete = true
+        func required(_ key: String) -> (String, YAMLNode)? {
+            guard let node = mapping[key] else {
+                reader.fail("the import step needs '\(key)'", at: entry.keyLocation)
+                complete = false
+                return nil
+            }
+            guard let value = reader.string(node, for: key) else {
+                complete = false
+                return nil
+            }
+            return (value, node)
+        }
+        let source = required("source")
+        let entity = required("entity")
+
+        var step = ImportStep(source: source.map { resolve($0.0) } ?? "-", format: .csv, entity: entity?.0 ?? "", location: entry.keyLocation, entityLocation: entity?.1.location)
+        var tabSeparated = false
+        if let node = mapping["format"] {
+            if let name = reader.string(node, for: "format") {
+                if let format = DataFormat(name: name) {
+                    step.format = format
+                    tabSeparated = name.lowercased() == "tsv"
+                } else {
+                    reader.fail("unknown format '\(name)' (csv, json, ndjson)\(Suggestions.didYouMean(name, in: ["csv", "json", "ndjson", "jsonl", "tsv"]))", at: node.location)
+                    complete = false
+                }
+            }
+        } else if let (path, node) = source {
+            let pathExtension = (path as NSString).pathExtension
+            if path == "-" {
+                reader.fail("cannot tell the format of standard input; add 'format:' (csv, json, ndjson)", at: node.location)
+                complete = false
+            } else if let format = DataFormat(pathExtension: pathExtension) {
+                step.format = format
+                tabSeparated = pathExtension.lowercased() == "tsv"
+            } else {
+                reader.fail("cannot tell the format of '\(path)' from its extension; add 'format:' (csv, json, ndjson)", at: node.location)
+                complete = false
+            }
+        }
+        if tabSeparated { step.csv.delimiter = 9 }
+
+        var nullTokens: Set<String>?
+        if let node = mapping["null"], let words = reader.strings(node, for: "null") { nullTokens = Set(words) }
+        if let node = mapping["csv"], let csv = reader.mapping(node, for: "csv") {
+            reader.checkKeys(csv, allowed: Self.csvKeys, in: "'csv'")
+            if step.format != .csv, complete {
+                reader.fail("'csv' options apply only to the csv format, not \(step.format.rawValue)", at: mapping.keyLocation("csv") ?? node.location)
+            }
+            if let node = csv["delimiter"], let byte = oneByte(node, for: "delimiter", reader: reader) { step.csv.delimiter = byte }
+            if let node = csv["quote"], let byte = oneByte(node, for: "quote", reader: reader) { step.csv.quote = byte }
+            if let node = csv["header"], let header = reader.bool(node, for: "header") { step.csv.hasHeader = header }
+            if let node = csv["columns"], let columns = reader.strings(node, for: "columns") { step.csv.columns = columns }
+            if let node = csv["null"], let words = reader.strings(node, for: "null") { nullTokens = (nullTokens ?? []).union(words) }
+            if !step.csv.hasHeader, step.csv.columns == nil {
+                reader.fail("'header: false' needs 'columns: [...]' to name the columns", at: csv["header"]?.location ?? csv.location)
+            }
+        }
+        if let node = mapping["json"], let json = reader.mapping(node, for: "json") {
+            reader.checkKeys(json, allowed: ["pointer"], in: "'json'")
+            if step.format != .json, complete {
+                reader.fail("'json' options apply only to the json format, not \(step.format.rawValue)", at: mapping.keyLocation("json") ?? node.location)
+            }
+            if let node = json["pointer"], let pointer = reader.string(node, for: "pointer") {
+                if pointer.hasPrefix("/") {
+                    step.jsonPointer = pointer
+                } else {
+                    reader.fail("a JSON pointer starts with '/' (e.g. /data/items), not '\(pointer)'", at: node.location)
+                }
+            }
+        }
+
+        step.coercion.nullTokens = nullTokens ?? (step.format == .csv ? [""] : [])
+        if let node = mapping["trim"], let trim = reader.bool(node, for: "trim") { step.coercion.trim = trim }
+        if let node = mapping["date_format"], let format = dateFormat(node, reader: reader) { step.coercion.dateFormat = format }
+        if let node = mapping["true"], let words = reader.strings(node, for: "true") { step.coercion.trueWords = Set(words.map { $0.lowercased() }) }
+        if let node = mapping["false"], let words = reader.strings(node, for: "false") { step.coercion.falseWords = Set(words.map { $0.lowercased() }) }
+
+        if let node = mapping["fields"], let fields = reader.mapping(node, for: "fields") {
+            for field in fields.entries {
+                if let mapping = loadField(field, reader: reader) { step.fields.append(mapping) }
+            }
+        }
+        if let node = mapping["relationships"], let relationships = reader.mapping(node, for: "relationships") {
+            for relationship in relationships.entries {
+                if let mapping = loadRelationship(relationship, reader: reader) { step.relationships.append(mapping) }
+            }
+        }
+        if let node = mapping["on_conflict"], let policy = reader.choice(node, for: "on_conflict", as: ConflictPolicy.self) {
+            step.onConflict = policy
+            step.onConflictLocation = node.location
+        }
+        if let node = mapping["validate"], let validate = reader.bool(node, for: "validate") { step.validate = validate }
+        if let node = mapping["batch_size"], let size = reader.int(node, for: "batch_size", minimum: 1) { step.batchSize = size }
+        if let node = mapping["atomic"], let atomic = reader.bool(node, for: "atomic") { step.atomic = atomic }
+        if let node = mapping["rejects"], let rejects = reader.string(node, for: "rejects") { step.rejectsPath = resolve(rejects) }
+        if let node = mapping["max_rejects"], let budget = rejectBudget(node, reader: reader) {
+            step.maxRejects = budget
+            let allowsRejects: Bool
+            switch budget {
+            case .count(let count): allowsRejects = count > 0
+            case .percent(let percent): allowsRejects = percent > 0
+            case .unlimited: allowsRejects = true
+            }
+            if allowsRejects, step.rejectsPath == nil {
+                reader.fail("'max_rejects' allows rejected records but the step has no 'rejects' file: they would be lost", at: node.location)
+            }
+        }
+        return complete ? step : nil
+    }
+
+    private func loadField(_ entry: YAMLMapping.Entry, reader: DefinitionReader) -> FieldMapping? {
+        if case .scalar(_, isNull: false) = entry.value.content {
+            guard let field = reader.string(entry.value, for: entry.key) else { return nil }
+            return FieldMapping(attribute: entry.key, source: .field(field), location: entry.keyLocation)
+        }
+        guard case .mapping = entry.value.content, let mapping = reader.mapping(entry.value, for: entry.key) else {
+            reader.wrongType("a field name or a mapping", for: entry.key, found: entry.value)
+            return nil
+        }
+        reader.checkKeys(mapping, allowed: Self.fieldKeys, in: "field mapping '\(entry.key)'")
+        var result = FieldMapping(attribute: entry.key, source: .field(entry.key), location: entry.keyLocation)
+        switch (mapping["field"], mapping["value"]) {
+        case (.some, .some):
+            reader.fail("field mapping '\(entry.key)' has both 'field' and 'value'; give one", at: entry.keyLocation)
+            return nil
+        case (.some(let node), nil):
+            guard let field = reader.string(node, for: "field") else { return nil }
+            result.source = .field(field)
+        case (nil, .some(let node)):
+            guard let value = reader.string(node, for: "value") else { return nil }
+            result.source = .constant(value)
+        case (nil, nil):
+            break
+        }
+        if let node = mapping["trim"] { result.trim = reader.bool(node, for: "trim") }
+        if let node = mapping["date_format"] { result.dateFormat = dateFormat(node, reader: reader) }
+        if let node = mapping["true"] { result.trueWords = reader.strings(node, for: "true").map { Set($0.map { $0.lowercased() }) } }
+        if let node = mapping["false"] { result.falseWords = reader.strings(node, for: "false").map { Set($0.map { $0.lowercased() }) } }
+        if let node = mapping["null"] { result.nullTokens = reader.strings(node, for: "null").map(Set.init) }
+        return result
+    }
+
+    private func loadRelationship(_ entry: YAMLMapping.Entry, reader: DefinitionReader) -> RelationshipMapping? {
+        guard let mapping = reader.mapping(entry.value, for: entry.key) else { return nil }
+        reader.checkKeys(mapping, allowed: Self.relationshipKeys, in: "relationship mapping '\(entry.key)'")
+        guard let matchNode = mapping["match"] else {
+            reader.fail("relationship mapping '\(entry.key)' needs 'match' (a unique attribute of the destination)", at: entry.keyLocation)
+            return nil
+        }
+        guard let match = reader.string(matchNode, for: "match") else { return nil }
+        var result = RelationshipMapping(relationship: entry.key, field: entry.key, match: match, location: entry.keyLocation)
+        if let node = mapping["field"] {
+            guard let field = reader.string(node, for: "field") else { return nil }
+            result.field = field
+        }
+        if let node = mapping["missing"], let missing = reader.choice(node, for: "missing", as: RelationshipMapping.Missing.self) {
+            result.missing = missing
+        }
+        return result
+    }
+
+    // MARK: - Scalars
+
+    private func dateFormat(_ node: YAMLNode, reader: DefinitionReader) -> DateFormat? {
+        guard let text = reader.string(node, for: "date_format") else { return nil }
+        switch DateFormat.parse(text) {
+        case .success(let format): return format
+        case .failure(let error):
+            reader.fail(error.message, at: node.location, notes: error.notes)
+            return nil
+        }
+    }
+
+    private func oneByte(_ node: YAMLNode, for name: String, reader: DefinitionReader) -> UInt8? {
+        guard let text = reader.string(node, for: name) else { return nil }
+        if text == "\\t" || text.lowercased() == "tab" { return 9 }
+        let bytes = Array(text.utf8)
+        guard bytes.count == 1, let byte = bytes.first else {
+            reader.fail("'\(name)' must be one character (one byte), not '\(text)'", at: node.location)
+            return nil
+        }
+        return byte
+    }
+
+    private func rejectBudget(_ node: YAMLNode, reader: DefinitionReader) -> RejectBudget? {
+        guard let text = reader.string(node, for: "max_rejects") else { return nil }
+        if text == "unlimited" { return .unlimited }
+        if text.hasSuffix("%"), let percent = Double(text.dropLast()), percent >= 0, percent <= 100 {
+            return .percent(percent)
+        }
+        if let count = Int(text), count >= 0 { return .count(count) }
+        reader.fail("expected a count or a percentage like \"1%\" for 'max_rejects' but found '\(text)'", at: node.location)
+        return nil
+    }
+}

@@ -1,0 +1,75 @@
+import FerryCore
+
+/// Checks a loaded ``Job`` against the model it runs on: entities, attributes, constants,
+/// relationship mappings and conflict policies. Each problem is located at the job key it is
+/// about (code `invalidDefinition`).
+///
+/// ```swift
+/// let problems = JobValidator().validate(job, model: bundle.current)
+/// ```
+public struct JobValidator: Sendable {
+    public init() {}
+
+    /// Every problem of the job's steps against `model`; empty when the job fits the model.
+    public func validate(_ job: Job, model: ObjectModel) -> [FerryError] {
+        var errors: [FerryError] = []
+        for step in job.steps {
+            switch step {
+            case .import(let step): validate(step, model: model, job: job, into: &errors)
+            }
+        }
+        return errors
+    }
+
+    private func validate(_ step: ImportStep, model: ObjectModel, job: Job, into errors: inout [FerryError]) {
+        func fail(_ message: String, at location: InputLocation?) {
+            errors.append(FerryError(.invalidDefinition, message, at: location ?? step.location ?? InputLocation(file: job.path)))
+        }
+        guard let entity = model.entity(named: step.entity) else {
+            fail("unknown entity '\(step.entity)' in model '\(model.name)'\(Suggestions.didYouMean(step.entity, in: model.entityNames))", at: step.entityLocation)
+            return
+        }
+        for field in step.fields {
+            guard let attribute = entity.attribute(named: field.attribute) else {
+                if entity.relationship(named: field.attribute) != nil {
+                    fail("'\(field.attribute)' is a relationship of '\(entity.name)'; map it under 'relationships'", at: field.location)
+                } else {
+                    fail("'\(entity.name)' has no attribute '\(field.attribute)'\(Suggestions.didYouMean(field.attribute, in: entity.attributes.map(\.name)))", at: field.location)
+                }
+                continue
+            }
+            if case .constant(let text) = field.source {
+                var options = step.coercion
+                if let trim = field.trim { options.trim = trim }
+                if let format = field.dateFormat { options.dateFormat = format }
+                if let words = field.trueWords { options.trueWords = words }
+                if let words = field.falseWords { options.falseWords = words }
+                if let tokens = field.nullTokens { options.nullTokens = tokens }
+                if case .failure(let failure) = Coercion.coerce(text, to: attribute.type, options: options) {
+                    fail("constant for '\(entity.name).\(attribute.name)' is not a valid \(attribute.type.rawValue): \(failure.reason)", at: field.location)
+                }
+            }
+        }
+        for mapping in step.relationships {
+            guard let relationship = entity.relationship(named: mapping.relationship) else {
+                fail("'\(entity.name)' has no relationship '\(mapping.relationship)'\(Suggestions.didYouMean(mapping.relationship, in: entity.relationships.map(\.name)))", at: mapping.location)
+                continue
+            }
+            if relationship.isToMany {
+                fail("'\(entity.name).\(relationship.name)' is to-many; an import resolves only to-one relationships", at: mapping.location)
+                continue
+            }
+            guard let destination = model.entity(named: relationship.destination) else { continue }
+            guard destination.attribute(named: mapping.match) != nil else {
+                fail("'\(destination.name)' has no attribute '\(mapping.match)' to match\(Suggestions.didYouMean(mapping.match, in: destination.attributes.map(\.name)))", at: mapping.location)
+                continue
+            }
+            if !destination.uniquenessConstraints.contains([mapping.match]) {
+                fail("'match: \(mapping.match)' needs '\(destination.name).\(mapping.match)' to be unique on its own (unique: true)", at: mapping.location)
+            }
+        }
+        if step.onConflict == .update || step.onConflict == .replace, entity.uniquenessConstraints.isEmpty {
+            fail("'on_conflict: \(step.onConflict.rawValue)' needs a uniqueness constraint on '\(entity.name)' to find the existing object", at: step.onConflictLocation)
+        }
+    }
+}
