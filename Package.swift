@@ -68,7 +68,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FerryPipelineTests",
-            dependencies: ["FerryPipeline", "FerryTestSupport"],
+            dependencies: ["FerryPipeline", "FerryFormats", "FerryCore", "FerryTestSupport"],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryFormats
 import FerryPipeline
 import FerryTestSupport
 import Foundation

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryFormats
 import Foundation
 
 /// Reads a job file (see `docs/files.md`) into a ``Job``: resolves paths against the job's

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryFormats
 
 /// Checks a loaded ``Job`` against the model it runs on: entities, attributes, constants,
 /// relationship mappings and conflict policies. Each problem is located at the job key it is
