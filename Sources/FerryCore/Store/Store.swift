@@ -55,6 +55,11 @@ public final class Store: @unchecked Sendable {
         if !exists && path != ":memory:" && !options.createIfMissing {
             throw FerryError(.store, "store '\(path)' does not exist")
         }
+        if !exists && path != ":memory:" {
+            // Like `mkdir -p` for the store's folder, so a job can write to `out/shop.sqlite`.
+            let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+            try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        }
         let connection = try Connection(path: path, readOnly: options.readOnly, create: options.createIfMissing)
         try configure(connection, busyTimeout: options.busyTimeout)
         if let metadata = try StoreMetadata.read(from: connection) {

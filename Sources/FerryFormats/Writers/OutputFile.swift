@@ -1,4 +1,5 @@
 import FerryCore
+import Foundation
 
 #if canImport(Glibc)
     import Glibc
@@ -25,6 +26,9 @@ public final class OutputFile {
             return
         }
         name = path
+        if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
+            try? FileManager.default.createDirectory(atPath: String(path[..<slash]), withIntermediateDirectories: true)
+        }
         let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC)
         let fd = open(path, flags, 0o644)
         guard fd >= 0 else {
