@@ -161,6 +161,16 @@ public struct PredicateKeyPath: Sendable, Hashable {
         self.marks = marks
     }
 
+    /// Key paths are equal when their roots and components are, wherever they were written.
+    public static func == (lhs: PredicateKeyPath, rhs: PredicateKeyPath) -> Bool {
+        lhs.root == rhs.root && lhs.components == rhs.components
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(root)
+        hasher.combine(components)
+    }
+
     /// The position of component `index`, or of the whole path when unknown.
     func mark(ofComponent index: Int) -> SourceMark {
         let offset = root == .object ? 0 : 1

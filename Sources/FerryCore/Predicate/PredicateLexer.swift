@@ -127,6 +127,7 @@ struct PredicateLexer {
             position += 1
             while peek() == UInt8(ascii: "l") || peek() == UInt8(ascii: "h") || peek() == UInt8(ascii: "q") { position += 1 }
             guard let b = peek(), "@KdiufFgeExXscDUoO".utf8.contains(b) else {
+                if let b = peek(), Self.isIdentifierPart(b) { position += 1 }
                 throw source.error("unknown placeholder '\(text(from: start))'; expected %@, %K, %d or %f", at: start)
             }
             position += 1

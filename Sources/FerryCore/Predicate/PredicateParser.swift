@@ -55,8 +55,8 @@ struct PredicateParser {
     }
 
     /// `expected X after 'previous' but found 'current'`.
-    private func expected(_ what: String, after: String? = nil) -> FerryError {
-        let after = after ?? previous.map { $0.text }
+    private func expected(_ what: String, after: String? = nil, showingPrevious: Bool = true) -> FerryError {
+        let after = after ?? (showingPrevious ? previous.map { $0.text } : nil)
         var message = "expected \(what)"
         if let after { message += " after '\(after)'" }
         message += " but found \(current.described)"
@@ -75,7 +75,7 @@ struct PredicateParser {
     mutating func parse() throws(FerryError) -> Predicate {
         if current.kind == .end { throw expected("a predicate") }
         let predicate = try parseOr()
-        guard current.kind == .end else { throw expected("AND, OR or end of input") }
+        guard current.kind == .end else { throw expected("AND, OR or end of input", showingPrevious: false) }
         if argumentIndex < arguments.count {
             throw source.error(
                 "too many arguments: \(arguments.count) given but the format uses \(argumentIndex)", at: 0)
@@ -115,7 +115,7 @@ struct PredicateParser {
             let inner = try parseOr()
             guard isSymbol(")") else {
                 let column = source.location(at: open.offset).column
-                throw expected("')' to close '(' at column \(column)", after: nil)
+                throw expected("')' to close '(' at column \(column)", showingPrevious: false)
             }
             _ = advance()
             return inner
@@ -380,7 +380,7 @@ struct PredicateParser {
         _ = advance()
         if current.kind == .end { throw expected("a predicate") }
         let predicate = try parseOr()
-        guard isSymbol(")") else { throw expected("')' to close SUBQUERY", after: nil) }
+        guard isSymbol(")") else { throw expected("')' to close SUBQUERY", showingPrevious: false) }
         _ = advance()
         let subquery = PredicateExpression.subquery(
             Subquery(collection: collection, variable: variable, predicate: predicate, mark: mark))
@@ -406,7 +406,7 @@ struct PredicateParser {
         let typeToken = current
         guard case .string(let typeName) = typeToken.kind else { throw expected("a type name such as \"NSDate\"") }
         _ = advance()
-        guard isSymbol(")") else { throw expected("')' to close CAST", after: nil) }
+        guard isSymbol(")") else { throw expected("')' to close CAST", showingPrevious: false) }
         _ = advance()
         let result: Value
         switch (typeName, value) {
