@@ -44,13 +44,18 @@ public struct SourceRecord: Sendable {
     /// The record's bytes exactly as they appear in the input (for rejects files), without the
     /// trailing record separator.
     public var raw: String
+    /// A problem with this one record (a JSON array element or NDJSON line that is not an
+    /// object, a malformed NDJSON line): the consumer rejects the record and reading continues.
+    /// Errors that stop reading (I/O, a malformed JSON document) are thrown instead.
+    public var problem: FerryError? = nil
 
-    public init(number: Int, line: Int, column: Int = 1, fields: [Field?], raw: String) {
+    public init(number: Int, line: Int, column: Int = 1, fields: [Field?], raw: String, problem: FerryError? = nil) {
         self.number = number
         self.line = line
         self.column = column
         self.fields = fields
         self.raw = raw
+        self.problem = problem
     }
 
     /// The field at a reader field index, or nil when absent.
