@@ -62,7 +62,7 @@ public final class JSONArrayReader: RecordReader {
     }
 
     /// The largest the reader's byte window has been (for tests of bounded memory).
-    var windowHighWater: Int { tokenizer.window.highWater }
+    @_spi(Testing) public var windowHighWater: Int { tokenizer.window.highWater }
 
     public func next() throws -> SourceRecord? {
         if finished { return nil }
@@ -81,14 +81,14 @@ public final class JSONArrayReader: RecordReader {
         number += 1
         let line = tokenizer.line
         let column = tokenizer.tokenColumn
-        let start = tokenizer.tokenStart
-        tokenizer.mark = start
+        // The mark keeps the element's bytes in the window (and moves with refills) for `raw`.
+        tokenizer.mark = tokenizer.tokenStart
         defer { tokenizer.mark = nil }
         switch token {
         case .beginObject:
             let fields = try decoder.decodeObject(tokenizer)
             return SourceRecord(
-                number: number, line: line, column: column, fields: fields, raw: tokenizer.sourceText(from: start))
+                number: number, line: line, column: column, fields: fields, raw: tokenizer.markedText())
         case .beginArray:
             try tokenizer.skipContainer()
         default:
@@ -98,7 +98,7 @@ public final class JSONArrayReader: RecordReader {
             .invalidInput, "expected a JSON object, found \(JSONObjectDecoder.describe(token))",
             at: InputLocation(file: sourceName, line: line, column: column, record: number))
         return SourceRecord(
-            number: number, line: line, column: column, fields: [], raw: tokenizer.sourceText(from: start),
+            number: number, line: line, column: column, fields: [], raw: tokenizer.markedText(),
             problem: problem)
     }
 

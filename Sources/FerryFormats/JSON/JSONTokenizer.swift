@@ -122,6 +122,12 @@ final class JSONTokenizer {
         String(decoding: UnsafeBufferPointer(start: buf + start, count: pos - start), as: UTF8.self)
     }
 
+    /// The source text from the mark up to the current position (empty without a mark).
+    func markedText() -> String {
+        guard let mark else { return "" }
+        return sourceText(from: mark)
+    }
+
     /// Consumes the rest of the container whose begin token was just returned.
     func skipContainer() throws {
         let target = stack.count - 1
@@ -244,6 +250,7 @@ final class JSONTokenizer {
     /// A readable name for a byte (or the end of input, -1) in messages.
     private func describe(_ c: Int) -> String {
         if c < 0 { return "end of input" }
+        if c == 0x27 { return "\"'\"" }
         if c >= 0x21 && c < 0x7F { return "'\(Character(Unicode.Scalar(UInt8(c))))'" }
         let hex = String(c, radix: 16, uppercase: true)
         return "byte 0x\(hex.count < 2 ? "0" + hex : hex)"
@@ -252,9 +259,10 @@ final class JSONTokenizer {
     // MARK: - Window
 
     /// Reads one more chunk, keeping the current token and the mark; returns the shift of
-    /// window indexes, or nil at the end of the input.
-    private func refill() throws -> Int? {
-        guard streaming else { return nil }
+    /// window indexes (callers subtract it from their own indexes, even at the end of the input)
+    /// and whether more bytes arrived.
+    private func refill() throws -> (shift: Int, more: Bool) {
+        guard streaming else { return (0, false) }
         let keep = min(tokenStart, mark ?? tokenStart)
         let (shift, read) = try window.refill(keeping: keep)
         tokenStart -= shift
@@ -262,15 +270,16 @@ final class JSONTokenizer {
         pos -= shift
         buf = window.base
         end = window.end
-        return read > 0 ? shift : nil
+        return (shift, read > 0)
     }
 
     /// Makes `count` bytes from `i` available if the input has them; adjusts `i` for the shift.
     @inline(__always)
     private func ensure(_ count: Int, from i: inout Int) throws -> Bool {
         while i + count > end {
-            guard let shift = try refill() else { return false }
+            let (shift, more) = try refill()
             i -= shift
+            if !more { return false }
         }
         return true
     }
@@ -306,7 +315,7 @@ final class JSONTokenizer {
                 }
             }
             tokenStart = pos
-            guard try refill() != nil else {
+            guard try refill().more else {
                 tokenStart = pos
                 return -1
             }
@@ -434,8 +443,9 @@ final class JSONTokenizer {
                 i += count
             }
             pos = i
-            guard let shift = try refill() else { throw error("unexpected end of input in a string", at: end) }
+            let (shift, more) = try refill()
             i -= shift
+            if !more { throw error("unexpected end of input in a string", at: end) }
         }
     }
 
@@ -472,7 +482,7 @@ final class JSONTokenizer {
                 guard buf[i + 3] & 0xC0 == 0x80 else { throw error("invalid UTF-8 sequence in a string", at: i) }
             }
         }
-        return i + count
+        return count
     }
 
     /// The slow path: the string at `tokenStart` has an escape at `escape`; decode into `scratch`.
@@ -483,8 +493,9 @@ final class JSONTokenizer {
         while true {
             if i >= end {
                 pos = i
-                guard let shift = try refill() else { throw error("unexpected end of input in a string", at: end) }
+                let (shift, more) = try refill()
                 i -= shift
+                if !more { throw error("unexpected end of input in a string", at: end) }
                 continue
             }
             let b = buf[i]
@@ -546,8 +557,10 @@ final class JSONTokenizer {
             appendUTF8(scalar)
             return i + length
         default:
-            let shown = e >= 0x21 && e < 0x7F ? String(Character(Unicode.Scalar(e))) : "0x\(String(e, radix: 16))"
-            throw error("invalid escape '\\\(shown)' in a string", at: i)
+            if e >= 0x21 && e < 0x7F {
+                throw error("invalid escape '\\\(Character(Unicode.Scalar(e)))' in a string", at: i)
+            }
+            throw error("invalid escape in a string: '\\' followed by \(describe(Int(e)))", at: i)
         }
         return i + 2
     }
@@ -555,9 +568,10 @@ final class JSONTokenizer {
     /// Reads the 4 hex digits after `\u` at `i` (the backslash); `i` is adjusted for refills.
     private func hex4(at i: inout Int) throws -> UInt32 {
         pos = i
-        guard try ensure(6, from: &i) else { throw error("unexpected end of input in a string", at: end) }
+        _ = try ensure(6, from: &i)
         var value: UInt32 = 0
         for k in 2..<6 {
+            guard i + k < end else { throw error("unexpected end of input in a string", at: end) }
             let h = buf[i + k]
             let digit: UInt8
             switch h {

@@ -59,7 +59,7 @@ public final class NDJSONReader: RecordReader {
     }
 
     /// The largest the reader's byte window has been (for tests of bounded memory).
-    var windowHighWater: Int { window.highWater }
+    @_spi(Testing) public var windowHighWater: Int { window.highWater }
 
     public func next() throws -> SourceRecord? {
         while !finished {
