@@ -11,16 +11,16 @@
 /// before the refill stays contiguous. The window only grows when a single kept span (one
 /// token, or one record whose raw text is wanted) is larger than it.
 final class ByteWindow {
-    private(set) var base: UnsafeMutablePointer<UInt8>
-    private(set) var capacity: Int
+    @exclusivity(unchecked) private(set) var base: UnsafeMutablePointer<UInt8>
+    @exclusivity(unchecked) private(set) var capacity: Int
     /// Number of valid bytes from ``base``.
-    private(set) var end = 0
+    @exclusivity(unchecked) private(set) var end = 0
     /// Absolute offset in the input of `base[0]`.
-    private(set) var offset = 0
+    @exclusivity(unchecked) private(set) var offset = 0
     /// True once the input returned end of file.
-    private(set) var atEnd = false
+    @exclusivity(unchecked) private(set) var atEnd = false
     /// The largest capacity the window ever had (for tests of bounded memory).
-    private(set) var highWater: Int
+    @exclusivity(unchecked) private(set) var highWater: Int
 
     let chunkSize: Int
     private let input: InputFile

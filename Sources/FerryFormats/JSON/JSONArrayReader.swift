@@ -28,9 +28,9 @@ public final class JSONArrayReader: RecordReader {
     private let input: InputFile
     private let tokenizer: JSONTokenizer
     private let decoder = JSONObjectDecoder()
-    private var started = false
-    private var finished = false
-    private var number = 0
+    @exclusivity(unchecked) private var started = false
+    @exclusivity(unchecked) private var finished = false
+    @exclusivity(unchecked) private var number = 0
 
     /// Opens `path` (`-` for standard input) and prepares to read the array at `pointer`.
     ///

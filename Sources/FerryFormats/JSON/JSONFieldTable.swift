@@ -8,15 +8,15 @@
 /// without creating a `String` (an open-addressing hash table over a byte arena).
 final class JSONFieldTable {
     /// Names in index order.
-    private(set) var names: [String] = []
+    @exclusivity(unchecked) private(set) var names: [String] = []
     /// True for indexes whose name appeared as a key in the input.
-    private var seen: [Bool] = []
-    private var arena: [UInt8] = []
-    private var starts: [Int] = []
-    private var lengths: [Int] = []
-    private var hashes: [UInt64] = []
+    @exclusivity(unchecked) private var seen: [Bool] = []
+    @exclusivity(unchecked) private var arena: [UInt8] = []
+    @exclusivity(unchecked) private var starts: [Int] = []
+    @exclusivity(unchecked) private var lengths: [Int] = []
+    @exclusivity(unchecked) private var hashes: [UInt64] = []
     /// Slots hold index + 1; 0 is empty.
-    private var slots: [Int32] = Array(repeating: 0, count: 64)
+    @exclusivity(unchecked) private var slots: [Int32] = Array(repeating: 0, count: 64)
 
     var count: Int { names.count }
 

@@ -8,12 +8,12 @@ import FerryCore
 final class JSONObjectDecoder {
     let table = JSONFieldTable()
     /// The field index found at each member position of the previous object.
-    private var predicted: [Int] = []
+    @exclusivity(unchecked) private var predicted: [Int] = []
     /// Reused buffer for compact JSON text of nested values.
-    private var compact: [UInt8] = []
+    @exclusivity(unchecked) private var compact: [UInt8] = []
     /// Reused field storage: when the consumer has dropped the previous record, its storage is
     /// unique again and is reused without allocating.
-    private var fields: [Field?] = []
+    @exclusivity(unchecked) private var fields: [Field?] = []
 
     init() {
         compact.reserveCapacity(256)

@@ -19,37 +19,42 @@ enum JSONToken: UInt8, Sendable {
 /// strict RFC grammar and keep their source spelling.
 ///
 /// In *line mode* (NDJSON) the tokenizer reads one line already in the window and never refills.
+///
+/// Performance: this is a hot path. Stored properties of the JSON reading classes are marked
+/// `@exclusivity(unchecked)`: none of them is ever accessed overlappingly (closures passed to
+/// `withStringBytes` touch other objects only), and the dynamic checks otherwise cost more than
+/// half of the parsing time.
 final class JSONTokenizer {
     let window: ByteWindow
     let sourceName: String
     let maxDepth: Int
     /// The record number put into error locations (nil outside records).
-    var record: Int?
+    @exclusivity(unchecked) var record: Int?
     /// A window index whose bytes are kept across refills (the start of the current record).
-    var mark: Int?
+    @exclusivity(unchecked) var mark: Int?
 
     private let streaming: Bool
-    private var buf: UnsafeMutablePointer<UInt8>
-    private var end: Int
+    @exclusivity(unchecked) private var buf: UnsafeMutablePointer<UInt8>
+    @exclusivity(unchecked) private var end: Int
     /// Index of the next unread byte.
-    private(set) var pos = 0
+    @exclusivity(unchecked) private(set) var pos = 0
     /// Index of the first byte of the last token.
-    private(set) var tokenStart = 0
+    @exclusivity(unchecked) private(set) var tokenStart = 0
     /// Current 1-based line, and the absolute offset of its first byte.
-    private(set) var line = 1
-    private var lineStart = 0
+    @exclusivity(unchecked) private(set) var line = 1
+    @exclusivity(unchecked) private var lineStart = 0
 
     private enum State { case value, firstValueOrEnd, firstKeyOrEnd, key, colon, commaOrEnd, done }
-    private var state = State.value
+    @exclusivity(unchecked) private var state = State.value
     /// Open containers, innermost last: true for an object.
-    private var stack: [Bool] = []
-    private var checkBOM: Bool
+    @exclusivity(unchecked) private var stack: [Bool] = []
+    @exclusivity(unchecked) private var checkBOM: Bool
 
     // The last string or key: either in the window or decoded into `scratch`.
-    private var stringInWindow = true
-    private var stringStart = 0
-    private var stringCount = 0
-    private var scratch: [UInt8] = []
+    @exclusivity(unchecked) private var stringInWindow = true
+    @exclusivity(unchecked) private var stringStart = 0
+    @exclusivity(unchecked) private var stringCount = 0
+    @exclusivity(unchecked) private var scratch: [UInt8] = []
 
     /// A streaming tokenizer over a whole document.
     init(window: ByteWindow, sourceName: String, maxDepth: Int = 512) {

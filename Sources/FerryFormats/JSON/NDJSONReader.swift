@@ -28,10 +28,10 @@ public final class NDJSONReader: RecordReader {
     private let tokenizer: JSONTokenizer
     private let decoder = JSONObjectDecoder()
     /// Window index of the start of the next line.
-    private var lineStart = 0
-    private var lineNumber = 0
-    private var number = 0
-    private var finished = false
+    @exclusivity(unchecked) private var lineStart = 0
+    @exclusivity(unchecked) private var lineNumber = 0
+    @exclusivity(unchecked) private var number = 0
+    @exclusivity(unchecked) private var finished = false
 
     /// Opens `path` (`-` for standard input).
     ///
