@@ -81,10 +81,4 @@ struct JSONConformanceTests {
         }
     }
 
-    @Test("DUMP", .enabled(if: ProcessInfo.processInfo.environment["DUMP"] != nil))
-    func dump() throws {
-        for path in try Self.files("n_") + Self.files("i_") {
-            print(thrownText { try validateJSONDocument(path: path) } ?? "ACCEPTED \(path)")
-        }
-    }
 }

@@ -8,7 +8,7 @@ import Testing
 ///
 /// Runs only with `FERRY_BENCH=1`, in a release build: `Scripts/bench-json.sh`.
 /// `FERRY_BENCH_RECORDS` sets the record count (default 1,000,000).
-@Suite("JSON reader benchmark", .enabled(if: ProcessInfo.processInfo.environment["FERRY_BENCH"] != nil))
+@Suite("JSON reader benchmark", .serialized, .enabled(if: ProcessInfo.processInfo.environment["FERRY_BENCH"] != nil))
 struct JSONReaderBenchmark {
     static var recordCount: Int {
         Int(ProcessInfo.processInfo.environment["FERRY_BENCH_RECORDS"] ?? "") ?? 1_000_000
