@@ -22,6 +22,9 @@ public final class AttributeValidator {
         }
     }
 
+    /// True when the attribute has validation rules beyond optionality.
+    public var hasRules: Bool { !rules.isEmpty }
+
     /// Nil when the value is acceptable, else the reason it is not.
     public func problem(with value: Value) -> String? {
         if case .null = value {

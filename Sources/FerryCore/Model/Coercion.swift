@@ -19,6 +19,7 @@ public enum Coercion {
             }
             return .success(.integer(value))
         case .decimal:
+            if DecimalText.isCanonical(text) { return .success(.decimal(text)) }
             guard let canonical = DecimalText.canonical(text) else {
                 return .failure(CoercionFailure("'\(excerpt(text))' is not a decimal number"))
             }
@@ -38,9 +39,11 @@ public enum Coercion {
         case .string:
             return .success(.string(text))
         case .bool:
+            if options.trueWords.contains(text) { return .success(.bool(true)) }
+            if options.falseWords.contains(text) { return .success(.bool(false)) }
             let lowered = text.lowercased()
-            if options.trueWords.contains(lowered) { return .success(.bool(true)) }
-            if options.falseWords.contains(lowered) { return .success(.bool(false)) }
+            if options.trueWords.contains(where: { $0.lowercased() == lowered }) { return .success(.bool(true)) }
+            if options.falseWords.contains(where: { $0.lowercased() == lowered }) { return .success(.bool(false)) }
             return .failure(CoercionFailure("'\(excerpt(text))' is not a boolean (expected one of \(options.trueWords.union(options.falseWords).sorted().joined(separator: ", ")))"))
         case .date:
             guard let millis = parseDate(text, format: options.dateFormat) else {
@@ -151,6 +154,7 @@ public enum Coercion {
 
     /// The lowercase 8-4-4-4-12 form of a UUID written with or without dashes or braces.
     public static func canonicalUUID(_ text: String) -> String? {
+        if isCanonicalUUID(text) { return text }
         var hex: [UInt8] = []
         hex.reserveCapacity(32)
         var bytes = Substring(text).utf8[...]
@@ -176,6 +180,22 @@ public enum Coercion {
             out.append(b)
         }
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// True when `text` is already lowercase 8-4-4-4-12 (the common case, checked without allocating).
+    static func isCanonicalUUID(_ text: String) -> Bool {
+        let utf8 = text.utf8
+        guard utf8.count == 36 else { return false }
+        var index = 0
+        for b in utf8 {
+            if index == 8 || index == 13 || index == 18 || index == 23 {
+                guard b == UInt8(ascii: "-") else { return false }
+            } else {
+                guard (b >= 48 && b <= 57) || (b >= 97 && b <= 102) else { return false }
+            }
+            index += 1
+        }
+        return true
     }
 
     /// A short excerpt of a value for messages (never a whole large field).

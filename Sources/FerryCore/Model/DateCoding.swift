@@ -43,9 +43,38 @@ public enum DateCoding {
 
     /// `YYYY-MM-DDTHH:MM:SS.sssZ` for milliseconds since the epoch (years 0000–9999).
     public static func format(_ millis: Int64) -> String {
-        var bytes = [UInt8](repeating: 0, count: 24)
-        let count = format(millis, into: &bytes)
-        return String(decoding: bytes[0..<count], as: UTF8.self)
+        let (dayCount, msOfDay) = Int(millis).quotientAndRemainderFloored(dividingBy: 86_400_000)
+        let (year, month, day) = civil(days: dayCount)
+        guard year >= 0 && year <= 9999 else {
+            var bytes = [UInt8](repeating: 0, count: 32)
+            let count = format(millis, into: &bytes)
+            return String(decoding: bytes[0..<count], as: UTF8.self)
+        }
+        // The common case writes straight into the string's storage: one allocation.
+        return String(unsafeUninitializedCapacity: 24) { buffer in
+            func put(_ value: Int, _ digits: Int, at start: Int) {
+                var v = value
+                for position in stride(from: start + digits - 1, through: start, by: -1) {
+                    buffer[position] = UInt8(48 + v % 10)
+                    v /= 10
+                }
+            }
+            put(year, 4, at: 0)
+            buffer[4] = UInt8(ascii: "-")
+            put(month, 2, at: 5)
+            buffer[7] = UInt8(ascii: "-")
+            put(day, 2, at: 8)
+            buffer[10] = UInt8(ascii: "T")
+            put(msOfDay / 3_600_000, 2, at: 11)
+            buffer[13] = UInt8(ascii: ":")
+            put(msOfDay / 60_000 % 60, 2, at: 14)
+            buffer[16] = UInt8(ascii: ":")
+            put(msOfDay / 1000 % 60, 2, at: 17)
+            buffer[19] = UInt8(ascii: ".")
+            put(msOfDay % 1000, 3, at: 20)
+            buffer[23] = UInt8(ascii: "Z")
+            return 24
+        }
     }
 
     /// Writes the stored form into `buffer` (at least 24 bytes) and returns the byte count.
@@ -94,7 +123,7 @@ public enum DateCoding {
         return text.withUTF8 { parseISO8601(bytes: $0, defaultOffsetSeconds: defaultOffsetSeconds) }
     }
 
-    static func parseISO8601(bytes: UnsafeBufferPointer<UInt8>, defaultOffsetSeconds: Int) -> Int64? {
+    public static func parseISO8601(bytes: UnsafeBufferPointer<UInt8>, defaultOffsetSeconds: Int = 0) -> Int64? {
         var scanner = ByteScanner(bytes)
         // Expanded years (ISO 8601 §4.1.2.4) carry a sign and six digits: -000044, +010000.
         var year: Int

@@ -75,6 +75,39 @@ public enum DecimalText {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// True when `text` is already canonical (`-12.5`, `0`, `3`), checked without allocating.
+    public static func isCanonical(_ text: String) -> Bool {
+        var iterator = text.utf8.makeIterator()
+        guard var b = iterator.next() else { return false }
+        var negative = false
+        if b == UInt8(ascii: "-") {
+            negative = true
+            guard let next = iterator.next() else { return false }
+            b = next
+        }
+        guard b >= 48, b <= 57 else { return false }
+        let leadingZero = b == 48
+        var integerDigits = 1
+        var sawPoint = false
+        var fractionDigits = 0
+        var last = b
+        while let c = iterator.next() {
+            if c == UInt8(ascii: ".") {
+                guard !sawPoint else { return false }
+                sawPoint = true
+            } else if c >= 48 && c <= 57 {
+                if sawPoint { fractionDigits += 1 } else { integerDigits += 1 }
+            } else {
+                return false
+            }
+            last = c
+        }
+        if leadingZero && integerDigits > 1 { return false }
+        if sawPoint && (fractionDigits == 0 || last == 48) { return false }
+        if negative && leadingZero && !sawPoint { return false }  // "-0"
+        return true
+    }
+
     /// Compares two canonical decimals exactly: -1, 0 or 1.
     public static func compare(_ a: String, _ b: String) -> Int {
         let aNegative = a.hasPrefix("-")

@@ -142,19 +142,41 @@ public final class BatchInserter {
     /// `update` (Core Data's pitfall of resetting unsupplied attributes does not happen here).
     public func insert(_ values: [Value], supplied: [Bool]? = nil) throws -> InsertOutcome {
         precondition(values.count == columns.count, "one value per column")
+        // Without update/replace the values are bound straight away (the fast path of imports);
+        // otherwise they are kept encoded to look up the existing object first.
+        let direct = policy == .error || policy == .keep
+        if direct { insert.reset() }
         for index in 0..<values.count {
             var value = values[index]
             if let supplied, !supplied[index] {
                 // Not validated here: an update leaves it alone, and an insert that needs it
                 // fails on the column's NOT NULL constraint with "X is required".
-                encoded[index] = StorageCoding.encode(defaults[index] ?? .null)
+                value = defaults[index] ?? .null
+                if direct {
+                    try StorageCoding.bind(value, to: insert, at: index + 1)
+                } else {
+                    encoded[index] = StorageCoding.encode(value)
+                }
                 continue
             }
             if value.isNull, let fallback = defaults[index] { value = fallback }
             if let validator = validators[index], let problem = validator.problem(with: value) {
                 return .rejected(reason: problem, column: index)
             }
-            encoded[index] = StorageCoding.encode(value)
+            if direct {
+                try StorageCoding.bind(value, to: insert, at: index + 1)
+            } else {
+                encoded[index] = StorageCoding.encode(value)
+            }
+        }
+        if direct {
+            do {
+                try insert.step()
+            } catch let error as FerryError {
+                return try rejection(for: error)
+            }
+            if policy == .keep && connection.changes == 0 { return .skipped }
+            return .inserted
         }
         if policy == .update || policy == .replace, let key = try existingKey() {
             // The object exists: change it in place, keeping its identity (and relationships to it).
@@ -179,6 +201,53 @@ public final class BatchInserter {
         for index in 0..<encoded.count {
             try insert.bind(encoded[index], at: index + 1)
         }
+        do {
+            try insert.step()
+        } catch let error as FerryError {
+            return try rejection(for: error)
+        }
+        if policy == .keep && connection.changes == 0 { return .skipped }
+        return .inserted
+    }
+
+    // MARK: - Direct binding (the import fast path)
+
+    /// True when rows can be bound column by column with ``bindDirect(_:column:)`` and friends:
+    /// the `error` and `keep` policies, which need no lookup of an existing object.
+    public var supportsDirectBinding: Bool { policy == .error || policy == .keep }
+
+    /// The validator of a column (nil when validation is off or the column is a relationship).
+    public func validator(forColumn index: Int) -> AttributeValidator? { validators[index] }
+
+    /// The default value of a column's attribute.
+    public func defaultValue(forColumn index: Int) -> Value? { defaults[index] }
+
+    /// Starts a row for direct binding.
+    @inline(__always)
+    public func beginDirectRow() { insert.reset() }
+
+    @inline(__always)
+    public func bindDirect(_ value: Value, column index: Int) throws {
+        try StorageCoding.bind(value, to: insert, at: index + 1)
+    }
+
+    @inline(__always)
+    public func bindDirect(utf8 bytes: UnsafeBufferPointer<UInt8>, column index: Int) throws {
+        try insert.bind(utf8: bytes, at: index + 1)
+    }
+
+    @inline(__always)
+    public func bindDirect(_ value: Int64, column index: Int) throws {
+        try insert.bind(value, at: index + 1)
+    }
+
+    @inline(__always)
+    public func bindDirect(_ value: Double, column index: Int) throws {
+        try insert.bind(value, at: index + 1)
+    }
+
+    /// Writes the directly bound row.
+    public func finishDirectRow() throws -> InsertOutcome {
         do {
             try insert.step()
         } catch let error as FerryError {

@@ -16,6 +16,21 @@ public enum StorageCoding {
         }
     }
 
+    /// Binds a value in its stored form without building an intermediate ``DatabaseValue``
+    /// (the import hot path: dates are formatted into a stack buffer, not a String).
+    @inlinable
+    public static func bind(_ value: Value, to statement: Statement, at index: Int) throws {
+        switch value {
+        case .null: try statement.bindNull(at: index)
+        case .integer(let v): try statement.bind(v, at: index)
+        case .bool(let v): try statement.bind(Int64(v ? 1 : 0), at: index)
+        case .double(let v): try statement.bind(v, at: index)
+        case .decimal(let v), .string(let v), .uuid(let v), .uri(let v), .json(let v): try statement.bind(v, at: index)
+        case .date(let millis): try statement.bind(DateCoding.format(millis), at: index)
+        case .binary(let v): try statement.bind(blob: v, at: index)
+        }
+    }
+
     /// The typed value of a stored SQLite value for an attribute type. Values written by other
     /// tools in another storage class are converted where that is exact.
     public static func decode(_ value: DatabaseValue, as type: AttributeType) -> Value {

@@ -209,6 +209,65 @@ public final class CSVReader: RecordReader {
         }
     }
 
+    // MARK: - Zero-copy access to the current record (the import fast path)
+
+    /// Moves to the next record without building its fields; false at the end of the input.
+    /// Use ``withFieldBytes(_:_:)`` to read it and ``currentRecord()`` to materialize it.
+    public func advance() throws -> Bool {
+        if !prepared || prepareError != nil { try prepare() }
+        while true {
+            switch try scanRecord() {
+            case .end:
+                return false
+            case .blank:
+                continue
+            case .record:
+                recordCount += 1
+                lastRecordLine = recordLine
+                return true
+            }
+        }
+    }
+
+    /// True when the record just advanced to has every column and no structural problem (its
+    /// UTF-8 is checked per field by the caller).
+    public var currentRecordIsWellFormed: Bool {
+        scanProblem == nil && spans.count == columnCount
+    }
+
+    /// Calls `body` with the bytes of a column of the current record (quotes removed, doubled
+    /// quotes undone), or nil when the field is null (an unquoted null token). The bytes are valid
+    /// only inside `body` and are not UTF-8-validated.
+    @inline(__always)
+    public func withFieldBytes<T>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>?) throws -> T) rethrows -> T {
+        let span = spans[index]
+        let start = UnsafePointer(buffer + recordStart + span.start)
+        let length = span.end - span.start
+        if !span.quoted && isNullToken(start, length) { return try body(nil) }
+        if !span.escaped { return try body(UnsafeBufferPointer(start: start, count: length)) }
+        let quote = options.quote
+        var scratch = self.unescaped
+        self.unescaped = []
+        defer { self.unescaped = scratch }
+        scratch.removeAll(keepingCapacity: true)
+        var position = 0
+        while position < length {
+            let byte = start[position]
+            scratch.append(byte)
+            position += byte == quote ? 2 : 1
+        }
+        return try scratch.withUnsafeBufferPointer { try body($0) }
+    }
+
+    /// The line and byte column where a column of the current record starts.
+    public func fieldPosition(_ index: Int) -> (line: Int, column: Int) {
+        let span = spans[index]
+        return (span.line, span.column)
+    }
+
+    /// The current record as a ``SourceRecord`` (with its problem, if any, and raw text).
+    public func currentRecord() -> SourceRecord { makeRecord() }
+
     // MARK: - Header
 
     private func readNames() throws {
@@ -719,4 +778,22 @@ func firstInvalidUTF8(_ start: UnsafePointer<UInt8>, _ length: Int) -> Int {
         index = next
     }
     return length
+}
+
+/// UTF-8 checks for consumers of raw field bytes.
+public enum UTF8Bytes {
+    /// True when the bytes are valid UTF-8 (ASCII checked eight bytes at a time).
+    @inline(__always)
+    public static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return true }
+        return isASCII(base, bytes.count) || firstInvalidUTF8(base, bytes.count) == bytes.count
+    }
+
+    /// The number of Unicode scalars (characters for length rules are counted as Core Data does
+    /// for most text: ASCII is exact; combining sequences count per scalar).
+    public static func scalarCount(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var count = 0
+        for byte in bytes where byte & 0xC0 != 0x80 { count += 1 }
+        return count
+    }
 }

@@ -9,17 +9,34 @@ final class ImportPlan {
         case constant(Value)
     }
 
-    struct AttributeColumn {
-        var attribute: AttributeDescription
-        var source: Source
-        var options: CoercionOptions
+    /// Classes, not structs: the per-record loop then retains one reference per column instead of
+    /// copying descriptions and option sets.
+    final class AttributeColumn {
+        let attribute: AttributeDescription
+        let type: AttributeType
+        let source: Source
+        let options: CoercionOptions
+
+        init(attribute: AttributeDescription, source: Source, options: CoercionOptions) {
+            self.attribute = attribute
+            self.type = attribute.type
+            self.source = source
+            self.options = options
+        }
     }
 
-    struct ReferenceColumn {
-        var mapping: RelationshipMapping
-        var fieldIndex: Int
-        var resolver: ReferenceResolver
-        var options: CoercionOptions
+    final class ReferenceColumn {
+        let mapping: RelationshipMapping
+        let fieldIndex: Int
+        let resolver: ReferenceResolver
+        let options: CoercionOptions
+
+        init(mapping: RelationshipMapping, fieldIndex: Int, resolver: ReferenceResolver, options: CoercionOptions) {
+            self.mapping = mapping
+            self.fieldIndex = fieldIndex
+            self.resolver = resolver
+            self.options = options
+        }
     }
 
     struct Failure: Error {
@@ -101,7 +118,8 @@ final class ImportPlan {
 
     /// Fills `values` (one per column) from a record; a failure names the field and its location.
     func fill(record: SourceRecord, values: inout [Value], supplied: inout [Bool]) throws -> Result<Void, Failure> {
-        for (index, column) in attributes.enumerated() {
+        for index in 0..<attributes.count {
+            let column = attributes[index]
             switch column.source {
             case .constant(let value):
                 values[index] = value
@@ -113,14 +131,15 @@ final class ImportPlan {
                     continue
                 }
                 supplied[index] = true
-                switch Self.coerce(field.value, to: column.attribute.type, options: column.options) {
+                switch Self.coerce(field.value, to: column.type, options: column.options) {
                 case .success(let value): values[index] = value
                 case .failure(let failure):
                     return .failure(Failure(field: name, line: field.line, column: field.column, reason: "\(column.attribute.name): \(failure.reason)"))
                 }
             }
         }
-        for (offset, reference) in references.enumerated() {
+        for offset in 0..<references.count {
+            let reference = references[offset]
             let index = attributes.count + offset
             supplied[index] = true
             guard let field = record[reference.fieldIndex] else {

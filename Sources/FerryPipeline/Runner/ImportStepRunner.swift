@@ -87,6 +87,9 @@ public final class ImportStepRunner {
     /// Imports records until the input ends (true) or `batchLimit` records were read (false).
     @discardableResult
     private func importRecords(reader: any RecordReader, plan: ImportPlan, rejects: RejectsWriter?, state: inout ImportState, batchLimit: Int?) throws -> Bool {
+        if let csv = reader as? CSVReader, plan.inserter.supportsDirectBinding, let kinds = ImportPlan.fastKinds(for: plan.attributes) {
+            return try importCSVRecords(reader: csv, kinds: kinds, plan: plan, rejects: rejects, state: &state, batchLimit: batchLimit)
+        }
         var values = Array(repeating: Value.null, count: plan.columnCount)
         var supplied = Array(repeating: true, count: plan.columnCount)
         var inBatch = 0
@@ -94,27 +97,57 @@ public final class ImportStepRunner {
             state.read += 1
             inBatch += 1
             if state.read & 4095 == 0 { progress?.stepProgress(read: state.read, rejected: state.rejected) }
-            if let problem = record.problem {
-                try reject(record: record, field: nil, line: problem.location?.line ?? record.line, column: problem.location?.column ?? record.column, reason: problem.message, rejects: rejects, state: &state)
-            } else {
-                switch try plan.fill(record: record, values: &values, supplied: &supplied) {
-                case .failure(let failure):
-                    try reject(record: record, field: failure.field, line: failure.line, column: failure.column, reason: failure.reason, rejects: rejects, state: &state)
-                case .success:
-                    let outcome = try plan.inserter.insert(values, supplied: plan.hasOptionalFields ? supplied : nil)
-                    switch outcome {
-                    case .inserted: state.inserted += 1
-                    case .updated: state.updated += 1
-                    case .skipped: state.skipped += 1
-                    case .rejected(let reason, let column):
-                        let location = column.flatMap { plan.location(ofColumn: $0, in: record) }
-                        try reject(record: record, field: column.flatMap { plan.fieldName(ofColumn: $0) }, line: location?.line ?? record.line, column: location?.column ?? record.column, reason: reason, rejects: rejects, state: &state)
-                    }
+            try process(record, plan: plan, values: &values, supplied: &supplied, rejects: rejects, state: &state)
+            if let batchLimit, inBatch >= batchLimit { return false }
+        }
+        return true
+    }
+
+    /// The CSV fast path: clean records go straight from the reader's bytes into the statement;
+    /// anything else is materialized and takes the general path (same outcome, precise reasons).
+    private func importCSVRecords(reader: CSVReader, kinds: [ImportPlan.FastKind], plan: ImportPlan, rejects: RejectsWriter?, state: inout ImportState, batchLimit: Int?) throws -> Bool {
+        var values = Array(repeating: Value.null, count: plan.columnCount)
+        var supplied = Array(repeating: true, count: plan.columnCount)
+        var inBatch = 0
+        while try reader.advance() {
+            state.read += 1
+            inBatch += 1
+            if state.read & 4095 == 0 { progress?.stepProgress(read: state.read, rejected: state.rejected) }
+            if reader.currentRecordIsWellFormed, case .done(let outcome) = try plan.fastInsert(from: reader, kinds: kinds) {
+                switch outcome {
+                case .inserted: state.inserted += 1
+                case .updated: state.updated += 1
+                case .skipped: state.skipped += 1
+                case .rejected: preconditionFailure("the fast path hands rejected records to the general path")
                 }
+            } else {
+                try process(reader.currentRecord(), plan: plan, values: &values, supplied: &supplied, rejects: rejects, state: &state)
             }
             if let batchLimit, inBatch >= batchLimit { return false }
         }
         return true
+    }
+
+    /// The general path for one record: coerce every field, insert, count or reject.
+    private func process(_ record: SourceRecord, plan: ImportPlan, values: inout [Value], supplied: inout [Bool], rejects: RejectsWriter?, state: inout ImportState) throws {
+        if let problem = record.problem {
+            try reject(record: record, field: nil, line: problem.location?.line ?? record.line, column: problem.location?.column ?? record.column, reason: problem.message, rejects: rejects, state: &state)
+            return
+        }
+        switch try plan.fill(record: record, values: &values, supplied: &supplied) {
+        case .failure(let failure):
+            try reject(record: record, field: failure.field, line: failure.line, column: failure.column, reason: failure.reason, rejects: rejects, state: &state)
+        case .success:
+            let outcome = try plan.inserter.insert(values, supplied: plan.hasOptionalFields ? supplied : nil)
+            switch outcome {
+            case .inserted: state.inserted += 1
+            case .updated: state.updated += 1
+            case .skipped: state.skipped += 1
+            case .rejected(let reason, let column):
+                let location = column.flatMap { plan.location(ofColumn: $0, in: record) }
+                try reject(record: record, field: column.flatMap { plan.fieldName(ofColumn: $0) }, line: location?.line ?? record.line, column: location?.column ?? record.column, reason: reason, rejects: rejects, state: &state)
+            }
+        }
     }
 
     private func reject(record: SourceRecord, field: String?, line: Int, column: Int, reason: String, rejects: RejectsWriter?, state: inout ImportState) throws {

@@ -70,6 +70,19 @@ public final class Statement {
         try check(code)
     }
 
+    /// Binds UTF-8 bytes as TEXT (copied by SQLite), without making a String.
+    @inline(__always)
+    public func bind(utf8 bytes: UnsafeBufferPointer<UInt8>, at index: Int) throws {
+        guard let base = bytes.baseAddress, bytes.count > 0 else {
+            try check(sqlite3_bind_text(handle, Int32(index), "", 0, ferry_sqlite_transient()))
+            return
+        }
+        let code = base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+            sqlite3_bind_text(handle, Int32(index), $0, Int32(bytes.count), ferry_sqlite_transient())
+        }
+        try check(code)
+    }
+
     public func bind(blob: [UInt8], at index: Int) throws {
         let code = blob.withUnsafeBytes { buffer in
             sqlite3_bind_blob(handle, Int32(index), buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), ferry_sqlite_transient())

@@ -1,0 +1,312 @@
+import FerryCore
+import FerryFormats
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The CSV fast path: coerces fields straight from the reader's bytes and binds them without
+/// building a `String` or a ``SourceRecord`` per record.
+///
+/// It handles the common, clean case only. Whenever a value does not parse, breaks a rule, or
+/// the record hits a constraint, it gives up (`.useGeneralPath`) *before* anything is written,
+/// and the record goes through the general path, which produces the precise, located reason.
+/// Both paths accept exactly the same values; the tests run every import fixture both ways.
+extension ImportPlan {
+    enum FastOutcome {
+        case done(InsertOutcome)
+        case useGeneralPath
+    }
+
+    /// How a column is read on the fast path.
+    enum FastKind {
+        case string
+        case integer(ClosedRange<Int64>)
+        case double(isFloat: Bool)
+        case decimal
+        case bool(trueWords: [[UInt8]], falseWords: [[UInt8]])
+        case isoDate
+        case patternDate(DatePattern)
+        case uuid
+        /// Through a String and ``Coercion`` (uri, json, binary, unix dates, …).
+        case viaCoercion
+        case constant(Value)
+    }
+
+    /// Per-column fast-path plan; nil when the step cannot use the fast path at all.
+    static func fastKinds(for attributes: [AttributeColumn]) -> [FastKind]? {
+        var kinds: [FastKind] = []
+        for column in attributes {
+            if case .constant(let value) = column.source {
+                kinds.append(.constant(value))
+                continue
+            }
+            // Trimming and per-field null words take the coercion route for that column.
+            if column.options.trim || !column.options.nullTokens.isEmpty {
+                kinds.append(.viaCoercion)
+                continue
+            }
+            switch column.type {
+            case .string: kinds.append(.string)
+            case .int16, .int32, .int64: kinds.append(.integer(column.type.integerRange ?? Int64.min...Int64.max))
+            case .double: kinds.append(.double(isFloat: false))
+            case .float: kinds.append(.double(isFloat: true))
+            case .decimal: kinds.append(.decimal)
+            case .bool:
+                let asciiOnly = (column.options.trueWords.union(column.options.falseWords)).allSatisfy { $0.utf8.allSatisfy { $0 < 0x80 } }
+                if asciiOnly {
+                    kinds.append(.bool(
+                        trueWords: column.options.trueWords.map { Array($0.lowercased().utf8) },
+                        falseWords: column.options.falseWords.map { Array($0.lowercased().utf8) }))
+                } else {
+                    kinds.append(.viaCoercion)
+                }
+            case .date:
+                switch column.options.dateFormat {
+                case .iso8601: kinds.append(.isoDate)
+                case .pattern(let pattern): kinds.append(.patternDate(pattern))
+                default: kinds.append(.viaCoercion)
+                }
+            case .uuid: kinds.append(.uuid)
+            case .binary, .uri, .json: kinds.append(.viaCoercion)
+            }
+        }
+        return kinds
+    }
+
+    /// Inserts the CSV reader's current (well-formed) record through the fast path.
+    func fastInsert(from reader: CSVReader, kinds: [FastKind]) throws -> FastOutcome {
+        inserter.beginDirectRow()
+        for index in 0..<kinds.count {
+            let column = attributes[index]
+            let validator = inserter.validator(forColumn: index)
+            let ok: Bool
+            switch kinds[index] {
+            case .constant(let value):
+                if let validator, validator.problem(with: value) != nil { return .useGeneralPath }
+                try inserter.bindDirect(value, column: index)
+                ok = true
+            default:
+                guard case .field(let fieldIndex, _) = column.source else { return .useGeneralPath }
+                ok = try reader.withFieldBytes(fieldIndex) { bytes -> Bool in
+                    guard let bytes else { return try bindNull(column: index, validator: validator) }
+                    return try bindField(bytes, kind: kinds[index], column: index, type: column.type, options: column.options, validator: validator)
+                }
+            }
+            if !ok { return .useGeneralPath }
+        }
+        for offset in 0..<references.count {
+            let index = attributes.count + offset
+            let reference = references[offset]
+            guard reference.fieldIndex < reader.fieldNames.count else { return .useGeneralPath }
+            let key: Value? = reader.withFieldBytes(reference.fieldIndex) { bytes in
+                guard let bytes else { return Value.null }
+                guard UTF8Bytes.isValid(bytes) else { return nil }
+                let text = String(decoding: bytes, as: UTF8.self)
+                return try? Self.coerce(.text(text), to: reference.resolver.matchAttribute.type, options: reference.options).get()
+            }
+            guard let key else { return .useGeneralPath }
+            if key.isNull {
+                try inserter.bindDirect(.null, column: index)
+                continue
+            }
+            guard let primaryKey = try reference.resolver.resolve(key) else {
+                if reference.mapping.missing == .null {
+                    try inserter.bindDirect(.null, column: index)
+                    continue
+                }
+                return .useGeneralPath
+            }
+            try inserter.bindDirect(primaryKey, column: index)
+        }
+        let outcome = try inserter.finishDirectRow()
+        if case .rejected = outcome { return .useGeneralPath }
+        return .done(outcome)
+    }
+
+    @inline(__always)
+    private func bindNull(column index: Int, validator: AttributeValidator?) throws -> Bool {
+        let value = inserter.defaultValue(forColumn: index) ?? .null
+        if let validator, validator.problem(with: value) != nil { return false }
+        if value.isNull && !attributes[index].attribute.isOptional { return false }
+        try inserter.bindDirect(value, column: index)
+        return true
+    }
+
+    @inline(__always)
+    private func bindField(_ bytes: UnsafeBufferPointer<UInt8>, kind: FastKind, column index: Int, type: AttributeType, options: CoercionOptions, validator: AttributeValidator?) throws -> Bool {
+        switch kind {
+        case .string:
+            guard UTF8Bytes.isValid(bytes) else { return false }
+            if let validator, validator.hasRules {
+                // Length and pattern rules are checked on the String, exactly as the general path does.
+                let value = Value.string(String(decoding: bytes, as: UTF8.self))
+                if validator.problem(with: value) != nil { return false }
+            }
+            try inserter.bindDirect(utf8: bytes, column: index)
+        case .integer(let range):
+            guard let value = Self.parseInteger(bytes), range.contains(value) else { return false }
+            if let validator, validator.hasRules, validator.problem(with: .integer(value)) != nil { return false }
+            try inserter.bindDirect(value, column: index)
+        case .double(let isFloat):
+            guard var value = Self.parseDouble(bytes) else { return false }
+            if isFloat {
+                let narrowed = Float(value)
+                if narrowed.isInfinite && value.isFinite { return false }
+                value = Double(narrowed)
+            }
+            if let validator, validator.hasRules, validator.problem(with: .double(value)) != nil { return false }
+            try inserter.bindDirect(value, column: index)
+        case .decimal:
+            guard Self.isCanonicalDecimal(bytes) else { return try bindViaCoercion(bytes, column: index, type: type, options: options, validator: validator) }
+            if let validator, validator.hasRules {
+                if validator.problem(with: .decimal(String(decoding: bytes, as: UTF8.self))) != nil { return false }
+            }
+            try inserter.bindDirect(utf8: bytes, column: index)
+        case .bool(let trueWords, let falseWords):
+            let value: Bool
+            if Self.matchesWord(bytes, trueWords) {
+                value = true
+            } else if Self.matchesWord(bytes, falseWords) {
+                value = false
+            } else {
+                return false
+            }
+            if let validator, validator.hasRules, validator.problem(with: .bool(value)) != nil { return false }
+            try inserter.bindDirect(Int64(value ? 1 : 0), column: index)
+        case .isoDate, .patternDate:
+            let millis: Int64?
+            if case .patternDate(let pattern) = kind {
+                millis = pattern.parse(bytes: bytes)
+            } else {
+                millis = DateCoding.parseISO8601(bytes: bytes)
+            }
+            guard let millis else { return false }
+            if let validator, validator.hasRules, validator.problem(with: .date(millis)) != nil { return false }
+            try inserter.bindDirect(.date(millis), column: index)
+        case .uuid:
+            guard Self.isCanonicalUUID(bytes) else { return try bindViaCoercion(bytes, column: index, type: type, options: options, validator: validator) }
+            if let validator, validator.hasRules {
+                if validator.problem(with: .uuid(String(decoding: bytes, as: UTF8.self))) != nil { return false }
+            }
+            try inserter.bindDirect(utf8: bytes, column: index)
+        case .viaCoercion:
+            return try bindViaCoercion(bytes, column: index, type: type, options: options, validator: validator)
+        case .constant:
+            return false
+        }
+        return true
+    }
+
+    private func bindViaCoercion(_ bytes: UnsafeBufferPointer<UInt8>, column index: Int, type: AttributeType, options: CoercionOptions, validator: AttributeValidator?) throws -> Bool {
+        guard UTF8Bytes.isValid(bytes) else { return false }
+        guard var value = try? Coercion.coerce(String(decoding: bytes, as: UTF8.self), to: type, options: options).get() else { return false }
+        if value.isNull {
+            value = inserter.defaultValue(forColumn: index) ?? .null
+            if value.isNull && !attributes[index].attribute.isOptional { return false }
+        }
+        if let validator, validator.problem(with: value) != nil { return false }
+        try inserter.bindDirect(value, column: index)
+        return true
+    }
+
+    // MARK: - Byte parsers (must accept exactly what Coercion accepts, or less)
+
+    /// `[+-]digits` without leading/trailing spaces; nil on overflow or anything else.
+    @inline(__always)
+    static func parseInteger(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var index = 0
+        var negative = false
+        if bytes.count > 0 && (bytes[0] == UInt8(ascii: "-") || bytes[0] == UInt8(ascii: "+")) {
+            negative = bytes[0] == UInt8(ascii: "-")
+            index = 1
+        }
+        guard index < bytes.count, bytes.count - index <= 19 else { return nil }
+        var value: Int64 = 0
+        while index < bytes.count {
+            let digit = bytes[index] &- 48
+            guard digit < 10 else { return nil }
+            let (times, o1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = negative ? times.subtractingReportingOverflow(Int64(digit)) : times.addingReportingOverflow(Int64(digit))
+            guard !o1, !o2 else { return nil }
+            value = sum
+            index += 1
+        }
+        return value
+    }
+
+    /// Plain decimal notation and exponents only (no inf/nan/hex: those take the general path).
+    static func parseDouble(_ bytes: UnsafeBufferPointer<UInt8>) -> Double? {
+        guard bytes.count > 0, bytes.count < 64 else { return nil }
+        var sawDigit = false
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): sawDigit = true
+            case UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): continue
+            default: return nil
+            }
+        }
+        guard sawDigit else { return nil }
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: bytes.count + 1) { buffer -> Double? in
+            for i in 0..<bytes.count { buffer[i] = CChar(bitPattern: bytes[i]) }
+            buffer[bytes.count] = 0
+            var end: UnsafeMutablePointer<CChar>? = nil
+            let value = strtod(buffer.baseAddress!, &end)
+            guard let end, end - buffer.baseAddress! == bytes.count, !value.isNaN, value.isFinite else { return nil }
+            return value
+        }
+    }
+
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?`, not `-0`.
+    static func isCanonicalDecimal(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var index = 0
+        if bytes.count > 0 && bytes[0] == UInt8(ascii: "-") { index = 1 }
+        let negative = index == 1
+        guard index < bytes.count, bytes[index] &- 48 < 10 else { return false }
+        let leadingZero = bytes[index] == 48
+        var integerDigits = 0
+        while index < bytes.count, bytes[index] &- 48 < 10 {
+            integerDigits += 1
+            index += 1
+        }
+        if leadingZero && integerDigits > 1 { return false }
+        if index == bytes.count { return !(negative && leadingZero) }
+        guard bytes[index] == UInt8(ascii: ".") else { return false }
+        index += 1
+        guard index < bytes.count else { return false }
+        while index < bytes.count {
+            guard bytes[index] &- 48 < 10 else { return false }
+            index += 1
+        }
+        return bytes[bytes.count - 1] != 48
+    }
+
+    static func isCanonicalUUID(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard bytes.count == 36 else { return false }
+        for index in 0..<36 {
+            let b = bytes[index]
+            if index == 8 || index == 13 || index == 18 || index == 23 {
+                guard b == UInt8(ascii: "-") else { return false }
+            } else {
+                guard (b >= 48 && b <= 57) || (b >= 97 && b <= 102) else { return false }
+            }
+        }
+        return true
+    }
+
+    /// Case-insensitive (ASCII) comparison with lowercase words.
+    @inline(__always)
+    static func matchesWord(_ bytes: UnsafeBufferPointer<UInt8>, _ words: [[UInt8]]) -> Bool {
+        outer: for word in words where word.count == bytes.count {
+            for index in 0..<word.count {
+                var b = bytes[index]
+                if b >= 65 && b <= 90 { b |= 0x20 }
+                if b != word[index] { continue outer }
+            }
+            return true
+        }
+        return false
+    }
+}
