@@ -238,7 +238,11 @@ struct ByteScanner {
             position += 1
         }
         guard n > 0 else { return nil }
-        for _ in n..<3 where n < 3 { value *= 10 }
+        var scale = n
+        while scale < 3 {
+            value *= 10
+            scale += 1
+        }
         return value
     }
 

@@ -15,6 +15,9 @@ public final class ImportStepRunner {
     public let jobName: String
     public weak var progress: (any ProgressObserver)?
     public var dryRun = false
+    /// Use the CSV byte-level fast path when the step allows it (tests turn it off to check that
+    /// both paths give the same store and the same rejects).
+    public var allowsFastPath = true
     /// A reader to use instead of opening `step.source` (e.g. one that replays sampled records).
     private let givenReader: (any RecordReader)?
 
@@ -87,7 +90,7 @@ public final class ImportStepRunner {
     /// Imports records until the input ends (true) or `batchLimit` records were read (false).
     @discardableResult
     private func importRecords(reader: any RecordReader, plan: ImportPlan, rejects: RejectsWriter?, state: inout ImportState, batchLimit: Int?) throws -> Bool {
-        if let csv = reader as? CSVReader, plan.inserter.supportsDirectBinding, let kinds = ImportPlan.fastKinds(for: plan.attributes) {
+        if allowsFastPath, let csv = reader as? CSVReader, plan.inserter.supportsDirectBinding, let kinds = ImportPlan.fastKinds(for: plan.attributes) {
             return try importCSVRecords(reader: csv, kinds: kinds, plan: plan, rejects: rejects, state: &state, batchLimit: batchLimit)
         }
         var values = Array(repeating: Value.null, count: plan.columnCount)

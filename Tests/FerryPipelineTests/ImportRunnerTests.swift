@@ -1,0 +1,92 @@
+import FerryCore
+import FerryFormats
+import FerryPipeline
+import FerryTestSupport
+import Foundation
+import Testing
+
+@Suite("Import runner")
+struct ImportRunnerTests {
+    static let fixtures = TestPaths.packageRoot.appendingPathComponent("Tests/FerryPipelineTests/Fixtures/import")
+
+    func typesModel() throws -> ObjectModel {
+        try ModelLoader().load(path: Self.fixtures.appendingPathComponent("types.yml").path).current
+    }
+
+    func dump(_ store: Store, _ entity: String) throws -> [[DatabaseValue]] {
+        try store.withConnection { try $0.rows("SELECT * FROM \(SQL.quote(entity)) ORDER BY ferry_pk") }
+    }
+
+    func importTypes(fastPath: Bool, dir: TemporaryDirectory) throws -> (StepReport, [[DatabaseValue]], String) {
+        let store = try Store.open(at: dir.file(fastPath ? "fast.sqlite" : "general.sqlite"), model: try typesModel())
+        var step = ImportStep(source: Self.fixtures.appendingPathComponent("types.csv").path, format: .csv, entity: "Thing")
+        step.rejectsPath = dir.file(fastPath ? "fast.rejects" : "general.rejects")
+        step.maxRejects = .unlimited
+        let runner = ImportStepRunner(step: step, store: store)
+        runner.allowsFastPath = fastPath
+        let report = try runner.run()
+        return (report, try dump(store, "Thing"), try String(contentsOfFile: step.rejectsPath!, encoding: .utf8))
+    }
+
+    @Test("the CSV fast path and the general path give the same rows, counts and rejects")
+    func fastPathMatchesGeneralPath() throws {
+        let dir = TemporaryDirectory()
+        let fast = try importTypes(fastPath: true, dir: dir)
+        let general = try importTypes(fastPath: false, dir: dir)
+        #expect(fast.0.read == general.0.read)
+        #expect(fast.0.inserted == general.0.inserted)
+        #expect(fast.0.rejected == general.0.rejected)
+        #expect(fast.1 == general.1)
+        #expect(fast.2 == general.2)
+        #expect(fast.0.read == 20)
+        #expect(fast.0.isBalanced)
+    }
+
+    @Test("values are coerced to their canonical stored forms, bad ones rejected with reasons")
+    func coercionAndReasons() throws {
+        let dir = TemporaryDirectory()
+        let (report, rows, rejects) = try importTypes(fastPath: true, dir: dir)
+        #expect(report.inserted == 5)
+        #expect(report.rejected == 15)
+        // Row 1: every type in its canonical form.
+        #expect(rows[0][1...] == [
+            .integer(1), .integer(12), .real(1.5), .real(2.25), .text("10.5"), .text("Ana"), .text("AB-1"), .integer(1),
+            .text("2024-01-31T10:00:00.000Z"), .text("7c9e6679-7425-40de-944b-e07fc1f90ae7"), .text("https://x.io/a"),
+            .text("{\"a\": [1, 2]}"), .blob(Array("hello".utf8)), .text("first"),
+        ])
+        // Row 2: unquoted empty fields are null (defaults apply); a quoted empty string stays "".
+        #expect(rows[1][8] == .integer(1))  // flag: yes
+        #expect(rows[1][14] == .text("none"))  // label default
+        #expect(rows[1][7] == .null)  // code empty → null
+        // Row 3: quoted "" is an empty string, 007.100 is canonical 7.1, dates before 1970.
+        #expect(rows[2][6] == .text(""))
+        #expect(rows[2][5] == .text("7.1"))
+        #expect(rows[2][9] == .text("1969-12-31T23:59:59.999Z"))
+        // Row 17: integral 12.0, 1e2 decimals, Y, offsets and undashed UUIDs.
+        let last = rows[rows.count - 2]
+        #expect(last[2] == .integer(12))
+        #expect(last[5] == .text("100"))
+        #expect(last[9] == .text("2024-01-31T06:00:00.000Z"))
+        #expect(last[10] == .text("7c9e6679-7425-40de-944b-e07fc1f90af6"))
+        let reasons = rejects.split(separator: "\n").compactMap { line -> String? in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+            return "\(object["record"] ?? "?") \(object["field"] ?? "-"): \(object["reason"] ?? "")"
+        }
+        #expect(reasons == [
+            "4 small: small 501 is greater than the maximum 500",
+            "5 ratio: ratio: 'abc' is not a number",
+            "6 single: single: 1e39 is out of range for float",
+            "7 price: price -1 is less than the minimum 0",
+            "8 name: name is longer than 8 (11)",
+            "9 code: code does not match the pattern [A-Z]{2}-[0-9]+",
+            "10 flag: flag: 'maybe' is not a boolean (expected one of 0, 1, f, false, n, no, off, on, t, true, y, yes)",
+            "11 seen: seen: '2024-02-30' is not a date in format iso8601",
+            "12 token: token: 'not-a-uuid' is not a UUID",
+            "13 site: site: 'no scheme' is not an absolute URI",
+            "14 extra: extra: '{bad json' is not valid JSON",
+            "15 blob: blob: 'not base64!' is not base64 binary data",
+            "16 id: another Thing already has the same id (uniqueness constraint)",
+            "17 -: expected 14 fields but found 6",
+        ] + ["18 id: id is required"])
+    }
+}
