@@ -90,3 +90,96 @@ struct ImportRunnerTests {
         ] + ["18 id: id is required"])
     }
 }
+
+@Suite("Import runner: JSON, conflicts, references, budgets")
+struct ImportRunnerSemanticsTests {
+    let dir = TemporaryDirectory()
+
+    func shop() throws -> Store { try Store.open(at: dir.file("shop.sqlite"), model: SampleModels.shop()) }
+
+    func run(_ step: ImportStep, on store: Store) throws -> StepReport {
+        try ImportStepRunner(step: step, store: store).run()
+    }
+
+    @Test("update with NDJSON changes only the keys a record has; absent keys keep their values")
+    func updateKeepsAbsentKeys() throws {
+        let store = try shop()
+        let first = try dir.write("a.ndjson", #"{"id": 1, "email": "a@x.io", "name": "Ana", "age": 40}"# + "\n")
+        _ = try run(ImportStep(source: first, format: .ndjson, entity: "Customer"), on: store)
+        let second = try dir.write("b.ndjson", #"{"id": 1, "age": 41}"# + "\n" + #"{"id": 2, "email": "b@x.io"}"# + "\n")
+        var step = ImportStep(source: second, format: .ndjson, entity: "Customer")
+        step.onConflict = .update
+        let report = try run(step, on: store)
+        #expect((report.read, report.inserted, report.updated) == (2, 1, 1))
+        let rows = try store.withConnection { try $0.rows("SELECT id, email, name, age, balance FROM Customer ORDER BY id") }
+        #expect(rows == [
+            [.integer(1), .text("a@x.io"), .text("Ana"), .integer(41), .text("0")],
+            [.integer(2), .text("b@x.io"), .null, .null, .text("0")],
+        ])
+    }
+
+    @Test("a reference to a missing object rejects the record, or leaves it empty when allowed")
+    func missingReferences() throws {
+        let store = try shop()
+        _ = try run(ImportStep(source: try dir.write("c.csv", "id,email\n1,a@x.io\n"), format: .csv, entity: "Customer"), on: store)
+        let orders = try dir.write("o.csv", "number,customer_id\nA-1,1\nA-2,9\n")
+        var step = ImportStep(source: orders, format: .csv, entity: "Order")
+        step.relationships = [RelationshipMapping(relationship: "customer", field: "customer_id", match: "id")]
+        step.rejectsPath = dir.file("o.rejects")
+        step.maxRejects = .count(1)
+        let report = try run(step, on: store)
+        #expect((report.inserted, report.rejected) == (1, 1))
+        let reject = try String(contentsOfFile: dir.file("o.rejects"), encoding: .utf8)
+        #expect(reject == #"{"record":2,"line":3,"column":5,"field":"customer_id","reason":"customer: no Customer with id = 9","raw":"A-2,9"}"# + "\n")
+    }
+
+    @Test("going over the reject budget fails the step and rolls it back entirely")
+    func budgetRollsBack() throws {
+        let store = try shop()
+        let file = try dir.write("c.csv", "id,email\n1,a@x.io\n2,bad\n3,c@x.io\n4,worse\n")
+        var step = ImportStep(source: file, format: .csv, entity: "Customer")
+        step.rejectsPath = dir.file("c.rejects")
+        step.maxRejects = .count(1)
+        let failure = try #require(throws: ImportStepFailure.self) { try run(step, on: store) }
+        #expect("\(failure)".contains("more than 1 record was rejected; the step was rolled back"))
+        #expect(failure.report.read == 4)
+        #expect(failure.report.isBalanced)
+        #expect(try store.withConnection { try $0.scalar("SELECT count(*) FROM Customer") } == .integer(0))
+        let runs = try store.withConnection { try $0.rows("SELECT outcome, read, rejected FROM ferry_runs") }
+        #expect(runs == [[.text("failed"), .integer(4), .integer(2)]])
+    }
+
+    @Test("without a rejects file, the first bad record fails the step with its location")
+    func noRejectsFile() throws {
+        let store = try shop()
+        let file = try dir.write("c.csv", "id,email\n1,a@x.io\nx,b@x.io\n")
+        let failure = try #require(throws: ImportStepFailure.self) {
+            try run(ImportStep(source: file, format: .csv, entity: "Customer"), on: store)
+        }
+        #expect("\(failure)".hasPrefix("error: \(file):3:1: error: id: 'x' is not an integer (record 2)"))
+        #expect(try store.withConnection { try $0.scalar("SELECT count(*) FROM Customer") } == .integer(0))
+    }
+
+    @Test("a checkpointed import (atomic: false) commits whole batches")
+    func checkpointed() throws {
+        let store = try shop()
+        var text = "id,email\n"
+        for i in 1...25 { text += "\(i),\(i == 23 ? "broken" : "c\(i)@x.io")\n" }
+        var step = ImportStep(source: try dir.write("c.csv", text), format: .csv, entity: "Customer")
+        step.atomic = false
+        step.batchSize = 10
+        #expect(throws: ImportStepFailure.self) { try run(step, on: store) }
+        #expect(try store.withConnection { try $0.scalar("SELECT count(*) FROM Customer") } == .integer(20))
+    }
+
+    @Test("a dry run counts everything and changes nothing")
+    func dryRun() throws {
+        let store = try shop()
+        let runner = ImportStepRunner(step: ImportStep(source: try dir.write("c.csv", "id,email\n1,a@x.io\n"), format: .csv, entity: "Customer"), store: store)
+        runner.dryRun = true
+        let report = try runner.run()
+        #expect(report.outcome == .dryRun)
+        #expect(report.inserted == 1)
+        #expect(try store.withConnection { try $0.scalar("SELECT count(*) FROM Customer") } == .integer(0))
+    }
+}
