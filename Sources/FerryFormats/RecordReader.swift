@@ -41,9 +41,16 @@ public struct SourceRecord: Sendable {
     public var column: Int
     /// Fields by field index; shorter than the reader's field count when trailing fields are absent.
     public var fields: [Field?]
-    /// The record's bytes exactly as they appear in the input (for rejects files), without the
-    /// trailing record separator.
-    public var raw: String
+    /// The record's bytes exactly as they appear in the input, without the trailing record
+    /// separator. Kept as bytes: they are decoded only when a record is rejected.
+    public var rawBytes: [UInt8]
+
+    /// The record's text as it appears in the input (for rejects files); invalid UTF-8 is shown
+    /// as U+FFFD here only.
+    public var raw: String {
+        get { String(decoding: rawBytes, as: UTF8.self) }
+        set { rawBytes = Array(newValue.utf8) }
+    }
     /// Set when the reader could delimit the record but it is malformed (wrong field count,
     /// invalid UTF-8, a line of NDJSON that is not an object): the importer rejects it and reading
     /// goes on. Problems that make the rest of the input unreadable are thrown instead.
@@ -54,7 +61,17 @@ public struct SourceRecord: Sendable {
         self.line = line
         self.column = column
         self.fields = fields
-        self.raw = raw
+        self.rawBytes = Array(raw.utf8)
+        self.problem = problem
+    }
+
+    /// A record whose raw text is given as bytes (what readers do: no decoding per record).
+    public init(number: Int, line: Int, column: Int = 1, fields: [Field?], rawBytes: [UInt8], problem: FerryError? = nil) {
+        self.number = number
+        self.line = line
+        self.column = column
+        self.fields = fields
+        self.rawBytes = rawBytes
         self.problem = problem
     }
 

@@ -387,8 +387,8 @@ public final class CSVReader: RecordReader {
                 at: location
             )
         }
-        let raw = String(decoding: UnsafeBufferPointer(start: base, count: recordEnd - recordStart), as: UTF8.self)
-        return SourceRecord(number: number, line: recordLine, column: 1, fields: fields, raw: raw, problem: problem)
+        let raw = [UInt8](UnsafeBufferPointer(start: base, count: recordEnd - recordStart))
+        return SourceRecord(number: number, line: recordLine, column: 1, fields: fields, rawBytes: raw, problem: problem)
     }
 
     private func isNullToken(_ start: UnsafePointer<UInt8>, _ length: Int) -> Bool {

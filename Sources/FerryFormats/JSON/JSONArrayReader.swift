@@ -88,7 +88,7 @@ public final class JSONArrayReader: RecordReader {
         case .beginObject:
             let fields = try decoder.decodeObject(tokenizer)
             return SourceRecord(
-                number: number, line: line, column: column, fields: fields, raw: tokenizer.markedText())
+                number: number, line: line, column: column, fields: fields, rawBytes: tokenizer.markedBytes())
         case .beginArray:
             try tokenizer.skipContainer()
         default:
@@ -98,7 +98,7 @@ public final class JSONArrayReader: RecordReader {
             .invalidInput, "expected a JSON object, found \(JSONObjectDecoder.describe(token))",
             at: InputLocation(file: sourceName, line: line, column: column, record: number))
         return SourceRecord(
-            number: number, line: line, column: column, fields: [], raw: tokenizer.markedText(),
+            number: number, line: line, column: column, fields: [], rawBytes: tokenizer.markedBytes(),
             problem: problem)
     }
 

@@ -127,10 +127,21 @@ final class JSONTokenizer {
         String(decoding: UnsafeBufferPointer(start: buf + start, count: pos - start), as: UTF8.self)
     }
 
+    /// The source bytes from `start` up to the current position.
+    func sourceBytes(from start: Int) -> [UInt8] {
+        [UInt8](UnsafeBufferPointer(start: buf + start, count: pos - start))
+    }
+
     /// The source text from the mark up to the current position (empty without a mark).
     func markedText() -> String {
         guard let mark else { return "" }
         return sourceText(from: mark)
+    }
+
+    /// The source bytes from the mark up to the current position (empty without a mark).
+    func markedBytes() -> [UInt8] {
+        guard let mark else { return [] }
+        return sourceBytes(from: mark)
     }
 
     /// Consumes the rest of the container whose begin token was just returned.

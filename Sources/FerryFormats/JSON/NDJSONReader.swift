@@ -120,15 +120,15 @@ public final class NDJSONReader: RecordReader {
             }
             let objectStart = tokenizer.tokenStart
             let fields = try decoder.decodeObject(tokenizer)
-            let raw = tokenizer.sourceText(from: objectStart)
+            let raw = tokenizer.sourceBytes(from: objectStart)
             _ = try tokenizer.next()  // only white space may follow: anything else throws
-            return SourceRecord(number: number, line: lineNumber, column: column, fields: fields, raw: raw)
+            return SourceRecord(number: number, line: lineNumber, column: column, fields: fields, rawBytes: raw)
         } catch {
             let problem =
                 error as? FerryError
                 ?? FerryError(.invalidInput, "\(error)", at: InputLocation(file: sourceName, line: lineNumber))
-            let raw = String(decoding: UnsafeBufferPointer(start: window.base + start, count: stop - start), as: UTF8.self)
-            return SourceRecord(number: number, line: lineNumber, column: column, fields: [], raw: raw, problem: problem)
+            let raw = [UInt8](UnsafeBufferPointer(start: window.base + start, count: stop - start))
+            return SourceRecord(number: number, line: lineNumber, column: column, fields: [], rawBytes: raw, problem: problem)
         }
     }
 }
