@@ -254,6 +254,7 @@ private struct Builder {
         let keptRelationships = Set(relationships.values)
         var kindChanged: Set<String> = []
         let removedAttributes = old.attributes.filter { !keptAttributes.contains($0.name) }
+        let addedAttributes = new.attributes.filter { attributes[$0.name] == nil }
 
         for attribute in new.attributes {
             if let from = attributes[attribute.name], let previous = old.attribute(named: from) {
@@ -264,8 +265,14 @@ private struct Builder {
                 kindChanged.insert(attribute.name)
                 changes.append(kindChange(entity: new.name, name: attribute.name, toRelationship: false))
             } else {
-                added(attribute, in: new, removed: removedAttributes)
+                added(attribute, in: new, removed: removedAttributes, added: addedAttributes)
             }
+        }
+        // An attribute that a same-named new relationship replaces is reported as a kind change below.
+        for attribute in removedAttributes
+        where new.relationship(named: attribute.name) == nil || relationships[attribute.name] != nil || unresolved.contains("\(new.name).\(attribute.name)") {
+            changes.append(ModelChange(
+                kind: .attributeRemoved, entity: new.name, property: attribute.name, detail: "removed (\(attribute.type.rawValue); its values are dropped)"))
         }
         for relationship in new.relationships {
             if let from = relationships[relationship.name], let previous = old.relationship(named: from) {
@@ -278,10 +285,6 @@ private struct Builder {
             } else {
                 added(relationship, in: new)
             }
-        }
-        for attribute in removedAttributes where !kindChanged.contains(attribute.name) {
-            changes.append(ModelChange(
-                kind: .attributeRemoved, entity: new.name, property: attribute.name, detail: "removed (\(attribute.type.rawValue); its values are dropped)"))
         }
         for relationship in old.relationships where !keptRelationships.contains(relationship.name) && !kindChanged.contains(relationship.name) {
             changes.append(ModelChange(
@@ -350,12 +353,12 @@ private struct Builder {
 
     // MARK: Attributes
 
-    mutating func added(_ attribute: AttributeDescription, in entity: EntityDescription, removed: [AttributeDescription]) {
+    mutating func added(_ attribute: AttributeDescription, in entity: EntityDescription, removed: [AttributeDescription], added: [AttributeDescription]) {
         let subject = "\(entity.name).\(attribute.name)"
         var facts = [attribute.type.rawValue, attribute.isOptional ? "optional" : "non-optional"]
         if let value = attribute.defaultValue { facts.append("default \(Self.literal(value))") }
         var change = ModelChange(kind: .attributeAdded, entity: entity.name, property: attribute.name, detail: "added (\(facts.joined(separator: ", ")))")
-        let similar = Self.similarAttribute(to: attribute, among: removed)
+        let similar = Self.similarAttribute(to: attribute, among: removed, added: added)
         if !attribute.isOptional && attribute.defaultValue == nil {
             change.verdict = .refused
             change.reason = "new non-optional attribute \(subject) has no default value; stored \(entity.name) records would have none"
@@ -368,12 +371,25 @@ private struct Builder {
         changes.append(change)
     }
 
-    /// The removed attribute most likely to be this one under another name: same type, closest name.
-    static func similarAttribute(to attribute: AttributeDescription, among removed: [AttributeDescription]) -> String? {
-        let target = Array(attribute.name.lowercased().unicodeScalars)
-        return removed.filter { $0.type == attribute.type || TypeConversion.isLosslessWidening(from: $0.type, to: attribute.type) }
-            .min { Suggestions.editDistance(target, Array($0.name.lowercased().unicodeScalars)) < Suggestions.editDistance(target, Array($1.name.lowercased().unicodeScalars)) }?
-            .name
+    /// The removed attribute most likely to be this one under another name, among those of the
+    /// same (or a widened) type: one whose name contains the other's or is close to it, else the
+    /// only candidate when exactly one attribute of that type was removed and one added.
+    static func similarAttribute(to attribute: AttributeDescription, among removed: [AttributeDescription], added: [AttributeDescription]) -> String? {
+        func fits(_ old: AttributeDescription, _ new: AttributeDescription) -> Bool {
+            old.type == new.type || TypeConversion.isLosslessWidening(from: old.type, to: new.type)
+        }
+        let candidates = removed.filter { fits($0, attribute) }
+        let name = attribute.name.lowercased()
+        let target = Array(name.unicodeScalars)
+        func distance(_ other: AttributeDescription) -> Int { Suggestions.editDistance(target, Array(other.name.lowercased().unicodeScalars)) }
+        if let contained = candidates.first(where: { $0.name.lowercased().contains(name) || name.contains($0.name.lowercased()) }) {
+            return contained.name
+        }
+        if let close = candidates.min(by: { distance($0) < distance($1) }), distance(close) * 2 <= max(name.count, close.name.count) {
+            return close.name
+        }
+        if candidates.count == 1, added.filter({ fits(candidates[0], $0) }).count == 1 { return candidates[0].name }
+        return nil
     }
 
     mutating func compare(_ old: AttributeDescription, _ new: AttributeDescription, in entity: EntityDescription) {
