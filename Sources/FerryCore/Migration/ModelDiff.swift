@@ -500,7 +500,9 @@ private struct Builder {
             changes.append(change(.relationshipRenamed, "renamed from \(old.name)"))
         }
         let carriedDestination = entityForward[old.destination]
-        if carriedDestination != new.destination {
+        if carriedDestination == nil && unresolved.contains(new.destination) {
+            // The destination entity's own rename is refused already; nothing to compare against.
+        } else if carriedDestination != new.destination {
             var destination = change(.relationshipDestinationChanged, "destination \(old.destination) → \(new.destination)")
             destination.verdict = .refused
             destination.reason = "\(subject) now points at \(new.destination) instead of \(old.destination)\(carriedDestination == nil ? " (removed)" : "")"
