@@ -8,15 +8,19 @@ struct ModelDiffCommand: ParsableCommand {
         commandName: "diff",
         abstract: "List every change between two model versions and whether lightweight migration can infer it.",
         discussion: """
-            Two forms:
-              ferry model diff BUNDLE --from 1 [--to 3]   versions of one bundle (--to defaults to the \
-            current version); a range of several versions is shown step by step, as ferry migrate runs it.
-              ferry model diff OLD NEW                     two model files or bundles (each at its current \
-            version, or at --from / --to); renamed_from in NEW names OLD's names.
+            ferry model diff BUNDLE --from 1 [--to 3]
+              Versions of one bundle; --to defaults to the current version. A range of several \
+            versions is shown step by step, as ferry migrate runs it.
 
-            Each change is marked ✓ (inferred) or ✗ (refused, with the reason and a fix). Exit codes: \
-            0 every change can be inferred (lightweight) · 65 a mapping file is needed · 64 usage or \
-            model error.
+            ferry model diff OLD NEW [--from 1] [--to 2]
+              Two model files or bundles, each at its current version unless --from (OLD) or --to \
+            (NEW) picks one; renamed_from in NEW names OLD's names.
+
+            Each change is marked ✓ (inferred) or ✗ (refused, with the reason and a fix). See \
+            docs/migration.md for the rules.
+
+            Exit codes: 0 every change can be inferred (lightweight) · 65 a mapping file is \
+            needed · 64 usage error, or a model that is missing or invalid.
             """)
 
     @Argument(help: ArgumentHelp("A model bundle (with --from), or the old model.", valueName: "old"))
@@ -47,15 +51,15 @@ struct ModelDiffCommand: ParsableCommand {
             let fromLabel: String
             let toLabel: String
             if let new {
-                let oldBundle = try ModelLoader().load(path: old)
-                let newBundle = try ModelLoader().load(path: new)
+                let oldBundle = try loadModel(old)
+                let newBundle = try loadModel(new)
                 let source = try version(from ?? oldBundle.currentVersion, of: oldBundle, option: "--from")
                 let destination = try version(to ?? newBundle.currentVersion, of: newBundle, option: "--to")
                 diffs = [ModelDiff(from: source, to: destination)]
                 modelName = newBundle.name
                 (fromLabel, toLabel) = (source.version, destination.version)
             } else {
-                let bundle = try ModelLoader().load(path: old)
+                let bundle = try loadModel(old)
                 let start = from ?? ""
                 let end = to ?? bundle.currentVersion
                 diffs = try ModelDiff.steps(in: bundle, from: start, to: end)
@@ -250,5 +254,19 @@ struct DiffReport: Encodable {
                 toHash: diff.destination.versionHash, lightweight: diff.isInferable, mappingFile: diff.mappingFile,
                 changes: diff.changes, inferredMapping: (try? diff.inferredMapping()).map(MappingJSON.init))
         }
+    }
+}
+
+/// Loads a model for a command whose argument names it: a missing model file is a usage error
+/// (exit 64), like a malformed one, rather than a failed step.
+func loadModel(_ path: String) throws -> ModelBundle {
+    do {
+        return try ModelLoader().load(path: path)
+    } catch let errors as FerryErrors where errors.code == .io {
+        throw FerryErrors(errors.errors.map { error in
+            var usage = error
+            usage.code = .usage
+            return usage
+        })
     }
 }

@@ -111,7 +111,8 @@ struct StoreVersionCommand: ParsableCommand {
         discussion: """
             The version is found by the model hash the store recorded. Exit codes: 0 the store is at \
             one of the bundle's versions · 64 it matches none (the error lists the versions and which \
-            entities differ from the closest one) · 1 the store cannot be read.
+            entities differ from the closest one), or the model is missing or invalid · 1 the store \
+            cannot be read.
             """)
 
     @Argument(help: ArgumentHelp("The store file.", valueName: "store"))
@@ -143,7 +144,7 @@ struct StoreVersionCommand: ParsableCommand {
             guard let metadata = try Store.metadata(at: store) else {
                 throw FerryError(.store, "'\(store)' is not a ferry store (it has no ferry metadata)")
             }
-            let bundle = try ModelLoader().load(path: model)
+            let bundle = try loadModel(model)
             let version = try VersionDetector.detect(metadata: metadata, bundle: bundle, store: store)
             let path = (try? bundle.path(from: version.version, to: bundle.currentVersion).map(\.version)) ?? []
             let info = Info(
