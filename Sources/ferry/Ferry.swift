@@ -8,7 +8,8 @@ struct Ferry: ParsableCommand {
         abstract: "Import, export, migrate and verify data stores described by YAML models and jobs.",
         discussion: """
             Exit codes: 0 success · 1 a step failed · 2 rejects over budget (step rolled back) · \
-            3 verification failed · 64 configuration or usage error (nothing was touched).
+            3 verification failed · 64 configuration or usage error (nothing was touched) · \
+            65 model diff: a mapping file is needed (the change cannot be inferred).
             """,
         version: "0.1.0",
         subcommands: [

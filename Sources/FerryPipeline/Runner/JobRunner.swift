@@ -99,6 +99,9 @@ public enum ExitStatus {
     public static let verificationFailed: Int32 = 3
     /// The job, model, mapping or command line is wrong; nothing was touched.
     public static let configuration: Int32 = 64
+    /// `ferry model diff`: the versions differ in ways lightweight migration cannot infer; a
+    /// mapping file (or a model fix) is needed.
+    public static let needsMapping: Int32 = 65
 
     /// The exit code for an error.
     public static func code(for error: any Error) -> Int32 {

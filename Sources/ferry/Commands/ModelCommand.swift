@@ -5,7 +5,7 @@ import Foundation
 
 struct ModelCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "model", abstract: "Inspect models.", subcommands: [ModelShowCommand.self])
+        commandName: "model", abstract: "Inspect models.", subcommands: [ModelShowCommand.self, ModelDiffCommand.self])
 }
 
 struct ModelShowCommand: ParsableCommand {

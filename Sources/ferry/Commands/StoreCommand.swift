@@ -5,7 +5,7 @@ import Foundation
 
 struct StoreCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "store", abstract: "Inspect stores.", subcommands: [StoreInfoCommand.self])
+        commandName: "store", abstract: "Inspect stores.", subcommands: [StoreInfoCommand.self, StoreVersionCommand.self])
 }
 
 struct StoreInfoCommand: ParsableCommand {
@@ -98,6 +98,75 @@ struct StoreInfoCommand: ParsableCommand {
             if recent.isEmpty { print("  none") }
             for run in recent {
                 print("  #\(run.id) \(run.startedAt) \(run.job) \(run.step) \(run.entity ?? ""): \(run.outcome), read \(run.read), inserted \(run.inserted), updated \(run.updated), skipped \(run.skipped), rejected \(run.rejected)")
+            }
+            return 0
+        }
+    }
+}
+
+struct StoreVersionCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "version",
+        abstract: "Show which version of a model bundle a store is at, and the steps to the current version.",
+        discussion: """
+            The version is found by the model hash the store recorded. Exit codes: 0 the store is at \
+            one of the bundle's versions · 64 it matches none (the error lists the versions and which \
+            entities differ from the closest one), or the model is missing or invalid · 1 the store \
+            cannot be read.
+            """)
+
+    @Argument(help: ArgumentHelp("The store file.", valueName: "store"))
+    var store: String
+
+    @Option(help: ArgumentHelp("The model bundle (folder, model.yml, or a model file).", valueName: "bundle"))
+    var model: String
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    struct Info: Encodable {
+        var store: String
+        var model: String
+        var version: String
+        var hash: String
+        var recordedVersion: String
+        var current: String
+        var upToDate: Bool
+        var path: [String]
+        enum CodingKeys: String, CodingKey {
+            case store, model, version, hash, current, path
+            case recordedVersion = "recorded_version", upToDate = "up_to_date"
+        }
+    }
+
+    func run() throws {
+        try runReportingErrors {
+            guard let metadata = try Store.metadata(at: store) else {
+                throw FerryError(.store, "'\(store)' is not a ferry store (it has no ferry metadata)")
+            }
+            let bundle = try loadModel(model)
+            let version = try VersionDetector.detect(metadata: metadata, bundle: bundle, store: store)
+            let path = (try? bundle.path(from: version.version, to: bundle.currentVersion).map(\.version)) ?? []
+            let info = Info(
+                store: store, model: bundle.name, version: version.version, hash: version.versionHash,
+                recordedVersion: metadata.modelVersion, current: bundle.currentVersion,
+                upToDate: version.version == bundle.currentVersion, path: path)
+            if json {
+                try writeJSON(info, to: "-")
+                return 0
+            }
+            print("store:    \(store)")
+            var line = "version:  \(bundle.name) \(info.version) (hash \(info.hash.prefix(12)))"
+            if info.recordedVersion != info.version { line += "; the store recorded version '\(info.recordedVersion)'" }
+            print(line)
+            print("current:  \(info.current)")
+            if info.upToDate {
+                print("status:   up to date")
+            } else if path.count > 1 {
+                let steps = path.count - 1
+                print("status:   \(steps) \(steps == 1 ? "step" : "steps") behind (\(path.joined(separator: " → "))); run ferry migrate")
+            } else {
+                print("status:   at version \(info.version), which comes after the current version \(info.current)")
             }
             return 0
         }

@@ -1,0 +1,84 @@
+/// One difference between two model versions, with what lightweight (inferred) migration makes
+/// of it. Listed by ``ModelDiff`` and shown by `ferry model diff`.
+///
+/// Names are the destination's (a removed entity or property keeps its source name); `detail`
+/// says what changed in words (`int16 → int32`, `renamed from fullName`).
+public struct ModelChange: Sendable, Hashable, Codable {
+    /// What changed.
+    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
+        case entityAdded = "entity_added"
+        case entityRemoved = "entity_removed"
+        case entityRenamed = "entity_renamed"
+        case entityHashModifierChanged = "entity_hash_modifier_changed"
+        case attributeAdded = "attribute_added"
+        case attributeRemoved = "attribute_removed"
+        case attributeRenamed = "attribute_renamed"
+        case attributeTypeChanged = "attribute_type_changed"
+        case attributeOptionalityChanged = "attribute_optionality_changed"
+        case attributeDefaultChanged = "attribute_default_changed"
+        case attributeValidationChanged = "attribute_validation_changed"
+        case attributeHashModifierChanged = "attribute_hash_modifier_changed"
+        case relationshipAdded = "relationship_added"
+        case relationshipRemoved = "relationship_removed"
+        case relationshipRenamed = "relationship_renamed"
+        case relationshipDestinationChanged = "relationship_destination_changed"
+        case relationshipCardinalityChanged = "relationship_cardinality_changed"
+        case relationshipInverseChanged = "relationship_inverse_changed"
+        case relationshipOptionalityChanged = "relationship_optionality_changed"
+        case relationshipDeleteRuleChanged = "relationship_delete_rule_changed"
+        case relationshipCountChanged = "relationship_count_changed"
+        case relationshipHashModifierChanged = "relationship_hash_modifier_changed"
+        /// A property changed from an attribute to a relationship of the same name, or back.
+        case propertyKindChanged = "property_kind_changed"
+        case uniquenessConstraintAdded = "uniqueness_constraint_added"
+        case uniquenessConstraintRemoved = "uniqueness_constraint_removed"
+        case indexAdded = "index_added"
+        case indexRemoved = "index_removed"
+        /// A `renamed_from` that names nothing in the previous version, or that another
+        /// entity or property claims too.
+        case renameUnresolved = "rename_unresolved"
+    }
+
+    /// Whether inference can do it.
+    public enum Verdict: String, Sendable, Hashable, Codable {
+        /// Lightweight migration does it (possibly with a `warning`).
+        case inferred
+        /// Lightweight migration cannot do it: `reason` says why, `fix` what would.
+        case refused
+    }
+
+    public var kind: Kind
+    /// The entity (destination name; the source name for a removed entity).
+    public var entity: String
+    /// The attribute or relationship, or nil for entity-level changes.
+    public var property: String?
+    /// What changed, in words: `added (string, optional)`, `int16 → int32`.
+    public var detail: String
+    public var verdict: Verdict
+    /// For a refused change: why, naming the entity and property.
+    public var reason: String?
+    /// For a refused change: what would make it inferable, or the mapping file to write.
+    public var fix: String?
+    /// For an inferred change: something that may fail at migration time or lose data.
+    public var warning: String?
+
+    public init(
+        kind: Kind, entity: String, property: String? = nil, detail: String, verdict: Verdict = .inferred,
+        reason: String? = nil, fix: String? = nil, warning: String? = nil
+    ) {
+        self.kind = kind
+        self.entity = entity
+        self.property = property
+        self.detail = detail
+        self.verdict = verdict
+        self.reason = reason
+        self.fix = fix
+        self.warning = warning
+    }
+
+    /// True when lightweight migration can do this change.
+    public var isInferable: Bool { verdict == .inferred }
+
+    /// `Entity.property` or `Entity`.
+    public var subject: String { property.map { "\(entity).\($0)" } ?? entity }
+}
