@@ -73,6 +73,14 @@ public struct ModelDiff: Sendable {
                 "cannot infer a mapping from \(source.name) version \(source.version) to version \(destination.version): \(refused.count) \(refused.count == 1 ? "change needs" : "changes need") a mapping file (\(mappingFile))",
                 notes: refused.map { "\($0.subject): \($0.reason ?? $0.detail); fix: \($0.fix ?? "write \(mappingFile)")" })
         }
+        return bestEffortMapping()
+    }
+
+    /// The mapping inference gives for everything it can do, without refusing: where a change
+    /// was refused (a type change, a new required attribute without a default), the attribute is
+    /// mapped as for an unchanged one or left without a source. A mapping file must cover the
+    /// refused parts (``MappingModel`` checks that); on its own, use ``inferredMapping()``.
+    public func bestEffortMapping() -> InferredMapping {
         var entities: [InferredMapping.EntityMapping] = []
         for entity in destination.entities {
             let sourceName = entitySources[entity.name]
