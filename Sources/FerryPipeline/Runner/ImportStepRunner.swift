@@ -130,10 +130,9 @@ public final class ImportStepRunner {
             try rejects.write(record: record.number, line: line, column: column, field: field, reason: reason, raw: record.raw)
         }
         if let limit, state.rejected > limit {
-            let cause = FerryError(.validation, reason, at: location)
             if rejects == nil {
                 throw FerryError(
-                    .rejectBudget, "\(cause)", at: nil,
+                    .rejectBudget, reason, at: location,
                     notes: ["the step allows no rejected records; add `rejects: FILE` and `max_rejects:` to the step to set them aside and go on"])
             }
             throw FerryError(
