@@ -21,7 +21,12 @@ public final class JobRunner {
         var report = RunReport(
             job: job.name, jobFile: job.path, store: job.store.path, model: model.name, modelVersion: model.version,
             dryRun: dryRun, startedAt: Self.now())
-        defer { report.endedAt = Self.now() }
+        // Not `defer`: it would run after the returned copy was made.
+        func finished(_ report: RunReport) -> RunReport {
+            var report = report
+            report.endedAt = Self.now()
+            return report
+        }
         let store: Store
         do {
             store = try Store.open(at: job.store.path, model: model, options: Store.Options(createIfMissing: job.store.create))
@@ -31,7 +36,7 @@ public final class JobRunner {
             var failed = StepReport(index: 0, kind: "open", outcome: .failed)
             failed.error = "\(error)"
             report.steps.append(failed)
-            return report
+            return finished(report)
         }
         for (offset, step) in job.steps.enumerated() {
             switch step {
@@ -46,21 +51,20 @@ public final class JobRunner {
                     report.steps.append(failure.report)
                     report.outcome = "failed"
                     report.exitCode = ExitStatus.code(for: failure.error)
-                    report.endedAt = Self.now()
-                    return report
+                    return finished(report)
                 } catch {
                     var failed = StepReport(index: offset + 1, kind: step.kind, outcome: .failed)
                     failed.error = "\(error)"
                     report.steps.append(failed)
                     report.outcome = "failed"
                     report.exitCode = ExitStatus.code(for: error)
-                    return report
+                    return finished(report)
                 }
             }
         }
         report.outcome = dryRun ? "dry_run" : "succeeded"
         report.exitCode = ExitStatus.success
-        return report
+        return finished(report)
     }
 
     static func now() -> String { DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)) }

@@ -116,7 +116,7 @@ struct ImportCommand: ParsableCommand {
             runner.dryRun = options.dryRun
             runner.progress = console
             console.stepStarted(index: 1, of: 1, title: "import \(entityName) from \(file)")
-            var report = RunReport(job: "ferry import", jobFile: nil, store: store, model: storeModel.name, modelVersion: storeModel.version, dryRun: options.dryRun, startedAt: "")
+            var report = RunReport(job: "ferry import", jobFile: nil, store: store, model: storeModel.name, modelVersion: storeModel.version, dryRun: options.dryRun, startedAt: Self.now())
             do {
                 let stepReport = try runner.run()
                 report.steps = [stepReport]
@@ -125,13 +125,17 @@ struct ImportCommand: ParsableCommand {
                 report.steps = [failure.report]
                 report.outcome = "failed"
                 report.exitCode = ExitStatus.code(for: failure)
+                report.endedAt = Self.now()
                 if let path = options.report { try writeJSON(report, to: path) }
                 throw failure
             }
+            report.endedAt = Self.now()
             if let path = options.report { try writeJSON(report, to: path) }
             return 0
         }
     }
+
+    static func now() -> String { DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)) }
 
     static func check(_ model: ObjectModel) throws {
         let problems = ModelChecker.check(model)
