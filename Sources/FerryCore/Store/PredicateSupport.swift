@@ -1,7 +1,6 @@
-/// Registers the SQL functions that compiled predicates and queries rely on.
-///
-/// TEMPORARY home: the predicate branch supplies the real functions; this keeps one entry point
-/// that `Store` calls on every connection it opens.
+/// Registers the SQL functions that compiled predicates rely on, on every connection a store opens.
 enum PredicateSupport {
-    static func register(on connection: Connection) throws {}
+    static func register(on connection: Connection) throws {
+        try PredicateFunctions.register(on: connection)
+    }
 }

@@ -31,11 +31,15 @@ public struct StoreReference: Sendable, Hashable {
     public var path: String
     /// Create the store when it does not exist.
     public var create: Bool
+    /// Build a new store from scratch beside the old one and swap it in atomically only when every
+    /// step succeeded (a nightly full reload that never leaves a half-built store behind).
+    public var rebuild: Bool
     public var location: InputLocation?
 
-    public init(path: String, create: Bool = true, location: InputLocation? = nil) {
+    public init(path: String, create: Bool = true, rebuild: Bool = false, location: InputLocation? = nil) {
         self.path = path
         self.create = create
+        self.rebuild = rebuild
         self.location = location
     }
 

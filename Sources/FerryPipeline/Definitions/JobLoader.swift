@@ -16,7 +16,7 @@ public struct JobLoader: Sendable {
     public init() {}
 
     static let jobKeys = ["job", "description", "store", "model", "params", "steps"]
-    static let storeKeys = ["path", "create"]
+    static let storeKeys = ["path", "create", "rebuild"]
     static let importKeys = [
         "source", "format", "entity", "fields", "relationships", "csv", "json", "null", "trim", "date_format", "true", "false",
         "on_conflict", "validate", "batch_size", "rejects", "max_rejects", "atomic",
@@ -76,6 +76,7 @@ public struct JobLoader: Sendable {
                     reader.fail("'store' needs a 'path'", at: node.location)
                 }
                 if let createNode = mapping["create"], let create = reader.bool(createNode, for: "create") { store.create = create }
+                if let rebuildNode = mapping["rebuild"], let rebuild = reader.bool(rebuildNode, for: "rebuild") { store.rebuild = rebuild }
             } else if let value = reader.string(node, for: "store") {
                 store = StoreReference(path: resolve(value), location: node.location)
             }

@@ -21,22 +21,41 @@ public final class JobRunner {
         var report = RunReport(
             job: job.name, jobFile: job.path, store: job.store.path, model: model.name, modelVersion: model.version,
             dryRun: dryRun, startedAt: Self.now())
-        // Not `defer`: it would run after the returned copy was made.
-        func finished(_ report: RunReport) -> RunReport {
-            var report = report
-            report.endedAt = Self.now()
-            return report
+        let rebuild = job.store.rebuild && !job.store.isInMemory
+        let workPath = rebuild ? job.store.path + ".ferry-rebuild" : job.store.path
+        if rebuild { StoreFiles.remove(workPath) }
+        runSteps(storePath: workPath, create: rebuild || job.store.create, into: &report)
+        if rebuild {
+            if report.outcome == "succeeded" {
+                do {
+                    try StoreFiles.replace(job.store.path, with: workPath)
+                } catch {
+                    report.outcome = "failed"
+                    report.exitCode = ExitStatus.code(for: error)
+                    var failed = StepReport(index: job.steps.count + 1, kind: "swap", outcome: .failed)
+                    failed.error = "\(error)"
+                    report.steps.append(failed)
+                }
+            } else {
+                StoreFiles.remove(workPath)
+            }
         }
+        // Not in a `defer`: that would run after the returned copy was made.
+        report.endedAt = Self.now()
+        return report
+    }
+
+    private func runSteps(storePath: String, create: Bool, into report: inout RunReport) {
         let store: Store
         do {
-            store = try Store.open(at: job.store.path, model: model, options: Store.Options(createIfMissing: job.store.create))
+            store = try Store.open(at: storePath, model: model, options: Store.Options(createIfMissing: create))
         } catch {
             report.outcome = "failed"
             report.exitCode = ExitStatus.code(for: error)
             var failed = StepReport(index: 0, kind: "open", outcome: .failed)
             failed.error = "\(error)"
             report.steps.append(failed)
-            return finished(report)
+            return
         }
         for (offset, step) in job.steps.enumerated() {
             switch step {
@@ -51,20 +70,19 @@ public final class JobRunner {
                     report.steps.append(failure.report)
                     report.outcome = "failed"
                     report.exitCode = ExitStatus.code(for: failure.error)
-                    return finished(report)
+                    return
                 } catch {
                     var failed = StepReport(index: offset + 1, kind: step.kind, outcome: .failed)
                     failed.error = "\(error)"
                     report.steps.append(failed)
                     report.outcome = "failed"
                     report.exitCode = ExitStatus.code(for: error)
-                    return finished(report)
+                    return
                 }
             }
         }
         report.outcome = dryRun ? "dry_run" : "succeeded"
         report.exitCode = ExitStatus.success
-        return finished(report)
     }
 
     static func now() -> String { DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)) }

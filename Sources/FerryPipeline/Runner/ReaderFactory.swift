@@ -10,8 +10,10 @@ public enum ReaderFactory {
             // The step's null words apply to unquoted CSV fields; a quoted field is never null.
             if !step.coercion.nullTokens.isEmpty { options.nullTokens = step.coercion.nullTokens }
             return try CSVReader(path: step.source, options: options)
-        case .json, .ndjson:
-            throw FerryError(.internal, "no reader for \(step.format.rawValue) yet")
+        case .json:
+            return try JSONArrayReader(path: step.source, pointer: step.jsonPointer)
+        case .ndjson:
+            return try NDJSONReader(path: step.source)
         }
     }
 }

@@ -1,0 +1,346 @@
+/// A predicate compiled to SQLite: a boolean expression over `"Entity" AS alias`.
+///
+/// Relationships are compiled to correlated subqueries, never joins, so the expression fits
+/// `SELECT … FROM "Order" AS t0 WHERE …` as well as `UPDATE "Order" AS t0 SET … WHERE …` and
+/// `DELETE FROM "Order" AS t0 WHERE …`: to-one key paths read through scalar subqueries,
+/// to-many key paths through `EXISTS` and aggregate subqueries.
+public struct PredicateSQL: Sendable, Hashable {
+    /// The boolean expression, with `?` for every literal.
+    public var sql: String
+    /// The values for the `?` parameters, in order.
+    public var arguments: [DatabaseValue]
+    /// The table and alias the expression is written against: `"Order" AS t0`.
+    public var from: String
+    /// Joins the caller must add: always empty, since relationships compile to subqueries.
+    public var joins: [String] { [] }
+
+    public init(sql: String, arguments: [DatabaseValue], from: String) {
+        self.sql = sql
+        self.arguments = arguments
+        self.from = from
+    }
+}
+
+extension Predicate {
+    /// Binds the predicate to `entity` (see ``bound(to:model:)``) and compiles it to SQL.
+    ///
+    /// ```swift
+    /// let compiled = try predicate.sql(for: order, model: model)
+    /// let rows = try connection.rows("SELECT t0.ferry_pk FROM \(compiled.from) WHERE \(compiled.sql)", compiled.arguments)
+    /// ```
+    ///
+    /// The SQL calls the functions of ``PredicateFunctions``; register them on the connection.
+    /// Results equal those of ``evaluate(on:)`` on the same rows: `nil` never equals a value,
+    /// `nil == nil` holds, and `NOT` of a comparison with `nil` is true, as in memory.
+    public func sql(for entity: EntityDescription, model: ObjectModel, alias: String = "t0") throws(FerryError) -> PredicateSQL {
+        let bound = try bound(to: entity, model: model)
+        var compiler = PredicateSQLCompiler(binder: PredicateBinder(model: model))
+        let scope = SQLScope(entity: entity, alias: alias)
+        let text = try compiler.predicate(bound, scope: scope, negated: false)
+        return PredicateSQL(
+            sql: text, arguments: compiler.arguments, from: "\(SQL.quote(StoreLayout.table(for: entity))) AS \(alias)")
+    }
+}
+
+/// The entity and alias a predicate (or a SUBQUERY's inner predicate) is written against.
+struct SQLScope {
+    var entity: EntityDescription
+    var alias: String
+    var variables: [String: (entity: EntityDescription, alias: String)] = [:]
+
+    var binderScope: PredicateScope {
+        PredicateScope(entity: entity, variables: variables.mapValues(\.entity))
+    }
+}
+
+struct PredicateSQLCompiler {
+    let binder: PredicateBinder
+    var arguments: [DatabaseValue] = []
+    private var aliasCount = 0
+
+    init(binder: PredicateBinder) { self.binder = binder }
+
+    private var model: ObjectModel { binder.model }
+
+    private mutating func newAlias(_ prefix: String = "t") -> String {
+        aliasCount += 1
+        return "\(prefix)\(aliasCount)"
+    }
+
+    private mutating func bind(_ value: DatabaseValue) -> String {
+        arguments.append(value)
+        return "?"
+    }
+
+    // MARK: - Predicates (in negation normal form)
+
+    mutating func predicate(_ predicate: Predicate, scope: SQLScope, negated: Bool) throws(FerryError) -> String {
+        switch predicate {
+        case .constant(let flag):
+            return flag != negated ? "1" : "0"
+        case .and(let operands), .or(let operands):
+            var isAnd = true
+            if case .or = predicate { isAnd = false }
+            if negated { isAnd.toggle() }
+            if operands.isEmpty { return isAnd ? "1" : "0" }
+            var parts: [String] = []
+            for operand in operands { parts.append(try self.predicate(operand, scope: scope, negated: negated)) }
+            return parts.count == 1 ? parts[0] : "(" + parts.joined(separator: isAnd ? " AND " : " OR ") + ")"
+        case .not(let operand):
+            return try self.predicate(operand, scope: scope, negated: !negated)
+        case .comparison(let comparison):
+            return try self.comparison(comparison, scope: scope, negated: negated)
+        }
+    }
+
+    /// `P` when positive; when negated, `NOT P` for never-NULL tests, or `(P) IS NOT 1` so that a
+    /// comparison with NULL counts as false before negation, as in memory.
+    private func negate(_ sql: String, negated: Bool, nullable: Bool) -> String {
+        guard negated else { return sql }
+        return nullable ? "(\(sql)) IS NOT 1" : "NOT \(sql)"
+    }
+
+    // MARK: - Comparisons
+
+    private mutating func comparison(_ comparison: Comparison, scope: SQLScope, negated: Bool) throws(FerryError) -> String {
+        let lhsKind = try binder.kind(of: comparison.lhs, scope: scope.binderScope)
+        let rhsKind = try binder.kind(of: comparison.rhs, scope: scope.binderScope)
+        let isText = Self.isText(lhsKind) || Self.isText(rhsKind)
+        let options = isText ? comparison.options : []
+
+        guard lhsKind.isMany else {
+            let lhs = try operand(comparison.lhs, kind: lhsKind, scope: scope, options: options)
+            let (sql, nullable) = try test(lhs, comparison, rhsKind: rhsKind, scope: scope, options: options)
+            return negate(sql, negated: negated, nullable: nullable)
+        }
+        // A to-many key path: EXISTS over its elements.
+        guard case .keyPath(let path) = comparison.lhs else {
+            throw FerryError(.internal, "to-many operand is not a key path", at: comparison.mark.location)
+        }
+        let resolved = try binder.resolve(path, scope: scope.binderScope)
+        let source = try chain(resolved, from: alias(of: resolved, scope: scope))
+        var element = resolved.attribute.map { "\(source.last).\(SQL.quote($0.name))" } ?? "\(source.last).\(StoreLayout.primaryKey)"
+        if resolved.attribute?.type == .decimal { element = "CAST(\(element) AS REAL)" }
+        if !options.isEmpty { element = "ferry_fold(\(element), \(options.rawValue))" }
+        let (test, nullable) = try test(element, comparison, rhsKind: rhsKind, scope: scope, options: options)
+        let exists: String
+        switch comparison.modifier {
+        case .direct, .any, .none:
+            exists = "EXISTS (SELECT 1 \(source.from) WHERE \(source.condition) AND \(test))"
+        case .all:
+            exists = "NOT EXISTS (SELECT 1 \(source.from) WHERE \(source.condition) AND \(negate(test, negated: true, nullable: nullable)))"
+        }
+        let isNone = comparison.modifier == .none
+        return isNone != negated ? "NOT \(exists)" : exists
+    }
+
+    private static func isText(_ kind: BoundKind) -> Bool {
+        switch kind {
+        case .typed(let type, _, _): return [.string, .uuid, .uri, .json].contains(type)
+        case .literal(let value): return PredicateSemantics.text(value) != nil
+        case .list(let values): return values.contains { PredicateSemantics.text($0) != nil }
+        case .object: return false
+        }
+    }
+
+    /// The SQL test of `lhs` against the comparison's right side, and whether it can be NULL.
+    private mutating func test(
+        _ lhs: String, _ comparison: Comparison, rhsKind: BoundKind, scope: SQLScope, options: StringOptions
+    ) throws(FerryError) -> (String, Bool) {
+        let rhsIsNull: Bool = { if case .literal(.null) = rhsKind { return true } else { return false } }()
+        let rhsIsLiteral: Bool = { if case .literal = rhsKind { return true } else { return false } }()
+        switch comparison.op {
+        case .in:
+            guard case .list(let values) = rhsKind else { return ("0", false) }
+            let present = values.filter { !$0.isNull }
+            var parts: [String] = []
+            if !present.isEmpty {
+                let items = present.map { bind(storage($0, options: options)) }
+                parts.append("\(lhs) IN (\(items.joined(separator: ", ")))")
+            }
+            if present.count < values.count { parts.append("\(lhs) IS NULL") }
+            if parts.isEmpty { return ("0", false) }
+            return parts.count == 1 ? (parts[0], !parts[0].hasSuffix("IS NULL")) : ("(" + parts.joined(separator: " OR ") + ")", true)
+        case .between:
+            guard case .list(let values) = rhsKind, values.count == 2 else { return ("0", false) }
+            let low = bind(storage(values[0], options: options))
+            let high = bind(storage(values[1], options: options))
+            return ("\(lhs) BETWEEN \(low) AND \(high)", true)
+        case .beginsWith, .endsWith, .contains, .like, .matches:
+            let rhs = try operand(comparison.rhs, kind: rhsKind, scope: scope, options: [])
+            let name: String
+            switch comparison.op {
+            case .beginsWith: name = "ferry_beginswith"
+            case .endsWith: name = "ferry_endswith"
+            case .contains: name = "ferry_contains"
+            case .like: name = "ferry_like"
+            default: name = "ferry_matches"
+            }
+            // The functions fold both sides themselves; pass the raw operands.
+            return ("\(name)(\(Self.unfolded(lhs)), \(rhs), \(options.rawValue))", false)
+        case .equal:
+            if rhsIsNull { return ("\(lhs) IS NULL", false) }
+            let rhs = try operand(comparison.rhs, kind: rhsKind, scope: scope, options: options)
+            if lhs == "NULL" { return ("\(rhs) IS NULL", false) }
+            return rhsIsLiteral ? ("\(lhs) = \(rhs)", true) : ("\(lhs) IS \(rhs)", false)
+        case .notEqual:
+            if rhsIsNull { return ("\(lhs) IS NOT NULL", false) }
+            let rhs = try operand(comparison.rhs, kind: rhsKind, scope: scope, options: options)
+            if lhs == "NULL" { return ("\(rhs) IS NOT NULL", false) }
+            return ("\(lhs) IS NOT \(rhs)", false)
+        case .less, .lessOrEqual, .greater, .greaterOrEqual:
+            let rhs = try operand(comparison.rhs, kind: rhsKind, scope: scope, options: options)
+            return ("\(lhs) \(comparison.op.rawValue) \(rhs)", true)
+        }
+    }
+
+    /// Strips the `ferry_fold(…, n)` wrapper the string functions do not need.
+    private static func unfolded(_ sql: String) -> String {
+        guard sql.hasPrefix("ferry_fold("), let comma = sql.lastIndex(of: ",") else { return sql }
+        return String(sql[sql.index(sql.startIndex, offsetBy: 11)..<comma])
+    }
+
+    /// A literal in stored form: dates as fixed-width UTC text, booleans as 0/1, decimals as REAL
+    /// (decimal columns are compared through `CAST(… AS REAL)`), text folded for `[c]`/`[d]`.
+    private func storage(_ value: Value, options: StringOptions) -> DatabaseValue {
+        switch value {
+        case .null: return .null
+        case .integer(let integer): return .integer(integer)
+        case .double(let double): return .real(double)
+        case .decimal(let text): return Double(text).map(DatabaseValue.real) ?? .text(text)
+        case .bool(let flag): return .integer(flag ? 1 : 0)
+        case .date(let millis): return .text(DateCoding.format(millis))
+        case .binary(let bytes): return .blob(bytes)
+        case .string(let text), .uuid(let text), .uri(let text), .json(let text):
+            return .text(PredicateFunctions.fold(text, options))
+        }
+    }
+
+    // MARK: - Operands
+
+    private mutating func operand(
+        _ expression: PredicateExpression, kind: BoundKind, scope: SQLScope, options: StringOptions
+    ) throws(FerryError) -> String {
+        switch expression {
+        case .constant(let value, _):
+            if case .null = value { return "NULL" }
+            return bind(storage(value, options: options))
+        case .list(let items, _):
+            var parts: [String] = []
+            for item in items { parts.append(try operand(item, kind: kind, scope: scope, options: options)) }
+            return "(" + parts.joined(separator: ", ") + ")"
+        case .variable(let name, let mark):
+            guard let variable = scope.variables[name] else {
+                throw FerryError(.invalidPredicate, "variable '$\(name)' has no value", at: mark.location)
+            }
+            return "\(variable.alias).\(StoreLayout.primaryKey)"
+        case .keyPath(let path):
+            let resolved = try binder.resolve(path, scope: scope.binderScope)
+            let base = alias(of: resolved, scope: scope)
+            var column: String
+            if resolved.steps.isEmpty {
+                column = resolved.attribute.map { "\(base).\(SQL.quote($0.name))" } ?? "\(base).\(StoreLayout.primaryKey)"
+            } else if resolved.attribute == nil, resolved.steps.count == 1,
+                case .foreignKey(let fk) = StoreLayout.storage(of: resolved.steps[0].relationship, in: resolved.steps[0].source, model: model)
+            {
+                column = "\(base).\(SQL.quote(fk))"
+            } else {
+                let source = try chain(resolved, from: base)
+                let selected = resolved.attribute.map { "\(source.last).\(SQL.quote($0.name))" } ?? "\(source.last).\(StoreLayout.primaryKey)"
+                column = "(SELECT \(selected) \(source.from) WHERE \(source.condition) LIMIT 1)"
+            }
+            if resolved.attribute?.type == .decimal { column = "CAST(\(column) AS REAL)" }
+            if !options.isEmpty { column = "ferry_fold(\(column), \(options.rawValue))" }
+            return column
+        case .aggregate(let function, let collection, let property, let mark):
+            var sql = try aggregate(function, collection, property, mark, scope: scope)
+            if !options.isEmpty { sql = "ferry_fold(\(sql), \(options.rawValue))" }
+            return sql
+        case .subquery(let subquery):
+            throw FerryError(.invalidPredicate, "SUBQUERY must be followed by a collection operator", at: subquery.mark.location)
+        }
+    }
+
+    private func alias(of resolved: ResolvedKeyPath, scope: SQLScope) -> String {
+        if let variable = resolved.variable, let bound = scope.variables[variable] { return bound.alias }
+        return scope.alias
+    }
+
+    private mutating func aggregate(
+        _ function: AggregateFunction, _ collection: PredicateExpression, _ property: [String], _ mark: SourceMark,
+        scope: SQLScope
+    ) throws(FerryError) -> String {
+        let (resolved, subquery) = try binder.collectionSource(
+            collection, scope: scope.binderScope, operatorName: "@" + function.rawValue, mark: mark)
+        let source = try chain(resolved, from: alias(of: resolved, scope: scope))
+        var condition = source.condition
+        if let subquery {
+            var inner = scope
+            inner.variables[subquery.variable] = (resolved.endEntity, source.last)
+            condition += " AND " + (try predicate(subquery.predicate, scope: inner, negated: false))
+        }
+        var attribute = resolved.attribute
+        if let name = property.first { attribute = resolved.endEntity.attribute(named: name) }
+        var value = attribute.map { "\(source.last).\(SQL.quote($0.name))" } ?? "\(source.last).\(StoreLayout.primaryKey)"
+        if attribute?.type == .decimal { value = "CAST(\(value) AS REAL)" }
+        let selected: String
+        switch function {
+        case .count: selected = "COUNT(\(value))"
+        case .sum: selected = "COALESCE(SUM(\(value)), 0)"
+        case .avg: selected = "AVG(\(value))"
+        case .min: selected = "MIN(\(value))"
+        case .max: selected = "MAX(\(value))"
+        }
+        return "(SELECT \(selected) \(source.from) WHERE \(condition))"
+    }
+
+    // MARK: - Relationship chains
+
+    /// `FROM … JOIN …` over a key path's relationships, the condition tying its first table to
+    /// `alias`, and the alias of the last table. To-one steps are LEFT JOINs (a nil relationship
+    /// reads as nil), to-many steps inner joins (an empty collection has no elements).
+    private mutating func chain(
+        _ resolved: ResolvedKeyPath, from alias: String
+    ) throws(FerryError) -> (from: String, condition: String, last: String) {
+        var from = ""
+        var condition = ""
+        var previous = alias
+        for (index, step) in resolved.steps.enumerated() {
+            let storage = StoreLayout.storage(of: step.relationship, in: step.source, model: model)
+            let table = SQL.quote(StoreLayout.table(for: step.destination))
+            let next = newAlias()
+            let pk = StoreLayout.primaryKey
+            let join = step.relationship.isToMany ? "JOIN" : "LEFT JOIN"
+            switch storage {
+            case .foreignKey(let column):
+                let on = "\(next).\(pk) = \(previous).\(SQL.quote(column))"
+                if index == 0 {
+                    from = "FROM \(table) AS \(next)"
+                    condition = on
+                } else {
+                    from += " \(join) \(table) AS \(next) ON \(on)"
+                }
+            case .inverseForeignKey(_, let column):
+                let on = "\(next).\(SQL.quote(column)) = \(previous).\(pk)"
+                if index == 0 {
+                    from = "FROM \(table) AS \(next)"
+                    condition = on
+                } else {
+                    from += " \(join) \(table) AS \(next) ON \(on)"
+                }
+            case .joinTable(let linkTable, let sourceColumn, let targetColumn):
+                let link = newAlias("l")
+                let linkOn = "\(link).\(SQL.quote(sourceColumn)) = \(previous).\(pk)"
+                let targetOn = "\(next).\(pk) = \(link).\(SQL.quote(targetColumn))"
+                if index == 0 {
+                    from = "FROM \(SQL.quote(linkTable)) AS \(link) JOIN \(table) AS \(next) ON \(targetOn)"
+                    condition = linkOn
+                } else {
+                    from += " JOIN \(SQL.quote(linkTable)) AS \(link) ON \(linkOn) JOIN \(table) AS \(next) ON \(targetOn)"
+                }
+            }
+            previous = next
+        }
+        return (from, condition, previous)
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// File-level operations on a store and its companion files (`-journal`, `-wal`, `-shm`).
+public enum StoreFiles {
+    /// The companion files SQLite may keep beside a database.
+    public static func companions(of path: String) -> [String] {
+        [path + "-journal", path + "-wal", path + "-shm"]
+    }
+
+    /// Removes a store and its companion files, ignoring those that do not exist.
+    public static func remove(_ path: String) {
+        for file in [path] + companions(of: path) {
+            try? FileManager.default.removeItem(atPath: file)
+        }
+    }
+
+    /// Atomically puts the (closed) store at `newPath` in place of `path`.
+    ///
+    /// An old store with a hot journal or a WAL is first opened and settled, so that no
+    /// companion file of the old store can be applied to the new one; then `rename(2)` swaps the
+    /// files in one step: a crash leaves either the old store or the new one, never a mix.
+    public static func replace(_ path: String, with newPath: String) throws {
+        if companions(of: path).contains(where: { FileManager.default.fileExists(atPath: $0) }) {
+            let connection = try Connection(path: path, create: false)
+            // Reading recovers a hot journal; DELETE mode checkpoints and removes a WAL.
+            _ = try connection.scalar("SELECT count(*) FROM sqlite_schema")
+            _ = try connection.scalar("PRAGMA journal_mode = DELETE")
+        }
+        for file in companions(of: path) where FileManager.default.fileExists(atPath: file) {
+            throw FerryError(.store, "cannot replace '\(path)': \(file) is still in use by another process")
+        }
+        guard rename(newPath, path) == 0 else {
+            throw FerryError(.io, "cannot move '\(newPath)' to '\(path)': \(String(cString: strerror(errno)))")
+        }
+    }
+}

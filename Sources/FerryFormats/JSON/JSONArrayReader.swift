@@ -1,0 +1,226 @@
+public import FerryCore
+
+/// Reads the objects of a JSON array as records, streaming: the array may be the whole document
+/// or sit at an RFC 6901 JSON pointer inside it (`/data/items`).
+///
+/// The reader walks to the pointer token by token without holding the document, then reads the
+/// array's elements one at a time through a bounded window. Each object's top-level keys are
+/// fields (see ``FieldValue`` for the value mapping: nested objects and arrays become compact
+/// JSON text); when an object repeats a key, the last occurrence wins. While walking to the
+/// pointer, the first occurrence of a key is followed.
+///
+/// An element that is not an object is returned as a record with ``SourceRecord/problem`` set.
+/// A malformed document is a thrown ``FerryError`` (`.invalidInput`) located at the offending
+/// byte, with the number of the element being read. After the array, the rest of the document is
+/// still checked.
+///
+/// ```swift
+/// let reader = try JSONArrayReader(path: "orders.json", pointer: "/data/items")
+/// let id = reader.fieldIndex(of: "id")
+/// while let record = try reader.next() { print(record[id]?.value as Any) }
+/// ```
+public final class JSONArrayReader: RecordReader {
+    public var sourceName: String { tokenizer.sourceName }
+    /// The JSON pointer to the record array, as given (empty for the top level).
+    public let pointer: String
+
+    private let referenceTokens: [String]
+    private let input: InputFile
+    private let tokenizer: JSONTokenizer
+    private let decoder = JSONObjectDecoder()
+    @exclusivity(unchecked) private var started = false
+    @exclusivity(unchecked) private var finished = false
+    @exclusivity(unchecked) private var number = 0
+
+    /// Opens `path` (`-` for standard input) and prepares to read the array at `pointer`.
+    ///
+    /// - Parameters:
+    ///   - pointer: an RFC 6901 JSON pointer (`""` is the whole document, `/data/items` a member,
+    ///     `/pages/0/rows` an array element; `~1` is `/`, `~0` is `~`).
+    ///   - chunkSize: bytes read per `read(2)`; the window holds about two chunks (more only while
+    ///     a single record is larger).
+    ///   - maxDepth: the deepest nesting accepted before a located error.
+    public init(path: String, pointer: String = "", chunkSize: Int = 1 << 18, maxDepth: Int = 512) throws {
+        self.pointer = pointer
+        input = try InputFile(path: path)
+        referenceTokens = try Self.parsePointer(pointer, source: input.name)
+        tokenizer = JSONTokenizer(
+            window: ByteWindow(input: input, chunkSize: chunkSize), sourceName: input.name, maxDepth: maxDepth)
+    }
+
+    public var fieldNames: [String] { decoder.table.names }
+
+    public func fieldIndex(of name: String) -> Int { decoder.table.index(of: name) }
+
+    public func hasField(_ name: String) -> Bool { decoder.table.hasSeen(name) }
+
+    /// Nothing to prepare: JSON keys are learned as records are read.
+    public func prepare() throws {}
+
+    public var currentLocation: InputLocation {
+        InputLocation(file: sourceName, line: tokenizer.line, column: tokenizer.tokenColumn, record: number > 0 ? number : nil)
+    }
+
+    /// The largest the reader's byte window has been (for tests of bounded memory).
+    @_spi(Testing) public var windowHighWater: Int { tokenizer.window.highWater }
+
+    public func next() throws -> SourceRecord? {
+        if finished { return nil }
+        if !started {
+            started = true
+            try walkToArray()
+        }
+        tokenizer.record = number + 1
+        let token = try tokenizer.next()
+        if token == .endArray {
+            finished = true
+            tokenizer.record = nil
+            while try tokenizer.next() != .end {}
+            return nil
+        }
+        number += 1
+        let line = tokenizer.line
+        let column = tokenizer.tokenColumn
+        // The mark keeps the element's bytes in the window (and moves with refills) for `raw`.
+        tokenizer.mark = tokenizer.tokenStart
+        defer { tokenizer.mark = nil }
+        switch token {
+        case .beginObject:
+            let fields = try decoder.decodeObject(tokenizer)
+            return SourceRecord(
+                number: number, line: line, column: column, fields: fields, raw: tokenizer.markedText())
+        case .beginArray:
+            try tokenizer.skipContainer()
+        default:
+            break
+        }
+        let problem = FerryError(
+            .invalidInput, "expected a JSON object, found \(JSONObjectDecoder.describe(token))",
+            at: InputLocation(file: sourceName, line: line, column: column, record: number))
+        return SourceRecord(
+            number: number, line: line, column: column, fields: [], raw: tokenizer.markedText(),
+            problem: problem)
+    }
+
+    // MARK: - JSON pointer
+
+    /// Splits an RFC 6901 pointer into its unescaped reference tokens.
+    static func parsePointer(_ pointer: String, source: String) throws -> [String] {
+        if pointer.isEmpty { return [] }
+        guard pointer.hasPrefix("/") else {
+            throw FerryError(
+                .invalidDefinition, "invalid JSON pointer '\(pointer)': it must be empty or start with '/'",
+                at: InputLocation(file: source))
+        }
+        return try pointer.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map { part in
+            var token = ""
+            var escape = false
+            for ch in part {
+                if escape {
+                    switch ch {
+                    case "0": token.append("~")
+                    case "1": token.append("/")
+                    default:
+                        throw FerryError(
+                            .invalidDefinition, "invalid JSON pointer '\(pointer)': '~' must be followed by 0 or 1",
+                            at: InputLocation(file: source))
+                    }
+                    escape = false
+                } else if ch == "~" {
+                    escape = true
+                } else {
+                    token.append(ch)
+                }
+            }
+            if escape {
+                throw FerryError(
+                    .invalidDefinition, "invalid JSON pointer '\(pointer)': '~' must be followed by 0 or 1",
+                    at: InputLocation(file: source))
+            }
+            return token
+        }
+    }
+
+    /// Walks from the document's start to the `[` of the record array, skipping other values.
+    private func walkToArray() throws {
+        var token = try tokenizer.next()
+        var line = tokenizer.line
+        var column = tokenizer.tokenColumn
+        var path = ""
+        func notFound(_ reason: String) -> FerryError {
+            FerryError(
+                .invalidInput, "JSON pointer '\(pointer)' not found: \(reason)",
+                at: InputLocation(file: sourceName, line: line, column: column))
+        }
+        for reference in referenceTokens {
+            let here = path.isEmpty ? "the document" : "'\(path)'"
+            path += "/" + Self.escapeReference(reference)
+            switch token {
+            case .beginObject:
+                var found = false
+                while true {
+                    if try tokenizer.next() == .endObject { break }
+                    let matches = tokenizer.withStringBytes { $0.elementsEqual(reference.utf8) }
+                    let value = try tokenizer.next()
+                    if matches {
+                        token = value
+                        line = tokenizer.line
+                        column = tokenizer.tokenColumn
+                        found = true
+                        break
+                    }
+                    if value == .beginObject || value == .beginArray { try tokenizer.skipContainer() }
+                }
+                guard found else { throw notFound("the object at \(here) has no key '\(reference)'") }
+            case .beginArray:
+                guard let wanted = Self.arrayIndex(reference) else {
+                    throw notFound("'\(reference)' is not an array index (\(here) is an array)")
+                }
+                var index = 0
+                while true {
+                    let element = try tokenizer.next()
+                    if element == .endArray {
+                        throw notFound("the array at \(here) has \(index) element\(index == 1 ? "" : "s")")
+                    }
+                    if index == wanted {
+                        token = element
+                        line = tokenizer.line
+                        column = tokenizer.tokenColumn
+                        break
+                    }
+                    if element == .beginObject || element == .beginArray { try tokenizer.skipContainer() }
+                    index += 1
+                }
+            default:
+                throw notFound("\(here) is \(JSONObjectDecoder.describe(token)), not an object or array")
+            }
+        }
+        guard token == .beginArray else {
+            let message =
+                referenceTokens.isEmpty
+                ? "expected a JSON array of records at the top level, found \(JSONObjectDecoder.describe(token))"
+                : "JSON pointer '\(pointer)' is \(JSONObjectDecoder.describe(token)), not an array"
+            throw FerryError(.invalidInput, message, at: InputLocation(file: sourceName, line: line, column: column))
+        }
+    }
+
+    /// A reference token spelled as in a pointer (`~` as `~0`, `/` as `~1`).
+    private static func escapeReference(_ token: String) -> String {
+        var text = ""
+        for ch in token {
+            switch ch {
+            case "~": text += "~0"
+            case "/": text += "~1"
+            default: text.append(ch)
+            }
+        }
+        return text
+    }
+
+    /// An RFC 6901 array index: `0` or digits without a leading zero.
+    private static func arrayIndex(_ token: String) -> Int? {
+        guard !token.isEmpty, token.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        if token.count > 1 && token.hasPrefix("0") { return nil }
+        return Int(token)
+    }
+}

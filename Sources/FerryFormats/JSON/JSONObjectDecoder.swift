@@ -1,0 +1,150 @@
+import FerryCore
+
+/// Turns the members of one JSON object into record fields, for both JSON readers.
+///
+/// Keys are interned through a ``JSONFieldTable``; the field index seen at each member position
+/// of the previous object is tried first, so records with the same key order never hash.
+/// Duplicate keys: the last occurrence wins.
+final class JSONObjectDecoder {
+    let table = JSONFieldTable()
+    /// The field index found at each member position of the previous object.
+    @exclusivity(unchecked) private var predicted: [Int] = []
+    /// Reused buffer for compact JSON text of nested values.
+    @exclusivity(unchecked) private var compact: [UInt8] = []
+    /// Reused field storage: when the consumer has dropped the previous record, its storage is
+    /// unique again and is reused without allocating.
+    @exclusivity(unchecked) private var fields: [Field?] = []
+
+    init() {
+        compact.reserveCapacity(256)
+    }
+
+    /// Reads the members of the object whose `{` the tokenizer just returned, up to its `}`.
+    func decodeObject(_ tokenizer: JSONTokenizer) throws -> [Field?] {
+        fields.removeAll(keepingCapacity: true)
+        fields.append(contentsOf: repeatElement(nil, count: table.count))
+        var ordinal = 0
+        while true {
+            let token = try tokenizer.next()
+            if token == .endObject { break }
+            let index = tokenizer.withStringBytes { bytes -> Int in
+                if ordinal < predicted.count {
+                    let guess = predicted[ordinal]
+                    if table.matches(guess, bytes) { return guess }
+                    let found = table.index(bytes: bytes)
+                    predicted[ordinal] = found
+                    return found
+                }
+                let found = table.index(bytes: bytes)
+                predicted.append(found)
+                return found
+            }
+            ordinal += 1
+            let valueToken = try tokenizer.next()
+            let line = tokenizer.line
+            let column = tokenizer.tokenColumn
+            let value: FieldValue
+            switch valueToken {
+            case .string: value = .text(tokenizer.stringValue())
+            case .number: value = .number(tokenizer.withTokenBytes { String(decoding: $0, as: UTF8.self) })
+            case .true: value = .bool(true)
+            case .false: value = .bool(false)
+            case .null: value = .null
+            case .beginObject, .beginArray: value = .json(try compactText(tokenizer, opening: valueToken))
+            case .endObject, .endArray, .key, .end:
+                throw tokenizer.error("internal error: unexpected token in an object", at: tokenizer.tokenStart)
+            }
+            if index >= fields.count {
+                fields.append(contentsOf: repeatElement(nil, count: index + 1 - fields.count))
+            }
+            fields[index] = Field(value: value, line: line, column: column)
+        }
+        return fields
+    }
+
+    /// Compact JSON text of the container whose begin token was just returned, consuming it.
+    ///
+    /// Strings are re-escaped minimally (`"`, `\`, control characters); numbers keep their
+    /// source spelling; no white space.
+    func compactText(_ tokenizer: JSONTokenizer, opening: JSONToken) throws -> String {
+        compact.removeAll(keepingCapacity: true)
+        compact.append(opening == .beginObject ? 0x7B : 0x5B)
+        let target = tokenizer.depth - 1
+        while tokenizer.depth > target {
+            let token = try tokenizer.next()
+            switch token {
+            case .endObject: compact.append(0x7D)
+            case .endArray: compact.append(0x5D)
+            case .beginObject:
+                separate()
+                compact.append(0x7B)
+            case .beginArray:
+                separate()
+                compact.append(0x5B)
+            case .key:
+                separate()
+                appendQuoted(tokenizer)
+                compact.append(0x3A)
+            case .string:
+                separate()
+                appendQuoted(tokenizer)
+            case .number:
+                separate()
+                tokenizer.withTokenBytes { compact.append(contentsOf: $0) }
+            case .true:
+                separate()
+                compact.append(contentsOf: "true".utf8)
+            case .false:
+                separate()
+                compact.append(contentsOf: "false".utf8)
+            case .null:
+                separate()
+                compact.append(contentsOf: "null".utf8)
+            case .end:
+                throw tokenizer.error("internal error: unexpected end of a nested value", at: tokenizer.tokenStart)
+            }
+        }
+        return String(decoding: compact, as: UTF8.self)
+    }
+
+    /// Appends a comma unless the text so far ends a container opening or a key.
+    @inline(__always)
+    private func separate() {
+        if let last = compact.last, last != 0x7B && last != 0x5B && last != 0x3A { compact.append(0x2C) }
+    }
+
+    private func appendQuoted(_ tokenizer: JSONTokenizer) {
+        compact.append(0x22)
+        tokenizer.withStringBytes { bytes in
+            for b in bytes {
+                switch b {
+                case 0x22: compact.append(contentsOf: [0x5C, 0x22])
+                case 0x5C: compact.append(contentsOf: [0x5C, 0x5C])
+                case 0x0A: compact.append(contentsOf: [0x5C, 0x6E])
+                case 0x0D: compact.append(contentsOf: [0x5C, 0x72])
+                case 0x09: compact.append(contentsOf: [0x5C, 0x74])
+                case 0x08: compact.append(contentsOf: [0x5C, 0x62])
+                case 0x0C: compact.append(contentsOf: [0x5C, 0x66])
+                case 0..<0x20:
+                    let digits: [UInt8] = Array("0123456789abcdef".utf8)
+                    compact.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, digits[Int(b >> 4)], digits[Int(b & 0xF)]])
+                default: compact.append(b)
+                }
+            }
+        }
+        compact.append(0x22)
+    }
+
+    /// A readable name for a value token (in messages: "found a number").
+    static func describe(_ token: JSONToken) -> String {
+        switch token {
+        case .beginObject: return "an object"
+        case .beginArray: return "an array"
+        case .string, .key: return "a string"
+        case .number: return "a number"
+        case .true, .false: return "a boolean"
+        case .null: return "null"
+        case .endObject, .endArray, .end: return "the end of a container"
+        }
+    }
+}
