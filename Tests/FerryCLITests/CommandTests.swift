@@ -192,6 +192,15 @@ struct CommandTests {
         #expect(step?["inserted"] as? Int == 4)
     }
 
+    @Test("--dry-run does not create a missing store")
+    func dryRunNewStore() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("new.sqlite")
+        let result = try runFerry(["run", Fixtures.peopleJob, "--param", "store=\(store)", "--param", "rejects=\(dir.file("r.ndjson"))", "--dry-run", "--quiet"])
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["r.ndjson"])
+    }
+
     @Test("--report writes the documented fields")
     func reportFields() throws {
         let dir = TemporaryDirectory()

@@ -87,6 +87,23 @@ struct SamplePipelineTests {
         #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM Customer WHERE id = 1010") == [1])
     }
 
+    @Test("--dry-run runs every step, each seeing the ones before, and creates no store")
+    func dryRun() throws {
+        let dir = TemporaryDirectory()
+        let out = dir.file("out")
+        let report = dir.file("report.json")
+        let dry = try runFerry(["run", Self.job, "--param", "out=\(out)", "--dry-run", "--report", report])
+        #expect(dry.exitCode == 0, "\(dry)")
+        #expect(dry.stdout.components(separatedBy: "(dry run, rolled back)").count == 5, "\(dry)")
+        let json = try jsonObject(file: report)
+        #expect(json["outcome"] as? String == "dry_run")
+        let steps = try #require(json["steps"] as? [[String: Any]])
+        #expect(steps.map { $0["outcome"] as? String } == Array(repeating: "dry_run", count: 4))
+        #expect(steps.map { [$0["read"] as? Int, $0["inserted"] as? Int, $0["rejected"] as? Int] } == Self.expected.map { [$0.read, $0.inserted, $0.rejected] })
+        #expect(fileSize("\(out)/shop.sqlite") == nil)
+        #expect(fileSize("\(out)/shop.sqlite.ferry-rebuild") == nil)
+    }
+
     @Test("--param data reads a copy of the data; a failed night keeps the previous store")
     func paramDataAndRebuild() throws {
         let dir = TemporaryDirectory()
@@ -108,11 +125,12 @@ struct SamplePipelineTests {
         // Tonight's customers file has a fourth bad record: over the budget of 3.
         let customers = "\(copy)/customers.csv"
         var text = try String(contentsOfFile: customers, encoding: .utf8)
+        let newLine = text.utf8.count { $0 == UInt8(ascii: "\n") } + 1
         text += "9001,not-an-email,Late Arrival,,,0,2024-06-30T00:00:00Z,yes,,\n"
         try text.write(toFile: customers, atomically: true, encoding: .utf8)
         let failed = try Self.run(out: out, data: copy)
         #expect(failed.exitCode == 2, "\(failed)")
-        #expect(failed.errorLines.first == "\(customers):213:6: error: more than 3 records were rejected; the step was rolled back (record 201)")
+        #expect(failed.errorLines.first == "\(customers):\(newLine):6: error: more than 3 records were rejected; the step was rolled back (record 201)")
         #expect(try StoreSnapshot.take(store) == before)
         #expect(fileSize(store + ".ferry-rebuild") == nil)
 
