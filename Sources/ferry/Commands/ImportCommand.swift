@@ -77,6 +77,12 @@ struct ImportCommand: ParsableCommand {
             step.maxRejects = try Self.budget(maxRejects, hasRejectsFile: rejects != nil)
 
             let console = Console(quiet: options.quiet)
+            // Where the import goes: the store, or for a dry run that would create the store or add
+            // a table to it, a scratch store (or copy) removed at the end: a dry run changes nothing.
+            var target = store
+            let scratch = NSTemporaryDirectory() + "/ferry-dry-run-\(UUID().uuidString).sqlite"
+            defer { if target == scratch { StoreFiles.remove(scratch) } }
+            if options.dryRun && !FileManager.default.fileExists(atPath: store) { target = scratch }
             var reader: (any RecordReader)? = nil
             let storeModel: ObjectModel
             if let model {
@@ -99,7 +105,15 @@ struct ImportCommand: ParsableCommand {
                         extended.entities.append(inferred)
                         extended.version = String((Int(existing.version) ?? 0) + 1)
                         try Self.check(extended)
-                        try Store.addEntities([entityName], at: store, model: extended)
+                        if options.dryRun {
+                            do {
+                                try FileManager.default.copyItem(atPath: store, toPath: scratch)
+                            } catch {
+                                throw FerryError(.io, "cannot copy '\(store)' for the dry run: \(error.localizedDescription)")
+                            }
+                            target = scratch
+                        }
+                        try Store.addEntities([entityName], at: target, model: extended)
                         storeModel = extended
                     } else {
                         let created = ObjectModel(name: entityName, version: "1", entities: [inferred])
@@ -111,7 +125,7 @@ struct ImportCommand: ParsableCommand {
                     }
                 }
             }
-            let opened = try Store.open(at: store, model: storeModel)
+            let opened = try Store.open(at: target, model: storeModel)
             let runner = ImportStepRunner(step: step, store: opened, index: 1, jobName: "ferry import", reader: reader)
             runner.dryRun = options.dryRun
             runner.progress = console
