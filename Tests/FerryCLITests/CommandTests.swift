@@ -201,6 +201,26 @@ struct CommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["r.ndjson"])
     }
 
+    @Test("ferry import --dry-run neither creates a store nor adds a table")
+    func importDryRun() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("s.sqlite")
+        let items = Fixtures.path("data/items.csv")
+        let fresh = try runFerry(["import", items, "--store", store, "--dry-run", "--quiet"])
+        #expect(fresh.exitCode == 0, "\(fresh)")
+        #expect(fileSize(store) == nil)
+
+        #expect(try runFerry(["import", items, "--store", store, "--quiet"]).exitCode == 0)
+        let before = try StoreSnapshot.take(store, excluding: [])
+        let report = dir.file("report.json")
+        let added = try runFerry(["import", Fixtures.path("data/people.csv"), "--store", store, "--dry-run", "--report", report])
+        #expect(added.exitCode == 0, "\(added)")
+        #expect(added.stdout.contains("(dry run, rolled back): read 6, inserted 6, updated 0, skipped 0, rejected 0 in "), "\(added)")
+        #expect(try StoreSnapshot.take(store, excluding: []) == before)
+        #expect(try jsonObject(file: report)["store"] as? String == store)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["report.json", "s.sqlite"])
+    }
+
     @Test("--report writes the documented fields")
     func reportFields() throws {
         let dir = TemporaryDirectory()
