@@ -151,6 +151,31 @@ struct CommandTests {
         #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM items") == [6])
     }
 
+    @Test("standard input, a JSON document with a pointer and NDJSON import with inferred models")
+    func inferredFormats() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("s.sqlite")
+        let stdin = try runFerry(["import", "-", "--format", "csv", "--entity", "stuff", "--store", store], stdin: "a,b\n1,x\n2,y\n")
+        #expect(stdin.exitCode == 0, "\(stdin)")
+        #expect(stdin.stdout.hasPrefix("inferred stuff: a int64, b string\n"), "\(stdin)")
+
+        let products = try runFerry(["import", Fixtures.repository("samples/data/products.json"), "--json-pointer", "/data/products", "--store", store])
+        #expect(products.exitCode == 0, "\(products)")
+        #expect(products.stdout.hasPrefix("inferred products: sku string, title string, price double, weight_kg double, tags json, uuid uuid\n"), "\(products)")
+
+        let rejects = dir.file("orders.rejects.ndjson")
+        let orders = try runFerry(["import", Fixtures.repository("samples/data/orders.ndjson"), "--store", store, "--rejects", rejects, "--max-rejects", "1", "--quiet"])
+        #expect(orders.exitCode == 0, "\(orders)")
+        let reject = try jsonObject(text: try #require(try lines(ofFile: rejects).first))
+        #expect(reject["line"] as? Int == 377)
+        #expect(reject["reason"] as? String == "expected a value, found end of input")
+
+        let info = try jsonObject(text: try runFerry(["store", "info", store, "--json"]).stdout)
+        let entities = (info["entities"] as? [[String: Any]])?.map { "\($0["name"] ?? "")=\($0["count"] ?? "")" }
+        #expect(entities == ["stuff=2", "products=50", "orders=499"])
+        #expect(info["version"] as? String == "3")
+    }
+
     @Test("--type overrides an inferred type and --unique adds a constraint")
     func typeOverride() throws {
         let dir = TemporaryDirectory()

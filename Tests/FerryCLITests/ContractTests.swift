@@ -96,6 +96,23 @@ struct ContractTests {
         #expect(try StoreSnapshot.texts(store, "SELECT outcome, read, inserted FROM ferry_runs ORDER BY id DESC LIMIT 1") == [["failed", "5000", "5000"]])
     }
 
+    @Test("a JSON array cut off at the end leaves the store as it was")
+    func atomicFailureInJSON() throws {
+        let dir = TemporaryDirectory()
+        let store = try Self.peopleStore(in: dir, ids: 100_001...100_100)
+        let before = try StoreSnapshot.take(store)
+        var text = "[\n"
+        for id in 1...2_000 { text += #"{"id": \#(id), "email": "p\#(id)@example.com", "name": "P \#(id)", "age": 30},"# + "\n" }
+        text += #"{"id": 2001, "email": "cut@exa"#
+        let data = try dir.write("cut.json", text)
+
+        let result = try runFerry(Self.importArguments(data, store: store))
+
+        #expect(result.exitCode == 1, "\(result)")
+        #expect(result.errorLines == ["\(data):2002:31: error: unexpected end of input in a string (record 2001)"])
+        #expect(try StoreSnapshot.take(store) == before)
+    }
+
     // MARK: - Nothing lost: SIGKILL
 
     static let killMoments: [KillMoment] = [.journalExists, .after(.milliseconds(500)), .storeGrown(by: 4_000_000)]
@@ -258,14 +275,16 @@ struct ContractTests {
     func twoWriters() throws {
         let dir = TemporaryDirectory()
         let store = dir.file("shared.sqlite")
-        let first = try FerryProcess(Self.importArguments(BigFiles.big, store: store, ["--report", dir.file("first.json")]))
-        let second = try FerryProcess(Self.importArguments(BigFiles.other, store: store, ["--report", dir.file("second.json")]))
+        let first = try FerryProcess(Self.importArguments(BigFiles.other, store: store, ["--report", dir.file("first.json")]))
+        let second = try FerryProcess(Self.importArguments(BigFiles.third, store: store, ["--report", dir.file("second.json")]))
         var inserted = 0
+        var succeeded = 0
         for (name, process) in [("first", first), ("second", second)] {
             let result = try process.wait()
             if result.exitCode == 0 {
                 let step = (try jsonObject(file: dir.file("\(name).json"))["steps"] as? [[String: Any]])?.first
                 inserted += step?["inserted"] as? Int ?? 0
+                succeeded += 1
             } else {
                 #expect(result.exitCode == 1 && result.stderr.contains("locked"), "\(name): \(result)")
             }
@@ -273,7 +292,25 @@ struct ContractTests {
         let after = try StoreSnapshot.take(store)
         #expect(after.integrity == "ok")
         #expect(after.rows("Person") == inserted)
-        #expect(inserted == BigFiles.rows + BigFiles.otherRows, "both imports should finish: the second waits for the lock")
+        // Usually both finish (the second waits up to 30 s for the lock); on a very slow machine
+        // the second may give up, which the contract allows.
+        #expect(succeeded >= 1)
+        #expect(inserted == succeeded * BigFiles.otherRows)
+    }
+
+    @Test("an import waits for another writer's lock, then runs")
+    func waitsForLock() throws {
+        let dir = TemporaryDirectory()
+        let store = try Self.peopleStore(in: dir, ids: 1...10)
+        let lock = try StoreWriteLock(store)
+        let data = try dir.write("more.csv", bytes: BigFiles.csv(ids: 11...20))
+        let process = try FerryProcess(Self.importArguments(data, store: store))
+        Thread.sleep(forTimeInterval: 1.0)
+        #expect(process.isRunning, "ferry should still be waiting for the lock")
+        try lock.release()
+        let result = try process.wait()
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(try StoreSnapshot.take(store).rows("Person") == 20)
     }
 
     @Test("two imports creating the same store at the same moment both succeed", arguments: 0..<4)

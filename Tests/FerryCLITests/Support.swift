@@ -28,10 +28,13 @@ enum BigFiles {
     static var big: String { shared.big }
     /// ids 300,001…400,000.
     static var other: String { shared.other }
+    /// ids 400,001…500,000.
+    static var third: String { shared.third }
 
     private struct Paths: Sendable {
         var big: String
         var other: String
+        var third: String
     }
 
     private static let shared: Paths = {
@@ -40,9 +43,11 @@ enum BigFiles {
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let big = folder.appendingPathComponent("people-300k-v1.csv").path
         let other = folder.appendingPathComponent("people-100k-v1.csv").path
+        let third = folder.appendingPathComponent("people-100k-b-v1.csv").path
         generate(big, ids: 1...rows)
         generate(other, ids: (rows + 1)...(rows + otherRows))
-        return Paths(big: big, other: other)
+        generate(third, ids: (rows + otherRows + 1)...(rows + 2 * otherRows))
+        return Paths(big: big, other: other, third: third)
     }()
 
     /// The CSV text of people rows with the given ids.

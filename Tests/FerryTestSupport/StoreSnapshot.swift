@@ -65,3 +65,24 @@ public struct StoreSnapshot: Equatable, CustomStringConvertible {
         return try connection.rows(sql).map { row in row.map { $0.isNull ? nil : $0.description } }
     }
 }
+
+/// Holds a store's write lock (an open `BEGIN IMMEDIATE` transaction) until released, to test
+/// how another process waits for it.
+public final class StoreWriteLock {
+    private let connection: Connection
+    private var held = true
+
+    public init(_ path: String) throws {
+        connection = try Connection(path: path, readOnly: false, create: false)
+        try connection.execute("BEGIN IMMEDIATE")
+    }
+
+    /// Ends the transaction (a rollback: nothing was written).
+    public func release() throws {
+        guard held else { return }
+        held = false
+        try connection.execute("ROLLBACK")
+    }
+
+    deinit { if held { try? connection.execute("ROLLBACK") } }
+}
