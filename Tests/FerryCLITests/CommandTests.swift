@@ -92,7 +92,7 @@ struct CommandTests {
         let people = Fixtures.path("data/people.csv")
         let cases: [(arguments: [String], message: String)] = [
             (["import", people, "--store", store, "--on-conflict", "upsert"], "error: --on-conflict must be one of error, update, keep, replace"),
-            (["import", people, "--store", store, "--type", "age=frob"], "error: --type needs column=TYPE with a type such as int64, decimal, date; got 'age=frob'"),
+            (["import", dir.file("missing.csv"), "--store", store, "--type", "age=frob"], "error: --type needs column=TYPE with a type such as int64, decimal, date; got 'age=frob'"),
             (["import", people, "--store", store, "--max-rejects", "5"], "error: --max-rejects needs --rejects FILE: rejected records must go somewhere"),
             (["import", people, "--store", store, "--rejects", "r.ndjson", "--max-rejects", "lots"], "error: --max-rejects must be a count or a percentage like 1%, got 'lots'"),
             (["import", dir.file("data.xml"), "--store", store], "error: cannot tell the format of '\(dir.file("data.xml"))'; pass --format csv|json|ndjson"),

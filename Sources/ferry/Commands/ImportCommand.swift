@@ -75,6 +75,8 @@ struct ImportCommand: ParsableCommand {
             step.rejectsPath = rejects
             step.csv.delimiter = try Self.delimiterByte(delimiter)
             step.maxRejects = try Self.budget(maxRejects, hasRejectsFile: rejects != nil)
+            // Checked before any file is opened: a usage error is reported as one (exit 64).
+            let overrides = try Self.typeOverrides(types)
 
             let console = Console(quiet: options.quiet)
             // Where the import goes: the store, or for a dry run that would create the store or add
@@ -97,7 +99,6 @@ struct ImportCommand: ParsableCommand {
                 } else {
                     let sampled = try SampledReader(ReaderFactory.open(step: step), sampleSize: max(1, sample))
                     reader = sampled
-                    let overrides = try Self.typeOverrides(types)
                     let constraints = unique.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
                     let inferred = ModelInference.inferEntity(named: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples, overrides: overrides, unique: constraints)
                     if let existing {
