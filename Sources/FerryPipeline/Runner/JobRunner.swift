@@ -21,8 +21,9 @@ public final class JobRunner {
         var report = RunReport(
             job: job.name, jobFile: job.path, store: job.store.path, model: model.name, modelVersion: model.version,
             dryRun: dryRun, startedAt: Self.now())
-        defer { report.endedAt = Self.now() }
-        let rebuild = job.store.rebuild && !job.store.isInMemory
+        // A dry run never creates the store: it works in a scratch store beside it, removed after.
+        let scratch = dryRun && job.store.create && !FileManager.default.fileExists(atPath: job.store.path)
+        let rebuild = (job.store.rebuild || scratch) && !job.store.isInMemory
         let workPath = rebuild ? job.store.path + ".ferry-rebuild" : job.store.path
         if rebuild { StoreFiles.remove(workPath) }
         runSteps(storePath: workPath, create: rebuild || job.store.create, into: &report)
@@ -41,6 +42,8 @@ public final class JobRunner {
                 StoreFiles.remove(workPath)
             }
         }
+        // Not in a `defer`: that would run after the returned copy was made.
+        report.endedAt = Self.now()
         return report
     }
 
@@ -55,6 +58,23 @@ public final class JobRunner {
             failed.error = "\(error)"
             report.steps.append(failed)
             return
+        }
+        if dryRun {
+            // One transaction around every step, rolled back at the end: each step sees what the
+            // steps before it would have written (orders find the customers imported before them).
+            do {
+                try store.withConnection { try $0.execute("BEGIN IMMEDIATE") }
+            } catch {
+                report.outcome = "failed"
+                report.exitCode = ExitStatus.code(for: error)
+                var failed = StepReport(index: 0, kind: "open", outcome: .failed)
+                failed.error = "\(error)"
+                report.steps.append(failed)
+                return
+            }
+        }
+        defer {
+            if dryRun { store.withConnection { connection in if connection.isInTransaction { try? connection.execute("ROLLBACK") } } }
         }
         for (offset, step) in job.steps.enumerated() {
             switch step {
