@@ -17,9 +17,21 @@ public struct JobValidator: Sendable {
         for step in job.steps {
             switch step {
             case .import(let step): validate(step, model: model, job: job, into: &errors)
+            case .export(let step): validate(step, model: model, into: &errors)
             }
         }
         return errors
+    }
+
+    /// An export's entity, predicate, fields and sort keys must fit the model.
+    private func validate(_ step: ExportStep, model: ObjectModel, into errors: inout [FerryError]) {
+        do {
+            _ = try step.fetchRequest.compile(model: model)
+        } catch {
+            var error = error
+            if error.code == .usage { error.location = error.location ?? step.location }
+            errors.append(error)
+        }
     }
 
     private func validate(_ step: ImportStep, model: ObjectModel, job: Job, into errors: inout [FerryError]) {
