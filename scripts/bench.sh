@@ -6,12 +6,16 @@
 #   ROWS=250000 RUNS=5 scripts/bench.sh
 #   scripts/bench.sh --sqlite-only   # only the sqlite3 baselines (no ferry needed)
 #   scripts/bench.sh --no-build      # use .build/release/ferry as it is
+#   scripts/bench.sh --export-only   # only the export section
 #
 # Measures, alternating the tools, RUNS times each, into a fresh database every time:
 #   ferry import customers-N.csv|.ndjson|.json --store fresh.sqlite --entity customers --model scripts/bench/customers.yml
 #   sqlite3 fresh.db '.import --csv --skip 1 customers-N.csv customers'   (same table, types, constraints, indexes)
 # and prints median wall time, records/s, peak RSS and the ratio to sqlite3, then SQLite's own
 # limit: INSERT ... SELECT of the same rows from an attached database (no parsing at all).
+# Then the export section: `ferry export` of the N-row store (CSV, NDJSON, and a predicate export)
+# against `sqlite3 -csv STORE "SELECT ..."` of the same columns and rows, with the targets
+# CSV <= 1.5x, NDJSON <= 2x, predicate <= 1.5x.
 # See docs/benchmarks.md.
 set -euo pipefail
 
@@ -22,12 +26,14 @@ ROWS=${ROWS:-1000000}
 RUNS=${RUNS:-3}
 BUILD=1
 FERRY_RUNS=1
+IMPORTS=1
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) ROWS=100000; RUNS=1 ;;
         --sqlite-only) FERRY_RUNS=0 ;;
         --no-build) BUILD=0 ;;
-        -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --export-only) IMPORTS=0 ;;
+        -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -127,9 +133,6 @@ SQL
 fi
 
 # --- runs -----------------------------------------------------------------------------------
-RESULTS=$OUT/runs-$ROWS.tsv
-printf 'tool\tformat\trun\twall_s\tpeak_rss_kib\n' >"$RESULTS"
-
 fresh() { rm -f "$1" "$1-wal" "$1-shm" "$1-journal"; }
 
 count_rows() {   # count_rows DB: rows in customers, or fails
@@ -150,6 +153,9 @@ measure() {   # measure TOOL FORMAT RUN LOG -- command...: appends wall time and
     printf '  %-8s %-7s run %d: %6.2f s  %7.1f MiB\n' "$tool" "$format" "$run" "$wall" "$(awk "BEGIN{print $rss/1024}")" >&2
 }
 
+if [ "$IMPORTS" = 1 ]; then
+RESULTS=$OUT/runs-$ROWS.tsv
+printf 'tool\tformat\trun\twall_s\tpeak_rss_kib\n' >"$RESULTS"
 SQLITE_DB=$WORK/sqlite3.db
 FERRY_DB=$WORK/ferry.sqlite
 echo "benchmark: $ROWS records, $RUNS run(s) each, $(nproc) CPU(s), sqlite3 $(sqlite3 --version | cut -d' ' -f1)" >&2
@@ -203,3 +209,78 @@ print(f"SQLite's own limit (INSERT ... SELECT of the same rows, same table and i
       f"{limit_wall:.2f} s, {rate:,.0f} records/s, {limit_rss / 1024:.1f} MiB")
 PY
 echo "raw runs: ${RESULTS#$ROOT/}" >&2
+
+fi
+
+# --- export ---------------------------------------------------------------------------------
+# ferry export of the whole entity (CSV, NDJSON) and a predicate export, against sqlite3 -csv of
+# the same columns and rows from the same store, alternating, RUNS times each. The store is the
+# one the last ferry CSV import made (or, with --sqlite-only, none: the section is skipped).
+if [ "$FERRY_RUNS" = 1 ]; then
+    EXPORT_STORE=$WORK/export.sqlite
+    fresh "$EXPORT_STORE"
+    "$FERRY" import "$CSV" --store "$EXPORT_STORE" --entity customers --model "$MODEL" --quiet \
+        >"$WORK/export-import.log" 2>&1 || { cat "$WORK/export-import.log" >&2; die "ferry import for the export store failed"; }
+    count_rows "$EXPORT_STORE"
+    COLS=$(sqlite3 "$EXPORT_STORE" "SELECT group_concat('\"' || name || '\"', ', ') FROM pragma_table_info('customers') WHERE name NOT LIKE 'ferry_%'")
+    PREDICATE='age > 40 AND email ENDSWITH "example.com"'
+    # The same rows in SQL: a byte-exact suffix test (LIKE would ignore case).
+    PREDICATE_SQL="age > 40 AND substr(email, -length('example.com')) = 'example.com'"
+    EXPORTS=$OUT/exports-$ROWS.tsv
+    printf 'tool\tcase\trun\twall_s\tpeak_rss_kib\trows\n' >"$EXPORTS"
+    export_measure() {   # export_measure TOOL CASE RUN OUTFILE -- command...
+        local tool=$1 case=$2 run=$3 file=$4
+        shift 5
+        if ! "$TIME" -o "$WORK/time.txt" -f '%e %M' "$@" >"$file" 2>"$WORK/export-$tool-$case.log"; then
+            tail -20 "$WORK/export-$tool-$case.log" >&2
+            die "$tool export ($case) failed, run $run: $*"
+        fi
+        read -r wall rss <"$WORK/time.txt"
+        local lines
+        case $case in ndjson) lines=$(wc -l <"$file") ;; *) lines=$(python3 -c "import csv,sys; print(sum(1 for _ in csv.reader(open(sys.argv[1], newline='', encoding='utf-8'))) - 1)" "$file") ;; esac
+        printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$tool" "$case" "$run" "$wall" "$rss" "$lines" >>"$EXPORTS"
+        printf '  %-8s %-10s run %d: %6.2f s  %7.1f MiB  %s rows\n' "$tool" "$case" "$run" "$wall" "$(awk "BEGIN{print $rss/1024}")" "$lines" >&2
+    }
+    echo "export: $ROWS records from $EXPORT_STORE" >&2
+    for run in $(seq 1 "$RUNS"); do
+        export_measure sqlite3 all "$run" "$WORK/sqlite3-all.csv" -- sqlite3 -csv -header "$EXPORT_STORE" "SELECT $COLS FROM customers ORDER BY ferry_pk"
+        export_measure ferry csv "$run" "$WORK/ferry-all.csv" -- "$FERRY" export --store "$EXPORT_STORE" --entity customers --format csv --quiet
+        export_measure ferry ndjson "$run" "$WORK/ferry-all.ndjson" -- "$FERRY" export --store "$EXPORT_STORE" --entity customers --format ndjson --quiet
+        export_measure sqlite3 predicate "$run" "$WORK/sqlite3-predicate.csv" -- sqlite3 -csv -header "$EXPORT_STORE" "SELECT $COLS FROM customers WHERE $PREDICATE_SQL ORDER BY ferry_pk"
+        export_measure ferry predicate "$run" "$WORK/ferry-predicate.csv" -- "$FERRY" export --store "$EXPORT_STORE" --entity customers --format csv --quiet --where "$PREDICATE"
+    done
+    python3 - "$EXPORTS" "$ROWS" <<'PY'
+import statistics, sys
+path, rows = sys.argv[1], int(sys.argv[2])
+runs, counts = {}, {}
+for line in open(path).read().splitlines()[1:]:
+    tool, case, _, wall, rss, lines = line.split("\t")
+    runs.setdefault((tool, case), []).append((float(wall), int(rss)))
+    counts[(tool, case)] = int(lines)
+def median(key):
+    return statistics.median(w for w, _ in runs[key])
+print(f"export of {rows} records; wall time is the median, RSS the largest")
+print(f"{'case':<28} {'median s':>9} {'peak MiB':>9} {'rows':>9} {'vs sqlite3':>11} {'target':>7}")
+rows_out = [
+    ("sqlite3 -csv (all)", ("sqlite3", "all"), None, None),
+    ("ferry export csv", ("ferry", "csv"), ("sqlite3", "all"), 1.5),
+    ("ferry export ndjson", ("ferry", "ndjson"), ("sqlite3", "all"), 2.0),
+    ("sqlite3 -csv (predicate)", ("sqlite3", "predicate"), None, None),
+    ("ferry export --where", ("ferry", "predicate"), ("sqlite3", "predicate"), 1.5),
+]
+failed = False
+for label, key, base, target in rows_out:
+    wall = median(key)
+    rss = max(r for _, r in runs[key]) / 1024
+    ratio = f"{wall / median(base):>10.2f}x" if base else f"{'':>11}"
+    mark = ""
+    if base:
+        ok = wall / median(base) <= target
+        failed |= not ok
+        mark = f"{'<= ' + str(target) + 'x':>7}" + ("" if ok else "  MISSED")
+        if counts[key] != counts[base]:
+            mark += f"  ROWS DIFFER ({counts[key]} vs {counts[base]})"
+    print(f"{label:<28} {wall:>9.2f} {rss:>9.1f} {counts[key]:>9} {ratio} {mark}")
+PY
+    echo "raw export runs: ${EXPORTS#$ROOT/}" >&2
+fi

@@ -75,9 +75,16 @@ final class Console: ProgressObserver {
         if let entity = report.entity { text += " \(entity)" }
         if let source = report.source { text += " from \(source)" }
         switch report.outcome {
-        case .succeeded: text += ": "
-        case .dryRun: text += " (dry run, rolled back): "
+        case .succeeded: text += report.kind == "export" ? " " : ": "
+        case .dryRun: text += report.kind == "export" ? " (dry run, nothing written) " : " (dry run, rolled back): "
         case .failed: text += " FAILED: "
+        }
+        if report.kind == "export" {
+            if let output = report.output { text += output == "-" ? "to standard output" : "to \(output)" }
+            text += report.outcome == .failed ? "" : ", "
+            text += "read \(grouped(report.read)), written \(grouped(report.written)) in \(String(format: "%.2f", report.elapsedSeconds)) s"
+            if report.outcome != .failed { text += " (\(grouped(Int(report.recordsPerSecond))) records/s)" }
+            return text
         }
         text += "read \(grouped(report.read)), inserted \(grouped(report.inserted)), updated \(grouped(report.updated)), "
         text += "skipped \(grouped(report.skipped)), rejected \(grouped(report.rejected)) "

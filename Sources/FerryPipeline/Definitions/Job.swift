@@ -49,11 +49,13 @@ public struct StoreReference: Sendable, Hashable {
 /// One step of a job.
 public enum Step: Sendable {
     case `import`(ImportStep)
+    case export(ExportStep)
 
     /// Where the step is in the job file.
     public var location: InputLocation? {
         switch self {
         case .import(let step): return step.location
+        case .export(let step): return step.location
         }
     }
 
@@ -61,6 +63,7 @@ public enum Step: Sendable {
     public var kind: String {
         switch self {
         case .import: return "import"
+        case .export: return "export"
         }
     }
 }
@@ -219,5 +222,48 @@ public struct ImportStep: Sendable {
         self.location = location
         self.entityLocation = entityLocation
         self.onConflictLocation = onConflictLocation
+    }
+}
+
+/// An `export` step: the records of one entity, filtered, sorted and paged, written as CSV,
+/// a JSON array or NDJSON (see docs/export.md).
+public struct ExportStep: Sendable {
+    public var entity: String
+    /// The `where:` predicate, parsed (bound to the model by ``JobValidator`` and at run time).
+    public var predicate: Predicate?
+    public var sort: [SortDescriptor]
+    /// The key paths to write; nil writes every attribute and every to-one relationship's key.
+    public var fields: [FetchProperty]?
+    public var limit: Int?
+    public var offset: Int
+    public var format: DataFormat
+    /// The output path, resolved against the job's folder; `-` writes standard output.
+    public var output: String
+    /// Where the step is (its `export` key).
+    public var location: InputLocation?
+    /// Where `entity:` is.
+    public var entityLocation: InputLocation?
+
+    public init(
+        entity: String, predicate: Predicate? = nil, sort: [SortDescriptor] = [], fields: [FetchProperty]? = nil, limit: Int? = nil,
+        offset: Int = 0, format: DataFormat, output: String = "-", location: InputLocation? = nil, entityLocation: InputLocation? = nil
+    ) {
+        self.entity = entity
+        self.predicate = predicate
+        self.sort = sort
+        self.fields = fields
+        self.limit = limit
+        self.offset = offset
+        self.format = format
+        self.output = output
+        self.location = location
+        self.entityLocation = entityLocation
+    }
+
+    /// The fetch request the step runs.
+    public var fetchRequest: FetchRequest {
+        FetchRequest(
+            entity: entity, predicate: predicate, sortDescriptors: sort, limit: limit, offset: offset, properties: fields,
+            entityLocation: entityLocation)
     }
 }

@@ -160,6 +160,8 @@ public struct JobLoader: Sendable {
         switch entry.key {
         case "import":
             return loadImport(entry, resolve: resolve, reader: reader).map(Step.import)
+        case "export":
+            return loadExport(entry, resolve: resolve, reader: reader).map(Step.export)
         case let kind where Self.stepKinds.contains(kind):
             reader.fail("step '\(kind)' is not supported yet", at: entry.keyLocation)
             return nil

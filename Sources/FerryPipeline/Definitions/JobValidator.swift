@@ -17,9 +17,43 @@ public struct JobValidator: Sendable {
         for step in job.steps {
             switch step {
             case .import(let step): validate(step, model: model, job: job, into: &errors)
+            case .export(let step): validate(step, model: model, into: &errors)
             }
         }
         return errors
+    }
+
+    /// An export's entity, predicate, fields and sort keys must fit the model; each problem is
+    /// reported (in file order), not only the first.
+    private func validate(_ step: ExportStep, model: ObjectModel, into errors: inout [FerryError]) {
+        var found: [FerryError] = []
+        func check(_ request: FetchRequest) {
+            do {
+                _ = try request.compile(model: model)
+            } catch {
+                found.append(error)
+            }
+        }
+        let base = FetchRequest(entity: step.entity, properties: [], entityLocation: step.entityLocation)
+        check(base)
+        if found.isEmpty {
+            if let predicate = step.predicate {
+                var request = base
+                request.predicate = predicate
+                check(request)
+            }
+            for field in step.fields ?? [] {
+                var request = base
+                request.properties = [field]
+                check(request)
+            }
+            for descriptor in step.sort {
+                var request = base
+                request.sortDescriptors = [descriptor]
+                check(request)
+            }
+        }
+        errors += found.sorted { ($0.location?.line ?? 0, $0.location?.column ?? 0) < ($1.location?.line ?? 0, $1.location?.column ?? 0) }
     }
 
     private func validate(_ step: ImportStep, model: ObjectModel, job: Job, into errors: inout [FerryError]) {

@@ -98,6 +98,26 @@ public final class JobRunner {
                     report.exitCode = ExitStatus.code(for: error)
                     return
                 }
+            case .export(let exportStep):
+                progress?.stepStarted(index: offset + 1, of: job.steps.count, title: "export \(exportStep.entity) to \(exportStep.output)")
+                let runner = ExportStepRunner(step: exportStep, store: store, index: offset + 1)
+                runner.dryRun = dryRun
+                runner.progress = progress
+                do {
+                    report.steps.append(try runner.run())
+                } catch let failure as ImportStepFailure {
+                    report.steps.append(failure.report)
+                    report.outcome = "failed"
+                    report.exitCode = ExitStatus.code(for: failure.error)
+                    return
+                } catch {
+                    var failed = StepReport(index: offset + 1, kind: step.kind, outcome: .failed)
+                    failed.error = "\(error)"
+                    report.steps.append(failed)
+                    report.outcome = "failed"
+                    report.exitCode = ExitStatus.code(for: error)
+                    return
+                }
             }
         }
         report.outcome = dryRun ? "dry_run" : "succeeded"

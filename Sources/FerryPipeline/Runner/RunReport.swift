@@ -21,6 +21,10 @@ public struct StepReport: Sendable, Codable, Hashable {
     public var updated = 0
     public var skipped = 0
     public var rejected = 0
+    /// Records written to the output (export steps).
+    public var written = 0
+    /// The file an export step wrote (`-` for standard output).
+    public var output: String?
     public var elapsedSeconds = 0.0
     public var recordsPerSecond = 0.0
     public var rejectsFile: String?
@@ -35,11 +39,14 @@ public struct StepReport: Sendable, Codable, Hashable {
         self.outcome = outcome
     }
 
-    /// True when the counts add up.
-    public var isBalanced: Bool { read == inserted + updated + skipped + rejected }
+    /// True when the counts add up (for an export: every record read was written, or none in a dry run).
+    public var isBalanced: Bool {
+        if kind == "export" { return written == read || (outcome == .dryRun && written == 0) }
+        return read == inserted + updated + skipped + rejected
+    }
 
     enum CodingKeys: String, CodingKey {
-        case index, kind, entity, source, outcome, read, inserted, updated, skipped, rejected
+        case index, kind, entity, source, outcome, read, inserted, updated, skipped, rejected, written, output
         case elapsedSeconds = "elapsed_seconds", recordsPerSecond = "records_per_second"
         case rejectsFile = "rejects_file", error
     }

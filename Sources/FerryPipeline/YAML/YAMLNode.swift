@@ -14,6 +14,8 @@ struct YAMLNode {
 
     var content: Content
     var location: InputLocation
+    /// True for a single- or double-quoted scalar (its text starts one column after `location`).
+    var isQuoted = false
 
     /// Parses the first document of a YAML text; nil for an empty document. Syntax errors come
     /// out as `file:line:column: error: …` with the offending line and a caret as notes.
@@ -64,6 +66,7 @@ struct YAMLNode {
         case .scalar(let scalar):
             let isNull = scalar.style == .plain && ["", "~", "null", "Null", "NULL"].contains(scalar.string)
             content = .scalar(scalar.string, isNull: isNull)
+            isQuoted = scalar.style == .singleQuoted || scalar.style == .doubleQuoted
         case .mapping(let mapping):
             var pairs: [(key: YAMLNode, value: YAMLNode)] = []
             for (key, value) in mapping {
