@@ -453,7 +453,7 @@ final class VerificationSession {
                         message: "\(links) link\(links == 1 ? "" : "s") in \(link), both ends of each exist")
                 } else {
                     let sample = try connection.rows(
-                        "SELECT l.\(source), l.\(target), \(missingSource), \(missingTarget) FROM \(SQL.quote(link)) AS l WHERE \(missingSource) OR \(missingTarget) LIMIT \(maxOffending)")
+                        "SELECT l.\(source), l.\(target), \(missingSource), \(missingTarget) FROM \(SQL.quote(link)) AS l WHERE \(missingSource) OR \(missingTarget) ORDER BY l.\(source), l.\(target) LIMIT \(maxOffending)")
                     let offending = sample.map { row in
                         let gone = [row[2].int64 == 1 ? "\(entity.name) \(row[0])" : nil, row[3].int64 == 1 ? "\(destination.name) \(row[1])" : nil].compactMap { $0 }
                         return OffendingRecord(
@@ -610,7 +610,7 @@ final class VerificationSession {
         for (index, item) in expectation.expected.enumerated() {
             guard let attribute = entity.attribute(named: item.attribute) else { continue }
             let actual = StorageCoding.decode(row[index + 1], as: attribute.type)
-            let same = actual == item.value || (AttributeValidator.compare(actual, item.value) == 0)
+            let same = actual == item.value || (AttributeValidator.compare(Self.canonical(actual), Self.canonical(item.value)) == 0)
             if !same {
                 mismatches.append("\(item.attribute) is \(RecordExpectation.render(actual)), expected \(RecordExpectation.render(item.value))")
             }
@@ -623,6 +623,11 @@ final class VerificationSession {
         return CheckResult(
             check: "record", name: name, entity: entity.name, outcome: .failed, measured: measured,
             message: "\(entity.name) with \(expectation.keyDescription): " + mismatches.joined(separator: "; "), offending: [record])
+    }
+
+    private static func canonical(_ value: Value) -> Value {
+        if case .decimal(let text) = value, let canonical = DecimalText.canonical(text) { return .decimal(canonical) }
+        return value
     }
 
     private func checksum(_ entity: String, _ attributes: [String], _ expected: EntityChecksum) throws -> CheckResult {
