@@ -97,8 +97,7 @@ final class Console: ProgressObserver {
         let shown = onlyFailures ? report.failedResults : report.results
         var rows: [[String]] = [["CHECK", "ENTITY", "OUTCOME", "MEASURED", "MESSAGE"]]
         for result in shown {
-            let name = result.entity.map { result.name.replacingOccurrences(of: " \($0)", with: "") } ?? result.name
-            rows.append([name, result.entity ?? "-", result.outcome.rawValue.uppercased(), result.measuredSummary, result.message])
+            rows.append([result.name, result.entity ?? "-", result.outcome.rawValue.uppercased(), result.measuredSummary, result.message])
         }
         var widths = [Int](repeating: 0, count: 4)
         for row in rows {
