@@ -51,7 +51,7 @@ struct Probe {
 
     // MARK: Types
 
-    static let dateGlob = "*[0-9][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9].[0-9][0-9][0-9]Z"
+    static let dateGlob = "[0-9][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9].[0-9][0-9][0-9]Z"
     static let uuidGlob: String = {
         let hex = "[0-9a-f]"
         return [8, 4, 4, 4, 12].map { String(repeating: hex, count: $0) }.joined(separator: "-")

@@ -371,7 +371,7 @@ final class VerificationSession {
             scans[entity.name] = []
             return []
         }
-        let sums = probes.map { "coalesce(sum((\($0.condition)) IS 1), 0)" }.joined(separator: ", ")
+        let sums = probes.map { "coalesce(sum(\($0.condition)), 0)" }.joined(separator: ", ")
         let row = try connection.rows("SELECT count(*), \(sums) FROM \(table(entity)) AS t0", probes.flatMap(\.arguments)).first ?? []
         let rows = Int(row.first?.int64 ?? 0)
         for (index, probe) in probes.enumerated() {
