@@ -16,7 +16,8 @@
 # Then the export section: `ferry export` of the N-row store (CSV, NDJSON, and a predicate export)
 # against `sqlite3 -csv STORE "SELECT ..."` of the same columns and rows, with the targets
 # CSV <= 1.5x, NDJSON <= 2x, predicate <= 1.5x.
-# See docs/benchmarks.md.
+# Then `ferry verify --checks all` on the imported store against sqlite3's integrity_check,
+# foreign_key_check and counts on the same file. See docs/benchmarks.md.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -283,4 +284,35 @@ for label, key, base, target in rows_out:
     print(f"{label:<28} {wall:>9.2f} {rss:>9.1f} {counts[key]:>9} {ratio} {mark}")
 PY
     echo "raw export runs: ${EXPORTS#$ROOT/}" >&2
+fi
+
+# --- verification -----------------------------------------------------------------------------
+# `ferry verify --checks all` on the store the last ferry import made (ROWS customers) against
+# sqlite3 running PRAGMA integrity_check; PRAGMA foreign_key_check; and one SELECT COUNT(*) per
+# entity on the same file, alternating, RUNS times each. Target: ferry at most 2x sqlite3.
+if [ "$FERRY_RUNS" = 1 ]; then
+    VERIFY_RESULTS=$OUT/verify-$ROWS.tsv
+    printf 'tool\tformat\trun\twall_s\tpeak_rss_kib\n' >"$VERIFY_RESULTS"
+    COUNTS=$(sqlite3 "$FERRY_DB" "SELECT group_concat('SELECT COUNT(*) FROM \"' || name || '\";', ' ') FROM ferry_entities")
+    for run in $(seq 1 "$RUNS"); do
+        measure sqlite3 verify "$run" "$WORK/verify-sqlite3.log" -- \
+            sqlite3 "$FERRY_DB" "PRAGMA integrity_check; PRAGMA foreign_key_check; $COUNTS"
+        measure ferry verify "$run" "$WORK/verify-ferry.log" -- \
+            "$FERRY" verify "$FERRY_DB" --checks all --model "$MODEL" --quiet
+    done
+    grep -q '^ok$' "$WORK/verify-sqlite3.log" || die "sqlite3's integrity_check did not say ok (see $WORK/verify-sqlite3.log)"
+    python3 - "$RESULTS" "$VERIFY_RESULTS" "$ROWS" <<'PY'
+import statistics, sys
+runs = {}
+for line in open(sys.argv[2]).read().splitlines()[1:]:
+    tool, _, _, wall, rss = line.split("\t")
+    runs.setdefault(tool, []).append((float(wall), int(rss)))
+base = statistics.median(w for w, _ in runs["sqlite3"])
+print(f"verification of {int(sys.argv[3])} records (every check vs integrity_check + foreign_key_check + counts)")
+print(f"{'tool':<8} {'median s':>9} {'peak MiB':>9} {'vs sqlite3':>11}")
+for tool, values in runs.items():
+    wall = statistics.median(w for w, _ in values)
+    rss = max(r for _, r in values) / 1024
+    print(f"{tool:<8} {wall:>9.2f} {rss:>9.1f} {(wall / base if base > 0 else float('inf')):>10.2f}x   (target: ferry <= 2.00x)")
+PY
 fi

@@ -50,12 +50,14 @@ public struct StoreReference: Sendable, Hashable {
 public enum Step: Sendable {
     case `import`(ImportStep)
     case export(ExportStep)
+    case verify(VerifyStep)
 
     /// Where the step is in the job file.
     public var location: InputLocation? {
         switch self {
         case .import(let step): return step.location
         case .export(let step): return step.location
+        case .verify(let step): return step.location
         }
     }
 
@@ -64,7 +66,23 @@ public enum Step: Sendable {
         switch self {
         case .import: return "import"
         case .export: return "export"
+        case .verify: return "verify"
         }
+    }
+}
+
+/// A `verify` step: built-in checks and expectations run on the job's store; a failed check
+/// fails the run with exit code 3.
+public struct VerifyStep: Sendable {
+    public var expectations: Expectations
+    /// Offending records listed per check.
+    public var maxOffending: Int
+    public var location: InputLocation?
+
+    public init(expectations: Expectations = Expectations(), maxOffending: Int = 5, location: InputLocation? = nil) {
+        self.expectations = expectations
+        self.maxOffending = maxOffending
+        self.location = location
     }
 }
 
@@ -179,6 +197,8 @@ public struct ImportStep: Sendable {
     public var rejectsPath: String?
     public var maxRejects: RejectBudget
     public var atomic: Bool
+    /// Run the cheap checks on the entity after the step (`verify: false` turns them off).
+    public var verify: Bool = true
     /// Where the step is (its `import` key).
     public var location: InputLocation?
     /// Where `entity:` is, for errors about the entity.

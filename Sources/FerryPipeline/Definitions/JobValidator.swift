@@ -14,9 +14,14 @@ public struct JobValidator: Sendable {
     /// Every problem of the job's steps against `model`; empty when the job fits the model.
     public func validate(_ job: Job, model: ObjectModel) -> [FerryError] {
         var errors: [FerryError] = []
-        for step in job.steps {
+        var imported: [String: (count: Int, steps: [Int])] = [:]
+        for (offset, step) in job.steps.enumerated() {
             switch step {
-            case .import(let step): validate(step, model: model, job: job, into: &errors)
+            case .import(let step):
+                validate(step, model: model, job: job, into: &errors)
+                imported[step.entity, default: (0, [])].steps.append(offset + 1)
+            case .verify(let step):
+                errors += step.expectations.checks(model: model, imported: imported).problems
             case .export(let step): validate(step, model: model, into: &errors)
             }
         }

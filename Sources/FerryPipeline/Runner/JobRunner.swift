@@ -76,6 +76,7 @@ public final class JobRunner {
         defer {
             if dryRun { store.withConnection { connection in if connection.isInTransaction { try? connection.execute("ROLLBACK") } } }
         }
+        var imported: [String: (count: Int, steps: [Int])] = [:]
         for (offset, step) in job.steps.enumerated() {
             switch step {
             case .import(let importStep):
@@ -83,8 +84,11 @@ public final class JobRunner {
                 let runner = ImportStepRunner(step: importStep, store: store, index: offset + 1, jobName: job.name)
                 runner.dryRun = dryRun
                 runner.progress = progress
+                let checkAfter = importStep.verify && !dryRun
+                let before = checkAfter ? (try? entityCount(importStep.entity, in: store)) : nil
+                var stepReport: StepReport
                 do {
-                    report.steps.append(try runner.run())
+                    stepReport = try runner.run()
                 } catch let failure as ImportStepFailure {
                     report.steps.append(failure.report)
                     report.outcome = "failed"
@@ -98,6 +102,51 @@ public final class JobRunner {
                     report.exitCode = ExitStatus.code(for: error)
                     return
                 }
+                imported[importStep.entity, default: (0, [])].count += stepReport.inserted + stepReport.updated
+                imported[importStep.entity, default: (0, [])].steps.append(offset + 1)
+                if checkAfter, stepReport.outcome == .succeeded {
+                    let checks = Self.afterImportChecks(entity: importStep.entity, before: before, inserted: stepReport.inserted)
+                    let verification = Verifier(model: model).run(checks, on: store, name: "step \(offset + 1) import \(importStep.entity)")
+                    stepReport.verification = verification
+                    stepReport.verification?.store = job.store.path
+                    if let failure = stepReport.verification?.failure {
+                        stepReport.outcome = .failed
+                        stepReport.error = "\(failure)"
+                        report.steps.append(stepReport)
+                        report.outcome = "failed"
+                        report.exitCode = ExitStatus.verificationFailed
+                        return
+                    }
+                }
+                report.steps.append(stepReport)
+            case .verify(let verifyStep):
+                progress?.stepStarted(index: offset + 1, of: job.steps.count, title: "verify \(job.store.path)")
+                var stepReport = StepReport(index: offset + 1, kind: "verify")
+                let resolved = verifyStep.expectations.checks(model: model, imported: imported)
+                if !resolved.problems.isEmpty {
+                    stepReport.outcome = .failed
+                    stepReport.error = FerryErrors(resolved.problems).description
+                    report.steps.append(stepReport)
+                    report.outcome = "failed"
+                    report.exitCode = ExitStatus.configuration
+                    return
+                }
+                let verification = Verifier(model: model, maxOffending: verifyStep.maxOffending).run(
+                    resolved.checks, on: store, name: "step \(offset + 1) verify")
+                stepReport.verification = verification
+                stepReport.verification?.store = job.store.path
+                stepReport.elapsedSeconds = verification.elapsedSeconds
+                if let failure = stepReport.verification?.failure {
+                    stepReport.outcome = .failed
+                    stepReport.error = "\(failure)"
+                    progress?.stepFinished(stepReport)
+                    report.steps.append(stepReport)
+                    report.outcome = "failed"
+                    report.exitCode = ExitStatus.verificationFailed
+                    return
+                }
+                progress?.stepFinished(stepReport)
+                report.steps.append(stepReport)
             case .export(let exportStep):
                 progress?.stepStarted(index: offset + 1, of: job.steps.count, title: "export \(exportStep.entity) to \(exportStep.output)")
                 let runner = ExportStepRunner(step: exportStep, store: store, index: offset + 1)
@@ -122,6 +171,25 @@ public final class JobRunner {
         }
         report.outcome = dryRun ? "dry_run" : "succeeded"
         report.exitCode = ExitStatus.success
+    }
+
+    /// The cheap checks run after an import step: the entity's count against the rows before
+    /// the step plus those inserted, its foreign keys, its uniqueness constraints (answered from
+    /// their unique indexes) and the model hash. `quick_check` is left out: on a large store it
+    /// costs about as much as the import itself (see docs/benchmarks.md).
+    public static func afterImportChecks(entity: String, before: Int?, inserted: Int) -> [Check] {
+        var checks: [Check] = []
+        if let before {
+            checks.append(.count(entity: entity, expectation: .exactly(before + inserted), basis: "\(before) before the step + \(inserted) inserted"))
+        } else {
+            checks.append(.count(entity: entity, expectation: nil))
+        }
+        checks += [.foreignKeys(entity: entity), .uniqueness(entity: entity), .modelHash(expected: nil)]
+        return checks
+    }
+
+    private func entityCount(_ entity: String, in store: Store) throws -> Int {
+        try store.read { Int(try $0.scalar("SELECT count(*) FROM \(SQL.quote(StoreLayout.table(forEntityNamed: entity)))")?.int64 ?? 0) }
     }
 
     static func now() -> String { DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)) }

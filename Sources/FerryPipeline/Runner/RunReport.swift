@@ -30,6 +30,8 @@ public struct StepReport: Sendable, Codable, Hashable {
     public var rejectsFile: String?
     /// The error that failed the step, rendered as `file:line:column: error: …`.
     public var error: String?
+    /// The checks run by a `verify` step, or automatically after an `import` step.
+    public var verification: VerificationReport?
 
     public init(index: Int, kind: String, entity: String? = nil, source: String? = nil, outcome: Outcome = .succeeded) {
         self.index = index
@@ -48,7 +50,7 @@ public struct StepReport: Sendable, Codable, Hashable {
     enum CodingKeys: String, CodingKey {
         case index, kind, entity, source, outcome, read, inserted, updated, skipped, rejected, written, output
         case elapsedSeconds = "elapsed_seconds", recordsPerSecond = "records_per_second"
-        case rejectsFile = "rejects_file", error
+        case rejectsFile = "rejects_file", error, verification
     }
 }
 
@@ -86,6 +88,9 @@ public struct RunReport: Sendable, Codable, Hashable {
         case modelVersion = "model_version", dryRun = "dry_run", startedAt = "started_at", endedAt = "ended_at"
         case outcome, exitCode = "exit_code", steps
     }
+
+    /// Every verification report of the run's steps, in step order (for `--junit`).
+    public var verificationReports: [VerificationReport] { steps.compactMap(\.verification) }
 }
 
 /// Receives progress while a job runs; the CLI draws a bar on a terminal and prints plain
