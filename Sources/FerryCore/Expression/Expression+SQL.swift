@@ -11,6 +11,11 @@ indirect enum SQLTemplate: Sendable {
 public struct ExpressionSQL: Sendable, Hashable {
     public var text: String
     public var arguments: [Value]
+
+    public init(text: String, arguments: [Value]) {
+        self.text = text
+        self.arguments = arguments
+    }
 }
 
 extension BoundExpression {

@@ -84,9 +84,8 @@ struct ExpressionBinder {
         guard compiled.constant == nil, isFoldable(node) else { return compiled }
         do {
             let value = try compiled.run(ConstantContext())
-            var folded = CompiledExpression.constant(value)
-            if value.isNull { folded.type = ExpressionType(compiled.type.kind, optional: true) }
-            return folded
+            // A nil result keeps the type nil: it is statically known to be nil.
+            return CompiledExpression.constant(value)
         } catch {
             throw FerryError(.invalidExpression, error.message, at: error.location)
         }
