@@ -12,12 +12,14 @@ public enum DecimalArithmetic {
 
     /// `a + b`, exactly. Both operands must be canonical (or at least `[-]digits[.digits]`).
     public static func add(_ a: String, _ b: String) -> String {
+        if let fast = smallSum(a, b, negateSecond: false) { return fast }
         let x = Number(a), y = Number(b)
         return x.adding(y).text
     }
 
     /// `a - b`, exactly.
     public static func subtract(_ a: String, _ b: String) -> String {
+        if let fast = smallSum(a, b, negateSecond: true) { return fast }
         var y = Number(b)
         y.negative.toggle()
         return Number(a).adding(y).text
@@ -25,6 +27,10 @@ public enum DecimalArithmetic {
 
     /// `a * b`, exactly.
     public static func multiply(_ a: String, _ b: String) -> String {
+        if let (x, xs) = small(a), let (y, ys) = small(b) {
+            let (product, overflow) = x.multipliedReportingOverflow(by: y)
+            if !overflow { return format(product, scale: xs + ys) }
+        }
         let x = Number(a), y = Number(b)
         let product = Number(negative: x.negative != y.negative, digits: multiplyMagnitudes(x.digits, y.digits), scale: x.scale + y.scale)
         return product.text
@@ -91,6 +97,59 @@ public enum DecimalArithmetic {
         guard let point = a.firstIndex(of: ".") else { return a }
         let integer = String(a[..<point])
         return integer == "-0" ? "0" : integer
+    }
+
+    // MARK: - Fast path: up to 18 significant digits in an Int64 with a scale
+
+    /// The value as an integer mantissa and a scale, when it has at most 18 digits.
+    static func small(_ text: String) -> (Int64, Int)? {
+        var mantissa: Int64 = 0
+        var scale = 0
+        var negative = false
+        var seenPoint = false
+        var count = 0
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "-"): negative = true
+            case UInt8(ascii: "."): seenPoint = true
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                count += 1
+                guard count <= 18 else { return nil }
+                mantissa = mantissa * 10 + Int64(byte - 48)
+                if seenPoint { scale += 1 }
+            default: return nil
+            }
+        }
+        return (negative ? -mantissa : mantissa, scale)
+    }
+
+    private static let powersOfTen: [Int64] = (0...18).map { (0..<$0).reduce(Int64(1)) { value, _ in value * 10 } }
+
+    private static func smallSum(_ a: String, _ b: String, negateSecond: Bool) -> String? {
+        guard let (x, xs) = small(a), let (y0, ys) = small(b) else { return nil }
+        let y = negateSecond ? -y0 : y0
+        let scale = max(xs, ys)
+        guard scale - xs <= 18, scale - ys <= 18 else { return nil }
+        let (xa, o1) = x.multipliedReportingOverflow(by: powersOfTen[scale - xs])
+        let (ya, o2) = y.multipliedReportingOverflow(by: powersOfTen[scale - ys])
+        let (sum, o3) = xa.addingReportingOverflow(ya)
+        guard !o1, !o2, !o3 else { return nil }
+        return format(sum, scale: scale)
+    }
+
+    /// Canonical text of `mantissa × 10^-scale`.
+    static func format(_ mantissa: Int64, scale: Int) -> String {
+        var digits = Array(String(mantissa.magnitude).utf8)
+        if digits.count <= scale { digits = [UInt8](repeating: 48, count: scale - digits.count + 1) + digits }
+        var fraction = Array(digits[(digits.count - scale)...])
+        while fraction.last == 48 { fraction.removeLast() }
+        var out: [UInt8] = mantissa < 0 ? [UInt8(ascii: "-")] : []
+        out += digits[..<(digits.count - scale)]
+        if !fraction.isEmpty {
+            out.append(UInt8(ascii: "."))
+            out += fraction
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     // MARK: - Representation
