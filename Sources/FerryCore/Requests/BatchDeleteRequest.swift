@@ -229,9 +229,10 @@ struct BatchDeleter {
                     if connection.changes > 0 {
                         result.nullified["\(destinationTable).\(inverse?.name ?? column)", default: 0] += connection.changes
                     }
-                case .joinTable(let link, let sourceColumn, _):
+                case .joinTable(let link, let sourceColumn, let targetColumn):
+                    // Rows whose other end is deleted too go with it (ON DELETE CASCADE): not a nullification.
                     try connection.execute(
-                        "DELETE FROM \(SQL.quote(link)) WHERE \(SQL.quote(sourceColumn)) IN (SELECT pk FROM \(keys))")
+                        "DELETE FROM \(SQL.quote(link)) WHERE \(SQL.quote(sourceColumn)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(relationship.destination, SQL.quote(targetColumn)))")
                     if connection.changes > 0 { result.nullified["\(name).\(relationship.name)", default: 0] += connection.changes }
                 }
             }

@@ -70,7 +70,7 @@ struct UpdateExpressionCompiler {
                 .invalidExpression,
                 "'\(entity.name).\(attribute.name)' is \(attribute.type.rawValue) but the expression is \(type.rawValue)"
                     + (type == .double && target == .decimal ? " (it would round through a double; use decimal literals and attributes)" : ""),
-                at: expression.mark.location)
+                at: expression.startMark.location)
         }
         return CompiledUpdateValue(sql: converted, arguments: arguments)
     }

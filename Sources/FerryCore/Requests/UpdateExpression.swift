@@ -32,6 +32,12 @@ public indirect enum UpdateExpression: Sendable, Hashable {
             return mark
         }
     }
+
+    /// Where the expression's leftmost token is (the left operand of a binary expression).
+    var startMark: SourceMark {
+        if case .binary(_, let lhs, _, _) = self { return lhs.startMark }
+        return mark
+    }
 }
 
 /// The arithmetic operators of ``UpdateExpression``.
