@@ -160,6 +160,10 @@ public struct JobLoader: Sendable {
         switch entry.key {
         case "import":
             return loadImport(entry, resolve: resolve, reader: reader).map(Step.import)
+        case "update":
+            return loadUpdate(entry, reader: reader).map(Step.update)
+        case "delete":
+            return loadDelete(entry, reader: reader).map(Step.delete)
         case let kind where Self.stepKinds.contains(kind):
             reader.fail("step '\(kind)' is not supported yet", at: entry.keyLocation)
             return nil

@@ -17,9 +17,27 @@ public struct JobValidator: Sendable {
         for step in job.steps {
             switch step {
             case .import(let step): validate(step, model: model, job: job, into: &errors)
+            case .update(let step):
+                check(entity: step.entity, at: step.entityLocation ?? step.location, model: model, into: &errors) { () throws(FerryError) in try step.request.check(model: model) }
+            case .delete(let step):
+                check(entity: step.entity, at: step.entityLocation ?? step.location, model: model, into: &errors) { () throws(FerryError) in try step.request.check(model: model) }
             }
         }
         return errors
+    }
+
+    /// The entity, then the request (predicate, attributes, constants, expressions) against the model.
+    private func check(entity: String, at location: InputLocation?, model: ObjectModel, into errors: inout [FerryError], _ request: () throws(FerryError) -> Void) {
+        guard model.entity(named: entity) != nil else {
+            errors.append(FerryError(
+                .invalidDefinition, "unknown entity '\(entity)' in model '\(model.name)'\(Suggestions.didYouMean(entity, in: model.entityNames))", at: location))
+            return
+        }
+        do {
+            try request()
+        } catch {
+            errors.append(error)
+        }
     }
 
     private func validate(_ step: ImportStep, model: ObjectModel, job: Job, into errors: inout [FerryError]) {

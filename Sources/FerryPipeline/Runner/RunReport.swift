@@ -21,6 +21,12 @@ public struct StepReport: Sendable, Codable, Hashable {
     public var updated = 0
     public var skipped = 0
     public var rejected = 0
+    /// Objects of the step's entity deleted (`delete` steps).
+    public var deleted = 0
+    /// Objects of other entities deleted by cascade, per entity (`delete` steps).
+    public var cascadeDeleted: [String: Int]?
+    /// References cleared by nullify, per relationship (`delete` steps).
+    public var nullified: [String: Int]?
     public var elapsedSeconds = 0.0
     public var recordsPerSecond = 0.0
     public var rejectsFile: String?
@@ -39,7 +45,8 @@ public struct StepReport: Sendable, Codable, Hashable {
     public var isBalanced: Bool { read == inserted + updated + skipped + rejected }
 
     enum CodingKeys: String, CodingKey {
-        case index, kind, entity, source, outcome, read, inserted, updated, skipped, rejected
+        case index, kind, entity, source, outcome, read, inserted, updated, skipped, rejected, deleted
+        case cascadeDeleted = "cascade_deleted", nullified
         case elapsedSeconds = "elapsed_seconds", recordsPerSecond = "records_per_second"
         case rejectsFile = "rejects_file", error
     }
