@@ -65,7 +65,7 @@ extension JobLoader {
         }
         guard let text = reader.string(node, for: "where") else { return nil }
         do {
-            return try Predicate(format: text, location: node.location)
+            return try Predicate(format: text, location: node.textLocation)
         } catch {
             reader.record(error)
             return nil
@@ -89,7 +89,7 @@ extension JobLoader {
         case .scalar:
             guard let text = reader.string(item.value, for: item.key) else { return nil }
             if text.hasPrefix("=") {
-                var location = item.value.location
+                var location = item.value.textLocation
                 location.column += 1
                 return expression(String(text.dropFirst()), at: location)
             }
@@ -103,7 +103,7 @@ extension JobLoader {
                 return reader.string(node, for: "value").map { .constant(.string($0)) }
             case (nil, .some(let node)):
                 guard let text = reader.string(node, for: "expression") else { return nil }
-                return expression(text, at: node.location)
+                return expression(text, at: node.textLocation)
             default:
                 reader.fail("'set: \(item.key)' needs one of 'value' or 'expression'", at: item.keyLocation)
                 return nil
