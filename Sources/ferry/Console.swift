@@ -80,7 +80,7 @@ final class Console: ProgressObserver {
         case .failed: text += " FAILED: "
         }
         if report.kind == "update" || report.kind == "delete" {
-            if report.outcome == .failed { return text + (report.error.map { " " + $0 } ?? "") }
+            if report.outcome == .failed { return text + "nothing was changed" }
             if report.kind == "update" {
                 text += "updated \(grouped(report.updated))"
             } else {

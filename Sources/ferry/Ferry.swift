@@ -12,7 +12,7 @@ struct Ferry: ParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            RunCommand.self, ValidateCommand.self, ImportCommand.self, StoreCommand.self, ModelCommand.self,
+            RunCommand.self, ValidateCommand.self, ImportCommand.self, UpdateCommand.self, DeleteCommand.self, StoreCommand.self, ModelCommand.self,
         ]
     )
 }
