@@ -12,6 +12,8 @@
 #   sqlite3 fresh.db '.import --csv --skip 1 customers-N.csv customers'   (same table, types, constraints, indexes)
 # and prints median wall time, records/s, peak RSS and the ratio to sqlite3, then SQLite's own
 # limit: INSERT ... SELECT of the same rows from an attached database (no parsing at all).
+# Then batch update and batch delete of half the rows (ferry update/delete against the same
+# UPDATE/DELETE statement in sqlite3, each on a fresh copy of the store).
 # See docs/benchmarks.md.
 set -euo pipefail
 
@@ -27,7 +29,7 @@ while [ $# -gt 0 ]; do
         --quick) ROWS=100000; RUNS=1 ;;
         --sqlite-only) FERRY_RUNS=0 ;;
         --no-build) BUILD=0 ;;
-        -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -203,3 +205,59 @@ print(f"SQLite's own limit (INSERT ... SELECT of the same rows, same table and i
       f"{limit_wall:.2f} s, {rate:,.0f} records/s, {limit_rss / 1024:.1f} MiB")
 PY
 echo "raw runs: ${RESULTS#$ROOT/}" >&2
+
+# --- batch update and batch delete ----------------------------------------------------------
+# Half the rows of the store ferry just made, changed by ferry (`ferry update` / `ferry delete`
+# with predicate `id BETWEEN {1, N/2}`) and by the same statement typed into sqlite3, each on a
+# fresh copy of the same store file.
+if [ "$FERRY_RUNS" = 1 ]; then
+    HALF=$((ROWS / 2))
+    IMPORT_RESULTS=$RESULTS
+    RESULTS=$OUT/mutations-$ROWS.tsv
+    printf 'tool\tformat\trun\twall_s\tpeak_rss_kib\n' >"$RESULTS"
+    MUT_DB=$WORK/mutate.sqlite
+    copy_store() { fresh "$MUT_DB"; cp "$FERRY_DB" "$MUT_DB"; }
+    expect_rows() {   # expect_rows SQL VALUE
+        local got
+        got=$(sqlite3 "$MUT_DB" "$1") || die "cannot query $MUT_DB"
+        [ "$got" = "$2" ] || die "$MUT_DB: '$1' gave $got, expected $2"
+    }
+    echo "batch update and delete of $HALF of $ROWS rows, $RUNS run(s) each" >&2
+    for run in $(seq 1 "$RUNS"); do
+        copy_store
+        measure sqlite3 update "$run" "$WORK/sqlite3-update.log" -- \
+            sqlite3 "$MUT_DB" "UPDATE customers SET active = 0 WHERE id BETWEEN 1 AND $HALF"
+        expect_rows "SELECT count(*) FROM customers WHERE active = 0 AND id <= $HALF" "$HALF"
+        copy_store
+        measure ferry update "$run" "$WORK/ferry-update.log" -- \
+            "$FERRY" update --store "$MUT_DB" --entity customers --where "id BETWEEN {1, $HALF}" --set active=false --quiet
+        expect_rows "SELECT count(*) FROM customers WHERE active = 0 AND id <= $HALF" "$HALF"
+        copy_store
+        measure sqlite3 delete "$run" "$WORK/sqlite3-delete.log" -- \
+            sqlite3 "$MUT_DB" "DELETE FROM customers WHERE id BETWEEN 1 AND $HALF"
+        expect_rows "SELECT count(*) FROM customers" "$((ROWS - HALF))"
+        copy_store
+        measure ferry delete "$run" "$WORK/ferry-delete.log" -- \
+            "$FERRY" delete --store "$MUT_DB" --entity customers --where "id BETWEEN {1, $HALF}" --quiet
+        expect_rows "SELECT count(*) FROM customers" "$((ROWS - HALF))"
+    done
+    fresh "$MUT_DB"
+    python3 - "$RESULTS" "$HALF" <<'PY'
+import statistics, sys
+path, half = sys.argv[1], int(sys.argv[2])
+runs = {}
+for line in open(path).read().splitlines()[1:]:
+    tool, op, _, wall, rss = line.split("\t")
+    runs.setdefault((op, tool), []).append((float(wall), int(rss)))
+print(f"batch update / delete of {half} rows (median wall time; target: ferry <= 1.5x sqlite3)")
+print(f"{'operation':<10} {'sqlite3 s':>10} {'ferry s':>9} {'ferry MiB':>10} {'ratio':>7}")
+for op in ("update", "delete"):
+    base = statistics.median(w for w, _ in runs[(op, "sqlite3")])
+    ferry = statistics.median(w for w, _ in runs[(op, "ferry")])
+    rss = max(r for _, r in runs[(op, "ferry")]) / 1024
+    ratio = ferry / base if base > 0 else float("inf")
+    print(f"{op:<10} {base:>10.2f} {ferry:>9.2f} {rss:>10.1f} {ratio:>6.2f}x")
+PY
+    echo "raw runs: ${RESULTS#$ROOT/}" >&2
+    RESULTS=$IMPORT_RESULTS
+fi
