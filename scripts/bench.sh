@@ -7,6 +7,7 @@
 #   scripts/bench.sh --sqlite-only   # only the sqlite3 baselines (no ferry needed)
 #   scripts/bench.sh --no-build      # use .build/release/ferry as it is
 #   scripts/bench.sh --export-only   # only the export section
+#   scripts/bench.sh --mutations     # only batch update/delete against sqlite3
 #
 # Measures, alternating the tools, RUNS times each, into a fresh database every time:
 #   ferry import customers-N.csv|.ndjson|.json --store fresh.sqlite --entity customers --model scripts/bench/customers.yml
@@ -18,6 +19,9 @@
 # CSV <= 1.5x, NDJSON <= 2x, predicate <= 1.5x.
 # Then `ferry verify --checks all` on the imported store against sqlite3's integrity_check,
 # foreign_key_check and counts on the same file. See docs/benchmarks.md.
+# Then batch update and batch delete of half the rows (ferry update/delete against the same
+# UPDATE/DELETE statement in sqlite3, each on a fresh copy of the store).
+# See docs/benchmarks.md.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -28,6 +32,7 @@ RUNS=${RUNS:-3}
 BUILD=1
 FERRY_RUNS=1
 IMPORTS=1
+MUTATIONS_ONLY=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) ROWS=100000; RUNS=1 ;;
@@ -35,6 +40,8 @@ while [ $# -gt 0 ]; do
         --no-build) BUILD=0 ;;
         --export-only) IMPORTS=0 ;;
         -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --mutations) MUTATIONS_ONLY=1 ;;
+        -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -133,6 +140,67 @@ CREATE UNIQUE INDEX "ferry_unique_customers_id" ON "customers" ("id");
 SQL
 fi
 
+# --- batch update and batch delete (a function; runs after the imports, or alone with --mutations) ----------------------------------------------------------
+# Half the rows of the store ferry just made, changed by ferry (`ferry update` / `ferry delete`
+# with predicate `id BETWEEN {1, N/2}`) and by the same statement typed into sqlite3, each on a
+# fresh copy of the same store file.
+bench_mutations() {
+    HALF=$((ROWS / 2))
+    IMPORT_RESULTS=${RESULTS:-}
+    RESULTS=$OUT/mutations-$ROWS.tsv
+    printf 'tool\tformat\trun\twall_s\tpeak_rss_kib\n' >"$RESULTS"
+    MUT_DB=$WORK/mutate.sqlite
+    MUT_SOURCE=$WORK/mutate-source.sqlite
+    fresh "$MUT_SOURCE"
+    "$FERRY" import "$CSV" --store "$MUT_SOURCE" --entity customers --model "$MODEL" --quiet \
+        >"$WORK/mutate-source.log" 2>&1 || { cat "$WORK/mutate-source.log" >&2; die "ferry import of the store to change failed"; }
+    copy_store() { fresh "$MUT_DB"; cp "$MUT_SOURCE" "$MUT_DB"; }
+    expect_rows() {   # expect_rows SQL VALUE
+        local got
+        got=$(sqlite3 "$MUT_DB" "$1") || die "cannot query $MUT_DB"
+        [ "$got" = "$2" ] || die "$MUT_DB: '$1' gave $got, expected $2"
+    }
+    echo "batch update and delete of $HALF of $ROWS rows, $RUNS run(s) each" >&2
+    for run in $(seq 1 "$RUNS"); do
+        copy_store
+        measure sqlite3 update "$run" "$WORK/sqlite3-update.log" -- \
+            sqlite3 "$MUT_DB" "UPDATE customers SET active = 0 WHERE id BETWEEN 1 AND $HALF"
+        expect_rows "SELECT count(*) FROM customers WHERE active = 0 AND id <= $HALF" "$HALF"
+        copy_store
+        measure ferry update "$run" "$WORK/ferry-update.log" -- \
+            "$FERRY" update --store "$MUT_DB" --entity customers --where "id BETWEEN {1, $HALF}" --set active=false --quiet
+        expect_rows "SELECT count(*) FROM customers WHERE active = 0 AND id <= $HALF" "$HALF"
+        copy_store
+        measure sqlite3 delete "$run" "$WORK/sqlite3-delete.log" -- \
+            sqlite3 "$MUT_DB" "DELETE FROM customers WHERE id BETWEEN 1 AND $HALF"
+        expect_rows "SELECT count(*) FROM customers" "$((ROWS - HALF))"
+        copy_store
+        measure ferry delete "$run" "$WORK/ferry-delete.log" -- \
+            "$FERRY" delete --store "$MUT_DB" --entity customers --where "id BETWEEN {1, $HALF}" --quiet
+        expect_rows "SELECT count(*) FROM customers" "$((ROWS - HALF))"
+    done
+    fresh "$MUT_DB"
+    fresh "$MUT_SOURCE"
+    python3 - "$RESULTS" "$HALF" <<'PY'
+import statistics, sys
+path, half = sys.argv[1], int(sys.argv[2])
+runs = {}
+for line in open(path).read().splitlines()[1:]:
+    tool, op, _, wall, rss = line.split("\t")
+    runs.setdefault((op, tool), []).append((float(wall), int(rss)))
+print(f"batch update / delete of {half} rows (median wall time; target: ferry <= 1.5x sqlite3)")
+print(f"{'operation':<10} {'sqlite3 s':>10} {'ferry s':>9} {'ferry MiB':>10} {'ratio':>7}")
+for op in ("update", "delete"):
+    base = statistics.median(w for w, _ in runs[(op, "sqlite3")])
+    ferry = statistics.median(w for w, _ in runs[(op, "ferry")])
+    rss = max(r for _, r in runs[(op, "ferry")]) / 1024
+    ratio = ferry / base if base > 0 else float("inf")
+    print(f"{op:<10} {base:>10.2f} {ferry:>9.2f} {rss:>10.1f} {ratio:>6.2f}x")
+PY
+    echo "raw runs: ${RESULTS#$ROOT/}" >&2
+    RESULTS=$IMPORT_RESULTS
+}
+
 # --- runs -----------------------------------------------------------------------------------
 fresh() { rm -f "$1" "$1-wal" "$1-shm" "$1-journal"; }
 
@@ -157,6 +225,11 @@ measure() {   # measure TOOL FORMAT RUN LOG -- command...: appends wall time and
 if [ "$IMPORTS" = 1 ]; then
 RESULTS=$OUT/runs-$ROWS.tsv
 printf 'tool\tformat\trun\twall_s\tpeak_rss_kib\n' >"$RESULTS"
+if [ "$MUTATIONS_ONLY" = 1 ]; then
+    bench_mutations
+    exit 0
+fi
+
 SQLITE_DB=$WORK/sqlite3.db
 FERRY_DB=$WORK/ferry.sqlite
 echo "benchmark: $ROWS records, $RUNS run(s) each, $(nproc) CPU(s), sqlite3 $(sqlite3 --version | cut -d' ' -f1)" >&2
@@ -316,3 +389,4 @@ for tool, values in runs.items():
     print(f"{tool:<8} {wall:>9.2f} {rss:>9.1f} {(wall / base if base > 0 else float('inf')):>10.2f}x   (target: ferry <= 2.00x)")
 PY
 fi
+[ "$FERRY_RUNS" = 1 ] && bench_mutations

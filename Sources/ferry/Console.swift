@@ -90,6 +90,21 @@ final class Console: ProgressObserver {
             if report.outcome != .failed { text += " (\(grouped(Int(report.recordsPerSecond))) records/s)" }
             return text
         }
+        if report.kind == "update" || report.kind == "delete" {
+            if report.outcome == .failed { return text + "nothing was changed" }
+            if report.kind == "update" {
+                text += "updated \(grouped(report.updated))"
+            } else {
+                text += "deleted \(grouped(report.deleted))"
+                if let cascade = report.cascadeDeleted, !cascade.isEmpty {
+                    text += ", cascade " + cascade.sorted { $0.key < $1.key }.map { "\(grouped($0.value)) \($0.key)" }.joined(separator: ", ")
+                }
+                if let nullified = report.nullified, !nullified.isEmpty {
+                    text += ", nullified " + nullified.sorted { $0.key < $1.key }.map { "\(grouped($0.value)) \($0.key)" }.joined(separator: ", ")
+                }
+            }
+            return text + " in \(String(format: "%.2f", report.elapsedSeconds)) s"
+        }
         text += "read \(grouped(report.read)), inserted \(grouped(report.inserted)), updated \(grouped(report.updated)), "
         text += "skipped \(grouped(report.skipped)), rejected \(grouped(report.rejected)) "
         text += "in \(String(format: "%.2f", report.elapsedSeconds)) s"

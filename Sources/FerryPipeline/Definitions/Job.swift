@@ -51,6 +51,8 @@ public enum Step: Sendable {
     case `import`(ImportStep)
     case export(ExportStep)
     case verify(VerifyStep)
+    case update(UpdateStep)
+    case delete(DeleteStep)
 
     /// Where the step is in the job file.
     public var location: InputLocation? {
@@ -58,6 +60,8 @@ public enum Step: Sendable {
         case .import(let step): return step.location
         case .export(let step): return step.location
         case .verify(let step): return step.location
+        case .update(let step): return step.location
+        case .delete(let step): return step.location
         }
     }
 
@@ -67,6 +71,8 @@ public enum Step: Sendable {
         case .import: return "import"
         case .export: return "export"
         case .verify: return "verify"
+        case .update: return "update"
+        case .delete: return "delete"
         }
     }
 }
@@ -285,5 +291,64 @@ public struct ExportStep: Sendable {
         FetchRequest(
             entity: entity, predicate: predicate, sortDescriptors: sort, limit: limit, offset: offset, properties: fields,
             entityLocation: entityLocation)
+    }
+}
+
+/// An `update` step: a batch update of the objects a predicate selects.
+public struct UpdateStep: Sendable {
+    public var entity: String
+    public var predicate: Predicate
+    /// Attribute → constant or expression (`=…` in the job file).
+    public var values: [String: BatchUpdateRequest.PropertyValue]
+    /// Where each `set:` entry is.
+    public var valueLocations: [String: InputLocation]
+    public var validate: Bool
+    public var location: InputLocation?
+    public var entityLocation: InputLocation?
+
+    public init(
+        entity: String, predicate: Predicate, values: [String: BatchUpdateRequest.PropertyValue], valueLocations: [String: InputLocation] = [:],
+        validate: Bool = true, location: InputLocation? = nil, entityLocation: InputLocation? = nil
+    ) {
+        self.entity = entity
+        self.predicate = predicate
+        self.values = values
+        self.valueLocations = valueLocations
+        self.validate = validate
+        self.location = location
+        self.entityLocation = entityLocation
+    }
+
+    /// The library request this step runs.
+    public var request: BatchUpdateRequest {
+        BatchUpdateRequest(
+            entity: entity, predicate: predicate, propertiesToUpdate: values, validate: validate, propertyLocations: valueLocations,
+            location: location)
+    }
+}
+
+/// A `delete` step: a batch delete of the objects a predicate selects, applying the model's
+/// delete rules unless `delete_rules: ignore`.
+public struct DeleteStep: Sendable {
+    public var entity: String
+    public var predicate: Predicate
+    public var deleteRules: BatchDeleteRequest.DeleteRules
+    public var location: InputLocation?
+    public var entityLocation: InputLocation?
+
+    public init(
+        entity: String, predicate: Predicate, deleteRules: BatchDeleteRequest.DeleteRules = .apply, location: InputLocation? = nil,
+        entityLocation: InputLocation? = nil
+    ) {
+        self.entity = entity
+        self.predicate = predicate
+        self.deleteRules = deleteRules
+        self.location = location
+        self.entityLocation = entityLocation
+    }
+
+    /// The library request this step runs.
+    public var request: BatchDeleteRequest {
+        BatchDeleteRequest(entity: entity, predicate: predicate, deleteRules: deleteRules, location: location)
     }
 }

@@ -164,6 +164,10 @@ public struct JobLoader: Sendable {
             return loadExport(entry, resolve: resolve, reader: reader).map(Step.export)
         case "verify":
             return loadVerify(entry, reader: reader).map(Step.verify)
+        case "update":
+            return loadUpdate(entry, reader: reader).map(Step.update)
+        case "delete":
+            return loadDelete(entry, reader: reader).map(Step.delete)
         case let kind where Self.stepKinds.contains(kind):
             reader.fail("step '\(kind)' is not supported yet", at: entry.keyLocation)
             return nil

@@ -23,6 +23,10 @@ public struct JobValidator: Sendable {
             case .verify(let step):
                 errors += step.expectations.checks(model: model, imported: imported).problems
             case .export(let step): validate(step, model: model, into: &errors)
+            case .update(let step):
+                check(entity: step.entity, at: step.entityLocation ?? step.location, model: model, into: &errors) { () throws(FerryError) in try step.request.check(model: model) }
+            case .delete(let step):
+                check(entity: step.entity, at: step.entityLocation ?? step.location, model: model, into: &errors) { () throws(FerryError) in try step.request.check(model: model) }
             }
         }
         return errors
@@ -59,6 +63,20 @@ public struct JobValidator: Sendable {
             }
         }
         errors += found.sorted { ($0.location?.line ?? 0, $0.location?.column ?? 0) < ($1.location?.line ?? 0, $1.location?.column ?? 0) }
+    }
+
+    /// The entity, then the request (predicate, attributes, constants, expressions) against the model.
+    private func check(entity: String, at location: InputLocation?, model: ObjectModel, into errors: inout [FerryError], _ request: () throws(FerryError) -> Void) {
+        guard model.entity(named: entity) != nil else {
+            errors.append(FerryError(
+                .invalidDefinition, "unknown entity '\(entity)' in model '\(model.name)'\(Suggestions.didYouMean(entity, in: model.entityNames))", at: location))
+            return
+        }
+        do {
+            try request()
+        } catch {
+            errors.append(error)
+        }
     }
 
     private func validate(_ step: ImportStep, model: ObjectModel, job: Job, into errors: inout [FerryError]) {

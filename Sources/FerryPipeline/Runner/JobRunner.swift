@@ -167,6 +167,18 @@ public final class JobRunner {
                     report.exitCode = ExitStatus.code(for: error)
                     return
                 }
+            case .update, .delete:
+                let runner = MutationStepRunner(step: step, store: store, index: offset + 1, jobName: job.name)
+                runner.dryRun = dryRun
+                runner.progress = progress
+                progress?.stepStarted(index: offset + 1, of: job.steps.count, title: runner.title)
+                let stepReport = runner.run()
+                report.steps.append(stepReport)
+                if stepReport.outcome == .failed {
+                    report.outcome = "failed"
+                    report.exitCode = runner.failure.map { ExitStatus.code(for: $0) } ?? ExitStatus.stepFailed
+                    return
+                }
             }
         }
         report.outcome = dryRun ? "dry_run" : "succeeded"

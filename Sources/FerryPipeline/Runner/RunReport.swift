@@ -25,6 +25,12 @@ public struct StepReport: Sendable, Codable, Hashable {
     public var written = 0
     /// The file an export step wrote (`-` for standard output).
     public var output: String?
+    /// Objects of the step's entity deleted (`delete` steps).
+    public var deleted = 0
+    /// Objects of other entities deleted by cascade, per entity (`delete` steps).
+    public var cascadeDeleted: [String: Int]?
+    /// References cleared by nullify, per relationship (`delete` steps).
+    public var nullified: [String: Int]?
     public var elapsedSeconds = 0.0
     public var recordsPerSecond = 0.0
     public var rejectsFile: String?
@@ -48,7 +54,8 @@ public struct StepReport: Sendable, Codable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case index, kind, entity, source, outcome, read, inserted, updated, skipped, rejected, written, output
+        case index, kind, entity, source, outcome, read, inserted, updated, skipped, rejected, written, output, deleted
+        case cascadeDeleted = "cascade_deleted", nullified
         case elapsedSeconds = "elapsed_seconds", recordsPerSecond = "records_per_second"
         case rejectsFile = "rejects_file", error, verification
     }

@@ -16,6 +16,15 @@ struct YAMLNode {
     var location: InputLocation
     /// True for a single- or double-quoted scalar (its text starts one column after `location`).
     var isQuoted = false
+    /// Bytes between `location` and the scalar's text: 1 for a quoted scalar, else 0.
+    var textOffset = 0
+
+    /// Where the scalar's text starts (after an opening quote).
+    var textLocation: InputLocation {
+        var start = location
+        start.column += textOffset
+        return start
+    }
 
     /// Parses the first document of a YAML text; nil for an empty document. Syntax errors come
     /// out as `file:line:column: error: …` with the offending line and a caret as notes.
@@ -67,6 +76,7 @@ struct YAMLNode {
             let isNull = scalar.style == .plain && ["", "~", "null", "Null", "NULL"].contains(scalar.string)
             content = .scalar(scalar.string, isNull: isNull)
             isQuoted = scalar.style == .singleQuoted || scalar.style == .doubleQuoted
+            textOffset = scalar.style == .singleQuoted || scalar.style == .doubleQuoted ? 1 : 0
         case .mapping(let mapping):
             var pairs: [(key: YAMLNode, value: YAMLNode)] = []
             for (key, value) in mapping {
