@@ -1,0 +1,195 @@
+import Foundation
+
+/// Custom migration code for one entity mapping, in the three stages of Core Data's
+/// `NSEntityMigrationPolicy`: create destination instances (per source object), create
+/// relationships (per destination object), custom validation; plus begin/end hooks.
+///
+/// Every method has a default that does what the mapping says, so a policy overrides only what it
+/// changes. Register policies by name in a ``PolicyRegistry``; a mapping file names them with
+/// `policy: Name`.
+///
+/// ```swift
+/// final class PhoneNormalizer: EntityMigrationPolicy {
+///     init() {}
+///     func createDestinationInstances(forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws {
+///         var values = try manager.mappedValues(forSource: source, mapping: mapping)
+///         if case .string(let phone) = values["phone"] ?? .null { values["phone"] = .string(normalize(phone)) }
+///         try manager.insertDestinationInstance(values, forSource: source, mapping: mapping)
+///     }
+/// }
+/// PolicyRegistry.shared.register("PhoneNormalizer") { PhoneNormalizer() }
+/// ```
+public protocol EntityMigrationPolicy: AnyObject {
+    /// Before any object of the mapping is migrated.
+    func begin(mapping: MappingContext, manager: MigrationManager) throws
+    /// Creates the destination object(s) for one source object. The default inserts one object
+    /// with the mapping's values (``MigrationManager/mappedValues(forSource:mapping:)``).
+    func createDestinationInstances(forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws
+    /// After every source object was processed.
+    func endInstanceCreation(mapping: MappingContext, manager: MigrationManager) throws
+    /// Sets relationships of one destination object, once every mapping created its objects. The
+    /// default does nothing: relationships the mapping describes are already set.
+    func createRelationships(forDestination destination: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws
+    func endRelationshipCreation(mapping: MappingContext, manager: MigrationManager) throws
+    /// A last check of the mapping's objects; throw to fail the migration (nothing is changed).
+    func performCustomValidation(mapping: MappingContext, manager: MigrationManager) throws
+    /// After everything else.
+    func end(mapping: MappingContext, manager: MigrationManager) throws
+}
+
+extension EntityMigrationPolicy {
+    public func begin(mapping: MappingContext, manager: MigrationManager) throws {}
+    public func createDestinationInstances(forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws {
+        let values = try manager.mappedValues(forSource: source, mapping: mapping)
+        try manager.insertDestinationInstance(values, forSource: source, mapping: mapping)
+    }
+    public func endInstanceCreation(mapping: MappingContext, manager: MigrationManager) throws {}
+    public func createRelationships(forDestination destination: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws {}
+    public func endRelationshipCreation(mapping: MappingContext, manager: MigrationManager) throws {}
+    public func performCustomValidation(mapping: MappingContext, manager: MigrationManager) throws {}
+    public func end(mapping: MappingContext, manager: MigrationManager) throws {}
+}
+
+/// An object during migration: its entity, primary key (`ferry_pk`) and values by property
+/// name (attributes; to-one relationships as the related object's primary key).
+public struct MigrationObject: Sendable, Hashable {
+    public var entity: String
+    public var primaryKey: Int64
+    public var values: [String: Value]
+
+    public init(entity: String, primaryKey: Int64, values: [String: Value]) {
+        self.entity = entity
+        self.primaryKey = primaryKey
+        self.values = values
+    }
+
+    public subscript(name: String) -> Value { values[name] ?? .null }
+}
+
+/// What a policy knows about the entity mapping it runs for.
+public struct MappingContext: Sendable {
+    /// The entity mapping's name (the destination entity's name unless the mapping file names it).
+    public var name: String
+    public var source: EntityDescription?
+    public var destination: EntityDescription
+    public var sourceModel: ObjectModel
+    public var destinationModel: ObjectModel
+}
+
+/// Creates migration policies by the names mapping files use.
+///
+/// A user registers policies in their own small executable before running ferry's command line
+/// (see `samples/custom-policy/`).
+public final class PolicyRegistry: @unchecked Sendable {
+    // @unchecked: `factories` is only touched while `lock` is held.
+    private let lock = NSLock()
+    private var factories: [String: @Sendable () -> any EntityMigrationPolicy] = [:]
+    private var stages: [String: MigrationStageHooks] = [:]
+
+    /// The registry ferry's command line uses.
+    public static let shared = PolicyRegistry()
+
+    public init() {}
+
+    /// Registers a policy factory under a name (replacing an earlier one).
+    public func register(_ name: String, _ factory: @escaping @Sendable () -> any EntityMigrationPolicy) {
+        lock.withLock { factories[name] = factory }
+    }
+
+    /// Registers hooks run around one version step, like SwiftData's
+    /// `MigrationStage.custom(fromVersion:toVersion:willMigrate:didMigrate:)`.
+    public func registerStage(from: String, to: String, willMigrate: (@Sendable (MigrationStageContext) throws -> Void)? = nil, didMigrate: (@Sendable (MigrationStageContext) throws -> Void)? = nil) {
+        lock.withLock { stages["\(from)->\(to)"] = MigrationStageHooks(willMigrate: willMigrate, didMigrate: didMigrate) }
+    }
+
+    /// A new policy instance for a name, or nil when none is registered.
+    public func makePolicy(named name: String) -> (any EntityMigrationPolicy)? {
+        lock.withLock { factories[name] }?()
+    }
+
+    /// The registered policy names, sorted.
+    public var policyNames: [String] { lock.withLock { factories.keys.sorted() } }
+
+    func stageHooks(from: String, to: String) -> MigrationStageHooks? {
+        lock.withLock { stages["\(from)->\(to)"] }
+    }
+}
+
+struct MigrationStageHooks: Sendable {
+    var willMigrate: (@Sendable (MigrationStageContext) throws -> Void)?
+    var didMigrate: (@Sendable (MigrationStageContext) throws -> Void)?
+}
+
+/// What stage hooks get: the step's versions and the store being migrated (the source before the
+/// step, read-only; the destination after the data was copied, writable, before verification).
+public struct MigrationStageContext {
+    public var fromVersion: String
+    public var toVersion: String
+    public var connection: Connection
+    /// The schema name to qualify tables with (`main` for the source, `dst` for the destination).
+    public var schema: String
+}
+
+/// Answers policies' questions during a migration step and writes what they create: Core Data's
+/// `NSMigrationManager`.
+///
+/// Source ↔ destination associations are kept in a temporary on-disk table, so memory does not
+/// grow with the store.
+public final class MigrationManager {
+    /// The connection: the source store is `main` (read-only), the destination is `dst`.
+    public let connection: Connection
+    public let sourceModel: ObjectModel
+    public let destinationModel: ObjectModel
+    private let engine: MigrationStepRunner
+    private var cancelled = false
+
+    init(connection: Connection, sourceModel: ObjectModel, destinationModel: ObjectModel, engine: MigrationStepRunner) {
+        self.connection = connection
+        self.sourceModel = sourceModel
+        self.destinationModel = destinationModel
+        self.engine = engine
+    }
+
+    /// The destination values the mapping gives for a source object (before any policy change).
+    public func mappedValues(forSource source: MigrationObject, mapping: MappingContext) throws -> [String: Value] {
+        try engine.mappedValues(forSource: source, mappingName: mapping.name)
+    }
+
+    /// Inserts a destination object for a source object and associates the two. The first object
+    /// made from a source object keeps its primary key; further ones get new keys.
+    @discardableResult
+    public func insertDestinationInstance(_ values: [String: Value], forSource source: MigrationObject?, mapping: MappingContext) throws -> MigrationObject {
+        try engine.insertDestination(values, forSource: source, mappingName: mapping.name)
+    }
+
+    /// Destination objects the named mapping made from these source objects (primary keys).
+    public func destinationInstances(forMapping name: String, sourceInstances: [Int64]) throws -> [Int64] {
+        try engine.destinationKeys(forMapping: name, sources: sourceInstances)
+    }
+
+    /// Source objects the named mapping made these destination objects from.
+    public func sourceInstances(forMapping name: String, destinationInstances: [Int64]) throws -> [Int64] {
+        try engine.sourceKeys(forMapping: name, destinations: destinationInstances)
+    }
+
+    /// Records that `destination` was made from `source` by the named mapping.
+    public func associate(source: Int64, destination: Int64, mapping name: String) throws {
+        try engine.associate(source: source, destination: destination, mapping: name)
+    }
+
+    /// Sets a to-one relationship of a destination object to another destination object.
+    public func setRelationship(_ relationship: String, of destination: MigrationObject, to target: Int64?) throws {
+        try engine.setRelationship(relationship, entity: destination.entity, key: destination.primaryKey, target: target)
+    }
+
+    /// How far the step is (objects processed in the current mapping).
+    public private(set) var processed = 0
+
+    func didProcess() throws {
+        processed += 1
+        if cancelled { throw FerryError(.cancelled, "the migration was cancelled") }
+    }
+
+    /// Stops the migration with an error at the next object; the original store stays as it was.
+    public func cancel() { cancelled = true }
+}

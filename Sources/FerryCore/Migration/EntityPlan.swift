@@ -1,0 +1,311 @@
+/// How one entity mapping is carried out: the SQL for the set-based path (`INSERT … SELECT`),
+/// or the `SELECT` and per-row value computation of the row path.
+struct EntityPlan {
+    struct SQLText {
+        var text: String
+        var arguments: [DatabaseValue]
+    }
+
+    /// Where a destination attribute's value comes from.
+    enum ValueSource {
+        /// A selected column (decoded to the source attribute's type), widened, with a fallback for nil.
+        case column(Int, conversion: TypeConversion?, valueIfNil: Value)
+        /// An expression whose slots are selected columns.
+        case expression(BoundExpression, slots: [Int])
+        case constant(Value)
+    }
+
+    let mapping: MappingModel.EntityMapping
+    let source: EntityDescription
+    let destination: EntityDescription
+    /// Selected columns after `t0.ferry_pk` (index 0): their SQL and how to decode them.
+    private(set) var selectColumns: [(sql: SQLText, type: AttributeType?)] = []
+    /// Destination attributes, in model order: their value source and SQL (nil when SQL cannot
+    /// compute the value exactly).
+    private(set) var attributes: [(name: String, source: ValueSource, sql: SQLText?)] = []
+    /// Destination foreign-key columns: the selected column holding the key, and its SQL.
+    private(set) var foreignKeys: [(column: String, index: Int, sql: SQLText)] = []
+    /// Source attribute name → selected column (all source attributes are selected).
+    private(set) var sourceColumns: [String: Int] = [:]
+    private(set) var sourceRelationshipColumns: [String: Int] = [:]
+    private(set) var filter: SQLText? = nil
+    private(set) var distinct: BoundExpression? = nil
+    private(set) var distinctSlots: [Int] = []
+
+    init(mapping: MappingModel.EntityMapping, source: EntityDescription, destination: EntityDescription, step: MigrationStepRunner) throws {
+        self.mapping = mapping
+        self.source = source
+        self.destination = destination
+        let sourceModel = step.source
+        let destinationModel = step.destination
+
+        // Every source attribute, so that copies, policies and expressions can read them.
+        for attribute in source.attributes {
+            sourceColumns[attribute.name] = select(SQLText(text: "t0.\(SQL.quote(attribute.name))", arguments: []), type: attribute.type)
+        }
+        for relationship in source.relationships where !relationship.isToMany {
+            if case .foreignKey(let column) = StoreLayout.storage(of: relationship, in: source, model: sourceModel) {
+                sourceRelationshipColumns[relationship.name] = select(SQLText(text: "t0.\(SQL.quote(column))", arguments: []), type: nil)
+            }
+        }
+
+        for attribute in destination.attributes {
+            let rule = mapping.attribute(named: attribute.name)?.value ?? .constant(attribute.defaultValue ?? .null)
+            switch rule {
+            case .constant(let value):
+                attributes.append((attribute.name, .constant(value), SQLText(text: "?", arguments: [StorageCoding.encode(value)])))
+            case .copy(let sourceName, let conversion, let valueIfNil):
+                guard let index = sourceColumns[sourceName], let sourceAttribute = source.attribute(named: sourceName) else {
+                    throw FerryError(.migration, "mapping \(mapping.name): \(source.name) has no attribute '\(sourceName)' to copy into \(attribute.name)", at: mapping.location)
+                }
+                var text = "t0.\(SQL.quote(sourceName))"
+                var exact = true
+                if let conversion {
+                    switch (sourceAttribute.type, attribute.type) {
+                    case (_, .decimal), (_, .string): text = "CAST(\(text) AS TEXT)"
+                    case (_, .double): text = "CAST(\(text) AS REAL)"
+                    case (.int16, _), (.int32, _), (.int64, _): break
+                    default: exact = false
+                    }
+                    _ = conversion
+                }
+                var arguments: [DatabaseValue] = []
+                if !valueIfNil.isNull {
+                    text = "COALESCE(\(text), ?)"
+                    arguments.append(StorageCoding.encode(valueIfNil))
+                }
+                attributes.append((attribute.name, .column(index, conversion: conversion, valueIfNil: valueIfNil), exact ? SQLText(text: text, arguments: arguments) : nil))
+            case .expression(let text):
+                let location = mapping.attribute(named: attribute.name)?.location
+                let bound: BoundExpression
+                do {
+                    bound = try Expression.parse(text, location: location)
+                        .bind(source: source, model: sourceModel, parameters: step.options.parameters, now: step.now)
+                        .fitted(to: attribute)
+                } catch {
+                    throw error
+                }
+                var slots: [Int] = []
+                var slotSQL: [String] = []
+                for keyPath in bound.keyPaths {
+                    let sql = Self.keyPathSQL(keyPath.components, in: source, model: sourceModel)
+                    if keyPath.components.count == 1, let index = sourceColumns[keyPath.components[0]] {
+                        slots.append(index)
+                    } else {
+                        slots.append(select(SQLText(text: sql, arguments: []), type: keyPath.attribute.type))
+                    }
+                    slotSQL.append(sql)
+                }
+                let sql = bound.sql { slotSQL[$0] }.map { SQLText(text: $0.text, arguments: $0.arguments.map(StorageCoding.encode)) }
+                attributes.append((attribute.name, .expression(bound, slots: slots), sql))
+            }
+        }
+
+        for relationship in destination.relationships {
+            guard case .foreignKey(let column) = StoreLayout.storage(of: relationship, in: destination, model: destinationModel) else { continue }
+            let rule = mapping.relationship(named: relationship.name)?.value ?? .none
+            var sql = SQLText(text: "NULL", arguments: [])
+            switch rule {
+            case .none:
+                break
+            case .carry(let sourceName):
+                guard let sourceRelationship = source.relationship(named: sourceName) else {
+                    throw FerryError(.migration, "mapping \(mapping.name): \(source.name) has no relationship '\(sourceName)' to carry into \(relationship.name)", at: mapping.location)
+                }
+                let key = Self.relatedKeySQL(sourceRelationship, in: source, model: sourceModel)
+                sql = try step.mappedKeySQL(key, entity: relationship.destination, sourceEntity: sourceRelationship.destination)
+            case .fromMapping(let name):
+                guard let target = step.mapping.entity(named: name) else {
+                    throw FerryError(.migration, "mapping \(mapping.name): relationship \(relationship.name) names an unknown mapping '\(name)'", at: mapping.location)
+                }
+                if step.isIdentity(target) {
+                    sql = SQLText(text: "t0.\(StoreLayout.primaryKey)", arguments: [])
+                } else {
+                    sql = SQLText(text: "(SELECT destination FROM links.assoc WHERE mapping = ? AND source = t0.\(StoreLayout.primaryKey) LIMIT 1)", arguments: [.text(name)])
+                }
+            }
+            foreignKeys.append((column, select(sql, type: nil), sql))
+        }
+
+        if let text = mapping.filter {
+            let predicate = try Predicate(format: text, location: mapping.filterLocation).bound(to: source, model: sourceModel)
+            let compiled = try predicate.sql(for: source, model: sourceModel, alias: "t0")
+            filter = SQLText(text: compiled.sql, arguments: compiled.arguments)
+        } else {
+            filter = nil
+        }
+        if let text = mapping.distinct {
+            let bound = try Expression.parse(text, location: mapping.distinctLocation)
+                .bind(source: source, model: sourceModel, parameters: step.options.parameters, now: step.now)
+            var slots: [Int] = []
+            for keyPath in bound.keyPaths {
+                if keyPath.components.count == 1, let index = sourceColumns[keyPath.components[0]] {
+                    slots.append(index)
+                } else {
+                    slots.append(select(SQLText(text: Self.keyPathSQL(keyPath.components, in: source, model: sourceModel), arguments: []), type: keyPath.attribute.type))
+                }
+            }
+            distinct = bound
+            distinctSlots = slots
+        } else {
+            distinct = nil
+        }
+    }
+
+    /// Adds a selected column; returns its index in the row (0 is the primary key).
+    private mutating func select(_ sql: SQLText, type: AttributeType?) -> Int {
+        selectColumns.append((sql, type))
+        return selectColumns.count
+    }
+
+    private var fromClause: String { "FROM \(SQL.quote(StoreLayout.table(for: source))) AS t0" }
+
+    /// The set-based statement, or nil when some value needs the row path.
+    func insertSelectSQL() -> SQLText? {
+        var columns = [SQL.quote(StoreLayout.primaryKey)]
+        var values = ["t0.\(StoreLayout.primaryKey)"]
+        var arguments: [DatabaseValue] = []
+        for attribute in attributes {
+            guard let sql = attribute.sql else { return nil }
+            columns.append(SQL.quote(attribute.name))
+            values.append(sql.text)
+            arguments += sql.arguments
+        }
+        for foreignKey in foreignKeys {
+            columns.append(SQL.quote(foreignKey.column))
+            values.append(foreignKey.sql.text)
+            arguments += foreignKey.sql.arguments
+        }
+        var text = "INSERT INTO dst.\(SQL.quote(destination.name)) (\(columns.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) \(fromClause)"
+        if let filter {
+            text += " WHERE \(filter.text)"
+            arguments += filter.arguments
+        }
+        return SQLText(text: text, arguments: arguments)
+    }
+
+    /// The row path's query: the primary key, then every selected column.
+    var selectSQL: SQLText {
+        var text = "SELECT t0.\(StoreLayout.primaryKey)"
+        var arguments: [DatabaseValue] = []
+        for column in selectColumns {
+            text += ", \(column.sql.text)"
+            arguments += column.sql.arguments
+        }
+        text += " \(fromClause)"
+        if let filter {
+            text += " WHERE \(filter.text)"
+            arguments += filter.arguments
+        }
+        return SQLText(text: text + " ORDER BY t0.\(StoreLayout.primaryKey)", arguments: arguments)
+    }
+
+    /// The selected row as typed values (index 0 is the primary key).
+    func decodeRow(_ statement: Statement) -> [Value] {
+        var row: [Value] = [.integer(statement.int64(at: 0))]
+        row.reserveCapacity(selectColumns.count + 1)
+        for (offset, column) in selectColumns.enumerated() {
+            let raw = statement.value(at: offset + 1)
+            if let type = column.type {
+                row.append(StorageCoding.decode(raw, as: type))
+            } else {
+                row.append(raw.int64.map { .integer($0) } ?? .null)
+            }
+        }
+        return row
+    }
+
+    /// The destination values (attributes by name, foreign keys by column) for a selected row.
+    func destinationValues(row: [Value], sourceKey: Int64) throws -> [String: Value] {
+        var values: [String: Value] = [:]
+        for attribute in attributes {
+            switch attribute.source {
+            case .constant(let value):
+                values[attribute.name] = value
+            case .column(let index, let conversion, let valueIfNil):
+                let value = row[index]
+                values[attribute.name] = value.isNull ? valueIfNil : (conversion?.apply(to: value) ?? value)
+            case .expression(let expression, let slots):
+                values[attribute.name] = try expression.evaluate(on: SlotContext(row: row, slots: slots, description: "\(source.name) \(sourceKey)"))
+            }
+        }
+        for foreignKey in foreignKeys {
+            values[foreignKey.column] = row[foreignKey.index]
+        }
+        return values
+    }
+
+    /// The source object as policies see it: attributes by name, to-one relationships as keys.
+    func sourceObject(row: [Value], key: Int64) -> MigrationObject {
+        var values: [String: Value] = [:]
+        for (name, index) in sourceColumns { values[name] = row[index] }
+        for (name, index) in sourceRelationshipColumns { values[name] = row[index] }
+        return MigrationObject(entity: source.name, primaryKey: key, values: values)
+    }
+
+    // MARK: - SQL for relationships and key paths (over the source, as `main`)
+
+    /// The key of the object a to-one (or the first of a to-many) relationship points to, for the
+    /// source row `t0`.
+    static func relatedKeySQL(_ relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel) -> String {
+        switch StoreLayout.storage(of: relationship, in: entity, model: model) {
+        case .foreignKey(let column):
+            return "t0.\(SQL.quote(column))"
+        case .inverseForeignKey(let table, let column):
+            return "(SELECT \(StoreLayout.primaryKey) FROM \(SQL.quote(table)) WHERE \(SQL.quote(column)) = t0.\(StoreLayout.primaryKey) ORDER BY \(StoreLayout.primaryKey) LIMIT 1)"
+        case .joinTable(let table, let sourceColumn, let targetColumn):
+            return "(SELECT \(targetColumn) FROM \(SQL.quote(table)) WHERE \(sourceColumn) = t0.\(StoreLayout.primaryKey) ORDER BY \(targetColumn) LIMIT 1)"
+        }
+    }
+
+    /// All (owner, target) key pairs of a relationship in the source store.
+    static func pairsSQL(of relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel) -> String {
+        switch StoreLayout.storage(of: relationship, in: entity, model: model) {
+        case .foreignKey(let column):
+            return "SELECT \(StoreLayout.primaryKey) AS owner, \(SQL.quote(column)) AS target FROM \(SQL.quote(entity.name)) WHERE \(SQL.quote(column)) IS NOT NULL"
+        case .inverseForeignKey(let table, let column):
+            return "SELECT \(SQL.quote(column)) AS owner, \(StoreLayout.primaryKey) AS target FROM \(SQL.quote(table)) WHERE \(SQL.quote(column)) IS NOT NULL"
+        case .joinTable(let table, let sourceColumn, let targetColumn):
+            return "SELECT \(sourceColumn) AS owner, \(targetColumn) AS target FROM \(SQL.quote(table))"
+        }
+    }
+
+    /// A key path of `$source` (to-one relationships, then an attribute) as SQL over `t0`.
+    static func keyPathSQL(_ components: [String], in entity: EntityDescription, model: ObjectModel) -> String {
+        guard components.count > 1, let relationship = entity.relationship(named: components[0]),
+            let next = model.entity(named: relationship.destination)
+        else {
+            return "t0.\(SQL.quote(components.last ?? ""))"
+        }
+        // Follow the chain with nested scalar subqueries, each over its own alias.
+        var current = next
+        var inner = "t1.\(SQL.quote(components[components.count - 1]))"
+        var depth = 1
+        var joins: [(table: String, alias: String, condition: String)] = []
+        var previousAlias = "t0"
+        var previousEntity = entity
+        for name in components.dropLast() {
+            guard let hop = previousEntity.relationship(named: name), let target = model.entity(named: hop.destination) else { break }
+            let alias = "t\(depth)"
+            let condition: String
+            switch StoreLayout.storage(of: hop, in: previousEntity, model: model) {
+            case .foreignKey(let column):
+                condition = "\(alias).\(StoreLayout.primaryKey) = \(previousAlias).\(SQL.quote(column))"
+            case .inverseForeignKey(_, let column):
+                condition = "\(alias).\(SQL.quote(column)) = \(previousAlias).\(StoreLayout.primaryKey)"
+            case .joinTable(let table, let sourceColumn, let targetColumn):
+                condition = "\(alias).\(StoreLayout.primaryKey) = (SELECT \(targetColumn) FROM \(SQL.quote(table)) WHERE \(sourceColumn) = \(previousAlias).\(StoreLayout.primaryKey) LIMIT 1)"
+            }
+            joins.append((target.name, alias, condition))
+            previousAlias = alias
+            previousEntity = target
+            current = target
+            depth += 1
+        }
+        _ = current
+        inner = "\(previousAlias).\(SQL.quote(components[components.count - 1]))"
+        let from = joins.map { "\(SQL.quote($0.table)) AS \($0.alias)" }.joined(separator: ", ")
+        let conditions = joins.map(\.condition).joined(separator: " AND ")
+        return "(SELECT \(inner) FROM \(from) WHERE \(conditions) LIMIT 1)"
+    }
+}

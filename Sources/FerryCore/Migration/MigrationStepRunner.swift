@@ -1,0 +1,488 @@
+import Foundation
+
+/// Migrates one version step: reads the source store (only reads it) and writes a new store file
+/// for the destination model, then verifies it. The engine behind ``Migrator``.
+///
+/// The source is the connection's `main` database (opened read-only), so predicates and key
+/// paths compiled for the source model resolve there; the destination is attached as `dst`.
+///
+/// Identity: an entity mapping with one destination object per source object (no `distinct`, no
+/// policy) keeps each object's primary key, so to-one relationships carry over as plain column
+/// copies and the mapping runs as one `INSERT … SELECT` when all its values are expressible in SQL.
+/// Mappings that make objects differently (`distinct`, custom policies) record which destination
+/// objects came from which source objects in a temporary on-disk table (`links.assoc`), so memory
+/// stays flat however large the store is.
+final class MigrationStepRunner {
+    let mapping: MappingModel
+    let sourcePath: String
+    let destinationPath: String
+    let options: MigrationOptions
+    weak var observer: (any MigrationObserver)?
+    let now: Int64
+
+    private var connection: Connection!
+    private var manager: MigrationManager!
+    /// Objects written per destination entity, to verify the counts.
+    private var written: [String: Int] = [:]
+    private var reports: [MigrationStepReport.EntityReport] = []
+    /// The row being migrated by the row path (for ``mappedValues(forSource:mappingName:)``).
+    private var currentRow: (mapping: String, source: Int64, values: [String: Value])?
+    private var insertStatements: [String: (Statement, [String])] = [:]
+    /// Objects inserted through the manager (by policies).
+    private var managerInserts = 0
+
+    init(mapping: MappingModel, sourcePath: String, destinationPath: String, options: MigrationOptions, now: Int64) {
+        self.mapping = mapping
+        self.sourcePath = sourcePath
+        self.destinationPath = destinationPath
+        self.options = options
+        self.now = now
+    }
+
+    var source: ObjectModel { mapping.source }
+    var destination: ObjectModel { mapping.destination }
+
+    // MARK: - The step
+
+    func run() throws -> MigrationStepReport {
+        let started = ContinuousClock.now
+        StoreFiles.remove(destinationPath)
+        // The new store's schema, written by a connection of its own (its names unqualified).
+        do {
+            let create = try Connection(path: destinationPath)
+            try create.execute("PRAGMA journal_mode = OFF")
+            try create.execute("PRAGMA synchronous = OFF")
+            try create.transaction(.immediate) { try Store.createSchema(for: destination, on: create) }
+        }
+        // Read-write flags with `mode=ro` in the URI: the source stays read-only, while the
+        // attached destination may be written (a read-only connection could not attach it so).
+        connection = try Connection(path: Self.readOnlyURI(sourcePath), readOnly: false, create: true)
+        connection.setBusyTimeout(milliseconds: 30_000)
+        try PredicateSupport.register(on: connection)
+        try connection.execute("PRAGMA cache_size = -16384")
+        // Attached databases take the main connection's read-only flag unless a URI says otherwise.
+        try connection.execute("ATTACH DATABASE ? AS dst", [.text(Self.uri(destinationPath, mode: "rw"))])
+        try connection.execute("PRAGMA dst.journal_mode = OFF")
+        try connection.execute("PRAGMA dst.synchronous = OFF")
+        try connection.execute("PRAGMA dst.cache_size = -16384")
+        let linksPath = destinationPath + "-links"
+        StoreFiles.remove(linksPath)
+        defer { StoreFiles.remove(linksPath) }
+        try connection.execute("ATTACH DATABASE ? AS links", [.text(Self.uri(linksPath, mode: "rwc"))])
+        try connection.execute("PRAGMA links.journal_mode = OFF")
+        try connection.execute("PRAGMA links.synchronous = OFF")
+        try connection.execute(
+            """
+            CREATE TABLE links.assoc (mapping TEXT NOT NULL, source INTEGER, destination INTEGER NOT NULL);
+            CREATE INDEX links.assoc_source ON assoc (mapping, source);
+            CREATE INDEX links.assoc_destination ON assoc (mapping, destination);
+            """)
+        manager = MigrationManager(connection: connection, sourceModel: source, destinationModel: destination, engine: self)
+        defer {
+            insertStatements.removeAll()
+            manager = nil
+            connection = nil
+        }
+        let hooks = options.registry.stageHooks(from: source.version, to: destination.version)
+        try hooks?.willMigrate?(MigrationStageContext(fromVersion: source.version, toVersion: destination.version, connection: connection, schema: "main"))
+
+        var policies: [String: any EntityMigrationPolicy] = [:]
+        for entityMapping in mapping.entities {
+            if let name = entityMapping.policy {
+                guard let policy = options.registry.makePolicy(named: name) else {
+                    let known = options.registry.policyNames
+                    throw FerryError(
+                        .migration, "no migration policy named '\(name)' is registered (mapping \(entityMapping.name))",
+                        at: entityMapping.policyLocation ?? entityMapping.location,
+                        notes: [known.isEmpty ? "this ferry binary has no policies; build your own with the policies registered (samples/custom-policy)" : "registered: \(known.joined(separator: ", "))"])
+                }
+                policies[entityMapping.name] = policy
+            }
+        }
+
+        try connection.transaction(.immediate) {
+            for entityMapping in mapping.entities {
+                try migrate(entityMapping, policy: policies[entityMapping.name])
+            }
+            try writeLinksOfManyToMany()
+            // Core Data's second and third stages, once every mapping made its objects.
+            for entityMapping in mapping.entities {
+                guard let policy = policies[entityMapping.name] else { continue }
+                let context = try self.context(for: entityMapping)
+                try forEachDestination(of: entityMapping) { object in
+                    try policy.createRelationships(forDestination: object, mapping: context, manager: manager)
+                }
+                try policy.endRelationshipCreation(mapping: context, manager: manager)
+            }
+            try hooks?.didMigrate?(MigrationStageContext(fromVersion: source.version, toVersion: destination.version, connection: connection, schema: "dst"))
+            for entityMapping in mapping.entities {
+                guard let policy = policies[entityMapping.name] else { continue }
+                let context = try self.context(for: entityMapping)
+                try policy.performCustomValidation(mapping: context, manager: manager)
+                try policy.end(mapping: context, manager: manager)
+            }
+            try carryRunHistory(started: started)
+        }
+        insertStatements.removeAll()
+        try connection.execute("DETACH DATABASE links")
+        try connection.execute("DETACH DATABASE dst")
+        connection = nil
+        try verifyDestination()
+        try StoreFiles.synchronize(destinationPath)
+        return MigrationStepReport(
+            from: source.version, to: destination.version, mappingFile: mapping.location?.file, entities: reports,
+            seconds: started.duration(to: .now).secondsValue)
+    }
+
+    // MARK: - One entity mapping
+
+    private func migrate(_ entityMapping: MappingModel.EntityMapping, policy: (any EntityMigrationPolicy)?) throws {
+        let started = ContinuousClock.now
+        guard let destinationEntity = destination.entity(named: entityMapping.destination) else {
+            throw FerryError(.migration, "mapping \(entityMapping.name): the destination model has no entity '\(entityMapping.destination)'", at: entityMapping.location)
+        }
+        var report = MigrationStepReport.EntityReport(mapping: entityMapping.name, destination: destinationEntity.name, source: entityMapping.source)
+        defer {
+            report.seconds = started.duration(to: .now).secondsValue
+            reports.append(report)
+        }
+        guard let sourceName = entityMapping.source else {
+            // A new entity starts empty (a policy may still create objects in its begin hook).
+            if let policy {
+                let context = try self.context(for: entityMapping)
+                try policy.begin(mapping: context, manager: manager)
+                try policy.endInstanceCreation(mapping: context, manager: manager)
+            }
+            return
+        }
+        guard let sourceEntity = source.entity(named: sourceName) else {
+            throw FerryError(.migration, "mapping \(entityMapping.name): the source model has no entity '\(sourceName)'", at: entityMapping.location)
+        }
+        let plan = try EntityPlan(mapping: entityMapping, source: sourceEntity, destination: destinationEntity, step: self)
+        observer?.migrationEntityStarted(entityMapping.name)
+        if policy == nil && entityMapping.distinct == nil, let sql = plan.insertSelectSQL() {
+            try execute(sql, entityMapping: entityMapping)
+            let count = connection.changes
+            report.read = count
+            report.written = count
+        } else {
+            (report.read, report.written) = try migrateRows(plan, policy: policy)
+        }
+        written[destinationEntity.name, default: 0] += report.written
+        observer?.migrationProgress(mapping: entityMapping.name, processed: report.read)
+    }
+
+    /// Runs a statement, turning constraint failures into migration errors that name the mapping.
+    private func execute(_ sql: EntityPlan.SQLText, entityMapping: MappingModel.EntityMapping) throws {
+        do {
+            try connection.execute(sql.text, sql.arguments)
+        } catch let error as FerryError {
+            throw Self.wrap(error, mapping: entityMapping)
+        }
+    }
+
+    static func wrap(_ error: FerryError, mapping: MappingModel.EntityMapping) -> FerryError {
+        guard error.code == .constraint || error.code == .store else { return error }
+        let detail = error.message.components(separatedBy: ": ").dropFirst().joined(separator: ": ")
+        return FerryError(
+            .migration, "mapping \(mapping.name) → \(mapping.destination): \(detail.isEmpty ? error.message : detail)", at: mapping.location,
+            notes: ["nothing was changed: the original store is as it was"], underlying: error.underlying)
+    }
+
+    /// The row path: values computed in Swift (expressions SQL cannot express exactly, distinct
+    /// values, custom policies). Returns (source objects read, destination objects written).
+    private func migrateRows(_ plan: EntityPlan, policy: (any EntityMigrationPolicy)?) throws -> (Int, Int) {
+        let entityMapping = plan.mapping
+        let context = try self.context(for: entityMapping)
+        if let policy { try policy.begin(mapping: context, manager: manager) }
+        let select = try connection.prepare(plan.selectSQL.text)
+        try select.bind(plan.selectSQL.arguments)
+        var read = 0
+        var distinctLookup: Statement?
+        var distinctInsert: Statement?
+        if plan.distinct != nil {
+            let table = "distinct_\(mapping.entities.firstIndex { $0.name == entityMapping.name } ?? 0)"
+            try connection.execute("CREATE TABLE IF NOT EXISTS links.\(table) (key PRIMARY KEY, destination INTEGER NOT NULL)")
+            distinctLookup = try connection.prepare("SELECT destination FROM links.\(table) WHERE key = ?")
+            distinctInsert = try connection.prepare("INSERT INTO links.\(table) (key, destination) VALUES (?, ?)")
+        }
+        var createdHere = 0
+        let insertsBefore = managerInserts
+        while try select.step() {
+            read += 1
+            let sourceKey = select.int64(at: 0)
+            let row = plan.decodeRow(select)
+            let values = try plan.destinationValues(row: row, sourceKey: sourceKey)
+            if let distinct = plan.distinct, let distinctLookup, let distinctInsert {
+                // One destination object per distinct non-nil value; every source object with
+                // that value is associated with it.
+                let value = try distinct.evaluate(on: SlotContext(row: row, slots: plan.distinctSlots, description: "\(plan.source.name) \(sourceKey)"))
+                if value.isNull { continue }
+                let encoded = StorageCoding.encode(value)
+                distinctLookup.reset()
+                try distinctLookup.bind(encoded, at: 1)
+                if try distinctLookup.step() {
+                    try associate(source: sourceKey, destination: distinctLookup.int64(at: 0), mapping: entityMapping.name)
+                    continue
+                }
+                let created = try insert(values, mapping: entityMapping, primaryKey: nil)
+                distinctInsert.reset()
+                try distinctInsert.bind([encoded, .integer(created)])
+                try distinctInsert.step()
+                try associate(source: sourceKey, destination: created, mapping: entityMapping.name)
+                createdHere += 1
+            } else if let policy {
+                currentRow = (entityMapping.name, sourceKey, values)
+                defer { currentRow = nil }
+                try policy.createDestinationInstances(forSource: plan.sourceObject(row: row, key: sourceKey), mapping: context, manager: manager)
+            } else {
+                _ = try insert(values, mapping: entityMapping, primaryKey: sourceKey)
+                createdHere += 1
+            }
+            if read & 4095 == 0 { observer?.migrationProgress(mapping: entityMapping.name, processed: read) }
+            try manager.didProcess()
+        }
+        if let policy { try policy.endInstanceCreation(mapping: context, manager: manager) }
+        return (read, createdHere + managerInserts - insertsBefore)
+    }
+
+    // MARK: - Writing objects
+
+    /// Inserts one destination object; `primaryKey` nil lets SQLite choose a new one.
+    private func insert(_ values: [String: Value], mapping entityMapping: MappingModel.EntityMapping, primaryKey: Int64?) throws -> Int64 {
+        guard let entity = destination.entity(named: entityMapping.destination) else {
+            throw FerryError(.migration, "the destination model has no entity '\(entityMapping.destination)'")
+        }
+        let (statement, columns) = try insertStatement(for: entity)
+        statement.reset()
+        try statement.bind(primaryKey.map { .integer($0) } ?? .null, at: 1)
+        for (offset, column) in columns.enumerated() {
+            let value = values[column] ?? .null
+            try statement.bind(StorageCoding.encode(value), at: offset + 2)
+        }
+        do {
+            try statement.step()
+        } catch let error as FerryError {
+            throw Self.wrap(error, mapping: entityMapping)
+        }
+        return connection.lastInsertRowID
+    }
+
+    private func insertStatement(for entity: EntityDescription) throws -> (Statement, [String]) {
+        if let cached = insertStatements[entity.name] { return cached }
+        var columns = entity.attributes.map(\.name)
+        for relationship in entity.relationships {
+            if case .foreignKey(let column) = StoreLayout.storage(of: relationship, in: entity, model: destination) {
+                columns.append(column)
+            }
+        }
+        let names = ([StoreLayout.primaryKey] + columns).map(SQL.quote).joined(separator: ", ")
+        let marks = Array(repeating: "?", count: columns.count + 1).joined(separator: ", ")
+        let statement = try connection.prepare("INSERT INTO dst.\(SQL.quote(entity.name)) (\(names)) VALUES (\(marks))")
+        insertStatements[entity.name] = (statement, columns)
+        return (statement, columns)
+    }
+
+    /// For ``MigrationManager/mappedValues(forSource:mapping:)``.
+    func mappedValues(forSource source: MigrationObject, mappingName: String) throws -> [String: Value] {
+        guard let row = currentRow, row.mapping == mappingName, row.source == source.primaryKey else {
+            throw FerryError(.migration, "mappedValues(forSource:) works for the source object being migrated by mapping \(mappingName) only")
+        }
+        return row.values
+    }
+
+    /// For ``MigrationManager/insertDestinationInstance(_:forSource:mapping:)``.
+    func insertDestination(_ values: [String: Value], forSource source: MigrationObject?, mappingName: String) throws -> MigrationObject {
+        guard let entityMapping = mapping.entity(named: mappingName) else {
+            throw FerryError(.migration, "no entity mapping named '\(mappingName)'")
+        }
+        var primaryKey: Int64? = nil
+        if let source {
+            // The first object made from a source object keeps its key (if it is free).
+            let taken = try connection.scalar(
+                "SELECT 1 FROM dst.\(SQL.quote(entityMapping.destination)) WHERE \(StoreLayout.primaryKey) = ?", [.integer(source.primaryKey)])
+            if taken == nil { primaryKey = source.primaryKey }
+        }
+        let key = try insert(values, mapping: entityMapping, primaryKey: primaryKey)
+        if let source {
+            try associate(source: source.primaryKey, destination: key, mapping: mappingName)
+        }
+        managerInserts += 1
+        return MigrationObject(entity: entityMapping.destination, primaryKey: key, values: values)
+    }
+
+    func associate(source: Int64, destination: Int64, mapping name: String) throws {
+        try connection.execute("INSERT INTO links.assoc (mapping, source, destination) VALUES (?, ?, ?)", [.text(name), .integer(source), .integer(destination)])
+    }
+
+    func destinationKeys(forMapping name: String, sources: [Int64]) throws -> [Int64] {
+        guard let entityMapping = mapping.entity(named: name) else { throw FerryError(.migration, "no entity mapping named '\(name)'") }
+        if isIdentity(entityMapping) { return sources }
+        var keys: [Int64] = []
+        let statement = try connection.prepare("SELECT destination FROM links.assoc WHERE mapping = ? AND source = ?")
+        for source in sources {
+            statement.reset()
+            try statement.bind([.text(name), .integer(source)])
+            while try statement.step() { keys.append(statement.int64(at: 0)) }
+        }
+        return keys
+    }
+
+    func sourceKeys(forMapping name: String, destinations: [Int64]) throws -> [Int64] {
+        guard let entityMapping = mapping.entity(named: name) else { throw FerryError(.migration, "no entity mapping named '\(name)'") }
+        if isIdentity(entityMapping) { return destinations }
+        var keys: [Int64] = []
+        let statement = try connection.prepare("SELECT source FROM links.assoc WHERE mapping = ? AND destination = ?")
+        for destination in destinations {
+            statement.reset()
+            try statement.bind([.text(name), .integer(destination)])
+            while try statement.step() { keys.append(statement.int64(at: 0)) }
+        }
+        return keys
+    }
+
+    func setRelationship(_ relationship: String, entity: String, key: Int64, target: Int64?) throws {
+        guard let destinationEntity = destination.entity(named: entity), let description = destinationEntity.relationship(named: relationship) else {
+            throw FerryError(.migration, "\(entity) has no relationship '\(relationship)'")
+        }
+        switch StoreLayout.storage(of: description, in: destinationEntity, model: destination) {
+        case .foreignKey(let column):
+            try connection.execute(
+                "UPDATE dst.\(SQL.quote(entity)) SET \(SQL.quote(column)) = ? WHERE \(StoreLayout.primaryKey) = ?",
+                [target.map { .integer($0) } ?? .null, .integer(key)])
+        case .inverseForeignKey(let table, let column):
+            guard let target else { break }
+            try connection.execute("UPDATE dst.\(SQL.quote(table)) SET \(SQL.quote(column)) = ? WHERE \(StoreLayout.primaryKey) = ?", [.integer(key), .integer(target)])
+        case .joinTable(let table, let sourceColumn, let targetColumn):
+            guard let target else { break }
+            try connection.execute(
+                "INSERT OR IGNORE INTO dst.\(SQL.quote(table)) (\(sourceColumn), \(targetColumn)) VALUES (?, ?)", [.integer(key), .integer(target)])
+        }
+    }
+
+    /// True when the mapping keeps every object's primary key (one object per source object).
+    func isIdentity(_ entityMapping: MappingModel.EntityMapping) -> Bool {
+        entityMapping.source != nil && entityMapping.distinct == nil && entityMapping.policy == nil
+    }
+
+    private func forEachDestination(of entityMapping: MappingModel.EntityMapping, _ body: (MigrationObject) throws -> Void) throws {
+        let statement = try connection.prepare("SELECT destination FROM links.assoc WHERE mapping = ? ORDER BY destination")
+        try statement.bind([.text(entityMapping.name)])
+        var keys: [Int64] = []
+        while try statement.step() { keys.append(statement.int64(at: 0)) }
+        for key in keys {
+            try body(MigrationObject(entity: entityMapping.destination, primaryKey: key, values: [:]))
+        }
+    }
+
+    func context(for entityMapping: MappingModel.EntityMapping) throws -> MappingContext {
+        guard let destinationEntity = destination.entity(named: entityMapping.destination) else {
+            throw FerryError(.migration, "the destination model has no entity '\(entityMapping.destination)'")
+        }
+        return MappingContext(
+            name: entityMapping.name, source: entityMapping.source.flatMap { source.entity(named: $0) }, destination: destinationEntity,
+            sourceModel: source, destinationModel: destination)
+    }
+
+    // MARK: - Many-to-many links
+
+    /// Join tables of the destination: links carried from the source relationship, between the
+    /// objects made from the linked source objects.
+    private func writeLinksOfManyToMany() throws {
+        var done: Set<String> = []
+        for entityMapping in mapping.entities {
+            guard let sourceName = entityMapping.source, let sourceEntity = source.entity(named: sourceName),
+                let destinationEntity = destination.entity(named: entityMapping.destination)
+            else { continue }
+            for relationshipMapping in entityMapping.relationships {
+                guard case .carry(let sourceRelationshipName) = relationshipMapping.value,
+                    let relationship = destinationEntity.relationship(named: relationshipMapping.destination),
+                    case .joinTable(let table, let sourceColumn, let targetColumn) = StoreLayout.storage(of: relationship, in: destinationEntity, model: destination),
+                    !done.contains(table),
+                    let sourceRelationship = sourceEntity.relationship(named: sourceRelationshipName)
+                else { continue }
+                done.insert(table)
+                let pairs = EntityPlan.pairsSQL(of: sourceRelationship, in: sourceEntity, model: source)
+                let owner = try mappedKeySQL("p.owner", entity: destinationEntity.name, sourceEntity: sourceEntity.name)
+                let target = try mappedKeySQL("p.target", entity: relationship.destination, sourceEntity: sourceRelationship.destination)
+                try connection.execute(
+                    "INSERT OR IGNORE INTO dst.\(SQL.quote(table)) (\(sourceColumn), \(targetColumn)) SELECT \(owner.text), \(target.text) FROM (\(pairs)) AS p WHERE \(owner.text) IS NOT NULL AND \(target.text) IS NOT NULL",
+                    owner.arguments + target.arguments + owner.arguments + target.arguments)
+            }
+        }
+    }
+
+    /// SQL giving the destination key of the object made from the source object whose key is
+    /// `expression`, for objects of `sourceEntity` migrated into `entity`.
+    func mappedKeySQL(_ expression: String, entity: String, sourceEntity: String) throws -> EntityPlan.SQLText {
+        let candidates = mapping.entities.filter { $0.destination == entity && $0.source == sourceEntity }
+        guard let target = candidates.first else { return EntityPlan.SQLText(text: "NULL", arguments: []) }
+        if isIdentity(target) {
+            if target.filter != nil {
+                // Objects the filter left out are not there: point at nothing rather than dangle.
+                return EntityPlan.SQLText(text: "(SELECT \(StoreLayout.primaryKey) FROM dst.\(SQL.quote(entity)) WHERE \(StoreLayout.primaryKey) = \(expression))", arguments: [])
+            }
+            return EntityPlan.SQLText(text: expression, arguments: [])
+        }
+        return EntityPlan.SQLText(text: "(SELECT destination FROM links.assoc WHERE mapping = ? AND source = \(expression) LIMIT 1)", arguments: [.text(target.name)])
+    }
+
+    // MARK: - History and verification
+
+    private func carryRunHistory(started: ContinuousClock.Instant) throws {
+        let columns = "job, step_index, step, entity, source, started_at, ended_at, outcome, read, inserted, updated, skipped, rejected, message"
+        try connection.execute("INSERT INTO dst.\(StoreLayout.runsTable) (\(columns)) SELECT \(columns) FROM main.\(StoreLayout.runsTable) ORDER BY id")
+        let total = reports.reduce(0) { $0 + $1.written }
+        try connection.execute(
+            "INSERT INTO dst.\(StoreLayout.runsTable) (job, step, source, started_at, ended_at, outcome, read, inserted, message) VALUES ('ferry migrate', 'migrate', ?, ?, ?, 'succeeded', ?, ?, ?)",
+            [
+                .text(sourcePath), .text(DateCoding.format(now)), .text(DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000))),
+                .integer(Int64(reports.reduce(0) { $0 + $1.read })), .integer(Int64(total)),
+                .text("\(source.name) version \(source.version) → \(destination.version)"),
+            ])
+    }
+
+    /// Checks the new store before it may replace anything: objects per entity, integrity,
+    /// foreign keys, uniqueness, required values.
+    private func verifyDestination() throws {
+        let store = try Store.open(at: destinationPath, model: destination, options: Store.Options(createIfMissing: false))
+        var checks: [Check] = [.integrity(quick: false), .foreignKeys(entity: nil)]
+        for entity in destination.entities {
+            checks.append(.count(entity: entity.name, expectation: .exactly(written[entity.name, default: 0]), basis: "objects the mapping wrote"))
+            checks.append(.uniqueness(entity: entity.name))
+            checks.append(.required(entity: entity.name))
+        }
+        let report = Verifier(model: destination).run(checks, on: store, name: "migration \(source.version) → \(destination.version)")
+        if let failure = report.failure {
+            throw FerryError(
+                .migration, "the migrated store failed verification: \(failure.message)", notes: failure.notes + ["nothing was changed: the original store is as it was"])
+        }
+    }
+
+    static func readOnlyURI(_ path: String) -> String { uri(path, mode: "ro") }
+
+    /// A `file:` URI for a path (escaped), opening it in `mode` (`ro`, `rw`, `rwc`).
+    static func uri(_ path: String, mode: String) -> String {
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "?#%")
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        return "file:" + (absolute.addingPercentEncoding(withAllowedCharacters: allowed) ?? absolute) + "?mode=\(mode)"
+    }
+}
+
+/// Hands an expression the values of its key paths from a selected row.
+struct SlotContext: ExpressionContext {
+    let row: [Value]
+    let slots: [Int]
+    let description: String
+
+    func value(atSlot slot: Int) -> Value { row[slots[slot]] }
+    var objectDescription: String? { description }
+}
+
+extension Duration {
+    var secondsValue: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}

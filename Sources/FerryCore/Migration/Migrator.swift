@@ -1,0 +1,220 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Options of a migration.
+public struct MigrationOptions: Sendable {
+    /// The version to migrate to; nil for the bundle's current version.
+    public var targetVersion: String?
+    /// Keep the original store beside the migrated one (`STORE.backup-v1-…`).
+    public var backup = true
+    /// Values of `$name` in mapping expressions.
+    public var parameters: [String: Value] = [:]
+    /// Where mapping files' policy names are looked up.
+    public var registry: PolicyRegistry = .shared
+
+    public init(targetVersion: String? = nil, backup: Bool = true, parameters: [String: Value] = [:], registry: PolicyRegistry = .shared) {
+        self.targetVersion = targetVersion
+        self.backup = backup
+        self.parameters = parameters
+        self.registry = registry
+    }
+}
+
+/// Receives progress while a store migrates.
+public protocol MigrationObserver: AnyObject {
+    func migrationStepStarted(_ index: Int, of total: Int, from: String, to: String)
+    func migrationEntityStarted(_ mapping: String)
+    func migrationProgress(mapping: String, processed: Int)
+}
+
+/// What one version step did, per entity mapping.
+public struct MigrationStepReport: Sendable, Codable, Hashable {
+    public struct EntityReport: Sendable, Codable, Hashable {
+        public var mapping: String
+        public var destination: String
+        public var source: String?
+        /// Source objects read.
+        public var read = 0
+        /// Destination objects written.
+        public var written = 0
+        public var seconds = 0.0
+    }
+
+    public var from: String
+    public var to: String
+    public var mappingFile: String?
+    public var entities: [EntityReport]
+    public var seconds: Double
+
+    enum CodingKeys: String, CodingKey {
+        case from, to, entities, seconds
+        case mappingFile = "mapping_file"
+    }
+}
+
+/// What a migration did.
+public struct MigrationReport: Sendable, Codable, Hashable {
+    public var store: String
+    public var model: String
+    public var fromVersion: String
+    public var toVersion: String
+    public var steps: [MigrationStepReport]
+    /// The original store, kept beside the migrated one (nil with `backup: false`).
+    public var backup: String?
+
+    enum CodingKeys: String, CodingKey {
+        case store, model, steps, backup
+        case fromVersion = "from_version", toVersion = "to_version"
+    }
+}
+
+/// Migrates a store to another version of its model, step by step (v1 → v2 → v3), each step
+/// lightweight (inferred) or described by a mapping file: Core Data's progressive migration with
+/// `NSStagedMigrationManager`'s stages.
+///
+/// Crash safety: every step writes a new file beside the store (`STORE.ferry-migrating-N`) and
+/// only reads the store. The last result is verified, then swapped in with one `rename(2)`, after
+/// the original is hard-linked to a backup. A failure or a kill at any moment leaves either the
+/// untouched original or the fully migrated store in place.
+///
+/// ```swift
+/// let migrator = Migrator(storePath: "shop.sqlite", bundle: bundle) { from, to in
+///     try MappingModel.inferred(from: from, to: to)
+/// }
+/// let report = try migrator.run()
+/// ```
+public final class Migrator {
+    public let storePath: String
+    public let bundle: ModelBundle
+    public var options: MigrationOptions
+    public weak var observer: (any MigrationObserver)?
+    private let mappingProvider: (ObjectModel, ObjectModel) throws -> MappingModel
+
+    /// - Parameter mappingProvider: the mapping for one adjacent version step (a mapping file's,
+    ///   or the inferred one).
+    public init(storePath: String, bundle: ModelBundle, options: MigrationOptions = MigrationOptions(), mappingProvider: @escaping (ObjectModel, ObjectModel) throws -> MappingModel) {
+        self.storePath = storePath
+        self.bundle = bundle
+        self.options = options
+        self.mappingProvider = mappingProvider
+    }
+
+    /// The migration's plan: the store's version, the target, each step's mapping, and how many
+    /// objects of each source entity the store holds.
+    public struct Plan {
+        public var source: ObjectModel
+        public var target: ObjectModel
+        public var steps: [MappingModel]
+        public var counts: [String: Int]
+    }
+
+    /// Finds the store's version and plans the steps to the target, without changing anything.
+    public func plan() throws -> Plan {
+        guard let metadata = try Store.metadata(at: storePath) else {
+            throw FerryError(.store, "'\(storePath)' is not a ferry store (it has no ferry metadata)")
+        }
+        let source = try VersionDetector.detect(metadata: metadata, bundle: bundle, store: storePath)
+        let targetLabel = options.targetVersion ?? bundle.currentVersion
+        guard let target = bundle.version(targetLabel) else {
+            throw FerryError(.usage, "model \(bundle.name) has no version '\(targetLabel)' (versions: \(bundle.versions.map(\.version).joined(separator: ", ")))")
+        }
+        let path = try bundle.path(from: source.version, to: target.version)
+        var steps: [MappingModel] = []
+        for (from, to) in zip(path, path.dropFirst()) {
+            steps.append(try mappingProvider(from, to))
+        }
+        let connection = try Connection(path: MigrationStepRunner.readOnlyURI(storePath), readOnly: true, create: false)
+        var counts: [String: Int] = [:]
+        for entity in source.entities {
+            counts[entity.name] = Int(try connection.scalar("SELECT count(*) FROM \(SQL.quote(entity.name))")?.int64 ?? 0)
+        }
+        return Plan(source: source, target: target, steps: steps, counts: counts)
+    }
+
+    /// Migrates the store to the target version and swaps the result in.
+    public func run() throws -> MigrationReport {
+        try settleWriteAheadLog()
+        let plan = try self.plan()
+        var report = MigrationReport(store: storePath, model: bundle.name, fromVersion: plan.source.version, toVersion: plan.target.version, steps: [])
+        guard !plan.steps.isEmpty else { return report }
+
+        // Hold the store's write lock for the whole migration: other writers wait (or time out)
+        // instead of writing into a store that is about to be replaced.
+        let guardConnection = try Connection(path: storePath, create: false)
+        guardConnection.setBusyTimeout(milliseconds: 30_000)
+        try guardConnection.execute("BEGIN IMMEDIATE")
+        defer { try? guardConnection.execute("ROLLBACK") }
+
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        var current = storePath
+        var scratch: [String] = []
+        do {
+            for (index, mapping) in plan.steps.enumerated() {
+                observer?.migrationStepStarted(index + 1, of: plan.steps.count, from: mapping.source.version, to: mapping.destination.version)
+                let next = "\(storePath).ferry-migrating-\(index + 1)"
+                scratch.append(next)
+                let runner = MigrationStepRunner(mapping: mapping, sourcePath: current, destinationPath: next, options: options, now: now)
+                runner.observer = observer
+                report.steps.append(try runner.run())
+                if current != storePath { StoreFiles.remove(current) }
+                current = next
+            }
+        } catch {
+            for file in scratch { StoreFiles.remove(file) }
+            throw error
+        }
+        if options.backup {
+            let backup = "\(storePath).backup-v\(plan.source.version)-\(Self.stamp(now))"
+            try StoreFiles.preserve(storePath, as: backup)
+            report.backup = backup
+        }
+        try StoreFiles.replace(storePath, with: current)
+        return report
+    }
+
+    /// A store whose latest data still sits in its `-wal` file is checkpointed first (the data
+    /// moves into the main file unchanged), so that nothing in the WAL can be lost by the swap.
+    private func settleWriteAheadLog() throws {
+        let wal = storePath + "-wal"
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: wal))?[.size] as? Int, size > 0 else { return }
+        let connection = try Connection(path: storePath, create: false)
+        connection.setBusyTimeout(milliseconds: 30_000)
+        _ = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+
+    static func stamp(_ millis: Int64) -> String {
+        DateCoding.format(millis).replacingOccurrences(of: ":", with: "").replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ".", with: "")
+    }
+}
+
+extension StoreFiles {
+    /// Keeps the file at `path` under a second name (a hard link, or a copy where links are not
+    /// possible), so the original survives the swap.
+    static func preserve(_ path: String, as backup: String) throws {
+        if link(path, backup) == 0 { return }
+        do {
+            try FileManager.default.copyItem(atPath: path, toPath: backup)
+        } catch {
+            throw FerryError(.io, "cannot keep a backup of '\(path)' at '\(backup)': \(error.localizedDescription)")
+        }
+    }
+
+    /// Flushes a file and its folder to disk (the swap must not reach the disk before the data).
+    static func synchronize(_ path: String) throws {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { throw FerryError(.io, "cannot open '\(path)' to flush it: \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw FerryError(.io, "cannot flush '\(path)': \(String(cString: strerror(errno)))") }
+        let folder = (path as NSString).deletingLastPathComponent
+        let directory = open(folder.isEmpty ? "." : folder, O_RDONLY)
+        if directory >= 0 {
+            _ = fsync(directory)
+            close(directory)
+        }
+    }
+}

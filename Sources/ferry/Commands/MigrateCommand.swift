@@ -1,0 +1,151 @@
+import ArgumentParser
+import FerryCore
+import FerryPipeline
+import Foundation
+
+struct MigrateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Migrate a store to another version of its model (default: the current one).",
+        discussion: """
+            The store's version is found from its stored model hash. Each version step is \
+            lightweight (inferred, see `ferry model diff`) or follows the bundle's \
+            mappings/FROM-to-TO.yml. Each step writes a new file beside the store; the result is \
+            verified and swapped in atomically, keeping the original as STORE.backup-vN-TIME \
+            unless --no-backup. A failure or a kill leaves the original store as it was.
+            """)
+
+    @Argument(help: ArgumentHelp("The store to migrate.", valueName: "store"))
+    var store: String
+
+    @Option(help: "The model bundle.")
+    var model: String
+
+    @Option(help: "The version to migrate to (default: the bundle's current version).")
+    var to: String?
+
+    @Flag(help: "Print the plan (steps, mappings, records to read) and change nothing.")
+    var dryRun = false
+
+    @Flag(help: "Do not keep the original store as a backup.")
+    var noBackup = false
+
+    @Option(help: ArgumentHelp("Write a JSON report of the migration.", valueName: "file.json"))
+    var report: String?
+
+    @Option(name: .customLong("param"), help: ArgumentHelp("A value for $name in mapping expressions.", valueName: "name=value"))
+    var parameters: [String] = []
+
+    @Flag(help: "Print only errors.")
+    var quiet = false
+
+    func run() throws {
+        try runReportingErrors {
+            var global = GlobalOptions()
+            global.parameters = parameters
+            let bundle = try ModelLoader().load(path: model)
+            var options = MigrationOptions(targetVersion: to, backup: !noBackup)
+            options.parameters = try global.parameterValues().mapValues { Value.string($0) }
+            let migrator = Migrator(storePath: store, bundle: bundle, options: options, mappingProvider: MigrationMappings.provider(for: bundle))
+            let console = MigrationConsole(quiet: quiet)
+            migrator.observer = console
+            if dryRun {
+                let plan = try migrator.plan()
+                print(MigrationConsole.describe(plan, store: store))
+                return 0
+            }
+            let result = try migrator.run()
+            if let report { try writeJSON(result, to: report) }
+            if !quiet {
+                if result.steps.isEmpty {
+                    print("\(store) is already at \(bundle.name) version \(result.toVersion)")
+                } else {
+                    for step in result.steps {
+                        let written = step.entities.map { "\($0.destination) \(Console.grouped($0.written))" }.joined(separator: ", ")
+                        print("step \(step.from) → \(step.to)\(step.mappingFile.map { " (\($0))" } ?? " (inferred)"): \(written) in \(String(format: "%.2f", step.seconds)) s")
+                    }
+                    print("\(store): migrated from version \(result.fromVersion) to \(result.toVersion)\(result.backup.map { "; original kept as \($0)" } ?? "")")
+                }
+            }
+            return 0
+        }
+    }
+}
+
+/// Progress of a migration on the console: a line per step (and per entity on a terminal).
+final class MigrationConsole: MigrationObserver {
+    let quiet: Bool
+    let isTerminal: Bool
+    private var lastDraw = ContinuousClock.now
+    private var step = ""
+
+    init(quiet: Bool) {
+        self.quiet = quiet
+        isTerminal = Console(quiet: quiet).isTerminal
+    }
+
+    func migrationStepStarted(_ index: Int, of total: Int, from: String, to: String) {
+        step = "[\(index)/\(total)] \(from) → \(to)"
+        if !quiet && !isTerminal { print("\(step) ..."); fflush(nil) }
+    }
+
+    func migrationEntityStarted(_ mapping: String) {
+        guard !quiet, isTerminal else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K\(step) \(mapping)".utf8))
+    }
+
+    func migrationProgress(mapping: String, processed: Int) {
+        guard !quiet, isTerminal, ContinuousClock.now - lastDraw > .milliseconds(200) else { return }
+        lastDraw = .now
+        FileHandle.standardError.write(Data("\r\u{1B}[K\(step) \(mapping): \(Console.grouped(processed)) objects".utf8))
+    }
+
+    static func describe(_ plan: Migrator.Plan, store: String) -> String {
+        var lines = ["\(store): \(plan.source.name) version \(plan.source.version) → \(plan.target.version)"]
+        if plan.steps.isEmpty { lines.append("nothing to do: the store is at the target version") }
+        for mapping in plan.steps {
+            lines.append("step \(mapping.source.version) → \(mapping.destination.version)\(mapping.location.map { " (mapping file \($0.file))" } ?? " (inferred)")")
+            for entity in mapping.entities {
+                var line = "  \(entity.name)"
+                if let source = entity.source {
+                    line += " ← \(source)"
+                    if mapping.source.version == plan.source.version, let count = plan.counts[source] { line += " (\(Console.grouped(count)) records)" }
+                } else {
+                    line += " (new, empty)"
+                }
+                if let filter = entity.filter { line += " where \(filter)" }
+                if let distinct = entity.distinct { line += " distinct \(distinct)" }
+                if let policy = entity.policy { line += " policy \(policy)" }
+                lines.append(line)
+                for attribute in entity.attributes {
+                    switch attribute.value {
+                    case .copy(let source, let conversion, _):
+                        if source != attribute.destination || conversion != nil {
+                            lines.append("    \(attribute.destination) ← \(source)\(conversion.map { " (\($0.from.rawValue) → \($0.to.rawValue))" } ?? "")")
+                        }
+                    case .expression(let text): lines.append("    \(attribute.destination) = \(text)")
+                    case .constant(let value): if !value.isNull { lines.append("    \(attribute.destination) = \(value) (default)") }
+                    }
+                }
+                for relationship in entity.relationships {
+                    switch relationship.value {
+                    case .carry(let source): if source != relationship.destination { lines.append("    \(relationship.destination) ← \(source)") }
+                    case .fromMapping(let name): lines.append("    \(relationship.destination) → the \(name) made from the same \(entity.source ?? "object")")
+                    case .none: lines.append("    \(relationship.destination) (empty)")
+                    }
+                }
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// Where each version step's mapping comes from: the bundle's mapping file for that step when
+/// there is one, else inference.
+enum MigrationMappings {
+    static func provider(for bundle: ModelBundle) -> (ObjectModel, ObjectModel) throws -> MappingModel {
+        { from, to in
+            try MappingModel.inferred(from: from, to: to)
+        }
+    }
+}
