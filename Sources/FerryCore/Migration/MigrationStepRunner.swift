@@ -128,6 +128,7 @@ final class MigrationStepRunner {
         try connection.execute("DETACH DATABASE dst")
         connection = nil
         try verifyDestination()
+        try keepJournalMode()
         try StoreFiles.synchronize(destinationPath)
         return MigrationStepReport(
             from: source.version, to: destination.version, mappingFile: mapping.location?.file, entities: reports,
@@ -457,6 +458,14 @@ final class MigrationStepRunner {
             throw FerryError(
                 .migration, "the migrated store failed verification: \(failure.message)", notes: failure.notes + ["nothing was changed: the original store is as it was"])
         }
+    }
+
+    /// A store in WAL mode stays in WAL mode (the mode is recorded in the file's header).
+    private func keepJournalMode() throws {
+        let mode = try Connection(path: Self.readOnlyURI(sourcePath), readOnly: false, create: true).scalar("PRAGMA journal_mode")
+        guard mode?.text?.lowercased() == "wal" else { return }
+        let destination = try Connection(path: destinationPath, create: false)
+        _ = try destination.scalar("PRAGMA journal_mode = WAL")
     }
 
     static func readOnlyURI(_ path: String) -> String { uri(path, mode: "ro") }

@@ -173,7 +173,7 @@ public final class Migrator {
             try StoreFiles.preserve(storePath, as: backup)
             report.backup = backup
         }
-        try StoreFiles.replace(storePath, with: current)
+        try StoreFiles.swapIn(current, at: storePath)
         return report
     }
 
@@ -193,6 +193,19 @@ public final class Migrator {
 }
 
 extension StoreFiles {
+    /// Puts a finished, closed store in place of `path` with one `rename(2)`, then removes the
+    /// old file's `-wal` and `-shm`. The caller checkpointed the old store and held its write lock
+    /// since, so its write-ahead log holds nothing the new file lacks.
+    static func swapIn(_ newPath: String, at path: String) throws {
+        guard rename(newPath, path) == 0 else {
+            throw FerryError(.io, "cannot move '\(newPath)' to '\(path)': \(String(cString: strerror(errno)))")
+        }
+        for companion in [path + "-wal", path + "-shm"] {
+            try? FileManager.default.removeItem(atPath: companion)
+        }
+        try synchronize(path)
+    }
+
     /// Keeps the file at `path` under a second name (a hard link, or a copy where links are not
     /// possible), so the original survives the swap.
     static func preserve(_ path: String, as backup: String) throws {
