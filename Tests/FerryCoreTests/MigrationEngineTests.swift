@@ -227,3 +227,28 @@ struct MigrationEngineTests {
         _ = writer
     }
 }
+
+@Suite("Migration engine: checksums")
+struct MigrationChecksumTests {
+    @Test("copied attributes are proven unchanged; transformed ones are listed as not comparable")
+    func checksums() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("library.sqlite")
+        try LibraryModels.makeStore(at: path)
+        var options = MigrationOptions()
+        options.checksums = true
+        let report = try Migrator(storePath: path, bundle: LibraryModels.bundle, options: options) { _, _ in
+            var mapping = try LibraryModels.mapping()
+            let book = try #require(mapping.entities.firstIndex { $0.name == "Book" })
+            mapping.entities[book].filter = nil
+            return mapping
+        }.run()
+        let book = try #require(report.steps[0].entities.first { $0.mapping == "Book" })
+        #expect(book.unchanged == ["isbn", "title", "price"])
+        #expect(book.notComparable == ["shout", "label", "year"])
+        let loan = try #require(report.steps[0].entities.first { $0.mapping == "Loan" })
+        #expect(loan.unchanged == ["reader"])
+        let author = try #require(report.steps[0].entities.first { $0.mapping == "Author" })
+        #expect(author.notComparable == ["name"])
+    }
+}

@@ -128,6 +128,7 @@ final class MigrationStepRunner {
         try connection.execute("DETACH DATABASE dst")
         connection = nil
         try verifyDestination()
+        if options.checksums { try compareChecksums() }
         try keepJournalMode()
         try StoreFiles.synchronize(destinationPath)
         return MigrationStepReport(
@@ -457,6 +458,43 @@ final class MigrationStepRunner {
         if let failure = report.failure {
             throw FerryError(
                 .migration, "the migrated store failed verification: \(failure.message)", notes: failure.notes + ["nothing was changed: the original store is as it was"])
+        }
+    }
+
+    /// For each entity mapping that keeps its objects one to one, the attributes copied as they
+    /// are must have the same order-independent checksum before and after; the others are listed
+    /// as not comparable.
+    private func compareChecksums() throws {
+        let sourceConnection = try Connection(path: Self.readOnlyURI(sourcePath), readOnly: false, create: true)
+        let destinationConnection = try Connection(path: destinationPath, create: false)
+        for (index, report) in reports.enumerated() {
+            guard let entityMapping = mapping.entity(named: report.mapping), let sourceName = entityMapping.source else { continue }
+            var sourceAttributes: [String] = []
+            var destinationAttributes: [String] = []
+            var notComparable: [String] = []
+            for attribute in entityMapping.attributes {
+                if case .copy(let from, let conversion, let valueIfNil) = attribute.value, conversion == nil, valueIfNil.isNull {
+                    sourceAttributes.append(from)
+                    destinationAttributes.append(attribute.destination)
+                } else {
+                    notComparable.append(attribute.destination)
+                }
+            }
+            guard isIdentity(entityMapping), entityMapping.filter == nil else {
+                reports[index].notComparable = entityMapping.attributes.map(\.destination)
+                reports[index].unchanged = []
+                continue
+            }
+            let before = try EntityChecksum.compute(connection: sourceConnection, model: source, entity: sourceName, attributes: sourceAttributes)
+            let after = try EntityChecksum.compute(connection: destinationConnection, model: destination, entity: entityMapping.destination, attributes: destinationAttributes)
+            guard before.matches(after) else {
+                throw FerryError(
+                    .migration,
+                    "mapping \(entityMapping.name): the values of \(destinationAttributes.joined(separator: ", ")) changed during the migration (checksum \(before.value) over \(before.rows) objects before, \(after.value) over \(after.rows) after)",
+                    at: entityMapping.location, notes: ["nothing was changed: the original store is as it was"])
+            }
+            reports[index].unchanged = destinationAttributes
+            reports[index].notComparable = notComparable
         }
     }
 

@@ -16,6 +16,10 @@ public struct MigrationOptions: Sendable {
     public var parameters: [String: Value] = [:]
     /// Where mapping files' policy names are looked up.
     public var registry: PolicyRegistry = .shared
+    /// Prove that carried-over values are unchanged: per entity mapping, an order-independent
+    /// checksum of every attribute the mapping copies as it is, before and after (one more read
+    /// of both stores; `ferry check` always does it).
+    public var checksums = false
 
     public init(targetVersion: String? = nil, backup: Bool = true, parameters: [String: Value] = [:], registry: PolicyRegistry = .shared) {
         self.targetVersion = targetVersion
@@ -43,6 +47,16 @@ public struct MigrationStepReport: Sendable, Codable, Hashable {
         /// Destination objects written.
         public var written = 0
         public var seconds = 0.0
+        /// Attributes copied unchanged whose checksums agreed before and after (with `checksums`).
+        public var unchanged: [String]?
+        /// Attributes the mapping transforms (expressions, conversions, defaults for nil, filters),
+        /// which a checksum cannot compare.
+        public var notComparable: [String]?
+
+        enum CodingKeys: String, CodingKey {
+            case mapping, destination, source, read, written, seconds, unchanged
+            case notComparable = "not_comparable"
+        }
     }
 
     public var from: String
