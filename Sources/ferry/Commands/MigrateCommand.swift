@@ -144,12 +144,3 @@ final class MigrationConsole: MigrationObserver {
     }
 }
 
-/// Where each version step's mapping comes from: the bundle's mapping file for that step when
-/// there is one, else inference.
-enum MigrationMappings {
-    static func provider(for bundle: ModelBundle) -> (ObjectModel, ObjectModel) throws -> MappingModel {
-        { from, to in
-            try MappingModel.inferred(from: from, to: to)
-        }
-    }
-}
