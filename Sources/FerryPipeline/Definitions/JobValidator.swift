@@ -17,6 +17,7 @@ public struct JobValidator: Sendable {
         for step in job.steps {
             switch step {
             case .import(let step): validate(step, model: model, job: job, into: &errors)
+            case .migrate: break  // checked against the bundle by the migration engine
             }
         }
         return errors

@@ -14,6 +14,9 @@ struct YAMLNode {
 
     var content: Content
     var location: InputLocation
+    /// Where a scalar's text starts: one column after `location` for a quoted scalar (columns
+    /// after an escape sequence in a double-quoted scalar are not adjusted); `location` otherwise.
+    var textLocation: InputLocation
 
     /// Parses the first document of a YAML text; nil for an empty document. Syntax errors come
     /// out as `file:line:column: error: …` with the offending line and a caret as notes.
@@ -60,8 +63,10 @@ struct YAMLNode {
     private init(_ node: Node, file: String, code: FerryError.Code) throws(FerryError) {
         let mark = node.mark
         location = InputLocation(file: file, line: mark?.line ?? 0, column: mark?.column ?? 0)
+        textLocation = location
         switch node {
         case .scalar(let scalar):
+            if scalar.style == .singleQuoted || scalar.style == .doubleQuoted, location.column > 0 { textLocation.column += 1 }
             let isNull = scalar.style == .plain && ["", "~", "null", "Null", "NULL"].contains(scalar.string)
             content = .scalar(scalar.string, isNull: isNull)
         case .mapping(let mapping):
