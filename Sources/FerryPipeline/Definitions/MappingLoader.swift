@@ -106,6 +106,8 @@ private struct Builder {
     /// The file's entity entries, by mapping name, once read.
     var entries: [String: EntityEntry] = [:]
     var entitiesLocation: InputLocation?
+    /// Entity entries that could not be read (already reported): their refusals are not.
+    var unreadable: Set<String> = []
 
     /// What the file says about one entity mapping.
     struct EntityEntry {
@@ -141,7 +143,7 @@ private struct Builder {
         var order: [String] = []
         if let node = top["entities"], let entities = reader.mapping(node, for: "entities") {
             for entry in entities.entries {
-                if let name = readEntity(entry) { order.append(name) }
+                if let name = readEntity(entry) { order.append(name) } else { unreadable.insert(entry.key) }
             }
         }
         for name in order { readProperties(of: name) }
@@ -158,7 +160,7 @@ private struct Builder {
         let parts = base.components(separatedBy: "-to-")
         guard parts.count == 2, parts[0] != source.version || parts[1] != destination.version else { return }
         reader.fail(
-            "the mapping file '\((path as NSString).lastPathComponent)' is named for versions \(parts[0]) → \(parts[1])), but it is used for \(source.name) \(source.version) → \(destination.version)",
+            "the mapping file '\((path as NSString).lastPathComponent)' is named for versions \(parts[0]) → \(parts[1]), but it is used for \(source.name) \(source.version) → \(destination.version)",
             at: fileStart, notes: ["name it \(source.version)-to-\(destination.version).yml, or use it for the step its name says"])
     }
 
@@ -476,7 +478,7 @@ private struct Builder {
     func checkRefusals() {
         for change in diff.refusals {
             let entry = entries[change.entity]
-            if entry?.reinferred == true { continue }
+            if entry?.reinferred == true || unreadable.contains(change.entity) { continue }
             let location = entry?.keyLocation ?? entitiesLocation ?? fileStart
             let reason = change.reason ?? change.detail
             guard let property = change.property else {
