@@ -61,7 +61,7 @@ func loadAndValidate(jobPath: String, parameters: [String: String]) throws -> (J
     }
     let bundle = try ModelLoader().load(path: modelPath)
     let model = try job.model(in: bundle)
-    let problems = JobValidator().validate(job, model: model)
+    let problems = JobValidator().validate(job, model: model) + JobValidator().validateMigrations(job, bundle: bundle)
     if !problems.isEmpty { throw FerryErrors(problems) }
     return (job, model)
 }
