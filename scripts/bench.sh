@@ -6,12 +6,21 @@
 #   ROWS=250000 RUNS=5 scripts/bench.sh
 #   scripts/bench.sh --sqlite-only   # only the sqlite3 baselines (no ferry needed)
 #   scripts/bench.sh --no-build      # use .build/release/ferry as it is
+#   scripts/bench.sh --export-only   # only the export section
+#   scripts/bench.sh --mutations     # only batch update/delete against sqlite3
 #
 # Measures, alternating the tools, RUNS times each, into a fresh database every time:
 #   ferry import customers-N.csv|.ndjson|.json --store fresh.sqlite --entity customers --model scripts/bench/customers.yml
 #   sqlite3 fresh.db '.import --csv --skip 1 customers-N.csv customers'   (same table, types, constraints, indexes)
 # and prints median wall time, records/s, peak RSS and the ratio to sqlite3, then SQLite's own
 # limit: INSERT ... SELECT of the same rows from an attached database (no parsing at all).
+# Then the export section: `ferry export` of the N-row store (CSV, NDJSON, and a predicate export)
+# against `sqlite3 -csv STORE "SELECT ..."` of the same columns and rows, with the targets
+# CSV <= 1.5x, NDJSON <= 2x, predicate <= 1.5x.
+# Then `ferry verify --checks all` on the imported store against sqlite3's integrity_check,
+# foreign_key_check and counts on the same file. See docs/benchmarks.md.
+# Then batch update and batch delete of half the rows (ferry update/delete against the same
+# UPDATE/DELETE statement in sqlite3, each on a fresh copy of the store).
 # See docs/benchmarks.md.
 set -euo pipefail
 
@@ -22,12 +31,17 @@ ROWS=${ROWS:-1000000}
 RUNS=${RUNS:-3}
 BUILD=1
 FERRY_RUNS=1
+IMPORTS=1
+MUTATIONS_ONLY=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) ROWS=100000; RUNS=1 ;;
         --sqlite-only) FERRY_RUNS=0 ;;
         --no-build) BUILD=0 ;;
-        -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --export-only) IMPORTS=0 ;;
+        -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --mutations) MUTATIONS_ONLY=1 ;;
+        -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -126,10 +140,68 @@ CREATE UNIQUE INDEX "ferry_unique_customers_id" ON "customers" ("id");
 SQL
 fi
 
-# --- runs -----------------------------------------------------------------------------------
-RESULTS=$OUT/runs-$ROWS.tsv
-printf 'tool\tformat\trun\twall_s\tpeak_rss_kib\n' >"$RESULTS"
+# --- batch update and batch delete (a function; runs after the imports, or alone with --mutations) ----------------------------------------------------------
+# Half the rows of the store ferry just made, changed by ferry (`ferry update` / `ferry delete`
+# with predicate `id BETWEEN {1, N/2}`) and by the same statement typed into sqlite3, each on a
+# fresh copy of the same store file.
+bench_mutations() {
+    HALF=$((ROWS / 2))
+    IMPORT_RESULTS=${RESULTS:-}
+    RESULTS=$OUT/mutations-$ROWS.tsv
+    printf 'tool\tformat\trun\twall_s\tpeak_rss_kib\n' >"$RESULTS"
+    MUT_DB=$WORK/mutate.sqlite
+    MUT_SOURCE=$WORK/mutate-source.sqlite
+    fresh "$MUT_SOURCE"
+    "$FERRY" import "$CSV" --store "$MUT_SOURCE" --entity customers --model "$MODEL" --quiet \
+        >"$WORK/mutate-source.log" 2>&1 || { cat "$WORK/mutate-source.log" >&2; die "ferry import of the store to change failed"; }
+    copy_store() { fresh "$MUT_DB"; cp "$MUT_SOURCE" "$MUT_DB"; }
+    expect_rows() {   # expect_rows SQL VALUE
+        local got
+        got=$(sqlite3 "$MUT_DB" "$1") || die "cannot query $MUT_DB"
+        [ "$got" = "$2" ] || die "$MUT_DB: '$1' gave $got, expected $2"
+    }
+    echo "batch update and delete of $HALF of $ROWS rows, $RUNS run(s) each" >&2
+    for run in $(seq 1 "$RUNS"); do
+        copy_store
+        measure sqlite3 update "$run" "$WORK/sqlite3-update.log" -- \
+            sqlite3 "$MUT_DB" "UPDATE customers SET active = 0 WHERE id BETWEEN 1 AND $HALF"
+        expect_rows "SELECT count(*) FROM customers WHERE active = 0 AND id <= $HALF" "$HALF"
+        copy_store
+        measure ferry update "$run" "$WORK/ferry-update.log" -- \
+            "$FERRY" update --store "$MUT_DB" --entity customers --where "id BETWEEN {1, $HALF}" --set active=false --quiet
+        expect_rows "SELECT count(*) FROM customers WHERE active = 0 AND id <= $HALF" "$HALF"
+        copy_store
+        measure sqlite3 delete "$run" "$WORK/sqlite3-delete.log" -- \
+            sqlite3 "$MUT_DB" "DELETE FROM customers WHERE id BETWEEN 1 AND $HALF"
+        expect_rows "SELECT count(*) FROM customers" "$((ROWS - HALF))"
+        copy_store
+        measure ferry delete "$run" "$WORK/ferry-delete.log" -- \
+            "$FERRY" delete --store "$MUT_DB" --entity customers --where "id BETWEEN {1, $HALF}" --quiet
+        expect_rows "SELECT count(*) FROM customers" "$((ROWS - HALF))"
+    done
+    fresh "$MUT_DB"
+    fresh "$MUT_SOURCE"
+    python3 - "$RESULTS" "$HALF" <<'PY'
+import statistics, sys
+path, half = sys.argv[1], int(sys.argv[2])
+runs = {}
+for line in open(path).read().splitlines()[1:]:
+    tool, op, _, wall, rss = line.split("\t")
+    runs.setdefault((op, tool), []).append((float(wall), int(rss)))
+print(f"batch update / delete of {half} rows (median wall time; target: ferry <= 1.5x sqlite3)")
+print(f"{'operation':<10} {'sqlite3 s':>10} {'ferry s':>9} {'ferry MiB':>10} {'ratio':>7}")
+for op in ("update", "delete"):
+    base = statistics.median(w for w, _ in runs[(op, "sqlite3")])
+    ferry = statistics.median(w for w, _ in runs[(op, "ferry")])
+    rss = max(r for _, r in runs[(op, "ferry")]) / 1024
+    ratio = ferry / base if base > 0 else float("inf")
+    print(f"{op:<10} {base:>10.2f} {ferry:>9.2f} {rss:>10.1f} {ratio:>6.2f}x")
+PY
+    echo "raw runs: ${RESULTS#$ROOT/}" >&2
+    RESULTS=$IMPORT_RESULTS
+}
 
+# --- runs -----------------------------------------------------------------------------------
 fresh() { rm -f "$1" "$1-wal" "$1-shm" "$1-journal"; }
 
 count_rows() {   # count_rows DB: rows in customers, or fails
@@ -149,6 +221,14 @@ measure() {   # measure TOOL FORMAT RUN LOG -- command...: appends wall time and
     printf '%s\t%s\t%s\t%s\t%s\n' "$tool" "$format" "$run" "$wall" "$rss" >>"$RESULTS"
     printf '  %-8s %-7s run %d: %6.2f s  %7.1f MiB\n' "$tool" "$format" "$run" "$wall" "$(awk "BEGIN{print $rss/1024}")" >&2
 }
+
+if [ "$IMPORTS" = 1 ]; then
+RESULTS=$OUT/runs-$ROWS.tsv
+printf 'tool\tformat\trun\twall_s\tpeak_rss_kib\n' >"$RESULTS"
+if [ "$MUTATIONS_ONLY" = 1 ]; then
+    bench_mutations
+    exit 0
+fi
 
 SQLITE_DB=$WORK/sqlite3.db
 FERRY_DB=$WORK/ferry.sqlite
@@ -203,3 +283,110 @@ print(f"SQLite's own limit (INSERT ... SELECT of the same rows, same table and i
       f"{limit_wall:.2f} s, {rate:,.0f} records/s, {limit_rss / 1024:.1f} MiB")
 PY
 echo "raw runs: ${RESULTS#$ROOT/}" >&2
+
+fi
+
+# --- export ---------------------------------------------------------------------------------
+# ferry export of the whole entity (CSV, NDJSON) and a predicate export, against sqlite3 -csv of
+# the same columns and rows from the same store, alternating, RUNS times each. The store is the
+# one the last ferry CSV import made (or, with --sqlite-only, none: the section is skipped).
+if [ "$FERRY_RUNS" = 1 ]; then
+    EXPORT_STORE=$WORK/export.sqlite
+    fresh "$EXPORT_STORE"
+    "$FERRY" import "$CSV" --store "$EXPORT_STORE" --entity customers --model "$MODEL" --quiet \
+        >"$WORK/export-import.log" 2>&1 || { cat "$WORK/export-import.log" >&2; die "ferry import for the export store failed"; }
+    count_rows "$EXPORT_STORE"
+    COLS=$(sqlite3 "$EXPORT_STORE" "SELECT group_concat('\"' || name || '\"', ', ') FROM pragma_table_info('customers') WHERE name NOT LIKE 'ferry_%'")
+    PREDICATE='age > 40 AND email ENDSWITH "example.com"'
+    # The same rows in SQL: a byte-exact suffix test (LIKE would ignore case).
+    PREDICATE_SQL="age > 40 AND substr(email, -length('example.com')) = 'example.com'"
+    EXPORTS=$OUT/exports-$ROWS.tsv
+    printf 'tool\tcase\trun\twall_s\tpeak_rss_kib\trows\n' >"$EXPORTS"
+    export_measure() {   # export_measure TOOL CASE RUN OUTFILE -- command...
+        local tool=$1 case=$2 run=$3 file=$4
+        shift 5
+        if ! "$TIME" -o "$WORK/time.txt" -f '%e %M' "$@" >"$file" 2>"$WORK/export-$tool-$case.log"; then
+            tail -20 "$WORK/export-$tool-$case.log" >&2
+            die "$tool export ($case) failed, run $run: $*"
+        fi
+        read -r wall rss <"$WORK/time.txt"
+        local lines
+        case $case in ndjson) lines=$(wc -l <"$file") ;; *) lines=$(python3 -c "import csv,sys; print(sum(1 for _ in csv.reader(open(sys.argv[1], newline='', encoding='utf-8'))) - 1)" "$file") ;; esac
+        printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$tool" "$case" "$run" "$wall" "$rss" "$lines" >>"$EXPORTS"
+        printf '  %-8s %-10s run %d: %6.2f s  %7.1f MiB  %s rows\n' "$tool" "$case" "$run" "$wall" "$(awk "BEGIN{print $rss/1024}")" "$lines" >&2
+    }
+    echo "export: $ROWS records from $EXPORT_STORE" >&2
+    for run in $(seq 1 "$RUNS"); do
+        export_measure sqlite3 all "$run" "$WORK/sqlite3-all.csv" -- sqlite3 -csv -header "$EXPORT_STORE" "SELECT $COLS FROM customers ORDER BY ferry_pk"
+        export_measure ferry csv "$run" "$WORK/ferry-all.csv" -- "$FERRY" export --store "$EXPORT_STORE" --entity customers --format csv --quiet
+        export_measure ferry ndjson "$run" "$WORK/ferry-all.ndjson" -- "$FERRY" export --store "$EXPORT_STORE" --entity customers --format ndjson --quiet
+        export_measure sqlite3 predicate "$run" "$WORK/sqlite3-predicate.csv" -- sqlite3 -csv -header "$EXPORT_STORE" "SELECT $COLS FROM customers WHERE $PREDICATE_SQL ORDER BY ferry_pk"
+        export_measure ferry predicate "$run" "$WORK/ferry-predicate.csv" -- "$FERRY" export --store "$EXPORT_STORE" --entity customers --format csv --quiet --where "$PREDICATE"
+    done
+    python3 - "$EXPORTS" "$ROWS" <<'PY'
+import statistics, sys
+path, rows = sys.argv[1], int(sys.argv[2])
+runs, counts = {}, {}
+for line in open(path).read().splitlines()[1:]:
+    tool, case, _, wall, rss, lines = line.split("\t")
+    runs.setdefault((tool, case), []).append((float(wall), int(rss)))
+    counts[(tool, case)] = int(lines)
+def median(key):
+    return statistics.median(w for w, _ in runs[key])
+print(f"export of {rows} records; wall time is the median, RSS the largest")
+print(f"{'case':<28} {'median s':>9} {'peak MiB':>9} {'rows':>9} {'vs sqlite3':>11} {'target':>7}")
+rows_out = [
+    ("sqlite3 -csv (all)", ("sqlite3", "all"), None, None),
+    ("ferry export csv", ("ferry", "csv"), ("sqlite3", "all"), 1.5),
+    ("ferry export ndjson", ("ferry", "ndjson"), ("sqlite3", "all"), 2.0),
+    ("sqlite3 -csv (predicate)", ("sqlite3", "predicate"), None, None),
+    ("ferry export --where", ("ferry", "predicate"), ("sqlite3", "predicate"), 1.5),
+]
+failed = False
+for label, key, base, target in rows_out:
+    wall = median(key)
+    rss = max(r for _, r in runs[key]) / 1024
+    ratio = f"{wall / median(base):>10.2f}x" if base else f"{'':>11}"
+    mark = ""
+    if base:
+        ok = wall / median(base) <= target
+        failed |= not ok
+        mark = f"{'<= ' + str(target) + 'x':>7}" + ("" if ok else "  MISSED")
+        if counts[key] != counts[base]:
+            mark += f"  ROWS DIFFER ({counts[key]} vs {counts[base]})"
+    print(f"{label:<28} {wall:>9.2f} {rss:>9.1f} {counts[key]:>9} {ratio} {mark}")
+PY
+    echo "raw export runs: ${EXPORTS#$ROOT/}" >&2
+fi
+
+# --- verification -----------------------------------------------------------------------------
+# `ferry verify --checks all` on the store the last ferry import made (ROWS customers) against
+# sqlite3 running PRAGMA integrity_check; PRAGMA foreign_key_check; and one SELECT COUNT(*) per
+# entity on the same file, alternating, RUNS times each. Target: ferry at most 2x sqlite3.
+if [ "$FERRY_RUNS" = 1 ]; then
+    VERIFY_RESULTS=$OUT/verify-$ROWS.tsv
+    printf 'tool\tformat\trun\twall_s\tpeak_rss_kib\n' >"$VERIFY_RESULTS"
+    COUNTS=$(sqlite3 "$FERRY_DB" "SELECT group_concat('SELECT COUNT(*) FROM \"' || name || '\";', ' ') FROM ferry_entities")
+    for run in $(seq 1 "$RUNS"); do
+        measure sqlite3 verify "$run" "$WORK/verify-sqlite3.log" -- \
+            sqlite3 "$FERRY_DB" "PRAGMA integrity_check; PRAGMA foreign_key_check; $COUNTS"
+        measure ferry verify "$run" "$WORK/verify-ferry.log" -- \
+            "$FERRY" verify "$FERRY_DB" --checks all --model "$MODEL" --quiet
+    done
+    grep -q '^ok$' "$WORK/verify-sqlite3.log" || die "sqlite3's integrity_check did not say ok (see $WORK/verify-sqlite3.log)"
+    python3 - "$RESULTS" "$VERIFY_RESULTS" "$ROWS" <<'PY'
+import statistics, sys
+runs = {}
+for line in open(sys.argv[2]).read().splitlines()[1:]:
+    tool, _, _, wall, rss = line.split("\t")
+    runs.setdefault(tool, []).append((float(wall), int(rss)))
+base = statistics.median(w for w, _ in runs["sqlite3"])
+print(f"verification of {int(sys.argv[3])} records (every check vs integrity_check + foreign_key_check + counts)")
+print(f"{'tool':<8} {'median s':>9} {'peak MiB':>9} {'vs sqlite3':>11}")
+for tool, values in runs.items():
+    wall = statistics.median(w for w, _ in values)
+    rss = max(r for _, r in values) / 1024
+    print(f"{tool:<8} {wall:>9.2f} {rss:>9.1f} {(wall / base if base > 0 else float('inf')):>10.2f}x   (target: ferry <= 2.00x)")
+PY
+fi
+[ "$FERRY_RUNS" = 1 ] && bench_mutations

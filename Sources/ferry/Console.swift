@@ -72,18 +72,72 @@ final class Console: ProgressObserver {
     /// One line per step: what it read and what became of every record.
     static func summary(_ report: StepReport) -> String {
         var text = "step \(report.index) \(report.kind)"
+        if let verification = report.verification, report.kind == "verify" {
+            text += report.outcome == .failed ? " FAILED: " : ": "
+            return text + "\(verification.tests) checks, \(verification.passed) passed, \(verification.failures) failed, \(verification.errors) errors, \(verification.skipped) skipped in \(String(format: "%.2f", report.elapsedSeconds)) s"
+        }
         if let entity = report.entity { text += " \(entity)" }
         if let source = report.source { text += " from \(source)" }
         switch report.outcome {
-        case .succeeded: text += ": "
-        case .dryRun: text += " (dry run, rolled back): "
+        case .succeeded: text += report.kind == "export" ? " " : ": "
+        case .dryRun: text += report.kind == "export" ? " (dry run, nothing written) " : " (dry run, rolled back): "
         case .failed: text += " FAILED: "
+        }
+        if report.kind == "export" {
+            if let output = report.output { text += output == "-" ? "to standard output" : "to \(output)" }
+            text += report.outcome == .failed ? "" : ", "
+            text += "read \(grouped(report.read)), written \(grouped(report.written)) in \(String(format: "%.2f", report.elapsedSeconds)) s"
+            if report.outcome != .failed { text += " (\(grouped(Int(report.recordsPerSecond))) records/s)" }
+            return text
+        }
+        if report.kind == "update" || report.kind == "delete" {
+            if report.outcome == .failed { return text + "nothing was changed" }
+            if report.kind == "update" {
+                text += "updated \(grouped(report.updated))"
+            } else {
+                text += "deleted \(grouped(report.deleted))"
+                if let cascade = report.cascadeDeleted, !cascade.isEmpty {
+                    text += ", cascade " + cascade.sorted { $0.key < $1.key }.map { "\(grouped($0.value)) \($0.key)" }.joined(separator: ", ")
+                }
+                if let nullified = report.nullified, !nullified.isEmpty {
+                    text += ", nullified " + nullified.sorted { $0.key < $1.key }.map { "\(grouped($0.value)) \($0.key)" }.joined(separator: ", ")
+                }
+            }
+            return text + " in \(String(format: "%.2f", report.elapsedSeconds)) s"
         }
         text += "read \(grouped(report.read)), inserted \(grouped(report.inserted)), updated \(grouped(report.updated)), "
         text += "skipped \(grouped(report.skipped)), rejected \(grouped(report.rejected)) "
         text += "in \(String(format: "%.2f", report.elapsedSeconds)) s"
         if report.outcome != .failed { text += " (\(grouped(Int(report.recordsPerSecond))) records/s)" }
         if let rejects = report.rejectsFile, report.rejected > 0 { text += "; rejects in \(rejects)" }
+        return text
+    }
+
+    /// The checks of a report as a table (check, entity, outcome, measured, message), each failed
+    /// check followed by its offending records, then a one-line summary.
+    static func verificationTable(_ report: VerificationReport, onlyFailures: Bool = false) -> String {
+        let shown = onlyFailures ? report.failedResults : report.results
+        var rows: [[String]] = [["CHECK", "ENTITY", "OUTCOME", "MEASURED", "MESSAGE"]]
+        for result in shown {
+            rows.append([result.name, result.entity ?? "-", result.outcome.rawValue.uppercased(), result.measuredSummary, result.message])
+        }
+        var widths = [Int](repeating: 0, count: 4)
+        for row in rows {
+            for column in 0..<4 { widths[column] = min(max(widths[column], row[column].count), 48) }
+        }
+        var text = ""
+        for (index, row) in rows.enumerated() {
+            var line = ""
+            for column in 0..<4 {
+                let cell = row[column].count > 48 ? String(row[column].prefix(47)) + "…" : row[column]
+                line += cell.padding(toLength: widths[column], withPad: " ", startingAt: 0) + "  "
+            }
+            text += line + row[4] + "\n"
+            if index > 0 {
+                for record in shown[index - 1].offending { text += "    - \(record)\n" }
+            }
+        }
+        text += "\(report.name): \(report.tests) checks, \(report.passed) passed, \(report.failures) failed, \(report.errors) errors, \(report.skipped) skipped in \(String(format: "%.2f", report.elapsedSeconds)) s\n"
         return text
     }
 

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Runs the built `ferry` binary (`swift build` first) and captures its output.
-struct FerryProcess {
+struct DiffCLIProcess {
     var stdout: String
     var stderr: String
     var status: Int32
@@ -12,7 +12,7 @@ struct FerryProcess {
     static var fixtures: URL { URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures") }
     static func fixture(_ relative: String) -> String { fixtures.appendingPathComponent(relative).path }
 
-    static func run(_ arguments: [String], in directory: String? = nil) throws -> FerryProcess {
+    static func run(_ arguments: [String], in directory: String? = nil) throws -> DiffCLIProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
@@ -25,18 +25,18 @@ struct FerryProcess {
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         let errData = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return FerryProcess(
+        return DiffCLIProcess(
             stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self), status: process.terminationStatus)
     }
 }
 
 @Suite("ferry model diff and ferry store version", .serialized)
 struct ModelDiffCLITests {
-    let bundle = FerryProcess.fixture("models/Shop")
+    let bundle = DiffCLIProcess.fixture("models/Shop")
 
     @Test("a lightweight step: every change ✓, exit 0")
     func lightweight() throws {
-        let result = try FerryProcess.run(["model", "diff", bundle, "--from", "1", "--to", "2"])
+        let result = try DiffCLIProcess.run(["model", "diff", bundle, "--from", "1", "--to", "2"])
         #expect(result.status == 0)
         #expect(result.stderr == "")
         #expect(result.stdout == """
@@ -62,7 +62,7 @@ struct ModelDiffCLITests {
 
     @Test("a step that needs a mapping: ✗ with reason and fix, exit 65")
     func needsMapping() throws {
-        let result = try FerryProcess.run(["model", "diff", bundle, "--from", "2"])
+        let result = try DiffCLIProcess.run(["model", "diff", bundle, "--from", "2"])
         #expect(result.status == 65)
         #expect(result.stdout == """
             Shop 2 → 3
@@ -82,7 +82,7 @@ struct ModelDiffCLITests {
 
     @Test("a range of versions is shown step by step")
     func range() throws {
-        let result = try FerryProcess.run(["model", "diff", bundle, "--from", "1", "--to", "3"])
+        let result = try DiffCLIProcess.run(["model", "diff", bundle, "--from", "1", "--to", "3"])
         #expect(result.status == 65)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.filter { $0.hasPrefix("Shop ") } == ["Shop 1 → 2", "Shop 2 → 3"])
@@ -91,14 +91,14 @@ struct ModelDiffCLITests {
 
     @Test("two model files: renamed_from in the new one names the old one's names")
     func twoFiles() throws {
-        let result = try FerryProcess.run(["model", "diff", "\(bundle)/v1.yml", "\(bundle)/v2.yml"])
+        let result = try DiffCLIProcess.run(["model", "diff", "\(bundle)/v1.yml", "\(bundle)/v2.yml"])
         #expect(result.status == 0)
         #expect(result.stdout.hasPrefix("v1 1 → v2 2\n  Customer\n    ✓ attribute name: renamed from fullName\n"))
     }
 
     @Test("--json: changes, verdicts, and the inferred mapping of a lightweight step")
     func json() throws {
-        let result = try FerryProcess.run(["model", "diff", bundle, "--from", "1", "--json"])
+        let result = try DiffCLIProcess.run(["model", "diff", bundle, "--from", "1", "--json"])
         #expect(result.status == 65)
         let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(report["lightweight"] as? Bool == false)
@@ -127,23 +127,23 @@ struct ModelDiffCLITests {
 
     @Test("usage errors exit 64")
     func usage() throws {
-        let missing = try FerryProcess.run(["model", "diff", bundle])
+        let missing = try DiffCLIProcess.run(["model", "diff", bundle])
         #expect(missing.status == 64)
         #expect(missing.stderr.hasPrefix("Error: give two models (ferry model diff OLD NEW) or one bundle with --from (ferry model diff BUNDLE --from 1 --to 2)\n"))
-        let unknown = try FerryProcess.run(["model", "diff", bundle, "--from", "4"])
+        let unknown = try DiffCLIProcess.run(["model", "diff", bundle, "--from", "4"])
         #expect(unknown.status == 64)
         #expect(unknown.stderr == "\(bundle)/model.yml:1:1: error: model Shop has no version '4' (versions: 1, 2, 3)\n")
-        let backwards = try FerryProcess.run(["model", "diff", bundle, "--from", "3", "--to", "1"])
+        let backwards = try DiffCLIProcess.run(["model", "diff", bundle, "--from", "3", "--to", "1"])
         #expect(backwards.status == 64)
         #expect(backwards.stderr == "\(bundle)/model.yml:1:1: error: version 1 comes before version 3 in model Shop; ferry migrates only to later versions\n")
-        let noModel = try FerryProcess.run(["model", "diff", "\(bundle)/v9.yml", "\(bundle)/v2.yml"])
+        let noModel = try DiffCLIProcess.run(["model", "diff", "\(bundle)/v9.yml", "\(bundle)/v2.yml"])
         #expect(noModel.status == 64)
         #expect(noModel.stderr == "\(bundle)/v9.yml: error: no model at '\(bundle)/v9.yml': No such file or directory\n")
     }
 
     @Test("--help documents both forms and the exit codes")
     func help() throws {
-        let result = try FerryProcess.run(["model", "diff", "--help"])
+        let result = try DiffCLIProcess.run(["model", "diff", "--help"])
         #expect(result.status == 0)
         #expect(result.stdout.contains("\nferry model diff BUNDLE --from 1 [--to 3]\n"))
         #expect(result.stdout.contains("\nferry model diff OLD NEW [--from 1] [--to 2]\n"))
@@ -154,10 +154,10 @@ struct ModelDiffCLITests {
     func storeVersion() throws {
         let directory = TemporaryDirectory()
         try directory.write("customers.csv", "id,fullName,email\n1,Ann,ann@example.com\n")
-        let imported = try FerryProcess.run(
+        let imported = try DiffCLIProcess.run(
             ["import", "customers.csv", "--store", "v1.sqlite", "--model", "\(bundle)/v1.yml", "--entity", "Customer", "--quiet"], in: directory.path)
         #expect(imported.status == 0, "\(imported.stderr)")
-        let result = try FerryProcess.run(["store", "version", "v1.sqlite", "--model", bundle], in: directory.path)
+        let result = try DiffCLIProcess.run(["store", "version", "v1.sqlite", "--model", bundle], in: directory.path)
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 4)
@@ -165,7 +165,7 @@ struct ModelDiffCLITests {
         #expect(lines.dropFirst().first?.hasPrefix("version:  Shop 1 (hash ") == true)
         #expect(Array(lines.suffix(2)) == ["current:  3", "status:   2 steps behind (1 → 2 → 3); run ferry migrate"])
 
-        let json = try FerryProcess.run(["store", "version", "v1.sqlite", "--model", bundle, "--json"], in: directory.path)
+        let json = try DiffCLIProcess.run(["store", "version", "v1.sqlite", "--model", bundle, "--json"], in: directory.path)
         let info = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(info["version"] as? String == "1")
         #expect(info["up_to_date"] as? Bool == false)
@@ -176,9 +176,9 @@ struct ModelDiffCLITests {
     func storeVersionNoMatch() throws {
         let directory = TemporaryDirectory()
         try directory.write("customers.csv", "id,fullName,email\n1,Ann,ann@example.com\n")
-        let imported = try FerryProcess.run(["import", "customers.csv", "--store", "other.sqlite", "--entity", "Customer", "--quiet"], in: directory.path)
+        let imported = try DiffCLIProcess.run(["import", "customers.csv", "--store", "other.sqlite", "--entity", "Customer", "--quiet"], in: directory.path)
         #expect(imported.status == 0, "\(imported.stderr)")
-        let result = try FerryProcess.run(["store", "version", "other.sqlite", "--model", bundle], in: directory.path)
+        let result = try DiffCLIProcess.run(["store", "version", "other.sqlite", "--model", bundle], in: directory.path)
         #expect(result.status == 64)
         #expect(result.stdout == "")
         let lines = result.stderr.split(separator: "\n").map(String.init)

@@ -8,7 +8,7 @@ struct SampleBundleCLITests {
 
     @Test("ferry model diff samples/models/Shop --from 1 --to 2: lightweight, exit 0")
     func lightweight() throws {
-        let result = try FerryProcess.run(["model", "diff", "samples/models/Shop", "--from", "1", "--to", "2"], in: root)
+        let result = try DiffCLIProcess.run(["model", "diff", "samples/models/Shop", "--from", "1", "--to", "2"], in: root)
         #expect(result.stderr == "")
         #expect(result.status == 0)
         #expect(result.stdout == """
@@ -34,7 +34,7 @@ struct SampleBundleCLITests {
 
     @Test("ferry model diff samples/models/Shop --from 2 --to 3: needs the mapping file, exit 65")
     func needsMapping() throws {
-        let result = try FerryProcess.run(["model", "diff", "samples/models/Shop", "--from", "2", "--to", "3"], in: root)
+        let result = try DiffCLIProcess.run(["model", "diff", "samples/models/Shop", "--from", "2", "--to", "3"], in: root)
         #expect(result.stderr == "")
         #expect(result.status == 65)
         let lines = result.stdout.split(separator: "\n").map(String.init)
@@ -47,11 +47,11 @@ struct SampleBundleCLITests {
 
     @Test("ferry validate: import-shop pins version 1; migrate-shop's mapping file loads")
     func pipelines() throws {
-        let importShop = try FerryProcess.run(["validate", "pipelines/import-shop.yml"], in: root)
+        let importShop = try DiffCLIProcess.run(["validate", "pipelines/import-shop.yml"], in: root)
         #expect(importShop.stderr == "")
         #expect(importShop.stdout == "pipelines/import-shop.yml: ok (4 steps, model Shop version 1)\n")
         #expect(importShop.status == 0)
-        let migrateShop = try FerryProcess.run(["validate", "pipelines/migrate-shop.yml"], in: root)
+        let migrateShop = try DiffCLIProcess.run(["validate", "pipelines/migrate-shop.yml"], in: root)
         #expect(migrateShop.stderr == "")
         #expect(migrateShop.stdout == "pipelines/migrate-shop.yml: ok (1 step, model Shop version 3)\n")
         #expect(migrateShop.status == 0)
@@ -60,7 +60,7 @@ struct SampleBundleCLITests {
     @Test("the snapshots are at versions 1 and 2 of the bundle")
     func snapshots() throws {
         for (file, line) in [("shop-v1.sqlite", "status:   2 steps behind (1 → 2 → 3); run ferry migrate"), ("shop-v2.sqlite", "status:   1 step behind (2 → 3); run ferry migrate")] {
-            let result = try FerryProcess.run(["store", "version", "samples/snapshots/\(file)", "--model", "samples/models/Shop"], in: root)
+            let result = try DiffCLIProcess.run(["store", "version", "samples/snapshots/\(file)", "--model", "samples/models/Shop"], in: root)
             #expect(result.status == 0)
             #expect(result.stdout.split(separator: "\n").last.map(String.init) == line)
         }

@@ -156,7 +156,7 @@ struct ImportRunnerSemanticsTests {
         let failure = try #require(throws: ImportStepFailure.self) {
             try run(ImportStep(source: file, format: .csv, entity: "Customer"), on: store)
         }
-        #expect("\(failure)".hasPrefix("error: \(file):3:1: error: id: 'x' is not an integer (record 2)"))
+        #expect("\(failure)".hasPrefix("\(file):3:1: error: id: 'x' is not an integer (record 2)"))
         #expect(try store.withConnection { try $0.scalar("SELECT count(*) FROM Customer") } == .integer(0))
     }
 

@@ -79,7 +79,7 @@ struct JobLoaderTests {
         #expect(renderedErrors { _ = try JobLoader().load(path: file, parameters: [:], environment: [:]) } == [
             "\(file):1:35: error: expected a boolean for 'create' but found 'maybe'",
             "\(file):4:5: error: unknown step 'improt'; did you mean 'import'?",
-            "\(file):6:5: error: step 'verify' is not supported yet",
+            "\(file):7:7: error: unknown key 'count' in a verify step; did you mean 'counts'?",
             "\(file):9:15: error: undefined parameter 'nowhere'\n  give --param nowhere=VALUE, set the environment variable nowhere, or add nowhere under params:",
             "\(file):11:7: error: unknown key 'fromat' in an import step; did you mean 'format'?",
             "\(file):12:20: error: 'max_rejects' allows rejected records but the step has no 'rejects' file: they would be lost",

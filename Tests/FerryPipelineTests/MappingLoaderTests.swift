@@ -231,6 +231,25 @@ struct MappingLoaderTests {
         ])
     }
 
+    @Test("value expressions that do not parse, bind or fit, located in the file")
+    func badExpressions() throws {
+        let file = Self.fixture("bad-expressions")
+        #expect(try Self.errors("bad-expressions") == [
+            "\(file):4:33: error: Customer has no attribute 'fullname'; did you mean 'full_name'?",
+            "\(file):5:18: error: unknown function 'lowercse'; did you mean 'lowercase'?",
+            "\(file):6:12: error: '$source.full_name' is string, but attribute 'age' is int16; convert it with int(…)",
+            "\(file):7:22: error: expected a value after '+' but found end of input",
+            "\(file):8:16: error: unknown parameter '$region'; the job defines no parameters",
+            "\(file):14:23: error: Product has no attribute 'brnd'; did you mean 'brand'?",
+        ])
+        // With the parameter given, only the others remain.
+        let (v2, v3) = try ShopSample.versions("2", "3")
+        let errors = renderedErrors {
+            _ = try MappingLoader().load(path: file, source: v2, destination: v3, parameters: ["region": .string("{\"country\": \"NZ\"}")])
+        }
+        #expect(errors?.count == 5)
+    }
+
     @Test("every change inference refused that the file does not cover, with its reason and the entry to add")
     func uncoveredRefusals() throws {
         let file = Self.fixture("uncovered")

@@ -31,7 +31,7 @@ normalise() {
     sqlite3 "$store" >/dev/null <<SQL
 UPDATE ferry_metadata SET value = '2024-07-01T00:00:00.000Z' WHERE key = 'created_at';
 UPDATE ferry_metadata SET value = replace(replace(value, '$escaped\/', ''), '$root/', '') WHERE key = 'model_json';
-UPDATE ferry_runs SET source = replace(source, '$root/', ''), started_at = '2024-07-01T00:00:00.000Z',
+UPDATE ferry_runs SET source = replace(source, '$root/', ''), message = NULL, started_at = '2024-07-01T00:00:00.000Z',
     ended_at = '2024-07-01T00:00:00.000Z';
 PRAGMA journal_mode = DELETE;
 VACUUM;
@@ -39,8 +39,8 @@ SQL
 }
 
 # ---- version 1: the import job (it pins model version 1) -------------------------------------
-"$FERRY" run pipelines/import-shop.yml --quiet
-cp out/shop.sqlite "$work/shop-v1.sqlite"
+"$FERRY" run pipelines/import-shop.yml --param out="$work/import" --quiet
+cp "$work/import/shop.sqlite" "$work/shop-v1.sqlite"
 normalise "$work/shop-v1.sqlite"
 
 # ---- version 2: migrate a copy of v1 ----------------------------------------------------------

@@ -167,6 +167,7 @@ struct PredicateSQLCompiler {
             let high = bind(storage(values[1], options: options))
             return ("\(lhs) BETWEEN \(low) AND \(high)", true)
         case .beginsWith, .endsWith, .contains, .like, .matches:
+            if let native = nativeStringTest(lhs, comparison, options: options) { return native }
             let rhs = try operand(comparison.rhs, kind: rhsKind, scope: scope, options: [])
             let name: String
             switch comparison.op {
@@ -191,6 +192,30 @@ struct PredicateSQLCompiler {
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
             let rhs = try operand(comparison.rhs, kind: rhsKind, scope: scope, options: options)
             return ("\(lhs) \(comparison.op.rawValue) \(rhs)", true)
+        }
+    }
+
+    /// Plain (no `[c]`/`[d]`) `BEGINSWITH`, `ENDSWITH` and `CONTAINS` with a literal string,
+    /// in SQLite's own functions, which run several times faster than a Swift function per row.
+    /// They compare bytes, exactly as the Swift functions do: the text is read as a BLOB (so
+    /// `substr` and `instr` count bytes and do not stop at a NUL character) and compared with the
+    /// literal's UTF-8 bytes bound as a BLOB. A NULL text gives NULL, which counts as false.
+    /// (SQLite's `LIKE` is never used: it ignores ASCII case and treats `%` and `_` as wildcards.)
+    private mutating func nativeStringTest(_ lhs: String, _ comparison: Comparison, options: StringOptions) -> (String, Bool)? {
+        guard options.isEmpty, case .constant(.string(let text), _) = comparison.rhs else { return nil }
+        let bytes = Array(text.utf8)
+        switch comparison.op {
+        case .beginsWith:
+            if bytes.isEmpty { return ("\(lhs) IS NOT NULL", false) }
+            return ("substr(CAST(\(lhs) AS BLOB), 1, \(bind(.integer(Int64(bytes.count))))) = \(bind(.blob(bytes)))", true)
+        case .endsWith:
+            if bytes.isEmpty { return ("\(lhs) IS NOT NULL", false) }
+            return ("substr(CAST(\(lhs) AS BLOB), -\(bind(.integer(Int64(bytes.count))))) = \(bind(.blob(bytes)))", true)
+        case .contains:
+            if bytes.isEmpty { return ("\(lhs) IS NOT NULL", false) }
+            return ("instr(CAST(\(lhs) AS BLOB), \(bind(.blob(bytes)))) > 0", true)
+        default:
+            return nil
         }
     }
 

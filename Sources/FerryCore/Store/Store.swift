@@ -63,24 +63,37 @@ public final class Store: @unchecked Sendable {
         let connection = try Connection(path: path, readOnly: options.readOnly, create: options.createIfMissing)
         try configure(connection, busyTimeout: options.busyTimeout)
         if let metadata = try StoreMetadata.read(from: connection) {
-            if metadata.modelHash != model.versionHash && !options.allowModelMismatch {
-                throw mismatch(path: path, metadata: metadata, model: model)
-            }
-            return Store(path: path, model: model, connection: connection, metadata: metadata)
+            return try opened(path: path, model: model, connection: connection, metadata: metadata, options: options)
         }
-        let userTables = try connection.scalar(
-            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-        if let count = userTables?.int64, count > 0 {
-            throw FerryError(.store, "'\(path)' is a SQLite database but not a ferry store (it has no \(StoreLayout.metadataTable) table)")
+        guard !options.readOnly else {
+            try checkNoUserTables(path: path, connection: connection)
+            throw FerryError(.store, "store '\(path)' is empty and was opened read-only")
         }
-        guard !options.readOnly else { throw FerryError(.store, "store '\(path)' is empty and was opened read-only") }
+        // Look again under the write lock: another process may have created the store since.
         try connection.transaction(.immediate) {
+            guard try StoreMetadata.read(from: connection) == nil else { return }
+            try checkNoUserTables(path: path, connection: connection)
             try createSchema(for: model, on: connection)
         }
         guard let metadata = try StoreMetadata.read(from: connection) else {
             throw FerryError(.internal, "store '\(path)' has no metadata right after creation")
         }
+        return try opened(path: path, model: model, connection: connection, metadata: metadata, options: options)
+    }
+
+    private static func opened(path: String, model: ObjectModel, connection: Connection, metadata: StoreMetadata, options: Options) throws -> Store {
+        if metadata.modelHash != model.versionHash && !options.allowModelMismatch {
+            throw mismatch(path: path, metadata: metadata, model: model)
+        }
         return Store(path: path, model: model, connection: connection, metadata: metadata)
+    }
+
+    private static func checkNoUserTables(path: String, connection: Connection) throws {
+        let userTables = try connection.scalar(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        if let count = userTables?.int64, count > 0 {
+            throw FerryError(.store, "'\(path)' is a SQLite database but not a ferry store (it has no \(StoreLayout.metadataTable) table)")
+        }
     }
 
     /// Creates ferry's tables and the model's tables on an empty database (inside the caller's transaction).
@@ -92,11 +105,15 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Reads a store's metadata without knowing its model (for `ferry store info`).
+    ///
+    /// Opens the file for writing when the file allows it (reading only otherwise), so that the
+    /// journal a killed writer left behind is rolled back; a read-only connection cannot do that
+    /// and fails with SQLITE_READONLY_ROLLBACK.
     public static func metadata(at path: String) throws -> StoreMetadata? {
         guard FileManager.default.fileExists(atPath: path) else {
             throw FerryError(.store, "store '\(path)' does not exist")
         }
-        let connection = try Connection(path: path, readOnly: true, create: false)
+        let connection = try Connection(path: path, readOnly: false, create: false)
         return try StoreMetadata.read(from: connection)
     }
 

@@ -77,12 +77,20 @@ public struct StoreReference: Sendable, Hashable {
 public enum Step: Sendable {
     case `import`(ImportStep)
     case migrate(MigrateStep)
+    case export(ExportStep)
+    case verify(VerifyStep)
+    case update(UpdateStep)
+    case delete(DeleteStep)
 
     /// Where the step is in the job file.
     public var location: InputLocation? {
         switch self {
         case .import(let step): return step.location
         case .migrate(let step): return step.location
+        case .export(let step): return step.location
+        case .verify(let step): return step.location
+        case .update(let step): return step.location
+        case .delete(let step): return step.location
         }
     }
 
@@ -91,6 +99,10 @@ public enum Step: Sendable {
         switch self {
         case .import: return "import"
         case .migrate: return "migrate"
+        case .export: return "export"
+        case .verify: return "verify"
+        case .update: return "update"
+        case .delete: return "delete"
         }
     }
 }
@@ -112,6 +124,21 @@ public struct MigrateStep: Sendable, Hashable {
         self.backup = backup
         self.location = location
         self.toLocation = toLocation
+    }
+}
+
+/// A `verify` step: built-in checks and expectations run on the job's store; a failed check
+/// fails the run with exit code 3.
+public struct VerifyStep: Sendable {
+    public var expectations: Expectations
+    /// Offending records listed per check.
+    public var maxOffending: Int
+    public var location: InputLocation?
+
+    public init(expectations: Expectations = Expectations(), maxOffending: Int = 5, location: InputLocation? = nil) {
+        self.expectations = expectations
+        self.maxOffending = maxOffending
+        self.location = location
     }
 }
 
@@ -226,6 +253,8 @@ public struct ImportStep: Sendable {
     public var rejectsPath: String?
     public var maxRejects: RejectBudget
     public var atomic: Bool
+    /// Run the cheap checks on the entity after the step (`verify: false` turns them off).
+    public var verify: Bool = true
     /// Where the step is (its `import` key).
     public var location: InputLocation?
     /// Where `entity:` is, for errors about the entity.
@@ -269,5 +298,107 @@ public struct ImportStep: Sendable {
         self.location = location
         self.entityLocation = entityLocation
         self.onConflictLocation = onConflictLocation
+    }
+}
+
+/// An `export` step: the records of one entity, filtered, sorted and paged, written as CSV,
+/// a JSON array or NDJSON (see docs/export.md).
+public struct ExportStep: Sendable {
+    public var entity: String
+    /// The `where:` predicate, parsed (bound to the model by ``JobValidator`` and at run time).
+    public var predicate: Predicate?
+    public var sort: [SortDescriptor]
+    /// The key paths to write; nil writes every attribute and every to-one relationship's key.
+    public var fields: [FetchProperty]?
+    public var limit: Int?
+    public var offset: Int
+    public var format: DataFormat
+    /// The output path, resolved against the job's folder; `-` writes standard output.
+    public var output: String
+    /// Where the step is (its `export` key).
+    public var location: InputLocation?
+    /// Where `entity:` is.
+    public var entityLocation: InputLocation?
+
+    public init(
+        entity: String, predicate: Predicate? = nil, sort: [SortDescriptor] = [], fields: [FetchProperty]? = nil, limit: Int? = nil,
+        offset: Int = 0, format: DataFormat, output: String = "-", location: InputLocation? = nil, entityLocation: InputLocation? = nil
+    ) {
+        self.entity = entity
+        self.predicate = predicate
+        self.sort = sort
+        self.fields = fields
+        self.limit = limit
+        self.offset = offset
+        self.format = format
+        self.output = output
+        self.location = location
+        self.entityLocation = entityLocation
+    }
+
+    /// The fetch request the step runs.
+    public var fetchRequest: FetchRequest {
+        FetchRequest(
+            entity: entity, predicate: predicate, sortDescriptors: sort, limit: limit, offset: offset, properties: fields,
+            entityLocation: entityLocation)
+    }
+}
+
+/// An `update` step: a batch update of the objects a predicate selects.
+public struct UpdateStep: Sendable {
+    public var entity: String
+    public var predicate: Predicate
+    /// Attribute → constant or expression (`=…` in the job file).
+    public var values: [String: BatchUpdateRequest.PropertyValue]
+    /// Where each `set:` entry is.
+    public var valueLocations: [String: InputLocation]
+    public var validate: Bool
+    public var location: InputLocation?
+    public var entityLocation: InputLocation?
+
+    public init(
+        entity: String, predicate: Predicate, values: [String: BatchUpdateRequest.PropertyValue], valueLocations: [String: InputLocation] = [:],
+        validate: Bool = true, location: InputLocation? = nil, entityLocation: InputLocation? = nil
+    ) {
+        self.entity = entity
+        self.predicate = predicate
+        self.values = values
+        self.valueLocations = valueLocations
+        self.validate = validate
+        self.location = location
+        self.entityLocation = entityLocation
+    }
+
+    /// The library request this step runs.
+    public var request: BatchUpdateRequest {
+        BatchUpdateRequest(
+            entity: entity, predicate: predicate, propertiesToUpdate: values, validate: validate, propertyLocations: valueLocations,
+            location: location)
+    }
+}
+
+/// A `delete` step: a batch delete of the objects a predicate selects, applying the model's
+/// delete rules unless `delete_rules: ignore`.
+public struct DeleteStep: Sendable {
+    public var entity: String
+    public var predicate: Predicate
+    public var deleteRules: BatchDeleteRequest.DeleteRules
+    public var location: InputLocation?
+    public var entityLocation: InputLocation?
+
+    public init(
+        entity: String, predicate: Predicate, deleteRules: BatchDeleteRequest.DeleteRules = .apply, location: InputLocation? = nil,
+        entityLocation: InputLocation? = nil
+    ) {
+        self.entity = entity
+        self.predicate = predicate
+        self.deleteRules = deleteRules
+        self.location = location
+        self.entityLocation = entityLocation
+    }
+
+    /// The library request this step runs.
+    public var request: BatchDeleteRequest {
+        BatchDeleteRequest(entity: entity, predicate: predicate, deleteRules: deleteRules, location: location)
     }
 }

@@ -21,12 +21,12 @@ public struct JobLoader: Sendable {
     static let migrateKeys = ["to", "backup"]
     static let importKeys = [
         "source", "format", "entity", "fields", "relationships", "csv", "json", "null", "trim", "date_format", "true", "false",
-        "on_conflict", "validate", "batch_size", "rejects", "max_rejects", "atomic",
+        "on_conflict", "validate", "batch_size", "rejects", "max_rejects", "atomic", "verify",
     ]
     static let fieldKeys = ["field", "value", "trim", "date_format", "true", "false", "null"]
     static let relationshipKeys = ["field", "match", "missing"]
     static let csvKeys = ["delimiter", "quote", "header", "columns", "null"]
-    /// Step kinds a job may name; only `import` runs today.
+    /// Step kinds a job may name; `import` and `verify` run today.
     static let stepKinds = ["import", "export", "migrate", "verify", "update", "delete"]
 
     /// Loads the job at `path`. `${name}` takes its value from `parameters` (`--param`), else
@@ -193,6 +193,14 @@ public struct JobLoader: Sendable {
             return loadImport(entry, resolve: resolve, reader: reader).map(Step.import)
         case "migrate":
             return loadMigrate(entry, reader: reader).map(Step.migrate)
+        case "export":
+            return loadExport(entry, resolve: resolve, reader: reader).map(Step.export)
+        case "verify":
+            return loadVerify(entry, reader: reader).map(Step.verify)
+        case "update":
+            return loadUpdate(entry, reader: reader).map(Step.update)
+        case "delete":
+            return loadDelete(entry, reader: reader).map(Step.delete)
         case let kind where Self.stepKinds.contains(kind):
             reader.fail("step '\(kind)' is not supported yet", at: entry.keyLocation)
             return nil
@@ -314,6 +322,7 @@ public struct JobLoader: Sendable {
         if let node = mapping["validate"], let validate = reader.bool(node, for: "validate") { step.validate = validate }
         if let node = mapping["batch_size"], let size = reader.int(node, for: "batch_size", minimum: 1) { step.batchSize = size }
         if let node = mapping["atomic"], let atomic = reader.bool(node, for: "atomic") { step.atomic = atomic }
+        if let node = mapping["verify"], let verify = reader.bool(node, for: "verify") { step.verify = verify }
         if let node = mapping["rejects"], let rejects = reader.string(node, for: "rejects") { step.rejectsPath = resolve(rejects) }
         if let node = mapping["max_rejects"], let budget = rejectBudget(node, reader: reader) {
             step.maxRejects = budget
@@ -328,6 +337,14 @@ public struct JobLoader: Sendable {
             }
         }
         return complete ? step : nil
+    }
+
+    private func loadVerify(_ entry: YAMLMapping.Entry, reader: DefinitionReader) -> VerifyStep? {
+        guard let mapping = reader.mapping(entry.value, for: "verify") else { return nil }
+        let expectations = ExpectationsLoader.read(mapping, reader: reader, allowImported: true, context: "a verify step", extraKeys: ["max_offending"])
+        var step = VerifyStep(expectations: expectations, location: entry.keyLocation)
+        if let node = mapping["max_offending"], let limit = reader.int(node, for: "max_offending") { step.maxOffending = limit }
+        return step
     }
 
     private func loadField(_ entry: YAMLMapping.Entry, reader: DefinitionReader) -> FieldMapping? {

@@ -14,13 +14,70 @@ public struct JobValidator: Sendable {
     /// Every problem of the job's steps against `model`; empty when the job fits the model.
     public func validate(_ job: Job, model: ObjectModel) -> [FerryError] {
         var errors: [FerryError] = []
-        for step in job.steps {
+        var imported: [String: (count: Int, steps: [Int])] = [:]
+        for (offset, step) in job.steps.enumerated() {
             switch step {
-            case .import(let step): validate(step, model: model, job: job, into: &errors)
-            case .migrate: break  // checked against the bundle by the migration engine
+            case .import(let step):
+                validate(step, model: model, job: job, into: &errors)
+                imported[step.entity, default: (0, [])].steps.append(offset + 1)
+            case .verify(let step):
+                errors += step.expectations.checks(model: model, imported: imported).problems
+            case .export(let step): validate(step, model: model, into: &errors)
+            case .update(let step):
+                check(entity: step.entity, at: step.entityLocation ?? step.location, model: model, into: &errors) { () throws(FerryError) in try step.request.check(model: model) }
+            case .delete(let step):
+                check(entity: step.entity, at: step.entityLocation ?? step.location, model: model, into: &errors) { () throws(FerryError) in try step.request.check(model: model) }
+            case .migrate: break  // checked against the bundle: validateMigrations(_:bundle:)
             }
         }
         return errors
+    }
+
+    /// An export's entity, predicate, fields and sort keys must fit the model; each problem is
+    /// reported (in file order), not only the first.
+    private func validate(_ step: ExportStep, model: ObjectModel, into errors: inout [FerryError]) {
+        var found: [FerryError] = []
+        func check(_ request: FetchRequest) {
+            do {
+                _ = try request.compile(model: model)
+            } catch {
+                found.append(error)
+            }
+        }
+        let base = FetchRequest(entity: step.entity, properties: [], entityLocation: step.entityLocation)
+        check(base)
+        if found.isEmpty {
+            if let predicate = step.predicate {
+                var request = base
+                request.predicate = predicate
+                check(request)
+            }
+            for field in step.fields ?? [] {
+                var request = base
+                request.properties = [field]
+                check(request)
+            }
+            for descriptor in step.sort {
+                var request = base
+                request.sortDescriptors = [descriptor]
+                check(request)
+            }
+        }
+        errors += found.sorted { ($0.location?.line ?? 0, $0.location?.column ?? 0) < ($1.location?.line ?? 0, $1.location?.column ?? 0) }
+    }
+
+    /// The entity, then the request (predicate, attributes, constants, expressions) against the model.
+    private func check(entity: String, at location: InputLocation?, model: ObjectModel, into errors: inout [FerryError], _ request: () throws(FerryError) -> Void) {
+        guard model.entity(named: entity) != nil else {
+            errors.append(FerryError(
+                .invalidDefinition, "unknown entity '\(entity)' in model '\(model.name)'\(Suggestions.didYouMean(entity, in: model.entityNames))", at: location))
+            return
+        }
+        do {
+            try request()
+        } catch {
+            errors.append(error)
+        }
     }
 
     private func validate(_ step: ImportStep, model: ObjectModel, job: Job, into errors: inout [FerryError]) {

@@ -19,8 +19,9 @@ import Foundation
 /// Every problem is reported, each at its `file:line:column` (``FerryErrors``, code
 /// `invalidDefinition`; predicate problems keep code `invalidPredicate`): unknown keys,
 /// entities, attributes and relationships (with suggestions), `from`/`to` that do not match the
-/// models, filters that do not parse or bind, `mapping:` naming no mapping, and every change
-/// inference refuses that the file leaves uncovered.
+/// models, filters that do not parse or bind, value expressions that do not parse, bind to the
+/// source entity or fit their attribute (code `invalidExpression`), `mapping:` naming no
+/// mapping, and every change inference refuses that the file leaves uncovered.
 ///
 /// Locations in the result point into the file: an entity mapping's `location` is its key; an
 /// attribute's or relationship's `location`, `filterLocation` and `distinctLocation` are where
@@ -36,7 +37,10 @@ public struct MappingLoader: Sendable {
 
     /// Loads the mapping file at `path` for the step from `source` to `destination`.
     /// - Throws: ``FerryErrors`` listing every problem, each located in the file.
-    public func load(path: String, source: ObjectModel, destination: ObjectModel) throws -> MappingModel {
+    ///
+    /// `parameters` are the values of `$name` in the file's expressions (migration parameters);
+    /// an expression naming another parameter is an error.
+    public func load(path: String, source: ObjectModel, destination: ObjectModel, parameters: [String: Value] = [:]) throws -> MappingModel {
         let root: YAMLNode?
         do {
             root = try YAMLNode.load(path: path, code: .invalidDefinition)
@@ -44,7 +48,7 @@ public struct MappingLoader: Sendable {
             throw FerryErrors([error])
         }
         let reader = DefinitionReader(code: .invalidDefinition)
-        var builder = Builder(path: path, source: source, destination: destination, reader: reader)
+        var builder = Builder(path: path, source: source, destination: destination, parameters: parameters, reader: reader)
         if let root {
             builder.read(root)
         } else {
@@ -84,9 +88,9 @@ extension MappingLoader {
     /// else the inferred mapping.
     /// - Throws: ``FerryErrors`` for a bad mapping file; `FerryError` (`.migration`) when there
     ///   is no file and inference refuses a change.
-    public func mapping(for step: ModelDiff, in bundle: ModelBundle) throws -> MappingModel {
+    public func mapping(for step: ModelDiff, in bundle: ModelBundle, parameters: [String: Value] = [:]) throws -> MappingModel {
         if let path = Self.existingMappingFile(in: bundle, from: step.source.version, to: step.destination.version) {
-            return try load(path: path, source: step.source, destination: step.destination)
+            return try load(path: path, source: step.source, destination: step.destination, parameters: parameters)
         }
         return MappingModel(source: step.source, destination: step.destination, inferred: try step.inferredMapping())
     }
@@ -100,6 +104,7 @@ private struct Builder {
     let path: String
     let source: ObjectModel
     let destination: ObjectModel
+    let parameters: [String: Value]
     let reader: DefinitionReader
     let diff: ModelDiff
     var model: MappingModel
@@ -121,10 +126,11 @@ private struct Builder {
         var relationships: Set<String> = []
     }
 
-    init(path: String, source: ObjectModel, destination: ObjectModel, reader: DefinitionReader) {
+    init(path: String, source: ObjectModel, destination: ObjectModel, parameters: [String: Value], reader: DefinitionReader) {
         self.path = path
         self.source = source
         self.destination = destination
+        self.parameters = parameters
         self.reader = reader
         diff = ModelDiff(from: source, to: destination)
         model = MappingModel(
@@ -242,7 +248,7 @@ private struct Builder {
         if let node = mapping["distinct"], let text = reader.string(node, for: "distinct") {
             if sourceEntity == nil {
                 reader.fail("'distinct' needs a source entity, but the mapping '\(name)' has none", at: node.location)
-            } else if checkExpression(text, at: node.textLocation, key: "distinct") {
+            } else if checkExpression(text, at: node.textLocation, key: "distinct", source: sourceEntity) {
                 result.distinct = text
                 result.distinctLocation = node.textLocation
             }
@@ -368,7 +374,9 @@ private struct Builder {
             }
             return (.constant(.null), node.location)
         case .scalar:
-            guard let text = reader.string(node, for: attribute.name), checkExpression(text, at: node.textLocation, key: attribute.name) else { return nil }
+            guard let text = reader.string(node, for: attribute.name),
+                checkExpression(text, at: node.textLocation, key: attribute.name, source: sourceEntity, fitting: attribute)
+            else { return nil }
             return (.expression(text), node.textLocation)
         case .sequence:
             reader.wrongType("an expression, {value: …} or {source: …}", for: attribute.name, found: node)
@@ -547,16 +555,24 @@ private struct Builder {
 
     // MARK: Helpers
 
-    /// Checks a value expression's text.
-    // TODO(expr): when the expression language (Sources/FerryCore/Expression) is on main, parse
-    // with `Expression.parse(text, location:)`, bind against the source entity and fit the result
-    // to the destination attribute here, recording its errors.
-    func checkExpression(_ text: String, at location: InputLocation, key: String) -> Bool {
+    /// Parses a value expression, binds it to the source entity (and the mapping parameters)
+    /// and, for an attribute's value, checks that its result fits the attribute; records the
+    /// problems, located in the file.
+    func checkExpression(
+        _ text: String, at location: InputLocation, key: String, source sourceEntity: EntityDescription?, fitting attribute: AttributeDescription? = nil
+    ) -> Bool {
         if text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             reader.fail("the expression for '\(key)' is empty", at: location)
             return false
         }
-        return true
+        do {
+            let bound = try Expression.parse(text, location: location).bind(source: sourceEntity, model: source, parameters: parameters)
+            if let attribute { _ = try bound.fitted(to: attribute) }
+            return true
+        } catch {
+            reader.record(error)
+            return false
+        }
     }
 
     static func isIdentifier(_ text: String) -> Bool {

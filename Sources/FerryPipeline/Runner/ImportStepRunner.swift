@@ -40,6 +40,9 @@ public final class ImportStepRunner {
         let started = ContinuousClock.now
         let startedAt = DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000))
         var state = ImportState()
+        // Inside a caller's transaction (a job's dry run), the caller rolls everything back at the
+        // end, so that later steps see what this one would have written.
+        let insideTransaction = store.withConnection { $0.isInTransaction }
         do {
             let reader = try givenReader ?? ReaderFactory.open(step: step)
             let rejects = try step.rejectsPath.map { try RejectsWriter(path: $0) }
@@ -49,7 +52,10 @@ public final class ImportStepRunner {
                     let plan = try ImportPlan(step: step, reader: reader, connection: connection, model: store.model)
                     try importRecords(reader: reader, plan: plan, rejects: rejects, state: &state, batchLimit: nil)
                     try checkBudgetAtEnd(state)
-                    if dryRun { throw DryRunRollback() }
+                    if dryRun {
+                        if insideTransaction { return }
+                        throw DryRunRollback()
+                    }
                     try recordRun(connection, state: state, startedAt: startedAt, outcome: "succeeded", message: nil)
                 }
             } else {
@@ -64,7 +70,7 @@ public final class ImportStepRunner {
                 try checkBudgetAtEnd(state)
                 try store.write { try recordRun($0, state: state, startedAt: startedAt, outcome: "succeeded", message: nil) }
             }
-            report.outcome = .succeeded
+            report.outcome = dryRun ? .dryRun : .succeeded
         } catch is DryRunRollback {
             report.outcome = .dryRun
         } catch {
@@ -166,10 +172,9 @@ public final class ImportStepRunner {
             try rejects.write(record: record.number, line: line, column: column, field: field, reason: reason, raw: record.raw)
         }
         if let limit, state.rejected > limit {
-            let cause = FerryError(.validation, reason, at: location)
             if rejects == nil {
                 throw FerryError(
-                    .rejectBudget, "\(cause)", at: nil,
+                    .rejectBudget, reason, at: location,
                     notes: ["the step allows no rejected records; add `rejects: FILE` and `max_rejects:` to the step to set them aside and go on"])
             }
             throw FerryError(

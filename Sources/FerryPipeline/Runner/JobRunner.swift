@@ -21,8 +21,9 @@ public final class JobRunner {
         var report = RunReport(
             job: job.name, jobFile: job.path, store: job.store.path, model: model.name, modelVersion: model.version,
             dryRun: dryRun, startedAt: Self.now())
-        defer { report.endedAt = Self.now() }
-        let rebuild = job.store.rebuild && !job.store.isInMemory
+        // A dry run never creates the store: it works in a scratch store beside it, removed after.
+        let scratch = dryRun && job.store.create && !FileManager.default.fileExists(atPath: job.store.path)
+        let rebuild = (job.store.rebuild || scratch) && !job.store.isInMemory
         let workPath = rebuild ? job.store.path + ".ferry-rebuild" : job.store.path
         if rebuild { StoreFiles.remove(workPath) }
         if let copyFrom = job.store.copyFrom, !dryRun {
@@ -34,6 +35,7 @@ public final class JobRunner {
                 var failed = StepReport(index: 0, kind: "copy", outcome: .failed)
                 failed.error = "\(error)"
                 report.steps.append(failed)
+                report.endedAt = Self.now()
                 return report
             }
         }
@@ -53,6 +55,8 @@ public final class JobRunner {
                 StoreFiles.remove(workPath)
             }
         }
+        // Not in a `defer`: that would run after the returned copy was made.
+        report.endedAt = Self.now()
         return report
     }
 
@@ -68,11 +72,97 @@ public final class JobRunner {
             report.steps.append(failed)
             return
         }
+        if dryRun {
+            // One transaction around every step, rolled back at the end: each step sees what the
+            // steps before it would have written (orders find the customers imported before them).
+            do {
+                try store.withConnection { try $0.execute("BEGIN IMMEDIATE") }
+            } catch {
+                report.outcome = "failed"
+                report.exitCode = ExitStatus.code(for: error)
+                var failed = StepReport(index: 0, kind: "open", outcome: .failed)
+                failed.error = "\(error)"
+                report.steps.append(failed)
+                return
+            }
+        }
+        defer {
+            if dryRun { store.withConnection { connection in if connection.isInTransaction { try? connection.execute("ROLLBACK") } } }
+        }
+        var imported: [String: (count: Int, steps: [Int])] = [:]
         for (offset, step) in job.steps.enumerated() {
             switch step {
             case .import(let importStep):
                 progress?.stepStarted(index: offset + 1, of: job.steps.count, title: "import \(importStep.entity) from \(importStep.source)")
                 let runner = ImportStepRunner(step: importStep, store: store, index: offset + 1, jobName: job.name)
+                runner.dryRun = dryRun
+                runner.progress = progress
+                let checkAfter = importStep.verify && !dryRun
+                let before = checkAfter ? (try? entityCount(importStep.entity, in: store)) : nil
+                var stepReport: StepReport
+                do {
+                    stepReport = try runner.run()
+                } catch let failure as ImportStepFailure {
+                    report.steps.append(failure.report)
+                    report.outcome = "failed"
+                    report.exitCode = ExitStatus.code(for: failure.error)
+                    return
+                } catch {
+                    var failed = StepReport(index: offset + 1, kind: step.kind, outcome: .failed)
+                    failed.error = "\(error)"
+                    report.steps.append(failed)
+                    report.outcome = "failed"
+                    report.exitCode = ExitStatus.code(for: error)
+                    return
+                }
+                imported[importStep.entity, default: (0, [])].count += stepReport.inserted + stepReport.updated
+                imported[importStep.entity, default: (0, [])].steps.append(offset + 1)
+                if checkAfter, stepReport.outcome == .succeeded {
+                    let checks = Self.afterImportChecks(entity: importStep.entity, before: before, inserted: stepReport.inserted)
+                    let verification = Verifier(model: model).run(checks, on: store, name: "step \(offset + 1) import \(importStep.entity)")
+                    stepReport.verification = verification
+                    stepReport.verification?.store = job.store.path
+                    if let failure = stepReport.verification?.failure {
+                        stepReport.outcome = .failed
+                        stepReport.error = "\(failure)"
+                        report.steps.append(stepReport)
+                        report.outcome = "failed"
+                        report.exitCode = ExitStatus.verificationFailed
+                        return
+                    }
+                }
+                report.steps.append(stepReport)
+            case .verify(let verifyStep):
+                progress?.stepStarted(index: offset + 1, of: job.steps.count, title: "verify \(job.store.path)")
+                var stepReport = StepReport(index: offset + 1, kind: "verify")
+                let resolved = verifyStep.expectations.checks(model: model, imported: imported)
+                if !resolved.problems.isEmpty {
+                    stepReport.outcome = .failed
+                    stepReport.error = FerryErrors(resolved.problems).description
+                    report.steps.append(stepReport)
+                    report.outcome = "failed"
+                    report.exitCode = ExitStatus.configuration
+                    return
+                }
+                let verification = Verifier(model: model, maxOffending: verifyStep.maxOffending).run(
+                    resolved.checks, on: store, name: "step \(offset + 1) verify")
+                stepReport.verification = verification
+                stepReport.verification?.store = job.store.path
+                stepReport.elapsedSeconds = verification.elapsedSeconds
+                if let failure = stepReport.verification?.failure {
+                    stepReport.outcome = .failed
+                    stepReport.error = "\(failure)"
+                    progress?.stepFinished(stepReport)
+                    report.steps.append(stepReport)
+                    report.outcome = "failed"
+                    report.exitCode = ExitStatus.verificationFailed
+                    return
+                }
+                progress?.stepFinished(stepReport)
+                report.steps.append(stepReport)
+            case .export(let exportStep):
+                progress?.stepStarted(index: offset + 1, of: job.steps.count, title: "export \(exportStep.entity) to \(exportStep.output)")
+                let runner = ExportStepRunner(step: exportStep, store: store, index: offset + 1)
                 runner.dryRun = dryRun
                 runner.progress = progress
                 do {
@@ -99,6 +189,18 @@ public final class JobRunner {
                 report.outcome = "failed"
                 report.exitCode = ExitStatus.code(for: error)
                 return
+            case .update, .delete:
+                let runner = MutationStepRunner(step: step, store: store, index: offset + 1, jobName: job.name)
+                runner.dryRun = dryRun
+                runner.progress = progress
+                progress?.stepStarted(index: offset + 1, of: job.steps.count, title: runner.title)
+                let stepReport = runner.run()
+                report.steps.append(stepReport)
+                if stepReport.outcome == .failed {
+                    report.outcome = "failed"
+                    report.exitCode = runner.failure.map { ExitStatus.code(for: $0) } ?? ExitStatus.stepFailed
+                    return
+                }
             }
         }
         report.outcome = dryRun ? "dry_run" : "succeeded"
@@ -122,6 +224,25 @@ public final class JobRunner {
         } catch {
             throw FerryError(.io, "cannot copy the store '\(source)' to '\(path)': \(error.localizedDescription)")
         }
+    }
+
+    /// The cheap checks run after an import step: the entity's count against the rows before
+    /// the step plus those inserted, its foreign keys, its uniqueness constraints (answered from
+    /// their unique indexes) and the model hash. `quick_check` is left out: on a large store it
+    /// costs about as much as the import itself (see docs/benchmarks.md).
+    public static func afterImportChecks(entity: String, before: Int?, inserted: Int) -> [Check] {
+        var checks: [Check] = []
+        if let before {
+            checks.append(.count(entity: entity, expectation: .exactly(before + inserted), basis: "\(before) before the step + \(inserted) inserted"))
+        } else {
+            checks.append(.count(entity: entity, expectation: nil))
+        }
+        checks += [.foreignKeys(entity: entity), .uniqueness(entity: entity), .modelHash(expected: nil)]
+        return checks
+    }
+
+    private func entityCount(_ entity: String, in store: Store) throws -> Int {
+        try store.read { Int(try $0.scalar("SELECT count(*) FROM \(SQL.quote(StoreLayout.table(forEntityNamed: entity)))")?.int64 ?? 0) }
     }
 
     static func now() -> String { DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)) }

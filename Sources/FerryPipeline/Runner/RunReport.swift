@@ -21,11 +21,23 @@ public struct StepReport: Sendable, Codable, Hashable {
     public var updated = 0
     public var skipped = 0
     public var rejected = 0
+    /// Records written to the output (export steps).
+    public var written = 0
+    /// The file an export step wrote (`-` for standard output).
+    public var output: String?
+    /// Objects of the step's entity deleted (`delete` steps).
+    public var deleted = 0
+    /// Objects of other entities deleted by cascade, per entity (`delete` steps).
+    public var cascadeDeleted: [String: Int]?
+    /// References cleared by nullify, per relationship (`delete` steps).
+    public var nullified: [String: Int]?
     public var elapsedSeconds = 0.0
     public var recordsPerSecond = 0.0
     public var rejectsFile: String?
     /// The error that failed the step, rendered as `file:line:column: error: …`.
     public var error: String?
+    /// The checks run by a `verify` step, or automatically after an `import` step.
+    public var verification: VerificationReport?
 
     public init(index: Int, kind: String, entity: String? = nil, source: String? = nil, outcome: Outcome = .succeeded) {
         self.index = index
@@ -35,13 +47,17 @@ public struct StepReport: Sendable, Codable, Hashable {
         self.outcome = outcome
     }
 
-    /// True when the counts add up.
-    public var isBalanced: Bool { read == inserted + updated + skipped + rejected }
+    /// True when the counts add up (for an export: every record read was written, or none in a dry run).
+    public var isBalanced: Bool {
+        if kind == "export" { return written == read || (outcome == .dryRun && written == 0) }
+        return read == inserted + updated + skipped + rejected
+    }
 
     enum CodingKeys: String, CodingKey {
-        case index, kind, entity, source, outcome, read, inserted, updated, skipped, rejected
+        case index, kind, entity, source, outcome, read, inserted, updated, skipped, rejected, written, output, deleted
+        case cascadeDeleted = "cascade_deleted", nullified
         case elapsedSeconds = "elapsed_seconds", recordsPerSecond = "records_per_second"
-        case rejectsFile = "rejects_file", error
+        case rejectsFile = "rejects_file", error, verification
     }
 }
 
@@ -79,6 +95,9 @@ public struct RunReport: Sendable, Codable, Hashable {
         case modelVersion = "model_version", dryRun = "dry_run", startedAt = "started_at", endedAt = "ended_at"
         case outcome, exitCode = "exit_code", steps
     }
+
+    /// Every verification report of the run's steps, in step order (for `--junit`).
+    public var verificationReports: [VerificationReport] { steps.compactMap(\.verification) }
 }
 
 /// Receives progress while a job runs; the CLI draws a bar on a terminal and prints plain

@@ -14,9 +14,17 @@ struct YAMLNode {
 
     var content: Content
     var location: InputLocation
-    /// Where a scalar's text starts: one column after `location` for a quoted scalar (columns
-    /// after an escape sequence in a double-quoted scalar are not adjusted); `location` otherwise.
-    var textLocation: InputLocation
+    /// True for a single- or double-quoted scalar (its text starts one column after `location`).
+    var isQuoted = false
+    /// Bytes between `location` and the scalar's text: 1 for a quoted scalar, else 0.
+    var textOffset = 0
+
+    /// Where the scalar's text starts (after an opening quote).
+    var textLocation: InputLocation {
+        var start = location
+        start.column += textOffset
+        return start
+    }
 
     /// Parses the first document of a YAML text; nil for an empty document. Syntax errors come
     /// out as `file:line:column: error: …` with the offending line and a caret as notes.
@@ -63,12 +71,12 @@ struct YAMLNode {
     private init(_ node: Node, file: String, code: FerryError.Code) throws(FerryError) {
         let mark = node.mark
         location = InputLocation(file: file, line: mark?.line ?? 0, column: mark?.column ?? 0)
-        textLocation = location
         switch node {
         case .scalar(let scalar):
-            if scalar.style == .singleQuoted || scalar.style == .doubleQuoted, location.column > 0 { textLocation.column += 1 }
             let isNull = scalar.style == .plain && ["", "~", "null", "Null", "NULL"].contains(scalar.string)
             content = .scalar(scalar.string, isNull: isNull)
+            isQuoted = scalar.style == .singleQuoted || scalar.style == .doubleQuoted
+            textOffset = scalar.style == .singleQuoted || scalar.style == .doubleQuoted ? 1 : 0
         case .mapping(let mapping):
             var pairs: [(key: YAMLNode, value: YAMLNode)] = []
             for (key, value) in mapping {

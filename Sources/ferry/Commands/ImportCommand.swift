@@ -75,8 +75,16 @@ struct ImportCommand: ParsableCommand {
             step.rejectsPath = rejects
             step.csv.delimiter = try Self.delimiterByte(delimiter)
             step.maxRejects = try Self.budget(maxRejects, hasRejectsFile: rejects != nil)
+            // Checked before any file is opened: a usage error is reported as one (exit 64).
+            let overrides = try Self.typeOverrides(types)
 
             let console = Console(quiet: options.quiet)
+            // Where the import goes: the store, or for a dry run that would create the store or add
+            // a table to it, a scratch store (or copy) removed at the end: a dry run changes nothing.
+            var target = store
+            let scratch = NSTemporaryDirectory() + "/ferry-dry-run-\(UUID().uuidString).sqlite"
+            defer { if target == scratch { StoreFiles.remove(scratch) } }
+            if options.dryRun && !FileManager.default.fileExists(atPath: store) { target = scratch }
             var reader: (any RecordReader)? = nil
             let storeModel: ObjectModel
             if let model {
@@ -91,7 +99,6 @@ struct ImportCommand: ParsableCommand {
                 } else {
                     let sampled = try SampledReader(ReaderFactory.open(step: step), sampleSize: max(1, sample))
                     reader = sampled
-                    let overrides = try Self.typeOverrides(types)
                     let constraints = unique.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
                     let inferred = ModelInference.inferEntity(named: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples, overrides: overrides, unique: constraints)
                     if let existing {
@@ -99,7 +106,15 @@ struct ImportCommand: ParsableCommand {
                         extended.entities.append(inferred)
                         extended.version = String((Int(existing.version) ?? 0) + 1)
                         try Self.check(extended)
-                        try Store.addEntities([entityName], at: store, model: extended)
+                        if options.dryRun {
+                            do {
+                                try FileManager.default.copyItem(atPath: store, toPath: scratch)
+                            } catch {
+                                throw FerryError(.io, "cannot copy '\(store)' for the dry run: \(error.localizedDescription)")
+                            }
+                            target = scratch
+                        }
+                        try Store.addEntities([entityName], at: target, model: extended)
                         storeModel = extended
                     } else {
                         let created = ObjectModel(name: entityName, version: "1", entities: [inferred])
@@ -111,12 +126,12 @@ struct ImportCommand: ParsableCommand {
                     }
                 }
             }
-            let opened = try Store.open(at: store, model: storeModel)
+            let opened = try Store.open(at: target, model: storeModel)
             let runner = ImportStepRunner(step: step, store: opened, index: 1, jobName: "ferry import", reader: reader)
             runner.dryRun = options.dryRun
             runner.progress = console
             console.stepStarted(index: 1, of: 1, title: "import \(entityName) from \(file)")
-            var report = RunReport(job: "ferry import", jobFile: nil, store: store, model: storeModel.name, modelVersion: storeModel.version, dryRun: options.dryRun, startedAt: "")
+            var report = RunReport(job: "ferry import", jobFile: nil, store: store, model: storeModel.name, modelVersion: storeModel.version, dryRun: options.dryRun, startedAt: Self.now())
             do {
                 let stepReport = try runner.run()
                 report.steps = [stepReport]
@@ -125,13 +140,17 @@ struct ImportCommand: ParsableCommand {
                 report.steps = [failure.report]
                 report.outcome = "failed"
                 report.exitCode = ExitStatus.code(for: failure)
+                report.endedAt = Self.now()
                 if let path = options.report { try writeJSON(report, to: path) }
                 throw failure
             }
+            report.endedAt = Self.now()
             if let path = options.report { try writeJSON(report, to: path) }
             return 0
         }
     }
+
+    static func now() -> String { DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)) }
 
     static func check(_ model: ObjectModel) throws {
         let problems = ModelChecker.check(model)

@@ -12,6 +12,9 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var options: GlobalOptions
 
+    @Option(help: ArgumentHelp("Write a JUnit XML report of the run's checks (a test suite per verify step and per checked import).", valueName: "file.xml"))
+    var junit: String?
+
     func run() throws {
         try runReportingErrors {
             let parameters = try options.parameterValues()
@@ -22,6 +25,15 @@ struct RunCommand: ParsableCommand {
             runner.progress = console
             let report = runner.run()
             if let path = options.report { try writeJSON(report, to: path) }
+            if let path = junit { try writeText(VerificationReport.junitXML(report.verificationReports), to: path) }
+            for step in report.steps {
+                guard let verification = step.verification else { continue }
+                if !verification.succeeded {
+                    console.line(Console.verificationTable(verification, onlyFailures: true))
+                } else if step.kind == "verify" {
+                    console.line(Console.verificationTable(verification))
+                }
+            }
             if let failed = report.steps.last(where: { $0.outcome == .failed }), let error = failed.error {
                 Console.printError(error)
             } else if !options.quiet {

@@ -60,7 +60,8 @@ struct StoreInfoCommand: ParsableCommand {
             guard let metadata = try Store.metadata(at: store) else {
                 throw FerryError(.store, "'\(store)' is not a ferry store (it has no ferry metadata)")
             }
-            let connection = try Connection(path: store, readOnly: true, create: false)
+            // Not read-only: a read-only connection cannot roll back a killed writer's journal.
+            let connection = try Connection(path: store, readOnly: false, create: false)
             var entities: [Info.EntityInfo] = []
             let names = metadata.model?.entityNames ?? metadata.entityHashes.keys.sorted()
             for name in names {

@@ -11,6 +11,7 @@ public final class Connection {
     /// The database path (`:memory:` for in-memory databases).
     public let path: String
     private var functions: [FunctionBox] = []
+    private var collations: [CollationBox] = []
 
     /// Opens (and by default creates) a database file.
     public init(path: String, readOnly: Bool = false, create: Bool = true) throws {
@@ -30,8 +31,9 @@ public final class Connection {
     }
 
     deinit {
-        functions.removeAll()
         sqlite3_close_v2(handle)
+        functions.removeAll()
+        collations.removeAll()
     }
 
     // MARK: - Executing SQL
@@ -174,6 +176,28 @@ public final class Connection {
         }
     }
 
+    /// Registers a collating sequence implemented in Swift (`ORDER BY x COLLATE name`). `compare`
+    /// gets the UTF-8 bytes of both texts and returns a negative number, zero or a positive number.
+    public func registerCollation(
+        _ name: String, _ compare: @escaping (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Int
+    ) throws {
+        let box = CollationBox(compare)
+        collations.append(box)
+        let code = sqlite3_create_collation_v2(
+            handle, name, SQLITE_UTF8, Unmanaged.passUnretained(box).toOpaque(),
+            { context, count1, bytes1, count2, bytes2 in
+                guard let context else { return 0 }
+                let collation = Unmanaged<CollationBox>.fromOpaque(context).takeUnretainedValue()
+                let a = UnsafeBufferPointer(start: bytes1?.assumingMemoryBound(to: UInt8.self), count: Int(count1))
+                let b = UnsafeBufferPointer(start: bytes2?.assumingMemoryBound(to: UInt8.self), count: Int(count2))
+                let result = collation.compare(a, b)
+                return result < 0 ? -1 : (result > 0 ? 1 : 0)
+            }, nil)
+        guard code == SQLITE_OK else {
+            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: "collation \(name)")
+        }
+    }
+
     // MARK: - Errors
 
     static func error(code: Int32, message: String, sql: String) -> FerryError {
@@ -200,6 +224,11 @@ public struct SQLiteResult: Error, Sendable, Hashable {
     public var isForeignKeyConstraint: Bool { code == 787 }  // SQLITE_CONSTRAINT_FOREIGNKEY
     public var isCheckConstraint: Bool { code == 275 }  // SQLITE_CONSTRAINT_CHECK
     public var isBusy: Bool { code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED }
+}
+
+final class CollationBox {
+    let compare: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Int
+    init(_ compare: @escaping (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Int) { self.compare = compare }
 }
 
 final class FunctionBox {

@@ -6,6 +6,11 @@ public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
     case text(String)
     case blob([UInt8])
 
+    /// SQLite's five storage classes, without the value.
+    public enum StorageClass: Sendable, Hashable {
+        case null, integer, real, text, blob
+    }
+
     public var isNull: Bool {
         if case .null = self { return true }
         return false

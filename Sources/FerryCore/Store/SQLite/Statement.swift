@@ -126,6 +126,25 @@ public final class Statement {
         }
     }
 
+    /// The storage class of a column of the current row.
+    @inline(__always)
+    public func storageClass(at index: Int) -> DatabaseValue.StorageClass {
+        switch sqlite3_column_type(handle, Int32(index)) {
+        case SQLITE_INTEGER: return .integer
+        case SQLITE_FLOAT: return .real
+        case SQLITE_TEXT: return .text
+        case SQLITE_BLOB: return .blob
+        default: return .null
+        }
+    }
+
+    /// Calls `body` with the column's bytes (BLOB or text) without copying them.
+    public func withBlobBytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        let pointer = sqlite3_column_blob(handle, Int32(index))
+        let count = Int(sqlite3_column_bytes(handle, Int32(index)))
+        return try body(UnsafeBufferPointer(start: pointer?.assumingMemoryBound(to: UInt8.self), count: pointer == nil ? 0 : count))
+    }
+
     public func isNull(at index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
     public func int64(at index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
     public func double(at index: Int) -> Double { sqlite3_column_double(handle, Int32(index)) }

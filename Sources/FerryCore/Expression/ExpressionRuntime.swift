@@ -1,0 +1,223 @@
+import Foundation
+
+/// Value helpers shared by compiled expressions: truth, number views, comparison, conversions.
+enum ExpressionRuntime {
+    static func currentMillis() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
+    /// Conditions: `true` is true; `false` and nil are false.
+    @inline(__always)
+    static func truth(_ value: Value) -> Bool {
+        if case .bool(let flag) = value { return flag }
+        return false
+    }
+
+    /// `.null` for nil, else a runtime error saying what was expected.
+    static func nullOrFail(_ value: Value, _ expected: String, _ site: ExpressionSite, _ context: any ExpressionContext) throws(FerryError) -> Value {
+        if value.isNull { return .null }
+        throw site.fail("expected \(expected) but found \(value.typeName)", context)
+    }
+
+    /// Canonical decimal text of a number value.
+    static func decimalText(_ value: Value) -> String? {
+        switch value {
+        case .integer(let v): return String(v)
+        case .decimal(let text): return text
+        case .double(let v): return v.isFinite ? DecimalText.canonical(String(v)) : nil
+        default: return nil
+        }
+    }
+
+    static func doubleValue(_ value: Value) -> Double? {
+        switch value {
+        case .integer(let v): return Double(v)
+        case .decimal(let text): return Double(text)
+        case .double(let v): return v
+        default: return nil
+        }
+    }
+
+    /// The text of a text-like value (string, uri, uuid, json).
+    @inline(__always)
+    static func text(_ value: Value) -> String? {
+        switch value {
+        case .string(let text), .uri(let text), .uuid(let text), .json(let text): return text
+        default: return nil
+        }
+    }
+
+    /// -1, 0 or 1 for values of one comparison class; nil when they cannot be compared.
+    /// Numbers compare exactly (integers and decimals as decimals; a double makes both doubles).
+    static func compare(_ a: Value, _ b: Value) -> Int? {
+        switch (a, b) {
+        case (.integer(let x), .integer(let y)): return x == y ? 0 : x < y ? -1 : 1
+        case (.date(let x), .date(let y)): return x == y ? 0 : x < y ? -1 : 1
+        case (.bool(let x), .bool(let y)): return x == y ? 0 : !x ? -1 : 1
+        case (.binary(let x), .binary(let y)): return x == y ? 0 : x.lexicographicallyPrecedes(y) ? -1 : 1
+        case (.double, _), (_, .double):
+            guard let x = doubleValue(a), let y = doubleValue(b) else { return nil }
+            return x == y ? 0 : x < y ? -1 : 1
+        default:
+            if let x = decimalText(a), let y = decimalText(b) { return DecimalText.compare(x, y) }
+            if let x = text(a), let y = text(b) { return x == y ? 0 : x < y ? -1 : 1 }
+            return nil
+        }
+    }
+
+    // MARK: - Conversions (the failure is the reason, for the error message)
+
+    static func toInteger(_ value: Value) -> Result<Value, CoercionFailure> {
+        switch value {
+        case .null, .integer: return .success(value)
+        case .bool(let flag): return .success(.integer(flag ? 1 : 0))
+        case .date(let millis): return .success(.integer(millis))
+        case .decimal(let text):
+            guard let integer = Int64(DecimalArithmetic.truncated(text)) else {
+                return .failure(CoercionFailure("\(text) is out of range for an integer"))
+            }
+            return .success(.integer(integer))
+        case .double(let v):
+            guard v.isFinite, let integer = Int64(exactly: v.rounded(.towardZero)) else {
+                return .failure(CoercionFailure("\(v) is out of range for an integer"))
+            }
+            return .success(.integer(integer))
+        case .string(let text):
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard let integer = Coercion.parseInteger(trimmed) else {
+                if let canonical = DecimalText.canonical(trimmed), !canonical.contains(".") {
+                    return .failure(CoercionFailure("\(canonical) is out of range for an integer"))
+                }
+                return .failure(CoercionFailure("'\(Coercion.excerpt(text))' is not an integer"))
+            }
+            return .success(.integer(integer))
+        default:
+            return .failure(CoercionFailure("a \(value.typeName) cannot become an integer"))
+        }
+    }
+
+    static func toDecimal(_ value: Value) -> Result<Value, CoercionFailure> {
+        switch value {
+        case .null, .decimal: return .success(value)
+        case .integer, .double:
+            guard let text = decimalText(value) else { return .failure(CoercionFailure("\(value) is not a finite number")) }
+            return .success(.decimal(text))
+        case .bool(let flag): return .success(.decimal(flag ? "1" : "0"))
+        case .string(let text):
+            guard let canonical = DecimalText.canonical(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                return .failure(CoercionFailure("'\(Coercion.excerpt(text))' is not a decimal number"))
+            }
+            return .success(.decimal(canonical))
+        default:
+            return .failure(CoercionFailure("a \(value.typeName) cannot become a decimal"))
+        }
+    }
+
+    static func toDouble(_ value: Value) -> Result<Value, CoercionFailure> {
+        switch value {
+        case .null, .double: return .success(value)
+        case .integer, .decimal: return .success(.double(doubleValue(value) ?? 0))
+        case .bool(let flag): return .success(.double(flag ? 1 : 0))
+        case .string(let text):
+            guard let number = Coercion.parseDouble(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                return .failure(CoercionFailure("'\(Coercion.excerpt(text))' is not a number"))
+            }
+            return .success(.double(number))
+        default:
+            return .failure(CoercionFailure("a \(value.typeName) cannot become a double"))
+        }
+    }
+
+    /// The text form of any value: numbers in canonical form, dates in the stored ISO-8601 form,
+    /// booleans `true`/`false`, binary as base64.
+    static func string(_ value: Value) -> String {
+        switch value {
+        case .null: return ""
+        case .string(let text), .decimal(let text), .uuid(let text), .uri(let text), .json(let text): return text
+        case .integer(let v): return String(v)
+        case .double(let v): return String(v)
+        case .bool(let flag): return flag ? "true" : "false"
+        case .date(let millis): return DateCoding.format(millis)
+        case .binary(let bytes): return Data(bytes).base64EncodedString()
+        }
+    }
+
+    static func toBool(_ value: Value) -> Result<Value, CoercionFailure> {
+        switch value {
+        case .null, .bool: return .success(value)
+        case .integer(let v): return .success(.bool(v != 0))
+        case .decimal(let text): return .success(.bool(text != "0"))
+        case .double(let v): return .success(.bool(v != 0))
+        case .string(let text):
+            return Coercion.coerce(text, to: .bool, options: CoercionOptions(trim: true))
+        default:
+            return .failure(CoercionFailure("a \(value.typeName) cannot become a bool"))
+        }
+    }
+
+    static func toDate(_ value: Value, format: DateFormat?) -> Result<Value, CoercionFailure> {
+        switch value {
+        case .null, .date: return .success(value)
+        case .integer(let v) where format == nil: return .success(.date(v))
+        case .string, .integer, .decimal:
+            let text = string(value)
+            let format = format ?? .iso8601
+            guard let millis = Coercion.parseDate(text.trimmingCharacters(in: .whitespacesAndNewlines), format: format) else {
+                let name = format == .iso8601 ? "an ISO-8601 date" : "a date in format \(format)"
+                return .failure(CoercionFailure("'\(Coercion.excerpt(text))' is not \(name)"))
+            }
+            return .success(.date(millis))
+        default:
+            return .failure(CoercionFailure("a \(value.typeName) cannot become a date"))
+        }
+    }
+
+    static func toUUID(_ value: Value) -> Result<Value, CoercionFailure> {
+        switch value {
+        case .null, .uuid: return .success(value)
+        case .string(let text):
+            guard let canonical = Coercion.canonicalUUID(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                return .failure(CoercionFailure("'\(Coercion.excerpt(text))' is not a UUID"))
+            }
+            return .success(.uuid(canonical))
+        default:
+            return .failure(CoercionFailure("a \(value.typeName) cannot become a UUID"))
+        }
+    }
+
+    /// A random (version 4) UUID in canonical lowercase form.
+    static func randomUUID() -> Value {
+        .uuid(UUID().uuidString.lowercased())
+    }
+
+    /// `["a","b"]`: a JSON array of strings.
+    static func jsonArray(_ items: [Substring]) -> String {
+        var out = "["
+        for (index, item) in items.enumerated() {
+            if index > 0 { out += "," }
+            out += jsonString(item)
+        }
+        return out + "]"
+    }
+
+    static func jsonString(_ text: Substring) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+}

@@ -1,0 +1,299 @@
+/// Deletes every object of an entity that a predicate selects, set-based and in one
+/// transaction, like Core Data's `NSBatchDeleteRequest`, except that by default ferry applies
+/// the model's delete rules to related objects:
+///
+/// - `cascade`: related objects are deleted too, recursively (through foreign keys, inverse
+///   foreign keys and join tables; cycles terminate);
+/// - `nullify`: related objects stay and their reference is cleared (their foreign key set to
+///   NULL, or the join-table rows removed); if that reference is required, the delete fails;
+/// - `deny`: if any related object remains, the delete fails, naming the relationship and how
+///   many objects block it;
+/// - `no_action`: ferry leaves the references alone. SQLite's foreign keys are on in every
+///   store, so join-table rows go with the object (they are `ON DELETE CASCADE`), and a
+///   remaining object whose foreign key would dangle makes the delete fail, naming it.
+///
+/// With ``deleteRules`` `.ignore` only the selected rows are deleted, as Core Data does; a
+/// foreign key that would dangle fails the delete with a message naming it.
+///
+/// ```swift
+/// let request = BatchDeleteRequest(entity: "Customer", predicate: try Predicate(format: "active == NO"))
+/// let result = try store.execute(request)       // result.deleted["Customer"], result.deleted["Order"], …
+/// ```
+public struct BatchDeleteRequest: Sendable {
+    /// Whether related objects follow the model's delete rules.
+    public enum DeleteRules: String, Sendable, Hashable, CaseIterable {
+        /// Apply cascade, nullify, deny and no_action (the default).
+        case apply
+        /// Delete only the selected rows (Core Data's `NSBatchDeleteRequest`).
+        case ignore
+    }
+
+    public var entity: String
+    public var predicate: Predicate
+    public var deleteRules: DeleteRules
+    /// Where the request was written (a job step), for error messages.
+    public var location: InputLocation?
+
+    public init(entity: String, predicate: Predicate = .constant(true), deleteRules: DeleteRules = .apply, location: InputLocation? = nil) {
+        self.entity = entity
+        self.predicate = predicate
+        self.deleteRules = deleteRules
+        self.location = location
+    }
+}
+
+/// What a batch delete did.
+public struct BatchDeleteResult: Sendable, Hashable {
+    /// Objects deleted per entity: the request's entity and those deleted by cascade.
+    public var deleted: [String: Int] = [:]
+    /// References cleared per relationship (`Order.customer`: foreign keys set to NULL; for
+    /// many-to-many relationships, join-table rows removed).
+    public var nullified: [String: Int] = [:]
+    /// The entity the request named.
+    public var entity: String
+
+    public init(entity: String) { self.entity = entity }
+
+    /// Objects of the request's entity that were deleted.
+    public var deletedCount: Int { deleted[entity] ?? 0 }
+    /// Objects deleted by cascade, per entity (without the request's own entity, unless it
+    /// cascades into itself, in which case those are counted in ``deletedCount``).
+    public var cascaded: [String: Int] { deleted.filter { $0.key != entity } }
+}
+
+extension Store {
+    /// Runs a batch delete in one write transaction (or inside the caller's, as a savepoint).
+    /// With `dryRun`, everything runs, including every check, and is then rolled back: the
+    /// result says what would be deleted and nullified.
+    public func execute(_ request: BatchDeleteRequest, dryRun: Bool = false) throws -> BatchDeleteResult {
+        let planner = try BatchDeleter(request: request, model: model)
+        return try rollingBackWhen(dryRun) { connection in try planner.run(on: connection) }
+    }
+}
+
+extension BatchDeleteRequest {
+    /// Checks the entity and predicate against `model` without touching any store.
+    public func check(model: ObjectModel) throws(FerryError) {
+        _ = try BatchDeleter(request: self, model: model)
+    }
+}
+
+/// Runs a batch delete: the selected keys go into a temporary table per entity, cascades
+/// extend those tables round by round until nothing new is added, then deny, nullify and
+/// dangling-reference checks run, and finally one DELETE per entity.
+struct BatchDeleter {
+    let request: BatchDeleteRequest
+    let model: ObjectModel
+    let entity: EntityDescription
+    let predicate: PredicateSQL
+
+    /// A relationship edge from an entity being deleted.
+    struct Edge {
+        var entity: EntityDescription
+        var relationship: RelationshipDescription
+        var storage: StoreLayout.RelationshipStorage
+    }
+
+    /// A foreign-key column anywhere in the model: `table.column` holds a key of `destination`.
+    struct ForeignKey {
+        var entity: EntityDescription
+        var relationship: RelationshipDescription
+        var column: String
+        var destination: String
+    }
+
+    init(request: BatchDeleteRequest, model: ObjectModel) throws(FerryError) {
+        guard let entity = model.entity(named: request.entity) else {
+            throw FerryError(
+                .invalidDefinition,
+                "unknown entity '\(request.entity)' in model '\(model.name)'\(Suggestions.didYouMean(request.entity, in: model.entityNames))",
+                at: request.location)
+        }
+        self.request = request
+        self.model = model
+        self.entity = entity
+        self.predicate = try request.predicate.sql(for: entity, model: model, alias: "t0")
+    }
+
+    private static func table(_ name: String) -> String { SQL.quote(StoreLayout.table(forEntityNamed: name)) }
+    private static let pk = StoreLayout.primaryKey
+
+    /// Every foreign-key column of the model.
+    private var foreignKeys: [ForeignKey] {
+        model.entities.flatMap { entity in
+            entity.relationships.compactMap { relationship -> ForeignKey? in
+                guard case .foreignKey(let column) = StoreLayout.storage(of: relationship, in: entity, model: model) else { return nil }
+                return ForeignKey(entity: entity, relationship: relationship, column: column, destination: relationship.destination)
+            }
+        }
+    }
+
+    /// True when nothing in the model can refer to or depend on the entity: a plain DELETE does.
+    private var isIsolated: Bool {
+        entity.relationships.isEmpty && !model.entities.contains { other in other.relationships.contains { $0.destination == entity.name } }
+    }
+
+    func run(on connection: Connection) throws -> BatchDeleteResult {
+        var result = BatchDeleteResult(entity: entity.name)
+        let table = Self.table(entity.name)
+        if request.deleteRules == .ignore || isIsolated {
+            do {
+                try connection.execute("DELETE FROM \(table) AS t0 WHERE \(predicate.sql)", predicate.arguments)
+            } catch let error as FerryError where (error.underlying as? SQLiteResult)?.isForeignKeyConstraint == true {
+                throw try danglingError(on: connection)
+            }
+            result.deleted[entity.name] = connection.changes
+            return result
+        }
+
+        // 1. The selected keys, then cascades round by round to a fixpoint.
+        var keyTables: [String: String] = [:]
+        func keyTable(_ name: String) throws -> String {
+            if let existing = keyTables[name] { return existing }
+            let number = keyTables.count
+            let created = "temp.ferry_delete_\(number)"
+            try connection.execute("DROP TABLE IF EXISTS \(created)")
+            try connection.execute("CREATE TABLE \(created) (pk INTEGER PRIMARY KEY, round INTEGER NOT NULL)")
+            try connection.execute("CREATE INDEX temp.ferry_delete_round_\(number) ON ferry_delete_\(number)(round)")
+            keyTables[name] = created
+            return created
+        }
+        defer {
+            for created in keyTables.values { try? connection.execute("DROP TABLE IF EXISTS \(created)") }
+        }
+        let start = try keyTable(entity.name)
+        try connection.execute(
+            "INSERT INTO \(start)(pk, round) SELECT t0.\(Self.pk), 0 FROM \(predicate.from) WHERE \(predicate.sql)", predicate.arguments)
+        var frontier: [String: Bool] = [entity.name: connection.changes > 0]
+        var round = 0
+        while frontier.values.contains(true) {
+            var next: [String: Bool] = [:]
+            for (name, hasNew) in frontier.sorted(by: { $0.key < $1.key }) where hasNew {
+                guard let source = model.entity(named: name), let sourceKeys = keyTables[name] else { continue }
+                for relationship in source.relationships where relationship.deleteRule == .cascade {
+                    let targetKeys = try keyTable(relationship.destination)
+                    let related = relatedKeys(
+                        of: "(SELECT pk FROM \(sourceKeys) WHERE round = \(round))", via: relationship, in: source)
+                    try connection.execute("INSERT OR IGNORE INTO \(targetKeys)(pk, round) SELECT k, \(round + 1) FROM (\(related)) WHERE k IS NOT NULL")
+                    if connection.changes > 0 { next[relationship.destination] = true }
+                }
+            }
+            frontier = next
+            round += 1
+        }
+
+        func notDeleted(_ name: String, _ column: String) -> String {
+            guard let keys = keyTables[name] else { return "1" }
+            return "\(column) NOT IN (SELECT pk FROM \(keys))"
+        }
+
+        // 2. deny: related objects that stay block the whole delete.
+        for (name, keys) in keyTables.sorted(by: { $0.key < $1.key }) {
+            guard let source = model.entity(named: name) else { continue }
+            for relationship in source.relationships where relationship.deleteRule == .deny {
+                let related = relatedKeys(of: "(SELECT pk FROM \(keys))", via: relationship, in: source)
+                let count = try connection.scalar(
+                    "SELECT count(DISTINCT k) FROM (\(related)) WHERE k IS NOT NULL AND \(notDeleted(relationship.destination, "k"))")?.int64 ?? 0
+                if count > 0 {
+                    let deleting = try connection.scalar("SELECT count(*) FROM \(keys)")?.int64 ?? 0
+                    throw FerryError(
+                        .constraint,
+                        "cannot delete \(deleting) \(name) object\(deleting == 1 ? "" : "s"): relationship \(name).\(relationship.name) has delete rule deny and \(count) related \(relationship.destination) object\(count == 1 ? " refers" : "s refer") to them; nothing was deleted",
+                        at: request.location)
+                }
+            }
+        }
+
+        // 3. nullify: clear the references of related objects that stay.
+        for (name, keys) in keyTables.sorted(by: { $0.key < $1.key }) {
+            guard let source = model.entity(named: name) else { continue }
+            for relationship in source.relationships where relationship.deleteRule == .nullify {
+                switch StoreLayout.storage(of: relationship, in: source, model: model) {
+                case .foreignKey:
+                    continue  // the key is in the deleted row itself
+                case .inverseForeignKey(let destinationTable, let column):
+                    let destination = Self.table(destinationTable)
+                    let condition = "\(SQL.quote(column)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(destinationTable, Self.pk))"
+                    let inverse = StoreLayout.inverse(of: relationship, in: source, model: model)
+                    if let inverse, !inverse.isOptional {
+                        let count = try connection.scalar("SELECT count(*) FROM \(destination) WHERE \(condition)")?.int64 ?? 0
+                        if count > 0 {
+                            throw FerryError(
+                                .constraint,
+                                "cannot nullify \(name).\(relationship.name): \(count) \(destinationTable) object\(count == 1 ? "" : "s") would lose \(destinationTable).\(inverse.name), which is required; nothing was deleted",
+                                at: request.location,
+                                notes: ["give \(name).\(relationship.name) delete rule cascade, or delete or reassign those \(destinationTable) objects first"])
+                        }
+                    }
+                    try connection.execute("UPDATE \(destination) SET \(SQL.quote(column)) = NULL WHERE \(condition)")
+                    if connection.changes > 0 {
+                        result.nullified["\(destinationTable).\(inverse?.name ?? column)", default: 0] += connection.changes
+                    }
+                case .joinTable(let link, let sourceColumn, let targetColumn):
+                    // Rows whose other end is deleted too go with it (ON DELETE CASCADE): not a nullification.
+                    try connection.execute(
+                        "DELETE FROM \(SQL.quote(link)) WHERE \(SQL.quote(sourceColumn)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(relationship.destination, SQL.quote(targetColumn)))")
+                    if connection.changes > 0 { result.nullified["\(name).\(relationship.name)", default: 0] += connection.changes }
+                }
+            }
+        }
+
+        // 4. References without an inverse on the deleted side are nullified when optional.
+        for key in foreignKeys where key.relationship.inverse == nil {
+            guard let keys = keyTables[key.destination], key.relationship.isOptional else { continue }
+            try connection.execute(
+                "UPDATE \(Self.table(key.entity.name)) SET \(SQL.quote(key.column)) = NULL WHERE \(SQL.quote(key.column)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(key.entity.name, Self.pk))")
+            if connection.changes > 0 { result.nullified["\(key.entity.name).\(key.relationship.name)", default: 0] += connection.changes }
+        }
+
+        // 5. Anything that would still dangle (no_action, required references) stops the delete.
+        for key in foreignKeys {
+            guard let keys = keyTables[key.destination] else { continue }
+            let count = try connection.scalar(
+                "SELECT count(*) FROM \(Self.table(key.entity.name)) WHERE \(SQL.quote(key.column)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(key.entity.name, Self.pk))")?.int64 ?? 0
+            guard count > 0 else { continue }
+            let inverse = StoreLayout.inverse(of: key.relationship, in: key.entity, model: model)
+            let rule = inverse.map { "delete rule \($0.deleteRule.rawValue) of \(key.destination).\($0.name)" } ?? "no inverse relationship and \(key.entity.name).\(key.relationship.name) is required"
+            throw FerryError(
+                .constraint,
+                "cannot delete the \(key.destination) objects: \(count) \(key.entity.name) object\(count == 1 ? " still refers" : "s still refer") to them through \(key.entity.name).\(key.relationship.name) (\(rule)), and the store's foreign keys forbid dangling references; nothing was deleted",
+                at: request.location)
+        }
+
+        // 6. Delete, with foreign keys checked at commit so that the order of entities does not matter.
+        try connection.execute("PRAGMA defer_foreign_keys = ON")
+        for (name, keys) in keyTables.sorted(by: { $0.key < $1.key }) {
+            try connection.execute("DELETE FROM \(Self.table(name)) WHERE \(Self.pk) IN (SELECT pk FROM \(keys))")
+            if connection.changes > 0 || name == entity.name { result.deleted[name] = connection.changes }
+        }
+        return result
+    }
+
+    /// A query with one column `k`: the keys of the objects related through `relationship` to
+    /// the objects of `source` whose keys `keys` (a subquery) selects.
+    private func relatedKeys(of keys: String, via relationship: RelationshipDescription, in source: EntityDescription) -> String {
+        switch StoreLayout.storage(of: relationship, in: source, model: model) {
+        case .foreignKey(let column):
+            return "SELECT s.\(SQL.quote(column)) AS k FROM \(Self.table(source.name)) AS s WHERE s.\(Self.pk) IN \(keys)"
+        case .inverseForeignKey(let destinationTable, let column):
+            return "SELECT d.\(Self.pk) AS k FROM \(Self.table(destinationTable)) AS d WHERE d.\(SQL.quote(column)) IN \(keys)"
+        case .joinTable(let link, let sourceColumn, let targetColumn):
+            return "SELECT l.\(SQL.quote(targetColumn)) AS k FROM \(SQL.quote(link)) AS l WHERE l.\(SQL.quote(sourceColumn)) IN \(keys)"
+        }
+    }
+
+    /// For `delete_rules: ignore`: which foreign keys refer to the selected objects, and how often.
+    private func danglingError(on connection: Connection) throws -> FerryError {
+        var parts: [String] = []
+        for key in foreignKeys where key.destination == entity.name {
+            let count = try connection.scalar(
+                "SELECT count(*) FROM \(Self.table(key.entity.name)) AS r WHERE r.\(SQL.quote(key.column)) IN (SELECT t0.\(Self.pk) FROM \(predicate.from) WHERE \(predicate.sql))",
+                predicate.arguments)?.int64 ?? 0
+            if count > 0 { parts.append("\(count) \(key.entity.name) object\(count == 1 ? "" : "s") through \(key.entity.name).\(key.relationship.name)") }
+        }
+        return FerryError(
+            .constraint,
+            "with delete_rules: ignore only the selected \(entity.name) objects are deleted, but other objects still refer to them (\(parts.isEmpty ? "a foreign key" : parts.joined(separator: ", "))) and the store's foreign keys forbid dangling references; nothing was deleted",
+            at: request.location, notes: ["apply the model's delete rules (delete_rules: apply), or delete or reassign the referring objects first"])
+    }
+}

@@ -1,0 +1,311 @@
+import Foundation
+
+/// Changes attributes of every object of an entity that a predicate selects, with one set-based
+/// `UPDATE … SET … WHERE …`, in the spirit of Core Data's `NSBatchUpdateRequest`.
+///
+/// ```swift
+/// var request = BatchUpdateRequest(
+///     entity: "Customer", predicate: try Predicate(format: "email ENDSWITH[c] '@OLD.example'"),
+///     propertiesToUpdate: [
+///         "active": .constant(.bool(false)),
+///         "email": .expression(try UpdateExpression(parsing: "lowercase(trim(email))")),
+///     ])
+/// let result = try store.execute(request)          // result.updated: records changed
+/// ```
+///
+/// New values are validated unless ``validate`` is false: a constant once, against the
+/// attribute's type, optionality and rules; an expression with one set-based check query inside
+/// the transaction, before anything is written. A failure throws `.validation` naming the
+/// attribute, the rule, how many records break it and the first primary keys; a uniqueness
+/// violation throws `.constraint`. Either way nothing is changed.
+public struct BatchUpdateRequest: Sendable {
+    /// The new value of one attribute.
+    public enum PropertyValue: Sendable, Hashable {
+        /// A value, converted to the attribute's type (`.string("42")` fits an integer).
+        case constant(Value)
+        /// An expression over the object's own attributes (their values before the update).
+        case expression(UpdateExpression)
+    }
+
+    public var entity: String
+    public var predicate: Predicate
+    /// Attribute name → new value (relationships cannot be set, as with Core Data).
+    public var propertiesToUpdate: [String: PropertyValue]
+    /// Check the new values against the model's rules (on by default).
+    public var validate: Bool
+    /// Where each property's value was written (a job's `set:` entry), for error messages.
+    public var propertyLocations: [String: InputLocation]
+    /// Where the request was written (a job step), for errors about the entity.
+    public var location: InputLocation?
+
+    public init(
+        entity: String, predicate: Predicate = .constant(true), propertiesToUpdate: [String: PropertyValue], validate: Bool = true,
+        propertyLocations: [String: InputLocation] = [:], location: InputLocation? = nil
+    ) {
+        self.entity = entity
+        self.predicate = predicate
+        self.propertiesToUpdate = propertiesToUpdate
+        self.validate = validate
+        self.propertyLocations = propertyLocations
+        self.location = location
+    }
+}
+
+/// What a batch update did.
+public struct BatchUpdateResult: Sendable, Hashable {
+    /// Records the predicate selected, all of which were updated.
+    public var updated: Int
+
+    public init(updated: Int) { self.updated = updated }
+}
+
+extension Store {
+    /// Runs a batch update in one write transaction (or inside the caller's, as a savepoint).
+    /// With `dryRun`, everything runs, including validation, and is then rolled back: the result
+    /// says how many records would change.
+    public func execute(_ request: BatchUpdateRequest, dryRun: Bool = false) throws -> BatchUpdateResult {
+        let plan = try request.plan(model: model)
+        return try rollingBackWhen(dryRun) { connection in try plan.run(on: connection) }
+    }
+
+    /// Runs `body` in a write transaction; when `rollBack` is true, undoes it and still returns
+    /// its result.
+    func rollingBackWhen<T>(_ rollBack: Bool, _ body: (Connection) throws -> T) throws -> T {
+        var result: T?
+        do {
+            try write { connection in
+                result = try body(connection)
+                if rollBack { throw DryRunRollback() }
+            }
+        } catch is DryRunRollback {}
+        guard let result else { throw FerryError(.internal, "a batch request returned no result") }
+        return result
+    }
+}
+
+/// Thrown out of a transaction to roll a dry run back.
+struct DryRunRollback: Error {}
+
+extension BatchUpdateRequest {
+    /// Checks the request against `model` without touching any store: entity, attributes,
+    /// predicate, constants (types and rules) and expressions (names and types). Throws the
+    /// first problem.
+    public func check(model: ObjectModel) throws(FerryError) {
+        _ = try plan(model: model)
+    }
+
+    func plan(model: ObjectModel) throws(FerryError) -> BatchUpdatePlan {
+        guard let entity = model.entity(named: self.entity) else {
+            throw FerryError(
+                .invalidDefinition,
+                "unknown entity '\(self.entity)' in model '\(model.name)'\(Suggestions.didYouMean(self.entity, in: model.entityNames))",
+                at: location)
+        }
+        guard !propertiesToUpdate.isEmpty else {
+            throw FerryError(.invalidDefinition, "the update of \(entity.name) sets no attributes", at: location)
+        }
+        let where_ = try predicate.sql(for: entity, model: model, alias: "t0")
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        var compiler = UpdateExpressionCompiler(entity: entity, now: now)
+        var assignments: [String] = []
+        var setArguments: [DatabaseValue] = []
+        var checks: [BatchUpdatePlan.Check] = []
+        // Attribute order first, so that SQL text and messages do not depend on dictionary order.
+        let unknown = propertiesToUpdate.keys.filter { entity.attribute(named: $0) == nil }.sorted()
+        if let name = unknown.first {
+            let message: String
+            if let relationship = entity.relationship(named: name) {
+                message = "'\(name)' is a relationship of \(entity.name); a batch update sets attributes only (relationship '\(relationship.name)' cannot be set)"
+            } else {
+                message = "\(entity.name) has no attribute '\(name)'\(Suggestions.didYouMean(name, in: entity.attributes.map(\.name)))"
+            }
+            throw FerryError(.invalidDefinition, message, at: propertyLocations[name] ?? location)
+        }
+        for attribute in entity.attributes {
+            guard let value = propertiesToUpdate[attribute.name] else { continue }
+            let column = SQL.quote(attribute.name)
+            switch value {
+            case .constant(let constant):
+                let converted: Value
+                switch Coercion.convert(constant, to: attribute.type) {
+                case .success(let value): converted = value
+                case .failure(let failure):
+                    throw FerryError(
+                        .validation, "cannot set \(entity.name).\(attribute.name) to '\(constant)': \(failure.reason)",
+                        at: propertyLocations[attribute.name] ?? location)
+                }
+                if validate {
+                    let validator: AttributeValidator
+                    do {
+                        validator = try AttributeValidator(attribute)
+                    } catch {
+                        throw FerryError(.invalidModel, error.reason, at: attribute.location)
+                    }
+                    if let problem = validator.problem(with: converted) {
+                        throw FerryError(
+                            .validation, "cannot set \(entity.name).\(attribute.name) to '\(converted)': \(problem)",
+                            at: propertyLocations[attribute.name] ?? location)
+                    }
+                }
+                assignments.append("\(column) = ?")
+                setArguments.append(StorageCoding.encode(converted))
+            case .expression(let expression):
+                let compiled = try compiler.compile(expression, for: attribute)
+                assignments.append("\(column) = \(compiled.sql)")
+                setArguments += compiled.arguments
+                if validate {
+                    checks.append(BatchUpdatePlan.Check(attribute: attribute, value: compiled))
+                }
+            }
+        }
+        let table = SQL.quote(StoreLayout.table(for: entity))
+        return BatchUpdatePlan(
+            entity: entity, table: table,
+            updateSQL: "UPDATE \(table) AS t0 SET \(assignments.joined(separator: ", ")) WHERE \(where_.sql)",
+            updateArguments: setArguments + where_.arguments, predicate: where_, checks: checks,
+            location: location)
+    }
+}
+
+/// A batch update compiled for one model: the UPDATE statement and the checks of its
+/// expression values.
+struct BatchUpdatePlan {
+    struct Check {
+        var attribute: AttributeDescription
+        var value: CompiledUpdateValue
+    }
+
+    /// One rule of one attribute as SQL over the checked value's column.
+    struct Rule {
+        var attribute: String
+        var label: String
+        var violation: String
+        var arguments: [DatabaseValue]
+    }
+
+    var entity: EntityDescription
+    var table: String
+    var updateSQL: String
+    var updateArguments: [DatabaseValue]
+    var predicate: PredicateSQL
+    var checks: [Check]
+    var location: InputLocation?
+
+    func run(on connection: Connection) throws -> BatchUpdateResult {
+        try validate(on: connection)
+        do {
+            try connection.execute(updateSQL, updateArguments)
+        } catch let error as FerryError {
+            throw translate(error)
+        }
+        return BatchUpdateResult(updated: connection.changes)
+    }
+
+    // MARK: - Set-based validation of expression values
+
+    /// Runs one query over the selected records that counts, for every rule of every expression
+    /// attribute, the records whose new value breaks it.
+    private func validate(on connection: Connection) throws {
+        var values: [String] = []
+        var valueArguments: [DatabaseValue] = []
+        var rules: [Rule] = []
+        for (index, check) in checks.enumerated() {
+            let column = "v\(index)"
+            values.append("\(check.value.sql) AS \(column)")
+            valueArguments += check.value.arguments
+            rules += Self.rules(for: check.attribute, column: column)
+        }
+        guard !rules.isEmpty else { return }
+        let source = "(SELECT t0.\(StoreLayout.primaryKey) AS ferry_pk, \(values.joined(separator: ", ")) FROM \(predicate.from) WHERE \(predicate.sql))"
+        let sums = rules.map { "COALESCE(SUM(CASE WHEN \($0.violation) THEN 1 ELSE 0 END), 0)" }
+        let ruleArguments = rules.flatMap(\.arguments)
+        let counts = try connection.rows(
+            "SELECT \(sums.joined(separator: ", ")) FROM \(source)", ruleArguments + valueArguments + predicate.arguments)
+        guard let row = counts.first else { return }
+        for (index, rule) in rules.enumerated() {
+            let count = row[index].int64 ?? 0
+            guard count > 0 else { continue }
+            let keys = try connection.rows(
+                "SELECT ferry_pk FROM \(source) WHERE \(rule.violation) ORDER BY ferry_pk LIMIT 5",
+                valueArguments + predicate.arguments + rule.arguments
+            ).compactMap { $0.first?.int64 }
+            let shown = keys.map(String.init).joined(separator: ", ") + (count > Int64(keys.count) ? ", …" : "")
+            throw FerryError(
+                .validation,
+                "the new value of \(entity.name).\(rule.attribute) breaks '\(rule.label)' for \(count) record\(count == 1 ? "" : "s") (ferry_pk \(shown)); nothing was changed",
+                at: location)
+        }
+    }
+
+    /// The rules of an attribute as SQL conditions over `column` that hold when a value breaks them.
+    static func rules(for attribute: AttributeDescription, column v: String) -> [Rule] {
+        var rules: [Rule] = []
+        func add(_ label: String, _ violation: String, _ arguments: [DatabaseValue] = []) {
+            rules.append(Rule(attribute: attribute.name, label: label, violation: violation, arguments: arguments))
+        }
+        if !attribute.isOptional { add("optional: false", "\(v) IS NULL") }
+        if let range = attribute.type.integerRange {
+            if attribute.type == .int64 {
+                add("type: int64", "\(v) IS NOT NULL AND typeof(\(v)) <> 'integer'")
+            } else {
+                add(
+                    "type: \(attribute.type.rawValue)", "\(v) IS NOT NULL AND (typeof(\(v)) <> 'integer' OR \(v) < ? OR \(v) > ?)",
+                    [.integer(range.lowerBound), .integer(range.upperBound)])
+            }
+        }
+        let rulesOf = attribute.validation
+        func bound(_ value: Value, _ op: String) -> (String, [DatabaseValue]) {
+            switch value {
+            case .decimal(let text): return ("\(v) IS NOT NULL AND CAST(\(v) AS REAL) \(op) ?", [.real(Double(text) ?? 0)])
+            default: return ("\(v) IS NOT NULL AND \(v) \(op) ?", [StorageCoding.encode(value)])
+            }
+        }
+        if let min = rulesOf.minValue {
+            let (sql, arguments) = bound(min, "<")
+            add("min: \(min)", sql, arguments)
+        }
+        if let max = rulesOf.maxValue {
+            let (sql, arguments) = bound(max, ">")
+            add("max: \(max)", sql, arguments)
+        }
+        if let minLength = rulesOf.minLength {
+            add("min_length: \(minLength)", "\(v) IS NOT NULL AND ferry_length(\(v)) < ?", [.integer(Int64(minLength))])
+        }
+        if let maxLength = rulesOf.maxLength {
+            add("max_length: \(maxLength)", "\(v) IS NOT NULL AND ferry_length(\(v)) > ?", [.integer(Int64(maxLength))])
+        }
+        if let pattern = rulesOf.pattern {
+            add("pattern: \(pattern)", "\(v) IS NOT NULL AND ferry_matches(\(v), ?, 0) = 0", [.text(pattern)])
+        }
+        return rules
+    }
+
+    // MARK: - Constraint errors
+
+    /// A uniqueness or NOT NULL failure of the UPDATE, in the model's words.
+    private func translate(_ error: FerryError) -> FerryError {
+        guard let result = error.underlying as? SQLiteResult else { return error }
+        let columns = Self.constraintColumns(in: error.message, table: entity.name)
+        if result.isUniqueConstraint {
+            return FerryError(
+                .constraint,
+                "the update would give two \(entity.name) objects the same \(columns.joined(separator: " and ")) (uniqueness constraint on \(columns.joined(separator: ", "))); nothing was changed",
+                at: location)
+        }
+        if result.isNotNullConstraint {
+            return FerryError(
+                .constraint, "the update would set \(entity.name).\(columns.joined(separator: ", ")), which is required, to nil; nothing was changed",
+                at: location)
+        }
+        return error
+    }
+
+    /// `email` from SQLite's `UNIQUE constraint failed: Customer.email`.
+    static func constraintColumns(in message: String, table: String) -> [String] {
+        guard let range = message.range(of: "failed: ") else { return [] }
+        return message[range.upperBound...].split(separator: ",").map { part in
+            let name = part.trimmingCharacters(in: .whitespaces)
+            return name.hasPrefix(table + ".") ? String(name.dropFirst(table.count + 1)) : name
+        }
+    }
+}

@@ -1,0 +1,128 @@
+/// The result of one check: its outcome, what it measured, a message, how long it took and the
+/// first few offending records (identified by key, never by their contents).
+public struct CheckResult: Sendable, Hashable, Codable {
+    public enum Outcome: String, Sendable, Hashable, Codable {
+        case passed
+        case failed
+        /// Nothing to check (e.g. an entity without validation rules).
+        case skipped
+        /// The check could not run (a SQL error, a predicate that does not fit the store).
+        case error
+    }
+
+    /// The kind of check (see ``Check/kind``): `count`, `unique`, `assertion`, …
+    public var check: String
+    /// A name unique within a report: `count Customer`, `unique Customer(email)`.
+    public var name: String
+    public var entity: String?
+    public var outcome: Outcome
+    /// Measured numbers and texts by name (`count`, `expected`, `violations`, `rows`, …).
+    public var measured: [String: MeasuredValue]
+    /// One line saying what was found.
+    public var message: String
+    public var elapsedSeconds: Double
+    /// Up to the verifier's limit (default 5) of the records that break the check.
+    public var offending: [OffendingRecord]
+
+    public init(
+        check: String, name: String, entity: String? = nil, outcome: Outcome, measured: [String: MeasuredValue] = [:],
+        message: String, elapsedSeconds: Double = 0, offending: [OffendingRecord] = []
+    ) {
+        self.check = check
+        self.name = name
+        self.entity = entity
+        self.outcome = outcome
+        self.measured = measured
+        self.message = message
+        self.elapsedSeconds = elapsedSeconds
+        self.offending = offending
+    }
+
+    /// True for `failed` and `error`.
+    public var isFailure: Bool { outcome == .failed || outcome == .error }
+
+    /// The measured values as `name=value` pairs sorted by name, for tables.
+    public var measuredSummary: String {
+        measured.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case check, name, entity, outcome, measured, message, offending
+        case elapsedSeconds = "elapsed_seconds"
+    }
+}
+
+/// A measured number or text in a ``CheckResult``; encoded in JSON as a plain number or string.
+public enum MeasuredValue: Sendable, Hashable, Codable, CustomStringConvertible, ExpressibleByIntegerLiteral, ExpressibleByStringLiteral {
+    case integer(Int)
+    case number(Double)
+    case text(String)
+
+    public init(integerLiteral value: Int) { self = .integer(value) }
+    public init(stringLiteral value: String) { self = .text(value) }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let value = try? container.decode(Int.self) {
+            self = .integer(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else {
+            self = .text(try container.decode(String.self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .integer(let value): try container.encode(value)
+        case .number(let value): try container.encode(value)
+        case .text(let value): try container.encode(value)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .integer(let value): return String(value)
+        case .number(let value): return String(value)
+        case .text(let value): return value
+        }
+    }
+}
+
+/// A record that breaks a check, named by its `ferry_pk` and the value of the entity's first
+/// single-attribute unique key (when it has one). Never the whole row.
+public struct OffendingRecord: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var entity: String?
+    /// The row's `ferry_pk` (nil for rows without one, e.g. join-table links).
+    public var primaryKey: Int64?
+    /// The unique attribute that identifies the record to a user (`id`, `email`).
+    public var keyAttribute: String?
+    public var keyValue: String?
+    /// What is wrong with it (`email is nil`, `age above the maximum`), without its values.
+    public var problem: String?
+
+    public init(entity: String? = nil, primaryKey: Int64? = nil, keyAttribute: String? = nil, keyValue: String? = nil, problem: String? = nil) {
+        self.entity = entity
+        self.primaryKey = primaryKey
+        self.keyAttribute = keyAttribute
+        self.keyValue = keyValue
+        self.problem = problem
+    }
+
+    /// `Customer ferry_pk=12 id=1057: email is nil`.
+    public var description: String {
+        var parts: [String] = []
+        if let entity { parts.append(entity) }
+        if let primaryKey { parts.append("\(StoreLayout.primaryKey)=\(primaryKey)") }
+        if let keyAttribute, let keyValue { parts.append("\(keyAttribute)=\(keyValue)") }
+        var text = parts.joined(separator: " ")
+        if let problem { text += text.isEmpty ? problem : ": \(problem)" }
+        return text
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case entity, problem
+        case primaryKey = "ferry_pk", keyAttribute = "key_attribute", keyValue = "key_value"
+    }
+}

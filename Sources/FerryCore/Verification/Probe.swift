@@ -1,0 +1,157 @@
+/// One row condition counted in an entity's shared scan: "`property` `problem`" holds for the
+/// rows where `condition` (SQL over `"Entity" AS t0`) is true.
+struct Probe {
+    enum Aspect: String, Hashable {
+        case required, types, validation
+    }
+
+    var aspect: Aspect
+    var property: String
+    /// Says what is wrong, after the property's name: `is nil`, `is not an int16`.
+    var problem: String
+    /// The key of the measured value: `nil_email`, `type_age`, `max_length_email`.
+    var measure: String
+    var condition: String
+    var arguments: [DatabaseValue] = []
+
+    /// Every probe of `entity` for the aspects asked for.
+    static func probes(for entity: EntityDescription, model: ObjectModel, aspects: Set<Aspect>) throws -> [Probe] {
+        var probes: [Probe] = []
+        if aspects.contains(.required) { probes += required(entity, model: model) }
+        if aspects.contains(.types) { probes += entity.attributes.map(typeProbe) }
+        if aspects.contains(.validation) {
+            for attribute in entity.attributes { probes += try validation(attribute) }
+        }
+        return probes
+    }
+
+    static func column(_ name: String) -> String { "t0.\(SQL.quote(name))" }
+
+    // MARK: Required
+
+    static func required(_ entity: EntityDescription, model: ObjectModel) -> [Probe] {
+        var probes: [Probe] = []
+        for attribute in entity.attributes where !attribute.isOptional {
+            probes.append(Probe(aspect: .required, property: attribute.name, problem: "is nil", measure: "nil_\(attribute.name)", condition: "\(column(attribute.name)) IS NULL"))
+        }
+        for relationship in entity.relationships where !relationship.isOptional && !relationship.isToMany {
+            switch StoreLayout.storage(of: relationship, in: entity, model: model) {
+            case .foreignKey(let name):
+                probes.append(Probe(aspect: .required, property: relationship.name, problem: "is nil", measure: "nil_\(relationship.name)", condition: "\(column(name)) IS NULL"))
+            case .inverseForeignKey(let table, let name):
+                probes.append(Probe(
+                    aspect: .required, property: relationship.name, problem: "is nil", measure: "nil_\(relationship.name)",
+                    condition: "NOT EXISTS (SELECT 1 FROM \(SQL.quote(table)) AS r WHERE r.\(SQL.quote(name)) = t0.\(StoreLayout.primaryKey))"))
+            case .joinTable:
+                break
+            }
+        }
+        return probes
+    }
+
+    // MARK: Types
+
+    static let dateGlob = "[0-9][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9].[0-9][0-9][0-9]Z"
+    static let uuidGlob: String = {
+        let hex = "[0-9a-f]"
+        return [8, 4, 4, 4, 12].map { String(repeating: hex, count: $0) }.joined(separator: "-")
+    }()
+
+    static func typeProbe(_ attribute: AttributeDescription) -> Probe {
+        let c = column(attribute.name)
+        let condition: String
+        let problem: String
+        switch attribute.type {
+        case .int16, .int32:
+            let range = attribute.type.integerRange ?? Int64.min...Int64.max
+            condition = "typeof(\(c)) NOT IN ('integer', 'null') OR \(c) NOT BETWEEN \(range.lowerBound) AND \(range.upperBound)"
+            problem = "is not an \(attribute.type.rawValue)"
+        case .int64:
+            condition = "typeof(\(c)) NOT IN ('integer', 'null')"
+            problem = "is not an int64"
+        case .bool:
+            condition = "typeof(\(c)) NOT IN ('integer', 'null') OR \(c) NOT IN (0, 1)"
+            problem = "is not a boolean (0 or 1)"
+        case .double, .float:
+            condition = "typeof(\(c)) NOT IN ('real', 'null')"
+            problem = "is not a floating-point number"
+        case .decimal:
+            let malformed = [
+                "\(c) = ''", "\(c) = '-'", "\(c) GLOB '*[^0-9.-]*'", "\(c) GLOB '?*-*'", "\(c) GLOB '*.*.*'", "\(c) GLOB '*.'", "\(c) GLOB '.*'", "\(c) GLOB '-.*'",
+            ].joined(separator: " OR ")
+            condition = "typeof(\(c)) NOT IN ('text', 'null') OR (typeof(\(c)) = 'text' AND (\(malformed)))"
+            problem = "is not a decimal in text form"
+        case .date:
+            condition = "typeof(\(c)) NOT IN ('text', 'null') OR (typeof(\(c)) = 'text' AND \(c) NOT GLOB '\(dateGlob)')"
+            problem = "is not an ISO-8601 date (YYYY-MM-DDTHH:MM:SS.sssZ)"
+        case .uuid:
+            condition = "typeof(\(c)) NOT IN ('text', 'null') OR (typeof(\(c)) = 'text' AND \(c) NOT GLOB '\(uuidGlob)')"
+            problem = "is not a lowercase UUID"
+        case .json:
+            condition = "typeof(\(c)) NOT IN ('text', 'null') OR (typeof(\(c)) = 'text' AND NOT json_valid(\(c)))"
+            problem = "is not valid JSON text"
+        case .string, .uri:
+            condition = "typeof(\(c)) NOT IN ('text', 'null')"
+            problem = "is not text"
+        case .binary:
+            condition = "typeof(\(c)) NOT IN ('blob', 'null')"
+            problem = "is not binary data (a BLOB)"
+        }
+        return Probe(aspect: .types, property: attribute.name, problem: problem, measure: "type_\(attribute.name)", condition: condition)
+    }
+
+    // MARK: Validation rules
+
+    static func validation(_ attribute: AttributeDescription) throws -> [Probe] {
+        let rules = attribute.validation
+        guard !rules.isEmpty else { return [] }
+        let c = column(attribute.name)
+        var probes: [Probe] = []
+        func bound(_ value: Value, _ op: String, _ words: String, _ key: String) {
+            let comparison: String
+            var arguments: [DatabaseValue] = [StorageCoding.encode(value)]
+            switch attribute.type {
+            case .decimal:
+                comparison = "ferry_decimal_cmp(\(c), ?) \(op) 0"
+                if case .decimal(let text) = value { arguments = [.text(text)] }
+            case .int16, .int32, .int64, .double, .float, .date, .bool:
+                comparison = "\(c) \(op) ?"
+            default:
+                return
+            }
+            probes.append(Probe(
+                aspect: .validation, property: attribute.name, problem: "is \(words) \(value)", measure: "\(key)_\(attribute.name)",
+                condition: "\(c) IS NOT NULL AND \(comparison)", arguments: arguments))
+        }
+        if let min = rules.minValue { bound(min, "<", "below the minimum", "min") }
+        if let max = rules.maxValue { bound(max, ">", "above the maximum", "max") }
+        let hasLength = attribute.type == .string || attribute.type == .uri || attribute.type == .binary
+        let unit = attribute.type == .binary ? "bytes" : "characters"
+        if hasLength, let min = rules.minLength {
+            probes.append(Probe(
+                aspect: .validation, property: attribute.name, problem: "is shorter than \(min) \(unit)", measure: "min_length_\(attribute.name)",
+                condition: "\(c) IS NOT NULL AND length(\(c)) < \(min)"))
+        }
+        if hasLength, let max = rules.maxLength {
+            probes.append(Probe(
+                aspect: .validation, property: attribute.name, problem: "is longer than \(max) \(unit)", measure: "max_length_\(attribute.name)",
+                condition: "\(c) IS NOT NULL AND length(\(c)) > \(max)"))
+        }
+        if let pattern = rules.pattern, attribute.type != .binary {
+            guard PredicateFunctions.isValidRegularExpression(pattern) else {
+                throw FerryError(.verification, "the pattern of \(attribute.name) is not a valid regular expression: \(pattern)")
+            }
+            probes.append(Probe(
+                aspect: .validation, property: attribute.name, problem: "does not match the pattern \(pattern)", measure: "pattern_\(attribute.name)",
+                condition: "\(c) IS NOT NULL AND ferry_matches(\(c), ?, 0) = 0", arguments: [.text(pattern)]))
+        }
+        return probes
+    }
+}
+
+/// How many rows of the scan a probe counted.
+struct ProbeCount {
+    var probe: Probe
+    var count: Int
+    var rows: Int
+}

@@ -1,0 +1,664 @@
+import Foundation
+
+/// Runs ``Check``s on a store and collects a ``VerificationReport``.
+///
+/// Never throws and never stops early: every check is reported, a check that cannot run is
+/// reported with outcome `error`. Checks read inside one read transaction, so they all see the
+/// same state of the store. Per entity, the required, types and validation checks share one
+/// table scan (with one `sum(...)` per condition), so `--checks all` costs about one scan per
+/// entity besides `PRAGMA integrity_check`.
+///
+/// ```swift
+/// let verifier = Verifier(model: store.model)
+/// let report = verifier.run(Verifier.builtInChecks(for: store.model, level: .all), on: store)
+/// if let failure = report.failure { throw failure }
+/// ```
+public struct Verifier: Sendable {
+    /// The model the store's tables are read with.
+    public var model: ObjectModel
+    /// How many offending records a result lists at most.
+    public var maxOffending: Int
+
+    public init(model: ObjectModel, maxOffending: Int = 5) {
+        self.model = model
+        self.maxOffending = maxOffending
+    }
+
+    /// The built-in checks of a level, in report order: counts, integrity, foreign keys, model
+    /// hash, then per entity uniqueness, required, types, validation, relationships, to-many counts.
+    public static func builtInChecks(for model: ObjectModel, level: CheckLevel) -> [Check] {
+        switch level {
+        case .none:
+            return []
+        case .cheap:
+            return model.entities.map { .count(entity: $0.name, expectation: nil) }
+                + [.integrity(quick: true), .foreignKeys(entity: nil), .modelHash(expected: nil)]
+        case .all:
+            var checks: [Check] = model.entities.map { .count(entity: $0.name, expectation: nil) }
+            checks += [.integrity(quick: false), .foreignKeys(entity: nil), .modelHash(expected: nil)]
+            for entity in model.entities {
+                checks += [
+                    .uniqueness(entity: entity.name), .required(entity: entity.name), .types(entity: entity.name),
+                    .validationRules(entity: entity.name), .relationships(entity: entity.name), .toManyCounts(entity: entity.name),
+                ]
+            }
+            return checks
+        }
+    }
+
+    /// Merges explicit checks into built-in ones: an explicit `count` of an entity replaces the
+    /// measuring-only count of the same entity; everything else is appended.
+    public static func merge(_ builtIn: [Check], with explicit: [Check]) -> [Check] {
+        let counted = Set(explicit.compactMap { check -> String? in
+            if case .count(let entity, _, _) = check { return entity }
+            return nil
+        })
+        let kept = builtIn.filter { check in
+            if case .count(let entity, nil, _) = check { return !counted.contains(entity) }
+            return true
+        }
+        var result = kept
+        for check in explicit where !result.contains(check) { result.append(check) }
+        return result
+    }
+
+    /// Runs the checks on a store (in one read transaction) and reports them as a suite named
+    /// `name` (default: the store's path).
+    public func run(_ checks: [Check], on store: Store, name: String? = nil) -> VerificationReport {
+        let timestamp = DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000))
+        let started = ContinuousClock.now
+        var results: [CheckResult]
+        do {
+            results = try store.read { connection in run(checks, on: connection) }
+        } catch {
+            results = [CheckResult(check: "open", name: "read \(store.path)", outcome: .error, message: "\(error)")]
+        }
+        return VerificationReport(
+            name: name ?? store.path, store: store.path, timestamp: timestamp,
+            elapsedSeconds: Self.seconds(since: started), results: results)
+    }
+
+    /// Runs the checks on a connection to a store of ``model`` (the predicate and verification
+    /// SQL functions must be registered on it, as every ``Store`` does).
+    public func run(_ checks: [Check], on connection: Connection) -> [CheckResult] {
+        let session = VerificationSession(connection: connection, model: model, maxOffending: maxOffending, checks: checks)
+        var results: [CheckResult] = []
+        for check in checks {
+            results += session.run(check)
+        }
+        return results
+    }
+
+    /// Registers the SQL functions the checks use (`ferry_decimal_cmp`); every ``Store`` does so.
+    public static func registerFunctions(on connection: Connection) throws {
+        try connection.registerFunction("ferry_decimal_cmp", argumentCount: 2) { arguments in
+            func text(_ value: DatabaseValue) -> String? {
+                switch value {
+                case .text(let t): return DecimalText.canonical(t)
+                case .integer(let i): return String(i)
+                case .real(let r): return DecimalText.canonical(String(r))
+                case .null, .blob: return nil
+                }
+            }
+            guard let a = text(arguments[0]), let b = text(arguments[1]) else { return .null }
+            return .integer(Int64(DecimalText.compare(a, b)))
+        }
+    }
+
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let (s, atto) = start.duration(to: .now).components
+        return Double(s) + Double(atto) / 1e18
+    }
+}
+
+// MARK: - Session
+
+/// One run of checks on one connection, with the per-entity scans shared between checks.
+final class VerificationSession {
+    let connection: Connection
+    let model: ObjectModel
+    let maxOffending: Int
+    /// Which scan aspects each entity's single scan must cover.
+    private var aspects: [String: Set<Probe.Aspect>] = [:]
+    private var scans: [String: [ProbeCount]] = [:]
+
+    init(connection: Connection, model: ObjectModel, maxOffending: Int, checks: [Check]) {
+        self.connection = connection
+        self.model = model
+        self.maxOffending = maxOffending
+        for check in checks {
+            switch check {
+            case .required(let entity): aspects[entity, default: []].insert(.required)
+            case .types(let entity): aspects[entity, default: []].insert(.types)
+            case .validationRules(let entity): aspects[entity, default: []].insert(.validation)
+            default: break
+            }
+        }
+    }
+
+    func run(_ check: Check) -> [CheckResult] {
+        let started = ContinuousClock.now
+        var results: [CheckResult]
+        do {
+            switch check {
+            case .count(let entity, let expectation, let basis): results = [try count(entity, expectation, basis)]
+            case .integrity(let quick): results = [try integrity(quick: quick)]
+            case .foreignKeys(let entity): results = [try foreignKeys(entity)]
+            case .uniqueness(let entity): results = try uniqueness(try lookup(entity))
+            case .required(let entity): results = [try scanResult(try lookup(entity), aspect: .required)]
+            case .types(let entity): results = [try scanResult(try lookup(entity), aspect: .types)]
+            case .validationRules(let entity): results = [try scanResult(try lookup(entity), aspect: .validation)]
+            case .relationships(let entity): results = try relationships(try lookup(entity))
+            case .toManyCounts(let entity): results = try toManyCounts(try lookup(entity))
+            case .modelHash(let expected): results = [try modelHash(expected)]
+            case .assertion(let assertion): results = [try self.assertion(assertion)]
+            case .record(let record): results = [try self.record(record)]
+            case .checksum(let entity, let attributes, let expected): results = [try checksum(entity, attributes, expected)]
+            }
+        } catch {
+            let entity = check.entityName
+            let name = entity.map { "\(check.kind) \($0)" } ?? check.kind
+            let message = (error as? FerryError).map { $0.location == nil ? $0.message : $0.description } ?? "\(error)"
+            results = [CheckResult(check: check.kind, name: name, entity: entity, outcome: .error, message: message)]
+        }
+        // Results timed on their own keep their time; the rest share the check's time.
+        let untimed = results.indices.filter { results[$0].elapsedSeconds == 0 }
+        if !untimed.isEmpty {
+            let share = Verifier.seconds(since: started) / Double(untimed.count)
+            for index in untimed { results[index].elapsedSeconds = share }
+        }
+        return results
+    }
+
+    private func lookup(_ name: String) throws -> EntityDescription {
+        guard let entity = model.entity(named: name) else {
+            throw FerryError(.verification, "model \(model.name) has no entity '\(name)'\(Suggestions.didYouMean(name, in: model.entityNames))")
+        }
+        return entity
+    }
+
+    private func table(_ entity: EntityDescription) -> String { SQL.quote(StoreLayout.table(for: entity)) }
+
+    private func rowCount(_ entity: EntityDescription) throws -> Int {
+        Int(try connection.scalar("SELECT count(*) FROM \(table(entity))")?.int64 ?? 0)
+    }
+
+    // MARK: Offending records
+
+    /// The attribute that names records to users: the first single-attribute uniqueness constraint.
+    func keyAttribute(of entity: EntityDescription) -> String? {
+        entity.uniquenessConstraints.first { $0.count == 1 && entity.attribute(named: $0[0]) != nil }?.first
+    }
+
+    /// Up to `limit` records of `entity` (as `t0`) matching `condition`.
+    private func offenders(
+        _ entity: EntityDescription, where condition: String, _ arguments: [DatabaseValue] = [], problem: String?, limit: Int? = nil,
+        orderBy: String = "t0.\(StoreLayout.primaryKey)"
+    ) throws -> [OffendingRecord] {
+        let limit = limit ?? maxOffending
+        guard limit > 0 else { return [] }
+        let key = keyAttribute(of: entity)
+        let keyColumn = key.map { "t0.\(SQL.quote($0))" } ?? "NULL"
+        let sql = "SELECT t0.\(StoreLayout.primaryKey), \(keyColumn) FROM \(table(entity)) AS t0 WHERE \(condition) ORDER BY \(orderBy) LIMIT \(limit)"
+        return try connection.rows(sql, arguments).map { row in
+            OffendingRecord(
+                entity: entity.name, primaryKey: row[0].int64, keyAttribute: key, keyValue: row[1].isNull ? nil : row[1].description,
+                problem: problem)
+        }
+    }
+
+    // MARK: Counts
+
+    private func count(_ name: String, _ expectation: CountExpectation?, _ basis: String?) throws -> CheckResult {
+        let entity = try lookup(name)
+        let rows = try rowCount(entity)
+        var measured: [String: MeasuredValue] = ["count": .integer(rows)]
+        let suffix = basis.map { ", \($0)" } ?? ""
+        guard let expectation else {
+            return CheckResult(check: "count", name: "count \(name)", entity: name, outcome: .passed, measured: measured, message: "\(rows) rows")
+        }
+        measured["expected"] = .text(expectation.description)
+        if expectation.accepts(rows, total: rows) {
+            return CheckResult(check: "count", name: "count \(name)", entity: name, outcome: .passed, measured: measured, message: "\(rows) rows (expected \(expectation)\(suffix))")
+        }
+        return CheckResult(
+            check: "count", name: "count \(name)", entity: name, outcome: .failed, measured: measured,
+            message: "expected \(expectation) rows\(suffix), found \(rows)")
+    }
+
+    // MARK: PRAGMAs
+
+    private func integrity(quick: Bool) throws -> CheckResult {
+        let pragma = quick ? "quick_check" : "integrity_check"
+        let problems = try connection.rows("PRAGMA \(pragma)(100)").compactMap { $0.first?.text }.filter { $0 != "ok" }
+        let measured: [String: MeasuredValue] = ["problems": .integer(problems.count)]
+        if problems.isEmpty {
+            return CheckResult(check: pragma, name: pragma, outcome: .passed, measured: measured, message: "ok")
+        }
+        let shown = problems.prefix(maxOffending).joined(separator: "; ")
+        return CheckResult(
+            check: pragma, name: pragma, outcome: .failed, measured: measured,
+            message: "\(problems.count)\(problems.count >= 100 ? "+" : "") problem\(problems.count == 1 ? "" : "s"): \(shown)")
+    }
+
+    private func foreignKeys(_ name: String?) throws -> CheckResult {
+        let entity = try name.map(lookup)
+        let checkName = name.map { "foreign_key_check \($0)" } ?? "foreign_key_check"
+        let statement = try connection.prepare(entity.map { "PRAGMA foreign_key_check(\(SQL.quote(StoreLayout.table(for: $0))))" } ?? "PRAGMA foreign_key_check")
+        var total = 0
+        var byTable: [String: Int] = [:]
+        var sample: [(table: String, rowid: Int64?, parent: String)] = []
+        while try statement.step() {
+            total += 1
+            let table = statement.text(at: 0) ?? ""
+            byTable[table, default: 0] += 1
+            if sample.count < maxOffending {
+                sample.append((table, statement.isNull(at: 1) ? nil : statement.int64(at: 1), statement.text(at: 2) ?? ""))
+            }
+        }
+        let measured: [String: MeasuredValue] = ["violations": .integer(total)]
+        if total == 0 {
+            return CheckResult(check: "foreign_key_check", name: checkName, entity: name, outcome: .passed, measured: measured, message: "no dangling references")
+        }
+        var offending: [OffendingRecord] = []
+        for item in sample {
+            let problem = "refers to a missing \(item.parent)"
+            if let described = model.entity(named: item.table), let rowid = item.rowid {
+                offending += try offenders(described, where: "t0.\(StoreLayout.primaryKey) = ?", [.integer(rowid)], problem: problem, limit: 1)
+            } else {
+                offending.append(OffendingRecord(entity: item.table, primaryKey: item.rowid, problem: problem))
+            }
+        }
+        let tables = byTable.sorted { $0.key < $1.key }.map { "\($0.value) in \($0.key)" }.joined(separator: ", ")
+        return CheckResult(
+            check: "foreign_key_check", name: checkName, entity: name, outcome: .failed, measured: measured,
+            message: "\(total) dangling reference\(total == 1 ? "" : "s") (\(tables))", offending: offending)
+    }
+
+    // MARK: Uniqueness
+
+    private func uniqueness(_ entity: EntityDescription) throws -> [CheckResult] {
+        guard !entity.uniquenessConstraints.isEmpty else {
+            return [CheckResult(check: "unique", name: "unique \(entity.name)", entity: entity.name, outcome: .skipped, message: "\(entity.name) has no uniqueness constraints")]
+        }
+        var results: [CheckResult] = []
+        for constraint in entity.uniquenessConstraints {
+            let started = ContinuousClock.now
+            let columns = constraint.map(SQL.quote)
+            let list = columns.joined(separator: ", ")
+            let notNull = columns.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")
+            let duplicates = "SELECT \(list) FROM \(table(entity)) WHERE \(notNull) GROUP BY \(list) HAVING count(*) > 1"
+            let row = try connection.rows(
+                "SELECT count(*), coalesce(sum(n), 0) FROM (SELECT count(*) AS n FROM \(table(entity)) WHERE \(notNull) GROUP BY \(list) HAVING count(*) > 1)"
+            ).first
+            let groups = Int(row?[0].int64 ?? 0)
+            let rows = Int(row?[1].int64 ?? 0)
+            let name = "unique \(entity.name)(\(constraint.joined(separator: ", ")))"
+            let measured: [String: MeasuredValue] = ["duplicate_values": .integer(groups), "rows": .integer(rows)]
+            var result: CheckResult
+            if groups == 0 {
+                result = CheckResult(check: "unique", name: name, entity: entity.name, outcome: .passed, measured: measured, message: "no duplicates")
+            } else {
+                let qualified = constraint.count == 1 ? "t0.\(columns[0])" : "(" + columns.map { "t0.\($0)" }.joined(separator: ", ") + ")"
+                let offending = try offenders(
+                    entity, where: "\(qualified) IN (\(duplicates))",
+                    problem: "shares its \(constraint.joined(separator: ", ")) with another record",
+                    orderBy: columns.map { "t0.\($0)" }.joined(separator: ", ") + ", t0.\(StoreLayout.primaryKey)")
+                result = CheckResult(
+                    check: "unique", name: name, entity: entity.name, outcome: .failed, measured: measured,
+                    message: "\(groups) value\(groups == 1 ? "" : "s") of \(constraint.joined(separator: ", ")) \(groups == 1 ? "is" : "are") shared by \(rows) records",
+                    offending: offending)
+            }
+            result.elapsedSeconds = max(Verifier.seconds(since: started), 1e-9)
+            results.append(result)
+        }
+        return results
+    }
+
+    // MARK: Required, types, validation (one scan per entity)
+
+    private func scanResult(_ entity: EntityDescription, aspect: Probe.Aspect) throws -> CheckResult {
+        let started = ContinuousClock.now
+        let counts = try scan(entity)
+        let mine = counts.filter { $0.probe.aspect == aspect }
+        let kind = aspect.rawValue
+        let name = "\(kind) \(entity.name)"
+        guard !mine.isEmpty else {
+            let reason: String
+            switch aspect {
+            case .required: reason = "\(entity.name) has no required attributes or relationships"
+            case .types: reason = "\(entity.name) has no attributes"
+            case .validation: reason = "\(entity.name) has no validation rules"
+            }
+            return CheckResult(check: kind, name: name, entity: entity.name, outcome: .skipped, message: reason, elapsedSeconds: max(Verifier.seconds(since: started), 1e-9))
+        }
+        let violations = mine.reduce(0) { $0 + $1.count }
+        let rows = counts.first?.rows ?? 0
+        var measured: [String: MeasuredValue] = ["rows": .integer(rows), "violations": .integer(violations)]
+        let failing = mine.filter { $0.count > 0 }
+        if failing.isEmpty {
+            let what: String
+            switch aspect {
+            case .required: what = "\(mine.count) required propert\(mine.count == 1 ? "y" : "ies") set"
+            case .types: what = "\(mine.count) attribute\(mine.count == 1 ? "" : "s") well-typed"
+            case .validation: what = "\(mine.count) rule\(mine.count == 1 ? "" : "s") kept"
+            }
+            return CheckResult(
+                check: kind, name: name, entity: entity.name, outcome: .passed, measured: measured, message: "\(rows) rows, \(what)",
+                elapsedSeconds: max(Verifier.seconds(since: started), 1e-9))
+        }
+        var offending: [OffendingRecord] = []
+        for item in failing where offending.count < maxOffending {
+            measured[item.probe.measure] = .integer(item.count)
+            offending += try offenders(
+                entity, where: item.probe.condition, item.probe.arguments, problem: "\(item.probe.property) \(item.probe.problem)",
+                limit: maxOffending - offending.count)
+        }
+        for item in failing { measured[item.probe.measure] = .integer(item.count) }
+        let message = failing.map { "\($0.probe.property) \($0.probe.problem) in \($0.count) row\($0.count == 1 ? "" : "s")" }.joined(separator: "; ")
+        return CheckResult(
+            check: kind, name: name, entity: entity.name, outcome: .failed, measured: measured, message: message,
+            elapsedSeconds: max(Verifier.seconds(since: started), 1e-9), offending: offending)
+    }
+
+    /// Runs (once) the entity's scan over every probe of every aspect asked for.
+    private func scan(_ entity: EntityDescription) throws -> [ProbeCount] {
+        if let done = scans[entity.name] { return done }
+        let wanted = aspects[entity.name] ?? []
+        let probes = try Probe.probes(for: entity, model: model, aspects: wanted)
+        var result: [ProbeCount] = []
+        if probes.isEmpty {
+            scans[entity.name] = []
+            return []
+        }
+        let sums = probes.map { "coalesce(sum(\($0.condition)), 0)" }.joined(separator: ", ")
+        let row = try connection.rows("SELECT count(*), \(sums) FROM \(table(entity)) AS t0", probes.flatMap(\.arguments)).first ?? []
+        let rows = Int(row.first?.int64 ?? 0)
+        for (index, probe) in probes.enumerated() {
+            result.append(ProbeCount(probe: probe, count: Int(row[safe: index + 1]?.int64 ?? 0), rows: rows))
+        }
+        scans[entity.name] = result
+        return result
+    }
+
+    // MARK: Relationships
+
+    private func relationships(_ entity: EntityDescription) throws -> [CheckResult] {
+        var results: [CheckResult] = []
+        for relationship in entity.relationships {
+            let started = ContinuousClock.now
+            let name = "relationship \(entity.name).\(relationship.name)"
+            guard let destination = model.entity(named: relationship.destination) else {
+                results.append(CheckResult(check: "relationship", name: name, entity: entity.name, outcome: .error, message: "destination '\(relationship.destination)' is not in the model"))
+                continue
+            }
+            let inverse = StoreLayout.inverse(of: relationship, in: entity, model: model)
+            var result: CheckResult
+            switch StoreLayout.storage(of: relationship, in: entity, model: model) {
+            case .inverseForeignKey:
+                continue  // checked from the side that holds the key
+            case .foreignKey(let column):
+                let col = "t0.\(SQL.quote(column))"
+                let dangling = "\(col) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(table(destination)) AS d WHERE d.\(StoreLayout.primaryKey) = \(col))"
+                let row = try connection.rows("SELECT count(\(col)), coalesce(sum((\(dangling)) IS 1), 0) FROM \(table(entity)) AS t0").first ?? []
+                let links = Int(row[safe: 0]?.int64 ?? 0)
+                let missing = Int(row[safe: 1]?.int64 ?? 0)
+                var shared = 0
+                let oneToOne = inverse.map { !$0.isToMany } ?? false
+                if oneToOne {
+                    shared = Int(try connection.scalar(
+                        "SELECT count(*) FROM (SELECT \(SQL.quote(column)) FROM \(table(entity)) WHERE \(SQL.quote(column)) IS NOT NULL GROUP BY \(SQL.quote(column)) HAVING count(*) > 1)"
+                    )?.int64 ?? 0)
+                }
+                var measured: [String: MeasuredValue] = ["links": .integer(links), "dangling": .integer(missing)]
+                if oneToOne { measured["shared"] = .integer(shared) }
+                if missing == 0 && shared == 0 {
+                    result = CheckResult(
+                        check: "relationship", name: name, entity: entity.name, outcome: .passed, measured: measured,
+                        message: "\(links) link\(links == 1 ? "" : "s"), every one to an existing \(destination.name)\(oneToOne ? ", none shared" : "")")
+                } else {
+                    var problems: [String] = []
+                    var offending: [OffendingRecord] = []
+                    if missing > 0 {
+                        problems.append("\(missing) link\(missing == 1 ? "" : "s") to a missing \(destination.name)")
+                        offending += try offenders(entity, where: dangling, problem: "\(relationship.name) refers to a missing \(destination.name)")
+                    }
+                    if shared > 0 {
+                        problems.append("\(shared) \(destination.name) record\(shared == 1 ? " is" : "s are") linked from more than one \(entity.name) (one-to-one with \(destination.name).\(inverse?.name ?? ""))")
+                        offending += try offenders(
+                            entity,
+                            where: "\(col) IN (SELECT \(SQL.quote(column)) FROM \(table(entity)) WHERE \(SQL.quote(column)) IS NOT NULL GROUP BY \(SQL.quote(column)) HAVING count(*) > 1)",
+                            problem: "shares its \(relationship.name) with another \(entity.name)", limit: max(0, maxOffending - offending.count))
+                    }
+                    result = CheckResult(
+                        check: "relationship", name: name, entity: entity.name, outcome: .failed, measured: measured,
+                        message: problems.joined(separator: "; "), offending: offending)
+                }
+            case .joinTable(let link, let sourceColumn, _):
+                // Report each join table once, from the side whose key is ferry_source.
+                guard sourceColumn == StoreLayout.linkSourceColumn else { continue }
+                let source = StoreLayout.linkSourceColumn, target = StoreLayout.linkTargetColumn
+                let missingSource = "NOT EXISTS (SELECT 1 FROM \(table(entity)) AS s WHERE s.\(StoreLayout.primaryKey) = l.\(source))"
+                let missingTarget = "NOT EXISTS (SELECT 1 FROM \(table(destination)) AS d WHERE d.\(StoreLayout.primaryKey) = l.\(target))"
+                let row = try connection.rows(
+                    "SELECT count(*), coalesce(sum((\(missingSource)) IS 1), 0), coalesce(sum((\(missingTarget)) IS 1), 0) FROM \(SQL.quote(link)) AS l"
+                ).first ?? []
+                let links = Int(row[safe: 0]?.int64 ?? 0)
+                let badSource = Int(row[safe: 1]?.int64 ?? 0)
+                let badTarget = Int(row[safe: 2]?.int64 ?? 0)
+                let measured: [String: MeasuredValue] = ["links": .integer(links), "missing_source": .integer(badSource), "missing_target": .integer(badTarget)]
+                if badSource == 0 && badTarget == 0 {
+                    result = CheckResult(
+                        check: "relationship", name: name, entity: entity.name, outcome: .passed, measured: measured,
+                        message: "\(links) link\(links == 1 ? "" : "s") in \(link), both ends of each exist")
+                } else {
+                    let sample = try connection.rows(
+                        "SELECT l.\(source), l.\(target), \(missingSource), \(missingTarget) FROM \(SQL.quote(link)) AS l WHERE \(missingSource) OR \(missingTarget) ORDER BY l.\(source), l.\(target) LIMIT \(maxOffending)")
+                    let offending = sample.map { row in
+                        let gone = [row[2].int64 == 1 ? "\(entity.name) \(row[0])" : nil, row[3].int64 == 1 ? "\(destination.name) \(row[1])" : nil].compactMap { $0 }
+                        return OffendingRecord(
+                            entity: link, keyAttribute: "\(source),\(target)", keyValue: "\(row[0]),\(row[1])",
+                            problem: "links a missing \(gone.joined(separator: " and "))")
+                    }
+                    var problems: [String] = []
+                    if badSource > 0 { problems.append("\(badSource) link\(badSource == 1 ? "" : "s") from a missing \(entity.name)") }
+                    if badTarget > 0 { problems.append("\(badTarget) link\(badTarget == 1 ? "" : "s") to a missing \(destination.name)") }
+                    result = CheckResult(
+                        check: "relationship", name: name, entity: entity.name, outcome: .failed, measured: measured,
+                        message: problems.joined(separator: "; ") + " in \(link)", offending: offending)
+                }
+            }
+            result.elapsedSeconds = max(Verifier.seconds(since: started), 1e-9)
+            results.append(result)
+        }
+        if results.isEmpty {
+            return [CheckResult(check: "relationship", name: "relationship \(entity.name)", entity: entity.name, outcome: .skipped, message: "\(entity.name) stores no relationships of its own")]
+        }
+        return results
+    }
+
+    private func toManyCounts(_ entity: EntityDescription) throws -> [CheckResult] {
+        var results: [CheckResult] = []
+        for relationship in entity.relationships where relationship.isToMany && (relationship.minCount != nil || relationship.maxCount != nil) {
+            let started = ContinuousClock.now
+            let name = "to_many_count \(entity.name).\(relationship.name)"
+            let countSQL: String
+            switch StoreLayout.storage(of: relationship, in: entity, model: model) {
+            case .inverseForeignKey(let destinationTable, let column):
+                countSQL = "(SELECT count(*) FROM \(SQL.quote(destinationTable)) AS r WHERE r.\(SQL.quote(column)) = t0.\(StoreLayout.primaryKey))"
+            case .joinTable(let link, let sourceColumn, _):
+                countSQL = "(SELECT count(*) FROM \(SQL.quote(link)) AS r WHERE r.\(sourceColumn) = t0.\(StoreLayout.primaryKey))"
+            case .foreignKey:
+                continue
+            }
+            var bounds: [String] = []
+            var conditions: [String] = []
+            if let min = relationship.minCount {
+                conditions.append("\(countSQL) < \(min)")
+                bounds.append("at least \(min)")
+            }
+            if let max = relationship.maxCount {
+                conditions.append("\(countSQL) > \(max)")
+                bounds.append("at most \(max)")
+            }
+            let condition = conditions.joined(separator: " OR ")
+            let violations = Int(try connection.scalar("SELECT count(*) FROM \(table(entity)) AS t0 WHERE \(condition)")?.int64 ?? 0)
+            let expected = bounds.joined(separator: " and ")
+            let measured: [String: MeasuredValue] = ["violations": .integer(violations), "expected": .text(expected)]
+            var result: CheckResult
+            if violations == 0 {
+                result = CheckResult(check: "to_many_count", name: name, entity: entity.name, outcome: .passed, measured: measured, message: "every \(entity.name) has \(expected) \(relationship.name)")
+            } else {
+                result = CheckResult(
+                    check: "to_many_count", name: name, entity: entity.name, outcome: .failed, measured: measured,
+                    message: "\(violations) \(entity.name) record\(violations == 1 ? " does" : "s do") not have \(expected) \(relationship.name)",
+                    offending: try offenders(entity, where: condition, problem: "\(relationship.name) count out of range"))
+            }
+            result.elapsedSeconds = max(Verifier.seconds(since: started), 1e-9)
+            results.append(result)
+        }
+        if results.isEmpty {
+            return [CheckResult(check: "to_many_count", name: "to_many_count \(entity.name)", entity: entity.name, outcome: .skipped, message: "\(entity.name) has no to-many relationship with a min or max count")]
+        }
+        return results
+    }
+
+    // MARK: Model hash
+
+    private func modelHash(_ expected: ObjectModel?) throws -> CheckResult {
+        let name = "model_hash"
+        guard let metadata = try StoreMetadata.read(from: connection) else {
+            return CheckResult(check: name, name: name, outcome: .failed, message: "the store has no ferry metadata (\(StoreLayout.metadataTable))")
+        }
+        var measured: [String: MeasuredValue] = [
+            "model_hash": .text(metadata.modelHash), "model": .text(metadata.modelName), "version": .text(metadata.modelVersion),
+        ]
+        var problems: [String] = []
+        if let recorded = metadata.model {
+            if recorded.versionHash != metadata.modelHash {
+                problems.append("the store claims model hash \(metadata.modelHash.prefix(12)) but its recorded model \(recorded.name) version \(recorded.version) hashes to \(recorded.versionHash.prefix(12))")
+            }
+            let recordedHashes = recorded.entityHashes
+            let differing = Set(recordedHashes.keys).union(metadata.entityHashes.keys).filter { recordedHashes[$0] != metadata.entityHashes[$0] }.sorted()
+            if !differing.isEmpty {
+                problems.append("entity hashes in \(StoreLayout.entitiesTable) differ from the recorded model for \(differing.joined(separator: ", "))")
+            }
+        } else {
+            problems.append("the store records no readable model (model_json)")
+        }
+        if let expected {
+            measured["expected_hash"] = .text(expected.versionHash)
+            if expected.versionHash != metadata.modelHash {
+                problems.append("the store is at model \(metadata.modelName) version \(metadata.modelVersion) (hash \(metadata.modelHash.prefix(12))), not model \(expected.name) version \(expected.version) (hash \(expected.versionHash.prefix(12)))")
+            }
+        }
+        if problems.isEmpty {
+            return CheckResult(
+                check: name, name: name, outcome: .passed, measured: measured,
+                message: "model \(metadata.modelName) version \(metadata.modelVersion), hash \(metadata.modelHash.prefix(12))")
+        }
+        return CheckResult(check: name, name: name, outcome: .failed, measured: measured, message: problems.joined(separator: "; "))
+    }
+
+    // MARK: Assertions, records, checksums
+
+    private func assertion(_ assertion: PredicateAssertion) throws -> CheckResult {
+        let entity = try lookup(assertion.entity)
+        let name = "assertion \(entity.name): \(assertion.predicate)"
+        let compiled = try Predicate(format: assertion.predicate, location: assertion.location).sql(for: entity, model: model)
+        let row = try connection.rows("SELECT count(*), count(CASE WHEN \(compiled.sql) THEN 1 END) FROM \(compiled.from)", compiled.arguments).first ?? []
+        let total = Int(row[safe: 0]?.int64 ?? 0)
+        let matching = Int(row[safe: 1]?.int64 ?? 0)
+        let measured: [String: MeasuredValue] = ["matching": .integer(matching), "rows": .integer(total), "expected": .text(assertion.expectation.description)]
+        if assertion.expectation.accepts(matching, total: total) {
+            return CheckResult(
+                check: "assertion", name: name, entity: entity.name, outcome: .passed, measured: measured,
+                message: "\(matching) of \(total) rows match (expected \(assertion.expectation))")
+        }
+        let offending = assertion.expectation.isUpperBound
+            ? try offenders(entity, where: compiled.sql, compiled.arguments, problem: "matches '\(assertion.predicate)'") : []
+        return CheckResult(
+            check: "assertion", name: name, entity: entity.name, outcome: .failed, measured: measured,
+            message: "\(matching) of \(total) \(entity.name) rows match '\(assertion.predicate)', expected \(assertion.expectation)",
+            offending: offending)
+    }
+
+    private func record(_ expectation: RecordExpectation) throws -> CheckResult {
+        let entity = try lookup(expectation.entity)
+        let name = "record \(entity.name)(\(expectation.keyDescription))"
+        var conditions: [String] = []
+        var arguments: [DatabaseValue] = []
+        for item in expectation.key + expectation.expected where entity.attribute(named: item.attribute) == nil {
+            throw FerryError(.verification, "'\(entity.name)' has no attribute '\(item.attribute)'\(Suggestions.didYouMean(item.attribute, in: entity.attributes.map(\.name)))", at: expectation.location)
+        }
+        for item in expectation.key {
+            if item.value.isNull {
+                conditions.append("t0.\(SQL.quote(item.attribute)) IS NULL")
+            } else {
+                conditions.append("t0.\(SQL.quote(item.attribute)) = ?")
+                arguments.append(StorageCoding.encode(item.value))
+            }
+        }
+        let columns = ["t0.\(StoreLayout.primaryKey)"] + expectation.expected.map { "t0.\(SQL.quote($0.attribute))" }
+        let where_ = conditions.isEmpty ? "1" : conditions.joined(separator: " AND ")
+        let rows = try connection.rows("SELECT \(columns.joined(separator: ", ")) FROM \(table(entity)) AS t0 WHERE \(where_) LIMIT 2", arguments)
+        guard rows.count == 1, let row = rows.first else {
+            let message = rows.isEmpty ? "no \(entity.name) with \(expectation.keyDescription)" : "more than one \(entity.name) with \(expectation.keyDescription)"
+            return CheckResult(check: "record", name: name, entity: entity.name, outcome: .failed, measured: ["found": .integer(rows.count)], message: message)
+        }
+        var mismatches: [String] = []
+        for (index, item) in expectation.expected.enumerated() {
+            guard let attribute = entity.attribute(named: item.attribute) else { continue }
+            let actual = StorageCoding.decode(row[index + 1], as: attribute.type)
+            let same = actual == item.value || (AttributeValidator.compare(Self.canonical(actual), Self.canonical(item.value)) == 0)
+            if !same {
+                mismatches.append("\(item.attribute) is \(RecordExpectation.render(actual)), expected \(RecordExpectation.render(item.value))")
+            }
+        }
+        let measured: [String: MeasuredValue] = ["found": 1, "mismatches": .integer(mismatches.count)]
+        if mismatches.isEmpty {
+            return CheckResult(check: "record", name: name, entity: entity.name, outcome: .passed, measured: measured, message: "\(expectation.expected.count) value\(expectation.expected.count == 1 ? "" : "s") as expected")
+        }
+        let record = OffendingRecord(entity: entity.name, primaryKey: row[0].int64, keyAttribute: expectation.key.map(\.attribute).joined(separator: ","), keyValue: expectation.key.map { $0.value.description }.joined(separator: ","), problem: "\(mismatches.count) value\(mismatches.count == 1 ? "" : "s") differ")
+        return CheckResult(
+            check: "record", name: name, entity: entity.name, outcome: .failed, measured: measured,
+            message: "\(entity.name) with \(expectation.keyDescription): " + mismatches.joined(separator: "; "), offending: [record])
+    }
+
+    private static func canonical(_ value: Value) -> Value {
+        if case .decimal(let text) = value, let canonical = DecimalText.canonical(text) { return .decimal(canonical) }
+        return value
+    }
+
+    private func checksum(_ entity: String, _ attributes: [String], _ expected: EntityChecksum) throws -> CheckResult {
+        let actual = try EntityChecksum.compute(connection: connection, model: model, entity: entity, attributes: attributes)
+        let name = "checksum \(entity)(\(attributes.joined(separator: ", ")))"
+        let measured: [String: MeasuredValue] = [
+            "rows": .integer(actual.rows), "checksum": .text(actual.value), "expected_rows": .integer(expected.rows), "expected_checksum": .text(expected.value),
+        ]
+        if actual.matches(expected) {
+            return CheckResult(check: "checksum", name: name, entity: entity, outcome: .passed, measured: measured, message: "\(actual.rows) rows, checksum \(actual.value) as before")
+        }
+        let what = actual.rows != expected.rows ? "\(actual.rows) rows, expected \(expected.rows)" : "checksum \(actual.value), expected \(expected.value)"
+        return CheckResult(check: "checksum", name: name, entity: entity, outcome: .failed, measured: measured, message: "values changed: \(what)")
+    }
+}
+
+extension Check {
+    /// The entity a check is about, if any.
+    var entityName: String? {
+        switch self {
+        case .count(let entity, _, _), .uniqueness(let entity), .required(let entity), .validationRules(let entity), .types(let entity),
+            .relationships(let entity), .toManyCounts(let entity), .checksum(let entity, _, _):
+            return entity
+        case .foreignKeys(let entity): return entity
+        case .assertion(let assertion): return assertion.entity
+        case .record(let record): return record.entity
+        case .integrity, .modelHash: return nil
+        }
+    }
+}
+
+extension Array {
+    subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
+}

@@ -1,0 +1,121 @@
+import ArgumentParser
+import FerryCore
+import FerryPipeline
+import Foundation
+
+/// Options shared by `ferry update` and `ferry delete`.
+struct MutationOptions: ParsableArguments {
+    @Option(help: "The store to change.")
+    var store: String
+
+    @Option(help: "The entity whose objects change.")
+    var entity: String
+
+    @Option(name: .customLong("where"), help: ArgumentHelp("A predicate selecting the objects (TRUEPREDICATE for all).", valueName: "predicate"))
+    var predicate: String
+
+    @Option(help: "A model bundle or model file (default: the model recorded in the store).")
+    var model: String?
+
+    /// The store's model (or `--model`) and the parsed predicate, located at `--where`.
+    func load() throws -> (ObjectModel, FerryCore.Predicate) {
+        let objectModel: ObjectModel
+        if let model {
+            objectModel = try ModelLoader().load(path: model).current
+        } else {
+            guard let recorded = try Store.metadata(at: store)?.model else {
+                throw FerryError(.usage, "'\(store)' records no model; pass --model")
+            }
+            objectModel = recorded
+        }
+        let parsed = try FerryCore.Predicate(format: predicate, location: InputLocation(file: "--where", line: 1, column: 1))
+        return (objectModel, parsed)
+    }
+
+    /// Runs one step against the store and prints its summary line.
+    func run(_ step: Step, model: ObjectModel, options: GlobalOptions, jobName: String) throws -> Int32 {
+        let opened = try Store.open(at: store, model: model, options: Store.Options(createIfMissing: false))
+        let console = Console(quiet: options.quiet)
+        let runner = MutationStepRunner(step: step, store: opened, index: 1, jobName: jobName)
+        runner.dryRun = options.dryRun
+        runner.progress = console
+        console.stepStarted(index: 1, of: 1, title: runner.title)
+        let stepReport = runner.run()
+        var report = RunReport(
+            job: jobName, jobFile: nil, store: store, model: model.name, modelVersion: model.version, dryRun: options.dryRun, startedAt: "")
+        report.steps = [stepReport]
+        report.outcome = stepReport.outcome.rawValue
+        report.exitCode = runner.failure.map { ExitStatus.code(for: $0) } ?? 0
+        if let path = options.report { try writeJSON(report, to: path) }
+        if let failure = runner.failure { throw failure }
+        return 0
+    }
+}
+
+struct UpdateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "update",
+        abstract: "Change attributes of the objects a predicate selects (a batch update), without a job file.",
+        discussion: """
+            --set name=value sets a constant (converted to the attribute's type; name= sets nil); \
+            --set 'name==expression' computes the value from the object's own attributes, e.g. \
+            --set 'email==lowercase(trim(email))'. See docs/update-delete.md.
+            """)
+
+    @OptionGroup var target: MutationOptions
+
+    @Option(name: .customLong("set"), help: ArgumentHelp("An attribute's new value: name=constant or name==expression.", valueName: "name=value"))
+    var assignments: [String] = []
+
+    @Flag(help: "Skip the model's validation rules for the new values.")
+    var noValidate = false
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() throws {
+        try runReportingErrors {
+            guard !assignments.isEmpty else { throw FerryError(.usage, "give at least one --set name=value") }
+            let (model, predicate) = try target.load()
+            var values: [String: BatchUpdateRequest.PropertyValue] = [:]
+            for (index, item) in assignments.enumerated() {
+                guard let equals = item.firstIndex(of: "="), equals != item.startIndex else {
+                    throw FerryError(.usage, "--set needs name=value or name==expression, got '\(item)'")
+                }
+                let name = String(item[..<equals])
+                let rest = item[item.index(after: equals)...]
+                if rest.hasPrefix("=") {
+                    let location = InputLocation(file: "--set #\(index + 1)", line: 1, column: name.utf8.count + 3)
+                    values[name] = .expression(try UpdateExpression(parsing: String(rest.dropFirst()), location: location))
+                } else {
+                    values[name] = .constant(rest.isEmpty ? .null : .string(String(rest)))
+                }
+            }
+            let step = UpdateStep(entity: target.entity, predicate: predicate, values: values, validate: !noValidate)
+            let request = step.request
+            try request.check(model: model)
+            return try target.run(.update(step), model: model, options: options, jobName: "ferry update")
+        }
+    }
+}
+
+struct DeleteCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete",
+        abstract: "Delete the objects a predicate selects (a batch delete), applying the model's delete rules, without a job file.")
+
+    @OptionGroup var target: MutationOptions
+
+    @Flag(help: "Delete only the selected rows, as Core Data's NSBatchDeleteRequest does (fails if other objects refer to them).")
+    var ignoreDeleteRules = false
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() throws {
+        try runReportingErrors {
+            let (model, predicate) = try target.load()
+            let step = DeleteStep(entity: target.entity, predicate: predicate, deleteRules: ignoreDeleteRules ? .ignore : .apply)
+            try step.request.check(model: model)
+            return try target.run(.delete(step), model: model, options: options, jobName: "ferry delete")
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// Runs the built `ferry` binary and captures its exit status and output.
+func runFerry(_ arguments: [String], in directory: TemporaryDirectory) throws -> (status: Int32, stdout: String, stderr: String) {
+    let binary = TestPaths.packageRoot.appendingPathComponent(".build/debug/ferry")
+    let process = Process()
+    process.executableURL = binary
+    process.arguments = arguments
+    process.currentDirectoryURL = directory.url
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+}
+
+@Suite("ferry update and ferry delete", .serialized)
+struct MutationCLITests {
+    static let model = """
+        name: Shop
+        entities:
+          Customer:
+            attributes:
+              id: {type: int64, optional: false, unique: true}
+              email: {type: string, optional: false}
+              age: {type: int16, min: 0, max: 150}
+            relationships:
+              orders: {destination: Order, to_many: true, inverse: customer, delete_rule: cascade}
+          Order:
+            attributes:
+              number: string
+            relationships:
+              customer: {destination: Customer, inverse: orders, optional: false}
+        """
+
+    func makeStore() throws -> TemporaryDirectory {
+        let directory = TemporaryDirectory("ferry-cli-mutation")
+        try directory.write("shop.yml", Self.model)
+        try directory.write("customers.csv", "id,email,age\n1,Ann@X.io,34\n2,bob@x.io,19\n3,CY@x.io,52\n")
+        try directory.write("orders.csv", "number,customer\nA-1,1\nA-2,1\nB-1,2\n")
+        try directory.write(
+            "load.yml",
+            """
+            store: shop.sqlite
+            model: shop.yml
+            steps:
+              - import: {source: customers.csv, entity: Customer}
+              - import: {source: orders.csv, entity: Order, relationships: {customer: {match: id}}}
+            """)
+        let load = try runFerry(["run", "load.yml", "--quiet"], in: directory)
+        #expect(load.status == 0, "\(load.stderr)")
+        return directory
+    }
+
+    func query(_ sql: String, in directory: TemporaryDirectory) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = [directory.file("shop.sqlite"), sql]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    @Test("ferry update sets constants and expressions, with --dry-run and a JSON report")
+    func update() throws {
+        let directory = try makeStore()
+        let dry = try runFerry(
+            ["update", "--store", "shop.sqlite", "--entity", "Customer", "--where", "age > 30", "--set", "email==lowercase(email)", "--set", "age=99", "--dry-run"],
+            in: directory)
+        #expect(dry.status == 0)
+        #expect(dry.stdout.contains("step 1 update Customer (dry run, rolled back): updated 2 in "))
+        #expect(try query("SELECT email, age FROM Customer ORDER BY id", in: directory) == "Ann@X.io|34\nbob@x.io|19\nCY@x.io|52\n")
+
+        let real = try runFerry(
+            ["update", "--store", "shop.sqlite", "--entity", "Customer", "--where", "age > 30", "--set", "email==lowercase(email)", "--set", "age=99", "--report", "report.json"],
+            in: directory)
+        #expect(real.status == 0, "\(real.stderr)")
+        #expect(try query("SELECT email, age FROM Customer ORDER BY id", in: directory) == "ann@x.io|99\nbob@x.io|19\ncy@x.io|99\n")
+        let report = try String(contentsOfFile: directory.file("report.json"), encoding: .utf8)
+        #expect(report.contains("\"updated\" : 2"))
+
+        let bad = try runFerry(["update", "--store", "shop.sqlite", "--entity", "Customer", "--where", "TRUEPREDICATE", "--set", "age==age * 2"], in: directory)
+        #expect(bad.status == 1)
+        #expect(bad.stderr == "error: the new value of Customer.age breaks 'max: 150' for 2 records (ferry_pk 1, 3); nothing was changed\n")
+        let typo = try runFerry(["update", "--store", "shop.sqlite", "--entity", "Customer", "--where", "agee > 1", "--set", "age=1"], in: directory)
+        #expect(typo.status == 64)
+        #expect(typo.stderr == "--where:1:1: error: Customer has no attribute 'agee'; did you mean 'age'?\n")
+    }
+
+    @Test("ferry delete applies delete rules, or ignores them and reports the blocking references")
+    func delete() throws {
+        let directory = try makeStore()
+        let ignored = try runFerry(["delete", "--store", "shop.sqlite", "--entity", "Customer", "--where", "id == 1", "--ignore-delete-rules"], in: directory)
+        #expect(ignored.status == 1)
+        #expect(ignored.stderr.hasPrefix("error: with delete_rules: ignore only the selected Customer objects are deleted, but other objects still refer to them (2 Order objects through Order.customer)"))
+        let applied = try runFerry(["delete", "--store", "shop.sqlite", "--entity", "Customer", "--where", "id == 1"], in: directory)
+        #expect(applied.status == 0, "\(applied.stderr)")
+        #expect(applied.stdout.contains("step 1 delete Customer: deleted 1, cascade 2 Order in "))
+        #expect(try query("SELECT count(*) FROM Customer; SELECT count(*) FROM \"Order\";", in: directory) == "2\n1\n")
+    }
+}
