@@ -26,6 +26,19 @@ public final class JobRunner {
         let rebuild = (job.store.rebuild || scratch) && !job.store.isInMemory
         let workPath = rebuild ? job.store.path + ".ferry-rebuild" : job.store.path
         if rebuild { StoreFiles.remove(workPath) }
+        if let copyFrom = job.store.copyFrom, !dryRun {
+            do {
+                try Self.copyStore(from: copyFrom, to: job.store.path)
+            } catch {
+                report.outcome = "failed"
+                report.exitCode = ExitStatus.code(for: error)
+                var failed = StepReport(index: 0, kind: "copy", outcome: .failed)
+                failed.error = "\(error)"
+                report.steps.append(failed)
+                report.endedAt = Self.now()
+                return report
+            }
+        }
         runSteps(storePath: workPath, create: rebuild || job.store.create, into: &report)
         if rebuild {
             if report.outcome == "succeeded" {
@@ -167,6 +180,15 @@ public final class JobRunner {
                     report.exitCode = ExitStatus.code(for: error)
                     return
                 }
+            case .migrate:
+                // TODO(migrate): the migration engine runs this step (lead's branch).
+                var failed = StepReport(index: offset + 1, kind: step.kind, outcome: .failed)
+                let error = FerryError(.usage, "the migrate step is not supported yet", at: step.location)
+                failed.error = "\(error)"
+                report.steps.append(failed)
+                report.outcome = "failed"
+                report.exitCode = ExitStatus.code(for: error)
+                return
             case .update, .delete:
                 let runner = MutationStepRunner(step: step, store: store, index: offset + 1, jobName: job.name)
                 runner.dryRun = dryRun
@@ -183,6 +205,25 @@ public final class JobRunner {
         }
         report.outcome = dryRun ? "dry_run" : "succeeded"
         report.exitCode = ExitStatus.success
+    }
+
+    /// Replaces the store at `path` (and its companion files) with a copy of the one at `source`
+    /// and its `-wal`, so that the copy holds everything committed to the original.
+    static func copyStore(from source: String, to path: String) throws {
+        guard FileManager.default.fileExists(atPath: source) else {
+            throw FerryError(.io, "cannot copy the store '\(source)': No such file or directory")
+        }
+        StoreFiles.remove(path)
+        do {
+            let folder = (path as NSString).deletingLastPathComponent
+            if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+            try FileManager.default.copyItem(atPath: source, toPath: path)
+            if FileManager.default.fileExists(atPath: source + "-wal") {
+                try FileManager.default.copyItem(atPath: source + "-wal", toPath: path + "-wal")
+            }
+        } catch {
+            throw FerryError(.io, "cannot copy the store '\(source)' to '\(path)': \(error.localizedDescription)")
+        }
     }
 
     /// The cheap checks run after an import step: the entity's count against the rows before

@@ -72,8 +72,8 @@ func loadAndValidate(jobPath: String, parameters: [String: String]) throws -> (J
         throw FerryError(.invalidDefinition, "the job names no model", at: InputLocation(file: jobPath, line: 1, column: 1))
     }
     let bundle = try ModelLoader().load(path: modelPath)
-    let model = bundle.current
-    let problems = JobValidator().validate(job, model: model)
+    let model = try job.model(in: bundle)
+    let problems = JobValidator().validate(job, model: model) + JobValidator().validateMigrations(job, bundle: bundle)
     if !problems.isEmpty { throw FerryErrors(problems) }
     return (job, model)
 }
