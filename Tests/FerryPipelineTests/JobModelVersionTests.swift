@@ -135,14 +135,34 @@ struct JobModelVersionTests {
         #expect(report.steps.first?.error == "error: cannot copy the store '\(directory.file("nowhere.sqlite"))': No such file or directory")
     }
 
-    @Test("the runner does not run migrate steps yet")
-    func migrateNotYet() throws {
+    @Test("a migrate step migrates the job's store, later steps see the new version")
+    func migrateStep() throws {
+        let directory = TemporaryDirectory()
+        let snapshot = TestPaths.packageRoot.appendingPathComponent("samples/snapshots/shop-v1.sqlite").path
+        let file = try directory.write("job.yml", """
+            store: {path: shop.sqlite, copy_from: \(snapshot)}
+            model: {path: \(ShopSample.path), version: "2"}
+            steps:
+              - migrate: {to: "2"}
+              - verify: {counts: {Customer: 197, LineItem: 1472}}
+            """)
+        let job = try JobLoader().load(path: file, environment: [:])
+        let bundle = try ShopSample.bundle()
+        let report = JobRunner(job: job, model: try job.model(in: bundle), bundle: bundle).run()
+        #expect(report.outcome == "succeeded", "\(report.steps.compactMap(\.error))")
+        #expect(report.steps.map(\.kind) == ["migrate", "verify"])
+        #expect(report.steps.first?.migration?.toVersion == "2")
+        #expect(try Store.metadata(at: directory.file("shop.sqlite"))?.modelVersion == "2")
+    }
+
+    @Test("a migrate step needs a bundle")
+    func migrateNeedsBundle() throws {
         let directory = TemporaryDirectory()
         let file = try directory.write("job.yml", "store: shop.sqlite\nmodel: \(ShopSample.path)\nsteps:\n  - migrate:\n")
         let job = try JobLoader().load(path: file, environment: [:])
         let report = JobRunner(job: job, model: try ShopSample.bundle().current).run()
         #expect(report.outcome == "failed")
-        #expect(report.steps.last?.error == "\(file):4:5: error: the migrate step is not supported yet")
+        #expect(report.steps.last?.error == "\(file):4:5: error: a migrate step needs the job's model to be a bundle of versions")
     }
 }
 

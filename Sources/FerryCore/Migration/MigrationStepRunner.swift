@@ -472,8 +472,12 @@ final class MigrationStepRunner {
             var sourceAttributes: [String] = []
             var destinationAttributes: [String] = []
             var notComparable: [String] = []
+            let sourceEntity = source.entity(named: sourceName)
             for attribute in entityMapping.attributes {
-                if case .copy(let from, let conversion, let valueIfNil) = attribute.value, conversion == nil, valueIfNil.isNull {
+                // A default for nil changes nothing when the source attribute can never be nil.
+                if case .copy(let from, let conversion, let valueIfNil) = attribute.value, conversion == nil,
+                    valueIfNil.isNull || sourceEntity?.attribute(named: from)?.isOptional == false
+                {
                     sourceAttributes.append(from)
                     destinationAttributes.append(attribute.destination)
                 } else {

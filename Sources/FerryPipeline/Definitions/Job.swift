@@ -60,6 +60,9 @@ public struct StoreReference: Sendable, Hashable {
     /// A store file copied over `path` (with its `-wal`/`-shm`) before the steps run, so that a
     /// job can work on a fresh copy of a snapshot (resolved against the job's folder).
     public var copyFrom: String?
+    /// `migrate: auto`: a store at another version of the job's model bundle is migrated to the
+    /// job's model when the job starts (Core Data's `shouldMigrateStoreAutomatically`).
+    public var migrateAutomatically = false
     public var location: InputLocation?
 
     public init(path: String, create: Bool = true, rebuild: Bool = false, copyFrom: String? = nil, location: InputLocation? = nil) {

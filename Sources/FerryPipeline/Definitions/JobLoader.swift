@@ -16,7 +16,7 @@ public struct JobLoader: Sendable {
     public init() {}
 
     static let jobKeys = ["job", "description", "store", "model", "params", "steps"]
-    static let storeKeys = ["path", "create", "rebuild", "copy_from"]
+    static let storeKeys = ["path", "create", "rebuild", "copy_from", "migrate"]
     static let modelKeys = ["path", "version"]
     static let migrateKeys = ["to", "backup"]
     static let importKeys = [
@@ -79,6 +79,13 @@ public struct JobLoader: Sendable {
                 }
                 if let createNode = mapping["create"], let create = reader.bool(createNode, for: "create") { store.create = create }
                 if let rebuildNode = mapping["rebuild"], let rebuild = reader.bool(rebuildNode, for: "rebuild") { store.rebuild = rebuild }
+                if let migrateNode = mapping["migrate"], let mode = reader.string(migrateNode, for: "migrate") {
+                    switch mode {
+                    case "auto": store.migrateAutomatically = true
+                    case "never": store.migrateAutomatically = false
+                    default: reader.fail("'migrate' on a store is 'auto' or 'never', not '\(mode)'", at: migrateNode.location)
+                    }
+                }
                 if let copyNode = mapping["copy_from"], let copy = reader.string(copyNode, for: "copy_from") {
                     if store.isInMemory {
                         reader.fail("'copy_from' needs a store file, not \":memory:\"", at: copyNode.location)

@@ -5,7 +5,7 @@ import FerryCore
 public enum MigrationMappings {
     public static func provider(for bundle: ModelBundle) -> (ObjectModel, ObjectModel) throws -> MappingModel {
         { from, to in
-            try MappingModel.inferred(from: from, to: to)
+            try MappingLoader().mapping(for: ModelDiff(from: from, to: to), in: bundle)
         }
     }
 }
