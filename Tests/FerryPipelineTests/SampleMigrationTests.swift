@@ -92,3 +92,36 @@ struct SampleMigrationTests {
         #expect(checksum.unchanged?.contains("sku") == true)
     }
 }
+
+@Suite("ferry check on the sample snapshots", .serialized)
+struct SnapshotCheckerTests {
+    @Test("every shipped snapshot migrates to the current version and meets the expectations")
+    func samplesPass() throws {
+        let bundle = try ModelLoader().load(path: SampleMigrationTests.bundlePath)
+        let registry = PolicyRegistry()
+        registry.register("PhoneNormalizer") { TestPhoneNormalizer() }
+        var checker = SnapshotChecker(bundle: bundle, registry: registry)
+        checker.expectations = try ExpectationsLoader().load(path: "\(SampleMigrationTests.snapshots)/expectations.yml")
+        let snapshots = try SnapshotChecker.snapshots(at: SampleMigrationTests.snapshots)
+        #expect(snapshots.map { ($0 as NSString).lastPathComponent } == ["shop-v1.sqlite", "shop-v2.sqlite"])
+        for snapshot in snapshots {
+            let before = try Data(contentsOf: URL(fileURLWithPath: snapshot))
+            let report = checker.check(snapshot: snapshot)
+            #expect(report.succeeded, "\(report.failedResults.map { "\($0.name): \($0.message)" })")
+            #expect(report.results.contains { $0.check == "record" && $0.outcome == .passed })
+            #expect(report.results.contains { $0.name.hasPrefix("migrate") && $0.outcome == .passed })
+            // The snapshot itself is never modified.
+            #expect(try Data(contentsOf: URL(fileURLWithPath: snapshot)) == before)
+        }
+    }
+
+    @Test("without the policy the 2 → 3 step fails, naming the policy")
+    func missingPolicy() throws {
+        let bundle = try ModelLoader().load(path: SampleMigrationTests.bundlePath)
+        let report = SnapshotChecker(bundle: bundle, registry: PolicyRegistry()).check(snapshot: "\(SampleMigrationTests.snapshots)/shop-v2.sqlite")
+        #expect(!report.succeeded)
+        let failed = try #require(report.failedResults.first)
+        #expect(failed.name == "migrate 2 → 3")
+        #expect(failed.message.contains("no migration policy named 'PhoneNormalizer' is registered (mapping Customer)"))
+    }
+}

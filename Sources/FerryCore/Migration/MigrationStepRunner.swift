@@ -456,8 +456,17 @@ final class MigrationStepRunner {
         }
         let report = Verifier(model: destination).run(checks, on: store, name: "migration \(source.version) → \(destination.version)")
         if let failure = report.failure {
+            var notes = failure.notes
+            for result in report.failedResults {
+                for record in result.offending.prefix(5) {
+                    var line = "\(result.name): \(record.entity ?? "") ferry_pk \(record.primaryKey.map(String.init) ?? "?")"
+                    if let key = record.keyAttribute, let value = record.keyValue { line += " (\(key) = \(value))" }
+                    if let problem = record.problem { line += ": \(problem)" }
+                    notes.append(line)
+                }
+            }
             throw FerryError(
-                .migration, "the migrated store failed verification: \(failure.message)", notes: failure.notes + ["nothing was changed: the original store is as it was"])
+                .migration, "the migrated store failed verification: \(failure.message)", notes: notes + ["nothing was changed: the original store is as it was"])
         }
     }
 

@@ -10,6 +10,8 @@ import Foundation
 public struct SnapshotChecker {
     public let bundle: ModelBundle
     public var expectations: Expectations?
+    /// The version snapshots migrate to (default: the bundle's current version).
+    public var targetVersion: String?
     public var registry: PolicyRegistry
     public var mappingProvider: (ObjectModel, ObjectModel) throws -> MappingModel
 
@@ -69,14 +71,15 @@ public struct SnapshotChecker {
                 check: "version", name: "version", outcome: .passed, measured: ["version": .text(version.version)],
                 message: "\(bundle.name) version \(version.version)", elapsedSeconds: clock.duration(to: .now).secondsValue))
         } catch {
-            report.results.append(CheckResult(check: "version", name: "version", outcome: .failed, message: Self.describe(error), elapsedSeconds: clock.duration(to: .now).secondsValue))
+            report.results.append(CheckResult(check: "version", name: "version", outcome: .failed, message: Self.describe(error, copy: copy, snapshot: snapshot), elapsedSeconds: clock.duration(to: .now).secondsValue))
             finish(&report)
             return report
         }
 
         // The migration to the current version, with the checksum proof.
         clock = .now
-        var options = MigrationOptions(targetVersion: bundle.currentVersion, backup: false, registry: registry)
+        let target = targetVersion ?? bundle.currentVersion
+        var options = MigrationOptions(targetVersion: target, backup: false, registry: registry)
         options.checksums = true
         let migrator = Migrator(storePath: copy, bundle: bundle, options: options, mappingProvider: mappingProvider)
         let migration: MigrationReport
@@ -84,13 +87,13 @@ public struct SnapshotChecker {
             migration = try migrator.run()
             let objects = migration.steps.last?.entities.reduce(0) { $0 + $1.written } ?? 0
             report.results.append(CheckResult(
-                check: "migrate", name: "migrate \(version.version) → \(bundle.currentVersion)", outcome: .passed,
+                check: "migrate", name: "migrate \(version.version) → \(target)", outcome: .passed,
                 measured: ["steps": .integer(migration.steps.count), "objects": .integer(objects)],
                 message: migration.steps.isEmpty ? "already at the current version" : migration.steps.map { "\($0.from) → \($0.to)\($0.mappingFile == nil ? " (inferred)" : "")" }.joined(separator: ", "),
                 elapsedSeconds: clock.duration(to: .now).secondsValue))
         } catch {
             report.results.append(CheckResult(
-                check: "migrate", name: "migrate \(version.version) → \(bundle.currentVersion)", outcome: .failed, message: Self.describe(error),
+                check: "migrate", name: "migrate \(version.version) → \(target)", outcome: .failed, message: Self.describe(error, copy: copy, snapshot: snapshot),
                 elapsedSeconds: clock.duration(to: .now).secondsValue))
             finish(&report)
             return report
@@ -109,14 +112,16 @@ public struct SnapshotChecker {
 
         // Every check on the migrated copy.
         do {
-            let current = bundle.current
+            guard let current = bundle.version(target) else {
+                throw FerryError(.usage, "model \(bundle.name) has no version '\(target)'")
+            }
             let resolved = (expectations ?? Expectations()).checks(model: current)
             if !resolved.problems.isEmpty { throw FerryErrors(resolved.problems) }
             let store = try Store.open(at: copy, model: current, options: Store.Options(createIfMissing: false))
             let verification = Verifier(model: current).run(resolved.checks, on: store, name: name)
             report.results += verification.results
         } catch {
-            report.results.append(CheckResult(check: "verify", name: "verify", outcome: .error, message: Self.describe(error)))
+            report.results.append(CheckResult(check: "verify", name: "verify", outcome: .error, message: Self.describe(error, copy: copy, snapshot: snapshot)))
         }
         finish(&report)
         return report
@@ -125,6 +130,13 @@ public struct SnapshotChecker {
     static func describe(_ error: any Error) -> String {
         if let error = error as? FerryError { return error.description }
         return "\(error)"
+    }
+
+    /// Messages about the scratch copy name the snapshot instead.
+    static func describe(_ error: any Error, copy: String, snapshot: String) -> String {
+        describe(error)
+            .replacingOccurrences(of: copy + ".ferry-migrating-", with: snapshot + " migrated to step ")
+            .replacingOccurrences(of: copy, with: snapshot)
     }
 }
 

@@ -22,6 +22,9 @@ struct CheckCommand: ParsableCommand {
     @Option(help: "The model bundle.")
     var model: String
 
+    @Option(help: "The version to migrate to (default: the bundle's current version).")
+    var to: String?
+
     @Option(help: ArgumentHelp("Expectations to check after migrating (counts, assertions, records).", valueName: "file.yml"))
     var expect: String?
 
@@ -42,6 +45,7 @@ struct CheckCommand: ParsableCommand {
         try runReportingErrors {
             let bundle = try ModelLoader().load(path: model)
             var checker = SnapshotChecker(bundle: bundle)
+            checker.targetVersion = to
             if let expect { checker.expectations = try ExpectationsLoader().load(path: expect) }
             let paths = try snapshots.flatMap { try SnapshotChecker.snapshots(at: $0) }
             var reports: [VerificationReport] = []
