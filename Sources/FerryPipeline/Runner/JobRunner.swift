@@ -45,11 +45,7 @@ public final class JobRunner {
             do {
                 try Self.copyStore(from: job.store.path, to: workPath)
             } catch {
-                report.outcome = "failed"
-                report.exitCode = ExitStatus.code(for: error)
-                var failed = StepReport(index: 0, kind: "copy", outcome: .failed)
-                failed.error = "\(error)"
-                report.steps.append(failed)
+                report.fail(step: 0, kind: "copy", error: error)
                 report.endedAt = Self.now()
                 return report
             }
@@ -59,11 +55,7 @@ public final class JobRunner {
             do {
                 try Self.copyStore(from: copyFrom, to: job.store.path)
             } catch {
-                report.outcome = "failed"
-                report.exitCode = ExitStatus.code(for: error)
-                var failed = StepReport(index: 0, kind: "copy", outcome: .failed)
-                failed.error = "\(error)"
-                report.steps.append(failed)
+                report.fail(step: 0, kind: "copy", error: error)
                 report.endedAt = Self.now()
                 return report
             }
@@ -74,11 +66,7 @@ public final class JobRunner {
                 do {
                     try StoreFiles.replace(job.store.path, with: workPath)
                 } catch {
-                    report.outcome = "failed"
-                    report.exitCode = ExitStatus.code(for: error)
-                    var failed = StepReport(index: job.steps.count + 1, kind: "swap", outcome: .failed)
-                    failed.error = "\(error)"
-                    report.steps.append(failed)
+                    report.fail(step: job.steps.count + 1, kind: "swap", error: error)
                 }
             } else {
                 StoreFiles.remove(workPath)
@@ -154,11 +142,7 @@ public final class JobRunner {
         do {
             store = try Store.open(at: storePath, model: model, options: Store.Options(createIfMissing: create))
         } catch {
-            report.outcome = "failed"
-            report.exitCode = ExitStatus.code(for: error)
-            var failed = StepReport(index: 0, kind: "open", outcome: .failed)
-            failed.error = "\(error)"
-            report.steps.append(failed)
+            report.fail(step: 0, kind: "open", error: error)
             return false
         }
         if dryRun {
@@ -167,11 +151,7 @@ public final class JobRunner {
             do {
                 try store.withConnection { try $0.execute("BEGIN IMMEDIATE") }
             } catch {
-                report.outcome = "failed"
-                report.exitCode = ExitStatus.code(for: error)
-                var failed = StepReport(index: 0, kind: "open", outcome: .failed)
-                failed.error = "\(error)"
-                report.steps.append(failed)
+                report.fail(step: 0, kind: "open", error: error)
                 return false
             }
         }
@@ -196,11 +176,7 @@ public final class JobRunner {
                     report.exitCode = ExitStatus.code(for: failure.error)
                     return false
                 } catch {
-                    var failed = StepReport(index: offset + 1, kind: step.kind, outcome: .failed)
-                    failed.error = "\(error)"
-                    report.steps.append(failed)
-                    report.outcome = "failed"
-                    report.exitCode = ExitStatus.code(for: error)
+                    report.fail(step: offset + 1, kind: step.kind, error: error)
                     return false
                 }
                 imported[importStep.entity, default: (0, [])].count += stepReport.inserted + stepReport.updated
@@ -261,11 +237,7 @@ public final class JobRunner {
                     report.exitCode = ExitStatus.code(for: failure.error)
                     return false
                 } catch {
-                    var failed = StepReport(index: offset + 1, kind: step.kind, outcome: .failed)
-                    failed.error = "\(error)"
-                    report.steps.append(failed)
-                    report.outcome = "failed"
-                    report.exitCode = ExitStatus.code(for: error)
+                    report.fail(step: offset + 1, kind: step.kind, error: error)
                     return false
                 }
             case .migrate:
@@ -326,6 +298,17 @@ public final class JobRunner {
     }
 
     static func now() -> String { DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)) }
+}
+
+extension RunReport {
+    /// Records a step that failed with `error`: the run fails with the error's exit code.
+    mutating func fail(step index: Int, kind: String, error: any Error) {
+        var failed = StepReport(index: index, kind: kind, outcome: .failed)
+        failed.error = "\(error)"
+        steps.append(failed)
+        outcome = "failed"
+        exitCode = ExitStatus.code(for: error)
+    }
 }
 
 /// ferry's documented exit codes.
