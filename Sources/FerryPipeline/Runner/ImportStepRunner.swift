@@ -15,8 +15,8 @@ public final class ImportStepRunner {
     public let jobName: String
     public weak var progress: (any ProgressObserver)?
     public var dryRun = false
-    /// Use the CSV byte-level fast path when the step allows it (tests turn it off to check that
-    /// both paths give the same store and the same rejects).
+    /// Use the CSV and JSON byte-level fast paths when the step allows it (tests turn it off to
+    /// check that both paths give the same store and the same rejects).
     public var allowsFastPath = true
     /// A reader to use instead of opening `step.source` (e.g. one that replays sampled records).
     private let givenReader: (any RecordReader)?
@@ -99,6 +99,9 @@ public final class ImportStepRunner {
         if allowsFastPath, let csv = reader as? CSVReader, plan.inserter.supportsDirectBinding, let kinds = ImportPlan.fastKinds(for: plan.attributes) {
             return try importCSVRecords(reader: csv, kinds: kinds, plan: plan, rejects: rejects, state: &state, batchLimit: batchLimit)
         }
+        if allowsFastPath, let json = reader as? any JSONObjectReader, plan.inserter.supportsDirectBinding, let kinds = ImportPlan.fastKinds(for: plan.attributes) {
+            return try importJSONRecords(reader: json, kinds: kinds, plan: plan, rejects: rejects, state: &state, batchLimit: batchLimit)
+        }
         var values = Array(repeating: Value.null, count: plan.columnCount)
         var supplied = Array(repeating: true, count: plan.columnCount)
         var inBatch = 0
@@ -123,6 +126,31 @@ public final class ImportStepRunner {
             inBatch += 1
             if state.read & 4095 == 0 { progress?.stepProgress(read: state.read, rejected: state.rejected) }
             if reader.currentRecordIsWellFormed, case .done(let outcome) = try plan.fastInsert(from: reader, kinds: kinds) {
+                switch outcome {
+                case .inserted: state.inserted += 1
+                case .updated: state.updated += 1
+                case .skipped: state.skipped += 1
+                case .rejected: preconditionFailure("the fast path hands rejected records to the general path")
+                }
+            } else {
+                try process(reader.currentRecord(), plan: plan, values: &values, supplied: &supplied, rejects: rejects, state: &state)
+            }
+            if let batchLimit, inBatch >= batchLimit { return false }
+        }
+        return true
+    }
+
+    /// The JSON fast path: well-formed objects go straight from the reader's bytes into the
+    /// statement; anything else is materialized and takes the general path.
+    private func importJSONRecords(reader: any JSONObjectReader, kinds: [ImportPlan.FastKind], plan: ImportPlan, rejects: RejectsWriter?, state: inout ImportState, batchLimit: Int?) throws -> Bool {
+        var values = Array(repeating: Value.null, count: plan.columnCount)
+        var supplied = Array(repeating: true, count: plan.columnCount)
+        var inBatch = 0
+        while try reader.advance() {
+            state.read += 1
+            inBatch += 1
+            if state.read & 4095 == 0 { progress?.stepProgress(read: state.read, rejected: state.rejected) }
+            if let fields = reader.currentObject, case .done(let outcome) = try plan.fastInsert(from: fields, kinds: kinds) {
                 switch outcome {
                 case .inserted: state.inserted += 1
                 case .updated: state.updated += 1
