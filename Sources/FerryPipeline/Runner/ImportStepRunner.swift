@@ -18,6 +18,8 @@ public final class ImportStepRunner {
     /// Use the CSV and JSON byte-level fast paths when the step allows it (tests turn it off to
     /// check that both paths give the same store and the same rejects).
     public var allowsFastPath = true
+    /// How many records the last run wrote through a fast path (for tests).
+    @_spi(Testing) public private(set) var fastPathRecords = 0
     /// A reader to use instead of opening `step.source` (e.g. one that replays sampled records).
     private let givenReader: (any RecordReader)?
 
@@ -40,6 +42,7 @@ public final class ImportStepRunner {
         let started = ContinuousClock.now
         let startedAt = DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000))
         var state = ImportState()
+        fastPathRecords = 0
         // Inside a caller's transaction (a job's dry run), the caller rolls everything back at the
         // end, so that later steps see what this one would have written.
         let insideTransaction = store.withConnection { $0.isInTransaction }
@@ -126,6 +129,7 @@ public final class ImportStepRunner {
             inBatch += 1
             if state.read & 4095 == 0 { progress?.stepProgress(read: state.read, rejected: state.rejected) }
             if reader.currentRecordIsWellFormed, case .done(let outcome) = try plan.fastInsert(from: reader, kinds: kinds) {
+                fastPathRecords += 1
                 switch outcome {
                 case .inserted: state.inserted += 1
                 case .updated: state.updated += 1
@@ -151,6 +155,7 @@ public final class ImportStepRunner {
             inBatch += 1
             if state.read & 4095 == 0 { progress?.stepProgress(read: state.read, rejected: state.rejected) }
             if let fields = reader.currentObject, case .done(let outcome) = try plan.fastInsert(from: fields, kinds: kinds) {
+                fastPathRecords += 1
                 switch outcome {
                 case .inserted: state.inserted += 1
                 case .updated: state.updated += 1
