@@ -19,7 +19,7 @@ public import FerryCore
 /// let id = reader.fieldIndex(of: "id")
 /// while let record = try reader.next() { print(record[id]?.value as Any) }
 /// ```
-public final class JSONArrayReader: RecordReader {
+public final class JSONArrayReader: JSONObjectReader {
     public var sourceName: String { tokenizer.sourceName }
     /// The JSON pointer to the record array, as given (empty for the top level).
     public let pointer: String
@@ -31,6 +31,13 @@ public final class JSONArrayReader: RecordReader {
     @exclusivity(unchecked) private var started = false
     @exclusivity(unchecked) private var finished = false
     @exclusivity(unchecked) private var number = 0
+    // The current record: where it starts and, for an element that is not an object, its problem
+    // record. An object's raw bytes stay in the window from the tokenizer's mark until the next
+    // advance.
+    @exclusivity(unchecked) private var recordLine = 0
+    @exclusivity(unchecked) private var recordColumn = 1
+    @exclusivity(unchecked) private var problemRecord: SourceRecord?
+    @exclusivity(unchecked) private var hasCurrent = false
 
     /// Opens `path` (`-` for standard input) and prepares to read the array at `pointer`.
     ///
@@ -65,7 +72,26 @@ public final class JSONArrayReader: RecordReader {
     @_spi(Testing) public var windowHighWater: Int { tokenizer.window.highWater }
 
     public func next() throws -> SourceRecord? {
-        if finished { return nil }
+        try advance() ? currentRecord() : nil
+    }
+
+    public var currentObject: JSONObjectFields? {
+        hasCurrent && problemRecord == nil ? decoder.fields : nil
+    }
+
+    public func currentRecord() -> SourceRecord {
+        if let problemRecord { return problemRecord }
+        return SourceRecord(
+            number: number, line: recordLine, column: recordColumn, fields: decoder.fields.materialize(),
+            rawBytes: tokenizer.markedBytes())
+    }
+
+    public func advance() throws -> Bool {
+        // The mark kept the previous element's bytes in the window for `currentRecord()`.
+        tokenizer.mark = nil
+        problemRecord = nil
+        hasCurrent = false
+        if finished { return false }
         if !started {
             started = true
             try walkToArray()
@@ -76,30 +102,39 @@ public final class JSONArrayReader: RecordReader {
             finished = true
             tokenizer.record = nil
             while try tokenizer.next() != .end {}
-            return nil
+            return false
         }
         number += 1
         let line = tokenizer.line
         let column = tokenizer.tokenColumn
+        recordLine = line
+        recordColumn = column
         // The mark keeps the element's bytes in the window (and moves with refills) for `raw`.
         tokenizer.mark = tokenizer.tokenStart
-        defer { tokenizer.mark = nil }
-        switch token {
-        case .beginObject:
-            let fields = try decoder.decodeObject(tokenizer)
-            return SourceRecord(
-                number: number, line: line, column: column, fields: fields, rawBytes: tokenizer.markedBytes())
-        case .beginArray:
-            try tokenizer.skipContainer()
-        default:
-            break
+        do {
+            switch token {
+            case .beginObject:
+                try decoder.decodeObject(tokenizer)
+                hasCurrent = true
+                return true
+            case .beginArray:
+                try tokenizer.skipContainer()
+            default:
+                break
+            }
+        } catch {
+            tokenizer.mark = nil
+            throw error
         }
         let problem = FerryError(
             .invalidInput, "expected a JSON object, found \(JSONObjectDecoder.describe(token))",
             at: InputLocation(file: sourceName, line: line, column: column, record: number))
-        return SourceRecord(
+        problemRecord = SourceRecord(
             number: number, line: line, column: column, fields: [], rawBytes: tokenizer.markedBytes(),
             problem: problem)
+        tokenizer.mark = nil
+        hasCurrent = true
+        return true
     }
 
     // MARK: - JSON pointer

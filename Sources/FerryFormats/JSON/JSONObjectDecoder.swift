@@ -1,28 +1,28 @@
 import FerryCore
 
-/// Turns the members of one JSON object into record fields, for both JSON readers.
+/// Turns the members of one JSON object into fields, for both JSON readers.
 ///
 /// Keys are interned through a ``JSONFieldTable``; the field index seen at each member position
 /// of the previous object is tried first, so records with the same key order never hash.
-/// Duplicate keys: the last occurrence wins.
+/// Values go into ``fields`` as kinds and bytes. Duplicate keys: the last occurrence wins.
 final class JSONObjectDecoder {
     let table = JSONFieldTable()
+    /// The members of the last object decoded.
+    let fields = JSONObjectFields()
     /// The field index found at each member position of the previous object.
     @exclusivity(unchecked) private var predicted: [Int] = []
     /// Reused buffer for compact JSON text of nested values.
     @exclusivity(unchecked) private var compact: [UInt8] = []
-    /// Reused field storage: when the consumer has dropped the previous record, its storage is
-    /// unique again and is reused without allocating.
-    @exclusivity(unchecked) private var fields: [Field?] = []
 
     init() {
         compact.reserveCapacity(256)
     }
 
-    /// Reads the members of the object whose `{` the tokenizer just returned, up to its `}`.
-    func decodeObject(_ tokenizer: JSONTokenizer) throws -> [Field?] {
-        fields.removeAll(keepingCapacity: true)
-        fields.append(contentsOf: repeatElement(nil, count: table.count))
+    /// Reads the members of the object whose `{` the tokenizer just returned, up to its `}`,
+    /// into ``fields``.
+    func decodeObject(_ tokenizer: JSONTokenizer) throws {
+        let fields = self.fields
+        fields.reset(fieldCount: table.count)
         var ordinal = 0
         while true {
             let token = try tokenizer.next()
@@ -43,30 +43,29 @@ final class JSONObjectDecoder {
             let valueToken = try tokenizer.next()
             let line = tokenizer.line
             let column = tokenizer.tokenColumn
-            let value: FieldValue
             switch valueToken {
-            case .string: value = .text(tokenizer.stringValue())
-            case .number: value = .number(tokenizer.withTokenBytes { String(decoding: $0, as: UTF8.self) })
-            case .true: value = .bool(true)
-            case .false: value = .bool(false)
-            case .null: value = .null
-            case .beginObject, .beginArray: value = .json(try compactText(tokenizer, opening: valueToken))
+            case .string:
+                tokenizer.withStringBytes { fields.set(index, kind: .string, bytes: $0, line: line, column: column) }
+            case .number:
+                tokenizer.withTokenBytes { fields.set(index, kind: .number, bytes: $0, line: line, column: column) }
+            case .true: fields.set(index, kind: .true, line: line, column: column)
+            case .false: fields.set(index, kind: .false, line: line, column: column)
+            case .null: fields.set(index, kind: .null, line: line, column: column)
+            case .beginObject, .beginArray:
+                try compactBytes(tokenizer, opening: valueToken)
+                compact.withUnsafeBufferPointer { fields.set(index, kind: .nested, bytes: $0, line: line, column: column) }
             case .endObject, .endArray, .key, .end:
                 throw tokenizer.error("internal error: unexpected token in an object", at: tokenizer.tokenStart)
             }
-            if index >= fields.count {
-                fields.append(contentsOf: repeatElement(nil, count: index + 1 - fields.count))
-            }
-            fields[index] = Field(value: value, line: line, column: column)
         }
-        return fields
     }
 
-    /// Compact JSON text of the container whose begin token was just returned, consuming it.
+    /// Compact JSON text of the container whose begin token was just returned, consuming it,
+    /// into ``compact``.
     ///
     /// Strings are re-escaped minimally (`"`, `\`, control characters); numbers keep their
     /// source spelling; no white space.
-    func compactText(_ tokenizer: JSONTokenizer, opening: JSONToken) throws -> String {
+    func compactBytes(_ tokenizer: JSONTokenizer, opening: JSONToken) throws {
         compact.removeAll(keepingCapacity: true)
         compact.append(opening == .beginObject ? 0x7B : 0x5B)
         let target = tokenizer.depth - 1
@@ -104,7 +103,6 @@ final class JSONObjectDecoder {
                 throw tokenizer.error("internal error: unexpected end of a nested value", at: tokenizer.tokenStart)
             }
         }
-        return String(decoding: compact, as: UTF8.self)
     }
 
     /// Appends a comma unless the text so far ends a container opening or a key.

@@ -20,7 +20,7 @@ public import FerryCore
 ///     if let problem = record.problem { print(problem); continue }
 /// }
 /// ```
-public final class NDJSONReader: RecordReader {
+public final class NDJSONReader: JSONObjectReader {
     public var sourceName: String { input.name }
 
     private let input: InputFile
@@ -32,6 +32,14 @@ public final class NDJSONReader: RecordReader {
     @exclusivity(unchecked) private var lineNumber = 0
     @exclusivity(unchecked) private var number = 0
     @exclusivity(unchecked) private var finished = false
+    // The current record: where it starts, its raw bytes in the window (the line stays there
+    // until the next advance), or the problem record of a malformed line.
+    @exclusivity(unchecked) private var recordLine = 0
+    @exclusivity(unchecked) private var recordColumn = 1
+    @exclusivity(unchecked) private var rawStart = 0
+    @exclusivity(unchecked) private var rawCount = 0
+    @exclusivity(unchecked) private var problemRecord: SourceRecord?
+    @exclusivity(unchecked) private var hasCurrent = false
 
     /// Opens `path` (`-` for standard input).
     ///
@@ -62,6 +70,22 @@ public final class NDJSONReader: RecordReader {
     @_spi(Testing) public var windowHighWater: Int { window.highWater }
 
     public func next() throws -> SourceRecord? {
+        try advance() ? currentRecord() : nil
+    }
+
+    public var currentObject: JSONObjectFields? {
+        hasCurrent && problemRecord == nil ? decoder.fields : nil
+    }
+
+    public func currentRecord() -> SourceRecord {
+        if let problemRecord { return problemRecord }
+        let raw = [UInt8](UnsafeBufferPointer(start: window.base + rawStart, count: rawCount))
+        return SourceRecord(number: number, line: recordLine, column: recordColumn, fields: decoder.fields.materialize(), rawBytes: raw)
+    }
+
+    public func advance() throws -> Bool {
+        problemRecord = nil
+        hasCurrent = false
         while !finished {
             // Find the end of the line, reading more chunks while it is incomplete.
             var searchFrom = lineStart
@@ -82,7 +106,7 @@ public final class NDJSONReader: RecordReader {
             let lineEnd = newline >= 0 ? newline : window.end
             if newline < 0 {
                 finished = true
-                if lineEnd == lineStart { return nil }
+                if lineEnd == lineStart { return false }
             }
             let start = lineStart
             lineStart = newline >= 0 ? newline + 1 : lineEnd
@@ -100,13 +124,15 @@ public final class NDJSONReader: RecordReader {
             while content < stop && (base[content] == 0x20 || base[content] == 0x09) { content += 1 }
             if content == stop { continue }
             number += 1
-            return parseLine(from: first, to: stop)
+            parseLine(from: first, to: stop)
+            hasCurrent = true
+            return true
         }
-        return nil
+        return false
     }
 
-    /// Parses one non-blank line `[start, stop)` (without its line break) into a record.
-    private func parseLine(from start: Int, to stop: Int) -> SourceRecord {
+    /// Parses one non-blank line `[start, stop)` (without its line break) into the current record.
+    private func parseLine(from start: Int, to stop: Int) {
         tokenizer.reset(lineFrom: start, to: stop, line: lineNumber)
         tokenizer.record = number
         var column = 1
@@ -119,16 +145,19 @@ public final class NDJSONReader: RecordReader {
                     at: InputLocation(file: sourceName, line: lineNumber, column: column, record: number))
             }
             let objectStart = tokenizer.tokenStart
-            let fields = try decoder.decodeObject(tokenizer)
-            let raw = tokenizer.sourceBytes(from: objectStart)
+            try decoder.decodeObject(tokenizer)
+            let objectEnd = tokenizer.pos
             _ = try tokenizer.next()  // only white space may follow: anything else throws
-            return SourceRecord(number: number, line: lineNumber, column: column, fields: fields, rawBytes: raw)
+            recordLine = lineNumber
+            recordColumn = column
+            rawStart = objectStart
+            rawCount = objectEnd - objectStart
         } catch {
             let problem =
                 error as? FerryError
                 ?? FerryError(.invalidInput, "\(error)", at: InputLocation(file: sourceName, line: lineNumber))
             let raw = [UInt8](UnsafeBufferPointer(start: window.base + start, count: stop - start))
-            return SourceRecord(number: number, line: lineNumber, column: column, fields: [], rawBytes: raw, problem: problem)
+            problemRecord = SourceRecord(number: number, line: lineNumber, column: column, fields: [], rawBytes: raw, problem: problem)
         }
     }
 }

@@ -127,7 +127,7 @@ extension ImportPlan {
     }
 
     @inline(__always)
-    private func bindNull(column index: Int, validator: AttributeValidator?) throws -> Bool {
+    func bindNull(column index: Int, validator: AttributeValidator?) throws -> Bool {
         let value = inserter.defaultValue(forColumn: index) ?? .null
         if let validator, validator.problem(with: value) != nil { return false }
         if value.isNull && !attributes[index].attribute.isOptional { return false }
@@ -136,7 +136,7 @@ extension ImportPlan {
     }
 
     @inline(__always)
-    private func bindField(_ bytes: UnsafeBufferPointer<UInt8>, kind: FastKind, column index: Int, type: AttributeType, options: CoercionOptions, validator: AttributeValidator?) throws -> Bool {
+    func bindField(_ bytes: UnsafeBufferPointer<UInt8>, kind: FastKind, column index: Int, type: AttributeType, options: CoercionOptions, validator: AttributeValidator?) throws -> Bool {
         switch kind {
         case .string:
             guard UTF8Bytes.isValid(bytes) else { return false }

@@ -15,9 +15,11 @@ public final class ImportStepRunner {
     public let jobName: String
     public weak var progress: (any ProgressObserver)?
     public var dryRun = false
-    /// Use the CSV byte-level fast path when the step allows it (tests turn it off to check that
-    /// both paths give the same store and the same rejects).
+    /// Use the CSV and JSON byte-level fast paths when the step allows it (tests turn it off to
+    /// check that both paths give the same store and the same rejects).
     public var allowsFastPath = true
+    /// How many records the last run wrote through a fast path (for tests).
+    @_spi(Testing) public private(set) var fastPathRecords = 0
     /// A reader to use instead of opening `step.source` (e.g. one that replays sampled records).
     private let givenReader: (any RecordReader)?
 
@@ -40,6 +42,7 @@ public final class ImportStepRunner {
         let started = ContinuousClock.now
         let startedAt = DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000))
         var state = ImportState()
+        fastPathRecords = 0
         // Inside a caller's transaction (a job's dry run), the caller rolls everything back at the
         // end, so that later steps see what this one would have written.
         let insideTransaction = store.withConnection { $0.isInTransaction }
@@ -99,6 +102,9 @@ public final class ImportStepRunner {
         if allowsFastPath, let csv = reader as? CSVReader, plan.inserter.supportsDirectBinding, let kinds = ImportPlan.fastKinds(for: plan.attributes) {
             return try importCSVRecords(reader: csv, kinds: kinds, plan: plan, rejects: rejects, state: &state, batchLimit: batchLimit)
         }
+        if allowsFastPath, let json = reader as? any JSONObjectReader, plan.inserter.supportsDirectBinding, let kinds = ImportPlan.fastKinds(for: plan.attributes) {
+            return try importJSONRecords(reader: json, kinds: kinds, plan: plan, rejects: rejects, state: &state, batchLimit: batchLimit)
+        }
         var values = Array(repeating: Value.null, count: plan.columnCount)
         var supplied = Array(repeating: true, count: plan.columnCount)
         var inBatch = 0
@@ -123,6 +129,33 @@ public final class ImportStepRunner {
             inBatch += 1
             if state.read & 4095 == 0 { progress?.stepProgress(read: state.read, rejected: state.rejected) }
             if reader.currentRecordIsWellFormed, case .done(let outcome) = try plan.fastInsert(from: reader, kinds: kinds) {
+                fastPathRecords += 1
+                switch outcome {
+                case .inserted: state.inserted += 1
+                case .updated: state.updated += 1
+                case .skipped: state.skipped += 1
+                case .rejected: preconditionFailure("the fast path hands rejected records to the general path")
+                }
+            } else {
+                try process(reader.currentRecord(), plan: plan, values: &values, supplied: &supplied, rejects: rejects, state: &state)
+            }
+            if let batchLimit, inBatch >= batchLimit { return false }
+        }
+        return true
+    }
+
+    /// The JSON fast path: well-formed objects go straight from the reader's bytes into the
+    /// statement; anything else is materialized and takes the general path.
+    private func importJSONRecords(reader: any JSONObjectReader, kinds: [ImportPlan.FastKind], plan: ImportPlan, rejects: RejectsWriter?, state: inout ImportState, batchLimit: Int?) throws -> Bool {
+        var values = Array(repeating: Value.null, count: plan.columnCount)
+        var supplied = Array(repeating: true, count: plan.columnCount)
+        var inBatch = 0
+        while try reader.advance() {
+            state.read += 1
+            inBatch += 1
+            if state.read & 4095 == 0 { progress?.stepProgress(read: state.read, rejected: state.rejected) }
+            if let fields = reader.currentObject, case .done(let outcome) = try plan.fastInsert(from: fields, kinds: kinds) {
+                fastPathRecords += 1
                 switch outcome {
                 case .inserted: state.inserted += 1
                 case .updated: state.updated += 1

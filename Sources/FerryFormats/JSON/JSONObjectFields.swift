@@ -1,0 +1,187 @@
+/// What one top-level member of a JSON object holds (see ``JSONObjectFields``).
+public enum JSONFieldKind: UInt8, Sendable {
+    /// The object has no such key.
+    case absent
+    /// A string; its bytes are the decoded, valid UTF-8 text (escapes undone).
+    case string
+    /// A number; its bytes are the exact source spelling.
+    case number
+    case `true`
+    case `false`
+    case null
+    /// A nested object or array; its bytes are compact JSON text (as in ``FieldValue/json(_:)``).
+    case nested
+}
+
+/// The top-level members of the JSON object a reader is on, by field index, as kinds and bytes.
+///
+/// This is what ``JSONObjectReader/currentObject`` exposes so that an importer can coerce values
+/// straight from bytes, without a `String` or ``FieldValue`` per field and without a
+/// ``SourceRecord`` per record. The contents are valid until the reader advances. When an object
+/// repeats a key, the last occurrence wins (as in ``SourceRecord``).
+public final class JSONObjectFields {
+    @usableFromInline
+    struct Slot {
+        @usableFromInline var kind: JSONFieldKind
+        @usableFromInline var start: Int
+        @usableFromInline var count: Int
+        @usableFromInline var line: Int
+        @usableFromInline var column: Int
+
+        @usableFromInline
+        init(kind: JSONFieldKind, start: Int, count: Int, line: Int, column: Int) {
+            self.kind = kind
+            self.start = start
+            self.count = count
+            self.line = line
+            self.column = column
+        }
+    }
+
+    /// Field slots `[0, count)`.
+    @exclusivity(unchecked) @usableFromInline var slots: UnsafeMutablePointer<Slot>
+    @exclusivity(unchecked) private var slotCapacity: Int
+    /// Value bytes of the current object, copied out of the input (so they survive refills).
+    @exclusivity(unchecked) @usableFromInline var arena: UnsafeMutablePointer<UInt8>
+    @exclusivity(unchecked) private var arenaCapacity: Int
+    @exclusivity(unchecked) private var arenaCount = 0
+    /// Number of field indexes the current object covers (fields at or beyond it are absent).
+    @exclusivity(unchecked) public private(set) var count = 0
+
+    init() {
+        slotCapacity = 16
+        slots = UnsafeMutablePointer<Slot>.allocate(capacity: slotCapacity)
+        arenaCapacity = 1024
+        arena = UnsafeMutablePointer<UInt8>.allocate(capacity: arenaCapacity)
+    }
+
+    deinit {
+        slots.deinitialize(count: count)
+        slots.deallocate()
+        arena.deallocate()
+    }
+
+    /// The kind of the field at a reader field index (``JSONFieldKind/absent`` beyond ``count``).
+    @inlinable @inline(__always)
+    public func kind(_ index: Int) -> JSONFieldKind {
+        index >= 0 && index < count ? slots[index].kind : .absent
+    }
+
+    /// Calls `body` with the field's bytes: a string's decoded UTF-8, a number's source spelling,
+    /// a nested value's compact JSON text; empty for other kinds. Valid only inside `body`.
+    @inlinable @inline(__always)
+    public func withBytes<T>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        guard index >= 0 && index < count else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
+        let slot = slots[index]
+        return try body(UnsafeBufferPointer(start: arena + slot.start, count: slot.count))
+    }
+
+    /// The 1-based line and byte column where the field's value starts (nil when absent).
+    public func position(_ index: Int) -> (line: Int, column: Int)? {
+        guard kind(index) != .absent else { return nil }
+        return (slots[index].line, slots[index].column)
+    }
+
+    /// The field's value as a ``FieldValue`` (nil when absent), exactly as ``SourceRecord`` has it.
+    public func value(_ index: Int) -> FieldValue? {
+        let kind = kind(index)
+        switch kind {
+        case .absent: return nil
+        case .true: return .bool(true)
+        case .false: return .bool(false)
+        case .null: return .null
+        case .string, .number, .nested:
+            let text = withBytes(index) { String(decoding: $0, as: UTF8.self) }
+            return kind == .string ? .text(text) : kind == .number ? .number(text) : .json(text)
+        }
+    }
+
+    /// The fields as a record has them (trailing absent fields included up to ``count``).
+    func materialize() -> [Field?] {
+        var fields: [Field?] = []
+        fields.reserveCapacity(count)
+        for index in 0..<count {
+            guard let value = value(index) else {
+                fields.append(nil)
+                continue
+            }
+            fields.append(Field(value: value, line: slots[index].line, column: slots[index].column))
+        }
+        return fields
+    }
+
+    // MARK: - Filling (the decoder)
+
+    /// Starts a new object covering `fieldCount` field indexes, all absent.
+    func reset(fieldCount: Int) {
+        arenaCount = 0
+        if fieldCount > slotCapacity { growSlots(to: fieldCount) }
+        let absent = Slot(kind: .absent, start: 0, count: 0, line: 0, column: 0)
+        if count > 0 { slots.update(repeating: absent, count: min(count, fieldCount)) }
+        if fieldCount > count { (slots + count).initialize(repeating: absent, count: fieldCount - count) }
+        if count > fieldCount { (slots + fieldCount).deinitialize(count: count - fieldCount) }
+        count = fieldCount
+    }
+
+    /// Sets the field at `index` (growing the covered range when it is a new key).
+    @inline(__always)
+    func set(_ index: Int, kind: JSONFieldKind, bytes: UnsafeBufferPointer<UInt8>, line: Int, column: Int) {
+        if index >= count { extend(to: index + 1) }
+        let start = arenaCount
+        if bytes.count > 0, let source = bytes.baseAddress {
+            if arenaCount + bytes.count > arenaCapacity { growArena(toFit: arenaCount + bytes.count) }
+            (arena + arenaCount).update(from: source, count: bytes.count)
+            arenaCount += bytes.count
+        }
+        slots[index] = Slot(kind: kind, start: start, count: bytes.count, line: line, column: column)
+    }
+
+    /// Sets a field that has no bytes (true, false, null).
+    @inline(__always)
+    func set(_ index: Int, kind: JSONFieldKind, line: Int, column: Int) {
+        if index >= count { extend(to: index + 1) }
+        slots[index] = Slot(kind: kind, start: arenaCount, count: 0, line: line, column: column)
+    }
+
+    private func extend(to newCount: Int) {
+        if newCount > slotCapacity { growSlots(to: newCount) }
+        (slots + count).initialize(repeating: Slot(kind: .absent, start: 0, count: 0, line: 0, column: 0), count: newCount - count)
+        count = newCount
+    }
+
+    private func growSlots(to minimum: Int) {
+        var capacity = slotCapacity * 2
+        while capacity < minimum { capacity *= 2 }
+        let grown = UnsafeMutablePointer<Slot>.allocate(capacity: capacity)
+        grown.moveInitialize(from: slots, count: count)
+        slots.deallocate()
+        slots = grown
+        slotCapacity = capacity
+    }
+
+    private func growArena(toFit minimum: Int) {
+        var capacity = arenaCapacity * 2
+        while capacity < minimum { capacity *= 2 }
+        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        if arenaCount > 0 { grown.update(from: arena, count: arenaCount) }
+        arena.deallocate()
+        arena = grown
+        arenaCapacity = capacity
+    }
+}
+
+/// A JSON reader whose current record can be read field by field, without materializing it.
+///
+/// ``advance()`` moves to the next record; ``currentObject`` then gives its fields as bytes
+/// (nil when the record has a problem: not an object, or a malformed NDJSON line), and
+/// ``currentRecord()`` gives the same record as ``RecordReader/next()`` would have returned,
+/// raw text and problem included. `next()` is `advance()` followed by `currentRecord()`.
+public protocol JSONObjectReader: RecordReader {
+    /// Moves to the next record; false at the end of the input. Throws what `next()` throws.
+    func advance() throws -> Bool
+    /// The current record's fields when it is a well-formed object; nil when it has a problem.
+    /// Valid until the next call to ``advance()`` or ``RecordReader/next()``.
+    var currentObject: JSONObjectFields? { get }
+    /// The current record as a ``SourceRecord`` (fields, raw text, problem).
+    func currentRecord() -> SourceRecord
+}
