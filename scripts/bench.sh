@@ -367,12 +367,15 @@ if [ "$FERRY_RUNS" = 1 ]; then
     VERIFY_RESULTS=$OUT/verify-$ROWS.tsv
     printf 'tool\tformat\trun\twall_s\tpeak_rss_kib\n' >"$VERIFY_RESULTS"
     COUNTS=$(sqlite3 "$FERRY_DB" "SELECT group_concat('SELECT COUNT(*) FROM \"' || name || '\";', ' ') FROM ferry_entities")
+    IMPORT_RESULTS_SAVED=$RESULTS
+    RESULTS=$VERIFY_RESULTS   # `measure` appends to $RESULTS
     for run in $(seq 1 "$RUNS"); do
         measure sqlite3 verify "$run" "$WORK/verify-sqlite3.log" -- \
             sqlite3 "$FERRY_DB" "PRAGMA integrity_check; PRAGMA foreign_key_check; $COUNTS"
         measure ferry verify "$run" "$WORK/verify-ferry.log" -- \
             "$FERRY" verify "$FERRY_DB" --checks all --model "$MODEL" --quiet
     done
+    RESULTS=$IMPORT_RESULTS_SAVED
     grep -q '^ok$' "$WORK/verify-sqlite3.log" || die "sqlite3's integrity_check did not say ok (see $WORK/verify-sqlite3.log)"
     python3 - "$RESULTS" "$VERIFY_RESULTS" "$ROWS" <<'PY'
 import statistics, sys
