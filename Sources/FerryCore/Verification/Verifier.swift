@@ -5,8 +5,9 @@ import Foundation
 /// Never throws and never stops early: every check is reported, a check that cannot run is
 /// reported with outcome `error`. Checks read inside one read transaction, so they all see the
 /// same state of the store. Per entity, the required, types and validation checks share one
-/// table scan (with one `sum(...)` per condition), so `--checks all` costs about one scan per
-/// entity besides `PRAGMA integrity_check`.
+/// table scan that tests every column of a row at once and sums per condition only the rows
+/// that fail one, so `--checks all` costs about one scan per entity besides
+/// `PRAGMA integrity_check` (docs/benchmarks.md, "Verification").
 ///
 /// ```swift
 /// let verifier = Verifier(model: store.model)
@@ -89,8 +90,10 @@ public struct Verifier: Sendable {
         return results
     }
 
-    /// Registers the SQL functions the checks use (`ferry_decimal_cmp`); every ``Store`` does so.
+    /// Registers the SQL functions the checks use (`ferry_decimal_cmp`, `ferry_well_typed`);
+    /// every ``Store`` does so.
     public static func registerFunctions(on connection: Connection) throws {
+        try WellTyped.register(on: connection)
         try connection.registerFunction("ferry_decimal_cmp", argumentCount: 2) { arguments in
             func text(_ value: DatabaseValue) -> String? {
                 switch value {
@@ -371,14 +374,43 @@ final class VerificationSession {
             scans[entity.name] = []
             return []
         }
+        // One pass: SQLite computes the per-probe sums only for the rows some probe flags (none,
+        // on a sound store), and tests every well-typed column of a row in one function call.
+        let rows = try rowCount(entity)
         let sums = probes.map { "coalesce(sum(\($0.condition)), 0)" }.joined(separator: ", ")
-        let row = try connection.rows("SELECT count(*), \(sums) FROM \(table(entity)) AS t0", probes.flatMap(\.arguments)).first ?? []
-        let rows = Int(row.first?.int64 ?? 0)
+        let filter = Self.anyProbe(probes)
+        let row = try connection.rows(
+            "SELECT \(sums) FROM \(table(entity)) AS t0 WHERE \(filter.sql)", probes.flatMap(\.arguments) + filter.arguments
+        ).first ?? []
         for (index, probe) in probes.enumerated() {
-            result.append(ProbeCount(probe: probe, count: Int(row[safe: index + 1]?.int64 ?? 0), rows: rows))
+            result.append(ProbeCount(probe: probe, count: Int(row[safe: index]?.int64 ?? 0), rows: rows))
         }
         scans[entity.name] = result
         return result
+    }
+
+    /// A condition true for the rows at least one probe flags: the probes' own conditions, with
+    /// the `ferry_well_typed` ones merged into one call per row (per ``WellTyped/maxColumns``).
+    static func anyProbe(_ probes: [Probe]) -> (sql: String, arguments: [DatabaseValue]) {
+        var conditions: [String] = []
+        var arguments: [DatabaseValue] = []
+        var typed: [(code: Character, column: String)] = []
+        for probe in probes {
+            if let code = probe.wellTypedCode {
+                typed.append((code, Probe.column(probe.property)))
+            } else {
+                conditions.append("(\(probe.condition))")
+                arguments += probe.arguments
+            }
+        }
+        var start = 0
+        while start < typed.count {
+            let chunk = typed[start..<min(start + WellTyped.maxColumns, typed.count)]
+            let codes = String(chunk.map(\.code))
+            conditions.append("\(WellTyped.functionName)('\(codes)', \(chunk.map(\.column).joined(separator: ", "))) = 0")
+            start += WellTyped.maxColumns
+        }
+        return (conditions.joined(separator: " OR "), arguments)
     }
 
     // MARK: Relationships
