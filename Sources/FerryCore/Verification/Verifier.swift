@@ -7,7 +7,9 @@ import Foundation
 /// same state of the store. Per entity, the required, types and validation checks share one
 /// table scan that tests every column of a row at once and sums per condition only the rows
 /// that fail one, so `--checks all` costs about one scan per entity besides
-/// `PRAGMA integrity_check` (docs/benchmarks.md, "Verification").
+/// `PRAGMA integrity_check`, which runs meanwhile on a second connection when that one is bound
+/// to see the same state (a store file in rollback-journal mode; see ``ConcurrentIntegrity``).
+/// docs/benchmarks.md, "Verification", has the costs.
 ///
 /// ```swift
 /// let verifier = Verifier(model: store.model)
@@ -83,11 +85,18 @@ public struct Verifier: Sendable {
     /// SQL functions must be registered on it, as every ``Store`` does).
     public func run(_ checks: [Check], on connection: Connection) -> [CheckResult] {
         let session = VerificationSession(connection: connection, model: model, maxOffending: maxOffending, checks: checks)
-        var results: [CheckResult] = []
-        for check in checks {
-            results += session.run(check)
+        session.startConcurrentIntegrity()
+        // Integrity checks running on their own thread are collected last, so the other checks
+        // run meanwhile; the report keeps the checks' order.
+        var results: [[CheckResult]] = Array(repeating: [], count: checks.count)
+        let deferred = checks.indices.filter { session.runsConcurrently(checks[$0]) }
+        for index in checks.indices where !deferred.contains(index) {
+            results[index] = session.run(checks[index])
         }
-        return results
+        for index in deferred {
+            results[index] = session.run(checks[index])
+        }
+        return results.flatMap { $0 }
     }
 
     /// Registers the SQL functions the checks use (`ferry_decimal_cmp`, `ferry_well_typed`);
@@ -124,19 +133,38 @@ final class VerificationSession {
     /// Which scan aspects each entity's single scan must cover.
     private var aspects: [String: Set<Probe.Aspect>] = [:]
     private var scans: [String: [ProbeCount]] = [:]
+    private let integrityChecks: Set<Bool>
+    /// The integrity checks running on a second connection, by `quick`.
+    private var concurrent: [Bool: ConcurrentIntegrity] = [:]
 
     init(connection: Connection, model: ObjectModel, maxOffending: Int, checks: [Check]) {
         self.connection = connection
         self.model = model
         self.maxOffending = maxOffending
+        var integrityChecks: Set<Bool> = []
         for check in checks {
             switch check {
+            case .integrity(let quick): integrityChecks.insert(quick)
             case .required(let entity): aspects[entity, default: []].insert(.required)
             case .types(let entity): aspects[entity, default: []].insert(.types)
             case .validationRules(let entity): aspects[entity, default: []].insert(.validation)
             default: break
             }
         }
+        self.integrityChecks = integrityChecks
+    }
+
+    /// Starts the integrity checks asked for on a second connection, when it sees the same state
+    /// of the store (see ``ConcurrentIntegrity``).
+    func startConcurrentIntegrity() {
+        for quick in [false, true] where integrityChecks.contains(quick) {
+            concurrent[quick] = ConcurrentIntegrity.start(for: connection, quick: quick)
+        }
+    }
+
+    func runsConcurrently(_ check: Check) -> Bool {
+        if case .integrity(let quick) = check { return concurrent[quick] != nil }
+        return false
     }
 
     func run(_ check: Check) -> [CheckResult] {
@@ -233,15 +261,22 @@ final class VerificationSession {
 
     private func integrity(quick: Bool) throws -> CheckResult {
         let pragma = quick ? "quick_check" : "integrity_check"
-        let problems = try connection.rows("PRAGMA \(pragma)(100)").compactMap { $0.first?.text }.filter { $0 != "ok" }
+        let problems: [String]
+        var elapsed = 0.0
+        if let done = concurrent[quick]?.wait() {
+            (problems, elapsed) = done
+        } else {
+            problems = try connection.rows("PRAGMA \(pragma)(100)").compactMap { $0.first?.text }.filter { $0 != "ok" }
+        }
         let measured: [String: MeasuredValue] = ["problems": .integer(problems.count)]
         if problems.isEmpty {
-            return CheckResult(check: pragma, name: pragma, outcome: .passed, measured: measured, message: "ok")
+            return CheckResult(check: pragma, name: pragma, outcome: .passed, measured: measured, message: "ok", elapsedSeconds: elapsed)
         }
         let shown = problems.prefix(maxOffending).joined(separator: "; ")
         return CheckResult(
             check: pragma, name: pragma, outcome: .failed, measured: measured,
-            message: "\(problems.count)\(problems.count >= 100 ? "+" : "") problem\(problems.count == 1 ? "" : "s"): \(shown)")
+            message: "\(problems.count)\(problems.count >= 100 ? "+" : "") problem\(problems.count == 1 ? "" : "s"): \(shown)",
+            elapsedSeconds: elapsed)
     }
 
     private func foreignKeys(_ name: String?) throws -> CheckResult {

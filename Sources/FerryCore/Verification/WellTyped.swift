@@ -22,8 +22,8 @@ internal import CFerrySQLite
 ///
 /// Texts are tested as UTF-8 bytes over their full length: every well-formed text is ASCII, so
 /// any byte of a multi-byte character, invalid UTF-8 or an embedded NUL makes a value malformed.
-/// JSON is not covered (its probe keeps SQLite's `json_valid`). A wrong number of codes or an
-/// unknown code is an SQL error.
+/// JSON is not covered (its probe keeps SQLite's `json_valid`). A wrong number of codes, or an
+/// unknown code met by a non-NULL value, is an SQL error.
 enum WellTyped {
     static let functionName = "ferry_well_typed"
     /// Columns per call, below SQLite's default limit of 127 function arguments.
