@@ -86,15 +86,15 @@ public struct Verifier: Sendable {
     public func run(_ checks: [Check], on connection: Connection) -> [CheckResult] {
         let session = VerificationSession(connection: connection, model: model, maxOffending: maxOffending, checks: checks)
         session.startConcurrentIntegrity()
-        // Integrity checks running on their own thread are collected last, so the other checks
-        // run meanwhile; the report keeps the checks' order.
+        // Integrity checks running on their own thread are collected after the other checks, so
+        // those run meanwhile; uniqueness checks come last, as a passed integrity_check proves
+        // the constraints that have a unique index. The report keeps the checks' order.
         var results: [[CheckResult]] = Array(repeating: [], count: checks.count)
-        let deferred = checks.indices.filter { session.runsConcurrently(checks[$0]) }
-        for index in checks.indices where !deferred.contains(index) {
-            results[index] = session.run(checks[index])
-        }
-        for index in deferred {
-            results[index] = session.run(checks[index])
+        let stage = checks.map(session.stage)
+        for current in 0...2 {
+            for index in checks.indices where stage[index] == current {
+                results[index] = session.run(checks[index])
+            }
         }
         return results.flatMap { $0 }
     }
@@ -134,6 +134,8 @@ final class VerificationSession {
     private var aspects: [String: Set<Probe.Aspect>] = [:]
     private var scans: [String: [ProbeCount]] = [:]
     private let integrityChecks: Set<Bool>
+    /// True once a full integrity_check of this session found no problem.
+    private var integrityPassed = false
     /// The integrity checks running on a second connection, by `quick`.
     private var concurrent: [Bool: ConcurrentIntegrity] = [:]
 
@@ -162,9 +164,14 @@ final class VerificationSession {
         }
     }
 
-    func runsConcurrently(_ check: Check) -> Bool {
-        if case .integrity(let quick) = check { return concurrent[quick] != nil }
-        return false
+    /// When a check runs: 0 first, 1 integrity checks running concurrently, 2 uniqueness
+    /// checks when a full integrity_check is asked for.
+    func stage(_ check: Check) -> Int {
+        switch check {
+        case .integrity(let quick): return concurrent[quick] != nil ? 1 : 0
+        case .uniqueness: return integrityChecks.contains(false) ? 2 : 0
+        default: return 0
+        }
     }
 
     func run(_ check: Check) -> [CheckResult] {
@@ -269,6 +276,7 @@ final class VerificationSession {
             problems = try connection.rows("PRAGMA \(pragma)(100)").compactMap { $0.first?.text }.filter { $0 != "ok" }
         }
         let measured: [String: MeasuredValue] = ["problems": .integer(problems.count)]
+        if problems.isEmpty && !quick { integrityPassed = true }
         if problems.isEmpty {
             return CheckResult(check: pragma, name: pragma, outcome: .passed, measured: measured, message: "ok", elapsedSeconds: elapsed)
         }
@@ -332,6 +340,14 @@ final class VerificationSession {
             let groups = Int(row?[0].int64 ?? 0)
             let rows = Int(row?[1].int64 ?? 0)
             let name = "unique \(entity.name)(\(constraint.joined(separator: ", ")))"
+            if let index = try provingIndex(entity, constraint) {
+                var result = CheckResult(
+                    check: "unique", name: name, entity: entity.name, outcome: .passed,
+                    measured: ["duplicate_values": 0, "rows": 0, "unique_index": .text(index)], message: "no duplicates")
+                result.elapsedSeconds = max(Verifier.seconds(since: started), 1e-9)
+                results.append(result)
+                continue
+            }
             let measured: [String: MeasuredValue] = ["duplicate_values": .integer(groups), "rows": .integer(rows)]
             var result: CheckResult
             if groups == 0 {
@@ -351,6 +367,33 @@ final class VerificationSession {
             results.append(result)
         }
         return results
+    }
+
+    /// A unique index that proves `constraint` after a passed integrity_check, if any.
+    ///
+    /// SQLite's `PRAGMA integrity_check` (not `quick_check`) checks that every index holds
+    /// exactly the entries of its table's rows and, for a UNIQUE index, that no two entries
+    /// share a key without NULLs ("non-unique entry in index …"; a test keeps this promise in
+    /// view). A UNIQUE, non-partial index over plain columns, all among the constraint's and all
+    /// compared BINARY, then proves that no two rows share non-NULL values of the constraint's
+    /// columns, which is what the GROUP BY query counts. Tables whose SQL declares any COLLATE
+    /// (the GROUP BY would compare by it) always get the query.
+    private func provingIndex(_ entity: EntityDescription, _ constraint: [String]) throws -> String? {
+        guard integrityPassed else { return nil }
+        let tableName = StoreLayout.table(for: entity)
+        let sql = try connection.scalar("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", [.text(tableName)])?.text ?? ""
+        guard !sql.uppercased().contains("COLLATE") else { return nil }
+        let wanted = Set(constraint)
+        let indexes = try connection.rows("SELECT name FROM pragma_index_list(?) WHERE \"unique\" = 1 AND partial = 0", [.text(tableName)])
+        for row in indexes {
+            guard let index = row.first?.text else { continue }
+            let keys = try connection.rows("SELECT cid, name, coll FROM pragma_index_xinfo(?) WHERE key = 1", [.text(index)])
+            let proves = !keys.isEmpty && keys.allSatisfy { key in
+                (key[safe: 0]?.int64 ?? -1) >= 0 && key[safe: 1]?.text.map(wanted.contains) == true && key[safe: 2]?.text?.uppercased() == "BINARY"
+            }
+            if proves { return index }
+        }
+        return nil
     }
 
     // MARK: Required, types, validation (one scan per entity)
