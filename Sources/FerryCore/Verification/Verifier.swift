@@ -133,6 +133,7 @@ final class VerificationSession {
     /// Which scan aspects each entity's single scan must cover.
     private var aspects: [String: Set<Probe.Aspect>] = [:]
     private var scans: [String: [ProbeCount]] = [:]
+    private var rowCounts: [String: Int] = [:]
     private let integrityChecks: Set<Bool>
     /// True once a full integrity_check of this session found no problem.
     private var integrityPassed = false
@@ -217,8 +218,12 @@ final class VerificationSession {
 
     private func table(_ entity: EntityDescription) -> String { SQL.quote(StoreLayout.table(for: entity)) }
 
+    /// The entity's row count, counted once per session (all checks read in one transaction).
     private func rowCount(_ entity: EntityDescription) throws -> Int {
-        Int(try connection.scalar("SELECT count(*) FROM \(table(entity))")?.int64 ?? 0)
+        if let rows = rowCounts[entity.name] { return rows }
+        let rows = Int(try connection.scalar("SELECT count(*) FROM \(table(entity))")?.int64 ?? 0)
+        rowCounts[entity.name] = rows
+        return rows
     }
 
     // MARK: Offending records
@@ -330,15 +335,6 @@ final class VerificationSession {
         var results: [CheckResult] = []
         for constraint in entity.uniquenessConstraints {
             let started = ContinuousClock.now
-            let columns = constraint.map(SQL.quote)
-            let list = columns.joined(separator: ", ")
-            let notNull = columns.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")
-            let duplicates = "SELECT \(list) FROM \(table(entity)) WHERE \(notNull) GROUP BY \(list) HAVING count(*) > 1"
-            let row = try connection.rows(
-                "SELECT count(*), coalesce(sum(n), 0) FROM (SELECT count(*) AS n FROM \(table(entity)) WHERE \(notNull) GROUP BY \(list) HAVING count(*) > 1)"
-            ).first
-            let groups = Int(row?[0].int64 ?? 0)
-            let rows = Int(row?[1].int64 ?? 0)
             let name = "unique \(entity.name)(\(constraint.joined(separator: ", ")))"
             if let index = try provingIndex(entity, constraint) {
                 var result = CheckResult(
@@ -348,6 +344,15 @@ final class VerificationSession {
                 results.append(result)
                 continue
             }
+            let columns = constraint.map(SQL.quote)
+            let list = columns.joined(separator: ", ")
+            let notNull = columns.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")
+            let duplicates = "SELECT \(list) FROM \(table(entity)) WHERE \(notNull) GROUP BY \(list) HAVING count(*) > 1"
+            let row = try connection.rows(
+                "SELECT count(*), coalesce(sum(n), 0) FROM (SELECT count(*) AS n FROM \(table(entity)) WHERE \(notNull) GROUP BY \(list) HAVING count(*) > 1)"
+            ).first
+            let groups = Int(row?[0].int64 ?? 0)
+            let rows = Int(row?[1].int64 ?? 0)
             let measured: [String: MeasuredValue] = ["duplicate_values": .integer(groups), "rows": .integer(rows)]
             var result: CheckResult
             if groups == 0 {
