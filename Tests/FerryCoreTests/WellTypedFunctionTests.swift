@@ -108,6 +108,57 @@ struct WellTypedFunctionTests {
         #expect(try typed("t", "CAST(X'\(hex(Array(date.dropLast()) + [0xDA]))' AS TEXT)") == 0)
     }
 
+    /// The SQL the types check used before `ferry_well_typed`: true for malformed texts.
+    static let formerGLOB: [String: String] = [
+        "d": "s = '' OR s = '-' OR s GLOB '*[^0-9.-]*' OR s GLOB '?*-*' OR s GLOB '*.*.*' OR s GLOB '*.' OR s GLOB '.*' OR s GLOB '-.*'",
+        "t": "s NOT GLOB '[0-9][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9].[0-9][0-9][0-9]Z'",
+        "u": "s NOT GLOB '\([8, 4, 4, 4, 12].map { String(repeating: "[0-9a-f]", count: $0) }.joined(separator: "-"))'",
+    ]
+
+    /// Texts where `ferry_well_typed(code, s)` and the former GLOB test disagree.
+    func disagreements(_ code: String, _ texts: [String]) throws -> [String] {
+        try connection.execute("DROP TABLE IF EXISTS texts; CREATE TABLE texts(s TEXT)")
+        try connection.transaction {
+            for text in texts { try connection.execute("INSERT INTO texts VALUES (?)", [.text(text)]) }
+        }
+        let formerGLOB = try #require(Self.formerGLOB[code])
+        return try connection.rows("SELECT s FROM texts WHERE ferry_well_typed('\(code)', s) = (\(formerGLOB))").compactMap { $0.first?.text }
+    }
+
+    @Test("decimals, dates and UUIDs: the same verdict as the former GLOB patterns")
+    func sameAsGLOB() throws {
+        // Every text of up to 5 characters over "0", "9", ".", "-", "a", "é".
+        var decimals: [String] = [""]
+        var layer: [String] = [""]
+        for _ in 1...5 {
+            layer = layer.flatMap { prefix in ["0", "9", ".", "-", "a", "é"].map { prefix + $0 } }
+            decimals += layer
+        }
+        #expect(try disagreements("d", decimals) == [])
+        // A valid date and UUID with each character replaced, removed or doubled.
+        func variants(of valid: String) -> [String] {
+            let characters = Array(valid)
+            var texts = [valid]
+            for index in characters.indices {
+                for replacement in Array("0123456789abfgzAFTZ:-. é/") {
+                    var copy = characters
+                    copy[index] = replacement
+                    texts.append(String(copy))
+                }
+                var shorter = characters
+                shorter.remove(at: index)
+                var longer = characters
+                longer.insert(characters[index], at: index)
+                texts += [String(shorter), String(longer)]
+            }
+            return texts
+        }
+        let dates = variants(of: "2024-02-29T00:00:00.000Z") + variants(of: "1999-19-39T29:59:69.999Z")
+        #expect(try disagreements("t", dates) == [])
+        let uuids = variants(of: "6f1c2d3e-0000-4000-8000-00000000000a") + variants(of: "abcdef01-2345-6789-abcd-ef0123456789")
+        #expect(try disagreements("u", uuids) == [])
+    }
+
     @Test("many values: 1 only when every one is well-typed")
     func manyValues() throws {
         #expect(try connection.scalar("SELECT ferry_well_typed('lux', 1, '6f1c2d3e-0000-4000-8000-000000000002', 'a')")?.int64 == 1)
