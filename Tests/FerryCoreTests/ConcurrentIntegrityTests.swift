@@ -53,6 +53,22 @@ struct ConcurrentIntegrityTests {
         #expect(wal[0].outcome == .failed)
     }
 
+    @Test("inside a write transaction the checks see its uncommitted changes, integrity_check too")
+    func writeTransaction() throws {
+        let store = try brokenIndex()
+        let opened = try store.open()
+        let results = try opened.withConnection { connection in
+            try connection.execute("BEGIN IMMEDIATE")
+            defer { try? connection.execute("ROLLBACK") }
+            // Repaired in the transaction only: the committed file still has the broken index.
+            try connection.execute("REINDEX ferry_unique_Customer_email")
+            return Verifier(model: store.model).run([.integrity(quick: false), .uniqueness(entity: "Customer")], on: connection)
+        }
+        #expect(results.map(\.message) == ["ok", "no duplicates", "no duplicates"])
+        let after = Verifier(model: store.model).run([.integrity(quick: false)], on: opened).results
+        #expect(after[0].message.hasPrefix("3 problems: "))
+    }
+
     @Test("a sound store passes both ways, and the store is left unlocked")
     func soundStore() throws {
         let store = try BrokenStore()

@@ -1,3 +1,4 @@
+internal import CFerrySQLite
 import Foundation
 
 /// `PRAGMA integrity_check` (or `quick_check`) run on a second, read-only connection on another
@@ -5,8 +6,8 @@ import Foundation
 ///
 /// The verifier only starts one when the two connections are bound to see the same state of the
 /// store: the store is a file in a rollback-journal mode (not WAL) and the session's connection
-/// already holds its read transaction's SHARED lock, so no writer can commit until the session
-/// ends. The second connection gets no busy timeout: when it cannot read at once (a writer is
+/// is in a read transaction (not a write transaction with changes others cannot see) whose
+/// SHARED lock it already holds, so no writer can commit until the session ends. The second connection gets no busy timeout: when it cannot read at once (a writer is
 /// waiting for the session's lock), or fails in any way, the session runs the pragma itself, as
 /// it always did, so reports never depend on whether the concurrent run worked.
 final class ConcurrentIntegrity: @unchecked Sendable {
@@ -57,6 +58,9 @@ final class ConcurrentIntegrity: @unchecked Sendable {
         } catch {
             return nil
         }
+        // A write transaction (a dry run, changes not yet committed) is not what another
+        // connection would see.
+        guard sqlite3_txn_state(connection.handle, "main") == SQLITE_TXN_READ else { return nil }
         return ConcurrentIntegrity(path: path, pragma: quick ? "quick_check" : "integrity_check")
     }
 }
