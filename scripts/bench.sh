@@ -8,6 +8,7 @@
 #   scripts/bench.sh --no-build      # use .build/release/ferry as it is
 #   scripts/bench.sh --export-only   # only the export section
 #   scripts/bench.sh --mutations     # only batch update/delete against sqlite3
+#   scripts/bench.sh --verify        # only ferry verify against sqlite3 (reuses bench-out/run/ferry.sqlite)
 #
 # Measures, alternating the tools, RUNS times each, into a fresh database every time:
 #   ferry import customers-N.csv|.ndjson|.json --store fresh.sqlite --entity customers --model scripts/bench/customers.yml
@@ -33,15 +34,16 @@ BUILD=1
 FERRY_RUNS=1
 IMPORTS=1
 MUTATIONS_ONLY=0
+VERIFY_ONLY=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) ROWS=100000; RUNS=1 ;;
         --sqlite-only) FERRY_RUNS=0 ;;
         --no-build) BUILD=0 ;;
         --export-only) IMPORTS=0 ;;
-        -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         --mutations) MUTATIONS_ONLY=1 ;;
-        -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --verify) VERIFY_ONLY=1 ;;
         *) echo "bench.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -201,6 +203,50 @@ PY
     RESULTS=$IMPORT_RESULTS
 }
 
+# --- verification (a function; runs after the imports, or alone with --verify) -------------------
+# `ferry verify --checks all` on the store the last ferry import made (ROWS customers) against
+# sqlite3 running PRAGMA integrity_check; PRAGMA foreign_key_check; and one SELECT COUNT(*) per
+# entity on the same file, alternating, RUNS times each. Target: ferry at most 2x sqlite3.
+# ferry's JSON reports (bench-out/run/verify-ferry-RUN.json) give the time of each check.
+bench_verification() {
+    local saved=${RESULTS:-}
+    RESULTS=$OUT/verify-$ROWS.tsv
+    printf 'tool\tformat\trun\twall_s\tpeak_rss_kib\n' >"$RESULTS"
+    COUNTS=$(sqlite3 "$FERRY_DB" "SELECT group_concat('SELECT COUNT(*) FROM \"' || name || '\";', ' ') FROM ferry_entities")
+    echo "verification of $ROWS records, $RUNS run(s) each" >&2
+    for run in $(seq 1 "$RUNS"); do
+        measure sqlite3 verify "$run" "$WORK/verify-sqlite3.log" -- \
+            sqlite3 "$FERRY_DB" "PRAGMA integrity_check; PRAGMA foreign_key_check; $COUNTS"
+        measure ferry verify "$run" "$WORK/verify-ferry.log" -- \
+            "$FERRY" verify "$FERRY_DB" --checks all --model "$MODEL" --quiet --report "$WORK/verify-ferry-$run.json"
+    done
+    grep -q '^ok$' "$WORK/verify-sqlite3.log" || die "sqlite3's integrity_check did not say ok (see $WORK/verify-sqlite3.log)"
+    python3 - "$RESULTS" "$ROWS" "$WORK" "$RUNS" <<'PY'
+import json, statistics, sys
+runs = {}
+for line in open(sys.argv[1]).read().splitlines()[1:]:
+    tool, _, _, wall, rss = line.split("\t")
+    runs.setdefault(tool, []).append((float(wall), int(rss)))
+base = statistics.median(w for w, _ in runs["sqlite3"])
+print(f"verification of {int(sys.argv[2])} records (every check vs integrity_check + foreign_key_check + counts)")
+print(f"{'tool':<8} {'median s':>9} {'peak MiB':>9} {'vs sqlite3':>11}")
+for tool, values in runs.items():
+    wall = statistics.median(w for w, _ in values)
+    rss = max(r for _, r in values) / 1024
+    print(f"{tool:<8} {wall:>9.2f} {rss:>9.1f} {(wall / base if base > 0 else float('inf')):>10.2f}x   (target: ferry <= 2.00x)")
+checks = {}
+for run in range(1, int(sys.argv[4]) + 1):
+    for result in json.load(open(f"{sys.argv[3]}/verify-ferry-{run}.json"))["results"]:
+        checks.setdefault(result["name"], []).append(result["elapsed_seconds"])
+print("ferry's checks, median s (integrity_check runs on a second connection meanwhile):")
+for name, values in checks.items():
+    if statistics.median(values) >= 0.001:
+        print(f"  {name:<32} {statistics.median(values):>7.3f}")
+PY
+    echo "raw runs: ${RESULTS#$ROOT/}" >&2
+    RESULTS=$saved
+}
+
 # --- runs -----------------------------------------------------------------------------------
 fresh() { rm -f "$1" "$1-wal" "$1-shm" "$1-journal"; }
 
@@ -227,6 +273,16 @@ RESULTS=$OUT/runs-$ROWS.tsv
 printf 'tool\tformat\trun\twall_s\tpeak_rss_kib\n' >"$RESULTS"
 if [ "$MUTATIONS_ONLY" = 1 ]; then
     bench_mutations
+    exit 0
+fi
+if [ "$VERIFY_ONLY" = 1 ]; then
+    FERRY_DB=$WORK/ferry.sqlite
+    if [ "$(sqlite3 "$FERRY_DB" 'SELECT count(*) FROM customers' 2>/dev/null)" != "$ROWS" ]; then
+        fresh "$FERRY_DB"
+        "$FERRY" import "$CSV" --store "$FERRY_DB" --entity customers --model "$MODEL" --quiet \
+            >"$WORK/verify-import.log" 2>&1 || { cat "$WORK/verify-import.log" >&2; die "ferry import of the store to verify failed"; }
+    fi
+    bench_verification
     exit 0
 fi
 
@@ -359,37 +415,5 @@ PY
     echo "raw export runs: ${EXPORTS#$ROOT/}" >&2
 fi
 
-# --- verification -----------------------------------------------------------------------------
-# `ferry verify --checks all` on the store the last ferry import made (ROWS customers) against
-# sqlite3 running PRAGMA integrity_check; PRAGMA foreign_key_check; and one SELECT COUNT(*) per
-# entity on the same file, alternating, RUNS times each. Target: ferry at most 2x sqlite3.
-if [ "$FERRY_RUNS" = 1 ]; then
-    VERIFY_RESULTS=$OUT/verify-$ROWS.tsv
-    printf 'tool\tformat\trun\twall_s\tpeak_rss_kib\n' >"$VERIFY_RESULTS"
-    COUNTS=$(sqlite3 "$FERRY_DB" "SELECT group_concat('SELECT COUNT(*) FROM \"' || name || '\";', ' ') FROM ferry_entities")
-    IMPORT_RESULTS_SAVED=$RESULTS
-    RESULTS=$VERIFY_RESULTS   # `measure` appends to $RESULTS
-    for run in $(seq 1 "$RUNS"); do
-        measure sqlite3 verify "$run" "$WORK/verify-sqlite3.log" -- \
-            sqlite3 "$FERRY_DB" "PRAGMA integrity_check; PRAGMA foreign_key_check; $COUNTS"
-        measure ferry verify "$run" "$WORK/verify-ferry.log" -- \
-            "$FERRY" verify "$FERRY_DB" --checks all --model "$MODEL" --quiet
-    done
-    RESULTS=$IMPORT_RESULTS_SAVED
-    grep -q '^ok$' "$WORK/verify-sqlite3.log" || die "sqlite3's integrity_check did not say ok (see $WORK/verify-sqlite3.log)"
-    python3 - "$RESULTS" "$VERIFY_RESULTS" "$ROWS" <<'PY'
-import statistics, sys
-runs = {}
-for line in open(sys.argv[2]).read().splitlines()[1:]:
-    tool, _, _, wall, rss = line.split("\t")
-    runs.setdefault(tool, []).append((float(wall), int(rss)))
-base = statistics.median(w for w, _ in runs["sqlite3"])
-print(f"verification of {int(sys.argv[3])} records (every check vs integrity_check + foreign_key_check + counts)")
-print(f"{'tool':<8} {'median s':>9} {'peak MiB':>9} {'vs sqlite3':>11}")
-for tool, values in runs.items():
-    wall = statistics.median(w for w, _ in values)
-    rss = max(r for _, r in values) / 1024
-    print(f"{tool:<8} {wall:>9.2f} {rss:>9.1f} {(wall / base if base > 0 else float('inf')):>10.2f}x   (target: ferry <= 2.00x)")
-PY
-fi
+[ "$FERRY_RUNS" = 1 ] && bench_verification
 [ "$FERRY_RUNS" = 1 ] && bench_mutations

@@ -13,6 +13,9 @@ struct Probe {
     var measure: String
     var condition: String
     var arguments: [DatabaseValue] = []
+    /// For a types probe that `ferry_well_typed` tests: the type's code (see ``WellTyped``), so
+    /// that an entity's scan tests all such columns in one call per row.
+    var wellTypedCode: Character? = nil
 
     /// Every probe of `entity` for the aspects asked for.
     static func probes(for entity: EntityDescription, model: ObjectModel, aspects: Set<Aspect>) throws -> [Probe] {
@@ -51,53 +54,30 @@ struct Probe {
 
     // MARK: Types
 
-    static let dateGlob = "[0-9][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9].[0-9][0-9][0-9]Z"
-    static let uuidGlob: String = {
-        let hex = "[0-9a-f]"
-        return [8, 4, 4, 4, 12].map { String(repeating: hex, count: $0) }.joined(separator: "-")
-    }()
-
     static func typeProbe(_ attribute: AttributeDescription) -> Probe {
         let c = column(attribute.name)
-        let condition: String
         let problem: String
         switch attribute.type {
-        case .int16, .int32:
-            let range = attribute.type.integerRange ?? Int64.min...Int64.max
-            condition = "typeof(\(c)) NOT IN ('integer', 'null') OR \(c) NOT BETWEEN \(range.lowerBound) AND \(range.upperBound)"
-            problem = "is not an \(attribute.type.rawValue)"
-        case .int64:
-            condition = "typeof(\(c)) NOT IN ('integer', 'null')"
-            problem = "is not an int64"
-        case .bool:
-            condition = "typeof(\(c)) NOT IN ('integer', 'null') OR \(c) NOT IN (0, 1)"
-            problem = "is not a boolean (0 or 1)"
-        case .double, .float:
-            condition = "typeof(\(c)) NOT IN ('real', 'null')"
-            problem = "is not a floating-point number"
-        case .decimal:
-            let malformed = [
-                "\(c) = ''", "\(c) = '-'", "\(c) GLOB '*[^0-9.-]*'", "\(c) GLOB '?*-*'", "\(c) GLOB '*.*.*'", "\(c) GLOB '*.'", "\(c) GLOB '.*'", "\(c) GLOB '-.*'",
-            ].joined(separator: " OR ")
-            condition = "typeof(\(c)) NOT IN ('text', 'null') OR (typeof(\(c)) = 'text' AND (\(malformed)))"
-            problem = "is not a decimal in text form"
-        case .date:
-            condition = "typeof(\(c)) NOT IN ('text', 'null') OR (typeof(\(c)) = 'text' AND \(c) NOT GLOB '\(dateGlob)')"
-            problem = "is not an ISO-8601 date (YYYY-MM-DDTHH:MM:SS.sssZ)"
-        case .uuid:
-            condition = "typeof(\(c)) NOT IN ('text', 'null') OR (typeof(\(c)) = 'text' AND \(c) NOT GLOB '\(uuidGlob)')"
-            problem = "is not a lowercase UUID"
-        case .json:
-            condition = "typeof(\(c)) NOT IN ('text', 'null') OR (typeof(\(c)) = 'text' AND NOT json_valid(\(c)))"
-            problem = "is not valid JSON text"
-        case .string, .uri:
-            condition = "typeof(\(c)) NOT IN ('text', 'null')"
-            problem = "is not text"
-        case .binary:
-            condition = "typeof(\(c)) NOT IN ('blob', 'null')"
-            problem = "is not binary data (a BLOB)"
+        case .int16, .int32: problem = "is not an \(attribute.type.rawValue)"
+        case .int64: problem = "is not an int64"
+        case .bool: problem = "is not a boolean (0 or 1)"
+        case .double, .float: problem = "is not a floating-point number"
+        case .decimal: problem = "is not a decimal in text form"
+        case .date: problem = "is not an ISO-8601 date (YYYY-MM-DDTHH:MM:SS.sssZ)"
+        case .uuid: problem = "is not a lowercase UUID"
+        case .json: problem = "is not valid JSON text"
+        case .string, .uri: problem = "is not text"
+        case .binary: problem = "is not binary data (a BLOB)"
         }
-        return Probe(aspect: .types, property: attribute.name, problem: problem, measure: "type_\(attribute.name)", condition: condition)
+        guard let code = WellTyped.code(for: attribute.type) else {
+            // JSON: SQLite's own json_valid.
+            return Probe(
+                aspect: .types, property: attribute.name, problem: problem, measure: "type_\(attribute.name)",
+                condition: "typeof(\(c)) NOT IN ('text', 'null') OR (typeof(\(c)) = 'text' AND NOT json_valid(\(c)))")
+        }
+        return Probe(
+            aspect: .types, property: attribute.name, problem: problem, measure: "type_\(attribute.name)",
+            condition: "\(WellTyped.functionName)('\(code)', \(c)) = 0", wellTypedCode: code)
     }
 
     // MARK: Validation rules

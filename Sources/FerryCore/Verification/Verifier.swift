@@ -5,8 +5,11 @@ import Foundation
 /// Never throws and never stops early: every check is reported, a check that cannot run is
 /// reported with outcome `error`. Checks read inside one read transaction, so they all see the
 /// same state of the store. Per entity, the required, types and validation checks share one
-/// table scan (with one `sum(...)` per condition), so `--checks all` costs about one scan per
-/// entity besides `PRAGMA integrity_check`.
+/// table scan that tests every column of a row at once and sums per condition only the rows
+/// that fail one, so `--checks all` costs about one scan per entity besides
+/// `PRAGMA integrity_check`, which runs meanwhile on a second connection when that one is bound
+/// to see the same state (a store file in rollback-journal mode; see ``ConcurrentIntegrity``).
+/// docs/benchmarks.md, "Verification", has the costs.
 ///
 /// ```swift
 /// let verifier = Verifier(model: store.model)
@@ -82,15 +85,24 @@ public struct Verifier: Sendable {
     /// SQL functions must be registered on it, as every ``Store`` does).
     public func run(_ checks: [Check], on connection: Connection) -> [CheckResult] {
         let session = VerificationSession(connection: connection, model: model, maxOffending: maxOffending, checks: checks)
-        var results: [CheckResult] = []
-        for check in checks {
-            results += session.run(check)
+        session.startConcurrentIntegrity()
+        // Integrity checks running on their own thread are collected after the other checks, so
+        // those run meanwhile; uniqueness checks come last, as a passed integrity_check proves
+        // the constraints that have a unique index. The report keeps the checks' order.
+        var results: [[CheckResult]] = Array(repeating: [], count: checks.count)
+        let stage = checks.map(session.stage)
+        for current in 0...2 {
+            for index in checks.indices where stage[index] == current {
+                results[index] = session.run(checks[index])
+            }
         }
-        return results
+        return results.flatMap { $0 }
     }
 
-    /// Registers the SQL functions the checks use (`ferry_decimal_cmp`); every ``Store`` does so.
+    /// Registers the SQL functions the checks use (`ferry_decimal_cmp`, `ferry_well_typed`);
+    /// every ``Store`` does so.
     public static func registerFunctions(on connection: Connection) throws {
+        try WellTyped.register(on: connection)
         try connection.registerFunction("ferry_decimal_cmp", argumentCount: 2) { arguments in
             func text(_ value: DatabaseValue) -> String? {
                 switch value {
@@ -121,18 +133,45 @@ final class VerificationSession {
     /// Which scan aspects each entity's single scan must cover.
     private var aspects: [String: Set<Probe.Aspect>] = [:]
     private var scans: [String: [ProbeCount]] = [:]
+    private var rowCounts: [String: Int] = [:]
+    private let integrityChecks: Set<Bool>
+    /// True once a full integrity_check of this session found no problem.
+    private var integrityPassed = false
+    /// The integrity checks running on a second connection, by `quick`.
+    private var concurrent: [Bool: ConcurrentIntegrity] = [:]
 
     init(connection: Connection, model: ObjectModel, maxOffending: Int, checks: [Check]) {
         self.connection = connection
         self.model = model
         self.maxOffending = maxOffending
+        var integrityChecks: Set<Bool> = []
         for check in checks {
             switch check {
+            case .integrity(let quick): integrityChecks.insert(quick)
             case .required(let entity): aspects[entity, default: []].insert(.required)
             case .types(let entity): aspects[entity, default: []].insert(.types)
             case .validationRules(let entity): aspects[entity, default: []].insert(.validation)
             default: break
             }
+        }
+        self.integrityChecks = integrityChecks
+    }
+
+    /// Starts the integrity checks asked for on a second connection, when it sees the same state
+    /// of the store (see ``ConcurrentIntegrity``).
+    func startConcurrentIntegrity() {
+        for quick in [false, true] where integrityChecks.contains(quick) {
+            concurrent[quick] = ConcurrentIntegrity.start(for: connection, quick: quick)
+        }
+    }
+
+    /// When a check runs: 0 first, 1 integrity checks running concurrently, 2 uniqueness
+    /// checks when a full integrity_check is asked for.
+    func stage(_ check: Check) -> Int {
+        switch check {
+        case .integrity(let quick): return concurrent[quick] != nil ? 1 : 0
+        case .uniqueness: return integrityChecks.contains(false) ? 2 : 0
+        default: return 0
         }
     }
 
@@ -179,8 +218,12 @@ final class VerificationSession {
 
     private func table(_ entity: EntityDescription) -> String { SQL.quote(StoreLayout.table(for: entity)) }
 
+    /// The entity's row count, counted once per session (all checks read in one transaction).
     private func rowCount(_ entity: EntityDescription) throws -> Int {
-        Int(try connection.scalar("SELECT count(*) FROM \(table(entity))")?.int64 ?? 0)
+        if let rows = rowCounts[entity.name] { return rows }
+        let rows = Int(try connection.scalar("SELECT count(*) FROM \(table(entity))")?.int64 ?? 0)
+        rowCounts[entity.name] = rows
+        return rows
     }
 
     // MARK: Offending records
@@ -230,15 +273,23 @@ final class VerificationSession {
 
     private func integrity(quick: Bool) throws -> CheckResult {
         let pragma = quick ? "quick_check" : "integrity_check"
-        let problems = try connection.rows("PRAGMA \(pragma)(100)").compactMap { $0.first?.text }.filter { $0 != "ok" }
+        let problems: [String]
+        var elapsed = 0.0
+        if let done = concurrent[quick]?.wait() {
+            (problems, elapsed) = done
+        } else {
+            problems = try connection.rows("PRAGMA \(pragma)(100)").compactMap { $0.first?.text }.filter { $0 != "ok" }
+        }
         let measured: [String: MeasuredValue] = ["problems": .integer(problems.count)]
+        if problems.isEmpty && !quick { integrityPassed = true }
         if problems.isEmpty {
-            return CheckResult(check: pragma, name: pragma, outcome: .passed, measured: measured, message: "ok")
+            return CheckResult(check: pragma, name: pragma, outcome: .passed, measured: measured, message: "ok", elapsedSeconds: elapsed)
         }
         let shown = problems.prefix(maxOffending).joined(separator: "; ")
         return CheckResult(
             check: pragma, name: pragma, outcome: .failed, measured: measured,
-            message: "\(problems.count)\(problems.count >= 100 ? "+" : "") problem\(problems.count == 1 ? "" : "s"): \(shown)")
+            message: "\(problems.count)\(problems.count >= 100 ? "+" : "") problem\(problems.count == 1 ? "" : "s"): \(shown)",
+            elapsedSeconds: elapsed)
     }
 
     private func foreignKeys(_ name: String?) throws -> CheckResult {
@@ -284,6 +335,15 @@ final class VerificationSession {
         var results: [CheckResult] = []
         for constraint in entity.uniquenessConstraints {
             let started = ContinuousClock.now
+            let name = "unique \(entity.name)(\(constraint.joined(separator: ", ")))"
+            if let index = try provingIndex(entity, constraint) {
+                var result = CheckResult(
+                    check: "unique", name: name, entity: entity.name, outcome: .passed,
+                    measured: ["duplicate_values": 0, "rows": 0, "unique_index": .text(index)], message: "no duplicates")
+                result.elapsedSeconds = max(Verifier.seconds(since: started), 1e-9)
+                results.append(result)
+                continue
+            }
             let columns = constraint.map(SQL.quote)
             let list = columns.joined(separator: ", ")
             let notNull = columns.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")
@@ -293,7 +353,6 @@ final class VerificationSession {
             ).first
             let groups = Int(row?[0].int64 ?? 0)
             let rows = Int(row?[1].int64 ?? 0)
-            let name = "unique \(entity.name)(\(constraint.joined(separator: ", ")))"
             let measured: [String: MeasuredValue] = ["duplicate_values": .integer(groups), "rows": .integer(rows)]
             var result: CheckResult
             if groups == 0 {
@@ -313,6 +372,33 @@ final class VerificationSession {
             results.append(result)
         }
         return results
+    }
+
+    /// A unique index that proves `constraint` after a passed integrity_check, if any.
+    ///
+    /// SQLite's `PRAGMA integrity_check` (not `quick_check`) checks that every index holds
+    /// exactly the entries of its table's rows and, for a UNIQUE index, that no two entries
+    /// share a key without NULLs ("non-unique entry in index …"; a test keeps this promise in
+    /// view). A UNIQUE, non-partial index over plain columns, all among the constraint's and all
+    /// compared BINARY, then proves that no two rows share non-NULL values of the constraint's
+    /// columns, which is what the GROUP BY query counts. Tables whose SQL declares any COLLATE
+    /// (the GROUP BY would compare by it) always get the query.
+    private func provingIndex(_ entity: EntityDescription, _ constraint: [String]) throws -> String? {
+        guard integrityPassed else { return nil }
+        let tableName = StoreLayout.table(for: entity)
+        let sql = try connection.scalar("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", [.text(tableName)])?.text ?? ""
+        guard !sql.uppercased().contains("COLLATE") else { return nil }
+        let wanted = Set(constraint)
+        let indexes = try connection.rows("SELECT name FROM pragma_index_list(?) WHERE \"unique\" = 1 AND partial = 0", [.text(tableName)])
+        for row in indexes {
+            guard let index = row.first?.text else { continue }
+            let keys = try connection.rows("SELECT cid, name, coll FROM pragma_index_xinfo(?) WHERE key = 1", [.text(index)])
+            let proves = !keys.isEmpty && keys.allSatisfy { key in
+                (key[safe: 0]?.int64 ?? -1) >= 0 && key[safe: 1]?.text.map(wanted.contains) == true && key[safe: 2]?.text?.uppercased() == "BINARY"
+            }
+            if proves { return index }
+        }
+        return nil
     }
 
     // MARK: Required, types, validation (one scan per entity)
@@ -371,14 +457,43 @@ final class VerificationSession {
             scans[entity.name] = []
             return []
         }
+        // One pass: SQLite computes the per-probe sums only for the rows some probe flags (none,
+        // on a sound store), and tests every well-typed column of a row in one function call.
+        let rows = try rowCount(entity)
         let sums = probes.map { "coalesce(sum(\($0.condition)), 0)" }.joined(separator: ", ")
-        let row = try connection.rows("SELECT count(*), \(sums) FROM \(table(entity)) AS t0", probes.flatMap(\.arguments)).first ?? []
-        let rows = Int(row.first?.int64 ?? 0)
+        let filter = Self.anyProbe(probes)
+        let row = try connection.rows(
+            "SELECT \(sums) FROM \(table(entity)) AS t0 WHERE \(filter.sql)", probes.flatMap(\.arguments) + filter.arguments
+        ).first ?? []
         for (index, probe) in probes.enumerated() {
-            result.append(ProbeCount(probe: probe, count: Int(row[safe: index + 1]?.int64 ?? 0), rows: rows))
+            result.append(ProbeCount(probe: probe, count: Int(row[safe: index]?.int64 ?? 0), rows: rows))
         }
         scans[entity.name] = result
         return result
+    }
+
+    /// A condition true for the rows at least one probe flags: the probes' own conditions, with
+    /// the `ferry_well_typed` ones merged into one call per row (per ``WellTyped/maxColumns``).
+    static func anyProbe(_ probes: [Probe]) -> (sql: String, arguments: [DatabaseValue]) {
+        var conditions: [String] = []
+        var arguments: [DatabaseValue] = []
+        var typed: [(code: Character, column: String)] = []
+        for probe in probes {
+            if let code = probe.wellTypedCode {
+                typed.append((code, Probe.column(probe.property)))
+            } else {
+                conditions.append("(\(probe.condition))")
+                arguments += probe.arguments
+            }
+        }
+        var start = 0
+        while start < typed.count {
+            let chunk = typed[start..<min(start + WellTyped.maxColumns, typed.count)]
+            let codes = String(chunk.map(\.code))
+            conditions.append("\(WellTyped.functionName)('\(codes)', \(chunk.map(\.column).joined(separator: ", "))) = 0")
+            start += WellTyped.maxColumns
+        }
+        return (conditions.joined(separator: " OR "), arguments)
     }
 
     // MARK: Relationships
