@@ -9,6 +9,9 @@ public final class JobRunner {
     public let job: Job
     public let model: ObjectModel
     public var dryRun = false
+    /// Where migrate steps look up the custom policies and stage hooks their mappings name
+    /// (`ferry run` passes the registry its command line was started with).
+    public var policies: PolicyRegistry = .shared
     public weak var progress: (any ProgressObserver)?
 
     public init(job: Job, model: ObjectModel) {
