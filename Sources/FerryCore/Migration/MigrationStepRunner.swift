@@ -194,6 +194,7 @@ final class MigrationStepRunner {
     private func migrateRows(_ plan: EntityPlan, policy: (any EntityMigrationPolicy)?) throws -> (Int, Int) {
         let entityMapping = plan.mapping
         let context = try self.context(for: entityMapping)
+        manager.startMapping()
         if let policy { try policy.begin(mapping: context, manager: manager) }
         let select = try connection.prepare(plan.selectSQL.text)
         try select.bind(plan.selectSQL.arguments)
