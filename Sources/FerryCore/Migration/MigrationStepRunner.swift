@@ -452,12 +452,29 @@ final class MigrationStepRunner {
             checks.append(.count(entity: entity.name, expectation: .exactly(written[entity.name, default: 0]), basis: "objects the mapping wrote"))
             checks.append(.uniqueness(entity: entity.name))
             checks.append(.required(entity: entity.name))
+            if mayBreakValidationRules(entity) { checks.append(.validationRules(entity: entity.name)) }
         }
         let report = Verifier(model: destination).run(checks, on: store, name: "migration \(source.version) → \(destination.version)")
         if let failure = report.failure {
             throw FerryError(
                 .migration, "the migrated store failed verification: \(failure.message)", notes: failure.notes + ["nothing was changed: the original store is as it was"])
         }
+    }
+
+    /// True when some value of the entity may break its validation rules: a rule that is new or
+    /// tightened for a copied attribute, or a rule on a value the mapping or a policy computes. Values copied
+    /// under the same rules were checked when they were stored, so they are not scanned again.
+    private func mayBreakValidationRules(_ entity: EntityDescription) -> Bool {
+        let mappings = mapping.entities.filter { $0.destination == entity.name }
+        for attribute in entity.attributes where attribute.validation != ValidationRules() {
+            for entityMapping in mappings {
+                guard entityMapping.policy == nil, case .copy(let sourceName, nil, _)? = entityMapping.attribute(named: attribute.name)?.value,
+                    let sourceEntity = entityMapping.source.flatMap({ source.entity(named: $0) }),
+                    sourceEntity.attribute(named: sourceName)?.validation == attribute.validation
+                else { return true }
+            }
+        }
+        return false
     }
 
     static func readOnlyURI(_ path: String) -> String { uri(path, mode: "ro") }

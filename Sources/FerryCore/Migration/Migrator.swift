@@ -138,21 +138,36 @@ public final class Migrator {
 
     /// Migrates the store to the target version and swaps the result in.
     public func run() throws -> MigrationReport {
-        try settleWriteAheadLog()
-        let plan = try self.plan()
-        var report = MigrationReport(store: storePath, model: bundle.name, fromVersion: plan.source.version, toVersion: plan.target.version, steps: [])
-        guard !plan.steps.isEmpty else { return report }
+        let wasWriteAheadLogged = try settleJournal()
+        do {
+            let report = try runHoldingWriteLock(writeAheadLog: wasWriteAheadLogged)
+            if wasWriteAheadLogged && report.steps.isEmpty { try Self.setJournalMode("WAL", of: storePath) }
+            return report
+        } catch {
+            // The original is unchanged; give it back its journal mode.
+            if wasWriteAheadLogged { try? Self.setJournalMode("WAL", of: storePath) }
+            throw error
+        }
+    }
 
+    private func runHoldingWriteLock(writeAheadLog: Bool) throws -> MigrationReport {
         // Hold the store's write lock for the whole migration: other writers wait (or time out)
-        // instead of writing into a store that is about to be replaced.
+        // instead of writing into a store that is about to be replaced. The plan is made under
+        // the lock, so a migration that swapped the store meanwhile is seen.
         let guardConnection = try Connection(path: storePath, create: false)
         guardConnection.setBusyTimeout(milliseconds: 30_000)
         try guardConnection.execute("BEGIN IMMEDIATE")
         defer { try? guardConnection.execute("ROLLBACK") }
+        removeScratchFiles()
+
+        let plan = try self.plan()
+        var report = MigrationReport(store: storePath, model: bundle.name, fromVersion: plan.source.version, toVersion: plan.target.version, steps: [])
+        guard !plan.steps.isEmpty else { return report }
 
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         var current = storePath
         var scratch: [String] = []
+        var backup: String?
         do {
             for (index, mapping) in plan.steps.enumerated() {
                 observer?.migrationStepStarted(index + 1, of: plan.steps.count, from: mapping.source.version, to: mapping.destination.version)
@@ -164,27 +179,76 @@ public final class Migrator {
                 if current != storePath { StoreFiles.remove(current) }
                 current = next
             }
+            if writeAheadLog {
+                // The migrated store keeps the original's journal mode (set while no one else
+                // can have it open, so no `-wal` is left beside it).
+                try Self.setJournalMode("WAL", of: current)
+                try StoreFiles.synchronize(current)
+            }
+            if options.backup {
+                let path = "\(storePath).backup-v\(plan.source.version)-\(Self.stamp(now))"
+                try StoreFiles.preserve(storePath, as: path)
+                backup = path
+            }
+            try StoreFiles.replace(storePath, with: current)
         } catch {
+            // Nothing was swapped in: the original is where it was, untouched.
             for file in scratch { StoreFiles.remove(file) }
+            if let backup { try? FileManager.default.removeItem(atPath: backup) }
             throw error
         }
-        if options.backup {
-            let backup = "\(storePath).backup-v\(plan.source.version)-\(Self.stamp(now))"
-            try StoreFiles.preserve(storePath, as: backup)
-            report.backup = backup
-        }
-        try StoreFiles.replace(storePath, with: current)
+        report.backup = backup
         return report
     }
 
-    /// A store whose latest data still sits in its `-wal` file is checkpointed first (the data
-    /// moves into the main file unchanged), so that nothing in the WAL can be lost by the swap.
-    private func settleWriteAheadLog() throws {
-        let wal = storePath + "-wal"
-        guard let size = (try? FileManager.default.attributesOfItem(atPath: wal))?[.size] as? Int, size > 0 else { return }
+    /// Settles what an earlier writer left beside the store before anything reads it: a hot
+    /// rollback journal is rolled back, and a store in WAL mode is checkpointed (its latest data
+    /// moves from the `-wal` into the main file unchanged) and switched to rollback mode for the
+    /// migration, so that no `-wal`/`-shm` beside the original can be lost by the swap or be
+    /// applied to the migrated file. Returns true when the store was in WAL mode.
+    private func settleJournal() throws -> Bool {
+        let writeAheadLogged = Self.isWriteAheadLogged(storePath)
+        let companions = StoreFiles.companions(of: storePath).filter { FileManager.default.fileExists(atPath: $0) }
+        guard writeAheadLogged || !companions.isEmpty else { return false }
         let connection = try Connection(path: storePath, create: false)
         connection.setBusyTimeout(milliseconds: 30_000)
-        _ = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")
+        _ = try connection.scalar("SELECT count(*) FROM sqlite_schema")
+        if writeAheadLogged {
+            let mode = try? connection.scalar("PRAGMA journal_mode = DELETE")?.text
+            guard mode?.lowercased() == "delete" else {
+                throw FerryError(
+                    .store, "cannot migrate '\(storePath)': another process has it open (it is in WAL mode, and its log cannot be settled while others use it)",
+                    notes: ["nothing was changed: the original store is as it was"])
+            }
+        }
+        return writeAheadLogged
+    }
+
+    /// True when the database file's header says WAL mode (bytes 18 and 19 are 2).
+    static func isWriteAheadLogged(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        guard let header = try? handle.read(upToCount: 20), header.count == 20 else { return false }
+        return header[18] == 2 && header[19] == 2
+    }
+
+    static func setJournalMode(_ mode: String, of path: String) throws {
+        let connection = try Connection(path: path, create: false)
+        connection.setBusyTimeout(milliseconds: 30_000)
+        _ = try connection.scalar("PRAGMA journal_mode = \(mode)")
+    }
+
+    /// Removes the scratch files a killed migration of this store left (`STORE.ferry-migrating-N`
+    /// and their companions). Called while holding the store's write lock, so no running
+    /// migration of the store owns them.
+    private func removeScratchFiles() {
+        let url = URL(fileURLWithPath: storePath)
+        let folder = url.deletingLastPathComponent().path
+        let prefix = url.lastPathComponent + ".ferry-migrating-"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            try? FileManager.default.removeItem(atPath: (folder as NSString).appendingPathComponent(name))
+        }
     }
 
     static func stamp(_ millis: Int64) -> String {
