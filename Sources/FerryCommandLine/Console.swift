@@ -83,6 +83,14 @@ final class Console: ProgressObserver {
         case .dryRun: text += report.kind == "export" ? " (dry run, nothing written) " : " (dry run, rolled back): "
         case .failed: text += " FAILED: "
         }
+        if report.kind == "migrate", let migration = report.migration {
+            if migration.steps.isEmpty { return text + "already at version \(migration.toVersion)" }
+            text += "version \(migration.fromVersion) → \(migration.toVersion), "
+            text += (migration.steps.last?.entities ?? []).map { "\($0.destination) \(grouped($0.written))" }.joined(separator: ", ")
+            text += " in \(String(format: "%.2f", report.elapsedSeconds)) s"
+            if let backup = migration.backup { text += "; original kept as \(backup)" }
+            return text
+        }
         if report.kind == "export" {
             if let output = report.output { text += output == "-" ? "to standard output" : "to \(output)" }
             text += report.outcome == .failed ? "" : ", "

@@ -30,6 +30,9 @@ struct MigrateCommand: ParsableCommand {
     @Flag(help: "Do not keep the original store as a backup.")
     var noBackup = false
 
+    @Flag(help: "Prove that copied values are unchanged with before/after checksums per entity.")
+    var checksums = false
+
     @Option(help: ArgumentHelp("Write a JSON report of the migration.", valueName: "file.json"))
     var report: String?
 
@@ -45,6 +48,7 @@ struct MigrateCommand: ParsableCommand {
             global.parameters = parameters
             let bundle = try ModelLoader().load(path: model)
             var options = MigrationOptions(targetVersion: to, backup: !noBackup, registry: FerryCommandLine.registry)
+            options.checksums = checksums
             options.parameters = try global.parameterValues().mapValues { Value.string($0) }
             let migrator = Migrator(storePath: store, bundle: bundle, options: options, mappingProvider: MigrationMappings.provider(for: bundle))
             let console = MigrationConsole(quiet: quiet)
@@ -140,12 +144,3 @@ final class MigrationConsole: MigrationObserver {
     }
 }
 
-/// Where each version step's mapping comes from: the bundle's mapping file for that step when
-/// there is one, else inference.
-enum MigrationMappings {
-    static func provider(for bundle: ModelBundle) -> (ObjectModel, ObjectModel) throws -> MappingModel {
-        { from, to in
-            try MappingModel.inferred(from: from, to: to)
-        }
-    }
-}

@@ -18,11 +18,11 @@ struct RunCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             let parameters = try options.parameterValues()
-            let (job, model) = try loadAndValidate(jobPath: job, parameters: parameters)
+            let (job, model, bundle) = try loadAndValidate(jobPath: job, parameters: parameters)
             let console = Console(quiet: options.quiet)
-            let runner = JobRunner(job: job, model: model)
+            let runner = JobRunner(job: job, model: model, bundle: bundle)
             runner.dryRun = options.dryRun
-            runner.policies = FerryCommandLine.registry
+            runner.registry = FerryCommandLine.registry
             runner.progress = console
             let report = runner.run()
             if let path = options.report { try writeJSON(report, to: path) }
@@ -59,7 +59,7 @@ struct ValidateCommand: ParsableCommand {
         try runReportingErrors {
             var options = GlobalOptions()
             options.parameters = parameters
-            let (job, model) = try loadAndValidate(jobPath: job, parameters: try options.parameterValues())
+            let (job, model, _) = try loadAndValidate(jobPath: job, parameters: try options.parameterValues())
             print("\(self.job): ok (\(job.steps.count) step\(job.steps.count == 1 ? "" : "s"), model \(model.name) version \(model.version))")
             return 0
         }
@@ -67,14 +67,14 @@ struct ValidateCommand: ParsableCommand {
 }
 
 /// Loads a job and its model and checks them together; every problem is reported at once.
-func loadAndValidate(jobPath: String, parameters: [String: String]) throws -> (Job, ObjectModel) {
+func loadAndValidate(jobPath: String, parameters: [String: String]) throws -> (Job, ObjectModel, ModelBundle) {
     let job = try JobLoader().load(path: jobPath, parameters: parameters)
     guard let modelPath = job.modelPath else {
         throw FerryError(.invalidDefinition, "the job names no model", at: InputLocation(file: jobPath, line: 1, column: 1))
     }
     let bundle = try ModelLoader().load(path: modelPath)
-    let model = bundle.current
-    let problems = JobValidator().validate(job, model: model)
+    let model = try job.model(in: bundle)
+    let problems = JobValidator().validate(job, model: model) + JobValidator().validateMigrations(job, bundle: bundle)
     if !problems.isEmpty { throw FerryErrors(problems) }
-    return (job, model)
+    return (job, model, bundle)
 }

@@ -128,6 +128,8 @@ final class MigrationStepRunner {
         try connection.execute("DETACH DATABASE dst")
         connection = nil
         try verifyDestination()
+        if options.checksums { try compareChecksums() }
+        try keepJournalMode()
         try StoreFiles.synchronize(destinationPath)
         return MigrationStepReport(
             from: source.version, to: destination.version, mappingFile: mapping.location?.file, entities: reports,
@@ -456,14 +458,24 @@ final class MigrationStepRunner {
         }
         let report = Verifier(model: destination).run(checks, on: store, name: "migration \(source.version) → \(destination.version)")
         if let failure = report.failure {
+            var notes = failure.notes
+            for result in report.failedResults {
+                for record in result.offending.prefix(5) {
+                    var line = "\(result.name): \(record.entity ?? "") ferry_pk \(record.primaryKey.map(String.init) ?? "?")"
+                    if let key = record.keyAttribute, let value = record.keyValue { line += " (\(key) = \(value))" }
+                    if let problem = record.problem { line += ": \(problem)" }
+                    notes.append(line)
+                }
+            }
             throw FerryError(
-                .migration, "the migrated store failed verification: \(failure.message)", notes: failure.notes + ["nothing was changed: the original store is as it was"])
+                .migration, "the migrated store failed verification: \(failure.message)", notes: notes + ["nothing was changed: the original store is as it was"])
         }
     }
 
     /// True when some value of the entity may break its validation rules: a rule that is new or
-    /// tightened for a copied attribute, or a rule on a value the mapping or a policy computes. Values copied
-    /// under the same rules were checked when they were stored, so they are not scanned again.
+    /// tightened for a copied attribute, or a rule on a value the mapping or a policy computes.
+    /// Values copied under the same rules were checked when they were stored, so they are not
+    /// scanned again.
     private func mayBreakValidationRules(_ entity: EntityDescription) -> Bool {
         let mappings = mapping.entities.filter { $0.destination == entity.name }
         for attribute in entity.attributes where attribute.validation != ValidationRules() {
@@ -475,6 +487,55 @@ final class MigrationStepRunner {
             }
         }
         return false
+    }
+
+    /// For each entity mapping that keeps its objects one to one, the attributes copied as they
+    /// are must have the same order-independent checksum before and after; the others are listed
+    /// as not comparable.
+    private func compareChecksums() throws {
+        let sourceConnection = try Connection(path: Self.readOnlyURI(sourcePath), readOnly: false, create: true)
+        let destinationConnection = try Connection(path: destinationPath, create: false)
+        for (index, report) in reports.enumerated() {
+            guard let entityMapping = mapping.entity(named: report.mapping), let sourceName = entityMapping.source else { continue }
+            var sourceAttributes: [String] = []
+            var destinationAttributes: [String] = []
+            var notComparable: [String] = []
+            let sourceEntity = source.entity(named: sourceName)
+            for attribute in entityMapping.attributes {
+                // A default for nil changes nothing when the source attribute can never be nil.
+                if case .copy(let from, let conversion, let valueIfNil) = attribute.value, conversion == nil,
+                    valueIfNil.isNull || sourceEntity?.attribute(named: from)?.isOptional == false
+                {
+                    sourceAttributes.append(from)
+                    destinationAttributes.append(attribute.destination)
+                } else {
+                    notComparable.append(attribute.destination)
+                }
+            }
+            guard isIdentity(entityMapping), entityMapping.filter == nil else {
+                reports[index].notComparable = entityMapping.attributes.map(\.destination)
+                reports[index].unchanged = []
+                continue
+            }
+            let before = try EntityChecksum.compute(connection: sourceConnection, model: source, entity: sourceName, attributes: sourceAttributes)
+            let after = try EntityChecksum.compute(connection: destinationConnection, model: destination, entity: entityMapping.destination, attributes: destinationAttributes)
+            guard before.matches(after) else {
+                throw FerryError(
+                    .migration,
+                    "mapping \(entityMapping.name): the values of \(destinationAttributes.joined(separator: ", ")) changed during the migration (checksum \(before.value) over \(before.rows) objects before, \(after.value) over \(after.rows) after)",
+                    at: entityMapping.location, notes: ["nothing was changed: the original store is as it was"])
+            }
+            reports[index].unchanged = destinationAttributes
+            reports[index].notComparable = notComparable
+        }
+    }
+
+    /// A store in WAL mode stays in WAL mode (the mode is recorded in the file's header).
+    private func keepJournalMode() throws {
+        let mode = try Connection(path: Self.readOnlyURI(sourcePath), readOnly: false, create: true).scalar("PRAGMA journal_mode")
+        guard mode?.text?.lowercased() == "wal" else { return }
+        let destination = try Connection(path: destinationPath, create: false)
+        _ = try destination.scalar("PRAGMA journal_mode = WAL")
     }
 
     static func readOnlyURI(_ path: String) -> String { uri(path, mode: "ro") }

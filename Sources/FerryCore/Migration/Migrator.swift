@@ -16,6 +16,10 @@ public struct MigrationOptions: Sendable {
     public var parameters: [String: Value] = [:]
     /// Where mapping files' policy names are looked up.
     public var registry: PolicyRegistry = .shared
+    /// Prove that carried-over values are unchanged: per entity mapping, an order-independent
+    /// checksum of every attribute the mapping copies as it is, before and after (one more read
+    /// of both stores; `ferry check` always does it).
+    public var checksums = false
 
     public init(targetVersion: String? = nil, backup: Bool = true, parameters: [String: Value] = [:], registry: PolicyRegistry = .shared) {
         self.targetVersion = targetVersion
@@ -43,6 +47,16 @@ public struct MigrationStepReport: Sendable, Codable, Hashable {
         /// Destination objects written.
         public var written = 0
         public var seconds = 0.0
+        /// Attributes copied unchanged whose checksums agreed before and after (with `checksums`).
+        public var unchanged: [String]?
+        /// Attributes the mapping transforms (expressions, conversions, defaults for nil, filters),
+        /// which a checksum cannot compare.
+        public var notComparable: [String]?
+
+        enum CodingKeys: String, CodingKey {
+            case mapping, destination, source, read, written, seconds, unchanged
+            case notComparable = "not_comparable"
+        }
     }
 
     public var from: String
@@ -138,22 +152,11 @@ public final class Migrator {
 
     /// Migrates the store to the target version and swaps the result in.
     public func run() throws -> MigrationReport {
-        let wasWriteAheadLogged = try settleJournal()
-        do {
-            let report = try runHoldingWriteLock(writeAheadLog: wasWriteAheadLogged)
-            if wasWriteAheadLogged && report.steps.isEmpty { try Self.setJournalMode("WAL", of: storePath) }
-            return report
-        } catch {
-            // The original is unchanged; give it back its journal mode.
-            if wasWriteAheadLogged { try? Self.setJournalMode("WAL", of: storePath) }
-            throw error
-        }
-    }
+        try settleWriteAheadLog()
 
-    private func runHoldingWriteLock(writeAheadLog: Bool) throws -> MigrationReport {
         // Hold the store's write lock for the whole migration: other writers wait (or time out)
         // instead of writing into a store that is about to be replaced. The plan is made under
-        // the lock, so a migration that swapped the store meanwhile is seen.
+        // the lock, so a migration that swapped the store in meanwhile is seen.
         let guardConnection = try Connection(path: storePath, create: false)
         guardConnection.setBusyTimeout(milliseconds: 30_000)
         try guardConnection.execute("BEGIN IMMEDIATE")
@@ -179,18 +182,12 @@ public final class Migrator {
                 if current != storePath { StoreFiles.remove(current) }
                 current = next
             }
-            if writeAheadLog {
-                // The migrated store keeps the original's journal mode (set while no one else
-                // can have it open, so no `-wal` is left beside it).
-                try Self.setJournalMode("WAL", of: current)
-                try StoreFiles.synchronize(current)
-            }
             if options.backup {
                 let path = "\(storePath).backup-v\(plan.source.version)-\(Self.stamp(now))"
                 try StoreFiles.preserve(storePath, as: path)
                 backup = path
             }
-            try StoreFiles.replace(storePath, with: current)
+            try StoreFiles.swapIn(current, at: storePath)
         } catch {
             // Nothing was swapped in: the original is where it was, untouched.
             for file in scratch { StoreFiles.remove(file) }
@@ -199,43 +196,6 @@ public final class Migrator {
         }
         report.backup = backup
         return report
-    }
-
-    /// Settles what an earlier writer left beside the store before anything reads it: a hot
-    /// rollback journal is rolled back, and a store in WAL mode is checkpointed (its latest data
-    /// moves from the `-wal` into the main file unchanged) and switched to rollback mode for the
-    /// migration, so that no `-wal`/`-shm` beside the original can be lost by the swap or be
-    /// applied to the migrated file. Returns true when the store was in WAL mode.
-    private func settleJournal() throws -> Bool {
-        let writeAheadLogged = Self.isWriteAheadLogged(storePath)
-        let companions = StoreFiles.companions(of: storePath).filter { FileManager.default.fileExists(atPath: $0) }
-        guard writeAheadLogged || !companions.isEmpty else { return false }
-        let connection = try Connection(path: storePath, create: false)
-        connection.setBusyTimeout(milliseconds: 30_000)
-        _ = try connection.scalar("SELECT count(*) FROM sqlite_schema")
-        if writeAheadLogged {
-            let mode = try? connection.scalar("PRAGMA journal_mode = DELETE")?.text
-            guard mode?.lowercased() == "delete" else {
-                throw FerryError(
-                    .store, "cannot migrate '\(storePath)': another process has it open (it is in WAL mode, and its log cannot be settled while others use it)",
-                    notes: ["nothing was changed: the original store is as it was"])
-            }
-        }
-        return writeAheadLogged
-    }
-
-    /// True when the database file's header says WAL mode (bytes 18 and 19 are 2).
-    static func isWriteAheadLogged(_ path: String) -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
-        defer { try? handle.close() }
-        guard let header = try? handle.read(upToCount: 20), header.count == 20 else { return false }
-        return header[18] == 2 && header[19] == 2
-    }
-
-    static func setJournalMode(_ mode: String, of path: String) throws {
-        let connection = try Connection(path: path, create: false)
-        connection.setBusyTimeout(milliseconds: 30_000)
-        _ = try connection.scalar("PRAGMA journal_mode = \(mode)")
     }
 
     /// Removes the scratch files a killed migration of this store left (`STORE.ferry-migrating-N`
@@ -251,12 +211,35 @@ public final class Migrator {
         }
     }
 
+    /// A store whose latest data still sits in its `-wal` file is checkpointed first (the data
+    /// moves into the main file unchanged), so that nothing in the WAL can be lost by the swap.
+    private func settleWriteAheadLog() throws {
+        let wal = storePath + "-wal"
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: wal))?[.size] as? Int, size > 0 else { return }
+        let connection = try Connection(path: storePath, create: false)
+        connection.setBusyTimeout(milliseconds: 30_000)
+        _ = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+
     static func stamp(_ millis: Int64) -> String {
         DateCoding.format(millis).replacingOccurrences(of: ":", with: "").replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ".", with: "")
     }
 }
 
 extension StoreFiles {
+    /// Puts a finished, closed store in place of `path` with one `rename(2)`, then removes the
+    /// old file's `-wal` and `-shm`. The caller checkpointed the old store and held its write lock
+    /// since, so its write-ahead log holds nothing the new file lacks.
+    static func swapIn(_ newPath: String, at path: String) throws {
+        guard rename(newPath, path) == 0 else {
+            throw FerryError(.io, "cannot move '\(newPath)' to '\(path)': \(String(cString: strerror(errno)))")
+        }
+        for companion in [path + "-wal", path + "-shm"] {
+            try? FileManager.default.removeItem(atPath: companion)
+        }
+        try synchronize(path)
+    }
+
     /// Keeps the file at `path` under a second name (a hard link, or a copy where links are not
     /// possible), so the original survives the swap.
     static func preserve(_ path: String, as backup: String) throws {

@@ -113,6 +113,13 @@ public final class Store: @unchecked Sendable {
         guard FileManager.default.fileExists(atPath: path) else {
             throw FerryError(.store, "store '\(path)' does not exist")
         }
+        if let handle = FileHandle(forReadingAtPath: path) {
+            let header = (try? handle.read(upToCount: 16)) ?? Data()
+            try? handle.close()
+            if !header.isEmpty && header != Data("SQLite format 3\0".utf8) {
+                throw FerryError(.store, "'\(path)' is not a SQLite database (its first bytes are not the SQLite header)")
+            }
+        }
         let connection = try Connection(path: path, readOnly: false, create: false)
         return try StoreMetadata.read(from: connection)
     }

@@ -12,16 +12,39 @@ public struct Job: Sendable {
     /// The model path, resolved against the job file's folder.
     public var modelPath: String?
     public var modelLocation: InputLocation?
+    /// The model version the job works with (`model: {path: …, version: "1"}`); nil for the
+    /// bundle's current version.
+    public var modelVersion: String?
+    public var modelVersionLocation: InputLocation?
     public var steps: [Step]
 
-    public init(name: String, description: String? = nil, path: String, store: StoreReference, modelPath: String?, modelLocation: InputLocation? = nil, steps: [Step]) {
+    public init(
+        name: String, description: String? = nil, path: String, store: StoreReference, modelPath: String?, modelLocation: InputLocation? = nil,
+        modelVersion: String? = nil, modelVersionLocation: InputLocation? = nil, steps: [Step]
+    ) {
         self.name = name
         self.description = description
         self.path = path
         self.store = store
         self.modelPath = modelPath
         self.modelLocation = modelLocation
+        self.modelVersion = modelVersion
+        self.modelVersionLocation = modelVersionLocation
         self.steps = steps
+    }
+
+    /// The version of `bundle` the job works with: `modelVersion` when set, else the current one.
+    /// - Throws: `FerryError` (`invalidDefinition`) at `version:` when the bundle has no such version.
+    public func model(in bundle: ModelBundle) throws -> ObjectModel {
+        guard let label = modelVersion else { return bundle.current }
+        guard let model = bundle.version(label) else {
+            let labels = bundle.versions.map(\.version)
+            throw FerryError(
+                .invalidDefinition,
+                "model \(bundle.name) has no version '\(label)' (versions: \(labels.joined(separator: ", ")))\(Suggestions.didYouMean(label, in: labels))",
+                at: modelVersionLocation ?? modelLocation ?? InputLocation(file: path))
+        }
+        return model
     }
 }
 
@@ -34,12 +57,19 @@ public struct StoreReference: Sendable, Hashable {
     /// Build a new store from scratch beside the old one and swap it in atomically only when every
     /// step succeeded (a nightly full reload that never leaves a half-built store behind).
     public var rebuild: Bool
+    /// A store file copied over `path` (with its `-wal`/`-shm`) before the steps run, so that a
+    /// job can work on a fresh copy of a snapshot (resolved against the job's folder).
+    public var copyFrom: String?
+    /// `migrate: auto`: a store at another version of the job's model bundle is migrated to the
+    /// job's model when the job starts (Core Data's `shouldMigrateStoreAutomatically`).
+    public var migrateAutomatically = false
     public var location: InputLocation?
 
-    public init(path: String, create: Bool = true, rebuild: Bool = false, location: InputLocation? = nil) {
+    public init(path: String, create: Bool = true, rebuild: Bool = false, copyFrom: String? = nil, location: InputLocation? = nil) {
         self.path = path
         self.create = create
         self.rebuild = rebuild
+        self.copyFrom = copyFrom
         self.location = location
     }
 
@@ -49,6 +79,7 @@ public struct StoreReference: Sendable, Hashable {
 /// One step of a job.
 public enum Step: Sendable {
     case `import`(ImportStep)
+    case migrate(MigrateStep)
     case export(ExportStep)
     case verify(VerifyStep)
     case update(UpdateStep)
@@ -58,6 +89,7 @@ public enum Step: Sendable {
     public var location: InputLocation? {
         switch self {
         case .import(let step): return step.location
+        case .migrate(let step): return step.location
         case .export(let step): return step.location
         case .verify(let step): return step.location
         case .update(let step): return step.location
@@ -69,11 +101,32 @@ public enum Step: Sendable {
     public var kind: String {
         switch self {
         case .import: return "import"
+        case .migrate: return "migrate"
         case .export: return "export"
         case .verify: return "verify"
         case .update: return "update"
         case .delete: return "delete"
         }
+    }
+}
+
+/// A `migrate` step: moves the job's store to a later version of the job's model bundle, one
+/// version step at a time (each inferred or with its mapping file).
+public struct MigrateStep: Sendable, Hashable {
+    /// The target version label; nil for the bundle's current version.
+    public var to: String?
+    /// Keep the original store (and its `-wal`/`-shm`) as a backup beside it.
+    public var backup: Bool
+    /// Where the step is (its `migrate` key).
+    public var location: InputLocation?
+    /// Where `to:` is, for errors about the version.
+    public var toLocation: InputLocation?
+
+    public init(to: String? = nil, backup: Bool = true, location: InputLocation? = nil, toLocation: InputLocation? = nil) {
+        self.to = to
+        self.backup = backup
+        self.location = location
+        self.toLocation = toLocation
     }
 }
 

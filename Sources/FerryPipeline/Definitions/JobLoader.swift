@@ -16,7 +16,9 @@ public struct JobLoader: Sendable {
     public init() {}
 
     static let jobKeys = ["job", "description", "store", "model", "params", "steps"]
-    static let storeKeys = ["path", "create", "rebuild"]
+    static let storeKeys = ["path", "create", "rebuild", "copy_from", "migrate"]
+    static let modelKeys = ["path", "version"]
+    static let migrateKeys = ["to", "backup"]
     static let importKeys = [
         "source", "format", "entity", "fields", "relationships", "csv", "json", "null", "trim", "date_format", "true", "false",
         "on_conflict", "validate", "batch_size", "rejects", "max_rejects", "atomic", "verify",
@@ -77,6 +79,22 @@ public struct JobLoader: Sendable {
                 }
                 if let createNode = mapping["create"], let create = reader.bool(createNode, for: "create") { store.create = create }
                 if let rebuildNode = mapping["rebuild"], let rebuild = reader.bool(rebuildNode, for: "rebuild") { store.rebuild = rebuild }
+                if let migrateNode = mapping["migrate"], let mode = reader.string(migrateNode, for: "migrate") {
+                    switch mode {
+                    case "auto": store.migrateAutomatically = true
+                    case "never": store.migrateAutomatically = false
+                    default: reader.fail("'migrate' on a store is 'auto' or 'never', not '\(mode)'", at: migrateNode.location)
+                    }
+                }
+                if let copyNode = mapping["copy_from"], let copy = reader.string(copyNode, for: "copy_from") {
+                    if store.isInMemory {
+                        reader.fail("'copy_from' needs a store file, not \":memory:\"", at: copyNode.location)
+                    } else if store.rebuild {
+                        reader.fail("'copy_from' and 'rebuild: true' exclude each other: a rebuilt store starts empty", at: copyNode.location)
+                    } else {
+                        store.copyFrom = resolve(copy)
+                    }
+                }
             } else if let value = reader.string(node, for: "store") {
                 store = StoreReference(path: resolve(value), location: node.location)
             }
@@ -86,9 +104,27 @@ public struct JobLoader: Sendable {
 
         var modelPath: String?
         var modelLocation: InputLocation?
-        if let node = top["model"], let value = reader.string(node, for: "model") {
-            modelPath = resolve(value)
-            modelLocation = node.location
+        var modelVersion: String?
+        var modelVersionLocation: InputLocation?
+        if let node = top["model"] {
+            if case .mapping = node.content, let mapping = reader.mapping(node, for: "model") {
+                reader.checkKeys(mapping, allowed: Self.modelKeys, in: "'model'")
+                if let pathNode = mapping["path"] {
+                    if let value = reader.string(pathNode, for: "path") {
+                        modelPath = resolve(value)
+                        modelLocation = pathNode.location
+                    }
+                } else {
+                    reader.fail("'model' needs a 'path' (a bundle folder, model.yml, or a model file)", at: node.location)
+                }
+                if let versionNode = mapping["version"], let value = reader.string(versionNode, for: "version") {
+                    modelVersion = value
+                    modelVersionLocation = versionNode.location
+                }
+            } else if let value = reader.string(node, for: "model") {
+                modelPath = resolve(value)
+                modelLocation = node.location
+            }
         }
 
         var steps: [Step] = []
@@ -99,7 +135,9 @@ public struct JobLoader: Sendable {
         } else if top["steps"] == nil {
             reader.fail("the job has no 'steps'", at: top.location)
         }
-        return Job(name: name, description: description, path: path, store: store, modelPath: modelPath, modelLocation: modelLocation, steps: steps)
+        return Job(
+            name: name, description: description, path: path, store: store, modelPath: modelPath, modelLocation: modelLocation,
+            modelVersion: modelVersion, modelVersionLocation: modelVersionLocation, steps: steps)
     }
 
     // MARK: - Parameters and paths
@@ -160,6 +198,8 @@ public struct JobLoader: Sendable {
         switch entry.key {
         case "import":
             return loadImport(entry, resolve: resolve, reader: reader).map(Step.import)
+        case "migrate":
+            return loadMigrate(entry, reader: reader).map(Step.migrate)
         case "export":
             return loadExport(entry, resolve: resolve, reader: reader).map(Step.export)
         case "verify":
@@ -175,6 +215,19 @@ public struct JobLoader: Sendable {
             reader.fail("unknown step '\(entry.key)'\(Suggestions.didYouMean(entry.key, in: Self.stepKinds))", at: entry.keyLocation)
             return nil
         }
+    }
+
+    /// `- migrate:` (to the current version), `- migrate: {to: "3", backup: false}`.
+    private func loadMigrate(_ entry: YAMLMapping.Entry, reader: DefinitionReader) -> MigrateStep? {
+        guard let mapping = reader.mapping(entry.value, for: "migrate") else { return nil }
+        reader.checkKeys(mapping, allowed: Self.migrateKeys, in: "a migrate step")
+        var step = MigrateStep(location: entry.keyLocation)
+        if let node = mapping["to"], let label = reader.string(node, for: "to") {
+            step.to = label
+            step.toLocation = node.location
+        }
+        if let node = mapping["backup"], let backup = reader.bool(node, for: "backup") { step.backup = backup }
+        return step
     }
 
     private func loadImport(_ entry: YAMLMapping.Entry, resolve: (String) -> String, reader: DefinitionReader) -> ImportStep? {

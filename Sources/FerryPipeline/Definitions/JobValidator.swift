@@ -27,6 +27,7 @@ public struct JobValidator: Sendable {
                 check(entity: step.entity, at: step.entityLocation ?? step.location, model: model, into: &errors) { () throws(FerryError) in try step.request.check(model: model) }
             case .delete(let step):
                 check(entity: step.entity, at: step.entityLocation ?? step.location, model: model, into: &errors) { () throws(FerryError) in try step.request.check(model: model) }
+            case .migrate: break  // checked against the bundle: validateMigrations(_:bundle:)
             }
         }
         return errors
@@ -129,5 +130,40 @@ public struct JobValidator: Sendable {
         if step.onConflict == .update || step.onConflict == .replace, entity.uniquenessConstraints.isEmpty {
             fail("'on_conflict: \(step.onConflict.rawValue)' needs a uniqueness constraint on '\(entity.name)' to find the existing object", at: step.onConflictLocation)
         }
+    }
+
+    /// Every problem of the job's `migrate` steps against the model bundle: a target version the
+    /// bundle lacks, and for each version step up to the target (from the bundle's first version,
+    /// since the store's version is only known when it is opened) a mapping file that does not
+    /// load, or a missing one where inference refuses a change.
+    public func validateMigrations(_ job: Job, bundle: ModelBundle) -> [FerryError] {
+        var errors: [FerryError] = []
+        var checked: Set<String> = []
+        for step in job.steps {
+            guard case .migrate(let migrate) = step, let first = bundle.versions.first else { continue }
+            let target = migrate.to ?? bundle.currentVersion
+            let labels = bundle.versions.map(\.version)
+            guard labels.contains(target) else {
+                errors.append(FerryError(
+                    .invalidDefinition,
+                    "model \(bundle.name) has no version '\(target)' to migrate to (versions: \(labels.joined(separator: ", ")))\(Suggestions.didYouMean(target, in: labels))",
+                    at: migrate.toLocation ?? migrate.location ?? InputLocation(file: job.path)))
+                continue
+            }
+            guard let steps = try? ModelDiff.steps(in: bundle, from: first.version, to: target) else { continue }
+            for diff in steps where checked.insert("\(diff.source.version)-to-\(diff.destination.version)").inserted {
+                do {
+                    _ = try MappingLoader().mapping(for: diff, in: bundle)
+                } catch let problems as FerryErrors {
+                    errors += problems.errors
+                } catch let error as FerryError {
+                    // Inference refusing a step without a mapping file: a problem of the definitions.
+                    errors.append(FerryError(.invalidDefinition, error.message, at: error.location ?? migrate.location, notes: error.notes))
+                } catch {
+                    errors.append(FerryError(.migration, "\(error)", at: migrate.location))
+                }
+            }
+        }
+        return errors
     }
 }

@@ -8,15 +8,24 @@ import Foundation
 public final class JobRunner {
     public let job: Job
     public let model: ObjectModel
+    /// The model's bundle: needed by `migrate` steps and `migrate: auto`.
+    public var bundle: ModelBundle?
+    /// Where mapping files' policy names are looked up.
+    public var registry: PolicyRegistry = .shared
     public var dryRun = false
-    /// Where migrate steps look up the custom policies and stage hooks their mappings name
-    /// (`ferry run` passes the registry its command line was started with).
-    public var policies: PolicyRegistry = .shared
     public weak var progress: (any ProgressObserver)?
+    /// Records imported per entity so far (for `equals: imported` in verify steps).
+    private var imported: [String: (count: Int, steps: [Int])] = [:]
 
-    public init(job: Job, model: ObjectModel) {
+    public init(job: Job, model: ObjectModel, bundle: ModelBundle? = nil) {
         self.job = job
         self.model = model
+        self.bundle = bundle
+    }
+
+    /// True when the job migrates its store (a `migrate` step, or `migrate: auto`).
+    var migrates: Bool {
+        job.store.migrateAutomatically || job.steps.contains { if case .migrate = $0 { return true } else { return false } }
     }
 
     /// Opens (or creates) the job's store and runs every step.
@@ -27,19 +36,37 @@ public final class JobRunner {
         // A dry run never creates the store: it works in a scratch store beside it, removed after.
         let scratch = dryRun && job.store.create && !FileManager.default.fileExists(atPath: job.store.path)
         let rebuild = (job.store.rebuild || scratch) && !job.store.isInMemory
-        let workPath = rebuild ? job.store.path + ".ferry-rebuild" : job.store.path
+        // A dry run of a job that migrates works on a copy: a migration cannot be rolled back.
+        let dryCopy = dryRun && !rebuild && migrates && !job.store.isInMemory && FileManager.default.fileExists(atPath: job.store.path)
+        var workPath = rebuild ? job.store.path + ".ferry-rebuild" : job.store.path
         if rebuild { StoreFiles.remove(workPath) }
+        if dryCopy {
+            workPath = job.store.path + ".ferry-dry-run"
+            do {
+                try Self.copyStore(from: job.store.path, to: workPath)
+            } catch {
+                report.fail(step: 0, kind: "copy", error: error)
+                report.endedAt = Self.now()
+                return report
+            }
+        }
+        defer { if dryCopy { StoreFiles.remove(workPath) } }
+        if let copyFrom = job.store.copyFrom, !dryRun {
+            do {
+                try Self.copyStore(from: copyFrom, to: job.store.path)
+            } catch {
+                report.fail(step: 0, kind: "copy", error: error)
+                report.endedAt = Self.now()
+                return report
+            }
+        }
         runSteps(storePath: workPath, create: rebuild || job.store.create, into: &report)
         if rebuild {
             if report.outcome == "succeeded" {
                 do {
                     try StoreFiles.replace(job.store.path, with: workPath)
                 } catch {
-                    report.outcome = "failed"
-                    report.exitCode = ExitStatus.code(for: error)
-                    var failed = StepReport(index: job.steps.count + 1, kind: "swap", outcome: .failed)
-                    failed.error = "\(error)"
-                    report.steps.append(failed)
+                    report.fail(step: job.steps.count + 1, kind: "swap", error: error)
                 }
             } else {
                 StoreFiles.remove(workPath)
@@ -50,17 +77,73 @@ public final class JobRunner {
         return report
     }
 
+    /// Runs the steps in segments: the steps between two `migrate` steps share one open store;
+    /// a migration runs on the closed store file (it swaps the file), then the store reopens.
     private func runSteps(storePath: String, create: Bool, into report: inout RunReport) {
+        if job.store.migrateAutomatically, !job.store.isInMemory, FileManager.default.fileExists(atPath: storePath) {
+            // Core Data's shouldMigrateStoreAutomatically: bring the store to the job's model first.
+            let automatic = MigrateStep(to: model.version, backup: true, location: job.store.location)
+            guard runMigration(automatic, index: 0, storePath: storePath, onlyIfNeeded: true, into: &report) else { return }
+        }
+        var start = 0
+        while start < job.steps.count {
+            if case .migrate(let step) = job.steps[start] {
+                guard runMigration(step, index: start + 1, storePath: storePath, onlyIfNeeded: false, into: &report) else { return }
+                start += 1
+                continue
+            }
+            let end = job.steps[start...].firstIndex { if case .migrate = $0 { return true } else { return false } } ?? job.steps.count
+            guard runSegment(start..<end, storePath: storePath, create: create, into: &report) else { return }
+            start = end
+        }
+        report.outcome = dryRun ? "dry_run" : "succeeded"
+        report.exitCode = ExitStatus.success
+    }
+
+    /// Runs a `migrate` step on the store file; false when it failed (recorded in the report).
+    private func runMigration(_ step: MigrateStep, index: Int, storePath: String, onlyIfNeeded: Bool, into report: inout RunReport) -> Bool {
+        let started = ContinuousClock.now
+        var stepReport = StepReport(index: index, kind: "migrate", entity: nil, source: nil)
+        do {
+            guard let bundle else {
+                throw FerryError(.invalidDefinition, "a migrate step needs the job's model to be a bundle of versions", at: step.location)
+            }
+            var options = MigrationOptions(targetVersion: step.to ?? model.version, backup: step.backup && !dryRun, registry: registry)
+            options.checksums = false
+            let migrator = Migrator(storePath: storePath, bundle: bundle, options: options) { from, to in
+                try MappingLoader().mapping(for: ModelDiff(from: from, to: to), in: bundle)
+            }
+            if onlyIfNeeded, try migrator.plan().steps.isEmpty { return true }
+            progress?.stepStarted(index: index, of: job.steps.count, title: "migrate \(job.store.path) to version \(step.to ?? model.version)")
+            let result = try migrator.run()
+            stepReport.migration = result
+            stepReport.read = result.steps.first?.entities.reduce(0) { $0 + $1.read } ?? 0
+            stepReport.inserted = result.steps.last?.entities.reduce(0) { $0 + $1.written } ?? 0
+            stepReport.outcome = dryRun ? .dryRun : .succeeded
+        } catch {
+            stepReport.outcome = .failed
+            stepReport.error = "\(error)"
+            stepReport.elapsedSeconds = started.duration(to: .now).seconds
+            progress?.stepFinished(stepReport)
+            report.steps.append(stepReport)
+            report.outcome = "failed"
+            report.exitCode = ExitStatus.code(for: error)
+            return false
+        }
+        stepReport.elapsedSeconds = started.duration(to: .now).seconds
+        progress?.stepFinished(stepReport)
+        report.steps.append(stepReport)
+        return true
+    }
+
+    /// Runs the steps in `range` on one open store; false when a step failed.
+    private func runSegment(_ range: Range<Int>, storePath: String, create: Bool, into report: inout RunReport) -> Bool {
         let store: Store
         do {
             store = try Store.open(at: storePath, model: model, options: Store.Options(createIfMissing: create))
         } catch {
-            report.outcome = "failed"
-            report.exitCode = ExitStatus.code(for: error)
-            var failed = StepReport(index: 0, kind: "open", outcome: .failed)
-            failed.error = "\(error)"
-            report.steps.append(failed)
-            return
+            report.fail(step: 0, kind: "open", error: error)
+            return false
         }
         if dryRun {
             // One transaction around every step, rolled back at the end: each step sees what the
@@ -68,19 +151,14 @@ public final class JobRunner {
             do {
                 try store.withConnection { try $0.execute("BEGIN IMMEDIATE") }
             } catch {
-                report.outcome = "failed"
-                report.exitCode = ExitStatus.code(for: error)
-                var failed = StepReport(index: 0, kind: "open", outcome: .failed)
-                failed.error = "\(error)"
-                report.steps.append(failed)
-                return
+                report.fail(step: 0, kind: "open", error: error)
+                return false
             }
         }
         defer {
             if dryRun { store.withConnection { connection in if connection.isInTransaction { try? connection.execute("ROLLBACK") } } }
         }
-        var imported: [String: (count: Int, steps: [Int])] = [:]
-        for (offset, step) in job.steps.enumerated() {
+        for (offset, step) in job.steps.enumerated() where range.contains(offset) {
             switch step {
             case .import(let importStep):
                 progress?.stepStarted(index: offset + 1, of: job.steps.count, title: "import \(importStep.entity) from \(importStep.source)")
@@ -96,14 +174,10 @@ public final class JobRunner {
                     report.steps.append(failure.report)
                     report.outcome = "failed"
                     report.exitCode = ExitStatus.code(for: failure.error)
-                    return
+                    return false
                 } catch {
-                    var failed = StepReport(index: offset + 1, kind: step.kind, outcome: .failed)
-                    failed.error = "\(error)"
-                    report.steps.append(failed)
-                    report.outcome = "failed"
-                    report.exitCode = ExitStatus.code(for: error)
-                    return
+                    report.fail(step: offset + 1, kind: step.kind, error: error)
+                    return false
                 }
                 imported[importStep.entity, default: (0, [])].count += stepReport.inserted + stepReport.updated
                 imported[importStep.entity, default: (0, [])].steps.append(offset + 1)
@@ -118,7 +192,7 @@ public final class JobRunner {
                         report.steps.append(stepReport)
                         report.outcome = "failed"
                         report.exitCode = ExitStatus.verificationFailed
-                        return
+                        return false
                     }
                 }
                 report.steps.append(stepReport)
@@ -132,7 +206,7 @@ public final class JobRunner {
                     report.steps.append(stepReport)
                     report.outcome = "failed"
                     report.exitCode = ExitStatus.configuration
-                    return
+                    return false
                 }
                 let verification = Verifier(model: model, maxOffending: verifyStep.maxOffending).run(
                     resolved.checks, on: store, name: "step \(offset + 1) verify")
@@ -146,7 +220,7 @@ public final class JobRunner {
                     report.steps.append(stepReport)
                     report.outcome = "failed"
                     report.exitCode = ExitStatus.verificationFailed
-                    return
+                    return false
                 }
                 progress?.stepFinished(stepReport)
                 report.steps.append(stepReport)
@@ -161,15 +235,13 @@ public final class JobRunner {
                     report.steps.append(failure.report)
                     report.outcome = "failed"
                     report.exitCode = ExitStatus.code(for: failure.error)
-                    return
+                    return false
                 } catch {
-                    var failed = StepReport(index: offset + 1, kind: step.kind, outcome: .failed)
-                    failed.error = "\(error)"
-                    report.steps.append(failed)
-                    report.outcome = "failed"
-                    report.exitCode = ExitStatus.code(for: error)
-                    return
+                    report.fail(step: offset + 1, kind: step.kind, error: error)
+                    return false
                 }
+            case .migrate:
+                continue  // run by `runSteps` between segments
             case .update, .delete:
                 let runner = MutationStepRunner(step: step, store: store, index: offset + 1, jobName: job.name)
                 runner.dryRun = dryRun
@@ -180,12 +252,30 @@ public final class JobRunner {
                 if stepReport.outcome == .failed {
                     report.outcome = "failed"
                     report.exitCode = runner.failure.map { ExitStatus.code(for: $0) } ?? ExitStatus.stepFailed
-                    return
+                    return false
                 }
             }
         }
-        report.outcome = dryRun ? "dry_run" : "succeeded"
-        report.exitCode = ExitStatus.success
+        return true
+    }
+
+    /// Replaces the store at `path` (and its companion files) with a copy of the one at `source`
+    /// and its `-wal`, so that the copy holds everything committed to the original.
+    static func copyStore(from source: String, to path: String) throws {
+        guard FileManager.default.fileExists(atPath: source) else {
+            throw FerryError(.io, "cannot copy the store '\(source)': No such file or directory")
+        }
+        StoreFiles.remove(path)
+        do {
+            let folder = (path as NSString).deletingLastPathComponent
+            if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+            try FileManager.default.copyItem(atPath: source, toPath: path)
+            if FileManager.default.fileExists(atPath: source + "-wal") {
+                try FileManager.default.copyItem(atPath: source + "-wal", toPath: path + "-wal")
+            }
+        } catch {
+            throw FerryError(.io, "cannot copy the store '\(source)' to '\(path)': \(error.localizedDescription)")
+        }
     }
 
     /// The cheap checks run after an import step: the entity's count against the rows before
@@ -208,6 +298,17 @@ public final class JobRunner {
     }
 
     static func now() -> String { DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)) }
+}
+
+extension RunReport {
+    /// Records a step that failed with `error`: the run fails with the error's exit code.
+    mutating func fail(step index: Int, kind: String, error: any Error) {
+        var failed = StepReport(index: index, kind: kind, outcome: .failed)
+        failed.error = "\(error)"
+        steps.append(failed)
+        outcome = "failed"
+        exitCode = ExitStatus.code(for: error)
+    }
 }
 
 /// ferry's documented exit codes.

@@ -34,6 +34,8 @@ public struct StepReport: Sendable, Codable, Hashable {
     public var elapsedSeconds = 0.0
     public var recordsPerSecond = 0.0
     public var rejectsFile: String?
+    /// What a `migrate` step did, per version step and entity mapping.
+    public var migration: MigrationReport?
     /// The error that failed the step, rendered as `file:line:column: error: …`.
     public var error: String?
     /// The checks run by a `verify` step, or automatically after an `import` step.
@@ -57,7 +59,7 @@ public struct StepReport: Sendable, Codable, Hashable {
         case index, kind, entity, source, outcome, read, inserted, updated, skipped, rejected, written, output, deleted
         case cascadeDeleted = "cascade_deleted", nullified
         case elapsedSeconds = "elapsed_seconds", recordsPerSecond = "records_per_second"
-        case rejectsFile = "rejects_file", error, verification
+        case rejectsFile = "rejects_file", error, migration, verification
     }
 }
 

@@ -1,0 +1,86 @@
+import ArgumentParser
+import FerryCore
+import FerryPipeline
+import Foundation
+
+struct CheckCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "CI mode: prove that every snapshot store still migrates to the current model with its data intact.",
+        discussion: """
+            For each snapshot (a store file, or a folder of .sqlite files) ferry copies it to a \
+            temporary place (the snapshot is never modified), detects its version, migrates the copy \
+            to the bundle's current version with before/after checksums of every value copied \
+            unchanged, and runs every verification check plus the expectations file. Each snapshot is \
+            one test suite in the JUnit report. Exits 3 when any check fails, 1 when a snapshot \
+            cannot be migrated.
+            """)
+
+    @Argument(help: ArgumentHelp("Snapshot stores, or folders of them.", valueName: "snapshot"))
+    var snapshots: [String]
+
+    @Option(help: "The model bundle.")
+    var model: String
+
+    @Option(help: "The version to migrate to (default: the bundle's current version).")
+    var to: String?
+
+    @Option(help: ArgumentHelp("Expectations to check after migrating (counts, assertions, records).", valueName: "file.yml"))
+    var expect: String?
+
+    @Option(help: ArgumentHelp("Write a JUnit XML report (a test suite per snapshot).", valueName: "file.xml"))
+    var junit: String?
+
+    @Option(help: ArgumentHelp("Write a JSON report.", valueName: "file.json"))
+    var report: String?
+
+    @Flag(help: "Print only failures.")
+    var quiet = false
+
+    func validate() throws {
+        if snapshots.isEmpty { throw ValidationError("name at least one snapshot store or folder") }
+    }
+
+    func run() throws {
+        try runReportingErrors {
+            let bundle = try ModelLoader().load(path: model)
+            var checker = SnapshotChecker(bundle: bundle, registry: FerryCommandLine.registry)
+            checker.targetVersion = to
+            if let expect { checker.expectations = try ExpectationsLoader().load(path: expect) }
+            let paths = try snapshots.flatMap { try SnapshotChecker.snapshots(at: $0) }
+            var reports: [VerificationReport] = []
+            for path in paths {
+                let result = checker.check(snapshot: path)
+                reports.append(result)
+                let outcome = result.succeeded ? "ok" : "FAILED"
+                if !quiet || !result.succeeded {
+                    print("\(path): \(outcome) (\(result.passed) passed, \(result.failures) failed, \(result.errors) errors, \(result.skipped) skipped in \(String(format: "%.2f", result.elapsedSeconds)) s)")
+                }
+                for failed in result.failedResults {
+                    print("  \(failed.name)\(failed.entity.map { " [\($0)]" } ?? ""): \(failed.message)")
+                    for record in failed.offending.prefix(5) {
+                        var line = "    \(record.entity ?? "") ferry_pk \(record.primaryKey.map(String.init) ?? "?")"
+                        if let key = record.keyAttribute, let value = record.keyValue { line += " (\(key) = \(value))" }
+                        if let problem = record.problem { line += ": \(problem)" }
+                        print(line)
+                    }
+                }
+            }
+            if let junit {
+                do {
+                    try VerificationReport.junitXML(reports, name: "ferry check", suiteKind: "check").write(toFile: junit, atomically: true, encoding: .utf8)
+                } catch {
+                    throw FerryError(.io, "cannot write '\(junit)': \(error.localizedDescription)")
+                }
+            }
+            if let report { try writeJSON(reports, to: report) }
+            let failed = reports.filter { !$0.succeeded }
+            if !quiet || !failed.isEmpty {
+                print("\(reports.count - failed.count) of \(reports.count) snapshot\(reports.count == 1 ? "" : "s") passed")
+            }
+            if failed.isEmpty { return 0 }
+            let migrationFailed = failed.contains { $0.results.contains { ($0.check == "migrate" || $0.check == "version" || $0.check == "copy") && $0.isFailure } }
+            return migrationFailed ? ExitStatus.stepFailed : ExitStatus.verificationFailed
+        }
+    }
+}

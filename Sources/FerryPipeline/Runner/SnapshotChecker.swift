@@ -1,0 +1,148 @@
+import FerryCore
+import Foundation
+
+/// `ferry check`, the CI mode: takes a copy of a snapshot store of a shipped version, migrates it
+/// to the bundle's current version, and verifies it, as one suite of results per snapshot.
+///
+/// The snapshot itself is never modified. The suite's results, in order: the detected version,
+/// the migration, the per-entity checksum proof that copied values are unchanged, then every
+/// check of the expectations (by default all built-in checks).
+public struct SnapshotChecker {
+    public let bundle: ModelBundle
+    public var expectations: Expectations?
+    /// The version snapshots migrate to (default: the bundle's current version).
+    public var targetVersion: String?
+    public var registry: PolicyRegistry
+    public var mappingProvider: (ObjectModel, ObjectModel) throws -> MappingModel
+
+    public init(bundle: ModelBundle, expectations: Expectations? = nil, registry: PolicyRegistry = .shared) {
+        self.bundle = bundle
+        self.expectations = expectations
+        self.registry = registry
+        self.mappingProvider = MigrationMappings.provider(for: bundle)
+    }
+
+    /// The snapshot stores a path names: the file itself, or every `.sqlite` file in a folder.
+    public static func snapshots(at path: String) throws -> [String] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw FerryError(.usage, "snapshot '\(path)' does not exist")
+        }
+        guard isDirectory.boolValue else { return [path] }
+        let names = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".sqlite") }.sorted()
+        guard !names.isEmpty else { throw FerryError(.usage, "folder '\(path)' holds no .sqlite snapshot") }
+        return names.map { (path as NSString).appendingPathComponent($0) }
+    }
+
+    /// Checks one snapshot; never throws: every failure is a result of the suite.
+    public func check(snapshot: String) -> VerificationReport {
+        let started = ContinuousClock.now
+        let name = (snapshot as NSString).lastPathComponent
+        var report = VerificationReport(name: name, store: snapshot, timestamp: DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)))
+        defer { }
+        func finish(_ report: inout VerificationReport) {
+            report.elapsedSeconds = started.duration(to: .now).secondsValue
+        }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-check-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let copy = scratch.appendingPathComponent(name).path
+
+        // The copy (with its -wal), so the snapshot is never touched.
+        var clock = ContinuousClock.now
+        do {
+            try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+            for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: snapshot + suffix) {
+                try FileManager.default.copyItem(atPath: snapshot + suffix, toPath: copy + suffix)
+            }
+        } catch {
+            report.results.append(CheckResult(check: "copy", name: "copy \(name)", outcome: .error, message: "cannot copy the snapshot: \(error)"))
+            finish(&report)
+            return report
+        }
+
+        // Its version.
+        let version: ObjectModel
+        do {
+            guard let metadata = try Store.metadata(at: copy) else {
+                throw FerryError(.store, "'\(snapshot)' is not a ferry store (it has no ferry metadata)")
+            }
+            version = try VersionDetector.detect(metadata: metadata, bundle: bundle, store: snapshot)
+            report.results.append(CheckResult(
+                check: "version", name: "version", outcome: .passed, measured: ["version": .text(version.version)],
+                message: "\(bundle.name) version \(version.version)", elapsedSeconds: clock.duration(to: .now).secondsValue))
+        } catch {
+            report.results.append(CheckResult(check: "version", name: "version", outcome: .failed, message: Self.describe(error, copy: copy, snapshot: snapshot), elapsedSeconds: clock.duration(to: .now).secondsValue))
+            finish(&report)
+            return report
+        }
+
+        // The migration to the current version, with the checksum proof.
+        clock = .now
+        let target = targetVersion ?? bundle.currentVersion
+        var options = MigrationOptions(targetVersion: target, backup: false, registry: registry)
+        options.checksums = true
+        let migrator = Migrator(storePath: copy, bundle: bundle, options: options, mappingProvider: mappingProvider)
+        let migration: MigrationReport
+        do {
+            migration = try migrator.run()
+            let objects = migration.steps.last?.entities.reduce(0) { $0 + $1.written } ?? 0
+            report.results.append(CheckResult(
+                check: "migrate", name: "migrate \(version.version) → \(target)", outcome: .passed,
+                measured: ["steps": .integer(migration.steps.count), "objects": .integer(objects)],
+                message: migration.steps.isEmpty ? "already at the current version" : migration.steps.map { "\($0.from) → \($0.to)\($0.mappingFile == nil ? " (inferred)" : "")" }.joined(separator: ", "),
+                elapsedSeconds: clock.duration(to: .now).secondsValue))
+        } catch {
+            report.results.append(CheckResult(
+                check: "migrate", name: "migrate \(version.version) → \(target)", outcome: .failed, message: Self.describe(error, copy: copy, snapshot: snapshot),
+                elapsedSeconds: clock.duration(to: .now).secondsValue))
+            finish(&report)
+            return report
+        }
+        for step in migration.steps {
+            for entity in step.entities where entity.source != nil {
+                let unchanged = entity.unchanged ?? []
+                let transformed = entity.notComparable ?? []
+                var message = unchanged.isEmpty ? "no attribute is copied unchanged" : "unchanged: \(unchanged.joined(separator: ", "))"
+                if !transformed.isEmpty { message += "; not comparable (transformed): \(transformed.joined(separator: ", "))" }
+                report.results.append(CheckResult(
+                    check: "checksum", name: "checksum \(step.from) → \(step.to) \(entity.mapping)", entity: entity.destination, outcome: .passed,
+                    measured: ["objects": .integer(entity.written)], message: message))
+            }
+        }
+
+        // Every check on the migrated copy.
+        do {
+            guard let current = bundle.version(target) else {
+                throw FerryError(.usage, "model \(bundle.name) has no version '\(target)'")
+            }
+            let resolved = (expectations ?? Expectations()).checks(model: current)
+            if !resolved.problems.isEmpty { throw FerryErrors(resolved.problems) }
+            let store = try Store.open(at: copy, model: current, options: Store.Options(createIfMissing: false))
+            let verification = Verifier(model: current).run(resolved.checks, on: store, name: name)
+            report.results += verification.results
+        } catch {
+            report.results.append(CheckResult(check: "verify", name: "verify", outcome: .error, message: Self.describe(error, copy: copy, snapshot: snapshot)))
+        }
+        finish(&report)
+        return report
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? FerryError { return error.description }
+        return "\(error)"
+    }
+
+    /// Messages about the scratch copy name the snapshot instead.
+    static func describe(_ error: any Error, copy: String, snapshot: String) -> String {
+        describe(error)
+            .replacingOccurrences(of: copy + ".ferry-migrating-", with: snapshot + " migrated to step ")
+            .replacingOccurrences(of: copy, with: snapshot)
+    }
+}
+
+extension Duration {
+    var secondsValue: Double {
+        let (s, atto) = components
+        return Double(s) + Double(atto) / 1e18
+    }
+}

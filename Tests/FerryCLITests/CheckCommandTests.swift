@@ -1,0 +1,42 @@
+import FerryTestSupport
+import Foundation
+import Testing
+
+@Suite("ferry check", .serialized)
+struct CheckCommandTests {
+    static let root = TestPaths.packageRoot.path
+    static let fixtures = TestPaths.packageRoot.appendingPathComponent("Tests/FerryCLITests/Fixtures/snapshots").path
+
+    @Test("good snapshots pass; corrupted ones fail with a clear report and a JUnit suite each")
+    func corruptedSnapshots() throws {
+        let dir = TemporaryDirectory()
+        let junit = dir.file("check.xml")
+        let result = try runFerry(
+            ["check", Self.fixtures, "\(Self.root)/samples/snapshots", "--model", "\(Self.root)/samples/models/Shop", "--to", "2", "--junit", junit],
+            cwd: Self.root)
+        #expect(result.exitCode == 1)
+        #expect(result.stdout.contains("not-a-store.sqlite: FAILED"))
+        #expect(result.stdout.contains("is not a SQLite database (its first bytes are not the SQLite header)"))
+        #expect(result.stdout.contains("shop-v1-dangling-order.sqlite: FAILED"))
+        #expect(result.stdout.contains("foreign_key_check: Order ferry_pk 2 (number = SO-100002): refers to a missing Customer"))
+        #expect(result.stdout.contains("samples/snapshots/shop-v1.sqlite: ok"))
+        #expect(result.stdout.contains("samples/snapshots/shop-v2.sqlite: ok"))
+        #expect(result.stdout.hasSuffix("2 of 4 snapshots passed\n"))
+        let xml = try String(contentsOfFile: junit, encoding: .utf8)
+        #expect(xml.components(separatedBy: "<testsuite ").count - 1 == 4)
+        #expect(xml.contains(#"<testsuite name="shop-v1-dangling-order.sqlite""#))
+        #expect(xml.contains("<failure message="))
+    }
+
+    @Test("a failed check (not a failed migration) exits 3")
+    func failedExpectation() throws {
+        let dir = TemporaryDirectory()
+        let expect = try dir.write("expect.yml", "counts: {Customer: 198}\n")
+        let result = try runFerry(
+            ["check", "\(Self.root)/samples/snapshots/shop-v1.sqlite", "--model", "\(Self.root)/samples/models/Shop", "--to", "2", "--expect", expect],
+            cwd: Self.root)
+        #expect(result.exitCode == 3)
+        #expect(result.stdout.contains("shop-v1.sqlite: FAILED"))
+        #expect(result.stdout.contains("count Customer [Customer]: expected exactly 198 rows, found 197"))
+    }
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Migration speed against SQLite's own INSERT ... SELECT, in one run, alternating the tools.
+#
+#   scripts/bench_migrate.sh            # ROWS=1000000 RUNS=3, release build at .build/release/ferry
+#   ROWS=100000 RUNS=1 scripts/bench_migrate.sh
+#
+# On a store of ROWS customers (scripts/bench/migrate, version 1):
+#   sqlite3      a hand-written ATTACH + INSERT INTO customers (…) SELECT … FROM src.customers into a
+#                fresh database with exactly the version-2 table and indexes ferry makes
+#   lightweight  ferry migrate --to 2 (inferred: a rename, new attributes, a widening), target <= 1.5x
+#   expressions  ferry migrate --to 3 from version 2 (lowercase, split, if on every row), target <= 3x
+# ferry's time includes verifying the result (integrity_check, foreign keys, uniqueness, required
+# values) and flushing it to disk before the swap. See docs/benchmarks.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+ROWS=${ROWS:-1000000}
+RUNS=${RUNS:-3}
+FERRY=${FERRY:-$ROOT/.build/release/ferry}
+BUNDLE=$ROOT/scripts/bench/migrate
+OUT=$ROOT/bench-out
+WORK=$OUT/migrate
+TIME=/usr/bin/time
+die() { echo "bench_migrate.sh: $*" >&2; exit 1; }
+[ -x "$FERRY" ] || die "ferry binary not found at $FERRY; build it with 'swift build -c release' (or set FERRY=path)"
+command -v sqlite3 >/dev/null || die "sqlite3 is needed for the baseline"
+mkdir -p "$WORK"
+CSV=$OUT/customers-$ROWS.csv
+[ -f "$CSV" ] || python3 "$ROOT/scripts/bench_data.py" "$ROWS" "$OUT" >&2
+
+V1=$WORK/v1-$ROWS.sqlite
+V2=$WORK/v2-$ROWS.sqlite
+if [ ! -f "$V1" ]; then
+    echo "making a version-1 store of $ROWS customers" >&2
+    "$FERRY" import "$CSV" --store "$V1" --entity customers --model "$BUNDLE/v1.yml" --quiet
+fi
+if [ ! -f "$V2" ]; then
+    cp "$V1" "$V2.tmp" && "$FERRY" migrate "$V2.tmp" --model "$BUNDLE" --to 2 --no-backup --quiet && mv "$V2.tmp" "$V2"
+fi
+DDL=$(sqlite3 "$V2" "SELECT group_concat(sql, ';' || char(10)) || ';' FROM sqlite_schema WHERE tbl_name = 'customers' AND sql IS NOT NULL")
+INSERT="ATTACH '$V1' AS src; BEGIN; INSERT INTO customers (ferry_pk, id, uuid, email, full_name, age, balance, created_at, active, notes, segment, score)
+SELECT ferry_pk, id, uuid, email, name, age, balance, created_at, active, notes, NULL, 0 FROM src.customers; COMMIT;"
+
+RESULTS=$WORK/runs-$ROWS.tsv
+printf 'case\trun\twall_s\tpeak_rss_kib\n' >"$RESULTS"
+measure() {   # measure CASE RUN -- command...
+    local name=$1 run=$2
+    shift 3
+    "$TIME" -o "$WORK/time.txt" -f '%e %M' "$@" >"$WORK/$name.log" 2>&1 || { tail -20 "$WORK/$name.log" >&2; die "$name failed: $*"; }
+    read -r wall rss <"$WORK/time.txt"
+    printf '%s\t%s\t%s\t%s\n' "$name" "$run" "$wall" "$rss" >>"$RESULTS"
+    printf '  %-12s run %d: %6.2f s  %7.1f MiB\n' "$name" "$run" "$wall" "$(awk "BEGIN{print $rss/1024}")" >&2
+}
+echo "migration benchmark: $ROWS customers, $RUNS run(s) each" >&2
+for run in $(seq 1 "$RUNS"); do
+    rm -f "$WORK/base.db" && sqlite3 "$WORK/base.db" "$DDL"
+    measure sqlite3 "$run" -- sqlite3 "$WORK/base.db" "$INSERT"
+    [ "$(sqlite3 "$WORK/base.db" 'SELECT count(*) FROM customers')" = "$ROWS" ] || die "the sqlite3 baseline did not copy $ROWS rows"
+    cp "$V1" "$WORK/light.sqlite" && rm -f "$WORK/light.sqlite-"*
+    measure lightweight "$run" -- "$FERRY" migrate "$WORK/light.sqlite" --model "$BUNDLE" --to 2 --no-backup --quiet
+    cp "$V2" "$WORK/expr.sqlite" && rm -f "$WORK/expr.sqlite-"*
+    measure expressions "$run" -- "$FERRY" migrate "$WORK/expr.sqlite" --model "$BUNDLE" --to 3 --no-backup --quiet
+done
+[ "$(sqlite3 "$WORK/expr.sqlite" "SELECT count(*) FROM customers WHERE first_name IS NOT NULL")" = "$ROWS" ] || die "the expression step did not fill first_name"
+python3 - "$RESULTS" "$ROWS" <<'PY'
+import statistics, sys
+runs = {}
+for line in open(sys.argv[1]).read().splitlines()[1:]:
+    name, _, wall, rss = line.split("\t")
+    runs.setdefault(name, []).append((float(wall), int(rss)))
+base = statistics.median(w for w, _ in runs["sqlite3"])
+print(f"migration of {int(sys.argv[2])} customers; wall time is the median, RSS the largest")
+print(f"{'case':<14} {'median s':>9} {'records/s':>11} {'peak MiB':>9} {'vs sqlite3':>11} {'target':>7}")
+for name, target in [("sqlite3", None), ("lightweight", 1.5), ("expressions", 3.0)]:
+    wall = statistics.median(w for w, _ in runs[name])
+    rss = max(r for _, r in runs[name]) / 1024
+    ratio = wall / base
+    mark = "" if target is None else (f"<= {target}x" + ("" if ratio <= target else "  MISSED"))
+    print(f"{name:<14} {wall:>9.2f} {int(int(sys.argv[2]) / wall):>11,} {rss:>9.1f} {ratio:>10.2f}x {mark:>7}")
+PY
