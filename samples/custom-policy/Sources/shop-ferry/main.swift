@@ -6,7 +6,8 @@ import FerryCommandLine
 import FerryCore
 import Foundation
 
-let registry = PolicyRegistry.shared
+// A registry of its own (`PolicyRegistry.shared` works too: it is main's default).
+let registry = PolicyRegistry()
 
 // `policy: PhoneNormalizer` in samples/models/Shop/mappings/2-to-3.yml.
 registry.register("PhoneNormalizer") { PhoneNormalizer(defaultCountryCode: "64") }
