@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "FerryCore", targets: ["FerryCore"]),
         .library(name: "FerryFormats", targets: ["FerryFormats"]),
         .library(name: "FerryPipeline", targets: ["FerryPipeline"]),
+        .library(name: "FerryCommandLine", targets: ["FerryCommandLine"]),
         .executable(name: "ferry", targets: ["ferry"]),
     ],
     dependencies: [
@@ -40,12 +41,17 @@ let package = Package(
             dependencies: ["FerryCore", "FerryFormats", .product(name: "Yams", package: "Yams")],
             swiftSettings: swiftSettings
         ),
-        .executableTarget(
-            name: "ferry",
+        .target(
+            name: "FerryCommandLine",
             dependencies: [
                 "FerryCore", "FerryFormats", "FerryPipeline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "ferry",
+            dependencies: ["FerryCommandLine"],
             swiftSettings: swiftSettings
         ),
         .target(

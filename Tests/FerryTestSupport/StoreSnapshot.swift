@@ -86,3 +86,17 @@ public final class StoreWriteLock {
 
     deinit { if held { try? connection.execute("ROLLBACK") } }
 }
+
+/// A plain read-write SQLite connection to a store, for tests that write to it as another
+/// program would (e.g. in WAL mode, keeping it open while its files are copied).
+public final class StoreConnection {
+    private let connection: Connection
+
+    public init(_ path: String) throws {
+        connection = try Connection(path: path, readOnly: false, create: false)
+        connection.setBusyTimeout(milliseconds: 30_000)
+    }
+
+    /// Runs one or more statements.
+    public func execute(_ sql: String) throws { try connection.execute(sql) }
+}

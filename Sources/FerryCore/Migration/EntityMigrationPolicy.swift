@@ -185,6 +185,9 @@ public final class MigrationManager {
     /// How far the step is (objects processed in the current mapping).
     public private(set) var processed = 0
 
+    /// A new entity mapping starts: ``processed`` counts from zero again.
+    func startMapping() { processed = 0 }
+
     func didProcess() throws {
         processed += 1
         if cancelled { throw FerryError(.cancelled, "the migration was cancelled") }

@@ -196,6 +196,7 @@ final class MigrationStepRunner {
     private func migrateRows(_ plan: EntityPlan, policy: (any EntityMigrationPolicy)?) throws -> (Int, Int) {
         let entityMapping = plan.mapping
         let context = try self.context(for: entityMapping)
+        manager.startMapping()
         if let policy { try policy.begin(mapping: context, manager: manager) }
         let select = try connection.prepare(plan.selectSQL.text)
         try select.bind(plan.selectSQL.arguments)
@@ -453,6 +454,7 @@ final class MigrationStepRunner {
             checks.append(.count(entity: entity.name, expectation: .exactly(written[entity.name, default: 0]), basis: "objects the mapping wrote"))
             checks.append(.uniqueness(entity: entity.name))
             checks.append(.required(entity: entity.name))
+            if mayBreakValidationRules(entity) { checks.append(.validationRules(entity: entity.name)) }
         }
         let report = Verifier(model: destination).run(checks, on: store, name: "migration \(source.version) → \(destination.version)")
         if let failure = report.failure {
@@ -468,6 +470,23 @@ final class MigrationStepRunner {
             throw FerryError(
                 .migration, "the migrated store failed verification: \(failure.message)", notes: notes + ["nothing was changed: the original store is as it was"])
         }
+    }
+
+    /// True when some value of the entity may break its validation rules: a rule that is new or
+    /// tightened for a copied attribute, or a rule on a value the mapping or a policy computes.
+    /// Values copied under the same rules were checked when they were stored, so they are not
+    /// scanned again.
+    private func mayBreakValidationRules(_ entity: EntityDescription) -> Bool {
+        let mappings = mapping.entities.filter { $0.destination == entity.name }
+        for attribute in entity.attributes where attribute.validation != ValidationRules() {
+            for entityMapping in mappings {
+                guard entityMapping.policy == nil, case .copy(let sourceName, nil, _)? = entityMapping.attribute(named: attribute.name)?.value,
+                    let sourceEntity = entityMapping.source.flatMap({ source.entity(named: $0) }),
+                    sourceEntity.attribute(named: sourceName)?.validation == attribute.validation
+                else { return true }
+            }
+        }
+        return false
     }
 
     /// For each entity mapping that keeps its objects one to one, the attributes copied as they

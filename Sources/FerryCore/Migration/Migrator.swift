@@ -153,20 +153,24 @@ public final class Migrator {
     /// Migrates the store to the target version and swaps the result in.
     public func run() throws -> MigrationReport {
         try settleWriteAheadLog()
-        let plan = try self.plan()
-        var report = MigrationReport(store: storePath, model: bundle.name, fromVersion: plan.source.version, toVersion: plan.target.version, steps: [])
-        guard !plan.steps.isEmpty else { return report }
 
         // Hold the store's write lock for the whole migration: other writers wait (or time out)
-        // instead of writing into a store that is about to be replaced.
+        // instead of writing into a store that is about to be replaced. The plan is made under
+        // the lock, so a migration that swapped the store in meanwhile is seen.
         let guardConnection = try Connection(path: storePath, create: false)
         guardConnection.setBusyTimeout(milliseconds: 30_000)
         try guardConnection.execute("BEGIN IMMEDIATE")
         defer { try? guardConnection.execute("ROLLBACK") }
+        removeScratchFiles()
+
+        let plan = try self.plan()
+        var report = MigrationReport(store: storePath, model: bundle.name, fromVersion: plan.source.version, toVersion: plan.target.version, steps: [])
+        guard !plan.steps.isEmpty else { return report }
 
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         var current = storePath
         var scratch: [String] = []
+        var backup: String?
         do {
             for (index, mapping) in plan.steps.enumerated() {
                 observer?.migrationStepStarted(index + 1, of: plan.steps.count, from: mapping.source.version, to: mapping.destination.version)
@@ -178,17 +182,33 @@ public final class Migrator {
                 if current != storePath { StoreFiles.remove(current) }
                 current = next
             }
+            if options.backup {
+                let path = "\(storePath).backup-v\(plan.source.version)-\(Self.stamp(now))"
+                try StoreFiles.preserve(storePath, as: path)
+                backup = path
+            }
+            try StoreFiles.swapIn(current, at: storePath)
         } catch {
+            // Nothing was swapped in: the original is where it was, untouched.
             for file in scratch { StoreFiles.remove(file) }
+            if let backup { try? FileManager.default.removeItem(atPath: backup) }
             throw error
         }
-        if options.backup {
-            let backup = "\(storePath).backup-v\(plan.source.version)-\(Self.stamp(now))"
-            try StoreFiles.preserve(storePath, as: backup)
-            report.backup = backup
-        }
-        try StoreFiles.swapIn(current, at: storePath)
+        report.backup = backup
         return report
+    }
+
+    /// Removes the scratch files a killed migration of this store left (`STORE.ferry-migrating-N`
+    /// and their companions). Called while holding the store's write lock, so no running
+    /// migration of the store owns them.
+    private func removeScratchFiles() {
+        let url = URL(fileURLWithPath: storePath)
+        let folder = url.deletingLastPathComponent().path
+        let prefix = url.lastPathComponent + ".ferry-migrating-"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            try? FileManager.default.removeItem(atPath: (folder as NSString).appendingPathComponent(name))
+        }
     }
 
     /// A store whose latest data still sits in its `-wal` file is checkpointed first (the data

@@ -44,7 +44,7 @@ struct CheckCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             let bundle = try ModelLoader().load(path: model)
-            var checker = SnapshotChecker(bundle: bundle)
+            var checker = SnapshotChecker(bundle: bundle, registry: FerryCommandLine.registry)
             checker.targetVersion = to
             if let expect { checker.expectations = try ExpectationsLoader().load(path: expect) }
             let paths = try snapshots.flatMap { try SnapshotChecker.snapshots(at: $0) }

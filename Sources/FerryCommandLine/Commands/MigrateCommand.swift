@@ -47,7 +47,7 @@ struct MigrateCommand: ParsableCommand {
             var global = GlobalOptions()
             global.parameters = parameters
             let bundle = try ModelLoader().load(path: model)
-            var options = MigrationOptions(targetVersion: to, backup: !noBackup)
+            var options = MigrationOptions(targetVersion: to, backup: !noBackup, registry: FerryCommandLine.registry)
             options.checksums = checksums
             options.parameters = try global.parameterValues().mapValues { Value.string($0) }
             let migrator = Migrator(storePath: store, bundle: bundle, options: options, mappingProvider: MigrationMappings.provider(for: bundle))

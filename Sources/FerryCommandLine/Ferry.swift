@@ -1,7 +1,7 @@
 import ArgumentParser
 import FerryPipeline
 
-@main
+/// ferry's command line: the root command and its subcommands.
 struct Ferry: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ferry",

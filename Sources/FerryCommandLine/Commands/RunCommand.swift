@@ -22,6 +22,7 @@ struct RunCommand: ParsableCommand {
             let console = Console(quiet: options.quiet)
             let runner = JobRunner(job: job, model: model, bundle: bundle)
             runner.dryRun = options.dryRun
+            runner.registry = FerryCommandLine.registry
             runner.progress = console
             let report = runner.run()
             if let path = options.report { try writeJSON(report, to: path) }
