@@ -215,22 +215,27 @@ struct EntityPlan {
         return row
     }
 
-    /// The destination values (attributes by name, foreign keys by column) for a selected row.
-    func destinationValues(row: [Value], sourceKey: Int64) throws -> [String: Value] {
-        var values: [String: Value] = [:]
+    /// The destination's columns in insert order: attributes in model order, then foreign keys.
+    var insertColumns: [String] { attributes.map(\.name) + foreignKeys.map(\.column) }
+
+    /// The destination values for a selected row, aligned with ``insertColumns`` (no dictionary
+    /// per row: this runs for every object of the row path).
+    func destinationRow(row: [Value], sourceKey: Int64) throws -> [Value] {
+        var values: [Value] = []
+        values.reserveCapacity(attributes.count + foreignKeys.count)
         for attribute in attributes {
             switch attribute.source {
             case .constant(let value):
-                values[attribute.name] = value
+                values.append(value)
             case .column(let index, let conversion, let valueIfNil):
                 let value = row[index]
-                values[attribute.name] = value.isNull ? valueIfNil : (conversion?.apply(to: value) ?? value)
+                values.append(value.isNull ? valueIfNil : (conversion?.apply(to: value) ?? value))
             case .expression(let expression, let slots):
-                values[attribute.name] = try expression.evaluate(on: SlotContext(row: row, slots: slots, description: "\(source.name) \(sourceKey)"))
+                values.append(try expression.evaluate(on: SlotContext(row: row, slots: slots, description: "\(source.name) \(sourceKey)")))
             }
         }
         for foreignKey in foreignKeys {
-            values[foreignKey.column] = row[foreignKey.index]
+            values.append(row[foreignKey.index])
         }
         return values
     }

@@ -77,6 +77,42 @@ public enum DateCoding {
         }
     }
 
+    /// Calls `body` with the stored form's UTF-8 bytes, formatted on the stack (no allocation for
+    /// years 0000–9999): the import hot path binds them directly.
+    @inline(__always)
+    public static func withFormatted<T>(_ millis: Int64, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        let (dayCount, msOfDay) = Int(millis).quotientAndRemainderFloored(dividingBy: 86_400_000)
+        let (year, month, day) = civil(days: dayCount)
+        guard year >= 0 && year <= 9999 else {
+            var bytes = Array(format(millis).utf8)
+            return try bytes.withUnsafeMutableBufferPointer { try body(UnsafeBufferPointer($0)) }
+        }
+        return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
+            func put(_ value: Int, _ digits: Int, at start: Int) {
+                var v = value
+                for position in stride(from: start + digits - 1, through: start, by: -1) {
+                    buffer[position] = UInt8(48 + v % 10)
+                    v /= 10
+                }
+            }
+            put(year, 4, at: 0)
+            buffer[4] = UInt8(ascii: "-")
+            put(month, 2, at: 5)
+            buffer[7] = UInt8(ascii: "-")
+            put(day, 2, at: 8)
+            buffer[10] = UInt8(ascii: "T")
+            put(msOfDay / 3_600_000, 2, at: 11)
+            buffer[13] = UInt8(ascii: ":")
+            put(msOfDay / 60_000 % 60, 2, at: 14)
+            buffer[16] = UInt8(ascii: ":")
+            put(msOfDay / 1000 % 60, 2, at: 17)
+            buffer[19] = UInt8(ascii: ".")
+            put(msOfDay % 1000, 3, at: 20)
+            buffer[23] = UInt8(ascii: "Z")
+            return try body(UnsafeBufferPointer(buffer))
+        }
+    }
+
     /// Writes the stored form into `buffer` (at least 24 bytes) and returns the byte count.
     public static func format(_ millis: Int64, into buffer: inout [UInt8]) -> Int {
         let (dayCount, msOfDay) = Int(millis).quotientAndRemainderFloored(dividingBy: 86_400_000)

@@ -185,7 +185,7 @@ extension ImportPlan {
             }
             guard let millis else { return false }
             if let validator, validator.hasRules, validator.problem(with: .date(millis)) != nil { return false }
-            try inserter.bindDirect(.date(millis), column: index)
+            try DateCoding.withFormatted(millis) { try inserter.bindDirect(utf8: $0, column: index) }
         case .uuid:
             guard Self.isCanonicalUUID(bytes) else { return try bindViaCoercion(bytes, column: index, type: type, options: options, validator: validator) }
             if let validator, validator.hasRules {
