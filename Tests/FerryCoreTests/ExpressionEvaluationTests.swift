@@ -265,3 +265,27 @@ struct ExpressionEvaluationTests {
         }
     }
 }
+
+@Suite("Expressions: split agrees with Swift's split")
+struct ExpressionSplitAgreementTests {
+    @Test("split(text, separator, index) on random text, byte path and Character path alike")
+    func randomSplits() throws {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet: [String] = ["a", "b", " ", "-", "--", "é", "e\u{301}", "\u{301}", "\u{200D}", "\u{0600}", "ë", "\r\n", "\n", "ab", "Å", "\u{0903}"]
+        let separators = [" ", "-", "--", "ab", "\n", "é", "a"]
+        let bound = try [Int64](-4...4).map { index in
+            try (index, Expression.parse("split($source.name, $source.code, \(index))").bind(source: ExpressionTestModel.customer, model: ExpressionTestModel.model))
+        }
+        for _ in 0..<2000 {
+            let text = (0..<Int.random(in: 0...8, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "" }.joined()
+            let separator = separators.randomElement(using: &generator) ?? " "
+            let parts = text.split(separator: separator, omittingEmptySubsequences: false)
+            for (index, expression) in bound {
+                let resolved = index < 0 ? parts.count + Int(index) : Int(index)
+                let expected: Value = resolved >= 0 && resolved < parts.count ? .string(String(parts[resolved])) : .null
+                let got = try expression.evaluate(on: DictionaryExpressionContext(["name": .string(text), "code": .string(separator)], for: expression))
+                #expect(got == expected, "split(\(text.debugDescription), \(separator.debugDescription), \(index))")
+            }
+        }
+    }
+}

@@ -137,6 +137,7 @@ extension ExpressionBinder {
                 guard let s = ExpressionRuntime.text(value), let p = ExpressionRuntime.text(sep), case .integer(let i) = position
                 else { return .null }
                 guard !p.isEmpty else { throw site.fail("the separator is empty", c) }
+                if let part = ExpressionRuntime.asciiSplitPart(s, separator: p, index: i) { return part }
                 let parts = s.split(separator: p, omittingEmptySubsequences: false)
                 let resolved = i < 0 ? Int64(parts.count) + i : i
                 guard resolved >= 0, resolved < Int64(parts.count) else { return .null }

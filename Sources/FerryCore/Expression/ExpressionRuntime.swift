@@ -200,6 +200,84 @@ enum ExpressionRuntime {
         return out + "]"
     }
 
+    /// `split(text, separator, index)` over bytes, giving exactly what the Character-based split
+    /// gives: the separator is ASCII without CR or LF, and every match must sit on grapheme
+    /// boundaries (no prepend character just before it, no combining mark, joiner or spacing
+    /// mark just after it). Returns nil to send anything else to the general split.
+    static func asciiSplitPart(_ text: String, separator: String, index: Int64) -> Value? {
+        var text = text
+        var separator = separator
+        return text.withUTF8 { t -> Value? in
+            separator.withUTF8 { p -> Value? in
+                guard !p.isEmpty, p.allSatisfy({ $0 < 0x80 && $0 != 13 && $0 != 10 }) else { return nil }
+                var starts: [Int] = [0]
+                var ends: [Int] = []
+                var j = 0
+                let last = t.count - p.count
+                while j <= last {
+                    var matches = true
+                    for k in 0..<p.count where t[j + k] != p[k] {
+                        matches = false
+                        break
+                    }
+                    if matches {
+                        guard onGraphemeBoundaries(t, start: j, end: j + p.count) else { return nil }
+                        ends.append(j)
+                        j += p.count
+                        starts.append(j)
+                        if index >= 0 && Int64(ends.count) > index { break }
+                    } else {
+                        j += 1
+                    }
+                }
+                if ends.count < starts.count { ends.append(t.count) }
+                let count = Int64(starts.count)
+                let resolved = index < 0 ? count + index : index
+                guard resolved >= 0, resolved < count else { return .null }
+                let piece = UnsafeBufferPointer(rebasing: t[starts[Int(resolved)]..<ends[Int(resolved)]])
+                return .string(String(decoding: piece, as: UTF8.self))
+            }
+        }
+    }
+
+    /// True when the bytes `start..<end` (an ASCII match) neither follow a prepend character nor
+    /// precede an extending one, so that Characters break at both ends.
+    private static func onGraphemeBoundaries(_ t: UnsafeBufferPointer<UInt8>, start: Int, end: Int) -> Bool {
+        if start > 0, t[start - 1] >= 0x80 {
+            var lead = start - 1
+            while lead > 0, t[lead] & 0xC0 == 0x80 { lead -= 1 }
+            guard let scalar = decodeScalar(t, at: lead), !isPrepend(scalar) else { return false }
+        }
+        if end < t.count, t[end] >= 0x80 {
+            guard let scalar = decodeScalar(t, at: end) else { return false }
+            let properties = scalar.properties
+            if properties.isGraphemeExtend || properties.generalCategory == .spacingMark || scalar.value == 0x200D
+                || scalar.value == 0x0E33 || scalar.value == 0x0EB3 || (0x1F3FB...0x1F3FF).contains(scalar.value)
+            {
+                return false
+            }
+        }
+        return true
+    }
+
+    private static func decodeScalar(_ t: UnsafeBufferPointer<UInt8>, at index: Int) -> Unicode.Scalar? {
+        var iterator = t[index...].makeIterator()
+        var decoder = UTF8()
+        if case .scalarValue(let scalar) = decoder.decode(&iterator) { return scalar }
+        return nil
+    }
+
+    /// Unicode's Grapheme_Cluster_Break=Prepend characters (UAX #29).
+    private static func isPrepend(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x0600...0x0605, 0x06DD, 0x070F, 0x0890...0x0891, 0x08E2, 0x0D4E, 0x110BD, 0x110CD, 0x111C2...0x111C3,
+            0x1193F, 0x11941, 0x11A3A, 0x11A84...0x11A89, 0x11D46, 0x11F02:
+            return true
+        default:
+            return false
+        }
+    }
+
     static func jsonString(_ text: Substring) -> String {
         JSONEscaping.quote(text)
     }

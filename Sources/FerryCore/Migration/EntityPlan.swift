@@ -31,6 +31,9 @@ struct EntityPlan {
     private(set) var filter: SQLText? = nil
     private(set) var distinct: BoundExpression? = nil
     private(set) var distinctSlots: [Int] = []
+    /// One closure per destination attribute, made once: the row path calls them per object
+    /// without copying the plan's descriptions.
+    private(set) var programs: [(_ row: [Value], _ key: Int64) throws -> Value] = []
 
     init(mapping: MappingModel.EntityMapping, source: EntityDescription, destination: EntityDescription, step: MigrationStepRunner) throws {
         self.mapping = mapping
@@ -150,6 +153,20 @@ struct EntityPlan {
         } else {
             distinct = nil
         }
+        let sourceName = source.name
+        programs = attributes.map { attribute in
+            switch attribute.source {
+            case .constant(let value):
+                return { _, _ in value }
+            case .column(let index, let conversion, let valueIfNil):
+                if let conversion {
+                    return { row, _ in row[index].isNull ? valueIfNil : conversion.apply(to: row[index]) }
+                }
+                return { row, _ in row[index].isNull ? valueIfNil : row[index] }
+            case .expression(let expression, let slots):
+                return { row, key in try expression.evaluate(on: SlotContext(row: row, slots: slots, entity: sourceName, key: key)) }
+            }
+        }
     }
 
     /// Adds a selected column; returns its index in the row (0 is the primary key).
@@ -222,17 +239,9 @@ struct EntityPlan {
     /// per row: this runs for every object of the row path).
     func destinationRow(row: [Value], sourceKey: Int64) throws -> [Value] {
         var values: [Value] = []
-        values.reserveCapacity(attributes.count + foreignKeys.count)
-        for attribute in attributes {
-            switch attribute.source {
-            case .constant(let value):
-                values.append(value)
-            case .column(let index, let conversion, let valueIfNil):
-                let value = row[index]
-                values.append(value.isNull ? valueIfNil : (conversion?.apply(to: value) ?? value))
-            case .expression(let expression, let slots):
-                values.append(try expression.evaluate(on: SlotContext(row: row, slots: slots, description: "\(source.name) \(sourceKey)")))
-            }
+        values.reserveCapacity(programs.count + foreignKeys.count)
+        for program in programs {
+            values.append(try program(row, sourceKey))
         }
         for foreignKey in foreignKeys {
             values.append(row[foreignKey.index])

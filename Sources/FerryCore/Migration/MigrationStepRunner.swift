@@ -52,7 +52,8 @@ final class MigrationStepRunner {
             let create = try Connection(path: destinationPath)
             try create.execute("PRAGMA journal_mode = OFF")
             try create.execute("PRAGMA synchronous = OFF")
-            try create.transaction(.immediate) { try Store.createSchema(for: destination, on: create) }
+            // Indexes come after the data (built in bulk), see `buildIndexes`.
+            try create.transaction(.immediate) { try Store.createSchema(for: destination, on: create, includingIndexes: false) }
         }
         // Read-write flags with `mode=ro` in the URI: the source stays read-only, while the
         // attached destination may be written (a read-only connection could not attach it so).
@@ -114,6 +115,7 @@ final class MigrationStepRunner {
                 }
                 try policy.endRelationshipCreation(mapping: context, manager: manager)
             }
+            try buildIndexes()
             try hooks?.didMigrate?(MigrationStageContext(fromVersion: source.version, toVersion: destination.version, connection: connection, schema: "dst"))
             for entityMapping in mapping.entities {
                 guard let policy = policies[entityMapping.name] else { continue }
@@ -219,7 +221,7 @@ final class MigrationStepRunner {
             if let distinct = plan.distinct, let distinctLookup, let distinctInsert {
                 // One destination object per distinct non-nil value; every source object with
                 // that value is associated with it.
-                let value = try distinct.evaluate(on: SlotContext(row: row, slots: plan.distinctSlots, description: "\(plan.source.name) \(sourceKey)"))
+                let value = try distinct.evaluate(on: SlotContext(row: row, slots: plan.distinctSlots, entity: plan.source.name, key: sourceKey))
                 if value.isNull { continue }
                 let encoded = StorageCoding.encode(value)
                 distinctLookup.reset()
@@ -396,6 +398,22 @@ final class MigrationStepRunner {
             sourceModel: source, destinationModel: destination)
     }
 
+    /// Builds the destination's indexes once its data is in: a sort per index instead of a
+    /// b-tree update per row. A uniqueness constraint the migrated objects break fails here.
+    private func buildIndexes() throws {
+        for statement in StoreSchema.indexStatements(for: destination, schema: "dst") {
+            do {
+                try connection.execute(statement)
+            } catch let error as FerryError {
+                guard let result = error.underlying as? SQLiteResult, result.isConstraint else { throw error }
+                let detail = error.message.components(separatedBy: "constraint failed: ").last ?? error.message
+                throw FerryError(
+                    .migration, "the migrated objects break a uniqueness constraint: two or more have the same \(detail)",
+                    notes: ["nothing was changed: the original store is as it was"], underlying: error.underlying)
+            }
+        }
+    }
+
     // MARK: - Many-to-many links
 
     /// Join tables of the destination: links carried from the source relationship, between the
@@ -562,10 +580,12 @@ final class MigrationStepRunner {
 struct SlotContext: ExpressionContext {
     let row: [Value]
     let slots: [Int]
-    let description: String
+    let entity: String
+    let key: Int64
 
     func value(atSlot slot: Int) -> Value { row[slots[slot]] }
-    var objectDescription: String? { description }
+    /// Built only when an error needs it (not once per row).
+    var objectDescription: String? { "\(entity) \(key)" }
 }
 
 extension Duration {

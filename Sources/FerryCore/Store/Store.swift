@@ -97,8 +97,9 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Creates ferry's tables and the model's tables on an empty database (inside the caller's transaction).
-    public static func createSchema(for model: ObjectModel, on connection: Connection) throws {
-        for statement in StoreSchema.ferryTables + StoreSchema.statements(for: model) {
+    public static func createSchema(for model: ObjectModel, on connection: Connection, includingIndexes: Bool = true) throws {
+        let statements = includingIndexes ? StoreSchema.statements(for: model) : StoreSchema.tableStatements(for: model)
+        for statement in StoreSchema.ferryTables + statements {
             try connection.execute(statement)
         }
         try StoreMetadata.write(for: model, to: connection, createdAt: DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)))

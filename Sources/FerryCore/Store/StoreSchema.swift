@@ -40,6 +40,30 @@ public enum StoreSchema {
 
     /// Statements creating every entity table, join table and index of `model`.
     public static func statements(for model: ObjectModel) -> [String] {
+        let (tables, indexes) = tablesAndIndexes(for: model)
+        return tables + indexes
+    }
+
+    /// The index statements of `model` on their own, qualified with a schema name (`dst`) when
+    /// given: migrations build indexes after the data, in bulk, which is much faster than
+    /// maintaining them row by row.
+    public static func indexStatements(for model: ObjectModel, schema: String? = nil) -> [String] {
+        let indexes = tablesAndIndexes(for: model).indexes
+        guard let schema else { return indexes }
+        return indexes.map { statement in
+            for prefix in ["CREATE UNIQUE INDEX ", "CREATE INDEX "] where statement.hasPrefix(prefix) {
+                return prefix + schema + "." + statement.dropFirst(prefix.count)
+            }
+            return statement
+        }
+    }
+
+    /// The table statements of `model` without their indexes.
+    public static func tableStatements(for model: ObjectModel) -> [String] {
+        tablesAndIndexes(for: model).tables
+    }
+
+    static func tablesAndIndexes(for model: ObjectModel) -> (tables: [String], indexes: [String]) {
         var tables: [String] = []
         var indexes: [String] = []
         var links: Set<String> = []
@@ -95,6 +119,6 @@ public enum StoreSchema {
                 indexes.append("CREATE INDEX \(SQL.quote(StoreLayout.indexName(entity: entity.name, index: index))) ON \(table)(\(cols))")
             }
         }
-        return tables + indexes
+        return (tables, indexes)
     }
 }
