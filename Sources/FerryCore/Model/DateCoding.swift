@@ -43,38 +43,7 @@ public enum DateCoding {
 
     /// `YYYY-MM-DDTHH:MM:SS.sssZ` for milliseconds since the epoch (years 0000–9999).
     public static func format(_ millis: Int64) -> String {
-        let (dayCount, msOfDay) = Int(millis).quotientAndRemainderFloored(dividingBy: 86_400_000)
-        let (year, month, day) = civil(days: dayCount)
-        guard year >= 0 && year <= 9999 else {
-            var bytes = [UInt8](repeating: 0, count: 32)
-            let count = format(millis, into: &bytes)
-            return String(decoding: bytes[0..<count], as: UTF8.self)
-        }
-        // The common case writes straight into the string's storage: one allocation.
-        return String(unsafeUninitializedCapacity: 24) { buffer in
-            func put(_ value: Int, _ digits: Int, at start: Int) {
-                var v = value
-                for position in stride(from: start + digits - 1, through: start, by: -1) {
-                    buffer[position] = UInt8(48 + v % 10)
-                    v /= 10
-                }
-            }
-            put(year, 4, at: 0)
-            buffer[4] = UInt8(ascii: "-")
-            put(month, 2, at: 5)
-            buffer[7] = UInt8(ascii: "-")
-            put(day, 2, at: 8)
-            buffer[10] = UInt8(ascii: "T")
-            put(msOfDay / 3_600_000, 2, at: 11)
-            buffer[13] = UInt8(ascii: ":")
-            put(msOfDay / 60_000 % 60, 2, at: 14)
-            buffer[16] = UInt8(ascii: ":")
-            put(msOfDay / 1000 % 60, 2, at: 17)
-            buffer[19] = UInt8(ascii: ".")
-            put(msOfDay % 1000, 3, at: 20)
-            buffer[23] = UInt8(ascii: "Z")
-            return 24
-        }
+        withFormatted(millis) { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Calls `body` with the stored form's UTF-8 bytes, formatted on the stack (no allocation for

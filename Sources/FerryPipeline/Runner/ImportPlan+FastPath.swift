@@ -107,20 +107,29 @@ extension ImportPlan {
                 let text = String(decoding: bytes, as: UTF8.self)
                 return try? Self.coerce(.text(text), to: reference.resolver.matchAttribute.type, options: reference.options).get()
             }
-            guard let key else { return .useGeneralPath }
-            if key.isNull {
-                try inserter.bindDirect(.null, column: index)
-                continue
-            }
-            guard let primaryKey = try reference.resolver.resolve(key) else {
-                if reference.mapping.missing == .null {
-                    try inserter.bindDirect(.null, column: index)
-                    continue
-                }
-                return .useGeneralPath
-            }
-            try inserter.bindDirect(primaryKey, column: index)
+            guard let key, try bindReference(key, reference, column: index) else { return .useGeneralPath }
         }
+        return try finishDirectRow()
+    }
+
+    /// Binds the key of the object a reference resolves to (nil for a nil key, or a missing
+    /// object under `missing: null`); false when the record needs the general path.
+    func bindReference(_ key: Value, _ reference: ReferenceColumn, column index: Int) throws -> Bool {
+        if key.isNull {
+            try inserter.bindDirect(.null, column: index)
+            return true
+        }
+        guard let primaryKey = try reference.resolver.resolve(key) else {
+            guard reference.mapping.missing == .null else { return false }
+            try inserter.bindDirect(.null, column: index)
+            return true
+        }
+        try inserter.bindDirect(primaryKey, column: index)
+        return true
+    }
+
+    /// Writes the directly bound row; a rejected row goes to the general path for its reason.
+    func finishDirectRow() throws -> FastOutcome {
         let outcome = try inserter.finishDirectRow()
         if case .rejected = outcome { return .useGeneralPath }
         return .done(outcome)

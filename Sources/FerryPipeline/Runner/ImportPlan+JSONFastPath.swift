@@ -65,25 +65,11 @@ extension ImportPlan {
                 try inserter.bindDirect(.null, column: index)
                 continue
             }
-            guard let key = try? Self.coerce(value, to: reference.resolver.matchAttribute.type, options: reference.options).get() else {
-                return .useGeneralPath
-            }
-            if key.isNull {
-                try inserter.bindDirect(.null, column: index)
-                continue
-            }
-            guard let primaryKey = try reference.resolver.resolve(key) else {
-                if reference.mapping.missing == .null {
-                    try inserter.bindDirect(.null, column: index)
-                    continue
-                }
-                return .useGeneralPath
-            }
-            try inserter.bindDirect(primaryKey, column: index)
+            guard let key = try? Self.coerce(value, to: reference.resolver.matchAttribute.type, options: reference.options).get(),
+                try bindReference(key, reference, column: index)
+            else { return .useGeneralPath }
         }
-        let outcome = try inserter.finishDirectRow()
-        if case .rejected = outcome { return .useGeneralPath }
-        return .done(outcome)
+        return try finishDirectRow()
     }
 
     /// Binds a non-null value after the checks `BatchInserter.insert` makes.
