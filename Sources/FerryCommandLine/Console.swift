@@ -118,6 +118,9 @@ final class Console: ProgressObserver {
         text += "in \(String(format: "%.2f", report.elapsedSeconds)) s"
         if report.outcome != .failed { text += " (\(grouped(Int(report.recordsPerSecond))) records/s)" }
         if let rejects = report.rejectsFile, report.rejected > 0 { text += "; rejects in \(rejects)" }
+        if let ignored = report.ignoredFields, !ignored.isEmpty {
+            text += "; not imported (no attribute maps them): \(ignored.joined(separator: ", "))"
+        }
         return text
     }
 

@@ -40,3 +40,15 @@ struct CheckCommandTests {
         #expect(result.stdout.contains("count Customer [Customer]: expected exactly 198 rows, found 197"))
     }
 }
+
+@Suite("ferry import: fields after the sample")
+struct ImportIgnoredFieldsCLITests {
+    @Test("an inferred import names the keys it could not place")
+    func laterKeys() throws {
+        let dir = TemporaryDirectory()
+        let data = try dir.write("people.ndjson", #"{"id": 1, "name": "Ana"}"# + "\n" + #"{"id": 2, "name": "Bo", "shoe_size": 44}"# + "\n")
+        let result = try runFerry(["import", data, "--store", dir.file("p.sqlite"), "--sample", "1"], cwd: dir.path)
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.stdout.contains("not imported (no attribute maps them): shoe_size"), "\(result)")
+    }
+}

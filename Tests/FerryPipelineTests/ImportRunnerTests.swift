@@ -323,3 +323,19 @@ struct ImportRunnerSemanticsTests {
         #expect(try store.withConnection { try $0.scalar("SELECT count(*) FROM Customer") } == .integer(0))
     }
 }
+
+@Suite("Import runner: fields nothing maps")
+struct ImportIgnoredFieldsTests {
+    @Test("source fields no attribute maps are listed, never dropped silently")
+    func ignoredFields() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store.open(at: dir.file("shop.sqlite"), model: SampleModels.shop())
+        let file = try dir.write("c.ndjson", #"{"id": 1, "email": "a@x.io"}"# + "\n" + #"{"id": 2, "email": "b@x.io", "nickname": "bee"}"# + "\n")
+        let report = try ImportStepRunner(step: ImportStep(source: file, format: .ndjson, entity: "Customer"), store: store).run()
+        #expect(report.inserted == 2)
+        #expect(report.ignoredFields == ["nickname"])
+        let csv = try dir.write("c.csv", "id,email,shoe_size\n3,c@x.io,44\n")
+        let csvReport = try ImportStepRunner(step: ImportStep(source: csv, format: .csv, entity: "Customer"), store: store).run()
+        #expect(csvReport.ignoredFields == ["shoe_size"])
+    }
+}

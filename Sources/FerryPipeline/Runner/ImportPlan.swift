@@ -54,6 +54,15 @@ final class ImportPlan {
     let hasOptionalFields: Bool
     var columnCount: Int { attributes.count + references.count }
 
+    /// The source fields some attribute or relationship reads.
+    var mappedFieldNames: Set<String> {
+        var names = Set(references.map(\.mapping.field))
+        for column in attributes {
+            if case .field(_, let name) = column.source { names.insert(name) }
+        }
+        return names
+    }
+
     init(step: ImportStep, reader: any RecordReader, connection: Connection, model: ObjectModel) throws {
         guard let entity = model.entity(named: step.entity) else {
             throw FerryError(.invalidDefinition, "the model has no entity '\(step.entity)'", at: step.location)

@@ -42,6 +42,7 @@ public final class ImportStepRunner {
         let started = ContinuousClock.now
         let startedAt = DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000))
         var state = ImportState()
+        var ignoredFields: [String] = []
         fastPathRecords = 0
         // Inside a caller's transaction (a job's dry run), the caller rolls everything back at the
         // end, so that later steps see what this one would have written.
@@ -54,6 +55,7 @@ public final class ImportStepRunner {
                 try store.write { connection in
                     let plan = try ImportPlan(step: step, reader: reader, connection: connection, model: store.model)
                     try importRecords(reader: reader, plan: plan, rejects: rejects, state: &state, batchLimit: nil)
+                    ignoredFields = reader.fieldNames.filter { !plan.mappedFieldNames.contains($0) }
                     try checkBudgetAtEnd(state)
                     if dryRun {
                         if insideTransaction { return }
@@ -67,7 +69,9 @@ public final class ImportStepRunner {
                 while !done {
                     done = try store.write { connection in
                         let plan = try ImportPlan(step: step, reader: reader, connection: connection, model: store.model)
-                        return try importRecords(reader: reader, plan: plan, rejects: rejects, state: &state, batchLimit: step.batchSize)
+                        let finished = try importRecords(reader: reader, plan: plan, rejects: rejects, state: &state, batchLimit: step.batchSize)
+                        ignoredFields = reader.fieldNames.filter { !plan.mappedFieldNames.contains($0) }
+                        return finished
                     }
                 }
                 try checkBudgetAtEnd(state)
@@ -88,6 +92,7 @@ public final class ImportStepRunner {
             throw ImportStepFailure(report: report, error: error)
         }
         state.fill(&report)
+        report.ignoredFields = ignoredFields.isEmpty ? nil : ignoredFields
         report.elapsedSeconds = started.duration(to: .now).seconds
         report.recordsPerSecond = report.elapsedSeconds > 0 ? Double(report.read) / report.elapsedSeconds : 0
         progress?.stepFinished(report)

@@ -34,6 +34,9 @@ public struct StepReport: Sendable, Codable, Hashable {
     public var elapsedSeconds = 0.0
     public var recordsPerSecond = 0.0
     public var rejectsFile: String?
+    /// Source fields no attribute or relationship of the step maps, so their values were not
+    /// imported (never silently: the summary and the report list them).
+    public var ignoredFields: [String]?
     /// What a `migrate` step did, per version step and entity mapping.
     public var migration: MigrationReport?
     /// The error that failed the step, rendered as `file:line:column: error: …`.
@@ -59,7 +62,7 @@ public struct StepReport: Sendable, Codable, Hashable {
         case index, kind, entity, source, outcome, read, inserted, updated, skipped, rejected, written, output, deleted
         case cascadeDeleted = "cascade_deleted", nullified
         case elapsedSeconds = "elapsed_seconds", recordsPerSecond = "records_per_second"
-        case rejectsFile = "rejects_file", error, migration, verification
+        case rejectsFile = "rejects_file", error, migration, ignoredFields = "ignored_fields", verification
     }
 }
 
