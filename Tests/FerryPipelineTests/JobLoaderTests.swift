@@ -187,3 +187,34 @@ struct JobValidatorTests {
         ])
     }
 }
+
+@Suite("JobLoader: $name in step predicates")
+struct JobPredicateParameterTests {
+    @Test("$name takes --param, else the environment, else params:, typed as a literal")
+    func substitution() throws {
+        let dir = TemporaryDirectory()
+        let path = try dir.write("job.yml", """
+            store: s.sqlite
+            model: m.yml
+            params: {min_age: "40", label: "VIP"}
+            steps:
+              - export: {entity: Customer, where: "age >= $min_age AND name == $label AND active == $flag", format: csv, output: out.csv}
+              - delete: {entity: Customer, where: "age < $min_age"}
+            """)
+        let job = try JobLoader().load(path: path, parameters: ["flag": "true"], environment: ["label": "gold"])
+        guard case .export(let export) = job.steps[0], let predicate = export.predicate,
+            case .delete(let delete) = job.steps[1]
+        else {
+            Issue.record("unexpected steps \(job.steps)")
+            return
+        }
+        let gold = PredicateRecord(values: ["age": .integer(41), "name": .string("gold"), "active": .bool(true)])
+        let young = PredicateRecord(values: ["age": .integer(39), "name": .string("gold"), "active": .bool(true)])
+        #expect(try predicate.evaluate(on: gold))
+        #expect(try !predicate.evaluate(on: young))
+        #expect(try delete.predicate.evaluate(on: young))
+        let overridden = try JobLoader().load(path: path, parameters: ["flag": "true", "min_age": "20"], environment: ["label": "gold"])
+        guard case .export(let cheaper) = overridden.steps[0], let second = cheaper.predicate else { return }
+        #expect(try second.evaluate(on: young))
+    }
+}

@@ -135,9 +135,49 @@ public struct JobLoader: Sendable {
         } else if top["steps"] == nil {
             reader.fail("the job has no 'steps'", at: top.location)
         }
+        // `$name` in step predicates takes the same values as `${name}` (typed: numbers, booleans,
+        // else text); variables nothing defines stay, and binding reports them.
+        var variables: [String: PredicateArgument] = [:]
+        // Precedence as for `${name}`: --param, then the environment, then `params:`.
+        for (name, value) in defaults.merging(environment, uniquingKeysWith: { _, env in env }).merging(parameters, uniquingKeysWith: { _, cli in cli }) {
+            variables[name] = .value(Self.literal(value))
+        }
+        steps = steps.map { step in
+            do {
+                switch step {
+                case .export(var export):
+                    export.predicate = try export.predicate?.substituting(variables)
+                    return .export(export)
+                case .update(var update):
+                    update.predicate = try update.predicate.substituting(variables)
+                    return .update(update)
+                case .delete(var delete):
+                    delete.predicate = try delete.predicate.substituting(variables)
+                    return .delete(delete)
+                default:
+                    return step
+                }
+            } catch let error as FerryError {
+                reader.record(error)
+                return step
+            } catch {
+                return step
+            }
+        }
         return Job(
             name: name, description: description, path: path, store: store, modelPath: modelPath, modelLocation: modelLocation,
             modelVersion: modelVersion, modelVersionLocation: modelVersionLocation, steps: steps)
+    }
+
+    /// A parameter's text as a predicate literal: an integer, an exact decimal, a boolean, else text.
+    static func literal(_ text: String) -> Value {
+        if let integer = Int64(text) { return .integer(integer) }
+        if let decimal = DecimalText.canonical(text), text.contains(".") { return .decimal(decimal) }
+        switch text.lowercased() {
+        case "true", "yes": return .bool(true)
+        case "false", "no": return .bool(false)
+        default: return .string(text)
+        }
     }
 
     // MARK: - Parameters and paths
