@@ -9,6 +9,9 @@
 #                fresh database with exactly the version-2 table and indexes ferry makes
 #   lightweight  ferry migrate --to 2 (inferred: a rename, new attributes, a widening), target <= 1.5x
 #   expressions  ferry migrate --to 3 from version 2 (lowercase, split, if on every row), target <= 3x
+#   policy       shop-ferry migrate --to 4 from version 3 (a Swift policy, the sample PhoneNormalizer,
+#                called for every object), target <= 5x; shop-ferry is samples/custom-policy built in
+#                release (built here when missing; SHOP_FERRY=path to use another)
 # ferry's time includes verifying the result (integrity_check, foreign keys, uniqueness, required
 # values) and flushing it to disk before the swap. See docs/benchmarks.md.
 set -euo pipefail
@@ -30,12 +33,21 @@ CSV=$OUT/customers-$ROWS.csv
 
 V1=$WORK/v1-$ROWS.sqlite
 V2=$WORK/v2-$ROWS.sqlite
+V3=$WORK/v3-$ROWS.sqlite
+SHOP_FERRY=${SHOP_FERRY:-$ROOT/samples/custom-policy/.build/release/shop-ferry}
+if [ ! -x "$SHOP_FERRY" ]; then
+    echo "building samples/custom-policy in release for the policy case" >&2
+    swift build -c release --package-path "$ROOT/samples/custom-policy" >&2 || die "cannot build samples/custom-policy"
+fi
 if [ ! -f "$V1" ]; then
     echo "making a version-1 store of $ROWS customers" >&2
     "$FERRY" import "$CSV" --store "$V1" --entity customers --model "$BUNDLE/v1.yml" --quiet
 fi
 if [ ! -f "$V2" ]; then
     cp "$V1" "$V2.tmp" && "$FERRY" migrate "$V2.tmp" --model "$BUNDLE" --to 2 --no-backup --quiet && mv "$V2.tmp" "$V2"
+fi
+if [ ! -f "$V3" ]; then
+    cp "$V2" "$V3.tmp" && "$FERRY" migrate "$V3.tmp" --model "$BUNDLE" --to 3 --no-backup --quiet && mv "$V3.tmp" "$V3"
 fi
 DDL=$(sqlite3 "$V2" "SELECT group_concat(sql, ';' || char(10)) || ';' FROM sqlite_schema WHERE tbl_name = 'customers' AND sql IS NOT NULL")
 INSERT="ATTACH '$V1' AS src; BEGIN; INSERT INTO customers (ferry_pk, id, uuid, email, full_name, age, balance, created_at, active, notes, segment, score)
@@ -60,7 +72,10 @@ for run in $(seq 1 "$RUNS"); do
     measure lightweight "$run" -- "$FERRY" migrate "$WORK/light.sqlite" --model "$BUNDLE" --to 2 --no-backup --quiet
     cp "$V2" "$WORK/expr.sqlite" && rm -f "$WORK/expr.sqlite-"*
     measure expressions "$run" -- "$FERRY" migrate "$WORK/expr.sqlite" --model "$BUNDLE" --to 3 --no-backup --quiet
+    cp "$V3" "$WORK/policy.sqlite" && rm -f "$WORK/policy.sqlite-"*
+    measure policy "$run" -- "$SHOP_FERRY" migrate "$WORK/policy.sqlite" --model "$BUNDLE" --to 4 --no-backup --quiet
 done
+[ "$(sqlite3 "$WORK/policy.sqlite" "SELECT value FROM ferry_metadata WHERE key = 'model_version'")" = "4" ] || die "the policy step did not reach version 4"
 [ "$(sqlite3 "$WORK/expr.sqlite" "SELECT count(*) FROM customers WHERE first_name IS NOT NULL")" = "$ROWS" ] || die "the expression step did not fill first_name"
 python3 - "$RESULTS" "$ROWS" <<'PY'
 import statistics, sys
@@ -71,7 +86,7 @@ for line in open(sys.argv[1]).read().splitlines()[1:]:
 base = statistics.median(w for w, _ in runs["sqlite3"])
 print(f"migration of {int(sys.argv[2])} customers; wall time is the median, RSS the largest")
 print(f"{'case':<14} {'median s':>9} {'records/s':>11} {'peak MiB':>9} {'vs sqlite3':>11} {'target':>7}")
-for name, target in [("sqlite3", None), ("lightweight", 1.5), ("expressions", 3.0)]:
+for name, target in [("sqlite3", None), ("lightweight", 1.5), ("expressions", 3.0), ("policy", 5.0)]:
     wall = statistics.median(w for w, _ in runs[name])
     rss = max(r for _, r in runs[name]) / 1024
     ratio = wall / base
