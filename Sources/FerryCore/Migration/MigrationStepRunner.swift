@@ -28,6 +28,9 @@ final class MigrationStepRunner {
     /// The row being migrated by the row path (for ``mappedValues(forSource:mappingName:)``).
     private var currentRow: (mapping: String, source: Int64, values: [Value], columns: [String])?
     private var insertStatements: [String: (Statement, [String])] = [:]
+    /// Prepared once per step: policies call these for every object.
+    private var keyTakenStatements: [String: Statement] = [:]
+    private var associateStatement: Statement?
     /// Objects inserted through the manager (by policies).
     private var managerInserts = 0
 
@@ -81,6 +84,8 @@ final class MigrationStepRunner {
         manager = MigrationManager(connection: connection, sourceModel: source, destinationModel: destination, engine: self)
         defer {
             insertStatements.removeAll()
+            keyTakenStatements.removeAll()
+            associateStatement = nil
             manager = nil
             connection = nil
         }
@@ -126,6 +131,8 @@ final class MigrationStepRunner {
             try carryRunHistory(started: started)
         }
         insertStatements.removeAll()
+        keyTakenStatements.removeAll()
+        associateStatement = nil
         try connection.execute("DETACH DATABASE links")
         try connection.execute("DETACH DATABASE dst")
         connection = nil
@@ -313,9 +320,16 @@ final class MigrationStepRunner {
         var primaryKey: Int64? = nil
         if let source {
             // The first object made from a source object keeps its key (if it is free).
-            let taken = try connection.scalar(
-                "SELECT 1 FROM dst.\(SQL.quote(entityMapping.destination)) WHERE \(StoreLayout.primaryKey) = ?", [.integer(source.primaryKey)])
-            if taken == nil { primaryKey = source.primaryKey }
+            let statement: Statement
+            if let cached = keyTakenStatements[entityMapping.destination] {
+                statement = cached
+            } else {
+                statement = try connection.prepare("SELECT 1 FROM dst.\(SQL.quote(entityMapping.destination)) WHERE \(StoreLayout.primaryKey) = ?")
+                keyTakenStatements[entityMapping.destination] = statement
+            }
+            statement.reset()
+            try statement.bind(source.primaryKey, at: 1)
+            if try !statement.step() { primaryKey = source.primaryKey }
         }
         let key = try insert(values, mapping: entityMapping, primaryKey: primaryKey)
         if let source {
@@ -326,7 +340,16 @@ final class MigrationStepRunner {
     }
 
     func associate(source: Int64, destination: Int64, mapping name: String) throws {
-        try connection.execute("INSERT INTO links.assoc (mapping, source, destination) VALUES (?, ?, ?)", [.text(name), .integer(source), .integer(destination)])
+        let statement: Statement
+        if let associateStatement {
+            statement = associateStatement
+        } else {
+            statement = try connection.prepare("INSERT INTO links.assoc (mapping, source, destination) VALUES (?, ?, ?)")
+            associateStatement = statement
+        }
+        statement.reset()
+        try statement.bind([.text(name), .integer(source), .integer(destination)])
+        try statement.step()
     }
 
     func destinationKeys(forMapping name: String, sources: [Int64]) throws -> [Int64] {
