@@ -147,52 +147,9 @@ struct ExpressionLexer {
     }
 
     private mutating func string(quote: UInt8, start: Int) throws(FerryError) -> ExpressionToken {
-        position += 1
-        var result: [UInt8] = []
-        while true {
-            guard let byte = peek() else { throw source.error("unterminated string literal", at: start) }
-            position += 1
-            if byte == quote { break }
-            guard byte == UInt8(ascii: "\\") else {
-                result.append(byte)
-                continue
-            }
-            let escapeStart = position - 1
-            guard let escaped = peek() else { throw source.error("unterminated string literal", at: start) }
-            position += 1
-            switch escaped {
-            case UInt8(ascii: "n"): result.append(0x0A)
-            case UInt8(ascii: "t"): result.append(0x09)
-            case UInt8(ascii: "r"): result.append(0x0D)
-            case UInt8(ascii: "0"): result.append(0x00)
-            case UInt8(ascii: "\\"), UInt8(ascii: "\""), UInt8(ascii: "'"): result.append(escaped)
-            case UInt8(ascii: "u"):
-                var hex: [UInt8] = []
-                if peek() == UInt8(ascii: "{") {
-                    position += 1
-                    while let b = peek(), b != UInt8(ascii: "}"), hex.count < 8 {
-                        hex.append(b)
-                        position += 1
-                    }
-                    guard peek() == UInt8(ascii: "}") else {
-                        throw source.error("invalid Unicode escape; expected \\uXXXX or \\u{X…}", at: escapeStart)
-                    }
-                    position += 1
-                } else {
-                    while hex.count < 4, let b = peek() {
-                        hex.append(b)
-                        position += 1
-                    }
-                }
-                guard let code = UInt32(String(decoding: hex, as: UTF8.self), radix: 16), let scalar = Unicode.Scalar(code)
-                else { throw source.error("invalid Unicode escape; expected \\uXXXX or \\u{X…}", at: escapeStart) }
-                result.append(contentsOf: Array(String(Character(scalar)).utf8))
-            default:
-                throw source.error(
-                    "unknown escape sequence '\\\(String(decoding: [escaped], as: UTF8.self))' in string literal", at: escapeStart)
-            }
-        }
-        return ExpressionToken(kind: .string(String(decoding: result, as: UTF8.self)), offset: start, text: text(from: start))
+        let source = self.source
+        let value = try QuotedLiteral.scan(bytes, position: &position, quote: quote, start: start) { source.error($0, at: $1) }
+        return ExpressionToken(kind: .string(value), offset: start, text: text(from: start))
     }
 }
 
