@@ -245,6 +245,12 @@ public final class CSVReader: RecordReader {
         let length = span.end - span.start
         if !span.quoted && isNullToken(start, length) { return try body(nil) }
         if !span.escaped { return try body(UnsafeBufferPointer(start: start, count: length)) }
+        return try withUnescaped(start, length) { try body($0) }
+    }
+
+    /// Calls `body` with a quoted field's content with doubled quotes undone, in a scratch
+    /// buffer reused between fields.
+    private func withUnescaped<T>(_ start: UnsafePointer<UInt8>, _ length: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         let quote = options.quote
         var scratch = self.unescaped
         self.unescaped = []
@@ -405,18 +411,7 @@ public final class CSVReader: RecordReader {
     /// The field's text with doubled quotes undone, or nil when it is not valid UTF-8.
     private func text(_ start: UnsafePointer<UInt8>, _ length: Int, escaped: Bool) -> String? {
         if !escaped { return validString(start, length) }
-        let quote = options.quote
-        var unescaped = self.unescaped
-        self.unescaped = []
-        defer { self.unescaped = unescaped }
-        unescaped.removeAll(keepingCapacity: true)
-        var index = 0
-        while index < length {
-            let byte = start[index]
-            unescaped.append(byte)
-            index += byte == quote ? 2 : 1
-        }
-        return unescaped.withUnsafeBufferPointer { buffer in
+        return withUnescaped(start, length) { buffer in
             buffer.baseAddress.flatMap { validString($0, buffer.count) } ?? ""
         }
     }
