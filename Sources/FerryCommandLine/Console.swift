@@ -49,7 +49,7 @@ final class Console: ProgressObserver {
         let now = ContinuousClock.now
         guard now - lastDraw > .milliseconds(200) else { return }
         lastDraw = now
-        let elapsed = (now - started).secondsValue
+        let elapsed = (now - started).seconds
         let rate = elapsed > 0 ? Int(Double(read) / elapsed) : 0
         let text = "\(title)  \(Console.grouped(read)) records  \(Console.grouped(rate))/s  \(Console.grouped(rejected)) rejected"
         FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
@@ -163,12 +163,6 @@ final class Console: ProgressObserver {
     }
 }
 
-extension Duration {
-    var secondsValue: Double {
-        let (s, atto) = components
-        return Double(s) + Double(atto) / 1e18
-    }
-}
 
 /// Runs a command body, printing ferry errors as `file:line:column: error: …` and exiting with
 /// the documented code.

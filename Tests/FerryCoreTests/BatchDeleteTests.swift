@@ -51,7 +51,7 @@ struct DeleteFixture {
     init() throws {
         store = try Store.open(at: directory.file("rules.sqlite"), model: Self.model)
         try store.write { connection in
-            try connection.execute(
+            try connection.executeScript(
                 """
                 INSERT INTO Customer(ferry_pk, name) VALUES (1, 'Ann'), (2, 'Bob'), (3, 'Cy'), (4, 'Dee'), (5, 'Eve');
                 INSERT INTO "Order"(ferry_pk, name, customer) VALUES (1, 'A-1', 1), (2, 'A-2', 1), (3, 'B-1', 2);

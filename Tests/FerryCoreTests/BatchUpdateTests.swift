@@ -41,7 +41,7 @@ struct UpdateFixture {
     init() throws {
         store = try Store.open(at: directory.file("shop.sqlite"), model: Self.model)
         try store.write { connection in
-            try connection.execute(
+            try connection.executeScript(
                 """
                 INSERT INTO Customer(ferry_pk, id, email, name, code, age, rank, balance, score, active, joined) VALUES
                   (1, 1, ' Ann@Example.COM ', 'Ann', 'aa', 34, 1, '10.10', 1.5, 1, '2023-05-01T00:00:00.000Z'),

@@ -78,6 +78,6 @@ struct ConcurrentIntegrityTests {
         #expect(results.filter { $0.check == "integrity_check" }.map(\.message) == ["ok"])
         // The second connection is gone: a writer gets its lock at once.
         let writer = try Connection(path: store.path)
-        try writer.execute("BEGIN EXCLUSIVE; COMMIT")
+        try writer.executeScript("BEGIN EXCLUSIVE; COMMIT")
     }
 }

@@ -38,7 +38,7 @@ struct FetchRequestTests {
     static func makeStore(_ directory: TemporaryDirectory) throws -> Store {
         let store = try Store.open(at: directory.file("fetch.sqlite"), model: model)
         try store.write { connection in
-            try connection.execute(
+            try connection.executeScript(
                 """
                 INSERT INTO "Customer"(ferry_pk, code, email, age) VALUES (1, 'C1', 'zoe@example.com', 41), (2, 'C2', 'ann@example.org', 30), (3, 'C3', NULL, 52);
                 INSERT INTO "Note"(ferry_pk, text) VALUES (1, 'fragile'), (2, 'gift');
@@ -185,7 +185,7 @@ struct FetchRequestTests {
         let store = try Store.open(at: directory.file("one.sqlite"), model: model)
         try store.write { connection in
             // A.b < B.a, so A owns the key column `b`.
-            try connection.execute(
+            try connection.executeScript(
                 """
                 INSERT INTO "B"(ferry_pk, label) VALUES (1, 'b1'), (2, 'b2');
                 INSERT INTO "A"(ferry_pk, name, b) VALUES (1, 'a1', 2), (2, 'a2', NULL);

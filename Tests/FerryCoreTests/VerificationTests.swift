@@ -18,7 +18,7 @@ struct BrokenStore {
 
     /// Runs SQL on a fresh raw connection (foreign keys off, no ferry functions).
     func raw(_ sql: String) throws {
-        try Connection(path: path).execute(sql)
+        try Connection(path: path).executeScript(sql)
     }
 
     /// Replaces text in a table's or index's CREATE statement (e.g. drops a NOT NULL).

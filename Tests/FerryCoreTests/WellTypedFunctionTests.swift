@@ -117,7 +117,7 @@ struct WellTypedFunctionTests {
 
     /// Texts where `ferry_well_typed(code, s)` and the former GLOB test disagree.
     func disagreements(_ code: String, _ texts: [String]) throws -> [String] {
-        try connection.execute("DROP TABLE IF EXISTS texts; CREATE TABLE texts(s TEXT)")
+        try connection.executeScript("DROP TABLE IF EXISTS texts; CREATE TABLE texts(s TEXT)")
         try connection.transaction {
             for text in texts { try connection.execute("INSERT INTO texts VALUES (?)", [.text(text)]) }
         }

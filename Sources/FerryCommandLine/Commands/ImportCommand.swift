@@ -83,8 +83,18 @@ struct ImportCommand: ParsableCommand {
             // a table to it, a scratch store (or copy) removed at the end: a dry run changes nothing.
             var target = store
             let scratch = NSTemporaryDirectory() + "/ferry-dry-run-\(UUID().uuidString).sqlite"
-            defer { if target == scratch { StoreFiles.remove(scratch) } }
+            defer {
+                if target == scratch {
+                    StoreFiles.remove(scratch)
+                    try? FileManager.default.removeItem(atPath: StoreLock.lockPath(for: scratch))
+                }
+            }
             if options.dryRun && !FileManager.default.fileExists(atPath: store) { target = scratch }
+            // Held from reading the store's model to the end of the import: the model read, the
+            // table added and the rows imported all belong to the same file.
+            let writerLock = target == store
+                ? try StoreLock.acquire(for: store, timeout: .seconds(30), policy: options.dryRun ? .takeIfPresent : .take) : nil
+            defer { withExtendedLifetime(writerLock) {} }
             var reader: (any RecordReader)? = nil
             let storeModel: ObjectModel
             if let model {
@@ -126,7 +136,9 @@ struct ImportCommand: ParsableCommand {
                     }
                 }
             }
-            let opened = try Store.open(at: target, model: storeModel)
+            var openOptions = Store.Options()
+            openOptions.writerLock = options.dryRun ? (target == store ? .takeIfPresent : .none) : .take
+            let opened = try Store.open(at: target, model: storeModel, options: openOptions)
             let runner = ImportStepRunner(step: step, store: opened, index: 1, jobName: "ferry import", reader: reader)
             runner.dryRun = options.dryRun
             runner.progress = console

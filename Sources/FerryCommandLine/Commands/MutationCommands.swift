@@ -34,7 +34,9 @@ struct MutationOptions: ParsableArguments {
 
     /// Runs one step against the store and prints its summary line.
     func run(_ step: Step, model: ObjectModel, options: GlobalOptions, jobName: String) throws -> Int32 {
-        let opened = try Store.open(at: store, model: model, options: Store.Options(createIfMissing: false))
+        var openOptions = Store.Options(createIfMissing: false)
+        openOptions.writerLock = options.dryRun ? .takeIfPresent : .take  // a dry run creates no file
+        let opened = try Store.open(at: store, model: model, options: openOptions)
         let console = Console(quiet: options.quiet)
         let runner = MutationStepRunner(step: step, store: opened, index: 1, jobName: jobName)
         runner.dryRun = options.dryRun

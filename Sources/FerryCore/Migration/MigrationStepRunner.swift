@@ -75,7 +75,7 @@ final class MigrationStepRunner {
         try connection.execute("ATTACH DATABASE ? AS links", [.text(Self.uri(linksPath, mode: "rwc"))])
         try connection.execute("PRAGMA links.journal_mode = OFF")
         try connection.execute("PRAGMA links.synchronous = OFF")
-        try connection.execute(
+        try connection.executeScript(
             """
             CREATE TABLE links.assoc (mapping TEXT NOT NULL, source INTEGER, destination INTEGER NOT NULL);
             CREATE INDEX links.assoc_source ON assoc (mapping, source);
@@ -142,7 +142,7 @@ final class MigrationStepRunner {
         try StoreFiles.synchronize(destinationPath)
         return MigrationStepReport(
             from: source.version, to: destination.version, mappingFile: mapping.location?.file, entities: reports,
-            seconds: started.duration(to: .now).secondsValue)
+            seconds: started.duration(to: .now).seconds)
     }
 
     // MARK: - One entity mapping
@@ -154,7 +154,7 @@ final class MigrationStepRunner {
         }
         var report = MigrationStepReport.EntityReport(mapping: entityMapping.name, destination: destinationEntity.name, source: entityMapping.source)
         defer {
-            report.seconds = started.duration(to: .now).secondsValue
+            report.seconds = started.duration(to: .now).seconds
             reports.append(report)
         }
         guard let sourceName = entityMapping.source else {
@@ -499,7 +499,9 @@ final class MigrationStepRunner {
     /// foreign keys, uniqueness, and validation rules that may no longer hold. (Required values
     /// need no scan: the new file's own NOT NULL columns refused any nil while it was written.)
     private func verifyDestination() throws {
-        let store = try Store.open(at: destinationPath, model: destination, options: Store.Options(createIfMissing: false))
+        var options = Store.Options(createIfMissing: false)
+        options.writerLock = .none  // a scratch file: the migration holds the store's lock
+        let store = try Store.open(at: destinationPath, model: destination, options: options)
         var checks: [Check] = [.integrity(quick: false), .foreignKeys(entity: nil)]
         for entity in destination.entities {
             checks.append(.count(entity: entity.name, expectation: .exactly(written[entity.name, default: 0]), basis: "objects the mapping wrote"))
@@ -611,9 +613,3 @@ struct SlotContext: ExpressionContext {
     var objectDescription: String? { "\(entity) \(key)" }
 }
 
-extension Duration {
-    var secondsValue: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
-}

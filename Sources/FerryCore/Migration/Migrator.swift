@@ -20,6 +20,8 @@ public struct MigrationOptions: Sendable {
     /// checksum of every attribute the mapping copies as it is, before and after (one more read
     /// of both stores; `ferry check` always does it).
     public var checksums = false
+    /// How long to wait for another writer (or a reader blocking a checkpoint) before failing.
+    public var busyTimeout: Duration = .seconds(30)
 
     public init(targetVersion: String? = nil, backup: Bool = true, parameters: [String: Value] = [:], registry: PolicyRegistry = .shared) {
         self.targetVersion = targetVersion
@@ -151,21 +153,31 @@ public final class Migrator {
     }
 
     /// Migrates the store to the target version and swaps the result in.
+    ///
+    /// Holds the store's writer lock (``StoreLock``) from the first read to the swap, so another
+    /// ferry writer waits for the migration and then opens the migrated store, and two
+    /// migrations of one store run one after the other (the second finds nothing to do).
     public func run() throws -> MigrationReport {
-        try settleWriteAheadLog()
-
-        // Hold the store's write lock for the whole migration: other writers wait (or time out)
-        // instead of writing into a store that is about to be replaced. The plan is made under
-        // the lock, so a migration that swapped the store in meanwhile is seen.
-        let guardConnection = try Connection(path: storePath, create: false)
-        guardConnection.setBusyTimeout(milliseconds: 30_000)
-        try guardConnection.execute("BEGIN IMMEDIATE")
-        defer { try? guardConnection.execute("ROLLBACK") }
+        let writerLock = try StoreLock.acquire(for: storePath, timeout: options.busyTimeout)
+        defer { withExtendedLifetime(writerLock) {} }
+        // Files a killed migration of this store left: no running migration owns them, since
+        // it would hold the lock.
         removeScratchFiles()
-
+        try settleWriteAheadLog()
         let plan = try self.plan()
         var report = MigrationReport(store: storePath, model: bundle.name, fromVersion: plan.source.version, toVersion: plan.target.version, steps: [])
         guard !plan.steps.isEmpty else { return report }
+
+        // Writers that do not know ferry's lock (the sqlite3 shell, an app) are held off by
+        // SQLite's own write lock, from here until just before the swap.
+        var guardConnection: Connection? = try Connection(path: storePath, create: false)
+        guardConnection?.setBusyTimeout(milliseconds: options.busyTimeout.milliseconds)
+        try guardConnection?.execute("BEGIN IMMEDIATE")
+        func releaseGuard() {
+            try? guardConnection?.execute("ROLLBACK")
+            guardConnection = nil  // the only reference: the connection closes here
+        }
+        defer { releaseGuard() }
 
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         var current = storePath
@@ -187,6 +199,9 @@ public final class Migrator {
                 try StoreFiles.preserve(storePath, as: path)
                 backup = path
             }
+            // Closed before the swap: closing the last connection of a WAL store removes the
+            // `-wal` by name, which must never be the new file's.
+            releaseGuard()
             try StoreFiles.swapIn(current, at: storePath)
         } catch {
             // Nothing was swapped in: the original is where it was, untouched.
@@ -199,7 +214,7 @@ public final class Migrator {
     }
 
     /// Removes the scratch files a killed migration of this store left (`STORE.ferry-migrating-N`
-    /// and their companions). Called while holding the store's write lock, so no running
+    /// and their companions). Called while holding the store's writer lock, so no running
     /// migration of the store owns them.
     private func removeScratchFiles() {
         let url = URL(fileURLWithPath: storePath)
@@ -211,14 +226,28 @@ public final class Migrator {
         }
     }
 
-    /// A store whose latest data still sits in its `-wal` file is checkpointed first (the data
-    /// moves into the main file unchanged), so that nothing in the WAL can be lost by the swap.
+    /// A store whose latest data still sits in its `-wal` file is checkpointed completely first
+    /// (the data moves into the main file unchanged, and the `-wal` is emptied), so that the
+    /// backup holds every commit and nothing of the old `-wal` can meet the new file.
+    ///
+    /// A reader that keeps an older snapshot open prevents a complete checkpoint: then the
+    /// migration waits for it a few seconds and refuses, changing nothing.
     private func settleWriteAheadLog() throws {
         let wal = storePath + "-wal"
         guard let size = (try? FileManager.default.attributesOfItem(atPath: wal))?[.size] as? Int, size > 0 else { return }
         let connection = try Connection(path: storePath, create: false)
-        connection.setBusyTimeout(milliseconds: 30_000)
-        _ = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")
+        // A reader is waited for briefly: it may keep its transaction open for hours.
+        connection.setBusyTimeout(milliseconds: min(options.busyTimeout, .seconds(5)).milliseconds)
+        // One row: busy (1 when the checkpoint could not finish), frames in the log, frames copied.
+        let result = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)").first ?? []
+        let busy = result.first?.int64 ?? 1
+        let remaining = (try? FileManager.default.attributesOfItem(atPath: wal))?[.size] as? Int ?? 0
+        guard busy == 0, remaining == 0 else {
+            throw FerryError(
+                .store,
+                "cannot migrate '\(storePath)': another process is reading it, so the commits in its write-ahead log ('\(wal)', \(size) bytes) cannot all be moved into the store; nothing was changed",
+                notes: ["close the other connections to the store (apps, sqlite3 shells) and run the migration again"])
+        }
     }
 
     static func stamp(_ millis: Int64) -> String {
@@ -227,15 +256,20 @@ public final class Migrator {
 }
 
 extension StoreFiles {
-    /// Puts a finished, closed store in place of `path` with one `rename(2)`, then removes the
-    /// old file's `-wal` and `-shm`. The caller checkpointed the old store and held its write lock
-    /// since, so its write-ahead log holds nothing the new file lacks.
+    /// Puts a finished, closed store in place of `path` with one `rename(2)`.
+    ///
+    /// The old file's `-wal` and `-shm` go first: the caller checkpointed the old store completely
+    /// and has held its writer lock since, so they hold nothing the old main file lacks, and once
+    /// they are gone no kill can leave them beside the new file. A kill before the rename leaves
+    /// the complete original, after it the complete new store.
     static func swapIn(_ newPath: String, at path: String) throws {
-        guard rename(newPath, path) == 0 else {
-            throw FerryError(.io, "cannot move '\(newPath)' to '\(path)': \(String(cString: strerror(errno)))")
+        for companion in [path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: companion) {
+            guard unlink(companion) == 0 || errno == ENOENT else {
+                throw FerryError(.io, "cannot remove '\(companion)' before replacing '\(path)': \(String(cString: strerror(errno)))")
+            }
         }
-        for companion in [path + "-wal", path + "-shm"] {
-            try? FileManager.default.removeItem(atPath: companion)
+        guard rename(newPath, path) == 0 else {
+            throw FerryError(.io, "cannot move the migrated store into place at '\(path)': \(String(cString: strerror(errno)))")
         }
         try synchronize(path)
     }

@@ -62,7 +62,7 @@ public enum StorageCoding {
         case .null: return "NULL"
         case .integer(let v): return String(v)
         case .real(let v): return v.isFinite ? String(v) : (v > 0 ? "9e999" : "-9e999")
-        case .text(let v): return "'" + v.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "''") + "'"
+        case .text(let v): return SQL.stringLiteral(v)
         case .blob(let v): return "X'" + v.map { String($0, radix: 16).leftPadded(to: 2) }.joined() + "'"
         }
     }

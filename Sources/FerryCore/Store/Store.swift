@@ -19,6 +19,10 @@ public final class Store: @unchecked Sendable {
     public let model: ObjectModel
     /// The store's metadata after opening.
     public private(set) var metadata: StoreMetadata
+    /// ferry's writer lock on the file, held from opening to closing (nil when read-only).
+    private let writerLock: StoreLock?
+    /// The file the connection opened, to tell when another process replaced the one at `path`.
+    private let identity: FileIdentity?
 
     /// How to open a store.
     public struct Options: Sendable {
@@ -30,6 +34,9 @@ public final class Store: @unchecked Sendable {
         public var allowModelMismatch: Bool = false
         /// Open read-only.
         public var readOnly: Bool = false
+        /// Whether to take ferry's writer lock (``StoreLock``) for as long as the store is open
+        /// (writers always do; read-only stores never).
+        package var writerLock: StoreLock.Policy = .take
 
         public init(createIfMissing: Bool = true, busyTimeout: Duration = .seconds(30), allowModelMismatch: Bool = false, readOnly: Bool = false) {
             self.createIfMissing = createIfMissing
@@ -39,11 +46,13 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    private init(path: String, model: ObjectModel, connection: Connection, metadata: StoreMetadata) {
+    private init(path: String, model: ObjectModel, connection: Connection, metadata: StoreMetadata, writerLock: StoreLock?) {
         self.path = path
         self.model = model
         self.connection = connection
         self.metadata = metadata
+        self.writerLock = writerLock
+        self.identity = StoreLock.isLockable(path) ? FileIdentity(of: path) : nil
     }
 
     /// Opens the store at `path` for `model`, creating it when missing (unless told not to).
@@ -60,10 +69,13 @@ public final class Store: @unchecked Sendable {
             let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
             try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         }
+        // Before the file is opened, so that the file opened is the one at the path once no
+        // other writer (a migration about to swap it, a rebuild) is busy with it.
+        let writerLock = options.readOnly ? nil : try StoreLock.acquire(for: path, timeout: options.busyTimeout, policy: options.writerLock)
         let connection = try Connection(path: path, readOnly: options.readOnly, create: options.createIfMissing)
         try configure(connection, busyTimeout: options.busyTimeout)
         if let metadata = try StoreMetadata.read(from: connection) {
-            return try opened(path: path, model: model, connection: connection, metadata: metadata, options: options)
+            return try opened(path: path, model: model, connection: connection, metadata: metadata, options: options, writerLock: writerLock)
         }
         guard !options.readOnly else {
             try checkNoUserTables(path: path, connection: connection)
@@ -78,14 +90,14 @@ public final class Store: @unchecked Sendable {
         guard let metadata = try StoreMetadata.read(from: connection) else {
             throw FerryError(.internal, "store '\(path)' has no metadata right after creation")
         }
-        return try opened(path: path, model: model, connection: connection, metadata: metadata, options: options)
+        return try opened(path: path, model: model, connection: connection, metadata: metadata, options: options, writerLock: writerLock)
     }
 
-    private static func opened(path: String, model: ObjectModel, connection: Connection, metadata: StoreMetadata, options: Options) throws -> Store {
+    private static func opened(path: String, model: ObjectModel, connection: Connection, metadata: StoreMetadata, options: Options, writerLock: StoreLock?) throws -> Store {
         if metadata.modelHash != model.versionHash && !options.allowModelMismatch {
             throw mismatch(path: path, metadata: metadata, model: model)
         }
-        return Store(path: path, model: model, connection: connection, metadata: metadata)
+        return Store(path: path, model: model, connection: connection, metadata: metadata, writerLock: writerLock)
     }
 
     private static func checkNoUserTables(path: String, connection: Connection) throws {
@@ -126,8 +138,7 @@ public final class Store: @unchecked Sendable {
     }
 
     static func configure(_ connection: Connection, busyTimeout: Duration) throws {
-        let (seconds, attoseconds) = busyTimeout.components
-        connection.setBusyTimeout(milliseconds: Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000))
+        connection.setBusyTimeout(milliseconds: busyTimeout.milliseconds)
         try connection.execute("PRAGMA foreign_keys = ON")
         // A larger page cache keeps unique-index inserts fast; bounded, so memory stays flat.
         try connection.execute("PRAGMA cache_size = -16384")
@@ -169,8 +180,20 @@ public final class Store: @unchecked Sendable {
     public func write<T>(_ body: (Connection) throws -> T) throws -> T {
         try withConnection { connection in
             if connection.isInTransaction { return try connection.savepoint { try body(connection) } }
-            return try connection.transaction(.immediate) { try body(connection) }
+            return try connection.transaction(.immediate) {
+                try checkStillInPlace()
+                return try body(connection)
+            }
         }
+    }
+
+    /// Fails when the file this store opened is no longer the one at its path (a migration or a
+    /// rebuild in this process swapped a new file in): writing would go into the retired file.
+    private func checkStillInPlace() throws {
+        guard let identity, FileIdentity(of: path) != identity else { return }
+        throw FerryError(
+            .store, "the store '\(path)' was replaced (migrated or rebuilt) after it was opened; nothing was written",
+            notes: ["open the store again and retry"])
     }
 
     /// Counts the rows of every entity, in model order.
@@ -189,6 +212,8 @@ extension Store {
     /// current entities unchanged plus `newEntities`) as its model. Used by `ferry import` without
     /// `--model`, where each new file becomes a new table, as with sqlite-utils.
     public static func addEntities(_ newEntities: [String], at path: String, model: ObjectModel) throws {
+        let writerLock = try StoreLock.acquire(for: path, timeout: .seconds(30))
+        defer { withExtendedLifetime(writerLock) {} }
         let connection = try Connection(path: path, create: false)
         try configure(connection, busyTimeout: .seconds(30))
         try connection.transaction(.immediate) {

@@ -75,16 +75,30 @@ public final class OutputFile {
         buffer.removeAll(keepingCapacity: true)
     }
 
-    /// Flushes and closes the file.
+    /// Flushes what is buffered and forces it to the disk (`fsync(2)`), so that what was written
+    /// survives a crash from here on. Pipes and devices, which cannot be synced, are only flushed.
+    public func synchronize() throws {
+        try flush()
+        guard descriptor >= 0, fsync(descriptor) != 0 else { return }
+        guard errno == EINVAL || errno == EROFS else {
+            throw FerryError(.io, "cannot write '\(name)' to the disk: \(String(cString: strerror(errno)))", at: InputLocation(file: name))
+        }
+    }
+
+    /// Flushes and closes the file; an error of the close itself (a full disk can surface only
+    /// there) is thrown, never swallowed.
     public func close() throws {
         try flush()
         if ownsDescriptor, descriptor >= 0 {
             #if canImport(Glibc)
-                _ = Glibc.close(descriptor)
+                let result = Glibc.close(descriptor)
             #else
-                _ = Darwin.close(descriptor)
+                let result = Darwin.close(descriptor)
             #endif
             descriptor = -1
+            if result != 0 && errno != EINTR {
+                throw FerryError(.io, "cannot write '\(name)': \(String(cString: strerror(errno)))", at: InputLocation(file: name))
+            }
         }
     }
 

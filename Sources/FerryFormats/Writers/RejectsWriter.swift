@@ -23,5 +23,13 @@ public final class RejectsWriter {
         count += 1
     }
 
-    public func close() throws { try output.close() }
+    /// Writes every reject so far to the disk: called before the batch that rejected them commits,
+    /// so a kill never keeps a batch whose rejects are lost.
+    public func synchronize() throws { try output.synchronize() }
+
+    /// Writes the remaining rejects and closes the file; a failure to write them is thrown.
+    public func close() throws {
+        try output.synchronize()
+        try output.close()
+    }
 }

@@ -61,6 +61,8 @@ public final class ImportStepRunner {
                         if insideTransaction { return }
                         throw DryRunRollback()
                     }
+                    // The rejects are on disk before the rows commit; failing to write them fails the step.
+                    try rejects?.close()
                     try recordRun(connection, state: state, startedAt: startedAt, outcome: "succeeded", message: nil)
                 }
             } else {
@@ -71,9 +73,12 @@ public final class ImportStepRunner {
                         let plan = try ImportPlan(step: step, reader: reader, connection: connection, model: store.model)
                         let finished = try importRecords(reader: reader, plan: plan, rejects: rejects, state: &state, batchLimit: step.batchSize)
                         ignoredFields = reader.fieldNames.filter { !plan.mappedFieldNames.contains($0) }
+                        // This batch's rejects are on disk before the batch commits.
+                        try rejects?.synchronize()
                         return finished
                     }
                 }
+                try rejects?.close()
                 try checkBudgetAtEnd(state)
                 try store.write { try recordRun($0, state: state, startedAt: startedAt, outcome: "succeeded", message: nil) }
             }
@@ -272,9 +277,3 @@ struct ImportState {
     }
 }
 
-extension Duration {
-    var seconds: Double {
-        let (s, atto) = components
-        return Double(s) + Double(atto) / 1e18
-    }
-}

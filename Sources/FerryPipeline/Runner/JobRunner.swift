@@ -29,6 +29,10 @@ public final class JobRunner {
     }
 
     /// Opens (or creates) the job's store and runs every step.
+    ///
+    /// A job on a store file holds the store's writer lock from its first step to its last (a
+    /// rebuild until its new store is swapped in): a second job on the same store waits for it,
+    /// then sees everything it did.
     public func run() -> RunReport {
         var report = RunReport(
             job: job.name, jobFile: job.path, store: job.store.path, model: model.name, modelVersion: model.version,
@@ -38,10 +42,25 @@ public final class JobRunner {
         let rebuild = (job.store.rebuild || scratch) && !job.store.isInMemory
         // A dry run of a job that migrates works on a copy: a migration cannot be rolled back.
         let dryCopy = dryRun && !rebuild && migrates && !job.store.isInMemory && FileManager.default.fileExists(atPath: job.store.path)
-        var workPath = rebuild ? job.store.path + ".ferry-rebuild" : job.store.path
-        if rebuild { StoreFiles.remove(workPath) }
+        var writerLock: StoreLock?
+        defer { withExtendedLifetime(writerLock) {} }
+        if !job.store.isInMemory && !scratch {
+            do {
+                // A dry run creates no file: it takes the lock only when the store has its lock file.
+                writerLock = try StoreLock.acquire(for: job.store.path, timeout: .seconds(30), policy: dryRun ? .takeIfPresent : .take)
+            } catch {
+                report.fail(step: 0, kind: "open", error: error)
+                report.endedAt = Self.now()
+                return report
+            }
+            // Under the lock: work files a killed run of this job left behind belong to nobody.
+            Self.removeWorkFiles(of: job.store.path)
+        }
+        // Work files are unique per run: two runs never share one, even without the lock (a dry run).
+        let workSuffix = "\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
+        var workPath = rebuild ? "\(job.store.path).ferry-rebuild-\(workSuffix)" : job.store.path
         if dryCopy {
-            workPath = job.store.path + ".ferry-dry-run"
+            workPath = "\(job.store.path).ferry-dry-run-\(workSuffix)"
             do {
                 try Self.copyStore(from: job.store.path, to: workPath)
             } catch {
@@ -50,7 +69,7 @@ public final class JobRunner {
                 return report
             }
         }
-        defer { if dryCopy { StoreFiles.remove(workPath) } }
+        defer { if dryCopy { Self.removeWorkFile(workPath) } }
         if let copyFrom = job.store.copyFrom, !dryRun {
             do {
                 try Self.copyStore(from: copyFrom, to: job.store.path)
@@ -66,15 +85,36 @@ public final class JobRunner {
                 do {
                     try StoreFiles.replace(job.store.path, with: workPath)
                 } catch {
+                    Self.removeWorkFile(workPath)
                     report.fail(step: job.steps.count + 1, kind: "swap", error: error)
                 }
+                try? FileManager.default.removeItem(atPath: StoreLock.lockPath(for: workPath))
             } else {
-                StoreFiles.remove(workPath)
+                Self.removeWorkFile(workPath)
             }
         }
         // Not in a `defer`: that would run after the returned copy was made.
         report.endedAt = Self.now()
         return report
+    }
+
+    /// Removes a work file of this run with its companions and any lock file a step made for it.
+    static func removeWorkFile(_ path: String) {
+        StoreFiles.remove(path)
+        try? FileManager.default.removeItem(atPath: StoreLock.lockPath(for: path))
+    }
+
+    /// Removes the rebuild and dry-run files that killed runs left beside the store at `path`
+    /// (`PATH.ferry-rebuild-…`, `PATH.ferry-dry-run-…` and their companions). Only called while
+    /// holding the store's writer lock: no running job owns them then.
+    static func removeWorkFiles(of path: String) {
+        let url = URL(fileURLWithPath: path)
+        let folder = url.deletingLastPathComponent().path
+        let prefixes = [".ferry-rebuild", ".ferry-dry-run"].map { url.lastPathComponent + $0 }
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names where prefixes.contains(where: { name.hasPrefix($0) }) {
+            try? FileManager.default.removeItem(atPath: (folder as NSString).appendingPathComponent(name))
+        }
     }
 
     /// Runs the steps in segments: the steps between two `migrate` steps share one open store;
@@ -140,7 +180,10 @@ public final class JobRunner {
     private func runSegment(_ range: Range<Int>, storePath: String, create: Bool, into report: inout RunReport) -> Bool {
         let store: Store
         do {
-            store = try Store.open(at: storePath, model: model, options: Store.Options(createIfMissing: create))
+            var options = Store.Options(createIfMissing: create)
+            // A rebuild's or dry run's work file: the job holds the lock of the store it stands for.
+            options.writerLock = storePath != job.store.path ? .none : (dryRun ? .takeIfPresent : .take)
+            store = try Store.open(at: storePath, model: model, options: options)
         } catch {
             report.fail(step: 0, kind: "open", error: error)
             return false

@@ -41,7 +41,7 @@ public struct SnapshotChecker {
         var report = VerificationReport(name: name, store: snapshot, timestamp: DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)))
         defer { }
         func finish(_ report: inout VerificationReport) {
-            report.elapsedSeconds = started.duration(to: .now).secondsValue
+            report.elapsedSeconds = started.duration(to: .now).seconds
         }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-check-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -69,9 +69,9 @@ public struct SnapshotChecker {
             version = try VersionDetector.detect(metadata: metadata, bundle: bundle, store: snapshot)
             report.results.append(CheckResult(
                 check: "version", name: "version", outcome: .passed, measured: ["version": .text(version.version)],
-                message: "\(bundle.name) version \(version.version)", elapsedSeconds: clock.duration(to: .now).secondsValue))
+                message: "\(bundle.name) version \(version.version)", elapsedSeconds: clock.duration(to: .now).seconds))
         } catch {
-            report.results.append(CheckResult(check: "version", name: "version", outcome: .failed, message: Self.describe(error, copy: copy, snapshot: snapshot), elapsedSeconds: clock.duration(to: .now).secondsValue))
+            report.results.append(CheckResult(check: "version", name: "version", outcome: .failed, message: Self.describe(error, copy: copy, snapshot: snapshot), elapsedSeconds: clock.duration(to: .now).seconds))
             finish(&report)
             return report
         }
@@ -90,11 +90,11 @@ public struct SnapshotChecker {
                 check: "migrate", name: "migrate \(version.version) → \(target)", outcome: .passed,
                 measured: ["steps": .integer(migration.steps.count), "objects": .integer(objects)],
                 message: migration.steps.isEmpty ? "already at the current version" : migration.steps.map { "\($0.from) → \($0.to)\($0.mappingFile == nil ? " (inferred)" : "")" }.joined(separator: ", "),
-                elapsedSeconds: clock.duration(to: .now).secondsValue))
+                elapsedSeconds: clock.duration(to: .now).seconds))
         } catch {
             report.results.append(CheckResult(
                 check: "migrate", name: "migrate \(version.version) → \(target)", outcome: .failed, message: Self.describe(error, copy: copy, snapshot: snapshot),
-                elapsedSeconds: clock.duration(to: .now).secondsValue))
+                elapsedSeconds: clock.duration(to: .now).seconds))
             finish(&report)
             return report
         }
@@ -140,9 +140,3 @@ public struct SnapshotChecker {
     }
 }
 
-extension Duration {
-    var secondsValue: Double {
-        let (s, atto) = components
-        return Double(s) + Double(atto) / 1e18
-    }
-}

@@ -38,15 +38,51 @@ public final class Connection {
 
     // MARK: - Executing SQL
 
-    /// Runs one or more statements that return no rows.
+    /// Runs one statement, discarding any rows it returns.
+    ///
+    /// Exactly one: text after the statement (but blanks and `;`) is refused, so a value that
+    /// found its way into SQL text can never start a second statement (`sqlite3_exec` would run it).
     public func execute(_ sql: String) throws {
-        var errorMessage: UnsafeMutablePointer<CChar>?
-        let code = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
-        if code != SQLITE_OK {
-            let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(code))
-            sqlite3_free(errorMessage)
-            throw Connection.error(code: code, message: message, sql: sql)
+        _ = try executeFirst(of: Array(sql.utf8), sql: sql, only: true)
+    }
+
+    /// Runs every statement of a script of ferry's own, fixed SQL (schema set-up, test fixtures),
+    /// in order. Never for text built from values: use ``execute(_:)`` or bound arguments.
+    package func executeScript(_ sql: String) throws {
+        var remainder = ArraySlice(Array(sql.utf8))
+        while !remainder.allSatisfy(Self.isBlank) {
+            remainder = try executeFirst(of: Array(remainder), sql: sql, only: false)
         }
+    }
+
+    private static func isBlank(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: ";") || byte == 0x20 || (0x09...0x0D).contains(byte)
+    }
+
+    /// Prepares and runs the first statement of `bytes`; returns the bytes after it. With `only`,
+    /// refuses (before running anything) when more than blanks follow it.
+    private func executeFirst(of bytes: [UInt8], sql: String, only: Bool) throws -> ArraySlice<UInt8> {
+        var statement: OpaquePointer?
+        var consumed = bytes.count
+        let code = bytes.withUnsafeBufferPointer { buffer -> Int32 in
+            buffer.withMemoryRebound(to: CChar.self) { text in
+                var tail: UnsafePointer<CChar>?
+                let code = sqlite3_prepare_v3(handle, text.baseAddress, Int32(text.count), 0, &statement, &tail)
+                if let tail, let base = text.baseAddress { consumed = base.distance(to: tail) }
+                return code
+            }
+        }
+        guard code == SQLITE_OK else {
+            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+        }
+        let remainder = bytes[consumed...]
+        guard let statement else { return remainder }  // only blanks or a comment
+        let prepared = Statement(handle: statement, connection: self, sql: sql)
+        if only && !remainder.allSatisfy(Self.isBlank) {
+            throw FerryError(.internal, "refused to run SQL text holding more than one statement", notes: ["while executing `\(sql.prefix(200))`"])
+        }
+        while try prepared.step() {}
+        return remainder
     }
 
     /// Runs one statement with arguments.
@@ -163,7 +199,14 @@ public final class Connection {
                     case .null: sqlite3_result_null(context)
                     case .integer(let v): sqlite3_result_int64(context, v)
                     case .real(let v): sqlite3_result_double(context, v)
-                    case .text(let v): sqlite3_result_text(context, v, -1, ferry_sqlite_transient())
+                    case .text(let v):
+                        // With its byte length, so a NUL byte inside the text is kept.
+                        let bytes = Array(v.utf8)
+                        bytes.withUnsafeBufferPointer { buffer in
+                            buffer.withMemoryRebound(to: CChar.self) {
+                                sqlite3_result_text(context, $0.baseAddress, Int32($0.count), ferry_sqlite_transient())
+                            }
+                        }
                     case .blob(let v):
                         v.withUnsafeBytes { sqlite3_result_blob(context, $0.baseAddress, Int32($0.count), ferry_sqlite_transient()) }
                     }
@@ -245,8 +288,10 @@ extension DatabaseValue {
         case SQLITE_INTEGER: self = .integer(sqlite3_value_int64(value))
         case SQLITE_FLOAT: self = .real(sqlite3_value_double(value))
         case SQLITE_TEXT:
+            // With its byte length: text may hold NUL bytes, where a C string would end.
             if let text = sqlite3_value_text(value) {
-                self = .text(String(cString: text))
+                let count = Int(sqlite3_value_bytes(value))
+                self = .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
             } else {
                 self = .null
             }
