@@ -2,42 +2,20 @@ import FerryTestSupport
 import Foundation
 import Testing
 
-/// Runs the built `ferry` binary (`swift build` first) and captures its output.
-struct DiffCLIProcess {
-    var stdout: String
-    var stderr: String
-    var status: Int32
-
-    static var binary: String { TestPaths.packageRoot.appendingPathComponent(".build/debug/ferry").path }
+/// Fixtures of the model diff CLI tests.
+enum DiffCLIFixtures {
     static var fixtures: URL { URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures") }
     static func fixture(_ relative: String) -> String { fixtures.appendingPathComponent(relative).path }
-
-    static func run(_ arguments: [String], in directory: String? = nil) throws -> DiffCLIProcess {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return DiffCLIProcess(
-            stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self), status: process.terminationStatus)
-    }
 }
 
 @Suite("ferry model diff and ferry store version", .serialized)
 struct ModelDiffCLITests {
-    let bundle = DiffCLIProcess.fixture("models/Shop")
+    let bundle = DiffCLIFixtures.fixture("models/Shop")
 
     @Test("a lightweight step: every change ✓, exit 0")
     func lightweight() throws {
-        let result = try DiffCLIProcess.run(["model", "diff", bundle, "--from", "1", "--to", "2"])
-        #expect(result.status == 0)
+        let result = try runFerry(["model", "diff", bundle, "--from", "1", "--to", "2"])
+        #expect(result.exitCode == 0)
         #expect(result.stderr == "")
         #expect(result.stdout == """
             Shop 1 → 2
@@ -62,8 +40,8 @@ struct ModelDiffCLITests {
 
     @Test("a step that needs a mapping: ✗ with reason and fix, exit 65")
     func needsMapping() throws {
-        let result = try DiffCLIProcess.run(["model", "diff", bundle, "--from", "2"])
-        #expect(result.status == 65)
+        let result = try runFerry(["model", "diff", bundle, "--from", "2"])
+        #expect(result.exitCode == 65)
         #expect(result.stdout == """
             Shop 2 → 3
               Customer
@@ -82,8 +60,8 @@ struct ModelDiffCLITests {
 
     @Test("a range of versions is shown step by step")
     func range() throws {
-        let result = try DiffCLIProcess.run(["model", "diff", bundle, "--from", "1", "--to", "3"])
-        #expect(result.status == 65)
+        let result = try runFerry(["model", "diff", bundle, "--from", "1", "--to", "3"])
+        #expect(result.exitCode == 65)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.filter { $0.hasPrefix("Shop ") } == ["Shop 1 → 2", "Shop 2 → 3"])
         #expect(lines.filter { $0.hasPrefix("  step: ") } == ["  step: lightweight", "  step: needs a mapping (2 refused; mappings/2-to-3.yml)"])
@@ -91,15 +69,15 @@ struct ModelDiffCLITests {
 
     @Test("two model files: renamed_from in the new one names the old one's names")
     func twoFiles() throws {
-        let result = try DiffCLIProcess.run(["model", "diff", "\(bundle)/v1.yml", "\(bundle)/v2.yml"])
-        #expect(result.status == 0)
+        let result = try runFerry(["model", "diff", "\(bundle)/v1.yml", "\(bundle)/v2.yml"])
+        #expect(result.exitCode == 0)
         #expect(result.stdout.hasPrefix("v1 1 → v2 2\n  Customer\n    ✓ attribute name: renamed from fullName\n"))
     }
 
     @Test("--json: changes, verdicts, and the inferred mapping of a lightweight step")
     func json() throws {
-        let result = try DiffCLIProcess.run(["model", "diff", bundle, "--from", "1", "--json"])
-        #expect(result.status == 65)
+        let result = try runFerry(["model", "diff", bundle, "--from", "1", "--json"])
+        #expect(result.exitCode == 65)
         let report = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(report["lightweight"] as? Bool == false)
         #expect(report["exit_code"] as? Int == 65)
@@ -127,24 +105,24 @@ struct ModelDiffCLITests {
 
     @Test("usage errors exit 64")
     func usage() throws {
-        let missing = try DiffCLIProcess.run(["model", "diff", bundle])
-        #expect(missing.status == 64)
+        let missing = try runFerry(["model", "diff", bundle])
+        #expect(missing.exitCode == 64)
         #expect(missing.stderr.hasPrefix("Error: give two models (ferry model diff OLD NEW) or one bundle with --from (ferry model diff BUNDLE --from 1 --to 2)\n"))
-        let unknown = try DiffCLIProcess.run(["model", "diff", bundle, "--from", "4"])
-        #expect(unknown.status == 64)
+        let unknown = try runFerry(["model", "diff", bundle, "--from", "4"])
+        #expect(unknown.exitCode == 64)
         #expect(unknown.stderr == "\(bundle)/model.yml:1:1: error: model Shop has no version '4' (versions: 1, 2, 3)\n")
-        let backwards = try DiffCLIProcess.run(["model", "diff", bundle, "--from", "3", "--to", "1"])
-        #expect(backwards.status == 64)
+        let backwards = try runFerry(["model", "diff", bundle, "--from", "3", "--to", "1"])
+        #expect(backwards.exitCode == 64)
         #expect(backwards.stderr == "\(bundle)/model.yml:1:1: error: version 1 comes before version 3 in model Shop; ferry migrates only to later versions\n")
-        let noModel = try DiffCLIProcess.run(["model", "diff", "\(bundle)/v9.yml", "\(bundle)/v2.yml"])
-        #expect(noModel.status == 64)
+        let noModel = try runFerry(["model", "diff", "\(bundle)/v9.yml", "\(bundle)/v2.yml"])
+        #expect(noModel.exitCode == 64)
         #expect(noModel.stderr == "\(bundle)/v9.yml: error: no model at '\(bundle)/v9.yml': No such file or directory\n")
     }
 
     @Test("--help documents both forms and the exit codes")
     func help() throws {
-        let result = try DiffCLIProcess.run(["model", "diff", "--help"])
-        #expect(result.status == 0)
+        let result = try runFerry(["model", "diff", "--help"])
+        #expect(result.exitCode == 0)
         #expect(result.stdout.contains("\nferry model diff BUNDLE --from 1 [--to 3]\n"))
         #expect(result.stdout.contains("\nferry model diff OLD NEW [--from 1] [--to 2]\n"))
         #expect(result.stdout.contains("Exit codes: 0 every change can be inferred (lightweight) · 65 a mapping file is\nneeded · 64 usage error"))
@@ -154,18 +132,18 @@ struct ModelDiffCLITests {
     func storeVersion() throws {
         let directory = TemporaryDirectory()
         try directory.write("customers.csv", "id,fullName,email\n1,Ann,ann@example.com\n")
-        let imported = try DiffCLIProcess.run(
-            ["import", "customers.csv", "--store", "v1.sqlite", "--model", "\(bundle)/v1.yml", "--entity", "Customer", "--quiet"], in: directory.path)
-        #expect(imported.status == 0, "\(imported.stderr)")
-        let result = try DiffCLIProcess.run(["store", "version", "v1.sqlite", "--model", bundle], in: directory.path)
-        #expect(result.status == 0)
+        let imported = try runFerry(
+            ["import", "customers.csv", "--store", "v1.sqlite", "--model", "\(bundle)/v1.yml", "--entity", "Customer", "--quiet"], cwd: directory.path)
+        #expect(imported.exitCode == 0, "\(imported.stderr)")
+        let result = try runFerry(["store", "version", "v1.sqlite", "--model", bundle], cwd: directory.path)
+        #expect(result.exitCode == 0)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 4)
         #expect(lines.first == "store:    v1.sqlite")
         #expect(lines.dropFirst().first?.hasPrefix("version:  Shop 1 (hash ") == true)
         #expect(Array(lines.suffix(2)) == ["current:  3", "status:   2 steps behind (1 → 2 → 3); run ferry migrate"])
 
-        let json = try DiffCLIProcess.run(["store", "version", "v1.sqlite", "--model", bundle, "--json"], in: directory.path)
+        let json = try runFerry(["store", "version", "v1.sqlite", "--model", bundle, "--json"], cwd: directory.path)
         let info = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(info["version"] as? String == "1")
         #expect(info["up_to_date"] as? Bool == false)
@@ -176,10 +154,10 @@ struct ModelDiffCLITests {
     func storeVersionNoMatch() throws {
         let directory = TemporaryDirectory()
         try directory.write("customers.csv", "id,fullName,email\n1,Ann,ann@example.com\n")
-        let imported = try DiffCLIProcess.run(["import", "customers.csv", "--store", "other.sqlite", "--entity", "Customer", "--quiet"], in: directory.path)
-        #expect(imported.status == 0, "\(imported.stderr)")
-        let result = try DiffCLIProcess.run(["store", "version", "other.sqlite", "--model", bundle], in: directory.path)
-        #expect(result.status == 64)
+        let imported = try runFerry(["import", "customers.csv", "--store", "other.sqlite", "--entity", "Customer", "--quiet"], cwd: directory.path)
+        #expect(imported.exitCode == 0, "\(imported.stderr)")
+        let result = try runFerry(["store", "version", "other.sqlite", "--model", bundle], cwd: directory.path)
+        #expect(result.exitCode == 64)
         #expect(result.stdout == "")
         let lines = result.stderr.split(separator: "\n").map(String.init)
         #expect(lines.count == 4)

@@ -2,23 +2,6 @@ import FerryTestSupport
 import Foundation
 import Testing
 
-/// Runs the built `ferry` binary and captures its exit status and output.
-func runFerry(_ arguments: [String], in directory: TemporaryDirectory) throws -> (status: Int32, stdout: String, stderr: String) {
-    let binary = TestPaths.packageRoot.appendingPathComponent(".build/debug/ferry")
-    let process = Process()
-    process.executableURL = binary
-    process.arguments = arguments
-    process.currentDirectoryURL = directory.url
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
-}
-
 @Suite("ferry update and ferry delete", .serialized)
 struct MutationCLITests {
     static let model = """
@@ -52,8 +35,8 @@ struct MutationCLITests {
               - import: {source: customers.csv, entity: Customer}
               - import: {source: orders.csv, entity: Order, relationships: {customer: {match: id}}}
             """)
-        let load = try runFerry(["run", "load.yml", "--quiet"], in: directory)
-        #expect(load.status == 0, "\(load.stderr)")
+        let load = try runFerry(["run", "load.yml", "--quiet"], cwd: directory.path)
+        #expect(load.exitCode == 0, "\(load.stderr)")
         return directory
     }
 
@@ -74,35 +57,35 @@ struct MutationCLITests {
         let directory = try makeStore()
         let dry = try runFerry(
             ["update", "--store", "shop.sqlite", "--entity", "Customer", "--where", "age > 30", "--set", "email==lowercase(email)", "--set", "age=99", "--dry-run"],
-            in: directory)
-        #expect(dry.status == 0)
+            cwd: directory.path)
+        #expect(dry.exitCode == 0)
         #expect(dry.stdout.contains("step 1 update Customer (dry run, rolled back): updated 2 in "))
         #expect(try query("SELECT email, age FROM Customer ORDER BY id", in: directory) == "Ann@X.io|34\nbob@x.io|19\nCY@x.io|52\n")
 
         let real = try runFerry(
             ["update", "--store", "shop.sqlite", "--entity", "Customer", "--where", "age > 30", "--set", "email==lowercase(email)", "--set", "age=99", "--report", "report.json"],
-            in: directory)
-        #expect(real.status == 0, "\(real.stderr)")
+            cwd: directory.path)
+        #expect(real.exitCode == 0, "\(real.stderr)")
         #expect(try query("SELECT email, age FROM Customer ORDER BY id", in: directory) == "ann@x.io|99\nbob@x.io|19\ncy@x.io|99\n")
         let report = try String(contentsOfFile: directory.file("report.json"), encoding: .utf8)
         #expect(report.contains("\"updated\" : 2"))
 
-        let bad = try runFerry(["update", "--store", "shop.sqlite", "--entity", "Customer", "--where", "TRUEPREDICATE", "--set", "age==age * 2"], in: directory)
-        #expect(bad.status == 1)
+        let bad = try runFerry(["update", "--store", "shop.sqlite", "--entity", "Customer", "--where", "TRUEPREDICATE", "--set", "age==age * 2"], cwd: directory.path)
+        #expect(bad.exitCode == 1)
         #expect(bad.stderr == "error: the new value of Customer.age breaks 'max: 150' for 2 records (ferry_pk 1, 3); nothing was changed\n")
-        let typo = try runFerry(["update", "--store", "shop.sqlite", "--entity", "Customer", "--where", "agee > 1", "--set", "age=1"], in: directory)
-        #expect(typo.status == 64)
+        let typo = try runFerry(["update", "--store", "shop.sqlite", "--entity", "Customer", "--where", "agee > 1", "--set", "age=1"], cwd: directory.path)
+        #expect(typo.exitCode == 64)
         #expect(typo.stderr == "--where:1:1: error: Customer has no attribute 'agee'; did you mean 'age'?\n")
     }
 
     @Test("ferry delete applies delete rules, or ignores them and reports the blocking references")
     func delete() throws {
         let directory = try makeStore()
-        let ignored = try runFerry(["delete", "--store", "shop.sqlite", "--entity", "Customer", "--where", "id == 1", "--ignore-delete-rules"], in: directory)
-        #expect(ignored.status == 1)
+        let ignored = try runFerry(["delete", "--store", "shop.sqlite", "--entity", "Customer", "--where", "id == 1", "--ignore-delete-rules"], cwd: directory.path)
+        #expect(ignored.exitCode == 1)
         #expect(ignored.stderr.hasPrefix("error: with delete_rules: ignore only the selected Customer objects are deleted, but other objects still refer to them (2 Order objects through Order.customer)"))
-        let applied = try runFerry(["delete", "--store", "shop.sqlite", "--entity", "Customer", "--where", "id == 1"], in: directory)
-        #expect(applied.status == 0, "\(applied.stderr)")
+        let applied = try runFerry(["delete", "--store", "shop.sqlite", "--entity", "Customer", "--where", "id == 1"], cwd: directory.path)
+        #expect(applied.exitCode == 0, "\(applied.stderr)")
         #expect(applied.stdout.contains("step 1 delete Customer: deleted 1, cascade 2 Order in "))
         #expect(try query("SELECT count(*) FROM Customer; SELECT count(*) FROM \"Order\";", in: directory) == "2\n1\n")
     }

@@ -8,9 +8,9 @@ struct SampleBundleCLITests {
 
     @Test("ferry model diff samples/models/Shop --from 1 --to 2: lightweight, exit 0")
     func lightweight() throws {
-        let result = try DiffCLIProcess.run(["model", "diff", "samples/models/Shop", "--from", "1", "--to", "2"], in: root)
+        let result = try runFerry(["model", "diff", "samples/models/Shop", "--from", "1", "--to", "2"], cwd: root)
         #expect(result.stderr == "")
-        #expect(result.status == 0)
+        #expect(result.exitCode == 0)
         #expect(result.stdout == """
             Shop 1 → 2
               Customer
@@ -34,9 +34,9 @@ struct SampleBundleCLITests {
 
     @Test("ferry model diff samples/models/Shop --from 2 --to 3: needs the mapping file, exit 65")
     func needsMapping() throws {
-        let result = try DiffCLIProcess.run(["model", "diff", "samples/models/Shop", "--from", "2", "--to", "3"], in: root)
+        let result = try runFerry(["model", "diff", "samples/models/Shop", "--from", "2", "--to", "3"], cwd: root)
         #expect(result.stderr == "")
-        #expect(result.status == 65)
+        #expect(result.exitCode == 65)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.filter { $0.contains("✗") } == [
             "    ✗ attribute first_name: added (string, non-optional)",
@@ -47,21 +47,21 @@ struct SampleBundleCLITests {
 
     @Test("ferry validate: import-shop pins version 1; migrate-shop's mapping file loads")
     func pipelines() throws {
-        let importShop = try DiffCLIProcess.run(["validate", "pipelines/import-shop.yml"], in: root)
+        let importShop = try runFerry(["validate", "pipelines/import-shop.yml"], cwd: root)
         #expect(importShop.stderr == "")
         #expect(importShop.stdout == "pipelines/import-shop.yml: ok (4 steps, model Shop version 1)\n")
-        #expect(importShop.status == 0)
-        let migrateShop = try DiffCLIProcess.run(["validate", "pipelines/migrate-shop.yml"], in: root)
+        #expect(importShop.exitCode == 0)
+        let migrateShop = try runFerry(["validate", "pipelines/migrate-shop.yml"], cwd: root)
         #expect(migrateShop.stderr == "")
         #expect(migrateShop.stdout == "pipelines/migrate-shop.yml: ok (1 step, model Shop version 3)\n")
-        #expect(migrateShop.status == 0)
+        #expect(migrateShop.exitCode == 0)
     }
 
     @Test("the snapshots are at versions 1 and 2 of the bundle")
     func snapshots() throws {
         for (file, line) in [("shop-v1.sqlite", "status:   2 steps behind (1 → 2 → 3); run ferry migrate"), ("shop-v2.sqlite", "status:   1 step behind (2 → 3); run ferry migrate")] {
-            let result = try DiffCLIProcess.run(["store", "version", "samples/snapshots/\(file)", "--model", "samples/models/Shop"], in: root)
-            #expect(result.status == 0)
+            let result = try runFerry(["store", "version", "samples/snapshots/\(file)", "--model", "samples/models/Shop"], cwd: root)
+            #expect(result.exitCode == 0)
             #expect(result.stdout.split(separator: "\n").last.map(String.init) == line)
         }
     }

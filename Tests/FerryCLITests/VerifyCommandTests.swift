@@ -6,28 +6,13 @@ import Testing
     import FoundationXML
 #endif
 
-/// Runs the built `ferry` binary (`.build/debug/ferry`).
-func ferry(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-    let process = Process()
-    process.executableURL = TestPaths.packageRoot.appendingPathComponent(".build/debug/ferry")
-    process.arguments = arguments
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
-}
-
 @Suite("ferry verify and verify steps, through the real binary", .serialized)
 struct VerifyCommandTests {
     static let root = TestPaths.packageRoot.path
 
     /// Runs pipelines/verify-failing.yml into `dir`; returns the run's result.
-    func failingRun(_ dir: TemporaryDirectory) throws -> (status: Int32, stdout: String, stderr: String) {
-        try ferry([
+    func failingRun(_ dir: TemporaryDirectory) throws -> ProcessResult {
+        try runFerry([
             "run", "\(Self.root)/pipelines/verify-failing.yml", "--param", "out=\(dir.path)",
             "--junit", dir.file("run.xml"), "--report", dir.file("run.json"),
         ])
@@ -37,7 +22,7 @@ struct VerifyCommandTests {
     func failingJob() throws {
         let dir = TemporaryDirectory()
         let result = try failingRun(dir)
-        #expect(result.status == 3)
+        #expect(result.exitCode == 3)
         #expect(result.stderr.hasPrefix("error: 2 of 37 checks failed on '\(dir.file("verify-failing.sqlite"))' (first: validation Customer)"))
         #expect(result.stdout.contains("    - Customer ferry_pk=57 id=1057: email does not match the pattern"))
         let xml = try String(contentsOfFile: dir.file("run.xml"), encoding: .utf8)
@@ -64,20 +49,20 @@ struct VerifyCommandTests {
             .replacingOccurrences(of: "rebuild: true", with: "rebuild: false")
             .replacingOccurrences(of: "../samples", with: "\(Self.root)/samples")
         let job = try dir.write("job.yml", text)
-        #expect(try ferry(["run", job, "--param", "out=\(dir.path)", "--quiet"]).status == 3)
+        #expect(try runFerry(["run", job, "--param", "out=\(dir.path)", "--quiet"]).exitCode == 3)
         let store = dir.file("verify-failing.sqlite")
         // Version 1 of the Shop bundle (the store's version; the bundle's current one is 3).
         let model = "\(Self.root)/samples/models/Shop/v1.yml"
-        let all = try ferry(["verify", store, "--model", model, "--junit", dir.file("v.xml"), "--report", dir.file("v.json")])
-        #expect(all.status == 3)
+        let all = try runFerry(["verify", store, "--model", model, "--junit", dir.file("v.xml"), "--report", dir.file("v.json")])
+        #expect(all.exitCode == 3)
         #expect(all.stdout.contains("CHECK"))
         #expect(all.stdout.contains("\nvalidation Customer               Customer   FAILED   pattern_email=1 rows=198 violations=1 "))
         #expect(all.stdout.contains("\n    - Customer ferry_pk=57 id=1057: email does not match the pattern"))
         #expect(all.stdout.contains("\(store): 34 checks, 27 passed, 1 failed, 0 errors, 6 skipped in "))
         let xml = try String(contentsOfFile: dir.file("v.xml"), encoding: .utf8)
         #expect(xml.contains(#"tests="34" failures="1" errors="0" skipped="6""#))
-        let cheap = try ferry(["verify", store, "--model", model, "--checks", "cheap", "--quiet"])
-        #expect(cheap.status == 0)
+        let cheap = try runFerry(["verify", store, "--model", model, "--checks", "cheap", "--quiet"])
+        #expect(cheap.exitCode == 0)
         #expect(cheap.stdout.hasPrefix("CHECK"))
         let expectations = try dir.write("expect.yml", """
             checks: none
@@ -85,17 +70,17 @@ struct VerifyCommandTests {
             records:
               - {entity: Customer, key: {id: 1001}, expect: {name: "Zoë Ångström", age: 41}}
             """)
-        let expected = try ferry(["verify", store, "--expect", expectations])
-        #expect(expected.status == 3)
+        let expected = try runFerry(["verify", store, "--expect", expectations])
+        #expect(expected.exitCode == 3)
         #expect(expected.stdout.contains("FAILED   count=0 expected=at least 1"))
         let broken = try dir.write("broken.yml", "counts: {Customr: 1}\n")
-        let refused = try ferry(["verify", store, "--expect", broken])
-        #expect(refused.status == 64)
+        let refused = try runFerry(["verify", store, "--expect", broken])
+        #expect(refused.exitCode == 64)
         #expect(refused.stderr == "\(broken):1:10: error: unknown entity 'Customr' in model 'Shop'; did you mean 'Customer'?\n")
-        let missing = try ferry(["verify", dir.file("nope.sqlite")])
-        #expect(missing.status == 1)
+        let missing = try runFerry(["verify", dir.file("nope.sqlite")])
+        #expect(missing.exitCode == 1)
         #expect(missing.stderr == "error: store '\(dir.file("nope.sqlite"))' does not exist\n")
-        let badLevel = try ferry(["verify", store, "--checks", "most"])
-        #expect(badLevel.status == 64)
+        let badLevel = try runFerry(["verify", store, "--checks", "most"])
+        #expect(badLevel.exitCode == 64)
     }
 }
