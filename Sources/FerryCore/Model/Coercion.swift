@@ -66,9 +66,7 @@ public enum Coercion {
             }
             return .success(.uri(text))
         case .json:
-            guard let data = text.data(using: .utf8),
-                (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil
-            else {
+            guard JSONSyntax.isValue(text) else {
                 return .failure(CoercionFailure("'\(excerpt(text))' is not valid JSON"))
             }
             return .success(.json(text))

@@ -57,7 +57,7 @@ final class JSONTokenizer {
     @exclusivity(unchecked) private var scratch: [UInt8] = []
 
     /// A streaming tokenizer over a whole document.
-    init(window: ByteWindow, sourceName: String, maxDepth: Int = 512) {
+    init(window: ByteWindow, sourceName: String, maxDepth: Int = JSONSyntax.maxDepth) {
         self.window = window
         self.sourceName = sourceName
         self.maxDepth = maxDepth
@@ -69,7 +69,7 @@ final class JSONTokenizer {
     }
 
     /// A tokenizer for NDJSON lines; call ``reset(lineFrom:to:line:)`` before each line.
-    init(lineWindow window: ByteWindow, sourceName: String, maxDepth: Int = 512) {
+    init(lineWindow window: ByteWindow, sourceName: String, maxDepth: Int = JSONSyntax.maxDepth) {
         self.window = window
         self.sourceName = sourceName
         self.maxDepth = maxDepth
