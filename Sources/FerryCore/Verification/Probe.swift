@@ -69,12 +69,7 @@ struct Probe {
         case .string, .uri: problem = "is not text"
         case .binary: problem = "is not binary data (a BLOB)"
         }
-        guard let code = WellTyped.code(for: attribute.type) else {
-            // JSON: SQLite's own json_valid.
-            return Probe(
-                aspect: .types, property: attribute.name, problem: problem, measure: "type_\(attribute.name)",
-                condition: "typeof(\(c)) NOT IN ('text', 'null') OR (typeof(\(c)) = 'text' AND NOT json_valid(\(c)))")
-        }
+        let code = WellTyped.code(for: attribute.type)
         return Probe(
             aspect: .types, property: attribute.name, problem: problem, measure: "type_\(attribute.name)",
             condition: "\(WellTyped.functionName)('\(code)', \(c)) = 0", wellTypedCode: code)
@@ -110,15 +105,15 @@ struct Probe {
         if hasLength, let min = rules.minLength {
             probes.append(Probe(
                 aspect: .validation, property: attribute.name, problem: "is shorter than \(min) \(unit)", measure: "min_length_\(attribute.name)",
-                condition: "\(c) IS NOT NULL AND length(\(c)) < \(min)"))
+                condition: "\(c) IS NOT NULL AND \(LengthRuleFunction.functionName)(\(c)) < \(min)"))
         }
         if hasLength, let max = rules.maxLength {
             probes.append(Probe(
                 aspect: .validation, property: attribute.name, problem: "is longer than \(max) \(unit)", measure: "max_length_\(attribute.name)",
-                condition: "\(c) IS NOT NULL AND length(\(c)) > \(max)"))
+                condition: "\(c) IS NOT NULL AND \(LengthRuleFunction.functionName)(\(c)) > \(max)"))
         }
         if let pattern = rules.pattern, attribute.type != .binary {
-            guard PredicateFunctions.isValidRegularExpression(pattern) else {
+            guard PatternRule(pattern) != nil else {
                 throw FerryError(.verification, "the pattern of \(attribute.name) is not a valid regular expression: \(pattern)")
             }
             probes.append(Probe(

@@ -176,6 +176,19 @@ public final class Connection {
         }
     }
 
+    /// A scalar SQL function as a C callback that reads its arguments in place (for per-row
+    /// checks, where ``registerFunction(_:argumentCount:deterministic:_:)``'s conversion of each
+    /// argument to a ``DatabaseValue`` would cost more than the check).
+    typealias RawFunction = @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void
+
+    /// Registers a deterministic ``RawFunction``; `argumentCount` -1 takes any number.
+    func registerRawFunction(_ name: String, argumentCount: Int32, _ function: RawFunction) throws {
+        let code = sqlite3_create_function_v2(handle, name, argumentCount, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, function, nil, nil, nil)
+        guard code == SQLITE_OK else {
+            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: "function \(name)")
+        }
+    }
+
     /// Registers a collating sequence implemented in Swift (`ORDER BY x COLLATE name`). `compare`
     /// gets the UTF-8 bytes of both texts and returns a negative number, zero or a positive number.
     public func registerCollation(
