@@ -258,8 +258,10 @@ extension DatabaseValue {
         case SQLITE_INTEGER: self = .integer(sqlite3_value_int64(value))
         case SQLITE_FLOAT: self = .real(sqlite3_value_double(value))
         case SQLITE_TEXT:
+            // sqlite3_value_text before sqlite3_value_bytes, as SQLite documents; the byte count
+            // keeps a text with an embedded NUL whole.
             if let text = sqlite3_value_text(value) {
-                self = .text(String(cString: text))
+                self = .text(String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))), as: UTF8.self))
             } else {
                 self = .null
             }

@@ -1,0 +1,149 @@
+import FerryCore
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// One implementation per rule (issue 12): import's checks (``Coercion``, ``AttributeValidator``)
+/// and verify's SQL functions (`ferry_well_typed`, `ferry_rule_length`, `ferry_matches`) give
+/// the same answer for the same value, because they call the same code.
+@Suite("import and verify decide every rule with the same function")
+struct RuleAgreementTests {
+    let dir = TemporaryDirectory("ferry-rules")
+    let connection: Connection
+
+    init() throws {
+        connection = try Connection(path: dir.file("rules.sqlite"))
+        try Verifier.registerFunctions(on: connection)
+        try PredicateFunctions.register(on: connection)
+    }
+
+    // MARK: - JSON
+
+    static func suiteFiles(_ prefix: String) throws -> [URL] {
+        let data = try #require(TestPaths.sharedData, "../shared/data is missing")
+        let folder = data.appendingPathComponent("JSONTestSuite/test_parsing")
+        return try FileManager.default.contentsOfDirectory(atPath: folder.path)
+            .filter { $0.hasPrefix(prefix) && $0.hasSuffix(".json") }.sorted()
+            .map { folder.appendingPathComponent($0) }
+    }
+
+    /// JSONSyntax's answer for the bytes, and the types check's for the same bytes stored as TEXT.
+    func answers(_ bytes: [UInt8]) throws -> (core: Bool, verify: Bool) {
+        let core = bytes.withUnsafeBufferPointer { JSONSyntax.isValue($0) }
+        let stored = try connection.scalar("SELECT ferry_well_typed('j', CAST(? AS TEXT))", [.blob(bytes)])?.int64
+        return (core, stored == 1)
+    }
+
+    @Test("JSONTestSuite: every y_ file is valid JSON and every n_ file is not, for import and for verify alike")
+    func jsonTestSuite() throws {
+        let accepted = try Self.suiteFiles("y_"), rejected = try Self.suiteFiles("n_")
+        #expect(accepted.count == 95 && rejected.count == 188)
+        for (files, expected) in [(accepted, true), (rejected, false)] {
+            for file in files {
+                let bytes = [UInt8](try Data(contentsOf: file))
+                let (core, verify) = try answers(bytes)
+                #expect(core == expected, "\(file.lastPathComponent)")
+                #expect(verify == expected, "\(file.lastPathComponent)")
+                // Import coercion decides the same whenever the bytes are text at all.
+                if let text = String(validating: bytes, as: UTF8.self) {
+                    let imported = (try? Coercion.coerce(text, to: .json).get()) != nil
+                    #expect(imported == expected, "\(file.lastPathComponent)")
+                }
+            }
+        }
+    }
+
+    @Test("JSONTestSuite i_ files: import and verify agree on each, whichever way it goes")
+    func implementationDefined() throws {
+        let files = try Self.suiteFiles("i_")
+        #expect(files.count > 30)
+        for file in files {
+            let bytes = [UInt8](try Data(contentsOf: file))
+            let (core, verify) = try answers(bytes)
+            #expect(core == verify, "\(file.lastPathComponent)")
+        }
+    }
+
+    @Test(
+        "strict RFC 8259: what lenient parsers take is refused",
+        arguments: ["[1,]", "{\"a\":1,}", "[01]", "+1", "NaN", "[1 2]", "'a'", "{a:1}", "[1]//", "\u{FEFF}[1]", "[\"\u{1}\"]", "", " ", "[\"\\x\"]", "1.", ".5", "[1]]"])
+    func refused(text: String) throws {
+        #expect(!JSONSyntax.isValue(text))
+        #expect(try answers(Array(text.utf8)).verify == false)
+        #expect((try? Coercion.coerce(text, to: .json).get()) == nil)
+    }
+
+    @Test("invalid UTF-8 inside a string, overlong forms and surrogates are refused; well-formed multi-byte text is valid")
+    func utf8() throws {
+        #expect(try answers(Array("[\"é😀中\"]".utf8)) == (true, true))
+        for bad: [UInt8] in [[0xFF], [0xC0, 0xAF], [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xC3]] {
+            #expect(try answers([34] + bad + [34]) == (false, false), "\(bad)")
+        }
+        let deep = String(repeating: "[", count: JSONSyntax.maxDepth) + String(repeating: "]", count: JSONSyntax.maxDepth)
+        #expect(JSONSyntax.isValue(deep))
+        #expect(!JSONSyntax.isValue("[" + deep + "]"))
+    }
+
+    // MARK: - Lengths
+
+    static let texts = ["", "abc", "\u{E9}", "e\u{301}", "\u{1F600}", "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}", "中文", "a\u{0}b", "🇫🇷"]
+
+    @Test("min_length / max_length count UTF-16 code units (Core Data's NSString length), in import and verify")
+    func lengths() throws {
+        for text in Self.texts {
+            let imported = try #require(LengthRule.length(of: .string(text)))
+            #expect(imported == text.utf16.count, "\(text.unicodeScalars.map { $0.value })")
+            let verified = try connection.scalar("SELECT ferry_rule_length(?)", [.text(text)])?.int64
+            #expect(verified == Int64(imported), "\(text.unicodeScalars.map { $0.value })")
+        }
+        #expect(LengthRule.length(of: .string("e\u{301}")) == 2)
+        #expect(LengthRule.length(of: .string("\u{1F600}")) == 2)
+        #expect(LengthRule.length(of: .binary([1, 2, 3])) == 3)
+        #expect(try connection.scalar("SELECT ferry_rule_length(?)", [.blob([1, 2, 3])])?.int64 == 3)
+        #expect(try connection.scalar("SELECT ferry_rule_length(NULL)")?.isNull == true)
+        #expect(LengthRule.length(of: .integer(12)) == nil)
+    }
+
+    // MARK: - Patterns
+
+    static let patterns = [".", "..", "\\w+", "[a-z]+", "\\p{L}", "e\\u0301", "(?i)ABC", "\\d{3}-\\d{4}", "[^@ ]+@[^@ ]+"]
+    static let subjects = Self.texts + ["abc", "ABC", "123-4567", "a@b", "Ana María", "x"]
+
+    @Test("patterns match code points with ICU on the whole text, in import and verify")
+    func patterns() throws {
+        for pattern in Self.patterns {
+            let rule = try #require(PatternRule(pattern))
+            for subject in Self.subjects {
+                let imported = rule.matches(.string(subject))
+                let verified = try connection.scalar("SELECT ferry_matches(?, ?, 0)", [.text(subject), .text(pattern)])?.int64 == 1
+                #expect(imported == verified, "'\(pattern)' on \(subject.unicodeScalars.map { $0.value })")
+            }
+        }
+        let one = try #require(PatternRule("."))
+        #expect(one.matches(.string("\u{E9}")))
+        #expect(!one.matches(.string("e\u{301}")))
+        #expect(one.matches(.string("\u{1F600}")))
+        #expect(!one.matches(.string("ab")))
+    }
+
+    @Test("the pattern tests a value's stored text: dates in ISO form, booleans as 0/1, decimals canonical")
+    func storedForms() throws {
+        let date = try #require(PatternRule("\\d{4}-\\d{2}-\\d{2}T.*Z"))
+        #expect(date.matches(.date(0)))
+        let bool = try #require(PatternRule("[01]"))
+        #expect(bool.matches(.bool(true)))
+        let decimal = try #require(PatternRule("\\d+\\.5"))
+        #expect(decimal.matches(.decimal("12.5")))
+        #expect(try #require(PatternRule("x")).matches(.binary([1])))  // no text form: the rule does not apply
+    }
+
+    @Test("a pattern that only compiles once wrapped is invalid for import, verify and the model check alike")
+    func invalidPatterns() throws {
+        for pattern in ["a)(b", "(", "[a-", "a{2,1}"] {
+            #expect(PatternRule(pattern) == nil, "\(pattern)")
+            let attribute = AttributeDescription(name: "code", type: .string, validation: ValidationRules(pattern: pattern))
+            #expect(throws: CoercionFailure.self) { try AttributeValidator(attribute) }
+            #expect(try connection.scalar("SELECT ferry_matches('a)(b', ?, 0)", [.text(pattern)])?.int64 == 0)
+        }
+    }
+}
