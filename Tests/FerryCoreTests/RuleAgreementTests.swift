@@ -147,3 +147,28 @@ struct RuleAgreementTests {
         }
     }
 }
+
+/// Dates: the types check accepts the fixed-width stored form of the years 0000–9999 only, so
+/// coercion refuses dates outside them (they used to crash the formatter).
+@Suite("dates outside the years 0000–9999 are refused, never stored or crashed on")
+struct StorableDateTests {
+    @Test("the edges of the storable range, offsets and Unix times beyond it")
+    func edges() throws {
+        #expect(try Coercion.coerce("0000-01-01T00:00:00Z", to: .date).get() == .date(DateCoding.storableMilliseconds.lowerBound))
+        #expect(try Coercion.coerce("9999-12-31T23:59:59.999Z", to: .date).get() == .date(DateCoding.storableMilliseconds.upperBound))
+        for (text, format, year) in [
+            ("9999-12-31T23:00:00-05:00", DateFormat.iso8601, 10000), ("0000-01-01T00:00:00+05:00", .iso8601, -1),
+            ("300000000000", .unixSeconds, 11476), ("9223372036854775807", .unixMilliseconds, 292_278_994),
+        ] {
+            let result = Coercion.coerce(text, to: .date, options: CoercionOptions(dateFormat: format))
+            #expect(throws: CoercionFailure("a date in the year \(year) is outside the years 0000–9999 that a store holds")) { try result.get() }
+        }
+        #expect(throws: CoercionFailure.self) { try Coercion.convert(.date(DateCoding.storableMilliseconds.upperBound + 1), to: .date).get() }
+    }
+
+    @Test("formatting a date outside the range gives the extended ±YYYYYY form instead of recursing")
+    func extendedForm() {
+        #expect(DateCoding.format(DateCoding.storableMilliseconds.upperBound + 1) == "+010000-01-01T00:00:00.000Z")
+        #expect(DateCoding.format(DateCoding.storableMilliseconds.lowerBound - 1) == "-000001-12-31T23:59:59.999Z")
+    }
+}
