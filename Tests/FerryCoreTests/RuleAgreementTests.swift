@@ -172,3 +172,56 @@ struct StorableDateTests {
         #expect(DateCoding.format(DateCoding.storableMilliseconds.lowerBound - 1) == "-000001-12-31T23:59:59.999Z")
     }
 }
+
+/// Batch updates check the new values with the conditions verify uses, so an update never
+/// leaves what verify rejects: lengths in UTF-16 code units, decimals compared exactly.
+@Suite("batch updates apply the rules as verify does")
+struct UpdateRuleAgreementTests {
+    static let model = ObjectModel(
+        name: "Rules", version: "1",
+        entities: [
+            EntityDescription(
+                name: "Item",
+                attributes: [
+                    AttributeDescription(name: "id", type: .int64, isOptional: false),
+                    AttributeDescription(name: "text", type: .string),
+                    AttributeDescription(name: "code", type: .string, validation: ValidationRules(maxLength: 1)),
+                    AttributeDescription(name: "wide", type: .decimal),
+                    AttributeDescription(name: "capped", type: .decimal, validation: ValidationRules(maxValue: .decimal("0.1"))),
+                ])
+        ])
+
+    let directory = TemporaryDirectory("ferry-update-rules")
+    let store: Store
+
+    init() throws {
+        store = try Store.open(at: directory.file("rules.sqlite"), model: Self.model)
+        try store.write { connection in
+            try connection.execute(
+                "INSERT INTO Item(ferry_pk, id, text, code, wide, capped) VALUES (1, 1, char(128512), 'a', '0.10000000000000000001', '0.1')")
+        }
+    }
+
+    func update(_ attribute: String, _ expression: String) -> String? {
+        errorText {
+            let request = BatchUpdateRequest(
+                entity: "Item", predicate: try Predicate(format: "TRUEPREDICATE"),
+                propertiesToUpdate: [attribute: .expression(try UpdateExpression(parsing: expression))])
+            _ = try store.execute(request)
+        }
+    }
+
+    @Test("😀 is two UTF-16 code units: too long for max_length 1, as import and verify say")
+    func lengthInCodeUnits() throws {
+        #expect(update("code", "trim(text)") == "error: the new value of Item.code breaks 'max_length: 1' for 1 record (ferry_pk 1); nothing was changed")
+    }
+
+    @Test("0.10000000000000000001 is above max 0.1 (exact decimals, not doubles)")
+    func exactDecimals() throws {
+        #expect(update("capped", "wide") == "error: the new value of Item.capped breaks 'max: 0.1' for 1 record (ferry_pk 1); nothing was changed")
+        // What the update refused is what verify reports, on the same values.
+        try store.write { try $0.execute("UPDATE Item SET capped = wide") }
+        let results = store.withConnection { Verifier(model: Self.model).run([.validationRules(entity: "Item")], on: $0) }
+        #expect(results.map(\.outcome) == [.failed])
+    }
+}
