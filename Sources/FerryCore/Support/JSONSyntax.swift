@@ -60,55 +60,45 @@ public enum JSONSyntax {
             guard let byte = current else { return false }
             switch byte {
             case UInt8(ascii: "{"):
-                guard depth < JSONSyntax.maxDepth else { return false }
-                index += 1
-                space()
-                if current == UInt8(ascii: "}") {
-                    index += 1
-                    return true
-                }
-                while true {
-                    space()
-                    guard string() else { return false }
-                    space()
-                    guard current == UInt8(ascii: ":") else { return false }
-                    index += 1
-                    space()
-                    guard value(depth: depth + 1) else { return false }
-                    space()
-                    if current == UInt8(ascii: ",") {
-                        index += 1
-                        continue
-                    }
-                    guard current == UInt8(ascii: "}") else { return false }
-                    index += 1
-                    return true
+                return elements(closedBy: UInt8(ascii: "}"), depth: depth) { scanner in
+                    guard scanner.string() else { return false }
+                    scanner.space()
+                    guard scanner.current == UInt8(ascii: ":") else { return false }
+                    scanner.index += 1
+                    scanner.space()
+                    return scanner.value(depth: depth + 1)
                 }
             case UInt8(ascii: "["):
-                guard depth < JSONSyntax.maxDepth else { return false }
-                index += 1
-                space()
-                if current == UInt8(ascii: "]") {
-                    index += 1
-                    return true
-                }
-                while true {
-                    space()
-                    guard value(depth: depth + 1) else { return false }
-                    space()
-                    if current == UInt8(ascii: ",") {
-                        index += 1
-                        continue
-                    }
-                    guard current == UInt8(ascii: "]") else { return false }
-                    index += 1
-                    return true
-                }
+                return elements(closedBy: UInt8(ascii: "]"), depth: depth) { $0.value(depth: depth + 1) }
             case UInt8(ascii: "\""): return string()
             case UInt8(ascii: "t"): return literal("true")
             case UInt8(ascii: "f"): return literal("false")
             case UInt8(ascii: "n"): return literal("null")
             default: return number()
+            }
+        }
+
+        /// An array's values or an object's members, from the opening bracket at `index` to the
+        /// closing one, separated by commas; `element` reads one (after white space).
+        mutating func elements(closedBy closing: UInt8, depth: Int, _ element: (inout Scanner) -> Bool) -> Bool {
+            guard depth < JSONSyntax.maxDepth else { return false }
+            index += 1
+            space()
+            if current == closing {
+                index += 1
+                return true
+            }
+            while true {
+                space()
+                guard element(&self) else { return false }
+                space()
+                if current == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
+                guard current == closing else { return false }
+                index += 1
+                return true
             }
         }
 
@@ -140,23 +130,12 @@ public enum JSONSyntax {
             return false
         }
 
-        /// The continuation bytes of a UTF-8 sequence whose lead byte was just read (RFC 3629:
-        /// no overlong forms, no surrogates, nothing above U+10FFFF).
+        /// The rest of a UTF-8 sequence whose lead byte was just read (``UTF8Sequence``).
         mutating func multiByteCharacter(lead: UInt8) -> Bool {
-            let count: Int
-            var low: UInt8 = 0x80, high: UInt8 = 0xBF
-            switch lead {
-            case 0xC2...0xDF: count = 1
-            case 0xE0: count = 2; low = 0xA0
-            case 0xE1...0xEC, 0xEE...0xEF: count = 2
-            case 0xED: count = 2; high = 0x9F
-            case 0xF0: count = 3; low = 0x90
-            case 0xF1...0xF3: count = 3
-            case 0xF4: count = 3; high = 0x8F
-            default: return false
-            }
-            for offset in 0..<count {
-                guard let byte = current, byte >= (offset == 0 ? low : 0x80), byte <= (offset == 0 ? high : 0xBF) else { return false }
+            guard let (count, second) = UTF8Sequence.shape(lead: lead), let byte = current, second.contains(byte) else { return false }
+            index += 1
+            for _ in 2..<count {
+                guard let byte = current, byte & 0xC0 == 0x80 else { return false }
                 index += 1
             }
             return true
