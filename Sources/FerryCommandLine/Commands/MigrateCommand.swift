@@ -49,8 +49,10 @@ struct MigrateCommand: ParsableCommand {
             let bundle = try ModelLoader().load(path: model)
             var options = MigrationOptions(targetVersion: to, backup: !noBackup, registry: FerryCommandLine.registry)
             options.checksums = checksums
-            options.parameters = try global.parameterValues().mapValues { Value.string($0) }
-            let migrator = Migrator(storePath: store, bundle: bundle, options: options, mappingProvider: MigrationMappings.provider(for: bundle))
+            options.parameters = ParameterValue.typed(try global.parameterValues())
+            let migrator = Migrator(
+                storePath: store, bundle: bundle, options: options,
+                mappingProvider: MigrationMappings.provider(for: bundle, parameters: options.parameters))
             let console = MigrationConsole(quiet: quiet)
             migrator.observer = console
             if dryRun {

@@ -1,10 +1,16 @@
 /// Checks values against an attribute's optionality and validation rules (Core Data's
 /// `validateValue(_:forKey:)`), with compiled patterns reused for every value.
 ///
+/// Each rule has one definition that `ferry verify` applies too: lengths are ``LengthRule``'s
+/// (UTF-16 code units), patterns ``PatternRule``'s (ICU, whole stored text), bounds
+/// ``compare(_:_:)`` (decimals through ``DecimalText/compare(_:_:)``, as verify's
+/// `ferry_decimal_cmp`; integers, doubles, booleans and dates in the order SQLite compares their
+/// stored forms).
+///
 /// Not `Sendable`: each import or update step makes its own.
 public final class AttributeValidator {
     public let attribute: AttributeDescription
-    private let regex: Regex<AnyRegexOutput>?
+    private let patternRule: PatternRule?
     private let rules: ValidationRules
 
     /// Compiles the attribute's pattern; fails when the pattern is not a valid regular expression.
@@ -12,13 +18,12 @@ public final class AttributeValidator {
         self.attribute = attribute
         self.rules = attribute.validation
         if let pattern = attribute.validation.pattern {
-            do {
-                regex = try Regex(pattern)
-            } catch {
-                throw CoercionFailure("invalid pattern '\(pattern)' for \(attribute.name): \(error)")
+            guard let rule = PatternRule(pattern) else {
+                throw CoercionFailure("invalid pattern '\(pattern)' for \(attribute.name): not a valid ICU regular expression")
             }
+            patternRule = rule
         } else {
-            regex = nil
+            patternRule = nil
         }
     }
 
@@ -37,7 +42,7 @@ public final class AttributeValidator {
         if let max = rules.maxValue, let order = Self.compare(value, max), order > 0 {
             return "\(attribute.name) \(value) is greater than the maximum \(max)"
         }
-        if rules.minLength != nil || rules.maxLength != nil, let length = Self.length(of: value) {
+        if rules.minLength != nil || rules.maxLength != nil, let length = LengthRule.length(of: value) {
             if let minLength = rules.minLength, length < minLength {
                 return "\(attribute.name) is shorter than \(minLength) (\(length))"
             }
@@ -45,15 +50,8 @@ public final class AttributeValidator {
                 return "\(attribute.name) is longer than \(maxLength) (\(length))"
             }
         }
-        if let regex {
-            let text: String
-            switch value {
-            case .string(let s), .uri(let s), .uuid(let s), .decimal(let s), .json(let s): text = s
-            default: text = value.description
-            }
-            if (try? regex.wholeMatch(in: text)) == nil {
-                return "\(attribute.name) does not match the pattern \(rules.pattern ?? "")"
-            }
+        if let patternRule, !patternRule.matches(value) {
+            return "\(attribute.name) does not match the pattern \(patternRule.pattern)"
         }
         return nil
     }
@@ -74,19 +72,6 @@ public final class AttributeValidator {
         case (.date(let x), .date(let y)): return x < y ? -1 : (x == y ? 0 : 1)
         case (.string(let x), .string(let y)): return x < y ? -1 : (x == y ? 0 : 1)
         case (.bool(let x), .bool(let y)): return x == y ? 0 : (x ? 1 : -1)
-        default: return nil
-        }
-    }
-
-    /// Length in characters for text, bytes for binary; nil for other values.
-    static func length(of value: Value) -> Int? {
-        switch value {
-        case .string(let s), .uri(let s):
-            let utf8 = s.utf8
-            // ASCII fast path: the character count is the byte count.
-            if utf8.allSatisfy({ $0 < 0x80 }) { return utf8.count }
-            return s.count
-        case .binary(let bytes): return bytes.count
         default: return nil
         }
     }

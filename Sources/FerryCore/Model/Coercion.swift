@@ -49,7 +49,7 @@ public enum Coercion {
             guard let millis = parseDate(text, format: options.dateFormat) else {
                 return .failure(CoercionFailure("'\(excerpt(text))' is not a date in format \(options.dateFormat)"))
             }
-            return .success(.date(millis))
+            return storableDate(millis)
         case .binary:
             guard let data = Data(base64Encoded: text) else {
                 return .failure(CoercionFailure("'\(excerpt(text))' is not base64 binary data"))
@@ -66,9 +66,7 @@ public enum Coercion {
             }
             return .success(.uri(text))
         case .json:
-            guard let data = text.data(using: .utf8),
-                (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil
-            else {
+            guard JSONSyntax.isValue(text) else {
                 return .failure(CoercionFailure("'\(excerpt(text))' is not valid JSON"))
             }
             return .success(.json(text))
@@ -92,7 +90,7 @@ public enum Coercion {
         case (.bool(let v), .bool): return .success(.bool(v))
         case (.bool(let v), .int16), (.bool(let v), .int32), (.bool(let v), .int64): return .success(.integer(v ? 1 : 0))
         case (.decimal(let v), .decimal): return .success(.decimal(v))
-        case (.date(let v), .date): return .success(.date(v))
+        case (.date(let v), .date): return storableDate(v)
         case (.binary(let v), .binary): return .success(.binary(v))
         case (.uuid(let v), .uuid): return .success(.uuid(v))
         case (.uri(let v), .uri): return .success(.uri(v))
@@ -106,6 +104,15 @@ public enum Coercion {
         case (.date(let v), .string): return .success(.string(DateCoding.format(v)))
         default: return .failure(CoercionFailure("a \(value.typeName) value cannot become \(type.rawValue)"))
         }
+    }
+
+    /// A date a store can hold (``DateCoding/storableMilliseconds``), else the reason it cannot.
+    public static func storableDate(_ millis: Int64) -> Result<Value, CoercionFailure> {
+        guard DateCoding.storableMilliseconds.contains(millis) else {
+            let year = DateCoding.civil(days: Int(millis).quotientAndRemainderFloored(dividingBy: 86_400_000).0).year
+            return .failure(CoercionFailure("a date in the year \(year) is outside the years 0000–9999 that a store holds"))
+        }
+        return .success(.date(millis))
     }
 
     // MARK: - Parsers

@@ -41,6 +41,11 @@ public enum DateCoding {
 
     // MARK: - Formatting
 
+    /// The dates a store holds: years 0000 through 9999 UTC, the range of the fixed-width stored
+    /// form `YYYY-MM-DDTHH:MM:SS.sssZ` (and of what verify's types check accepts). Coercion
+    /// refuses dates outside it.
+    public static let storableMilliseconds: ClosedRange<Int64> = -62_167_219_200_000...253_402_300_799_999
+
     /// `YYYY-MM-DDTHH:MM:SS.sssZ` for milliseconds since the epoch (years 0000–9999).
     public static func format(_ millis: Int64) -> String {
         withFormatted(millis) { String(decoding: $0, as: UTF8.self) }
@@ -53,8 +58,10 @@ public enum DateCoding {
         let (dayCount, msOfDay) = Int(millis).quotientAndRemainderFloored(dividingBy: 86_400_000)
         let (year, month, day) = civil(days: dayCount)
         guard year >= 0 && year <= 9999 else {
-            var bytes = Array(format(millis).utf8)
-            return try bytes.withUnsafeMutableBufferPointer { try body(UnsafeBufferPointer($0)) }
+            // Outside what a store holds (see `storableMilliseconds`): the extended `±YYYYYY` form.
+            var bytes = [UInt8](repeating: 0, count: 32)
+            let count = format(millis, into: &bytes)
+            return try bytes.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[..<count])) }
         }
         return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
             func put(_ value: Int, _ digits: Int, at start: Int) {

@@ -33,7 +33,7 @@ public enum PredicateFunctions {
     /// Every function compiled predicates may call.
     public static let all: [Function] = [
         Function(name: "ferry_fold", argumentCount: 2) { arguments in
-            guard let text = textValue(arguments[0]) else { return .null }
+            guard let text = subject(arguments[0]) else { return .null }
             return .text(fold(text, options(arguments[1])))
         },
         stringTest("ferry_beginswith") { text, pattern, options in beginsWith(text, pattern, options) },
@@ -54,12 +54,14 @@ public enum PredicateFunctions {
         _ name: String, _ test: @escaping @Sendable (String, String, StringOptions) -> Bool
     ) -> Function {
         Function(name: name, argumentCount: 3) { arguments in
-            guard let text = textValue(arguments[0]), let pattern = textValue(arguments[1]) else { return .integer(0) }
+            guard let text = subject(arguments[0]), let pattern = subject(arguments[1]) else { return .integer(0) }
             return .integer(test(text, pattern, options(arguments[2])) ? 1 : 0)
         }
     }
 
-    private static func textValue(_ value: DatabaseValue) -> String? {
+    /// The text a string function (and the `pattern` rule) tests for a stored value: text as
+    /// is, numbers in Swift's spelling; nil for NULL and binary data.
+    static func subject(_ value: DatabaseValue) -> String? {
         switch value {
         case .text(let text): return text
         case .integer(let integer): return String(integer)
@@ -151,9 +153,13 @@ public enum PredicateFunctions {
     /// expression matches nothing.
     static func matches(_ text: String, _ pattern: String, _ options: StringOptions) -> Bool {
         guard let regex = regularExpression(pattern, options) else { return false }
-        let subject = options.contains(.diacriticInsensitive) ? fold(text, .diacriticInsensitive) : text
-        let range = NSRange(subject.startIndex..<subject.endIndex, in: subject)
-        return regex.firstMatch(in: subject, options: [], range: range) != nil
+        return wholeMatch(regex, options.contains(.diacriticInsensitive) ? fold(text, .diacriticInsensitive) : text)
+    }
+
+    /// True when an expression from ``regularExpression(_:_:)`` (anchored at both ends) matches
+    /// `text`: ferry's one regular-expression match, for `MATCHES` and the `pattern` rule.
+    static func wholeMatch(_ regex: NSRegularExpression, _ text: String) -> Bool {
+        regex.firstMatch(in: text, options: [], range: NSRange(text.startIndex..<text.endIndex, in: text)) != nil
     }
 
     /// The compiled expression, or nil when `pattern` is not a valid ICU regular expression.
@@ -163,7 +169,8 @@ public enum PredicateFunctions {
         let source = options.contains(.diacriticInsensitive) ? fold(pattern, .diacriticInsensitive) : pattern
         var regexOptions: NSRegularExpression.Options = []
         if options.contains(.caseInsensitive) { regexOptions.insert(.caseInsensitive) }
-        let regex = try? NSRegularExpression(pattern: "\\A(?:" + source + ")\\z", options: regexOptions)
+        // The expression must compile on its own too: `a)|(b` would otherwise compile once wrapped.
+        let regex = isValidRegularExpression(source) ? try? NSRegularExpression(pattern: "\\A(?:" + source + ")\\z", options: regexOptions) : nil
         regexCache.withLock { cache in
             if cache.count > 256 { cache.removeAll() }
             cache[key] = CachedRegex(regex: regex)

@@ -253,29 +253,17 @@ struct BatchUpdatePlan {
                     [.integer(range.lowerBound), .integer(range.upperBound)])
             }
         }
-        let rulesOf = attribute.validation
-        func bound(_ value: Value, _ op: String) -> (String, [DatabaseValue]) {
-            switch value {
-            case .decimal(let text): return ("\(v) IS NOT NULL AND CAST(\(v) AS REAL) \(op) ?", [.real(Double(text) ?? 0)])
-            default: return ("\(v) IS NOT NULL AND \(v) \(op) ?", [StorageCoding.encode(value)])
+        // The validation rules: the conditions verify uses, so an update keeps what verify accepts.
+        for condition in RuleCondition.conditions(for: attribute, value: v) {
+            let label: String
+            switch condition.rule {
+            case .minValue(let min): label = "min: \(min)"
+            case .maxValue(let max): label = "max: \(max)"
+            case .minLength(let min): label = "min_length: \(min)"
+            case .maxLength(let max): label = "max_length: \(max)"
+            case .pattern(let pattern): label = "pattern: \(pattern)"
             }
-        }
-        if let min = rulesOf.minValue {
-            let (sql, arguments) = bound(min, "<")
-            add("min: \(min)", sql, arguments)
-        }
-        if let max = rulesOf.maxValue {
-            let (sql, arguments) = bound(max, ">")
-            add("max: \(max)", sql, arguments)
-        }
-        if let minLength = rulesOf.minLength {
-            add("min_length: \(minLength)", "\(v) IS NOT NULL AND ferry_length(\(v)) < ?", [.integer(Int64(minLength))])
-        }
-        if let maxLength = rulesOf.maxLength {
-            add("max_length: \(maxLength)", "\(v) IS NOT NULL AND ferry_length(\(v)) > ?", [.integer(Int64(maxLength))])
-        }
-        if let pattern = rulesOf.pattern {
-            add("pattern: \(pattern)", "\(v) IS NOT NULL AND ferry_matches(\(v), ?, 0) = 0", [.text(pattern)])
+            add(label, condition.violation, condition.arguments)
         }
         return rules
     }

@@ -204,9 +204,7 @@ public enum UpdateFunctions {
         }
         try connection.registerFunction("ferry_length", argumentCount: 1) { arguments in
             switch arguments[0] {
-            case .text(let text):
-                if let length = AttributeValidator.length(of: .string(text)) { return .integer(Int64(length)) }
-                return .null
+            case .text(let text): return .integer(Int64(text.count))  // characters, as the expression function counts
             case .blob(let bytes): return .integer(Int64(bytes.count))
             case .integer, .real: return .integer(Int64(arguments[0].description.count))
             case .null: return .null

@@ -69,12 +69,7 @@ struct Probe {
         case .string, .uri: problem = "is not text"
         case .binary: problem = "is not binary data (a BLOB)"
         }
-        guard let code = WellTyped.code(for: attribute.type) else {
-            // JSON: SQLite's own json_valid.
-            return Probe(
-                aspect: .types, property: attribute.name, problem: problem, measure: "type_\(attribute.name)",
-                condition: "typeof(\(c)) NOT IN ('text', 'null') OR (typeof(\(c)) = 'text' AND NOT json_valid(\(c)))")
-        }
+        let code = WellTyped.code(for: attribute.type)
         return Probe(
             aspect: .types, property: attribute.name, problem: problem, measure: "type_\(attribute.name)",
             condition: "\(WellTyped.functionName)('\(code)', \(c)) = 0", wellTypedCode: code)
@@ -83,49 +78,23 @@ struct Probe {
     // MARK: Validation rules
 
     static func validation(_ attribute: AttributeDescription) throws -> [Probe] {
-        let rules = attribute.validation
-        guard !rules.isEmpty else { return [] }
-        let c = column(attribute.name)
-        var probes: [Probe] = []
-        func bound(_ value: Value, _ op: String, _ words: String, _ key: String) {
-            let comparison: String
-            var arguments: [DatabaseValue] = [StorageCoding.encode(value)]
-            switch attribute.type {
-            case .decimal:
-                comparison = "ferry_decimal_cmp(\(c), ?) \(op) 0"
-                if case .decimal(let text) = value { arguments = [.text(text)] }
-            case .int16, .int32, .int64, .double, .float, .date, .bool:
-                comparison = "\(c) \(op) ?"
-            default:
-                return
-            }
-            probes.append(Probe(
-                aspect: .validation, property: attribute.name, problem: "is \(words) \(value)", measure: "\(key)_\(attribute.name)",
-                condition: "\(c) IS NOT NULL AND \(comparison)", arguments: arguments))
+        if let pattern = attribute.validation.pattern, attribute.type != .binary, PatternRule(pattern) == nil {
+            throw FerryError(.verification, "the pattern of \(attribute.name) is not a valid regular expression: \(pattern)")
         }
-        if let min = rules.minValue { bound(min, "<", "below the minimum", "min") }
-        if let max = rules.maxValue { bound(max, ">", "above the maximum", "max") }
-        let hasLength = attribute.type == .string || attribute.type == .uri || attribute.type == .binary
         let unit = attribute.type == .binary ? "bytes" : "characters"
-        if hasLength, let min = rules.minLength {
-            probes.append(Probe(
-                aspect: .validation, property: attribute.name, problem: "is shorter than \(min) \(unit)", measure: "min_length_\(attribute.name)",
-                condition: "\(c) IS NOT NULL AND length(\(c)) < \(min)"))
-        }
-        if hasLength, let max = rules.maxLength {
-            probes.append(Probe(
-                aspect: .validation, property: attribute.name, problem: "is longer than \(max) \(unit)", measure: "max_length_\(attribute.name)",
-                condition: "\(c) IS NOT NULL AND length(\(c)) > \(max)"))
-        }
-        if let pattern = rules.pattern, attribute.type != .binary {
-            guard PredicateFunctions.isValidRegularExpression(pattern) else {
-                throw FerryError(.verification, "the pattern of \(attribute.name) is not a valid regular expression: \(pattern)")
+        return RuleCondition.conditions(for: attribute, value: column(attribute.name)).map { condition in
+            let (problem, key): (String, String)
+            switch condition.rule {
+            case .minValue(let min): (problem, key) = ("is below the minimum \(min)", "min")
+            case .maxValue(let max): (problem, key) = ("is above the maximum \(max)", "max")
+            case .minLength(let min): (problem, key) = ("is shorter than \(min) \(unit)", "min_length")
+            case .maxLength(let max): (problem, key) = ("is longer than \(max) \(unit)", "max_length")
+            case .pattern(let pattern): (problem, key) = ("does not match the pattern \(pattern)", "pattern")
             }
-            probes.append(Probe(
-                aspect: .validation, property: attribute.name, problem: "does not match the pattern \(pattern)", measure: "pattern_\(attribute.name)",
-                condition: "\(c) IS NOT NULL AND ferry_matches(\(c), ?, 0) = 0", arguments: [.text(pattern)]))
+            return Probe(
+                aspect: .validation, property: attribute.name, problem: problem, measure: "\(key)_\(attribute.name)",
+                condition: condition.violation, arguments: condition.arguments)
         }
-        return probes
     }
 }
 

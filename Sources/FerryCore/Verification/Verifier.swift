@@ -99,10 +99,11 @@ public struct Verifier: Sendable {
         return results.flatMap { $0 }
     }
 
-    /// Registers the SQL functions the checks use (`ferry_decimal_cmp`, `ferry_well_typed`);
-    /// every ``Store`` does so.
+    /// Registers the SQL functions the checks use (`ferry_decimal_cmp`, `ferry_well_typed`,
+    /// `ferry_rule_length`); every ``Store`` does so.
     public static func registerFunctions(on connection: Connection) throws {
         try WellTyped.register(on: connection)
+        try LengthRuleFunction.register(on: connection)
         try connection.registerFunction("ferry_decimal_cmp", argumentCount: 2) { arguments in
             func text(_ value: DatabaseValue) -> String? {
                 switch value {

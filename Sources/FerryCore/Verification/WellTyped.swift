@@ -19,18 +19,19 @@ internal import CFerrySQLite
 /// | `u` | uuid | TEXT: 8-4-4-4-12 lowercase hexadecimal digits |
 /// | `x` | string, uri | TEXT |
 /// | `o` | binary | BLOB |
+/// | `j` | json | TEXT that ``JSONSyntax`` accepts (the rule import coercion applies) |
 ///
-/// Texts are tested as UTF-8 bytes over their full length: every well-formed text is ASCII, so
-/// any byte of a multi-byte character, invalid UTF-8 or an embedded NUL makes a value malformed.
-/// JSON is not covered (its probe keeps SQLite's `json_valid`). A wrong number of codes, or an
+/// Texts are tested as UTF-8 bytes over their full length: every well-formed text but JSON is
+/// ASCII, so any byte of a multi-byte character, invalid UTF-8 or an embedded NUL makes a value
+/// malformed; JSON must be well-formed UTF-8. A wrong number of codes, or an
 /// unknown code met by a non-NULL value, is an SQL error.
 enum WellTyped {
     static let functionName = "ferry_well_typed"
     /// Columns per call, below SQLite's default limit of 127 function arguments.
     static let maxColumns = 100
 
-    /// The code of a type the function tests, nil for JSON.
-    static func code(for type: AttributeType) -> Character? {
+    /// The code of the type's test.
+    static func code(for type: AttributeType) -> Character {
         switch type {
         case .int16: return "s"
         case .int32: return "i"
@@ -42,36 +43,31 @@ enum WellTyped {
         case .uuid: return "u"
         case .string, .uri: return "x"
         case .binary: return "o"
-        case .json: return nil
+        case .json: return "j"
         }
     }
 
     static func register(on connection: Connection) throws {
-        let code = sqlite3_create_function_v2(
-            connection.handle, functionName, -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil,
-            { context, argc, argv in
-                guard let context, let argv, argc >= 1 else { return }
-                let codes = sqlite3_value_text(argv[0])
-                let count = Int(sqlite3_value_bytes(argv[0]))
-                guard let codes, count == Int(argc) - 1 else {
-                    sqlite3_result_error(context, "\(WellTyped.functionName): expected one type code per value", -1)
+        try connection.registerRawFunction(functionName, argumentCount: -1) { context, argc, argv in
+            guard let context, let argv, argc >= 1 else { return }
+            let codes = sqlite3_value_text(argv[0])
+            let count = Int(sqlite3_value_bytes(argv[0]))
+            guard let codes, count == Int(argc) - 1 else {
+                sqlite3_result_error(context, "\(WellTyped.functionName): expected one type code per value", -1)
+                return
+            }
+            for index in 0..<count {
+                switch WellTyped.test(codes[index], argv[index + 1]) {
+                case true?: continue
+                case false?:
+                    sqlite3_result_int(context, 0)
+                    return
+                case nil:
+                    sqlite3_result_error(context, "\(WellTyped.functionName): unknown type code", -1)
                     return
                 }
-                for index in 0..<count {
-                    switch WellTyped.test(codes[index], argv[index + 1]) {
-                    case true?: continue
-                    case false?:
-                        sqlite3_result_int(context, 0)
-                        return
-                    case nil:
-                        sqlite3_result_error(context, "\(WellTyped.functionName): unknown type code", -1)
-                        return
-                    }
-                }
-                sqlite3_result_int(context, 1)
-            }, nil, nil, nil)
-        guard code == SQLITE_OK else {
-            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(connection.handle)), sql: "function \(functionName)")
+            }
+            sqlite3_result_int(context, 1)
         }
     }
 
@@ -91,6 +87,7 @@ enum WellTyped {
         case UInt8(ascii: "d"): return type == SQLITE_TEXT && text(value, isDecimal)
         case UInt8(ascii: "t"): return type == SQLITE_TEXT && text(value, isDate)
         case UInt8(ascii: "u"): return type == SQLITE_TEXT && text(value, isUUID)
+        case UInt8(ascii: "j"): return type == SQLITE_TEXT && text(value, JSONSyntax.isValue)
         default: return nil
         }
     }

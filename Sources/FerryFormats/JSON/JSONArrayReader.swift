@@ -47,7 +47,7 @@ public final class JSONArrayReader: JSONObjectReader {
     ///   - chunkSize: bytes read per `read(2)`; the window holds about two chunks (more only while
     ///     a single record is larger).
     ///   - maxDepth: the deepest nesting accepted before a located error.
-    public init(path: String, pointer: String = "", chunkSize: Int = 1 << 18, maxDepth: Int = 512) throws {
+    public init(path: String, pointer: String = "", chunkSize: Int = 1 << 18, maxDepth: Int = JSONSyntax.maxDepth) throws {
         self.pointer = pointer
         input = try InputFile(path: path)
         referenceTokens = try Self.parsePointer(pointer, source: input.name)

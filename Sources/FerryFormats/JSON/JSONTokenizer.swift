@@ -57,7 +57,7 @@ final class JSONTokenizer {
     @exclusivity(unchecked) private var scratch: [UInt8] = []
 
     /// A streaming tokenizer over a whole document.
-    init(window: ByteWindow, sourceName: String, maxDepth: Int = 512) {
+    init(window: ByteWindow, sourceName: String, maxDepth: Int = JSONSyntax.maxDepth) {
         self.window = window
         self.sourceName = sourceName
         self.maxDepth = maxDepth
@@ -69,7 +69,7 @@ final class JSONTokenizer {
     }
 
     /// A tokenizer for NDJSON lines; call ``reset(lineFrom:to:line:)`` before each line.
-    init(lineWindow window: ByteWindow, sourceName: String, maxDepth: Int = 512) {
+    init(lineWindow window: ByteWindow, sourceName: String, maxDepth: Int = JSONSyntax.maxDepth) {
         self.window = window
         self.sourceName = sourceName
         self.maxDepth = maxDepth
@@ -475,23 +475,12 @@ final class JSONTokenizer {
     /// `i` is adjusted when a refill moves the window.
     private func validateUTF8(at i: inout Int) throws -> Int {
         let b0 = buf[i]
-        let count: Int
-        var low: UInt8 = 0x80
-        var high: UInt8 = 0xBF
-        switch b0 {
-        case 0xC2...0xDF: count = 2
-        case 0xE0: count = 3; low = 0xA0
-        case 0xE1...0xEC, 0xEE...0xEF: count = 3
-        case 0xED: count = 3; high = 0x9F
-        case 0xF0: count = 4; low = 0x90
-        case 0xF1...0xF3: count = 4
-        case 0xF4: count = 4; high = 0x8F
-        default: throw error("invalid UTF-8 byte 0x\(String(b0, radix: 16, uppercase: true)) in a string", at: i)
+        guard let (count, second) = UTF8Sequence.shape(lead: b0) else {
+            throw error("invalid UTF-8 byte 0x\(String(b0, radix: 16, uppercase: true)) in a string", at: i)
         }
         pos = i
         guard try ensure(count, from: &i) else { throw error("invalid UTF-8 sequence in a string", at: i) }
-        let b1 = buf[i + 1]
-        guard b1 >= low && b1 <= high else { throw error("invalid UTF-8 sequence in a string", at: i) }
+        guard second.contains(buf[i + 1]) else { throw error("invalid UTF-8 sequence in a string", at: i) }
         if count > 2 {
             guard buf[i + 2] & 0xC0 == 0x80 else { throw error("invalid UTF-8 sequence in a string", at: i) }
             if count > 3 {

@@ -8,7 +8,7 @@ import FerryCore
 ///
 /// - Throws: a ``FerryError`` with code `.invalidInput` located at the first offending byte
 ///   (`file:line:column`), or `.io` when the file cannot be read.
-public func validateJSONDocument(path: String, chunkSize: Int = 1 << 18, maxDepth: Int = 512) throws {
+public func validateJSONDocument(path: String, chunkSize: Int = 1 << 18, maxDepth: Int = JSONSyntax.maxDepth) throws {
     let input = try InputFile(path: path)
     let tokenizer = JSONTokenizer(
         window: ByteWindow(input: input, chunkSize: chunkSize), sourceName: input.name, maxDepth: maxDepth)

@@ -47,7 +47,7 @@ public final class NDJSONReader: JSONObjectReader {
     ///   - chunkSize: bytes read per `read(2)`; the window holds about two chunks (more only while
     ///     a single line is longer).
     ///   - maxDepth: the deepest nesting accepted in a line before it is a problem record.
-    public init(path: String, chunkSize: Int = 1 << 18, maxDepth: Int = 512) throws {
+    public init(path: String, chunkSize: Int = 1 << 18, maxDepth: Int = JSONSyntax.maxDepth) throws {
         input = try InputFile(path: path)
         window = ByteWindow(input: input, chunkSize: chunkSize)
         tokenizer = JSONTokenizer(lineWindow: window, sourceName: input.name, maxDepth: maxDepth)

@@ -17,10 +17,13 @@ public struct Job: Sendable {
     public var modelVersion: String?
     public var modelVersionLocation: InputLocation?
     public var steps: [Step]
+    /// The values of `$name` in step predicates and in the mapping files of migrate steps
+    /// (`--param`, the environment, `params:`), typed by ``ParameterValue``.
+    public var parameters: [String: Value]
 
     public init(
         name: String, description: String? = nil, path: String, store: StoreReference, modelPath: String?, modelLocation: InputLocation? = nil,
-        modelVersion: String? = nil, modelVersionLocation: InputLocation? = nil, steps: [Step]
+        modelVersion: String? = nil, modelVersionLocation: InputLocation? = nil, steps: [Step], parameters: [String: Value] = [:]
     ) {
         self.name = name
         self.description = description
@@ -31,6 +34,7 @@ public struct Job: Sendable {
         self.modelVersion = modelVersion
         self.modelVersionLocation = modelVersionLocation
         self.steps = steps
+        self.parameters = parameters
     }
 
     /// The version of `bundle` the job works with: `modelVersion` when set, else the current one.

@@ -137,11 +137,11 @@ public struct JobLoader: Sendable {
         }
         // `$name` in step predicates takes the same values as `${name}` (typed: numbers, booleans,
         // else text); variables nothing defines stay, and binding reports them.
-        var variables: [String: PredicateArgument] = [:]
-        // Precedence as for `${name}`: --param, then the environment, then `params:`.
-        for (name, value) in defaults.merging(environment, uniquingKeysWith: { _, env in env }).merging(parameters, uniquingKeysWith: { _, cli in cli }) {
-            variables[name] = .value(Self.literal(value))
-        }
+        // Precedence as for `${name}`: --param, then the environment, then `params:`. Migrate
+        // steps' mapping expressions read the same values.
+        let values = ParameterValue.typed(
+            defaults.merging(environment, uniquingKeysWith: { _, env in env }).merging(parameters, uniquingKeysWith: { _, cli in cli }))
+        let variables = values.mapValues { PredicateArgument.value($0) }
         steps = steps.map { step in
             do {
                 switch step {
@@ -166,18 +166,7 @@ public struct JobLoader: Sendable {
         }
         return Job(
             name: name, description: description, path: path, store: store, modelPath: modelPath, modelLocation: modelLocation,
-            modelVersion: modelVersion, modelVersionLocation: modelVersionLocation, steps: steps)
-    }
-
-    /// A parameter's text as a predicate literal: an integer, an exact decimal, a boolean, else text.
-    static func literal(_ text: String) -> Value {
-        if let integer = Int64(text) { return .integer(integer) }
-        if let decimal = DecimalText.canonical(text), text.contains(".") { return .decimal(decimal) }
-        switch text.lowercased() {
-        case "true", "yes": return .bool(true)
-        case "false", "no": return .bool(false)
-        default: return .string(text)
-        }
+            modelVersion: modelVersion, modelVersionLocation: modelVersionLocation, steps: steps, parameters: values)
     }
 
     // MARK: - Parameters and paths

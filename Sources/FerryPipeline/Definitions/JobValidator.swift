@@ -153,7 +153,7 @@ public struct JobValidator: Sendable {
             guard let steps = try? ModelDiff.steps(in: bundle, from: first.version, to: target) else { continue }
             for diff in steps where checked.insert("\(diff.source.version)-to-\(diff.destination.version)").inserted {
                 do {
-                    _ = try MappingLoader().mapping(for: diff, in: bundle)
+                    _ = try MappingLoader().mapping(for: diff, in: bundle, parameters: job.parameters)
                 } catch let problems as FerryErrors {
                     errors += problems.errors
                 } catch let error as FerryError {

@@ -192,7 +192,8 @@ extension ImportPlan {
             } else {
                 millis = DateCoding.parseISO8601(bytes: bytes)
             }
-            guard let millis else { return false }
+            // Dates a store cannot hold take the general path, which rejects them with the reason.
+            guard let millis, DateCoding.storableMilliseconds.contains(millis) else { return false }
             if let validator, validator.hasRules, validator.problem(with: .date(millis)) != nil { return false }
             try DateCoding.withFormatted(millis) { try inserter.bindDirect(utf8: $0, column: index) }
         case .uuid:

@@ -150,9 +150,10 @@ public final class JobRunner {
             }
             var options = MigrationOptions(targetVersion: step.to ?? model.version, backup: step.backup && !dryRun, registry: registry)
             options.checksums = false
-            let migrator = Migrator(storePath: storePath, bundle: bundle, options: options) { from, to in
-                try MappingLoader().mapping(for: ModelDiff(from: from, to: to), in: bundle)
-            }
+            options.parameters = job.parameters
+            let migrator = Migrator(
+                storePath: storePath, bundle: bundle, options: options,
+                mappingProvider: MigrationMappings.provider(for: bundle, parameters: job.parameters))
             if onlyIfNeeded, try migrator.plan().steps.isEmpty { return true }
             progress?.stepStarted(index: index, of: job.steps.count, title: "migrate \(job.store.path) to version \(step.to ?? model.version)")
             let result = try migrator.run()

@@ -219,6 +219,19 @@ public final class Connection {
         }
     }
 
+    /// A scalar SQL function as a C callback that reads its arguments in place (for per-row
+    /// checks, where ``registerFunction(_:argumentCount:deterministic:_:)``'s conversion of each
+    /// argument to a ``DatabaseValue`` would cost more than the check).
+    typealias RawFunction = @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void
+
+    /// Registers a deterministic ``RawFunction``; `argumentCount` -1 takes any number.
+    func registerRawFunction(_ name: String, argumentCount: Int32, _ function: RawFunction) throws {
+        let code = sqlite3_create_function_v2(handle, name, argumentCount, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, function, nil, nil, nil)
+        guard code == SQLITE_OK else {
+            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: "function \(name)")
+        }
+    }
+
     /// Registers a collating sequence implemented in Swift (`ORDER BY x COLLATE name`). `compare`
     /// gets the UTF-8 bytes of both texts and returns a negative number, zero or a positive number.
     public func registerCollation(
@@ -288,10 +301,10 @@ extension DatabaseValue {
         case SQLITE_INTEGER: self = .integer(sqlite3_value_int64(value))
         case SQLITE_FLOAT: self = .real(sqlite3_value_double(value))
         case SQLITE_TEXT:
-            // With its byte length: text may hold NUL bytes, where a C string would end.
+            // sqlite3_value_text before sqlite3_value_bytes, as SQLite documents; the byte count
+            // keeps a text with an embedded NUL whole.
             if let text = sqlite3_value_text(value) {
-                let count = Int(sqlite3_value_bytes(value))
-                self = .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+                self = .text(String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))), as: UTF8.self))
             } else {
                 self = .null
             }
