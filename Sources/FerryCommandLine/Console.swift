@@ -25,7 +25,7 @@ final class Console: ProgressObserver {
     }
 
     static func printError(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        StandardStreams.error(text + "\n")
     }
 
     func line(_ text: String) {
@@ -52,7 +52,7 @@ final class Console: ProgressObserver {
         let elapsed = (now - started).secondsValue
         let rate = elapsed > 0 ? Int(Double(read) / elapsed) : 0
         let text = "\(title)  \(Console.grouped(read)) records  \(Console.grouped(rate))/s  \(Console.grouped(rejected)) rejected"
-        FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
+        StandardStreams.error("\r\u{1B}[K" + text)
         drewProgress = true
     }
 
@@ -64,7 +64,7 @@ final class Console: ProgressObserver {
 
     private func clearProgress() {
         if drewProgress {
-            FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+            StandardStreams.error("\r\u{1B}[K")
             drewProgress = false
         }
     }
@@ -187,20 +187,4 @@ func runReportingErrors(_ body: () throws -> Int32) throws {
         code = ExitStatus.code(for: failure)
     }
     if code != 0 { throw ExitCode(code) }
-}
-
-/// Writes a report as pretty, key-sorted JSON.
-func writeJSON(_ value: some Encodable, to path: String) throws {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    let data = try encoder.encode(value)
-    do {
-        if path == "-" {
-            FileHandle.standardOutput.write(data + Data("\n".utf8))
-        } else {
-            try (data + Data("\n".utf8)).write(to: URL(fileURLWithPath: path))
-        }
-    } catch {
-        throw FerryError(.io, "cannot write report '\(path)': \(error.localizedDescription)")
-    }
 }

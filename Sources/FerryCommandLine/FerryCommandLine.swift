@@ -24,6 +24,7 @@ public enum FerryCommandLine {
     ///   - arguments: the arguments after the program name; nil for the process's own.
     ///   - registry: where mapping files' `policy:` names and stage hooks are looked up.
     public static func main(arguments: [String]? = nil, registry: PolicyRegistry = .shared) {
+        StandardStreams.prepare()
         $registry.withValue(registry) {
             Ferry.main(arguments)
         }

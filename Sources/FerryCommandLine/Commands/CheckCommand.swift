@@ -43,6 +43,9 @@ struct CheckCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
+            try CommandFiles.checkOutputs(
+                store: nil, inputs: snapshots.map { ($0, "the snapshot") } + [(model, "the model"), (expect, "the expectations file")],
+                outputs: [(report, "--report"), (junit, "--junit")])
             let bundle = try ModelLoader().load(path: model)
             var checker = SnapshotChecker(bundle: bundle, registry: FerryCommandLine.registry)
             checker.targetVersion = to

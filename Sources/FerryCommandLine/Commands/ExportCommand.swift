@@ -61,6 +61,9 @@ struct ExportCommand: ParsableCommand {
                     ? "cannot tell the format of '\(output)' from its extension; pass --format csv|json|ndjson"
                     : "unknown format '\(formatName)' (csv, json, ndjson)\(Suggestions.didYouMean(formatName, in: ["csv", "json", "ndjson"]))")
             }
+            try CommandFiles.requireExistingStore(store)
+            try CommandFiles.checkOutputs(
+                store: store, inputs: [(model, "the model")], outputs: [(output, "--output"), (report, "--report")])
             let storeModel: ObjectModel
             if let model {
                 storeModel = try ModelLoader().load(path: model).current

@@ -67,6 +67,10 @@ struct ImportCommand: ParsableCommand {
             guard let dataFormat = DataFormat(name: formatName) ?? DataFormat(pathExtension: formatName) else {
                 throw FerryError(.usage, "cannot tell the format of '\(file)'; pass --format csv|json|ndjson")
             }
+            try PathOrURL.requireStore(store)
+            try CommandFiles.checkOutputs(
+                store: store, inputs: [(file, "the input"), (model, "the model")],
+                outputs: [(rejects, "--rejects"), (options.report, "--report")])
             let entityName = entity ?? Self.identifier(from: file)
             var step = ImportStep(source: file, format: dataFormat, entity: entityName)
             step.onConflict = conflict

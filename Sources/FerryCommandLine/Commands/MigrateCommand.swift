@@ -46,6 +46,8 @@ struct MigrateCommand: ParsableCommand {
         try runReportingErrors {
             var global = GlobalOptions()
             global.parameters = parameters
+            try CommandFiles.requireExistingStore(store)
+            try CommandFiles.checkOutputs(store: store, inputs: [(model, "the model")], outputs: [(report, "--report")])
             let bundle = try ModelLoader().load(path: model)
             var options = MigrationOptions(targetVersion: to, backup: !noBackup, registry: FerryCommandLine.registry)
             options.checksums = checksums
@@ -95,13 +97,13 @@ final class MigrationConsole: MigrationObserver {
 
     func migrationEntityStarted(_ mapping: String) {
         guard !quiet, isTerminal else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[K\(step) \(mapping)".utf8))
+        StandardStreams.error("\r\u{1B}[K\(step) \(mapping)")
     }
 
     func migrationProgress(mapping: String, processed: Int) {
         guard !quiet, isTerminal, ContinuousClock.now - lastDraw > .milliseconds(200) else { return }
         lastDraw = .now
-        FileHandle.standardError.write(Data("\r\u{1B}[K\(step) \(mapping): \(Console.grouped(processed)) objects".utf8))
+        StandardStreams.error("\r\u{1B}[K\(step) \(mapping): \(Console.grouped(processed)) objects")
     }
 
     static func describe(_ plan: Migrator.Plan, store: String) -> String {

@@ -18,7 +18,9 @@ struct MutationOptions: ParsableArguments {
     var model: String?
 
     /// The store's model (or `--model`) and the parsed predicate, located at `--where`.
-    func load() throws -> (ObjectModel, FerryCore.Predicate) {
+    func load(options: GlobalOptions) throws -> (ObjectModel, FerryCore.Predicate) {
+        try CommandFiles.requireExistingStore(store)
+        try CommandFiles.checkOutputs(store: store, inputs: [(model, "the model")], outputs: [(options.report, "--report")])
         let objectModel: ObjectModel
         if let model {
             objectModel = try ModelLoader().load(path: model).current
@@ -75,7 +77,7 @@ struct UpdateCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             guard !assignments.isEmpty else { throw FerryError(.usage, "give at least one --set name=value") }
-            let (model, predicate) = try target.load()
+            let (model, predicate) = try target.load(options: options)
             var values: [String: BatchUpdateRequest.PropertyValue] = [:]
             for (index, item) in assignments.enumerated() {
                 guard let equals = item.firstIndex(of: "="), equals != item.startIndex else {
@@ -112,7 +114,7 @@ struct DeleteCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            let (model, predicate) = try target.load()
+            let (model, predicate) = try target.load(options: options)
             let step = DeleteStep(entity: target.entity, predicate: predicate, deleteRules: ignoreDeleteRules ? .ignore : .apply)
             try step.request.check(model: model)
             return try target.run(.delete(step), model: model, options: options, jobName: "ferry delete")

@@ -45,6 +45,10 @@ struct VerifyCommand: ParsableCommand {
                 }
                 return level
             }
+            try CommandFiles.requireExistingStore(store)
+            try CommandFiles.checkOutputs(
+                store: store, inputs: [(model, "the model"), (expect, "the expectations file")],
+                outputs: [(report, "--report"), (junit, "--junit")])
             guard let metadata = try Store.metadata(at: store) else {
                 throw FerryError(.store, "'\(store)' is not a ferry store (it has no ferry metadata)")
             }
@@ -78,18 +82,5 @@ struct VerifyCommand: ParsableCommand {
             print(Console.verificationTable(result, onlyFailures: quiet), terminator: "")
             return result.succeeded ? ExitStatus.success : ExitStatus.verificationFailed
         }
-    }
-}
-
-/// Writes a text file (or standard output for `-`).
-func writeText(_ text: String, to path: String) throws {
-    do {
-        if path == "-" {
-            FileHandle.standardOutput.write(Data(text.utf8))
-        } else {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-        }
-    } catch {
-        throw FerryError(.io, "cannot write '\(path)': \(error.localizedDescription)")
     }
 }

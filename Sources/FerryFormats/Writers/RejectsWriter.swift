@@ -7,21 +7,26 @@ import FerryCore
 /// re-imported from the rejects.
 public final class RejectsWriter {
     public let path: String
-    private let output: OutputFile
+    /// Nil in a dry run: rejects are counted, and the file is neither created nor changed.
+    private let output: OutputFile?
     public private(set) var count = 0
 
-    public init(path: String) throws {
+    /// Creates (truncates) the rejects file; with `dryRun`, touches nothing and only counts.
+    public init(path: String, dryRun: Bool = false) throws {
         self.path = path
-        output = try OutputFile(path: path)
+        output = dryRun ? nil : try OutputFile(path: path)
     }
+
+    /// True when records are only counted (a dry run).
+    public var isDryRun: Bool { output == nil }
 
     public func write(record: Int, line: Int, column: Int, field: String?, reason: String, raw: String) throws {
         var text = "{\"record\":\(record),\"line\":\(line),\"column\":\(column)"
         if let field { text += ",\"field\":" + JSONText.quote(field) }
         text += ",\"reason\":" + JSONText.quote(reason) + ",\"raw\":" + JSONText.quote(raw) + "}\n"
-        try output.write(text)
+        try output?.write(text)
         count += 1
     }
 
-    public func close() throws { try output.close() }
+    public func close() throws { try output?.close() }
 }

@@ -132,6 +132,7 @@ public struct JobLoader: Sendable {
             for item in items {
                 if let step = loadStep(item, resolve: resolve, reader: reader) { steps.append(step) }
             }
+            if items.isEmpty { reader.fail("the job's 'steps' list is empty: a job needs at least one step", at: node.location) }
         } else if top["steps"] == nil {
             reader.fail("the job has no 'steps'", at: top.location)
         }

@@ -49,7 +49,7 @@ public final class ImportStepRunner {
         let insideTransaction = store.withConnection { $0.isInTransaction }
         do {
             let reader = try givenReader ?? ReaderFactory.open(step: step)
-            let rejects = try step.rejectsPath.map { try RejectsWriter(path: $0) }
+            let rejects = try step.rejectsPath.map { try RejectsWriter(path: $0, dryRun: dryRun) }
             defer { try? rejects?.close() }
             if step.atomic || dryRun {
                 try store.write { connection in
@@ -218,7 +218,7 @@ public final class ImportStepRunner {
             throw FerryError(
                 .rejectBudget,
                 "more than \(limit) record\(limit == 1 ? " was" : "s were") rejected; the step was rolled back",
-                at: location, notes: ["last reject: \(reason)", "rejected records are in \(rejects?.path ?? "")"])
+                at: location, notes: ["last reject: \(reason)", rejects.map { $0.isDryRun ? "dry run: \($0.path) was not written" : "rejected records are in \($0.path)" } ?? ""])
         }
     }
 

@@ -47,7 +47,7 @@ struct YAMLNode {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw FerryError(.io, "cannot read '\(path)': \(Self.reason(error))", at: InputLocation(file: path))
+            throw FerryError(code, "cannot read '\(path)': \(Self.reason(error))", at: InputLocation(file: path))
         }
         guard let text = String(data: data, encoding: .utf8) else {
             throw FerryError(code, "'\(path)' is not UTF-8 text", at: InputLocation(file: path))
