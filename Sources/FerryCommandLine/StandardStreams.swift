@@ -10,13 +10,14 @@
 /// a reader that went away) is dropped: losing a message must never stop or crash a run that is
 /// writing a store. (`FileHandle.write` traps on such errors.)
 enum StandardStreams {
-    /// Called once at start-up: a closed standard descriptor is reopened on `/dev/null`, so that
-    /// no store, rejects or output file is ever opened as descriptor 1 or 2 and then written to
-    /// as if it were a terminal; `SIGPIPE` is ignored, so a closed pipe is a write error (an
-    /// export to `| head` fails with a message) instead of killing the process mid-step.
+    /// Called once at start-up: a closed standard descriptor is reopened read-only on
+    /// `/dev/null`, so that no store, rejects or output file is ever opened as descriptor 1 or 2
+    /// and then written to as if it were a terminal, while writing to it still fails (an export
+    /// to a closed standard output is an error, not data silently thrown away). `SIGPIPE` is
+    /// ignored, so a closed pipe is a write error instead of killing the process mid-step.
     static func prepare() {
         for descriptor: Int32 in 0...2 where fcntl(descriptor, F_GETFD) == -1 && errno == EBADF {
-            let opened = open("/dev/null", O_RDWR)
+            let opened = open("/dev/null", O_RDONLY)
             if opened >= 0, opened != descriptor {
                 _ = dup2(opened, descriptor)
                 _ = close(opened)

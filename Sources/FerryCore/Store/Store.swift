@@ -51,6 +51,7 @@ public final class Store: @unchecked Sendable {
     /// - Throws: `.modelMismatch` naming the store's version and the model's when the stored
     ///   model hash differs; `.store` when the file is not a ferry store.
     public static func open(at path: String, model: ObjectModel, options: Options = Options()) throws -> Store {
+        try PathOrURL.requireStore(path)
         let exists = path == ":memory:" || path.hasPrefix("file:") ? false : FileManager.default.fileExists(atPath: path)
         if !exists && path != ":memory:" && !options.createIfMissing {
             throw FerryError(.store, "store '\(path)' does not exist")

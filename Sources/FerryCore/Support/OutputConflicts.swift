@@ -68,11 +68,11 @@ public struct OutputConflicts: Sendable {
                 }
             }
             if let input = inputs.first(where: { output.identity.sameFile(as: $0.identity) }) {
-                problems.append(refusal(output, "is \(input.role) '\(input.path)'\(input.location.map { " (\($0))" } ?? "")"))
+                problems.append(refusal(output, "is \(input.role) '\(input.path)'\(Self.shown(input.location, beside: output.location))"))
                 continue
             }
             if let earlier = outputs[..<index].first(where: { output.identity.sameFile(as: $0.identity) }) {
-                problems.append(refusal(output, "is also written as \(earlier.role) '\(earlier.path)'\(earlier.location.map { " (\($0))" } ?? "")"))
+                problems.append(refusal(output, "is also written as \(earlier.role) '\(earlier.path)'\(Self.shown(earlier.location, beside: output.location))"))
             }
         }
         return problems
@@ -83,6 +83,12 @@ public struct OutputConflicts: Sendable {
         let problems = problems()
         if problems.count == 1 { throw problems[0] }
         if !problems.isEmpty { throw FerryErrors(problems) }
+    }
+
+    /// ` (file:line:column)` of the other file's definition, unless it is where the output is.
+    private static func shown(_ location: InputLocation?, beside other: InputLocation?) -> String {
+        guard let location, location != other else { return "" }
+        return " (\(location))"
     }
 
     private func refusal(_ output: Named, _ what: String) -> FerryError {
