@@ -4,12 +4,12 @@ import Foundation
 /// Checks made on the files a command names before it opens any of them.
 enum CommandFiles {
     /// The store a command reads or changes (`export`, `update`, `delete`, `verify`, `store …`,
-    /// `migrate`): a URL is refused and a missing store is a usage error (exit 64) naming it,
-    /// the same for every command.
+    /// `migrate`): a URL is refused (exit 64), and a missing store is a store error (exit 1)
+    /// with the same message for every command, as when a job's store must exist.
     static func requireExistingStore(_ path: String) throws {
         try PathOrURL.requireStore(path)
         guard path == ":memory:" || FileManager.default.fileExists(atPath: path) else {
-            throw FerryError(.usage, "store '\(path)' does not exist; nothing was done")
+            throw FerryError(.store, "store '\(path)' does not exist")
         }
     }
 

@@ -55,13 +55,38 @@ struct MigrateCommand: ParsableCommand {
             let migrator = Migrator(storePath: store, bundle: bundle, options: options, mappingProvider: MigrationMappings.provider(for: bundle))
             let console = MigrationConsole(quiet: quiet)
             migrator.observer = console
+            var runReport = RunReport(
+                command: "migrate", job: "ferry migrate", jobFile: nil, store: store, model: bundle.name,
+                modelVersion: to ?? bundle.currentVersion, dryRun: dryRun)
+            var step = StepReport(index: 1, kind: "migrate", outcome: dryRun ? .dryRun : .succeeded)
+            let started = ContinuousClock.now
             if dryRun {
                 let plan = try migrator.plan()
-                print(MigrationConsole.describe(plan, store: store))
+                if !quiet { print(MigrationConsole.describe(plan, store: store)) }
+                step.read = plan.steps.isEmpty ? 0 : plan.counts.values.reduce(0, +)
+                step.elapsedSeconds = started.duration(to: .now).secondsValue
+                runReport.steps = [step]
+                runReport.finish(exitCode: 0)
+                if let report { try writeJSON(runReport, to: report) }
                 return 0
             }
-            let result = try migrator.run()
-            if let report { try writeJSON(result, to: report) }
+            let result: MigrationReport
+            do {
+                result = try migrator.run()
+            } catch {
+                step.outcome = .failed
+                step.error = "\(error)"
+                step.elapsedSeconds = started.duration(to: .now).secondsValue
+                runReport.steps = [step]
+                runReport.finish(exitCode: ExitStatus.code(for: error))
+                if let report { try writeJSON(runReport, to: report) }
+                throw error
+            }
+            step.record(result)
+            step.elapsedSeconds = started.duration(to: .now).secondsValue
+            runReport.steps = [step]
+            runReport.finish(exitCode: 0)
+            if let report { try writeJSON(runReport, to: report) }
             if !quiet {
                 if result.steps.isEmpty {
                     print("\(store) is already at \(bundle.name) version \(result.toVersion)")

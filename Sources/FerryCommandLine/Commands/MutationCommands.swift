@@ -35,19 +35,17 @@ struct MutationOptions: ParsableArguments {
     }
 
     /// Runs one step against the store and prints its summary line.
-    func run(_ step: Step, model: ObjectModel, options: GlobalOptions, jobName: String) throws -> Int32 {
+    func run(_ step: Step, model: ObjectModel, options: GlobalOptions, command: String) throws -> Int32 {
+        var report = RunReport(
+            command: command, job: "ferry \(command)", jobFile: nil, store: store, model: model.name, modelVersion: model.version, dryRun: options.dryRun)
         let opened = try Store.open(at: store, model: model, options: Store.Options(createIfMissing: false))
         let console = Console(quiet: options.quiet)
-        let runner = MutationStepRunner(step: step, store: opened, index: 1, jobName: jobName)
+        let runner = MutationStepRunner(step: step, store: opened, index: 1, jobName: report.job)
         runner.dryRun = options.dryRun
         runner.progress = console
         console.stepStarted(index: 1, of: 1, title: runner.title)
-        let stepReport = runner.run()
-        var report = RunReport(
-            job: jobName, jobFile: nil, store: store, model: model.name, modelVersion: model.version, dryRun: options.dryRun, startedAt: "")
-        report.steps = [stepReport]
-        report.outcome = stepReport.outcome.rawValue
-        report.exitCode = runner.failure.map { ExitStatus.code(for: $0) } ?? 0
+        report.steps = [runner.run()]
+        report.finish(exitCode: runner.failure.map { ExitStatus.code(for: $0) } ?? 0)
         if let path = options.report { try writeJSON(report, to: path) }
         if let failure = runner.failure { throw failure }
         return 0
@@ -84,6 +82,9 @@ struct UpdateCommand: ParsableCommand {
                     throw FerryError(.usage, "--set needs name=value or name==expression, got '\(item)'")
                 }
                 let name = String(item[..<equals])
+                guard values[name] == nil else {
+                    throw FerryError(.usage, "--set gives '\(name)' twice (#\(index + 1) '\(item)'); set each attribute once")
+                }
                 let rest = item[item.index(after: equals)...]
                 if rest.hasPrefix("=") {
                     let location = InputLocation(file: "--set #\(index + 1)", line: 1, column: name.utf8.count + 3)
@@ -95,7 +96,7 @@ struct UpdateCommand: ParsableCommand {
             let step = UpdateStep(entity: target.entity, predicate: predicate, values: values, validate: !noValidate)
             let request = step.request
             try request.check(model: model)
-            return try target.run(.update(step), model: model, options: options, jobName: "ferry update")
+            return try target.run(.update(step), model: model, options: options, command: "update")
         }
     }
 }
@@ -117,7 +118,7 @@ struct DeleteCommand: ParsableCommand {
             let (model, predicate) = try target.load(options: options)
             let step = DeleteStep(entity: target.entity, predicate: predicate, deleteRules: ignoreDeleteRules ? .ignore : .apply)
             try step.request.check(model: model)
-            return try target.run(.delete(step), model: model, options: options, jobName: "ferry delete")
+            return try target.run(.delete(step), model: model, options: options, command: "delete")
         }
     }
 }

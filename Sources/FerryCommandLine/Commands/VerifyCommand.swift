@@ -34,7 +34,7 @@ struct VerifyCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Write a JUnit XML report (one test case per check).", valueName: "file.xml"))
     var junit: String?
 
-    @Flag(help: "Print only failures.")
+    @Flag(help: "Print only failed checks (nothing when all pass).")
     var quiet = false
 
     func run() throws {
@@ -77,10 +77,19 @@ struct VerifyCommand: ParsableCommand {
             }
             let opened = try Store.open(at: store, model: structure, options: Store.Options(createIfMissing: false, allowModelMismatch: true, readOnly: true))
             let result = Verifier(model: structure, maxOffending: maxOffending).run(list, on: opened)
-            if let report { try writeJSON(result, to: report) }
+            let exitCode = result.succeeded ? ExitStatus.success : ExitStatus.verificationFailed
+            if let report {
+                var runReport = RunReport(
+                    command: "verify", job: "ferry verify", jobFile: nil, store: store, model: structure.name, modelVersion: structure.version,
+                    dryRun: false, startedAt: result.timestamp)
+                runReport.steps = [.verify(index: 1, verification: result)]
+                runReport.finish(exitCode: exitCode)
+                try writeJSON(runReport, to: report)
+            }
             if let junit { try writeText(VerificationReport.junitXML([result]), to: junit) }
-            print(Console.verificationTable(result, onlyFailures: quiet), terminator: "")
-            return result.succeeded ? ExitStatus.success : ExitStatus.verificationFailed
+            // --quiet: nothing when every check passed, else only the failed checks.
+            if !quiet || !result.succeeded { print(Console.verificationTable(result, onlyFailures: quiet), terminator: "") }
+            return exitCode
         }
     }
 }

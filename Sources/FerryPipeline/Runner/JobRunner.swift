@@ -31,14 +31,16 @@ public final class JobRunner {
     /// Opens (or creates) the job's store and runs every step.
     public func run() -> RunReport {
         var report = RunReport(
-            job: job.name, jobFile: job.path, store: job.store.path, model: model.name, modelVersion: model.version,
-            dryRun: dryRun, startedAt: Self.now())
+            command: "run", job: job.name, jobFile: job.path, store: job.store.path, model: model.name, modelVersion: model.version,
+            dryRun: dryRun)
         // A dry run never creates the store: it works in a scratch store beside it, removed after.
         let scratch = dryRun && job.store.create && !FileManager.default.fileExists(atPath: job.store.path)
         let rebuild = (job.store.rebuild || scratch) && !job.store.isInMemory
         // A dry run of a job that migrates works on a copy: a migration cannot be rolled back.
         let dryCopy = dryRun && !rebuild && migrates && !job.store.isInMemory && FileManager.default.fileExists(atPath: job.store.path)
-        var workPath = rebuild ? job.store.path + ".ferry-rebuild" : job.store.path
+        // A dry run's scratch store lives in the temporary folder: the store's folder is not created.
+        var workPath = scratch ? NSTemporaryDirectory() + "/ferry-dry-run-\(UUID().uuidString).sqlite"
+            : rebuild ? job.store.path + ".ferry-rebuild" : job.store.path
         if rebuild { StoreFiles.remove(workPath) }
         if dryCopy {
             workPath = job.store.path + ".ferry-dry-run"
@@ -46,7 +48,7 @@ public final class JobRunner {
                 try Self.copyStore(from: job.store.path, to: workPath)
             } catch {
                 report.fail(step: 0, kind: "copy", error: error)
-                report.endedAt = Self.now()
+                report.endedAt = RunReport.timestamp()
                 return report
             }
         }
@@ -56,7 +58,7 @@ public final class JobRunner {
                 try Self.copyStore(from: copyFrom, to: job.store.path)
             } catch {
                 report.fail(step: 0, kind: "copy", error: error)
-                report.endedAt = Self.now()
+                report.endedAt = RunReport.timestamp()
                 return report
             }
         }
@@ -73,7 +75,7 @@ public final class JobRunner {
             }
         }
         // Not in a `defer`: that would run after the returned copy was made.
-        report.endedAt = Self.now()
+        report.endedAt = RunReport.timestamp()
         return report
     }
 
@@ -116,9 +118,7 @@ public final class JobRunner {
             if onlyIfNeeded, try migrator.plan().steps.isEmpty { return true }
             progress?.stepStarted(index: index, of: job.steps.count, title: "migrate \(job.store.path) to version \(step.to ?? model.version)")
             let result = try migrator.run()
-            stepReport.migration = result
-            stepReport.read = result.steps.first?.entities.reduce(0) { $0 + $1.read } ?? 0
-            stepReport.inserted = result.steps.last?.entities.reduce(0) { $0 + $1.written } ?? 0
+            stepReport.record(result)
             stepReport.outcome = dryRun ? .dryRun : .succeeded
         } catch {
             stepReport.outcome = .failed
@@ -296,8 +296,6 @@ public final class JobRunner {
     private func entityCount(_ entity: String, in store: Store) throws -> Int {
         try store.read { Int(try $0.scalar("SELECT count(*) FROM \(SQL.quote(StoreLayout.table(forEntityNamed: entity)))")?.int64 ?? 0) }
     }
-
-    static func now() -> String { DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)) }
 }
 
 extension RunReport {
