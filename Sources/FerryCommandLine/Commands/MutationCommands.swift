@@ -34,10 +34,21 @@ struct MutationOptions: ParsableArguments {
         return (objectModel, parsed)
     }
 
-    /// Runs one step against the store and prints its summary line.
-    func run(_ step: Step, model: ObjectModel, options: GlobalOptions, command: String) throws -> Int32 {
+    /// Checks the step's request against the model, runs it against the store and prints its
+    /// summary line; the `--report` is written whether the step ran or its request was refused.
+    func run(_ step: Step, check: () throws -> Void, model: ObjectModel, options: GlobalOptions, command: String) throws -> Int32 {
         var report = RunReport(
             command: command, job: "ferry \(command)", jobFile: nil, store: store, model: model.name, modelVersion: model.version, dryRun: options.dryRun)
+        do {
+            try check()
+        } catch {
+            var failed = StepReport(index: 1, kind: step.kind, entity: entity, outcome: .failed)
+            failed.error = "\(error)"
+            report.steps = [failed]
+            report.finish(exitCode: ExitStatus.code(for: error))
+            if let path = options.report { try writeJSON(report, to: path) }
+            throw error
+        }
         let opened = try Store.open(at: store, model: model, options: Store.Options(createIfMissing: false))
         let console = Console(quiet: options.quiet)
         let runner = MutationStepRunner(step: step, store: opened, index: 1, jobName: report.job)
@@ -94,9 +105,7 @@ struct UpdateCommand: ParsableCommand {
                 }
             }
             let step = UpdateStep(entity: target.entity, predicate: predicate, values: values, validate: !noValidate)
-            let request = step.request
-            try request.check(model: model)
-            return try target.run(.update(step), model: model, options: options, command: "update")
+            return try target.run(.update(step), check: { try step.request.check(model: model) }, model: model, options: options, command: "update")
         }
     }
 }
@@ -117,8 +126,7 @@ struct DeleteCommand: ParsableCommand {
         try runReportingErrors {
             let (model, predicate) = try target.load(options: options)
             let step = DeleteStep(entity: target.entity, predicate: predicate, deleteRules: ignoreDeleteRules ? .ignore : .apply)
-            try step.request.check(model: model)
-            return try target.run(.delete(step), model: model, options: options, command: "delete")
+            return try target.run(.delete(step), check: { try step.request.check(model: model) }, model: model, options: options, command: "delete")
         }
     }
 }
