@@ -6,13 +6,22 @@ extension JobValidator {
     /// model, every import source and `copy_from` are inputs; every rejects file and export
     /// output is an output. A command adds its own outputs (`--report`, `--junit`) before
     /// checking.
+    ///
+    /// A source that an earlier export step of the job writes is the job's own intermediate
+    /// file (export, then import elsewhere), not an input to protect.
     public func files(of job: Job) -> OutputConflicts {
         var files = OutputConflicts(store: job.store.path, location: job.store.location)
         files.input(job.path, role: "the job file")
         files.input(job.modelPath, role: "the model", location: job.modelLocation)
         files.input(job.store.copyFrom, role: "the store's copy_from", location: job.store.location)
+        var exported: Set<String> = []
         for step in job.steps {
-            if case .import(let step) = step { files.input(step.source, role: "the source", location: step.location) }
+            switch step {
+            case .export(let step): exported.insert(step.output)
+            case .import(let step) where !exported.contains(step.source):
+                files.input(step.source, role: "the source", location: step.location)
+            default: break
+            }
         }
         for step in job.steps {
             switch step {
