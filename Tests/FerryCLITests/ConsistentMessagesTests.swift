@@ -2,6 +2,12 @@ import FerryTestSupport
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Issue 14, "say the same thing everywhere": exit codes as the README documents them, flags
 /// that used to be accepted silently, and `--quiet`, through the real binary.
 @Suite("exit codes, refused flags and --quiet (CLI)", .serialized)
@@ -130,5 +136,83 @@ struct ConsistentMessagesTests {
         let failing = try runFerry(["verify", "s.sqlite", "--expect", "expect.yml", "--quiet"], cwd: directory.path)
         #expect(failing.exitCode == 3, "\(failing)")
         #expect(failing.stdout.contains("count Person"), "\(failing)")
+    }
+
+    // MARK: - Running out of disk
+
+    /// 20,000 people: a store of about 2 MB.
+    static func manyPeople(in directory: TemporaryDirectory) throws {
+        var text = "id,email,name,age\n"
+        for id in 1...20_000 { text += "\(id),user\(id)@example.com,User \(id) \(String(repeating: "x", count: 40)),\(id % 100)\n" }
+        try directory.write("many.csv", text)
+    }
+
+    /// Checks the message of a store write that failed for lack of room: it names the store,
+    /// says the changes were rolled back, and shows no SQL, no SQLite error number, no hidden name.
+    static func expectPlainStoreFailure(_ result: ProcessResult, store: String) {
+        #expect(result.exitCode == 1, "\(result)")
+        #expect(result.stderr.contains("store '\(store)'"), "\(result)")
+        #expect(result.stderr.contains("rolled back"), "\(result)")
+        for raw in ["SQLite error", "INSERT", "UPDATE", "while executing", "NSCocoaErrorDomain", ".ferry-"] {
+            #expect(!result.stderr.contains(raw), "'\(raw)' in: \(result)")
+        }
+    }
+
+    @Test("a store write beyond the file size limit fails in words, names the store and changes nothing")
+    func fileSizeLimit() throws {
+        let directory = try Self.prepared()
+        try Self.manyPeople(in: directory)
+        let before = try StoreSnapshot.take(directory.file("s.sqlite"))
+        let binary = try FerryBinary.require()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        // 512-byte blocks: the 2 MB the import needs do not fit; SIGXFSZ ignored, so writes fail with EFBIG.
+        process.arguments = ["-c", "trap '' XFSZ; ulimit -f 300; exec \"$0\" \"$@\"", binary, "import", "many.csv", "--store", "s.sqlite", "--entity", "Person", "--on-conflict", "keep", "--quiet"]
+        process.currentDirectoryURL = directory.url
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        Self.expectPlainStoreFailure(ProcessResult(exitCode: process.terminationStatus, stdout: "", stderr: stderr, wasSignaled: false), store: "s.sqlite")
+        #expect(try StoreSnapshot.take(directory.file("s.sqlite")) == before)
+    }
+
+    /// True when this process may mount a tmpfs (root outside a locked-down container).
+    static let canMountTmpfs: Bool = {
+        let probe = NSTemporaryDirectory() + "/ferry-mount-probe-\(getpid())"
+        try? FileManager.default.createDirectory(atPath: probe, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: probe) }
+        guard shell("mount -t tmpfs -o size=64k tmpfs '\(probe)'") == 0 else { return false }
+        _ = shell("umount '\(probe)'")
+        return true
+    }()
+
+    @discardableResult
+    static func shell(_ command: String) -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command + " 2>/dev/null"]
+        guard (try? process.run()) != nil else { return -1 }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    @Test("a full disk: the message says the disk is full, where, and that the store is as it was", .enabled(if: canMountTmpfs))
+    func diskFull() throws {
+        let directory = try Self.prepared()
+        try Self.manyPeople(in: directory)
+        let small = directory.file("small")
+        try FileManager.default.createDirectory(atPath: small, withIntermediateDirectories: true)
+        #expect(Self.shell("mount -t tmpfs -o size=1m tmpfs '\(small)'") == 0)
+        defer { Self.shell("umount '\(small)'") }
+        let store = "small/s.sqlite"
+        try FileManager.default.copyItem(atPath: directory.file("s.sqlite"), toPath: directory.file(store))
+        let before = try StoreSnapshot.take(directory.file(store))
+        let result = try runFerry(["import", "many.csv", "--store", store, "--entity", "Person", "--on-conflict", "keep", "--quiet"], cwd: directory.path)
+        Self.expectPlainStoreFailure(result, store: store)
+        #expect(result.stderr.contains("error: the disk is full: there is no space left to write store '\(store)'"), "\(result)")
+        #expect(try StoreSnapshot.take(directory.file(store)) == before)
     }
 }

@@ -14,6 +14,13 @@ public struct ProcessResult: Sendable, CustomStringConvertible {
     /// True when the process was ended by a signal (then `exitCode` is the signal number).
     public var wasSignaled: Bool
 
+    public init(exitCode: Int32, stdout: String, stderr: String, wasSignaled: Bool) {
+        self.exitCode = exitCode
+        self.stdout = stdout
+        self.stderr = stderr
+        self.wasSignaled = wasSignaled
+    }
+
     public var description: String {
         "exit \(exitCode)\(wasSignaled ? " (signal)" : "")\n--- stdout\n\(stdout)--- stderr\n\(stderr)"
     }

@@ -117,7 +117,7 @@ struct ImportCommand: ParsableCommand {
                             do {
                                 try FileManager.default.copyItem(atPath: store, toPath: scratch)
                             } catch {
-                                throw FerryError(.io, "cannot copy '\(store)' for the dry run: \(error.localizedDescription)")
+                                throw FerryError(.io, "cannot copy '\(store)' for the dry run: \(FileErrorReason.describe(error))")
                             }
                             target = scratch
                         }

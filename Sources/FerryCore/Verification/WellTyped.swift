@@ -71,7 +71,7 @@ enum WellTyped {
                 sqlite3_result_int(context, 1)
             }, nil, nil, nil)
         guard code == SQLITE_OK else {
-            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(connection.handle)), sql: "function \(functionName)")
+            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(connection.handle)), sql: "function \(functionName)", path: connection.path, systemError: sqlite3_system_errno(connection.handle))
         }
     }
 

@@ -274,7 +274,7 @@ public final class JobRunner {
                 try FileManager.default.copyItem(atPath: source + "-wal", toPath: path + "-wal")
             }
         } catch {
-            throw FerryError(.io, "cannot copy the store '\(source)' to '\(path)': \(error.localizedDescription)")
+            throw FerryError(.io, "cannot copy the store '\(source)' to '\(path)': \(FileErrorReason.describe(error))")
         }
     }
 
