@@ -51,8 +51,8 @@ final class Console: ProgressObserver {
         lastDraw = now
         let elapsed = (now - started).secondsValue
         let rate = elapsed > 0 ? Int(Double(read) / elapsed) : 0
-        let text = "\(title)  \(Console.grouped(read)) records  \(Console.grouped(rate))/s  \(Console.grouped(rejected)) rejected"
-        StandardStreams.error("\r\u{1B}[K" + text)
+        let counts = "  \(Console.grouped(read)) records  \(Console.grouped(rate))/s  \(Console.grouped(rejected)) rejected"
+        StandardStreams.error("\r\u{1B}[K" + Console.fitted(title: title, counts: counts, columns: Console.terminalColumns()))
         drewProgress = true
     }
 
@@ -60,6 +60,26 @@ final class Console: ProgressObserver {
         clearProgress()
         guard !quiet else { return }
         line(Console.summary(report))
+    }
+
+    /// The progress line cut to fit one terminal line (a wrapped line cannot be redrawn in
+    /// place): the counts are kept, the title is shortened in its middle, with `…`.
+    static func fitted(title: String, counts: String, columns: Int) -> String {
+        let room = max(columns - 1, 10)  // the last column would make some terminals wrap
+        if title.count + counts.count <= room { return title + counts }
+        if counts.count >= room { return String(counts.prefix(room)) }
+        let keep = room - counts.count - 1
+        guard keep > 1 else { return String(counts.prefix(room)) }
+        let head = (keep + 1) / 2, tail = keep - head
+        return String(title.prefix(head)) + "…" + String(title.suffix(tail)) + counts
+    }
+
+    /// The width of the terminal on standard error (80 when it cannot be told).
+    static func terminalColumns() -> Int {
+        var size = winsize()
+        if ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        if let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init), columns > 0 { return columns }
+        return 80
     }
 
     private func clearProgress() {

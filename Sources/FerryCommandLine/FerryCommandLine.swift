@@ -25,6 +25,7 @@ public enum FerryCommandLine {
     ///   - registry: where mapping files' `policy:` names and stage hooks are looked up.
     public static func main(arguments: [String]? = nil, registry: PolicyRegistry = .shared) {
         StandardStreams.prepare()
+        SignalHandling.install()
         $registry.withValue(registry) {
             Ferry.main(arguments)
         }

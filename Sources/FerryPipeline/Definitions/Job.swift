@@ -17,6 +17,8 @@ public struct Job: Sendable {
     public var modelVersion: String?
     public var modelVersionLocation: InputLocation?
     public var steps: [Step]
+    /// Where the `steps` key is (for "the job has no steps").
+    public var stepsLocation: InputLocation?
 
     public init(
         name: String, description: String? = nil, path: String, store: StoreReference, modelPath: String?, modelLocation: InputLocation? = nil,

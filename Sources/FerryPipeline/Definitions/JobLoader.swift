@@ -132,7 +132,6 @@ public struct JobLoader: Sendable {
             for item in items {
                 if let step = loadStep(item, resolve: resolve, reader: reader) { steps.append(step) }
             }
-            if items.isEmpty { reader.fail("the job's 'steps' list is empty: a job needs at least one step", at: node.location) }
         } else if top["steps"] == nil {
             reader.fail("the job has no 'steps'", at: top.location)
         }
@@ -165,9 +164,11 @@ public struct JobLoader: Sendable {
                 return step
             }
         }
-        return Job(
+        var job = Job(
             name: name, description: description, path: path, store: store, modelPath: modelPath, modelLocation: modelLocation,
             modelVersion: modelVersion, modelVersionLocation: modelVersionLocation, steps: steps)
+        job.stepsLocation = top["steps"]?.location
+        return job
     }
 
     /// A parameter's text as a predicate literal: an integer, an exact decimal, a boolean, else text.

@@ -38,6 +38,12 @@ extension JobValidator {
     /// that is the store, one of its companion files, a source or the job's own files.
     public func validateFiles(_ job: Job) -> [FerryError] {
         var errors: [FerryError] = []
+        if job.steps.isEmpty {
+            // Loading such a job is fine (a library may add steps); running or validating it is not.
+            errors.append(FerryError(
+                .invalidDefinition, "the job's 'steps' list is empty: a job needs at least one step",
+                at: job.stepsLocation ?? InputLocation(file: job.path, line: 1, column: 1)))
+        }
         do {
             try PathOrURL.requireStore(job.store.path, location: job.store.location)
         } catch {

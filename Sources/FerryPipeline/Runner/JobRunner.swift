@@ -321,6 +321,8 @@ public enum ExitStatus {
     public static let verificationFailed: Int32 = 3
     /// The job, model, mapping or command line is wrong; nothing was touched.
     public static let configuration: Int32 = 64
+    /// Interrupted by SIGINT (130) or SIGTERM (143): 128 + the signal, as shells report it.
+    public static func interrupted(by signal: Int32) -> Int32 { 128 + signal }
     /// `ferry model diff`: the versions differ in ways lightweight migration cannot infer; a
     /// mapping file (or a model fix) is needed.
     public static let needsMapping: Int32 = 65
@@ -332,6 +334,7 @@ public enum ExitStatus {
         guard let error = error as? FerryError else { return stepFailed }
         if error.code == .rejectBudget { return rejectsOverBudget }
         if error.code == .verification { return verificationFailed }
+        if error.code == .cancelled { return interrupted(by: Interruption.signal ?? SIGINT) }
         if error.code.isConfiguration { return configuration }
         return stepFailed
     }
