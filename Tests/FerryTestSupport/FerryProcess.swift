@@ -107,6 +107,11 @@ public final class FerryProcess: @unchecked Sendable {
         sendSignal(pid, SIGKILL)
     }
 
+    /// Sends `signal` (SIGINT, SIGTERM…), as Ctrl-C or `kill` would.
+    public func send(_ signal: Int32) {
+        sendSignal(pid, signal)
+    }
+
     /// Waits for the process to end (killing it after `timeout`) and collects its output.
     public func wait(timeout: Duration = .seconds(120)) throws -> ProcessResult {
         let deadline = ContinuousClock.now + timeout
