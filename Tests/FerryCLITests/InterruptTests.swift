@@ -68,6 +68,8 @@ struct InterruptTests {
         #expect(count >= 3 && (count - 3) % 1000 == 0 && count < 3 + BigFiles.rows, "\(count)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
         #expect(json["exit_code"] as? Int == 130)
+        let schema = try JSONSchema(path: ReportSchemaTests.schemaPath)
+        #expect(try schema.violations(ofFile: report).isEmpty)
         #expect(json["outcome"] as? String == "failed")
     }
 
