@@ -163,19 +163,11 @@ struct ConsistentMessagesTests {
         let directory = try Self.prepared()
         try Self.manyPeople(in: directory)
         let before = try StoreSnapshot.take(directory.file("s.sqlite"))
-        let binary = try FerryBinary.require()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
         // 512-byte blocks: the 2 MB the import needs do not fit; SIGXFSZ ignored, so writes fail with EFBIG.
-        process.arguments = ["-c", "trap '' XFSZ; ulimit -f 300; exec \"$0\" \"$@\"", binary, "import", "many.csv", "--store", "s.sqlite", "--entity", "Person", "--on-conflict", "keep", "--quiet"]
-        process.currentDirectoryURL = directory.url
-        let err = Pipe()
-        process.standardError = err
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        Self.expectPlainStoreFailure(ProcessResult(exitCode: process.terminationStatus, stdout: "", stderr: stderr, wasSignaled: false), store: "s.sqlite")
+        let result = try runFerryInShell(
+            "trap '' XFSZ; ulimit -f 300; exec \"$0\" \"$@\"", ["import", "many.csv", "--store", "s.sqlite", "--entity", "Person", "--on-conflict", "keep", "--quiet"],
+            cwd: directory.path)
+        Self.expectPlainStoreFailure(result, store: "s.sqlite")
         #expect(try StoreSnapshot.take(directory.file("s.sqlite")) == before)
     }
 

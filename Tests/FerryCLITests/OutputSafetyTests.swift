@@ -225,25 +225,12 @@ struct OutputSafetyTests {
 
     // MARK: - Standard streams that cannot be written
 
-    /// Runs ferry through `sh` with a redirection applied to it (`2>/dev/full`, `2>&-`).
+    /// Runs ferry through `sh` with a redirection applied to it (`2>/dev/full`, `2>&-`); the
+    /// exit code is the one the shell saw (132 for SIGILL).
     static func ferryRedirected(_ arguments: [String], redirection: String, cwd: String) throws -> (exitCode: Int32, output: String) {
-        let binary = try FerryBinary.require()
-        let quoted = ([binary] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "\(quoted) \(redirection); echo \"exit $?\""]
-        process.currentDirectoryURL = URL(fileURLWithPath: cwd)
-        var environment = ProcessInfo.processInfo.environment
-        environment["TERM"] = "dumb"
-        process.environment = environment
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        let code = text.split(separator: "\n").last.flatMap { $0.hasPrefix("exit ") ? Int32($0.dropFirst(5)) : nil } ?? -1
-        return (code, text)
+        let result = try runFerryInShell("\"$0\" \"$@\" \(redirection); echo \"exit $?\"", arguments, cwd: cwd)
+        let code = result.stdout.split(separator: "\n").last.flatMap { $0.hasPrefix("exit ") ? Int32($0.dropFirst(5)) : nil } ?? -1
+        return (code, result.stdout)
     }
 
     @Test("stderr or stdout on a full disk or closed: ferry finishes its work and exits with its own code", arguments: ["2>/dev/full", "2>&-", ">/dev/full 2>&1", ">&- 2>&-"])

@@ -13,19 +13,9 @@ struct ProgressLineTests {
         let binary = try FerryBinary.require()
         let command = ["stty", "cols", "60;", binary, "import", BigFiles.big, "--store", directory.file("s.sqlite"), "--model", Fixtures.peopleModel, "--entity", "Person"]
             .map { $0.hasSuffix(";") ? $0 : "'\($0)'" }.joined(separator: " ")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.script)
-        process.arguments = ["-qec", command, "/dev/null"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["TERM"] = "xterm"
-        process.environment = environment
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text)")
+        let result = try FerryProcess(["-qec", command, "/dev/null"], env: ["TERM": "xterm"], executable: Self.script).wait()
+        let text = result.stdout
+        #expect(result.exitCode == 0, "\(result)")
         let redraws = text.components(separatedBy: "\r\u{1B}[K").dropFirst()
         let progress = redraws.filter { $0.hasPrefix("[1/1] ") }
         #expect(!progress.isEmpty, "no progress line drawn: \(text.debugDescription)")

@@ -64,9 +64,10 @@ public final class FerryProcess: @unchecked Sendable {
     private let stderrFile: String
     private let stdinFile: String?
 
-    /// Starts `ferry args…` with its output going to temporary files.
-    public init(_ arguments: [String], cwd: String? = nil, env: [String: String]? = nil, stdin: String? = nil) throws {
-        let binary = try FerryBinary.require()
+    /// Starts `ferry args…` with its output going to temporary files; with `executable`, that
+    /// program instead (`/bin/sh -c '… ferry …'` for redirections, limits and terminals).
+    public init(_ arguments: [String], cwd: String? = nil, env: [String: String]? = nil, stdin: String? = nil, executable: String? = nil) throws {
+        let binary = try executable ?? FerryBinary.require()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
@@ -150,4 +151,12 @@ public func runFerry(
     timeout: Duration = .seconds(120)
 ) throws -> ProcessResult {
     try FerryProcess(arguments, cwd: cwd, env: env, stdin: stdin).wait(timeout: timeout)
+}
+
+/// Runs `/bin/sh -c script ferry args…` to the end: the script runs the binary as `"$0" "$@"`
+/// under whatever it sets up first (`ulimit`, `trap`, redirections).
+public func runFerryInShell(
+    _ script: String, _ arguments: [String], cwd: String? = nil, env: [String: String]? = nil, timeout: Duration = .seconds(120)
+) throws -> ProcessResult {
+    try FerryProcess(["-c", script, try FerryBinary.require()] + arguments, cwd: cwd, env: env, executable: "/bin/sh").wait(timeout: timeout)
 }
