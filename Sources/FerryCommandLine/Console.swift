@@ -25,7 +25,7 @@ final class Console: ProgressObserver {
     }
 
     static func printError(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        StandardStreams.error(text + "\n")
     }
 
     func line(_ text: String) {
@@ -51,8 +51,8 @@ final class Console: ProgressObserver {
         lastDraw = now
         let elapsed = (now - started).seconds
         let rate = elapsed > 0 ? Int(Double(read) / elapsed) : 0
-        let text = "\(title)  \(Console.grouped(read)) records  \(Console.grouped(rate))/s  \(Console.grouped(rejected)) rejected"
-        FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
+        let counts = "  \(Console.grouped(read)) records  \(Console.grouped(rate))/s  \(Console.grouped(rejected)) rejected"
+        StandardStreams.error("\r\u{1B}[K" + Console.fitted(title: title, counts: counts, columns: Console.terminalColumns()))
         drewProgress = true
     }
 
@@ -62,9 +62,29 @@ final class Console: ProgressObserver {
         line(Console.summary(report))
     }
 
+    /// The progress line cut to fit one terminal line (a wrapped line cannot be redrawn in
+    /// place): the counts are kept, the title is shortened in its middle, with `…`.
+    static func fitted(title: String, counts: String, columns: Int) -> String {
+        let room = max(columns - 1, 10)  // the last column would make some terminals wrap
+        if title.count + counts.count <= room { return title + counts }
+        if counts.count >= room { return String(counts.prefix(room)) }
+        let keep = room - counts.count - 1
+        guard keep > 1 else { return String(counts.prefix(room)) }
+        let head = (keep + 1) / 2, tail = keep - head
+        return String(title.prefix(head)) + "…" + String(title.suffix(tail)) + counts
+    }
+
+    /// The width of the terminal on standard error (80 when it cannot be told).
+    static func terminalColumns() -> Int {
+        var size = winsize()
+        if ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        if let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init), columns > 0 { return columns }
+        return 80
+    }
+
     private func clearProgress() {
         if drewProgress {
-            FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+            StandardStreams.error("\r\u{1B}[K")
             drewProgress = false
         }
     }
@@ -181,20 +201,4 @@ func runReportingErrors(_ body: () throws -> Int32) throws {
         code = ExitStatus.code(for: failure)
     }
     if code != 0 { throw ExitCode(code) }
-}
-
-/// Writes a report as pretty, key-sorted JSON.
-func writeJSON(_ value: some Encodable, to path: String) throws {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    let data = try encoder.encode(value)
-    do {
-        if path == "-" {
-            FileHandle.standardOutput.write(data + Data("\n".utf8))
-        } else {
-            try (data + Data("\n".utf8)).write(to: URL(fileURLWithPath: path))
-        }
-    } catch {
-        throw FerryError(.io, "cannot write report '\(path)': \(error.localizedDescription)")
-    }
 }

@@ -9,7 +9,8 @@ struct Ferry: ParsableCommand {
         discussion: """
             Exit codes: 0 success · 1 a step failed · 2 rejects over budget (step rolled back) · \
             3 verification failed · 64 configuration or usage error (nothing was touched) · \
-            65 model diff: a mapping file is needed (the change cannot be inferred).
+            65 model diff: a mapping file is needed (the change cannot be inferred) · \
+            130 / 143 interrupted by SIGINT / SIGTERM (the running import step was rolled back).
             """,
         version: "0.1.0",
         subcommands: [

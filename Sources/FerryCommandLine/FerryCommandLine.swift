@@ -24,6 +24,8 @@ public enum FerryCommandLine {
     ///   - arguments: the arguments after the program name; nil for the process's own.
     ///   - registry: where mapping files' `policy:` names and stage hooks are looked up.
     public static func main(arguments: [String]? = nil, registry: PolicyRegistry = .shared) {
+        StandardStreams.prepare()
+        SignalHandling.install()
         $registry.withValue(registry) {
             Ferry.main(arguments)
         }

@@ -177,7 +177,7 @@ struct WellTypedFunctionTests {
             ("SELECT ferry_well_typed('q', 1)", "ferry_well_typed: unknown type code"),
         ] {
             let error = #expect(throws: FerryError.self) { try connection.scalar(sql) }
-            #expect(error?.message == "SQLite error 1: \(message)", "\(sql)")
+            #expect(error?.message == "store '\(connection.path)': \(message)", "\(sql)")
         }
         // NULL is well-typed before its code is read.
         #expect(try connection.scalar("SELECT ferry_well_typed('q', NULL)")?.int64 == 1)

@@ -14,6 +14,13 @@ public struct ProcessResult: Sendable, CustomStringConvertible {
     /// True when the process was ended by a signal (then `exitCode` is the signal number).
     public var wasSignaled: Bool
 
+    public init(exitCode: Int32, stdout: String, stderr: String, wasSignaled: Bool) {
+        self.exitCode = exitCode
+        self.stdout = stdout
+        self.stderr = stderr
+        self.wasSignaled = wasSignaled
+    }
+
     public var description: String {
         "exit \(exitCode)\(wasSignaled ? " (signal)" : "")\n--- stdout\n\(stdout)--- stderr\n\(stderr)"
     }
@@ -57,9 +64,10 @@ public final class FerryProcess: @unchecked Sendable {
     private let stderrFile: String
     private let stdinFile: String?
 
-    /// Starts `ferry args…` with its output going to temporary files.
-    public init(_ arguments: [String], cwd: String? = nil, env: [String: String]? = nil, stdin: String? = nil) throws {
-        let binary = try FerryBinary.require()
+    /// Starts `ferry args…` with its output going to temporary files; with `executable`, that
+    /// program instead (`/bin/sh -c '… ferry …'` for redirections, limits and terminals).
+    public init(_ arguments: [String], cwd: String? = nil, env: [String: String]? = nil, stdin: String? = nil, executable: String? = nil) throws {
+        let binary = try executable ?? FerryBinary.require()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
@@ -100,6 +108,11 @@ public final class FerryProcess: @unchecked Sendable {
         sendSignal(pid, SIGKILL)
     }
 
+    /// Sends `signal` (SIGINT, SIGTERM…), as Ctrl-C or `kill` would.
+    public func send(_ signal: Int32) {
+        sendSignal(pid, signal)
+    }
+
     /// Waits for the process to end (killing it after `timeout`) and collects its output.
     public func wait(timeout: Duration = .seconds(120)) throws -> ProcessResult {
         let deadline = ContinuousClock.now + timeout
@@ -138,4 +151,12 @@ public func runFerry(
     timeout: Duration = .seconds(120)
 ) throws -> ProcessResult {
     try FerryProcess(arguments, cwd: cwd, env: env, stdin: stdin).wait(timeout: timeout)
+}
+
+/// Runs `/bin/sh -c script ferry args…` to the end: the script runs the binary as `"$0" "$@"`
+/// under whatever it sets up first (`ulimit`, `trap`, redirections).
+public func runFerryInShell(
+    _ script: String, _ arguments: [String], cwd: String? = nil, env: [String: String]? = nil, timeout: Duration = .seconds(120)
+) throws -> ProcessResult {
+    try FerryProcess(["-c", script, try FerryBinary.require()] + arguments, cwd: cwd, env: env, executable: "/bin/sh").wait(timeout: timeout)
 }

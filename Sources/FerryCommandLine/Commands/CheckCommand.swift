@@ -43,11 +43,17 @@ struct CheckCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
+            try CommandFiles.checkOutputs(
+                store: nil, inputs: snapshots.map { ($0, "the snapshot") } + [(model, "the model"), (expect, "the expectations file")],
+                outputs: [(report, "--report"), (junit, "--junit")])
             let bundle = try ModelLoader().load(path: model)
             var checker = SnapshotChecker(bundle: bundle, registry: FerryCommandLine.registry)
             checker.targetVersion = to
             if let expect { checker.expectations = try ExpectationsLoader().load(path: expect) }
             let paths = try snapshots.flatMap { try SnapshotChecker.snapshots(at: $0) }
+            var runReport = RunReport(
+                command: "check", job: "ferry check", jobFile: nil, store: paths.joined(separator: ", "), model: bundle.name,
+                modelVersion: to ?? bundle.currentVersion, dryRun: false)
             var reports: [VerificationReport] = []
             for path in paths {
                 let result = checker.check(snapshot: path)
@@ -66,21 +72,23 @@ struct CheckCommand: ParsableCommand {
                     }
                 }
             }
-            if let junit {
-                do {
-                    try VerificationReport.junitXML(reports, name: "ferry check", suiteKind: "check").write(toFile: junit, atomically: true, encoding: .utf8)
-                } catch {
-                    throw FerryError(.io, "cannot write '\(junit)': \(error.localizedDescription)")
-                }
-            }
-            if let report { try writeJSON(reports, to: report) }
+            if let junit { try writeText(VerificationReport.junitXML(reports, name: "ferry check", suiteKind: "check"), to: junit) }
             let failed = reports.filter { !$0.succeeded }
             if !quiet || !failed.isEmpty {
                 print("\(reports.count - failed.count) of \(reports.count) snapshot\(reports.count == 1 ? "" : "s") passed")
             }
-            if failed.isEmpty { return 0 }
             let migrationFailed = failed.contains { $0.results.contains { ($0.check == "migrate" || $0.check == "version" || $0.check == "copy") && $0.isFailure } }
-            return migrationFailed ? ExitStatus.stepFailed : ExitStatus.verificationFailed
+            let exitCode = failed.isEmpty ? ExitStatus.success : migrationFailed ? ExitStatus.stepFailed : ExitStatus.verificationFailed
+            if let report {
+                runReport.steps = reports.enumerated().map { index, verification in
+                    var step = StepReport.verify(index: index + 1, verification: verification)
+                    step.source = paths[index]
+                    return step
+                }
+                runReport.finish(exitCode: exitCode)
+                try writeJSON(runReport, to: report)
+            }
+            return exitCode
         }
     }
 }

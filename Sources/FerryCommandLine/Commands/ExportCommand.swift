@@ -61,6 +61,12 @@ struct ExportCommand: ParsableCommand {
                     ? "cannot tell the format of '\(output)' from its extension; pass --format csv|json|ndjson"
                     : "unknown format '\(formatName)' (csv, json, ndjson)\(Suggestions.didYouMean(formatName, in: ["csv", "json", "ndjson"]))")
             }
+            if format != nil, output != "-", let implied = DataFormat(pathExtension: URL(fileURLWithPath: output).pathExtension), implied != dataFormat, !quiet {
+                Console.printError("warning: writing \(dataFormat.rawValue) to '\(output)', whose extension says \(implied.rawValue)")
+            }
+            try CommandFiles.requireExistingStore(store)
+            try CommandFiles.checkOutputs(
+                store: store, inputs: [(model, "the model")], outputs: [(output, "--output"), (report, "--report")])
             let storeModel: ObjectModel
             if let model {
                 storeModel = try ModelLoader().load(path: model).current
@@ -94,17 +100,15 @@ struct ExportCommand: ParsableCommand {
             let runner = ExportStepRunner(step: step, store: opened, index: 1)
             runner.dryRun = dryRun
             var runReport = RunReport(
-                job: "ferry export", jobFile: nil, store: store, model: storeModel.name, modelVersion: storeModel.version, dryRun: dryRun,
-                startedAt: "")
+                command: "export", job: "ferry export", jobFile: nil, store: store, model: storeModel.name, modelVersion: storeModel.version, dryRun: dryRun)
             do {
                 let stepReport = try runner.run()
                 runReport.steps = [stepReport]
-                runReport.outcome = stepReport.outcome.rawValue
+                runReport.finish(exitCode: 0)
                 if !quiet { Console.printError(Console.summary(stepReport)) }
             } catch let failure as ImportStepFailure {
                 runReport.steps = [failure.report]
-                runReport.outcome = "failed"
-                runReport.exitCode = ExitStatus.code(for: failure)
+                runReport.finish(exitCode: ExitStatus.code(for: failure))
                 if let path = report { try writeJSON(runReport, to: path) }
                 throw failure
             }

@@ -67,10 +67,17 @@ struct ImportCommand: ParsableCommand {
             guard let dataFormat = DataFormat(name: formatName) ?? DataFormat(pathExtension: formatName) else {
                 throw FerryError(.usage, "cannot tell the format of '\(file)'; pass --format csv|json|ndjson")
             }
+            try PathOrURL.requireStore(store)
+            try CommandFiles.checkOutputs(
+                store: store, inputs: [(file, "the input"), (model, "the model")],
+                outputs: [(rejects, "--rejects"), (options.report, "--report")])
             let entityName = entity ?? Self.identifier(from: file)
             var step = ImportStep(source: file, format: dataFormat, entity: entityName)
             step.onConflict = conflict
             step.validate = !noValidate
+            if !jsonPointer.isEmpty && dataFormat != .json {
+                throw FerryError(.usage, "--json-pointer applies to JSON documents, not to \(dataFormat.rawValue) input '\(file)'")
+            }
             step.jsonPointer = jsonPointer
             step.rejectsPath = rejects
             step.csv.delimiter = try Self.delimiterByte(delimiter)
@@ -120,7 +127,7 @@ struct ImportCommand: ParsableCommand {
                             do {
                                 try FileManager.default.copyItem(atPath: store, toPath: scratch)
                             } catch {
-                                throw FerryError(.io, "cannot copy '\(store)' for the dry run: \(error.localizedDescription)")
+                                throw FerryError(.io, "cannot copy '\(store)' for the dry run: \(FileErrorReason.describe(error))")
                             }
                             target = scratch
                         }
@@ -143,26 +150,20 @@ struct ImportCommand: ParsableCommand {
             runner.dryRun = options.dryRun
             runner.progress = console
             console.stepStarted(index: 1, of: 1, title: "import \(entityName) from \(file)")
-            var report = RunReport(job: "ferry import", jobFile: nil, store: store, model: storeModel.name, modelVersion: storeModel.version, dryRun: options.dryRun, startedAt: Self.now())
+            var report = RunReport(command: "import", job: "ferry import", jobFile: nil, store: store, model: storeModel.name, modelVersion: storeModel.version, dryRun: options.dryRun)
             do {
-                let stepReport = try runner.run()
-                report.steps = [stepReport]
-                report.outcome = stepReport.outcome.rawValue
+                report.steps = [try runner.run()]
+                report.finish(exitCode: 0)
             } catch let failure as ImportStepFailure {
                 report.steps = [failure.report]
-                report.outcome = "failed"
-                report.exitCode = ExitStatus.code(for: failure)
-                report.endedAt = Self.now()
+                report.finish(exitCode: ExitStatus.code(for: failure))
                 if let path = options.report { try writeJSON(report, to: path) }
                 throw failure
             }
-            report.endedAt = Self.now()
             if let path = options.report { try writeJSON(report, to: path) }
             return 0
         }
     }
-
-    static func now() -> String { DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)) }
 
     static func check(_ model: ObjectModel) throws {
         let problems = ModelChecker.check(model)
@@ -191,7 +192,12 @@ struct ImportCommand: ParsableCommand {
         if !hasRejectsFile && text != "0" {
             throw FerryError(.usage, "--max-rejects needs --rejects FILE: rejected records must go somewhere")
         }
-        if text.hasSuffix("%"), let percent = Double(text.dropLast()) { return .percent(percent) }
+        if text.hasSuffix("%"), let percent = Double(text.dropLast()) {
+            guard (0...100).contains(percent) else {
+                throw FerryError(.usage, "--max-rejects takes a percentage from 0% to 100%, got '\(text)'")
+            }
+            return .percent(percent)
+        }
         if let count = Int(text), count >= 0 { return .count(count) }
         throw FerryError(.usage, "--max-rejects must be a count or a percentage like 1%, got '\(text)'")
     }

@@ -46,6 +46,8 @@ struct MigrateCommand: ParsableCommand {
         try runReportingErrors {
             var global = GlobalOptions()
             global.parameters = parameters
+            try CommandFiles.requireExistingStore(store)
+            try CommandFiles.checkOutputs(store: store, inputs: [(model, "the model")], outputs: [(report, "--report")])
             let bundle = try ModelLoader().load(path: model)
             var options = MigrationOptions(targetVersion: to, backup: !noBackup, registry: FerryCommandLine.registry)
             options.checksums = checksums
@@ -55,13 +57,38 @@ struct MigrateCommand: ParsableCommand {
                 mappingProvider: MigrationMappings.provider(for: bundle, parameters: options.parameters))
             let console = MigrationConsole(quiet: quiet)
             migrator.observer = console
+            var runReport = RunReport(
+                command: "migrate", job: "ferry migrate", jobFile: nil, store: store, model: bundle.name,
+                modelVersion: to ?? bundle.currentVersion, dryRun: dryRun)
+            var step = StepReport(index: 1, kind: "migrate", outcome: dryRun ? .dryRun : .succeeded)
+            let started = ContinuousClock.now
             if dryRun {
                 let plan = try migrator.plan()
-                print(MigrationConsole.describe(plan, store: store))
+                if !quiet { print(MigrationConsole.describe(plan, store: store)) }
+                step.read = plan.steps.isEmpty ? 0 : plan.counts.values.reduce(0, +)
+                step.elapsedSeconds = started.duration(to: .now).seconds
+                runReport.steps = [step]
+                runReport.finish(exitCode: 0)
+                if let report { try writeJSON(runReport, to: report) }
                 return 0
             }
-            let result = try migrator.run()
-            if let report { try writeJSON(result, to: report) }
+            let result: MigrationReport
+            do {
+                result = try migrator.run()
+            } catch {
+                step.outcome = .failed
+                step.error = "\(error)"
+                step.elapsedSeconds = started.duration(to: .now).seconds
+                runReport.steps = [step]
+                runReport.finish(exitCode: ExitStatus.code(for: error))
+                if let report { try writeJSON(runReport, to: report) }
+                throw error
+            }
+            step.record(result)
+            step.elapsedSeconds = started.duration(to: .now).seconds
+            runReport.steps = [step]
+            runReport.finish(exitCode: 0)
+            if let report { try writeJSON(runReport, to: report) }
             if !quiet {
                 if result.steps.isEmpty {
                     print("\(store) is already at \(bundle.name) version \(result.toVersion)")
@@ -97,13 +124,13 @@ final class MigrationConsole: MigrationObserver {
 
     func migrationEntityStarted(_ mapping: String) {
         guard !quiet, isTerminal else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[K\(step) \(mapping)".utf8))
+        StandardStreams.error("\r\u{1B}[K\(step) \(mapping)")
     }
 
     func migrationProgress(mapping: String, processed: Int) {
         guard !quiet, isTerminal, ContinuousClock.now - lastDraw > .milliseconds(200) else { return }
         lastDraw = .now
-        FileHandle.standardError.write(Data("\r\u{1B}[K\(step) \(mapping): \(Console.grouped(processed)) objects".utf8))
+        StandardStreams.error("\r\u{1B}[K\(step) \(mapping): \(Console.grouped(processed)) objects")
     }
 
     static func describe(_ plan: Migrator.Plan, store: String) -> String {

@@ -18,7 +18,9 @@ struct MutationOptions: ParsableArguments {
     var model: String?
 
     /// The store's model (or `--model`) and the parsed predicate, located at `--where`.
-    func load() throws -> (ObjectModel, FerryCore.Predicate) {
+    func load(options: GlobalOptions) throws -> (ObjectModel, FerryCore.Predicate) {
+        try CommandFiles.requireExistingStore(store)
+        try CommandFiles.checkOutputs(store: store, inputs: [(model, "the model")], outputs: [(options.report, "--report")])
         let objectModel: ObjectModel
         if let model {
             objectModel = try ModelLoader().load(path: model).current
@@ -32,22 +34,31 @@ struct MutationOptions: ParsableArguments {
         return (objectModel, parsed)
     }
 
-    /// Runs one step against the store and prints its summary line.
-    func run(_ step: Step, model: ObjectModel, options: GlobalOptions, jobName: String) throws -> Int32 {
+    /// Checks the step's request against the model, runs it against the store and prints its
+    /// summary line; the `--report` is written whether the step ran or its request was refused.
+    func run(_ step: Step, check: () throws -> Void, model: ObjectModel, options: GlobalOptions, command: String) throws -> Int32 {
+        var report = RunReport(
+            command: command, job: "ferry \(command)", jobFile: nil, store: store, model: model.name, modelVersion: model.version, dryRun: options.dryRun)
+        do {
+            try check()
+        } catch {
+            var failed = StepReport(index: 1, kind: step.kind, entity: entity, outcome: .failed)
+            failed.error = "\(error)"
+            report.steps = [failed]
+            report.finish(exitCode: ExitStatus.code(for: error))
+            if let path = options.report { try writeJSON(report, to: path) }
+            throw error
+        }
         var openOptions = Store.Options(createIfMissing: false)
         openOptions.writerLock = options.dryRun ? .takeIfPresent : .take  // a dry run creates no file
         let opened = try Store.open(at: store, model: model, options: openOptions)
         let console = Console(quiet: options.quiet)
-        let runner = MutationStepRunner(step: step, store: opened, index: 1, jobName: jobName)
+        let runner = MutationStepRunner(step: step, store: opened, index: 1, jobName: report.job)
         runner.dryRun = options.dryRun
         runner.progress = console
         console.stepStarted(index: 1, of: 1, title: runner.title)
-        let stepReport = runner.run()
-        var report = RunReport(
-            job: jobName, jobFile: nil, store: store, model: model.name, modelVersion: model.version, dryRun: options.dryRun, startedAt: "")
-        report.steps = [stepReport]
-        report.outcome = stepReport.outcome.rawValue
-        report.exitCode = runner.failure.map { ExitStatus.code(for: $0) } ?? 0
+        report.steps = [runner.run()]
+        report.finish(exitCode: runner.failure.map { ExitStatus.code(for: $0) } ?? 0)
         if let path = options.report { try writeJSON(report, to: path) }
         if let failure = runner.failure { throw failure }
         return 0
@@ -77,13 +88,16 @@ struct UpdateCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             guard !assignments.isEmpty else { throw FerryError(.usage, "give at least one --set name=value") }
-            let (model, predicate) = try target.load()
+            let (model, predicate) = try target.load(options: options)
             var values: [String: BatchUpdateRequest.PropertyValue] = [:]
             for (index, item) in assignments.enumerated() {
                 guard let equals = item.firstIndex(of: "="), equals != item.startIndex else {
                     throw FerryError(.usage, "--set needs name=value or name==expression, got '\(item)'")
                 }
                 let name = String(item[..<equals])
+                guard values[name] == nil else {
+                    throw FerryError(.usage, "--set gives '\(name)' twice (#\(index + 1) '\(item)'); set each attribute once")
+                }
                 let rest = item[item.index(after: equals)...]
                 if rest.hasPrefix("=") {
                     let location = InputLocation(file: "--set #\(index + 1)", line: 1, column: name.utf8.count + 3)
@@ -93,9 +107,7 @@ struct UpdateCommand: ParsableCommand {
                 }
             }
             let step = UpdateStep(entity: target.entity, predicate: predicate, values: values, validate: !noValidate)
-            let request = step.request
-            try request.check(model: model)
-            return try target.run(.update(step), model: model, options: options, jobName: "ferry update")
+            return try target.run(.update(step), check: { try step.request.check(model: model) }, model: model, options: options, command: "update")
         }
     }
 }
@@ -114,10 +126,9 @@ struct DeleteCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            let (model, predicate) = try target.load()
+            let (model, predicate) = try target.load(options: options)
             let step = DeleteStep(entity: target.entity, predicate: predicate, deleteRules: ignoreDeleteRules ? .ignore : .apply)
-            try step.request.check(model: model)
-            return try target.run(.delete(step), model: model, options: options, jobName: "ferry delete")
+            return try target.run(.delete(step), check: { try step.request.check(model: model) }, model: model, options: options, command: "delete")
         }
     }
 }

@@ -19,6 +19,11 @@ struct RunCommand: ParsableCommand {
         try runReportingErrors {
             let parameters = try options.parameterValues()
             let (job, model, bundle) = try loadAndValidate(jobPath: job, parameters: parameters)
+            var files = JobValidator().files(of: job)
+            files.output(options.report, role: "--report")
+            files.output(junit, role: "--junit")
+            for path in [options.report, junit].compactMap({ $0 }) { try PathOrURL.requireFile(path, role: path == junit ? "--junit" : "--report") }
+            try files.check()
             let console = Console(quiet: options.quiet)
             let runner = JobRunner(job: job, model: model, bundle: bundle)
             runner.dryRun = options.dryRun
@@ -60,6 +65,8 @@ struct ValidateCommand: ParsableCommand {
             var options = GlobalOptions()
             options.parameters = parameters
             let (job, model, _) = try loadAndValidate(jobPath: job, parameters: try options.parameterValues())
+            let missing = JobValidator().missingSources(job)
+            if !missing.isEmpty { throw FerryErrors(missing) }
             print("\(self.job): ok (\(job.steps.count) step\(job.steps.count == 1 ? "" : "s"), model \(model.name) version \(model.version))")
             return 0
         }
@@ -71,6 +78,11 @@ func loadAndValidate(jobPath: String, parameters: [String: String]) throws -> (J
     let job = try JobLoader().load(path: jobPath, parameters: parameters)
     guard let modelPath = job.modelPath else {
         throw FerryError(.invalidDefinition, "the job names no model", at: InputLocation(file: jobPath, line: 1, column: 1))
+    }
+    let fileProblems = JobValidator().validateFiles(job)
+    if !fileProblems.isEmpty { throw FerryErrors(fileProblems) }
+    guard FileManager.default.fileExists(atPath: modelPath) else {
+        throw FerryError(.invalidDefinition, "model '\(modelPath)' does not exist", at: job.modelLocation ?? InputLocation(file: jobPath, line: 1, column: 1))
     }
     let bundle = try ModelLoader().load(path: modelPath)
     let model = try job.model(in: bundle)

@@ -57,6 +57,7 @@ struct StoreInfoCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
+            try CommandFiles.requireExistingStore(store)
             guard let metadata = try Store.metadata(at: store) else {
                 throw FerryError(.store, "'\(store)' is not a ferry store (it has no ferry metadata)")
             }
@@ -142,6 +143,7 @@ struct StoreVersionCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
+            try CommandFiles.requireExistingStore(store)
             guard let metadata = try Store.metadata(at: store) else {
                 throw FerryError(.store, "'\(store)' is not a ferry store (it has no ferry metadata)")
             }

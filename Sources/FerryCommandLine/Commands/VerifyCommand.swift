@@ -34,7 +34,7 @@ struct VerifyCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Write a JUnit XML report (one test case per check).", valueName: "file.xml"))
     var junit: String?
 
-    @Flag(help: "Print only failures.")
+    @Flag(help: "Print only failed checks (nothing when all pass).")
     var quiet = false
 
     func run() throws {
@@ -45,6 +45,10 @@ struct VerifyCommand: ParsableCommand {
                 }
                 return level
             }
+            try CommandFiles.requireExistingStore(store)
+            try CommandFiles.checkOutputs(
+                store: store, inputs: [(model, "the model"), (expect, "the expectations file")],
+                outputs: [(report, "--report"), (junit, "--junit")])
             guard let metadata = try Store.metadata(at: store) else {
                 throw FerryError(.store, "'\(store)' is not a ferry store (it has no ferry metadata)")
             }
@@ -73,23 +77,19 @@ struct VerifyCommand: ParsableCommand {
             }
             let opened = try Store.open(at: store, model: structure, options: Store.Options(createIfMissing: false, allowModelMismatch: true, readOnly: true))
             let result = Verifier(model: structure, maxOffending: maxOffending).run(list, on: opened)
-            if let report { try writeJSON(result, to: report) }
+            let exitCode = result.succeeded ? ExitStatus.success : ExitStatus.verificationFailed
+            if let report {
+                var runReport = RunReport(
+                    command: "verify", job: "ferry verify", jobFile: nil, store: store, model: structure.name, modelVersion: structure.version,
+                    dryRun: false, startedAt: result.timestamp)
+                runReport.steps = [.verify(index: 1, verification: result)]
+                runReport.finish(exitCode: exitCode)
+                try writeJSON(runReport, to: report)
+            }
             if let junit { try writeText(VerificationReport.junitXML([result]), to: junit) }
-            print(Console.verificationTable(result, onlyFailures: quiet), terminator: "")
-            return result.succeeded ? ExitStatus.success : ExitStatus.verificationFailed
+            // --quiet: nothing when every check passed, else only the failed checks.
+            if !quiet || !result.succeeded { print(Console.verificationTable(result, onlyFailures: quiet), terminator: "") }
+            return exitCode
         }
-    }
-}
-
-/// Writes a text file (or standard output for `-`).
-func writeText(_ text: String, to path: String) throws {
-    do {
-        if path == "-" {
-            FileHandle.standardOutput.write(Data(text.utf8))
-        } else {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-        }
-    } catch {
-        throw FerryError(.io, "cannot write '\(path)': \(error.localizedDescription)")
     }
 }

@@ -52,7 +52,7 @@ public final class Store: @unchecked Sendable {
         self.connection = connection
         self.metadata = metadata
         self.writerLock = writerLock
-        self.identity = StoreLock.isLockable(path) ? FileIdentity(of: path) : nil
+        self.identity = StoreLock.isLockable(path) ? FileIdentity(path) : nil
     }
 
     /// Opens the store at `path` for `model`, creating it when missing (unless told not to).
@@ -60,6 +60,7 @@ public final class Store: @unchecked Sendable {
     /// - Throws: `.modelMismatch` naming the store's version and the model's when the stored
     ///   model hash differs; `.store` when the file is not a ferry store.
     public static func open(at path: String, model: ObjectModel, options: Options = Options()) throws -> Store {
+        try PathOrURL.requireStore(path)
         let exists = path == ":memory:" || path.hasPrefix("file:") ? false : FileManager.default.fileExists(atPath: path)
         if !exists && path != ":memory:" && !options.createIfMissing {
             throw FerryError(.store, "store '\(path)' does not exist")
@@ -190,7 +191,7 @@ public final class Store: @unchecked Sendable {
     /// Fails when the file this store opened is no longer the one at its path (a migration or a
     /// rebuild in this process swapped a new file in): writing would go into the retired file.
     private func checkStillInPlace() throws {
-        guard let identity, FileIdentity(of: path) != identity else { return }
+        guard let identity, !FileIdentity(path).sameFile(as: identity) else { return }
         throw FerryError(
             .store, "the store '\(path)' was replaced (migrated or rebuilt) after it was opened; nothing was written",
             notes: ["open the store again and retry"])

@@ -6,20 +6,6 @@ import Foundation
     import Darwin
 #endif
 
-/// Which file a path names: its device and inode, compared to tell when a file was replaced.
-package struct FileIdentity: Hashable, Sendable {
-    var device: UInt64
-    var inode: UInt64
-
-    /// The identity of the file at `path` (following symbolic links), or nil when there is none.
-    package init?(of path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
-    }
-}
-
 /// File-level operations on a store and its companion files (`-journal`, `-wal`, `-shm`).
 public enum StoreFiles {
     /// The companion files SQLite may keep beside a database.

@@ -15,24 +15,33 @@ public final class OutputFile {
     private var buffer: [UInt8] = []
     private let capacity: Int
 
-    /// Creates (truncates) `path`; `-` writes standard output.
-    public init(path: String, append: Bool = false, capacity: Int = 1 << 16) throws {
+    /// Creates (truncates) `path`, and its folder when missing; `-` writes standard output.
+    ///
+    /// - Parameters:
+    ///   - name: the file as errors name it (default: `path`); a temporary file written in place
+    ///     of the user's file is named as the user's file.
+    ///   - truncate: false to write into an existing non-regular file (a FIFO, a device) without
+    ///     `O_TRUNC`.
+    /// - Throws: a usage error when `path` is a URL; an I/O error naming the file otherwise.
+    public init(path: String, name: String? = nil, append: Bool = false, truncate: Bool = true, capacity: Int = 1 << 16) throws {
         self.capacity = capacity
         buffer.reserveCapacity(capacity)
         if path == "-" {
-            name = "<stdout>"
+            self.name = "<stdout>"
             descriptor = 1
             ownsDescriptor = false
             return
         }
-        name = path
+        let shownName = name ?? path
+        self.name = shownName
+        try PathOrURL.requireFile(shownName, role: "output")
         if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
             try? FileManager.default.createDirectory(atPath: String(path[..<slash]), withIntermediateDirectories: true)
         }
-        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC)
+        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : truncate ? O_TRUNC : 0)
         let fd = open(path, flags, 0o644)
         guard fd >= 0 else {
-            throw FerryError(.io, "cannot write '\(path)': \(String(cString: strerror(errno)))", at: InputLocation(file: path))
+            throw FerryError(.io, "cannot write '\(shownName)': \(String(cString: strerror(errno)))", at: InputLocation(file: shownName))
         }
         descriptor = fd
         ownsDescriptor = true
@@ -68,7 +77,9 @@ public final class OutputFile {
             }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw FerryError(.io, "cannot write '\(name)': \(String(cString: strerror(errno)))", at: InputLocation(file: name))
+                let reason = errno == ENOSPC ? "no space left on the device" : String(cString: strerror(errno))
+                buffer.removeAll(keepingCapacity: true)
+                throw FerryError(.io, "cannot write '\(name)': \(reason)", at: InputLocation(file: name))
             }
             offset += n
         }
@@ -85,8 +96,8 @@ public final class OutputFile {
         }
     }
 
-    /// Flushes and closes the file; an error of the close itself (a full disk can surface only
-    /// there) is thrown, never swallowed.
+    /// Flushes and closes the file; a failed `close(2)` (a deferred write error on NFS or a
+    /// full disk) is an error too.
     public func close() throws {
         try flush()
         if ownsDescriptor, descriptor >= 0 {

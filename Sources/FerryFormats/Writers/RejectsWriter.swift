@@ -7,29 +7,34 @@ import FerryCore
 /// re-imported from the rejects.
 public final class RejectsWriter {
     public let path: String
-    private let output: OutputFile
+    /// Nil in a dry run: rejects are counted, and the file is neither created nor changed.
+    private let output: OutputFile?
     public private(set) var count = 0
 
-    public init(path: String) throws {
+    /// Creates (truncates) the rejects file; with `dryRun`, touches nothing and only counts.
+    public init(path: String, dryRun: Bool = false) throws {
         self.path = path
-        output = try OutputFile(path: path)
+        output = dryRun ? nil : try OutputFile(path: path)
     }
+
+    /// True when records are only counted (a dry run).
+    public var isDryRun: Bool { output == nil }
 
     public func write(record: Int, line: Int, column: Int, field: String?, reason: String, raw: String) throws {
         var text = "{\"record\":\(record),\"line\":\(line),\"column\":\(column)"
         if let field { text += ",\"field\":" + JSONText.quote(field) }
         text += ",\"reason\":" + JSONText.quote(reason) + ",\"raw\":" + JSONText.quote(raw) + "}\n"
-        try output.write(text)
+        try output?.write(text)
         count += 1
     }
 
     /// Writes every reject so far to the disk: called before the batch that rejected them commits,
     /// so a kill never keeps a batch whose rejects are lost.
-    public func synchronize() throws { try output.synchronize() }
+    public func synchronize() throws { try output?.synchronize() }
 
     /// Writes the remaining rejects and closes the file; a failure to write them is thrown.
     public func close() throws {
-        try output.synchronize()
-        try output.close()
+        try output?.synchronize()
+        try output?.close()
     }
 }

@@ -20,6 +20,8 @@ public struct Job: Sendable {
     /// The values of `$name` in step predicates and in the mapping files of migrate steps
     /// (`--param`, the environment, `params:`), typed by ``ParameterValue``.
     public var parameters: [String: Value]
+    /// Where the `steps` key is (for "the job has no steps").
+    public var stepsLocation: InputLocation?
 
     public init(
         name: String, description: String? = nil, path: String, store: StoreReference, modelPath: String?, modelLocation: InputLocation? = nil,

@@ -164,9 +164,11 @@ public struct JobLoader: Sendable {
                 return step
             }
         }
-        return Job(
+        var job = Job(
             name: name, description: description, path: path, store: store, modelPath: modelPath, modelLocation: modelLocation,
             modelVersion: modelVersion, modelVersionLocation: modelVersionLocation, steps: steps, parameters: values)
+        job.stepsLocation = top["steps"]?.location
+        return job
     }
 
     // MARK: - Parameters and paths
@@ -206,9 +208,10 @@ public struct JobLoader: Sendable {
         return ok ? result : nil
     }
 
-    /// A path relative to the job's folder; `:memory:`, `-` and absolute paths stay as they are.
+    /// A path relative to the job's folder; `:memory:`, `-`, absolute paths and URLs (which are
+    /// never file paths: the validator refuses them where a file is needed) stay as they are.
     static func resolve(_ path: String, against folder: URL) -> String {
-        if path == ":memory:" || path == "-" || path.hasPrefix("/") { return path }
+        if path == ":memory:" || path == "-" || path.hasPrefix("/") || PathOrURL(path).isURL { return path }
         return URL(fileURLWithPath: path, relativeTo: folder).standardizedFileURL.path
     }
 

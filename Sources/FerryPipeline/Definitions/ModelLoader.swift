@@ -39,14 +39,14 @@ public struct ModelLoader: Sendable {
     private func load(path: String, reader: DefinitionReader) -> ModelBundle? {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            reader.record(FerryError(.io, "no model at '\(path)': No such file or directory", at: InputLocation(file: path)))
+            reader.record(FerryError(.invalidModel, "no model at '\(path)': No such file or directory", at: InputLocation(file: path)))
             return nil
         }
         var filePath = path
         if isDirectory.boolValue {
             let candidates = ["model.yml", "model.yaml"].map { (path as NSString).appendingPathComponent($0) }
             guard let index = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
-                reader.record(FerryError(.io, "'\(path)' is a folder without a model.yml index", at: InputLocation(file: path)))
+                reader.record(FerryError(.invalidModel, "'\(path)' is a folder without a model.yml index", at: InputLocation(file: path)))
                 return nil
             }
             filePath = index

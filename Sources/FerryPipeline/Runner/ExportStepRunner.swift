@@ -4,9 +4,10 @@ import Foundation
 
 /// Runs one `export` step: streams the rows of a fetch request through a ``RowWriter``.
 ///
-/// A file output is written under a temporary name beside it and renamed into place when the
-/// step succeeds, so a failed export never leaves a truncated file behind (standard output is
-/// written as it goes). A dry run runs the query and counts the rows without writing anything.
+/// A regular file is written under a temporary name beside it and renamed into place when the
+/// step succeeds, so a failed export never leaves a truncated file behind; standard output, FIFOs
+/// and devices are written as it goes (see ``ExportDestination``). A dry run runs the query and
+/// counts the rows without writing or creating anything.
 public final class ExportStepRunner {
     public let step: ExportStep
     public let store: Store
@@ -26,9 +27,9 @@ public final class ExportStepRunner {
         var report = StepReport(index: index, kind: "export", entity: step.entity)
         report.output = step.output
         let started = ContinuousClock.now
-        let toFile = step.output != "-"
-        let temporary = toFile ? Self.temporaryPath(for: step.output) : "-"
+        var destination: ExportDestination?
         do {
+            if !dryRun { destination = try ExportDestination(step.output) }
             try store.fetch(step.fetchRequest) { cursor in
                 if dryRun {
                     while try cursor.advance() {
@@ -37,7 +38,8 @@ public final class ExportStepRunner {
                     }
                     return
                 }
-                let output = try OutputFile(path: temporary, capacity: 1 << 18)
+                guard let destination else { return }
+                let output = try destination.open(capacity: 1 << 18)
                 let writer = RowWriter(output: output, format: Self.rowFormat(step.format), columns: cursor.columns)
                 try writer.begin()
                 while try cursor.advance() {
@@ -49,10 +51,10 @@ public final class ExportStepRunner {
                 try output.close()
                 report.written = writer.count
             }
-            if toFile && !dryRun { try Self.moveIntoPlace(temporary, step.output) }
+            try destination?.commit()
             report.outcome = dryRun ? .dryRun : .succeeded
         } catch {
-            if toFile { try? FileManager.default.removeItem(atPath: temporary) }
+            destination?.discard()
             report.outcome = .failed
             report.written = 0
             report.error = "\(error)"
@@ -71,19 +73,6 @@ public final class ExportStepRunner {
         case .csv: return .csv
         case .json: return .json
         case .ndjson: return .ndjson
-        }
-    }
-
-    static func temporaryPath(for path: String) -> String {
-        let url = URL(fileURLWithPath: path)
-        return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).ferry-\(getpid())").path
-    }
-
-    static func moveIntoPlace(_ temporary: String, _ path: String) throws {
-        if rename(temporary, path) != 0 {
-            let reason = String(cString: strerror(errno))
-            try? FileManager.default.removeItem(atPath: temporary)
-            throw FerryError(.io, "cannot write '\(path)': \(reason)", at: InputLocation(file: path))
         }
     }
 }

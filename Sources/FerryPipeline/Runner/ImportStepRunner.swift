@@ -37,6 +37,10 @@ public final class ImportStepRunner {
     /// Runs the step and returns its report; throws (after rolling back) when the step fails.
     /// The report of a failed step is passed with the error as ``ImportStepFailure``.
     public func run() throws -> StepReport {
+        try Interruption.honouring { try runHonouringSignals() }
+    }
+
+    private func runHonouringSignals() throws -> StepReport {
         var report = StepReport(index: index, kind: "import", entity: step.entity, source: step.source)
         report.rejectsFile = step.rejectsPath
         let started = ContinuousClock.now
@@ -49,7 +53,7 @@ public final class ImportStepRunner {
         let insideTransaction = store.withConnection { $0.isInTransaction }
         do {
             let reader = try givenReader ?? ReaderFactory.open(step: step)
-            let rejects = try step.rejectsPath.map { try RejectsWriter(path: $0) }
+            let rejects = try step.rejectsPath.map { try RejectsWriter(path: $0, dryRun: dryRun) }
             defer { try? rejects?.close() }
             if step.atomic || dryRun {
                 try store.write { connection in
@@ -121,7 +125,10 @@ public final class ImportStepRunner {
         while let record = try reader.next() {
             state.read += 1
             inBatch += 1
-            if state.read & 4095 == 0 { progress?.stepProgress(read: state.read, rejected: state.rejected) }
+            if state.read & 4095 == 0 {
+                progress?.stepProgress(read: state.read, rejected: state.rejected)
+                try checkInterruption(state)
+            }
             try process(record, plan: plan, values: &values, supplied: &supplied, rejects: rejects, state: &state)
             if let batchLimit, inBatch >= batchLimit { return false }
         }
@@ -137,7 +144,10 @@ public final class ImportStepRunner {
         while try reader.advance() {
             state.read += 1
             inBatch += 1
-            if state.read & 4095 == 0 { progress?.stepProgress(read: state.read, rejected: state.rejected) }
+            if state.read & 4095 == 0 {
+                progress?.stepProgress(read: state.read, rejected: state.rejected)
+                try checkInterruption(state)
+            }
             if reader.currentRecordIsWellFormed, case .done(let outcome) = try plan.fastInsert(from: reader, kinds: kinds) {
                 fastPathRecords += 1
                 switch outcome {
@@ -163,7 +173,10 @@ public final class ImportStepRunner {
         while try reader.advance() {
             state.read += 1
             inBatch += 1
-            if state.read & 4095 == 0 { progress?.stepProgress(read: state.read, rejected: state.rejected) }
+            if state.read & 4095 == 0 {
+                progress?.stepProgress(read: state.read, rejected: state.rejected)
+                try checkInterruption(state)
+            }
             if let fields = reader.currentObject, case .done(let outcome) = try plan.fastInsert(from: fields, kinds: kinds) {
                 fastPathRecords += 1
                 switch outcome {
@@ -223,8 +236,17 @@ public final class ImportStepRunner {
             throw FerryError(
                 .rejectBudget,
                 "more than \(limit) record\(limit == 1 ? " was" : "s were") rejected; the step was rolled back",
-                at: location, notes: ["last reject: \(reason)", "rejected records are in \(rejects?.path ?? "")"])
+                at: location, notes: ["last reject: \(reason)", rejects.map { $0.isDryRun ? "dry run: \($0.path) was not written" : "rejected records are in \($0.path)" } ?? ""])
         }
+    }
+
+    /// Stops the step when SIGINT or SIGTERM arrived: the error rolls the transaction back
+    /// (with `atomic: false`, the batches committed so far stay).
+    private func checkInterruption(_ state: ImportState) throws {
+        try Interruption.check(
+            step.atomic || dryRun
+                ? "step \(index) import \(step.entity) was rolled back after \(state.read) records; the store is as it was before the step"
+                : "step \(index) import \(step.entity) stopped after \(state.read) records; the batches it committed stay in the store, the batch in progress was rolled back")
     }
 
     private func checkBudgetAtEnd(_ state: ImportState) throws {

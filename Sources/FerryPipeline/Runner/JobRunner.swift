@@ -35,8 +35,8 @@ public final class JobRunner {
     /// then sees everything it did.
     public func run() -> RunReport {
         var report = RunReport(
-            job: job.name, jobFile: job.path, store: job.store.path, model: model.name, modelVersion: model.version,
-            dryRun: dryRun, startedAt: Self.now())
+            command: "run", job: job.name, jobFile: job.path, store: job.store.path, model: model.name, modelVersion: model.version,
+            dryRun: dryRun)
         // A dry run never creates the store: it works in a scratch store beside it, removed after.
         let scratch = dryRun && job.store.create && !FileManager.default.fileExists(atPath: job.store.path)
         let rebuild = (job.store.rebuild || scratch) && !job.store.isInMemory
@@ -50,7 +50,7 @@ public final class JobRunner {
                 writerLock = try StoreLock.acquire(for: job.store.path, timeout: .seconds(30), policy: dryRun ? .takeIfPresent : .take)
             } catch {
                 report.fail(step: 0, kind: "open", error: error)
-                report.endedAt = Self.now()
+                report.endedAt = RunReport.timestamp()
                 return report
             }
             // Under the lock: work files a killed run of this job left behind belong to nobody.
@@ -58,14 +58,16 @@ public final class JobRunner {
         }
         // Work files are unique per run: two runs never share one, even without the lock (a dry run).
         let workSuffix = "\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
-        var workPath = rebuild ? "\(job.store.path).ferry-rebuild-\(workSuffix)" : job.store.path
+        // A dry run's scratch store lives in the temporary folder: the store's folder is not created.
+        var workPath = scratch ? NSTemporaryDirectory() + "/ferry-dry-run-\(workSuffix).sqlite"
+            : rebuild ? "\(job.store.path).ferry-rebuild-\(workSuffix)" : job.store.path
         if dryCopy {
             workPath = "\(job.store.path).ferry-dry-run-\(workSuffix)"
             do {
                 try Self.copyStore(from: job.store.path, to: workPath)
             } catch {
                 report.fail(step: 0, kind: "copy", error: error)
-                report.endedAt = Self.now()
+                report.endedAt = RunReport.timestamp()
                 return report
             }
         }
@@ -75,7 +77,7 @@ public final class JobRunner {
                 try Self.copyStore(from: copyFrom, to: job.store.path)
             } catch {
                 report.fail(step: 0, kind: "copy", error: error)
-                report.endedAt = Self.now()
+                report.endedAt = RunReport.timestamp()
                 return report
             }
         }
@@ -94,7 +96,7 @@ public final class JobRunner {
             }
         }
         // Not in a `defer`: that would run after the returned copy was made.
-        report.endedAt = Self.now()
+        report.endedAt = RunReport.timestamp()
         return report
     }
 
@@ -157,9 +159,7 @@ public final class JobRunner {
             if onlyIfNeeded, try migrator.plan().steps.isEmpty { return true }
             progress?.stepStarted(index: index, of: job.steps.count, title: "migrate \(job.store.path) to version \(step.to ?? model.version)")
             let result = try migrator.run()
-            stepReport.migration = result
-            stepReport.read = result.steps.first?.entities.reduce(0) { $0 + $1.read } ?? 0
-            stepReport.inserted = result.steps.last?.entities.reduce(0) { $0 + $1.written } ?? 0
+            stepReport.record(result)
             stepReport.outcome = dryRun ? .dryRun : .succeeded
         } catch {
             stepReport.outcome = .failed
@@ -318,7 +318,7 @@ public final class JobRunner {
                 try FileManager.default.copyItem(atPath: source + "-wal", toPath: path + "-wal")
             }
         } catch {
-            throw FerryError(.io, "cannot copy the store '\(source)' to '\(path)': \(error.localizedDescription)")
+            throw FerryError(.io, "cannot copy the store '\(source)' to '\(path)': \(FileErrorReason.describe(error))")
         }
     }
 
@@ -340,8 +340,6 @@ public final class JobRunner {
     private func entityCount(_ entity: String, in store: Store) throws -> Int {
         try store.read { Int(try $0.scalar("SELECT count(*) FROM \(SQL.quote(StoreLayout.table(forEntityNamed: entity)))")?.int64 ?? 0) }
     }
-
-    static func now() -> String { DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)) }
 }
 
 extension RunReport {
@@ -367,6 +365,8 @@ public enum ExitStatus {
     public static let verificationFailed: Int32 = 3
     /// The job, model, mapping or command line is wrong; nothing was touched.
     public static let configuration: Int32 = 64
+    /// Interrupted by SIGINT (130) or SIGTERM (143): 128 + the signal, as shells report it.
+    public static func interrupted(by signal: Int32) -> Int32 { 128 + signal }
     /// `ferry model diff`: the versions differ in ways lightweight migration cannot infer; a
     /// mapping file (or a model fix) is needed.
     public static let needsMapping: Int32 = 65
@@ -378,6 +378,7 @@ public enum ExitStatus {
         guard let error = error as? FerryError else { return stepFailed }
         if error.code == .rejectBudget { return rejectsOverBudget }
         if error.code == .verification { return verificationFailed }
+        if error.code == .cancelled { return interrupted(by: Interruption.signal ?? SIGINT) }
         if error.code.isConfiguration { return configuration }
         return stepFailed
     }

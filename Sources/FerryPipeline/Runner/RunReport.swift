@@ -1,4 +1,5 @@
 import FerryCore
+import Foundation
 
 /// What one step did: the counts that always add up (`read = inserted + updated + skipped +
 /// rejected`), timing and outcome. Encoded as JSON in `--report` files.
@@ -58,6 +59,23 @@ public struct StepReport: Sendable, Codable, Hashable {
         return read == inserted + updated + skipped + rejected
     }
 
+    /// A `verify` step's report: its outcome and time are those of `verification`.
+    public static func verify(index: Int, verification: VerificationReport) -> StepReport {
+        var step = StepReport(index: index, kind: "verify", outcome: verification.succeeded ? .succeeded : .failed)
+        step.verification = verification
+        step.elapsedSeconds = verification.elapsedSeconds
+        if let failure = verification.failure { step.error = "\(failure)" }
+        return step
+    }
+
+    /// Records what a migration did: objects read from the original store (its first version
+    /// step) and written to the migrated one (its last step).
+    public mutating func record(_ migration: MigrationReport) {
+        self.migration = migration
+        read = migration.steps.first?.entities.reduce(0) { $0 + $1.read } ?? 0
+        inserted = migration.steps.last?.entities.reduce(0) { $0 + $1.written } ?? 0
+    }
+
     enum CodingKeys: String, CodingKey {
         case index, kind, entity, source, outcome, read, inserted, updated, skipped, rejected, written, output, deleted
         case cascadeDeleted = "cascade_deleted", nullified
@@ -66,10 +84,15 @@ public struct StepReport: Sendable, Codable, Hashable {
     }
 }
 
-/// The report of a whole job run (`ferry run --report FILE.json`). Its schema is documented in
-/// docs/reports.md and kept stable: fields are only ever added.
+/// The JSON report of every command (`--report FILE.json` of `run`, `import`, `export`,
+/// `update`, `delete`, `migrate`, `verify`, `check`): one shape, the command's steps in order.
+/// Its schema is documented in docs/reports.md, shipped as docs/report.schema.json and kept
+/// stable: fields are only ever added.
 public struct RunReport: Sendable, Codable, Hashable {
     public var schemaVersion = 1
+    /// The ferry command that ran: `run`, `import`, `export`, `update`, `delete`, `migrate`,
+    /// `verify` or `check`.
+    public var command: String
     public var job: String
     public var jobFile: String?
     public var store: String
@@ -82,7 +105,12 @@ public struct RunReport: Sendable, Codable, Hashable {
     public var exitCode: Int32
     public var steps: [StepReport]
 
-    public init(job: String, jobFile: String?, store: String, model: String?, modelVersion: String?, dryRun: Bool, startedAt: String) {
+    /// A report whose run starts now (or at `startedAt`).
+    public init(
+        command: String, job: String, jobFile: String?, store: String, model: String?, modelVersion: String?, dryRun: Bool,
+        startedAt: String = RunReport.timestamp()
+    ) {
+        self.command = command
         self.job = job
         self.jobFile = jobFile
         self.store = store
@@ -96,10 +124,21 @@ public struct RunReport: Sendable, Codable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case schemaVersion = "schema_version", job, jobFile = "job_file", store, model
+        case schemaVersion = "schema_version", command, job, jobFile = "job_file", store, model
         case modelVersion = "model_version", dryRun = "dry_run", startedAt = "started_at", endedAt = "ended_at"
         case outcome, exitCode = "exit_code", steps
     }
+
+    /// Ends the run with `exitCode`: the outcome follows from it (`failed` unless 0, else
+    /// `dry_run` or `succeeded`) and `ended_at` is now.
+    public mutating func finish(exitCode: Int32) {
+        self.exitCode = exitCode
+        outcome = exitCode != 0 ? "failed" : dryRun ? "dry_run" : "succeeded"
+        endedAt = Self.timestamp()
+    }
+
+    /// Now, as reports write times: UTC ISO-8601 with milliseconds.
+    public static func timestamp() -> String { DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)) }
 
     /// Every verification report of the run's steps, in step order (for `--junit`).
     public var verificationReports: [VerificationReport] { steps.compactMap(\.verification) }

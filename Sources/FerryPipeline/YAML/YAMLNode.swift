@@ -47,25 +47,12 @@ struct YAMLNode {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw FerryError(.io, "cannot read '\(path)': \(Self.reason(error))", at: InputLocation(file: path))
+            throw FerryError(code, "cannot read '\(path)': \(FileErrorReason.describe(error))", at: InputLocation(file: path))
         }
         guard let text = String(data: data, encoding: .utf8) else {
             throw FerryError(code, "'\(path)' is not UTF-8 text", at: InputLocation(file: path))
         }
         return try parse(text, file: path, code: code)
-    }
-
-    private static func reason(_ error: any Error) -> String {
-        let nsError = error as NSError
-        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain,
-            let code = POSIXErrorCode(rawValue: Int32(underlying.code))
-        {
-            return String(cString: strerror(code.rawValue))
-        }
-        if nsError.domain == NSCocoaErrorDomain, nsError.code == NSFileReadNoSuchFileError {
-            return "No such file or directory"
-        }
-        return nsError.localizedDescription
     }
 
     private init(_ node: Node, file: String, code: FerryError.Code) throws(FerryError) {

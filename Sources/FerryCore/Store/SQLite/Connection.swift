@@ -24,7 +24,7 @@ public final class Connection {
         guard code == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             if let db { sqlite3_close_v2(db) }
-            throw FerryError(.store, "cannot open store '\(path)': \(message)")
+            throw FerryError(.store, "cannot open store '\(path)': \(message)", underlying: SQLiteResult(code: code))
         }
         handle = db
         sqlite3_extended_result_codes(db, 1)
@@ -73,7 +73,7 @@ public final class Connection {
             }
         }
         guard code == SQLITE_OK else {
-            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql, path: path, systemError: sqlite3_system_errno(handle))
         }
         let remainder = bytes[consumed...]
         guard let statement else { return remainder }  // only blanks or a comment
@@ -97,7 +97,7 @@ public final class Connection {
         var statement: OpaquePointer?
         let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard code == SQLITE_OK, let statement else {
-            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql, path: path, systemError: sqlite3_system_errno(handle))
         }
         return Statement(handle: statement, connection: self, sql: sql)
     }
@@ -215,7 +215,7 @@ public final class Connection {
                 }
             }, nil, nil, nil)
         guard code == SQLITE_OK else {
-            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: "function \(name)")
+            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: "function \(name)", path: path, systemError: sqlite3_system_errno(handle))
         }
     }
 
@@ -228,7 +228,7 @@ public final class Connection {
     func registerRawFunction(_ name: String, argumentCount: Int32, _ function: RawFunction) throws {
         let code = sqlite3_create_function_v2(handle, name, argumentCount, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, function, nil, nil, nil)
         guard code == SQLITE_OK else {
-            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: "function \(name)")
+            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: "function \(name)", path: path)
         }
     }
 
@@ -250,21 +250,55 @@ public final class Connection {
                 return result < 0 ? -1 : (result > 0 ? 1 : 0)
             }, nil)
         guard code == SQLITE_OK else {
-            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: "collation \(name)")
+            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: "collation \(name)", path: path, systemError: sqlite3_system_errno(handle))
         }
     }
 
     // MARK: - Errors
 
-    static func error(code: Int32, message: String, sql: String) -> FerryError {
-        let primary = code & 0xFF
+    /// A failed SQLite call as users read it: what happened, in words, to which store file. The
+    /// SQL statement and the result code stay in the ``SQLiteResult`` underlying error, out of
+    /// the message (ferry's own statements mean nothing to a user; record values never appear).
+    ///
+    /// - Parameter systemError: the `errno` of the failed system call (`sqlite3_system_errno`),
+    ///   which tells a full disk, an exhausted quota or a file size limit from other I/O errors.
+    static func error(code: Int32, message: String, sql: String, path: String, systemError: Int32 = 0) -> FerryError {
+        var primary = code & 0xFF
+        var ranOut = "the disk is full: there is no space left"
+        if primary == SQLITE_IOERR || primary == SQLITE_FULL {
+            switch systemError {
+            case ENOSPC: primary = SQLITE_FULL
+            case EDQUOT: (primary, ranOut) = (SQLITE_FULL, "the disk quota is used up: there is no space left")
+            case EFBIG: (primary, ranOut) = (SQLITE_FULL, "the file size limit (ulimit -f) was reached: there is no room left")
+            default: break
+            }
+        }
         let kind: FerryError.Code = primary == SQLITE_CONSTRAINT ? .constraint : .store
-        var text = "SQLite error \(code): \(message)"
-        if primary == SQLITE_BUSY || primary == SQLITE_LOCKED {
-            text = "the store is locked by another process (SQLite error \(code): \(message))"
+        let store = path == ":memory:" || path.isEmpty ? "the in-memory store" : "store '\(path)'"
+        let text: String
+        switch primary {
+        case SQLITE_BUSY, SQLITE_LOCKED:
+            text = "the store is locked by another process (\(store): \(message))"
+        case SQLITE_FULL:
+            text = "\(ranOut) to write \(store) or its temporary files; "
+                + "the changes in progress were rolled back, so the store is as it was before them"
+        case SQLITE_IOERR:
+            text = "the disk reported an input/output error on \(store) (\(message)); the changes in progress were rolled back"
+        case SQLITE_READONLY:
+            text = "\(store) cannot be written: the file or its folder is read-only (\(message))"
+        case SQLITE_PERM, SQLITE_AUTH:
+            text = "permission denied on \(store) (\(message))"
+        case SQLITE_CORRUPT, SQLITE_NOTADB:
+            text = "\(store) is damaged or is not a SQLite database (\(message))"
+        case SQLITE_CANTOPEN:
+            text = "cannot open \(store) (\(message))"
+        case SQLITE_NOMEM:
+            text = "out of memory while working on \(store)"
+        default:
+            text = "\(store): \(message)"
         }
         let shown = sql.count > 200 ? String(sql.prefix(200)) + "…" : sql
-        return FerryError(kind, text, notes: ["while executing `\(shown)`"], underlying: SQLiteResult(code: code))
+        return FerryError(kind, text, underlying: SQLiteResult(code: code, statement: shown))
     }
 }
 
@@ -272,6 +306,8 @@ public final class Connection {
 public struct SQLiteResult: Error, Sendable, Hashable {
     /// The extended result code.
     public var code: Int32
+    /// The statement that failed (at most 200 characters), for debugging; never shown to users.
+    public var statement: String = ""
     /// True for any SQLITE_CONSTRAINT.
     public var isConstraint: Bool { code & 0xFF == SQLITE_CONSTRAINT }
     // Extended result codes are C macros Swift cannot import; these are their documented values.

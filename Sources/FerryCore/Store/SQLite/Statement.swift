@@ -102,8 +102,9 @@ public final class Statement {
         default:
             let message = String(cString: sqlite3_errmsg(connection.handle))
             let extended = sqlite3_extended_errcode(connection.handle)
+            let systemError = sqlite3_system_errno(connection.handle)  // before the reset clears it
             sqlite3_reset(handle)
-            throw Connection.error(code: extended != 0 ? extended : code, message: message, sql: sql)
+            throw Connection.error(code: extended != 0 ? extended : code, message: message, sql: sql, path: connection.path, systemError: systemError)
         }
     }
 
@@ -171,7 +172,7 @@ public final class Statement {
     @inline(__always)
     private func check(_ code: Int32) throws {
         if code != SQLITE_OK {
-            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(connection.handle)), sql: sql)
+            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(connection.handle)), sql: sql, path: connection.path, systemError: sqlite3_system_errno(connection.handle))
         }
     }
 }

@@ -1,0 +1,32 @@
+import FerryCore
+import FerryFormats
+import Foundation
+
+/// Writes a report as pretty, key-sorted JSON (to standard output for `-`).
+func writeJSON(_ value: some Encodable, to path: String) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    let data: Data
+    do {
+        data = try encoder.encode(value)
+    } catch {
+        throw FerryError(.internal, "cannot encode the report for '\(path)': \(error)")
+    }
+    try writeText(String(decoding: data, as: UTF8.self) + "\n", to: path)
+}
+
+/// Writes a report file (to standard output for `-`) the way exports are written: a regular file
+/// is replaced only once complete, a FIFO or device is written in place, and a failure names the
+/// file and the cause.
+func writeText(_ text: String, to path: String) throws {
+    let destination = try ExportDestination(path)
+    do {
+        let output = try destination.open()
+        try output.write(text)
+        try output.close()
+        try destination.commit()
+    } catch {
+        destination.discard()
+        throw error
+    }
+}
