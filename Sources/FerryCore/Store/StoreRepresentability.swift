@@ -38,3 +38,12 @@ extension ObjectModel {
         return copy
     }
 }
+
+extension ModelBundle {
+    /// The bundle with every version in its ``ObjectModel/storedForm``.
+    public var storedForm: ModelBundle {
+        var copy = self
+        copy.versions = versions.map(\.storedForm)
+        return copy
+    }
+}
