@@ -52,7 +52,7 @@ struct XcodeModelReader {
         var entity = EntityDescription(name: name, location: element.location)
         entity.parent = element.attributes["parentEntity"]
         entity.isAbstract = flag("isAbstract", of: element)
-        entity.className = element.attributes["representedClassName"]
+        entity.className = nonEmpty(element.attributes["representedClassName"])
         entity.renamedFrom = renamingIdentifier(of: element, name: name)
         entity.hashModifier = nonEmpty(element.attributes["versionHashModifier"])
         var named: [IndexDescription] = []

@@ -66,7 +66,8 @@ enum XcodeModelWriter {
     // MARK: - Elements
 
     private static func entityXML(_ entity: EntityDescription) -> String {
-        var attributes: [(String, String)] = [("name", entity.name), ("representedClassName", entity.className ?? entity.name)]
+        var attributes: [(String, String)] = [("name", entity.name)]
+        if let className = entity.className { attributes.append(("representedClassName", className)) }
         if let parent = entity.parent { attributes.append(("parentEntity", parent)) }
         if entity.isAbstract { attributes.append(("isAbstract", "YES")) }
         if let renamed = entity.renamedFrom { attributes.append(("elementID", renamed)) }
