@@ -154,4 +154,41 @@ struct XcodeModelCLITests {
         #expect(result.stderr.contains("a ferry store cannot hold entity inheritance: entity 'Racecar' has parent entity 'Car' yet"), "\(result)")
         #expect(!FileManager.default.fileExists(atPath: directory.file("cars.sqlite")))
     }
+
+    @Test("export --fetch NAME runs a fetch request stored in the model: its entity, predicate and limit")
+    func exportStoredFetchRequest() throws {
+        let directory = TemporaryDirectory()
+        let model = try directory.write("people.yml", """
+            entities:
+              Person:
+                attributes:
+                  name: {type: string, optional: false}
+                  lastName: string
+                unique: [name]
+            fetch_requests:
+              ducks: {entity: Person, predicate: 'lastName LIKE "Duck*"', limit: 2}
+              broken: {entity: Person, predicate: "lastName ==="}
+            """)
+        let csv = try directory.write("people.csv", "name,lastName\nDonald,Duck\nDaisy,Duck\nDewey,Duckling\nMickey,Mouse\n")
+        let store = directory.file("people.sqlite")
+        let imported = try runFerry(["import", csv, "--store", store, "--model", model, "--entity", "Person", "--quiet"])
+        #expect(imported.exitCode == 0, "\(imported)")
+
+        let ducks = try runFerry(["export", "--store", store, "--fetch", "ducks", "--format", "csv", "--sort", "name", "--quiet"])
+        #expect(ducks.exitCode == 0, "\(ducks)")
+        #expect(ducks.stdout == "name,lastName\r\nDaisy,Duck\r\nDewey,Duckling\r\n")
+        let narrowed = try runFerry(["export", "--store", store, "--model", model, "--fetch", "ducks", "--where", "name BEGINSWITH 'Do'", "--limit", "10", "--format", "ndjson", "--quiet"])
+        #expect(narrowed.exitCode == 0, "\(narrowed)")
+        #expect(narrowed.stdout == "{\"name\":\"Donald\",\"lastName\":\"Duck\"}\n")
+
+        let unknown = try runFerry(["export", "--store", store, "--fetch", "duck", "--format", "csv"])
+        #expect(unknown.exitCode == 64, "\(unknown)")
+        #expect(unknown.stderr.contains("has no fetch request 'duck' (it has ducks, broken); did you mean 'ducks'?"), "\(unknown)")
+        let broken = try runFerry(["export", "--store", store, "--model", model, "--fetch", "broken", "--format", "csv"])
+        #expect(broken.exitCode == 64, "\(broken)")
+        #expect(broken.stderr.hasPrefix("\(model):9:"), "\(broken)")
+        let neither = try runFerry(["export", "--store", store, "--format", "csv"])
+        #expect(neither.exitCode == 64, "\(neither)")
+        #expect(neither.stderr.contains("pass --entity (the entity to export) or --fetch"), "\(neither)")
+    }
 }

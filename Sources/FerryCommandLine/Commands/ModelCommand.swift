@@ -81,7 +81,8 @@ struct ModelShowCommand: ParsableCommand {
         try runReportingErrors {
             let bundle = try ModelLoader().load(path: model)
             let versions = bundle.versions.map { version in
-                VersionInfo(
+                let hashes = version.entityHashes
+                return VersionInfo(
                     version: version.version, current: version.version == bundle.currentVersion, hash: version.versionHash,
                     entities: version.entities.map { entity in
                         VersionInfo.EntityInfo(
@@ -91,7 +92,7 @@ struct ModelShowCommand: ParsableCommand {
                             unique: entity.uniquenessConstraints,
                             fetchedProperties: entity.fetchedProperties.map { "\($0.name): [\($0.entity)]\($0.predicate.map { " where \($0)" } ?? "")" },
                             userInfo: entity.userInfo,
-                            hash: version.entityHashes[entity.name] ?? "")
+                            hash: hashes[entity.name] ?? "")
                     },
                     fetchRequests: version.fetchRequests.map(Self.describe))
             }
