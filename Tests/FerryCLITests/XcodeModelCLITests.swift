@@ -191,4 +191,39 @@ struct XcodeModelCLITests {
         #expect(neither.exitCode == 64, "\(neither)")
         #expect(neither.stderr.contains("pass --entity (the entity to export) or --fetch"), "\(neither)")
     }
+
+    @Test("a job that maps a field to a transient attribute is refused at that field; without the mapping the column is not stored")
+    func transientAttributes() throws {
+        let directory = TemporaryDirectory()
+        try directory.write("m.yml", """
+            entities:
+              Sensor:
+                attributes:
+                  id: {type: int64, optional: false}
+                  reading: double
+                  smoothed: {type: double, transient: true}
+                unique: [id]
+            """)
+        try directory.write("s.csv", "id,reading,smoothed\n1,2.5,3\n")
+        let job = try directory.write("job.yml", """
+            store: j.sqlite
+            model: m.yml
+            steps:
+              - import:
+                  entity: Sensor
+                  source: s.csv
+                  fields:
+                    id: id
+                    smoothed: smoothed
+            """)
+        let refused = try runFerry(["run", job])
+        #expect(refused.exitCode == 64, "\(refused)")
+        #expect(refused.stderr.contains("\(job):9:9: error: 'Sensor.smoothed' is transient: it has no storage"), "\(refused)")
+        #expect(!FileManager.default.fileExists(atPath: directory.file("j.sqlite")))
+
+        let imported = try runFerry(["import", directory.file("s.csv"), "--store", directory.file("s.sqlite"), "--model", directory.file("m.yml"), "--entity", "Sensor", "--quiet"])
+        #expect(imported.exitCode == 0, "\(imported)")
+        let exported = try runFerry(["export", "--store", directory.file("s.sqlite"), "--entity", "Sensor", "--format", "ndjson", "--quiet"])
+        #expect(exported.stdout == "{\"id\":1,\"reading\":2.5}\n", "\(exported)")
+    }
 }

@@ -97,6 +97,10 @@ public struct JobValidator: Sendable {
                 }
                 continue
             }
+            if !attribute.isStored {
+                fail("'\(entity.name).\(attribute.name)' is transient: it has no storage, so nothing can be imported into it", at: field.location)
+                continue
+            }
             if case .constant(let text) = field.source {
                 var options = step.coercion
                 if let trim = field.trim { options.trim = trim }
