@@ -12,13 +12,7 @@ extension ModelLoader {
         model.versionIdentifier = top["version_identifier"].flatMap { reader.optionalString($0, for: "version_identifier") }
         if let node = top["fetch_requests"], let requests = reader.mapping(node, for: "fetch_requests") {
             for entry in requests.entries {
-                guard let mapping = reader.mapping(entry.value, for: entry.key) else { continue }
-                reader.checkKeys(mapping, allowed: Self.fetchRequestKeys, in: "fetch request '\(entry.key)'")
-                guard let entityNode = mapping["entity"] else {
-                    reader.fail("fetch request '\(entry.key)' needs an 'entity'", at: entry.keyLocation)
-                    continue
-                }
-                guard let entity = reader.string(entityNode, for: "entity") else { continue }
+                guard let (mapping, entity) = query(entry, kind: "fetch request", keys: Self.fetchRequestKeys, reader: reader) else { continue }
                 var request = FetchRequestTemplate(name: entry.key, entity: entity, location: entry.keyLocation)
                 request.predicate = mapping["predicate"].flatMap { reader.optionalString($0, for: "predicate") }
                 request.limit = mapping["limit"].flatMap { reader.int($0, for: "limit") }
@@ -45,13 +39,7 @@ extension ModelLoader {
         entity.userInfo = mapping["user_info"].map { userInfo($0, reader: reader) } ?? [:]
         if let node = mapping["fetched_properties"], let properties = reader.mapping(node, for: "fetched_properties") {
             for entry in properties.entries {
-                guard let property = reader.mapping(entry.value, for: entry.key) else { continue }
-                reader.checkKeys(property, allowed: Self.fetchedPropertyKeys, in: "fetched property '\(entry.key)'")
-                guard let entityNode = property["entity"] else {
-                    reader.fail("fetched property '\(entry.key)' needs an 'entity'", at: entry.keyLocation)
-                    continue
-                }
-                guard let target = reader.string(entityNode, for: "entity") else { continue }
+                guard let (property, target) = query(entry, kind: "fetched property", keys: Self.fetchedPropertyKeys, reader: reader) else { continue }
                 let predicate = property["predicate"].flatMap { reader.optionalString($0, for: "predicate") }
                 entity.fetchedProperties.append(FetchedPropertyDescription(name: entry.key, entity: target, predicate: predicate, location: entry.keyLocation))
             }
@@ -71,6 +59,18 @@ extension ModelLoader {
                 reader.fail("'\(key)' applies only to transformable attributes, not to attribute '\(attribute.name)'", at: mapping.keyLocation(key) ?? mapping.location)
             }
         }
+    }
+
+    /// A fetch request or fetched property: its mapping (keys checked) and its required `entity`.
+    private func query(_ entry: YAMLMapping.Entry, kind: String, keys: [String], reader: DefinitionReader) -> (YAMLMapping, String)? {
+        guard let mapping = reader.mapping(entry.value, for: entry.key) else { return nil }
+        reader.checkKeys(mapping, allowed: keys, in: "\(kind) '\(entry.key)'")
+        guard let entityNode = mapping["entity"] else {
+            reader.fail("\(kind) '\(entry.key)' needs an 'entity'", at: entry.keyLocation)
+            return nil
+        }
+        guard let entity = reader.string(entityNode, for: "entity") else { return nil }
+        return (mapping, entity)
     }
 
     /// A mapping of text keys to text values (Core Data's `userInfo`).

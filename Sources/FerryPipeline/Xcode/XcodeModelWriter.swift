@@ -10,7 +10,7 @@ enum XcodeModelWriter {
         var out = "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
         out += "<model type=\"com.apple.IDECoreDataModeler.DataModel\" documentVersion=\"1.0\" lastSavedToolsVersion=\"22758\""
         out += " systemVersion=\"23E224\" minimumToolsVersion=\"Automatic\" sourceLanguage=\"Swift\""
-        out += " userDefinedModelVersionIdentifier=\"\(escape(model.versionIdentifier ?? ""))\">\n"
+        out += " userDefinedModelVersionIdentifier=\"\(XMLEscaping.escape(model.versionIdentifier ?? ""))\">\n"
         for entity in model.entities.sorted(by: { $0.name < $1.name }) {
             out += entityXML(entity)
         }
@@ -41,7 +41,7 @@ enum XcodeModelWriter {
         <plist version="1.0">
         <dict>
         \t<key>\(XcodeModelPackage.currentVersionKey)</key>
-        \t<string>\(escape(label)).\(XcodeModelPackage.versionExtension)</string>
+        \t<string>\(XMLEscaping.escape(label)).\(XcodeModelPackage.versionExtension)</string>
         </dict>
         </plist>
 
@@ -200,26 +200,6 @@ enum XcodeModelWriter {
     }
 
     private static func element(_ name: String, _ attributes: [(String, String)], close: Bool = true) -> String {
-        "<\(name)" + attributes.map { " \($0.0)=\"\(escape($0.1))\"" }.joined() + (close ? "/>" : ">")
-    }
-
-    /// XML attribute-value escaping (also of line breaks and tabs, which attribute values would
-    /// otherwise lose).
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for character in text.unicodeScalars {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "\n": out += "&#10;"
-            case "\r": out += "&#13;"
-            case "\t": out += "&#9;"
-            default: out.unicodeScalars.append(character)
-            }
-        }
-        return out
+        "<\(name)" + attributes.map { " \($0.0)=\"\(XMLEscaping.escape($0.1))\"" }.joined() + (close ? "/>" : ">")
     }
 }
