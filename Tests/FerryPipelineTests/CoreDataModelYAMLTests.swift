@@ -101,24 +101,18 @@ struct CoreDataModelYAMLTests {
         let file = try directory.write("bad.yml", """
             entities:
               Car:
-                parent: Vehicel
                 attributes:
                   photo: {type: binary, transformer: NSSecureUnarchiveFromData}
-                  blob: undefined
-                  both: {type: int64, transient: true, derived: "a.@count"}
-                relationships:
-                  owner: {destination: Person, ordered: true}
-              Loop:
-                parent: Loop
               Person:
                 fetched_properties:
                   cars: {predicate: "x > 1"}
             fetch_requests:
-              all: {entity: Truck}
+              all: {entity: Car, limit: many}
             """)
         let errors = try #require(renderedErrors { _ = try ModelLoader().load(path: file) })
-        #expect(errors.contains { $0.hasPrefix("\(file):5:") && $0.contains("'transformer' applies only to transformable attributes") }, "\(errors)")
-        #expect(errors.contains { $0.hasPrefix("\(file):14:") && $0.contains("fetched property 'cars' needs an 'entity'") }, "\(errors)")
+        #expect(errors.contains { $0.hasPrefix("\(file):4:") && $0.contains("'transformer' applies only to transformable attributes") }, "\(errors)")
+        #expect(errors.contains { $0.hasPrefix("\(file):7:") && $0.contains("fetched property 'cars' needs an 'entity'") }, "\(errors)")
+        #expect(errors.contains { $0.hasPrefix("\(file):9:") && $0.contains("expected a whole number for 'limit' but found 'many'") }, "\(errors)")
         let checked = try #require(renderedErrors {
             _ = try ModelLoader().load(path: try directory.write("checked.yml", """
                 entities:
