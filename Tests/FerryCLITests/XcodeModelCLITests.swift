@@ -153,6 +153,17 @@ struct XcodeModelCLITests {
         #expect(result.exitCode == 64, "\(result)")
         #expect(result.stderr.contains("a ferry store cannot hold entity inheritance: entity 'Racecar' has parent entity 'Car' yet"), "\(result)")
         #expect(!FileManager.default.fileExists(atPath: directory.file("cars.sqlite")))
+
+        let job = try directory.write("job.yml", """
+            store: cars.sqlite
+            model: \(Self.inheritance)
+            steps:
+              - import: {entity: Passenger, source: passengers.csv}
+            """)
+        let validated = try runFerry(["validate", job])
+        #expect(validated.exitCode == 64, "\(validated)")
+        #expect(validated.stderr.contains("239.xcdatamodel/contents:"), "\(validated)")
+        #expect(validated.stderr.contains("entity 'Sedan' has parent entity 'Car'"), "\(validated)")
     }
 
     @Test("export --fetch NAME runs a fetch request stored in the model: its entity, predicate and limit")
