@@ -104,7 +104,7 @@ struct ModelLoaderTests {
         let file = Fixtures.path("models/broken/wrong-types.yml")
         #expect(errors("broken/wrong-types.yml") == [
             "\(file):4:35: error: expected a boolean for 'optional' but found 'maybe'",
-            "\(file):5:13: error: unknown type 'strng' for attribute 'name'; did you mean 'string'?\n  types: int16, int32, int64, decimal, double, float, string, bool, date, binary, uuid, uri, json",
+            "\(file):5:13: error: unknown type 'strng' for attribute 'name'; did you mean 'string'?\n  types: int16, int32, int64, decimal, double, float, string, bool, date, binary, uuid, uri, json, transformable, object_id, undefined",
             "\(file):6:35: error: invalid 'default' for attribute 'age': 'abc' is not an integer",
             "\(file):6:40: error: 'max_length' applies only to string, uri and binary attributes, not to int16 attribute 'age'",
             "\(file):7:13: error: expected a type or a mapping for 'tags' but found a list",

@@ -9,6 +9,8 @@ struct ExportCommand: ParsableCommand {
         abstract: "Export the records of one entity as CSV, JSON or NDJSON, without a job file.",
         discussion: """
             The store's own model (recorded in its metadata) is used unless --model is given. \
+            --fetch NAME exports what the model's stored fetch request NAME fetches (its entity, \
+            predicate and limit; --where narrows it, --limit overrides its limit). \
             To-one relationships are written as the related object's unique key. Values are \
             written losslessly: see docs/export.md.
             """)
@@ -16,8 +18,11 @@ struct ExportCommand: ParsableCommand {
     @Option(help: "The store to export from.")
     var store: String
 
-    @Option(help: "The entity to export.")
-    var entity: String
+    @Option(help: "The entity to export (or --fetch).")
+    var entity: String?
+
+    @Option(help: ArgumentHelp("A fetch request stored in the model, by name.", valueName: "name"))
+    var fetch: String?
 
     @Option(name: .customLong("where"), help: ArgumentHelp("A predicate in NSPredicate syntax.", valueName: "predicate"))
     var predicate: String?
@@ -79,10 +84,16 @@ struct ExportCommand: ParsableCommand {
                 }
                 storeModel = recorded
             }
-            var step = ExportStep(entity: entity, format: dataFormat, output: output)
-            step.entityLocation = InputLocation(file: "--entity")
-            if let predicate {
-                step.predicate = try Predicate(format: predicate, location: InputLocation(file: "--where", line: 1, column: 1))
+            let filter = try predicate.map { text throws(FerryError) in try Predicate(format: text, location: InputLocation(file: "--where", line: 1, column: 1)) }
+            var step: ExportStep
+            if let fetch {
+                step = try ExportStep.fetching(fetch, in: storeModel, entity: entity, predicate: filter, limit: limit, format: dataFormat, output: output)
+            } else {
+                guard let entity else { throw FerryError(.usage, "pass --entity (the entity to export) or --fetch (a fetch request of the model)") }
+                step = ExportStep(entity: entity, format: dataFormat, output: output)
+                step.entityLocation = InputLocation(file: "--entity")
+                step.predicate = filter
+                step.limit = limit
             }
             step.sort = try sort.map { text throws(FerryError) in try SortDescriptor.parse(text, location: InputLocation(file: "--sort", line: 1, column: 1)) }
             if let fields {
@@ -91,7 +102,6 @@ struct ExportCommand: ParsableCommand {
             }
             if let limit, limit < 0 { throw FerryError(.usage, "--limit must be 0 or more, not \(limit)") }
             if offset < 0 { throw FerryError(.usage, "--offset must be 0 or more, not \(offset)") }
-            step.limit = limit
             step.offset = offset
             // Check the request before opening anything for writing.
             _ = try step.fetchRequest.compile(model: storeModel)

@@ -5,14 +5,14 @@ import Foundation
 
 struct ModelCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "model", abstract: "Inspect models.", subcommands: [ModelShowCommand.self, ModelDiffCommand.self])
+        commandName: "model", abstract: "Inspect models.", subcommands: [ModelShowCommand.self, ModelDiffCommand.self, ModelConvertCommand.self])
 }
 
 struct ModelShowCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show", abstract: "Show a model bundle's versions, entities and version hashes.")
 
-    @Argument(help: ArgumentHelp("A model bundle folder, its model.yml, or a model file.", valueName: "model"))
+    @Argument(help: ArgumentHelp("A model bundle folder, its model.yml, a model file, an .xcdatamodeld package or an .xcdatamodel.", valueName: "model"))
     var model: String
 
     @Flag(help: "Print JSON.")
@@ -21,31 +21,80 @@ struct ModelShowCommand: ParsableCommand {
     struct VersionInfo: Encodable {
         struct EntityInfo: Encodable {
             var name: String
+            var parent: String?
+            var abstract: Bool
             var attributes: [String]
             var relationships: [String]
             var unique: [[String]]
+            var fetchedProperties: [String]
+            var userInfo: [String: String]
             var hash: String
+
+            enum CodingKeys: String, CodingKey {
+                case name, parent, abstract, attributes, relationships, unique, hash
+                case fetchedProperties = "fetched_properties", userInfo = "user_info"
+            }
         }
         var version: String
         var current: Bool
         var hash: String
         var entities: [EntityInfo]
+        var fetchRequests: [String]
+
+        enum CodingKeys: String, CodingKey {
+            case version, current, hash, entities
+            case fetchRequests = "fetch_requests"
+        }
+    }
+
+    /// `name: type?` and what else the attribute is: transient, derived, transformable, user info.
+    static func describe(_ attribute: AttributeDescription) -> String {
+        var text = "\(attribute.name): \(attribute.coreDataKind?.typeName ?? attribute.type.rawValue)\(attribute.isOptional ? "?" : "")"
+        if case .transformable(let transformer, let valueClass) = attribute.coreDataKind {
+            let details = [transformer.map { "transformer \($0)" }, valueClass.map { "value class \($0)" }].compactMap { $0 }
+            if !details.isEmpty { text += " (\(details.joined(separator: ", ")))" }
+        }
+        if attribute.isTransient { text += " transient" }
+        if let derivation = attribute.derivation { text += " derived from \(derivation)" }
+        return text + describe(attribute.userInfo)
+    }
+
+    static func describe(_ relationship: RelationshipDescription) -> String {
+        var text = "\(relationship.name): \(relationship.isToMany ? "[\(relationship.destination)]" : relationship.destination)\(relationship.isOptional ? "?" : "")"
+        if relationship.isOrdered { text += " ordered" }
+        return text + describe(relationship.userInfo)
+    }
+
+    static func describe(_ request: FetchRequestTemplate) -> String {
+        var text = "\(request.name): \(request.entity)"
+        if let predicate = request.predicate { text += " where \(predicate)" }
+        if let limit = request.limit { text += " limit \(limit)" }
+        return text
+    }
+
+    static func describe(_ userInfo: [String: String]) -> String {
+        guard !userInfo.isEmpty else { return "" }
+        return " {" + userInfo.sorted { $0.key < $1.key }.map { "\($0.key) = \($0.value)" }.joined(separator: ", ") + "}"
     }
 
     func run() throws {
         try runReportingErrors {
             let bundle = try ModelLoader().load(path: model)
             let versions = bundle.versions.map { version in
-                VersionInfo(
+                let hashes = version.entityHashes
+                return VersionInfo(
                     version: version.version, current: version.version == bundle.currentVersion, hash: version.versionHash,
                     entities: version.entities.map { entity in
                         VersionInfo.EntityInfo(
-                            name: entity.name,
-                            attributes: entity.attributes.map { "\($0.name): \($0.type.rawValue)\($0.isOptional ? "?" : "")" },
-                            relationships: entity.relationships.map { "\($0.name): \($0.isToMany ? "[\($0.destination)]" : $0.destination)\($0.isOptional ? "?" : "")" },
+                            name: entity.name, parent: entity.parent, abstract: entity.isAbstract,
+                            attributes: entity.attributes.map(Self.describe),
+                            relationships: entity.relationships.map(Self.describe),
                             unique: entity.uniquenessConstraints,
-                            hash: version.entityHashes[entity.name] ?? "")
-                    })
+                            fetchedProperties: entity.fetchedProperties.map { "\($0.name): [\($0.entity)]\($0.predicate.map { " where \($0)" } ?? "")" },
+                            userInfo: entity.userInfo,
+                            hash: hashes[entity.name] ?? "")
+                    },
+                    fetchRequests: version.fetchRequests.map(Self.describe))
             }
             if json {
                 try writeJSON(["name": AnyEncodable(bundle.name), "current": AnyEncodable(bundle.currentVersion), "versions": AnyEncodable(versions)], to: "-")
@@ -55,11 +104,14 @@ struct ModelShowCommand: ParsableCommand {
             for version in versions {
                 print("version \(version.version)\(version.current ? " (current)" : "")  hash \(version.hash)")
                 for entity in version.entities {
-                    print("  \(entity.name)  hash \(entity.hash.prefix(16))")
+                    let kind = (entity.parent.map { " : \($0)" } ?? "") + (entity.abstract ? " (abstract)" : "")
+                    print("  \(entity.name)\(kind)  hash \(entity.hash.prefix(16))\(Self.describe(entity.userInfo))")
                     for attribute in entity.attributes { print("    \(attribute)") }
                     for relationship in entity.relationships { print("    \(relationship)") }
+                    for property in entity.fetchedProperties { print("    fetched \(property)") }
                     for constraint in entity.unique { print("    unique (\(constraint.joined(separator: ", ")))") }
                 }
+                for request in version.fetchRequests { print("  fetch request \(request)") }
             }
             return 0
         }

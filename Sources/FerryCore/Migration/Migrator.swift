@@ -115,7 +115,8 @@ public final class Migrator {
     ///   or the inferred one).
     public init(storePath: String, bundle: ModelBundle, options: MigrationOptions = MigrationOptions(), mappingProvider: @escaping (ObjectModel, ObjectModel) throws -> MappingModel) {
         self.storePath = storePath
-        self.bundle = bundle
+        // Transient attributes have no storage: migrations move only what stores hold.
+        self.bundle = bundle.storedForm
         self.options = options
         self.mappingProvider = mappingProvider
     }
@@ -140,6 +141,7 @@ public final class Migrator {
             throw FerryError(.usage, "model \(bundle.name) has no version '\(targetLabel)' (versions: \(bundle.versions.map(\.version).joined(separator: ", ")))")
         }
         let path = try bundle.path(from: source.version, to: target.version)
+        for version in path.dropFirst() { try StoreLayout.checkRepresentable(version) }
         var steps: [MappingModel] = []
         for (from, to) in zip(path, path.dropFirst()) {
             steps.append(try mappingProvider(from, to))

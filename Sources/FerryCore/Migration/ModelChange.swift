@@ -10,6 +10,9 @@ public struct ModelChange: Sendable, Hashable, Codable {
         case entityRemoved = "entity_removed"
         case entityRenamed = "entity_renamed"
         case entityHashModifierChanged = "entity_hash_modifier_changed"
+        /// The entity's parent entity changed (it joined, left or moved within a hierarchy).
+        case entityParentChanged = "entity_parent_changed"
+        case entityAbstractChanged = "entity_abstract_changed"
         case attributeAdded = "attribute_added"
         case attributeRemoved = "attribute_removed"
         case attributeRenamed = "attribute_renamed"
@@ -18,6 +21,8 @@ public struct ModelChange: Sendable, Hashable, Codable {
         case attributeDefaultChanged = "attribute_default_changed"
         case attributeValidationChanged = "attribute_validation_changed"
         case attributeHashModifierChanged = "attribute_hash_modifier_changed"
+        /// Transient, derived or Core Data kind (transformable, object ID) changed.
+        case attributeStorageChanged = "attribute_storage_changed"
         case relationshipAdded = "relationship_added"
         case relationshipRemoved = "relationship_removed"
         case relationshipRenamed = "relationship_renamed"
@@ -28,6 +33,8 @@ public struct ModelChange: Sendable, Hashable, Codable {
         case relationshipDeleteRuleChanged = "relationship_delete_rule_changed"
         case relationshipCountChanged = "relationship_count_changed"
         case relationshipHashModifierChanged = "relationship_hash_modifier_changed"
+        /// Ordered ↔ unordered to-many.
+        case relationshipOrderingChanged = "relationship_ordering_changed"
         /// A property changed from an attribute to a relationship of the same name, or back.
         case propertyKindChanged = "property_kind_changed"
         case uniquenessConstraintAdded = "uniqueness_constraint_added"

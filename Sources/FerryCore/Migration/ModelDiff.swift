@@ -157,7 +157,8 @@ extension ModelBundle {
 
 // MARK: - Comparison
 
-private struct Builder {
+/// Works out a ``ModelDiff``'s changes (extended in ModelDiff+CoreData.swift).
+struct Builder {
     let source: ObjectModel
     let destination: ObjectModel
     let intermediates: [ObjectModel]
@@ -256,6 +257,7 @@ private struct Builder {
                 kind: .entityHashModifierChanged, entity: new.name,
                 detail: "hash modifier \(Self.text(old.hashModifier)) → \(Self.text(new.hashModifier)) (changes the version hash only)"))
         }
+        compareHierarchy(old, new, entityForward: entityForward)
         let attributes = attributeMap[new.name] ?? [:]
         let relationships = relationshipMap[new.name] ?? [:]
         let keptAttributes = Set(attributes.values)
@@ -445,6 +447,7 @@ private struct Builder {
             }
             changes.append(validation)
         }
+        compareStorage(old, new, in: entity)
         if old.hashModifier != new.hashModifier {
             changes.append(change(
                 .attributeHashModifierChanged,
@@ -548,6 +551,11 @@ private struct Builder {
                 optionality.fix = "keep it optional, or write \(mappingFile) that sets it"
                 changes.append(optionality)
             }
+        }
+        if old.isOrdered != new.isOrdered {
+            changes.append(change(
+                .relationshipOrderingChanged,
+                new.isOrdered ? "unordered → ordered (existing links get an arbitrary order)" : "ordered → unordered (the order is dropped)"))
         }
         if old.deleteRule != new.deleteRule {
             changes.append(change(.relationshipDeleteRuleChanged, "delete rule \(old.deleteRule.rawValue) → \(new.deleteRule.rawValue)"))

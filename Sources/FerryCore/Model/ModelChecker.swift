@@ -47,6 +47,52 @@ public enum ModelChecker {
                     seenEntities[key] = entity
                 }
                 check(entity)
+                checkInheritance(of: entity)
+            }
+            checkFetchRequestsAndConfigurations()
+        }
+
+        mutating func checkInheritance(of entity: EntityDescription) {
+            guard let parent = entity.parent else { return }
+            guard model.entity(named: parent) != nil else {
+                fail("unknown parent entity '\(parent)' of '\(entity.name)'\(Suggestions.didYouMean(parent, in: model.entityNames))", at: entity.location)
+                return
+            }
+            var seen: Set<String> = [entity.name]
+            var next: String? = parent
+            while let name = next, let ancestor = model.entity(named: name) {
+                if seen.contains(name) {
+                    fail("entity '\(entity.name)' inherits from itself (parent chain \(([entity.name] + model.ancestors(of: entity).map(\.name) + [name]).joined(separator: " → ")))", at: entity.location)
+                    return
+                }
+                seen.insert(name)
+                next = ancestor.parent
+            }
+            for ancestor in model.ancestors(of: entity) {
+                for name in entity.propertyNames where ancestor.propertyNames.contains(name) {
+                    let location = entity.attribute(named: name)?.location ?? entity.relationship(named: name)?.location
+                    fail("property '\(entity.name).\(name)' is already inherited from '\(ancestor.name)'", at: location ?? entity.location)
+                }
+            }
+        }
+
+        mutating func checkFetchRequestsAndConfigurations() {
+            var names: Set<String> = []
+            for request in model.fetchRequests {
+                if !names.insert(request.name).inserted {
+                    fail("duplicate fetch request name '\(request.name)'", at: request.location)
+                }
+                if model.entity(named: request.entity) == nil {
+                    fail("fetch request '\(request.name)' names unknown entity '\(request.entity)'\(Suggestions.didYouMean(request.entity, in: model.entityNames))", at: request.location)
+                }
+                if let limit = request.limit, limit < 0 {
+                    fail("fetch request '\(request.name)' has a negative limit \(limit)", at: request.location)
+                }
+            }
+            for configuration in model.configurations {
+                for name in configuration.entities where model.entity(named: name) == nil {
+                    fail("configuration '\(configuration.name)' names unknown entity '\(name)'\(Suggestions.didYouMean(name, in: model.entityNames))", at: model.location)
+                }
             }
         }
 
@@ -88,8 +134,8 @@ public enum ModelChecker {
             for (index, constraint) in entity.uniquenessConstraints.enumerated() {
                 let location = index < entity.uniquenessConstraintLocations.count ? entity.uniquenessConstraintLocations[index] : nil
                 for name in constraint {
-                    if entity.attribute(named: name) != nil { continue }
-                    if let relationship = entity.relationship(named: name) {
+                    if model.attribute(named: name, in: entity) != nil { continue }
+                    if let relationship = model.relationship(named: name, in: entity) {
                         if relationship.isToMany {
                             fail("uniqueness constraint of '\(entity.name)' names to-many relationship '\(name)'; only attributes and to-one relationships can be unique", at: location ?? entity.location)
                         }
@@ -100,7 +146,7 @@ public enum ModelChecker {
                 }
             }
             for index in entity.indexes {
-                for name in index.attributes where entity.attribute(named: name) == nil {
+                for name in index.attributes where model.attribute(named: name, in: entity) == nil {
                     fail("index of '\(entity.name)' names unknown attribute '\(name)'\(Suggestions.didYouMean(name, in: entity.attributes.map(\.name)))", at: index.location ?? entity.location)
                 }
             }
@@ -108,6 +154,15 @@ public enum ModelChecker {
 
         mutating func check(_ attribute: AttributeDescription, in entity: EntityDescription) {
             let path = "'\(entity.name).\(attribute.name)'"
+            if let kind = attribute.coreDataKind, kind.storedType != attribute.type {
+                fail("\(kind.typeName) attribute \(path) must be stored as \(kind.storedType.rawValue), not \(attribute.type.rawValue)", at: attribute.location)
+            }
+            if case .undefined = attribute.coreDataKind, !attribute.isTransient {
+                fail("undefined attribute \(path) must be transient (an undefined type has no storage)", at: attribute.location)
+            }
+            if attribute.isTransient, attribute.isDerived {
+                fail("\(path) cannot be both transient and derived", at: attribute.location)
+            }
             let rules = attribute.validation
             if let min = rules.minValue, let max = rules.maxValue, let order = AttributeValidator.compare(min, max), order > 0 {
                 fail("min \(min) is greater than max \(max) for \(path)", at: attribute.location)
@@ -135,6 +190,9 @@ public enum ModelChecker {
             if let min = relationship.minCount, let max = relationship.maxCount, min > max {
                 fail("min_count \(min) is greater than max_count \(max) for \(path)", at: relationship.location)
             }
+            if relationship.isOrdered, !relationship.isToMany {
+                fail("only to-many relationships can be ordered; \(path) is to-one", at: relationship.location)
+            }
             if relationship.isToMany, !relationship.isOptional, relationship.minCount == 0 {
                 fail("\(path) is not optional but its min_count is 0", at: relationship.location)
             }
@@ -143,12 +201,12 @@ public enum ModelChecker {
                 return
             }
             guard let inverseName = relationship.inverse else { return }
-            guard let inverse = destination.relationship(named: inverseName) else {
+            guard let inverse = model.relationship(named: inverseName, in: destination) else {
                 fail("inverse '\(inverseName)' of \(path) is not a relationship of '\(destination.name)'\(Suggestions.didYouMean(inverseName, in: destination.relationships.map(\.name)))", at: relationship.location)
                 return
             }
             let inversePath = "'\(destination.name).\(inverse.name)'"
-            if inverse.destination != entity.name {
+            if inverse.destination != entity.name, !model.isKind(entity.name, of: inverse.destination) {
                 fail("inverse \(inversePath) of \(path) has destination '\(inverse.destination)', not '\(entity.name)'", at: relationship.location)
                 return
             }

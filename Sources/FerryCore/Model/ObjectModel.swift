@@ -6,6 +6,12 @@ public struct ObjectModel: Sendable, Hashable, Codable {
     /// The version label, e.g. `1`, `2`, `v3`.
     public var version: String
     public var entities: [EntityDescription]
+    /// Stored fetch requests, usable by name (Core Data's fetch request templates).
+    @DecodedOrEmpty public var fetchRequests: [FetchRequestTemplate] = []
+    /// Named subsets of the entities (Core Data's configurations).
+    @DecodedOrEmpty public var configurations: [ModelConfiguration] = []
+    /// A free-form version identifier (Xcode's `userDefinedModelVersionIdentifier`); not hashed.
+    public var versionIdentifier: String?
     /// Where the model was read from, for error messages.
     public var location: InputLocation?
 
@@ -14,6 +20,11 @@ public struct ObjectModel: Sendable, Hashable, Codable {
         self.version = version
         self.entities = entities
         self.location = location
+    }
+
+    /// The stored fetch request with this exact name.
+    public func fetchRequest(named name: String) -> FetchRequestTemplate? {
+        fetchRequests.first { $0.name == name }
     }
 
     /// The entity with this exact name.
@@ -41,6 +52,17 @@ public struct EntityDescription: Sendable, Hashable, Codable {
     public var renamedFrom: String?
     /// Changes the version hash without changing the schema (Core Data's version hash modifier).
     public var hashModifier: String?
+    /// The parent entity's name: this entity inherits its properties (Core Data's super-entity).
+    public var parent: String?
+    /// An abstract entity has no instances of its own, only of its sub-entities.
+    @DecodedOrEmpty public var isAbstract = false
+    /// The class that represents the entity in generated code (Core Data's
+    /// `representedClassName`); not part of the version hash.
+    public var className: String?
+    /// Queries kept with the entity that store nothing (Core Data's fetched properties).
+    @DecodedOrEmpty public var fetchedProperties: [FetchedPropertyDescription] = []
+    /// Free-form key/value notes for tools (Core Data's `userInfo`); not part of the version hash.
+    @DecodedOrEmpty public var userInfo: [String: String] = [:]
     public var location: InputLocation?
 
     public init(
@@ -88,6 +110,14 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
     public var validation: ValidationRules
     public var renamedFrom: String?
     public var hashModifier: String?
+    /// A transient attribute is part of the model but has no storage.
+    @DecodedOrEmpty public var isTransient = false
+    /// For a derived attribute: the expression the store computes it from (read-only).
+    public var derivation: String?
+    /// The Core Data type ferry stores as `type`: Transformable (as binary) or Object ID (as a URI).
+    public var coreDataKind: CoreDataAttributeKind?
+    /// Free-form key/value notes for tools (Core Data's `userInfo`); not part of the version hash.
+    @DecodedOrEmpty public var userInfo: [String: String] = [:]
     public var location: InputLocation?
 
     public init(
@@ -109,6 +139,12 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
         self.hashModifier = hashModifier
         self.location = location
     }
+
+    /// True for a derived attribute: read-only, computed by the store.
+    public var isDerived: Bool { derivation != nil }
+
+    /// True when the attribute has storage (a column): every attribute that is not transient.
+    public var isStored: Bool { !isTransient }
 }
 
 /// Validation rules checked on import and update (Core Data's min/max value, min/max length
@@ -156,8 +192,12 @@ public struct RelationshipDescription: Sendable, Hashable, Codable {
     /// For to-many relationships: the minimum and maximum number of related objects.
     public var minCount: Int?
     public var maxCount: Int?
+    /// For to-many relationships: whether the related objects keep an order.
+    @DecodedOrEmpty public var isOrdered = false
     public var renamedFrom: String?
     public var hashModifier: String?
+    /// Free-form key/value notes for tools (Core Data's `userInfo`); not part of the version hash.
+    @DecodedOrEmpty public var userInfo: [String: String] = [:]
     public var location: InputLocation?
 
     public init(
@@ -192,11 +232,14 @@ public struct RelationshipDescription: Sendable, Hashable, Codable {
 public struct IndexDescription: Sendable, Hashable, Codable {
     public var name: String?
     public var attributes: [String]
+    /// The attributes (a subset of `attributes`) indexed in descending order.
+    @DecodedOrEmpty public var descending: [String] = []
     public var location: InputLocation?
 
-    public init(name: String? = nil, attributes: [String], location: InputLocation? = nil) {
+    public init(name: String? = nil, attributes: [String], descending: [String] = [], location: InputLocation? = nil) {
         self.name = name
         self.attributes = attributes
+        self.descending = descending
         self.location = location
     }
 }

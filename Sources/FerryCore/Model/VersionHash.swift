@@ -1,6 +1,8 @@
 /// Version hashes: SHA-256 over a canonical text of only what affects storage, like Core Data's
-/// entity version hashes. Defaults, validation rules, delete rules, relationship counts and
-/// renaming hints do not change them; a hash modifier does.
+/// entity version hashes. Defaults, validation rules, delete rules, relationship counts,
+/// renaming hints, user info, class names, fetch requests and transient attributes (which have no
+/// storage) do not change them; a hash modifier does. Features a model does not use add nothing
+/// to the text, so hashes of models written before those features existed are unchanged.
 extension ObjectModel {
     /// The hash of each entity, in lowercase hexadecimal, by entity name.
     public var entityHashes: [String: String] {
@@ -25,9 +27,13 @@ public enum VersionHash {
     public static func canonicalText(of entity: EntityDescription) -> String {
         var lines: [String] = ["entity \(field(entity.name))"]
         if let modifier = entity.hashModifier { lines.append("modifier \(field(modifier))") }
-        for attribute in entity.attributes.sorted(by: { $0.name < $1.name }) {
+        if let parent = entity.parent { lines.append("parent \(field(parent))") }
+        if entity.isAbstract { lines.append("abstract") }
+        for attribute in entity.attributes.sorted(by: { $0.name < $1.name }) where attribute.isStored {
             var line = "attribute \(field(attribute.name)) \(attribute.type.rawValue) \(attribute.isOptional ? "optional" : "required")"
             if let modifier = attribute.hashModifier { line += " modifier \(field(modifier))" }
+            if let kind = attribute.coreDataKind { line += " as \(kind.typeName)" }
+            if let derivation = attribute.derivation { line += " derived \(field(derivation))" }
             lines.append(line)
         }
         for relationship in entity.relationships.sorted(by: { $0.name < $1.name }) {
@@ -35,13 +41,17 @@ public enum VersionHash {
             line += relationship.isToMany ? " to-many" : " to-one"
             line += " inverse \(field(relationship.inverse ?? ""))"
             line += relationship.isOptional ? " optional" : " required"
+            if relationship.isOrdered { line += " ordered" }
             if let modifier = relationship.hashModifier { line += " modifier \(field(modifier))" }
             lines.append(line)
         }
         let constraints = entity.uniquenessConstraints.map { $0.sorted().map(field).joined(separator: ",") }.sorted()
         for constraint in constraints { lines.append("unique \(constraint)") }
         // Index column order matters to SQLite, so the attributes keep their order.
-        let indexes = entity.indexes.map { "\(field($0.name ?? "")) \($0.attributes.map(field).joined(separator: ","))" }.sorted()
+        let indexes = entity.indexes.map { index in
+            let descending = index.descending.isEmpty ? "" : " descending \(index.descending.map(field).joined(separator: ","))"
+            return "\(field(index.name ?? "")) \(index.attributes.map(field).joined(separator: ","))" + descending
+        }.sorted()
         for index in indexes { lines.append("index \(index)") }
         return lines.joined(separator: "\n") + "\n"
     }

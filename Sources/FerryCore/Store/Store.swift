@@ -61,6 +61,8 @@ public final class Store: @unchecked Sendable {
     ///   model hash differs; `.store` when the file is not a ferry store.
     public static func open(at path: String, model: ObjectModel, options: Options = Options()) throws -> Store {
         try PathOrURL.requireStore(path)
+        try StoreLayout.checkRepresentable(model)
+        let model = model.storedForm
         let exists = path == ":memory:" || path.hasPrefix("file:") ? false : FileManager.default.fileExists(atPath: path)
         if !exists && path != ":memory:" && !options.createIfMissing {
             throw FerryError(.store, "store '\(path)' does not exist")
@@ -111,6 +113,8 @@ public final class Store: @unchecked Sendable {
 
     /// Creates ferry's tables and the model's tables on an empty database (inside the caller's transaction).
     public static func createSchema(for model: ObjectModel, on connection: Connection, includingIndexes: Bool = true) throws {
+        try StoreLayout.checkRepresentable(model)
+        let model = model.storedForm
         let statements = includingIndexes ? StoreSchema.statements(for: model) : StoreSchema.tableStatements(for: model)
         for statement in StoreSchema.ferryTables + statements {
             try connection.execute(statement)

@@ -72,26 +72,8 @@ extension VerificationReport {
         return "\(milliseconds / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
     }
 
-    /// Escapes text for XML attributes and content; drops characters XML 1.0 cannot hold.
+    /// Escapes text for XML attributes and content (see ``XMLEscaping``).
     static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            case "\n": out += "&#10;"
-            case "\r": out += "&#13;"
-            case "\t": out += "&#9;"
-            default:
-                let value = scalar.value
-                let allowed = (value >= 0x20 && value <= 0xD7FF) || (value >= 0xE000 && value <= 0xFFFD) || value >= 0x10000
-                if allowed { out.unicodeScalars.append(scalar) } else { out += "\u{FFFD}" }
-            }
-        }
-        return out
+        XMLEscaping.escape(text)
     }
 }

@@ -14,6 +14,16 @@ public struct JobValidator: Sendable {
     /// Every problem of the job's steps against `model`; empty when the job fits the model.
     public func validate(_ job: Job, model: ObjectModel) -> [FerryError] {
         var errors: [FerryError] = []
+        // Steps other than migrations open the store with this model: it must fit the store layout.
+        if job.steps.contains(where: { if case .migrate = $0 { false } else { true } }) {
+            do {
+                try StoreLayout.checkRepresentable(model)
+            } catch let refusal as FerryErrors {
+                errors += refusal.errors
+            } catch {
+                errors.append(FerryError(.invalidModel, "\(error)", at: model.location))
+            }
+        }
         var imported: [String: (count: Int, steps: [Int])] = [:]
         for (offset, step) in job.steps.enumerated() {
             switch step {
@@ -95,6 +105,10 @@ public struct JobValidator: Sendable {
                 } else {
                     fail("'\(entity.name)' has no attribute '\(field.attribute)'\(Suggestions.didYouMean(field.attribute, in: entity.attributes.map(\.name)))", at: field.location)
                 }
+                continue
+            }
+            if !attribute.isStored {
+                fail("'\(entity.name).\(attribute.name)' is transient: it has no storage, so nothing can be imported into it", at: field.location)
                 continue
             }
             if case .constant(let text) = field.source {

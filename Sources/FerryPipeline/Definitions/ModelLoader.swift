@@ -15,17 +15,23 @@ public struct ModelLoader: Sendable {
     public init() {}
 
     static let indexKeys = ["name", "description", "current", "versions"]
-    static let modelKeys = ["name", "description", "version", "entities"]
-    static let entityKeys = ["attributes", "relationships", "unique", "indexes", "renamed_from", "hash_modifier"]
+    static let modelKeys = ["name", "description", "version", "entities", "version_identifier", "fetch_requests", "configurations"]
+    static let entityKeys = [
+        "attributes", "relationships", "unique", "indexes", "renamed_from", "hash_modifier", "parent", "abstract", "class_name",
+        "fetched_properties", "user_info",
+    ]
     static let attributeKeys = [
         "type", "optional", "default", "unique", "min", "max", "min_length", "max_length", "pattern", "renamed_from", "hash_modifier",
+        "transient", "derived", "transformer", "value_class", "user_info",
     ]
     static let relationshipKeys = [
         "destination", "to_many", "inverse", "delete_rule", "optional", "min_count", "max_count", "renamed_from", "hash_modifier",
+        "ordered", "user_info",
     ]
 
-    /// Loads a bundle folder (holding `model.yml`), a bundle index file, or a single model file
-    /// (one version). Throws ``FerryErrors`` listing every problem.
+    /// Loads a bundle folder (holding `model.yml`), a bundle index file, a single model file
+    /// (one version), an Xcode `.xcdatamodeld` package or a single `.xcdatamodel` version.
+    /// Throws ``FerryErrors`` listing every problem.
     public func load(path: String) throws -> ModelBundle {
         let reader = DefinitionReader(code: .invalidModel)
         let bundle = load(path: path, reader: reader)
@@ -37,6 +43,12 @@ public struct ModelLoader: Sendable {
     }
 
     private func load(path: String, reader: DefinitionReader) -> ModelBundle? {
+        if XcodeModelPackage.isXcodeModel(path) {
+            var errors: [FerryError] = []
+            let bundle = XcodeModelPackage.load(path: path, errors: &errors)
+            errors.forEach(reader.record)
+            return bundle
+        }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             reader.record(FerryError(.invalidModel, "no model at '\(path)': No such file or directory", at: InputLocation(file: path)))
@@ -98,8 +110,17 @@ public struct ModelLoader: Sendable {
                     reader.fail("model version file '\(relative)' does not exist", at: item.location)
                     continue
                 }
-                guard let root = readRoot(versionPath, reader: reader), let top = reader.mapping(root, for: "the model file") else { continue }
-                guard let model = loadVersion(top, file: versionPath, defaultName: name, defaultVersion: Self.baseName(versionPath), reader: reader) else { continue }
+                let loaded: ObjectModel?
+                if XcodeModelPackage.isXcodeModel(versionPath) {
+                    // An Xcode version folder: the index gives the order of an Xcode package's versions.
+                    var errors: [FerryError] = []
+                    loaded = XcodeModelPackage.loadVersion(folder: versionPath, name: name, errors: &errors)
+                    errors.forEach(reader.record)
+                } else {
+                    guard let root = readRoot(versionPath, reader: reader), let top = reader.mapping(root, for: "the model file") else { continue }
+                    loaded = loadVersion(top, file: versionPath, defaultName: name, defaultVersion: Self.baseName(versionPath), reader: reader)
+                }
+                guard let model = loaded else { continue }
                 var named = model
                 named.name = name
                 if let first = labels[model.version] {
@@ -136,7 +157,9 @@ public struct ModelLoader: Sendable {
         } else if top["entities"] == nil {
             reader.fail("the model file has no 'entities'", at: top.location)
         }
-        return ObjectModel(name: name, version: version, entities: entities, location: InputLocation(file: file, line: 1, column: 1))
+        var model = ObjectModel(name: name, version: version, entities: entities, location: InputLocation(file: file, line: 1, column: 1))
+        loadModelExtras(top, into: &model, reader: reader)
+        return model
     }
 
     private func loadEntity(_ entry: YAMLMapping.Entry, reader: DefinitionReader) -> EntityDescription? {
@@ -177,24 +200,31 @@ public struct ModelLoader: Sendable {
         }
         entity.renamedFrom = mapping["renamed_from"].flatMap { reader.string($0, for: "renamed_from") }
         entity.hashModifier = mapping["hash_modifier"].flatMap { reader.string($0, for: "hash_modifier") }
+        loadEntityExtras(mapping, into: &entity, reader: reader)
         return entity
     }
 
-    static var typeNames: [String] { AttributeType.allCases.map(\.rawValue) + AttributeType.aliases.keys.sorted() }
+    static var typeNames: [String] { AttributeType.allCases.map(\.rawValue) + coreDataKinds.map(\.typeName) + AttributeType.aliases.keys.sorted() }
 
-    private func attributeType(_ node: YAMLNode, attribute: String, reader: DefinitionReader) -> AttributeType? {
+    /// The type, and the Core Data kind for `transformable`, `object_id` and `undefined`.
+    private func attributeType(_ node: YAMLNode, attribute: String, reader: DefinitionReader) -> (AttributeType, CoreDataAttributeKind?)? {
         guard let text = reader.string(node, for: "type") else { return nil }
-        if let type = AttributeType(name: text) { return type }
-        reader.fail("unknown type '\(text)' for attribute '\(attribute)'\(Suggestions.didYouMean(text, in: Self.typeNames))", at: node.location, notes: ["types: \(AttributeType.allCases.map(\.rawValue).joined(separator: ", "))"])
+        if let type = AttributeType(name: text) { return (type, nil) }
+        if let kind = Self.coreDataKinds.first(where: { $0.typeName == text.lowercased() }) { return (kind.storedType, kind) }
+        reader.fail("unknown type '\(text)' for attribute '\(attribute)'\(Suggestions.didYouMean(text, in: Self.typeNames))", at: node.location, notes: ["types: \((AttributeType.allCases.map(\.rawValue) + Self.coreDataKinds.map(\.typeName)).joined(separator: ", "))"])
         return nil
     }
+
+    static let coreDataKinds: [CoreDataAttributeKind] = [.transformable(transformer: nil, valueClass: nil), .objectID, .undefined]
 
     /// The attribute, and whether it declared `unique: true`.
     private func loadAttribute(_ entry: YAMLMapping.Entry, reader: DefinitionReader) -> (AttributeDescription, Bool)? {
         let name = entry.key
         if case .scalar(_, isNull: false) = entry.value.content {
-            guard let type = attributeType(entry.value, attribute: name, reader: reader) else { return nil }
-            return (AttributeDescription(name: name, type: type, location: entry.keyLocation), false)
+            guard let (type, kind) = attributeType(entry.value, attribute: name, reader: reader) else { return nil }
+            var attribute = AttributeDescription(name: name, type: type, location: entry.keyLocation)
+            attribute.coreDataKind = kind
+            return (attribute, false)
         }
         guard case .mapping = entry.value.content, let mapping = reader.mapping(entry.value, for: name) else {
             reader.wrongType("a type or a mapping", for: name, found: entry.value)
@@ -205,8 +235,9 @@ public struct ModelLoader: Sendable {
             reader.fail("attribute '\(name)' needs a 'type'", at: entry.keyLocation)
             return nil
         }
-        guard let type = attributeType(typeNode, attribute: name, reader: reader) else { return nil }
+        guard let (type, kind) = attributeType(typeNode, attribute: name, reader: reader) else { return nil }
         var attribute = AttributeDescription(name: name, type: type, location: entry.keyLocation)
+        attribute.coreDataKind = kind
         if let node = mapping["optional"], let value = reader.bool(node, for: "optional") { attribute.isOptional = value }
         let unique = mapping["unique"].flatMap { reader.bool($0, for: "unique") } ?? false
         func typed(_ key: String) -> Value? {
@@ -239,6 +270,7 @@ public struct ModelLoader: Sendable {
         attribute.validation.pattern = mapping["pattern"].flatMap { reader.string($0, for: "pattern") }
         attribute.renamedFrom = mapping["renamed_from"].flatMap { reader.string($0, for: "renamed_from") }
         attribute.hashModifier = mapping["hash_modifier"].flatMap { reader.string($0, for: "hash_modifier") }
+        loadAttributeExtras(mapping, into: &attribute, reader: reader)
         return (attribute, unique)
     }
 
@@ -260,20 +292,29 @@ public struct ModelLoader: Sendable {
         relationship.maxCount = mapping["max_count"].flatMap { reader.int($0, for: "max_count") }
         relationship.renamedFrom = mapping["renamed_from"].flatMap { reader.string($0, for: "renamed_from") }
         relationship.hashModifier = mapping["hash_modifier"].flatMap { reader.string($0, for: "hash_modifier") }
+        if let node = mapping["ordered"], let value = reader.bool(node, for: "ordered") { relationship.isOrdered = value }
+        relationship.userInfo = mapping["user_info"].map { userInfo($0, reader: reader) } ?? [:]
         return relationship
     }
 
     private func loadIndex(_ node: YAMLNode, reader: DefinitionReader) -> IndexDescription? {
         if case .mapping = node.content {
             guard let mapping = reader.mapping(node, for: "indexes") else { return nil }
-            reader.checkKeys(mapping, allowed: ["name", "attributes"], in: "an index")
+            reader.checkKeys(mapping, allowed: ["name", "attributes", "descending"], in: "an index")
             guard let attributesNode = mapping["attributes"] else {
                 reader.fail("an index needs 'attributes'", at: node.location)
                 return nil
             }
             guard let names = reader.strings(attributesNode, for: "attributes") else { return nil }
             let name = mapping["name"].flatMap { reader.string($0, for: "name") }
-            return IndexDescription(name: name, attributes: names, location: node.location)
+            var descending: [String] = []
+            if let node = mapping["descending"], let listed = reader.strings(node, for: "descending") {
+                for item in listed where !names.contains(item) {
+                    reader.fail("'descending' names '\(item)', which is not one of the index's attributes (\(names.joined(separator: ", ")))", at: node.location)
+                }
+                descending = listed.filter(names.contains)
+            }
+            return IndexDescription(name: name, attributes: names, descending: descending, location: node.location)
         }
         guard let names = reader.strings(node, for: "indexes") else { return nil }
         return IndexDescription(attributes: names, location: node.location)
