@@ -67,7 +67,7 @@ struct HostileSyntaxTests {
     @Test("--where with 10,000 NOTs, or 17, is a located error; 16 run through SQLite")
     func deepNot() throws {
         let directory = try makeStore()
-        let atLimit = try export(Self.repeated("NOT ", 16) + "age > 100", in: directory)
+        let atLimit = try export(Self.repeated("NOT ", 16) + "age < 100", in: directory)
         #expect(atLimit.exitCode == 0, "\(atLimit)")
         #expect(atLimit.stdout == "id,email,age\r\n1,ann@x.io,34\r\n2,bob@x.io,19\r\n")
         let over = try export(Self.repeated("NOT ", 17) + "age > 100", in: directory)
