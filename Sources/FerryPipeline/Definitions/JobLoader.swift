@@ -128,7 +128,9 @@ public struct JobLoader: Sendable {
         }
 
         var steps: [Step] = []
-        if let node = top["steps"], let items = reader.list(node, for: "steps") {
+        if let node = top["steps"], let items = reader.list(node, for: "steps"),
+            reader.checkCount(items.count, maximum: DefinitionLimits.maximumSteps, of: "steps", in: "the job", at: node.location)
+        {
             for item in items {
                 if let step = loadStep(item, resolve: resolve, reader: reader) { steps.append(step) }
             }
