@@ -47,12 +47,17 @@ public final class JSONArrayReader: JSONObjectReader {
     ///   - chunkSize: bytes read per `read(2)`; the window holds about two chunks (more only while
     ///     a single record is larger).
     ///   - maxDepth: the deepest nesting accepted before a located error.
-    public init(path: String, pointer: String = "", chunkSize: Int = 1 << 18, maxDepth: Int = 512) throws {
+    ///   - maxRecordBytes: the most bytes one record (one array element) may have before a located error.
+    public init(
+        path: String, pointer: String = "", chunkSize: Int = 1 << 18, maxDepth: Int = 512,
+        maxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes
+    ) throws {
         self.pointer = pointer
         input = try InputFile(path: path)
         referenceTokens = try Self.parsePointer(pointer, source: input.name)
         tokenizer = JSONTokenizer(
-            window: ByteWindow(input: input, chunkSize: chunkSize), sourceName: input.name, maxDepth: maxDepth)
+            window: ByteWindow(input: input, chunkSize: chunkSize), sourceName: input.name, maxDepth: maxDepth,
+            maxRecordBytes: maxRecordBytes)
     }
 
     public var fieldNames: [String] { decoder.table.names }
