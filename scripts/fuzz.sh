@@ -40,11 +40,10 @@ seed() {
 }
 
 echo "fuzz: building ${targets[*]} (debug, -sanitize=fuzzer,address)"
-products=()
-for target in "${targets[@]}"; do products+=(--product "fuzz-$target"); done
 # lld: gold fails with an internal error on the sanitizer runtime's symbols.
 flags=(-c debug -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -use-ld=lld)
-(cd "$fuzz" && swift build "${flags[@]}" "${products[@]}")
+# One product per build (swift build takes one --product); after the first, the rest only link.
+for target in "${targets[@]}"; do (cd "$fuzz" && swift build "${flags[@]}" --product "fuzz-$target"); done
 bin="$(cd "$fuzz" && swift build "${flags[@]}" --show-bin-path)"
 
 mkdir -p "$fuzz/crashes"
