@@ -62,6 +62,20 @@ struct JSONRecordLimitTests {
         #expect(try readAll(lineReader).count == 2_000)
     }
 
+    @Test("a record that fits in one chunk is held to the limit too, located at its start")
+    func recordWithinOneChunk() throws {
+        let directory = TemporaryDirectory("ferry-json-limit")
+        let record = "{\"id\": 2, \"text\": \"" + String(repeating: "w", count: 150) + "\"}"
+        let ndjson = try directory.write("short.ndjson", "{\"id\": 1}\n" + record + "\n")
+        let lineReader = try NDJSONReader(path: ndjson, chunkSize: 1 << 16, maxRecordBytes: 100)
+        #expect(try lineReader.next()?.problem == nil)
+        #expect(thrownText { _ = try lineReader.next() } == "\(ndjson):2:1: error: record is longer than 100 bytes (record 2)")
+        let json = try directory.write("short.json", "[{\"id\": 1},\n   " + record + "]")
+        let arrayReader = try JSONArrayReader(path: json, chunkSize: 1 << 16, maxRecordBytes: 100)
+        #expect(try arrayReader.next()?.problem == nil)
+        #expect(thrownText { _ = try arrayReader.next() } == "\(json):2:4: error: record is longer than 100 bytes (record 2)")
+    }
+
     @Test("the default limit is 64 MiB, as for CSV")
     func defaultLimit() {
         #expect(RecordLimits.defaultMaxRecordBytes == 64 << 20)

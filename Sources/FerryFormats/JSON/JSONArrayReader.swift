@@ -120,6 +120,7 @@ public final class JSONArrayReader: JSONObjectReader {
             switch token {
             case .beginObject:
                 try decoder.decodeObject(tokenizer)
+                try checkLength(line: line, column: column)
                 hasCurrent = true
                 return true
             case .beginArray:
@@ -127,6 +128,7 @@ public final class JSONArrayReader: JSONObjectReader {
             default:
                 break
             }
+            try checkLength(line: line, column: column)
         } catch {
             tokenizer.mark = nil
             throw error
@@ -140,6 +142,15 @@ public final class JSONArrayReader: JSONObjectReader {
         tokenizer.mark = nil
         hasCurrent = true
         return true
+    }
+
+    /// The tokenizer refuses a record that outgrows the window (bounding memory); this makes the
+    /// limit exact for a record that fit in it, located at the record's start.
+    private func checkLength(line: Int, column: Int) throws {
+        guard let mark = tokenizer.mark, tokenizer.pos - mark > tokenizer.maxRecordBytes else { return }
+        throw FerryError(
+            .invalidInput, "record is longer than \(RecordLimits.describe(tokenizer.maxRecordBytes))",
+            at: InputLocation(file: sourceName, line: line, column: column, record: number))
     }
 
     // MARK: - JSON pointer

@@ -122,6 +122,12 @@ public final class NDJSONReader: JSONObjectReader {
             let start = lineStart
             lineStart = newline >= 0 ? newline + 1 : lineEnd
             lineNumber += 1
+            // The search above bounds memory; this makes the limit exact when the line fit in the window.
+            if lineEnd - start > maxRecordBytes {
+                throw FerryError(
+                    .invalidInput, "record is longer than \(RecordLimits.describe(maxRecordBytes))",
+                    at: InputLocation(file: sourceName, line: lineNumber, column: 1, record: number + 1))
+            }
             let base = window.base
             var stop = lineEnd
             if stop > start && base[stop - 1] == 0x0D { stop -= 1 }
