@@ -36,9 +36,13 @@ let package = Package(
             dependencies: ["FerryCore"],
             swiftSettings: swiftSettings
         ),
+        .systemLibrary(
+            name: "CFerryYAML",
+            providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]
+        ),
         .target(
             name: "FerryPipeline",
-            dependencies: ["FerryCore", "FerryFormats", .product(name: "Yams", package: "Yams")],
+            dependencies: ["FerryCore", "FerryFormats", "CFerryYAML", .product(name: "Yams", package: "Yams")],
             swiftSettings: swiftSettings
         ),
         .target(

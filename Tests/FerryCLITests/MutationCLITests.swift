@@ -41,15 +41,7 @@ struct MutationCLITests {
     }
 
     func query(_ sql: String, in directory: TemporaryDirectory) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [directory.file("shop.sqlite"), sql]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        try sqlite3(directory.file("shop.sqlite"), sql)
     }
 
     @Test("ferry update sets constants and expressions, with --dry-run and a JSON report")

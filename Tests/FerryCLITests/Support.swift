@@ -113,3 +113,17 @@ extension ProcessResult {
     /// The stderr lines, for exact comparisons.
     var errorLines: [String] { stderr.split(separator: "\n").map(String.init) }
 }
+
+/// What the `sqlite3` command prints for `sql` on the database at `path` (a store as any SQLite
+/// tool sees it).
+func sqlite3(_ path: String, _ sql: String) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+    process.arguments = [path, sql]
+    let out = Pipe()
+    process.standardOutput = out
+    try process.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
+}

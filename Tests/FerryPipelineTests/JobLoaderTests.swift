@@ -88,7 +88,7 @@ struct JobLoaderTests {
             "\(file):15:20: error: unsupported letter 'Q' in date pattern 'yyyy-QQ'\n  supported: yyyy yy MM M MMM dd d HH H hh h mm ss S… a EEE X XXX Z, and 'quoted' literals",
             "\(file):19:24: error: 'delimiter' must be one character (one byte), not '::'",
             "\(file):19:38: error: 'header: false' needs 'columns: [...]' to name the columns",
-            "\(file):20:7: error: 'json' options apply only to the json format, not csv",
+            "\(file):20:7: error: 'json' options apply only to the json and ndjson formats, not csv",
             "\(file):20:23: error: a JSON pointer starts with '/' (e.g. /data/items), not 'data'",
             "\(file):21:20: error: expected a count or a percentage like \"1%\" for 'max_rejects' but found 'lots'",
             "\(file):22:5: error: a step has one key, its kind, but found 'import', 'source' (indent the step's keys under its kind)",

@@ -45,6 +45,9 @@ struct ExpressionLexer {
         var tokens: [ExpressionToken] = []
         while true {
             let token = try next()
+            if tokens.count == SyntaxLimits.maximumTokens, token.kind != .end {
+                throw source.error(SyntaxLimits.tooLong("expression"), at: token.offset)
+            }
             tokens.append(token)
             if token.kind == .end { return tokens }
         }

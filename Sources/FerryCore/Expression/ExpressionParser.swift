@@ -42,6 +42,7 @@ struct ExpressionParser {
     let source: ExpressionSource
     let tokens: [ExpressionToken]
     var index = 0
+    var depth = NestingDepth()
 
     init(_ source: ExpressionSource) throws(FerryError) {
         var lexer = ExpressionLexer(source)
@@ -77,6 +78,11 @@ struct ExpressionParser {
 
     private var lastEnd: Int { previous?.end ?? 0 }
 
+    /// Enters one nesting level at `offset`, or throws when that is one too many.
+    private mutating func descend(at offset: Int) throws(FerryError) {
+        guard depth.enter() else { throw source.error(SyntaxLimits.tooDeep("expression", "parentheses, not, ? :, function calls and chained operators"), at: offset) }
+    }
+
     mutating func parse() throws(FerryError) -> ExpressionNode {
         if current.kind == .end { throw source.error("expected an expression but found end of input", at: current.offset) }
         let node = try parseConditional()
@@ -89,6 +95,8 @@ struct ExpressionParser {
     private mutating func parseConditional() throws(FerryError) -> ExpressionNode {
         let condition = try parseOr()
         guard isSymbol("?") else { return condition }
+        try descend(at: current.offset)
+        defer { depth.leave() }
         let question = advance()
         let whenTrue = try parseConditional()
         guard isSymbol(":") else {
@@ -104,7 +112,11 @@ struct ExpressionParser {
 
     private mutating func parseOr() throws(FerryError) -> ExpressionNode {
         var lhs = try parseAnd()
+        var chained = 0
+        defer { depth.leave(chained) }
         while isWord("or") {
+            try descend(at: current.offset)
+            chained += 1
             let op = advance()
             let rhs = try parseAnd()
             lhs = ExpressionNode(kind: .binary(.or, lhs, rhs), range: lhs.range.lowerBound..<rhs.range.upperBound, mark: op.offset)
@@ -114,7 +126,11 @@ struct ExpressionParser {
 
     private mutating func parseAnd() throws(FerryError) -> ExpressionNode {
         var lhs = try parseNot()
+        var chained = 0
+        defer { depth.leave(chained) }
         while isWord("and") {
+            try descend(at: current.offset)
+            chained += 1
             let op = advance()
             let rhs = try parseNot()
             lhs = ExpressionNode(kind: .binary(.and, lhs, rhs), range: lhs.range.lowerBound..<rhs.range.upperBound, mark: op.offset)
@@ -124,6 +140,8 @@ struct ExpressionParser {
 
     private mutating func parseNot() throws(FerryError) -> ExpressionNode {
         guard isWord("not") else { return try parseComparison() }
+        try descend(at: current.offset)
+        defer { depth.leave() }
         let op = advance()
         let operand = try parseNot()
         return ExpressionNode(kind: .not(operand), range: op.offset..<operand.range.upperBound, mark: op.offset)
@@ -134,6 +152,8 @@ struct ExpressionParser {
         guard case .symbol(let symbol) = current.kind, let op = BinaryOperator(rawValue: symbol), op.isComparison else {
             return lhs
         }
+        try descend(at: current.offset)
+        defer { depth.leave() }
         let token = advance()
         let rhs = try parseAdditive()
         if case .symbol(let next) = current.kind, let nextOp = BinaryOperator(rawValue: next), nextOp.isComparison {
@@ -145,7 +165,11 @@ struct ExpressionParser {
 
     private mutating func parseAdditive() throws(FerryError) -> ExpressionNode {
         var lhs = try parseMultiplicative()
+        var chained = 0
+        defer { depth.leave(chained) }
         while isSymbol("+", "-") {
+            try descend(at: current.offset)
+            chained += 1
             let token = advance()
             let op: BinaryOperator = token.text == "+" ? .add : .subtract
             let rhs = try parseMultiplicative()
@@ -156,7 +180,11 @@ struct ExpressionParser {
 
     private mutating func parseMultiplicative() throws(FerryError) -> ExpressionNode {
         var lhs = try parseUnary()
+        var chained = 0
+        defer { depth.leave(chained) }
         while isSymbol("*", "/", "%") {
+            try descend(at: current.offset)
+            chained += 1
             let token = advance()
             let op: BinaryOperator = token.text == "*" ? .multiply : token.text == "/" ? .divide : .remainder
             let rhs = try parseUnary()
@@ -167,6 +195,8 @@ struct ExpressionParser {
 
     private mutating func parseUnary() throws(FerryError) -> ExpressionNode {
         guard isSymbol("-") else { return try parsePrimary() }
+        try descend(at: current.offset)
+        defer { depth.leave() }
         let token = advance()
         let operand = try parseUnary()
         let range = token.offset..<operand.range.upperBound
@@ -236,10 +266,15 @@ struct ExpressionParser {
                     "unknown name '\(name)'; source attributes are written $source.\(name), parameters $\(name), and functions are called as \(name)(…)",
                     at: token.offset)
             }
+            try descend(at: token.offset)
+            defer { depth.leave() }
             let open = advance()
             var arguments: [ExpressionNode] = []
             if !isSymbol(")") {
                 while true {
+                    guard arguments.count < SyntaxLimits.maximumArguments else {
+                        throw source.error(SyntaxLimits.tooManyArguments(name), at: current.offset)
+                    }
                     arguments.append(try parseConditional())
                     if isSymbol(",") {
                         _ = advance()
@@ -262,6 +297,8 @@ struct ExpressionParser {
             }
             return ExpressionNode(kind: .call(name, arguments), range: range, mark: token.offset)
         case .symbol("("):
+            try descend(at: token.offset)
+            defer { depth.leave() }
             let open = advance()
             let inner = try parseConditional()
             guard isSymbol(")") else {

@@ -170,6 +170,11 @@ public enum ModelChecker {
             if let min = rules.minLength, let max = rules.maxLength, min > max {
                 fail("min_length \(min) is greater than max_length \(max) for \(path)", at: attribute.location)
             }
+            // Checked before compiling: Swift's regex parser crashes on deeply nested classes.
+            if let pattern = rules.pattern, let problem = PatternLimits.problem(with: pattern) {
+                fail("\(problem) for \(path)", at: attribute.location)
+                return
+            }
             let validator: AttributeValidator
             do {
                 validator = try AttributeValidator(attribute)

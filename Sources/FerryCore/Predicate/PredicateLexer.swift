@@ -51,11 +51,14 @@ struct PredicateLexer {
         self.bytes = Array(source.text.utf8)
     }
 
-    /// Every token, ending with `.end`.
+    /// Every token, ending with `.end`; at most ``SyntaxLimits/maximumTokens`` of them.
     mutating func tokenize() throws(FerryError) -> [PredicateToken] {
         var tokens: [PredicateToken] = []
         while true {
             let token = try next()
+            if tokens.count == SyntaxLimits.maximumTokens, token.kind != .end {
+                throw source.error(SyntaxLimits.tooLong("predicate"), at: token.offset)
+            }
             tokens.append(token)
             if token.kind == .end { return tokens }
         }

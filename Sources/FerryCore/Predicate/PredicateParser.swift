@@ -25,6 +25,8 @@ struct PredicateParser {
     let arguments: [PredicateArgument]
     var index = 0
     var argumentIndex = 0
+    var depth = NestingDepth()
+    var comparisons = 0
 
     init(_ source: PredicateSource, arguments: [PredicateArgument]) throws(FerryError) {
         var lexer = PredicateLexer(source)
@@ -70,6 +72,11 @@ struct PredicateParser {
         return String(decoding: bytes[start..<end], as: UTF8.self)
     }
 
+    /// Enters one nesting level at the current token, or throws when that is one too many.
+    private mutating func descend(_ levels: Int = 1) throws(FerryError) {
+        guard depth.enter(levels) else { throw source.error(SyntaxLimits.tooDeep("predicate", "parentheses, NOT, SUBQUERY, CAST and lists"), at: current.offset) }
+    }
+
     // MARK: - Predicates
 
     mutating func parse() throws(FerryError) -> Predicate {
@@ -103,14 +110,26 @@ struct PredicateParser {
 
     private mutating func parseNot() throws(FerryError) -> Predicate {
         if isKeyword("NOT") || isSymbol("!") {
+            try descend()
+            defer { depth.leave() }
             _ = advance()
             return .not(try parseNot())
         }
         return try parsePrimary()
     }
 
+    /// Counts one more comparison at the current token, or throws when that is one too many.
+    private mutating func countComparison() throws(FerryError) {
+        comparisons += 1
+        guard comparisons <= SyntaxLimits.maximumComparisons else {
+            throw source.error(SyntaxLimits.tooManyComparisons, at: current.offset)
+        }
+    }
+
     private mutating func parsePrimary() throws(FerryError) -> Predicate {
         if isSymbol("(") {
+            try descend()
+            defer { depth.leave() }
             let open = advance()
             let inner = try parseOr()
             guard isSymbol(")") else {
@@ -120,6 +139,7 @@ struct PredicateParser {
             _ = advance()
             return inner
         }
+        try countComparison()
         if isKeyword("TRUEPREDICATE") {
             _ = advance()
             return .constant(true)
@@ -261,6 +281,8 @@ struct PredicateParser {
             _ = advance()
             return try placeholder(spec, token: token)
         case .symbol("{"):
+            try descend()
+            defer { depth.leave() }
             _ = advance()
             var items: [PredicateExpression] = []
             if isSymbol("}") {
@@ -279,9 +301,13 @@ struct PredicateParser {
                 return .list(items, mark)
             }
         case .keyword("SUBQUERY"):
+            try descend(SyntaxLimits.subqueryWeight)
+            defer { depth.leave(SyntaxLimits.subqueryWeight) }
             _ = advance()
             return try parseSubquery(mark: mark)
         case .keyword("CAST"):
+            try descend()
+            defer { depth.leave() }
             _ = advance()
             return try parseCast(mark: mark)
         default:

@@ -76,6 +76,8 @@ struct UpdateExpressionParser {
     var position = 0
     var token: Token = .end
     var tokenStart = 0
+    var tokenCount = 0
+    var depth = NestingDepth()
 
     init(text: String, location: InputLocation?) {
         self.bytes = Array(text.utf8)
@@ -92,9 +94,18 @@ struct UpdateExpressionParser {
 
     // MARK: Grammar
 
+    /// Enters one nesting level at the current token, or throws when that is one too many.
+    private mutating func descend() throws(FerryError) {
+        guard depth.enter() else { throw error(SyntaxLimits.tooDeep("expression", "parentheses, unary minus, function calls and chained operators")) }
+    }
+
     private mutating func additive() throws(FerryError) -> UpdateExpression {
         var lhs = try multiplicative()
+        var chained = 0
+        defer { depth.leave(chained) }
         while case .symbol(let c) = token, c == "+" || c == "-" {
+            try descend()
+            chained += 1
             let mark = self.mark(tokenStart)
             try advance()
             let rhs = try multiplicative()
@@ -105,7 +116,11 @@ struct UpdateExpressionParser {
 
     private mutating func multiplicative() throws(FerryError) -> UpdateExpression {
         var lhs = try unary()
+        var chained = 0
+        defer { depth.leave(chained) }
         while case .symbol(let c) = token, c == "*" || c == "/" {
+            try descend()
+            chained += 1
             let mark = self.mark(tokenStart)
             try advance()
             let rhs = try unary()
@@ -116,6 +131,8 @@ struct UpdateExpressionParser {
 
     private mutating func unary() throws(FerryError) -> UpdateExpression {
         if token == .symbol("-") {
+            try descend()
+            defer { depth.leave() }
             let mark = self.mark(tokenStart)
             try advance()
             let operand = try unary()
@@ -142,6 +159,8 @@ struct UpdateExpressionParser {
             try advance()
             return .literal(.string(text), mark)
         case .symbol("("):
+            try descend()
+            defer { depth.leave() }
             let open = tokenStart
             try advance()
             let inner = try additive()
@@ -166,11 +185,16 @@ struct UpdateExpressionParser {
                     "unknown function '\(name)' (one of \(names.joined(separator: ", ")))\(Suggestions.didYouMean(name, in: names))",
                     at: mark.location)
             }
+            try descend()
+            defer { depth.leave() }
             try advance()
             var arguments: [UpdateExpression] = []
             if token != .symbol(")") {
                 arguments.append(try additive())
                 while token == .symbol(",") {
+                    guard arguments.count < SyntaxLimits.maximumArguments else {
+                        throw error(SyntaxLimits.tooManyArguments(function.rawValue))
+                    }
                     try advance()
                     arguments.append(try additive())
                 }
@@ -208,6 +232,8 @@ struct UpdateExpressionParser {
             token = .end
             return
         }
+        tokenCount += 1
+        guard tokenCount <= SyntaxLimits.maximumTokens else { throw error(SyntaxLimits.tooLong("expression")) }
         let byte = bytes[position]
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."):

@@ -37,7 +37,7 @@ public final class CSVReader: RecordReader {
     /// The default number of bytes read at a time.
     static let defaultChunkSize = 256 * 1024
     /// The default limit on one record's length: a runaway quote must not eat all memory.
-    static let defaultMaxRecordBytes = 64 * 1024 * 1024
+    static let defaultMaxRecordBytes = RecordLimits.defaultMaxRecordBytes
 
     public var sourceName: String { input.name }
     public private(set) var fieldNames: [String] = []
@@ -469,8 +469,7 @@ public final class CSVReader: RecordReader {
     }
 
     private func tooLongError(fieldLine: Int, fieldColumn: Int) -> FerryError {
-        let mib = 1024 * 1024
-        let limit = maxRecordBytes % mib == 0 ? "\(maxRecordBytes / mib) MiB" : "\(maxRecordBytes) bytes"
+        let limit = RecordLimits.describe(maxRecordBytes)
         return FerryError(
             .invalidInput,
             "record is longer than \(limit) (is a quote not closed?)",

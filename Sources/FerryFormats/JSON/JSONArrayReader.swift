@@ -47,12 +47,17 @@ public final class JSONArrayReader: JSONObjectReader {
     ///   - chunkSize: bytes read per `read(2)`; the window holds about two chunks (more only while
     ///     a single record is larger).
     ///   - maxDepth: the deepest nesting accepted before a located error.
-    public init(path: String, pointer: String = "", chunkSize: Int = 1 << 18, maxDepth: Int = JSONSyntax.maxDepth) throws {
+    ///   - maxRecordBytes: the most bytes one record (one array element) may have before a located error.
+    public init(
+        path: String, pointer: String = "", chunkSize: Int = 1 << 18, maxDepth: Int = JSONSyntax.maxDepth,
+        maxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes
+    ) throws {
         self.pointer = pointer
         input = try InputFile(path: path)
         referenceTokens = try Self.parsePointer(pointer, source: input.name)
         tokenizer = JSONTokenizer(
-            window: ByteWindow(input: input, chunkSize: chunkSize), sourceName: input.name, maxDepth: maxDepth)
+            window: ByteWindow(input: input, chunkSize: chunkSize), sourceName: input.name, maxDepth: maxDepth,
+            maxRecordBytes: maxRecordBytes)
     }
 
     public var fieldNames: [String] { decoder.table.names }
@@ -115,6 +120,7 @@ public final class JSONArrayReader: JSONObjectReader {
             switch token {
             case .beginObject:
                 try decoder.decodeObject(tokenizer)
+                try checkLength(line: line, column: column)
                 hasCurrent = true
                 return true
             case .beginArray:
@@ -122,6 +128,7 @@ public final class JSONArrayReader: JSONObjectReader {
             default:
                 break
             }
+            try checkLength(line: line, column: column)
         } catch {
             tokenizer.mark = nil
             throw error
@@ -135,6 +142,15 @@ public final class JSONArrayReader: JSONObjectReader {
         tokenizer.mark = nil
         hasCurrent = true
         return true
+    }
+
+    /// The tokenizer refuses a record that outgrows the window (bounding memory); this makes the
+    /// limit exact for a record that fit in it, located at the record's start.
+    private func checkLength(line: Int, column: Int) throws {
+        guard let mark = tokenizer.mark, tokenizer.pos - mark > tokenizer.maxRecordBytes else { return }
+        throw FerryError(
+            .invalidInput, "record is longer than \(RecordLimits.describe(tokenizer.maxRecordBytes))",
+            at: InputLocation(file: sourceName, line: line, column: column, record: number))
     }
 
     // MARK: - JSON pointer

@@ -28,6 +28,8 @@ final class JSONTokenizer {
     let window: ByteWindow
     let sourceName: String
     let maxDepth: Int
+    /// The most bytes one record (the kept span from the mark, or one token) may take in the window.
+    let maxRecordBytes: Int
     /// The record number put into error locations (nil outside records).
     @exclusivity(unchecked) var record: Int?
     /// A window index whose bytes are kept across refills (the start of the current record).
@@ -57,10 +59,11 @@ final class JSONTokenizer {
     @exclusivity(unchecked) private var scratch: [UInt8] = []
 
     /// A streaming tokenizer over a whole document.
-    init(window: ByteWindow, sourceName: String, maxDepth: Int = JSONSyntax.maxDepth) {
+    init(window: ByteWindow, sourceName: String, maxDepth: Int = JSONSyntax.maxDepth, maxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes) {
         self.window = window
         self.sourceName = sourceName
         self.maxDepth = maxDepth
+        self.maxRecordBytes = max(1, maxRecordBytes)
         streaming = true
         checkBOM = true
         buf = window.base
@@ -73,6 +76,8 @@ final class JSONTokenizer {
         self.window = window
         self.sourceName = sourceName
         self.maxDepth = maxDepth
+        // The NDJSON reader bounds whole lines before the tokenizer sees them.
+        self.maxRecordBytes = Int.max
         streaming = false
         checkBOM = false
         buf = window.base
@@ -280,6 +285,9 @@ final class JSONTokenizer {
     private func refill() throws -> (shift: Int, more: Bool) {
         guard streaming else { return (0, false) }
         let keep = min(tokenStart, mark ?? tokenStart)
+        if window.end - keep >= maxRecordBytes {
+            throw error("record is longer than \(RecordLimits.describe(maxRecordBytes))", at: tokenStart)
+        }
         let (shift, read) = try window.refill(keeping: keep)
         tokenStart -= shift
         if let m = mark { mark = m - shift }

@@ -27,6 +27,7 @@ public final class NDJSONReader: JSONObjectReader {
     private let window: ByteWindow
     private let tokenizer: JSONTokenizer
     private let decoder = JSONObjectDecoder()
+    private let maxRecordBytes: Int
     /// Window index of the start of the next line.
     @exclusivity(unchecked) private var lineStart = 0
     @exclusivity(unchecked) private var lineNumber = 0
@@ -47,7 +48,12 @@ public final class NDJSONReader: JSONObjectReader {
     ///   - chunkSize: bytes read per `read(2)`; the window holds about two chunks (more only while
     ///     a single line is longer).
     ///   - maxDepth: the deepest nesting accepted in a line before it is a problem record.
-    public init(path: String, chunkSize: Int = 1 << 18, maxDepth: Int = JSONSyntax.maxDepth) throws {
+    ///   - maxRecordBytes: the longest line accepted; a longer one is a located error, found
+    ///     without reading more than this much of it into memory.
+    public init(
+        path: String, chunkSize: Int = 1 << 18, maxDepth: Int = JSONSyntax.maxDepth, maxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes
+    ) throws {
+        self.maxRecordBytes = max(1, maxRecordBytes)
         input = try InputFile(path: path)
         window = ByteWindow(input: input, chunkSize: chunkSize)
         tokenizer = JSONTokenizer(lineWindow: window, sourceName: input.name, maxDepth: maxDepth)
@@ -98,6 +104,11 @@ public final class NDJSONReader: JSONObjectReader {
                     break
                 }
                 searchFrom = window.end
+                if searchFrom - lineStart > maxRecordBytes {
+                    throw FerryError(
+                        .invalidInput, "record is longer than \(RecordLimits.describe(maxRecordBytes))",
+                        at: InputLocation(file: sourceName, line: lineNumber + 1, column: 1, record: number + 1))
+                }
                 let (shift, read) = try window.refill(keeping: lineStart)
                 lineStart -= shift
                 searchFrom -= shift
@@ -111,6 +122,12 @@ public final class NDJSONReader: JSONObjectReader {
             let start = lineStart
             lineStart = newline >= 0 ? newline + 1 : lineEnd
             lineNumber += 1
+            // The search above bounds memory; this makes the limit exact when the line fit in the window.
+            if lineEnd - start > maxRecordBytes {
+                throw FerryError(
+                    .invalidInput, "record is longer than \(RecordLimits.describe(maxRecordBytes))",
+                    at: InputLocation(file: sourceName, line: lineNumber, column: 1, record: number + 1))
+            }
             let base = window.base
             var stop = lineEnd
             if stop > start && base[stop - 1] == 0x0D { stop -= 1 }

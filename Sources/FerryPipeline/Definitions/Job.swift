@@ -252,6 +252,10 @@ public struct ImportStep: Sendable {
     public var csv: CSVOptions
     /// A JSON pointer (RFC 6901) to the array of records; empty for the top level.
     public var jsonPointer: String
+    /// The deepest JSON nesting a json or ndjson record may have (`json: {max_depth: N}`).
+    public var jsonMaxDepth: Int = 512
+    /// The most bytes one json or ndjson record may have (`json: {max_record_bytes: N}`).
+    public var jsonMaxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes
     /// Explicit field mappings; attributes not listed map from same-named fields.
     public var fields: [FieldMapping]
     public var relationships: [RelationshipMapping]

@@ -128,7 +128,9 @@ public struct JobLoader: Sendable {
         }
 
         var steps: [Step] = []
-        if let node = top["steps"], let items = reader.list(node, for: "steps") {
+        if let node = top["steps"], let items = reader.list(node, for: "steps"),
+            reader.checkCount(items.count, maximum: DefinitionLimits.maximumSteps, of: "steps", in: "the job", at: node.location)
+        {
             for item in items {
                 if let step = loadStep(item, resolve: resolve, reader: reader) { steps.append(step) }
             }
@@ -325,11 +327,18 @@ public struct JobLoader: Sendable {
             }
         }
         if let node = mapping["json"], let json = reader.mapping(node, for: "json") {
-            reader.checkKeys(json, allowed: ["pointer"], in: "'json'")
-            if step.format != .json, complete {
-                reader.fail("'json' options apply only to the json format, not \(step.format.rawValue)", at: mapping.keyLocation("json") ?? node.location)
+            reader.checkKeys(json, allowed: ["pointer", "max_depth", "max_record_bytes"], in: "'json'")
+            if step.format == .csv, complete {
+                reader.fail("'json' options apply only to the json and ndjson formats, not csv", at: mapping.keyLocation("json") ?? node.location)
+            }
+            if let node = json["max_depth"], let depth = reader.int(node, for: "max_depth", minimum: 1) { step.jsonMaxDepth = depth }
+            if let node = json["max_record_bytes"], let bytes = reader.int(node, for: "max_record_bytes", minimum: 1) {
+                step.jsonMaxRecordBytes = bytes
             }
             if let node = json["pointer"], let pointer = reader.string(node, for: "pointer") {
+                if step.format == .ndjson, complete {
+                    reader.fail("'pointer' applies only to the json format, not ndjson", at: json.keyLocation("pointer") ?? node.location)
+                }
                 if pointer.hasPrefix("/") {
                     step.jsonPointer = pointer
                 } else {

@@ -150,7 +150,10 @@ public struct ModelLoader: Sendable {
         let name = top["name"].flatMap { reader.string($0, for: "name") } ?? defaultName
         let version = top["version"].flatMap { reader.string($0, for: "version") } ?? defaultVersion
         var entities: [EntityDescription] = []
-        if let node = top["entities"], let mapping = reader.mapping(node, for: "entities") {
+        if let node = top["entities"], let mapping = reader.mapping(node, for: "entities"),
+            reader.checkCount(
+                mapping.entries.count, maximum: DefinitionLimits.maximumEntities, of: "entities", in: "the model", at: node.location)
+        {
             for entry in mapping.entries {
                 if let entity = loadEntity(entry, reader: reader) { entities.append(entity) }
             }
@@ -167,6 +170,15 @@ public struct ModelLoader: Sendable {
         reader.checkKeys(mapping, allowed: Self.entityKeys, in: "entity '\(entry.key)'")
         var entity = EntityDescription(name: entry.key, location: entry.keyLocation)
         var constraints: [([String], InputLocation?)] = []
+        let properties = ["attributes", "relationships"].compactMap { mapping[$0] }.reduce(0) { count, node in
+            if case .mapping(let pairs) = node.content { return count + pairs.count }
+            return count
+        }
+        guard
+            reader.checkCount(
+                properties, maximum: DefinitionLimits.maximumProperties, of: "attributes and relationships",
+                in: "entity '\(entry.key)'", at: entry.keyLocation)
+        else { return nil }
         if let node = mapping["attributes"], let attributes = reader.mapping(node, for: "attributes") {
             for attributeEntry in attributes.entries {
                 guard let (attribute, unique) = loadAttribute(attributeEntry, reader: reader) else { continue }
@@ -267,7 +279,14 @@ public struct ModelLoader: Sendable {
             let value = reader.int(node, for: key)
             if key == "min_length" { attribute.validation.minLength = value } else { attribute.validation.maxLength = value }
         }
-        attribute.validation.pattern = mapping["pattern"].flatMap { reader.string($0, for: "pattern") }
+        if let node = mapping["pattern"], let pattern = reader.string(node, for: "pattern") {
+            // Reported here at the value, and left out so that nothing compiles it.
+            if let problem = PatternLimits.problem(with: pattern) {
+                reader.fail("\(problem) for '\(name)'", at: node.textLocation)
+            } else {
+                attribute.validation.pattern = pattern
+            }
+        }
         attribute.renamedFrom = mapping["renamed_from"].flatMap { reader.string($0, for: "renamed_from") }
         attribute.hashModifier = mapping["hash_modifier"].flatMap { reader.string($0, for: "hash_modifier") }
         loadAttributeExtras(mapping, into: &attribute, reader: reader)

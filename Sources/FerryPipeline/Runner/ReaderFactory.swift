@@ -11,9 +11,10 @@ public enum ReaderFactory {
             if !step.coercion.nullTokens.isEmpty { options.nullTokens = step.coercion.nullTokens }
             return try CSVReader(path: step.source, options: options)
         case .json:
-            return try JSONArrayReader(path: step.source, pointer: step.jsonPointer)
+            return try JSONArrayReader(
+                path: step.source, pointer: step.jsonPointer, maxDepth: step.jsonMaxDepth, maxRecordBytes: step.jsonMaxRecordBytes)
         case .ndjson:
-            return try NDJSONReader(path: step.source)
+            return try NDJSONReader(path: step.source, maxDepth: step.jsonMaxDepth, maxRecordBytes: step.jsonMaxRecordBytes)
         }
     }
 }

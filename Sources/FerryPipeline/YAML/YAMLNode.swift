@@ -27,8 +27,16 @@ struct YAMLNode {
     }
 
     /// Parses the first document of a YAML text; nil for an empty document. Syntax errors come
-    /// out as `file:line:column: error: …` with the offending line and a caret as notes.
+    /// out as `file:line:column: error: …` with the offending line and a caret as notes; a text
+    /// beyond ``YAMLLimits`` (size, nesting, aliases) is refused before any tree is built.
     static func parse(_ text: String, file: String, code: FerryError.Code) throws(FerryError) -> YAMLNode? {
+        let bytes = Array(text.utf8)
+        if bytes.count > YAMLLimits.maximumBytes {
+            throw FerryError(
+                code, "YAML file is too large: more than \(YAMLLimits.maximumBytes >> 20) MiB",
+                at: location(ofByte: YAMLLimits.maximumBytes, in: bytes, file: file))
+        }
+        try YAMLPreflight.check(bytes, file: file, code: code)
         let root: Node?
         do {
             root = try Yams.compose(yaml: text)
@@ -41,11 +49,13 @@ struct YAMLNode {
         return try YAMLNode(root, file: file, code: code)
     }
 
-    /// Reads a YAML file; nil for an empty document.
+    /// Reads a YAML file (no more than ``YAMLLimits/maximumBytes`` of it); nil for an empty document.
     static func load(path: String, code: FerryError.Code) throws(FerryError) -> YAMLNode? {
         let data: Data
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+            defer { try? handle.close() }
+            data = try handle.read(upToCount: YAMLLimits.maximumBytes + 1) ?? Data()
         } catch {
             throw FerryError(code, "cannot read '\(path)': \(FileErrorReason.describe(error))", at: InputLocation(file: path))
         }
@@ -53,6 +63,15 @@ struct YAMLNode {
             throw FerryError(code, "'\(path)' is not UTF-8 text", at: InputLocation(file: path))
         }
         return try parse(text, file: path, code: code)
+    }
+
+    /// The line and column of byte `offset` (columns count characters, as libyaml's do).
+    private static func location(ofByte offset: Int, in bytes: [UInt8], file: String) -> InputLocation {
+        let prefix = bytes[..<min(offset, bytes.count)]
+        let lineStart = (prefix.lastIndex(of: 0x0A) ?? -1) + 1
+        let line = prefix.reduce(1) { $1 == 0x0A ? $0 + 1 : $0 }
+        let column = prefix[lineStart...].reduce(1) { $1 & 0xC0 == 0x80 ? $0 : $0 + 1 }
+        return InputLocation(file: file, line: line, column: column)
     }
 
     private init(_ node: Node, file: String, code: FerryError.Code) throws(FerryError) {
@@ -81,6 +100,11 @@ struct YAMLNode {
 
     private static func convert(_ error: YamlError, file: String, text: String, code: FerryError.Code) -> FerryError {
         func located(_ problem: String, _ context: YamlError.Context?, _ mark: Mark) -> FerryError {
+            // libyaml's own nesting limit (1,000 levels) can stop the scanner before YAMLPreflight sees the 65th.
+            if problem.hasPrefix("Maximum nesting level reached") {
+                let message = "YAML is nested too deeply: more than \(YAMLLimits.maximumDepth) levels of mappings and lists"
+                return FerryError(code, message, at: InputLocation(file: file, line: mark.line, column: mark.column))
+            }
             var message = problem
             if let context { message += " (\(context.text) at line \(context.mark.line), column \(context.mark.column))" }
             let snippet = mark.snippet(from: text).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
