@@ -34,7 +34,7 @@ struct ExportCommand: ParsableCommand {
     @Option(help: "Skip this many records first.")
     var offset: Int = 0
 
-    @Option(help: "csv, json or ndjson (default: from the output's extension).")
+    @Option(help: "csv, tsv, json or ndjson (default: from the output's extension; .tsv writes tabs).")
     var format: String?
 
     @Option(help: ArgumentHelp("The output file (default: standard output).", valueName: "file"))
@@ -74,6 +74,7 @@ struct ExportCommand: ParsableCommand {
                 storeModel = recorded
             }
             var step = ExportStep(entity: entity, format: dataFormat, output: output)
+            if let delimiter = DataFormat.impliedDelimiter(formatName) { step.csvDelimiter = delimiter }
             step.entityLocation = InputLocation(file: "--entity")
             if let predicate {
                 step.predicate = try Predicate(format: predicate, location: InputLocation(file: "--where", line: 1, column: 1))

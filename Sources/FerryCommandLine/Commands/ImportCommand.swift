@@ -26,7 +26,7 @@ struct ImportCommand: ParsableCommand {
     @Option(help: "A model bundle or model file; without it the model is inferred or taken from the store.")
     var model: String?
 
-    @Option(help: "csv, json or ndjson (default: from the extension).")
+    @Option(help: "csv, tsv, json or ndjson (default: from the extension; .tsv and tsv read tab-separated CSV).")
     var format: String?
 
     @Option(help: "error, update, keep or replace.")
@@ -41,8 +41,29 @@ struct ImportCommand: ParsableCommand {
     @Option(help: ArgumentHelp("A JSON pointer to the records array.", valueName: "pointer"))
     var jsonPointer: String = ""
 
-    @Option(help: ArgumentHelp("The CSV delimiter (use \\t for tab).", valueName: "char"))
-    var delimiter: String = ","
+    @Option(help: ArgumentHelp("The CSV delimiter, e.g. --delimiter ';' (\\t or tab for a tab; default: detected from , tab ; |).", valueName: "char"))
+    var delimiter: String?
+
+    @Option(help: ArgumentHelp("The CSV quote character, e.g. --quote \"'\" (default: \").", valueName: "char"))
+    var quote: String?
+
+    @Flag(help: "The CSV file has no header row; name the columns with --columns.")
+    var noHeader = false
+
+    @Option(help: ArgumentHelp("Name the CSV columns, e.g. --columns id,name,city (with --no-header, or to replace the header's names).", valueName: "a,b,c"))
+    var columns: String?
+
+    @Flag(help: "Skip blanks at the start of CSV fields, so that a, \"b\" reads b as a quoted field.")
+    var skipInitialSpace = false
+
+    @Option(name: .customLong("null"), help: ArgumentHelp("A word that means null in an unquoted CSV field, e.g. --null NA --null - (repeatable; replaces the default list; --null '' for empty fields only).", valueName: "word"))
+    var nullWords: [String] = []
+
+    @Flag(help: "Trim white space around unquoted values before reading them.")
+    var trim = false
+
+    @Option(help: ArgumentHelp("How dates are written, e.g. --date-format dd.MM.yyyy (iso8601, unix, unix_ms or a pattern).", valueName: "format"))
+    var dateFormat: String?
 
     @Option(name: .customLong("type"), help: ArgumentHelp("Override an inferred type.", valueName: "column=TYPE"))
     var types: [String] = []
@@ -65,20 +86,27 @@ struct ImportCommand: ParsableCommand {
             }
             let formatName = format ?? URL(fileURLWithPath: file).pathExtension
             guard let dataFormat = DataFormat(name: formatName) ?? DataFormat(pathExtension: formatName) else {
-                throw FerryError(.usage, "cannot tell the format of '\(file)'; pass --format csv|json|ndjson")
+                throw FerryError(.usage, "cannot tell the format of '\(file)'; pass --format csv|tsv|json|ndjson")
             }
-            let entityName = entity ?? Self.identifier(from: file)
+            let entityName = entity ?? AttributeNaming.entityName(fromPath: file)
             var step = ImportStep(source: file, format: dataFormat, entity: entityName)
             step.onConflict = conflict
             step.validate = !noValidate
             step.jsonPointer = jsonPointer
             step.rejectsPath = rejects
-            step.csv.delimiter = try Self.delimiterByte(delimiter)
             step.maxRejects = try Self.budget(maxRejects, hasRejectsFile: rejects != nil)
+            let console = Console(quiet: options.quiet)
+            try configureCSV(&step, formatName: formatName, console: console)
+            step.coercion.trim = trim
+            if let dateFormat {
+                switch DateFormat.parse(dateFormat) {
+                case .success(let parsed): step.coercion.dateFormat = parsed
+                case .failure(let error): throw FerryError(.usage, "--date-format: \(error.message)")
+                }
+            }
             // Checked before any file is opened: a usage error is reported as one (exit 64).
             let overrides = try Self.typeOverrides(types)
 
-            let console = Console(quiet: options.quiet)
             // Where the import goes: the store, or for a dry run that would create the store or add
             // a table to it, a scratch store (or copy) removed at the end: a dry run changes nothing.
             var target = store
@@ -94,16 +122,24 @@ struct ImportCommand: ParsableCommand {
                 }
             } else {
                 let existing = FileManager.default.fileExists(atPath: store) ? try Store.metadata(at: store)?.model : nil
-                if let existing, existing.entity(named: entityName) != nil {
+                let sampled = try SampledReader(ReaderFactory.open(step: step), sampleSize: max(1, sample))
+                reader = sampled
+                if let existing, let recorded = existing.entity(named: entityName) {
+                    try Self.refuseChanges(to: recorded, overrides: overrides, unique: unique)
+                    step.fields = Self.renamedFields(sampled.fieldNames, into: recorded)
                     storeModel = existing
                 } else {
-                    let sampled = try SampledReader(ReaderFactory.open(step: step), sampleSize: max(1, sample))
-                    reader = sampled
                     let constraints = unique.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
-                    let inferred = ModelInference.inferEntity(named: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples, overrides: overrides, unique: constraints)
+                    let inferred = ModelInference.infer(
+                        entityNamed: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples, overrides: overrides, unique: constraints,
+                        textIsUntyped: dataFormat == .csv)
+                    try Self.checkNamed(overrides: overrides, constraints: constraints, in: inferred)
+                    step.fields = zip(inferred.entity.attributes, inferred.fieldNames).compactMap { attribute, field in
+                        attribute.name == field ? nil : FieldMapping(attribute: attribute.name, source: .field(field))
+                    }
                     if let existing {
                         var extended = existing
-                        extended.entities.append(inferred)
+                        extended.entities.append(inferred.entity)
                         extended.version = String((Int(existing.version) ?? 0) + 1)
                         try Self.check(extended)
                         if options.dryRun {
@@ -117,12 +153,12 @@ struct ImportCommand: ParsableCommand {
                         try Store.addEntities([entityName], at: target, model: extended)
                         storeModel = extended
                     } else {
-                        let created = ObjectModel(name: entityName, version: "1", entities: [inferred])
+                        let created = ObjectModel(name: entityName, version: "1", entities: [inferred.entity])
                         try Self.check(created)
                         storeModel = created
                     }
                     if !options.quiet {
-                        console.line("inferred \(entityName): " + inferred.attributes.map { "\($0.name) \($0.type.rawValue)" }.joined(separator: ", "))
+                        console.line("inferred \(entityName): " + inferred.summary)
                     }
                 }
             }
@@ -157,21 +193,96 @@ struct ImportCommand: ParsableCommand {
         if !problems.isEmpty { throw FerryErrors(problems) }
     }
 
-    /// An identifier from a file's base name: `orders-2024.csv` → `orders_2024`.
-    static func identifier(from path: String) -> String {
-        let base = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
-        var name = String(base.map { $0.isLetter || $0.isNumber || $0 == "_" ? $0 : "_" })
-        if name.isEmpty || name == "_" { name = "records" }
-        if let first = name.first, first.isNumber { name = "_" + name }
-        return name
+    /// Applies the CSV options: the delimiter (given, implied by tsv, or detected), the quote,
+    /// header and column names, null words and initial blanks.
+    func configureCSV(_ step: inout ImportStep, formatName: String, console: Console) throws {
+        let csvFlagsGiven = delimiter != nil || quote != nil || noHeader || columns != nil || skipInitialSpace || !nullWords.isEmpty
+        guard step.format == .csv else {
+            if csvFlagsGiven {
+                throw FerryError(.usage, "--delimiter, --quote, --no-header, --columns, --skip-initial-space and --null apply to CSV, not \(step.format.rawValue)")
+            }
+            return
+        }
+        if let quote { step.csv.quote = try Self.oneByte(quote, flag: "--quote") }
+        if let delimiter {
+            step.csv.delimiter = try Self.oneByte(delimiter, flag: "--delimiter")
+        } else if let implied = DataFormat.impliedDelimiter(formatName) {
+            step.csv.delimiter = implied
+        } else if file != "-", let detected = CSVDialectSniffer.sniffDelimiter(path: file, quote: step.csv.quote) {
+            step.csv.delimiter = detected
+            if detected != UInt8(ascii: ",") && !options.quiet {
+                console.line("detected delimiter \(Self.describe(detected)) in \(file)")
+            }
+        }
+        if let columns {
+            step.csv.columns = columns.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingCharacters(in: .whitespaces) }
+        }
+        if noHeader {
+            guard step.csv.columns != nil else { throw FerryError(.usage, "--no-header needs --columns a,b,c to name the columns") }
+            step.csv.hasHeader = false
+        }
+        step.csv.skipInitialSpace = skipInitialSpace
+        // Headers with blank or repeated names still import: they are renamed, not refused.
+        step.csv.renamesUnusableHeaders = true
+        // A step's null words reach the CSV reader through ReaderFactory (unquoted fields only).
+        step.coercion.nullTokens = nullWords.isEmpty ? (model == nil ? Self.defaultNullWords : [""]) : Set(nullWords)
     }
 
-    static func delimiterByte(_ text: String) throws -> UInt8 {
-        if text == "\\t" || text == "tab" { return UInt8(ascii: "\t") }
+    /// Null words of a `ferry import` without `--model`, as pandas and csvkit read them: an
+    /// empty field, `NA`, `N/A`, `n/a`, `NULL`, `null` and `#N/A` (unquoted; `-` is not null).
+    static let defaultNullWords: Set<String> = ["", "NA", "N/A", "n/a", "NULL", "null", "#N/A"]
+
+    static func describe(_ byte: UInt8) -> String {
+        byte == 9 ? "tab" : "'\(String(UnicodeScalar(byte)))'"
+    }
+
+    static func oneByte(_ text: String, flag: String) throws -> UInt8 {
+        if text == "\\t" || text == "tab" || text == "\t" { return UInt8(ascii: "\t") }
         guard text.utf8.count == 1, let byte = text.utf8.first else {
-            throw FerryError(.usage, "--delimiter must be one character, got '\(text)'")
+            throw FerryError(.usage, "\(flag) must be one character, got '\(text)'")
         }
         return byte
+    }
+
+    /// Field mappings for headers whose derived attribute names (``AttributeNaming``) differ from
+    /// them, so that a later import into an inferred entity finds `First Name` in `first_name`.
+    static func renamedFields(_ fieldNames: [String], into entity: EntityDescription) -> [FieldMapping] {
+        let names = AttributeNaming.attributeNames(for: fieldNames)
+        return zip(fieldNames, names).compactMap { field, name in
+            guard name != field, entity.attribute(named: field) == nil, entity.attribute(named: name) != nil else { return nil }
+            return FieldMapping(attribute: name, source: .field(field))
+        }
+    }
+
+    /// `--type` and `--unique` change a model; on an entity the store already has they would be
+    /// silently ignored, so anything that differs is refused.
+    static func refuseChanges(to entity: EntityDescription, overrides: [String: AttributeType], unique: [String]) throws {
+        for (name, type) in overrides.sorted(by: { $0.key < $1.key }) {
+            let attributeName = entity.attribute(named: name) != nil ? name : AttributeNaming.identifier(name, fallback: name)
+            guard let attribute = entity.attribute(named: attributeName) else {
+                throw FerryError(.usage, "--type \(name)=\(type.rawValue): \(entity.name) has no attribute '\(name)' (attributes: \(entity.attributes.map(\.name).joined(separator: ", ")))")
+            }
+            if attribute.type != type {
+                throw FerryError(
+                    .usage,
+                    "--type \(name)=\(type.rawValue): the store already has \(entity.name).\(attribute.name) as \(attribute.type.rawValue); --type applies only when a model is inferred (change a stored type by migrating the store to a new model version)")
+            }
+        }
+        if !unique.isEmpty {
+            throw FerryError(.usage, "--unique applies only when a model is inferred; the store already has \(entity.name) (add a constraint by migrating the store to a new model version)")
+        }
+    }
+
+    /// Every `--type` and `--unique` column must be a field (or derived attribute) of the input.
+    static func checkNamed(overrides: [String: AttributeType], constraints: [[String]], in inferred: ModelInference.Result) throws {
+        let known = Set(inferred.fieldNames).union(inferred.entity.attributes.map(\.name))
+        let columns = inferred.fieldNames.joined(separator: ", ")
+        for name in overrides.keys.sorted() where !known.contains(name) {
+            throw FerryError(.usage, "--type \(name)=…: the input has no column '\(name)' (columns: \(columns))\(Suggestions.didYouMean(name, in: inferred.fieldNames))")
+        }
+        for name in constraints.joined() where !known.contains(name) {
+            throw FerryError(.usage, "--unique \(name): the input has no column '\(name)' (columns: \(columns))\(Suggestions.didYouMean(name, in: inferred.fieldNames))")
+        }
     }
 
     static func budget(_ text: String?, hasRejectsFile: Bool) throws -> RejectBudget {

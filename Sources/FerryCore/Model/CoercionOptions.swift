@@ -28,6 +28,14 @@ public struct CoercionOptions: Sendable, Hashable {
         self.trim = trim
         self.dateFormat = dateFormat
     }
+
+    /// These options for a value taken literally (a quoted CSV field): no trimming, no null words.
+    public var literal: CoercionOptions {
+        var options = self
+        options.trim = false
+        options.nullTokens = []
+        return options
+    }
 }
 
 /// How dates are written in a source.

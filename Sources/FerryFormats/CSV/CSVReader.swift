@@ -265,6 +265,10 @@ public final class CSVReader: RecordReader {
         return try scratch.withUnsafeBufferPointer { try body($0) }
     }
 
+    /// True when a column of the current record was quoted (taken literally: not trimmed, not null).
+    @inline(__always)
+    public func isFieldQuoted(_ index: Int) -> Bool { spans[index].quoted }
+
     /// The line and byte column where a column of the current record starts.
     public func fieldPosition(_ index: Int) -> (line: Int, column: Int) {
         let span = spans[index]
@@ -338,6 +342,17 @@ public final class CSVReader: RecordReader {
                 throw utf8Error(span: span, fieldName: nil, record: nil, header: true)
             }
             let location = InputLocation(file: sourceName, line: span.line, column: span.column)
+            if options.renamesUnusableHeaders {
+                var unique = name.isEmpty ? "column_\(index + 1)" : name
+                var suffix = 2
+                while seen.contains(unique) {
+                    unique = "\(name.isEmpty ? "column_\(index + 1)" : name)_\(suffix)"
+                    suffix += 1
+                }
+                seen.insert(unique)
+                names.append(unique)
+                continue
+            }
             guard !name.isEmpty else {
                 throw FerryError(.invalidInput, "column \(index + 1) of the header has an empty name", at: location)
             }
@@ -377,7 +392,7 @@ public final class CSVReader: RecordReader {
                     problem = utf8Error(span: span, fieldName: fieldNames[index], record: number, header: false)
                 }
             }
-            fields.append(Field(value: value, line: span.line, column: span.column))
+            fields.append(Field(value: value, line: span.line, column: span.column, quoted: span.quoted))
         }
         if problem == nil && spans.count != columnCount {
             let location: InputLocation
@@ -552,6 +567,7 @@ public final class CSVReader: RecordReader {
         if skipLF || !bomChecked { try leadIn() }
 
         let classes = UnsafePointer(byteClass)
+        let skipInitialSpace = options.skipInitialSpace
         var base = buffer
         var end = dataEnd
         var p = pos
@@ -615,6 +631,12 @@ public final class CSVReader: RecordReader {
             }
             switch state {
             case .fieldStart:
+                if skipInitialSpace && base[p] == 32 {
+                    // `a, "b"`: blanks before a field are not part of it.
+                    p += 1
+                    fieldColumn += 1
+                    continue scan
+                }
                 if classes[Int(base[p])] == 4 {
                     p += 1
                     contentStart = p

@@ -152,14 +152,23 @@ public enum DataFormat: String, Sendable, Hashable, CaseIterable {
     /// The format for a file name's extension (`.csv`, `.tsv`, `.json`, `.ndjson`, `.jsonl`), or nil.
     public init?(pathExtension: String) {
         switch pathExtension.lowercased() {
-        case "csv", "tsv", "txt": self = .csv
+        case "csv", "tsv", "tab", "txt": self = .csv
         case "json": self = .json
         case "ndjson", "jsonl", "ldjson": self = .ndjson
         default: return nil
         }
     }
 
-    /// Parses `csv`, `json`, `ndjson` or `jsonl`.
+    /// The CSV delimiter a format name or file extension implies: a tab for `tsv` and `tab`,
+    /// nil for everything else (the CSV default, a comma, or a given delimiter applies).
+    public static func impliedDelimiter(_ nameOrExtension: String) -> UInt8? {
+        switch nameOrExtension.lowercased() {
+        case "tsv", "tab": return UInt8(ascii: "\t")
+        default: return nil
+        }
+    }
+
+    /// Parses `csv`, `tsv` (CSV with tabs), `json`, `ndjson` or `jsonl`.
     public init?(name: String) {
         switch name.lowercased() {
         case "csv", "tsv": self = .csv
@@ -316,6 +325,8 @@ public struct ExportStep: Sendable {
     public var limit: Int?
     public var offset: Int
     public var format: DataFormat
+    /// The CSV delimiter: a comma, a tab for `format: tsv` or a `.tsv` output.
+    public var csvDelimiter: UInt8 = UInt8(ascii: ",")
     /// The output path, resolved against the job's folder; `-` writes standard output.
     public var output: String
     /// Where the step is (its `export` key).

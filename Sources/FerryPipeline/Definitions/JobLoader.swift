@@ -25,7 +25,7 @@ public struct JobLoader: Sendable {
     ]
     static let fieldKeys = ["field", "value", "trim", "date_format", "true", "false", "null"]
     static let relationshipKeys = ["field", "match", "missing"]
-    static let csvKeys = ["delimiter", "quote", "header", "columns", "null"]
+    static let csvKeys = ["delimiter", "quote", "header", "columns", "null", "skip_initial_space"]
     /// Step kinds a job may name; `import` and `verify` run today.
     static let stepKinds = ["import", "export", "migrate", "verify", "update", "delete"]
 
@@ -295,7 +295,7 @@ public struct JobLoader: Sendable {
             if let name = reader.string(node, for: "format") {
                 if let format = DataFormat(name: name) {
                     step.format = format
-                    tabSeparated = name.lowercased() == "tsv"
+                    tabSeparated = DataFormat.impliedDelimiter(name) == 9
                 } else {
                     reader.fail("unknown format '\(name)' (csv, json, ndjson)\(Suggestions.didYouMean(name, in: ["csv", "json", "ndjson", "jsonl", "tsv"]))", at: node.location)
                     complete = false
@@ -308,7 +308,7 @@ public struct JobLoader: Sendable {
                 complete = false
             } else if let format = DataFormat(pathExtension: pathExtension) {
                 step.format = format
-                tabSeparated = pathExtension.lowercased() == "tsv"
+                tabSeparated = DataFormat.impliedDelimiter(pathExtension) == 9
             } else {
                 reader.fail("cannot tell the format of '\(path)' from its extension; add 'format:' (csv, json, ndjson)", at: node.location)
                 complete = false
@@ -327,6 +327,7 @@ public struct JobLoader: Sendable {
             if let node = csv["quote"], let byte = oneByte(node, for: "quote", reader: reader) { step.csv.quote = byte }
             if let node = csv["header"], let header = reader.bool(node, for: "header") { step.csv.hasHeader = header }
             if let node = csv["columns"], let columns = reader.strings(node, for: "columns") { step.csv.columns = columns }
+            if let node = csv["skip_initial_space"], let skip = reader.bool(node, for: "skip_initial_space") { step.csv.skipInitialSpace = skip }
             if let node = csv["null"], let words = reader.strings(node, for: "null") { nullTokens = (nullTokens ?? []).union(words) }
             if !step.csv.hasHeader, step.csv.columns == nil {
                 reader.fail("'header: false' needs 'columns: [...]' to name the columns", at: csv["header"]?.location ?? csv.location)

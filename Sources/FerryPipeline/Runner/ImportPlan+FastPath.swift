@@ -92,7 +92,7 @@ extension ImportPlan {
                 guard case .field(let fieldIndex, _) = column.source else { return .useGeneralPath }
                 ok = try reader.withFieldBytes(fieldIndex) { bytes -> Bool in
                     guard let bytes else { return try bindNull(column: index, validator: validator) }
-                    return try bindField(bytes, kind: kinds[index], column: index, type: column.type, options: column.options, validator: validator)
+                    return try bindField(bytes, kind: kinds[index], column: index, type: column.type, options: column.options(quoted: reader.isFieldQuoted(fieldIndex)), validator: validator)
                 }
             }
             if !ok { return .useGeneralPath }
@@ -105,7 +105,7 @@ extension ImportPlan {
                 guard let bytes else { return Value.null }
                 guard UTF8Bytes.isValid(bytes) else { return nil }
                 let text = String(decoding: bytes, as: UTF8.self)
-                return try? Self.coerce(.text(text), to: reference.resolver.matchAttribute.type, options: reference.options).get()
+                return try? Self.coerce(.text(text), to: reference.resolver.matchAttribute.type, options: reference.options(quoted: reader.isFieldQuoted(reference.fieldIndex))).get()
             }
             guard let key, try bindReference(key, reference, column: index) else { return .useGeneralPath }
         }

@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Guesses the delimiter of a CSV file from its first lines, as Python's `csv.Sniffer`,
+/// csvkit and sqlite-utils do: of `,`, tab, `;` and `|`, the one that splits every sampled line
+/// (outside quotes) into the same number of fields, the most fields winning, a comma on a tie.
+public enum CSVDialectSniffer {
+    /// The candidates, in the order that breaks ties.
+    public static let candidates: [UInt8] = [UInt8(ascii: ","), UInt8(ascii: "\t"), UInt8(ascii: ";"), UInt8(ascii: "|")]
+
+    /// How many bytes ``sniffDelimiter(path:quote:)`` reads.
+    static let sampleBytes = 64 * 1024
+    /// How many lines are compared.
+    static let sampleLines = 50
+
+    /// The delimiter of the file at `path`, or nil when it cannot be read or no candidate splits
+    /// its lines consistently (the caller keeps its default).
+    public static func sniffDelimiter(path: String, quote: UInt8 = UInt8(ascii: "\"")) -> UInt8? {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: sampleBytes)
+        var filled = 0
+        while filled < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { buffer -> Int in
+                guard let base = buffer.baseAddress else { return 0 }
+                return read(descriptor, base + filled, buffer.count - filled)
+            }
+            if count <= 0 { break }
+            filled += count
+        }
+        return sniffDelimiter(Array(bytes[0..<filled]), quote: quote, isComplete: filled < sampleBytes)
+    }
+
+    /// The delimiter of CSV text that starts with `bytes`; `isComplete` says whether the last
+    /// line is whole (the end of the input) or possibly cut off (then it is not compared).
+    public static func sniffDelimiter(_ bytes: [UInt8], quote: UInt8 = UInt8(ascii: "\""), isComplete: Bool) -> UInt8? {
+        var lines: [[UInt8: Int]] = []
+        var counts: [UInt8: Int] = [:]
+        var inQuotes = false
+        var lineHasContent = false
+        for byte in bytes {
+            if byte == quote {
+                inQuotes.toggle()
+                lineHasContent = true
+            } else if !inQuotes && (byte == 10 || byte == 13) {
+                if lineHasContent { lines.append(counts) }
+                counts = [:]
+                lineHasContent = false
+                if lines.count == sampleLines { break }
+            } else {
+                lineHasContent = true
+                if !inQuotes && candidates.contains(byte) { counts[byte, default: 0] += 1 }
+            }
+        }
+        if isComplete && lineHasContent && !inQuotes && lines.count < sampleLines { lines.append(counts) }
+        guard !lines.isEmpty else { return nil }
+        var best: (delimiter: UInt8, fields: Int)?
+        for candidate in candidates {
+            let first = lines[0][candidate] ?? 0
+            guard first > 0, lines.allSatisfy({ ($0[candidate] ?? 0) == first }) else { continue }
+            if let current = best, current.fields >= first { continue }
+            best = (candidate, first)
+        }
+        return best?.delimiter
+    }
+}
