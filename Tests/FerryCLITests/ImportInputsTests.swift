@@ -1,0 +1,166 @@
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// Real-world inputs through the real binary: values inference must not change, tab- and
+/// semicolon-separated files, null words, blanks before quotes, headers that are not identifiers.
+@Suite("ferry import: real-world inputs")
+struct ImportInputsTests {
+    @Test("inference keeps leading zeros, signs and JSON strings; the stored text is the input's")
+    func losslessInference() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("s.sqlite")
+        let csv = try dir.write("places.csv", "zip,phone,price,count\n02134,+70951234567,14.90,7\n00501,+1,3.5,8\n")
+        let result = try runFerry(["import", csv, "--store", store])
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.stdout.hasPrefix("inferred places: zip string, phone string, price double, count int64\n"), "\(result)")
+        #expect(try StoreSnapshot.texts(store, "SELECT zip, phone, count FROM places ORDER BY ferry_pk") == [["02134", "+70951234567", "7"], ["00501", "+1", "8"]])
+
+        let json = try dir.write("towns.json", #"[{"zip": "01001", "price": "14.90", "n": 1, "note": ""}, {"zip": "02134", "price": "3.00", "n": 2, "note": "x"}]"#)
+        let towns = try runFerry(["import", json, "--store", store])
+        #expect(towns.exitCode == 0, "\(towns)")
+        #expect(towns.stdout.hasPrefix("inferred towns: zip string, price string, n int64, note string\n"), "\(towns)")
+        #expect(try StoreSnapshot.texts(store, "SELECT zip, price, note FROM towns ORDER BY ferry_pk") == [["01001", "14.90", ""], ["02134", "3.00", "x"]])
+    }
+
+    @Test("headers that are not identifiers: one naming rule, printed; --type by header; a second import maps them again")
+    func headerNames() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("s.sqlite")
+        let csv = try dir.write("Kundenübersicht 2024.csv", "First Name,Price ($),,id,ID,2nd\nAnn,12.5,x,1,2,b\nBob,3,y,2,3,c\n")
+        let result = try runFerry(["import", csv, "--store", store, "--type", "First Name=string", "--type", "id=int32"])
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.stdout.hasPrefix(
+            #"inferred kundenubersicht_2024: first_name string (from "First Name"), price double (from "Price ($)"), column_3 string, id int32, ID_2 int64 (from "ID"), _2nd string (from "2nd")"# + "\n"), "\(result)")
+        #expect(try StoreSnapshot.texts(store, "SELECT first_name, price, column_3, id, ID_2, _2nd FROM kundenubersicht_2024 ORDER BY ferry_pk") == [
+            ["Ann", "12.5", "x", "1", "2", "b"], ["Bob", "3.0", "y", "2", "3", "c"],
+        ])
+        let again = try runFerry(["import", csv, "--store", store, "--quiet"])
+        #expect(again.exitCode == 0, "\(again)")
+        #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM kundenubersicht_2024 WHERE first_name IS NOT NULL AND ID_2 IS NOT NULL") == [4])
+    }
+
+    @Test("--type or --unique for a column the input does not have exits 64 and creates nothing")
+    func unknownColumns() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("s.sqlite")
+        let people = Fixtures.path("data/people.csv")
+        let type = try runFerry(["import", people, "--store", store, "--type", "agee=int16"])
+        #expect(type.exitCode == 64, "\(type)")
+        #expect(type.errorLines.first == "error: --type agee=…: the input has no column 'agee' (columns: id, email, name, age); did you mean 'age'?", "\(type)")
+        let unique = try runFerry(["import", people, "--store", store, "--unique", "mail"])
+        #expect(unique.exitCode == 64, "\(unique)")
+        #expect(unique.errorLines.first?.hasPrefix("error: --unique mail: the input has no column 'mail'") == true, "\(unique)")
+        #expect(!FileManager.default.fileExists(atPath: store))
+    }
+
+    @Test("--type on an entity the store already has applies only when it changes nothing, else it is refused")
+    func typeOnExistingStore() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("s.sqlite")
+        let people = Fixtures.path("data/people.csv")
+        #expect(try runFerry(["import", people, "--store", store, "--quiet"]).exitCode == 0)
+        let same = try runFerry(["import", people, "--store", store, "--type", "id=int64", "--quiet"])
+        #expect(same.exitCode == 0, "\(same)")
+        let changed = try runFerry(["import", people, "--store", store, "--type", "id=string"])
+        #expect(changed.exitCode == 64, "\(changed)")
+        #expect(changed.errorLines.first?.contains("the store already has people.id as int64") == true, "\(changed)")
+        let unique = try runFerry(["import", people, "--store", store, "--unique", "id"])
+        #expect(unique.exitCode == 64, "\(unique)")
+        #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM people") == [12])
+    }
+
+    @Test("tab-separated: .tsv and --format tsv read tabs; export to .tsv writes them")
+    func tabSeparated() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("s.sqlite")
+        let tsv = try dir.write("rows.tsv", "id\tname\tnote\n1\tSmith, Jane\ta\n2\tDoe\t\"x\ty\"\n")
+        let result = try runFerry(["import", tsv, "--store", store])
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.stdout.hasPrefix("inferred rows: id int64, name string, note string\n"), "\(result)")
+        let piped = try runFerry(["import", "-", "--format", "tsv", "--entity", "piped", "--store", store, "--quiet"], stdin: "a\tb\n1\tx,y\n")
+        #expect(piped.exitCode == 0, "\(piped)")
+        #expect(try StoreSnapshot.texts(store, "SELECT a, b FROM piped") == [["1", "x,y"]])
+
+        let out = dir.file("out.tsv")
+        let export = try runFerry(["export", "--store", store, "--entity", "rows", "--output", out, "--quiet"])
+        #expect(export.exitCode == 0, "\(export)")
+        #expect(try String(contentsOfFile: out, encoding: .utf8) == "id\tname\tnote\r\n1\tSmith, Jane\ta\r\n2\tDoe\t\"x\ty\"\r\n")
+        let stdout = try runFerry(["export", "--store", store, "--entity", "piped", "--format", "tsv", "--quiet"])
+        #expect(stdout.stdout == "a\tb\r\n1\tx,y\r\n", "\(stdout)")
+    }
+
+    @Test("the delimiter is detected and shown; a file whose columns match no attribute is an error, not empty rows")
+    func detectedDelimiter() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("s.sqlite")
+        let semicolons = try dir.write("people.csv", "id;email;name;age\n1;ann@example.com;Ann;34\n2;bob@example.com;\"Bob; Jr\";41\n")
+        let result = try runFerry(["import", semicolons, "--store", store])
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.stdout.hasPrefix("detected delimiter ';' in \(semicolons)\ninferred people: id int64, email string, name string, age int64\n"), "\(result)")
+        #expect(try StoreSnapshot.texts(store, "SELECT name FROM people ORDER BY id") == [["Ann"], ["Bob; Jr"]])
+
+        // Forced to commas, no column matches the model: exit 1 with the columns, nothing written.
+        let modelStore = dir.file("m.sqlite")
+        let forced = try runFerry(["import", semicolons, "--store", modelStore, "--model", Fixtures.peopleModel, "--entity", "Person", "--delimiter", ","])
+        #expect(forced.exitCode == 1, "\(forced)")
+        #expect(forced.stderr.contains("no column of \(semicolons) matches an attribute of Person (is the delimiter right?)"), "\(forced)")
+        #expect(forced.stderr.contains("columns: id;email;name;age"), "\(forced)")
+        let detected = try runFerry(["import", semicolons, "--store", modelStore, "--model", Fixtures.peopleModel, "--entity", "Person", "--quiet"])
+        #expect(detected.exitCode == 0, "\(detected)")
+        #expect(try StoreSnapshot.integers(modelStore, "SELECT count(*) FROM Person") == [2])
+    }
+
+    @Test("null words: the default list for inferred imports, --null to replace it; quoted fields are never null")
+    func nullWords() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("s.sqlite")
+        let csv = try dir.write("m.csv", "id,value,note\n1,NA,N/A\n2,NULL,\"NA\"\n3,#N/A,-\n4,5,null\n5,,n/a\n")
+        let result = try runFerry(["import", csv, "--store", store])
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.stdout.hasPrefix("inferred m: id int64, value int64, note string\n"), "\(result)")
+        #expect(try StoreSnapshot.texts(store, "SELECT value, note FROM m ORDER BY id") == [[nil, nil], [nil, "NA"], [nil, "-"], ["5", nil], [nil, nil]])
+
+        let custom = try runFerry(["import", csv, "--store", store, "--entity", "custom", "--null", "-", "--null", ""])
+        #expect(custom.exitCode == 0, "\(custom)")
+        #expect(custom.stdout.hasPrefix("inferred custom: id int64, value string, note string\n"), "\(custom)")
+        #expect(try StoreSnapshot.texts(store, "SELECT value, note FROM custom ORDER BY id") == [["NA", "N/A"], ["NULL", "NA"], ["#N/A", nil], ["5", "null"], [nil, "n/a"]])
+    }
+
+    @Test("--skip-initial-space reads a quote after a blank as a quoted field; without it the blank and quotes are data")
+    func skipInitialSpace() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("s.sqlite")
+        let csv = try dir.write("q.csv", "id, name, city\n1, \"Smith, Jane\", Zürich\n2, Doe, \"Bern\"\n")
+        let skipped = try runFerry(["import", csv, "--store", store, "--skip-initial-space", "--quiet"])
+        #expect(skipped.exitCode == 0, "\(skipped)")
+        #expect(try StoreSnapshot.texts(store, "SELECT name, city FROM q ORDER BY id") == [["Smith, Jane", "Zürich"], ["Doe", "Bern"]])
+        let literal = try runFerry(["import", try dir.write("r.csv", "id,name\n1, \"x\"\n"), "--store", store, "--quiet"])
+        #expect(literal.exitCode == 0, "\(literal)")
+        #expect(try StoreSnapshot.texts(store, "SELECT name FROM r") == [[" \"x\""]])
+    }
+
+    @Test("--no-header with --columns, --quote, --trim and --date-format")
+    func otherDialectFlags() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("s.sqlite")
+        let csv = try dir.write("n.csv", "1,'a, b',  x  ,01.02.2024\n2,'c', y,31.12.2023\n")
+        let result = try runFerry([
+            "import", csv, "--store", store, "--no-header", "--columns", "id,name,code,day", "--quote", "'", "--trim", "--date-format", "dd.MM.yyyy",
+            "--type", "day=date", "--quiet",
+        ])
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(try StoreSnapshot.texts(store, "SELECT id, name, code, day FROM n ORDER BY id") == [
+            ["1", "a, b", "x", "2024-02-01T00:00:00.000Z"], ["2", "c", "y", "2023-12-31T00:00:00.000Z"],
+        ])
+        let noColumns = try runFerry(["import", csv, "--store", store, "--no-header"])
+        #expect(noColumns.exitCode == 64)
+        #expect(noColumns.errorLines.first == "error: --no-header needs --columns a,b,c to name the columns")
+        let json = try dir.write("x.json", "[]")
+        let misplaced = try runFerry(["import", json, "--store", store, "--delimiter", ";"])
+        #expect(misplaced.exitCode == 64)
+        let badQuote = try runFerry(["import", csv, "--store", store, "--quote", "ab"])
+        #expect(badQuote.exitCode == 64)
+        #expect(badQuote.errorLines.first == "error: --quote must be one character, got 'ab'")
+    }
+}
