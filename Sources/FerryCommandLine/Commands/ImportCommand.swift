@@ -62,6 +62,9 @@ struct ImportCommand: ParsableCommand {
     @Flag(help: "Trim white space around unquoted values before reading them.")
     var trim = false
 
+    @Option(help: ArgumentHelp("The input's text encoding, e.g. --encoding windows-1252 (utf-8 default; utf-16le, utf-16be, latin-1 or any iconv name; a UTF-16/32 byte order mark is detected).", valueName: "name"))
+    var encoding: String?
+
     @Option(help: ArgumentHelp("How dates are written, e.g. --date-format dd.MM.yyyy (iso8601, unix, unix_ms or a pattern).", valueName: "format"))
     var dateFormat: String?
 
@@ -84,7 +87,7 @@ struct ImportCommand: ParsableCommand {
             guard let conflict = ConflictPolicy(rawValue: onConflict) else {
                 throw FerryError(.usage, "--on-conflict must be one of error, update, keep, replace")
             }
-            let formatName = format ?? URL(fileURLWithPath: file).pathExtension
+            let formatName = format ?? DataFormat.dataExtension(of: file)
             guard let dataFormat = DataFormat(name: formatName) ?? DataFormat(pathExtension: formatName) else {
                 throw FerryError(.usage, "cannot tell the format of '\(file)'; pass --format csv|tsv|json|ndjson")
             }
@@ -95,6 +98,7 @@ struct ImportCommand: ParsableCommand {
             step.jsonPointer = jsonPointer
             step.rejectsPath = rejects
             step.maxRejects = try Self.budget(maxRejects, hasRejectsFile: rejects != nil)
+            step.encoding = try encoding.map { name throws(FerryError) in try TextEncoding(named: name) }
             let console = Console(quiet: options.quiet)
             try configureCSV(&step, formatName: formatName, console: console)
             step.coercion.trim = trim
@@ -208,7 +212,7 @@ struct ImportCommand: ParsableCommand {
             step.csv.delimiter = try Self.oneByte(delimiter, flag: "--delimiter")
         } else if let implied = DataFormat.impliedDelimiter(formatName) {
             step.csv.delimiter = implied
-        } else if file != "-", let detected = CSVDialectSniffer.sniffDelimiter(path: file, quote: step.csv.quote) {
+        } else if file != "-", let detected = CSVDialectSniffer.sniffDelimiter(path: file, quote: step.csv.quote, encoding: step.encoding) {
             step.csv.delimiter = detected
             if detected != UInt8(ascii: ",") && !options.quiet {
                 console.line("detected delimiter \(Self.describe(detected)) in \(file)")

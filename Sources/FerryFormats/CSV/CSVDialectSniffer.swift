@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Guesses the delimiter of a CSV file from its first lines, as Python's `csv.Sniffer`,
 /// csvkit and sqlite-utils do: of `,`, tab, `;` and `|`, the one that splits every sampled line
 /// (outside quotes) into the same number of fields, the most fields winning, a comma on a tie.
@@ -18,21 +12,12 @@ public enum CSVDialectSniffer {
 
     /// The delimiter of the file at `path`, or nil when it cannot be read or no candidate splits
     /// its lines consistently (the caller keeps its default).
-    public static func sniffDelimiter(path: String, quote: UInt8 = UInt8(ascii: "\"")) -> UInt8? {
-        let descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var bytes = [UInt8](repeating: 0, count: sampleBytes)
-        var filled = 0
-        while filled < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { buffer -> Int in
-                guard let base = buffer.baseAddress else { return 0 }
-                return read(descriptor, base + filled, buffer.count - filled)
-            }
-            if count <= 0 { break }
-            filled += count
-        }
-        return sniffDelimiter(Array(bytes[0..<filled]), quote: quote, isComplete: filled < sampleBytes)
+    public static func sniffDelimiter(path: String, quote: UInt8 = UInt8(ascii: "\""), encoding: TextEncoding? = nil) -> UInt8? {
+        // Through InputFile: a compressed or UTF-16 file is sniffed in its decoded text.
+        guard let input = try? InputFile(path: path, encoding: encoding) else { return nil }
+        var bytes: [UInt8] = []
+        while bytes.count < sampleBytes, let count = try? input.append(to: &bytes, chunkSize: sampleBytes - bytes.count), count > 0 {}
+        return sniffDelimiter(bytes, quote: quote, isComplete: bytes.count < sampleBytes)
     }
 
     /// The delimiter of CSV text that starts with `bytes`; `isComplete` says whether the last

@@ -127,9 +127,10 @@ public final class CSVReader: RecordReader {
         self.init(input: input, options: options, chunkSize: Self.defaultChunkSize)
     }
 
-    /// Opens `path` (`-` for standard input) and reads it as CSV.
-    public convenience init(path: String, options: CSVOptions) throws {
-        self.init(input: try InputFile(path: path), options: options)
+    /// Opens `path` (`-` for standard input) and reads it as CSV (`encoding` nil: UTF-8, or what
+    /// a byte order mark says).
+    public convenience init(path: String, options: CSVOptions, encoding: TextEncoding? = nil) throws {
+        self.init(input: try InputFile(path: path, encoding: encoding), options: options)
     }
 
     /// A reader with a given chunk size and record limit (tests use tiny ones).
@@ -472,13 +473,16 @@ public final class CSVReader: RecordReader {
         }
         let hex = String(base[bad], radix: 16, uppercase: true)
         let byte = "0x" + (hex.count == 1 ? "0" + hex : hex)
+        // A transcoded input marks a sequence invalid in its encoding with 0xFF (never UTF-8).
+        let invalid = input.encoding.map { encoding in base[bad] == 0xFF ? "text that is not valid \(encoding)" : "invalid UTF-8 (byte \(byte))" }
+            ?? "invalid UTF-8 (byte \(byte))"
         let message: String
         if header {
-            message = "invalid UTF-8 (byte \(byte)) in the header"
+            message = "\(invalid) in the header"
         } else if let fieldName {
-            message = "invalid UTF-8 (byte \(byte)) in field '\(fieldName)'"
+            message = "\(invalid) in field '\(fieldName)'"
         } else {
-            message = "invalid UTF-8 (byte \(byte))"
+            message = invalid
         }
         return FerryError(.invalidInput, message, at: InputLocation(file: sourceName, line: line, column: column, record: record))
     }

@@ -47,9 +47,10 @@ public final class JSONArrayReader: JSONObjectReader {
     ///   - chunkSize: bytes read per `read(2)`; the window holds about two chunks (more only while
     ///     a single record is larger).
     ///   - maxDepth: the deepest nesting accepted before a located error.
-    public init(path: String, pointer: String = "", chunkSize: Int = 1 << 18, maxDepth: Int = 512) throws {
+    ///   - encoding: the file's text encoding (nil: UTF-8, or what a byte order mark says).
+    public init(path: String, pointer: String = "", chunkSize: Int = 1 << 18, maxDepth: Int = 512, encoding: TextEncoding? = nil) throws {
         self.pointer = pointer
-        input = try InputFile(path: path)
+        input = try InputFile(path: path, encoding: encoding)
         referenceTokens = try Self.parsePointer(pointer, source: input.name)
         tokenizer = JSONTokenizer(
             window: ByteWindow(input: input, chunkSize: chunkSize), sourceName: input.name, maxDepth: maxDepth)

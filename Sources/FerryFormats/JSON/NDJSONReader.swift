@@ -47,8 +47,9 @@ public final class NDJSONReader: JSONObjectReader {
     ///   - chunkSize: bytes read per `read(2)`; the window holds about two chunks (more only while
     ///     a single line is longer).
     ///   - maxDepth: the deepest nesting accepted in a line before it is a problem record.
-    public init(path: String, chunkSize: Int = 1 << 18, maxDepth: Int = 512) throws {
-        input = try InputFile(path: path)
+    ///   - encoding: the file's text encoding (nil: UTF-8, or what a byte order mark says).
+    public init(path: String, chunkSize: Int = 1 << 18, maxDepth: Int = 512, encoding: TextEncoding? = nil) throws {
+        input = try InputFile(path: path, encoding: encoding)
         window = ByteWindow(input: input, chunkSize: chunkSize)
         tokenizer = JSONTokenizer(lineWindow: window, sourceName: input.name, maxDepth: maxDepth)
     }

@@ -159,6 +159,20 @@ public enum DataFormat: String, Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// The extension that names a file's data format, looking through a compression extension:
+    /// `csv` for `orders.csv` and `orders.csv.gz`, `gz` for `orders.gz`.
+    public static func dataExtension(of path: String) -> String {
+        var parts = (path.split(separator: "/").last ?? "").split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        func popExtension() -> String? {
+            guard parts.count > 1, let last = parts.last, !(parts.count == 2 && parts[0].isEmpty) else { return nil }
+            parts.removeLast()
+            return last
+        }
+        guard let outer = popExtension() else { return "" }
+        guard Compression(pathExtension: outer) != nil, let inner = popExtension() else { return outer }
+        return inner
+    }
+
     /// The CSV delimiter a format name or file extension implies: a tab for `tsv` and `tab`,
     /// nil for everything else (the CSV default, a comma, or a given delimiter applies).
     public static func impliedDelimiter(_ nameOrExtension: String) -> UInt8? {
@@ -253,6 +267,8 @@ public struct ImportStep: Sendable {
     public var format: DataFormat
     public var entity: String
     public var csv: CSVOptions
+    /// The source's text encoding; nil reads UTF-8 (or what a UTF-16/32 byte order mark says).
+    public var encoding: TextEncoding?
     /// A JSON pointer (RFC 6901) to the array of records; empty for the top level.
     public var jsonPointer: String
     /// Explicit field mappings; attributes not listed map from same-named fields.

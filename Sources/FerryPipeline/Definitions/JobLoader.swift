@@ -20,7 +20,7 @@ public struct JobLoader: Sendable {
     static let modelKeys = ["path", "version"]
     static let migrateKeys = ["to", "backup"]
     static let importKeys = [
-        "source", "format", "entity", "fields", "relationships", "csv", "json", "null", "trim", "date_format", "true", "false",
+        "source", "format", "entity", "encoding", "fields", "relationships", "csv", "json", "null", "trim", "date_format", "true", "false",
         "on_conflict", "validate", "batch_size", "rejects", "max_rejects", "atomic", "verify",
     ]
     static let fieldKeys = ["field", "value", "trim", "date_format", "true", "false", "null"]
@@ -302,7 +302,7 @@ public struct JobLoader: Sendable {
                 }
             }
         } else if let (path, node) = source {
-            let pathExtension = (path as NSString).pathExtension
+            let pathExtension = DataFormat.dataExtension(of: path)
             if path == "-" {
                 reader.fail("cannot tell the format of standard input; add 'format:' (csv, json, ndjson)", at: node.location)
                 complete = false
@@ -349,6 +349,13 @@ public struct JobLoader: Sendable {
 
         step.coercion.nullTokens = nullTokens ?? (step.format == .csv ? [""] : [])
         if let node = mapping["trim"], let trim = reader.bool(node, for: "trim") { step.coercion.trim = trim }
+        if let node = mapping["encoding"], let name = reader.string(node, for: "encoding") {
+            do {
+                step.encoding = try TextEncoding(named: name)
+            } catch {
+                reader.fail(error.message, at: node.location)
+            }
+        }
         if let node = mapping["date_format"], let format = dateFormat(node, reader: reader) { step.coercion.dateFormat = format }
         if let node = mapping["true"], let words = reader.strings(node, for: "true") { step.coercion.trueWords = Set(words.map { $0.lowercased() }) }
         if let node = mapping["false"], let words = reader.strings(node, for: "false") { step.coercion.falseWords = Set(words.map { $0.lowercased() }) }

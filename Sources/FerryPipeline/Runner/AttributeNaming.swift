@@ -1,4 +1,5 @@
 import FerryCore
+import FerryFormats
 import Foundation
 
 /// The one rule that turns a source's field names (CSV headers, JSON keys) and file names into
@@ -34,10 +35,13 @@ package enum AttributeNaming {
         return result
     }
 
-    /// An entity name from a file's base name: `orders-2024.csv` → `orders_2024`,
+    /// An entity name from a file's base name (without its format and compression extensions):
+    /// `orders-2024.csv.gz` → `orders_2024`,
     /// `Kundenübersicht.csv` → `kundenubersicht`; `records` when nothing usable is left.
     package static func entityName(fromPath path: String) -> String {
-        let base = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+        var url = URL(fileURLWithPath: path)
+        if Compression(pathExtension: url.pathExtension) != nil { url = url.deletingPathExtension() }
+        let base = url.deletingPathExtension().lastPathComponent
         return identifier(base, fallback: "records")
     }
 

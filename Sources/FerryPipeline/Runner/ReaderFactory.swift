@@ -9,11 +9,11 @@ public enum ReaderFactory {
             var options = step.csv
             // The step's null words apply to unquoted CSV fields; a quoted field is never null.
             if !step.coercion.nullTokens.isEmpty { options.nullTokens = step.coercion.nullTokens }
-            return try CSVReader(path: step.source, options: options)
+            return try CSVReader(path: step.source, options: options, encoding: step.encoding)
         case .json:
-            return try JSONArrayReader(path: step.source, pointer: step.jsonPointer)
+            return try JSONArrayReader(path: step.source, pointer: step.jsonPointer, encoding: step.encoding)
         case .ndjson:
-            return try NDJSONReader(path: step.source)
+            return try NDJSONReader(path: step.source, encoding: step.encoding)
         }
     }
 }
