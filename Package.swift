@@ -72,7 +72,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FerryFormatsTests",
-            dependencies: ["FerryFormats", "FerryTestSupport"],
+            dependencies: ["FerryFormats", "FerryTestSupport", "CFerryCompression"],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),

@@ -45,6 +45,15 @@ public struct TextEncoding: Sendable, Hashable, CustomStringConvertible {
 
     var isUTF8: Bool { iconvName == "UTF-8" }
 
+    /// The size of the encoding's code unit: an invalid sequence is skipped one unit at a time,
+    /// so that the text after it is read in step again.
+    var codeUnitSize: Int {
+        let upper = iconvName.uppercased()
+        if upper.hasPrefix("UTF-32") || upper.hasPrefix("UCS-4") { return 4 }
+        if upper.hasPrefix("UTF-16") || upper.hasPrefix("UCS-2") { return 2 }
+        return 1
+    }
+
     /// The encoding a byte order mark at the start of `bytes` declares, and the mark's length
     /// (UTF-8's mark is left for the readers, which skip it).
     static func byteOrderMark(_ bytes: [UInt8]) -> (encoding: TextEncoding, length: Int)? {
@@ -64,6 +73,7 @@ public struct TextEncoding: Sendable, Hashable, CustomStringConvertible {
 final class TranscodingSource: ByteSource {
     private let inner: any ByteSource
     private let converter: iconv_t
+    private let codeUnitSize: Int
     private var input: [UInt8]
     private var start = 0
     private var end = 0
@@ -80,6 +90,7 @@ final class TranscodingSource: ByteSource {
             throw FerryError(.usage, "unknown encoding '\(encoding.name)'", at: InputLocation(file: name))
         }
         self.converter = converter
+        codeUnitSize = encoding.codeUnitSize
         input = [UInt8](repeating: 0, count: Self.chunkSize)
         // Room for the worst case: every input byte becoming four bytes of UTF-8.
         output = [UInt8](repeating: 0, count: Self.chunkSize * 4 + 8)
@@ -139,7 +150,7 @@ final class TranscodingSource: ByteSource {
         if invalid {
             output[outEnd] = 0xFF
             outEnd += 1
-            start += 1
+            start = min(end, start + codeUnitSize)
         }
         return true
     }
