@@ -164,3 +164,67 @@ struct ImportInputsTests {
         #expect(badQuote.errorLines.first == "error: --quote must be one character, got 'ab'")
     }
 }
+
+@Suite("ferry import: compressed and encoded files")
+struct CompressedEncodedImportTests {
+    @Test("a .csv.gz imports like the CSV (entity from the name without both extensions); a ragged record is a located reject")
+    func gzipImport() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("s.sqlite")
+        let path = dir.file("orders.csv.gz")
+        let plain = try dir.write("plain.csv", "id,zip\n1,02134\n2,x,extra\n3,00501\n")
+        let gzip = Process()
+        gzip.executableURL = URL(fileURLWithPath: "/bin/sh")
+        gzip.arguments = ["-c", "gzip -c '\(plain)' > '\(path)'"]
+        try gzip.run()
+        gzip.waitUntilExit()
+        let rejects = dir.file("r.ndjson")
+        let result = try runFerry(["import", path, "--store", store, "--rejects", rejects, "--max-rejects", "1"])
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.stdout.hasPrefix("inferred orders: id int64, zip string\n"), "\(result)")
+        #expect(try StoreSnapshot.texts(store, "SELECT id, zip FROM orders ORDER BY id") == [["1", "02134"], ["3", "00501"]])
+        let reject = try jsonObject(text: try #require(try lines(ofFile: rejects).first))
+        #expect(reject["line"] as? Int == 3)
+        #expect(reject["column"] as? Int == 5)
+    }
+
+    @Test("--encoding and the job key encoding convert the text; an unknown encoding exits 64")
+    func encodings() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("s.sqlite")
+        let latin = try dir.write("people.csv", bytes: Array("id,name\n1,".utf8) + [0x5A, 0x6F, 0xEB] + Array("\n2,M".utf8) + [0xFC] + Array("ller\n".utf8))
+        let result = try runFerry(["import", latin, "--store", store, "--encoding", "latin-1", "--quiet"])
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(try StoreSnapshot.texts(store, "SELECT name FROM people ORDER BY id") == [["Zoë"], ["Müller"]])
+
+        // Read as UTF-8, the same bytes are rejected at their line and column.
+        let rejects = dir.file("r.ndjson")
+        let utf8 = try runFerry(["import", latin, "--store", dir.file("u.sqlite"), "--rejects", rejects, "--max-rejects", "5", "--quiet"])
+        #expect(utf8.exitCode == 0, "\(utf8)")
+        #expect(try lines(ofFile: rejects).count == 2)
+
+        let unknown = try runFerry(["import", latin, "--store", dir.file("x.sqlite"), "--encoding", "klingon"])
+        #expect(unknown.exitCode == 64)
+        #expect(unknown.errorLines.first?.hasPrefix("error: unknown encoding 'klingon'") == true, "\(unknown)")
+
+        let model = try dir.write("model.yml", "name: P\nversion: \"1\"\nentities:\n  Person:\n    attributes:\n      id: int64\n      name: string\n")
+        let job = try dir.write("job.yml", """
+            job: latin
+            store: \(dir.file("job.sqlite"))
+            model: \(model)
+            steps:
+              - import:
+                  source: \(latin)
+                  entity: Person
+                  encoding: windows-1252
+
+            """)
+        let run = try runFerry(["run", job, "--quiet"])
+        #expect(run.exitCode == 0, "\(run)")
+        #expect(try StoreSnapshot.texts(dir.file("job.sqlite"), "SELECT name FROM Person ORDER BY id") == [["Zoë"], ["Müller"]])
+        let badJob = try dir.write("bad.yml", try String(contentsOfFile: job, encoding: .utf8).replacingOccurrences(of: "windows-1252", with: "ebcdic-klingon"))
+        let bad = try runFerry(["validate", badJob])
+        #expect(bad.exitCode == 64, "\(bad)")
+        #expect(bad.stderr.contains("\(badJob):8:17: error: unknown encoding 'ebcdic-klingon'"), "\(bad)")
+    }
+}
