@@ -421,7 +421,7 @@ struct CommandTests {
         }
         #expect(try run(["budget=1"]) == 2)
         #expect(try run([]) == 0)
-        #expect(try run(["data=\(Fixtures.path("data/unclosed.csv"))"]) == 1)
+        #expect(try run(["data=\(dir.file("missing.csv"))"]) == 1)
         #expect(try run(["budget=lots"]) == 64)
         // Running the same job again: every good record is now a duplicate id (on_conflict: error).
         #expect(try run(["budget=2"]) == 2)

@@ -140,6 +140,23 @@ struct ImportInputsTests {
         #expect(try StoreSnapshot.texts(store, "SELECT name FROM r") == [[" \"x\""]])
     }
 
+    @Test("an unclosed quote and a ragged row are rejects within the budget; the records after them import")
+    func recoverableErrors() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("s.sqlite")
+        let csv = try dir.write("r.csv", "id,name\n1,a\n2,b,extra\n3,\"never closed\n4,d\n5,e\n")
+        let rejects = dir.file("r.ndjson")
+        let result = try runFerry(["import", csv, "--store", store, "--rejects", rejects, "--max-rejects", "2", "--quiet"])
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(try StoreSnapshot.texts(store, "SELECT id, name FROM r ORDER BY id") == [["1", "a"], ["4", "d"], ["5", "e"]])
+        let reasons = try lines(ofFile: rejects).map { try jsonObject(text: $0) }
+        #expect(reasons.map { "\($0["line"] ?? ""):\($0["column"] ?? "") \($0["reason"] ?? "")" } == [
+            "3:5 expected 2 fields but found 3",
+            "4:3 quoted field is not closed before the end of the input (reading went on at the next line)",
+        ])
+        #expect(reasons.last?["raw"] as? String == "3,\"never closed")
+    }
+
     @Test("--no-header with --columns, --quote, --trim and --date-format")
     func otherDialectFlags() throws {
         let dir = TemporaryDirectory()

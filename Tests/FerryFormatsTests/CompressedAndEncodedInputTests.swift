@@ -104,11 +104,9 @@ struct CompressedInputTests {
         let expected = csvRecords(plain, chunkSize: 1 << 18)
         #expect(expected.count == 303)
         #expect(expected[151] == "#151 problem 302:15 expected 3 fields but found 4")
-        #expect(expected.last?.hasPrefix("error: \(plain):603:10: error: quoted field is not closed before the end of the input") == true, "\(expected.last ?? "")")
+        #expect(expected.last == "#302 problem 603:10 quoted field is not closed before the end of the input (reading went on at the next line)")
         for chunkSize in [1, 2, 7, 64, 4096, 1 << 18] {
-            let records = csvRecords(packed, chunkSize: chunkSize)
-            #expect(Array(records.dropLast()) == Array(expected.dropLast()), "\(compression) chunk \(chunkSize)")
-            #expect(records.last == expected.last?.replacingOccurrences(of: plain, with: packed), "\(compression) chunk \(chunkSize)")
+            #expect(csvRecords(packed, chunkSize: chunkSize) == expected, "\(compression) chunk \(chunkSize)")
         }
         #expect(try InputFile(path: packed).compression == compression)
     }

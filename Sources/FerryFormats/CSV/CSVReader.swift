@@ -89,6 +89,7 @@ public final class CSVReader: RecordReader {
 
     private enum ProblemKind {
         case textAfterQuote
+        case unclosedQuote
     }
 
     private var spans: [Span] = []
@@ -439,6 +440,8 @@ public final class CSVReader: RecordReader {
         switch problem.kind {
         case .textAfterQuote:
             message = "unexpected text after the closing \(quoteName) of a field"
+        case .unclosedQuote:
+            message = "quoted field is not closed before the end of the input (reading went on at the next line)"
         }
         return FerryError(
             .invalidInput,
@@ -613,6 +616,12 @@ public final class CSVReader: RecordReader {
                     case .unquoted:
                         break
                     case .quoted, .quotedAfterCR:
+                        if !scanningHeader {
+                            // An unclosed quote: the record ends with the line the quote opened
+                            // on, is returned as a problem, and reading goes on with the next line.
+                            return resynchronize(
+                                recordStart: rs, quoteContent: contentStart, end: end, spans: &spans, fieldLine: fieldLine, fieldColumn: fieldColumn)
+                        }
                         line = lineNumber
                         throw FerryError(
                             .invalidInput,
@@ -742,6 +751,31 @@ public final class CSVReader: RecordReader {
         line = lineNumber
         lineStart = ls
         return recordEnd == recordStart && spans.count == 1 && !spans[0].quoted ? .blank : .record
+    }
+
+    /// Ends the record at the end of the line where an unclosed quote opened (the input ended
+    /// inside the quoted field, so everything after it is still in the window) and moves to the
+    /// next line: one bad quote costs one rejected record, not the step.
+    private func resynchronize(recordStart rs: Int, quoteContent: Int, end: Int, spans: inout [Span], fieldLine: Int, fieldColumn: Int) -> Outcome {
+        let base = buffer
+        var cut = quoteContent
+        while cut < end && base[cut] != 10 && base[cut] != 13 { cut += 1 }
+        spans.append(Span(start: quoteContent - rs, end: cut - rs, line: fieldLine, column: fieldColumn, quoted: true, escaped: false))
+        scanProblem = (.unclosedQuote, fieldLine, fieldColumn)
+        recordStart = rs
+        recordEnd = cut
+        endLine = fieldLine
+        // The quote is at column `fieldColumn` of its line.
+        endColumn = cut - (quoteContent - fieldColumn) + 1
+        var next = cut
+        if next < end {
+            next += base[next] == 13 && next + 1 < end && base[next + 1] == 10 ? 2 : 1
+        }
+        pos = next
+        line = fieldLine + 1
+        lineStart = next
+        skipLF = false
+        return .record
     }
 }
 
