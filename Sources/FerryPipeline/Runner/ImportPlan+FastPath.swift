@@ -92,7 +92,9 @@ extension ImportPlan {
                 guard case .field(let fieldIndex, _) = column.source else { return .useGeneralPath }
                 ok = try reader.withFieldBytes(fieldIndex) { bytes -> Bool in
                     guard let bytes else { return try bindNull(column: index, validator: validator) }
-                    return try bindField(bytes, kind: kinds[index], column: index, type: column.type, options: column.options(quoted: reader.isFieldQuoted(fieldIndex)), validator: validator)
+                    // Only columns that trim or have null words look at the quoting (no cost otherwise).
+                    let literal = column.readsQuotedFieldsDifferently && reader.isFieldQuoted(fieldIndex)
+                    return try bindField(bytes, kind: kinds[index], column: index, type: column.type, options: literal ? column.literalOptions : column.options, validator: validator)
                 }
             }
             if !ok { return .useGeneralPath }

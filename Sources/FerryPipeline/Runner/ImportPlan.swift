@@ -18,6 +18,8 @@ final class ImportPlan {
         let options: CoercionOptions
         /// The options for a quoted CSV field: taken literally, without trimming or null words.
         let literalOptions: CoercionOptions
+        /// The options trim or name null words, so a quoted field is read differently.
+        let readsQuotedFieldsDifferently: Bool
 
         init(attribute: AttributeDescription, source: Source, options: CoercionOptions) {
             self.attribute = attribute
@@ -25,6 +27,7 @@ final class ImportPlan {
             self.source = source
             self.options = options
             self.literalOptions = options.literal
+            self.readsQuotedFieldsDifferently = options != options.literal
         }
 
         /// The options for a field: quoted CSV fields are taken literally.
