@@ -48,3 +48,47 @@ final class PrefixedSource: ByteSource {
         return bytes
     }
 }
+
+/// The bytes a decoder has read from its source and not yet decoded: `bytes[start..<end]`.
+struct PendingBytes {
+    private(set) var bytes: [UInt8]
+    var start = 0
+    private(set) var end = 0
+    /// The source returned 0: nothing more will come.
+    private(set) var sourceEnded = false
+
+    init(capacity: Int) {
+        bytes = [UInt8](repeating: 0, count: capacity)
+    }
+
+    var isEmpty: Bool { start == end }
+    var count: Int { end - start }
+    var isFull: Bool { start == 0 && end == bytes.count }
+
+    /// Moves the pending bytes to the front and reads more after them.
+    mutating func refill(from source: any ByteSource) throws {
+        guard !sourceEnded else { return }
+        if start > 0 {
+            let (from, length) = (start, end - start)
+            bytes.withUnsafeMutableBytes { raw in
+                if let base = raw.baseAddress { base.copyMemory(from: base + from, byteCount: length) }
+            }
+            end = length
+            start = 0
+        }
+        let filled = end
+        guard filled < bytes.count else { return }
+        let n = try bytes.withUnsafeMutableBytes { raw -> Int in
+            guard let base = raw.baseAddress else { return 0 }
+            return try source.read(into: base + filled, count: raw.count - filled)
+        }
+        if n == 0 { sourceEnded = true }
+        end += n
+    }
+
+    /// Calls `body` with the pending bytes.
+    mutating func withPending<T>(_ body: (UnsafeMutableRawBufferPointer) throws -> T) rethrows -> T {
+        let (from, to) = (start, end)
+        return try bytes.withUnsafeMutableBytes { try body(UnsafeMutableRawBufferPointer(rebasing: $0[from..<to])) }
+    }
+}

@@ -9,10 +9,7 @@ final class DecompressingSource: ByteSource {
     private var codec: any DecompressionCodec
     private let compression: Compression
     private let name: String
-    private var input: [UInt8]
-    private var start = 0
-    private var end = 0
-    private var innerEnded = false
+    private var input = PendingBytes(capacity: DecompressingSource.chunkSize)
     /// The current stream ended; more input starts another one.
     private var streamEnded = false
 
@@ -22,7 +19,6 @@ final class DecompressingSource: ByteSource {
         self.inner = inner
         self.compression = compression
         self.name = name
-        input = [UInt8](repeating: 0, count: Self.chunkSize)
         codec = try Self.makeCodec(compression, name: name)
     }
 
@@ -38,48 +34,29 @@ final class DecompressingSource: ByteSource {
     func read(into buffer: UnsafeMutableRawPointer, count: Int) throws -> Int {
         guard count > 0 else { return 0 }
         while true {
-            if start == end && !innerEnded {
-                let n = try input.withUnsafeMutableBytes { raw -> Int in
-                    guard let base = raw.baseAddress else { return 0 }
-                    return try inner.read(into: base, count: raw.count)
-                }
-                start = 0
-                end = n
-                if n == 0 { innerEnded = true }
-            }
+            if input.isEmpty { try input.refill(from: inner) }
             if streamEnded {
                 // Another stream follows (concatenated files), or the input ends here.
-                guard start < end else { return 0 }
+                guard !input.isEmpty else { return 0 }
                 codec = try Self.makeCodec(compression, name: name)
                 streamEnded = false
             }
-            let step = try input.withUnsafeBytes { raw -> DecompressionStep in
-                let pending = UnsafeRawBufferPointer(rebasing: raw[start..<end])
-                return try codec.decode(pending, into: UnsafeMutableRawBufferPointer(start: buffer, count: count), finishing: innerEnded)
+            let finishing = input.sourceEnded
+            let step = try input.withPending { pending in
+                try codec.decode(UnsafeRawBufferPointer(pending), into: UnsafeMutableRawBufferPointer(start: buffer, count: count), finishing: finishing)
             }
-            start += step.consumed
+            input.start += step.consumed
             if step.ended { streamEnded = true }
             if step.produced > 0 { return step.produced }
             if step.ended || step.consumed > 0 { continue }
             // No progress: the codec needs more input than is buffered.
-            if innerEnded {
+            if input.sourceEnded {
                 throw FerryError(.invalidInput, "the \(compression.rawValue) data ends before its stream does (is the file cut short?)", at: InputLocation(file: name))
             }
-            if start == 0 && end == input.count {
+            if input.isFull {
                 throw FerryError(.invalidInput, "cannot decompress the \(compression.rawValue) data", at: InputLocation(file: name))
             }
-            input.withUnsafeMutableBytes { raw in
-                guard let base = raw.baseAddress else { return }
-                base.copyMemory(from: base + start, byteCount: end - start)
-            }
-            end -= start
-            start = 0
-            let n = try input.withUnsafeMutableBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return 0 }
-                return try inner.read(into: base + end, count: raw.count - end)
-            }
-            if n == 0 { innerEnded = true }
-            end += n
+            try input.refill(from: inner)
         }
     }
 }

@@ -74,10 +74,7 @@ final class TranscodingSource: ByteSource {
     private let inner: any ByteSource
     private let converter: iconv_t
     private let codeUnitSize: Int
-    private var input: [UInt8]
-    private var start = 0
-    private var end = 0
-    private var innerEnded = false
+    private var input = PendingBytes(capacity: TranscodingSource.chunkSize)
     private var output: [UInt8]
     private var outStart = 0
     private var outEnd = 0
@@ -91,7 +88,6 @@ final class TranscodingSource: ByteSource {
         }
         self.converter = converter
         codeUnitSize = encoding.codeUnitSize
-        input = [UInt8](repeating: 0, count: Self.chunkSize)
         // Room for the worst case: every input byte becoming four bytes of UTF-8.
         output = [UInt8](repeating: 0, count: Self.chunkSize * 4 + 8)
     }
@@ -114,43 +110,32 @@ final class TranscodingSource: ByteSource {
     private func convertMore() throws -> Bool {
         outStart = 0
         outEnd = 0
-        if !innerEnded {
-            if start > 0 {
-                input.withUnsafeMutableBytes { raw in
-                    if let base = raw.baseAddress { base.copyMemory(from: base + start, byteCount: end - start) }
-                }
-                end -= start
-                start = 0
-            }
-            let n = try input.withUnsafeMutableBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return 0 }
-                return try inner.read(into: base + end, count: raw.count - end)
-            }
-            if n == 0 { innerEnded = true }
-            end += n
-        }
-        if start == end { return false }
+        try input.refill(from: inner)
+        if input.isEmpty { return false }
+        let sourceEnded = input.sourceEnded
         var invalid = false
-        input.withUnsafeMutableBytes { inRaw in
+        var left = 0
+        input.withPending { pending in
             output.withUnsafeMutableBytes { outRaw in
-                guard let inBase = inRaw.baseAddress, let outBase = outRaw.baseAddress else { return }
-                var inPointer: UnsafeMutablePointer<CChar>? = (inBase + start).assumingMemoryBound(to: CChar.self)
-                var inLeft = end - start
+                guard let inBase = pending.baseAddress, let outBase = outRaw.baseAddress else { return }
+                var inPointer: UnsafeMutablePointer<CChar>? = inBase.assumingMemoryBound(to: CChar.self)
+                var inLeft = pending.count
                 var outPointer: UnsafeMutablePointer<CChar>? = outBase.assumingMemoryBound(to: CChar.self)
                 var outLeft = outRaw.count
                 let result = iconv(converter, &inPointer, &inLeft, &outPointer, &outLeft)
                 let failure = result == -1 ? errno : 0
-                start = end - inLeft
+                left = inLeft
                 outEnd = outRaw.count - outLeft
                 // EILSEQ: an invalid sequence; EINVAL: one cut off by the buffer's end, invalid
                 // only when no more input follows.
-                invalid = failure == EILSEQ || (failure == EINVAL && innerEnded)
+                invalid = failure == EILSEQ || (failure == EINVAL && sourceEnded)
             }
         }
+        input.start += input.count - left
         if invalid {
             output[outEnd] = 0xFF
             outEnd += 1
-            start = min(end, start + codeUnitSize)
+            input.start += min(input.count, codeUnitSize)
         }
         return true
     }
