@@ -170,6 +170,11 @@ struct ImportInputsTests {
         #expect(try StoreSnapshot.texts(store, "SELECT id, name, code, day FROM n ORDER BY id") == [
             ["1", "a, b", "x", "2024-02-01T00:00:00.000Z"], ["2", "c", "y", "2023-12-31T00:00:00.000Z"],
         ])
+        let report = try dir.write("report.csv", "Quarterly report\n\nregion;total\n# north is late\nsouth;12\neast;7\n")
+        let skipped = try runFerry(["import", report, "--store", store, "--skip-lines", "2", "--comment", "#"])
+        #expect(skipped.exitCode == 0, "\(skipped)")
+        #expect(skipped.stdout.hasPrefix("detected delimiter ';' in \(report)\ninferred report: region string, total int64\n"), "\(skipped)")
+        #expect(try StoreSnapshot.texts(store, "SELECT region, total FROM report ORDER BY ferry_pk") == [["south", "12"], ["east", "7"]])
         let noColumns = try runFerry(["import", csv, "--store", store, "--no-header"])
         #expect(noColumns.exitCode == 64)
         #expect(noColumns.errorLines.first == "error: --no-header needs --columns a,b,c to name the columns")

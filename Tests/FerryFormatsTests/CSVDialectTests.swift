@@ -61,6 +61,27 @@ struct CSVDialectTests {
         #expect(throws: FerryError.self) { try readAll("id,id\n1,2\n", CSVOptions(), chunkSize: chunkSize) }
     }
 
+    @Test("skip_lines drops a preamble whatever it holds; comment lines are skipped but counted", arguments: [1, 2, 3, 7, 65536])
+    func preambleAndComments(chunkSize: Int) throws {
+        let text = "Report \"Q1\", 2024\r\n\r\n# generated\nid,name\n1,a\n# a comment, with \"quotes\n2,\"x\n# not a comment\"\n#\n3,c"
+        var options = CSVOptions()
+        options.skipLines = 2
+        options.comment = UInt8(ascii: "#")
+        let result = try readAll(text, options, chunkSize: chunkSize)
+        #expect(result.names == ["id", "name"])
+        #expect(result.rows == ["'1'@5:1 'a'@5:3", "'2'@7:1 'x\n# not a comment'q@7:3", "'3'@10:1 'c'@10:3"])
+        // More lines to skip than the input has: no header, no records.
+        options.skipLines = 50
+        #expect(try readAll(text, options, chunkSize: chunkSize).names == [])
+    }
+
+    @Test("a comment character equal to the delimiter or quote is refused")
+    func badComment() {
+        var options = CSVOptions()
+        options.comment = UInt8(ascii: ",")
+        #expect(throws: FerryError.self) { try readAll("a,b\n", options, chunkSize: 4) }
+    }
+
     @Test("the delimiter is the candidate that splits every line alike, most fields winning")
     func sniffing() {
         func sniff(_ text: String, complete: Bool = true) -> String? {
@@ -82,5 +103,8 @@ struct CSVDialectTests {
         #expect(sniff("just one column\nvalue\n") == nil)
         #expect(sniff("a,b;c\n1;2;3\n4,5,6\n") == nil)
         #expect(sniff("") == nil)
+        // A preamble and comment lines do not count.
+        let preamble = Array("Sales report, 2024\n# note; more\na;b\n1;2\n".utf8)
+        #expect(CSVDialectSniffer.sniffDelimiter(preamble, isComplete: true, skipLines: 1, comment: UInt8(ascii: "#")) == UInt8(ascii: ";"))
     }
 }

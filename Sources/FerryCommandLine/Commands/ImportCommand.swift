@@ -53,6 +53,12 @@ struct ImportCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Name the CSV columns, e.g. --columns id,name,city (with --no-header, or to replace the header's names).", valueName: "a,b,c"))
     var columns: String?
 
+    @Option(help: ArgumentHelp("Skip this many lines before the CSV header, e.g. --skip-lines 2 for a title and a blank line.", valueName: "n"))
+    var skipLines: Int = 0
+
+    @Option(help: ArgumentHelp("Skip CSV lines that start with this character, e.g. --comment '#'.", valueName: "char"))
+    var comment: String?
+
     @Flag(help: "Skip blanks at the start of CSV fields, so that a, \"b\" reads b as a quoted field.")
     var skipInitialSpace = false
 
@@ -200,19 +206,23 @@ struct ImportCommand: ParsableCommand {
     /// Applies the CSV options: the delimiter (given, implied by tsv, or detected), the quote,
     /// header and column names, null words and initial blanks.
     func configureCSV(_ step: inout ImportStep, formatName: String, console: Console) throws {
-        let csvFlagsGiven = delimiter != nil || quote != nil || noHeader || columns != nil || skipInitialSpace || !nullWords.isEmpty
+        let csvFlagsGiven = delimiter != nil || quote != nil || noHeader || columns != nil || skipInitialSpace || !nullWords.isEmpty || skipLines != 0 || comment != nil
         guard step.format == .csv else {
             if csvFlagsGiven {
-                throw FerryError(.usage, "--delimiter, --quote, --no-header, --columns, --skip-initial-space and --null apply to CSV, not \(step.format.rawValue)")
+                throw FerryError(.usage, "--delimiter, --quote, --no-header, --columns, --skip-lines, --comment, --skip-initial-space and --null apply to CSV, not \(step.format.rawValue)")
             }
             return
         }
         if let quote { step.csv.quote = try Self.oneByte(quote, flag: "--quote") }
+        guard skipLines >= 0 else { throw FerryError(.usage, "--skip-lines must be 0 or more, not \(skipLines)") }
+        step.csv.skipLines = skipLines
+        if let comment { step.csv.comment = try Self.oneByte(comment, flag: "--comment") }
         if let delimiter {
             step.csv.delimiter = try Self.oneByte(delimiter, flag: "--delimiter")
         } else if let implied = DataFormat.impliedDelimiter(formatName) {
             step.csv.delimiter = implied
-        } else if file != "-", let detected = CSVDialectSniffer.sniffDelimiter(path: file, quote: step.csv.quote, encoding: step.encoding) {
+        } else if file != "-", let detected = CSVDialectSniffer.sniffDelimiter(
+            path: file, quote: step.csv.quote, encoding: step.encoding, skipLines: step.csv.skipLines, comment: step.csv.comment) {
             step.csv.delimiter = detected
             if detected != UInt8(ascii: ",") && !options.quiet {
                 console.line("detected delimiter \(Self.describe(detected)) in \(file)")

@@ -20,6 +20,10 @@ public struct CSVOptions: Sendable, Hashable {
     /// Accept a header with blank or repeated names: a blank one becomes `column_N` (its 1-based
     /// position), a repeated one `name_2`, `name_3`, …. Off by default: a job maps fields by name.
     public var renamesUnusableHeaders: Bool = false
+    /// Lines skipped before the header (or the first record), whatever they hold.
+    public var skipLines: Int = 0
+    /// Lines that start with this byte are comments, skipped like blank lines.
+    public var comment: UInt8? = nil
 
     public init(
         delimiter: UInt8 = UInt8(ascii: ","),

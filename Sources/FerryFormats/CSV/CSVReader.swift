@@ -291,6 +291,11 @@ public final class CSVReader: RecordReader {
                 at: InputLocation(file: sourceName)
             )
         }
+        if let comment = o.comment, comment == o.delimiter || comment == o.quote || comment == 10 || comment == 13 {
+            throw FerryError(
+                .invalidDefinition, "the CSV comment character must differ from the delimiter, the quote and line breaks",
+                at: InputLocation(file: sourceName))
+        }
         if let columns = options.columns {
             var seen = Set<String>()
             for name in columns {
@@ -309,6 +314,7 @@ public final class CSVReader: RecordReader {
             )
         }
 
+        try skipLines(options.skipLines)
         var names: [String] = []
         if options.hasHeader {
             scanningHeader = true
@@ -561,7 +567,7 @@ public final class CSVReader: RecordReader {
     }
 
     private enum State {
-        case fieldStart, unquoted, quoted, quotedAfterCR, quoteInQuoted
+        case fieldStart, unquoted, quoted, quotedAfterCR, quoteInQuoted, comment
     }
 
     /// Scans one record into `spans`, `recordStart`, `recordEnd`, reading more input as needed.
@@ -575,6 +581,8 @@ public final class CSVReader: RecordReader {
 
         let classes = UnsafePointer(byteClass)
         let skipInitialSpace = options.skipInitialSpace
+        let comment = options.comment.map(Int.init) ?? -1
+        var isComment = false
         var base = buffer
         var end = dataEnd
         var p = pos
@@ -615,6 +623,8 @@ public final class CSVReader: RecordReader {
                         contentStart = p
                     case .unquoted:
                         break
+                    case .comment:
+                        break scan
                     case .quoted, .quotedAfterCR:
                         if !scanningHeader {
                             // An unclosed quote: the record ends with the line the quote opened
@@ -644,6 +654,12 @@ public final class CSVReader: RecordReader {
             }
             switch state {
             case .fieldStart:
+                if Int(base[p]) == comment && p == rs {
+                    // A comment line: skipped like a blank line (its line still counts).
+                    isComment = true
+                    state = .comment
+                    continue scan
+                }
                 if skipInitialSpace && base[p] == 32 {
                     // `a, "b"`: blanks before a field are not part of it.
                     p += 1
@@ -696,6 +712,11 @@ public final class CSVReader: RecordReader {
                     ls = p
                     state = .quotedAfterCR
                 }
+            case .comment:
+                while p < end && base[p] != 10 && base[p] != 13 { p += 1 }
+                if p == end { continue scan }
+                terminatorIsCR = base[p] == 13
+                break scan
             case .quotedAfterCR:
                 if base[p] == 10 {
                     p += 1
@@ -750,7 +771,33 @@ public final class CSVReader: RecordReader {
         pos = p
         line = lineNumber
         lineStart = ls
+        if isComment { return .blank }
         return recordEnd == recordStart && spans.count == 1 && !spans[0].quoted ? .blank : .record
+    }
+
+    /// Skips `count` lines before the header (a title, a report's preamble), whatever they hold.
+    private func skipLines(_ count: Int) throws {
+        var skipped = 0
+        while skipped < count {
+            if skipLF || !bomChecked { try leadIn() }
+            if pos == dataEnd {
+                let (shift, read) = try refill(keep: pos)
+                pos -= shift
+                lineStart -= shift
+                if read == 0 { return }
+            }
+            while pos < dataEnd && buffer[pos] != 10 && buffer[pos] != 13 { pos += 1 }
+            guard pos < dataEnd else { continue }
+            if buffer[pos] == 13 {
+                pos += 1
+                if pos == dataEnd { skipLF = true } else if buffer[pos] == 10 { pos += 1 }
+            } else {
+                pos += 1
+            }
+            line += 1
+            lineStart = pos
+            skipped += 1
+        }
     }
 
     /// Ends the record at the end of the line where an unclosed quote opened (the input ended

@@ -25,7 +25,7 @@ public struct JobLoader: Sendable {
     ]
     static let fieldKeys = ["field", "value", "trim", "date_format", "true", "false", "null"]
     static let relationshipKeys = ["field", "match", "missing"]
-    static let csvKeys = ["delimiter", "quote", "header", "columns", "null", "skip_initial_space"]
+    static let csvKeys = ["delimiter", "quote", "header", "columns", "null", "skip_initial_space", "skip_lines", "comment"]
     /// Step kinds a job may name; `import` and `verify` run today.
     static let stepKinds = ["import", "export", "migrate", "verify", "update", "delete"]
 
@@ -328,6 +328,8 @@ public struct JobLoader: Sendable {
             if let node = csv["header"], let header = reader.bool(node, for: "header") { step.csv.hasHeader = header }
             if let node = csv["columns"], let columns = reader.strings(node, for: "columns") { step.csv.columns = columns }
             if let node = csv["skip_initial_space"], let skip = reader.bool(node, for: "skip_initial_space") { step.csv.skipInitialSpace = skip }
+            if let node = csv["skip_lines"], let count = reader.int(node, for: "skip_lines") { step.csv.skipLines = count }
+            if let node = csv["comment"], let byte = oneByte(node, for: "comment", reader: reader) { step.csv.comment = byte }
             if let node = csv["null"], let words = reader.strings(node, for: "null") { nullTokens = (nullTokens ?? []).union(words) }
             if !step.csv.hasHeader, step.csv.columns == nil {
                 reader.fail("'header: false' needs 'columns: [...]' to name the columns", at: csv["header"]?.location ?? csv.location)
