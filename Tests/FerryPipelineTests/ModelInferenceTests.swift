@@ -5,6 +5,10 @@ import FerryTestSupport
 import Foundation
 import Testing
 
+extension Result {
+    var isFailure: Bool { if case .failure = self { return true } else { return false } }
+}
+
 @Suite("Model inference: lossless types and attribute names")
 struct ModelInferenceTests {
     func texts(_ values: [String?]) -> [FieldValue] { values.map { $0.map(FieldValue.text) ?? .null } }
@@ -53,6 +57,30 @@ struct ModelInferenceTests {
         #expect(ModelInference.inferType([.number("14.90")], textIsUntyped: false) == .double)
         #expect(ModelInference.inferType([.number("12345678901234567890")], textIsUntyped: false) == .decimal)
         #expect(ModelInference.inferType([.number("1"), .bool(true)], textIsUntyped: false) == .string)
+    }
+
+    @Test("decimal commas: 1.234,56 reads as 1234.56; malformed groups are refused, not misread")
+    func decimalComma() {
+        #expect(DecimalCommaText.plain("1.234,56") == "1234.56")
+        #expect(DecimalCommaText.plain("-12 500") == "-12500")
+        #expect(DecimalCommaText.plain("1\u{202F}234\u{202F}567,5") == "1234567.5")
+        #expect(DecimalCommaText.plain("0,5") == "0.5")
+        #expect(DecimalCommaText.plain("+7") == "7")
+        #expect(DecimalCommaText.plain("1.234") == "1234")
+        for bad in ["1.23,4", "1.2345", "12.34.567,1", "1.234 567", ",5", "5,", "1,2,3", "", "-", "1e5", "abc", "1.234,5.6"] {
+            #expect(DecimalCommaText.plain(bad) == nil, "\(bad)")
+        }
+        var options = CoercionOptions()
+        options.decimalComma = true
+        #expect(Coercion.coerce("1.234,50", to: .decimal, options: options) == .success(.decimal("1234.5")))
+        #expect(Coercion.coerce("2,5", to: .double, options: options) == .success(.double(2.5)))
+        #expect(Coercion.coerce("1.000", to: .int64, options: options) == .success(.integer(1000)))
+        #expect(Coercion.coerce("1,5", to: .int64, options: options).isFailure)
+        #expect(Coercion.coerce("2.5", to: .double, options: options).isFailure)
+        #expect(Coercion.coerce("a,b", to: .string, options: options) == .success(.string("a,b")))
+        #expect(ModelInference.inferType(texts(["1.234,56", "0,5", "12"]), decimalComma: true) == .double)
+        #expect(ModelInference.inferType(texts(["1.234", "12"]), decimalComma: true) == .int64)
+        #expect(ModelInference.inferType(texts(["1.234,56", "n/a"]), decimalComma: true) == .string)
     }
 
     @Test("headers become attribute names by one rule; the header stays the field name")

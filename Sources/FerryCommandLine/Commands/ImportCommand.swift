@@ -71,6 +71,9 @@ struct ImportCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The input's text encoding, e.g. --encoding windows-1252 (utf-8 default; utf-16le, utf-16be, latin-1 or any iconv name; a UTF-16/32 byte order mark is detected).", valueName: "name"))
     var encoding: String?
 
+    @Flag(help: "Numbers are written with a decimal comma and . or blanks between thousands, e.g. 1.234,56.")
+    var decimalComma = false
+
     @Option(help: ArgumentHelp("How dates are written, e.g. --date-format dd.MM.yyyy (iso8601, unix, unix_ms or a pattern).", valueName: "format"))
     var dateFormat: String?
 
@@ -108,6 +111,7 @@ struct ImportCommand: ParsableCommand {
             let console = Console(quiet: options.quiet)
             try configureCSV(&step, formatName: formatName, console: console)
             step.coercion.trim = trim
+            step.coercion.decimalComma = decimalComma
             if let dateFormat {
                 switch DateFormat.parse(dateFormat) {
                 case .success(let parsed): step.coercion.dateFormat = parsed
@@ -142,7 +146,7 @@ struct ImportCommand: ParsableCommand {
                     let constraints = unique.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
                     let inferred = ModelInference.infer(
                         entityNamed: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples, overrides: overrides, unique: constraints,
-                        textIsUntyped: dataFormat == .csv)
+                        textIsUntyped: dataFormat == .csv, decimalComma: decimalComma)
                     try Self.checkNamed(overrides: overrides, constraints: constraints, in: inferred)
                     step.fields = zip(inferred.entity.attributes, inferred.fieldNames).compactMap { attribute, field in
                         attribute.name == field ? nil : FieldMapping(attribute: attribute.name, source: .field(field))

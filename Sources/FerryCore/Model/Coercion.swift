@@ -9,6 +9,12 @@ public enum Coercion {
     public static func coerce(_ text: String, to type: AttributeType, options: CoercionOptions = CoercionOptions()) -> Result<Value, CoercionFailure> {
         let text = options.trim ? text.trimmingCharacters(in: .whitespacesAndNewlines) : text
         if !options.nullTokens.isEmpty, options.nullTokens.contains(text) { return .success(.null) }
+        if options.decimalComma && type.isNumeric {
+            guard let plain = DecimalCommaText.plain(text) else {
+                return .failure(CoercionFailure("'\(excerpt(text))' is not a number written with a decimal comma (like 1.234,56)"))
+            }
+            return coerce(plain, to: type, options: CoercionOptions())
+        }
         switch type {
         case .int16, .int32, .int64:
             guard let value = parseInteger(text) else {

@@ -11,6 +11,8 @@ public struct CoercionOptions: Sendable, Hashable {
     public var trim: Bool
     /// How dates are written in the source.
     public var dateFormat: DateFormat
+    /// Numbers are written with a decimal comma and optional thousands separators (`1.234,56`).
+    public var decimalComma: Bool = false
 
     public static let defaultTrueWords: Set<String> = ["true", "yes", "1", "t", "y", "on"]
     public static let defaultFalseWords: Set<String> = ["false", "no", "0", "f", "n", "off"]

@@ -20,7 +20,7 @@ public struct JobLoader: Sendable {
     static let modelKeys = ["path", "version"]
     static let migrateKeys = ["to", "backup"]
     static let importKeys = [
-        "source", "format", "entity", "encoding", "fields", "relationships", "csv", "json", "null", "trim", "date_format", "true", "false",
+        "source", "format", "entity", "encoding", "fields", "relationships", "csv", "json", "null", "trim", "date_format", "decimal_comma", "true", "false",
         "on_conflict", "validate", "batch_size", "rejects", "max_rejects", "atomic", "verify",
     ]
     static let fieldKeys = ["field", "value", "trim", "date_format", "true", "false", "null"]
@@ -351,6 +351,7 @@ public struct JobLoader: Sendable {
 
         step.coercion.nullTokens = nullTokens ?? (step.format == .csv ? [""] : [])
         if let node = mapping["trim"], let trim = reader.bool(node, for: "trim") { step.coercion.trim = trim }
+        if let node = mapping["decimal_comma"], let flag = reader.bool(node, for: "decimal_comma") { step.coercion.decimalComma = flag }
         if let node = mapping["encoding"], let name = reader.string(node, for: "encoding") {
             do {
                 step.encoding = try TextEncoding(named: name)

@@ -43,8 +43,8 @@ extension ImportPlan {
                 kinds.append(.constant(value))
                 continue
             }
-            // Trimming and per-field null words take the coercion route for that column.
-            if column.options.trim || !column.options.nullTokens.isEmpty {
+            // Trimming, per-field null words and decimal commas take the coercion route for that column.
+            if column.options.trim || !column.options.nullTokens.isEmpty || (column.options.decimalComma && column.type.isNumeric) {
                 kinds.append(.viaCoercion)
                 continue
             }

@@ -232,8 +232,13 @@ final class ImportPlan {
     static func coerce(_ value: FieldValue, to type: AttributeType, options: CoercionOptions) -> Result<Value, CoercionFailure> {
         switch value {
         case .null: return .success(.null)
-        case .text(let text), .number(let text):
+        case .text(let text):
             return Coercion.coerce(text, to: type, options: options)
+        case .number(let text):
+            // A JSON number is spelled the JSON way whatever the text fields use.
+            var numberOptions = options
+            numberOptions.decimalComma = false
+            return Coercion.coerce(text, to: type, options: numberOptions)
         case .bool(let flag):
             switch type {
             case .bool: return .success(.bool(flag))

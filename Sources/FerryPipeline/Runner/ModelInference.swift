@@ -32,14 +32,15 @@ public enum ModelInference {
     ///   - unique: uniqueness constraints, by field or attribute names.
     ///   - textIsUntyped: true for CSV (text may be a number); false for JSON, whose strings
     ///     are strings.
+    ///   - decimalComma: CSV numbers are written `1.234,56` (see ``DecimalCommaText``).
     public static func infer(
         entityNamed name: String, fieldNames: [String], samples: [SourceRecord], overrides: [String: AttributeType] = [:],
-        unique: [[String]] = [], textIsUntyped: Bool = true
+        unique: [[String]] = [], textIsUntyped: Bool = true, decimalComma: Bool = false
     ) -> Result {
         let names = AttributeNaming.attributeNames(for: fieldNames)
         var attributes: [AttributeDescription] = []
         for (index, field) in fieldNames.enumerated() {
-            let type = overrides[field] ?? overrides[names[index]] ?? inferType(samples.compactMap { $0[index]?.value }, textIsUntyped: textIsUntyped)
+            let type = overrides[field] ?? overrides[names[index]] ?? inferType(samples.compactMap { $0[index]?.value }, textIsUntyped: textIsUntyped, decimalComma: decimalComma)
             attributes.append(AttributeDescription(name: names[index], type: type))
         }
         let attributeByField = Dictionary(zip(fieldNames, names), uniquingKeysWith: { first, _ in first })
@@ -48,7 +49,7 @@ public enum ModelInference {
     }
 
     /// The narrowest lossless type for a set of field values.
-    public static func inferType(_ values: [FieldValue], textIsUntyped: Bool = true) -> AttributeType {
+    public static func inferType(_ values: [FieldValue], textIsUntyped: Bool = true, decimalComma: Bool = false) -> AttributeType {
         let order: [AttributeType] = [.int64, .double, .decimal, .bool, .date, .uuid, .json]
         var candidates = Set(order)
         var sawValue = false
@@ -64,9 +65,10 @@ public enum ModelInference {
                 }
                 candidates.remove(.json)
                 if !textIsUntyped { candidates.subtract([.int64, .double, .decimal, .bool]) }
-                if candidates.contains(.int64) && !LosslessText.isInteger(text) { candidates.remove(.int64) }
-                if candidates.contains(.double) && !LosslessText.isDouble(text) { candidates.remove(.double) }
-                if candidates.contains(.decimal) && !LosslessText.isDecimal(text) { candidates.remove(.decimal) }
+                let number = decimalComma ? DecimalCommaText.plain(text) ?? "" : text
+                if candidates.contains(.int64) && !LosslessText.isInteger(number) { candidates.remove(.int64) }
+                if candidates.contains(.double) && !LosslessText.isDouble(number) { candidates.remove(.double) }
+                if candidates.contains(.decimal) && !LosslessText.isDecimal(number) { candidates.remove(.decimal) }
                 if candidates.contains(.bool) && !LosslessText.isBool(text) { candidates.remove(.bool) }
                 if candidates.contains(.date) && !LosslessText.isDate(text) { candidates.remove(.date) }
                 if candidates.contains(.uuid) && !LosslessText.isUUID(text) { candidates.remove(.uuid) }
