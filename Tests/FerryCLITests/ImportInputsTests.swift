@@ -180,6 +180,15 @@ struct ImportInputsTests {
         #expect(comma.exitCode == 0, "\(comma)")
         #expect(comma.stdout.contains("inferred prices: sku string, price decimal, stock int64\n"), "\(comma)")
         #expect(try StoreSnapshot.texts(store, "SELECT price, stock FROM prices ORDER BY ferry_pk") == [["1234.5", "1000"], ["0.99", "12"]])
+        let mixed = try dir.write("mixed.csv", "id,day\n1,01.02.2024\n2,2024-03-05\n3,5/6/2024\n")
+        let rejects = dir.file("mixed.rejects")
+        let dates = try runFerry([
+            "import", mixed, "--store", store, "--date-format", "dd.MM.yyyy", "--date-format", "yyyy-MM-dd", "--type", "day=date",
+            "--rejects", rejects, "--max-rejects", "1", "--quiet",
+        ])
+        #expect(dates.exitCode == 0, "\(dates)")
+        #expect(try StoreSnapshot.texts(store, "SELECT id, day FROM mixed ORDER BY id") == [["1", "2024-02-01T00:00:00.000Z"], ["2", "2024-03-05T00:00:00.000Z"]])
+        #expect(try lines(ofFile: rejects).count == 1)
         let noColumns = try runFerry(["import", csv, "--store", store, "--no-header"])
         #expect(noColumns.exitCode == 64)
         #expect(noColumns.errorLines.first == "error: --no-header needs --columns a,b,c to name the columns")

@@ -142,12 +142,15 @@ struct JobLoaderTests {
                   encoding: windows-1252
                   csv: {skip_lines: 2, comment: "#", skip_initial_space: true}
               - import: {source: rows.tsv.zst, entity: E}
+              - import: {source: d.csv, entity: E, date_format: [dd.MM.yyyy, iso8601]}
               - export: {entity: E, output: out.tsv}
               - export: {entity: E, output: "-", format: tsv}
             """)
         let job = try JobLoader().load(path: path, parameters: [:], environment: [:])
         let imports = job.steps.compactMap { step -> ImportStep? in if case .import(let s) = step { return s } else { return nil } }
-        #expect(imports.map(\.format) == [.csv, .csv])
+        #expect(imports.map(\.format) == [.csv, .csv, .csv])
+        #expect(imports[2].coercion.dateFormat.description == "dd.MM.yyyy, iso8601")
+        #expect(Coercion.parseDate("31.12.2023", format: imports[2].coercion.dateFormat) == Coercion.parseDate("2023-12-31", format: .iso8601))
         #expect(imports[0].encoding?.iconvName == "WINDOWS-1252")
         #expect(imports[0].csv.skipLines == 2)
         #expect(imports[0].csv.comment == UInt8(ascii: "#"))

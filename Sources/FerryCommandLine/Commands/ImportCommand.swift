@@ -74,8 +74,8 @@ struct ImportCommand: ParsableCommand {
     @Flag(help: "Numbers are written with a decimal comma and . or blanks between thousands, e.g. 1.234,56.")
     var decimalComma = false
 
-    @Option(help: ArgumentHelp("How dates are written, e.g. --date-format dd.MM.yyyy (iso8601, unix, unix_ms or a pattern).", valueName: "format"))
-    var dateFormat: String?
+    @Option(help: ArgumentHelp("How dates are written, e.g. --date-format dd.MM.yyyy (iso8601, unix, unix_ms or a pattern; repeat it to try several in order).", valueName: "format"))
+    var dateFormat: [String] = []
 
     @Option(name: .customLong("type"), help: ArgumentHelp("Override an inferred type.", valueName: "column=TYPE"))
     var types: [String] = []
@@ -112,12 +112,13 @@ struct ImportCommand: ParsableCommand {
             try configureCSV(&step, formatName: formatName, console: console)
             step.coercion.trim = trim
             step.coercion.decimalComma = decimalComma
-            if let dateFormat {
-                switch DateFormat.parse(dateFormat) {
-                case .success(let parsed): step.coercion.dateFormat = parsed
-                case .failure(let error): throw FerryError(.usage, "--date-format: \(error.message)")
+            let formats = try dateFormat.map { text throws(FerryError) -> DateFormat in
+                switch DateFormat.parse(text) {
+                case .success(let parsed): return parsed
+                case .failure(let error): throw FerryError(.usage, "--date-format \(text): \(error.message)")
                 }
             }
+            if formats.count == 1 { step.coercion.dateFormat = formats[0] } else if formats.count > 1 { step.coercion.dateFormat = .firstOf(formats) }
             // Checked before any file is opened: a usage error is reported as one (exit 64).
             let overrides = try Self.typeOverrides(types)
 

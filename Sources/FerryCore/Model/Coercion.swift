@@ -155,6 +155,11 @@ public enum Coercion {
             return parseInteger(text)
         case .pattern(let pattern):
             return pattern.parse(text)
+        case .firstOf(let formats):
+            for format in formats {
+                if let millis = parseDate(text, format: format) { return millis }
+            }
+            return nil
         }
     }
 

@@ -50,6 +50,9 @@ public enum DateFormat: Sendable, Hashable, CustomStringConvertible {
     case unixMilliseconds
     /// A Unicode date pattern such as `dd/MM/yyyy HH:mm:ss`.
     case pattern(DatePattern)
+    /// Several formats tried in order; the first that reads the text wins
+    /// (`[dd.MM.yyyy, yyyy-MM-dd, iso8601]`).
+    indirect case firstOf([DateFormat])
 
     /// Parses `iso8601`, `unix`, `unix_ms` or a pattern; nil with a reason when the pattern is bad.
     public static func parse(_ text: String) -> Result<DateFormat, FerryError> {
@@ -67,6 +70,7 @@ public enum DateFormat: Sendable, Hashable, CustomStringConvertible {
         case .unixSeconds: return "unix"
         case .unixMilliseconds: return "unix_ms"
         case .pattern(let pattern): return pattern.text
+        case .firstOf(let formats): return formats.map(\.description).joined(separator: ", ")
         }
     }
 }

@@ -458,7 +458,16 @@ public struct JobLoader: Sendable {
 
     // MARK: - Scalars
 
+    /// One format, or a list tried in order (`date_format: [dd.MM.yyyy, iso8601]`).
     private func dateFormat(_ node: YAMLNode, reader: DefinitionReader) -> DateFormat? {
+        if case .sequence(let items) = node.content {
+            guard !items.isEmpty else {
+                reader.fail("'date_format' lists no formats", at: node.location)
+                return nil
+            }
+            let formats = items.compactMap { dateFormat($0, reader: reader) }
+            return formats.count == items.count ? .firstOf(formats) : nil
+        }
         guard let text = reader.string(node, for: "date_format") else { return nil }
         switch DateFormat.parse(text) {
         case .success(let format): return format
