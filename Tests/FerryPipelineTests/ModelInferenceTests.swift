@@ -83,6 +83,22 @@ struct ModelInferenceTests {
         #expect(ModelInference.inferType(texts(["1.234,56", "n/a"]), decimalComma: true) == .string)
     }
 
+    @Test("Excel serial dates on request: days since 1899-12-30, the fraction the time of day")
+    func excelSerialDates() throws {
+        let excel = try DateFormat.parse("excel").get()
+        #expect(excel.description == "excel")
+        #expect(Coercion.parseDate("45292", format: excel) == DateCoding.parseISO8601("2024-01-01"))
+        #expect(Coercion.parseDate("45292.5", format: excel) == DateCoding.parseISO8601("2024-01-01T12:00:00Z"))
+        #expect(Coercion.parseDate("1", format: excel) == DateCoding.parseISO8601("1899-12-31"))
+        #expect(Coercion.parseDate("0.25", format: excel) == DateCoding.parseISO8601("1899-12-30T06:00:00Z"))
+        for bad in ["", "abc", "inf", "nan", "1e300", "2024-01-01"] {
+            #expect(Coercion.parseDate(bad, format: excel) == nil, "\(bad)")
+        }
+        var options = CoercionOptions()
+        options.dateFormat = .firstOf([.iso8601, excel])
+        #expect(Coercion.coerce("45292", to: .date, options: options) == Coercion.coerce("2024-01-01", to: .date, options: options))
+    }
+
     @Test("headers become attribute names by one rule; the header stays the field name")
     func attributeNames() {
         #expect(AttributeNaming.attributeNames(for: ["sku", "firstName", "in_stock"]) == ["sku", "firstName", "in_stock"])

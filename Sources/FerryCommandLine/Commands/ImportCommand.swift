@@ -7,11 +7,17 @@ import Foundation
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import one CSV, JSON or NDJSON file into a store, without a job file.",
+        abstract: "Import one CSV, TSV, JSON or NDJSON file (optionally .gz, .zst, .bz2, .xz) into a store, without a job file.",
         discussion: """
             Without --model, ferry infers a one-entity model from the data the way sqlite-utils \
-            does (column names from the header or keys, types from the first records) and records it \
-            in the store; a later import of another file into the same store adds a table.
+            does (attribute names from the header or keys, types from the first records) and records it \
+            in the store; a later import of another file into the same store adds a table. Inference \
+            never loses information: 02134, +7095 and JSON strings such as "14.90" stay strings. \
+            Headers that are not identifiers are renamed by one rule (First Name → first_name, shown \
+            on the inferred line); unquoted NA, N/A, n/a, NULL, null, #N/A and empty fields are null \
+            unless --null says otherwise. A CSV file's delimiter is detected (, tab ; |) unless given; \
+            compressed files and UTF-16/32 with a byte order mark are read as they are. \
+            Example: ferry import sales.csv.gz --store s.sqlite --skip-lines 1 --decimal-comma --type "Zip Code=string"
             """)
 
     @Argument(help: ArgumentHelp("The data file (- for standard input).", valueName: "file"))
@@ -74,13 +80,13 @@ struct ImportCommand: ParsableCommand {
     @Flag(help: "Numbers are written with a decimal comma and . or blanks between thousands, e.g. 1.234,56.")
     var decimalComma = false
 
-    @Option(help: ArgumentHelp("How dates are written, e.g. --date-format dd.MM.yyyy (iso8601, unix, unix_ms or a pattern; repeat it to try several in order).", valueName: "format"))
+    @Option(help: ArgumentHelp("How dates are written, e.g. --date-format dd.MM.yyyy (iso8601, unix, unix_ms, excel or a pattern; repeat it to try several in order).", valueName: "format"))
     var dateFormat: [String] = []
 
-    @Option(name: .customLong("type"), help: ArgumentHelp("Override an inferred type.", valueName: "column=TYPE"))
+    @Option(name: .customLong("type"), help: ArgumentHelp("Set the type of a column of an inferred model, by header or attribute name, e.g. --type \"Zip Code=string\" (repeatable).", valueName: "column=TYPE"))
     var types: [String] = []
 
-    @Option(name: .customLong("unique"), help: ArgumentHelp("Add a uniqueness constraint to an inferred model.", valueName: "column[,column]"))
+    @Option(name: .customLong("unique"), help: ArgumentHelp("Add a uniqueness constraint to an inferred model, e.g. --unique sku or --unique region,code.", valueName: "column[,column]"))
     var unique: [String] = []
 
     @Option(help: "How many records to sample when inferring types.")

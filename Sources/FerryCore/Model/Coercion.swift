@@ -153,6 +153,11 @@ public enum Coercion {
             return overflow ? nil : product + millis
         case .unixMilliseconds:
             return parseInteger(text)
+        case .excelSerial:
+            // Days since 1899-12-30 (Excel's day 0, which absorbs its 1900 leap-year bug for
+            // dates after February 1900), rounded to the millisecond.
+            guard let days = parseDouble(text), days.isFinite, abs(days) < 3_000_000 else { return nil }
+            return Int64((days * 86_400_000).rounded()) - 2_209_161_600_000
         case .pattern(let pattern):
             return pattern.parse(text)
         case .firstOf(let formats):
