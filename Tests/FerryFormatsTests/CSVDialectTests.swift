@@ -75,6 +75,23 @@ struct CSVDialectTests {
         #expect(try readAll(text, options, chunkSize: chunkSize).names == [])
     }
 
+    @Test("header detection: the first row is data only when every column's first value has the kind of the values below")
+    func headerDetection() {
+        func count(_ text: String, _ delimiter: Character = ",", complete: Bool = true) -> Int? {
+            CSVDialectSniffer.headerlessColumnCount(Array(text.utf8), delimiter: UInt8(ascii: delimiter.unicodeScalars.first ?? ","), isComplete: complete)
+        }
+        #expect(count("1,Ann,34\n2,Bob,41\n") == 3)
+        #expect(count("1;\"Smith; Ann\";2024-01-01\n2;Bob;2024-02-01", ";") == 3)
+        #expect(count("id,name,age\n1,Ann,34\n2,Bob,41\n") == nil)
+        #expect(count("2023,2024\n1,2\n3,4\n") == 2)
+        #expect(count("name,city\nAnn,Bern\nBob,Chur\n") == nil)
+        #expect(count("id,amount\n1,2.5\n") == nil)
+        #expect(count("1,2.5\n2,x\n") == nil)
+        #expect(count("1,Ann\n") == nil)
+        #expect(count("") == nil)
+        #expect(count("1,\n2,\n") == nil)
+    }
+
     @Test("a comment character equal to the delimiter or quote is refused")
     func badComment() {
         var options = CSVOptions()

@@ -228,16 +228,27 @@ struct ImportCommand: ParsableCommand {
         guard skipLines >= 0 else { throw FerryError(.usage, "--skip-lines must be 0 or more, not \(skipLines)") }
         step.csv.skipLines = skipLines
         if let comment { step.csv.comment = try Self.oneByte(comment, flag: "--comment") }
+        let sample = file == "-" ? nil : CSVDialectSniffer.sample(path: file, encoding: step.encoding)
         if let delimiter {
             step.csv.delimiter = try Self.oneByte(delimiter, flag: "--delimiter")
         } else if let implied = DataFormat.impliedDelimiter(formatName) {
             step.csv.delimiter = implied
-        } else if file != "-", let detected = CSVDialectSniffer.sniffDelimiter(
-            path: file, quote: step.csv.quote, encoding: step.encoding, skipLines: step.csv.skipLines, comment: step.csv.comment) {
+        } else if let sample, let detected = CSVDialectSniffer.sniffDelimiter(
+            sample.bytes, quote: step.csv.quote, isComplete: sample.isComplete, skipLines: step.csv.skipLines, comment: step.csv.comment)
+        {
             step.csv.delimiter = detected
             if detected != UInt8(ascii: ",") && !options.quiet {
                 console.line("detected delimiter \(Self.describe(detected)) in \(file)")
             }
+        }
+        if model == nil && !noHeader && columns == nil, let sample, let count = CSVDialectSniffer.headerlessColumnCount(
+            sample.bytes, delimiter: step.csv.delimiter, quote: step.csv.quote, isComplete: sample.isComplete, skipLines: step.csv.skipLines,
+            comment: step.csv.comment)
+        {
+            // The first row is data: the columns are named by position.
+            step.csv.hasHeader = false
+            step.csv.columns = (1...count).map { "column_\($0)" }
+            if !options.quiet { console.line("detected no header row in \(file): columns column_1 … column_\(count)") }
         }
         if let columns {
             step.csv.columns = columns.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingCharacters(in: .whitespaces) }
