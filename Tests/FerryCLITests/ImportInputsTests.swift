@@ -70,6 +70,35 @@ struct ImportInputsTests {
         #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM people") == [12])
     }
 
+    @Test("--alter adds a later file's new columns to an inferred entity; without it they are named as not imported")
+    func alterAddsColumns() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("s.sqlite")
+        let first = try dir.write("first.csv", "id,name\n1,a\n")
+        let second = try dir.write("second.csv", "id,name,Zip Code,score\n2,b,02134,7\n")
+        #expect(try runFerry(["import", first, "--store", store, "--entity", "t", "--quiet"]).exitCode == 0)
+        let plain = try runFerry(["import", second, "--store", store, "--entity", "t"])
+        #expect(plain.exitCode == 0, "\(plain)")
+        #expect(plain.stdout.contains("not imported (no attribute maps them): Zip Code, score"), "\(plain)")
+
+        let dry = try runFerry(["import", second, "--store", store, "--entity", "t", "--alter", "--dry-run"])
+        #expect(dry.exitCode == 0, "\(dry)")
+        #expect(try StoreSnapshot.texts(store, "SELECT name FROM pragma_table_info('t')") == [["ferry_pk"], ["id"], ["name"]])
+
+        let altered = try runFerry(["import", second, "--store", store, "--entity", "t", "--alter"])
+        #expect(altered.exitCode == 0, "\(altered)")
+        #expect(altered.stdout.hasPrefix("added to t: zip_code string (from \"Zip Code\"), score int64\n"), "\(altered)")
+        #expect(try StoreSnapshot.texts(store, "SELECT id, name, zip_code, score FROM t ORDER BY ferry_pk") == [
+            ["1", "a", nil, nil], ["2", "b", nil, nil], ["2", "b", "02134", "7"],
+        ])
+        let info = try jsonObject(text: try runFerry(["store", "info", store, "--json"]).stdout)
+        #expect(info["version"] as? String == "2")
+        // The recorded model has the new attributes: a later import maps them without --alter.
+        let again = try runFerry(["import", second, "--store", store, "--entity", "t", "--quiet"])
+        #expect(again.exitCode == 0, "\(again)")
+        #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM t WHERE zip_code = '02134'") == [2])
+    }
+
     @Test("tab-separated: .tsv and --format tsv read tabs; export to .tsv writes them")
     func tabSeparated() throws {
         let dir = TemporaryDirectory()

@@ -89,6 +89,9 @@ struct ImportCommand: ParsableCommand {
     @Option(name: .customLong("unique"), help: ArgumentHelp("Add a uniqueness constraint to an inferred model, e.g. --unique sku or --unique region,code.", valueName: "column[,column]"))
     var unique: [String] = []
 
+    @Flag(help: "Add the input's new columns to an inferred entity the store already has (as sqlite-utils --alter does), with inferred types.")
+    var alter = false
+
     @Option(help: "How many records to sample when inferring types.")
     var sample: Int = 1000
 
@@ -147,8 +150,35 @@ struct ImportCommand: ParsableCommand {
                 reader = sampled
                 if let existing, let recorded = existing.entity(named: entityName) {
                     try Self.refuseChanges(to: recorded, overrides: overrides, unique: unique)
+                    let inferred = ModelInference.infer(
+                        entityNamed: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples, overrides: overrides,
+                        textIsUntyped: dataFormat == .csv, decimalComma: decimalComma)
+                    let added = zip(inferred.entity.attributes, inferred.fieldNames).filter { attribute, field in
+                        recorded.attribute(named: attribute.name) == nil && recorded.attribute(named: field) == nil
+                    }
                     step.fields = Self.renamedFields(sampled.fieldNames, into: recorded)
-                    storeModel = existing
+                    if alter && !added.isEmpty {
+                        var extended = existing
+                        extended.version = String((Int(existing.version) ?? 0) + 1)
+                        if let position = extended.entities.firstIndex(where: { $0.name == entityName }) {
+                            extended.entities[position].attributes += added.map(\.0)
+                        }
+                        try Self.check(extended)
+                        if options.dryRun {
+                            try Self.copyForDryRun(store, to: scratch)
+                            target = scratch
+                        }
+                        try Store.addAttributes(added.map(\.0), to: entityName, at: target, model: extended)
+                        step.fields += added.compactMap { attribute, field in
+                            attribute.name == field ? nil : FieldMapping(attribute: attribute.name, source: .field(field))
+                        }
+                        storeModel = extended
+                        if !options.quiet {
+                            console.line("added to \(entityName): " + ModelInference.Result(entity: EntityDescription(name: entityName, attributes: added.map(\.0)), fieldNames: added.map(\.1)).summary)
+                        }
+                    } else {
+                        storeModel = existing
+                    }
                 } else {
                     let constraints = unique.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
                     let inferred = ModelInference.infer(
@@ -164,11 +194,7 @@ struct ImportCommand: ParsableCommand {
                         extended.version = String((Int(existing.version) ?? 0) + 1)
                         try Self.check(extended)
                         if options.dryRun {
-                            do {
-                                try FileManager.default.copyItem(atPath: store, toPath: scratch)
-                            } catch {
-                                throw FerryError(.io, "cannot copy '\(store)' for the dry run: \(error.localizedDescription)")
-                            }
+                            try Self.copyForDryRun(store, to: scratch)
                             target = scratch
                         }
                         try Store.addEntities([entityName], at: target, model: extended)
@@ -204,6 +230,15 @@ struct ImportCommand: ParsableCommand {
             report.endedAt = Self.now()
             if let path = options.report { try writeJSON(report, to: path) }
             return 0
+        }
+    }
+
+    /// A dry run that changes a store's model works on a copy of it.
+    static func copyForDryRun(_ store: String, to scratch: String) throws {
+        do {
+            try FileManager.default.copyItem(atPath: store, toPath: scratch)
+        } catch {
+            throw FerryError(.io, "cannot copy '\(store)' for the dry run: \(error.localizedDescription)")
         }
     }
 

@@ -17,6 +17,11 @@ public enum ModelInference {
         /// Field name per attribute, in attribute order.
         public var fieldNames: [String]
 
+        public init(entity: EntityDescription, fieldNames: [String]) {
+            self.entity = entity
+            self.fieldNames = fieldNames
+        }
+
         /// `attribute type` per attribute, with `(from "Field")` when the names differ.
         public var summary: String {
             zip(entity.attributes, fieldNames).map { attribute, field in
