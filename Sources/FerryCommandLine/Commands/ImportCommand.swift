@@ -169,13 +169,10 @@ struct ImportCommand: ParsableCommand {
                             target = scratch
                         }
                         try Store.addAttributes(added.map(\.0), to: entityName, at: target, model: extended)
-                        step.fields += added.compactMap { attribute, field in
-                            attribute.name == field ? nil : FieldMapping(attribute: attribute.name, source: .field(field))
-                        }
+                        let addition = ModelInference.Result(entity: EntityDescription(name: entityName, attributes: added.map(\.0)), fieldNames: added.map(\.1))
+                        step.fields += addition.renamedFields
                         storeModel = extended
-                        if !options.quiet {
-                            console.line("added to \(entityName): " + ModelInference.Result(entity: EntityDescription(name: entityName, attributes: added.map(\.0)), fieldNames: added.map(\.1)).summary)
-                        }
+                        if !options.quiet { console.line("added to \(entityName): " + addition.summary) }
                     } else {
                         storeModel = existing
                     }
@@ -185,9 +182,7 @@ struct ImportCommand: ParsableCommand {
                         entityNamed: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples, overrides: overrides, unique: constraints,
                         textIsUntyped: dataFormat == .csv, decimalComma: decimalComma)
                     try Self.checkNamed(overrides: overrides, constraints: constraints, in: inferred)
-                    step.fields = zip(inferred.entity.attributes, inferred.fieldNames).compactMap { attribute, field in
-                        attribute.name == field ? nil : FieldMapping(attribute: attribute.name, source: .field(field))
-                    }
+                    step.fields = inferred.renamedFields
                     if let existing {
                         var extended = existing
                         extended.entities.append(inferred.entity)

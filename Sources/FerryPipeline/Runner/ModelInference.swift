@@ -22,6 +22,14 @@ public enum ModelInference {
             self.fieldNames = fieldNames
         }
 
+        /// Mappings for the attributes whose names differ from their fields (`first_name` ←
+        /// `First Name`), for the import step.
+        public var renamedFields: [FieldMapping] {
+            zip(entity.attributes, fieldNames).compactMap { attribute, field in
+                attribute.name == field ? nil : FieldMapping(attribute: attribute.name, source: .field(field))
+            }
+        }
+
         /// `attribute type` per attribute, with `(from "Field")` when the names differ.
         public var summary: String {
             zip(entity.attributes, fieldNames).map { attribute, field in
