@@ -31,9 +31,13 @@ let package = Package(
             dependencies: ["CFerrySQLite"],
             swiftSettings: swiftSettings
         ),
+        .systemLibrary(
+            name: "CFerryCompression",
+            providers: [.apt(["zlib1g-dev", "libzstd-dev", "libbz2-dev", "liblzma-dev"]), .brew(["zlib", "zstd", "bzip2", "xz"])]
+        ),
         .target(
             name: "FerryFormats",
-            dependencies: ["FerryCore"],
+            dependencies: ["FerryCore", "CFerryCompression"],
             swiftSettings: swiftSettings
         ),
         .systemLibrary(
@@ -72,7 +76,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FerryFormatsTests",
-            dependencies: ["FerryFormats", "FerryTestSupport"],
+            dependencies: ["FerryFormats", "FerryTestSupport", "CFerryCompression"],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),

@@ -15,16 +15,32 @@ public enum FieldValue: Sendable, Hashable {
 }
 
 /// One field of a record: its value and where it starts in the input.
+///
+/// Two fields are equal when their values and positions are; ``quoted`` says how the value was
+/// written and takes no part in equality.
 public struct Field: Sendable, Hashable {
     public var value: FieldValue
     /// 1-based line and byte column where the field's value starts.
     public var line: Int
     public var column: Int
+    /// The CSV field was quoted: it is taken literally (never trimmed, never a null word).
+    public var quoted: Bool
 
-    public init(value: FieldValue, line: Int, column: Int) {
+    public init(value: FieldValue, line: Int, column: Int, quoted: Bool = false) {
         self.value = value
         self.line = line
         self.column = column
+        self.quoted = quoted
+    }
+
+    public static func == (lhs: Field, rhs: Field) -> Bool {
+        lhs.value == rhs.value && lhs.line == rhs.line && lhs.column == rhs.column
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(value)
+        hasher.combine(line)
+        hasher.combine(column)
     }
 }
 
@@ -106,4 +122,15 @@ public protocol RecordReader: AnyObject {
     func next() throws -> SourceRecord?
     /// Where the reader is now (for errors raised by the consumer between records).
     var currentLocation: InputLocation { get }
+}
+
+/// A reader that wraps another one and can step aside: it first hands over the records it holds
+/// (such as a sample read for model inference), then the wrapped reader continues. A consumer
+/// takes the held records, then reads the wrapped reader directly, so that wrapping a reader
+/// never costs it its byte-level fast path (``CSVReader/advance()``, ``JSONObjectReader``).
+public protocol ForwardingRecordReader: RecordReader {
+    /// The reader the records after the held ones come from.
+    var wrapped: any RecordReader { get }
+    /// Removes and returns the records to deliver before the wrapped reader's.
+    func takeHeldRecords() -> [SourceRecord]
 }

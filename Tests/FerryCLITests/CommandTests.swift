@@ -95,7 +95,7 @@ struct CommandTests {
             (["import", dir.file("missing.csv"), "--store", store, "--type", "age=frob"], "error: --type needs column=TYPE with a type such as int64, decimal, date; got 'age=frob'"),
             (["import", people, "--store", store, "--max-rejects", "5"], "error: --max-rejects needs --rejects FILE: rejected records must go somewhere"),
             (["import", people, "--store", store, "--rejects", "r.ndjson", "--max-rejects", "lots"], "error: --max-rejects must be a count or a percentage like 1%, got 'lots'"),
-            (["import", dir.file("data.xml"), "--store", store], "error: cannot tell the format of '\(dir.file("data.xml"))'; pass --format csv|json|ndjson"),
+            (["import", dir.file("data.xml"), "--store", store], "error: cannot tell the format of '\(dir.file("data.xml"))'; pass --format csv|tsv|json|ndjson"),
             (["import", people, "--store", store, "--model", Fixtures.peopleModel, "--entity", "Nobody"], "error: model People has no entity 'Nobody'; pass --entity (entities: Person)"),
             (["run", Fixtures.peopleJob, "--param", "novalue"], "Error: --param needs name=value, got 'novalue'"),
         ]
@@ -161,7 +161,7 @@ struct CommandTests {
 
         let products = try runFerry(["import", Fixtures.repository("samples/data/products.json"), "--json-pointer", "/data/products", "--store", store])
         #expect(products.exitCode == 0, "\(products)")
-        #expect(products.stdout.hasPrefix("inferred products: sku string, title string, price double, weight_kg double, tags json, uuid uuid\n"), "\(products)")
+        #expect(products.stdout.hasPrefix("inferred products: sku string, title string, price string, weight_kg double, tags json, uuid uuid\n"), "\(products)")
 
         let rejects = dir.file("orders.rejects.ndjson")
         let orders = try runFerry(["import", Fixtures.repository("samples/data/orders.ndjson"), "--store", store, "--rejects", rejects, "--max-rejects", "1", "--quiet"])
@@ -423,7 +423,7 @@ struct CommandTests {
         }
         #expect(try run(["budget=1"]) == 2)
         #expect(try run([]) == 0)
-        #expect(try run(["data=\(Fixtures.path("data/unclosed.csv"))"]) == 1)
+        #expect(try run(["data=\(dir.file("missing.csv"))"]) == 1)
         #expect(try run(["budget=lots"]) == 64)
         // Running the same job again: every good record is now a duplicate id (on_conflict: error).
         #expect(try run(["budget=2"]) == 2)

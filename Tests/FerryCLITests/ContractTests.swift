@@ -86,14 +86,18 @@ struct ContractTests {
 
         let result = try runFerry(Self.importArguments(data, store: store))
 
-        #expect(result.exitCode == 1, "\(result)")
-        #expect(result.errorLines == ["\(data):5002:27: error: quoted field is not closed before the end of the input (record 5001)"])
+        // The unclosed quote is one rejected record; the step allows none, so it is rolled back.
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(result.errorLines == [
+            "\(data):5002:27: error: quoted field is not closed before the end of the input (reading went on at the next line) (record 5001)",
+            "  the step allows no rejected records; add `rejects: FILE` and `max_rejects:` to the step to set them aside and go on",
+        ])
         let after = try StoreSnapshot.take(store)
         #expect(after == before)
         #expect(after.integrity == "ok")
         #expect(after.rows("Person") == 1_000)
         // The audit log records the failed run (outside the rolled-back transaction).
-        #expect(try StoreSnapshot.texts(store, "SELECT outcome, read, inserted FROM ferry_runs ORDER BY id DESC LIMIT 1") == [["failed", "5000", "5000"]])
+        #expect(try StoreSnapshot.texts(store, "SELECT outcome, read, inserted FROM ferry_runs ORDER BY id DESC LIMIT 1") == [["failed", "5001", "5000"]])
     }
 
     @Test("a JSON array cut off at the end leaves the store as it was")

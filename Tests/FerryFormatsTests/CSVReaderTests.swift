@@ -352,12 +352,28 @@ struct CSVReaderBadInputTests {
         ])
     }
 
-    @Test("an unterminated quote is fatal and points where the quote opened")
-    func unterminated() {
+    @Test("an unterminated quote rejects its record, pointing where the quote opened; reading goes on at the next line", arguments: [1, 2, 3, 7, 65536])
+    func unterminated(chunkSize: Int) {
         let path = fixture("unterminated.csv")
-        let outcome = read(path)
-        #expect(outcome.records.count == 1)
-        #expect(outcome.error == "\(path):3:3: error: quoted field is not closed before the end of the input (record 2)")
+        let outcome = read(path, chunkSize: chunkSize)
+        #expect(outcome.error == nil)
+        #expect(outcome.records.map(\.number) == [1, 2, 3])
+        #expect(outcome.records.map(\.problem) == [
+            nil, "\(path):3:3: error: quoted field is not closed before the end of the input (reading went on at the next line) (record 2)", nil,
+        ])
+        #expect(outcome.records[1].raw == "4,\"unterminated,5")
+        #expect(outcome.records[2].fields == [text("6", 4, 1), text("7", 4, 3), text("8", 4, 5)])
+        // CRLF after the quote's line, and a quote on the last line without a line break.
+        let dir = TemporaryDirectory()
+        let crlf = (try? dir.write("crlf.csv", "a,b\r\n1,\"x\r\n2,y\r\n\r\n3,z")) ?? ""
+        let records = read(crlf, chunkSize: chunkSize).records
+        #expect(records.map(\.line) == [2, 3, 5])
+        #expect(records.map { $0.problem != nil } == [true, false, false])
+        #expect(records.count == 3 && records[1].fields == [text("2", 3, 1), text("y", 3, 3)])
+        let last = (try? dir.write("last.csv", "a,b\n1,\"z")) ?? ""
+        #expect(read(last, chunkSize: chunkSize).records.map(\.problem) == [
+            "\(last):2:3: error: quoted field is not closed before the end of the input (reading went on at the next line) (record 1)"
+        ])
     }
 
     @Test("a record longer than the limit is fatal")

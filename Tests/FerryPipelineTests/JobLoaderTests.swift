@@ -130,6 +130,47 @@ struct JobLoaderTests {
         ])
     }
 
+    @Test("input keys: compressed sources, encoding, csv skip_lines, comment and skip_initial_space; tsv exports")
+    func inputKeys() throws {
+        let directory = TemporaryDirectory()
+        let path = try directory.write("job.yml", """
+            store: ":memory:"
+            steps:
+              - import:
+                  source: nightly.csv.gz
+                  entity: E
+                  encoding: windows-1252
+                  csv: {skip_lines: 2, comment: "#", skip_initial_space: true}
+              - import: {source: rows.tsv.zst, entity: E}
+              - import: {source: d.csv, entity: E, date_format: [dd.MM.yyyy, iso8601]}
+              - export: {entity: E, output: out.tsv}
+              - export: {entity: E, output: "-", format: tsv}
+            """)
+        let job = try JobLoader().load(path: path, parameters: [:], environment: [:])
+        let imports = job.steps.compactMap { step -> ImportStep? in if case .import(let s) = step { return s } else { return nil } }
+        #expect(imports.map(\.format) == [.csv, .csv, .csv])
+        #expect(imports[2].coercion.dateFormat.description == "dd.MM.yyyy, iso8601")
+        #expect(Coercion.parseDate("31.12.2023", format: imports[2].coercion.dateFormat) == Coercion.parseDate("2023-12-31", format: .iso8601))
+        #expect(imports[0].encoding?.iconvName == "WINDOWS-1252")
+        #expect(imports[0].csv.skipLines == 2)
+        #expect(imports[0].csv.comment == UInt8(ascii: "#"))
+        #expect(imports[0].csv.skipInitialSpace)
+        #expect(imports[0].csv.delimiter == UInt8(ascii: ","))
+        #expect(imports[1].csv.delimiter == 9)
+        let exports = job.steps.compactMap { step -> ExportStep? in if case .export(let s) = step { return s } else { return nil } }
+        #expect(exports.map(\.csvDelimiter) == [9, 9])
+
+        let bad = try directory.write("bad.yml", """
+            store: out.sqlite
+            steps:
+              - import: {source: a.csv, entity: E, encoding: nope-1}
+              - import: {source: a.csv, entity: E, csv: {skip_lines: -1, comment: "##"}}
+            """)
+        let errors = renderedErrors { _ = try JobLoader().load(path: bad, parameters: [:], environment: [:]) } ?? []
+        #expect(errors.count == 3, "\(errors)")
+        #expect(errors.first?.hasPrefix("\(bad):3:50: error: unknown encoding 'nope-1'") == true, "\(errors)")
+    }
+
     @Test("YAML syntax errors, missing files and missing keys")
     func fileProblems() throws {
         let directory = TemporaryDirectory()

@@ -39,7 +39,7 @@ struct ExportCommand: ParsableCommand {
     @Option(help: "Skip this many records first.")
     var offset: Int = 0
 
-    @Option(help: "csv, json or ndjson (default: from the output's extension).")
+    @Option(help: "csv, tsv, json or ndjson (default: from the output's extension; .tsv writes tabs).")
     var format: String?
 
     @Option(help: ArgumentHelp("The output file (default: standard output).", valueName: "file"))
@@ -95,6 +95,7 @@ struct ExportCommand: ParsableCommand {
                 step.predicate = filter
                 step.limit = limit
             }
+            if let delimiter = DataFormat.impliedDelimiter(formatName) { step.csvDelimiter = delimiter }
             step.sort = try sort.map { text throws(FerryError) in try SortDescriptor.parse(text, location: InputLocation(file: "--sort", line: 1, column: 1)) }
             if let fields {
                 step.fields = FetchProperty.list(fields, location: InputLocation(file: "--fields", line: 1, column: 1))

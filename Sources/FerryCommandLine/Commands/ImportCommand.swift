@@ -7,11 +7,17 @@ import Foundation
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import one CSV, JSON or NDJSON file into a store, without a job file.",
+        abstract: "Import one CSV, TSV, JSON or NDJSON file (optionally .gz, .zst, .bz2, .xz) into a store, without a job file.",
         discussion: """
             Without --model, ferry infers a one-entity model from the data the way sqlite-utils \
-            does (column names from the header or keys, types from the first records) and records it \
-            in the store; a later import of another file into the same store adds a table.
+            does (attribute names from the header or keys, types from the first records) and records it \
+            in the store; a later import of another file into the same store adds a table. Inference \
+            never loses information: 02134, +7095 and JSON strings such as "14.90" stay strings. \
+            Headers that are not identifiers are renamed by one rule (First Name → first_name, shown \
+            on the inferred line); unquoted NA, N/A, n/a, NULL, null, #N/A and empty fields are null \
+            unless --null says otherwise. A CSV file's delimiter is detected (, tab ; |) unless given; \
+            compressed files and UTF-16/32 with a byte order mark are read as they are. \
+            Example: ferry import sales.csv.gz --store s.sqlite --skip-lines 1 --decimal-comma --type "Zip Code=string"
             """)
 
     @Argument(help: ArgumentHelp("The data file (- for standard input).", valueName: "file"))
@@ -26,7 +32,7 @@ struct ImportCommand: ParsableCommand {
     @Option(help: "A model bundle or model file; without it the model is inferred or taken from the store.")
     var model: String?
 
-    @Option(help: "csv, json or ndjson (default: from the extension).")
+    @Option(help: "csv, tsv, json or ndjson (default: from the extension; .tsv and tsv read tab-separated CSV).")
     var format: String?
 
     @Option(help: "error, update, keep or replace.")
@@ -41,14 +47,50 @@ struct ImportCommand: ParsableCommand {
     @Option(help: ArgumentHelp("A JSON pointer to the records array.", valueName: "pointer"))
     var jsonPointer: String = ""
 
-    @Option(help: ArgumentHelp("The CSV delimiter (use \\t for tab).", valueName: "char"))
-    var delimiter: String = ","
+    @Option(help: ArgumentHelp("The CSV delimiter, e.g. --delimiter ';' (\\t or tab for a tab; default: detected from , tab ; |).", valueName: "char"))
+    var delimiter: String?
 
-    @Option(name: .customLong("type"), help: ArgumentHelp("Override an inferred type.", valueName: "column=TYPE"))
+    @Option(help: ArgumentHelp("The CSV quote character, e.g. --quote \"'\" (default: \").", valueName: "char"))
+    var quote: String?
+
+    @Flag(help: "The CSV file has no header row; name the columns with --columns.")
+    var noHeader = false
+
+    @Option(help: ArgumentHelp("Name the CSV columns, e.g. --columns id,name,city (with --no-header, or to replace the header's names).", valueName: "a,b,c"))
+    var columns: String?
+
+    @Option(help: ArgumentHelp("Skip this many lines before the CSV header, e.g. --skip-lines 2 for a title and a blank line.", valueName: "n"))
+    var skipLines: Int = 0
+
+    @Option(help: ArgumentHelp("Skip CSV lines that start with this character, e.g. --comment '#'.", valueName: "char"))
+    var comment: String?
+
+    @Flag(help: "Skip blanks at the start of CSV fields, so that a, \"b\" reads b as a quoted field.")
+    var skipInitialSpace = false
+
+    @Option(name: .customLong("null"), help: ArgumentHelp("A word that means null in an unquoted CSV field, e.g. --null NA --null - (repeatable; replaces the default list; --null '' for empty fields only).", valueName: "word"))
+    var nullWords: [String] = []
+
+    @Flag(help: "Trim white space around unquoted values before reading them.")
+    var trim = false
+
+    @Option(help: ArgumentHelp("The input's text encoding, e.g. --encoding windows-1252 (utf-8 default; utf-16le, utf-16be, latin-1 or any iconv name; a UTF-16/32 byte order mark is detected).", valueName: "name"))
+    var encoding: String?
+
+    @Flag(help: "Numbers are written with a decimal comma and . or blanks between thousands, e.g. 1.234,56.")
+    var decimalComma = false
+
+    @Option(help: ArgumentHelp("How dates are written, e.g. --date-format dd.MM.yyyy (iso8601, unix, unix_ms, excel or a pattern; repeat it to try several in order).", valueName: "format"))
+    var dateFormat: [String] = []
+
+    @Option(name: .customLong("type"), help: ArgumentHelp("Set the type of a column of an inferred model, by header or attribute name, e.g. --type \"Zip Code=string\" (repeatable).", valueName: "column=TYPE"))
     var types: [String] = []
 
-    @Option(name: .customLong("unique"), help: ArgumentHelp("Add a uniqueness constraint to an inferred model.", valueName: "column[,column]"))
+    @Option(name: .customLong("unique"), help: ArgumentHelp("Add a uniqueness constraint to an inferred model, e.g. --unique sku or --unique region,code.", valueName: "column[,column]"))
     var unique: [String] = []
+
+    @Flag(help: "Add the input's new columns to an inferred entity the store already has (as sqlite-utils --alter does), with inferred types.")
+    var alter = false
 
     @Option(help: "How many records to sample when inferring types.")
     var sample: Int = 1000
@@ -63,15 +105,15 @@ struct ImportCommand: ParsableCommand {
             guard let conflict = ConflictPolicy(rawValue: onConflict) else {
                 throw FerryError(.usage, "--on-conflict must be one of error, update, keep, replace")
             }
-            let formatName = format ?? URL(fileURLWithPath: file).pathExtension
+            let formatName = format ?? DataFormat.dataExtension(of: file)
             guard let dataFormat = DataFormat(name: formatName) ?? DataFormat(pathExtension: formatName) else {
-                throw FerryError(.usage, "cannot tell the format of '\(file)'; pass --format csv|json|ndjson")
+                throw FerryError(.usage, "cannot tell the format of '\(file)'; pass --format csv|tsv|json|ndjson")
             }
             try PathOrURL.requireStore(store)
             try CommandFiles.checkOutputs(
                 store: store, inputs: [(file, "the input"), (model, "the model")],
                 outputs: [(rejects, "--rejects"), (options.report, "--report")])
-            let entityName = entity ?? Self.identifier(from: file)
+            let entityName = entity ?? AttributeNaming.entityName(fromPath: file)
             var step = ImportStep(source: file, format: dataFormat, entity: entityName)
             step.onConflict = conflict
             step.validate = !noValidate
@@ -80,12 +122,22 @@ struct ImportCommand: ParsableCommand {
             }
             step.jsonPointer = jsonPointer
             step.rejectsPath = rejects
-            step.csv.delimiter = try Self.delimiterByte(delimiter)
             step.maxRejects = try Self.budget(maxRejects, hasRejectsFile: rejects != nil)
+            step.encoding = try encoding.map { name throws(FerryError) in try TextEncoding(named: name) }
+            let console = Console(quiet: options.quiet)
+            try configureCSV(&step, formatName: formatName, console: console)
+            step.coercion.trim = trim
+            step.coercion.decimalComma = decimalComma
+            let formats = try dateFormat.map { text throws(FerryError) -> DateFormat in
+                switch DateFormat.parse(text) {
+                case .success(let parsed): return parsed
+                case .failure(let error): throw FerryError(.usage, "--date-format \(text): \(error.message)")
+                }
+            }
+            if formats.count == 1 { step.coercion.dateFormat = formats[0] } else if formats.count > 1 { step.coercion.dateFormat = .firstOf(formats) }
             // Checked before any file is opened: a usage error is reported as one (exit 64).
             let overrides = try Self.typeOverrides(types)
 
-            let console = Console(quiet: options.quiet)
             // Where the import goes: the store, or for a dry run that would create the store or add
             // a table to it, a scratch store (or copy) removed at the end: a dry run changes nothing.
             var target = store
@@ -111,35 +163,61 @@ struct ImportCommand: ParsableCommand {
                 }
             } else {
                 let existing = FileManager.default.fileExists(atPath: store) ? try Store.metadata(at: store)?.model : nil
-                if let existing, existing.entity(named: entityName) != nil {
-                    storeModel = existing
+                let sampled = try SampledReader(ReaderFactory.open(step: step), sampleSize: max(1, sample))
+                reader = sampled
+                if let existing, let recorded = existing.entity(named: entityName) {
+                    try Self.refuseChanges(to: recorded, overrides: overrides, unique: unique)
+                    let inferred = ModelInference.infer(
+                        entityNamed: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples, overrides: overrides,
+                        textIsUntyped: dataFormat == .csv, decimalComma: decimalComma)
+                    let added = zip(inferred.entity.attributes, inferred.fieldNames).filter { attribute, field in
+                        recorded.attribute(named: attribute.name) == nil && recorded.attribute(named: field) == nil
+                    }
+                    step.fields = Self.renamedFields(sampled.fieldNames, into: recorded)
+                    if alter && !added.isEmpty {
+                        var extended = existing
+                        extended.version = String((Int(existing.version) ?? 0) + 1)
+                        if let position = extended.entities.firstIndex(where: { $0.name == entityName }) {
+                            extended.entities[position].attributes += added.map(\.0)
+                        }
+                        try Self.check(extended)
+                        if options.dryRun {
+                            try Self.copyForDryRun(store, to: scratch)
+                            target = scratch
+                        }
+                        try Store.addAttributes(added.map(\.0), to: entityName, at: target, model: extended)
+                        let addition = ModelInference.Result(entity: EntityDescription(name: entityName, attributes: added.map(\.0)), fieldNames: added.map(\.1))
+                        step.fields += addition.renamedFields
+                        storeModel = extended
+                        if !options.quiet { console.line("added to \(entityName): " + addition.summary) }
+                    } else {
+                        storeModel = existing
+                    }
                 } else {
-                    let sampled = try SampledReader(ReaderFactory.open(step: step), sampleSize: max(1, sample))
-                    reader = sampled
                     let constraints = unique.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
-                    let inferred = ModelInference.inferEntity(named: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples, overrides: overrides, unique: constraints)
+                    let inferred = ModelInference.infer(
+                        entityNamed: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples, overrides: overrides, unique: constraints,
+                        textIsUntyped: dataFormat == .csv, decimalComma: decimalComma)
+                    try Self.checkNamed(overrides: overrides, constraints: constraints, in: inferred)
+                    step.fields = inferred.renamedFields
                     if let existing {
                         var extended = existing
-                        extended.entities.append(inferred)
+                        extended.entities.append(inferred.entity)
                         extended.version = String((Int(existing.version) ?? 0) + 1)
                         try Self.check(extended)
                         if options.dryRun {
-                            do {
-                                try FileManager.default.copyItem(atPath: store, toPath: scratch)
-                            } catch {
-                                throw FerryError(.io, "cannot copy '\(store)' for the dry run: \(FileErrorReason.describe(error))")
-                            }
+                            try Self.copyForDryRun(store, to: scratch)
                             target = scratch
                         }
                         try Store.addEntities([entityName], at: target, model: extended)
                         storeModel = extended
                     } else {
-                        let created = ObjectModel(name: entityName, version: "1", entities: [inferred])
+                        let created = ObjectModel(name: entityName, version: "1", entities: [inferred.entity])
                         try Self.check(created)
                         storeModel = created
                     }
                     if !options.quiet {
-                        console.line("inferred \(entityName): " + inferred.attributes.map { "\($0.name) \($0.type.rawValue)" }.joined(separator: ", "))
+                        console.line("inferred \(entityName): " + inferred.summary)
                     }
                 }
             }
@@ -165,26 +243,125 @@ struct ImportCommand: ParsableCommand {
         }
     }
 
+    /// A dry run that changes a store's model works on a copy of it.
+    static func copyForDryRun(_ store: String, to scratch: String) throws {
+        do {
+            try FileManager.default.copyItem(atPath: store, toPath: scratch)
+        } catch {
+            throw FerryError(.io, "cannot copy '\(store)' for the dry run: \(FileErrorReason.describe(error))")
+        }
+    }
+
     static func check(_ model: ObjectModel) throws {
         let problems = ModelChecker.check(model)
         if !problems.isEmpty { throw FerryErrors(problems) }
     }
 
-    /// An identifier from a file's base name: `orders-2024.csv` → `orders_2024`.
-    static func identifier(from path: String) -> String {
-        let base = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
-        var name = String(base.map { $0.isLetter || $0.isNumber || $0 == "_" ? $0 : "_" })
-        if name.isEmpty || name == "_" { name = "records" }
-        if let first = name.first, first.isNumber { name = "_" + name }
-        return name
+    /// Applies the CSV options: the delimiter (given, implied by tsv, or detected), the quote,
+    /// header and column names, null words and initial blanks.
+    func configureCSV(_ step: inout ImportStep, formatName: String, console: Console) throws {
+        let csvFlagsGiven = delimiter != nil || quote != nil || noHeader || columns != nil || skipInitialSpace || !nullWords.isEmpty || skipLines != 0 || comment != nil
+        guard step.format == .csv else {
+            if csvFlagsGiven {
+                throw FerryError(.usage, "--delimiter, --quote, --no-header, --columns, --skip-lines, --comment, --skip-initial-space and --null apply to CSV, not \(step.format.rawValue)")
+            }
+            return
+        }
+        if let quote { step.csv.quote = try Self.oneByte(quote, flag: "--quote") }
+        guard skipLines >= 0 else { throw FerryError(.usage, "--skip-lines must be 0 or more, not \(skipLines)") }
+        step.csv.skipLines = skipLines
+        if let comment { step.csv.comment = try Self.oneByte(comment, flag: "--comment") }
+        let sample = file == "-" ? nil : CSVDialectSniffer.sample(path: file, encoding: step.encoding)
+        if let delimiter {
+            step.csv.delimiter = try Self.oneByte(delimiter, flag: "--delimiter")
+        } else if let implied = DataFormat.impliedDelimiter(formatName) {
+            step.csv.delimiter = implied
+        } else if let sample, let detected = CSVDialectSniffer.sniffDelimiter(
+            sample.bytes, quote: step.csv.quote, isComplete: sample.isComplete, skipLines: step.csv.skipLines, comment: step.csv.comment)
+        {
+            step.csv.delimiter = detected
+            if detected != UInt8(ascii: ",") && !options.quiet {
+                console.line("detected delimiter \(Self.describe(detected)) in \(file)")
+            }
+        }
+        if model == nil && !noHeader && columns == nil, let sample, let count = CSVDialectSniffer.headerlessColumnCount(
+            sample.bytes, delimiter: step.csv.delimiter, quote: step.csv.quote, isComplete: sample.isComplete, skipLines: step.csv.skipLines,
+            comment: step.csv.comment)
+        {
+            // The first row is data: the columns are named by position.
+            step.csv.hasHeader = false
+            step.csv.columns = (1...count).map { "column_\($0)" }
+            if !options.quiet { console.line("detected no header row in \(file): columns column_1 … column_\(count)") }
+        }
+        if let columns {
+            step.csv.columns = columns.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingCharacters(in: .whitespaces) }
+        }
+        if noHeader {
+            guard step.csv.columns != nil else { throw FerryError(.usage, "--no-header needs --columns a,b,c to name the columns") }
+            step.csv.hasHeader = false
+        }
+        step.csv.skipInitialSpace = skipInitialSpace
+        // Headers with blank or repeated names still import: they are renamed, not refused.
+        step.csv.renamesUnusableHeaders = true
+        // A step's null words reach the CSV reader through ReaderFactory (unquoted fields only).
+        step.coercion.nullTokens = nullWords.isEmpty ? (model == nil ? Self.defaultNullWords : [""]) : Set(nullWords)
     }
 
-    static func delimiterByte(_ text: String) throws -> UInt8 {
-        if text == "\\t" || text == "tab" { return UInt8(ascii: "\t") }
+    /// Null words of a `ferry import` without `--model`, as pandas and csvkit read them: an
+    /// empty field, `NA`, `N/A`, `n/a`, `NULL`, `null` and `#N/A` (unquoted; `-` is not null).
+    static let defaultNullWords: Set<String> = ["", "NA", "N/A", "n/a", "NULL", "null", "#N/A"]
+
+    static func describe(_ byte: UInt8) -> String {
+        byte == 9 ? "tab" : "'\(String(UnicodeScalar(byte)))'"
+    }
+
+    static func oneByte(_ text: String, flag: String) throws -> UInt8 {
+        if text == "\\t" || text == "tab" || text == "\t" { return UInt8(ascii: "\t") }
         guard text.utf8.count == 1, let byte = text.utf8.first else {
-            throw FerryError(.usage, "--delimiter must be one character, got '\(text)'")
+            throw FerryError(.usage, "\(flag) must be one character, got '\(text)'")
         }
         return byte
+    }
+
+    /// Field mappings for headers whose derived attribute names (``AttributeNaming``) differ from
+    /// them, so that a later import into an inferred entity finds `First Name` in `first_name`.
+    static func renamedFields(_ fieldNames: [String], into entity: EntityDescription) -> [FieldMapping] {
+        let names = AttributeNaming.attributeNames(for: fieldNames)
+        return zip(fieldNames, names).compactMap { field, name in
+            guard name != field, entity.attribute(named: field) == nil, entity.attribute(named: name) != nil else { return nil }
+            return FieldMapping(attribute: name, source: .field(field))
+        }
+    }
+
+    /// `--type` and `--unique` change a model; on an entity the store already has they would be
+    /// silently ignored, so anything that differs is refused.
+    static func refuseChanges(to entity: EntityDescription, overrides: [String: AttributeType], unique: [String]) throws {
+        for (name, type) in overrides.sorted(by: { $0.key < $1.key }) {
+            let attributeName = entity.attribute(named: name) != nil ? name : AttributeNaming.identifier(name, fallback: name)
+            guard let attribute = entity.attribute(named: attributeName) else {
+                throw FerryError(.usage, "--type \(name)=\(type.rawValue): \(entity.name) has no attribute '\(name)' (attributes: \(entity.attributes.map(\.name).joined(separator: ", ")))")
+            }
+            if attribute.type != type {
+                throw FerryError(
+                    .usage,
+                    "--type \(name)=\(type.rawValue): the store already has \(entity.name).\(attribute.name) as \(attribute.type.rawValue); --type applies only when a model is inferred (change a stored type by migrating the store to a new model version)")
+            }
+        }
+        if !unique.isEmpty {
+            throw FerryError(.usage, "--unique applies only when a model is inferred; the store already has \(entity.name) (add a constraint by migrating the store to a new model version)")
+        }
+    }
+
+    /// Every `--type` and `--unique` column must be a field (or derived attribute) of the input.
+    static func checkNamed(overrides: [String: AttributeType], constraints: [[String]], in inferred: ModelInference.Result) throws {
+        let known = Set(inferred.fieldNames).union(inferred.entity.attributes.map(\.name))
+        let columns = inferred.fieldNames.joined(separator: ", ")
+        for name in overrides.keys.sorted() where !known.contains(name) {
+            throw FerryError(.usage, "--type \(name)=…: the input has no column '\(name)' (columns: \(columns))\(Suggestions.didYouMean(name, in: inferred.fieldNames))")
+        }
+        for name in constraints.joined() where !known.contains(name) {
+            throw FerryError(.usage, "--unique \(name): the input has no column '\(name)' (columns: \(columns))\(Suggestions.didYouMean(name, in: inferred.fieldNames))")
+        }
     }
 
     static func budget(_ text: String?, hasRejectsFile: Bool) throws -> RejectBudget {

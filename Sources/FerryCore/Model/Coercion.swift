@@ -9,6 +9,12 @@ public enum Coercion {
     public static func coerce(_ text: String, to type: AttributeType, options: CoercionOptions = CoercionOptions()) -> Result<Value, CoercionFailure> {
         let text = options.trim ? text.trimmingCharacters(in: .whitespacesAndNewlines) : text
         if !options.nullTokens.isEmpty, options.nullTokens.contains(text) { return .success(.null) }
+        if options.decimalComma && type.isNumeric {
+            guard let plain = DecimalCommaText.plain(text) else {
+                return .failure(CoercionFailure("'\(excerpt(text))' is not a number written with a decimal comma (like 1.234,56)"))
+            }
+            return coerce(plain, to: type, options: CoercionOptions())
+        }
         switch type {
         case .int16, .int32, .int64:
             guard let value = parseInteger(text) else {
@@ -154,8 +160,18 @@ public enum Coercion {
             return overflow ? nil : product + millis
         case .unixMilliseconds:
             return parseInteger(text)
+        case .excelSerial:
+            // Days since 1899-12-30 (Excel's day 0, which absorbs its 1900 leap-year bug for
+            // dates after February 1900), rounded to the millisecond.
+            guard let days = parseDouble(text), days.isFinite, abs(days) < 3_000_000 else { return nil }
+            return Int64((days * 86_400_000).rounded()) - 2_209_161_600_000
         case .pattern(let pattern):
             return pattern.parse(text)
+        case .firstOf(let formats):
+            for format in formats {
+                if let millis = parseDate(text, format: format) { return millis }
+            }
+            return nil
         }
     }
 

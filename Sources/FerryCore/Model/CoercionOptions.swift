@@ -11,6 +11,8 @@ public struct CoercionOptions: Sendable, Hashable {
     public var trim: Bool
     /// How dates are written in the source.
     public var dateFormat: DateFormat
+    /// Numbers are written with a decimal comma and optional thousands separators (`1.234,56`).
+    public var decimalComma: Bool = false
 
     public static let defaultTrueWords: Set<String> = ["true", "yes", "1", "t", "y", "on"]
     public static let defaultFalseWords: Set<String> = ["false", "no", "0", "f", "n", "off"]
@@ -28,6 +30,14 @@ public struct CoercionOptions: Sendable, Hashable {
         self.trim = trim
         self.dateFormat = dateFormat
     }
+
+    /// These options for a value taken literally (a quoted CSV field): no trimming, no null words.
+    public var literal: CoercionOptions {
+        var options = self
+        options.trim = false
+        options.nullTokens = []
+        return options
+    }
 }
 
 /// How dates are written in a source.
@@ -38,15 +48,22 @@ public enum DateFormat: Sendable, Hashable, CustomStringConvertible {
     case unixSeconds
     /// Milliseconds since 1970.
     case unixMilliseconds
+    /// An Excel serial date: days since 1899-12-30, the fraction the time of day (`45292.5` is
+    /// 2024-01-01 12:00 UTC), as spreadsheets export dates.
+    case excelSerial
     /// A Unicode date pattern such as `dd/MM/yyyy HH:mm:ss`.
     case pattern(DatePattern)
+    /// Several formats tried in order; the first that reads the text wins
+    /// (`[dd.MM.yyyy, yyyy-MM-dd, iso8601]`).
+    indirect case firstOf([DateFormat])
 
-    /// Parses `iso8601`, `unix`, `unix_ms` or a pattern; nil with a reason when the pattern is bad.
+    /// Parses `iso8601`, `unix`, `unix_ms`, `excel` or a pattern; nil with a reason when the pattern is bad.
     public static func parse(_ text: String) -> Result<DateFormat, FerryError> {
         switch text.lowercased() {
         case "iso8601", "iso-8601", "rfc3339": return .success(.iso8601)
         case "unix", "epoch", "unix_seconds": return .success(.unixSeconds)
         case "unix_ms", "epoch_ms", "unix_milliseconds": return .success(.unixMilliseconds)
+        case "excel", "excel_serial": return .success(.excelSerial)
         default: return DatePattern.compile(text).map { .pattern($0) }
         }
     }
@@ -56,7 +73,9 @@ public enum DateFormat: Sendable, Hashable, CustomStringConvertible {
         case .iso8601: return "iso8601"
         case .unixSeconds: return "unix"
         case .unixMilliseconds: return "unix_ms"
+        case .excelSerial: return "excel"
         case .pattern(let pattern): return pattern.text
+        case .firstOf(let formats): return formats.map(\.description).joined(separator: ", ")
         }
     }
 }

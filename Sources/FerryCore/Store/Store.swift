@@ -229,4 +229,18 @@ extension Store {
             try StoreMetadata.write(for: model, to: connection, createdAt: DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)))
         }
     }
+
+    /// Adds optional attributes to an entity the store has (`ALTER TABLE … ADD COLUMN`), in one
+    /// transaction with recording `model`, which must be the store's model plus those attributes
+    /// (`ferry import --alter` on an inferred store).
+    public static func addAttributes(_ attributes: [AttributeDescription], to entity: String, at path: String, model: ObjectModel) throws {
+        let connection = try Connection(path: path, create: false)
+        try configure(connection, busyTimeout: .seconds(30))
+        try connection.transaction(.immediate) {
+            for attribute in attributes {
+                try connection.execute("ALTER TABLE \(SQL.quote(StoreLayout.table(forEntityNamed: entity))) ADD COLUMN \(StoreSchema.columnDefinition(attribute))")
+            }
+            try StoreMetadata.write(for: model, to: connection, createdAt: DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)))
+        }
+    }
 }

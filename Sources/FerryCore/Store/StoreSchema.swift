@@ -58,6 +58,16 @@ public enum StoreSchema {
         }
     }
 
+    /// An attribute's column: quoted name, type, `NOT NULL` and `DEFAULT` as the model says.
+    static func columnDefinition(_ attribute: AttributeDescription) -> String {
+        var column = "\(SQL.quote(attribute.name)) \(attribute.type.sqliteColumnType)"
+        if !attribute.isOptional { column += " NOT NULL" }
+        if let value = attribute.defaultValue, !value.isNull {
+            column += " DEFAULT \(StorageCoding.sqlLiteral(value))"
+        }
+        return column
+    }
+
     /// The table statements of `model` without their indexes.
     public static func tableStatements(for model: ObjectModel) -> [String] {
         tablesAndIndexes(for: model).tables
@@ -71,12 +81,7 @@ public enum StoreSchema {
             let table = SQL.quote(StoreLayout.table(for: entity))
             var columns = ["\(SQL.quote(StoreLayout.primaryKey)) INTEGER PRIMARY KEY"]
             for attribute in entity.attributes {
-                var column = "\(SQL.quote(attribute.name)) \(attribute.type.sqliteColumnType)"
-                if !attribute.isOptional { column += " NOT NULL" }
-                if let value = attribute.defaultValue, !value.isNull {
-                    column += " DEFAULT \(StorageCoding.sqlLiteral(value))"
-                }
-                columns.append(column)
+                columns.append(columnDefinition(attribute))
             }
             for relationship in entity.relationships {
                 switch StoreLayout.storage(of: relationship, in: entity, model: model) {

@@ -14,18 +14,32 @@ public struct CSVOptions: Sendable, Hashable {
     /// Texts that read as ``FieldValue/null`` when a field is written unquoted; a quoted field
     /// is never null. The default `[""]` makes `a,,b` null and `a,"",b` an empty string.
     public var nullTokens: Set<String> = [""]
+    /// Skip blanks (spaces) at the start of every field, so that `a, "b"` reads `b` as a quoted
+    /// field, as Python's `csv` does with `skipinitialspace`.
+    public var skipInitialSpace: Bool = false
+    /// Accept a header with blank or repeated names: a blank one becomes `column_N` (its 1-based
+    /// position), a repeated one `name_2`, `name_3`, …. Off by default: a job maps fields by name.
+    public var renamesUnusableHeaders: Bool = false
+    /// Lines skipped before the header (or the first record), whatever they hold.
+    public var skipLines: Int = 0
+    /// Lines that start with this byte are comments, skipped like blank lines.
+    public var comment: UInt8? = nil
 
     public init(
         delimiter: UInt8 = UInt8(ascii: ","),
         quote: UInt8 = UInt8(ascii: "\""),
         hasHeader: Bool = true,
         columns: [String]? = nil,
-        nullTokens: Set<String> = [""]
+        nullTokens: Set<String> = [""],
+        skipInitialSpace: Bool = false,
+        renamesUnusableHeaders: Bool = false
     ) {
         self.delimiter = delimiter
         self.quote = quote
         self.hasHeader = hasHeader
         self.columns = columns
         self.nullTokens = nullTokens
+        self.skipInitialSpace = skipInitialSpace
+        self.renamesUnusableHeaders = renamesUnusableHeaders
     }
 }

@@ -89,6 +89,7 @@ public final class CSVReader: RecordReader {
 
     private enum ProblemKind {
         case textAfterQuote
+        case unclosedQuote
     }
 
     private var spans: [Span] = []
@@ -127,9 +128,10 @@ public final class CSVReader: RecordReader {
         self.init(input: input, options: options, chunkSize: Self.defaultChunkSize)
     }
 
-    /// Opens `path` (`-` for standard input) and reads it as CSV.
-    public convenience init(path: String, options: CSVOptions) throws {
-        self.init(input: try InputFile(path: path), options: options)
+    /// Opens `path` (`-` for standard input) and reads it as CSV (`encoding` nil: UTF-8, or what
+    /// a byte order mark says).
+    public convenience init(path: String, options: CSVOptions, encoding: TextEncoding? = nil) throws {
+        self.init(input: try InputFile(path: path, encoding: encoding), options: options)
     }
 
     /// A reader with a given chunk size and record limit (tests use tiny ones).
@@ -265,6 +267,10 @@ public final class CSVReader: RecordReader {
         return try scratch.withUnsafeBufferPointer { try body($0) }
     }
 
+    /// True when a column of the current record was quoted (taken literally: not trimmed, not null).
+    @inline(__always)
+    public func isFieldQuoted(_ index: Int) -> Bool { spans[index].quoted }
+
     /// The line and byte column where a column of the current record starts.
     public func fieldPosition(_ index: Int) -> (line: Int, column: Int) {
         let span = spans[index]
@@ -285,6 +291,11 @@ public final class CSVReader: RecordReader {
                 at: InputLocation(file: sourceName)
             )
         }
+        if let comment = o.comment, comment == o.delimiter || comment == o.quote || comment == 10 || comment == 13 {
+            throw FerryError(
+                .invalidDefinition, "the CSV comment character must differ from the delimiter, the quote and line breaks",
+                at: InputLocation(file: sourceName))
+        }
         if let columns = options.columns {
             var seen = Set<String>()
             for name in columns {
@@ -303,6 +314,7 @@ public final class CSVReader: RecordReader {
             )
         }
 
+        try skipLines(options.skipLines)
         var names: [String] = []
         if options.hasHeader {
             scanningHeader = true
@@ -338,6 +350,17 @@ public final class CSVReader: RecordReader {
                 throw utf8Error(span: span, fieldName: nil, record: nil, header: true)
             }
             let location = InputLocation(file: sourceName, line: span.line, column: span.column)
+            if options.renamesUnusableHeaders {
+                var unique = name.isEmpty ? "column_\(index + 1)" : name
+                var suffix = 2
+                while seen.contains(unique) {
+                    unique = "\(name.isEmpty ? "column_\(index + 1)" : name)_\(suffix)"
+                    suffix += 1
+                }
+                seen.insert(unique)
+                names.append(unique)
+                continue
+            }
             guard !name.isEmpty else {
                 throw FerryError(.invalidInput, "column \(index + 1) of the header has an empty name", at: location)
             }
@@ -377,7 +400,7 @@ public final class CSVReader: RecordReader {
                     problem = utf8Error(span: span, fieldName: fieldNames[index], record: number, header: false)
                 }
             }
-            fields.append(Field(value: value, line: span.line, column: span.column))
+            fields.append(Field(value: value, line: span.line, column: span.column, quoted: span.quoted))
         }
         if problem == nil && spans.count != columnCount {
             let location: InputLocation
@@ -423,6 +446,8 @@ public final class CSVReader: RecordReader {
         switch problem.kind {
         case .textAfterQuote:
             message = "unexpected text after the closing \(quoteName) of a field"
+        case .unclosedQuote:
+            message = "quoted field is not closed before the end of the input (reading went on at the next line)"
         }
         return FerryError(
             .invalidInput,
@@ -457,13 +482,16 @@ public final class CSVReader: RecordReader {
         }
         let hex = String(base[bad], radix: 16, uppercase: true)
         let byte = "0x" + (hex.count == 1 ? "0" + hex : hex)
+        // A transcoded input marks a sequence invalid in its encoding with 0xFF (never UTF-8).
+        let invalid = input.encoding.map { encoding in base[bad] == 0xFF ? "text that is not valid \(encoding)" : "invalid UTF-8 (byte \(byte))" }
+            ?? "invalid UTF-8 (byte \(byte))"
         let message: String
         if header {
-            message = "invalid UTF-8 (byte \(byte)) in the header"
+            message = "\(invalid) in the header"
         } else if let fieldName {
-            message = "invalid UTF-8 (byte \(byte)) in field '\(fieldName)'"
+            message = "\(invalid) in field '\(fieldName)'"
         } else {
-            message = "invalid UTF-8 (byte \(byte))"
+            message = invalid
         }
         return FerryError(.invalidInput, message, at: InputLocation(file: sourceName, line: line, column: column, record: record))
     }
@@ -538,7 +566,7 @@ public final class CSVReader: RecordReader {
     }
 
     private enum State {
-        case fieldStart, unquoted, quoted, quotedAfterCR, quoteInQuoted
+        case fieldStart, unquoted, quoted, quotedAfterCR, quoteInQuoted, comment
     }
 
     /// Scans one record into `spans`, `recordStart`, `recordEnd`, reading more input as needed.
@@ -551,6 +579,9 @@ public final class CSVReader: RecordReader {
         if skipLF || !bomChecked { try leadIn() }
 
         let classes = UnsafePointer(byteClass)
+        let skipInitialSpace = options.skipInitialSpace
+        let comment = options.comment.map(Int.init) ?? -1
+        var isComment = false
         var base = buffer
         var end = dataEnd
         var p = pos
@@ -591,7 +622,15 @@ public final class CSVReader: RecordReader {
                         contentStart = p
                     case .unquoted:
                         break
+                    case .comment:
+                        break scan
                     case .quoted, .quotedAfterCR:
+                        if !scanningHeader {
+                            // An unclosed quote: the record ends with the line the quote opened
+                            // on, is returned as a problem, and reading goes on with the next line.
+                            return resynchronize(
+                                recordStart: rs, quoteContent: contentStart, end: end, spans: &spans, fieldLine: fieldLine, fieldColumn: fieldColumn)
+                        }
                         line = lineNumber
                         throw FerryError(
                             .invalidInput,
@@ -614,6 +653,18 @@ public final class CSVReader: RecordReader {
             }
             switch state {
             case .fieldStart:
+                if Int(base[p]) == comment && p == rs {
+                    // A comment line: skipped like a blank line (its line still counts).
+                    isComment = true
+                    state = .comment
+                    continue scan
+                }
+                if skipInitialSpace && base[p] == 32 {
+                    // `a, "b"`: blanks before a field are not part of it.
+                    p += 1
+                    fieldColumn += 1
+                    continue scan
+                }
                 if classes[Int(base[p])] == 4 {
                     p += 1
                     contentStart = p
@@ -660,6 +711,11 @@ public final class CSVReader: RecordReader {
                     ls = p
                     state = .quotedAfterCR
                 }
+            case .comment:
+                while p < end && base[p] != 10 && base[p] != 13 { p += 1 }
+                if p == end { continue scan }
+                terminatorIsCR = base[p] == 13
+                break scan
             case .quotedAfterCR:
                 if base[p] == 10 {
                     p += 1
@@ -714,7 +770,58 @@ public final class CSVReader: RecordReader {
         pos = p
         line = lineNumber
         lineStart = ls
+        if isComment { return .blank }
         return recordEnd == recordStart && spans.count == 1 && !spans[0].quoted ? .blank : .record
+    }
+
+    /// Skips `count` lines before the header (a title, a report's preamble), whatever they hold.
+    private func skipLines(_ count: Int) throws {
+        var skipped = 0
+        while skipped < count {
+            if skipLF || !bomChecked { try leadIn() }
+            if pos == dataEnd {
+                let (shift, read) = try refill(keep: pos)
+                pos -= shift
+                lineStart -= shift
+                if read == 0 { return }
+            }
+            while pos < dataEnd && buffer[pos] != 10 && buffer[pos] != 13 { pos += 1 }
+            guard pos < dataEnd else { continue }
+            if buffer[pos] == 13 {
+                pos += 1
+                if pos == dataEnd { skipLF = true } else if buffer[pos] == 10 { pos += 1 }
+            } else {
+                pos += 1
+            }
+            line += 1
+            lineStart = pos
+            skipped += 1
+        }
+    }
+
+    /// Ends the record at the end of the line where an unclosed quote opened (the input ended
+    /// inside the quoted field, so everything after it is still in the window) and moves to the
+    /// next line: one bad quote costs one rejected record, not the step.
+    private func resynchronize(recordStart rs: Int, quoteContent: Int, end: Int, spans: inout [Span], fieldLine: Int, fieldColumn: Int) -> Outcome {
+        let base = buffer
+        var cut = quoteContent
+        while cut < end && base[cut] != 10 && base[cut] != 13 { cut += 1 }
+        spans.append(Span(start: quoteContent - rs, end: cut - rs, line: fieldLine, column: fieldColumn, quoted: true, escaped: false))
+        scanProblem = (.unclosedQuote, fieldLine, fieldColumn)
+        recordStart = rs
+        recordEnd = cut
+        endLine = fieldLine
+        // The quote is at column `fieldColumn` of its line.
+        endColumn = cut - (quoteContent - fieldColumn) + 1
+        var next = cut
+        if next < end {
+            next += base[next] == 13 && next + 1 < end && base[next + 1] == 10 ? 2 : 1
+        }
+        pos = next
+        line = fieldLine + 1
+        lineStart = next
+        skipLF = false
+        return .record
     }
 }
 

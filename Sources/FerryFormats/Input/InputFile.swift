@@ -8,44 +8,64 @@ import FerryCore
 
 /// A file (or standard input) read in chunks through `read(2)`, for the streaming readers.
 ///
-/// Holds no more than the caller's buffer: readers keep their own bounded window and refill it.
+/// Compressed input (gzip, zstd, bzip2, xz) is recognised by its first bytes and decompressed as
+/// it is read; text in another encoding (a declared one, or UTF-16/32 with a byte order mark) is
+/// converted to UTF-8. Readers always see UTF-8 text, so every line and column they report is
+/// one of the decompressed text.
+///
+/// Holds no more than the caller's buffer and one chunk per decoder: readers keep their own
+/// bounded window and refill it.
 public final class InputFile {
     /// The name used in error locations: the path as given, or `<stdin>`.
     public let name: String
-    private var descriptor: Int32
-    private let ownsDescriptor: Bool
+    /// The compression found at the start of the input, if any.
+    public private(set) var compression: Compression?
+    /// The encoding the input is converted from: the declared one, or one a byte order mark
+    /// declared; nil for UTF-8.
+    public private(set) var encoding: TextEncoding?
+    private var source: any ByteSource
 
     /// Opens `path` for reading; `-` reads standard input.
-    public init(path: String) throws {
+    /// - Parameter encoding: the input's encoding; nil reads UTF-8 unless a UTF-16 or UTF-32
+    ///   byte order mark says otherwise.
+    public init(path: String, encoding: TextEncoding? = nil) throws {
+        let file: DescriptorSource
         if path == "-" {
             name = "<stdin>"
-            descriptor = 0
-            ownsDescriptor = false
-            return
+            file = DescriptorSource(descriptor: 0, owned: false, name: name)
+        } else {
+            name = path
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                let reason = String(cString: strerror(errno))
+                throw FerryError(.io, "cannot open '\(path)': \(reason)", at: InputLocation(file: path))
+            }
+            file = DescriptorSource(descriptor: fd, owned: true, name: path)
         }
-        name = path
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            let reason = String(cString: strerror(errno))
-            throw FerryError(.io, "cannot open '\(path)': \(reason)", at: InputLocation(file: path))
+        source = file
+        let magic = try PrefixedSource.peek(source, count: Compression.magicLength)
+        source = PrefixedSource(prefix: magic, rest: source)
+        if let compression = Compression(magic: magic) {
+            self.compression = compression
+            source = try DecompressingSource(source, compression: compression, name: name)
         }
-        descriptor = fd
-        ownsDescriptor = true
+        if let encoding, !encoding.isUTF8 {
+            self.encoding = encoding
+            source = try TranscodingSource(source, encoding: encoding, name: name)
+        } else if encoding == nil {
+            let start = try PrefixedSource.peek(source, count: 4)
+            if let (declared, length) = TextEncoding.byteOrderMark(start) {
+                self.encoding = declared
+                source = try TranscodingSource(PrefixedSource(prefix: Array(start.dropFirst(length)), rest: source), encoding: declared, name: name)
+            } else {
+                source = PrefixedSource(prefix: start, rest: source)
+            }
+        }
     }
 
-    /// Reads up to `count` bytes into `buffer` at `offset`; returns the number read, 0 at the end.
+    /// Reads up to `count` bytes into `buffer`; returns the number read, 0 at the end.
     public func read(into buffer: UnsafeMutableRawPointer, count: Int) throws -> Int {
-        while true {
-            #if canImport(Glibc)
-                let n = Glibc.read(descriptor, buffer, count)
-            #else
-                let n = Darwin.read(descriptor, buffer, count)
-            #endif
-            if n >= 0 { return n }
-            if errno == EINTR { continue }
-            let reason = String(cString: strerror(errno))
-            throw FerryError(.io, "cannot read '\(name)': \(reason)", at: InputLocation(file: name))
-        }
+        try source.read(into: buffer, count: count)
     }
 
     /// Appends up to `chunkSize` bytes to `buffer`; returns the number appended, 0 at the end.
@@ -67,7 +87,35 @@ public final class InputFile {
         return appended
     }
 
+}
+
+/// A file descriptor read with `read(2)`, retried on EINTR.
+final class DescriptorSource: ByteSource {
+    private let descriptor: Int32
+    private let owned: Bool
+    private let name: String
+
+    init(descriptor: Int32, owned: Bool, name: String) {
+        self.descriptor = descriptor
+        self.owned = owned
+        self.name = name
+    }
+
+    func read(into buffer: UnsafeMutableRawPointer, count: Int) throws -> Int {
+        while true {
+            #if canImport(Glibc)
+                let n = Glibc.read(descriptor, buffer, count)
+            #else
+                let n = Darwin.read(descriptor, buffer, count)
+            #endif
+            if n >= 0 { return n }
+            if errno == EINTR { continue }
+            let reason = String(cString: strerror(errno))
+            throw FerryError(.io, "cannot read '\(name)': \(reason)", at: InputLocation(file: name))
+        }
+    }
+
     deinit {
-        if ownsDescriptor { close(descriptor) }
+        if owned { close(descriptor) }
     }
 }

@@ -48,12 +48,13 @@ public final class JSONArrayReader: JSONObjectReader {
     ///     a single record is larger).
     ///   - maxDepth: the deepest nesting accepted before a located error.
     ///   - maxRecordBytes: the most bytes one record (one array element) may have before a located error.
+    ///   - encoding: the file's text encoding (nil: UTF-8, or what a byte order mark says).
     public init(
         path: String, pointer: String = "", chunkSize: Int = 1 << 18, maxDepth: Int = JSONSyntax.maxDepth,
-        maxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes
+        maxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes, encoding: TextEncoding? = nil
     ) throws {
         self.pointer = pointer
-        input = try InputFile(path: path)
+        input = try InputFile(path: path, encoding: encoding)
         referenceTokens = try Self.parsePointer(pointer, source: input.name)
         tokenizer = JSONTokenizer(
             window: ByteWindow(input: input, chunkSize: chunkSize), sourceName: input.name, maxDepth: maxDepth,

@@ -50,11 +50,13 @@ public final class NDJSONReader: JSONObjectReader {
     ///   - maxDepth: the deepest nesting accepted in a line before it is a problem record.
     ///   - maxRecordBytes: the longest line accepted; a longer one is a located error, found
     ///     without reading more than this much of it into memory.
+    ///   - encoding: the file's text encoding (nil: UTF-8, or what a byte order mark says).
     public init(
-        path: String, chunkSize: Int = 1 << 18, maxDepth: Int = JSONSyntax.maxDepth, maxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes
+        path: String, chunkSize: Int = 1 << 18, maxDepth: Int = JSONSyntax.maxDepth, maxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes,
+        encoding: TextEncoding? = nil
     ) throws {
         self.maxRecordBytes = max(1, maxRecordBytes)
-        input = try InputFile(path: path)
+        input = try InputFile(path: path, encoding: encoding)
         window = ByteWindow(input: input, chunkSize: chunkSize)
         tokenizer = JSONTokenizer(lineWindow: window, sourceName: input.name, maxDepth: maxDepth)
     }

@@ -31,6 +31,8 @@ public final class RowWriter {
 
     public let format: Format
     public let columns: [FetchColumn]
+    /// The CSV delimiter (a comma; a tab for TSV).
+    public let delimiter: UInt8
     private let output: OutputFile
     private var buffer: [UInt8] = []
     private let kinds: [Kind]
@@ -44,9 +46,11 @@ public final class RowWriter {
 
     private static let flushSize = 1 << 16
 
-    public init(output: OutputFile, format: Format, columns: [FetchColumn]) {
+    /// A writer of `columns` in `format`; `delimiter` separates CSV fields (a comma, a tab for TSV).
+    public init(output: OutputFile, format: Format, columns: [FetchColumn], delimiter: UInt8 = UInt8(ascii: ",")) {
         self.output = output
         self.format = format
+        self.delimiter = delimiter
         self.columns = columns
         buffer.reserveCapacity(Self.flushSize + 4096)
         kinds = columns.map { column in
@@ -72,7 +76,7 @@ public final class RowWriter {
         switch format {
         case .csv:
             for (index, column) in columns.enumerated() {
-                if index > 0 { buffer.append(UInt8(ascii: ",")) }
+                if index > 0 { buffer.append(delimiter) }
                 var name = column.name
                 name.withUTF8 { appendCSVText($0) }
             }
@@ -128,7 +132,7 @@ public final class RowWriter {
 
     private func writeCSV(_ cursor: FetchCursor) {
         for index in 0..<kinds.count {
-            if index > 0 { buffer.append(UInt8(ascii: ",")) }
+            if index > 0 { buffer.append(delimiter) }
             let storage = cursor.storageClass(at: index)
             if storage == .null { continue }
             switch (kinds[index], storage) {
@@ -169,14 +173,15 @@ public final class RowWriter {
     }
 
     /// A CSV field: as is, unless it is empty (`""`, so that it does not read back as nil) or
-    /// holds a comma, quote, CR or LF (then quoted, with quotes doubled).
+    /// holds the delimiter, a quote, CR or LF (then quoted, with quotes doubled).
     private func appendCSVText(_ bytes: UnsafeBufferPointer<UInt8>) {
         if bytes.isEmpty {
             buffer.append(contentsOf: [34, 34])
             return
         }
         var needsQuotes = false
-        for byte in bytes where byte == 44 || byte == 34 || byte == 10 || byte == 13 {
+        let delimiter = self.delimiter
+        for byte in bytes where byte == delimiter || byte == 34 || byte == 10 || byte == 13 {
             needsQuotes = true
             break
         }

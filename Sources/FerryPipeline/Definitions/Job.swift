@@ -158,14 +158,37 @@ public enum DataFormat: String, Sendable, Hashable, CaseIterable {
     /// The format for a file name's extension (`.csv`, `.tsv`, `.json`, `.ndjson`, `.jsonl`), or nil.
     public init?(pathExtension: String) {
         switch pathExtension.lowercased() {
-        case "csv", "tsv", "txt": self = .csv
+        case "csv", "tsv", "tab", "txt": self = .csv
         case "json": self = .json
         case "ndjson", "jsonl", "ldjson": self = .ndjson
         default: return nil
         }
     }
 
-    /// Parses `csv`, `json`, `ndjson` or `jsonl`.
+    /// The extension that names a file's data format, looking through a compression extension:
+    /// `csv` for `orders.csv` and `orders.csv.gz`, `gz` for `orders.gz`.
+    public static func dataExtension(of path: String) -> String {
+        var parts = (path.split(separator: "/").last ?? "").split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        func popExtension() -> String? {
+            guard parts.count > 1, let last = parts.last, !(parts.count == 2 && parts[0].isEmpty) else { return nil }
+            parts.removeLast()
+            return last
+        }
+        guard let outer = popExtension() else { return "" }
+        guard Compression(pathExtension: outer) != nil, let inner = popExtension() else { return outer }
+        return inner
+    }
+
+    /// The CSV delimiter a format name or file extension implies: a tab for `tsv` and `tab`,
+    /// nil for everything else (the CSV default, a comma, or a given delimiter applies).
+    public static func impliedDelimiter(_ nameOrExtension: String) -> UInt8? {
+        switch nameOrExtension.lowercased() {
+        case "tsv", "tab": return UInt8(ascii: "\t")
+        default: return nil
+        }
+    }
+
+    /// Parses `csv`, `tsv` (CSV with tabs), `json`, `ndjson` or `jsonl`.
     public init?(name: String) {
         switch name.lowercased() {
         case "csv", "tsv": self = .csv
@@ -250,6 +273,8 @@ public struct ImportStep: Sendable {
     public var format: DataFormat
     public var entity: String
     public var csv: CSVOptions
+    /// The source's text encoding; nil reads UTF-8 (or what a UTF-16/32 byte order mark says).
+    public var encoding: TextEncoding?
     /// A JSON pointer (RFC 6901) to the array of records; empty for the top level.
     public var jsonPointer: String
     /// The deepest JSON nesting a json or ndjson record may have (`json: {max_depth: N}`).
@@ -326,6 +351,8 @@ public struct ExportStep: Sendable {
     public var limit: Int?
     public var offset: Int
     public var format: DataFormat
+    /// The CSV delimiter: a comma, a tab for `format: tsv` or a `.tsv` output.
+    public var csvDelimiter: UInt8 = UInt8(ascii: ",")
     /// The output path, resolved against the job's folder; `-` writes standard output.
     public var output: String
     /// Where the step is (its `export` key).

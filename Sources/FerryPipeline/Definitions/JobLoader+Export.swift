@@ -25,6 +25,7 @@ extension JobLoader {
             if let name = reader.string(node, for: "format") {
                 if let format = DataFormat(name: name) {
                     step.format = format
+                    if let delimiter = DataFormat.impliedDelimiter(name) { step.csvDelimiter = delimiter }
                 } else {
                     reader.fail("unknown format '\(name)' (csv, json, ndjson)\(Suggestions.didYouMean(name, in: ["csv", "json", "ndjson", "jsonl"]))", at: node.location)
                     complete = false
@@ -35,6 +36,7 @@ extension JobLoader {
             complete = false
         } else if let format = DataFormat(pathExtension: (step.output as NSString).pathExtension) {
             step.format = format
+            if let delimiter = DataFormat.impliedDelimiter((step.output as NSString).pathExtension) { step.csvDelimiter = delimiter }
         } else {
             reader.fail("cannot tell the format of '\(step.output)' from its extension; add 'format:' (csv, json, ndjson)", at: mapping["output"]?.location ?? entry.keyLocation)
             complete = false

@@ -20,12 +20,12 @@ public struct JobLoader: Sendable {
     static let modelKeys = ["path", "version"]
     static let migrateKeys = ["to", "backup"]
     static let importKeys = [
-        "source", "format", "entity", "fields", "relationships", "csv", "json", "null", "trim", "date_format", "true", "false",
+        "source", "format", "entity", "encoding", "fields", "relationships", "csv", "json", "null", "trim", "date_format", "decimal_comma", "true", "false",
         "on_conflict", "validate", "batch_size", "rejects", "max_rejects", "atomic", "verify",
     ]
     static let fieldKeys = ["field", "value", "trim", "date_format", "true", "false", "null"]
     static let relationshipKeys = ["field", "match", "missing"]
-    static let csvKeys = ["delimiter", "quote", "header", "columns", "null"]
+    static let csvKeys = ["delimiter", "quote", "header", "columns", "null", "skip_initial_space", "skip_lines", "comment"]
     /// Step kinds a job may name; `import` and `verify` run today.
     static let stepKinds = ["import", "export", "migrate", "verify", "update", "delete"]
 
@@ -289,20 +289,20 @@ public struct JobLoader: Sendable {
             if let name = reader.string(node, for: "format") {
                 if let format = DataFormat(name: name) {
                     step.format = format
-                    tabSeparated = name.lowercased() == "tsv"
+                    tabSeparated = DataFormat.impliedDelimiter(name) == 9
                 } else {
                     reader.fail("unknown format '\(name)' (csv, json, ndjson)\(Suggestions.didYouMean(name, in: ["csv", "json", "ndjson", "jsonl", "tsv"]))", at: node.location)
                     complete = false
                 }
             }
         } else if let (path, node) = source {
-            let pathExtension = (path as NSString).pathExtension
+            let pathExtension = DataFormat.dataExtension(of: path)
             if path == "-" {
                 reader.fail("cannot tell the format of standard input; add 'format:' (csv, json, ndjson)", at: node.location)
                 complete = false
             } else if let format = DataFormat(pathExtension: pathExtension) {
                 step.format = format
-                tabSeparated = pathExtension.lowercased() == "tsv"
+                tabSeparated = DataFormat.impliedDelimiter(pathExtension) == 9
             } else {
                 reader.fail("cannot tell the format of '\(path)' from its extension; add 'format:' (csv, json, ndjson)", at: node.location)
                 complete = false
@@ -321,6 +321,9 @@ public struct JobLoader: Sendable {
             if let node = csv["quote"], let byte = oneByte(node, for: "quote", reader: reader) { step.csv.quote = byte }
             if let node = csv["header"], let header = reader.bool(node, for: "header") { step.csv.hasHeader = header }
             if let node = csv["columns"], let columns = reader.strings(node, for: "columns") { step.csv.columns = columns }
+            if let node = csv["skip_initial_space"], let skip = reader.bool(node, for: "skip_initial_space") { step.csv.skipInitialSpace = skip }
+            if let node = csv["skip_lines"], let count = reader.int(node, for: "skip_lines") { step.csv.skipLines = count }
+            if let node = csv["comment"], let byte = oneByte(node, for: "comment", reader: reader) { step.csv.comment = byte }
             if let node = csv["null"], let words = reader.strings(node, for: "null") { nullTokens = (nullTokens ?? []).union(words) }
             if !step.csv.hasHeader, step.csv.columns == nil {
                 reader.fail("'header: false' needs 'columns: [...]' to name the columns", at: csv["header"]?.location ?? csv.location)
@@ -349,6 +352,14 @@ public struct JobLoader: Sendable {
 
         step.coercion.nullTokens = nullTokens ?? (step.format == .csv ? [""] : [])
         if let node = mapping["trim"], let trim = reader.bool(node, for: "trim") { step.coercion.trim = trim }
+        if let node = mapping["decimal_comma"], let flag = reader.bool(node, for: "decimal_comma") { step.coercion.decimalComma = flag }
+        if let node = mapping["encoding"], let name = reader.string(node, for: "encoding") {
+            do {
+                step.encoding = try TextEncoding(named: name)
+            } catch {
+                reader.fail(error.message, at: node.location)
+            }
+        }
         if let node = mapping["date_format"], let format = dateFormat(node, reader: reader) { step.coercion.dateFormat = format }
         if let node = mapping["true"], let words = reader.strings(node, for: "true") { step.coercion.trueWords = Set(words.map { $0.lowercased() }) }
         if let node = mapping["false"], let words = reader.strings(node, for: "false") { step.coercion.falseWords = Set(words.map { $0.lowercased() }) }
@@ -448,7 +459,16 @@ public struct JobLoader: Sendable {
 
     // MARK: - Scalars
 
+    /// One format, or a list tried in order (`date_format: [dd.MM.yyyy, iso8601]`).
     private func dateFormat(_ node: YAMLNode, reader: DefinitionReader) -> DateFormat? {
+        if case .sequence(let items) = node.content {
+            guard !items.isEmpty else {
+                reader.fail("'date_format' lists no formats", at: node.location)
+                return nil
+            }
+            let formats = items.compactMap { dateFormat($0, reader: reader) }
+            return formats.count == items.count ? .firstOf(formats) : nil
+        }
         guard let text = reader.string(node, for: "date_format") else { return nil }
         switch DateFormat.parse(text) {
         case .success(let format): return format

@@ -40,7 +40,7 @@ public final class ExportStepRunner {
                 }
                 guard let destination else { return }
                 let output = try destination.open(capacity: 1 << 18)
-                let writer = RowWriter(output: output, format: Self.rowFormat(step.format), columns: cursor.columns)
+                let writer = RowWriter(output: output, format: Self.rowFormat(step.format), columns: cursor.columns, delimiter: step.csvDelimiter)
                 try writer.begin()
                 while try cursor.advance() {
                     try writer.write(cursor)

@@ -43,8 +43,8 @@ extension ImportPlan {
                 kinds.append(.constant(value))
                 continue
             }
-            // Trimming and per-field null words take the coercion route for that column.
-            if column.options.trim || !column.options.nullTokens.isEmpty {
+            // Trimming, per-field null words and decimal commas take the coercion route for that column.
+            if column.options.trim || !column.options.nullTokens.isEmpty || (column.options.decimalComma && column.type.isNumeric) {
                 kinds.append(.viaCoercion)
                 continue
             }
@@ -92,7 +92,9 @@ extension ImportPlan {
                 guard case .field(let fieldIndex, _) = column.source else { return .useGeneralPath }
                 ok = try reader.withFieldBytes(fieldIndex) { bytes -> Bool in
                     guard let bytes else { return try bindNull(column: index, validator: validator) }
-                    return try bindField(bytes, kind: kinds[index], column: index, type: column.type, options: column.options, validator: validator)
+                    // Only columns that trim or have null words look at the quoting (no cost otherwise).
+                    let literal = column.readsQuotedFieldsDifferently && reader.isFieldQuoted(fieldIndex)
+                    return try bindField(bytes, kind: kinds[index], column: index, type: column.type, options: literal ? column.literalOptions : column.options, validator: validator)
                 }
             }
             if !ok { return .useGeneralPath }
@@ -105,7 +107,7 @@ extension ImportPlan {
                 guard let bytes else { return Value.null }
                 guard UTF8Bytes.isValid(bytes) else { return nil }
                 let text = String(decoding: bytes, as: UTF8.self)
-                return try? Self.coerce(.text(text), to: reference.resolver.matchAttribute.type, options: reference.options).get()
+                return try? Self.coerce(.text(text), to: reference.resolver.matchAttribute.type, options: reference.options(quoted: reader.isFieldQuoted(reference.fieldIndex))).get()
             }
             guard let key, try bindReference(key, reference, column: index) else { return .useGeneralPath }
         }

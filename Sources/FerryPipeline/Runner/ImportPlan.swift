@@ -16,13 +16,23 @@ final class ImportPlan {
         let type: AttributeType
         let source: Source
         let options: CoercionOptions
+        /// The options for a quoted CSV field: taken literally, without trimming or null words.
+        let literalOptions: CoercionOptions
+        /// The options trim or name null words, so a quoted field is read differently.
+        let readsQuotedFieldsDifferently: Bool
 
         init(attribute: AttributeDescription, source: Source, options: CoercionOptions) {
             self.attribute = attribute
             self.type = attribute.type
             self.source = source
             self.options = options
+            self.literalOptions = options.literal
+            self.readsQuotedFieldsDifferently = options != options.literal
         }
+
+        /// The options for a field: quoted CSV fields are taken literally.
+        @inline(__always)
+        func options(quoted: Bool) -> CoercionOptions { quoted ? literalOptions : options }
     }
 
     final class ReferenceColumn {
@@ -30,13 +40,19 @@ final class ImportPlan {
         let fieldIndex: Int
         let resolver: ReferenceResolver
         let options: CoercionOptions
+        let literalOptions: CoercionOptions
 
         init(mapping: RelationshipMapping, fieldIndex: Int, resolver: ReferenceResolver, options: CoercionOptions) {
             self.mapping = mapping
             self.fieldIndex = fieldIndex
             self.resolver = resolver
             self.options = options
+            self.literalOptions = options.literal
         }
+
+        /// The options for a field: quoted CSV fields are taken literally.
+        @inline(__always)
+        func options(quoted: Bool) -> CoercionOptions { quoted ? literalOptions : options }
     }
 
     struct Failure: Error {
@@ -118,6 +134,17 @@ final class ImportPlan {
             if isCSV { options.nullTokens = [] }
             references.append(ReferenceColumn(mapping: mapping, fieldIndex: reader.fieldIndex(of: mapping.field), resolver: resolver, options: options))
         }
+        let readsAField = !references.isEmpty || attributes.contains { if case .field = $0.source { return true } else { return false } }
+        if isCSV && !readsAField && !entity.attributes.isEmpty {
+            // Every record would lack every field: rows of empty values, never what was meant.
+            throw FerryError(
+                .invalidInput, "no column of \(step.source) matches an attribute of \(entity.name) (is the delimiter right?)",
+                at: InputLocation(file: step.source, line: 1, column: 1),
+                notes: [
+                    "columns: \(reader.fieldNames.joined(separator: ", "))",
+                    "attributes: \(entity.attributes.map(\.name).joined(separator: ", "))",
+                ])
+        }
         self.attributes = attributes
         self.references = references
         self.hasOptionalFields = !isCSV
@@ -140,7 +167,7 @@ final class ImportPlan {
                     continue
                 }
                 supplied[index] = true
-                switch Self.coerce(field.value, to: column.type, options: column.options) {
+                switch Self.coerce(field.value, to: column.type, options: column.options(quoted: field.quoted)) {
                 case .success(let value): values[index] = value
                 case .failure(let failure):
                     return .failure(Failure(field: name, line: field.line, column: field.column, reason: "\(column.attribute.name): \(failure.reason)"))
@@ -159,7 +186,7 @@ final class ImportPlan {
                 continue
             }
             let key: Value
-            switch Self.coerce(field.value, to: reference.resolver.matchAttribute.type, options: reference.options) {
+            switch Self.coerce(field.value, to: reference.resolver.matchAttribute.type, options: reference.options(quoted: field.quoted)) {
             case .success(let value): key = value
             case .failure(let failure):
                 return .failure(Failure(field: reference.mapping.field, line: field.line, column: field.column, reason: "\(reference.mapping.relationship): \(failure.reason)"))
@@ -205,8 +232,13 @@ final class ImportPlan {
     static func coerce(_ value: FieldValue, to type: AttributeType, options: CoercionOptions) -> Result<Value, CoercionFailure> {
         switch value {
         case .null: return .success(.null)
-        case .text(let text), .number(let text):
+        case .text(let text):
             return Coercion.coerce(text, to: type, options: options)
+        case .number(let text):
+            // A JSON number is spelled the JSON way whatever the text fields use.
+            var numberOptions = options
+            numberOptions.decimalComma = false
+            return Coercion.coerce(text, to: type, options: numberOptions)
         case .bool(let flag):
             switch type {
             case .bool: return .success(.bool(flag))

@@ -113,6 +113,18 @@ public final class ImportStepRunner {
     /// Imports records until the input ends (true) or `batchLimit` records were read (false).
     @discardableResult
     private func importRecords(reader: any RecordReader, plan: ImportPlan, rejects: RejectsWriter?, state: inout ImportState, batchLimit: Int?) throws -> Bool {
+        var reader = reader
+        // A wrapper (a replayed sample) hands over its records, then steps aside for the reader
+        // it wraps, so that the fast paths below see the real reader.
+        while let forwarding = reader as? any ForwardingRecordReader {
+            var values = Array(repeating: Value.null, count: plan.columnCount)
+            var supplied = Array(repeating: true, count: plan.columnCount)
+            for record in forwarding.takeHeldRecords() {
+                state.read += 1
+                try process(record, plan: plan, values: &values, supplied: &supplied, rejects: rejects, state: &state)
+            }
+            reader = forwarding.wrapped
+        }
         if allowsFastPath, let csv = reader as? CSVReader, plan.inserter.supportsDirectBinding, let kinds = ImportPlan.fastKinds(for: plan.attributes) {
             return try importCSVRecords(reader: csv, kinds: kinds, plan: plan, rejects: rejects, state: &state, batchLimit: batchLimit)
         }

@@ -1,44 +1,99 @@
 import FerryCore
 import FerryFormats
 
-/// Infers a one-entity model from sample records, the way sqlite-utils does: column names from
-/// the header or keys, types from the values (integers, then numbers, booleans, ISO-8601 dates,
-/// UUIDs, JSON for nested values, else strings). Every attribute is optional.
+/// Infers a one-entity model from sample records, the way sqlite-utils does: attribute names
+/// from the header or keys (through ``AttributeNaming``), types from the values. Every attribute
+/// is optional.
+///
+/// Inference never loses information: a value is read as a number, boolean, date or UUID only
+/// when its text survives the round trip (see ``LosslessText``), so `02134`, `+7095` and `1.2.3`
+/// stay strings. A JSON string stays a string unless it is a UTC ISO-8601 date or a canonical
+/// UUID (JSON has no type for those); `"01001"`, `"14.90"` and `"true"` stay strings. An empty
+/// string is a value (only a string holds it), not a null.
 public enum ModelInference {
-    /// Field name → the narrowest type every non-null sample value fits.
-    public static func inferEntity(named name: String, fieldNames: [String], samples: [SourceRecord], overrides: [String: AttributeType], unique: [[String]] = []) -> EntityDescription {
-        var attributes: [AttributeDescription] = []
-        for (index, field) in fieldNames.enumerated() {
-            let type = overrides[field] ?? inferType(samples.compactMap { $0[index]?.value })
-            attributes.append(AttributeDescription(name: field, type: type))
+    /// An inferred entity and the source field each attribute reads.
+    public struct Result: Sendable {
+        public var entity: EntityDescription
+        /// Field name per attribute, in attribute order.
+        public var fieldNames: [String]
+
+        public init(entity: EntityDescription, fieldNames: [String]) {
+            self.entity = entity
+            self.fieldNames = fieldNames
         }
-        return EntityDescription(name: name, attributes: attributes, uniquenessConstraints: unique)
+
+        /// Mappings for the attributes whose names differ from their fields (`first_name` ←
+        /// `First Name`), for the import step.
+        public var renamedFields: [FieldMapping] {
+            zip(entity.attributes, fieldNames).compactMap { attribute, field in
+                attribute.name == field ? nil : FieldMapping(attribute: attribute.name, source: .field(field))
+            }
+        }
+
+        /// `attribute type` per attribute, with `(from "Field")` when the names differ.
+        public var summary: String {
+            zip(entity.attributes, fieldNames).map { attribute, field in
+                let from = attribute.name == field ? "" : " (from \(JSONText.quote(field)))"
+                return "\(attribute.name) \(attribute.type.rawValue)\(from)"
+            }.joined(separator: ", ")
+        }
     }
 
-    /// The narrowest type for a set of field values.
-    public static func inferType(_ values: [FieldValue]) -> AttributeType {
-        var candidates: Set<AttributeType> = [.int64, .double, .bool, .date, .uuid, .json]
+    /// Field name → the narrowest lossless type every non-null sample value fits.
+    /// - Parameters:
+    ///   - overrides: types by field name (or by attribute name).
+    ///   - unique: uniqueness constraints, by field or attribute names.
+    ///   - textIsUntyped: true for CSV (text may be a number); false for JSON, whose strings
+    ///     are strings.
+    ///   - decimalComma: CSV numbers are written `1.234,56` (see ``DecimalCommaText``).
+    public static func infer(
+        entityNamed name: String, fieldNames: [String], samples: [SourceRecord], overrides: [String: AttributeType] = [:],
+        unique: [[String]] = [], textIsUntyped: Bool = true, decimalComma: Bool = false
+    ) -> Result {
+        let names = AttributeNaming.attributeNames(for: fieldNames)
+        var attributes: [AttributeDescription] = []
+        for (index, field) in fieldNames.enumerated() {
+            let type = overrides[field] ?? overrides[names[index]] ?? inferType(samples.compactMap { $0[index]?.value }, textIsUntyped: textIsUntyped, decimalComma: decimalComma)
+            attributes.append(AttributeDescription(name: names[index], type: type))
+        }
+        let attributeByField = Dictionary(zip(fieldNames, names), uniquingKeysWith: { first, _ in first })
+        let constraints = unique.map { $0.map { attributeByField[$0] ?? $0 } }
+        return Result(entity: EntityDescription(name: name, attributes: attributes, uniquenessConstraints: constraints), fieldNames: fieldNames)
+    }
+
+    /// The narrowest lossless type for a set of field values.
+    public static func inferType(_ values: [FieldValue], textIsUntyped: Bool = true, decimalComma: Bool = false) -> AttributeType {
+        let order: [AttributeType] = [.int64, .double, .decimal, .bool, .date, .uuid, .json]
+        var candidates = Set(order)
         var sawValue = false
         for value in values {
             switch value {
             case .null:
                 continue
             case .text(let text):
-                if text.isEmpty { continue }
                 sawValue = true
-                if Int64(text) == nil { candidates.remove(.int64) }
-                if candidates.contains(.double) && Coercion.parseDouble(text) == nil || text.lowercased().hasPrefix("inf") || text.lowercased().hasPrefix("nan") { candidates.remove(.double) }
-                if !["true", "false"].contains(text.lowercased()) { candidates.remove(.bool) }
-                if candidates.contains(.date) && (text.count < 10 || DateCoding.parseISO8601(text) == nil) { candidates.remove(.date) }
-                if candidates.contains(.uuid) && (text.count != 36 || Coercion.canonicalUUID(text) == nil) { candidates.remove(.uuid) }
+                if text.isEmpty {
+                    candidates = []
+                    break
+                }
                 candidates.remove(.json)
+                if !textIsUntyped { candidates.subtract([.int64, .double, .decimal, .bool]) }
+                let number = decimalComma ? DecimalCommaText.plain(text) ?? "" : text
+                if candidates.contains(.int64) && !LosslessText.isInteger(number) { candidates.remove(.int64) }
+                if candidates.contains(.double) && !LosslessText.isDouble(number) { candidates.remove(.double) }
+                if candidates.contains(.decimal) && !LosslessText.isDecimal(number) { candidates.remove(.decimal) }
+                if candidates.contains(.bool) && !LosslessText.isBool(text) { candidates.remove(.bool) }
+                if candidates.contains(.date) && !LosslessText.isDate(text) { candidates.remove(.date) }
+                if candidates.contains(.uuid) && !LosslessText.isUUID(text) { candidates.remove(.uuid) }
             case .number(let text):
                 sawValue = true
                 if Int64(text) == nil { candidates.remove(.int64) }
+                if candidates.contains(.double) && !LosslessText.isDoubleNumber(text) { candidates.remove(.double) }
+                if candidates.contains(.decimal) && DecimalText.canonical(text) == nil { candidates.remove(.decimal) }
                 candidates.subtract([.bool, .date, .uuid, .json])
             case .bool:
                 sawValue = true
-                candidates.subtract([.int64, .double, .date, .uuid, .json])
+                candidates.subtract([.int64, .double, .decimal, .date, .uuid, .json])
             case .json:
                 sawValue = true
                 candidates = candidates.intersection([.json])
@@ -46,9 +101,6 @@ public enum ModelInference {
             if candidates.isEmpty { break }
         }
         guard sawValue else { return .string }
-        for type in [AttributeType.int64, .double, .bool, .date, .uuid, .json] where candidates.contains(type) {
-            return type
-        }
-        return .string
+        return order.first { candidates.contains($0) } ?? .string
     }
 }

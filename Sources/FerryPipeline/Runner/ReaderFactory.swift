@@ -9,12 +9,13 @@ public enum ReaderFactory {
             var options = step.csv
             // The step's null words apply to unquoted CSV fields; a quoted field is never null.
             if !step.coercion.nullTokens.isEmpty { options.nullTokens = step.coercion.nullTokens }
-            return try CSVReader(path: step.source, options: options)
+            return try CSVReader(path: step.source, options: options, encoding: step.encoding)
         case .json:
             return try JSONArrayReader(
-                path: step.source, pointer: step.jsonPointer, maxDepth: step.jsonMaxDepth, maxRecordBytes: step.jsonMaxRecordBytes)
+                path: step.source, pointer: step.jsonPointer, maxDepth: step.jsonMaxDepth, maxRecordBytes: step.jsonMaxRecordBytes,
+                encoding: step.encoding)
         case .ndjson:
-            return try NDJSONReader(path: step.source, maxDepth: step.jsonMaxDepth, maxRecordBytes: step.jsonMaxRecordBytes)
+            return try NDJSONReader(path: step.source, maxDepth: step.jsonMaxDepth, maxRecordBytes: step.jsonMaxRecordBytes, encoding: step.encoding)
         }
     }
 }

@@ -3,8 +3,9 @@ import FerryFormats
 
 /// A reader that first replays records already read (a sample for model inference) and then
 /// continues with the underlying reader, so sampling needs no second pass over the input and
-/// works on standard input.
-public final class SampledReader: RecordReader {
+/// works on standard input. It forwards (``ForwardingRecordReader``): an importer takes the
+/// sample and then reads the underlying reader through its fast path.
+public final class SampledReader: ForwardingRecordReader {
     private let base: any RecordReader
     public private(set) var samples: [SourceRecord]
     private var replayed = 0
@@ -26,6 +27,14 @@ public final class SampledReader: RecordReader {
     public func hasField(_ name: String) -> Bool { base.hasField(name) }
     public func prepare() throws {}
     public var currentLocation: InputLocation { base.currentLocation }
+    public var wrapped: any RecordReader { base }
+
+    public func takeHeldRecords() -> [SourceRecord] {
+        let held = Array(samples[replayed...])
+        samples = []
+        replayed = 0
+        return held
+    }
 
     public func next() throws -> SourceRecord? {
         if replayed < samples.count {

@@ -1,0 +1,158 @@
+import FerryCore
+
+/// Guesses the dialect of a CSV file from its first lines, as Python's `csv.Sniffer`, csvkit
+/// and sqlite-utils do.
+///
+/// - The delimiter: of `,`, tab, `;` and `|`, the one that splits every sampled line (outside
+///   quotes) into the same number of fields, the most fields winning, a comma on a tie.
+/// - The header: the first row is data, not names, only when in every column it has the same
+///   kind of value (integer, number, date, text) as the rows below and some column is not text:
+///   `1,Ann,34` above `2,Bob,41`. Anything less certain keeps the header.
+public enum CSVDialectSniffer {
+    /// The candidates, in the order that breaks ties.
+    public static let candidates: [UInt8] = [UInt8(ascii: ","), UInt8(ascii: "\t"), UInt8(ascii: ";"), UInt8(ascii: "|")]
+
+    /// How many bytes ``sniffDelimiter(path:quote:)`` reads.
+    static let sampleBytes = 64 * 1024
+    /// How many lines are compared.
+    static let sampleLines = 50
+
+    /// The first bytes of the file at `path` (decompressed and decoded, as the readers see them)
+    /// and whether they are the whole file; nil when it cannot be read.
+    public static func sample(path: String, encoding: TextEncoding? = nil) -> (bytes: [UInt8], isComplete: Bool)? {
+        guard let input = try? InputFile(path: path, encoding: encoding) else { return nil }
+        var bytes: [UInt8] = []
+        while bytes.count < sampleBytes, let count = try? input.append(to: &bytes, chunkSize: sampleBytes - bytes.count), count > 0 {}
+        return (bytes, bytes.count < sampleBytes)
+    }
+
+    /// The delimiter of CSV text that starts with `bytes`; `isComplete` says whether the last
+    /// line is whole (the end of the input) or possibly cut off (then it is not compared).
+    /// Lines before `skipLines` and lines starting with `comment` are not compared.
+    public static func sniffDelimiter(_ bytes: [UInt8], quote: UInt8 = UInt8(ascii: "\""), isComplete: Bool, skipLines: Int = 0, comment: UInt8? = nil) -> UInt8? {
+        var bytes = bytes[...]
+        for _ in 0..<skipLines {
+            guard let end = bytes.firstIndex(where: { $0 == 10 || $0 == 13 }) else { return nil }
+            bytes = bytes[(end + 1)...]
+        }
+        var lines: [[UInt8: Int]] = []
+        var isCommentLine = false
+        var counts: [UInt8: Int] = [:]
+        var inQuotes = false
+        var lineHasContent = false
+        for byte in bytes {
+            if !lineHasContent && !inQuotes, let comment, byte == comment { isCommentLine = true }
+            if isCommentLine {
+                if byte == 10 || byte == 13 { isCommentLine = false }
+                continue
+            }
+            if byte == quote {
+                inQuotes.toggle()
+                lineHasContent = true
+            } else if !inQuotes && (byte == 10 || byte == 13) {
+                if lineHasContent { lines.append(counts) }
+                counts = [:]
+                lineHasContent = false
+                if lines.count == sampleLines { break }
+            } else {
+                lineHasContent = true
+                if !inQuotes && candidates.contains(byte) { counts[byte, default: 0] += 1 }
+            }
+        }
+        if isComplete && lineHasContent && !inQuotes && lines.count < sampleLines { lines.append(counts) }
+        guard !lines.isEmpty else { return nil }
+        var best: (delimiter: UInt8, fields: Int)?
+        for candidate in candidates {
+            let first = lines[0][candidate] ?? 0
+            guard first > 0, lines.allSatisfy({ ($0[candidate] ?? 0) == first }) else { continue }
+            if let current = best, current.fields >= first { continue }
+            best = (candidate, first)
+        }
+        return best?.delimiter
+    }
+
+    /// The number of columns when the sampled rows show that the first row is data, not a header
+    /// (see the type's notes); nil when it looks like a header or cannot be told.
+    public static func headerlessColumnCount(
+        _ bytes: [UInt8], delimiter: UInt8, quote: UInt8 = UInt8(ascii: "\""), isComplete: Bool, skipLines: Int = 0, comment: UInt8? = nil
+    ) -> Int? {
+        let rows = sampleRows(bytes, delimiter: delimiter, quote: quote, isComplete: isComplete, skipLines: skipLines, comment: comment)
+        guard rows.count >= 2, let first = rows.first else { return nil }
+        var typedColumns = 0
+        for column in first.indices {
+            let below = rows.dropFirst().compactMap { column < $0.count && !$0[column].isEmpty ? kind(of: $0[column]) : nil }
+            guard let kindBelow = below.first, below.allSatisfy({ $0 == kindBelow }) else { return nil }
+            guard !first[column].isEmpty, kind(of: first[column]) == kindBelow else { return nil }
+            if kindBelow != .text { typedColumns += 1 }
+        }
+        return typedColumns > 0 ? first.count : nil
+    }
+
+    private enum ValueKind { case integer, number, date, text }
+
+    private static func kind(of value: String) -> ValueKind {
+        if Int64(value) != nil { return .integer }
+        if let number = Double(value), number.isFinite, value.first?.isNumber == true || value.first == "-" { return .number }
+        if value.utf8.count >= 10, DateCoding.parseISO8601(value) != nil { return .date }
+        return .text
+    }
+
+    /// The first sampled lines split into fields (quotes removed, doubled quotes undone).
+    private static func sampleRows(_ bytes: [UInt8], delimiter: UInt8, quote: UInt8, isComplete: Bool, skipLines: Int, comment: UInt8?) -> [[String]] {
+        var rows: [[String]] = []
+        var row: [String] = []
+        var field: [UInt8] = []
+        var inQuotes = false
+        var lineStart = true
+        var skipping = skipLines
+        var inComment = false
+        var index = bytes.startIndex
+        func endField() {
+            row.append(String(decoding: field, as: UTF8.self))
+            field = []
+        }
+        while index < bytes.endIndex && rows.count < sampleLines {
+            let byte = bytes[index]
+            index += 1
+            if skipping > 0 || inComment {
+                if byte == 10 || byte == 13 {
+                    if skipping > 0 { skipping -= 1 }
+                    inComment = false
+                    lineStart = true
+                }
+                continue
+            }
+            if lineStart, let comment, byte == comment {
+                inComment = true
+                continue
+            }
+            if byte == quote {
+                if inQuotes && index < bytes.endIndex && bytes[index] == quote {
+                    field.append(quote)
+                    index += 1
+                } else {
+                    inQuotes.toggle()
+                }
+                lineStart = false
+            } else if !inQuotes && byte == delimiter {
+                endField()
+                lineStart = false
+            } else if !inQuotes && (byte == 10 || byte == 13) {
+                if !lineStart {
+                    endField()
+                    rows.append(row)
+                    row = []
+                }
+                lineStart = true
+            } else {
+                field.append(byte)
+                lineStart = false
+            }
+        }
+        if isComplete && !lineStart && !inQuotes && rows.count < sampleLines {
+            endField()
+            rows.append(row)
+        }
+        return rows
+    }
+}
