@@ -105,14 +105,7 @@ struct ConcurrentWriterTests {
     /// A version 1 store in WAL mode whose last 500 rows are only in its `-wal`.
     static func walStore(in dir: TemporaryDirectory) throws -> (store: String, writer: StoreConnection) {
         let store = try MigrationCrashTests.v1Store(in: dir, rows: 1...20_000)
-        let writer = try StoreConnection(store)
-        try writer.execute("PRAGMA journal_mode = WAL")
-        try writer.execute("PRAGMA wal_autocheckpoint = 0")
-        try writer.execute("BEGIN")
-        for id in 900_001...900_500 {
-            try writer.execute("INSERT INTO Person (id, email, name, age) VALUES (\(id), 'w\(id)@example.com', 'W \(id)', 7)")
-        }
-        try writer.execute("COMMIT")
+        let writer = try appendPeopleInWALMode(store, ids: 900_001...900_500)
         return (store, writer)
     }
 

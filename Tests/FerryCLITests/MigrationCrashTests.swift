@@ -252,16 +252,10 @@ struct MigrationCrashTests {
         do {
             // A writer in WAL mode that never checkpoints; its files are copied while it is open,
             // as a crash (or a backup tool) would leave them: the last rows exist only in the -wal.
-            let writer = try StoreConnection(live)
-            try writer.execute("PRAGMA journal_mode = WAL")
-            try writer.execute("PRAGMA wal_autocheckpoint = 0")
-            try writer.execute("BEGIN")
-            for id in 900_001...900_500 {
-                try writer.execute("INSERT INTO Person (id, email, name, age) VALUES (\(id), 'w\(id)@example.com', 'W \(id)', 7)")
-            }
-            try writer.execute("COMMIT")
+            let writer = try appendPeopleInWALMode(live, ids: 900_001...900_500)
             try FileManager.default.copyItem(atPath: live, toPath: store)
             try FileManager.default.copyItem(atPath: live + "-wal", toPath: store + "-wal")
+            withExtendedLifetime(writer) {}
         }
         #expect((fileSize(store + "-wal") ?? 0) > 0)
         // The main file alone does not have the rows.

@@ -127,3 +127,17 @@ func sqlite3(_ path: String, _ sql: String) throws -> String {
     process.waitUntilExit()
     return String(decoding: data, as: UTF8.self)
 }
+
+/// Switches the people store at `store` to WAL mode and commits people `ids` without ever
+/// checkpointing: while the returned connection stays open, those rows live only in the `-wal`.
+func appendPeopleInWALMode(_ store: String, ids: ClosedRange<Int>) throws -> StoreConnection {
+    let writer = try StoreConnection(store)
+    try writer.execute("PRAGMA journal_mode = WAL")
+    try writer.execute("PRAGMA wal_autocheckpoint = 0")
+    try writer.execute("BEGIN")
+    for id in ids {
+        try writer.execute("INSERT INTO Person (id, email, name, age) VALUES (\(id), 'w\(id)@example.com', 'W \(id)', 7)")
+    }
+    try writer.execute("COMMIT")
+    return writer
+}
