@@ -236,7 +236,9 @@ for tool, values in runs.items():
     print(f"{tool:<8} {wall:>9.2f} {rss:>9.1f} {(wall / base if base > 0 else float('inf')):>10.2f}x   (target: ferry <= 2.00x)")
 checks = {}
 for run in range(1, int(sys.argv[4]) + 1):
-    for result in json.load(open(f"{sys.argv[3]}/verify-ferry-{run}.json"))["results"]:
+    report = json.load(open(f"{sys.argv[3]}/verify-ferry-{run}.json"))
+    # The report shape of docs/report.schema.json: the verification is the first step's.
+    for result in report["steps"][0]["verification"]["results"]:
         checks.setdefault(result["name"], []).append(result["elapsed_seconds"])
 print("ferry's checks, median s (integrity_check runs on a second connection meanwhile):")
 for name, values in checks.items():

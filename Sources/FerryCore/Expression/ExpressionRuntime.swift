@@ -3,7 +3,7 @@ import Foundation
 /// Value helpers shared by compiled expressions: truth, number views, comparison, conversions.
 enum ExpressionRuntime {
     static func currentMillis() -> Int64 {
-        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+        DateCoding.nowMilliseconds()
     }
 
     /// Conditions: `true` is true; `false` and nil are false.

@@ -489,7 +489,7 @@ final class MigrationStepRunner {
         try connection.execute(
             "INSERT INTO dst.\(StoreLayout.runsTable) (job, step, source, started_at, ended_at, outcome, read, inserted, message) VALUES ('ferry migrate', 'migrate', ?, ?, ?, 'succeeded', ?, ?, ?)",
             [
-                .text(sourcePath), .text(DateCoding.format(now)), .text(DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000))),
+                .text(sourcePath), .text(DateCoding.format(now)), .text(DateCoding.nowText()),
                 .integer(Int64(reports.reduce(0) { $0 + $1.read })), .integer(Int64(total)),
                 .text("\(source.name) version \(source.version) → \(destination.version)"),
             ])

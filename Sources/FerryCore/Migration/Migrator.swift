@@ -181,7 +181,7 @@ public final class Migrator {
         }
         defer { releaseGuard() }
 
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = DateCoding.nowMilliseconds()
         var current = storePath
         var scratch: [String] = []
         var backup: String?

@@ -46,6 +46,14 @@ public enum DateCoding {
     /// refuses dates outside it.
     public static let storableMilliseconds: ClosedRange<Int64> = -62_167_219_200_000...253_402_300_799_999
 
+    /// Now, in milliseconds since 1970 (the unit of every date ferry stores).
+    package static func nowMilliseconds() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
+    /// Now, as ferry writes dates: fixed-width UTC ISO-8601 with milliseconds.
+    package static func nowText() -> String { format(nowMilliseconds()) }
+
     /// `YYYY-MM-DDTHH:MM:SS.sssZ` for milliseconds since the epoch (years 0000–9999).
     public static func format(_ millis: Int64) -> String {
         withFormatted(millis) { String(decoding: $0, as: UTF8.self) }

@@ -105,7 +105,7 @@ extension BatchUpdateRequest {
             throw FerryError(.invalidDefinition, "the update of \(entity.name) sets no attributes", at: location)
         }
         let where_ = try predicate.sql(for: entity, model: model, alias: "t0")
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = DateCoding.nowMilliseconds()
         var compiler = UpdateExpressionCompiler(entity: entity, now: now)
         var assignments: [String] = []
         var setArguments: [DatabaseValue] = []

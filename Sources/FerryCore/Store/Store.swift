@@ -119,7 +119,7 @@ public final class Store: @unchecked Sendable {
         for statement in StoreSchema.ferryTables + statements {
             try connection.execute(statement)
         }
-        try StoreMetadata.write(for: model, to: connection, createdAt: DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)))
+        try StoreMetadata.write(for: model, to: connection, createdAt: DateCoding.nowText())
     }
 
     /// Reads a store's metadata without knowing its model (for `ferry store info`).
@@ -226,7 +226,7 @@ extension Store {
             for statement in StoreSchema.statements(for: partial) {
                 try connection.execute(statement)
             }
-            try StoreMetadata.write(for: model, to: connection, createdAt: DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)))
+            try StoreMetadata.write(for: model, to: connection, createdAt: DateCoding.nowText())
         }
     }
 
@@ -240,7 +240,7 @@ extension Store {
             for attribute in attributes {
                 try connection.execute("ALTER TABLE \(SQL.quote(StoreLayout.table(forEntityNamed: entity))) ADD COLUMN \(StoreSchema.columnDefinition(attribute))")
             }
-            try StoreMetadata.write(for: model, to: connection, createdAt: DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)))
+            try StoreMetadata.write(for: model, to: connection, createdAt: DateCoding.nowText())
         }
     }
 }

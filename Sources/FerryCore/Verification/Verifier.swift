@@ -68,7 +68,7 @@ public struct Verifier: Sendable {
     /// Runs the checks on a store (in one read transaction) and reports them as a suite named
     /// `name` (default: the store's path).
     public func run(_ checks: [Check], on store: Store, name: String? = nil) -> VerificationReport {
-        let timestamp = DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000))
+        let timestamp = DateCoding.nowText()
         let started = ContinuousClock.now
         var results: [CheckResult]
         do {

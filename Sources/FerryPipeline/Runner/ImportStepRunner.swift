@@ -44,7 +44,7 @@ public final class ImportStepRunner {
         var report = StepReport(index: index, kind: "import", entity: step.entity, source: step.source)
         report.rejectsFile = step.rejectsPath
         let started = ContinuousClock.now
-        let startedAt = DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000))
+        let startedAt = DateCoding.nowText()
         var state = ImportState()
         var ignoredFields: [String] = []
         fastPathRecords = 0
@@ -281,7 +281,7 @@ public final class ImportStepRunner {
             """,
             [
                 .text(jobName), .integer(Int64(index)), .text(step.entity), .text(step.source), .text(startedAt),
-                .text(DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000))), .text(outcome),
+                .text(DateCoding.nowText()), .text(outcome),
                 .integer(Int64(state.read)), .integer(Int64(state.inserted)), .integer(Int64(state.updated)),
                 .integer(Int64(state.skipped)), .integer(Int64(state.rejected)), message.map { .text($0) } ?? .null,
             ])

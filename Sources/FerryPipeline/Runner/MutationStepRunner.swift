@@ -33,7 +33,7 @@ public final class MutationStepRunner {
     /// Runs the step; a failure is reported in the returned report (and kept in ``failure``).
     public func run() -> StepReport {
         let started = ContinuousClock.now
-        let startedAt = DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000))
+        let startedAt = DateCoding.nowText()
         var report = StepReport(index: index, kind: step.kind)
         var message: String?
         do {
@@ -73,7 +73,7 @@ public final class MutationStepRunner {
                     """,
                     [
                         .text(jobName), .integer(Int64(index)), .text(step.kind), report.entity.map { .text($0) } ?? .null, .text(startedAt),
-                        .text(DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000))), .text(report.outcome.rawValue),
+                        .text(DateCoding.nowText()), .text(report.outcome.rawValue),
                         .integer(Int64(report.read)), .integer(Int64(report.updated)), message.map { .text($0) } ?? .null,
                     ])
             }

@@ -138,7 +138,7 @@ public struct RunReport: Sendable, Codable, Hashable {
     }
 
     /// Now, as reports write times: UTC ISO-8601 with milliseconds.
-    public static func timestamp() -> String { DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)) }
+    public static func timestamp() -> String { DateCoding.nowText() }
 
     /// Every verification report of the run's steps, in step order (for `--junit`).
     public var verificationReports: [VerificationReport] { steps.compactMap(\.verification) }

@@ -38,7 +38,7 @@ public struct SnapshotChecker {
     public func check(snapshot: String) -> VerificationReport {
         let started = ContinuousClock.now
         let name = (snapshot as NSString).lastPathComponent
-        var report = VerificationReport(name: name, store: snapshot, timestamp: DateCoding.format(Int64(Date().timeIntervalSince1970 * 1000)))
+        var report = VerificationReport(name: name, store: snapshot, timestamp: DateCoding.nowText())
         defer { }
         func finish(_ report: inout VerificationReport) {
             report.elapsedSeconds = started.duration(to: .now).seconds
