@@ -32,8 +32,7 @@ extension PostgresConnection {
         do {
             try produce(writer)
             try writer.flush()
-        } catch let error as PostgresCopyWriter.ServerEndedCopy {
-            _ = error
+        } catch is PostgresCopyWriter.ServerEndedCopy {
             throw finishCopy(connection, failure: nil) ?? PostgresError(
                 kind: .server, message: "the server ended COPY into \(target) early")
         } catch {
