@@ -62,6 +62,8 @@ start() {
     dir=$(mktemp -d "${TMPDIR:-/tmp}/ferry-pg.XXXXXX")
     chmod 755 "$dir"
     [ "$(id -u)" -eq 0 ] && chown postgres: "$dir"
+    # Every server program's output goes to files in $dir: the server keeps running after this
+    # script, and must not hold the caller's stdout or stderr open (a pipe would never end).
     as_owner "$bindir/initdb" --pgdata="$dir/data" --username="$superuser" --auth=trust \
         --encoding=UTF8 --locale=C --no-sync >"$dir/initdb.log" 2>&1 || {
         cat "$dir/initdb.log" >&2
@@ -81,14 +83,14 @@ HBA
         if as_owner "$bindir/pg_ctl" --pgdata="$dir/data" --log="$dir/server.log" --wait \
             --options="-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir \
                 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
-            start >/dev/null; then
+            start </dev/null >>"$dir/pg_ctl.log" 2>&1; then
             break
         fi
         port=
     done
     if [ -z "$port" ]; then
         echo "pg-test-server: the server did not start; its log:" >&2
-        cat "$dir/server.log" >&2
+        cat "$dir/pg_ctl.log" "$dir/server.log" >&2 2>/dev/null
         exit 1
     fi
     as_owner "$bindir/psql" -X -q -h "$dir" -p "$port" -U "$superuser" -d postgres \
