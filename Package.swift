@@ -12,6 +12,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "FerryCore", targets: ["FerryCore"]),
+        .library(name: "FerryPostgres", targets: ["FerryPostgres"]),
         .library(name: "FerryFormats", targets: ["FerryFormats"]),
         .library(name: "FerryPipeline", targets: ["FerryPipeline"]),
         .library(name: "FerryCommandLine", targets: ["FerryCommandLine"]),
@@ -25,6 +26,16 @@ let package = Package(
         .systemLibrary(
             name: "CFerrySQLite",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        .systemLibrary(
+            name: "CFerryPostgres",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
+        .target(
+            name: "FerryPostgres",
+            dependencies: ["CFerryPostgres"],
+            swiftSettings: swiftSettings
         ),
         .target(
             name: "FerryCore",
@@ -84,6 +95,11 @@ let package = Package(
             name: "FerryPipelineTests",
             dependencies: ["FerryPipeline", "FerryFormats", "FerryCore", "FerryTestSupport"],
             exclude: ["Fixtures"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FerryPostgresTests",
+            dependencies: ["FerryPostgres", "FerryTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

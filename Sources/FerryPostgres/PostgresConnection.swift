@@ -1,0 +1,241 @@
+internal import CFerryPostgres
+import Foundation
+
+/// One session with a PostgreSQL server, through libpq.
+///
+/// Not `Sendable`: use a connection from one thread at a time (a store serializes access, as
+/// with SQLite). The session closes when the connection is released or ``close()`` is called.
+/// Statements run synchronously; parameters are `$1`, `$2`, … bound from ``PostgresValue``s.
+public final class PostgresConnection {
+    /// The URL the connection was opened with (its ``PostgresURL/description`` hides a password).
+    public let url: PostgresURL
+    var handle: OpaquePointer?
+    private var savepointDepth = 0
+
+    /// Opens a session; the password, if the server asks for one, comes from the URL, then
+    /// `PGPASSWORD`, then the password file (`~/.pgpass`, `PGPASSFILE`, `passfile=`).
+    public init(url: PostgresURL) throws(PostgresError) {
+        self.url = url
+        let keywords = url.connectionKeywords + [("client_encoding", "UTF8")]
+        let connection = Self.connect(keywords)
+        guard let connection, PQstatus(connection) == CONNECTION_OK else {
+            let reason = connection.map { Self.errorText($0) } ?? "out of memory"
+            PQfinish(connection)
+            throw PostgresError(
+                kind: .connectionFailed,
+                message: "cannot connect to \(url): \(redacting(reason, url.password))")
+        }
+        handle = connection
+        PQsetErrorVerbosity(connection, PQERRORS_DEFAULT)
+        // libpq prints NOTICEs to stderr by default; a library must not write to the terminal.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
+    }
+
+    /// Parses `text` as a ``PostgresURL`` and opens a session.
+    public convenience init(_ text: String) throws(PostgresError) {
+        try self.init(url: PostgresURL(text))
+    }
+
+    deinit {
+        PQfinish(handle)
+    }
+
+    /// Ends the session; later calls throw.
+    public func close() {
+        PQfinish(handle)
+        handle = nil
+    }
+
+    /// Runs one statement with `$n` parameters and reads its whole result.
+    @discardableResult
+    public func execute(_ sql: String, _ parameters: [PostgresValue] = []) throws(PostgresError)
+        -> PostgresResult
+    {
+        let connection = try liveHandle()
+        let result = Self.withParameters(parameters) { types, values, lengths, formats in
+            PQexecParams(
+                connection, sql, Int32(parameters.count), types, values, lengths, formats, 0)
+        }
+        defer { PQclear(result) }
+        try check(result)
+        return Self.read(result!)
+    }
+
+    /// Runs several `;`-separated statements without parameters (DDL scripts).
+    public func executeScript(_ sql: String) throws(PostgresError) {
+        let connection = try liveHandle()
+        let result = PQexec(connection, sql)
+        defer { PQclear(result) }
+        try check(result)
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    /// Nested calls use savepoints, so an inner failure undoes only the inner work.
+    @discardableResult
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        let savepoint: String?
+        if PQtransactionStatus(try liveHandle()) == PQTRANS_IDLE {
+            savepoint = nil
+            try execute("BEGIN")
+        } else {
+            savepointDepth += 1
+            savepoint = "ferry_savepoint_\(savepointDepth)"
+            try execute("SAVEPOINT \(savepoint!)")
+        }
+        defer { if savepoint != nil { savepointDepth -= 1 } }
+        let value: T
+        do {
+            value = try body()
+        } catch {
+            if let savepoint {
+                _ = try? execute("ROLLBACK TO SAVEPOINT \(savepoint)")
+                _ = try? execute("RELEASE SAVEPOINT \(savepoint)")
+            } else {
+                _ = try? execute("ROLLBACK")
+            }
+            throw error
+        }
+        try execute(savepoint.map { "RELEASE SAVEPOINT \($0)" } ?? "COMMIT")
+        return value
+    }
+
+    /// Whether the session is inside a transaction block (also when that transaction failed).
+    public var isInTransaction: Bool {
+        guard let handle else { return false }
+        let status = PQtransactionStatus(handle)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
+    }
+
+    // MARK: - libpq plumbing
+
+    func liveHandle() throws(PostgresError) -> OpaquePointer {
+        guard let handle else {
+            throw PostgresError(kind: .connectionFailed, message: "the connection to \(url) is closed")
+        }
+        return handle
+    }
+
+    /// Throws the server's error if `result` is not a success.
+    func check(_ result: OpaquePointer?) throws(PostgresError) {
+        guard let result else {
+            throw PostgresError(kind: .server, message: Self.errorText(handle))
+        }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY, PGRES_COPY_IN:
+            return
+        default:
+            throw Self.serverError(result, connection: handle)
+        }
+    }
+
+    static func serverError(_ result: OpaquePointer, connection: OpaquePointer?) -> PostgresError {
+        func field(_ code: UInt8) -> String? {
+            PQresultErrorField(result, Int32(code)).map { String(cString: $0) }
+        }
+        let primary = field(UInt8(ascii: "M"))
+        return PostgresError(
+            kind: .server,
+            message: primary ?? Self.errorText(connection),
+            sqlState: field(UInt8(ascii: "C")),
+            detail: field(UInt8(ascii: "D")),
+            hint: field(UInt8(ascii: "H")),
+            context: field(UInt8(ascii: "W")))
+    }
+
+    static func errorText(_ connection: OpaquePointer?) -> String {
+        guard let connection, let message = PQerrorMessage(connection) else {
+            return "unknown libpq error"
+        }
+        let text = String(cString: message)
+        return text.trimmingSuffix { $0 == "\n" || $0 == " " }
+    }
+
+    private static func connect(_ keywords: [(key: String, value: String)]) -> OpaquePointer? {
+        let keys = keywords.map { strdup($0.key) } + [nil]
+        let values = keywords.map { strdup($0.value) } + [nil]
+        defer {
+            keys.forEach { free($0) }
+            values.forEach { free($0) }
+        }
+        return keys.map { UnsafePointer($0) }.withUnsafeBufferPointer { keyPointers in
+            values.map { UnsafePointer($0) }.withUnsafeBufferPointer { valuePointers in
+                PQconnectdbParams(keyPointers.baseAddress, valuePointers.baseAddress, 0)
+            }
+        }
+    }
+
+    /// Lays out `parameters` as libpq wants them: text form with type OID 0 (the server infers
+    /// the type) except integers (`int8`), booleans, doubles and binary `bytea`.
+    private static func withParameters<R>(
+        _ parameters: [PostgresValue],
+        _ body: (
+            UnsafePointer<UInt32>?, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?,
+            UnsafePointer<Int32>?
+        ) -> R
+    ) -> R {
+        var types: [UInt32] = []
+        var formats: [Int32] = []
+        var lengths: [Int32] = []
+        var buffers: [UnsafeMutablePointer<CChar>?] = []
+        defer { buffers.forEach { free($0) } }
+        for parameter in parameters {
+            switch parameter {
+            case .bytes(let bytes):
+                let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(bytes.count, 1))
+                bytes.withUnsafeBytes { raw in
+                    UnsafeMutableRawPointer(buffer).copyMemory(
+                        from: raw.baseAddress ?? UnsafeRawPointer(buffer), byteCount: bytes.count)
+                }
+                buffers.append(UnsafeMutablePointer(mutating: buffer))
+                types.append(PostgresValue.TypeOID.bytea)
+                formats.append(1)
+                lengths.append(Int32(bytes.count))
+                continue
+            case .integer: types.append(PostgresValue.TypeOID.int8)
+            case .bool: types.append(PostgresValue.TypeOID.bool)
+            case .real: types.append(PostgresValue.TypeOID.float8)
+            case .null, .text: types.append(0)
+            }
+            buffers.append(parameter.textForm.map { strdup($0) } ?? nil)
+            formats.append(0)
+            lengths.append(0)
+        }
+        let values = buffers.map { UnsafePointer($0) }
+        return body(types, values, lengths, formats)
+    }
+
+    private static func read(_ result: OpaquePointer) -> PostgresResult {
+        let columnCount = Int(PQnfields(result))
+        let columns = (0..<columnCount).map { index in
+            PostgresResult.Column(
+                name: String(cString: PQfname(result, Int32(index))),
+                typeOID: PQftype(result, Int32(index)))
+        }
+        let names = columns.map(\.name)
+        let rows = (0..<Int(PQntuples(result))).map { row in
+            PostgresRow(
+                columnNames: names,
+                values: columns.indices.map { column in
+                    if PQgetisnull(result, Int32(row), Int32(column)) == 1 { return .null }
+                    let text = String(cString: PQgetvalue(result, Int32(row), Int32(column)))
+                    return PostgresValue(text: text, typeOID: columns[column].typeOID)
+                })
+        }
+        let tag = String(cString: PQcmdTuples(result))
+        return PostgresResult(columns: columns, rows: rows, affectedRows: Int(tag) ?? 0)
+    }
+}
+
+/// `text` with every occurrence of a non-empty `secret` replaced by `***`.
+func redacting(_ text: String, _ secret: String?) -> String {
+    guard let secret, !secret.isEmpty else { return text }
+    return text.replacing(secret, with: "***")
+}
+
+extension String {
+    fileprivate func trimmingSuffix(while predicate: (Character) -> Bool) -> String {
+        var text = self
+        while let last = text.last, predicate(last) { text.removeLast() }
+        return text
+    }
+}
