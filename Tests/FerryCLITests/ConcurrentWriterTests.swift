@@ -157,3 +157,29 @@ struct ConcurrentWriterTests {
         withExtendedLifetime((writer, reader)) {}
     }
 }
+
+/// Messages name the user's store, never ferry's hidden work files (issue 14).
+@Suite("Work files stay hidden in messages")
+struct WorkFileNameTests {
+    @Test("a failing verify step of a rebuild names the store being rebuilt, not its work file")
+    func rebuildMessages() throws {
+        let dir = TemporaryDirectory()
+        let data = try dir.write("people.csv", "id,email,name,age\n1,ann@example.com,Ann,34\n2,bob@example.com,Bob,41\n")
+        let job = try dir.write("rebuild.yml", """
+            job: rebuild-and-verify
+            store: {path: people.sqlite, rebuild: true}
+            model: \(Fixtures.peopleModel)
+            steps:
+              - import: {source: \(data), entity: Person}
+              - verify: {counts: {Person: 3}}
+            """)
+
+        let result = try runFerry(["run", job, "--report", dir.file("report.json")])
+
+        #expect(result.exitCode == 3, "\(result)")
+        #expect(!result.stdout.contains("ferry-rebuild") && !result.stderr.contains("ferry-rebuild"), "\(result)")
+        let report = try String(contentsOfFile: dir.file("report.json"), encoding: .utf8)
+        #expect(!report.contains("ferry-rebuild"), "\(report)")
+        #expect(FileManager.default.fileExists(atPath: dir.file("people.sqlite")) == false, "a failed rebuild swaps nothing in")
+    }
+}

@@ -206,7 +206,7 @@ struct MigrationCrashTests {
         #expect(result.exitCode == 1, "\(result)")
         #expect(
             result.errorLines == [
-                "error: the migrated store failed verification: 1 of 5 checks failed on '\(store).ferry-migrating-1' (first: validation Person)",
+                "error: the migrated store failed verification: 1 of 5 checks failed on the version 2 copy of '\(store)' (first: validation Person)",
                 "  validation Person: age is above the maximum 90 in 18 rows",
             ] + (91...95).map { "  validation Person: Person ferry_pk \($0) (id = \($0)): age is above the maximum 90" } + [
                 "  nothing was changed: the original store is as it was",

@@ -209,10 +209,28 @@ public final class Migrator {
             // Nothing was swapped in: the original is where it was, untouched.
             for file in scratch { StoreFiles.remove(file) }
             if let backup { try? FileManager.default.removeItem(atPath: backup) }
-            throw error
+            throw namingTheStore(error, scratch: scratch, steps: plan.steps)
         }
         report.backup = backup
         return report
+    }
+
+    /// `error` with the scratch files' hidden names replaced by what they are to the user: the
+    /// version-N copy of the store.
+    private func namingTheStore(_ error: any Error, scratch: [String], steps: [MappingModel]) -> any Error {
+        guard var error = error as? FerryError else { return error }
+        func rename(_ text: String) -> String {
+            var text = text
+            // The longest names first: `-10` before `-1`.
+            for (file, step) in zip(scratch, steps).sorted(by: { $0.0.count > $1.0.count }) {
+                let copy = "the version \(step.destination.version) copy of '\(storePath)'"
+                text = text.replacingOccurrences(of: "'\(file)'", with: copy).replacingOccurrences(of: file, with: copy)
+            }
+            return text
+        }
+        error.message = rename(error.message)
+        error.notes = error.notes.map(rename)
+        return error
     }
 
     /// Removes the scratch files a killed migration of this store left (`STORE.ferry-migrating-N`

@@ -82,6 +82,14 @@ public final class JobRunner {
             }
         }
         runSteps(storePath: workPath, create: rebuild || job.store.create, into: &report)
+        if workPath != job.store.path {
+            // Messages name the user's store, never ferry's hidden work file.
+            let shown = rebuild && !scratch ? "the new store being built for '\(job.store.path)'" : "the dry run's copy of '\(job.store.path)'"
+            for index in report.steps.indices {
+                report.steps[index].error = report.steps[index].error?
+                    .replacingOccurrences(of: "'\(workPath)'", with: shown).replacingOccurrences(of: workPath, with: shown)
+            }
+        }
         if rebuild {
             if report.outcome == "succeeded" {
                 do {

@@ -134,9 +134,8 @@ public struct SnapshotChecker {
 
     /// Messages about the scratch copy name the snapshot instead.
     static func describe(_ error: any Error, copy: String, snapshot: String) -> String {
-        describe(error)
-            .replacingOccurrences(of: copy + ".ferry-migrating-", with: snapshot + " migrated to step ")
-            .replacingOccurrences(of: copy, with: snapshot)
+        // The migration already names its scratch files as copies of the store (the copy here).
+        describe(error).replacingOccurrences(of: copy, with: snapshot)
     }
 }
 
