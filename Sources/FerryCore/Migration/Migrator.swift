@@ -188,7 +188,7 @@ public final class Migrator {
         do {
             for (index, mapping) in plan.steps.enumerated() {
                 observer?.migrationStepStarted(index + 1, of: plan.steps.count, from: mapping.source.version, to: mapping.destination.version)
-                let next = "\(storePath).ferry-migrating-\(index + 1)"
+                let next = storePath + StoreFiles.migrationScratchMark + "\(index + 1)"
                 scratch.append(next)
                 let runner = MigrationStepRunner(mapping: mapping, sourcePath: current, destinationPath: next, options: options, now: now)
                 runner.observer = observer
@@ -237,13 +237,7 @@ public final class Migrator {
     /// and their companions). Called while holding the store's writer lock, so no running
     /// migration of the store owns them.
     private func removeScratchFiles() {
-        let url = URL(fileURLWithPath: storePath)
-        let folder = url.deletingLastPathComponent().path
-        let prefix = url.lastPathComponent + ".ferry-migrating-"
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
-        for name in names where name.hasPrefix(prefix) {
-            try? FileManager.default.removeItem(atPath: (folder as NSString).appendingPathComponent(name))
-        }
+        StoreFiles.removeLeftovers(of: storePath, marked: [StoreFiles.migrationScratchMark])
     }
 
     /// A store whose latest data still sits in its `-wal` file is checkpointed completely first

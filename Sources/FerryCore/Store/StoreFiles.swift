@@ -13,6 +13,26 @@ public enum StoreFiles {
         [path + "-journal", path + "-wal", path + "-shm"]
     }
 
+    /// What follows the store's file name in the names of ferry's work files beside it: a
+    /// migration's steps (`STORE.ferry-migrating-N`), a rebuild's new store, a dry run's copy.
+    package static let migrationScratchMark = ".ferry-migrating-"
+    package static let rebuildMark = ".ferry-rebuild"
+    package static let dryRunMark = ".ferry-dry-run"
+    package static let workFileMarks = [migrationScratchMark, rebuildMark, dryRunMark]
+
+    /// Removes the files beside the store at `path` whose names are the store's followed by one
+    /// of `marks` (work files a killed run left, with their companions). Only call it while
+    /// holding the store's writer lock: no running ferry owns such files then.
+    package static func removeLeftovers(of path: String, marked marks: [String]) {
+        let url = URL(fileURLWithPath: path)
+        let folder = url.deletingLastPathComponent().path
+        let prefixes = marks.map { url.lastPathComponent + $0 }
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names where prefixes.contains(where: { name.hasPrefix($0) }) {
+            try? FileManager.default.removeItem(atPath: (folder as NSString).appendingPathComponent(name))
+        }
+    }
+
     /// Removes a store and its companion files, ignoring those that do not exist.
     public static func remove(_ path: String) {
         for file in [path] + companions(of: path) {

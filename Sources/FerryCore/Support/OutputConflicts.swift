@@ -122,10 +122,11 @@ package struct FileIdentity: Sendable, Hashable {
     /// The kind of companion file of `store` this names (`-wal`, a backup…), if any.
     func companion(of store: FileIdentity) -> String? {
         let base = store.resolved
-        for suffix in ["-wal", "-shm", "-journal"] where resolved == base + suffix { return "\(suffix) file" }
+        for companion in StoreFiles.companions(of: base) where resolved == companion {
+            return "\(companion.dropFirst(base.count)) file"
+        }
         if resolved.hasPrefix(base + ".backup-") { return "backup" }
-        if resolved.hasPrefix(base + ".ferry-rebuild") || resolved.hasPrefix(base + ".ferry-dry-run")
-            || resolved.hasPrefix(base + ".ferry-migrating-") { return "working copy" }
+        if StoreFiles.workFileMarks.contains(where: { resolved.hasPrefix(base + $0) }) { return "working copy" }
         if resolved == base + ".ferry-lock" { return "lock file" }
         return nil
     }

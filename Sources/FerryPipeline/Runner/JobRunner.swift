@@ -60,9 +60,9 @@ public final class JobRunner {
         let workSuffix = "\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
         // A dry run's scratch store lives in the temporary folder: the store's folder is not created.
         var workPath = scratch ? NSTemporaryDirectory() + "/ferry-dry-run-\(workSuffix).sqlite"
-            : rebuild ? "\(job.store.path).ferry-rebuild-\(workSuffix)" : job.store.path
+            : rebuild ? job.store.path + StoreFiles.rebuildMark + "-\(workSuffix)" : job.store.path
         if dryCopy {
-            workPath = "\(job.store.path).ferry-dry-run-\(workSuffix)"
+            workPath = job.store.path + StoreFiles.dryRunMark + "-\(workSuffix)"
             do {
                 try Self.copyStore(from: job.store.path, to: workPath)
             } catch {
@@ -118,13 +118,7 @@ public final class JobRunner {
     /// (`PATH.ferry-rebuild-…`, `PATH.ferry-dry-run-…` and their companions). Only called while
     /// holding the store's writer lock: no running job owns them then.
     static func removeWorkFiles(of path: String) {
-        let url = URL(fileURLWithPath: path)
-        let folder = url.deletingLastPathComponent().path
-        let prefixes = [".ferry-rebuild", ".ferry-dry-run"].map { url.lastPathComponent + $0 }
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
-        for name in names where prefixes.contains(where: { name.hasPrefix($0) }) {
-            try? FileManager.default.removeItem(atPath: (folder as NSString).appendingPathComponent(name))
-        }
+        StoreFiles.removeLeftovers(of: path, marked: [StoreFiles.rebuildMark, StoreFiles.dryRunMark])
     }
 
     /// Runs the steps in segments: the steps between two `migrate` steps share one open store;
