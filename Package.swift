@@ -21,6 +21,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        // Tests only: the independent reference for the differential tests of decimal arithmetic.
+        .package(url: "https://github.com/attaswift/BigInt", from: "6.0.1"),
     ],
     targets: [
         .systemLibrary(
@@ -81,7 +83,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FerryCoreTests",
-            dependencies: ["FerryCore", "FerryTestSupport"],
+            dependencies: ["FerryCore", "FerryTestSupport", .product(name: "BigInt", package: "BigInt")],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
