@@ -1,5 +1,6 @@
 import BigInt
 import FerryCore
+import FerryTestSupport
 import Foundation
 import Testing
 
@@ -8,18 +9,6 @@ import Testing
 /// Foundation's `Decimal` where it is exact) for decimal text and arithmetic. Seeded, so a
 /// failure names a value that reproduces it.
 @Suite struct DifferentialTests {
-    /// SplitMix64: a small deterministic generator, so every run checks the same values.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let utc: Calendar = {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!

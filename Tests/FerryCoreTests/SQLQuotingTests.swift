@@ -1,4 +1,5 @@
 import FerryCore
+import FerryTestSupport
 import Foundation
 import Testing
 
@@ -13,19 +14,7 @@ struct SQLQuotingTests {
         "\u{0600}", "\u{0301}", "\u{200D}", "\u{FE0F}", "\u{1F600}", "\u{0E33}", "\u{1100}", "\u{AC00}",
     ]
 
-    /// A deterministic generator (SplitMix64), so a failure can be reproduced from its seed.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
-    static func randomText(_ generator: inout SplitMix) -> String {
+    static func randomText(_ generator: inout SeededGenerator) -> String {
         var text = String.UnicodeScalarView()
         for _ in 0..<Int.random(in: 0...12, using: &generator) {
             text.append(alphabet.randomElement(using: &generator)!)
@@ -35,7 +24,7 @@ struct SQLQuotingTests {
 
     @Test("a string literal reads back as exactly its text, in a DDL default and in a SELECT")
     func literalsRoundTrip() throws {
-        var generator = SplitMix(state: 20_261_123)
+        var generator = SeededGenerator(state: 20_261_123)
         let connection = try Connection(path: ":memory:")
         for round in 0..<2_000 {
             let text = Self.randomText(&generator)
@@ -53,7 +42,7 @@ struct SQLQuotingTests {
 
     @Test("a quoted identifier names exactly its text")
     func identifiersRoundTrip() throws {
-        var generator = SplitMix(state: 7)
+        var generator = SeededGenerator(state: 7)
         let connection = try Connection(path: ":memory:")
         var made = 0
         for round in 0..<1_000 {
