@@ -32,13 +32,22 @@ struct ExpressionToken: Equatable {
 
 /// Splits an expression into tokens, reporting bad input at its column.
 struct ExpressionLexer {
-    let bytes: [UInt8]
+    static let symbols = ["==", "!=", "<=", ">=", "<", ">", "+", "-", "*", "/", "%", "(", ")", ",", ".", "?", ":"]
+    /// Operators of other languages, each with what to write instead.
+    static let foreignSymbols: [(symbol: String, message: String)] = [
+        ("&&", "unexpected '&&'; write 'and'"),
+        ("||", "unexpected '||'; write 'or' for logic, or join strings with '+' or concat(…)"),
+        ("<>", "unexpected '<>'; write '!='"),
+        ("=", "unexpected '='; write '==' to compare"),
+        ("!", "unexpected '!'; write 'not'"),
+    ]
+
     let source: ExpressionSource
-    var position = 0
+    var scanner: TokenScanner
 
     init(_ source: ExpressionSource) {
         self.source = source
-        self.bytes = Array(source.text.utf8)
+        self.scanner = TokenScanner(source.text)
     }
 
     mutating func tokenize() throws(FerryError) -> [ExpressionToken] {
@@ -53,93 +62,50 @@ struct ExpressionLexer {
         }
     }
 
-    private func text(from start: Int) -> String {
-        String(decoding: bytes[start..<position], as: UTF8.self)
-    }
-
-    private func peek(_ ahead: Int = 0) -> UInt8? {
-        position + ahead < bytes.count ? bytes[position + ahead] : nil
-    }
-
-    static func isIdentifierStart(_ byte: UInt8) -> Bool {
-        (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x5F || byte >= 0x80
-    }
-
-    static func isIdentifierPart(_ byte: UInt8) -> Bool { isIdentifierStart(byte) || isDigit(byte) }
-
-    static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
-
     private mutating func next() throws(FerryError) -> ExpressionToken {
-        while let byte = peek(), byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { position += 1 }
-        let start = position
-        guard let byte = peek() else { return ExpressionToken(kind: .end, offset: start, text: "") }
+        scanner.skipBlanks()
+        let start = scanner.position
+        guard let byte = scanner.peek() else { return ExpressionToken(kind: .end, offset: start, text: "") }
 
-        if Self.isIdentifierStart(byte) {
-            while let b = peek(), Self.isIdentifierPart(b) { position += 1 }
-            return ExpressionToken(kind: .identifier(text(from: start)), offset: start, text: text(from: start))
+        if scanner.atName {
+            let name = scanner.scanName()
+            return ExpressionToken(kind: .identifier(name), offset: start, text: name)
         }
-        if Self.isDigit(byte) || (byte == UInt8(ascii: ".") && peek(1).map(Self.isDigit) == true) {
+        if scanner.atNumber {
             return try number(start: start)
         }
         switch byte {
         case UInt8(ascii: "\""), UInt8(ascii: "'"):
-            return try string(quote: byte, start: start)
+            let source = self.source
+            let value = try scanner.scanString { source.error($0, at: $1) }
+            return ExpressionToken(kind: .string(value), offset: start, text: scanner.text(from: start))
         case UInt8(ascii: "$"):
-            position += 1
-            guard let b = peek(), Self.isIdentifierStart(b) else {
+            scanner.position += 1
+            guard scanner.atName else {
                 throw source.error("expected a name after '$', such as $source.name or a parameter", at: start)
             }
-            let nameStart = position
-            while let b = peek(), Self.isIdentifierPart(b) { position += 1 }
-            return ExpressionToken(kind: .variable(text(from: nameStart)), offset: start, text: text(from: start))
+            let name = scanner.scanName()
+            return ExpressionToken(kind: .variable(name), offset: start, text: scanner.text(from: start))
         default:
             break
         }
-        let two = peek(1).map { String(decoding: [byte, $0], as: UTF8.self) } ?? ""
-        switch two {
-        case "==", "!=", "<=", ">=":
-            position += 2
-            return ExpressionToken(kind: .symbol(two), offset: start, text: two)
-        case "&&": throw source.error("unexpected '&&'; write 'and'", at: start)
-        case "||": throw source.error("unexpected '||'; write 'or' for logic, or join strings with '+' or concat(…)", at: start)
-        case "<>": throw source.error("unexpected '<>'; write '!='", at: start)
-        default: break
+        for (symbol, message) in Self.foreignSymbols where symbol.count == 2 && scanner.scanSymbol([symbol]) != nil {
+            throw source.error(message, at: start)
         }
-        let one = String(decoding: [byte], as: UTF8.self)
-        if "<>+-*/%(),.?:".contains(one) {
-            position += 1
-            return ExpressionToken(kind: .symbol(one), offset: start, text: one)
+        if let symbol = scanner.scanSymbol(Self.symbols) {
+            return ExpressionToken(kind: .symbol(symbol), offset: start, text: symbol)
         }
-        if one == "=" { throw source.error("unexpected '='; write '==' to compare", at: start) }
-        if one == "!" { throw source.error("unexpected '!'; write 'not'", at: start) }
-        var end = position + 1
-        while end < bytes.count, bytes[end] & 0xC0 == 0x80 { end += 1 }
-        let character = String(decoding: bytes[position..<end], as: UTF8.self)
-        throw source.error("unexpected character '\(character)'", at: start)
+        if let foreign = Self.foreignSymbols.first(where: { scanner.scanSymbol([$0.symbol]) != nil }) {
+            throw source.error(foreign.message, at: start)
+        }
+        throw source.error("unexpected character '\(scanner.currentCharacter)'", at: start)
     }
 
     private mutating func number(start: Int) throws(FerryError) -> ExpressionToken {
-        var isInteger = true
-        while let b = peek(), Self.isDigit(b) { position += 1 }
-        if peek() == UInt8(ascii: "."), let b = peek(1), Self.isDigit(b) {
-            isInteger = false
-            position += 1
-            while let b = peek(), Self.isDigit(b) { position += 1 }
+        let (literal, isInteger, malformed) = scanner.scanNumber()
+        if malformed {
+            throw source.error("invalid number '\(literal)'", at: start)
         }
-        if let e = peek(), e == UInt8(ascii: "e") || e == UInt8(ascii: "E") {
-            var ahead = 1
-            if let sign = peek(1), sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { ahead = 2 }
-            if let d = peek(ahead), Self.isDigit(d) {
-                isInteger = false
-                position += ahead
-                while let b = peek(), Self.isDigit(b) { position += 1 }
-            }
-        }
-        if let b = peek(), Self.isIdentifierStart(b) {
-            while let b = peek(), Self.isIdentifierPart(b) { position += 1 }
-            throw source.error("invalid number '\(text(from: start))'", at: start)
-        }
-        let literal = text(from: start)
         if isInteger, let value = Int64(literal) {
             return ExpressionToken(kind: .integer(value), offset: start, text: literal)
         }
@@ -147,12 +113,6 @@ struct ExpressionLexer {
             throw source.error("invalid number '\(literal)'", at: start)
         }
         return ExpressionToken(kind: .decimal(canonical), offset: start, text: literal)
-    }
-
-    private mutating func string(quote: UInt8, start: Int) throws(FerryError) -> ExpressionToken {
-        let source = self.source
-        let value = try QuotedLiteral.scan(bytes, position: &position, quote: quote, start: start) { source.error($0, at: $1) }
-        return ExpressionToken(kind: .string(value), offset: start, text: text(from: start))
     }
 }
 

@@ -41,14 +41,14 @@ struct PredicateLexer {
         "ANY", "ALL", "NONE", "SOME", "TRUEPREDICATE", "FALSEPREDICATE", "NIL", "NULL", "YES", "NO",
         "TRUE", "FALSE", "SUBQUERY", "CAST",
     ]
+    static let symbols = ["==", "!=", "<>", "<=", "=<", ">=", "=>", "&&", "||", "=", "<", ">", "!", "(", ")", "{", "}", ",", ".", "[", "]", "-"]
 
-    let bytes: [UInt8]
     let source: PredicateSource
-    var position = 0
+    var scanner: TokenScanner
 
     init(_ source: PredicateSource) {
         self.source = source
-        self.bytes = Array(source.text.utf8)
+        self.scanner = TokenScanner(source.text)
     }
 
     /// Every token, ending with `.end`; at most ``SyntaxLimits/maximumTokens`` of them.
@@ -64,133 +64,75 @@ struct PredicateLexer {
         }
     }
 
-    private func text(from start: Int) -> String {
-        String(decoding: bytes[start..<position], as: UTF8.self)
-    }
-
-    private func peek(_ ahead: Int = 0) -> UInt8? {
-        position + ahead < bytes.count ? bytes[position + ahead] : nil
-    }
-
-    private static func isIdentifierStart(_ byte: UInt8) -> Bool {
-        (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x5F || byte >= 0x80
-    }
-
-    private static func isIdentifierPart(_ byte: UInt8) -> Bool {
-        isIdentifierStart(byte) || isDigit(byte)
-    }
-
-    private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
-
     private mutating func next() throws(FerryError) -> PredicateToken {
-        while let byte = peek(), byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { position += 1 }
-        let start = position
-        guard let byte = peek() else { return PredicateToken(kind: .end, offset: start, text: "") }
+        scanner.skipBlanks()
+        let start = scanner.position
+        guard let byte = scanner.peek() else { return PredicateToken(kind: .end, offset: start, text: "") }
 
-        if Self.isIdentifierStart(byte) {
-            while let b = peek(), Self.isIdentifierPart(b) { position += 1 }
-            let word = text(from: start)
+        if scanner.atName {
+            let word = scanner.scanName()
             let upper = word.uppercased()
             let kind: PredicateToken.Kind = Self.keywords.contains(upper) ? .keyword(upper) : .identifier(word)
             return PredicateToken(kind: kind, offset: start, text: word)
         }
-        if Self.isDigit(byte) || (byte == UInt8(ascii: ".") && peek(1).map(Self.isDigit) == true) {
+        if scanner.atNumber {
             return try number(start: start)
         }
         switch byte {
         case UInt8(ascii: "\""), UInt8(ascii: "'"):
-            return try string(quote: byte, start: start)
-        case UInt8(ascii: "#"):
-            position += 1
-            guard let b = peek(), Self.isIdentifierStart(b) else {
-                throw source.error("expected a key name after '#'", at: start)
+            let source = self.source
+            let value = try scanner.scanString { source.error($0, at: $1) }
+            return PredicateToken(kind: .string(value), offset: start, text: scanner.text(from: start))
+        case UInt8(ascii: "#"), UInt8(ascii: "$"):
+            scanner.position += 1
+            guard scanner.atName else {
+                throw source.error(byte == UInt8(ascii: "#") ? "expected a key name after '#'" : "expected a variable name after '$'", at: start)
             }
-            let nameStart = position
-            while let b = peek(), Self.isIdentifierPart(b) { position += 1 }
-            return PredicateToken(kind: .identifier(text(from: nameStart)), offset: start, text: text(from: start))
-        case UInt8(ascii: "$"):
-            position += 1
-            guard let b = peek(), Self.isIdentifierStart(b) else {
-                throw source.error("expected a variable name after '$'", at: start)
-            }
-            let nameStart = position
-            while let b = peek(), Self.isIdentifierPart(b) { position += 1 }
-            return PredicateToken(kind: .variable(text(from: nameStart)), offset: start, text: text(from: start))
+            let name = scanner.scanName()
+            let kind: PredicateToken.Kind = byte == UInt8(ascii: "#") ? .identifier(name) : .variable(name)
+            return PredicateToken(kind: kind, offset: start, text: scanner.text(from: start))
         case UInt8(ascii: "@"):
-            position += 1
-            let nameStart = position
-            while let b = peek(), Self.isIdentifierPart(b) { position += 1 }
-            let name = text(from: nameStart)
+            scanner.position += 1
+            let name = scanner.scanName()
             guard AggregateFunction(rawValue: name.lowercased()) != nil else {
                 throw source.error(
                     "unknown collection operator '@\(name)'; expected @count, @sum, @avg, @min or @max", at: start)
             }
-            return PredicateToken(kind: .aggregate(name.lowercased()), offset: start, text: text(from: start))
+            return PredicateToken(kind: .aggregate(name.lowercased()), offset: start, text: scanner.text(from: start))
         case UInt8(ascii: "%"):
-            position += 1
-            while peek() == UInt8(ascii: "l") || peek() == UInt8(ascii: "h") || peek() == UInt8(ascii: "q") { position += 1 }
-            guard let b = peek(), "@KdiufFgeExXscDUoO".utf8.contains(b) else {
-                if let b = peek(), Self.isIdentifierPart(b) { position += 1 }
-                throw source.error("unknown placeholder '\(text(from: start))'; expected %@, %K, %d or %f", at: start)
+            scanner.position += 1
+            while let b = scanner.peek(), b == UInt8(ascii: "l") || b == UInt8(ascii: "h") || b == UInt8(ascii: "q") { scanner.position += 1 }
+            guard let b = scanner.peek(), "@KdiufFgeExXscDUoO".utf8.contains(b) else {
+                if let b = scanner.peek(), TokenScanner.isNamePart(b) { scanner.position += 1 }
+                throw source.error("unknown placeholder '\(scanner.text(from: start))'; expected %@, %K, %d or %f", at: start)
             }
-            position += 1
-            let spec = text(from: start + 1)
+            scanner.position += 1
+            let spec = scanner.text(from: start + 1)
             return PredicateToken(kind: .placeholder(spec), offset: start, text: "%" + spec)
         default:
             break
         }
-        // Operators and punctuation, longest first.
-        let two = peek(1).map { String(decoding: [byte, $0], as: UTF8.self) } ?? ""
-        if ["==", "!=", "<>", "<=", "=<", ">=", "=>", "&&", "||"].contains(two) {
-            position += 2
-            return PredicateToken(kind: .symbol(two), offset: start, text: two)
+        if let symbol = scanner.scanSymbol(Self.symbols) {
+            return PredicateToken(kind: .symbol(symbol), offset: start, text: symbol)
         }
-        let one = String(decoding: [byte], as: UTF8.self)
-        if "=<>!(){},.[]-".contains(one) {
-            position += 1
-            return PredicateToken(kind: .symbol(one), offset: start, text: one)
-        }
-        // Report the whole character, not one byte of it.
-        var end = position + 1
-        while end < bytes.count, bytes[end] & 0xC0 == 0x80 { end += 1 }
-        let character = String(decoding: bytes[position..<end], as: UTF8.self)
-        throw source.error("unexpected character '\(character)'", at: start)
+        throw source.error("unexpected character '\(scanner.currentCharacter)'", at: start)
     }
 
     private mutating func number(start: Int) throws(FerryError) -> PredicateToken {
-        if peek() == UInt8(ascii: "0"), let x = peek(1), let radix = [UInt8(ascii: "x"): 16, UInt8(ascii: "X"): 16,
+        if scanner.peek() == UInt8(ascii: "0"), let x = scanner.peek(1), let radix = [UInt8(ascii: "x"): 16, UInt8(ascii: "X"): 16,
             UInt8(ascii: "o"): 8, UInt8(ascii: "O"): 8, UInt8(ascii: "b"): 2, UInt8(ascii: "B"): 2][x]
         {
-            position += 2
-            let digitsStart = position
-            while let b = peek(), Self.isIdentifierPart(b) { position += 1 }
-            let digits = String(decoding: bytes[digitsStart..<position], as: UTF8.self)
+            scanner.position += 2
+            let digits = scanner.scanName()
             guard !digits.isEmpty, let value = Int64(digits, radix: radix) else {
-                throw source.error("invalid number '\(text(from: start))'", at: start)
+                throw source.error("invalid number '\(scanner.text(from: start))'", at: start)
             }
-            return PredicateToken(kind: .integer(value), offset: start, text: text(from: start))
+            return PredicateToken(kind: .integer(value), offset: start, text: scanner.text(from: start))
         }
-        var isInteger = true
-        while let b = peek(), Self.isDigit(b) { position += 1 }
-        if peek() == UInt8(ascii: "."), let b = peek(1), Self.isDigit(b) {
-            isInteger = false
-            position += 1
-            while let b = peek(), Self.isDigit(b) { position += 1 }
+        let (literal, isInteger, malformed) = scanner.scanNumber()
+        if malformed {
+            throw source.error("invalid number '\(literal)'", at: start)
         }
-        if let e = peek(), e == UInt8(ascii: "e") || e == UInt8(ascii: "E") {
-            var ahead = 1
-            if let sign = peek(1), sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { ahead = 2 }
-            if let d = peek(ahead), Self.isDigit(d) {
-                isInteger = false
-                position += ahead
-                while let b = peek(), Self.isDigit(b) { position += 1 }
-            }
-        }
-        if let b = peek(), Self.isIdentifierStart(b) {
-            while let b = peek(), Self.isIdentifierPart(b) { position += 1 }
-            throw source.error("invalid number '\(text(from: start))'", at: start)
-        }
-        let literal = text(from: start)
         if isInteger, let value = Int64(literal) {
             return PredicateToken(kind: .integer(value), offset: start, text: literal)
         }
@@ -198,12 +140,6 @@ struct PredicateLexer {
             throw source.error("invalid number '\(literal)'", at: start)
         }
         return PredicateToken(kind: .double(value), offset: start, text: literal)
-    }
-
-    private mutating func string(quote: UInt8, start: Int) throws(FerryError) -> PredicateToken {
-        let source = self.source
-        let value = try QuotedLiteral.scan(bytes, position: &position, quote: quote, start: start) { source.error($0, at: $1) }
-        return PredicateToken(kind: .string(value), offset: start, text: text(from: start))
     }
 }
 
