@@ -13,6 +13,9 @@ Annotations, on the line just before a fence:
   <!-- doc-test: output -->           a ``` block that must match the standard output of the sh
                                       block before it; `…` in an expected line matches any text,
                                       and durations and rates are ignored.
+  <!-- doc-test: swift FILE -->       a ```swift block whose lines (indentation aside) must stand,
+                                      in order and together, in FILE: a test that compiles and runs
+                                      the example (an `import` line of the block may be left out).
 `swift build` and `swift test` commands are not run here (CI runs them itself).
 
 Usage: scripts/doc_tests.py [FILE.md …]     (default: README.md, docs/*.md, pipelines/README.md,
@@ -30,7 +33,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FENCE = re.compile(r"^(\s*)```(\w*)\s*$")
-ANNOTATION = re.compile(r"<!--\s*doc-test:\s*(skip|output|exit)\b\s*(.*?)\s*-->")
+ANNOTATION = re.compile(r"<!--\s*doc-test:\s*(skip|output|exit|swift)\b\s*(.*?)\s*-->")
 
 
 def blocks(path):
@@ -113,6 +116,21 @@ def matches(expected, actual):
     return True
 
 
+def compiled_example(text, test_file):
+    """(True, "") when the example's lines stand together, in order, in test_file."""
+    wanted = [line.strip() for line in text.split("\n") if line.strip() and not line.startswith("import ")]
+    try:
+        lines = [line.strip() for line in open(os.path.join(ROOT, test_file), encoding="utf-8")]
+    except OSError as error:
+        return False, f"cannot read {test_file}: {error}"
+    lines = [line for line in lines if line]
+    for start in range(len(lines) - len(wanted) + 1):
+        if lines[start:start + len(wanted)] == wanted:
+            return True, ""
+    first_missing = next((line for line in wanted if line not in lines), wanted[0] if wanted else "")
+    return False, f"the example is not the code {test_file} compiles (first line not found there: {first_missing!r})"
+
+
 def run_file(path, bin_folder, shop):
     passed = failed = 0
     relative = os.path.relpath(path, ROOT)
@@ -137,6 +155,11 @@ def run_file(path, bin_folder, shop):
                 else:
                     print(f"FAIL {where}: the output differs\n--- shown\n{text}\n--- actual\n{last_output}")
                     failed += 1
+                continue
+            if annotation == "swift":
+                ok, why = compiled_example(text, reason)
+                print(f"ok   {where}: compiled by {reason}" if ok else f"FAIL {where}: {why}")
+                passed, failed = (passed + 1, failed) if ok else (passed, failed + 1)
                 continue
             if language != "sh":
                 continue
