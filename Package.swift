@@ -21,6 +21,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        // Documentation only: `swift package generate-documentation` builds the DocC catalogs.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         // Tests only: the independent reference for the differential tests of decimal arithmetic.
         .package(url: "https://github.com/attaswift/BigInt", from: "6.0.1"),
     ],
