@@ -23,6 +23,8 @@ public final class InputFile {
     /// The encoding the input is converted from: the declared one, or one a byte order mark
     /// declared; nil for UTF-8.
     public private(set) var encoding: TextEncoding?
+    /// How much of the file has been read, out of its size.
+    public let progress: InputProgress
     private var source: any ByteSource
 
     /// Opens `path` for reading; `-` reads standard input.
@@ -32,7 +34,8 @@ public final class InputFile {
         let file: DescriptorSource
         if path == "-" {
             name = "<stdin>"
-            file = DescriptorSource(descriptor: 0, owned: false, name: name)
+            progress = InputProgress(totalBytes: nil)
+            file = DescriptorSource(descriptor: 0, owned: false, name: name, progress: progress)
         } else {
             name = path
             let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -40,7 +43,10 @@ public final class InputFile {
                 let reason = String(cString: strerror(errno))
                 throw FerryError(.io, "cannot open '\(path)': \(reason)", at: InputLocation(file: path))
             }
-            file = DescriptorSource(descriptor: fd, owned: true, name: path)
+            var status = stat()
+            let isRegular = fstat(fd, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG
+            progress = InputProgress(totalBytes: isRegular ? Int64(status.st_size) : nil)
+            file = DescriptorSource(descriptor: fd, owned: true, name: path, progress: progress)
         }
         source = file
         let magic = try PrefixedSource.peek(source, count: Compression.magicLength)
@@ -94,11 +100,13 @@ final class DescriptorSource: ByteSource {
     private let descriptor: Int32
     private let owned: Bool
     private let name: String
+    private let progress: InputProgress
 
-    init(descriptor: Int32, owned: Bool, name: String) {
+    init(descriptor: Int32, owned: Bool, name: String, progress: InputProgress) {
         self.descriptor = descriptor
         self.owned = owned
         self.name = name
+        self.progress = progress
     }
 
     func read(into buffer: UnsafeMutableRawPointer, count: Int) throws -> Int {
@@ -108,7 +116,10 @@ final class DescriptorSource: ByteSource {
             #else
                 let n = Darwin.read(descriptor, buffer, count)
             #endif
-            if n >= 0 { return n }
+            if n >= 0 {
+                progress.add(n)
+                return n
+            }
             if errno == EINTR { continue }
             let reason = String(cString: strerror(errno))
             throw FerryError(.io, "cannot read '\(name)': \(reason)", at: InputLocation(file: name))

@@ -1,0 +1,51 @@
+import FerryCore
+import FerryTestSupport
+import Foundation
+import Testing
+
+@testable import FerryFormats
+
+/// An input's progress counts the bytes taken from the file on disk (compressed ones for
+/// compressed input), out of the file's size, so the progress line's percent is that of the file.
+@Suite struct InputProgressTests {
+    /// About 1 MB that compresses poorly (random digits), so even compressed input takes several
+    /// of the decompressor's 64 KiB reads.
+    static let text: String = {
+        var random = SeededGenerator(state: 11)
+        return (1...40_000).map { "\($0),\(UInt64.random(in: 0...UInt64.max, using: &random))\n" }.joined()
+    }()
+
+    @Test(arguments: [nil] + Compression.allCases)
+    func countsTheFilesBytes(compression: Compression?) throws {
+        let directory = TemporaryDirectory("ferry-progress")
+        let path = directory.url.appendingPathComponent("data.csv").path
+        if let compression {
+            try Compressing.write(Array(Self.text.utf8), compression, to: path)
+        } else {
+            try Data(Self.text.utf8).write(to: URL(fileURLWithPath: path))
+        }
+        let size = Int64(try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int))
+        let input = try InputFile(path: path)
+        #expect(input.progress.totalBytes == size)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var decoded = 0
+        var fractions: [Double] = []
+        while true {
+            let n = try buffer.withUnsafeMutableBytes { try input.read(into: $0.baseAddress!, count: $0.count) }
+            if n == 0 { break }
+            decoded += n
+            fractions.append(try #require(input.progress.fraction))
+        }
+        #expect(decoded == Self.text.utf8.count)
+        #expect(input.progress.bytesRead == size)
+        #expect(input.progress.fraction == 1)
+        #expect(fractions == fractions.sorted(), "the fraction never goes back")
+        #expect(fractions.contains { $0 > 0 && $0 < 1 } || size <= 4096 + Compression.magicLength)
+    }
+
+    @Test func aDeviceHasNoSize() throws {
+        let input = try InputFile(path: "/dev/null")
+        #expect(input.progress.totalBytes == nil)
+        #expect(input.progress.fraction == nil)
+    }
+}
