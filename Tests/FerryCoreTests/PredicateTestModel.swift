@@ -127,7 +127,7 @@ enum PredicateTestModel {
         try PredicateFunctions.register(on: connection)
         for entity in model.entities {
             var columns = ["\(FerryLayout.primaryKey) INTEGER PRIMARY KEY"]
-            columns += entity.attributes.map { "\(SQL.quote($0.name)) \($0.type.sqliteColumnType)" }
+            columns += entity.attributes.map { "\(SQL.quote($0.name)) \(SQLiteDialect().columnType(for: $0.type, storedAs: FerryValueCoding().storageClass(for: $0.type)))" }
             for relationship in entity.relationships where FerryLayout().ownsForeignKey(relationship, in: entity, model: model) {
                 columns.append("\(SQL.quote(relationship.name)) INTEGER")
             }

@@ -223,22 +223,23 @@ struct BatchDeleter {
                 case .foreignKey:
                     continue  // the key is in the deleted row itself
                 case .inverseForeignKey(let destinationTable, let column):
-                    let destination = tableSQL(destinationTable)
-                    let condition = "\(quote(column)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(destinationTable, pk))"
+                    let destination = quote(destinationTable)
+                    let destinationEntity = relationship.destination
+                    let condition = "\(quote(column)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(destinationEntity, pk))"
                     let inverse = model.inverse(of: relationship, in: source)
                     if let inverse, !inverse.isOptional {
                         let count = try connection.scalar("SELECT count(*) FROM \(destination) WHERE \(condition)")?.int64 ?? 0
                         if count > 0 {
                             throw FerryError(
                                 .constraint,
-                                "cannot nullify \(name).\(relationship.name): \(count) \(destinationTable) object\(count == 1 ? "" : "s") would lose \(destinationTable).\(inverse.name), which is required; nothing was deleted",
+                                "cannot nullify \(name).\(relationship.name): \(count) \(destinationEntity) object\(count == 1 ? "" : "s") would lose \(destinationEntity).\(inverse.name), which is required; nothing was deleted",
                                 at: request.location,
-                                notes: ["give \(name).\(relationship.name) delete rule cascade, or delete or reassign those \(destinationTable) objects first"])
+                                notes: ["give \(name).\(relationship.name) delete rule cascade, or delete or reassign those \(destinationEntity) objects first"])
                         }
                     }
                     try connection.execute("UPDATE \(destination) SET \(quote(column)) = NULL WHERE \(condition)")
                     if connection.changes > 0 {
-                        result.nullified["\(destinationTable).\(inverse?.name ?? column)", default: 0] += connection.changes
+                        result.nullified["\(destinationEntity).\(inverse?.name ?? column)", default: 0] += connection.changes
                     }
                 case .joinTable(let link, let sourceColumn, let targetColumn):
                     // Rows whose other end is deleted too go with it (ON DELETE CASCADE): not a nullification.
@@ -287,7 +288,7 @@ struct BatchDeleter {
         case .foreignKey(let column):
             return "SELECT s.\(quote(column)) AS k FROM \(tableSQL(source.name)) AS s WHERE s.\(pk) IN \(keys)"
         case .inverseForeignKey(let destinationTable, let column):
-            return "SELECT d.\(pk) AS k FROM \(tableSQL(destinationTable)) AS d WHERE d.\(quote(column)) IN \(keys)"
+            return "SELECT d.\(pk) AS k FROM \(quote(destinationTable)) AS d WHERE d.\(quote(column)) IN \(keys)"
         case .joinTable(let link, let sourceColumn, let targetColumn):
             return "SELECT l.\(quote(targetColumn)) AS k FROM \(quote(link)) AS l WHERE l.\(quote(sourceColumn)) IN \(keys)"
         }

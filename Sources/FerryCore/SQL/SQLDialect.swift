@@ -13,8 +13,9 @@ package protocol SQLDialect: Sendable {
     func qualified(_ name: String, in schema: String) -> String
     /// A SQL literal of a stored value (DDL defaults, constant assignments).
     func literal(_ value: DatabaseValue) -> String
-    /// The column type declared for an attribute type.
-    func columnType(for type: AttributeType) -> String
+    /// The column type declared for an attribute of `type` whose values are kept as `storage`
+    /// (what the store's ``ValueCoding`` says).
+    func columnType(for type: AttributeType, storedAs storage: DatabaseValue.StorageClass) -> String
     /// The definition of an entity table's integer primary key column named `column`.
     func keyColumnDefinition(_ column: String) -> String
     /// What follows a join table's closing parenthesis (SQLite: `WITHOUT ROWID`).

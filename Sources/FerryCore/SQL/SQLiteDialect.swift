@@ -17,14 +17,13 @@ package struct SQLiteDialect: SQLDialect {
         }
     }
 
-    /// Decimals are TEXT (exact, canonical form), dates TEXT in fixed-width UTC ISO-8601 with
-    /// milliseconds (sorts correctly), UUIDs TEXT in lowercase canonical form, booleans INTEGER 0/1.
-    package func columnType(for type: AttributeType) -> String {
-        switch type {
-        case .int16, .int32, .int64, .bool: return "INTEGER"
-        case .double, .float: return "REAL"
-        case .binary: return "BLOB"
-        case .decimal, .string, .date, .uuid, .uri, .json: return "TEXT"
+    /// The type whose affinity keeps the storage class (SQLite's types are the storage classes).
+    package func columnType(for type: AttributeType, storedAs storage: DatabaseValue.StorageClass) -> String {
+        switch storage {
+        case .integer: return "INTEGER"
+        case .real: return "REAL"
+        case .text: return "TEXT"
+        case .blob, .null: return "BLOB"
         }
     }
 

@@ -6,6 +6,17 @@ package struct FerryValueCoding: ValueCoding {
 
     package var name: String { "ferry" }
 
+    /// Decimals are text (exact, canonical form), dates text in fixed-width UTC ISO-8601 with
+    /// milliseconds (sorts correctly), UUIDs text in lowercase canonical form, booleans integers 0/1.
+    package func storageClass(for type: AttributeType) -> DatabaseValue.StorageClass {
+        switch type {
+        case .int16, .int32, .int64, .bool: return .integer
+        case .double, .float: return .real
+        case .binary: return .blob
+        case .decimal, .string, .date, .uuid, .uri, .json: return .text
+        }
+    }
+
     package func encode(_ value: Value) -> DatabaseValue {
         switch value {
         case .null: return .null

@@ -48,7 +48,7 @@ package enum StoreSchema {
     /// An attribute's column: quoted name, type, `NOT NULL` and `DEFAULT` as the model says.
     static func columnDefinition(_ attribute: AttributeDescription, of entity: EntityDescription, layout: any StoreLayout) -> String {
         let dialect = layout.dialect
-        var column = "\(layout.quotedColumn(forAttribute: attribute.name, in: entity)) \(dialect.columnType(for: attribute.type))"
+        var column = "\(layout.quotedColumn(forAttribute: attribute.name, in: entity)) \(dialect.columnType(for: attribute.type, storedAs: layout.valueCoding.storageClass(for: attribute.type)))"
         if !attribute.isOptional { column += " NOT NULL" }
         if let value = attribute.defaultValue, !value.isNull {
             column += " DEFAULT \(layout.valueCoding.sqlLiteral(value, in: dialect))"

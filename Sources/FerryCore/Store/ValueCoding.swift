@@ -6,6 +6,8 @@ package protocol ValueCoding: Sendable {
     /// Names the coding: two codings with the same name store every value the same way, so
     /// stored values copy between their stores as they are.
     var name: String { get }
+    /// The storage class values of `type` are kept in (what the column is declared as).
+    func storageClass(for type: AttributeType) -> DatabaseValue.StorageClass
     /// The stored form of a typed value.
     func encode(_ value: Value) -> DatabaseValue
     /// Binds a value in its stored form (the import hot path: implementations avoid building an
