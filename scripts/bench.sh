@@ -135,7 +135,7 @@ for statement in statements:
 print("\n".join(out))
 PY
 else
-    # No ferry: the table ferry's store layout describes (docs/files.md, StoreLayout).
+    # No ferry: the table ferry's store layout describes (docs/files.md, FerryLayout).
     cat >"$DDL" <<'SQL'
 CREATE TABLE "customers" ("id" INTEGER NOT NULL, "uuid" TEXT, "email" TEXT, "name" TEXT, "age" INTEGER, "balance" TEXT, "created_at" TEXT, "active" INTEGER, "notes" TEXT);
 CREATE UNIQUE INDEX "ferry_unique_customers_id" ON "customers" ("id");

@@ -34,7 +34,7 @@ struct ConcurrentIntegrityTests {
         // A bare connection outside any transaction runs every check itself.
         let connection = try Connection(path: store.path, readOnly: true, create: false)
         try Verifier.registerFunctions(on: connection)
-        let serial = verifier.run(checks, on: connection)
+        let serial = verifier.run(checks, on: connection, layout: FerryLayout())
         #expect(summary(concurrent) == summary(serial))
         #expect(concurrent.map(\.name) == ["integrity_check", "count Customer", "types Customer", "quick_check", "integrity_check"])
         #expect(concurrent.map(\.outcome) == [.failed, .passed, .passed, .passed, .failed])
@@ -62,7 +62,7 @@ struct ConcurrentIntegrityTests {
             defer { try? connection.execute("ROLLBACK") }
             // Repaired in the transaction only: the committed file still has the broken index.
             try connection.execute("REINDEX ferry_unique_Customer_email")
-            return Verifier(model: store.model).run([.integrity(quick: false), .uniqueness(entity: "Customer")], on: connection)
+            return Verifier(model: store.model).run([.integrity(quick: false), .uniqueness(entity: "Customer")], on: connection, layout: FerryLayout())
         }
         #expect(results.map(\.message) == ["ok", "no duplicates", "no duplicates"])
         let after = Verifier(model: store.model).run([.integrity(quick: false)], on: opened).results

@@ -164,7 +164,7 @@ struct FetchRequestTests {
             [.string("zoe@example.com"), .string("A-1"), .string("C1"), .integer(1), .string("fragile"), .integer(41)],
             [.null, .string("A-5"), .null, .null, .null, .null],
         ])
-        let query = try request.compile(model: Self.model)
+        let query = try request.compile(model: Self.model, layout: FerryLayout())
         // One join per relationship path, however many key paths use it.
         #expect(query.sql.components(separatedBy: "LEFT JOIN").count - 1 == 2)
     }

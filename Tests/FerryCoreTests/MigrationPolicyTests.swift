@@ -59,11 +59,11 @@ struct MigrationPolicyTests {
         let path = directory.file("book.sqlite")
         let store = try Store.open(at: path, model: v1)
         try store.write { connection in
-            let customers = try BatchInserter(connection: connection, model: v1, entity: "Customer", columns: [.attribute("id"), .attribute("name"), .attribute("phone")])
+            let customers = try BatchInserter(connection: connection, model: v1, layout: FerryLayout(), entity: "Customer", columns: [.attribute("id"), .attribute("name"), .attribute("phone")])
             for (id, name, phone) in [(1, "Ann", "021 1"), (2, "Bob", nil), (3, "Cy", "022 2;023 3"), (4, "ghost", "024 4")] as [(Int64, String, String?)] {
                 #expect(try customers.insert([.integer(id), .string(name), phone.map(Value.string) ?? .null]) == .inserted)
             }
-            let orders = try BatchInserter(connection: connection, model: v1, entity: "Order", columns: [.attribute("number"), .relationship("customer")])
+            let orders = try BatchInserter(connection: connection, model: v1, layout: FerryLayout(), entity: "Order", columns: [.attribute("number"), .relationship("customer")])
             for (number, customer) in [("O-1", 1), ("O-2", 4), ("O-3", 3)] as [(String, Int64)] {
                 #expect(try orders.insert([.string(number), .integer(customer)]) == .inserted)
             }

@@ -32,7 +32,7 @@ struct NativeStringOperatorTests {
             for negated in [false, true] {
                 let format = (negated ? "NOT " : "") + "s \(op) %@"
                 let predicate = try Predicate(format: format, arguments: [.value(.string(literal))])
-                let compiled = try predicate.sql(for: entity, model: Self.model)
+                let compiled = try predicate.sql(for: entity, model: Self.model, layout: FerryLayout())
                 #expect(!compiled.sql.contains("ferry_"), "\(format) should compile to native SQL: \(compiled.sql)")
                 let selected = try store.read { connection in
                     try connection.rows("SELECT t0.ferry_pk FROM \(compiled.from) WHERE \(compiled.sql) ORDER BY 1", compiled.arguments)
@@ -52,8 +52,8 @@ struct NativeStringOperatorTests {
     @Test("options and key-path operands keep the Swift functions")
     func fallbacks() throws {
         guard let entity = Self.model.entity(named: "T") else { return }
-        #expect(try Predicate(format: "s ENDSWITH[c] 'x'").sql(for: entity, model: Self.model).sql == "ferry_endswith(t0.\"s\", ?, 1)")
-        #expect(try Predicate(format: "s ENDSWITH s").sql(for: entity, model: Self.model).sql == "ferry_endswith(t0.\"s\", t0.\"s\", 0)")
-        #expect(try Predicate(format: "s ENDSWITH 'x'").sql(for: entity, model: Self.model).sql == "substr(CAST(t0.\"s\" AS BLOB), -?) = ?")
+        #expect(try Predicate(format: "s ENDSWITH[c] 'x'").sql(for: entity, model: Self.model, layout: FerryLayout()).sql == "ferry_endswith(t0.\"s\", ?, 1)")
+        #expect(try Predicate(format: "s ENDSWITH s").sql(for: entity, model: Self.model, layout: FerryLayout()).sql == "ferry_endswith(t0.\"s\", t0.\"s\", 0)")
+        #expect(try Predicate(format: "s ENDSWITH 'x'").sql(for: entity, model: Self.model, layout: FerryLayout()).sql == "substr(CAST(t0.\"s\" AS BLOB), -?) = ?")
     }
 }

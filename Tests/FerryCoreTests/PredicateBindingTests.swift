@@ -51,7 +51,7 @@ struct PredicateBindingTests {
             #expect(error.code == .invalidPredicate)
         }
         #expect(throws: FerryError.self) {
-            try predicate.sql(for: PredicateTestModel.entity(entity), model: PredicateTestModel.model)
+            try predicate.sql(for: PredicateTestModel.entity(entity), model: PredicateTestModel.model, layout: FerryLayout())
         }
     }
 

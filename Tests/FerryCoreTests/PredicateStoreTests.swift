@@ -203,7 +203,7 @@ struct PredicateStoreTests {
     @Test("every literal is a bound parameter, never spliced into the SQL")
     func literalsAreParameters() throws {
         let predicate = try Predicate(format: "name == \"x'); DROP TABLE Customer; --\" AND age > 3 AND joined < '2024-01-01'")
-        let compiled = try predicate.sql(for: PredicateTestModel.entity("Customer"), model: PredicateTestModel.model)
+        let compiled = try predicate.sql(for: PredicateTestModel.entity("Customer"), model: PredicateTestModel.model, layout: FerryLayout())
         #expect(compiled.sql == #"(t0."name" = ? AND t0."age" > ? AND t0."joined" < ?)"#)
         #expect(compiled.arguments == [.text("x'); DROP TABLE Customer; --"), .integer(3), .text("2024-01-01T00:00:00.000Z")])
         #expect(compiled.from == #""Customer" AS t0"#)
@@ -212,14 +212,14 @@ struct PredicateStoreTests {
     @Test("to-one key paths compile to correlated subqueries, to-many to EXISTS")
     func relationshipSQL() throws {
         let order = PredicateTestModel.entity("Order")
-        let toOne = try Predicate(format: "customer.email ENDSWITH[c] '.de'").sql(for: order, model: PredicateTestModel.model)
+        let toOne = try Predicate(format: "customer.email ENDSWITH[c] '.de'").sql(for: order, model: PredicateTestModel.model, layout: FerryLayout())
         #expect(
             toOne.sql
-                == #"ferry_endswith((SELECT t1."email" FROM "Customer" AS t1 WHERE t1.ferry_pk = t0."customer" LIMIT 1), ?, 1)"#)
-        let toMany = try Predicate(format: "ANY tags.name == 'rush'").sql(for: order, model: PredicateTestModel.model)
+                == #"ferry_endswith((SELECT t1."email" FROM "Customer" AS t1 WHERE t1."ferry_pk" = t0."customer" LIMIT 1), ?, 1)"#)
+        let toMany = try Predicate(format: "ANY tags.name == 'rush'").sql(for: order, model: PredicateTestModel.model, layout: FerryLayout())
         #expect(
             toMany.sql
-                == #"EXISTS (SELECT 1 FROM "ferry_link_Order_tags" AS l2 JOIN "Tag" AS t1 ON t1.ferry_pk = l2."ferry_target" WHERE l2."ferry_source" = t0.ferry_pk AND t1."name" = ?)"#)
+                == #"EXISTS (SELECT 1 FROM "ferry_link_Order_tags" AS l2 JOIN "Tag" AS t1 ON t1."ferry_pk" = l2."ferry_target" WHERE l2."ferry_source" = t0."ferry_pk" AND t1."name" = ?)"#)
     }
 
     @Test("the SQL functions fold Unicode as Foundation does")

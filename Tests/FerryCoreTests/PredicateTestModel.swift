@@ -126,20 +126,20 @@ enum PredicateTestModel {
         let connection = try Connection(path: path)
         try PredicateFunctions.register(on: connection)
         for entity in model.entities {
-            var columns = ["\(StoreLayout.primaryKey) INTEGER PRIMARY KEY"]
-            columns += entity.attributes.map { "\(SQL.quote($0.name)) \($0.type.sqliteColumnType)" }
-            for relationship in entity.relationships where StoreLayout.ownsForeignKey(relationship, in: entity, model: model) {
+            var columns = ["\(FerryLayout.primaryKey) INTEGER PRIMARY KEY"]
+            columns += entity.attributes.map { "\(SQL.quote($0.name)) \(SQLiteDialect().columnType(for: $0.type, storedAs: FerryValueCoding().storageClass(for: $0.type)))" }
+            for relationship in entity.relationships where FerryLayout().ownsForeignKey(relationship, in: entity, model: model) {
                 columns.append("\(SQL.quote(relationship.name)) INTEGER")
             }
             try connection.execute("CREATE TABLE \(SQL.quote(entity.name)) (\(columns.joined(separator: ", ")))")
             for (pk, values) in rows[entity.name] ?? [:] {
-                var names = [StoreLayout.primaryKey]
+                var names = [FerryLayout.primaryKey]
                 var arguments: [DatabaseValue] = [.integer(pk)]
                 for attribute in entity.attributes {
                     names.append(SQL.quote(attribute.name))
                     arguments.append(storageValue(values[attribute.name] ?? .null))
                 }
-                for relationship in entity.relationships where StoreLayout.ownsForeignKey(relationship, in: entity, model: model) {
+                for relationship in entity.relationships where FerryLayout().ownsForeignKey(relationship, in: entity, model: model) {
                     names.append(SQL.quote(relationship.name))
                     arguments.append(storageValue(values[relationship.name] ?? .null))
                 }
@@ -150,7 +150,7 @@ enum PredicateTestModel {
         }
         let order = entity("Order")
         guard let tags = order.relationship(named: "tags"),
-            case .joinTable(let table, let source, let target) = StoreLayout.storage(of: tags, in: order, model: model)
+            case .joinTable(let table, let source, let target) = FerryLayout().storage(of: tags, in: order, model: model)
         else { throw FerryError(.internal, "Order.tags is not a join table") }
         try connection.execute("CREATE TABLE \(SQL.quote(table)) (\(SQL.quote(source)) INTEGER, \(SQL.quote(target)) INTEGER)")
         for pair in orderTags {
@@ -161,7 +161,7 @@ enum PredicateTestModel {
 
     /// Primary keys of `entity` matching `predicate` through SQL.
     static func sqlMatches(_ predicate: Predicate, entity name: String, connection: Connection) throws -> Set<Int64> {
-        let compiled = try predicate.sql(for: entity(name), model: model)
+        let compiled = try predicate.sql(for: entity(name), model: model, layout: FerryLayout())
         let rows = try connection.rows("SELECT t0.ferry_pk FROM \(compiled.from) WHERE \(compiled.sql)", compiled.arguments)
         return Set(rows.compactMap { $0.first?.int64 })
     }
@@ -189,7 +189,7 @@ struct GraphObject: PredicateEvaluable {
         guard let relationship = description.relationship(named: key) else { return .value(values[key] ?? .null) }
         let destination = relationship.destination
         let destinationRows = PredicateTestModel.rows[destination] ?? [:]
-        switch StoreLayout.storage(of: relationship, in: description, model: model) {
+        switch FerryLayout().storage(of: relationship, in: description, model: model) {
         case .foreignKey(let column):
             guard case .integer(let target) = values[column] ?? .null else { return .object(nil) }
             return .object(GraphObject(entity: destination, pk: target))

@@ -138,12 +138,12 @@ struct BatchInsertTests {
     func references() throws {
         let store = try makeStore()
         try store.write { connection in
-            let customers = try BatchInserter(connection: connection, model: store.model, entity: "Customer", columns: [.attribute("id"), .attribute("email")])
+            let customers = try BatchInserter(connection: connection, model: store.model, layout: store.layout, entity: "Customer", columns: [.attribute("id"), .attribute("email")])
             #expect(try customers.insert([.integer(42), .string("a@x.io")]) == .inserted)
-            let resolver = try ReferenceResolver(connection: connection, model: store.model, entity: "Order", relationship: "customer", match: "id")
+            let resolver = try ReferenceResolver(connection: connection, model: store.model, layout: store.layout, entity: "Order", relationship: "customer", match: "id")
             let key = try #require(try resolver.resolve(.integer(42)))
             #expect(try resolver.resolve(.integer(43)) == nil)
-            let orders = try BatchInserter(connection: connection, model: store.model, entity: "Order", columns: [.attribute("number"), .relationship("customer")])
+            let orders = try BatchInserter(connection: connection, model: store.model, layout: store.layout, entity: "Order", columns: [.attribute("number"), .relationship("customer")])
             #expect(try orders.insert([.string("A-1"), .integer(key)]) == .inserted)
             #expect(try orders.insert([.string("A-2"), .null]) == .rejected(reason: "customer is required", column: 1))
         }

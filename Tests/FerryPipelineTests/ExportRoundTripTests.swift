@@ -89,7 +89,7 @@ struct ExportRoundTripTests {
                 "INSERT INTO \"Thing\"(\(columns)) VALUES (\(Array(repeating: "?", count: names.count + 1).joined(separator: ", ")))")
             for row in rows() {
                 insert.reset()
-                var values = names.map { StorageCoding.encode(row[$0] ?? .null) }
+                var values = names.map { FerryValueCoding().encode(row[$0] ?? .null) }
                 switch row["owner"] {
                 case .string("O-1"): values.append(.integer(1))
                 case .string(let code) where code.hasPrefix("O,2"): values.append(.integer(2))

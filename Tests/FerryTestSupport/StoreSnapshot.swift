@@ -38,7 +38,7 @@ public struct StoreSnapshot: Equatable, CustomStringConvertible {
         for name in names where !excluded.contains(name) {
             let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
             let columns = try connection.rows("SELECT name FROM pragma_table_info(?)", [.text(name)]).compactMap { $0.first?.text }
-            let order = columns.contains(StoreLayout.primaryKey) ? StoreLayout.primaryKey : (1...max(1, columns.count)).map(String.init).joined(separator: ", ")
+            let order = columns.contains(FerryLayout.primaryKey) ? FerryLayout.primaryKey : (1...max(1, columns.count)).map(String.init).joined(separator: ", ")
             var hash = SHA256()
             var count = 0
             for row in try connection.rows("SELECT * FROM \(quoted) ORDER BY \(order)") {

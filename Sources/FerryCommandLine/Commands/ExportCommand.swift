@@ -105,7 +105,7 @@ struct ExportCommand: ParsableCommand {
             if offset < 0 { throw FerryError(.usage, "--offset must be 0 or more, not \(offset)") }
             step.offset = offset
             // Check the request before opening anything for writing.
-            _ = try step.fetchRequest.compile(model: storeModel)
+            try step.fetchRequest.check(model: storeModel)
 
             let opened = try Store.open(at: store, model: storeModel, options: Store.Options(createIfMissing: false, readOnly: true))
             let runner = ExportStepRunner(step: step, store: opened, index: 1)

@@ -63,22 +63,18 @@ struct StoreInfoCommand: ParsableCommand {
             }
             // Not read-only: a read-only connection cannot roll back a killed writer's journal.
             let connection = try Connection(path: store, readOnly: false, create: false)
+            let layout = FerryLayout()
             var entities: [Info.EntityInfo] = []
             let names = metadata.model?.entityNames ?? metadata.entityHashes.keys.sorted()
             for name in names {
-                let count = try connection.scalar("SELECT count(*) FROM \(SQL.quote(name))")?.int64 ?? 0
+                let count = try connection.scalar("SELECT count(*) FROM \(layout.dialect.quote(layout.table(forEntityNamed: name)))")?.int64 ?? 0
                 entities.append(Info.EntityInfo(name: name, count: Int(count), hash: metadata.entityHashes[name]))
             }
-            var recent: [Info.RunInfo] = []
-            for row in try connection.rows(
-                "SELECT id, job, step, entity, started_at, ended_at, outcome, read, inserted, updated, skipped, rejected FROM \(StoreLayout.runsTable) ORDER BY id DESC LIMIT ?",
-                [.integer(Int64(runs))])
-            {
-                recent.append(Info.RunInfo(
-                    id: row[0].int64 ?? 0, job: row[1].text ?? "", step: row[2].text ?? "", entity: row[3].text,
-                    startedAt: row[4].text ?? "", endedAt: row[5].text, outcome: row[6].text ?? "",
-                    read: row[7].int64 ?? 0, inserted: row[8].int64 ?? 0, updated: row[9].int64 ?? 0,
-                    skipped: row[10].int64 ?? 0, rejected: row[11].int64 ?? 0))
+            let recent = try (RunLog(on: connection, layout: layout)?.recent(limit: runs < 0 ? nil : runs) ?? []).map { run in
+                Info.RunInfo(
+                    id: run.id ?? 0, job: run.job, step: run.step, entity: run.entity, startedAt: run.startedAt, endedAt: run.endedAt,
+                    outcome: run.outcome, read: Int64(run.read), inserted: Int64(run.inserted), updated: Int64(run.updated),
+                    skipped: Int64(run.skipped), rejected: Int64(run.rejected))
             }
             let info = Info(
                 store: store, model: metadata.modelName, version: metadata.modelVersion, modelHash: metadata.modelHash,

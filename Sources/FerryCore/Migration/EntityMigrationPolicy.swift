@@ -122,12 +122,38 @@ struct MigrationStageHooks: Sendable {
 
 /// What stage hooks get: the step's versions and the store being migrated (the source before the
 /// step, read-only; the destination after the data was copied, writable, before verification).
+///
+/// Query the store with ``scalar(_:_:)``, ``rows(_:_:)`` and ``execute(_:_:)``, qualifying its
+/// tables with ``schema``.
 public struct MigrationStageContext {
     public var fromVersion: String
     public var toVersion: String
-    public var connection: Connection
+    /// The step's connection (the source is `main`, the destination `dst`).
+    package var connection: Connection
     /// The schema name to qualify tables with (`main` for the source, `dst` for the destination).
     public var schema: String
+
+    package init(fromVersion: String, toVersion: String, connection: Connection, schema: String) {
+        self.fromVersion = fromVersion
+        self.toVersion = toVersion
+        self.connection = connection
+        self.schema = schema
+    }
+
+    /// The first column of the first row of a query, nil when it returns no row.
+    public func scalar(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> DatabaseValue? {
+        try connection.scalar(sql, arguments)
+    }
+
+    /// Every row of a query.
+    public func rows(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> [[DatabaseValue]] {
+        try connection.rows(sql, arguments)
+    }
+
+    /// Runs a statement (the destination is writable in `didMigrate`; the source never is).
+    public func execute(_ sql: String, _ arguments: [DatabaseValue] = []) throws {
+        try connection.execute(sql, arguments)
+    }
 }
 
 /// Answers policies' questions during a migration step and writes what they create: Core Data's
@@ -137,7 +163,7 @@ public struct MigrationStageContext {
 /// grow with the store.
 public final class MigrationManager {
     /// The connection: the source store is `main` (read-only), the destination is `dst`.
-    public let connection: Connection
+    package let connection: Connection
     public let sourceModel: ObjectModel
     public let destinationModel: ObjectModel
     private let engine: MigrationStepRunner

@@ -18,6 +18,9 @@ struct EntityPlan {
     let mapping: MappingModel.EntityMapping
     let source: EntityDescription
     let destination: EntityDescription
+    /// How the source store and the destination store lay out and code their values.
+    let sourceLayout: any StoreLayout
+    let destinationLayout: any StoreLayout
     /// Selected columns after `t0.ferry_pk` (index 0): their SQL and how to decode them.
     private(set) var selectColumns: [(sql: SQLText, type: AttributeType?)] = []
     /// Destination attributes, in model order: their value source and SQL (nil when SQL cannot
@@ -41,14 +44,21 @@ struct EntityPlan {
         self.destination = destination
         let sourceModel = step.source
         let destinationModel = step.destination
+        let sourceLayout = step.sourceLayout, destinationLayout = step.destinationLayout
+        self.sourceLayout = sourceLayout
+        self.destinationLayout = destinationLayout
+        // Stored forms copy as they are only between the same value coding; otherwise every
+        // value goes through Swift (decoded from the source's form, encoded in the destination's).
+        let setBased = sourceLayout.valueCoding.name == destinationLayout.valueCoding.name
+        let sourceQuote = sourceLayout.dialect.quote
 
         // Every source attribute, so that copies, policies and expressions can read them.
         for attribute in source.attributes {
-            sourceColumns[attribute.name] = select(SQLText(text: "t0.\(SQL.quote(attribute.name))", arguments: []), type: attribute.type)
+            sourceColumns[attribute.name] = select(SQLText(text: "t0.\(sourceLayout.quotedColumn(forAttribute: attribute.name, in: source))", arguments: []), type: attribute.type)
         }
         for relationship in source.relationships where !relationship.isToMany {
-            if case .foreignKey(let column) = StoreLayout.storage(of: relationship, in: source, model: sourceModel) {
-                sourceRelationshipColumns[relationship.name] = select(SQLText(text: "t0.\(SQL.quote(column))", arguments: []), type: nil)
+            if case .foreignKey(let column) = sourceLayout.storage(of: relationship, in: source, model: sourceModel) {
+                sourceRelationshipColumns[relationship.name] = select(SQLText(text: "t0.\(sourceQuote(column))", arguments: []), type: nil)
             }
         }
 
@@ -56,13 +66,13 @@ struct EntityPlan {
             let rule = mapping.attribute(named: attribute.name)?.value ?? .constant(attribute.defaultValue ?? .null)
             switch rule {
             case .constant(let value):
-                attributes.append((attribute.name, .constant(value), SQLText(text: "?", arguments: [StorageCoding.encode(value)])))
+                attributes.append((attribute.name, .constant(value), SQLText(text: "?", arguments: [destinationLayout.valueCoding.encode(value)])))
             case .copy(let sourceName, let conversion, let valueIfNil):
                 guard let index = sourceColumns[sourceName], let sourceAttribute = source.attribute(named: sourceName) else {
                     throw FerryError(.migration, "mapping \(mapping.name): \(source.name) has no attribute '\(sourceName)' to copy into \(attribute.name)", at: mapping.location)
                 }
-                var text = "t0.\(SQL.quote(sourceName))"
-                var exact = true
+                var text = "t0.\(sourceLayout.quotedColumn(forAttribute: sourceName, in: source))"
+                var exact = setBased
                 if let conversion {
                     switch (sourceAttribute.type, attribute.type) {
                     case (_, .decimal), (_, .string): text = "CAST(\(text) AS TEXT)"
@@ -75,7 +85,7 @@ struct EntityPlan {
                 var arguments: [DatabaseValue] = []
                 if !valueIfNil.isNull {
                     text = "COALESCE(\(text), ?)"
-                    arguments.append(StorageCoding.encode(valueIfNil))
+                    arguments.append(destinationLayout.valueCoding.encode(valueIfNil))
                 }
                 attributes.append((attribute.name, .column(index, conversion: conversion, valueIfNil: valueIfNil), exact ? SQLText(text: text, arguments: arguments) : nil))
             case .expression(let text):
@@ -91,7 +101,7 @@ struct EntityPlan {
                 var slots: [Int] = []
                 var slotSQL: [String] = []
                 for keyPath in bound.keyPaths {
-                    let sql = Self.keyPathSQL(keyPath.components, in: source, model: sourceModel)
+                    let sql = Self.keyPathSQL(keyPath.components, in: source, model: sourceModel, layout: sourceLayout)
                     if keyPath.components.count == 1, let index = sourceColumns[keyPath.components[0]] {
                         slots.append(index)
                     } else {
@@ -99,13 +109,14 @@ struct EntityPlan {
                     }
                     slotSQL.append(sql)
                 }
-                let sql = bound.sql { slotSQL[$0] }.map { SQLText(text: $0.text, arguments: $0.arguments.map(StorageCoding.encode)) }
+                // Expressions compile to SQL over ferry's stored forms.
+                let sql = setBased ? bound.sql { slotSQL[$0] }.map { SQLText(text: $0.text, arguments: $0.arguments.map(destinationLayout.valueCoding.encode)) } : nil
                 attributes.append((attribute.name, .expression(bound, slots: slots), sql))
             }
         }
 
         for relationship in destination.relationships {
-            guard case .foreignKey(let column) = StoreLayout.storage(of: relationship, in: destination, model: destinationModel) else { continue }
+            guard case .foreignKey(let column) = destinationLayout.storage(of: relationship, in: destination, model: destinationModel) else { continue }
             let rule = mapping.relationship(named: relationship.name)?.value ?? .none
             var sql = SQLText(text: "NULL", arguments: [])
             switch rule {
@@ -115,16 +126,16 @@ struct EntityPlan {
                 guard let sourceRelationship = source.relationship(named: sourceName) else {
                     throw FerryError(.migration, "mapping \(mapping.name): \(source.name) has no relationship '\(sourceName)' to carry into \(relationship.name)", at: mapping.location)
                 }
-                let key = Self.relatedKeySQL(sourceRelationship, in: source, model: sourceModel)
+                let key = Self.relatedKeySQL(sourceRelationship, in: source, model: sourceModel, layout: sourceLayout)
                 sql = try step.mappedKeySQL(key, entity: relationship.destination, sourceEntity: sourceRelationship.destination)
             case .fromMapping(let name):
                 guard let target = step.mapping.entity(named: name) else {
                     throw FerryError(.migration, "mapping \(mapping.name): relationship \(relationship.name) names an unknown mapping '\(name)'", at: mapping.location)
                 }
                 if step.isIdentity(target) {
-                    sql = SQLText(text: "t0.\(StoreLayout.primaryKey)", arguments: [])
+                    sql = SQLText(text: "t0.\(sourceQuote(sourceLayout.keyColumn))", arguments: [])
                 } else {
-                    sql = SQLText(text: "(SELECT destination FROM links.assoc WHERE mapping = ? AND source = t0.\(StoreLayout.primaryKey) LIMIT 1)", arguments: [.text(name)])
+                    sql = SQLText(text: "(SELECT destination FROM links.assoc WHERE mapping = ? AND source = t0.\(sourceQuote(sourceLayout.keyColumn)) LIMIT 1)", arguments: [.text(name)])
                 }
             }
             foreignKeys.append((column, select(sql, type: nil), sql))
@@ -132,7 +143,7 @@ struct EntityPlan {
 
         if let text = mapping.filter {
             let predicate = try Predicate(format: text, location: mapping.filterLocation).bound(to: source, model: sourceModel)
-            let compiled = try predicate.sql(for: source, model: sourceModel, alias: "t0")
+            let compiled = try predicate.sql(for: source, model: sourceModel, layout: sourceLayout, alias: "t0")
             filter = SQLText(text: compiled.sql, arguments: compiled.arguments)
         } else {
             filter = nil
@@ -145,7 +156,7 @@ struct EntityPlan {
                 if keyPath.components.count == 1, let index = sourceColumns[keyPath.components[0]] {
                     slots.append(index)
                 } else {
-                    slots.append(select(SQLText(text: Self.keyPathSQL(keyPath.components, in: source, model: sourceModel), arguments: []), type: keyPath.attribute.type))
+                    slots.append(select(SQLText(text: Self.keyPathSQL(keyPath.components, in: source, model: sourceModel, layout: sourceLayout), arguments: []), type: keyPath.attribute.type))
                 }
             }
             distinct = bound
@@ -175,25 +186,30 @@ struct EntityPlan {
         return selectColumns.count
     }
 
-    private var fromClause: String { "FROM \(SQL.quote(StoreLayout.table(for: source))) AS t0" }
+    private var fromClause: String { "FROM \(sourceLayout.quotedTable(for: source)) AS t0" }
+
+    /// The source's quoted key column.
+    private var sourceKey: String { sourceLayout.dialect.quote(sourceLayout.keyColumn) }
 
     /// The set-based statement, or nil when some value needs the row path.
-    func insertSelectSQL() -> SQLText? {
-        var columns = [SQL.quote(StoreLayout.primaryKey)]
-        var values = ["t0.\(StoreLayout.primaryKey)"]
+    func insertSelectSQL(into schema: String) -> SQLText? {
+        let quote = destinationLayout.dialect.quote
+        var columns = [quote(destinationLayout.keyColumn)]
+        var values = ["t0.\(sourceKey)"]
         var arguments: [DatabaseValue] = []
         for attribute in attributes {
             guard let sql = attribute.sql else { return nil }
-            columns.append(SQL.quote(attribute.name))
+            columns.append(destinationLayout.quotedColumn(forAttribute: attribute.name, in: destination))
             values.append(sql.text)
             arguments += sql.arguments
         }
         for foreignKey in foreignKeys {
-            columns.append(SQL.quote(foreignKey.column))
+            columns.append(quote(foreignKey.column))
             values.append(foreignKey.sql.text)
             arguments += foreignKey.sql.arguments
         }
-        var text = "INSERT INTO dst.\(SQL.quote(destination.name)) (\(columns.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) \(fromClause)"
+        let table = destinationLayout.dialect.qualified(destinationLayout.table(for: destination), in: schema)
+        var text = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) \(fromClause)"
         if let filter {
             text += " WHERE \(filter.text)"
             arguments += filter.arguments
@@ -203,7 +219,7 @@ struct EntityPlan {
 
     /// The row path's query: the primary key, then every selected column.
     var selectSQL: SQLText {
-        var text = "SELECT t0.\(StoreLayout.primaryKey)"
+        var text = "SELECT t0.\(sourceKey)"
         var arguments: [DatabaseValue] = []
         for column in selectColumns {
             text += ", \(column.sql.text)"
@@ -214,7 +230,7 @@ struct EntityPlan {
             text += " WHERE \(filter.text)"
             arguments += filter.arguments
         }
-        return SQLText(text: text + " ORDER BY t0.\(StoreLayout.primaryKey)", arguments: arguments)
+        return SQLText(text: text + " ORDER BY t0.\(sourceKey)", arguments: arguments)
     }
 
     /// The selected row as typed values (index 0 is the primary key).
@@ -224,7 +240,7 @@ struct EntityPlan {
         for (offset, column) in selectColumns.enumerated() {
             let raw = statement.value(at: offset + 1)
             if let type = column.type {
-                row.append(StorageCoding.decode(raw, as: type))
+                row.append(sourceLayout.valueCoding.decode(raw, as: type))
             } else {
                 row.append(raw.int64.map { .integer($0) } ?? .null)
             }
@@ -261,39 +277,44 @@ struct EntityPlan {
 
     /// The key of the object a to-one (or the first of a to-many) relationship points to, for the
     /// source row `t0`.
-    static func relatedKeySQL(_ relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel) -> String {
-        switch StoreLayout.storage(of: relationship, in: entity, model: model) {
+    static func relatedKeySQL(_ relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel, layout: any StoreLayout) -> String {
+        let quote = layout.dialect.quote
+        let pk = quote(layout.keyColumn)
+        switch layout.storage(of: relationship, in: entity, model: model) {
         case .foreignKey(let column):
-            return "t0.\(SQL.quote(column))"
+            return "t0.\(quote(column))"
         case .inverseForeignKey(let table, let column):
-            return "(SELECT \(StoreLayout.primaryKey) FROM \(SQL.quote(table)) WHERE \(SQL.quote(column)) = t0.\(StoreLayout.primaryKey) ORDER BY \(StoreLayout.primaryKey) LIMIT 1)"
+            return "(SELECT \(pk) FROM \(quote(table)) WHERE \(quote(column)) = t0.\(pk) ORDER BY \(pk) LIMIT 1)"
         case .joinTable(let table, let sourceColumn, let targetColumn):
-            return "(SELECT \(targetColumn) FROM \(SQL.quote(table)) WHERE \(sourceColumn) = t0.\(StoreLayout.primaryKey) ORDER BY \(targetColumn) LIMIT 1)"
+            return "(SELECT \(quote(targetColumn)) FROM \(quote(table)) WHERE \(quote(sourceColumn)) = t0.\(pk) ORDER BY \(quote(targetColumn)) LIMIT 1)"
         }
     }
 
     /// All (owner, target) key pairs of a relationship in the source store.
-    static func pairsSQL(of relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel) -> String {
-        switch StoreLayout.storage(of: relationship, in: entity, model: model) {
+    static func pairsSQL(of relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel, layout: any StoreLayout) -> String {
+        let quote = layout.dialect.quote
+        let pk = quote(layout.keyColumn)
+        switch layout.storage(of: relationship, in: entity, model: model) {
         case .foreignKey(let column):
-            return "SELECT \(StoreLayout.primaryKey) AS owner, \(SQL.quote(column)) AS target FROM \(SQL.quote(entity.name)) WHERE \(SQL.quote(column)) IS NOT NULL"
+            return "SELECT \(pk) AS owner, \(quote(column)) AS target FROM \(layout.quotedTable(for: entity)) WHERE \(quote(column)) IS NOT NULL"
         case .inverseForeignKey(let table, let column):
-            return "SELECT \(SQL.quote(column)) AS owner, \(StoreLayout.primaryKey) AS target FROM \(SQL.quote(table)) WHERE \(SQL.quote(column)) IS NOT NULL"
+            return "SELECT \(quote(column)) AS owner, \(pk) AS target FROM \(quote(table)) WHERE \(quote(column)) IS NOT NULL"
         case .joinTable(let table, let sourceColumn, let targetColumn):
-            return "SELECT \(sourceColumn) AS owner, \(targetColumn) AS target FROM \(SQL.quote(table))"
+            return "SELECT \(quote(sourceColumn)) AS owner, \(quote(targetColumn)) AS target FROM \(quote(table))"
         }
     }
 
     /// A key path of `$source` (to-one relationships, then an attribute) as SQL over `t0`.
-    static func keyPathSQL(_ components: [String], in entity: EntityDescription, model: ObjectModel) -> String {
+    static func keyPathSQL(_ components: [String], in entity: EntityDescription, model: ObjectModel, layout: any StoreLayout) -> String {
+        let quote = layout.dialect.quote
+        let pk = quote(layout.keyColumn)
         guard components.count > 1, let relationship = entity.relationship(named: components[0]),
             let next = model.entity(named: relationship.destination)
         else {
-            return "t0.\(SQL.quote(components.last ?? ""))"
+            return "t0.\(layout.quotedColumn(forAttribute: components.last ?? "", in: entity))"
         }
         // Follow the chain with nested scalar subqueries, each over its own alias.
         var current = next
-        var inner = "t1.\(SQL.quote(components[components.count - 1]))"
         var depth = 1
         var joins: [(table: String, alias: String, condition: String)] = []
         var previousAlias = "t0"
@@ -302,23 +323,23 @@ struct EntityPlan {
             guard let hop = previousEntity.relationship(named: name), let target = model.entity(named: hop.destination) else { break }
             let alias = "t\(depth)"
             let condition: String
-            switch StoreLayout.storage(of: hop, in: previousEntity, model: model) {
+            switch layout.storage(of: hop, in: previousEntity, model: model) {
             case .foreignKey(let column):
-                condition = "\(alias).\(StoreLayout.primaryKey) = \(previousAlias).\(SQL.quote(column))"
+                condition = "\(alias).\(pk) = \(previousAlias).\(quote(column))"
             case .inverseForeignKey(_, let column):
-                condition = "\(alias).\(SQL.quote(column)) = \(previousAlias).\(StoreLayout.primaryKey)"
+                condition = "\(alias).\(quote(column)) = \(previousAlias).\(pk)"
             case .joinTable(let table, let sourceColumn, let targetColumn):
-                condition = "\(alias).\(StoreLayout.primaryKey) = (SELECT \(targetColumn) FROM \(SQL.quote(table)) WHERE \(sourceColumn) = \(previousAlias).\(StoreLayout.primaryKey) LIMIT 1)"
+                condition = "\(alias).\(pk) = (SELECT \(quote(targetColumn)) FROM \(quote(table)) WHERE \(quote(sourceColumn)) = \(previousAlias).\(pk) LIMIT 1)"
             }
-            joins.append((target.name, alias, condition))
+            joins.append((layout.quotedTable(for: target), alias, condition))
             previousAlias = alias
             previousEntity = target
             current = target
             depth += 1
         }
         _ = current
-        inner = "\(previousAlias).\(SQL.quote(components[components.count - 1]))"
-        let from = joins.map { "\(SQL.quote($0.table)) AS \($0.alias)" }.joined(separator: ", ")
+        let inner = "\(previousAlias).\(layout.quotedColumn(forAttribute: components[components.count - 1], in: previousEntity))"
+        let from = joins.map { "\($0.table) AS \($0.alias)" }.joined(separator: ", ")
         let conditions = joins.map(\.condition).joined(separator: " AND ")
         return "(SELECT \(inner) FROM \(from) WHERE \(conditions) LIMIT 1)"
     }

@@ -19,6 +19,13 @@ final class MigrationStepRunner {
     let options: MigrationOptions
     weak var observer: (any MigrationObserver)?
     let now: Int64
+    /// How the source store and the new store lay out and code their values.
+    let sourceLayout: any StoreLayout
+    let destinationLayout: any StoreLayout
+    /// The schema the new store is reached through on the step's connection (attached in SQLite).
+    static let destinationSchema = "dst"
+    /// The schema of the source store on the step's connection.
+    static let sourceSchema = "main"
 
     private var connection: Connection!
     private var manager: MigrationManager!
@@ -34,8 +41,13 @@ final class MigrationStepRunner {
     /// Objects inserted through the manager (by policies).
     private var managerInserts = 0
 
-    init(mapping: MappingModel, sourcePath: String, destinationPath: String, options: MigrationOptions, now: Int64) {
+    init(
+        mapping: MappingModel, sourcePath: String, destinationPath: String, options: MigrationOptions, now: Int64,
+        sourceLayout: any StoreLayout, destinationLayout: any StoreLayout
+    ) {
         self.mapping = mapping
+        self.sourceLayout = sourceLayout
+        self.destinationLayout = destinationLayout
         self.sourcePath = sourcePath
         self.destinationPath = destinationPath
         self.options = options
@@ -44,6 +56,14 @@ final class MigrationStepRunner {
 
     var source: ObjectModel { mapping.source }
     var destination: ObjectModel { mapping.destination }
+
+    /// `name` (a table of the new store) qualified with the destination schema.
+    private func destinationTable(_ name: String) -> String {
+        destinationLayout.dialect.qualified(name, in: Self.destinationSchema)
+    }
+
+    /// The destination key column, quoted.
+    private var destinationKey: String { destinationLayout.dialect.quote(destinationLayout.keyColumn) }
 
     // MARK: - The step
 
@@ -56,7 +76,7 @@ final class MigrationStepRunner {
             try create.execute("PRAGMA journal_mode = OFF")
             try create.execute("PRAGMA synchronous = OFF")
             // Indexes come after the data (built in bulk), see `buildIndexes`.
-            try create.transaction(.immediate) { try Store.createSchema(for: destination, on: create, includingIndexes: false) }
+            try create.transaction(.immediate) { try Store.createSchema(for: destination, on: create, layout: destinationLayout, includingIndexes: false) }
         }
         // Read-write flags with `mode=ro` in the URI: the source stays read-only, while the
         // attached destination may be written (a read-only connection could not attach it so).
@@ -90,7 +110,7 @@ final class MigrationStepRunner {
             connection = nil
         }
         let hooks = options.registry.stageHooks(from: source.version, to: destination.version)
-        try hooks?.willMigrate?(MigrationStageContext(fromVersion: source.version, toVersion: destination.version, connection: connection, schema: "main"))
+        try hooks?.willMigrate?(MigrationStageContext(fromVersion: source.version, toVersion: destination.version, connection: connection, schema: Self.sourceSchema))
 
         var policies: [String: any EntityMigrationPolicy] = [:]
         for entityMapping in mapping.entities {
@@ -121,7 +141,7 @@ final class MigrationStepRunner {
                 try policy.endRelationshipCreation(mapping: context, manager: manager)
             }
             try buildIndexes()
-            try hooks?.didMigrate?(MigrationStageContext(fromVersion: source.version, toVersion: destination.version, connection: connection, schema: "dst"))
+            try hooks?.didMigrate?(MigrationStageContext(fromVersion: source.version, toVersion: destination.version, connection: connection, schema: Self.destinationSchema))
             for entityMapping in mapping.entities {
                 guard let policy = policies[entityMapping.name] else { continue }
                 let context = try self.context(for: entityMapping)
@@ -171,7 +191,7 @@ final class MigrationStepRunner {
         }
         let plan = try EntityPlan(mapping: entityMapping, source: sourceEntity, destination: destinationEntity, step: self)
         observer?.migrationEntityStarted(entityMapping.name)
-        if policy == nil && entityMapping.distinct == nil, let sql = plan.insertSelectSQL() {
+        if policy == nil && entityMapping.distinct == nil, let sql = plan.insertSelectSQL(into: Self.destinationSchema) {
             try execute(sql, entityMapping: entityMapping)
             let count = connection.changes
             report.read = count
@@ -230,7 +250,7 @@ final class MigrationStepRunner {
                 // that value is associated with it.
                 let value = try distinct.evaluate(on: SlotContext(row: row, slots: plan.distinctSlots, entity: plan.source.name, key: sourceKey))
                 if value.isNull { continue }
-                let encoded = StorageCoding.encode(value)
+                let encoded = destinationLayout.valueCoding.encode(value)
                 distinctLookup.reset()
                 try distinctLookup.bind(encoded, at: 1)
                 if try distinctLookup.step() {
@@ -276,10 +296,11 @@ final class MigrationStepRunner {
             throw FerryError(.migration, "the destination model has no entity '\(entityMapping.destination)'")
         }
         let (statement, _) = try insertStatement(for: entity)
+        let coding = destinationLayout.valueCoding
         statement.reset()
         if let primaryKey { try statement.bind(primaryKey, at: 1) } else { try statement.bindNull(at: 1) }
         for (offset, value) in values.enumerated() {
-            try StorageCoding.bind(value, to: statement, at: offset + 2)
+            try coding.bind(value, to: statement, at: offset + 2)
         }
         do {
             try statement.step()
@@ -291,15 +312,18 @@ final class MigrationStepRunner {
 
     private func insertStatement(for entity: EntityDescription) throws -> (Statement, [String]) {
         if let cached = insertStatements[entity.name] { return cached }
+        let layout = destinationLayout
         var columns = entity.attributes.map(\.name)
+        var stored = [layout.dialect.quote(layout.keyColumn)] + columns.map { layout.quotedColumn(forAttribute: $0, in: entity) }
         for relationship in entity.relationships {
-            if case .foreignKey(let column) = StoreLayout.storage(of: relationship, in: entity, model: destination) {
+            if case .foreignKey(let column) = layout.storage(of: relationship, in: entity, model: destination) {
                 columns.append(column)
+                stored.append(layout.dialect.quote(column))
             }
         }
-        let names = ([StoreLayout.primaryKey] + columns).map(SQL.quote).joined(separator: ", ")
-        let marks = Array(repeating: "?", count: columns.count + 1).joined(separator: ", ")
-        let statement = try connection.prepare("INSERT INTO dst.\(SQL.quote(entity.name)) (\(names)) VALUES (\(marks))")
+        let marks = "VALUES (" + Array(repeating: "?", count: columns.count + 1).joined(separator: ", ") + ")"
+        let statement = try connection.prepare(
+            layout.dialect.insert(into: destinationTable(layout.table(for: entity)), columns: stored, values: marks, onConflict: .fail))
         insertStatements[entity.name] = (statement, columns)
         return (statement, columns)
     }
@@ -324,7 +348,8 @@ final class MigrationStepRunner {
             if let cached = keyTakenStatements[entityMapping.destination] {
                 statement = cached
             } else {
-                statement = try connection.prepare("SELECT 1 FROM dst.\(SQL.quote(entityMapping.destination)) WHERE \(StoreLayout.primaryKey) = ?")
+                statement = try connection.prepare(
+                    "SELECT 1 FROM \(destinationTable(destinationLayout.table(forEntityNamed: entityMapping.destination))) WHERE \(destinationKey) = ?")
                 keyTakenStatements[entityMapping.destination] = statement
             }
             statement.reset()
@@ -382,18 +407,22 @@ final class MigrationStepRunner {
         guard let destinationEntity = destination.entity(named: entity), let description = destinationEntity.relationship(named: relationship) else {
             throw FerryError(.migration, "\(entity) has no relationship '\(relationship)'")
         }
-        switch StoreLayout.storage(of: description, in: destinationEntity, model: destination) {
+        let quote = destinationLayout.dialect.quote
+        switch destinationLayout.storage(of: description, in: destinationEntity, model: destination) {
         case .foreignKey(let column):
             try connection.execute(
-                "UPDATE dst.\(SQL.quote(entity)) SET \(SQL.quote(column)) = ? WHERE \(StoreLayout.primaryKey) = ?",
+                "UPDATE \(destinationTable(destinationLayout.table(for: destinationEntity))) SET \(quote(column)) = ? WHERE \(destinationKey) = ?",
                 [target.map { .integer($0) } ?? .null, .integer(key)])
         case .inverseForeignKey(let table, let column):
             guard let target else { break }
-            try connection.execute("UPDATE dst.\(SQL.quote(table)) SET \(SQL.quote(column)) = ? WHERE \(StoreLayout.primaryKey) = ?", [.integer(key), .integer(target)])
+            try connection.execute(
+                "UPDATE \(destinationTable(table)) SET \(quote(column)) = ? WHERE \(destinationKey) = ?", [.integer(key), .integer(target)])
         case .joinTable(let table, let sourceColumn, let targetColumn):
             guard let target else { break }
             try connection.execute(
-                "INSERT OR IGNORE INTO dst.\(SQL.quote(table)) (\(sourceColumn), \(targetColumn)) VALUES (?, ?)", [.integer(key), .integer(target)])
+                destinationLayout.dialect.insert(
+                    into: destinationTable(table), columns: [quote(sourceColumn), quote(targetColumn)], values: "VALUES (?, ?)", onConflict: .ignore),
+                [.integer(key), .integer(target)])
         }
     }
 
@@ -424,7 +453,7 @@ final class MigrationStepRunner {
     /// Builds the destination's indexes once its data is in: a sort per index instead of a
     /// b-tree update per row. A uniqueness constraint the migrated objects break fails here.
     private func buildIndexes() throws {
-        for statement in StoreSchema.indexStatements(for: destination, schema: "dst") {
+        for statement in StoreSchema.indexStatements(for: destination, layout: destinationLayout, schema: Self.destinationSchema) {
             do {
                 try connection.execute(statement)
             } catch let error as FerryError {
@@ -450,16 +479,20 @@ final class MigrationStepRunner {
             for relationshipMapping in entityMapping.relationships {
                 guard case .carry(let sourceRelationshipName) = relationshipMapping.value,
                     let relationship = destinationEntity.relationship(named: relationshipMapping.destination),
-                    case .joinTable(let table, let sourceColumn, let targetColumn) = StoreLayout.storage(of: relationship, in: destinationEntity, model: destination),
+                    case .joinTable(let table, let sourceColumn, let targetColumn) = destinationLayout.storage(of: relationship, in: destinationEntity, model: destination),
                     !done.contains(table),
                     let sourceRelationship = sourceEntity.relationship(named: sourceRelationshipName)
                 else { continue }
                 done.insert(table)
-                let pairs = EntityPlan.pairsSQL(of: sourceRelationship, in: sourceEntity, model: source)
+                let pairs = EntityPlan.pairsSQL(of: sourceRelationship, in: sourceEntity, model: source, layout: sourceLayout)
                 let owner = try mappedKeySQL("p.owner", entity: destinationEntity.name, sourceEntity: sourceEntity.name)
                 let target = try mappedKeySQL("p.target", entity: relationship.destination, sourceEntity: sourceRelationship.destination)
+                let quote = destinationLayout.dialect.quote
                 try connection.execute(
-                    "INSERT OR IGNORE INTO dst.\(SQL.quote(table)) (\(sourceColumn), \(targetColumn)) SELECT \(owner.text), \(target.text) FROM (\(pairs)) AS p WHERE \(owner.text) IS NOT NULL AND \(target.text) IS NOT NULL",
+                    destinationLayout.dialect.insert(
+                        into: destinationTable(table), columns: [quote(sourceColumn), quote(targetColumn)],
+                        values: "SELECT \(owner.text), \(target.text) FROM (\(pairs)) AS p WHERE \(owner.text) IS NOT NULL AND \(target.text) IS NOT NULL",
+                        onConflict: .ignore),
                     owner.arguments + target.arguments + owner.arguments + target.arguments)
             }
         }
@@ -473,7 +506,9 @@ final class MigrationStepRunner {
         if isIdentity(target) {
             if target.filter != nil {
                 // Objects the filter left out are not there: point at nothing rather than dangle.
-                return EntityPlan.SQLText(text: "(SELECT \(StoreLayout.primaryKey) FROM dst.\(SQL.quote(entity)) WHERE \(StoreLayout.primaryKey) = \(expression))", arguments: [])
+                return EntityPlan.SQLText(
+                    text: "(SELECT \(destinationKey) FROM \(destinationTable(destinationLayout.table(forEntityNamed: entity))) WHERE \(destinationKey) = \(expression))",
+                    arguments: [])
             }
             return EntityPlan.SQLText(text: expression, arguments: [])
         }
@@ -482,17 +517,16 @@ final class MigrationStepRunner {
 
     // MARK: - History and verification
 
+    /// Carries the source's run log into the new store and records the migration in it.
     private func carryRunHistory(started: ContinuousClock.Instant) throws {
-        let columns = "job, step_index, step, entity, source, started_at, ended_at, outcome, read, inserted, updated, skipped, rejected, message"
-        try connection.execute("INSERT INTO dst.\(StoreLayout.runsTable) (\(columns)) SELECT \(columns) FROM main.\(StoreLayout.runsTable) ORDER BY id")
-        let total = reports.reduce(0) { $0 + $1.written }
-        try connection.execute(
-            "INSERT INTO dst.\(StoreLayout.runsTable) (job, step, source, started_at, ended_at, outcome, read, inserted, message) VALUES ('ferry migrate', 'migrate', ?, ?, ?, 'succeeded', ?, ?, ?)",
-            [
-                .text(sourcePath), .text(DateCoding.format(now)), .text(DateCoding.nowText()),
-                .integer(Int64(reports.reduce(0) { $0 + $1.read })), .integer(Int64(total)),
-                .text("\(source.name) version \(source.version) → \(destination.version)"),
-            ])
+        guard let log = RunLog(on: connection, layout: destinationLayout, schema: Self.destinationSchema) else { return }
+        if let sourceLog = RunLog(on: connection, layout: sourceLayout, schema: Self.sourceSchema) {
+            try log.copy(from: sourceLog)
+        }
+        try log.record(RunRecord(
+            job: "ferry migrate", step: "migrate", source: sourcePath, startedAt: DateCoding.format(now), endedAt: DateCoding.nowText(),
+            outcome: "succeeded", read: reports.reduce(0) { $0 + $1.read }, inserted: reports.reduce(0) { $0 + $1.written },
+            message: "\(source.name) version \(source.version) → \(destination.version)"))
     }
 
     /// Checks the new store before it may replace anything: objects per entity, integrity,
@@ -569,8 +603,9 @@ final class MigrationStepRunner {
                 reports[index].unchanged = []
                 continue
             }
-            let before = try EntityChecksum.compute(connection: sourceConnection, model: source, entity: sourceName, attributes: sourceAttributes)
-            let after = try EntityChecksum.compute(connection: destinationConnection, model: destination, entity: entityMapping.destination, attributes: destinationAttributes)
+            let before = try EntityChecksum.compute(connection: sourceConnection, model: source, layout: sourceLayout, entity: sourceName, attributes: sourceAttributes)
+            let after = try EntityChecksum.compute(
+                connection: destinationConnection, model: destination, layout: destinationLayout, entity: entityMapping.destination, attributes: destinationAttributes)
             guard before.matches(after) else {
                 throw FerryError(
                     .migration,

@@ -107,6 +107,8 @@ public struct MigrationReport: Sendable, Codable, Hashable {
 public final class Migrator {
     public let storePath: String
     public let bundle: ModelBundle
+    /// How the store (and every version the migration writes) lays out its tables: ferry's.
+    private let layout: any StoreLayout = FerryLayout()
     public var options: MigrationOptions
     public weak var observer: (any MigrationObserver)?
     private let mappingProvider: (ObjectModel, ObjectModel) throws -> MappingModel
@@ -141,7 +143,7 @@ public final class Migrator {
             throw FerryError(.usage, "model \(bundle.name) has no version '\(targetLabel)' (versions: \(bundle.versions.map(\.version).joined(separator: ", ")))")
         }
         let path = try bundle.path(from: source.version, to: target.version)
-        for version in path.dropFirst() { try StoreLayout.checkRepresentable(version) }
+        for version in path.dropFirst() { try layout.checkRepresentable(version) }
         var steps: [MappingModel] = []
         for (from, to) in zip(path, path.dropFirst()) {
             steps.append(try mappingProvider(from, to))
@@ -149,7 +151,8 @@ public final class Migrator {
         let connection = try Connection(path: MigrationStepRunner.readOnlyURI(storePath), readOnly: true, create: false)
         var counts: [String: Int] = [:]
         for entity in source.entities {
-            counts[entity.name] = Int(try connection.scalar("SELECT count(*) FROM \(SQL.quote(entity.name))")?.int64 ?? 0)
+            counts[entity.name] = Int(
+                try connection.scalar("SELECT count(*) FROM \(layout.quotedTable(for: entity))\(layout.entityFilterClause(for: entity, alias: nil))")?.int64 ?? 0)
         }
         return Plan(source: source, target: target, steps: steps, counts: counts)
     }
@@ -190,7 +193,8 @@ public final class Migrator {
                 observer?.migrationStepStarted(index + 1, of: plan.steps.count, from: mapping.source.version, to: mapping.destination.version)
                 let next = storePath + StoreFiles.migrationScratchMark + "\(index + 1)"
                 scratch.append(next)
-                let runner = MigrationStepRunner(mapping: mapping, sourcePath: current, destinationPath: next, options: options, now: now)
+                let runner = MigrationStepRunner(
+                    mapping: mapping, sourcePath: current, destinationPath: next, options: options, now: now, sourceLayout: layout, destinationLayout: layout)
                 runner.observer = observer
                 report.steps.append(try runner.run())
                 if current != storePath { StoreFiles.remove(current) }

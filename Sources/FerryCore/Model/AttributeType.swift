@@ -43,17 +43,4 @@ public enum AttributeType: String, Sendable, Hashable, Codable, CaseIterable {
         default: return nil
         }
     }
-
-    /// The SQLite column type ferry declares for this attribute type.
-    ///
-    /// Decimals are TEXT (exact, canonical form), dates TEXT in fixed-width UTC ISO-8601 with
-    /// milliseconds (sorts correctly), UUIDs TEXT in lowercase canonical form, booleans INTEGER 0/1.
-    public var sqliteColumnType: String {
-        switch self {
-        case .int16, .int32, .int64, .bool: return "INTEGER"
-        case .double, .float: return "REAL"
-        case .binary: return "BLOB"
-        case .decimal, .string, .date, .uuid, .uri, .json: return "TEXT"
-        }
-    }
 }

@@ -9,7 +9,7 @@
 public enum ModelChecker {
     /// Reserved name prefixes (compared case-insensitively): ferry's own tables and columns, and
     /// SQLite's.
-    public static let reservedPrefixes = [StoreLayout.reservedPrefix, "sqlite_"]
+    public static let reservedPrefixes = [FerryLayout.reservedPrefix, "sqlite_"]
 
     /// Every problem in the model, in model order; empty when the model is sound.
     public static func check(_ model: ObjectModel) -> [FerryError] {

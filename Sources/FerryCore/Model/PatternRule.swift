@@ -24,10 +24,11 @@ public struct PatternRule: @unchecked Sendable {
         self.pattern = pattern
     }
 
-    /// True when the stored form of `value` matches the whole pattern. Binary data has no text
-    /// form: the rule does not apply to it (verify does not test it either).
+    /// True when ferry's stored form of `value` (its text form, which patterns are written
+    /// against) matches the whole pattern. Binary data has no text form: the rule does not apply
+    /// to it (verify does not test it either).
     public func matches(_ value: Value) -> Bool {
-        guard let subject = PredicateFunctions.subject(StorageCoding.encode(value)) else { return true }
+        guard let subject = PredicateFunctions.subject(FerryValueCoding().encode(value)) else { return true }
         return PredicateFunctions.wholeMatch(regex, subject)
     }
 }

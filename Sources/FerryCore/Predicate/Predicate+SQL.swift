@@ -22,7 +22,8 @@ public struct PredicateSQL: Sendable, Hashable {
 }
 
 extension Predicate {
-    /// Binds the predicate to `entity` (see ``bound(to:model:)``) and compiles it to SQL.
+    /// Binds the predicate to `entity` (see ``bound(to:model:)``) and compiles it to SQL for a
+    /// store in ferry's layout (``FerryLayout``).
     ///
     /// ```swift
     /// let compiled = try predicate.sql(for: order, model: model)
@@ -33,12 +34,17 @@ extension Predicate {
     /// Results equal those of ``evaluate(on:)`` on the same rows: `nil` never equals a value,
     /// `nil == nil` holds, and `NOT` of a comparison with `nil` is true, as in memory.
     public func sql(for entity: EntityDescription, model: ObjectModel, alias: String = "t0") throws(FerryError) -> PredicateSQL {
+        try sql(for: entity, model: model, layout: FerryLayout(), alias: alias)
+    }
+
+    /// The predicate compiled for a store in `layout` (its tables, columns and value forms).
+    package func sql(for entity: EntityDescription, model: ObjectModel, layout: any StoreLayout, alias: String = "t0") throws(FerryError) -> PredicateSQL {
         let bound = try bound(to: entity, model: model)
-        var compiler = PredicateSQLCompiler(binder: PredicateBinder(model: model))
+        var compiler = PredicateSQLCompiler(binder: PredicateBinder(model: model), layout: layout)
         let scope = SQLScope(entity: entity, alias: alias)
         let text = try compiler.predicate(bound, scope: scope, negated: false)
         return PredicateSQL(
-            sql: text, arguments: compiler.arguments, from: "\(SQL.quote(StoreLayout.table(for: entity))) AS \(alias)")
+            sql: text, arguments: compiler.arguments, from: "\(layout.quotedTable(for: entity)) AS \(alias)")
     }
 }
 
@@ -55,10 +61,24 @@ struct SQLScope {
 
 struct PredicateSQLCompiler {
     let binder: PredicateBinder
+    let layout: any StoreLayout
     var arguments: [DatabaseValue] = []
     private var aliasCount = 0
+    /// The key column, quoted.
+    private let key: String
 
-    init(binder: PredicateBinder) { self.binder = binder }
+    init(binder: PredicateBinder, layout: any StoreLayout) {
+        self.binder = binder
+        self.layout = layout
+        self.key = layout.dialect.quote(layout.keyColumn)
+    }
+
+    private func quote(_ identifier: String) -> String { layout.dialect.quote(identifier) }
+
+    /// The quoted column of `attribute` of `entity` on `alias`, or the key column without one.
+    private func column(_ attribute: AttributeDescription?, of entity: EntityDescription, on alias: String) -> String {
+        "\(alias)." + (attribute.map { layout.quotedColumn(forAttribute: $0.name, in: entity) } ?? key)
+    }
 
     private var model: ObjectModel { binder.model }
 
@@ -119,7 +139,7 @@ struct PredicateSQLCompiler {
         }
         let resolved = try binder.resolve(path, scope: scope.binderScope)
         let source = try chain(resolved, from: alias(of: resolved, scope: scope))
-        var element = resolved.attribute.map { "\(source.last).\(SQL.quote($0.name))" } ?? "\(source.last).\(StoreLayout.primaryKey)"
+        var element = column(resolved.attribute, of: resolved.endEntity, on: source.last)
         if resolved.attribute?.type == .decimal { element = "CAST(\(element) AS REAL)" }
         if !options.isEmpty { element = "ferry_fold(\(element), \(options.rawValue))" }
         let (test, nullable) = try test(element, comparison, rhsKind: rhsKind, scope: scope, options: options)
@@ -225,18 +245,16 @@ struct PredicateSQLCompiler {
         return String(sql[sql.index(sql.startIndex, offsetBy: 11)..<comma])
     }
 
-    /// A literal in stored form: dates as fixed-width UTC text, booleans as 0/1, decimals as REAL
-    /// (decimal columns are compared through `CAST(… AS REAL)`), text folded for `[c]`/`[d]`.
+    /// A literal in the store's form (its layout's value coding: in ferry's, dates as fixed-width
+    /// UTC text, booleans as 0/1), except decimals, as REAL (decimal columns are compared through
+    /// `CAST(… AS REAL)`), and text, folded for `[c]`/`[d]`.
     private func storage(_ value: Value, options: StringOptions) -> DatabaseValue {
         switch value {
-        case .null: return .null
-        case .integer(let integer): return .integer(integer)
-        case .double(let double): return .real(double)
         case .decimal(let text): return Double(text).map(DatabaseValue.real) ?? .text(text)
-        case .bool(let flag): return .integer(flag ? 1 : 0)
-        case .date(let millis): return .text(DateCoding.format(millis))
-        case .binary(let bytes): return .blob(bytes)
-        case .string(let text), .uuid(let text), .uri(let text), .json(let text):
+        case .string(let text), .uri(let text), .json(let text): return .text(PredicateFunctions.fold(text, options))
+        default:
+            let stored = layout.valueCoding.encode(value)
+            guard case .uuid = value, case .text(let text) = stored else { return stored }
             return .text(PredicateFunctions.fold(text, options))
         }
     }
@@ -258,20 +276,20 @@ struct PredicateSQLCompiler {
             guard let variable = scope.variables[name] else {
                 throw FerryError(.invalidPredicate, "variable '$\(name)' has no value", at: mark.location)
             }
-            return "\(variable.alias).\(StoreLayout.primaryKey)"
+            return "\(variable.alias).\(key)"
         case .keyPath(let path):
             let resolved = try binder.resolve(path, scope: scope.binderScope)
             let base = alias(of: resolved, scope: scope)
             var column: String
             if resolved.steps.isEmpty {
-                column = resolved.attribute.map { "\(base).\(SQL.quote($0.name))" } ?? "\(base).\(StoreLayout.primaryKey)"
+                column = self.column(resolved.attribute, of: resolved.endEntity, on: base)
             } else if resolved.attribute == nil, resolved.steps.count == 1,
-                case .foreignKey(let fk) = StoreLayout.storage(of: resolved.steps[0].relationship, in: resolved.steps[0].source, model: model)
+                case .foreignKey(let fk) = layout.storage(of: resolved.steps[0].relationship, in: resolved.steps[0].source, model: model)
             {
-                column = "\(base).\(SQL.quote(fk))"
+                column = "\(base).\(quote(fk))"
             } else {
                 let source = try chain(resolved, from: base)
-                let selected = resolved.attribute.map { "\(source.last).\(SQL.quote($0.name))" } ?? "\(source.last).\(StoreLayout.primaryKey)"
+                let selected = self.column(resolved.attribute, of: resolved.endEntity, on: source.last)
                 column = "(SELECT \(selected) \(source.from) WHERE \(source.condition) LIMIT 1)"
             }
             if resolved.attribute?.type == .decimal { column = "CAST(\(column) AS REAL)" }
@@ -306,7 +324,7 @@ struct PredicateSQLCompiler {
         }
         var attribute = resolved.attribute
         if let name = property.first { attribute = resolved.endEntity.attribute(named: name) }
-        var value = attribute.map { "\(source.last).\(SQL.quote($0.name))" } ?? "\(source.last).\(StoreLayout.primaryKey)"
+        var value = column(attribute, of: resolved.endEntity, on: source.last)
         if attribute?.type == .decimal { value = "CAST(\(value) AS REAL)" }
         let selected: String
         switch function {
@@ -331,14 +349,14 @@ struct PredicateSQLCompiler {
         var condition = ""
         var previous = alias
         for (index, step) in resolved.steps.enumerated() {
-            let storage = StoreLayout.storage(of: step.relationship, in: step.source, model: model)
-            let table = SQL.quote(StoreLayout.table(for: step.destination))
+            let storage = layout.storage(of: step.relationship, in: step.source, model: model)
+            let table = layout.quotedTable(for: step.destination)
             let next = newAlias()
-            let pk = StoreLayout.primaryKey
+            let pk = key
             let join = step.relationship.isToMany ? "JOIN" : "LEFT JOIN"
             switch storage {
             case .foreignKey(let column):
-                let on = "\(next).\(pk) = \(previous).\(SQL.quote(column))"
+                let on = "\(next).\(pk) = \(previous).\(quote(column))"
                 if index == 0 {
                     from = "FROM \(table) AS \(next)"
                     condition = on
@@ -346,7 +364,7 @@ struct PredicateSQLCompiler {
                     from += " \(join) \(table) AS \(next) ON \(on)"
                 }
             case .inverseForeignKey(_, let column):
-                let on = "\(next).\(SQL.quote(column)) = \(previous).\(pk)"
+                let on = "\(next).\(quote(column)) = \(previous).\(pk)"
                 if index == 0 {
                     from = "FROM \(table) AS \(next)"
                     condition = on
@@ -355,13 +373,13 @@ struct PredicateSQLCompiler {
                 }
             case .joinTable(let linkTable, let sourceColumn, let targetColumn):
                 let link = newAlias("l")
-                let linkOn = "\(link).\(SQL.quote(sourceColumn)) = \(previous).\(pk)"
-                let targetOn = "\(next).\(pk) = \(link).\(SQL.quote(targetColumn))"
+                let linkOn = "\(link).\(quote(sourceColumn)) = \(previous).\(pk)"
+                let targetOn = "\(next).\(pk) = \(link).\(quote(targetColumn))"
                 if index == 0 {
-                    from = "FROM \(SQL.quote(linkTable)) AS \(link) JOIN \(table) AS \(next) ON \(targetOn)"
+                    from = "FROM \(quote(linkTable)) AS \(link) JOIN \(table) AS \(next) ON \(targetOn)"
                     condition = linkOn
                 } else {
-                    from += " JOIN \(SQL.quote(linkTable)) AS \(link) ON \(linkOn) JOIN \(table) AS \(next) ON \(targetOn)"
+                    from += " JOIN \(quote(linkTable)) AS \(link) ON \(linkOn) JOIN \(table) AS \(next) ON \(targetOn)"
                 }
             }
             previous = next

@@ -44,7 +44,7 @@ public enum PredicateFunctions {
     ]
 
     /// Registers every function on a connection.
-    public static func register(on connection: Connection) throws {
+    package static func register(on connection: Connection) throws {
         for function in all {
             try connection.registerFunction(function.name, argumentCount: function.argumentCount, function.body)
         }

@@ -66,7 +66,7 @@ extension Store {
     /// With `dryRun`, everything runs, including every check, and is then rolled back: the
     /// result says what would be deleted and nullified.
     public func execute(_ request: BatchDeleteRequest, dryRun: Bool = false) throws -> BatchDeleteResult {
-        let planner = try BatchDeleter(request: request, model: model)
+        let planner = try BatchDeleter(request: request, model: model, layout: layout)
         return try rollingBackWhen(dryRun) { connection in try planner.run(on: connection) }
     }
 }
@@ -74,7 +74,8 @@ extension Store {
 extension BatchDeleteRequest {
     /// Checks the entity and predicate against `model` without touching any store.
     public func check(model: ObjectModel) throws(FerryError) {
-        _ = try BatchDeleter(request: self, model: model)
+        // What is valid does not depend on the layout; ferry's serves to compile it.
+        _ = try BatchDeleter(request: self, model: model, layout: FerryLayout())
     }
 }
 
@@ -84,14 +85,17 @@ extension BatchDeleteRequest {
 struct BatchDeleter {
     let request: BatchDeleteRequest
     let model: ObjectModel
+    let layout: any StoreLayout
     let entity: EntityDescription
     let predicate: PredicateSQL
+    /// The quoted key column.
+    let pk: String
 
     /// A relationship edge from an entity being deleted.
     struct Edge {
         var entity: EntityDescription
         var relationship: RelationshipDescription
-        var storage: StoreLayout.RelationshipStorage
+        var storage: RelationshipStorage
     }
 
     /// A foreign-key column anywhere in the model: `table.column` holds a key of `destination`.
@@ -102,7 +106,7 @@ struct BatchDeleter {
         var destination: String
     }
 
-    init(request: BatchDeleteRequest, model: ObjectModel) throws(FerryError) {
+    init(request: BatchDeleteRequest, model: ObjectModel, layout: any StoreLayout) throws(FerryError) {
         guard let entity = model.entity(named: request.entity) else {
             throw FerryError(
                 .invalidDefinition,
@@ -111,18 +115,22 @@ struct BatchDeleter {
         }
         self.request = request
         self.model = model
+        self.layout = layout
         self.entity = entity
-        self.predicate = try request.predicate.sql(for: entity, model: model, alias: "t0")
+        self.pk = layout.dialect.quote(layout.keyColumn)
+        self.predicate = try request.predicate.sql(for: entity, model: model, layout: layout, alias: "t0")
     }
 
-    private static func table(_ name: String) -> String { SQL.quote(StoreLayout.table(forEntityNamed: name)) }
-    private static let pk = StoreLayout.primaryKey
+    /// The quoted table of the entity named `name`.
+    private func tableSQL(_ name: String) -> String { layout.dialect.quote(layout.table(forEntityNamed: name)) }
+
+    private func quote(_ identifier: String) -> String { layout.dialect.quote(identifier) }
 
     /// Every foreign-key column of the model.
     private var foreignKeys: [ForeignKey] {
         model.entities.flatMap { entity in
             entity.relationships.compactMap { relationship -> ForeignKey? in
-                guard case .foreignKey(let column) = StoreLayout.storage(of: relationship, in: entity, model: model) else { return nil }
+                guard case .foreignKey(let column) = layout.storage(of: relationship, in: entity, model: model) else { return nil }
                 return ForeignKey(entity: entity, relationship: relationship, column: column, destination: relationship.destination)
             }
         }
@@ -135,7 +143,7 @@ struct BatchDeleter {
 
     func run(on connection: Connection) throws -> BatchDeleteResult {
         var result = BatchDeleteResult(entity: entity.name)
-        let table = Self.table(entity.name)
+        let table = tableSQL(entity.name)
         if request.deleteRules == .ignore || isIsolated {
             do {
                 try connection.execute("DELETE FROM \(table) AS t0 WHERE \(predicate.sql)", predicate.arguments)
@@ -163,7 +171,7 @@ struct BatchDeleter {
         }
         let start = try keyTable(entity.name)
         try connection.execute(
-            "INSERT INTO \(start)(pk, round) SELECT t0.\(Self.pk), 0 FROM \(predicate.from) WHERE \(predicate.sql)", predicate.arguments)
+            "INSERT INTO \(start)(pk, round) SELECT t0.\(pk), 0 FROM \(predicate.from) WHERE \(predicate.sql)", predicate.arguments)
         var frontier: [String: Bool] = [entity.name: connection.changes > 0]
         var round = 0
         while frontier.values.contains(true) {
@@ -174,7 +182,10 @@ struct BatchDeleter {
                     let targetKeys = try keyTable(relationship.destination)
                     let related = relatedKeys(
                         of: "(SELECT pk FROM \(sourceKeys) WHERE round = \(round))", via: relationship, in: source)
-                    try connection.execute("INSERT OR IGNORE INTO \(targetKeys)(pk, round) SELECT k, \(round + 1) FROM (\(related)) WHERE k IS NOT NULL")
+                    try connection.execute(
+                        layout.dialect.insert(
+                            into: targetKeys, columns: ["pk", "round"], values: "SELECT k, \(round + 1) FROM (\(related)) WHERE k IS NOT NULL",
+                            onConflict: .ignore))
                     if connection.changes > 0 { next[relationship.destination] = true }
                 }
             }
@@ -208,31 +219,32 @@ struct BatchDeleter {
         for (name, keys) in keyTables.sorted(by: { $0.key < $1.key }) {
             guard let source = model.entity(named: name) else { continue }
             for relationship in source.relationships where relationship.deleteRule == .nullify {
-                switch StoreLayout.storage(of: relationship, in: source, model: model) {
+                switch layout.storage(of: relationship, in: source, model: model) {
                 case .foreignKey:
                     continue  // the key is in the deleted row itself
                 case .inverseForeignKey(let destinationTable, let column):
-                    let destination = Self.table(destinationTable)
-                    let condition = "\(SQL.quote(column)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(destinationTable, Self.pk))"
-                    let inverse = StoreLayout.inverse(of: relationship, in: source, model: model)
+                    let destination = quote(destinationTable)
+                    let destinationEntity = relationship.destination
+                    let condition = "\(quote(column)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(destinationEntity, pk))"
+                    let inverse = model.inverse(of: relationship, in: source)
                     if let inverse, !inverse.isOptional {
                         let count = try connection.scalar("SELECT count(*) FROM \(destination) WHERE \(condition)")?.int64 ?? 0
                         if count > 0 {
                             throw FerryError(
                                 .constraint,
-                                "cannot nullify \(name).\(relationship.name): \(count) \(destinationTable) object\(count == 1 ? "" : "s") would lose \(destinationTable).\(inverse.name), which is required; nothing was deleted",
+                                "cannot nullify \(name).\(relationship.name): \(count) \(destinationEntity) object\(count == 1 ? "" : "s") would lose \(destinationEntity).\(inverse.name), which is required; nothing was deleted",
                                 at: request.location,
-                                notes: ["give \(name).\(relationship.name) delete rule cascade, or delete or reassign those \(destinationTable) objects first"])
+                                notes: ["give \(name).\(relationship.name) delete rule cascade, or delete or reassign those \(destinationEntity) objects first"])
                         }
                     }
-                    try connection.execute("UPDATE \(destination) SET \(SQL.quote(column)) = NULL WHERE \(condition)")
+                    try connection.execute("UPDATE \(destination) SET \(quote(column)) = NULL WHERE \(condition)")
                     if connection.changes > 0 {
-                        result.nullified["\(destinationTable).\(inverse?.name ?? column)", default: 0] += connection.changes
+                        result.nullified["\(destinationEntity).\(inverse?.name ?? column)", default: 0] += connection.changes
                     }
                 case .joinTable(let link, let sourceColumn, let targetColumn):
                     // Rows whose other end is deleted too go with it (ON DELETE CASCADE): not a nullification.
                     try connection.execute(
-                        "DELETE FROM \(SQL.quote(link)) WHERE \(SQL.quote(sourceColumn)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(relationship.destination, SQL.quote(targetColumn)))")
+                        "DELETE FROM \(quote(link)) WHERE \(quote(sourceColumn)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(relationship.destination, quote(targetColumn)))")
                     if connection.changes > 0 { result.nullified["\(name).\(relationship.name)", default: 0] += connection.changes }
                 }
             }
@@ -242,7 +254,7 @@ struct BatchDeleter {
         for key in foreignKeys where key.relationship.inverse == nil {
             guard let keys = keyTables[key.destination], key.relationship.isOptional else { continue }
             try connection.execute(
-                "UPDATE \(Self.table(key.entity.name)) SET \(SQL.quote(key.column)) = NULL WHERE \(SQL.quote(key.column)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(key.entity.name, Self.pk))")
+                "UPDATE \(tableSQL(key.entity.name)) SET \(quote(key.column)) = NULL WHERE \(quote(key.column)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(key.entity.name, pk))")
             if connection.changes > 0 { result.nullified["\(key.entity.name).\(key.relationship.name)", default: 0] += connection.changes }
         }
 
@@ -250,9 +262,9 @@ struct BatchDeleter {
         for key in foreignKeys {
             guard let keys = keyTables[key.destination] else { continue }
             let count = try connection.scalar(
-                "SELECT count(*) FROM \(Self.table(key.entity.name)) WHERE \(SQL.quote(key.column)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(key.entity.name, Self.pk))")?.int64 ?? 0
+                "SELECT count(*) FROM \(tableSQL(key.entity.name)) WHERE \(quote(key.column)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(key.entity.name, pk))")?.int64 ?? 0
             guard count > 0 else { continue }
-            let inverse = StoreLayout.inverse(of: key.relationship, in: key.entity, model: model)
+            let inverse = model.inverse(of: key.relationship, in: key.entity)
             let rule = inverse.map { "delete rule \($0.deleteRule.rawValue) of \(key.destination).\($0.name)" } ?? "no inverse relationship and \(key.entity.name).\(key.relationship.name) is required"
             throw FerryError(
                 .constraint,
@@ -261,9 +273,9 @@ struct BatchDeleter {
         }
 
         // 6. Delete, with foreign keys checked at commit so that the order of entities does not matter.
-        try connection.execute("PRAGMA defer_foreign_keys = ON")
+        try connection.execute(layout.dialect.deferForeignKeysStatement)
         for (name, keys) in keyTables.sorted(by: { $0.key < $1.key }) {
-            try connection.execute("DELETE FROM \(Self.table(name)) WHERE \(Self.pk) IN (SELECT pk FROM \(keys))")
+            try connection.execute("DELETE FROM \(tableSQL(name)) WHERE \(pk) IN (SELECT pk FROM \(keys))")
             if connection.changes > 0 || name == entity.name { result.deleted[name] = connection.changes }
         }
         return result
@@ -272,13 +284,13 @@ struct BatchDeleter {
     /// A query with one column `k`: the keys of the objects related through `relationship` to
     /// the objects of `source` whose keys `keys` (a subquery) selects.
     private func relatedKeys(of keys: String, via relationship: RelationshipDescription, in source: EntityDescription) -> String {
-        switch StoreLayout.storage(of: relationship, in: source, model: model) {
+        switch layout.storage(of: relationship, in: source, model: model) {
         case .foreignKey(let column):
-            return "SELECT s.\(SQL.quote(column)) AS k FROM \(Self.table(source.name)) AS s WHERE s.\(Self.pk) IN \(keys)"
+            return "SELECT s.\(quote(column)) AS k FROM \(tableSQL(source.name)) AS s WHERE s.\(pk) IN \(keys)"
         case .inverseForeignKey(let destinationTable, let column):
-            return "SELECT d.\(Self.pk) AS k FROM \(Self.table(destinationTable)) AS d WHERE d.\(SQL.quote(column)) IN \(keys)"
+            return "SELECT d.\(pk) AS k FROM \(quote(destinationTable)) AS d WHERE d.\(quote(column)) IN \(keys)"
         case .joinTable(let link, let sourceColumn, let targetColumn):
-            return "SELECT l.\(SQL.quote(targetColumn)) AS k FROM \(SQL.quote(link)) AS l WHERE l.\(SQL.quote(sourceColumn)) IN \(keys)"
+            return "SELECT l.\(quote(targetColumn)) AS k FROM \(quote(link)) AS l WHERE l.\(quote(sourceColumn)) IN \(keys)"
         }
     }
 
@@ -287,7 +299,7 @@ struct BatchDeleter {
         var parts: [String] = []
         for key in foreignKeys where key.destination == entity.name {
             let count = try connection.scalar(
-                "SELECT count(*) FROM \(Self.table(key.entity.name)) AS r WHERE r.\(SQL.quote(key.column)) IN (SELECT t0.\(Self.pk) FROM \(predicate.from) WHERE \(predicate.sql))",
+                "SELECT count(*) FROM \(tableSQL(key.entity.name)) AS r WHERE r.\(quote(key.column)) IN (SELECT t0.\(pk) FROM \(predicate.from) WHERE \(predicate.sql))",
                 predicate.arguments)?.int64 ?? 0
             if count > 0 { parts.append("\(count) \(key.entity.name) object\(count == 1 ? "" : "s") through \(key.entity.name).\(key.relationship.name)") }
         }

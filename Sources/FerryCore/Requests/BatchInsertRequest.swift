@@ -58,7 +58,7 @@ extension Store {
     public func execute(_ request: BatchInsertRequest) throws -> BatchInsertResult {
         try write { connection in
             let inserter = try BatchInserter(
-                connection: connection, model: model, entity: request.entity, columns: request.columns,
+                connection: connection, model: model, layout: layout, entity: request.entity, columns: request.columns,
                 policy: request.conflictPolicy, validate: request.validate)
             var result = BatchInsertResult()
             var row = Array(repeating: Value.null, count: request.columns.count)

@@ -33,6 +33,7 @@ public final class BatchInserter {
     public let columns: [InsertColumn]
     public let policy: ConflictPolicy
     private let connection: Connection
+    private let coding: any ValueCoding
     private let types: [AttributeType?]
     private let validators: [AttributeValidator?]
     private let defaults: [Value?]
@@ -43,8 +44,11 @@ public final class BatchInserter {
     private let finders: [(statement: Statement, columns: [Int])]
     private var encoded: [DatabaseValue]
 
-    /// Prepares the statements for `columns` of `entityName`.
-    public init(connection: Connection, model: ObjectModel, entity entityName: String, columns: [InsertColumn], policy: ConflictPolicy = .error, validate: Bool = true) throws {
+    /// Prepares the statements for `columns` of `entityName` in a store of `layout`.
+    package init(
+        connection: Connection, model: ObjectModel, layout: any StoreLayout, entity entityName: String, columns: [InsertColumn],
+        policy: ConflictPolicy = .error, validate: Bool = true
+    ) throws {
         guard let entity = model.entity(named: entityName) else {
             throw FerryError(.usage, "the model has no entity '\(entityName)'")
         }
@@ -52,9 +56,12 @@ public final class BatchInserter {
         self.columns = columns
         self.policy = policy
         self.connection = connection
+        self.coding = layout.valueCoding
+        let dialect = layout.dialect
         var types: [AttributeType?] = []
         var validators: [AttributeValidator?] = []
         var defaults: [Value?] = []
+        var storedNames: [String] = []
         for column in columns {
             switch column {
             case .attribute(let name):
@@ -63,6 +70,7 @@ public final class BatchInserter {
                 }
                 types.append(attribute.type)
                 defaults.append(attribute.defaultValue)
+                storedNames.append(layout.column(forAttribute: name, in: entity))
                 if validate {
                     do {
                         validators.append(try AttributeValidator(attribute))
@@ -74,13 +82,14 @@ public final class BatchInserter {
                 }
             case .relationship(let name):
                 guard let relationship = entity.relationship(named: name),
-                    StoreLayout.ownsForeignKey(relationship, in: entity, model: model)
+                    case .foreignKey(let column) = layout.storage(of: relationship, in: entity, model: model)
                 else {
                     throw FerryError(.usage, "\(entity.name).\(name) is not a to-one relationship stored in \(entity.name)")
                 }
                 types.append(nil)
                 defaults.append(nil)
                 validators.append(nil)
+                storedNames.append(column)
             }
         }
         self.types = types
@@ -88,17 +97,10 @@ public final class BatchInserter {
         self.defaults = defaults
         self.encoded = Array(repeating: .null, count: columns.count)
 
-        let table = SQL.quote(StoreLayout.table(for: entity))
-        let names = columns.map { SQL.quote($0.name) }
-        let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-        var sql: String
-        if columns.isEmpty {
-            sql = "INSERT INTO \(table) DEFAULT VALUES"
-        } else {
-            sql = "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES (\(placeholders))"
-        }
-        if policy == .keep { sql += " ON CONFLICT DO NOTHING" }
-        insert = try connection.prepare(sql)
+        let table = layout.quotedTable(for: entity)
+        let names = storedNames.map { dialect.quote($0) }
+        let placeholders = columns.isEmpty ? "" : "VALUES (" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        insert = try connection.prepare(dialect.insert(into: table, columns: names, values: placeholders, onConflict: policy == .keep ? .ignore : .fail))
 
         if policy == .update || policy == .replace {
             // `?N` is the value and `?(N + count + 1)` says whether this record supplied it, so one
@@ -111,18 +113,19 @@ public final class BatchInserter {
                 // Overwrite: every attribute the record does not supply returns to its default.
                 let supplied = Set(columns.map(\.name))
                 for attribute in entity.attributes where !supplied.contains(attribute.name) {
-                    assignments.append("\(SQL.quote(attribute.name)) = \(attribute.defaultValue.map(StorageCoding.sqlLiteral) ?? "NULL")")
+                    let value = attribute.defaultValue.map { layout.valueCoding.sqlLiteral($0, in: dialect) } ?? "NULL"
+                    assignments.append("\(layout.quotedColumn(forAttribute: attribute.name, in: entity)) = \(value)")
                 }
             }
             let keyIndex = columns.count + 1
             update = assignments.isEmpty ? nil : try connection.prepare(
-                "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(SQL.quote(StoreLayout.primaryKey)) = ?\(keyIndex)")
+                "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(dialect.quote(layout.keyColumn)) = ?\(keyIndex)")
             var finders: [(Statement, [Int])] = []
             for constraint in entity.uniquenessConstraints {
                 let indexes = constraint.compactMap { name in columns.firstIndex { $0.name == name } }
                 guard indexes.count == constraint.count else { continue }
-                let condition = constraint.map { "\(SQL.quote($0)) IS ?" }.joined(separator: " AND ")
-                finders.append((try connection.prepare("SELECT \(SQL.quote(StoreLayout.primaryKey)) FROM \(table) WHERE \(condition)"), indexes))
+                let condition = constraint.map { "\(layout.quotedColumn(forAttribute: $0, in: entity)) IS ?" }.joined(separator: " AND ")
+                finders.append((try connection.prepare("SELECT \(dialect.quote(layout.keyColumn)) FROM \(table) WHERE \(condition)"), indexes))
             }
             guard !finders.isEmpty else {
                 throw FerryError(.usage, "on_conflict: \(policy.rawValue) needs the record to supply every attribute of one of \(entity.name)'s uniqueness constraints")
@@ -153,9 +156,9 @@ public final class BatchInserter {
                 // fails on the column's NOT NULL constraint with "X is required".
                 value = defaults[index] ?? .null
                 if direct {
-                    try StorageCoding.bind(value, to: insert, at: index + 1)
+                    try coding.bind(value, to: insert, at: index + 1)
                 } else {
-                    encoded[index] = StorageCoding.encode(value)
+                    encoded[index] = coding.encode(value)
                 }
                 continue
             }
@@ -164,9 +167,9 @@ public final class BatchInserter {
                 return .rejected(reason: problem, column: index)
             }
             if direct {
-                try StorageCoding.bind(value, to: insert, at: index + 1)
+                try coding.bind(value, to: insert, at: index + 1)
             } else {
-                encoded[index] = StorageCoding.encode(value)
+                encoded[index] = coding.encode(value)
             }
         }
         if direct {
@@ -228,7 +231,7 @@ public final class BatchInserter {
 
     @inline(__always)
     public func bindDirect(_ value: Value, column index: Int) throws {
-        try StorageCoding.bind(value, to: insert, at: index + 1)
+        try coding.bind(value, to: insert, at: index + 1)
     }
 
     @inline(__always)
@@ -298,7 +301,9 @@ public final class ReferenceResolver {
     public let matchAttribute: AttributeDescription
     private let lookup: Statement
 
-    public init(connection: Connection, model: ObjectModel, entity entityName: String, relationship relationshipName: String, match: String) throws {
+    private let coding: any ValueCoding
+
+    package init(connection: Connection, model: ObjectModel, layout: any StoreLayout, entity entityName: String, relationship relationshipName: String, match: String) throws {
         guard let entity = model.entity(named: entityName),
             let relationship = entity.relationship(named: relationshipName), !relationship.isToMany
         else {
@@ -311,14 +316,15 @@ public final class ReferenceResolver {
         }
         self.destination = destination
         self.matchAttribute = attribute
+        coding = layout.valueCoding
         lookup = try connection.prepare(
-            "SELECT \(SQL.quote(StoreLayout.primaryKey)) FROM \(SQL.quote(StoreLayout.table(for: destination))) WHERE \(SQL.quote(match)) = ? LIMIT 2")
+            "SELECT \(layout.dialect.quote(layout.keyColumn)) FROM \(layout.quotedTable(for: destination)) WHERE \(layout.quotedColumn(forAttribute: match, in: destination)) = ? LIMIT 2")
     }
 
     /// The primary key of the matching object, nil when none matches.
     public func resolve(_ value: Value) throws -> Int64? {
         lookup.reset()
-        try lookup.bind(StorageCoding.encode(value), at: 1)
+        try lookup.bind(coding.encode(value), at: 1)
         return try lookup.step() ? lookup.int64(at: 0) : nil
     }
 }

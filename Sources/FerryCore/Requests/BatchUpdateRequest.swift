@@ -64,7 +64,7 @@ extension Store {
     /// With `dryRun`, everything runs, including validation, and is then rolled back: the result
     /// says how many records would change.
     public func execute(_ request: BatchUpdateRequest, dryRun: Bool = false) throws -> BatchUpdateResult {
-        let plan = try request.plan(model: model)
+        let plan = try request.plan(model: model, layout: layout)
         return try rollingBackWhen(dryRun) { connection in try plan.run(on: connection) }
     }
 
@@ -91,10 +91,11 @@ extension BatchUpdateRequest {
     /// predicate, constants (types and rules) and expressions (names and types). Throws the
     /// first problem.
     public func check(model: ObjectModel) throws(FerryError) {
-        _ = try plan(model: model)
+        // What is valid does not depend on the layout; ferry's serves to compile it.
+        _ = try plan(model: model, layout: FerryLayout())
     }
 
-    func plan(model: ObjectModel) throws(FerryError) -> BatchUpdatePlan {
+    func plan(model: ObjectModel, layout: any StoreLayout) throws(FerryError) -> BatchUpdatePlan {
         guard let entity = model.entity(named: self.entity) else {
             throw FerryError(
                 .invalidDefinition,
@@ -104,9 +105,9 @@ extension BatchUpdateRequest {
         guard !propertiesToUpdate.isEmpty else {
             throw FerryError(.invalidDefinition, "the update of \(entity.name) sets no attributes", at: location)
         }
-        let where_ = try predicate.sql(for: entity, model: model, alias: "t0")
+        let where_ = try predicate.sql(for: entity, model: model, layout: layout, alias: "t0")
         let now = DateCoding.nowMilliseconds()
-        var compiler = UpdateExpressionCompiler(entity: entity, now: now)
+        var compiler = UpdateExpressionCompiler(entity: entity, layout: layout, now: now)
         var assignments: [String] = []
         var setArguments: [DatabaseValue] = []
         var checks: [BatchUpdatePlan.Check] = []
@@ -123,7 +124,7 @@ extension BatchUpdateRequest {
         }
         for attribute in entity.attributes {
             guard let value = propertiesToUpdate[attribute.name] else { continue }
-            let column = SQL.quote(attribute.name)
+            let column = layout.quotedColumn(forAttribute: attribute.name, in: entity)
             switch value {
             case .constant(let constant):
                 let converted: Value
@@ -148,7 +149,7 @@ extension BatchUpdateRequest {
                     }
                 }
                 assignments.append("\(column) = ?")
-                setArguments.append(StorageCoding.encode(converted))
+                setArguments.append(layout.valueCoding.encode(converted))
             case .expression(let expression):
                 let compiled = try compiler.compile(expression, for: attribute)
                 assignments.append("\(column) = \(compiled.sql)")
@@ -158,9 +159,9 @@ extension BatchUpdateRequest {
                 }
             }
         }
-        let table = SQL.quote(StoreLayout.table(for: entity))
+        let table = layout.quotedTable(for: entity)
         return BatchUpdatePlan(
-            entity: entity, table: table,
+            entity: entity, layout: layout, table: table, key: layout.dialect.quote(layout.keyColumn),
             updateSQL: "UPDATE \(table) AS t0 SET \(assignments.joined(separator: ", ")) WHERE \(where_.sql)",
             updateArguments: setArguments + where_.arguments, predicate: where_, checks: checks,
             location: location)
@@ -184,7 +185,10 @@ struct BatchUpdatePlan {
     }
 
     var entity: EntityDescription
+    var layout: any StoreLayout
     var table: String
+    /// The quoted key column.
+    var key: String
     var updateSQL: String
     var updateArguments: [DatabaseValue]
     var predicate: PredicateSQL
@@ -213,10 +217,10 @@ struct BatchUpdatePlan {
             let column = "v\(index)"
             values.append("\(check.value.sql) AS \(column)")
             valueArguments += check.value.arguments
-            rules += Self.rules(for: check.attribute, column: column)
+            rules += Self.rules(for: check.attribute, column: column, layout: layout)
         }
         guard !rules.isEmpty else { return }
-        let source = "(SELECT t0.\(StoreLayout.primaryKey) AS ferry_pk, \(values.joined(separator: ", ")) FROM \(predicate.from) WHERE \(predicate.sql))"
+        let source = "(SELECT t0.\(key) AS ferry_pk, \(values.joined(separator: ", ")) FROM \(predicate.from) WHERE \(predicate.sql))"
         let sums = rules.map { "COALESCE(SUM(CASE WHEN \($0.violation) THEN 1 ELSE 0 END), 0)" }
         let ruleArguments = rules.flatMap(\.arguments)
         let counts = try connection.rows(
@@ -238,7 +242,8 @@ struct BatchUpdatePlan {
     }
 
     /// The rules of an attribute as SQL conditions over `column` that hold when a value breaks them.
-    static func rules(for attribute: AttributeDescription, column v: String) -> [Rule] {
+    static func rules(for attribute: AttributeDescription, column v: String, layout: any StoreLayout) -> [Rule] {
+        let isInteger = layout.dialect.isInteger(v)
         var rules: [Rule] = []
         func add(_ label: String, _ violation: String, _ arguments: [DatabaseValue] = []) {
             rules.append(Rule(attribute: attribute.name, label: label, violation: violation, arguments: arguments))
@@ -246,15 +251,15 @@ struct BatchUpdatePlan {
         if !attribute.isOptional { add("optional: false", "\(v) IS NULL") }
         if let range = attribute.type.integerRange {
             if attribute.type == .int64 {
-                add("type: int64", "\(v) IS NOT NULL AND typeof(\(v)) <> 'integer'")
+                add("type: int64", "\(v) IS NOT NULL AND NOT \(isInteger)")
             } else {
                 add(
-                    "type: \(attribute.type.rawValue)", "\(v) IS NOT NULL AND (typeof(\(v)) <> 'integer' OR \(v) < ? OR \(v) > ?)",
+                    "type: \(attribute.type.rawValue)", "\(v) IS NOT NULL AND (NOT \(isInteger) OR \(v) < ? OR \(v) > ?)",
                     [.integer(range.lowerBound), .integer(range.upperBound)])
             }
         }
         // The validation rules: the conditions verify uses, so an update keeps what verify accepts.
-        for condition in RuleCondition.conditions(for: attribute, value: v) {
+        for condition in RuleCondition.conditions(for: attribute, value: v, coding: layout.valueCoding) {
             let label: String
             switch condition.rule {
             case .minValue(let min): label = "min: \(min)"

@@ -140,7 +140,17 @@ public struct FetchRequest: Sendable {
     /// - Throws: `invalidDefinition` for an unknown entity or key path (with the closest name
     ///   as a suggestion) or a to-many key path; `invalidPredicate` for a predicate that does not
     ///   fit the entity; `usage` for a negative limit or offset.
-    public func compile(model: ObjectModel) throws(FerryError) -> FetchQuery {
+    package func compile(model: ObjectModel, layout: any StoreLayout) throws(FerryError) -> FetchQuery {
+        try compiled(model: model, layout: layout)
+    }
+
+    /// Checks the request against `model` without touching any store (what is valid does not
+    /// depend on a store's layout): the errors of ``compile(model:layout:)``.
+    public func check(model: ObjectModel) throws(FerryError) {
+        _ = try compiled(model: model, layout: FerryLayout())
+    }
+
+    private func compiled(model: ObjectModel, layout: any StoreLayout) throws(FerryError) -> FetchQuery {
         guard let entity = model.entity(named: entity) else {
             throw FerryError(
                 .invalidDefinition,
@@ -149,7 +159,7 @@ public struct FetchRequest: Sendable {
         }
         if let limit, limit < 0 { throw FerryError(.usage, "the limit must be 0 or more, not \(limit)") }
         if offset < 0 { throw FerryError(.usage, "the offset must be 0 or more, not \(offset)") }
-        var builder = FetchQueryBuilder(model: model, entity: entity)
+        var builder = FetchQueryBuilder(model: model, layout: layout, entity: entity)
         let properties = self.properties ?? Self.defaultProperties(of: entity)
         var selected: [String] = []
         var columns: [FetchColumn] = []
@@ -171,14 +181,14 @@ public struct FetchRequest: Sendable {
         }
         var arguments: [DatabaseValue] = []
         var text = "SELECT " + (selected.isEmpty ? "NULL" : selected.joined(separator: ", "))
-        text += " FROM \(SQL.quote(StoreLayout.table(for: entity))) AS t0"
+        text += " FROM \(layout.quotedTable(for: entity)) AS t0"
         for join in builder.joins { text += " " + join }
         if let predicate {
-            let compiled = try predicate.sql(for: entity, model: model, alias: "t0")
+            let compiled = try predicate.sql(for: entity, model: model, layout: layout, alias: "t0")
             text += " WHERE " + compiled.sql
             arguments += compiled.arguments
         }
-        orderings.append("t0.\(StoreLayout.primaryKey)")
+        orderings.append("t0.\(layout.dialect.quote(layout.keyColumn))")
         text += " ORDER BY " + orderings.joined(separator: ", ")
         if limit != nil || offset > 0 {
             text += " LIMIT ? OFFSET ?"
@@ -215,13 +225,15 @@ public struct FetchQuery: Sendable, Hashable {
 /// path (shared by every key path that goes through it).
 struct FetchQueryBuilder {
     let model: ObjectModel
+    let layout: any StoreLayout
     let entity: EntityDescription
     private(set) var joins: [String] = []
     /// Relationship path (`customer`, `order.customer`) → alias of the joined table.
     private var aliases: [String: String] = [:]
 
-    init(model: ObjectModel, entity: EntityDescription) {
+    init(model: ObjectModel, layout: any StoreLayout, entity: EntityDescription) {
         self.model = model
+        self.layout = layout
         self.entity = entity
     }
 
@@ -245,7 +257,7 @@ struct FetchQueryBuilder {
                         "'\(name)' of \(current.name) is an attribute, not a relationship, so '\(components[index + 1])' cannot follow it",
                         at: here)
                 }
-                let sql = "\(alias).\(SQL.quote(attribute.name))"
+                let sql = "\(alias).\(layout.quotedColumn(forAttribute: attribute.name, in: current))"
                 return (sql, FetchColumn(name: keyPath, type: attribute.type, isRelationshipKey: false, keyAttribute: nil))
             }
             guard let relationship = current.relationship(named: name) else {
@@ -269,12 +281,12 @@ struct FetchQueryBuilder {
             path += (path.isEmpty ? "" : ".") + name
             if isLast {
                 let key = FetchRequest.keyAttribute(of: destination)
-                if key == nil, case .foreignKey(let column) = StoreLayout.storage(of: relationship, in: current, model: model) {
+                if key == nil, case .foreignKey(let column) = layout.storage(of: relationship, in: current, model: model) {
                     // The foreign key is the related object's ferry_pk: no join needed.
-                    return ("\(alias).\(SQL.quote(column))", FetchColumn(name: keyPath, type: .int64, isRelationshipKey: true, keyAttribute: nil))
+                    return ("\(alias).\(layout.dialect.quote(column))", FetchColumn(name: keyPath, type: .int64, isRelationshipKey: true, keyAttribute: nil))
                 }
                 let joined = join(relationship, from: current, alias: alias, path: path, destination: destination)
-                let sql = key.map { "\(joined).\(SQL.quote($0.name))" } ?? "\(joined).\(StoreLayout.primaryKey)"
+                let sql = key.map { "\(joined).\(layout.quotedColumn(forAttribute: $0.name, in: destination))" } ?? "\(joined).\(layout.dialect.quote(layout.keyColumn))"
                 return (sql, FetchColumn(name: keyPath, type: key?.type ?? .int64, isRelationshipKey: true, keyAttribute: key?.name))
             }
             alias = join(relationship, from: current, alias: alias, path: path, destination: destination)
@@ -290,15 +302,16 @@ struct FetchQueryBuilder {
         if let existing = aliases[path] { return existing }
         let next = "j\(aliases.count + 1)"
         aliases[path] = next
-        let table = SQL.quote(StoreLayout.table(for: destination))
-        let pk = StoreLayout.primaryKey
-        switch StoreLayout.storage(of: relationship, in: source, model: model) {
+        let dialect = layout.dialect
+        let table = layout.quotedTable(for: destination)
+        let pk = dialect.quote(layout.keyColumn)
+        switch layout.storage(of: relationship, in: source, model: model) {
         case .foreignKey(let column):
-            joins.append("LEFT JOIN \(table) AS \(next) ON \(next).\(pk) = \(alias).\(SQL.quote(column))")
+            joins.append("LEFT JOIN \(table) AS \(next) ON \(next).\(pk) = \(alias).\(dialect.quote(column))")
         case .inverseForeignKey(_, let column):
             // One-to-one whose key is on the other side: at most one row, the first if several.
             joins.append(
-                "LEFT JOIN \(table) AS \(next) ON \(next).\(pk) = (SELECT \(next)x.\(pk) FROM \(table) AS \(next)x WHERE \(next)x.\(SQL.quote(column)) = \(alias).\(pk) ORDER BY \(next)x.\(pk) LIMIT 1)"
+                "LEFT JOIN \(table) AS \(next) ON \(next).\(pk) = (SELECT \(next)x.\(pk) FROM \(table) AS \(next)x WHERE \(next)x.\(dialect.quote(column)) = \(alias).\(pk) ORDER BY \(next)x.\(pk) LIMIT 1)"
             )
         case .joinTable:
             // Only to-one relationships reach here, and they never use join tables.
@@ -319,11 +332,13 @@ public final class FetchCursor {
     /// The compiled query.
     public let query: FetchQuery
     private let statement: Statement
+    private let coding: any ValueCoding
     private var done = false
 
-    /// Prepares the request on a connection (inside `store.read { … }`).
-    public init(_ request: FetchRequest, connection: Connection, model: ObjectModel) throws {
-        query = try request.compile(model: model)
+    /// Prepares the request on a connection to a store of `layout` (inside `store.read { … }`).
+    package init(_ request: FetchRequest, connection: Connection, model: ObjectModel, layout: any StoreLayout) throws {
+        query = try request.compile(model: model, layout: layout)
+        coding = layout.valueCoding
         columns = query.columns
         statement = try connection.prepare(query.sql)
         try statement.bind(query.arguments)
@@ -345,7 +360,7 @@ public final class FetchCursor {
 
     /// The typed value of a column of the current row.
     public func value(at index: Int) -> Value {
-        StorageCoding.decode(statement.value(at: index), as: columns[index].type)
+        coding.decode(statement.value(at: index), as: columns[index].type)
     }
 
     @inline(__always) public func storageClass(at index: Int) -> DatabaseValue.StorageClass { statement.storageClass(at: index) }
@@ -379,7 +394,7 @@ extension Store {
     /// }
     /// ```
     public func fetch<T>(_ request: FetchRequest, _ body: (FetchCursor) throws -> T) throws -> T {
-        try read { connection in try body(FetchCursor(request, connection: connection, model: model)) }
+        try read { connection in try body(FetchCursor(request, connection: connection, model: model, layout: layout)) }
     }
 }
 

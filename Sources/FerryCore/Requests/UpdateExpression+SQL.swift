@@ -43,13 +43,15 @@ enum UpdateValueType: String {
 /// Type-checks update expressions against an entity and compiles them to SQL.
 struct UpdateExpressionCompiler {
     let entity: EntityDescription
+    let layout: any StoreLayout
     let alias: String
     /// The value of `now()`: one instant for the whole request.
     let now: Int64
     var arguments: [DatabaseValue] = []
 
-    init(entity: EntityDescription, alias: String = "t0", now: Int64) {
+    init(entity: EntityDescription, layout: any StoreLayout, alias: String = "t0", now: Int64) {
         self.entity = entity
+        self.layout = layout
         self.alias = alias
         self.now = now
     }
@@ -96,7 +98,7 @@ struct UpdateExpressionCompiler {
                     "\(entity.name) has no attribute '\(name)'\(Suggestions.didYouMean(name, in: entity.attributes.map(\.name)))",
                     at: mark.location)
             }
-            return ("\(alias).\(SQL.quote(attribute.name))", UpdateValueType(attribute.type))
+            return ("\(alias).\(layout.quotedColumn(forAttribute: attribute.name, in: entity))", UpdateValueType(attribute.type))
         case .negate(let operand, let mark):
             let (sql, type) = try value(operand, expecting: nil)
             switch type {
@@ -175,11 +177,11 @@ struct UpdateExpressionCompiler {
         case .string(let text):
             guard let expecting, expecting != .string else { return (bind(.text(text)), .string) }
             switch Coercion.coerce(text, to: expecting) {
-            case .success(let coerced): return (bind(StorageCoding.encode(coerced)), UpdateValueType(expecting))
+            case .success(let coerced): return (bind(layout.valueCoding.encode(coerced)), UpdateValueType(expecting))
             case .failure: return (bind(.text(text)), .string)
             }
         default:
-            return (bind(StorageCoding.encode(value)), .string)
+            return (bind(layout.valueCoding.encode(value)), .string)
         }
     }
 }
@@ -189,7 +191,7 @@ struct UpdateExpressionCompiler {
 /// spaces) and exact decimal arithmetic on decimal text.
 public enum UpdateFunctions {
     /// Registers every function on a connection.
-    public static func register(on connection: Connection) throws {
+    package static func register(on connection: Connection) throws {
         try connection.registerFunction("ferry_lowercase", argumentCount: 1) { arguments in
             guard case .text(let text) = arguments[0] else { return arguments[0] }
             return .text(text.lowercased())

@@ -1,125 +1,115 @@
-import Foundation
-
-/// How a model maps onto SQLite tables: the one place that names tables, columns and join tables,
-/// shared by the store, predicates, migration and verification.
+/// How a model maps onto a store's tables: the one place that names tables, columns, keys and
+/// join tables, and says how each attribute type is stored (``valueCoding``) and in which SQL
+/// (``dialect``). Every SQL generator (schema, inserts, fetches, predicates, batch updates and
+/// deletes, migration, verification) receives the layout of the store it works on from the
+/// ``Store`` (or, in a migration, the layouts of the source and of the destination).
 ///
-/// - One table per entity, named as the entity; one column per attribute, named as the attribute.
-/// - `ferry_pk INTEGER PRIMARY KEY` in every entity table.
-/// - A to-one relationship is a foreign-key column named as the relationship, holding the related
-///   row's `ferry_pk`, indexed, when this side owns the key (see ``ownsForeignKey(_:in:model:)``).
-/// - A to-many relationship whose inverse is also to-many (or that has no inverse) is a join
-///   table `ferry_link_<Entity>_<relationship>` (named from the canonical side) with columns
-///   `ferry_source` and `ferry_target`.
-/// - A to-many whose inverse is to-one has no storage of its own: it is the inverse's key.
-/// - ferry's own tables and columns start with ``reservedPrefix``.
-public enum StoreLayout {
-    public static let reservedPrefix = "ferry_"
-    public static let primaryKey = "ferry_pk"
-    public static let metadataTable = "ferry_metadata"
-    public static let entitiesTable = "ferry_entities"
-    public static let runsTable = "ferry_runs"
-    public static let linkSourceColumn = "ferry_source"
-    public static let linkTargetColumn = "ferry_target"
+/// ``FerryLayout`` is ferry's own layout. A layout is a value, so one built for a particular
+/// model (Core Data's, which numbers entities) carries what it worked out from that model.
+package protocol StoreLayout: Sendable {
+    /// How typed values are stored in this layout's columns.
+    var valueCoding: any ValueCoding { get }
+    /// The SQL the store speaks.
+    var dialect: any SQLDialect { get }
+    /// The integer primary-key column of every entity table.
+    var keyColumn: String { get }
+    /// The column counting an object's saves (Core Data's `Z_OPT`), nil when the layout has none.
+    var versionColumn: String? { get }
+    /// ferry's bookkeeping tables (metadata, entity hashes, the run log), nil when this layout
+    /// has none (a store another tool made).
+    var bookkeeping: BookkeepingTables? { get }
 
-    /// The table of an entity.
-    public static func table(for entity: EntityDescription) -> String { entity.name }
-    public static func table(forEntityNamed name: String) -> String { name }
-
-    /// How a relationship is stored.
-    public enum RelationshipStorage: Sendable, Hashable {
-        /// A column in the entity's own table holding the destination's primary key.
-        case foreignKey(column: String)
-        /// The inverse (a to-one on the destination) holds the key: `destination.column` points here.
-        case inverseForeignKey(destinationTable: String, column: String)
-        /// A join table; `sourceColumn` holds this entity's key, `targetColumn` the destination's.
-        case joinTable(table: String, sourceColumn: String, targetColumn: String)
-    }
-
+    /// The table holding the objects of `entity`: its own, or for a sub-entity the table shared
+    /// with its root entity (then ``entityFilter(for:)`` picks its rows).
+    func table(for entity: EntityDescription) -> String
+    /// The table of the entity named `name` (which the model may not hold any more, in a migration).
+    func table(forEntityNamed name: String) -> String
+    /// For an entity sharing its table with others: the column telling the entities apart and
+    /// the values that mean `entity` or one of its sub-entities. Nil when the table is its own.
+    func entityFilter(for entity: EntityDescription) -> EntityFilter?
+    /// The column of the attribute named `attribute` of `entity`.
+    func column(forAttribute attribute: String, in entity: EntityDescription) -> String
     /// How `relationship` of `entity` is stored in a store of `model`.
-    public static func storage(of relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel) -> RelationshipStorage {
-        let inverse = inverse(of: relationship, in: entity, model: model)
-        if !relationship.isToMany {
-            if ownsForeignKey(relationship, in: entity, model: model) {
-                return .foreignKey(column: relationship.name)
-            }
-            // One-to-one where the other side holds the key.
-            return .inverseForeignKey(destinationTable: relationship.destination, column: inverse!.name)
-        }
-        if let inverse, !inverse.isToMany {
-            return .inverseForeignKey(destinationTable: relationship.destination, column: inverse.name)
-        }
-        // Many-to-many (or to-many without inverse): a join table named from the canonical side.
-        if let inverse, !isCanonicalSide(entity: entity.name, relationship: relationship.name, otherEntity: relationship.destination, otherRelationship: inverse.name) {
-            return .joinTable(table: linkTableName(entity: relationship.destination, relationship: inverse.name), sourceColumn: linkTargetColumn, targetColumn: linkSourceColumn)
-        }
-        return .joinTable(table: linkTableName(entity: entity.name, relationship: relationship.name), sourceColumn: linkSourceColumn, targetColumn: linkTargetColumn)
-    }
+    func storage(of relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel) -> RelationshipStorage
 
-    /// True when a to-one relationship is a foreign-key column in the entity's own table: always,
-    /// except for one-to-one pairs, where the canonical side (lower `Entity.relationship`) owns it.
-    public static func ownsForeignKey(_ relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel) -> Bool {
-        guard !relationship.isToMany else { return false }
-        guard let inverse = inverse(of: relationship, in: entity, model: model), !inverse.isToMany else { return true }
-        return isCanonicalSide(entity: entity.name, relationship: relationship.name, otherEntity: relationship.destination, otherRelationship: inverse.name)
-    }
-
-    /// The inverse relationship description, when declared and present.
-    public static func inverse(of relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel) -> RelationshipDescription? {
-        guard let name = relationship.inverse, let destination = model.entity(named: relationship.destination) else { return nil }
-        return destination.relationship(named: name)
-    }
-
-    static func isCanonicalSide(entity: String, relationship: String, otherEntity: String, otherRelationship: String) -> Bool {
-        (entity, relationship) <= (otherEntity, otherRelationship)
-    }
-
-    public static func linkTableName(entity: String, relationship: String) -> String {
-        "\(reservedPrefix)link_\(entity)_\(relationship)"
-    }
-
-    /// The name of the unique index for a uniqueness constraint.
-    public static func uniqueIndexName(entity: String, columns: [String]) -> String {
-        "\(reservedPrefix)unique_\(entity)_\(columns.joined(separator: "_"))"
-    }
-
+    /// The name of the unique index for a uniqueness constraint over `columns`.
+    func uniqueIndexName(entity: String, columns: [String]) -> String
     /// The name of a plain index.
-    public static func indexName(entity: String, index: IndexDescription) -> String {
-        "\(reservedPrefix)index_\(entity)_\(index.name ?? index.attributes.joined(separator: "_"))"
+    func indexName(entity: String, index: IndexDescription) -> String
+    /// The name of the index on a foreign-key column.
+    func foreignKeyIndexName(entity: String, column: String) -> String
+    /// The name of the index on a join table's target column.
+    func joinTargetIndexName(table: String) -> String
+    /// Throws when `model` holds something this layout cannot store faithfully.
+    func checkRepresentable(_ model: ObjectModel) throws
+}
+
+extension StoreLayout {
+    /// True when a to-one relationship is a foreign-key column in the entity's own table.
+    package func ownsForeignKey(_ relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel) -> Bool {
+        guard !relationship.isToMany else { return false }
+        if case .foreignKey = storage(of: relationship, in: entity, model: model) { return true }
+        return false
     }
 
-    /// The name of the index on a foreign-key column.
-    public static func foreignKeyIndexName(entity: String, column: String) -> String {
-        "\(reservedPrefix)fk_\(entity)_\(column)"
+    /// The quoted table of `entity`.
+    package func quotedTable(for entity: EntityDescription) -> String { dialect.quote(table(for: entity)) }
+
+    /// ` WHERE <column> IN (…)` (on `alias` when given) when `entity` shares its table with
+    /// other entities, an empty string when the table is its own.
+    package func entityFilterClause(for entity: EntityDescription, alias: String?) -> String {
+        guard let filter = entityFilter(for: entity) else { return "" }
+        let column = (alias.map { $0 + "." } ?? "") + dialect.quote(filter.column)
+        return " WHERE \(column) IN (\(filter.values.map(String.init).joined(separator: ", ")))"
+    }
+
+    /// The quoted column of the attribute named `attribute` of `entity`.
+    package func quotedColumn(forAttribute attribute: String, in entity: EntityDescription) -> String {
+        dialect.quote(column(forAttribute: attribute, in: entity))
     }
 }
 
-/// SQL text helpers shared by every SQL-writing part of ferry.
-public enum SQL {
-    /// A double-quoted identifier, with embedded quotes doubled.
-    public static func quote(_ identifier: String) -> String {
-        doubling(UInt8(ascii: "\""), in: identifier)
-    }
+/// How a relationship is stored.
+package enum RelationshipStorage: Sendable, Hashable {
+    /// A column in the entity's own table holding the destination's primary key.
+    case foreignKey(column: String)
+    /// The inverse (a to-one on the destination) holds the key: `destination.column` points here.
+    case inverseForeignKey(destinationTable: String, column: String)
+    /// A join table; `sourceColumn` holds this entity's key, `targetColumn` the destination's.
+    case joinTable(table: String, sourceColumn: String, targetColumn: String)
+}
 
-    /// A SQL string literal of `text`: `'…'` with every `'` doubled. Text with a NUL byte (which
-    /// would end the statement's text early) is written as `(CAST(X'…' AS TEXT))` instead (a DDL default needs the parentheses).
-    public static func stringLiteral(_ text: String) -> String {
-        guard !text.utf8.contains(0) else {
-            return "(CAST(X'" + text.utf8.map { String($0, radix: 16).leftPadded(to: 2) }.joined() + "' AS TEXT))"
-        }
-        return doubling(UInt8(ascii: "'"), in: text)
-    }
+/// The rows of a table shared by several entities that belong to one of them: `column IN values`.
+package struct EntityFilter: Sendable, Hashable {
+    package var column: String
+    package var values: [Int64]
 
-    /// `text` between two `quote`s with every `quote` inside doubled, decided byte by byte: never
-    /// by Swift `Character`s, where a quote followed by a combining or prepending scalar is one
-    /// Character that is not a quote, and would go through undoubled.
-    private static func doubling(_ quote: UInt8, in text: String) -> String {
-        var bytes: [UInt8] = [quote]
-        bytes.reserveCapacity(text.utf8.count + 2)
-        for byte in text.utf8 {
-            bytes.append(byte)
-            if byte == quote { bytes.append(quote) }
-        }
-        bytes.append(quote)
-        return String(decoding: bytes, as: UTF8.self)
+    package init(column: String, values: [Int64]) {
+        self.column = column
+        self.values = values
+    }
+}
+
+/// The names of ferry's own bookkeeping tables in a store.
+package struct BookkeepingTables: Sendable, Hashable {
+    /// key/value pairs: model name, version, hash, the model itself, format version.
+    package var metadata: String
+    /// Entity name → version hash.
+    package var entities: String
+    /// The run log (``RunLog``).
+    package var runs: String
+
+    package init(metadata: String, entities: String, runs: String) {
+        self.metadata = metadata
+        self.entities = entities
+        self.runs = runs
+    }
+}
+
+extension ObjectModel {
+    /// The inverse of `relationship` of `entity`, when declared and present.
+    package func inverse(of relationship: RelationshipDescription, in entity: EntityDescription) -> RelationshipDescription? {
+        guard let name = relationship.inverse, let destination = self.entity(named: relationship.destination) else { return nil }
+        return destination.relationship(named: name)
     }
 }

@@ -19,6 +19,9 @@ public final class Store: @unchecked Sendable {
     public let model: ObjectModel
     /// The store's metadata after opening.
     public private(set) var metadata: StoreMetadata
+    /// How the store lays the model out in tables and stores values: every SQL generator working
+    /// on this store receives it from here.
+    package let layout: any StoreLayout
     /// ferry's writer lock on the file, held from opening to closing (nil when read-only).
     private let writerLock: StoreLock?
     /// The file the connection opened, to tell when another process replaced the one at `path`.
@@ -46,8 +49,9 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    private init(path: String, model: ObjectModel, connection: Connection, metadata: StoreMetadata, writerLock: StoreLock?) {
+    private init(path: String, model: ObjectModel, layout: any StoreLayout, connection: Connection, metadata: StoreMetadata, writerLock: StoreLock?) {
         self.path = path
+        self.layout = layout
         self.model = model
         self.connection = connection
         self.metadata = metadata
@@ -61,7 +65,8 @@ public final class Store: @unchecked Sendable {
     ///   model hash differs; `.store` when the file is not a ferry store.
     public static func open(at path: String, model: ObjectModel, options: Options = Options()) throws -> Store {
         try PathOrURL.requireStore(path)
-        try StoreLayout.checkRepresentable(model)
+        let layout = FerryLayout()
+        try layout.checkRepresentable(model)
         let model = model.storedForm
         let exists = path == ":memory:" || path.hasPrefix("file:") ? false : FileManager.default.fileExists(atPath: path)
         if !exists && path != ":memory:" && !options.createIfMissing {
@@ -77,49 +82,49 @@ public final class Store: @unchecked Sendable {
         let writerLock = options.readOnly ? nil : try StoreLock.acquire(for: path, timeout: options.busyTimeout, policy: options.writerLock)
         let connection = try Connection(path: path, readOnly: options.readOnly, create: options.createIfMissing)
         try configure(connection, busyTimeout: options.busyTimeout)
-        if let metadata = try StoreMetadata.read(from: connection) {
-            return try opened(path: path, model: model, connection: connection, metadata: metadata, options: options, writerLock: writerLock)
+        if let metadata = try StoreMetadata.read(from: connection, layout: layout) {
+            return try opened(path: path, model: model, layout: layout, connection: connection, metadata: metadata, options: options, writerLock: writerLock)
         }
         guard !options.readOnly else {
-            try checkNoUserTables(path: path, connection: connection)
+            try checkNoUserTables(path: path, connection: connection, layout: layout)
             throw FerryError(.store, "store '\(path)' is empty and was opened read-only")
         }
         // Look again under the write lock: another process may have created the store since.
         try connection.transaction(.immediate) {
-            guard try StoreMetadata.read(from: connection) == nil else { return }
-            try checkNoUserTables(path: path, connection: connection)
-            try createSchema(for: model, on: connection)
+            guard try StoreMetadata.read(from: connection, layout: layout) == nil else { return }
+            try checkNoUserTables(path: path, connection: connection, layout: layout)
+            try createSchema(for: model, on: connection, layout: layout)
         }
-        guard let metadata = try StoreMetadata.read(from: connection) else {
+        guard let metadata = try StoreMetadata.read(from: connection, layout: layout) else {
             throw FerryError(.internal, "store '\(path)' has no metadata right after creation")
         }
-        return try opened(path: path, model: model, connection: connection, metadata: metadata, options: options, writerLock: writerLock)
+        return try opened(path: path, model: model, layout: layout, connection: connection, metadata: metadata, options: options, writerLock: writerLock)
     }
 
-    private static func opened(path: String, model: ObjectModel, connection: Connection, metadata: StoreMetadata, options: Options, writerLock: StoreLock?) throws -> Store {
+    private static func opened(path: String, model: ObjectModel, layout: any StoreLayout, connection: Connection, metadata: StoreMetadata, options: Options, writerLock: StoreLock?) throws -> Store {
         if metadata.modelHash != model.versionHash && !options.allowModelMismatch {
             throw mismatch(path: path, metadata: metadata, model: model)
         }
-        return Store(path: path, model: model, connection: connection, metadata: metadata, writerLock: writerLock)
+        return Store(path: path, model: model, layout: layout, connection: connection, metadata: metadata, writerLock: writerLock)
     }
 
-    private static func checkNoUserTables(path: String, connection: Connection) throws {
-        let userTables = try connection.scalar(
-            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+    private static func checkNoUserTables(path: String, connection: Connection, layout: any StoreLayout) throws {
+        let userTables = try connection.scalar(layout.dialect.userTableCountQuery)
         if let count = userTables?.int64, count > 0 {
-            throw FerryError(.store, "'\(path)' is a SQLite database but not a ferry store (it has no \(StoreLayout.metadataTable) table)")
+            throw FerryError(.store, "'\(path)' is a SQLite database but not a ferry store (it has no \(layout.bookkeeping?.metadata ?? "metadata") table)")
         }
     }
 
-    /// Creates ferry's tables and the model's tables on an empty database (inside the caller's transaction).
-    public static func createSchema(for model: ObjectModel, on connection: Connection, includingIndexes: Bool = true) throws {
-        try StoreLayout.checkRepresentable(model)
+    /// Creates ferry's tables and the model's tables in `layout` on an empty database (inside the
+    /// caller's transaction).
+    package static func createSchema(for model: ObjectModel, on connection: Connection, layout: any StoreLayout, includingIndexes: Bool = true) throws {
+        try layout.checkRepresentable(model)
         let model = model.storedForm
-        let statements = includingIndexes ? StoreSchema.statements(for: model) : StoreSchema.tableStatements(for: model)
-        for statement in StoreSchema.ferryTables + statements {
+        let statements = includingIndexes ? StoreSchema.statements(for: model, layout: layout) : StoreSchema.tableStatements(for: model, layout: layout)
+        for statement in StoreSchema.bookkeepingTables(in: layout) + statements {
             try connection.execute(statement)
         }
-        try StoreMetadata.write(for: model, to: connection, createdAt: DateCoding.nowText())
+        try StoreMetadata.write(for: model, to: connection, layout: layout, createdAt: DateCoding.nowText())
     }
 
     /// Reads a store's metadata without knowing its model (for `ferry store info`).
@@ -139,7 +144,7 @@ public final class Store: @unchecked Sendable {
             }
         }
         let connection = try Connection(path: path, readOnly: false, create: false)
-        return try StoreMetadata.read(from: connection)
+        return try StoreMetadata.read(from: connection, layout: FerryLayout())
     }
 
     static func configure(_ connection: Connection, busyTimeout: Duration) throws {
@@ -165,14 +170,14 @@ public final class Store: @unchecked Sendable {
     // MARK: - Access
 
     /// Runs `body` with the connection, outside any transaction ferry opens.
-    public func withConnection<T>(_ body: (Connection) throws -> T) rethrows -> T {
+    package func withConnection<T>(_ body: (Connection) throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
         return try body(connection)
     }
 
     /// Runs `body` in a deferred (read) transaction.
-    public func read<T>(_ body: (Connection) throws -> T) throws -> T {
+    package func read<T>(_ body: (Connection) throws -> T) throws -> T {
         try withConnection { connection in
             if connection.isInTransaction { return try body(connection) }
             return try connection.transaction(.deferred) { try body(connection) }
@@ -182,7 +187,7 @@ public final class Store: @unchecked Sendable {
     /// Runs `body` in an immediate (write) transaction: all of it is committed, or none of it.
     /// A second writer in another process waits up to the busy timeout, then fails with
     /// "the store is locked by another process".
-    public func write<T>(_ body: (Connection) throws -> T) throws -> T {
+    package func write<T>(_ body: (Connection) throws -> T) throws -> T {
         try withConnection { connection in
             if connection.isInTransaction { return try connection.savepoint { try body(connection) } }
             return try connection.transaction(.immediate) {
@@ -204,11 +209,21 @@ public final class Store: @unchecked Sendable {
     /// Counts the rows of every entity, in model order.
     public func entityCounts() throws -> [(entity: String, count: Int)] {
         try read { connection in
-            try model.entities.map { entity in
-                let count = try connection.scalar("SELECT count(*) FROM \(SQL.quote(StoreLayout.table(for: entity)))")?.int64 ?? 0
-                return (entity.name, Int(count))
-            }
+            try model.entities.map { entity in (entity.name, try count(entity, on: connection)) }
         }
+    }
+
+    /// Counts the objects of the entity named `name`.
+    public func entityCount(_ name: String) throws -> Int {
+        guard let entity = model.entity(named: name) else {
+            throw FerryError(.usage, "the model has no entity '\(name)'\(Suggestions.didYouMean(name, in: model.entityNames))")
+        }
+        return try read { connection in try count(entity, on: connection) }
+    }
+
+    private func count(_ entity: EntityDescription, on connection: Connection) throws -> Int {
+        let sql = "SELECT count(*) FROM \(layout.quotedTable(for: entity))\(layout.entityFilterClause(for: entity, alias: nil))"
+        return Int(try connection.scalar(sql)?.int64 ?? 0)
     }
 }
 
@@ -221,12 +236,13 @@ extension Store {
         defer { withExtendedLifetime(writerLock) {} }
         let connection = try Connection(path: path, create: false)
         try configure(connection, busyTimeout: .seconds(30))
+        let layout = FerryLayout()
         try connection.transaction(.immediate) {
             let partial = ObjectModel(name: model.name, version: model.version, entities: model.entities.filter { newEntities.contains($0.name) })
-            for statement in StoreSchema.statements(for: partial) {
+            for statement in StoreSchema.statements(for: partial, layout: layout) {
                 try connection.execute(statement)
             }
-            try StoreMetadata.write(for: model, to: connection, createdAt: DateCoding.nowText())
+            try StoreMetadata.write(for: model, to: connection, layout: layout, createdAt: DateCoding.nowText())
         }
     }
 
@@ -236,11 +252,16 @@ extension Store {
     public static func addAttributes(_ attributes: [AttributeDescription], to entity: String, at path: String, model: ObjectModel) throws {
         let connection = try Connection(path: path, create: false)
         try configure(connection, busyTimeout: .seconds(30))
+        let layout = FerryLayout()
+        guard let description = model.entity(named: entity) else {
+            throw FerryError(.usage, "the model has no entity '\(entity)'")
+        }
         try connection.transaction(.immediate) {
             for attribute in attributes {
-                try connection.execute("ALTER TABLE \(SQL.quote(StoreLayout.table(forEntityNamed: entity))) ADD COLUMN \(StoreSchema.columnDefinition(attribute))")
+                try connection.execute(
+                    "ALTER TABLE \(layout.quotedTable(for: description)) ADD COLUMN \(StoreSchema.columnDefinition(attribute, of: description, layout: layout))")
             }
-            try StoreMetadata.write(for: model, to: connection, createdAt: DateCoding.nowText())
+            try StoreMetadata.write(for: model, to: connection, layout: layout, createdAt: DateCoding.nowText())
         }
     }
 }

@@ -13,20 +13,21 @@ public struct StoreMetadata: Sendable, Hashable {
     public var model: ObjectModel?
     public var createdAt: String?
 
-    /// Reads the metadata of a store, or nil when the database has no ferry metadata.
-    public static func read(from connection: Connection) throws -> StoreMetadata? {
-        let exists = try connection.scalar(
-            "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?", [.text(StoreLayout.metadataTable)])
+    /// Reads the metadata of a store in `layout`, or nil when the database has no ferry metadata.
+    package static func read(from connection: Connection, layout: any StoreLayout) throws -> StoreMetadata? {
+        guard let tables = layout.bookkeeping else { return nil }
+        let dialect = layout.dialect
+        let exists = try connection.scalar(dialect.tableExistsQuery, [.text(tables.metadata)])
         guard exists?.int64 == 1 else { return nil }
         var values: [String: String] = [:]
-        for row in try connection.rows("SELECT key, value FROM \(StoreLayout.metadataTable)") {
+        for row in try connection.rows("SELECT key, value FROM \(dialect.quote(tables.metadata))") {
             if case .text(let key) = row[0], case .text(let value) = row[1] { values[key] = value }
         }
         guard let name = values["model_name"], let version = values["model_version"], let hash = values["model_hash"] else {
             return nil
         }
         var hashes: [String: String] = [:]
-        for row in try connection.rows("SELECT name, hash FROM \(StoreLayout.entitiesTable)") {
+        for row in try connection.rows("SELECT name, hash FROM \(dialect.quote(tables.entities))") {
             if case .text(let entity) = row[0], case .text(let hash) = row[1] { hashes[entity] = hash }
         }
         let model = values["model_json"].flatMap { try? JSONDecoder().decode(ObjectModel.self, from: Data($0.utf8)) }
@@ -35,8 +36,13 @@ public struct StoreMetadata: Sendable, Hashable {
             modelHash: hash, entityHashes: hashes, model: model, createdAt: values["created_at"])
     }
 
-    /// Writes (replaces) the metadata for `model`.
-    static func write(for model: ObjectModel, to connection: Connection, createdAt: String) throws {
+    /// Writes (replaces) the metadata for `model` into the bookkeeping tables of `layout`.
+    static func write(for model: ObjectModel, to connection: Connection, layout: any StoreLayout, createdAt: String) throws {
+        guard let tables = layout.bookkeeping else {
+            throw FerryError(.internal, "this store layout has no tables for ferry's metadata")
+        }
+        let dialect = layout.dialect
+        let metadataTable = dialect.quote(tables.metadata), entitiesTable = dialect.quote(tables.entities)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let json = String(decoding: try encoder.encode(model), as: UTF8.self)
@@ -48,16 +54,16 @@ public struct StoreMetadata: Sendable, Hashable {
             ("model_json", json),
         ]
         try connection.execute(
-            "INSERT OR IGNORE INTO \(StoreLayout.metadataTable)(key, value) VALUES ('created_at', ?)", [.text(createdAt)])
+            dialect.insert(into: metadataTable, columns: ["key", "value"], values: "VALUES ('created_at', ?)", onConflict: .ignore), [.text(createdAt)])
         let upsert = try connection.prepare(
-            "INSERT INTO \(StoreLayout.metadataTable)(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+            dialect.insert(into: metadataTable, columns: ["key", "value"], values: "VALUES (?, ?)", onConflict: .update(key: ["key"], columns: ["value"])))
         for (key, value) in values {
             upsert.reset()
             try upsert.bind([.text(key), .text(value)])
             try upsert.step()
         }
-        try connection.execute("DELETE FROM \(StoreLayout.entitiesTable)")
-        let insert = try connection.prepare("INSERT INTO \(StoreLayout.entitiesTable)(name, hash) VALUES (?, ?)")
+        try connection.execute("DELETE FROM \(entitiesTable)")
+        let insert = try connection.prepare(dialect.insert(into: entitiesTable, columns: ["name", "hash"], values: "VALUES (?, ?)", onConflict: .fail))
         for (name, hash) in model.entityHashes.sorted(by: { $0.key < $1.key }) {
             insert.reset()
             try insert.bind([.text(name), .text(hash)])

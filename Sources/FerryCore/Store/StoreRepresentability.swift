@@ -2,10 +2,10 @@
 /// faithfully yet (entity inheritance, ordered to-many relationships, derived attributes); a
 /// store refuses such a model rather than store it wrongly. Transient attributes are fine: they
 /// simply have no column.
-extension StoreLayout {
+extension FerryLayout {
     /// Throws ``FerryError`` (`.invalidModel`) listing every entity and feature of `model` that a
     /// ferry store cannot represent yet.
-    public static func checkRepresentable(_ model: ObjectModel) throws {
+    package func checkRepresentable(_ model: ObjectModel) throws {
         var problems: [FerryError] = []
         func refuse(_ message: String, at location: InputLocation?) {
             problems.append(FerryError(.invalidModel, "a ferry store cannot hold \(message) yet", at: location ?? model.location))

@@ -1,54 +1,41 @@
-/// The DDL that creates a store for a model (tables, indexes, ferry's own tables).
-public enum StoreSchema {
+/// The DDL that creates a store for a model (tables, indexes, ferry's own tables), in a layout.
+package enum StoreSchema {
     /// The store format written into the metadata; bumped when ferry's own tables change.
-    public static let formatVersion = 1
+    package static let formatVersion = 1
 
-    /// Statements creating ferry's metadata, entities and runs tables.
-    public static let ferryTables: [String] = [
-        """
-        CREATE TABLE IF NOT EXISTS \(StoreLayout.metadataTable) (
-            key TEXT PRIMARY KEY NOT NULL,
-            value TEXT NOT NULL
-        )
-        """,
-        """
-        CREATE TABLE IF NOT EXISTS \(StoreLayout.entitiesTable) (
-            name TEXT PRIMARY KEY NOT NULL,
-            hash TEXT NOT NULL
-        )
-        """,
-        """
-        CREATE TABLE IF NOT EXISTS \(StoreLayout.runsTable) (
-            id INTEGER PRIMARY KEY,
-            job TEXT NOT NULL,
-            step_index INTEGER,
-            step TEXT NOT NULL,
-            entity TEXT,
-            source TEXT,
-            started_at TEXT NOT NULL,
-            ended_at TEXT,
-            outcome TEXT NOT NULL,
-            read INTEGER NOT NULL DEFAULT 0,
-            inserted INTEGER NOT NULL DEFAULT 0,
-            updated INTEGER NOT NULL DEFAULT 0,
-            skipped INTEGER NOT NULL DEFAULT 0,
-            rejected INTEGER NOT NULL DEFAULT 0,
-            message TEXT
-        )
-        """,
-    ]
+    /// Statements creating ferry's metadata, entities and runs tables (none when the layout keeps
+    /// no bookkeeping tables).
+    package static func bookkeepingTables(in layout: any StoreLayout) -> [String] {
+        guard let tables = layout.bookkeeping else { return [] }
+        let dialect = layout.dialect
+        return [
+            """
+            CREATE TABLE IF NOT EXISTS \(dialect.quote(tables.metadata)) (
+                key TEXT PRIMARY KEY NOT NULL,
+                value TEXT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS \(dialect.quote(tables.entities)) (
+                name TEXT PRIMARY KEY NOT NULL,
+                hash TEXT NOT NULL
+            )
+            """,
+            RunLog.createStatement(table: tables.runs, dialect: dialect),
+        ]
+    }
 
     /// Statements creating every entity table, join table and index of `model`.
-    public static func statements(for model: ObjectModel) -> [String] {
-        let (tables, indexes) = tablesAndIndexes(for: model)
+    package static func statements(for model: ObjectModel, layout: any StoreLayout) -> [String] {
+        let (tables, indexes) = tablesAndIndexes(for: model, layout: layout)
         return tables + indexes
     }
 
     /// The index statements of `model` on their own, qualified with a schema name (`dst`) when
     /// given: migrations build indexes after the data, in bulk, which is much faster than
     /// maintaining them row by row.
-    public static func indexStatements(for model: ObjectModel, schema: String? = nil) -> [String] {
-        let indexes = tablesAndIndexes(for: model).indexes
+    package static func indexStatements(for model: ObjectModel, layout: any StoreLayout, schema: String? = nil) -> [String] {
+        let indexes = tablesAndIndexes(for: model, layout: layout).indexes
         guard let schema else { return indexes }
         return indexes.map { statement in
             for prefix in ["CREATE UNIQUE INDEX ", "CREATE INDEX "] where statement.hasPrefix(prefix) {
@@ -59,69 +46,76 @@ public enum StoreSchema {
     }
 
     /// An attribute's column: quoted name, type, `NOT NULL` and `DEFAULT` as the model says.
-    static func columnDefinition(_ attribute: AttributeDescription) -> String {
-        var column = "\(SQL.quote(attribute.name)) \(attribute.type.sqliteColumnType)"
+    static func columnDefinition(_ attribute: AttributeDescription, of entity: EntityDescription, layout: any StoreLayout) -> String {
+        let dialect = layout.dialect
+        var column = "\(layout.quotedColumn(forAttribute: attribute.name, in: entity)) \(dialect.columnType(for: attribute.type, storedAs: layout.valueCoding.storageClass(for: attribute.type)))"
         if !attribute.isOptional { column += " NOT NULL" }
         if let value = attribute.defaultValue, !value.isNull {
-            column += " DEFAULT \(StorageCoding.sqlLiteral(value))"
+            column += " DEFAULT \(layout.valueCoding.sqlLiteral(value, in: dialect))"
         }
         return column
     }
 
     /// The table statements of `model` without their indexes.
-    public static func tableStatements(for model: ObjectModel) -> [String] {
-        tablesAndIndexes(for: model).tables
+    package static func tableStatements(for model: ObjectModel, layout: any StoreLayout) -> [String] {
+        tablesAndIndexes(for: model, layout: layout).tables
     }
 
-    static func tablesAndIndexes(for model: ObjectModel) -> (tables: [String], indexes: [String]) {
+    static func tablesAndIndexes(for model: ObjectModel, layout: any StoreLayout) -> (tables: [String], indexes: [String]) {
+        let dialect = layout.dialect
+        let key = dialect.quote(layout.keyColumn)
         var tables: [String] = []
         var indexes: [String] = []
         var links: Set<String> = []
         for entity in model.entities {
-            let table = SQL.quote(StoreLayout.table(for: entity))
-            var columns = ["\(SQL.quote(StoreLayout.primaryKey)) INTEGER PRIMARY KEY"]
+            let table = layout.quotedTable(for: entity)
+            var columns = [dialect.keyColumnDefinition(layout.keyColumn)]
             for attribute in entity.attributes {
-                columns.append(columnDefinition(attribute))
+                columns.append(columnDefinition(attribute, of: entity, layout: layout))
             }
             for relationship in entity.relationships {
-                switch StoreLayout.storage(of: relationship, in: entity, model: model) {
+                guard let destination = model.entity(named: relationship.destination) else { continue }
+                switch layout.storage(of: relationship, in: entity, model: model) {
                 case .foreignKey(let column):
-                    var text = "\(SQL.quote(column)) INTEGER"
+                    var text = "\(dialect.quote(column)) INTEGER"
                     if !relationship.isOptional { text += " NOT NULL" }
-                    text += " REFERENCES \(SQL.quote(relationship.destination))(\(SQL.quote(StoreLayout.primaryKey)))"
+                    text += " REFERENCES \(layout.quotedTable(for: destination))(\(key))"
                     columns.append(text)
                     indexes.append(
-                        "CREATE INDEX \(SQL.quote(StoreLayout.foreignKeyIndexName(entity: entity.name, column: column))) ON \(table)(\(SQL.quote(column)))"
+                        "CREATE INDEX \(dialect.quote(layout.foreignKeyIndexName(entity: entity.name, column: column))) ON \(table)(\(dialect.quote(column)))"
                     )
                 case .joinTable(let name, let sourceColumn, let targetColumn):
+                    // Both sides of a many-to-many name the same table: create it once.
                     guard !links.contains(name) else { continue }
                     links.insert(name)
-                    // Columns are named from the canonical side; work out which entity each holds.
-                    let sourceEntity = sourceColumn == StoreLayout.linkSourceColumn ? entity.name : relationship.destination
-                    let targetEntity = sourceColumn == StoreLayout.linkSourceColumn ? relationship.destination : entity.name
-                    _ = targetColumn
+                    // The columns in name order, whichever side is met first, each referencing
+                    // the entity whose keys it holds; the second is indexed for lookups from its side.
+                    let ownTable = table, destinationTable = layout.quotedTable(for: destination)
+                    let columns = [(sourceColumn, ownTable), (targetColumn, destinationTable)].sorted { $0.0 < $1.0 }
+                    let definitions = columns.map { column, referenced in
+                        "\(dialect.quote(column)) INTEGER NOT NULL REFERENCES \(referenced)(\(key)) ON DELETE CASCADE"
+                    }
                     tables.append(
                         """
-                        CREATE TABLE \(SQL.quote(name)) (
-                            \(StoreLayout.linkSourceColumn) INTEGER NOT NULL REFERENCES \(SQL.quote(sourceEntity))(\(StoreLayout.primaryKey)) ON DELETE CASCADE,
-                            \(StoreLayout.linkTargetColumn) INTEGER NOT NULL REFERENCES \(SQL.quote(targetEntity))(\(StoreLayout.primaryKey)) ON DELETE CASCADE,
-                            PRIMARY KEY (\(StoreLayout.linkSourceColumn), \(StoreLayout.linkTargetColumn))
-                        ) WITHOUT ROWID
+                        CREATE TABLE \(dialect.quote(name)) (
+                            \(definitions.joined(separator: ",\n    ")),
+                            PRIMARY KEY (\(columns.map { dialect.quote($0.0) }.joined(separator: ", ")))
+                        )\(dialect.joinTableOptions)
                         """
                     )
-                    indexes.append("CREATE INDEX \(SQL.quote(name + "_target")) ON \(SQL.quote(name))(\(StoreLayout.linkTargetColumn))")
+                    indexes.append("CREATE INDEX \(dialect.quote(layout.joinTargetIndexName(table: name))) ON \(dialect.quote(name))(\(dialect.quote(columns[1].0)))")
                 case .inverseForeignKey:
                     continue
                 }
             }
             tables.append("CREATE TABLE \(table) (\n    " + columns.joined(separator: ",\n    ") + "\n)")
             for constraint in entity.uniquenessConstraints {
-                let cols = constraint.map(SQL.quote).joined(separator: ", ")
-                indexes.append("CREATE UNIQUE INDEX \(SQL.quote(StoreLayout.uniqueIndexName(entity: entity.name, columns: constraint))) ON \(table)(\(cols))")
+                let cols = constraint.map { layout.quotedColumn(forAttribute: $0, in: entity) }.joined(separator: ", ")
+                indexes.append("CREATE UNIQUE INDEX \(dialect.quote(layout.uniqueIndexName(entity: entity.name, columns: constraint))) ON \(table)(\(cols))")
             }
             for index in entity.indexes {
-                let cols = index.attributes.map(SQL.quote).joined(separator: ", ")
-                indexes.append("CREATE INDEX \(SQL.quote(StoreLayout.indexName(entity: entity.name, index: index))) ON \(table)(\(cols))")
+                let cols = index.attributes.map { layout.quotedColumn(forAttribute: $0, in: entity) }.joined(separator: ", ")
+                indexes.append("CREATE INDEX \(dialect.quote(layout.indexName(entity: entity.name, index: index))) ON \(table)(\(cols))")
             }
         }
         return (tables, indexes)

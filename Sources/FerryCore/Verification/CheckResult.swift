@@ -114,7 +114,7 @@ public struct OffendingRecord: Sendable, Hashable, Codable, CustomStringConverti
     public var description: String {
         var parts: [String] = []
         if let entity { parts.append(entity) }
-        if let primaryKey { parts.append("\(StoreLayout.primaryKey)=\(primaryKey)") }
+        if let primaryKey { parts.append("\(FerryLayout.primaryKey)=\(primaryKey)") }
         if let keyAttribute, let keyValue { parts.append("\(keyAttribute)=\(keyValue)") }
         var text = parts.joined(separator: " ")
         if let problem { text += text.isEmpty ? problem : ": \(problem)" }

@@ -40,11 +40,12 @@ public struct EntityChecksum: Sendable, Hashable, Codable, CustomStringConvertib
 
     /// Computes the checksum of `attributes` of `entity` in `store` (with the store's model).
     public static func compute(store: Store, entity: String, attributes: [String]) throws -> EntityChecksum {
-        try store.read { try compute(connection: $0, model: store.model, entity: entity, attributes: attributes) }
+        try store.read { try compute(connection: $0, model: store.model, layout: store.layout, entity: entity, attributes: attributes) }
     }
 
-    /// Computes the checksum on a connection to a store of `model`.
-    public static func compute(connection: Connection, model: ObjectModel, entity name: String, attributes: [String]) throws -> EntityChecksum {
+    /// Computes the checksum on a connection to a store of `model` in `layout` (over typed values,
+    /// so stores that code values differently compare equal when they hold the same values).
+    package static func compute(connection: Connection, model: ObjectModel, layout: any StoreLayout, entity name: String, attributes: [String]) throws -> EntityChecksum {
         guard let entity = model.entity(named: name) else {
             throw FerryError(.verification, "cannot compute a checksum: model \(model.name) has no entity '\(name)'\(Suggestions.didYouMean(name, in: model.entityNames))")
         }
@@ -55,15 +56,17 @@ public struct EntityChecksum: Sendable, Hashable, Codable, CustomStringConvertib
             }
             types.append(description.type)
         }
-        let columns = attributes.isEmpty ? "1" : attributes.map { SQL.quote($0) }.joined(separator: ", ")
-        let statement = try connection.prepare("SELECT \(columns) FROM \(SQL.quote(StoreLayout.table(for: entity)))")
+        let columns = attributes.isEmpty ? "1" : attributes.map { layout.quotedColumn(forAttribute: $0, in: entity) }.joined(separator: ", ")
+        let statement = try connection.prepare(
+            "SELECT \(columns) FROM \(layout.quotedTable(for: entity))\(layout.entityFilterClause(for: entity, alias: nil))")
+        let coding = layout.valueCoding
         var rows = 0
         var sum: UInt64 = 0
         var hasher = RowHasher()
         while try statement.step() {
             hasher.reset()
             for (index, type) in types.enumerated() {
-                hasher.add(StorageCoding.decode(statement.value(at: index), as: type))
+                hasher.add(coding.decode(statement.value(at: index), as: type))
             }
             sum &+= hasher.finish()
             rows += 1

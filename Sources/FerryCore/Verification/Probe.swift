@@ -16,35 +16,41 @@ struct Probe {
     /// For a types probe that `ferry_well_typed` tests: the type's code (see ``WellTyped``), so
     /// that an entity's scan tests all such columns in one call per row.
     var wellTypedCode: Character? = nil
+    /// The column (`t0.<column>`) a `ferry_well_typed` probe tests.
+    var wellTypedColumn: String? = nil
 
     /// Every probe of `entity` for the aspects asked for.
-    static func probes(for entity: EntityDescription, model: ObjectModel, aspects: Set<Aspect>) throws -> [Probe] {
+    static func probes(for entity: EntityDescription, model: ObjectModel, layout: any StoreLayout, aspects: Set<Aspect>) throws -> [Probe] {
         var probes: [Probe] = []
-        if aspects.contains(.required) { probes += required(entity, model: model) }
-        if aspects.contains(.types) { probes += entity.attributes.map(typeProbe) }
+        if aspects.contains(.required) { probes += required(entity, model: model, layout: layout) }
+        if aspects.contains(.types) { probes += entity.attributes.map { typeProbe($0, of: entity, layout: layout) } }
         if aspects.contains(.validation) {
-            for attribute in entity.attributes { probes += try validation(attribute) }
+            for attribute in entity.attributes { probes += try validation(attribute, of: entity, layout: layout) }
         }
         return probes
     }
 
-    static func column(_ name: String) -> String { "t0.\(SQL.quote(name))" }
+    /// `t0.<column>` of the attribute named `name` of `entity`.
+    static func column(_ name: String, of entity: EntityDescription, layout: any StoreLayout) -> String {
+        "t0." + layout.quotedColumn(forAttribute: name, in: entity)
+    }
 
     // MARK: Required
 
-    static func required(_ entity: EntityDescription, model: ObjectModel) -> [Probe] {
+    static func required(_ entity: EntityDescription, model: ObjectModel, layout: any StoreLayout) -> [Probe] {
+        let quote = layout.dialect.quote
         var probes: [Probe] = []
         for attribute in entity.attributes where !attribute.isOptional {
-            probes.append(Probe(aspect: .required, property: attribute.name, problem: "is nil", measure: "nil_\(attribute.name)", condition: "\(column(attribute.name)) IS NULL"))
+            probes.append(Probe(aspect: .required, property: attribute.name, problem: "is nil", measure: "nil_\(attribute.name)", condition: "\(column(attribute.name, of: entity, layout: layout)) IS NULL"))
         }
         for relationship in entity.relationships where !relationship.isOptional && !relationship.isToMany {
-            switch StoreLayout.storage(of: relationship, in: entity, model: model) {
+            switch layout.storage(of: relationship, in: entity, model: model) {
             case .foreignKey(let name):
-                probes.append(Probe(aspect: .required, property: relationship.name, problem: "is nil", measure: "nil_\(relationship.name)", condition: "\(column(name)) IS NULL"))
+                probes.append(Probe(aspect: .required, property: relationship.name, problem: "is nil", measure: "nil_\(relationship.name)", condition: "t0.\(quote(name)) IS NULL"))
             case .inverseForeignKey(let table, let name):
                 probes.append(Probe(
                     aspect: .required, property: relationship.name, problem: "is nil", measure: "nil_\(relationship.name)",
-                    condition: "NOT EXISTS (SELECT 1 FROM \(SQL.quote(table)) AS r WHERE r.\(SQL.quote(name)) = t0.\(StoreLayout.primaryKey))"))
+                    condition: "NOT EXISTS (SELECT 1 FROM \(quote(table)) AS r WHERE r.\(quote(name)) = t0.\(quote(layout.keyColumn)))"))
             case .joinTable:
                 break
             }
@@ -54,8 +60,9 @@ struct Probe {
 
     // MARK: Types
 
-    static func typeProbe(_ attribute: AttributeDescription) -> Probe {
-        let c = column(attribute.name)
+    /// Whether a value is in ferry's stored form for its type (``WellTyped``).
+    static func typeProbe(_ attribute: AttributeDescription, of entity: EntityDescription, layout: any StoreLayout) -> Probe {
+        let c = column(attribute.name, of: entity, layout: layout)
         let problem: String
         switch attribute.type {
         case .int16, .int32: problem = "is not an \(attribute.type.rawValue)"
@@ -72,17 +79,17 @@ struct Probe {
         let code = WellTyped.code(for: attribute.type)
         return Probe(
             aspect: .types, property: attribute.name, problem: problem, measure: "type_\(attribute.name)",
-            condition: "\(WellTyped.functionName)('\(code)', \(c)) = 0", wellTypedCode: code)
+            condition: "\(WellTyped.functionName)('\(code)', \(c)) = 0", wellTypedCode: code, wellTypedColumn: c)
     }
 
     // MARK: Validation rules
 
-    static func validation(_ attribute: AttributeDescription) throws -> [Probe] {
+    static func validation(_ attribute: AttributeDescription, of entity: EntityDescription, layout: any StoreLayout) throws -> [Probe] {
         if let pattern = attribute.validation.pattern, attribute.type != .binary, PatternRule(pattern) == nil {
             throw FerryError(.verification, "the pattern of \(attribute.name) is not a valid regular expression: \(pattern)")
         }
         let unit = attribute.type == .binary ? "bytes" : "characters"
-        return RuleCondition.conditions(for: attribute, value: column(attribute.name)).map { condition in
+        return RuleCondition.conditions(for: attribute, value: column(attribute.name, of: entity, layout: layout), coding: layout.valueCoding).map { condition in
             let (problem, key): (String, String)
             switch condition.rule {
             case .minValue(let min): (problem, key) = ("is below the minimum \(min)", "min")

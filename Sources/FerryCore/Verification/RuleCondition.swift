@@ -20,7 +20,7 @@ struct RuleCondition {
     var arguments: [DatabaseValue]
 
     /// The conditions of every validation rule of `attribute`, over the SQL value `v`.
-    static func conditions(for attribute: AttributeDescription, value v: String) -> [RuleCondition] {
+    static func conditions(for attribute: AttributeDescription, value v: String, coding: any ValueCoding) -> [RuleCondition] {
         let rules = attribute.validation
         var conditions: [RuleCondition] = []
         func bound(_ rule: Rule, _ value: Value, _ op: String) {
@@ -30,7 +30,7 @@ struct RuleCondition {
                 if case .decimal(let canonical) = value { text = canonical } else { text = value.description }
                 conditions.append(RuleCondition(rule: rule, violation: "\(v) IS NOT NULL AND ferry_decimal_cmp(\(v), ?) \(op) 0", arguments: [.text(text)]))
             case (.int16, _), (.int32, _), (.int64, _), (.double, _), (.float, _), (.date, _), (.bool, _):
-                conditions.append(RuleCondition(rule: rule, violation: "\(v) IS NOT NULL AND \(v) \(op) ?", arguments: [StorageCoding.encode(value)]))
+                conditions.append(RuleCondition(rule: rule, violation: "\(v) IS NOT NULL AND \(v) \(op) ?", arguments: [coding.encode(value)]))
             default:
                 break
             }

@@ -72,7 +72,7 @@ public struct Verifier: Sendable {
         let started = ContinuousClock.now
         var results: [CheckResult]
         do {
-            results = try store.read { connection in run(checks, on: connection) }
+            results = try store.read { connection in run(checks, on: connection, layout: store.layout) }
         } catch {
             results = [CheckResult(check: "open", name: "read \(store.path)", outcome: .error, message: "\(error)")]
         }
@@ -81,10 +81,10 @@ public struct Verifier: Sendable {
             elapsedSeconds: Self.seconds(since: started), results: results)
     }
 
-    /// Runs the checks on a connection to a store of ``model`` (the predicate and verification
-    /// SQL functions must be registered on it, as every ``Store`` does).
-    public func run(_ checks: [Check], on connection: Connection) -> [CheckResult] {
-        let session = VerificationSession(connection: connection, model: model, maxOffending: maxOffending, checks: checks)
+    /// Runs the checks on a connection to a store of ``model`` in `layout` (the predicate and
+    /// verification SQL functions must be registered on it, as every ``Store`` does).
+    package func run(_ checks: [Check], on connection: Connection, layout: any StoreLayout) -> [CheckResult] {
+        let session = VerificationSession(connection: connection, model: model, layout: layout, maxOffending: maxOffending, checks: checks)
         session.startConcurrentIntegrity()
         // Integrity checks running on their own thread are collected after the other checks, so
         // those run meanwhile; uniqueness checks come last, as a passed integrity_check proves
@@ -101,7 +101,7 @@ public struct Verifier: Sendable {
 
     /// Registers the SQL functions the checks use (`ferry_decimal_cmp`, `ferry_well_typed`,
     /// `ferry_rule_length`); every ``Store`` does so.
-    public static func registerFunctions(on connection: Connection) throws {
+    package static func registerFunctions(on connection: Connection) throws {
         try WellTyped.register(on: connection)
         try LengthRuleFunction.register(on: connection)
         try connection.registerFunction("ferry_decimal_cmp", argumentCount: 2) { arguments in
@@ -130,6 +130,9 @@ public struct Verifier: Sendable {
 final class VerificationSession {
     let connection: Connection
     let model: ObjectModel
+    let layout: any StoreLayout
+    /// The quoted key column.
+    let key: String
     let maxOffending: Int
     /// Which scan aspects each entity's single scan must cover.
     private var aspects: [String: Set<Probe.Aspect>] = [:]
@@ -141,9 +144,11 @@ final class VerificationSession {
     /// The integrity checks running on a second connection, by `quick`.
     private var concurrent: [Bool: ConcurrentIntegrity] = [:]
 
-    init(connection: Connection, model: ObjectModel, maxOffending: Int, checks: [Check]) {
+    init(connection: Connection, model: ObjectModel, layout: any StoreLayout, maxOffending: Int, checks: [Check]) {
         self.connection = connection
         self.model = model
+        self.layout = layout
+        self.key = layout.dialect.quote(layout.keyColumn)
         self.maxOffending = maxOffending
         var integrityChecks: Set<Bool> = []
         for check in checks {
@@ -217,7 +222,14 @@ final class VerificationSession {
         return entity
     }
 
-    private func table(_ entity: EntityDescription) -> String { SQL.quote(StoreLayout.table(for: entity)) }
+    private func table(_ entity: EntityDescription) -> String { layout.quotedTable(for: entity) }
+
+    private func quote(_ identifier: String) -> String { layout.dialect.quote(identifier) }
+
+    /// `t0.<column>` of the attribute named `attribute` of `entity`.
+    private func column(_ attribute: String, of entity: EntityDescription) -> String {
+        "t0." + layout.quotedColumn(forAttribute: attribute, in: entity)
+    }
 
     /// The entity's row count, counted once per session (all checks read in one transaction).
     private func rowCount(_ entity: EntityDescription) throws -> Int {
@@ -237,13 +249,14 @@ final class VerificationSession {
     /// Up to `limit` records of `entity` (as `t0`) matching `condition`.
     private func offenders(
         _ entity: EntityDescription, where condition: String, _ arguments: [DatabaseValue] = [], problem: String?, limit: Int? = nil,
-        orderBy: String = "t0.\(StoreLayout.primaryKey)"
+        orderBy: String? = nil
     ) throws -> [OffendingRecord] {
+        let orderBy = orderBy ?? "t0.\(self.key)"
         let limit = limit ?? maxOffending
         guard limit > 0 else { return [] }
         let key = keyAttribute(of: entity)
-        let keyColumn = key.map { "t0.\(SQL.quote($0))" } ?? "NULL"
-        let sql = "SELECT t0.\(StoreLayout.primaryKey), \(keyColumn) FROM \(table(entity)) AS t0 WHERE \(condition) ORDER BY \(orderBy) LIMIT \(limit)"
+        let keyColumn = key.map { column($0, of: entity) } ?? "NULL"
+        let sql = "SELECT t0.\(self.key), \(keyColumn) FROM \(table(entity)) AS t0 WHERE \(condition) ORDER BY \(orderBy) LIMIT \(limit)"
         return try connection.rows(sql, arguments).map { row in
             OffendingRecord(
                 entity: entity.name, primaryKey: row[0].int64, keyAttribute: key, keyValue: row[1].isNull ? nil : row[1].description,
@@ -296,7 +309,7 @@ final class VerificationSession {
     private func foreignKeys(_ name: String?) throws -> CheckResult {
         let entity = try name.map(lookup)
         let checkName = name.map { "foreign_key_check \($0)" } ?? "foreign_key_check"
-        let statement = try connection.prepare(entity.map { "PRAGMA foreign_key_check(\(SQL.quote(StoreLayout.table(for: $0))))" } ?? "PRAGMA foreign_key_check")
+        let statement = try connection.prepare(entity.map { "PRAGMA foreign_key_check(\(table($0)))" } ?? "PRAGMA foreign_key_check")
         var total = 0
         var byTable: [String: Int] = [:]
         var sample: [(table: String, rowid: Int64?, parent: String)] = []
@@ -316,7 +329,7 @@ final class VerificationSession {
         for item in sample {
             let problem = "refers to a missing \(item.parent)"
             if let described = model.entity(named: item.table), let rowid = item.rowid {
-                offending += try offenders(described, where: "t0.\(StoreLayout.primaryKey) = ?", [.integer(rowid)], problem: problem, limit: 1)
+                offending += try offenders(described, where: "t0.\(key) = ?", [.integer(rowid)], problem: problem, limit: 1)
             } else {
                 offending.append(OffendingRecord(entity: item.table, primaryKey: item.rowid, problem: problem))
             }
@@ -345,7 +358,7 @@ final class VerificationSession {
                 results.append(result)
                 continue
             }
-            let columns = constraint.map(SQL.quote)
+            let columns = constraint.map { layout.quotedColumn(forAttribute: $0, in: entity) }
             let list = columns.joined(separator: ", ")
             let notNull = columns.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")
             let duplicates = "SELECT \(list) FROM \(table(entity)) WHERE \(notNull) GROUP BY \(list) HAVING count(*) > 1"
@@ -363,7 +376,7 @@ final class VerificationSession {
                 let offending = try offenders(
                     entity, where: "\(qualified) IN (\(duplicates))",
                     problem: "shares its \(constraint.joined(separator: ", ")) with another record",
-                    orderBy: columns.map { "t0.\($0)" }.joined(separator: ", ") + ", t0.\(StoreLayout.primaryKey)")
+                    orderBy: columns.map { "t0.\($0)" }.joined(separator: ", ") + ", t0.\(key)")
                 result = CheckResult(
                     check: "unique", name: name, entity: entity.name, outcome: .failed, measured: measured,
                     message: "\(groups) value\(groups == 1 ? "" : "s") of \(constraint.joined(separator: ", ")) \(groups == 1 ? "is" : "are") shared by \(rows) records",
@@ -386,10 +399,10 @@ final class VerificationSession {
     /// (the GROUP BY would compare by it) always get the query.
     private func provingIndex(_ entity: EntityDescription, _ constraint: [String]) throws -> String? {
         guard integrityPassed else { return nil }
-        let tableName = StoreLayout.table(for: entity)
+        let tableName = layout.table(for: entity)
         let sql = try connection.scalar("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", [.text(tableName)])?.text ?? ""
         guard !sql.uppercased().contains("COLLATE") else { return nil }
-        let wanted = Set(constraint)
+        let wanted = Set(constraint.map { layout.column(forAttribute: $0, in: entity) })
         let indexes = try connection.rows("SELECT name FROM pragma_index_list(?) WHERE \"unique\" = 1 AND partial = 0", [.text(tableName)])
         for row in indexes {
             guard let index = row.first?.text else { continue }
@@ -452,7 +465,7 @@ final class VerificationSession {
     private func scan(_ entity: EntityDescription) throws -> [ProbeCount] {
         if let done = scans[entity.name] { return done }
         let wanted = aspects[entity.name] ?? []
-        let probes = try Probe.probes(for: entity, model: model, aspects: wanted)
+        let probes = try Probe.probes(for: entity, model: model, layout: layout, aspects: wanted)
         var result: [ProbeCount] = []
         if probes.isEmpty {
             scans[entity.name] = []
@@ -480,8 +493,8 @@ final class VerificationSession {
         var arguments: [DatabaseValue] = []
         var typed: [(code: Character, column: String)] = []
         for probe in probes {
-            if let code = probe.wellTypedCode {
-                typed.append((code, Probe.column(probe.property)))
+            if let code = probe.wellTypedCode, let column = probe.wellTypedColumn {
+                typed.append((code, column))
             } else {
                 conditions.append("(\(probe.condition))")
                 arguments += probe.arguments
@@ -508,14 +521,14 @@ final class VerificationSession {
                 results.append(CheckResult(check: "relationship", name: name, entity: entity.name, outcome: .error, message: "destination '\(relationship.destination)' is not in the model"))
                 continue
             }
-            let inverse = StoreLayout.inverse(of: relationship, in: entity, model: model)
+            let inverse = model.inverse(of: relationship, in: entity)
             var result: CheckResult
-            switch StoreLayout.storage(of: relationship, in: entity, model: model) {
+            switch layout.storage(of: relationship, in: entity, model: model) {
             case .inverseForeignKey:
                 continue  // checked from the side that holds the key
             case .foreignKey(let column):
-                let col = "t0.\(SQL.quote(column))"
-                let dangling = "\(col) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(table(destination)) AS d WHERE d.\(StoreLayout.primaryKey) = \(col))"
+                let col = "t0.\(quote(column))"
+                let dangling = "\(col) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(table(destination)) AS d WHERE d.\(key) = \(col))"
                 let row = try connection.rows("SELECT count(\(col)), coalesce(sum((\(dangling)) IS 1), 0) FROM \(table(entity)) AS t0").first ?? []
                 let links = Int(row[safe: 0]?.int64 ?? 0)
                 let missing = Int(row[safe: 1]?.int64 ?? 0)
@@ -523,7 +536,7 @@ final class VerificationSession {
                 let oneToOne = inverse.map { !$0.isToMany } ?? false
                 if oneToOne {
                     shared = Int(try connection.scalar(
-                        "SELECT count(*) FROM (SELECT \(SQL.quote(column)) FROM \(table(entity)) WHERE \(SQL.quote(column)) IS NOT NULL GROUP BY \(SQL.quote(column)) HAVING count(*) > 1)"
+                        "SELECT count(*) FROM (SELECT \(quote(column)) FROM \(table(entity)) WHERE \(quote(column)) IS NOT NULL GROUP BY \(quote(column)) HAVING count(*) > 1)"
                     )?.int64 ?? 0)
                 }
                 var measured: [String: MeasuredValue] = ["links": .integer(links), "dangling": .integer(missing)]
@@ -543,21 +556,20 @@ final class VerificationSession {
                         problems.append("\(shared) \(destination.name) record\(shared == 1 ? " is" : "s are") linked from more than one \(entity.name) (one-to-one with \(destination.name).\(inverse?.name ?? ""))")
                         offending += try offenders(
                             entity,
-                            where: "\(col) IN (SELECT \(SQL.quote(column)) FROM \(table(entity)) WHERE \(SQL.quote(column)) IS NOT NULL GROUP BY \(SQL.quote(column)) HAVING count(*) > 1)",
+                            where: "\(col) IN (SELECT \(quote(column)) FROM \(table(entity)) WHERE \(quote(column)) IS NOT NULL GROUP BY \(quote(column)) HAVING count(*) > 1)",
                             problem: "shares its \(relationship.name) with another \(entity.name)", limit: max(0, maxOffending - offending.count))
                     }
                     result = CheckResult(
                         check: "relationship", name: name, entity: entity.name, outcome: .failed, measured: measured,
                         message: problems.joined(separator: "; "), offending: offending)
                 }
-            case .joinTable(let link, let sourceColumn, _):
-                // Report each join table once, from the side whose key is ferry_source.
-                guard sourceColumn == StoreLayout.linkSourceColumn else { continue }
-                let source = StoreLayout.linkSourceColumn, target = StoreLayout.linkTargetColumn
-                let missingSource = "NOT EXISTS (SELECT 1 FROM \(table(entity)) AS s WHERE s.\(StoreLayout.primaryKey) = l.\(source))"
-                let missingTarget = "NOT EXISTS (SELECT 1 FROM \(table(destination)) AS d WHERE d.\(StoreLayout.primaryKey) = l.\(target))"
+            case .joinTable(let link, let source, let target):
+                // Report each join table once, from the side whose key column comes first by name.
+                guard source < target else { continue }
+                let missingSource = "NOT EXISTS (SELECT 1 FROM \(table(entity)) AS s WHERE s.\(key) = l.\(quote(source)))"
+                let missingTarget = "NOT EXISTS (SELECT 1 FROM \(table(destination)) AS d WHERE d.\(key) = l.\(quote(target)))"
                 let row = try connection.rows(
-                    "SELECT count(*), coalesce(sum((\(missingSource)) IS 1), 0), coalesce(sum((\(missingTarget)) IS 1), 0) FROM \(SQL.quote(link)) AS l"
+                    "SELECT count(*), coalesce(sum((\(missingSource)) IS 1), 0), coalesce(sum((\(missingTarget)) IS 1), 0) FROM \(quote(link)) AS l"
                 ).first ?? []
                 let links = Int(row[safe: 0]?.int64 ?? 0)
                 let badSource = Int(row[safe: 1]?.int64 ?? 0)
@@ -569,7 +581,7 @@ final class VerificationSession {
                         message: "\(links) link\(links == 1 ? "" : "s") in \(link), both ends of each exist")
                 } else {
                     let sample = try connection.rows(
-                        "SELECT l.\(source), l.\(target), \(missingSource), \(missingTarget) FROM \(SQL.quote(link)) AS l WHERE \(missingSource) OR \(missingTarget) ORDER BY l.\(source), l.\(target) LIMIT \(maxOffending)")
+                        "SELECT l.\(quote(source)), l.\(quote(target)), \(missingSource), \(missingTarget) FROM \(quote(link)) AS l WHERE \(missingSource) OR \(missingTarget) ORDER BY l.\(quote(source)), l.\(quote(target)) LIMIT \(maxOffending)")
                     let offending = sample.map { row in
                         let gone = [row[2].int64 == 1 ? "\(entity.name) \(row[0])" : nil, row[3].int64 == 1 ? "\(destination.name) \(row[1])" : nil].compactMap { $0 }
                         return OffendingRecord(
@@ -599,11 +611,11 @@ final class VerificationSession {
             let started = ContinuousClock.now
             let name = "to_many_count \(entity.name).\(relationship.name)"
             let countSQL: String
-            switch StoreLayout.storage(of: relationship, in: entity, model: model) {
+            switch layout.storage(of: relationship, in: entity, model: model) {
             case .inverseForeignKey(let destinationTable, let column):
-                countSQL = "(SELECT count(*) FROM \(SQL.quote(destinationTable)) AS r WHERE r.\(SQL.quote(column)) = t0.\(StoreLayout.primaryKey))"
+                countSQL = "(SELECT count(*) FROM \(quote(destinationTable)) AS r WHERE r.\(quote(column)) = t0.\(key))"
             case .joinTable(let link, let sourceColumn, _):
-                countSQL = "(SELECT count(*) FROM \(SQL.quote(link)) AS r WHERE r.\(sourceColumn) = t0.\(StoreLayout.primaryKey))"
+                countSQL = "(SELECT count(*) FROM \(quote(link)) AS r WHERE r.\(quote(sourceColumn)) = t0.\(key))"
             case .foreignKey:
                 continue
             }
@@ -643,8 +655,8 @@ final class VerificationSession {
 
     private func modelHash(_ expected: ObjectModel?) throws -> CheckResult {
         let name = "model_hash"
-        guard let metadata = try StoreMetadata.read(from: connection) else {
-            return CheckResult(check: name, name: name, outcome: .failed, message: "the store has no ferry metadata (\(StoreLayout.metadataTable))")
+        guard let metadata = try StoreMetadata.read(from: connection, layout: layout) else {
+            return CheckResult(check: name, name: name, outcome: .failed, message: "the store has no ferry metadata (\(layout.bookkeeping?.metadata ?? "no metadata table"))")
         }
         var measured: [String: MeasuredValue] = [
             "model_hash": .text(metadata.modelHash), "model": .text(metadata.modelName), "version": .text(metadata.modelVersion),
@@ -657,7 +669,7 @@ final class VerificationSession {
             let recordedHashes = recorded.entityHashes
             let differing = Set(recordedHashes.keys).union(metadata.entityHashes.keys).filter { recordedHashes[$0] != metadata.entityHashes[$0] }.sorted()
             if !differing.isEmpty {
-                problems.append("entity hashes in \(StoreLayout.entitiesTable) differ from the recorded model for \(differing.joined(separator: ", "))")
+                problems.append("entity hashes in \(layout.bookkeeping?.entities ?? "the store") differ from the recorded model for \(differing.joined(separator: ", "))")
             }
         } else {
             problems.append("the store records no readable model (model_json)")
@@ -681,7 +693,7 @@ final class VerificationSession {
     private func assertion(_ assertion: PredicateAssertion) throws -> CheckResult {
         let entity = try lookup(assertion.entity)
         let name = "assertion \(entity.name): \(assertion.predicate)"
-        let compiled = try Predicate(format: assertion.predicate, location: assertion.location).sql(for: entity, model: model)
+        let compiled = try Predicate(format: assertion.predicate, location: assertion.location).sql(for: entity, model: model, layout: layout)
         let row = try connection.rows("SELECT count(*), count(CASE WHEN \(compiled.sql) THEN 1 END) FROM \(compiled.from)", compiled.arguments).first ?? []
         let total = Int(row[safe: 0]?.int64 ?? 0)
         let matching = Int(row[safe: 1]?.int64 ?? 0)
@@ -709,13 +721,13 @@ final class VerificationSession {
         }
         for item in expectation.key {
             if item.value.isNull {
-                conditions.append("t0.\(SQL.quote(item.attribute)) IS NULL")
+                conditions.append("\(column(item.attribute, of: entity)) IS NULL")
             } else {
-                conditions.append("t0.\(SQL.quote(item.attribute)) = ?")
-                arguments.append(StorageCoding.encode(item.value))
+                conditions.append("\(column(item.attribute, of: entity)) = ?")
+                arguments.append(layout.valueCoding.encode(item.value))
             }
         }
-        let columns = ["t0.\(StoreLayout.primaryKey)"] + expectation.expected.map { "t0.\(SQL.quote($0.attribute))" }
+        let columns = ["t0.\(key)"] + expectation.expected.map { column($0.attribute, of: entity) }
         let where_ = conditions.isEmpty ? "1" : conditions.joined(separator: " AND ")
         let rows = try connection.rows("SELECT \(columns.joined(separator: ", ")) FROM \(table(entity)) AS t0 WHERE \(where_) LIMIT 2", arguments)
         guard rows.count == 1, let row = rows.first else {
@@ -725,7 +737,7 @@ final class VerificationSession {
         var mismatches: [String] = []
         for (index, item) in expectation.expected.enumerated() {
             guard let attribute = entity.attribute(named: item.attribute) else { continue }
-            let actual = StorageCoding.decode(row[index + 1], as: attribute.type)
+            let actual = layout.valueCoding.decode(row[index + 1], as: attribute.type)
             let same = actual == item.value || (AttributeValidator.compare(Self.canonical(actual), Self.canonical(item.value)) == 0)
             if !same {
                 mismatches.append("\(item.attribute) is \(RecordExpectation.render(actual)), expected \(RecordExpectation.render(item.value))")
@@ -747,7 +759,7 @@ final class VerificationSession {
     }
 
     private func checksum(_ entity: String, _ attributes: [String], _ expected: EntityChecksum) throws -> CheckResult {
-        let actual = try EntityChecksum.compute(connection: connection, model: model, entity: entity, attributes: attributes)
+        let actual = try EntityChecksum.compute(connection: connection, model: model, layout: layout, entity: entity, attributes: attributes)
         let name = "checksum \(entity)(\(attributes.joined(separator: ", ")))"
         let measured: [String: MeasuredValue] = [
             "rows": .integer(actual.rows), "checksum": .text(actual.value), "expected_rows": .integer(expected.rows), "expected_checksum": .text(expected.value),

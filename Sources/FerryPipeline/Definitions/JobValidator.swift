@@ -17,7 +17,7 @@ public struct JobValidator: Sendable {
         // Steps other than migrations open the store with this model: it must fit the store layout.
         if job.steps.contains(where: { if case .migrate = $0 { false } else { true } }) {
             do {
-                try StoreLayout.checkRepresentable(model)
+                try FerryLayout().checkRepresentable(model)
             } catch let refusal as FerryErrors {
                 errors += refusal.errors
             } catch {
@@ -49,7 +49,7 @@ public struct JobValidator: Sendable {
         var found: [FerryError] = []
         func check(_ request: FetchRequest) {
             do {
-                _ = try request.compile(model: model)
+                try request.check(model: model)
             } catch {
                 found.append(error)
             }

@@ -79,7 +79,7 @@ final class ImportPlan {
         return names
     }
 
-    init(step: ImportStep, reader: any RecordReader, connection: Connection, model: ObjectModel) throws {
+    init(step: ImportStep, reader: any RecordReader, connection: Connection, model: ObjectModel, layout: any StoreLayout) throws {
         guard let entity = model.entity(named: step.entity) else {
             throw FerryError(.invalidDefinition, "the model has no entity '\(step.entity)'", at: step.location)
         }
@@ -125,7 +125,7 @@ final class ImportPlan {
             }
             let resolver: ReferenceResolver
             do {
-                resolver = try ReferenceResolver(connection: connection, model: model, entity: entity.name, relationship: mapping.relationship, match: mapping.match)
+                resolver = try ReferenceResolver(connection: connection, model: model, layout: layout, entity: entity.name, relationship: mapping.relationship, match: mapping.match)
             } catch var error as FerryError {
                 error.location = mapping.location
                 throw error
@@ -149,7 +149,7 @@ final class ImportPlan {
         self.references = references
         self.hasOptionalFields = !isCSV
         let columns = attributes.map { InsertColumn.attribute($0.attribute.name) } + references.map { InsertColumn.relationship($0.mapping.relationship) }
-        inserter = try BatchInserter(connection: connection, model: model, entity: entity.name, columns: columns, policy: step.onConflict, validate: step.validate)
+        inserter = try BatchInserter(connection: connection, model: model, layout: layout, entity: entity.name, columns: columns, policy: step.onConflict, validate: step.validate)
     }
 
     /// Fills `values` (one per column) from a record; a failure names the field and its location.

@@ -57,7 +57,7 @@ public final class ImportStepRunner {
             defer { try? rejects?.close() }
             if step.atomic || dryRun {
                 try store.write { connection in
-                    let plan = try ImportPlan(step: step, reader: reader, connection: connection, model: store.model)
+                    let plan = try ImportPlan(step: step, reader: reader, connection: connection, model: store.model, layout: store.layout)
                     try importRecords(reader: reader, plan: plan, rejects: rejects, state: &state, batchLimit: nil)
                     ignoredFields = reader.fieldNames.filter { !plan.mappedFieldNames.contains($0) }
                     try checkBudgetAtEnd(state)
@@ -74,7 +74,7 @@ public final class ImportStepRunner {
                 var done = false
                 while !done {
                     done = try store.write { connection in
-                        let plan = try ImportPlan(step: step, reader: reader, connection: connection, model: store.model)
+                        let plan = try ImportPlan(step: step, reader: reader, connection: connection, model: store.model, layout: store.layout)
                         let finished = try importRecords(reader: reader, plan: plan, rejects: rejects, state: &state, batchLimit: step.batchSize)
                         ignoredFields = reader.fieldNames.filter { !plan.mappedFieldNames.contains($0) }
                         // This batch's rejects are on disk before the batch commits.
@@ -274,17 +274,10 @@ public final class ImportStepRunner {
     }
 
     private func recordRun(_ connection: Connection, state: ImportState, startedAt: String, outcome: String, message: String?) throws {
-        try connection.execute(
-            """
-            INSERT INTO \(StoreLayout.runsTable)(job, step_index, step, entity, source, started_at, ended_at, outcome, read, inserted, updated, skipped, rejected, message)
-            VALUES (?, ?, 'import', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """,
-            [
-                .text(jobName), .integer(Int64(index)), .text(step.entity), .text(step.source), .text(startedAt),
-                .text(DateCoding.nowText()), .text(outcome),
-                .integer(Int64(state.read)), .integer(Int64(state.inserted)), .integer(Int64(state.updated)),
-                .integer(Int64(state.skipped)), .integer(Int64(state.rejected)), message.map { .text($0) } ?? .null,
-            ])
+        try RunLog(on: connection, layout: store.layout)?.record(RunRecord(
+            job: jobName, stepIndex: index, step: "import", entity: step.entity, source: step.source, startedAt: startedAt,
+            endedAt: DateCoding.nowText(), outcome: outcome, read: state.read, inserted: state.inserted, updated: state.updated,
+            skipped: state.skipped, rejected: state.rejected, message: message))
     }
 }
 

@@ -340,7 +340,7 @@ public final class JobRunner {
     }
 
     private func entityCount(_ entity: String, in store: Store) throws -> Int {
-        try store.read { Int(try $0.scalar("SELECT count(*) FROM \(SQL.quote(StoreLayout.table(forEntityNamed: entity)))")?.int64 ?? 0) }
+        try store.entityCount(entity)
     }
 }
 

@@ -66,16 +66,10 @@ public final class MutationStepRunner {
         report.recordsPerSecond = report.elapsedSeconds > 0 ? Double(affected) / report.elapsedSeconds : 0
         if !dryRun {
             try? store.write { connection in
-                try connection.execute(
-                    """
-                    INSERT INTO \(StoreLayout.runsTable)(job, step_index, step, entity, started_at, ended_at, outcome, read, updated, message)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                    [
-                        .text(jobName), .integer(Int64(index)), .text(step.kind), report.entity.map { .text($0) } ?? .null, .text(startedAt),
-                        .text(DateCoding.nowText()), .text(report.outcome.rawValue),
-                        .integer(Int64(report.read)), .integer(Int64(report.updated)), message.map { .text($0) } ?? .null,
-                    ])
+                try RunLog(on: connection, layout: store.layout)?.record(RunRecord(
+                    job: jobName, stepIndex: index, step: step.kind, entity: report.entity, startedAt: startedAt,
+                    endedAt: DateCoding.nowText(), outcome: report.outcome.rawValue, read: report.read, updated: report.updated,
+                    message: message))
             }
         }
         progress?.stepFinished(report)

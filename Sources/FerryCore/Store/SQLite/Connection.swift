@@ -6,15 +6,15 @@ import Foundation
 /// Not `Sendable`: a ``Store`` serializes access to its connection. Every SQLite failure becomes a
 /// ``FerryError`` with code `.store` (or `.constraint`) that names the SQL that failed, never the
 /// bound values.
-public final class Connection {
+package final class Connection {
     let handle: OpaquePointer
     /// The database path (`:memory:` for in-memory databases).
-    public let path: String
+    package let path: String
     private var functions: [FunctionBox] = []
     private var collations: [CollationBox] = []
 
     /// Opens (and by default creates) a database file.
-    public init(path: String, readOnly: Bool = false, create: Bool = true) throws {
+    package init(path: String, readOnly: Bool = false, create: Bool = true) throws {
         self.path = path
         var db: OpaquePointer?
         var flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
@@ -42,7 +42,7 @@ public final class Connection {
     ///
     /// Exactly one: text after the statement (but blanks and `;`) is refused, so a value that
     /// found its way into SQL text can never start a second statement (`sqlite3_exec` would run it).
-    public func execute(_ sql: String) throws {
+    package func execute(_ sql: String) throws {
         _ = try executeFirst(of: Array(sql.utf8), sql: sql, only: true)
     }
 
@@ -86,14 +86,14 @@ public final class Connection {
     }
 
     /// Runs one statement with arguments.
-    public func execute(_ sql: String, _ arguments: [DatabaseValue]) throws {
+    package func execute(_ sql: String, _ arguments: [DatabaseValue]) throws {
         let statement = try prepare(sql)
         try statement.bind(arguments)
         while try statement.step() {}
     }
 
     /// Prepares a statement for repeated use.
-    public func prepare(_ sql: String) throws -> Statement {
+    package func prepare(_ sql: String) throws -> Statement {
         var statement: OpaquePointer?
         let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard code == SQLITE_OK, let statement else {
@@ -103,7 +103,7 @@ public final class Connection {
     }
 
     /// All rows of a query, each as an array of column values.
-    public func rows(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> [[DatabaseValue]] {
+    package func rows(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> [[DatabaseValue]] {
         let statement = try prepare(sql)
         try statement.bind(arguments)
         var rows: [[DatabaseValue]] = []
@@ -114,36 +114,36 @@ public final class Connection {
     }
 
     /// The first column of the first row, or nil when there is no row.
-    public func scalar(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> DatabaseValue? {
+    package func scalar(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> DatabaseValue? {
         let statement = try prepare(sql)
         try statement.bind(arguments)
         return try statement.step() ? statement.value(at: 0) : nil
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
-    public var changes: Int { Int(sqlite3_changes64(handle)) }
+    package var changes: Int { Int(sqlite3_changes64(handle)) }
 
     /// Rows changed since the connection opened.
-    public var totalChanges: Int { Int(sqlite3_total_changes64(handle)) }
+    package var totalChanges: Int { Int(sqlite3_total_changes64(handle)) }
 
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    package var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
     /// True when a transaction is open.
-    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+    package var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
     /// How long to wait for another process's lock before failing with "store is locked".
-    public func setBusyTimeout(milliseconds: Int) {
+    package func setBusyTimeout(milliseconds: Int) {
         sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
     }
 
     // MARK: - Transactions
 
-    public enum TransactionKind: String, Sendable {
+    package enum TransactionKind: String, Sendable {
         case deferred = "DEFERRED", immediate = "IMMEDIATE", exclusive = "EXCLUSIVE"
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
-    public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: () throws -> T) throws -> T {
+    package func transaction<T>(_ kind: TransactionKind = .immediate, _ body: () throws -> T) throws -> T {
         try execute("BEGIN \(kind.rawValue)")
         do {
             let result = try body()
@@ -156,7 +156,7 @@ public final class Connection {
     }
 
     /// Runs `body` inside a savepoint, rolled back to when it throws (nests inside a transaction).
-    public func savepoint<T>(_ name: String = "ferry_savepoint", _ body: () throws -> T) throws -> T {
+    package func savepoint<T>(_ name: String = "ferry_savepoint", _ body: () throws -> T) throws -> T {
         try execute("SAVEPOINT \(SQL.quote(name))")
         do {
             let result = try body()
@@ -173,7 +173,7 @@ public final class Connection {
 
     /// Registers a scalar SQL function implemented in Swift (predicates' Unicode-aware
     /// comparisons and regular expressions). A thrown error becomes an SQL error.
-    public func registerFunction(
+    package func registerFunction(
         _ name: String,
         argumentCount: Int,
         deterministic: Bool = true,
@@ -234,7 +234,7 @@ public final class Connection {
 
     /// Registers a collating sequence implemented in Swift (`ORDER BY x COLLATE name`). `compare`
     /// gets the UTF-8 bytes of both texts and returns a negative number, zero or a positive number.
-    public func registerCollation(
+    package func registerCollation(
         _ name: String, _ compare: @escaping (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Int
     ) throws {
         let box = CollationBox(compare)
@@ -303,19 +303,19 @@ public final class Connection {
 }
 
 /// The raw result code of a failed SQLite call, kept as a `FerryError`'s underlying error.
-public struct SQLiteResult: Error, Sendable, Hashable {
+package struct SQLiteResult: Error, Sendable, Hashable {
     /// The extended result code.
-    public var code: Int32
+    package var code: Int32
     /// The statement that failed (at most 200 characters), for debugging; never shown to users.
-    public var statement: String = ""
+    package var statement: String = ""
     /// True for any SQLITE_CONSTRAINT.
-    public var isConstraint: Bool { code & 0xFF == SQLITE_CONSTRAINT }
+    package var isConstraint: Bool { code & 0xFF == SQLITE_CONSTRAINT }
     // Extended result codes are C macros Swift cannot import; these are their documented values.
-    public var isUniqueConstraint: Bool { code == 2067 || code == 1555 }  // SQLITE_CONSTRAINT_UNIQUE, _PRIMARYKEY
-    public var isNotNullConstraint: Bool { code == 1299 }  // SQLITE_CONSTRAINT_NOTNULL
-    public var isForeignKeyConstraint: Bool { code == 787 }  // SQLITE_CONSTRAINT_FOREIGNKEY
-    public var isCheckConstraint: Bool { code == 275 }  // SQLITE_CONSTRAINT_CHECK
-    public var isBusy: Bool { code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED }
+    package var isUniqueConstraint: Bool { code == 2067 || code == 1555 }  // SQLITE_CONSTRAINT_UNIQUE, _PRIMARYKEY
+    package var isNotNullConstraint: Bool { code == 1299 }  // SQLITE_CONSTRAINT_NOTNULL
+    package var isForeignKeyConstraint: Bool { code == 787 }  // SQLITE_CONSTRAINT_FOREIGNKEY
+    package var isCheckConstraint: Bool { code == 275 }  // SQLITE_CONSTRAINT_CHECK
+    package var isBusy: Bool { code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED }
 }
 
 final class CollationBox {

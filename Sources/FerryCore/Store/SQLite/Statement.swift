@@ -1,11 +1,11 @@
 internal import CFerrySQLite
 
 /// A prepared statement, finalized when released. Bind, step, reset, repeat.
-public final class Statement {
+package final class Statement {
     let handle: OpaquePointer
     unowned let connection: Connection
     /// The SQL text, for error messages.
-    public let sql: String
+    package let sql: String
 
     init(handle: OpaquePointer, connection: Connection, sql: String) {
         self.handle = handle
@@ -15,23 +15,23 @@ public final class Statement {
 
     deinit { sqlite3_finalize(handle) }
 
-    public var columnCount: Int { Int(sqlite3_column_count(handle)) }
+    package var columnCount: Int { Int(sqlite3_column_count(handle)) }
 
-    public func columnName(at index: Int) -> String {
+    package func columnName(at index: Int) -> String {
         sqlite3_column_name(handle, Int32(index)).map { String(cString: $0) } ?? ""
     }
 
-    public var parameterCount: Int { Int(sqlite3_bind_parameter_count(handle)) }
+    package var parameterCount: Int { Int(sqlite3_bind_parameter_count(handle)) }
 
     // MARK: - Binding (1-based indexes, as SQLite's)
 
-    public func bind(_ arguments: [DatabaseValue]) throws {
+    package func bind(_ arguments: [DatabaseValue]) throws {
         for (offset, value) in arguments.enumerated() {
             try bind(value, at: offset + 1)
         }
     }
 
-    public func bind(_ value: DatabaseValue, at index: Int) throws {
+    package func bind(_ value: DatabaseValue, at index: Int) throws {
         switch value {
         case .null: try bindNull(at: index)
         case .integer(let v): try bind(v, at: index)
@@ -42,22 +42,22 @@ public final class Statement {
     }
 
     @inline(__always)
-    public func bindNull(at index: Int) throws {
+    package func bindNull(at index: Int) throws {
         try check(sqlite3_bind_null(handle, Int32(index)))
     }
 
     @inline(__always)
-    public func bind(_ value: Int64, at index: Int) throws {
+    package func bind(_ value: Int64, at index: Int) throws {
         try check(sqlite3_bind_int64(handle, Int32(index), value))
     }
 
     @inline(__always)
-    public func bind(_ value: Double, at index: Int) throws {
+    package func bind(_ value: Double, at index: Int) throws {
         try check(sqlite3_bind_double(handle, Int32(index), value))
     }
 
     @inline(__always)
-    public func bind(_ value: String, at index: Int) throws {
+    package func bind(_ value: String, at index: Int) throws {
         var value = value
         let code = value.withUTF8 { buffer -> Int32 in
             guard let base = buffer.baseAddress, buffer.count > 0 else {
@@ -72,7 +72,7 @@ public final class Statement {
 
     /// Binds UTF-8 bytes as TEXT (copied by SQLite), without making a String.
     @inline(__always)
-    public func bind(utf8 bytes: UnsafeBufferPointer<UInt8>, at index: Int) throws {
+    package func bind(utf8 bytes: UnsafeBufferPointer<UInt8>, at index: Int) throws {
         guard let base = bytes.baseAddress, bytes.count > 0 else {
             try check(sqlite3_bind_text(handle, Int32(index), "", 0, ferry_sqlite_transient()))
             return
@@ -83,7 +83,7 @@ public final class Statement {
         try check(code)
     }
 
-    public func bind(blob: [UInt8], at index: Int) throws {
+    package func bind(blob: [UInt8], at index: Int) throws {
         let code = blob.withUnsafeBytes { buffer in
             sqlite3_bind_blob(handle, Int32(index), buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), ferry_sqlite_transient())
         }
@@ -94,7 +94,7 @@ public final class Statement {
 
     /// Advances; true when a row is available, false when done.
     @discardableResult
-    public func step() throws -> Bool {
+    package func step() throws -> Bool {
         let code = sqlite3_step(handle)
         switch code {
         case SQLITE_ROW: return true
@@ -109,14 +109,14 @@ public final class Statement {
     }
 
     /// Resets the statement so it can run again; bindings are kept unless cleared.
-    public func reset(clearBindings: Bool = false) {
+    package func reset(clearBindings: Bool = false) {
         sqlite3_reset(handle)
         if clearBindings { sqlite3_clear_bindings(handle) }
     }
 
     // MARK: - Reading columns (0-based)
 
-    public func value(at index: Int) -> DatabaseValue {
+    package func value(at index: Int) -> DatabaseValue {
         let i = Int32(index)
         switch sqlite3_column_type(handle, i) {
         case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, i))
@@ -129,7 +129,7 @@ public final class Statement {
 
     /// The storage class of a column of the current row.
     @inline(__always)
-    public func storageClass(at index: Int) -> DatabaseValue.StorageClass {
+    package func storageClass(at index: Int) -> DatabaseValue.StorageClass {
         switch sqlite3_column_type(handle, Int32(index)) {
         case SQLITE_INTEGER: return .integer
         case SQLITE_FLOAT: return .real
@@ -140,30 +140,30 @@ public final class Statement {
     }
 
     /// Calls `body` with the column's bytes (BLOB or text) without copying them.
-    public func withBlobBytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+    package func withBlobBytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         let pointer = sqlite3_column_blob(handle, Int32(index))
         let count = Int(sqlite3_column_bytes(handle, Int32(index)))
         return try body(UnsafeBufferPointer(start: pointer?.assumingMemoryBound(to: UInt8.self), count: pointer == nil ? 0 : count))
     }
 
-    public func isNull(at index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
-    public func int64(at index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
-    public func double(at index: Int) -> Double { sqlite3_column_double(handle, Int32(index)) }
+    package func isNull(at index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
+    package func int64(at index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
+    package func double(at index: Int) -> Double { sqlite3_column_double(handle, Int32(index)) }
 
-    public func text(at index: Int) -> String? {
+    package func text(at index: Int) -> String? {
         guard let pointer = sqlite3_column_text(handle, Int32(index)) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, Int32(index)))
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
     /// Calls `body` with the column's UTF-8 bytes without copying them into a String.
-    public func withTextBytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+    package func withTextBytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         let pointer = sqlite3_column_text(handle, Int32(index))
         let count = Int(sqlite3_column_bytes(handle, Int32(index)))
         return try body(UnsafeBufferPointer(start: pointer, count: pointer == nil ? 0 : count))
     }
 
-    public func blob(at index: Int) -> [UInt8] {
+    package func blob(at index: Int) -> [UInt8] {
         guard let pointer = sqlite3_column_blob(handle, Int32(index)) else { return [] }
         let count = Int(sqlite3_column_bytes(handle, Int32(index)))
         return [UInt8](UnsafeRawBufferPointer(start: pointer, count: count))

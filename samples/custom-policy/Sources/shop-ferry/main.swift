@@ -17,9 +17,9 @@ registry.register("PhoneNormalizer") { PhoneNormalizer(defaultCountryCode: "64")
 registry.registerStage(
     from: "2", to: "3",
     didMigrate: { stage in
-        let customers = try stage.connection.scalar("SELECT count(*) FROM \(stage.schema).Customer")?.int64 ?? 0
-        let phones = try stage.connection.scalar("SELECT count(phone) FROM \(stage.schema).Customer")?.int64 ?? 0
-        let malformed = try stage.connection.scalar(
+        let customers = try stage.scalar("SELECT count(*) FROM \(stage.schema).Customer")?.int64 ?? 0
+        let phones = try stage.scalar("SELECT count(phone) FROM \(stage.schema).Customer")?.int64 ?? 0
+        let malformed = try stage.scalar(
             "SELECT count(*) FROM \(stage.schema).Customer WHERE phone IS NOT NULL AND (phone NOT GLOB '+[1-9]*' OR substr(phone, 2) GLOB '*[^0-9]*')")?.int64 ?? 0
         guard malformed == 0 else {
             throw FerryError(.migration, "Shop \(stage.fromVersion) → \(stage.toVersion): \(malformed) phone numbers are not in E.164 form")

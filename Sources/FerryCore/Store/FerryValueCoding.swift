@@ -1,10 +1,23 @@
-/// Converts typed values to and from what the store keeps in SQLite (the lossless, sortable
-/// forms of DESIGN.md: exact decimal text, fixed-width UTC ISO-8601 dates with milliseconds,
-/// lowercase UUIDs, booleans as 0/1, binary as BLOB).
-public enum StorageCoding {
-    /// The SQLite value for a typed value.
-    @inlinable
-    public static func encode(_ value: Value) -> DatabaseValue {
+/// ferry's own value forms (the lossless, sortable forms of DESIGN.md): exact decimal text,
+/// fixed-width UTC ISO-8601 dates with milliseconds, lowercase UUID text, booleans as 0/1,
+/// binary as BLOB.
+package struct FerryValueCoding: ValueCoding {
+    package init() {}
+
+    package var name: String { "ferry" }
+
+    /// Decimals are text (exact, canonical form), dates text in fixed-width UTC ISO-8601 with
+    /// milliseconds (sorts correctly), UUIDs text in lowercase canonical form, booleans integers 0/1.
+    package func storageClass(for type: AttributeType) -> DatabaseValue.StorageClass {
+        switch type {
+        case .int16, .int32, .int64, .bool: return .integer
+        case .double, .float: return .real
+        case .binary: return .blob
+        case .decimal, .string, .date, .uuid, .uri, .json: return .text
+        }
+    }
+
+    package func encode(_ value: Value) -> DatabaseValue {
         switch value {
         case .null: return .null
         case .integer(let v): return .integer(v)
@@ -16,10 +29,9 @@ public enum StorageCoding {
         }
     }
 
-    /// Binds a value in its stored form without building an intermediate ``DatabaseValue``
-    /// (the import hot path: dates are formatted into a stack buffer, not a String).
-    @inlinable
-    public static func bind(_ value: Value, to statement: Statement, at index: Int) throws {
+    /// Binds without an intermediate ``DatabaseValue`` (dates are formatted into a stack buffer,
+    /// not a String).
+    package func bind(_ value: Value, to statement: Statement, at index: Int) throws {
         switch value {
         case .null: try statement.bindNull(at: index)
         case .integer(let v): try statement.bind(v, at: index)
@@ -31,9 +43,7 @@ public enum StorageCoding {
         }
     }
 
-    /// The typed value of a stored SQLite value for an attribute type. Values written by other
-    /// tools in another storage class are converted where that is exact.
-    public static func decode(_ value: DatabaseValue, as type: AttributeType) -> Value {
+    package func decode(_ value: DatabaseValue, as type: AttributeType) -> Value {
         switch (value, type) {
         case (.null, _): return .null
         case (.integer(let v), .bool): return .bool(v != 0)
@@ -54,22 +64,5 @@ public enum StorageCoding {
         case (.real(let v), _): return .double(v)
         case (.blob(let v), _): return .binary(v)
         }
-    }
-
-    /// A SQL literal for a value (only for DDL defaults, never for data).
-    public static func sqlLiteral(_ value: Value) -> String {
-        switch encode(value) {
-        case .null: return "NULL"
-        case .integer(let v): return String(v)
-        case .real(let v): return v.isFinite ? String(v) : (v > 0 ? "9e999" : "-9e999")
-        case .text(let v): return SQL.stringLiteral(v)
-        case .blob(let v): return "X'" + v.map { String($0, radix: 16).leftPadded(to: 2) }.joined() + "'"
-        }
-    }
-}
-
-extension String {
-    func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

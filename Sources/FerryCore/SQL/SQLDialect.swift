@@ -1,0 +1,45 @@
+/// The SQL of one database engine: everything in ferry's generated SQL that differs between
+/// engines goes through here, so a second backend (PostgreSQL) is one more implementation.
+/// ``SQLiteDialect`` is the only one today.
+///
+/// What it deliberately leaves out: connection set-up (SQLite's PRAGMAs, PostgreSQL's session
+/// settings) belongs to the backend's connection. A migration reaches the new store through a
+/// schema name its tables are qualified with (``qualified(_:in:)``): an attached database in
+/// SQLite, a schema in PostgreSQL.
+package protocol SQLDialect: Sendable {
+    /// A quoted identifier.
+    func quote(_ identifier: String) -> String
+    /// `name` in the schema (attached database, PostgreSQL schema) `schema`.
+    func qualified(_ name: String, in schema: String) -> String
+    /// A SQL literal of a stored value (DDL defaults, constant assignments).
+    func literal(_ value: DatabaseValue) -> String
+    /// The column type declared for an attribute of `type` whose values are kept as `storage`
+    /// (what the store's ``ValueCoding`` says).
+    func columnType(for type: AttributeType, storedAs storage: DatabaseValue.StorageClass) -> String
+    /// The definition of an entity table's integer primary key column named `column`.
+    func keyColumnDefinition(_ column: String) -> String
+    /// What follows a join table's closing parenthesis (SQLite: `WITHOUT ROWID`).
+    var joinTableOptions: String { get }
+    /// `INSERT` of `columns` with `values` (a `VALUES (…)` list or a `SELECT`) into `table`,
+    /// doing `onConflict` when a uniqueness constraint fails.
+    func insert(into table: String, columns: [String], values: String, onConflict: ConflictAction) -> String
+    /// A query with one text parameter, the table's name, answering one row with one integer:
+    /// 1 when the table exists in the main schema, 0 otherwise.
+    var tableExistsQuery: String { get }
+    /// A query answering how many tables the database holds apart from the engine's own.
+    var userTableCountQuery: String { get }
+    /// The statement that defers foreign-key checks to the end of the current transaction.
+    var deferForeignKeysStatement: String { get }
+    /// A condition true when `expression` holds an integer (not text, real or blob).
+    func isInteger(_ expression: String) -> String
+}
+
+/// What an `INSERT` does when it would break a uniqueness constraint.
+package enum ConflictAction: Sendable, Hashable {
+    /// Fail (the engine's error).
+    case fail
+    /// Insert nothing for that row.
+    case ignore
+    /// Set `columns` to the inserted row's values where `key` matches.
+    case update(key: [String], columns: [String])
+}
