@@ -34,7 +34,35 @@ public struct MappingModel: Sendable {
         entities = inferred.entities.map { EntityMapping(inferred: $0) }
     }
 
-    public func entity(named name: String) -> EntityMapping? { entities.first { $0.name == name } }
+    /// The entity mapping with this name; also by Core Data's compiled name of a mapping,
+    /// `<Source>To<Destination>` (`PostToPost`), so that policies written for Core Data find it.
+    public func entity(named name: String) -> EntityMapping? {
+        entities.first { $0.name == name } ?? entities.first { mapping in
+            mapping.source.map { "\($0)To\(mapping.destination)" } == name
+        }
+    }
+
+    /// The entity mappings with those that others name in ``RelationshipValue/fromMapping(_:)``
+    /// first, in their present order otherwise; `cycle` holds the mappings left when some refer
+    /// to each other (then none of them can run first).
+    public func orderedByReferences() -> (ordered: [EntityMapping], cycle: [EntityMapping]) {
+        var remaining = entities
+        var placed: [EntityMapping] = []
+        var done: Set<String> = []
+        while !remaining.isEmpty {
+            let ready = remaining.firstIndex { mapping in
+                mapping.relationships.allSatisfy { relationship in
+                    guard case .fromMapping(let name) = relationship.value, let target = entity(named: name), target.name != mapping.name else { return true }
+                    return done.contains(target.name)
+                }
+            }
+            guard let ready else { return (placed, remaining) }
+            let mapping = remaining.remove(at: ready)
+            done.insert(mapping.name)
+            placed.append(mapping)
+        }
+        return (placed, [])
+    }
 
     /// Where one destination entity's records come from.
     public struct EntityMapping: Sendable {

@@ -153,6 +153,8 @@ final class MigrationStepRunner {
             throw FerryError(.migration, "mapping \(entityMapping.name): the destination model has no entity '\(entityMapping.destination)'", at: entityMapping.location)
         }
         var report = MigrationStepReport.EntityReport(mapping: entityMapping.name, destination: destinationEntity.name, source: entityMapping.source)
+        // Objects policies insert through the manager are counted for their own entity there.
+        let managerInsertsBefore = managerInserts
         defer {
             report.seconds = started.duration(to: .now).seconds
             reports.append(report)
@@ -179,7 +181,7 @@ final class MigrationStepRunner {
         } else {
             (report.read, report.written) = try migrateRows(plan, policy: policy)
         }
-        written[destinationEntity.name, default: 0] += report.written
+        written[destinationEntity.name, default: 0] += report.written - (managerInserts - managerInsertsBefore)
         observer?.migrationProgress(mapping: entityMapping.name, processed: report.read)
     }
 
@@ -333,9 +335,10 @@ final class MigrationStepRunner {
         }
         let key = try insert(values, mapping: entityMapping, primaryKey: primaryKey)
         if let source {
-            try associate(source: source.primaryKey, destination: key, mapping: mappingName)
+            try associate(source: source.primaryKey, destination: key, mapping: entityMapping.name)
         }
         managerInserts += 1
+        written[entityMapping.destination, default: 0] += 1
         return MigrationObject(entity: entityMapping.destination, primaryKey: key, values: values)
     }
 
@@ -359,7 +362,7 @@ final class MigrationStepRunner {
         let statement = try connection.prepare("SELECT destination FROM links.assoc WHERE mapping = ? AND source = ?")
         for source in sources {
             statement.reset()
-            try statement.bind([.text(name), .integer(source)])
+            try statement.bind([.text(entityMapping.name), .integer(source)])
             while try statement.step() { keys.append(statement.int64(at: 0)) }
         }
         return keys
@@ -372,7 +375,7 @@ final class MigrationStepRunner {
         let statement = try connection.prepare("SELECT source FROM links.assoc WHERE mapping = ? AND destination = ?")
         for destination in destinations {
             statement.reset()
-            try statement.bind([.text(name), .integer(destination)])
+            try statement.bind([.text(entityMapping.name), .integer(destination)])
             while try statement.step() { keys.append(statement.int64(at: 0)) }
         }
         return keys

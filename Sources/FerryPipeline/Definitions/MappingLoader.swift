@@ -84,15 +84,13 @@ extension MappingLoader {
         return path
     }
 
-    /// The mapping of one adjacent version step of `bundle`: its mapping file when there is one,
-    /// else the inferred mapping.
-    /// - Throws: ``FerryErrors`` for a bad mapping file; `FerryError` (`.migration`) when there
-    ///   is no file and inference refuses a change.
+    /// The mapping of one adjacent version step of `bundle`, found as a migration finds it
+    /// (``MigrationMappings``): its mapping file, an Xcode mapping model beside the model
+    /// package, else the inferred mapping.
+    /// - Throws: ``FerryErrors`` for a bad mapping file or mapping model; `FerryError`
+    ///   (`.migration`) when there is none and inference refuses a change.
     public func mapping(for step: ModelDiff, in bundle: ModelBundle, parameters: [String: Value] = [:]) throws -> MappingModel {
-        if let path = Self.existingMappingFile(in: bundle, from: step.source.version, to: step.destination.version) {
-            return try load(path: path, source: step.source, destination: step.destination, parameters: parameters)
-        }
-        return MappingModel(source: step.source, destination: step.destination, inferred: try step.inferredMapping())
+        try MigrationMappings.provider(for: bundle, parameters: parameters)(step.source, step.destination)
     }
 }
 
@@ -529,28 +527,14 @@ private struct Builder {
 
     /// Puts mappings that others name in `mapping:` before them, keeping model order otherwise.
     mutating func reorder() {
-        var remaining = model.entities
-        var placed: [EntityMapping] = []
-        var done: Set<String> = []
-        while !remaining.isEmpty {
-            let ready = remaining.firstIndex { mapping in
-                mapping.relationships.allSatisfy { relationship in
-                    guard case .fromMapping(let name) = relationship.value, name != mapping.name else { return true }
-                    return done.contains(name)
-                }
-            }
-            guard let ready else {
-                let names = remaining.map(\.name)
-                reader.fail(
-                    "the mappings \(names.map { "'\($0)'" }.joined(separator: ", ")) refer to each other through `mapping:`; one of them must run first",
-                    at: remaining.first?.location ?? fileStart)
-                return
-            }
-            let mapping = remaining.remove(at: ready)
-            done.insert(mapping.name)
-            placed.append(mapping)
+        let order = model.orderedByReferences()
+        if let first = order.cycle.first {
+            reader.fail(
+                "the mappings \(order.cycle.map { "'\($0.name)'" }.joined(separator: ", ")) refer to each other through `mapping:`; one of them must run first",
+                at: first.location ?? fileStart)
+            return
         }
-        model.entities = placed
+        model.entities = order.ordered
     }
 
     // MARK: Helpers
