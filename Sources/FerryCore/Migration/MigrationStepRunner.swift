@@ -140,9 +140,20 @@ final class MigrationStepRunner {
         if options.checksums { try compareChecksums() }
         try keepJournalMode()
         try StoreFiles.synchronize(destinationPath)
+        creditObjectsMadeByOtherMappings()
         return MigrationStepReport(
             from: source.version, to: destination.version, mappingFile: mapping.location?.file, entities: reports,
             seconds: started.duration(to: .now).seconds)
+    }
+
+    /// Objects a policy made for another entity (a Post policy's Sections) are reported under
+    /// the first mapping into that entity.
+    private func creditObjectsMadeByOtherMappings() {
+        for (entity, count) in written {
+            let reported = reports.filter { $0.destination == entity }.reduce(0) { $0 + $1.written }
+            guard count > reported, let index = reports.firstIndex(where: { $0.destination == entity }) else { continue }
+            reports[index].written += count - reported
+        }
     }
 
     // MARK: - One entity mapping
@@ -155,6 +166,7 @@ final class MigrationStepRunner {
         var report = MigrationStepReport.EntityReport(mapping: entityMapping.name, destination: destinationEntity.name, source: entityMapping.source)
         // Objects policies insert through the manager are counted for their own entity there.
         let managerInsertsBefore = managerInserts
+        let writtenBefore = written[destinationEntity.name, default: 0]
         defer {
             report.seconds = started.duration(to: .now).seconds
             reports.append(report)
@@ -182,6 +194,7 @@ final class MigrationStepRunner {
             (report.read, report.written) = try migrateRows(plan, policy: policy)
         }
         written[destinationEntity.name, default: 0] += report.written - (managerInserts - managerInsertsBefore)
+        report.written = written[destinationEntity.name, default: 0] - writtenBefore
         observer?.migrationProgress(mapping: entityMapping.name, processed: report.read)
     }
 
