@@ -151,7 +151,7 @@ struct XcodeMappingTranslation {
         fail(
             "\(context.mapping) gives \(context.property) the value expression \(expression), which ferry cannot translate: \(reason)",
             at: context.location,
-            notes: ["write this step as a ferry mapping file (`ferry mapping show` prints the rest of it) or move the logic into a registered EntityMigrationPolicy"])
+            notes: ["write this step as a ferry mapping file (FROM-to-TO.yml in a --mappings folder, see docs/coredata.md) or move the logic into a registered EntityMigrationPolicy"])
     }
 
     // MARK: Attributes
