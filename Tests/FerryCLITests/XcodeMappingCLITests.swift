@@ -187,6 +187,24 @@ struct XcodeMappingCLITests {
         #expect(migrated.stdout.contains("\(directory.path)/Migration2to3ModelMapping.xcmappingmodel/xcmapping.xml): Section 10, Post 10"), "\(migrated)")
     }
 
+    @Test("mapping show's file of Migration2to3ModelMapping runs as the mapping model does, its policy named with the module prefix")
+    func printedMappingWithPolicy() throws {
+        let directory = TemporaryDirectory()
+        let (store, package) = try Self.prepareStore(Self.revised, store: 2, version: Self.v2, in: directory)
+        let shown = try runFerry(["mapping", "show", Self.mappings(Self.revised) + "/Migration2to3ModelMapping.xcmappingmodel"])
+        #expect(shown.exitCode == 0, "\(shown)")
+        let folder = directory.file("mappings")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let file = try directory.write("mappings/\(Self.v2)-to-\(Self.v3).yml", shown.stdout)
+        let migrated = try Self.runPolicies(
+            ["migrate", store, "--model", package, "--to", Self.v3, "--mappings", folder, "--no-backup"], set: "revised", registeredAs: "Post2ToPost3MigrationPolicy")
+        #expect(migrated.exitCode == 0, "\(migrated)")
+        #expect(migrated.stdout.contains("(\(file)): Post 10, Section 10"), "\(migrated)")
+        let post = try StoreSnapshot.texts(
+            store, "SELECT s.title, s.body FROM Post p JOIN Section s ON s.post = p.ferry_pk WHERE p.postID = 'FFFECB21-6645-4FDD-B8B0-B960D0E61F5A'")
+        #expect(post == [["Test...", "Test body"]])
+    }
+
     @Test("A ferry mapping file stands in for the mapping model: one Section per Post with no Swift")
     func yamlStandsIn() throws {
         let directory = TemporaryDirectory()
