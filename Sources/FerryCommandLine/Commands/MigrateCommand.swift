@@ -175,6 +175,7 @@ final class MigrationConsole: MigrationObserver {
                 for relationship in entity.relationships {
                     switch relationship.value {
                     case .carry(let source): if source != relationship.destination { lines.append("    \(relationship.destination) ← \(source)") }
+                    case .keyPath(let path): lines.append("    \(relationship.destination) ← \(path.joined(separator: "."))")
                     case .fromMapping(let name): lines.append("    \(relationship.destination) → the \(name) made from the same \(entity.source ?? "object")")
                     case .none: lines.append("    \(relationship.destination) (empty)")
                     }

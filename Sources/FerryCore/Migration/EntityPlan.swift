@@ -117,6 +117,18 @@ struct EntityPlan {
                 }
                 let key = Self.relatedKeySQL(sourceRelationship, in: source, model: sourceModel)
                 sql = try step.mappedKeySQL(key, entity: relationship.destination, sourceEntity: sourceRelationship.destination)
+            case .keyPath(let path):
+                var entity = source
+                for name in path {
+                    guard let hop = entity.relationship(named: name), !hop.isToMany, let next = sourceModel.entity(named: hop.destination) else {
+                        throw FerryError(
+                            .migration, "mapping \(mapping.name): \(path.joined(separator: ".")) is not a chain of to-one relationships of \(source.name) (at '\(name)')",
+                            at: mapping.location)
+                    }
+                    entity = next
+                }
+                let key = Self.keyPathSQL(path + [StoreLayout.primaryKey], in: source, model: sourceModel)
+                sql = try step.mappedKeySQL(key, entity: relationship.destination, sourceEntity: entity.name)
             case .fromMapping(let name):
                 guard let target = step.mapping.entity(named: name) else {
                     throw FerryError(.migration, "mapping \(mapping.name): relationship \(relationship.name) names an unknown mapping '\(name)'", at: mapping.location)

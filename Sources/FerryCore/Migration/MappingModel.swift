@@ -158,6 +158,11 @@ public struct MappingModel: Sendable {
         /// The links of a source relationship, carried over to the objects made from the linked
         /// source objects.
         case carry(source: String)
+        /// The object reached from the source object through a chain of to-one source
+        /// relationships (`country.continent`), carried to the object made from it (Core Data's
+        /// `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", M,
+        /// $source.country.continent)`). For to-one relationships stored on this side.
+        case keyPath([String])
         /// The object(s) that the named entity mapping made from this same source object (Core
         /// Data's `destinationInstances(forEntityMappingName:sourceInstances:)`).
         case fromMapping(String)

@@ -464,6 +464,7 @@ private struct Builder {
                 reader.fail("'source: \(name)' needs a source entity, but the mapping '\(mapping.name)' has none", at: sourceNode.location)
                 return nil
             }
+            if name.contains(".") { return keyPath(name, at: sourceNode.location, for: relationship, of: entity, from: sourceEntity) }
             guard sourceEntity.relationship(named: name) != nil else {
                 let hint = sourceEntity.attribute(named: name) != nil
                     ? "; it is an attribute (use `mapping:` to link to objects made from it)"
@@ -476,6 +477,38 @@ private struct Builder {
             reader.fail("the value of '\(relationship.name)' needs one of 'mapping' (an entity mapping's name) or 'source' (a source relationship)", at: node.location)
             return nil
         }
+    }
+
+    /// `{source: country.continent}`: a chain of to-one source relationships, into a to-one
+    /// relationship stored on this side, linking the object made from the one it reaches.
+    func keyPath(
+        _ text: String, at location: InputLocation, for relationship: RelationshipDescription, of entity: EntityDescription, from sourceEntity: EntityDescription
+    ) -> MappingModel.RelationshipValue? {
+        let path = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        var current = sourceEntity
+        for name in path {
+            guard let hop = current.relationship(named: name) else {
+                reader.fail(
+                    "'\(text)': \(current.name) has no relationship '\(name)'\(Suggestions.didYouMean(name, in: current.relationships.map(\.name)))", at: location)
+                return nil
+            }
+            guard !hop.isToMany, let next = source.entity(named: hop.destination) else {
+                reader.fail("'\(text)': \(current.name).\(name) is to-many; a key path follows to-one relationships", at: location)
+                return nil
+            }
+            current = next
+        }
+        guard !relationship.isToMany, case .foreignKey = StoreLayout.storage(of: relationship, in: entity, model: destination) else {
+            reader.fail(
+                "'\(text)' links one object; \(entity.name).\(relationship.name) is \(relationship.isToMany ? "to-many" : "stored on its inverse's side"): set its inverse instead",
+                at: location)
+            return nil
+        }
+        guard model.entities.contains(where: { $0.source == current.name && $0.destination == relationship.destination }) else {
+            reader.fail("'\(text)' reaches \(current.name) objects, but no mapping makes \(relationship.destination) objects from them", at: location)
+            return nil
+        }
+        return .keyPath(path)
     }
 
     // MARK: Coverage

@@ -32,6 +32,9 @@ struct XcodeMappingTranslation {
     var errors: [FerryError] = []
     /// Core Data's entity-mapping names → ferry's.
     var names: [String: String] = [:]
+    /// Relationships whose links ferry writes through their inverse (stored on the other side),
+    /// checked once every entity mapping is translated.
+    var throughInverse: [(relationship: RelationshipDescription, inverse: String, expression: XcodeExpression, context: Context)] = []
 
     static let mappingNamedSelector = "destinationInstancesForEntityMappingNamed:sourceInstances:"
     static let relationshipNamedSelector = "destinationInstancesForSourceRelationshipNamed:sourceInstances:"
@@ -59,6 +62,17 @@ struct XcodeMappingTranslation {
         var entities: [MappingModel.EntityMapping] = []
         for mapping in file.entityMappings {
             if let entity = entityMapping(mapping) { entities.append(entity) }
+        }
+        for deferred in throughInverse {
+            let setting = entities.contains { mapping in
+                mapping.destination == deferred.relationship.destination
+                    && mapping.relationship(named: deferred.inverse).map { $0.value != MappingModel.RelationshipValue.none } == true
+            }
+            if !setting {
+                untranslatable(
+                    deferred.expression, deferred.context,
+                    reason: "ferry writes \(deferred.context.property) through its inverse \(deferred.relationship.destination).\(deferred.inverse), which no entity mapping sets")
+            }
         }
         let mapped = Set(file.entityMappings.map(\.destination))
         for entity in destination.entities where !mapped.contains(entity.name) {
@@ -258,11 +272,8 @@ struct XcodeMappingTranslation {
                 untranslatable(expression, context, reason: "the source instances must be $source or $source.<relationship>")
                 return nil
             }
-            guard !path.contains(".") else {
-                untranslatable(
-                    expression, context,
-                    reason: "the source instances follow the key path '\(path)' through several relationships; ferry carries one source relationship, or links the objects made from the same source object")
-                return nil
+            if path.contains(".") {
+                return keyPath(path, expression: expression, named: selector == Self.mappingNamedSelector ? name : nil, for: relationship, owner: owner, from: sourceEntity, context: context)
             }
             guard let old = sourceEntity.relationship(named: path) else {
                 fail(
@@ -293,6 +304,60 @@ struct XcodeMappingTranslation {
             untranslatable(expression, context, reason: "ferry translates the $manager lookups of related objects (destinationInstancesForEntityMappingNamed:, destinationInstancesForSourceRelationshipNamed:) and nil")
             return nil
         }
+    }
+
+    /// A key path through several source relationships (`$source.country.continent`,
+    /// `$source.countries.@distinctUnionOfSets.moods`): a chain of to-one relationships into a
+    /// to-one relationship stored on this side links the object made from the one it reaches;
+    /// into a relationship stored on its inverse's side (Continent.moods, whose links are
+    /// Mood.continent's), the links are written by the inverse's mapping, which must set it.
+    mutating func keyPath(
+        _ path: String, expression: XcodeExpression, named mappingName: String?, for relationship: RelationshipDescription, owner: MappingModel.EntityMapping,
+        from sourceEntity: EntityDescription, context: Context
+    ) -> MappingModel.RelationshipValue? {
+        let components = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        var current = sourceEntity
+        var toOne = true
+        for component in components where !component.hasPrefix("@") {
+            guard let hop = current.relationship(named: component), let next = source.entity(named: hop.destination) else {
+                fail(
+                    "\(context.mapping) gives \(context.property) the value \(expression), but \(current.name) has no relationship '\(component)'\(Suggestions.didYouMean(component, in: current.relationships.map(\.name)))",
+                    at: context.location)
+                return nil
+            }
+            if hop.isToMany { toOne = false }
+            current = next
+        }
+        if let mappingName {
+            guard let target = file.entityMappings.first(where: { Self.coreDataName(source: $0.source, destination: $0.destination) == mappingName }),
+                target.source == current.name, target.destination == relationship.destination
+            else {
+                untranslatable(
+                    expression, context,
+                    reason: "'\(mappingName)' is not a mapping of \(current.name) objects (where the key path leads) into \(relationship.destination)")
+                return nil
+            }
+        }
+        guard let destinationEntity = destination.entity(named: owner.destination) else { return nil }
+        let storedHere: Bool
+        if case .foreignKey = StoreLayout.storage(of: relationship, in: destinationEntity, model: destination) { storedHere = true } else { storedHere = false }
+        if storedHere {
+            guard toOne, !components.contains(where: { $0.hasPrefix("@") }) else {
+                untranslatable(expression, context, reason: "\(context.property) links one object, but the key path '\(path)' goes through to-many relationships")
+                return nil
+            }
+            return .keyPath(components)
+        }
+        guard let inverse = relationship.inverse, let inverseRelationship = destination.entity(named: relationship.destination)?.relationship(named: inverse),
+            !inverseRelationship.isToMany
+        else {
+            untranslatable(
+                expression, context,
+                reason: "the key path '\(path)' leads through several relationships into a many-to-many relationship; ferry carries one source relationship into it")
+            return nil
+        }
+        throughInverse.append((relationship, inverse, expression, context))
+        return MappingModel.RelationshipValue.none
     }
 
     /// The links of a source relationship, carried to the objects an entity mapping made from

@@ -31,6 +31,7 @@ public enum MappingYAMLWriter {
             let relationships: [(String, Node)] = entity.relationships.map { relationship in
                 switch relationship.value {
                 case .carry(let source): return (relationship.destination, Y.mapping([("source", Y.scalar(source))]))
+                case .keyPath(let path): return (relationship.destination, Y.mapping([("source", Y.scalar(path.joined(separator: ".")))]))
                 case .fromMapping(let name): return (relationship.destination, Y.mapping([("mapping", Y.scalar(name))]))
                 case .none: return (relationship.destination, Y.scalar("none"))
                 }
