@@ -275,7 +275,7 @@ struct XcodeMappingCLITests {
         #expect(shown.exitCode == 64, "\(shown)")
         #expect(shown.stderr.contains("FUNCTION($source, \"uppercaseString\")"), "\(shown)")
 
-        // A relationship through several relationships (Xcode's two-string form).
+        // A relationship key path (Xcode's two-string form) through a relationship the source entity lacks.
         let revised = try String(
             contentsOfFile: Self.mappings(Self.revised) + "/Migration2to3ModelMapping.xcmappingmodel/xcmapping.xml", encoding: .utf8)
         let keyPath = revised.replacingOccurrences(
@@ -288,7 +288,7 @@ struct XcodeMappingCLITests {
         #expect(through.exitCode == 64, "\(through)")
         #expect(
             through.stderr.contains(
-                "PostToPost gives Post.sections the value expression FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"Section\", $source.author.@distinctUnionOfSets.sections), which ferry cannot translate"),
+                "mapping model KeyPath: PostToPost gives Post.sections the value FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"Section\", $source.author.@distinctUnionOfSets.sections), but Post has no relationship 'author'"),
             "\(through)")
 
         let notFolder = try runFerry(["migrate", store, "--model", package, "--mappings", path])
