@@ -30,26 +30,14 @@ struct XcodeMappingKeyPathTests {
         </model>
         """
 
-    static let version3 = """
-        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" userDefinedModelVersionIdentifier="">
-            <entity name="Continent" syncable="YES">
-                <attribute name="name" optional="YES" attributeType="String"/>
-                <relationship name="countries" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Country" inverseName="continent" inverseEntity="Country"/>
-                <relationship name="moods" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Mood" inverseName="continent" inverseEntity="Mood"/>
-            </entity>
-            <entity name="Country" syncable="YES">
-                <attribute name="name" optional="YES" attributeType="String"/>
-                <relationship name="continent" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Continent" inverseName="countries" inverseEntity="Continent"/>
-                <relationship name="moods" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Mood" inverseName="country" inverseEntity="Mood"/>
-            </entity>
-            <entity name="Mood" syncable="YES">
-                <attribute name="colors" optional="YES" attributeType="String"/>
-                <relationship name="continent" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Continent" inverseName="moods" inverseEntity="Continent"/>
-                <relationship name="country" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Country" inverseName="moods" inverseEntity="Country"/>
-            </entity>
-        </model>
-        """
+    /// Version 3: Continent.moods and its inverse Mood.continent are new.
+    static let version3 = version2
+        .replacingOccurrences(
+            of: "inverseName=\"continent\" inverseEntity=\"Country\"/>\n",
+            with: "inverseName=\"continent\" inverseEntity=\"Country\"/>\n        <relationship name=\"moods\" optional=\"YES\" toMany=\"YES\" deletionRule=\"Nullify\" destinationEntity=\"Mood\" inverseName=\"continent\" inverseEntity=\"Mood\"/>\n")
+        .replacingOccurrences(
+            of: "<attribute name=\"colors\" optional=\"YES\" attributeType=\"String\"/>\n",
+            with: "<attribute name=\"colors\" optional=\"YES\" attributeType=\"String\"/>\n        <relationship name=\"continent\" optional=\"YES\" maxCount=\"1\" deletionRule=\"Nullify\" destinationEntity=\"Continent\" inverseName=\"moods\" inverseEntity=\"Continent\"/>\n")
 
     /// A relationship mapping: (name, sourcekeypath, sourcemappingname), or just a name.
     typealias Relationship = (name: String, keyPath: String?, mapping: String?)
@@ -146,6 +134,8 @@ struct XcodeMappingKeyPathTests {
         let directory = TemporaryDirectory()
         let (package, mappings) = try Self.project(in: directory, mapping: Self.objcioMapping)
         let bundle = try ModelLoader().load(path: package)
+        #expect(bundle.versions[1].entity(named: "Mood")?.relationship(named: "continent") != nil)
+        #expect(bundle.versions[1].entity(named: "Continent")?.relationship(named: "moods")?.isToMany == true)
         let mapping = try #require(try XcodeMappingSearch(folders: [mappings]).mapping(from: bundle.versions[0], to: bundle.versions[1], in: bundle))
         #expect(mapping.entity(named: "Mood")?.relationship(named: "continent")?.value == .keyPath(["country", "continent"]))
         #expect(mapping.entity(named: "Mood")?.relationship(named: "country")?.value == .carry(source: "country"))
