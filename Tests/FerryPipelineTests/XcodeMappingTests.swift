@@ -179,6 +179,41 @@ struct XcodeMappingTests {
         }
     }
 
+    @Test("truncated and corrupted mapping models are errors, never crashes")
+    func hostileBytes() throws {
+        let directory = TemporaryDirectory()
+        let bundle = try ModelLoader().load(path: Self.revisedPackage)
+        let original = try String(contentsOfFile: Self.originalMappings + "/Migration1to2.xcmappingmodel/xcmapping.xml", encoding: .utf8)
+        let originalBundle = try ModelLoader().load(path: try #require(try XcodeMappingReader().read(path: Self.originalMappings + "/Migration1to2.xcmappingmodel").modelPackagePath))
+        let bytes = Array(original.utf8)
+        let package = directory.file("Hostile.xcmappingmodel")
+        try FileManager.default.createDirectory(atPath: package, withIntermediateDirectories: true)
+        var failures = 0
+        var variants: [[UInt8]] = stride(from: 0, to: bytes.count, by: 97).map { Array(bytes.prefix($0)) }
+        // Every 5th character of the archived expression changed, one at a time.
+        if let start = original.range(of: "type=\"binary\">")?.upperBound {
+            let offset = original.utf8.distance(from: original.utf8.startIndex, to: start)
+            for index in stride(from: offset, to: min(offset + 900, bytes.count), by: 5) where bytes[index] != UInt8(ascii: "<") {
+                var changed = bytes
+                changed[index] = changed[index] == UInt8(ascii: "A") ? UInt8(ascii: "/") : UInt8(ascii: "A")
+                variants.append(changed)
+            }
+        }
+        #expect(variants.count > 100)
+        for variant in variants {
+            try Data(variant).write(to: URL(fileURLWithPath: package + "/xcmapping.xml"))
+            do {
+                let file = try XcodeMappingReader().read(path: package)
+                _ = try? file.mappingModel(from: originalBundle.versions[0], to: originalBundle.versions[1])
+                _ = try? file.mappingModel(from: bundle.versions[1], to: bundle.versions[2])
+            } catch let errors as FerryErrors {
+                failures += 1
+                #expect(errors.errors.allSatisfy { $0.location?.file.hasPrefix(package) == true }, "\(errors)")
+            }
+        }
+        #expect(failures > 10)
+    }
+
     @Test("MappingYAMLWriter's output loads back into the same mapping")
     func yamlRoundTrip() throws {
         let bundle = try ModelLoader().load(path: Self.revisedPackage)
