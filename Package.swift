@@ -83,6 +83,13 @@ let package = Package(
             path: "Tests/FerryTestSupport",
             swiftSettings: swiftSettings
         ),
+        // Tests only: ferry's command line with the wibosco sample apps' migration policies.
+        .executableTarget(
+            name: "ferry-test-policies",
+            dependencies: ["FerryCommandLine", "FerryCore"],
+            path: "Tests/FerryTestPolicies",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "FerryCoreTests",
             dependencies: ["FerryCore", "FerryTestSupport", .product(name: "BigInt", package: "BigInt")],

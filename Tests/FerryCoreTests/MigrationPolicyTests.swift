@@ -350,3 +350,34 @@ final class ContactSplitter: EntityMigrationPolicy {
 
     func end(mapping: MappingContext, manager: MigrationManager) throws { log.append("\(mapping.name) end") }
 }
+
+@Suite("Policy names: Objective-C class names with or without their module")
+struct PolicyClassNameTests {
+    final class Marker: EntityMigrationPolicy {
+        let label: String
+        init(_ label: String) { self.label = label }
+    }
+
+    static func label(_ registry: PolicyRegistry, _ name: String) -> String? {
+        (registry.makePolicy(named: name) as? Marker)?.label
+    }
+
+    @Test("the exact name first, else the class part on either side, only when one registered name fits")
+    func resolution() {
+        let registry = PolicyRegistry()
+        registry.register("Post2ToPost3MigrationPolicy") { Marker("plain") }
+        registry.register("MyFerry.Country5ToCountry6Policy") { Marker("prefixed") }
+        #expect(Self.label(registry, "Post2ToPost3MigrationPolicy") == "plain")
+        #expect(Self.label(registry, "CoreDataMigration_Example.Post2ToPost3MigrationPolicy") == "plain")
+        #expect(Self.label(registry, "Migrations.Country5ToCountry6Policy") == "prefixed")
+        #expect(Self.label(registry, "Country5ToCountry6Policy") == "prefixed")
+        #expect(Self.label(registry, "Country5ToCountry7Policy") == nil)
+        #expect(Self.label(registry, "Post2ToPost3") == nil)
+
+        registry.register("App.Post2ToPost3MigrationPolicy") { Marker("app") }
+        #expect(Self.label(registry, "App.Post2ToPost3MigrationPolicy") == "app")
+        #expect(Self.label(registry, "Post2ToPost3MigrationPolicy") == "plain")
+        // Two registered names end in the class: which one is meant is unknown.
+        #expect(Self.label(registry, "Other.Post2ToPost3MigrationPolicy") == nil)
+    }
+}

@@ -30,6 +30,7 @@ func describe(_ value: MappingModel.AttributeValue) -> String {
 func describe(_ value: MappingModel.RelationshipValue) -> String {
     switch value {
     case .carry(let source): return "carry \(source)"
+    case .keyPath(let path): return "key path \(path.joined(separator: "."))"
     case .fromMapping(let name): return "from mapping \(name)"
     case .none: return "none"
     }

@@ -47,6 +47,16 @@ public enum FerryBinary {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
+    /// Another executable of the package built beside `ferry` (`ferry-test-policies`), or an
+    /// error telling how to build it.
+    public static func sibling(_ name: String) throws -> String {
+        let path = ((try require() as NSString).deletingLastPathComponent as NSString).appendingPathComponent(name)
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw FerryProcessError(description: "\(name) was not built beside ferry (\(path)); run `swift build --build-tests`")
+        }
+        return path
+    }
+
     /// The binary's path, or an error telling how to build it.
     public static func require() throws -> String {
         guard let path else {

@@ -9,8 +9,9 @@ struct MigrateCommand: ParsableCommand {
         abstract: "Migrate a store to another version of its model (default: the current one).",
         discussion: """
             The store's version is found from its stored model hash. Each version step is \
-            lightweight (inferred, see `ferry model diff`) or follows the bundle's \
-            mappings/FROM-to-TO.yml. Each step writes a new file beside the store; the result is \
+            lightweight (inferred, see `ferry model diff`) or follows a mapping: FROM-to-TO.yml or \
+            an Xcode mapping model (.xcmappingmodel) made for the step in a --mappings folder, the \
+            bundle's mappings/FROM-to-TO.yml, or a mapping model beside the model package. Each step writes a new file beside the store; the result is \
             verified and swapped in atomically, keeping the original as STORE.backup-vN-TIME \
             unless --no-backup. A failure or a kill leaves the original store as it was.
             """)
@@ -23,6 +24,11 @@ struct MigrateCommand: ParsableCommand {
 
     @Option(help: "The version to migrate to (default: the bundle's current version).")
     var to: String?
+
+    @Option(
+        name: .customLong("mappings"),
+        help: ArgumentHelp("A folder of mapping files (FROM-to-TO.yml) and Xcode mapping models (.xcmappingmodel); repeatable.", valueName: "dir"))
+    var mappings: [String] = []
 
     @Flag(help: "Print the plan (steps, mappings, records to read) and change nothing.")
     var dryRun = false
@@ -48,13 +54,19 @@ struct MigrateCommand: ParsableCommand {
             global.parameters = parameters
             try CommandFiles.requireExistingStore(store)
             try CommandFiles.checkOutputs(store: store, inputs: [(model, "the model")], outputs: [(report, "--report")])
+            for folder in mappings {
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+                    throw FerryError(.usage, "--mappings '\(folder)' is not a folder", notes: ["give the folder that holds FROM-to-TO.yml files or .xcmappingmodel packages"])
+                }
+            }
             let bundle = try ModelLoader().load(path: model)
             var options = MigrationOptions(targetVersion: to, backup: !noBackup, registry: FerryCommandLine.registry)
             options.checksums = checksums
             options.parameters = ParameterValue.typed(try global.parameterValues())
             let migrator = Migrator(
                 storePath: store, bundle: bundle, options: options,
-                mappingProvider: MigrationMappings.provider(for: bundle, parameters: options.parameters))
+                mappingProvider: MigrationMappings.provider(for: bundle, parameters: options.parameters, folders: mappings))
             let console = MigrationConsole(quiet: quiet)
             migrator.observer = console
             var runReport = RunReport(
@@ -163,6 +175,7 @@ final class MigrationConsole: MigrationObserver {
                 for relationship in entity.relationships {
                     switch relationship.value {
                     case .carry(let source): if source != relationship.destination { lines.append("    \(relationship.destination) ← \(source)") }
+                    case .keyPath(let path): lines.append("    \(relationship.destination) ← \(path.joined(separator: "."))")
                     case .fromMapping(let name): lines.append("    \(relationship.destination) → the \(name) made from the same \(entity.source ?? "object")")
                     case .none: lines.append("    \(relationship.destination) (empty)")
                     }

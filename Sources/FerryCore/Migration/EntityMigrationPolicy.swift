@@ -103,8 +103,26 @@ public final class PolicyRegistry: @unchecked Sendable {
     }
 
     /// A new policy instance for a name, or nil when none is registered.
+    ///
+    /// A mapping model names policies by Objective-C class name, `Module.ClassName`
+    /// (`CoreDataMigration_Example.Post2ToPost3MigrationPolicy`), and the module is the app's,
+    /// not the ferry executable's: so the module prefix is optional on both sides. The exact name
+    /// is used first; else the registered name whose class part (after the last `.`) equals the
+    /// name's class part, when exactly one does.
     public func makePolicy(named name: String) -> (any EntityMigrationPolicy)? {
-        lock.withLock { factories[name] }?()
+        lock.withLock { factory(named: name) }?()
+    }
+
+    private func factory(named name: String) -> (@Sendable () -> any EntityMigrationPolicy)? {
+        if let exact = factories[name] { return exact }
+        let className = Self.className(name)
+        let matches = factories.filter { Self.className($0.key) == className }
+        return matches.count == 1 ? matches.first?.value : nil
+    }
+
+    /// `Module.ClassName` → `ClassName`.
+    private static func className(_ name: String) -> Substring {
+        name.split(separator: ".", omittingEmptySubsequences: false).last ?? Substring(name)
     }
 
     /// The registered policy names, sorted.
@@ -186,6 +204,16 @@ public final class MigrationManager {
     @discardableResult
     public func insertDestinationInstance(_ values: [String: Value], forSource source: MigrationObject?, mapping: MappingContext) throws -> MigrationObject {
         try engine.insertDestination(values, forSource: source, mappingName: mapping.name)
+    }
+
+    /// Inserts a destination object for another entity mapping of the step, named as the mapping
+    /// model names it (ferry's name or Core Data's `<Source>To<Destination>`): the `Section` a
+    /// `Post` policy makes for each post (Core Data's `NSEntityDescription.insertNewObject(forEntityName:into:)`
+    /// on the manager's destination context). With a `source`, the object is associated with it
+    /// under that mapping, for ``destinationInstances(forMapping:sourceInstances:)``.
+    @discardableResult
+    public func insertDestinationInstance(_ values: [String: Value], forSource source: MigrationObject?, mappingNamed name: String) throws -> MigrationObject {
+        try engine.insertDestination(values, forSource: source, mappingName: name)
     }
 
     /// Destination objects the named mapping made from these source objects (primary keys).

@@ -128,6 +128,18 @@ struct EntityPlan {
                 }
                 let key = Self.relatedKeySQL(sourceRelationship, in: source, model: sourceModel, layout: sourceLayout)
                 sql = try step.mappedKeySQL(key, entity: relationship.destination, sourceEntity: sourceRelationship.destination)
+            case .keyPath(let path):
+                var entity = source
+                for name in path {
+                    guard let hop = entity.relationship(named: name), !hop.isToMany, let next = sourceModel.entity(named: hop.destination) else {
+                        throw FerryError(
+                            .migration, "mapping \(mapping.name): \(path.joined(separator: ".")) is not a chain of to-one relationships of \(source.name) (at '\(name)')",
+                            at: mapping.location)
+                    }
+                    entity = next
+                }
+                let key = Self.keyPathSQL(path, in: source, model: sourceModel, layout: sourceLayout, selectingKey: true)
+                sql = try step.mappedKeySQL(key, entity: relationship.destination, sourceEntity: entity.name)
             case .fromMapping(let name):
                 guard let target = step.mapping.entity(named: name) else {
                     throw FerryError(.migration, "mapping \(mapping.name): relationship \(relationship.name) names an unknown mapping '\(name)'", at: mapping.location)
@@ -304,22 +316,18 @@ struct EntityPlan {
         }
     }
 
-    /// A key path of `$source` (to-one relationships, then an attribute) as SQL over `t0`.
-    static func keyPathSQL(_ components: [String], in entity: EntityDescription, model: ObjectModel, layout: any StoreLayout) -> String {
+    /// A key path of `$source` (to-one relationships, then an attribute) as SQL over `t0`; with
+    /// `selectingKey`, every component is a relationship and the SQL is the key of the object at
+    /// the end of the path.
+    static func keyPathSQL(_ components: [String], in entity: EntityDescription, model: ObjectModel, layout: any StoreLayout, selectingKey: Bool = false) -> String {
         let quote = layout.dialect.quote
         let pk = quote(layout.keyColumn)
-        guard components.count > 1, let relationship = entity.relationship(named: components[0]),
-            let next = model.entity(named: relationship.destination)
-        else {
-            return "t0.\(layout.quotedColumn(forAttribute: components.last ?? "", in: entity))"
-        }
+        let hops = selectingKey ? components : Array(components.dropLast())
         // Follow the chain with nested scalar subqueries, each over its own alias.
-        var current = next
-        var depth = 1
         var joins: [(table: String, alias: String, condition: String)] = []
         var previousAlias = "t0"
         var previousEntity = entity
-        for name in components.dropLast() {
+        for (depth, name) in zip(1..., hops) {
             guard let hop = previousEntity.relationship(named: name), let target = model.entity(named: hop.destination) else { break }
             let alias = "t\(depth)"
             let condition: String
@@ -334,11 +342,9 @@ struct EntityPlan {
             joins.append((layout.quotedTable(for: target), alias, condition))
             previousAlias = alias
             previousEntity = target
-            current = target
-            depth += 1
         }
-        _ = current
-        let inner = "\(previousAlias).\(layout.quotedColumn(forAttribute: components[components.count - 1], in: previousEntity))"
+        let inner = selectingKey ? "\(previousAlias).\(pk)" : "\(previousAlias).\(layout.quotedColumn(forAttribute: components.last ?? "", in: previousEntity))"
+        guard !joins.isEmpty else { return inner }
         let from = joins.map { "\($0.table) AS \($0.alias)" }.joined(separator: ", ")
         let conditions = joins.map(\.condition).joined(separator: " AND ")
         return "(SELECT \(inner) FROM \(from) WHERE \(conditions) LIMIT 1)"

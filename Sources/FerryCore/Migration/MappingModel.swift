@@ -34,7 +34,35 @@ public struct MappingModel: Sendable {
         entities = inferred.entities.map { EntityMapping(inferred: $0) }
     }
 
-    public func entity(named name: String) -> EntityMapping? { entities.first { $0.name == name } }
+    /// The entity mapping with this name; also by Core Data's compiled name of a mapping,
+    /// `<Source>To<Destination>` (`PostToPost`), so that policies written for Core Data find it.
+    public func entity(named name: String) -> EntityMapping? {
+        entities.first { $0.name == name } ?? entities.first { mapping in
+            mapping.source.map { "\($0)To\(mapping.destination)" } == name
+        }
+    }
+
+    /// The entity mappings with those that others name in ``RelationshipValue/fromMapping(_:)``
+    /// first, in their present order otherwise; `cycle` holds the mappings left when some refer
+    /// to each other (then none of them can run first).
+    public func orderedByReferences() -> (ordered: [EntityMapping], cycle: [EntityMapping]) {
+        var remaining = entities
+        var placed: [EntityMapping] = []
+        var done: Set<String> = []
+        while !remaining.isEmpty {
+            let ready = remaining.firstIndex { mapping in
+                mapping.relationships.allSatisfy { relationship in
+                    guard case .fromMapping(let name) = relationship.value, let target = entity(named: name), target.name != mapping.name else { return true }
+                    return done.contains(target.name)
+                }
+            }
+            guard let ready else { return (placed, remaining) }
+            let mapping = remaining.remove(at: ready)
+            done.insert(mapping.name)
+            placed.append(mapping)
+        }
+        return (placed, [])
+    }
 
     /// Where one destination entity's records come from.
     public struct EntityMapping: Sendable {
@@ -130,6 +158,11 @@ public struct MappingModel: Sendable {
         /// The links of a source relationship, carried over to the objects made from the linked
         /// source objects.
         case carry(source: String)
+        /// The object reached from the source object through a chain of to-one source
+        /// relationships (`country.continent`), carried to the object made from it (Core Data's
+        /// `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", M,
+        /// $source.country.continent)`). For to-one relationships stored on this side.
+        case keyPath([String])
         /// The object(s) that the named entity mapping made from this same source object (Core
         /// Data's `destinationInstances(forEntityMappingName:sourceInstances:)`).
         case fromMapping(String)

@@ -160,9 +160,20 @@ final class MigrationStepRunner {
         if options.checksums { try compareChecksums() }
         try keepJournalMode()
         try StoreFiles.synchronize(destinationPath)
+        creditObjectsMadeByOtherMappings()
         return MigrationStepReport(
             from: source.version, to: destination.version, mappingFile: mapping.location?.file, entities: reports,
             seconds: started.duration(to: .now).seconds)
+    }
+
+    /// Objects a policy made for another entity (a Post policy's Sections) are reported under
+    /// the first mapping into that entity.
+    private func creditObjectsMadeByOtherMappings() {
+        for (entity, count) in written {
+            let reported = reports.filter { $0.destination == entity }.reduce(0) { $0 + $1.written }
+            guard count > reported, let index = reports.firstIndex(where: { $0.destination == entity }) else { continue }
+            reports[index].written += count - reported
+        }
     }
 
     // MARK: - One entity mapping
@@ -173,6 +184,9 @@ final class MigrationStepRunner {
             throw FerryError(.migration, "mapping \(entityMapping.name): the destination model has no entity '\(entityMapping.destination)'", at: entityMapping.location)
         }
         var report = MigrationStepReport.EntityReport(mapping: entityMapping.name, destination: destinationEntity.name, source: entityMapping.source)
+        // Objects policies insert through the manager are counted for their own entity there.
+        let managerInsertsBefore = managerInserts
+        let writtenBefore = written[destinationEntity.name, default: 0]
         defer {
             report.seconds = started.duration(to: .now).seconds
             reports.append(report)
@@ -199,7 +213,8 @@ final class MigrationStepRunner {
         } else {
             (report.read, report.written) = try migrateRows(plan, policy: policy)
         }
-        written[destinationEntity.name, default: 0] += report.written
+        written[destinationEntity.name, default: 0] += report.written - (managerInserts - managerInsertsBefore)
+        report.written = written[destinationEntity.name, default: 0] - writtenBefore
         observer?.migrationProgress(mapping: entityMapping.name, processed: report.read)
     }
 
@@ -358,9 +373,10 @@ final class MigrationStepRunner {
         }
         let key = try insert(values, mapping: entityMapping, primaryKey: primaryKey)
         if let source {
-            try associate(source: source.primaryKey, destination: key, mapping: mappingName)
+            try associate(source: source.primaryKey, destination: key, mapping: entityMapping.name)
         }
         managerInserts += 1
+        written[entityMapping.destination, default: 0] += 1
         return MigrationObject(entity: entityMapping.destination, primaryKey: key, values: values)
     }
 
@@ -384,7 +400,7 @@ final class MigrationStepRunner {
         let statement = try connection.prepare("SELECT destination FROM links.assoc WHERE mapping = ? AND source = ?")
         for source in sources {
             statement.reset()
-            try statement.bind([.text(name), .integer(source)])
+            try statement.bind([.text(entityMapping.name), .integer(source)])
             while try statement.step() { keys.append(statement.int64(at: 0)) }
         }
         return keys
@@ -397,7 +413,7 @@ final class MigrationStepRunner {
         let statement = try connection.prepare("SELECT source FROM links.assoc WHERE mapping = ? AND destination = ?")
         for destination in destinations {
             statement.reset()
-            try statement.bind([.text(name), .integer(destination)])
+            try statement.bind([.text(entityMapping.name), .integer(destination)])
             while try statement.step() { keys.append(statement.int64(at: 0)) }
         }
         return keys

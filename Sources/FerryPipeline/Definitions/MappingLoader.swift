@@ -84,15 +84,13 @@ extension MappingLoader {
         return path
     }
 
-    /// The mapping of one adjacent version step of `bundle`: its mapping file when there is one,
-    /// else the inferred mapping.
-    /// - Throws: ``FerryErrors`` for a bad mapping file; `FerryError` (`.migration`) when there
-    ///   is no file and inference refuses a change.
+    /// The mapping of one adjacent version step of `bundle`, found as a migration finds it
+    /// (``MigrationMappings``): its mapping file, an Xcode mapping model beside the model
+    /// package, else the inferred mapping.
+    /// - Throws: ``FerryErrors`` for a bad mapping file or mapping model; `FerryError`
+    ///   (`.migration`) when there is none and inference refuses a change.
     public func mapping(for step: ModelDiff, in bundle: ModelBundle, parameters: [String: Value] = [:]) throws -> MappingModel {
-        if let path = Self.existingMappingFile(in: bundle, from: step.source.version, to: step.destination.version) {
-            return try load(path: path, source: step.source, destination: step.destination, parameters: parameters)
-        }
-        return MappingModel(source: step.source, destination: step.destination, inferred: try step.inferredMapping())
+        try MigrationMappings.provider(for: bundle, parameters: parameters)(step.source, step.destination)
     }
 }
 
@@ -466,6 +464,7 @@ private struct Builder {
                 reader.fail("'source: \(name)' needs a source entity, but the mapping '\(mapping.name)' has none", at: sourceNode.location)
                 return nil
             }
+            if name.contains(".") { return keyPath(name, at: sourceNode.location, for: relationship, of: entity, from: sourceEntity) }
             guard sourceEntity.relationship(named: name) != nil else {
                 let hint = sourceEntity.attribute(named: name) != nil
                     ? "; it is an attribute (use `mapping:` to link to objects made from it)"
@@ -478,6 +477,38 @@ private struct Builder {
             reader.fail("the value of '\(relationship.name)' needs one of 'mapping' (an entity mapping's name) or 'source' (a source relationship)", at: node.location)
             return nil
         }
+    }
+
+    /// `{source: country.continent}`: a chain of to-one source relationships, into a to-one
+    /// relationship stored on this side, linking the object made from the one it reaches.
+    func keyPath(
+        _ text: String, at location: InputLocation, for relationship: RelationshipDescription, of entity: EntityDescription, from sourceEntity: EntityDescription
+    ) -> MappingModel.RelationshipValue? {
+        let path = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        var current = sourceEntity
+        for name in path {
+            guard let hop = current.relationship(named: name) else {
+                reader.fail(
+                    "'\(text)': \(current.name) has no relationship '\(name)'\(Suggestions.didYouMean(name, in: current.relationships.map(\.name)))", at: location)
+                return nil
+            }
+            guard !hop.isToMany, let next = source.entity(named: hop.destination) else {
+                reader.fail("'\(text)': \(current.name).\(name) is to-many; a key path follows to-one relationships", at: location)
+                return nil
+            }
+            current = next
+        }
+        guard !relationship.isToMany, case .foreignKey = FerryLayout().storage(of: relationship, in: entity, model: destination) else {
+            reader.fail(
+                "'\(text)' links one object; \(entity.name).\(relationship.name) is \(relationship.isToMany ? "to-many" : "stored on its inverse's side"): set its inverse instead",
+                at: location)
+            return nil
+        }
+        guard model.entities.contains(where: { $0.source == current.name && $0.destination == relationship.destination }) else {
+            reader.fail("'\(text)' reaches \(current.name) objects, but no mapping makes \(relationship.destination) objects from them", at: location)
+            return nil
+        }
+        return .keyPath(path)
     }
 
     // MARK: Coverage
@@ -529,28 +560,14 @@ private struct Builder {
 
     /// Puts mappings that others name in `mapping:` before them, keeping model order otherwise.
     mutating func reorder() {
-        var remaining = model.entities
-        var placed: [EntityMapping] = []
-        var done: Set<String> = []
-        while !remaining.isEmpty {
-            let ready = remaining.firstIndex { mapping in
-                mapping.relationships.allSatisfy { relationship in
-                    guard case .fromMapping(let name) = relationship.value, name != mapping.name else { return true }
-                    return done.contains(name)
-                }
-            }
-            guard let ready else {
-                let names = remaining.map(\.name)
-                reader.fail(
-                    "the mappings \(names.map { "'\($0)'" }.joined(separator: ", ")) refer to each other through `mapping:`; one of them must run first",
-                    at: remaining.first?.location ?? fileStart)
-                return
-            }
-            let mapping = remaining.remove(at: ready)
-            done.insert(mapping.name)
-            placed.append(mapping)
+        let order = model.orderedByReferences()
+        if let first = order.cycle.first {
+            reader.fail(
+                "the mappings \(order.cycle.map { "'\($0.name)'" }.joined(separator: ", ")) refer to each other through `mapping:`; one of them must run first",
+                at: first.location ?? fileStart)
+            return
         }
-        model.entities = placed
+        model.entities = order.ordered
     }
 
     // MARK: Helpers

@@ -1,13 +1,48 @@
 import FerryCore
+import Foundation
 
-/// Where each version step's mapping comes from: the bundle's mapping file for that step when
-/// there is one, else inference (which refuses, with reasons, what it cannot do).
+/// Where each version step's mapping comes from, first found wins:
+///
+/// 1. a ferry mapping file `FROM-to-TO.yml` (or `.yaml`) in a `--mappings` folder;
+/// 2. an Xcode mapping model made for the step among the `.xcmappingmodel` packages of the
+///    `--mappings` folders;
+/// 3. the bundle's own mapping file (`mappings/FROM-to-TO.yml` beside the bundle's index);
+/// 4. an Xcode mapping model beside the model package (in the folder that holds it);
+/// 5. inference (which refuses, with reasons, what it cannot do).
+///
+/// A ferry mapping file stands in for an Xcode mapping model of the same step.
 public enum MigrationMappings {
     /// The mapping of each step; `parameters` are the values of `$name` in mapping files'
-    /// expressions (`ferry migrate --param`, a job's parameters for its migrate steps).
-    public static func provider(for bundle: ModelBundle, parameters: [String: Value] = [:]) -> (ObjectModel, ObjectModel) throws -> MappingModel {
+    /// expressions (`ferry migrate --param`, a job's parameters for its migrate steps);
+    /// `folders` are the `--mappings` folders.
+    public static func provider(
+        for bundle: ModelBundle, parameters: [String: Value] = [:], folders: [String] = []
+    ) -> (ObjectModel, ObjectModel) throws -> MappingModel {
         { from, to in
-            try MappingLoader().mapping(for: ModelDiff(from: from, to: to), in: bundle, parameters: parameters)
+            let loader = MappingLoader()
+            for folder in folders {
+                if let path = mappingFile(in: folder, from: from.version, to: to.version) {
+                    return try loader.load(path: path, source: from, destination: to, parameters: parameters)
+                }
+            }
+            if let mapping = try XcodeMappingSearch(folders: folders).mapping(from: from, to: to, in: bundle) { return mapping }
+            if let path = MappingLoader.existingMappingFile(in: bundle, from: from.version, to: to.version) {
+                return try loader.load(path: path, source: from, destination: to, parameters: parameters)
+            }
+            if let mapping = try XcodeMappingSearch(folders: XcodeMappingSearch.besideModel(bundle)).mapping(from: from, to: to, in: bundle) {
+                return mapping
+            }
+            let step = ModelDiff(from: from, to: to)
+            return MappingModel(source: from, destination: to, inferred: try step.inferredMapping())
         }
+    }
+
+    /// `folder/FROM-to-TO.yml` (or `.yaml`) when it exists.
+    static func mappingFile(in folder: String, from: String, to: String) -> String? {
+        for ext in ["yml", "yaml"] {
+            let path = (folder as NSString).appendingPathComponent("\(from)-to-\(to).\(ext)")
+            if FileManager.default.fileExists(atPath: path) { return path }
+        }
+        return nil
     }
 }

@@ -5,12 +5,14 @@ import Foundation
 import FoundationXML
 #endif
 
-/// A small located XML tree (elements and attributes; text is not needed by Xcode models), read
-/// with Foundation's `XMLParser`.
+/// A small located XML tree (elements, attributes and their text), read with Foundation's
+/// `XMLParser`.
 struct XMLElementNode {
     var name: String
     var attributes: [String: String]
     var children: [XMLElementNode]
+    /// The element's own character data (CDATA included), outside its children.
+    var text = ""
     /// Where the element's start tag ends (what `XMLParser` reports).
     var location: InputLocation
 
@@ -69,6 +71,16 @@ struct XMLElementNode {
             } else {
                 stack[stack.count - 1].children.append(element)
             }
+        }
+
+        func parser(_ parser: XMLParser, foundCharacters string: String) {
+            guard !stack.isEmpty else { return }
+            stack[stack.count - 1].text += string
+        }
+
+        func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
+            guard !stack.isEmpty else { return }
+            stack[stack.count - 1].text += String(decoding: CDATABlock, as: UTF8.self)
         }
 
         func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {

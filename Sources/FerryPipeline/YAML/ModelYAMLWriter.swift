@@ -136,7 +136,7 @@ enum ModelYAMLWriter {
     }
 
     /// A value as text that ``Coercion`` reads back into the same value.
-    private static func text(_ value: Value) -> String {
+    static func text(_ value: Value) -> String {
         switch value {
         case .double(let number): return String(number)
         default: return value.description
@@ -146,12 +146,12 @@ enum ModelYAMLWriter {
     // MARK: - Nodes
 
     /// A string scalar; quoted when plain YAML would read it as null.
-    private static func scalar(_ text: String) -> Node {
+    static func scalar(_ text: String) -> Node {
         let nullLike = ["", "~", "null", "Null", "NULL"].contains(text)
         return Node(text, .implicit, nullLike ? .doubleQuoted : .any)
     }
 
-    private static func mapping(_ pairs: [(String, Node)]) -> Node {
+    static func mapping(_ pairs: [(String, Node)]) -> Node {
         .mapping(Node.Mapping(pairs.map { (scalar($0.0), $0.1) }))
     }
 
@@ -163,7 +163,7 @@ enum ModelYAMLWriter {
         .sequence(Node.Sequence(items, .implicit, flow ? .flow : .block))
     }
 
-    private static func serialize(_ node: Node) throws -> String {
+    static func serialize(_ node: Node) throws -> String {
         try Yams.serialize(node: node, indent: 2, width: -1, allowUnicode: true, sortKeys: false)
     }
 }

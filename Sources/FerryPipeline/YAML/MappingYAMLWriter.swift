@@ -1,0 +1,46 @@
+import FerryCore
+import Yams
+
+/// Writes a ``MappingModel`` as a ferry mapping file (docs/migration.md, "Mapping files") that
+/// ``MappingLoader`` reads back into the same mapping: every entity mapping of the destination
+/// with its source, policy and the value of every attribute and relationship, so nothing is left
+/// to inference. `ferry mapping show` prints an Xcode mapping model this way.
+public enum MappingYAMLWriter {
+    /// The YAML text of `mapping`; `comment` lines (without `#`) go first.
+    public static func text(of mapping: MappingModel, comment: [String] = []) throws -> String {
+        typealias Y = ModelYAMLWriter
+        var top: [(String, Node)] = [("from", Y.scalar(mapping.source.version)), ("to", Y.scalar(mapping.destination.version))]
+        var entities: [(String, Node)] = []
+        for entity in mapping.entities {
+            var fields: [(String, Node)] = []
+            if entity.name != entity.destination { fields.append(("entity", Y.scalar(entity.destination))) }
+            fields.append(("source", entity.source.map { Y.scalar($0) } ?? Y.scalar("none")))
+            if let filter = entity.filter { fields.append(("filter", Y.scalar(filter))) }
+            if let distinct = entity.distinct { fields.append(("distinct", Y.scalar(distinct))) }
+            if let policy = entity.policy { fields.append(("policy", Y.scalar(policy))) }
+            let attributes: [(String, Node)] = entity.attributes.compactMap { attribute in
+                switch attribute.value {
+                case .copy(let source, _, _): return (attribute.destination, Y.mapping([("source", Y.scalar(source))]))
+                case .expression(let text): return (attribute.destination, Node(text, .implicit, .doubleQuoted))
+                case .constant(let value):
+                    if value.isNull { return (attribute.destination, Node("~")) }
+                    return (attribute.destination, Y.mapping([("value", Node(Y.text(value), .implicit, .doubleQuoted))]))
+                }
+            }
+            if !attributes.isEmpty { fields.append(("attributes", Y.mapping(attributes))) }
+            let relationships: [(String, Node)] = entity.relationships.map { relationship in
+                switch relationship.value {
+                case .carry(let source): return (relationship.destination, Y.mapping([("source", Y.scalar(source))]))
+                case .keyPath(let path): return (relationship.destination, Y.mapping([("source", Y.scalar(path.joined(separator: ".")))]))
+                case .fromMapping(let name): return (relationship.destination, Y.mapping([("mapping", Y.scalar(name))]))
+                case .none: return (relationship.destination, Y.scalar("none"))
+                }
+            }
+            if !relationships.isEmpty { fields.append(("relationships", Y.mapping(relationships))) }
+            entities.append((entity.name, Y.mapping(fields)))
+        }
+        top.append(("entities", Y.mapping(entities)))
+        let header = comment.map { "# \($0)\n" }.joined()
+        return header + (try Y.serialize(Y.mapping(top)))
+    }
+}

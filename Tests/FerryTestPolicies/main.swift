@@ -1,0 +1,48 @@
+// ferry-test-policies: ferry's command line with the wibosco sample apps' migration policies,
+// registered by class name, for the CLI tests of Xcode mapping models (FerryCLITests).
+//
+// Both apps name their policy `CoreDataMigration_Example.Post2ToPost3MigrationPolicy`, so
+// FERRY_TEST_POLICY_SET chooses which app's policy this process has (`revised`, the default:
+// one Section per Post; `original`: one Color per Post), and FERRY_TEST_POLICY_NAME the name it
+// is registered under (default `Post2ToPost3MigrationPolicy`, without the module prefix).
+import FerryCommandLine
+import FerryCore
+import Foundation
+
+/// CoreDataMigrationRevised-Example: for every Post, one Section with the post's content as its
+/// body, the first 4 characters of it and "..." as its title, and index 0.
+final class SectionPerPostPolicy: EntityMigrationPolicy {
+    init() {}
+
+    func createDestinationInstances(forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws {
+        let post = try manager.insertDestinationInstance(manager.mappedValues(forSource: source, mapping: mapping), forSource: source, mapping: mapping)
+        var section: [String: Value] = ["body": source["content"], "index": .integer(0)]
+        if case .string(let content) = source["content"] { section["title"] = .string(String(content.prefix(4)) + "...") }
+        let made = try manager.insertDestinationInstance(section, forSource: source, mappingNamed: "Section")
+        try manager.setRelationship("post", of: made, to: post.primaryKey)
+    }
+}
+
+/// CoreDataMigration-Example: for every Post, one Color with a new UUID string as `colorID` and
+/// the post's `hexColor` as `hex`, set as the post's (non-optional) color.
+final class ColorPerPostPolicy: EntityMigrationPolicy {
+    init() {}
+
+    func createDestinationInstances(forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws {
+        let post = try manager.insertDestinationInstance(manager.mappedValues(forSource: source, mapping: mapping), forSource: source, mapping: mapping)
+        let color = try manager.insertDestinationInstance(
+            ["colorID": .string(UUID().uuidString), "hex": source["hexColor"]], forSource: source, mappingNamed: "Color")
+        try manager.setRelationship("color", of: post, to: color.primaryKey)
+        try manager.setRelationship("post", of: color, to: post.primaryKey)
+    }
+}
+
+let environment = ProcessInfo.processInfo.environment
+let name = environment["FERRY_TEST_POLICY_NAME"] ?? "Post2ToPost3MigrationPolicy"
+let registry = PolicyRegistry()
+if environment["FERRY_TEST_POLICY_SET"] == "original" {
+    registry.register(name) { ColorPerPostPolicy() }
+} else {
+    registry.register(name) { SectionPerPostPolicy() }
+}
+FerryCommandLine.main(registry: registry)
