@@ -7,7 +7,7 @@ import Foundation
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import one CSV, TSV, JSON or NDJSON file (optionally .gz, .zst, .bz2, .xz) into a store, without a job file.",
+        abstract: "Import CSV, TSV, JSON or NDJSON files (optionally .gz, .zst, .bz2, .xz) into a store, without a job file.",
         discussion: """
             Without --model, ferry infers a one-entity model from the data the way sqlite-utils \
             does (attribute names from the header or keys, types from the first records) and records it \
@@ -17,11 +17,18 @@ struct ImportCommand: ParsableCommand {
             on the inferred line); unquoted NA, N/A, n/a, NULL, null, #N/A and empty fields are null \
             unless --null says otherwise. A CSV file's delimiter is detected (, tab ; |) unless given; \
             compressed files and UTF-16/32 with a byte order mark are read as they are. \
-            Example: ferry import sales.csv.gz --store s.sqlite --skip-lines 1 --decimal-comma --type "Zip Code=string"
+            Several files (or a quoted glob that ferry expands, in natural order) are read one \
+            after the other into one entity; CSV files must share the first one's header row, and \
+            rejects and the report name each record's file. \
+            Example: ferry import sales.csv.gz --store s.sqlite --skip-lines 1 --decimal-comma --type "Zip Code=string"; \
+            ferry import 'nightly/*.csv.gz' --store s.sqlite --entity orders
             """)
 
-    @Argument(help: ArgumentHelp("The data file (- for standard input).", valueName: "file"))
-    var file: String
+    @Argument(help: ArgumentHelp("The data files or quoted glob patterns, read in order as one source (- for standard input).", valueName: "file"))
+    var files: [String]
+
+    /// The first source: it decides the format, the default entity name and the CSV dialect.
+    var file: String { files[0] }
 
     @Option(help: "The store to import into (created when missing).")
     var store: String
@@ -105,16 +112,23 @@ struct ImportCommand: ParsableCommand {
             guard let conflict = ConflictPolicy(rawValue: onConflict) else {
                 throw FerryError(.usage, "--on-conflict must be one of error, update, keep, replace")
             }
+            guard !files.isEmpty else { throw FerryError(.usage, "ferry import needs a file to read (or - for standard input)") }
             let formatName = format ?? DataFormat.dataExtension(of: file)
             guard let dataFormat = DataFormat(name: formatName) ?? DataFormat(pathExtension: formatName) else {
                 throw FerryError(.usage, "cannot tell the format of '\(file)'; pass --format csv|tsv|json|ndjson")
             }
+            // One import reads one format: without --format, every file's extension must agree.
+            if format == nil, let other = files.dropFirst().first(where: { DataFormat.dataExtension(of: $0) != formatName }) {
+                throw FerryError(.usage, "'\(other)' is not a .\(formatName) file like '\(file)'; one import reads one format (pass --format to read them all alike)")
+            }
             try PathOrURL.requireStore(store)
+            let paths = try SourceFiles.expand(files)
             try CommandFiles.checkOutputs(
-                store: store, inputs: [(file, "the input"), (model, "the model")],
+                store: store, inputs: paths.map { ($0, "the input") } + [(model, "the model")],
                 outputs: [(rejects, "--rejects"), (options.report, "--report")])
             let entityName = entity ?? AttributeNaming.entityName(fromPath: file)
             var step = ImportStep(source: file, format: dataFormat, entity: entityName)
+            step.sources = files
             step.onConflict = conflict
             step.validate = !noValidate
             if !jsonPointer.isEmpty && dataFormat != .json {
@@ -125,7 +139,7 @@ struct ImportCommand: ParsableCommand {
             step.maxRejects = try Self.budget(maxRejects, hasRejectsFile: rejects != nil)
             step.encoding = try encoding.map { name throws(FerryError) in try TextEncoding(named: name) }
             let console = Console(quiet: options.quiet)
-            try configureCSV(&step, formatName: formatName, console: console)
+            try configureCSV(&step, formatName: formatName, firstFile: paths[0], console: console)
             step.coercion.trim = trim
             step.coercion.decimalComma = decimalComma
             let formats = try dateFormat.map { text throws(FerryError) -> DateFormat in
@@ -227,7 +241,7 @@ struct ImportCommand: ParsableCommand {
             let runner = ImportStepRunner(step: step, store: opened, index: 1, jobName: "ferry import", reader: reader)
             runner.dryRun = options.dryRun
             runner.progress = console
-            console.stepStarted(index: 1, of: 1, title: "import \(entityName) from \(file)")
+            console.stepStarted(index: 1, of: 1, title: "import \(entityName) from \(paths.count == 1 ? paths[0] : "\(paths.count) files (\(step.source))")")
             var report = RunReport(command: "import", job: "ferry import", jobFile: nil, store: store, model: storeModel.name, modelVersion: storeModel.version, dryRun: options.dryRun)
             do {
                 report.steps = [try runner.run()]
@@ -259,7 +273,7 @@ struct ImportCommand: ParsableCommand {
 
     /// Applies the CSV options: the delimiter (given, implied by tsv, or detected), the quote,
     /// header and column names, null words and initial blanks.
-    func configureCSV(_ step: inout ImportStep, formatName: String, console: Console) throws {
+    func configureCSV(_ step: inout ImportStep, formatName: String, firstFile file: String, console: Console) throws {
         let csvFlagsGiven = delimiter != nil || quote != nil || noHeader || columns != nil || skipInitialSpace || !nullWords.isEmpty || skipLines != 0 || comment != nil
         guard step.format == .csv else {
             if csvFlagsGiven {

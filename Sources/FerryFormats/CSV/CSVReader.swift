@@ -41,6 +41,11 @@ public final class CSVReader: RecordReader {
 
     public var sourceName: String { input.name }
     public private(set) var fieldNames: [String] = []
+    /// The header row's names once read (renamed as ``CSVOptions/renamesUnusableHeaders``
+    /// says), even when ``CSVOptions/columns`` replaces them; nil without a header row.
+    public private(set) var headerRow: [String]?
+    /// The line the header row is on (0 without one).
+    public private(set) var headerLine = 0
 
     private let input: InputFile
     private let options: CSVOptions
@@ -322,9 +327,11 @@ public final class CSVReader: RecordReader {
             var outcome = try scanRecord()
             while outcome == .blank { outcome = try scanRecord() }
             if outcome == .record {
+                headerLine = recordLine
                 names = try headerNames()
             }
         }
+        if options.hasHeader { headerRow = names }
         if let columns = options.columns { names = columns }
         fieldNames = names
         columnCount = names.count

@@ -268,8 +268,15 @@ public enum RejectBudget: Sendable, Hashable {
 
 /// An `import` step.
 public struct ImportStep: Sendable {
-    /// The source path, resolved against the job's folder (`-` for standard input).
-    public var source: String
+    /// The source paths and glob patterns, resolved against the job's folder (`-` for standard
+    /// input): one, or several read one after the other as one source (see ``SourceFiles``).
+    public var sources: [String]
+    /// The source as a label (reports, messages): the one path or pattern, or the list of them.
+    /// Setting it makes it the only source.
+    public var source: String {
+        get { sources.count == 1 ? sources[0] : sources.joined(separator: ", ") }
+        set { sources = [newValue] }
+    }
     public var format: DataFormat
     public var entity: String
     public var csv: CSVOptions
@@ -319,7 +326,7 @@ public struct ImportStep: Sendable {
         entityLocation: InputLocation? = nil,
         onConflictLocation: InputLocation? = nil
     ) {
-        self.source = source
+        self.sources = [source]
         self.format = format
         self.entity = entity
         self.csv = csv

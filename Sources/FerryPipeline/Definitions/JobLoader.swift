@@ -280,10 +280,32 @@ public struct JobLoader: Sendable {
             }
             return (value, node)
         }
-        let source = required("source")
+        // `source:` is a path or glob pattern, or a list of them (read one after the other).
+        var sources: [String] = []
+        var source: (String, YAMLNode)?
+        if let node = mapping["source"] {
+            if let list = reader.strings(node, for: "source") {
+                if list.isEmpty {
+                    reader.fail("'source' lists no file", at: node.location)
+                    complete = false
+                } else {
+                    sources = list.map { resolve($0) }
+                    source = (list[0], node)
+                }
+            } else {
+                complete = false
+            }
+        } else {
+            _ = required("source")
+        }
         let entity = required("entity")
 
-        var step = ImportStep(source: source.map { resolve($0.0) } ?? "-", format: .csv, entity: entity?.0 ?? "", location: entry.keyLocation, entityLocation: entity?.1.location)
+        var step = ImportStep(source: "-", format: .csv, entity: entity?.0 ?? "", location: entry.keyLocation, entityLocation: entity?.1.location)
+        if !sources.isEmpty { step.sources = sources }
+        if sources.count > 1, sources.contains("-") {
+            reader.fail("standard input ('-') cannot be one of several sources", at: source?.1.location ?? entry.keyLocation)
+            complete = false
+        }
         var tabSeparated = false
         if let node = mapping["format"] {
             if let name = reader.string(node, for: "format") {
@@ -306,6 +328,14 @@ public struct JobLoader: Sendable {
             } else {
                 reader.fail("cannot tell the format of '\(path)' from its extension; add 'format:' (csv, json, ndjson)", at: node.location)
                 complete = false
+            }
+            // One step reads one format: the other files' extensions must say the same.
+            for other in sources.dropFirst() where complete {
+                let format = DataFormat(pathExtension: DataFormat.dataExtension(of: other))
+                if format != step.format || (DataFormat.impliedDelimiter(DataFormat.dataExtension(of: other)) == 9) != tabSeparated {
+                    reader.fail("the sources of one step must have one format: '\(other)' is not \(tabSeparated ? "tsv" : step.format.rawValue) like '\(path)'; add 'format:' to read them all alike", at: node.location)
+                    complete = false
+                }
             }
         }
         if tabSeparated { step.csv.delimiter = 9 }
