@@ -113,6 +113,7 @@ struct ImportCommand: ParsableCommand {
                 throw FerryError(.usage, "--on-conflict must be one of error, update, keep, replace")
             }
             guard !files.isEmpty else { throw FerryError(.usage, "ferry import needs a file to read (or - for standard input)") }
+            try SourceFiles.checkStandardInput(files)
             let formatName = format ?? DataFormat.dataExtension(of: file)
             guard let dataFormat = DataFormat(name: formatName) ?? DataFormat(pathExtension: formatName) else {
                 throw FerryError(.usage, "cannot tell the format of '\(file)'; pass --format csv|tsv|json|ndjson")

@@ -22,9 +22,7 @@ public enum SourceFiles {
     /// naming it (code `.noInput`, exit 66); a plain path is kept as it is (opening it
     /// reports a missing file). `-` (standard input) may only stand alone.
     public static func expand(_ sources: [String]) throws -> [String] {
-        if sources.count > 1, sources.contains("-") {
-            throw FerryError(.usage, "standard input ('-') cannot be one of several sources")
-        }
+        try checkStandardInput(sources)
         var files: [String] = []
         var seen = Set<String>()
         for source in sources {
@@ -32,6 +30,13 @@ public enum SourceFiles {
             for file in matches where seen.insert(file).inserted { files.append(file) }
         }
         return files
+    }
+
+    /// Standard input (`-`) may only be the one source: it has no name to tell its records apart.
+    public static func checkStandardInput(_ sources: [String]) throws(FerryError) {
+        if sources.count > 1, sources.contains("-") {
+            throw FerryError(.usage, "standard input ('-') cannot be one of several sources")
+        }
     }
 
     /// The regular files a glob pattern matches, in natural order; an error when there is none.

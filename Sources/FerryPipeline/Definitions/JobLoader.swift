@@ -302,8 +302,10 @@ public struct JobLoader: Sendable {
 
         var step = ImportStep(source: "-", format: .csv, entity: entity?.0 ?? "", location: entry.keyLocation, entityLocation: entity?.1.location)
         if !sources.isEmpty { step.sources = sources }
-        if sources.count > 1, sources.contains("-") {
-            reader.fail("standard input ('-') cannot be one of several sources", at: source?.1.location ?? entry.keyLocation)
+        do {
+            try SourceFiles.checkStandardInput(sources)
+        } catch {
+            reader.fail(error.message, at: source?.1.location ?? entry.keyLocation)
             complete = false
         }
         var tabSeparated = false
