@@ -21,7 +21,8 @@ struct ImportCommand: ParsableCommand {
             after the other into one entity; CSV files must share the first one's header row, and \
             rejects and the report name each record's file. \
             Example: ferry import sales.csv.gz --store s.sqlite --skip-lines 1 --decimal-comma --type "Zip Code=string"; \
-            ferry import 'nightly/*.csv.gz' --store s.sqlite --entity orders
+            ferry import 'nightly/*.csv.gz' --store s.sqlite --entity orders; \
+            fixed-width text: ferry import bank.txt --format fixed --columns id:1:5,name:6:20,amount:26:10 --store s.sqlite
             """)
 
     @Argument(help: ArgumentHelp("The data files or quoted glob patterns, read in order as one source (- for standard input).", valueName: "file"))
@@ -39,7 +40,7 @@ struct ImportCommand: ParsableCommand {
     @Option(help: "A model bundle or model file; without it the model is inferred or taken from the store.")
     var model: String?
 
-    @Option(help: "csv, tsv, json or ndjson (default: from the extension; .tsv and tsv read tab-separated CSV).")
+    @Option(help: "csv, tsv, json, ndjson or fixed (default: from the extension; .tsv and tsv read tab-separated CSV; fixed needs --columns name:start:width,…).")
     var format: String?
 
     @Option(help: "error, update, keep or replace.")
@@ -63,7 +64,7 @@ struct ImportCommand: ParsableCommand {
     @Flag(help: "The CSV file has no header row; name the columns with --columns.")
     var noHeader = false
 
-    @Option(help: ArgumentHelp("Name the CSV columns, e.g. --columns id,name,city (with --no-header, or to replace the header's names).", valueName: "a,b,c"))
+    @Option(help: ArgumentHelp("Name the CSV columns, e.g. --columns id,name,city (with --no-header, or to replace the header's names); for --format fixed, name:start:width with 1-based starts, e.g. --columns id:1:5,name:6:20.", valueName: "a,b,c"))
     var columns: String?
 
     @Option(help: ArgumentHelp("Skip this many lines before the CSV header, e.g. --skip-lines 2 for a title and a blank line.", valueName: "n"))
@@ -184,7 +185,7 @@ struct ImportCommand: ParsableCommand {
                     try Self.refuseChanges(to: recorded, overrides: overrides, unique: unique)
                     let inferred = ModelInference.infer(
                         entityNamed: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples, overrides: overrides,
-                        textIsUntyped: dataFormat == .csv, decimalComma: decimalComma)
+                        textIsUntyped: dataFormat.readsTextColumns, decimalComma: decimalComma)
                     let added = zip(inferred.entity.attributes, inferred.fieldNames).filter { attribute, field in
                         recorded.attribute(named: attribute.name) == nil && recorded.attribute(named: field) == nil
                     }
@@ -212,7 +213,7 @@ struct ImportCommand: ParsableCommand {
                     let constraints = unique.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
                     let inferred = ModelInference.infer(
                         entityNamed: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples, overrides: overrides, unique: constraints,
-                        textIsUntyped: dataFormat == .csv, decimalComma: decimalComma)
+                        textIsUntyped: dataFormat.readsTextColumns, decimalComma: decimalComma)
                     try Self.checkNamed(overrides: overrides, constraints: constraints, in: inferred)
                     step.fields = inferred.renamedFields
                     if let existing {
@@ -276,6 +277,10 @@ struct ImportCommand: ParsableCommand {
     /// header and column names, null words and initial blanks.
     func configureCSV(_ step: inout ImportStep, formatName: String, firstFile file: String, console: Console) throws {
         let csvFlagsGiven = delimiter != nil || quote != nil || noHeader || columns != nil || skipInitialSpace || !nullWords.isEmpty || skipLines != 0 || comment != nil
+        if step.format == .fixed {
+            try configureFixedWidth(&step)
+            return
+        }
         guard step.format == .csv else {
             if csvFlagsGiven {
                 throw FerryError(.usage, "--delimiter, --quote, --no-header, --columns, --skip-lines, --comment, --skip-initial-space and --null apply to CSV, not \(step.format.rawValue)")
@@ -319,6 +324,22 @@ struct ImportCommand: ParsableCommand {
         // Headers with blank or repeated names still import: they are renamed, not refused.
         step.csv.renamesUnusableHeaders = true
         // A step's null words reach the CSV reader through ReaderFactory (unquoted fields only).
+        step.coercion.nullTokens = nullWords.isEmpty ? (model == nil ? Self.defaultNullWords : [""]) : Set(nullWords)
+    }
+
+    /// Applies `--columns name:start:width,…` (required), `--skip-lines` and `--null` to a
+    /// fixed-width import; the other CSV flags do not apply to it.
+    func configureFixedWidth(_ step: inout ImportStep) throws {
+        if delimiter != nil || quote != nil || noHeader || skipInitialSpace || comment != nil {
+            throw FerryError(.usage, "--delimiter, --quote, --no-header, --comment and --skip-initial-space apply to CSV, not fixed-width text")
+        }
+        guard let columns else {
+            throw FerryError(.usage, "--format fixed needs --columns name:start:width,… to say where the fields are (1-based, e.g. --columns id:1:5,name:6:20)")
+        }
+        guard skipLines >= 0 else { throw FerryError(.usage, "--skip-lines must be 0 or more, not \(skipLines)") }
+        step.fixedWidth = FixedWidthLayout(columns: try FixedWidthLayout.parse(columns), skipLines: skipLines)
+        let problems = step.fixedWidth.problems()
+        guard problems.isEmpty else { throw FerryError(.usage, "--columns: " + problems.joined(separator: "; ")) }
         step.coercion.nullTokens = nullWords.isEmpty ? (model == nil ? Self.defaultNullWords : [""]) : Set(nullWords)
     }
 

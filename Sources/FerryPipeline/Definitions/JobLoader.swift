@@ -20,12 +20,14 @@ public struct JobLoader: Sendable {
     static let modelKeys = ["path", "version"]
     static let migrateKeys = ["to", "backup"]
     static let importKeys = [
-        "source", "format", "entity", "encoding", "fields", "relationships", "csv", "json", "null", "trim", "date_format", "decimal_comma", "true", "false",
+        "source", "format", "entity", "encoding", "fields", "relationships", "csv", "json", "fixed", "null", "trim", "date_format", "decimal_comma", "true", "false",
         "on_conflict", "validate", "batch_size", "rejects", "max_rejects", "atomic", "verify",
     ]
     static let fieldKeys = ["field", "value", "trim", "date_format", "true", "false", "null"]
     static let relationshipKeys = ["field", "match", "missing"]
     static let csvKeys = ["delimiter", "quote", "header", "columns", "null", "skip_initial_space", "skip_lines", "comment"]
+    static let fixedKeys = ["columns", "skip_lines"]
+    static let fixedColumnKeys = ["name", "start", "width"]
     /// Step kinds a job may name; `import` and `verify` run today.
     static let stepKinds = ["import", "export", "migrate", "verify", "update", "delete"]
 
@@ -363,8 +365,8 @@ public struct JobLoader: Sendable {
         }
         if let node = mapping["json"], let json = reader.mapping(node, for: "json") {
             reader.checkKeys(json, allowed: ["pointer", "max_depth", "max_record_bytes"], in: "'json'")
-            if step.format == .csv, complete {
-                reader.fail("'json' options apply only to the json and ndjson formats, not csv", at: mapping.keyLocation("json") ?? node.location)
+            if step.format.readsTextColumns, complete {
+                reader.fail("'json' options apply only to the json and ndjson formats, not \(step.format.rawValue)", at: mapping.keyLocation("json") ?? node.location)
             }
             if let node = json["max_depth"], let depth = reader.int(node, for: "max_depth", minimum: 1) { step.jsonMaxDepth = depth }
             if let node = json["max_record_bytes"], let bytes = reader.int(node, for: "max_record_bytes", minimum: 1) {
@@ -382,7 +384,16 @@ public struct JobLoader: Sendable {
             }
         }
 
-        step.coercion.nullTokens = nullTokens ?? (step.format == .csv ? [""] : [])
+        if let node = mapping["fixed"], let fixed = reader.mapping(node, for: "fixed") {
+            if step.format != .fixed, complete {
+                reader.fail("'fixed' options apply only to the fixed format, not \(step.format.rawValue)", at: mapping.keyLocation("fixed") ?? node.location)
+            }
+            loadFixedWidth(fixed, into: &step, reader: reader)
+        } else if step.format == .fixed {
+            reader.fail("'format: fixed' needs 'fixed: {columns: [{name: id, start: 1, width: 5}, …]}' to say where the fields are", at: mapping["format"]?.location ?? entry.keyLocation)
+        }
+
+        step.coercion.nullTokens = nullTokens ?? (step.format.readsTextColumns ? [""] : [])
         if let node = mapping["trim"], let trim = reader.bool(node, for: "trim") { step.coercion.trim = trim }
         if let node = mapping["decimal_comma"], let flag = reader.bool(node, for: "decimal_comma") { step.coercion.decimalComma = flag }
         if let node = mapping["encoding"], let name = reader.string(node, for: "encoding") {
@@ -530,5 +541,34 @@ public struct JobLoader: Sendable {
         if let count = Int(text), count >= 0 { return .count(count) }
         reader.fail("expected a count or a percentage like \"1%\" for 'max_rejects' but found '\(text)'", at: node.location)
         return nil
+    }
+}
+
+extension JobLoader {
+    /// `fixed: {columns: [{name, start, width}, …], skip_lines: N}`: the layout of a fixed-width
+    /// source, checked here (names, 1-based starts, widths, overlaps) at its location.
+    func loadFixedWidth(_ fixed: YAMLMapping, into step: inout ImportStep, reader: DefinitionReader) {
+        reader.checkKeys(fixed, allowed: Self.fixedKeys, in: "'fixed'")
+        if let node = fixed["skip_lines"], let count = reader.int(node, for: "skip_lines") { step.fixedWidth.skipLines = count }
+        guard let node = fixed["columns"] else {
+            reader.fail("'fixed' needs 'columns: [{name: id, start: 1, width: 5}, …]'", at: fixed.location)
+            return
+        }
+        guard let items = reader.list(node, for: "columns") else { return }
+        var columns: [FixedWidthLayout.Column] = []
+        for item in items {
+            guard let column = reader.mapping(item, for: "columns") else { continue }
+            reader.checkKeys(column, allowed: Self.fixedColumnKeys, in: "a fixed-width column")
+            guard let nameNode = column["name"], let startNode = column["start"], let widthNode = column["width"] else {
+                reader.fail("a fixed-width column needs 'name', 'start' (1-based) and 'width'", at: column.location)
+                continue
+            }
+            guard let name = reader.string(nameNode, for: "name"), let start = reader.int(startNode, for: "start", minimum: 1),
+                let width = reader.int(widthNode, for: "width", minimum: 1)
+            else { continue }
+            columns.append(FixedWidthLayout.Column(name: name, start: start, width: width))
+        }
+        step.fixedWidth.columns = columns
+        for problem in step.fixedWidth.problems() { reader.fail(problem, at: node.location) }
     }
 }

@@ -25,6 +25,8 @@ public enum ReaderFactory {
             return try JSONArrayReader(
                 path: file, pointer: step.jsonPointer, maxDepth: step.jsonMaxDepth, maxRecordBytes: step.jsonMaxRecordBytes,
                 encoding: step.encoding)
+        case .fixed:
+            return try FixedWidthReader(path: file, layout: step.fixedWidth, nullTokens: step.coercion.nullTokens, encoding: step.encoding)
         case .ndjson:
             return try NDJSONReader(path: file, maxDepth: step.jsonMaxDepth, maxRecordBytes: step.jsonMaxRecordBytes, encoding: step.encoding)
         }
