@@ -61,6 +61,9 @@ struct ImportCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The CSV quote character, e.g. --quote \"'\" (default: \").", valueName: "char"))
     var quote: String?
 
+    @Option(help: ArgumentHelp("The CSV escape character of MySQL/PostgreSQL text exports, e.g. --escape '\\': it makes the next character literal (\\\", \\, and escaped line breaks), and an unquoted \\N is null.", valueName: "char"))
+    var escape: String?
+
     @Flag(help: "The CSV file has no header row; name the columns with --columns.")
     var noHeader = false
 
@@ -276,14 +279,14 @@ struct ImportCommand: ParsableCommand {
     /// Applies the CSV options: the delimiter (given, implied by tsv, or detected), the quote,
     /// header and column names, null words and initial blanks.
     func configureCSV(_ step: inout ImportStep, formatName: String, firstFile file: String, console: Console) throws {
-        let csvFlagsGiven = delimiter != nil || quote != nil || noHeader || columns != nil || skipInitialSpace || !nullWords.isEmpty || skipLines != 0 || comment != nil
+        let csvFlagsGiven = delimiter != nil || quote != nil || escape != nil || noHeader || columns != nil || skipInitialSpace || !nullWords.isEmpty || skipLines != 0 || comment != nil
         if step.format == .fixed {
             try configureFixedWidth(&step)
             return
         }
         guard step.format == .csv else {
             if csvFlagsGiven {
-                throw FerryError(.usage, "--delimiter, --quote, --no-header, --columns, --skip-lines, --comment, --skip-initial-space and --null apply to CSV, not \(step.format.rawValue)")
+                throw FerryError(.usage, "--delimiter, --quote, --escape, --no-header, --columns, --skip-lines, --comment, --skip-initial-space and --null apply to CSV, not \(step.format.rawValue)")
             }
             return
         }
@@ -291,6 +294,7 @@ struct ImportCommand: ParsableCommand {
         guard skipLines >= 0 else { throw FerryError(.usage, "--skip-lines must be 0 or more, not \(skipLines)") }
         step.csv.skipLines = skipLines
         if let comment { step.csv.comment = try Self.oneByte(comment, flag: "--comment") }
+        if let escape { step.csv.escape = try Self.oneByte(escape, flag: "--escape") }
         let sample = file == "-" ? nil : CSVDialectSniffer.sample(path: file, encoding: step.encoding)
         if let delimiter {
             step.csv.delimiter = try Self.oneByte(delimiter, flag: "--delimiter")
@@ -330,8 +334,8 @@ struct ImportCommand: ParsableCommand {
     /// Applies `--columns name:start:width,…` (required), `--skip-lines` and `--null` to a
     /// fixed-width import; the other CSV flags do not apply to it.
     func configureFixedWidth(_ step: inout ImportStep) throws {
-        if delimiter != nil || quote != nil || noHeader || skipInitialSpace || comment != nil {
-            throw FerryError(.usage, "--delimiter, --quote, --no-header, --comment and --skip-initial-space apply to CSV, not fixed-width text")
+        if delimiter != nil || quote != nil || escape != nil || noHeader || skipInitialSpace || comment != nil {
+            throw FerryError(.usage, "--delimiter, --quote, --escape, --no-header, --comment and --skip-initial-space apply to CSV, not fixed-width text")
         }
         guard let columns else {
             throw FerryError(.usage, "--format fixed needs --columns name:start:width,… to say where the fields are (1-based, e.g. --columns id:1:5,name:6:20)")

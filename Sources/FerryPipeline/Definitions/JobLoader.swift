@@ -25,7 +25,7 @@ public struct JobLoader: Sendable {
     ]
     static let fieldKeys = ["field", "value", "trim", "date_format", "true", "false", "null"]
     static let relationshipKeys = ["field", "match", "missing"]
-    static let csvKeys = ["delimiter", "quote", "header", "columns", "null", "skip_initial_space", "skip_lines", "comment"]
+    static let csvKeys = ["delimiter", "quote", "escape", "header", "columns", "null", "skip_initial_space", "skip_lines", "comment"]
     static let fixedKeys = ["columns", "skip_lines"]
     static let fixedColumnKeys = ["name", "start", "width"]
     /// Step kinds a job may name; `import` and `verify` run today.
@@ -358,6 +358,12 @@ public struct JobLoader: Sendable {
             if let node = csv["skip_initial_space"], let skip = reader.bool(node, for: "skip_initial_space") { step.csv.skipInitialSpace = skip }
             if let node = csv["skip_lines"], let count = reader.int(node, for: "skip_lines") { step.csv.skipLines = count }
             if let node = csv["comment"], let byte = oneByte(node, for: "comment", reader: reader) { step.csv.comment = byte }
+            if let node = csv["escape"], let byte = oneByte(node, for: "escape", reader: reader) {
+                if byte == step.csv.delimiter || byte == step.csv.quote || byte == 10 || byte == 13 {
+                    reader.fail("the CSV escape character must differ from the delimiter, the quote (a doubled quote already escapes it) and line breaks", at: node.location)
+                }
+                step.csv.escape = byte
+            }
             if let node = csv["null"], let words = reader.strings(node, for: "null") { nullTokens = (nullTokens ?? []).union(words) }
             if !step.csv.hasHeader, step.csv.columns == nil {
                 reader.fail("'header: false' needs 'columns: [...]' to name the columns", at: csv["header"]?.location ?? csv.location)
