@@ -55,6 +55,12 @@ struct ImportCommand: ParsableCommand {
     @Option(help: ArgumentHelp("A JSON pointer to the records array.", valueName: "pointer"))
     var jsonPointer: String = ""
 
+    @Option(help: ArgumentHelp("How JSON records are laid out: records (objects, the default), object (one object whose members are the records; see --key-field) or rows (arrays of values, the first naming the columns unless --columns does).", valueName: "shape"))
+    var jsonShape: String?
+
+    @Option(help: ArgumentHelp("With --json-shape object: the field each member's name goes to, e.g. --key-field id (default: key).", valueName: "name"))
+    var keyField: String?
+
     @Option(help: ArgumentHelp("The CSV delimiter, e.g. --delimiter ';' (\\t or tab for a tab; default: detected from , tab ; |).", valueName: "char"))
     var delimiter: String?
 
@@ -140,6 +146,7 @@ struct ImportCommand: ParsableCommand {
                 throw FerryError(.usage, "--json-pointer applies to JSON documents, not to \(dataFormat.rawValue) input '\(file)'")
             }
             step.jsonPointer = jsonPointer
+            try configureJSONShape(&step)
             step.rejectsPath = rejects
             step.maxRejects = try Self.budget(maxRejects, hasRejectsFile: rejects != nil)
             step.encoding = try encoding.map { name throws(FerryError) in try TextEncoding(named: name) }
@@ -285,7 +292,9 @@ struct ImportCommand: ParsableCommand {
             return
         }
         guard step.format == .csv else {
-            if csvFlagsGiven {
+            let rowColumns: Bool
+            if case .rows = step.jsonShape { rowColumns = true } else { rowColumns = false }
+            if csvFlagsGiven && !(rowColumns && columns != nil && delimiter == nil && quote == nil && escape == nil && !noHeader && !skipInitialSpace && nullWords.isEmpty && skipLines == 0 && comment == nil) {
                 throw FerryError(.usage, "--delimiter, --quote, --escape, --no-header, --columns, --skip-lines, --comment, --skip-initial-space and --null apply to CSV, not \(step.format.rawValue)")
             }
             return
@@ -329,6 +338,31 @@ struct ImportCommand: ParsableCommand {
         step.csv.renamesUnusableHeaders = true
         // A step's null words reach the CSV reader through ReaderFactory (unquoted fields only).
         step.coercion.nullTokens = nullWords.isEmpty ? (model == nil ? Self.defaultNullWords : [""]) : Set(nullWords)
+    }
+
+    /// Applies `--json-shape`, `--key-field` and, for rows, `--columns` to a JSON or NDJSON import.
+    func configureJSONShape(_ step: inout ImportStep) throws {
+        guard jsonShape != nil || keyField != nil else { return }
+        guard step.format == .json || step.format == .ndjson else {
+            throw FerryError(.usage, "--json-shape and --key-field apply to JSON and NDJSON, not \(step.format.rawValue)")
+        }
+        switch jsonShape ?? "records" {
+        case "records":
+            step.jsonShape = .records
+        case "object":
+            guard step.format == .json else { throw FerryError(.usage, "--json-shape object applies to a JSON document, not to NDJSON (whose lines are the records)") }
+            step.jsonShape = .object(keyField: keyField ?? "key")
+        case "rows":
+            let names = columns.map { $0.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingCharacters(in: .whitespaces) } }
+            if let names, Set(names).count != names.count || names.contains("") {
+                throw FerryError(.usage, "--columns for rows must be distinct, non-empty names, not '\(columns ?? "")'")
+            }
+            step.jsonShape = .rows(columns: names)
+        case let other:
+            throw FerryError(.usage, "--json-shape must be records, object or rows, not '\(other)'")
+        }
+        if keyField != nil, case .records = step.jsonShape { throw FerryError(.usage, "--key-field applies to --json-shape object") }
+        if keyField != nil, case .rows = step.jsonShape { throw FerryError(.usage, "--key-field applies to --json-shape object") }
     }
 
     /// Applies `--columns name:start:width,…` (required), `--skip-lines` and `--null` to a

@@ -41,6 +41,10 @@ public final class NDJSONReader: JSONObjectReader {
     @exclusivity(unchecked) private var rawCount = 0
     @exclusivity(unchecked) private var problemRecord: SourceRecord?
     @exclusivity(unchecked) private var hasCurrent = false
+    /// `records` (an object per line) or `rows` (an array per line).
+    public let shape: JSONShape
+    /// The `rows` shape: the field index of each position of a row (nil until the header line).
+    private var rowIndexes: [Int]?
 
     /// Opens `path` (`-` for standard input).
     ///
@@ -53,12 +57,19 @@ public final class NDJSONReader: JSONObjectReader {
     ///   - encoding: the file's text encoding (nil: UTF-8, or what a byte order mark says).
     public init(
         path: String, chunkSize: Int = 1 << 18, maxDepth: Int = JSONSyntax.maxDepth, maxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes,
-        encoding: TextEncoding? = nil
+        encoding: TextEncoding? = nil, shape: JSONShape = .records
     ) throws {
         self.maxRecordBytes = max(1, maxRecordBytes)
+        self.shape = shape
         input = try InputFile(path: path, encoding: encoding)
         window = ByteWindow(input: input, chunkSize: chunkSize)
         tokenizer = JSONTokenizer(lineWindow: window, sourceName: input.name, maxDepth: maxDepth)
+        switch shape {
+        case .records: break
+        case .object:
+            throw FerryError(.invalidDefinition, "the object shape applies to a JSON document, not to NDJSON", at: InputLocation(file: input.name))
+        case .rows(let columns): rowIndexes = columns.map { decoder.columnIndexes($0) }
+        }
     }
 
     public var fieldNames: [String] { decoder.table.names }
@@ -142,6 +153,17 @@ public final class NDJSONReader: JSONObjectReader {
             var content = first
             while content < stop && (base[content] == 0x20 || base[content] == 0x09) { content += 1 }
             if content == stop { continue }
+            if case .rows = shape, rowIndexes == nil {
+                // The first line names the columns.
+                tokenizer.reset(lineFrom: first, to: stop, line: lineNumber)
+                let token = try tokenizer.next()
+                guard token == .beginArray else {
+                    throw tokenizer.error("the first line must be the header row (an array of column names), not \(JSONObjectDecoder.describe(token))", at: tokenizer.tokenStart)
+                }
+                rowIndexes = try decoder.decodeHeader(tokenizer)
+                _ = try tokenizer.next()  // only white space may follow: anything else throws
+                continue
+            }
             number += 1
             parseLine(from: first, to: stop)
             hasCurrent = true
@@ -158,13 +180,26 @@ public final class NDJSONReader: JSONObjectReader {
         do {
             let token = try tokenizer.next()
             column = tokenizer.tokenColumn
-            guard token == .beginObject else {
+            let wanted: JSONToken
+            if case .rows = shape { wanted = .beginArray } else { wanted = .beginObject }
+            guard token == wanted else {
                 throw FerryError(
-                    .invalidInput, "expected a JSON object, found \(JSONObjectDecoder.describe(token))",
+                    .invalidInput, "expected a JSON \(JSONArrayReader.recordKind(shape)), found \(JSONObjectDecoder.describe(token))",
                     at: InputLocation(file: sourceName, line: lineNumber, column: column, record: number))
             }
             let objectStart = tokenizer.tokenStart
-            try decoder.decodeObject(tokenizer)
+            if case .rows(let columns) = shape {
+                let expected = rowIndexes?.count ?? 0
+                let count = try decoder.decodeRow(tokenizer, indexes: rowIndexes ?? [])
+                if count != expected {
+                    throw FerryError(
+                        .invalidInput,
+                        JSONObjectDecoder.rowLengthProblem(expected: expected, found: count, headerRow: columns == nil),
+                        at: InputLocation(file: sourceName, line: lineNumber, column: column, record: number))
+                }
+            } else {
+                try decoder.decodeObject(tokenizer)
+            }
             let objectEnd = tokenizer.pos
             _ = try tokenizer.next()  // only white space may follow: anything else throws
             recordLine = lineNumber

@@ -294,6 +294,8 @@ public struct ImportStep: Sendable {
     public var encoding: TextEncoding?
     /// A JSON pointer (RFC 6901) to the array of records; empty for the top level.
     public var jsonPointer: String
+    /// How the JSON or NDJSON records are laid out (`json: {shape: …}`).
+    public var jsonShape = JSONShape.records
     /// The columns of a `format: fixed` source (`fixed: {columns: […]}`).
     public var fixedWidth = FixedWidthLayout(columns: [])
     /// The deepest JSON nesting a json or ndjson record may have (`json: {max_depth: N}`).

@@ -370,7 +370,8 @@ public struct JobLoader: Sendable {
             }
         }
         if let node = mapping["json"], let json = reader.mapping(node, for: "json") {
-            reader.checkKeys(json, allowed: ["pointer", "max_depth", "max_record_bytes"], in: "'json'")
+            reader.checkKeys(json, allowed: ["pointer", "max_depth", "max_record_bytes", "shape", "key_field", "columns"], in: "'json'")
+            loadJSONShape(json, into: &step, reader: reader)
             if step.format.readsTextColumns, complete {
                 reader.fail("'json' options apply only to the json and ndjson formats, not \(step.format.rawValue)", at: mapping.keyLocation("json") ?? node.location)
             }
@@ -576,5 +577,43 @@ extension JobLoader {
         }
         step.fixedWidth.columns = columns
         for problem in step.fixedWidth.problems() { reader.fail(problem, at: node.location) }
+    }
+}
+
+extension JobLoader {
+    /// `json: {shape: records | object | rows, key_field: id, columns: [a, b]}`: how the records
+    /// are laid out; `key_field` belongs to `object` (a JSON document only), `columns` to `rows`.
+    func loadJSONShape(_ json: YAMLMapping, into step: inout ImportStep, reader: DefinitionReader) {
+        let keyField = json["key_field"].flatMap { reader.string($0, for: "key_field") }
+        let columns = json["columns"].flatMap { reader.strings($0, for: "columns") }
+        var shape = "records"
+        if let node = json["shape"], let name = reader.string(node, for: "shape") {
+            guard ["records", "object", "rows"].contains(name) else {
+                reader.fail("unknown JSON shape '\(name)' (records, object, rows)\(Suggestions.didYouMean(name, in: ["records", "object", "rows"]))", at: node.location)
+                return
+            }
+            shape = name
+        }
+        let location = json["shape"]?.location ?? json.location
+        if keyField != nil && shape != "object" {
+            reader.fail("'key_field' applies to 'shape: object' (an object whose members are the records)", at: json.keyLocation("key_field") ?? location)
+        }
+        if columns != nil && shape != "rows" {
+            reader.fail("'columns' applies to 'shape: rows' (arrays of values)", at: json.keyLocation("columns") ?? location)
+        }
+        switch shape {
+        case "object":
+            if step.format == .ndjson {
+                reader.fail("'shape: object' applies to a JSON document, not to NDJSON (whose lines are the records)", at: location)
+            }
+            step.jsonShape = .object(keyField: keyField ?? "key")
+        case "rows":
+            if let columns, Set(columns).count != columns.count || columns.contains("") {
+                reader.fail("the columns of 'shape: rows' must be distinct, non-empty names", at: json["columns"]?.location ?? location)
+            }
+            step.jsonShape = .rows(columns: columns)
+        default:
+            step.jsonShape = .records
+        }
     }
 }

@@ -24,11 +24,12 @@ public enum ReaderFactory {
         case .json:
             return try JSONArrayReader(
                 path: file, pointer: step.jsonPointer, maxDepth: step.jsonMaxDepth, maxRecordBytes: step.jsonMaxRecordBytes,
-                encoding: step.encoding)
+                encoding: step.encoding, shape: step.jsonShape)
         case .fixed:
             return try FixedWidthReader(path: file, layout: step.fixedWidth, nullTokens: step.coercion.nullTokens, encoding: step.encoding)
         case .ndjson:
-            return try NDJSONReader(path: file, maxDepth: step.jsonMaxDepth, maxRecordBytes: step.jsonMaxRecordBytes, encoding: step.encoding)
+            return try NDJSONReader(
+                path: file, maxDepth: step.jsonMaxDepth, maxRecordBytes: step.jsonMaxRecordBytes, encoding: step.encoding, shape: step.jsonShape)
         }
     }
 }
