@@ -114,7 +114,10 @@ public final class JSONArrayReader: JSONObjectReader {
             started = true
             try walkToArray()
         }
-        tokenizer.record = number + 1
+        // The header row is not a record: its errors carry no record number.
+        var headerPending = false
+        if case .rows = shape, rowIndexes == nil { headerPending = true }
+        tokenizer.record = headerPending ? nil : number + 1
         var token = try tokenizer.next()
         // The `object` shape: a member's name, then its value (the record).
         var start = tokenizer.tokenStart
@@ -124,6 +127,8 @@ public final class JSONArrayReader: JSONObjectReader {
         if case .object = shape {
             if token == .endObject { return try finish() }
             key = tokenizer.withStringBytes { Array($0) }
+            // The raw record starts at the member's name; the mark moves with refills.
+            tokenizer.mark = start
             token = try tokenizer.next()
         } else if token == .endArray {
             return try finish()
@@ -134,6 +139,7 @@ public final class JSONArrayReader: JSONObjectReader {
                 throw tokenizer.error("the first element must be the header row (an array of column names), not \(JSONObjectDecoder.describe(token))", at: tokenizer.tokenStart)
             }
             rowIndexes = try decoder.decodeHeader(tokenizer)
+            tokenizer.record = number + 1
             token = try tokenizer.next()
             if token == .endArray { return try finish() }
             start = tokenizer.tokenStart
@@ -144,7 +150,7 @@ public final class JSONArrayReader: JSONObjectReader {
         recordLine = line
         recordColumn = column
         // The mark keeps the element's bytes in the window (and moves with refills) for `raw`.
-        tokenizer.mark = start
+        if tokenizer.mark == nil { tokenizer.mark = start }
         var problem: String
         do {
             switch (shape, token) {
@@ -305,7 +311,7 @@ public final class JSONArrayReader: JSONObjectReader {
         let container: JSONToken
         if case .object = shape { container = .beginObject } else { container = .beginArray }
         guard token == container else {
-            let wanted = container == .beginObject ? "an object of records" : "an array of records"
+            let wanted = container == .beginObject ? "a JSON object of records" : "a JSON array of records"
             let message =
                 referenceTokens.isEmpty
                 ? "expected \(wanted) at the top level, found \(JSONObjectDecoder.describe(token))"
