@@ -22,7 +22,8 @@ struct ImportCommand: ParsableCommand {
             rejects and the report name each record's file. \
             Example: ferry import sales.csv.gz --store s.sqlite --skip-lines 1 --decimal-comma --type "Zip Code=string"; \
             ferry import 'nightly/*.csv.gz' --store s.sqlite --entity orders; \
-            fixed-width text: ferry import bank.txt --format fixed --columns id:1:5,name:6:20,amount:26:10 --store s.sqlite
+            fixed-width text: ferry import bank.txt --format fixed --columns id:1:5,name:6:20,amount:26:10 --store s.sqlite; \
+            JSON keyed by id: ferry import users.json --json-pointer /users --json-shape object --key-field id --store s.sqlite
             """)
 
     @Argument(help: ArgumentHelp("The data files or quoted glob patterns, read in order as one source (- for standard input).", valueName: "file"))
