@@ -101,6 +101,9 @@ struct ImportCommand: ParsableCommand {
     @Option(help: ArgumentHelp("How dates are written, e.g. --date-format dd.MM.yyyy (iso8601, unix, unix_ms, excel or a pattern; repeat it to try several in order).", valueName: "format"))
     var dateFormat: [String] = []
 
+    @Option(name: .customLong("field"), help: ArgumentHelp("Map an attribute to a source field, e.g. --field city=address.city (a path into nested JSON objects) or --field id=\"Customer No\" (repeatable).", valueName: "attribute=field"))
+    var fieldMappings: [String] = []
+
     @Option(name: .customLong("type"), help: ArgumentHelp("Set the type of a column of an inferred model, by header or attribute name, e.g. --type \"Zip Code=string\" (repeatable).", valueName: "column=TYPE"))
     var types: [String] = []
 
@@ -164,6 +167,7 @@ struct ImportCommand: ParsableCommand {
             if formats.count == 1 { step.coercion.dateFormat = formats[0] } else if formats.count > 1 { step.coercion.dateFormat = .firstOf(formats) }
             // Checked before any file is opened: a usage error is reported as one (exit 64).
             let overrides = try Self.typeOverrides(types)
+            let explicitFields = try Self.fieldMappings(fieldMappings)
 
             // Where the import goes: the store, or for a dry run that would create the store or add
             // a table to it, a scratch store (or copy) removed at the end: a dry run changes nothing.
@@ -190,7 +194,10 @@ struct ImportCommand: ParsableCommand {
                 }
             } else {
                 let existing = FileManager.default.fileExists(atPath: store) ? try Store.metadata(at: store)?.model : nil
-                let sampled = try SampledReader(ReaderFactory.open(step: step), sampleSize: max(1, sample))
+                let source = try ReaderFactory.open(step: step)
+                // Mapped fields (paths into nested objects among them) are read from the sample on.
+                for mapping in explicitFields { if case .field(let name) = mapping.source { _ = source.fieldIndex(of: name) } }
+                let sampled = try SampledReader(source, sampleSize: max(1, sample))
                 reader = sampled
                 if let existing, let recorded = existing.entity(named: entityName) {
                     try Self.refuseChanges(to: recorded, overrides: overrides, unique: unique)
@@ -222,9 +229,10 @@ struct ImportCommand: ParsableCommand {
                     }
                 } else {
                     let constraints = unique.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
-                    let inferred = ModelInference.infer(
+                    var inferred = ModelInference.infer(
                         entityNamed: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples, overrides: overrides, unique: constraints,
                         textIsUntyped: dataFormat.readsTextColumns, decimalComma: decimalComma)
+                    for mapping in explicitFields { if case .field(let name) = mapping.source { inferred.name(mapping.attribute, fromField: name) } }
                     try Self.checkNamed(overrides: overrides, constraints: constraints, in: inferred)
                     step.fields = inferred.renamedFields
                     if let existing {
@@ -248,6 +256,8 @@ struct ImportCommand: ParsableCommand {
                     }
                 }
             }
+            // --field mappings win over the ones derived from names.
+            step.fields = step.fields.filter { field in !explicitFields.contains { $0.attribute == field.attribute } } + explicitFields
             var openOptions = Store.Options()
             openOptions.writerLock = options.dryRun ? (target == store ? .takeIfPresent : .none) : .take
             let opened = try Store.open(at: target, model: storeModel, options: openOptions)
@@ -452,6 +462,18 @@ struct ImportCommand: ParsableCommand {
         }
         if let count = Int(text), count >= 0 { return .count(count) }
         throw FerryError(.usage, "--max-rejects must be a count or a percentage like 1%, got '\(text)'")
+    }
+
+    /// `--field attribute=field`: the field (a column, a key or a path such as `address.city`)
+    /// an attribute reads.
+    static func fieldMappings(_ items: [String]) throws -> [FieldMapping] {
+        try items.map { item in
+            let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+                throw FerryError(.usage, "--field needs attribute=field, e.g. --field city=address.city; got '\(item)'")
+            }
+            return FieldMapping(attribute: parts[0], source: .field(parts[1]))
+        }
     }
 
     static func typeOverrides(_ items: [String]) throws -> [String: AttributeType] {

@@ -9,6 +9,8 @@ final class JSONObjectDecoder {
     let table = JSONFieldTable()
     /// The members of the last object decoded.
     let fields = JSONObjectFields()
+    /// Registered names that are paths into nested objects (`address.city`).
+    private let paths = JSONPathFields()
     /// The field index found at each member position of the previous object.
     @exclusivity(unchecked) private var predicted: [Int] = []
     /// Reused buffer for compact JSON text of nested values.
@@ -42,6 +44,7 @@ final class JSONObjectDecoder {
             ordinal += 1
             try decodeValue(try tokenizer.next(), into: index, tokenizer)
         }
+        paths.resolve(fields, table: table)
     }
 
     /// Reads the values of the array whose `[` the tokenizer just returned (a row of the `rows`
