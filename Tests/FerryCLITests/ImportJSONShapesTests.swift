@@ -97,3 +97,45 @@ struct ImportJSONShapesTests {
         #expect(!FileManager.default.fileExists(atPath: store))
     }
 }
+
+@Suite("ferry import: nested JSON fields")
+struct ImportNestedFieldsTests {
+    @Test("--field city=address.city: inferred, named and imported; a job's fields: {city: address.city} with a model")
+    func paths() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("s.sqlite")
+        let file = try dir.write("people.ndjson", """
+            {"id": 1, "address": {"city": "Zürich", "geo": {"lat": 47.37}}}
+            {"id": 2, "address": {"city": "Bern"}}
+            {"id": 3}
+
+            """)
+        let result = try runFerry(["import", file, "--field", "city=address.city", "--field", "lat=address.geo.lat", "--store", store])
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.stdout.hasPrefix(#"inferred people: city string (from "address.city"), lat double (from "address.geo.lat"), id int64, address json"# + "\n"), "\(result)")
+        #expect(try StoreSnapshot.texts(store, "SELECT id, quote(city), quote(lat) FROM people ORDER BY id") == [["1", "'Zürich'", "47.37"], ["2", "'Bern'", "NULL"], ["3", "NULL", "NULL"]])
+
+        _ = try dir.write("model.yml", "entities:\n  Person:\n    attributes:\n      id: int64\n      town: {type: string, optional: false}\n")
+        let job = try dir.write("job.yml", """
+            store: out.sqlite
+            model: model.yml
+            steps:
+              - import:
+                  source: people.ndjson
+                  entity: Person
+                  fields: {town: address.city}
+                  rejects: rejects.ndjson
+                  max_rejects: 1
+            """)
+        let run = try runFerry(["run", job, "--quiet"])
+        #expect(run.exitCode == 0, "\(run)")
+        #expect(try StoreSnapshot.texts(dir.file("out.sqlite"), "SELECT id, town FROM Person ORDER BY id") == [["1", "Zürich"], ["2", "Bern"]])
+        // The third record lacks the path: a required attribute, so it is a located reject.
+        let reject = try jsonObject(text: try #require(try lines(ofFile: dir.file("rejects.ndjson")).first))
+        #expect(reject["line"] as? Int == 3)
+
+        let bad = try runFerry(["import", file, "--field", "city", "--store", dir.file("t.sqlite")])
+        #expect(bad.exitCode == 64, "\(bad)")
+        #expect(bad.errorLines == ["error: --field needs attribute=field, e.g. --field city=address.city; got 'city'"])
+    }
+}

@@ -98,3 +98,35 @@ struct JSONShapeTests {
         #expect(thrownText { _ = try NDJSONReader(path: twice, shape: .object(keyField: "id")) } == "\(twice): error: the object shape applies to a JSON document, not to NDJSON")
     }
 }
+
+@Suite("JSON readers: paths into nested objects")
+struct JSONPathFieldTests {
+    @Test("a registered dotted name reads nested members (strings decoded, numbers, booleans, nested text); an exact key wins; absent otherwise")
+    func paths() throws {
+        let dir = TemporaryDirectory()
+        let text = """
+            [{"id": 1, "address": {"city": "Z\\u00fcrich \\"ZH\\"", "geo": {"lat": 47.37, "ok": true, "tags": ["a", {"b": 1}]}}},
+             {"id": 2, "address": {"geo": null}},
+             {"id": 3, "address": "none", "address.city": "direct"},
+             {"id": 4, "address": {"zip": {"city": "inner"}, "city": null}}]
+            """
+        let json = try dir.write("p.json", text)
+        let ndjson = try dir.write("p.ndjson", text.dropFirst().dropLast().replacingOccurrences(of: "},\n {", with: "}\n{") + "\n")
+        for chunkSize in [1, 2, 5, 64, 1 << 18] {
+            for reader in [try JSONArrayReader(path: json, chunkSize: chunkSize) as any RecordReader, try NDJSONReader(path: ndjson, chunkSize: chunkSize)] {
+                let city = reader.fieldIndex(of: "address.city")
+                let lat = reader.fieldIndex(of: "address.geo.lat")
+                let ok = reader.fieldIndex(of: "address.geo.ok")
+                let tags = reader.fieldIndex(of: "address.geo.tags")
+                let missing = reader.fieldIndex(of: "address.geo.nothing")
+                let records = try readAll(reader)
+                #expect(records.map { $0[city]?.value } == [.text("Zürich \"ZH\""), nil, .text("direct"), .null], "chunk size \(chunkSize)")
+                #expect(records.map { $0[lat]?.value } == [.number("47.37"), nil, nil, nil])
+                #expect(records.map { $0[ok]?.value } == [.bool(true), nil, nil, nil])
+                #expect(records.map { $0[tags]?.value } == [.json(#"["a",{"b":1}]"#), nil, nil, nil])
+                #expect(records.allSatisfy { $0[missing] == nil })
+                #expect(records.allSatisfy { $0.problem == nil })
+            }
+        }
+    }
+}
