@@ -116,5 +116,9 @@ struct ImportFixedWidthTests {
         let export = try runFerry(["export", "--store", store, "--entity", "people", "--format", "fixed", "--output", dir.file("out.txt")])
         #expect(export.exitCode == 64, "\(export)")
         #expect(export.errorLines == ["error: ferry exports csv, tsv, json or ndjson; fixed-width text is read, not written"])
+        let exportJob = try dir.write("export.yml", "store: out.sqlite\nmodel: model.yml\nsteps:\n  - export: {entity: Entry, output: out.txt, format: fixed}\n")
+        let exportValidate = try runFerry(["validate", exportJob])
+        #expect(exportValidate.exitCode == 64, "\(exportValidate)")
+        #expect(exportValidate.errorLines.first?.hasSuffix("error: ferry exports csv, tsv, json or ndjson; fixed-width text is read, not written") == true, "\(exportValidate)")
     }
 }

@@ -317,7 +317,7 @@ public struct JobLoader: Sendable {
                     step.format = format
                     tabSeparated = DataFormat.impliedDelimiter(name) == 9
                 } else {
-                    reader.fail("unknown format '\(name)' (csv, json, ndjson)\(Suggestions.didYouMean(name, in: ["csv", "json", "ndjson", "jsonl", "tsv"]))", at: node.location)
+                    reader.fail("unknown format '\(name)' (csv, json, ndjson, fixed)\(Suggestions.didYouMean(name, in: ["csv", "json", "ndjson", "jsonl", "tsv", "fixed"]))", at: node.location)
                     complete = false
                 }
             }
