@@ -141,6 +141,11 @@ final class Console: ProgressObserver {
         if let ignored = report.ignoredFields, !ignored.isEmpty {
             text += "; not imported (no attribute maps them): \(ignored.joined(separator: ", "))"
         }
+        // Several files: one line each, in reading order.
+        for file in report.files ?? [] {
+            text += "\n  \(file.file): read \(grouped(file.read)), inserted \(grouped(file.inserted)), updated \(grouped(file.updated)), "
+            text += "skipped \(grouped(file.skipped)), rejected \(grouped(file.rejected))"
+        }
         return text
     }
 

@@ -71,6 +71,9 @@ public struct SourceRecord: Sendable {
     /// invalid UTF-8, a line of NDJSON that is not an object): the importer rejects it and reading
     /// goes on. Problems that make the rest of the input unreadable are thrown instead.
     public var problem: FerryError?
+    /// The file the record came from, set by a reader of several files (``MultiFileReader``);
+    /// nil when it is the reader's only source.
+    public var sourceName: String?
 
     public init(number: Int, line: Int, column: Int = 1, fields: [Field?], raw: String, problem: FerryError? = nil) {
         self.number = number

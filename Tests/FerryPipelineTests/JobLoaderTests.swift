@@ -125,7 +125,7 @@ struct JobLoaderTests {
         #expect(renderedErrors { _ = try JobLoader().load(path: bad, parameters: [:], environment: [:]) } == [
             "\(bad):3:22: error: cannot tell the format of 'a.xml' from its extension; add 'format:' (csv, json, ndjson)",
             "\(bad):4:22: error: cannot tell the format of standard input; add 'format:' (csv, json, ndjson)",
-            "\(bad):5:48: error: unknown format 'xsl' (csv, json, ndjson)",
+            "\(bad):5:48: error: unknown format 'xsl' (csv, json, ndjson, fixed)",
             "\(bad):6:5: error: the import step needs 'entity'",
         ])
     }

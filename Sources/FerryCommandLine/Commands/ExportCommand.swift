@@ -66,6 +66,7 @@ struct ExportCommand: ParsableCommand {
                     ? "cannot tell the format of '\(output)' from its extension; pass --format csv|json|ndjson"
                     : "unknown format '\(formatName)' (csv, json, ndjson)\(Suggestions.didYouMean(formatName, in: ["csv", "json", "ndjson"]))")
             }
+            if dataFormat == .fixed { throw FerryError(.usage, DataFormat.fixedExportMessage) }
             if format != nil, output != "-", let implied = DataFormat(pathExtension: URL(fileURLWithPath: output).pathExtension), implied != dataFormat, !quiet {
                 Console.printError("warning: writing \(dataFormat.rawValue) to '\(output)', whose extension says \(implied.rawValue)")
             }

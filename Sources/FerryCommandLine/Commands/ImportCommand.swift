@@ -7,7 +7,7 @@ import Foundation
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import one CSV, TSV, JSON or NDJSON file (optionally .gz, .zst, .bz2, .xz) into a store, without a job file.",
+        abstract: "Import CSV, TSV, JSON or NDJSON files (optionally .gz, .zst, .bz2, .xz) into a store, without a job file.",
         discussion: """
             Without --model, ferry infers a one-entity model from the data the way sqlite-utils \
             does (attribute names from the header or keys, types from the first records) and records it \
@@ -17,11 +17,20 @@ struct ImportCommand: ParsableCommand {
             on the inferred line); unquoted NA, N/A, n/a, NULL, null, #N/A and empty fields are null \
             unless --null says otherwise. A CSV file's delimiter is detected (, tab ; |) unless given; \
             compressed files and UTF-16/32 with a byte order mark are read as they are. \
-            Example: ferry import sales.csv.gz --store s.sqlite --skip-lines 1 --decimal-comma --type "Zip Code=string"
+            Several files (or a quoted glob that ferry expands, in natural order) are read one \
+            after the other into one entity; CSV files must share the first one's header row, and \
+            rejects and the report name each record's file. \
+            Example: ferry import sales.csv.gz --store s.sqlite --skip-lines 1 --decimal-comma --type "Zip Code=string"; \
+            ferry import 'nightly/*.csv.gz' --store s.sqlite --entity orders; \
+            fixed-width text: ferry import bank.txt --format fixed --columns id:1:5,name:6:20,amount:26:10 --store s.sqlite; \
+            JSON keyed by id: ferry import users.json --json-pointer /users --json-shape object --key-field id --store s.sqlite
             """)
 
-    @Argument(help: ArgumentHelp("The data file (- for standard input).", valueName: "file"))
-    var file: String
+    @Argument(help: ArgumentHelp("The data files or quoted glob patterns, read in order as one source (- for standard input).", valueName: "file"))
+    var files: [String]
+
+    /// The first source: it decides the format, the default entity name and the CSV dialect.
+    var file: String { files[0] }
 
     @Option(help: "The store to import into (created when missing).")
     var store: String
@@ -32,7 +41,7 @@ struct ImportCommand: ParsableCommand {
     @Option(help: "A model bundle or model file; without it the model is inferred or taken from the store.")
     var model: String?
 
-    @Option(help: "csv, tsv, json or ndjson (default: from the extension; .tsv and tsv read tab-separated CSV).")
+    @Option(help: "csv, tsv, json, ndjson or fixed (default: from the extension; .tsv and tsv read tab-separated CSV; fixed needs --columns name:start:width,…).")
     var format: String?
 
     @Option(help: "error, update, keep or replace.")
@@ -47,16 +56,25 @@ struct ImportCommand: ParsableCommand {
     @Option(help: ArgumentHelp("A JSON pointer to the records array.", valueName: "pointer"))
     var jsonPointer: String = ""
 
+    @Option(help: ArgumentHelp("How JSON records are laid out: records (objects, the default), object (one object whose members are the records; see --key-field) or rows (arrays of values, the first naming the columns unless --columns does).", valueName: "shape"))
+    var jsonShape: String?
+
+    @Option(help: ArgumentHelp("With --json-shape object: the field each member's name goes to, e.g. --key-field id (default: key).", valueName: "name"))
+    var keyField: String?
+
     @Option(help: ArgumentHelp("The CSV delimiter, e.g. --delimiter ';' (\\t or tab for a tab; default: detected from , tab ; |).", valueName: "char"))
     var delimiter: String?
 
     @Option(help: ArgumentHelp("The CSV quote character, e.g. --quote \"'\" (default: \").", valueName: "char"))
     var quote: String?
 
+    @Option(help: ArgumentHelp("The CSV escape character of MySQL/PostgreSQL text exports, e.g. --escape '\\': it makes the next character literal (\\\", \\, and escaped line breaks), and an unquoted \\N is null.", valueName: "char"))
+    var escape: String?
+
     @Flag(help: "The CSV file has no header row; name the columns with --columns.")
     var noHeader = false
 
-    @Option(help: ArgumentHelp("Name the CSV columns, e.g. --columns id,name,city (with --no-header, or to replace the header's names).", valueName: "a,b,c"))
+    @Option(help: ArgumentHelp("Name the CSV columns, e.g. --columns id,name,city (with --no-header, or to replace the header's names); for --format fixed, name:start:width with 1-based starts, e.g. --columns id:1:5,name:6:20.", valueName: "a,b,c"))
     var columns: String?
 
     @Option(help: ArgumentHelp("Skip this many lines before the CSV header, e.g. --skip-lines 2 for a title and a blank line.", valueName: "n"))
@@ -83,6 +101,9 @@ struct ImportCommand: ParsableCommand {
     @Option(help: ArgumentHelp("How dates are written, e.g. --date-format dd.MM.yyyy (iso8601, unix, unix_ms, excel or a pattern; repeat it to try several in order).", valueName: "format"))
     var dateFormat: [String] = []
 
+    @Option(name: .customLong("field"), help: ArgumentHelp("Map an attribute to a source field, e.g. --field city=address.city (a path into nested JSON objects) or --field id=\"Customer No\" (repeatable).", valueName: "attribute=field"))
+    var fieldMappings: [String] = []
+
     @Option(name: .customLong("type"), help: ArgumentHelp("Set the type of a column of an inferred model, by header or attribute name, e.g. --type \"Zip Code=string\" (repeatable).", valueName: "column=TYPE"))
     var types: [String] = []
 
@@ -105,27 +126,36 @@ struct ImportCommand: ParsableCommand {
             guard let conflict = ConflictPolicy(rawValue: onConflict) else {
                 throw FerryError(.usage, "--on-conflict must be one of error, update, keep, replace")
             }
+            guard !files.isEmpty else { throw FerryError(.usage, "ferry import needs a file to read (or - for standard input)") }
+            try SourceFiles.checkStandardInput(files)
             let formatName = format ?? DataFormat.dataExtension(of: file)
             guard let dataFormat = DataFormat(name: formatName) ?? DataFormat(pathExtension: formatName) else {
                 throw FerryError(.usage, "cannot tell the format of '\(file)'; pass --format csv|tsv|json|ndjson")
             }
+            // One import reads one format: without --format, every file's extension must agree.
+            if format == nil, let other = files.dropFirst().first(where: { DataFormat.dataExtension(of: $0) != formatName }) {
+                throw FerryError(.usage, "'\(other)' is not a .\(formatName) file like '\(file)'; one import reads one format (pass --format to read them all alike)")
+            }
             try PathOrURL.requireStore(store)
+            let paths = try SourceFiles.expand(files)
             try CommandFiles.checkOutputs(
-                store: store, inputs: [(file, "the input"), (model, "the model")],
+                store: store, inputs: paths.map { ($0, "the input") } + [(model, "the model")],
                 outputs: [(rejects, "--rejects"), (options.report, "--report")])
             let entityName = entity ?? AttributeNaming.entityName(fromPath: file)
             var step = ImportStep(source: file, format: dataFormat, entity: entityName)
+            step.sources = files
             step.onConflict = conflict
             step.validate = !noValidate
             if !jsonPointer.isEmpty && dataFormat != .json {
                 throw FerryError(.usage, "--json-pointer applies to JSON documents, not to \(dataFormat.rawValue) input '\(file)'")
             }
             step.jsonPointer = jsonPointer
+            try configureJSONShape(&step)
             step.rejectsPath = rejects
             step.maxRejects = try Self.budget(maxRejects, hasRejectsFile: rejects != nil)
             step.encoding = try encoding.map { name throws(FerryError) in try TextEncoding(named: name) }
             let console = Console(quiet: options.quiet)
-            try configureCSV(&step, formatName: formatName, console: console)
+            try configureCSV(&step, formatName: formatName, firstFile: paths[0], console: console)
             step.coercion.trim = trim
             step.coercion.decimalComma = decimalComma
             let formats = try dateFormat.map { text throws(FerryError) -> DateFormat in
@@ -137,6 +167,7 @@ struct ImportCommand: ParsableCommand {
             if formats.count == 1 { step.coercion.dateFormat = formats[0] } else if formats.count > 1 { step.coercion.dateFormat = .firstOf(formats) }
             // Checked before any file is opened: a usage error is reported as one (exit 64).
             let overrides = try Self.typeOverrides(types)
+            let explicitFields = try Self.fieldMappings(fieldMappings)
 
             // Where the import goes: the store, or for a dry run that would create the store or add
             // a table to it, a scratch store (or copy) removed at the end: a dry run changes nothing.
@@ -163,13 +194,16 @@ struct ImportCommand: ParsableCommand {
                 }
             } else {
                 let existing = FileManager.default.fileExists(atPath: store) ? try Store.metadata(at: store)?.model : nil
-                let sampled = try SampledReader(ReaderFactory.open(step: step), sampleSize: max(1, sample))
+                let source = try ReaderFactory.open(step: step)
+                // Mapped fields (paths into nested objects among them) are read from the sample on.
+                for mapping in explicitFields { if case .field(let name) = mapping.source { _ = source.fieldIndex(of: name) } }
+                let sampled = try SampledReader(source, sampleSize: max(1, sample))
                 reader = sampled
                 if let existing, let recorded = existing.entity(named: entityName) {
                     try Self.refuseChanges(to: recorded, overrides: overrides, unique: unique)
                     let inferred = ModelInference.infer(
                         entityNamed: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples, overrides: overrides,
-                        textIsUntyped: dataFormat == .csv, decimalComma: decimalComma)
+                        textIsUntyped: dataFormat.readsTextColumns, decimalComma: decimalComma)
                     let added = zip(inferred.entity.attributes, inferred.fieldNames).filter { attribute, field in
                         recorded.attribute(named: attribute.name) == nil && recorded.attribute(named: field) == nil
                     }
@@ -195,9 +229,10 @@ struct ImportCommand: ParsableCommand {
                     }
                 } else {
                     let constraints = unique.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
-                    let inferred = ModelInference.infer(
+                    var inferred = ModelInference.infer(
                         entityNamed: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples, overrides: overrides, unique: constraints,
-                        textIsUntyped: dataFormat == .csv, decimalComma: decimalComma)
+                        textIsUntyped: dataFormat.readsTextColumns, decimalComma: decimalComma)
+                    for mapping in explicitFields { if case .field(let name) = mapping.source { inferred.name(mapping.attribute, fromField: name) } }
                     try Self.checkNamed(overrides: overrides, constraints: constraints, in: inferred)
                     step.fields = inferred.renamedFields
                     if let existing {
@@ -221,13 +256,15 @@ struct ImportCommand: ParsableCommand {
                     }
                 }
             }
+            // --field mappings win over the ones derived from names.
+            step.fields = step.fields.filter { field in !explicitFields.contains { $0.attribute == field.attribute } } + explicitFields
             var openOptions = Store.Options()
             openOptions.writerLock = options.dryRun ? (target == store ? .takeIfPresent : .none) : .take
             let opened = try Store.open(at: target, model: storeModel, options: openOptions)
             let runner = ImportStepRunner(step: step, store: opened, index: 1, jobName: "ferry import", reader: reader)
             runner.dryRun = options.dryRun
             runner.progress = console
-            console.stepStarted(index: 1, of: 1, title: "import \(entityName) from \(file)")
+            console.stepStarted(index: 1, of: 1, title: "import \(entityName) from \(paths.count == 1 ? paths[0] : "\(paths.count) files (\(step.source))")")
             var report = RunReport(command: "import", job: "ferry import", jobFile: nil, store: store, model: storeModel.name, modelVersion: storeModel.version, dryRun: options.dryRun)
             do {
                 report.steps = [try runner.run()]
@@ -259,11 +296,17 @@ struct ImportCommand: ParsableCommand {
 
     /// Applies the CSV options: the delimiter (given, implied by tsv, or detected), the quote,
     /// header and column names, null words and initial blanks.
-    func configureCSV(_ step: inout ImportStep, formatName: String, console: Console) throws {
-        let csvFlagsGiven = delimiter != nil || quote != nil || noHeader || columns != nil || skipInitialSpace || !nullWords.isEmpty || skipLines != 0 || comment != nil
+    func configureCSV(_ step: inout ImportStep, formatName: String, firstFile file: String, console: Console) throws {
+        let csvFlagsGiven = delimiter != nil || quote != nil || escape != nil || noHeader || columns != nil || skipInitialSpace || !nullWords.isEmpty || skipLines != 0 || comment != nil
+        if step.format == .fixed {
+            try configureFixedWidth(&step)
+            return
+        }
         guard step.format == .csv else {
-            if csvFlagsGiven {
-                throw FerryError(.usage, "--delimiter, --quote, --no-header, --columns, --skip-lines, --comment, --skip-initial-space and --null apply to CSV, not \(step.format.rawValue)")
+            let rowColumns: Bool
+            if case .rows = step.jsonShape { rowColumns = true } else { rowColumns = false }
+            if csvFlagsGiven && !(rowColumns && columns != nil && delimiter == nil && quote == nil && escape == nil && !noHeader && !skipInitialSpace && nullWords.isEmpty && skipLines == 0 && comment == nil) {
+                throw FerryError(.usage, "--delimiter, --quote, --escape, --no-header, --columns, --skip-lines, --comment, --skip-initial-space and --null apply to CSV, not \(step.format.rawValue)")
             }
             return
         }
@@ -271,6 +314,7 @@ struct ImportCommand: ParsableCommand {
         guard skipLines >= 0 else { throw FerryError(.usage, "--skip-lines must be 0 or more, not \(skipLines)") }
         step.csv.skipLines = skipLines
         if let comment { step.csv.comment = try Self.oneByte(comment, flag: "--comment") }
+        if let escape { step.csv.escape = try Self.oneByte(escape, flag: "--escape") }
         let sample = file == "-" ? nil : CSVDialectSniffer.sample(path: file, encoding: step.encoding)
         if let delimiter {
             step.csv.delimiter = try Self.oneByte(delimiter, flag: "--delimiter")
@@ -304,6 +348,47 @@ struct ImportCommand: ParsableCommand {
         // Headers with blank or repeated names still import: they are renamed, not refused.
         step.csv.renamesUnusableHeaders = true
         // A step's null words reach the CSV reader through ReaderFactory (unquoted fields only).
+        step.coercion.nullTokens = nullWords.isEmpty ? (model == nil ? Self.defaultNullWords : [""]) : Set(nullWords)
+    }
+
+    /// Applies `--json-shape`, `--key-field` and, for rows, `--columns` to a JSON or NDJSON import.
+    func configureJSONShape(_ step: inout ImportStep) throws {
+        guard jsonShape != nil || keyField != nil else { return }
+        guard step.format == .json || step.format == .ndjson else {
+            throw FerryError(.usage, "--json-shape and --key-field apply to JSON and NDJSON, not \(step.format.rawValue)")
+        }
+        switch jsonShape ?? "records" {
+        case "records":
+            step.jsonShape = .records
+        case "object":
+            guard step.format == .json else { throw FerryError(.usage, "--json-shape object applies to a JSON document, not to NDJSON (whose lines are the records)") }
+            step.jsonShape = .object(keyField: keyField ?? "key")
+        case "rows":
+            let names = columns.map { $0.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingCharacters(in: .whitespaces) } }
+            if let names, Set(names).count != names.count || names.contains("") {
+                throw FerryError(.usage, "--columns for rows must be distinct, non-empty names, not '\(columns ?? "")'")
+            }
+            step.jsonShape = .rows(columns: names)
+        case let other:
+            throw FerryError(.usage, "--json-shape must be records, object or rows, not '\(other)'")
+        }
+        if keyField != nil, case .records = step.jsonShape { throw FerryError(.usage, "--key-field applies to --json-shape object") }
+        if keyField != nil, case .rows = step.jsonShape { throw FerryError(.usage, "--key-field applies to --json-shape object") }
+    }
+
+    /// Applies `--columns name:start:width,…` (required), `--skip-lines` and `--null` to a
+    /// fixed-width import; the other CSV flags do not apply to it.
+    func configureFixedWidth(_ step: inout ImportStep) throws {
+        if delimiter != nil || quote != nil || escape != nil || noHeader || skipInitialSpace || comment != nil {
+            throw FerryError(.usage, "--delimiter, --quote, --escape, --no-header, --comment and --skip-initial-space apply to CSV, not fixed-width text")
+        }
+        guard let columns else {
+            throw FerryError(.usage, "--format fixed needs --columns name:start:width,… to say where the fields are (1-based, e.g. --columns id:1:5,name:6:20)")
+        }
+        guard skipLines >= 0 else { throw FerryError(.usage, "--skip-lines must be 0 or more, not \(skipLines)") }
+        step.fixedWidth = FixedWidthLayout(columns: try FixedWidthLayout.parse(columns), skipLines: skipLines)
+        let problems = step.fixedWidth.problems()
+        guard problems.isEmpty else { throw FerryError(.usage, "--columns: " + problems.joined(separator: "; ")) }
         step.coercion.nullTokens = nullWords.isEmpty ? (model == nil ? Self.defaultNullWords : [""]) : Set(nullWords)
     }
 
@@ -377,6 +462,18 @@ struct ImportCommand: ParsableCommand {
         }
         if let count = Int(text), count >= 0 { return .count(count) }
         throw FerryError(.usage, "--max-rejects must be a count or a percentage like 1%, got '\(text)'")
+    }
+
+    /// `--field attribute=field`: the field (a column, a key or a path such as `address.city`)
+    /// an attribute reads.
+    static func fieldMappings(_ items: [String]) throws -> [FieldMapping] {
+        try items.map { item in
+            let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+                throw FerryError(.usage, "--field needs attribute=field, e.g. --field city=address.city; got '\(item)'")
+            }
+            return FieldMapping(attribute: parts[0], source: .field(parts[1]))
+        }
     }
 
     static func typeOverrides(_ items: [String]) throws -> [String: AttributeType] {

@@ -41,7 +41,7 @@ public struct FerryError: Error, Sendable, CustomStringConvertible {
         private enum Kind: String, Sendable, Hashable {
             case invalidModel, invalidDefinition, invalidInput, invalidPredicate, invalidExpression
             case modelMismatch, store, constraint, validation, rejectBudget, migration
-            case verification, io, usage, cancelled, `internal`
+            case verification, io, noInput, usage, cancelled, `internal`
         }
         private let kind: Kind
         private init(_ kind: Kind) { self.kind = kind }
@@ -72,6 +72,8 @@ public struct FerryError: Error, Sendable, CustomStringConvertible {
         public static let verification = Code(.verification)
         /// A file could not be read or written.
         public static let io = Code(.io)
+        /// A source pattern (`nightly/*.csv`) matched no file: there is nothing to read.
+        public static let noInput = Code(.noInput)
         /// The command line was used wrongly.
         public static let usage = Code(.usage)
         /// The operation was cancelled.

@@ -24,6 +24,11 @@ public struct CSVOptions: Sendable, Hashable {
     public var skipLines: Int = 0
     /// Lines that start with this byte are comments, skipped like blank lines.
     public var comment: UInt8? = nil
+    /// The escape character of MySQL- and PostgreSQL-style text exports (usually `\`): inside
+    /// or outside quotes, it makes the byte after it literal (`\"`, `\,`, `\\`, an escaped line
+    /// break), as Python's `csv` escapechar does; an unquoted field that is exactly the escape
+    /// and `N` (`\N`) is null, as MySQL writes NULL. Nil: no escape (quotes are doubled).
+    public var escape: UInt8? = nil
 
     public init(
         delimiter: UInt8 = UInt8(ascii: ","),

@@ -41,6 +41,11 @@ public final class CSVReader: RecordReader {
 
     public var sourceName: String { input.name }
     public private(set) var fieldNames: [String] = []
+    /// The header row's names once read (renamed as ``CSVOptions/renamesUnusableHeaders``
+    /// says), even when ``CSVOptions/columns`` replaces them; nil without a header row.
+    public private(set) var headerRow: [String]?
+    /// The line the header row is on (0 without one).
+    public private(set) var headerLine = 0
 
     private let input: InputFile
     private let options: CSVOptions
@@ -58,8 +63,10 @@ public final class CSVReader: RecordReader {
     /// The largest window capacity so far (for tests of the memory bound).
     private(set) var highWaterMark: Int
     private var atEnd = false
-    /// Byte classes: 0 plain, 1 delimiter, 2 LF, 3 CR, 4 quote.
+    /// Byte classes: 0 plain, 1 delimiter, 2 LF, 3 CR, 4 quote, 5 escape.
     private let byteClass: UnsafeMutablePointer<UInt8>
+    /// The escape byte (``CSVOptions/escape``), or -1 without one.
+    private let escapeByte: Int
 
     // MARK: - Position
 
@@ -149,6 +156,13 @@ public final class CSVReader: RecordReader {
         byteClass[10] = 2
         byteClass[13] = 3
         byteClass[Int(options.quote)] = 4
+        // An escape that clashes with another role is refused by `prepare()`.
+        if let escape = options.escape, escape != options.delimiter, escape != options.quote, escape != 10, escape != 13 {
+            byteClass[Int(escape)] = 5
+            escapeByte = Int(escape)
+        } else {
+            escapeByte = -1
+        }
         emptyIsNull = options.nullTokens.contains("")
         tokenBytes = options.nullTokens.filter { !$0.isEmpty }.map { Array($0.utf8) }
         longestToken = tokenBytes.map(\.count).max() ?? 0
@@ -247,13 +261,14 @@ public final class CSVReader: RecordReader {
         let length = span.end - span.start
         if !span.quoted && isNullToken(start, length) { return try body(nil) }
         if !span.escaped { return try body(UnsafeBufferPointer(start: start, count: length)) }
-        return try withUnescaped(start, length) { try body($0) }
+        return try withUnescaped(start, length, quoted: span.quoted) { try body($0) }
     }
 
-    /// Calls `body` with a quoted field's content with doubled quotes undone, in a scratch
-    /// buffer reused between fields.
-    private func withUnescaped<T>(_ start: UnsafePointer<UInt8>, _ length: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+    /// Calls `body` with a field's content with doubled quotes (in a quoted field) and escapes
+    /// undone, in a scratch buffer reused between fields.
+    private func withUnescaped<T>(_ start: UnsafePointer<UInt8>, _ length: Int, quoted: Bool, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         let quote = options.quote
+        let escape = escapeByte
         var scratch = self.unescaped
         self.unescaped = []
         defer { self.unescaped = scratch }
@@ -261,8 +276,14 @@ public final class CSVReader: RecordReader {
         var position = 0
         while position < length {
             let byte = start[position]
+            if Int(byte) == escape && position + 1 < length {
+                // The escaped byte is literal; an escape at the very end of the input stays.
+                scratch.append(start[position + 1])
+                position += 2
+                continue
+            }
             scratch.append(byte)
-            position += byte == quote ? 2 : 1
+            position += quoted && byte == quote ? 2 : 1
         }
         return try scratch.withUnsafeBufferPointer { try body($0) }
     }
@@ -290,6 +311,11 @@ public final class CSVReader: RecordReader {
                 "CSV delimiter and quote must be two different characters other than a line break",
                 at: InputLocation(file: sourceName)
             )
+        }
+        if let escape = o.escape, escape == o.delimiter || escape == o.quote || escape == 10 || escape == 13 {
+            throw FerryError(
+                .invalidDefinition, "the CSV escape character must differ from the delimiter, the quote (a doubled quote already escapes it) and line breaks",
+                at: InputLocation(file: sourceName))
         }
         if let comment = o.comment, comment == o.delimiter || comment == o.quote || comment == 10 || comment == 13 {
             throw FerryError(
@@ -322,9 +348,11 @@ public final class CSVReader: RecordReader {
             var outcome = try scanRecord()
             while outcome == .blank { outcome = try scanRecord() }
             if outcome == .record {
+                headerLine = recordLine
                 names = try headerNames()
             }
         }
+        if options.hasHeader { headerRow = names }
         if let columns = options.columns { names = columns }
         fieldNames = names
         columnCount = names.count
@@ -346,7 +374,7 @@ public final class CSVReader: RecordReader {
         var seen = Set<String>()
         let base = buffer + recordStart
         for (index, span) in spans.enumerated() {
-            guard let name = text(base + span.start, span.end - span.start, escaped: span.escaped) else {
+            guard let name = text(base + span.start, span.end - span.start, escaped: span.escaped, quoted: span.quoted) else {
                 throw utf8Error(span: span, fieldName: nil, record: nil, header: true)
             }
             let location = InputLocation(file: sourceName, line: span.line, column: span.column)
@@ -392,7 +420,7 @@ public final class CSVReader: RecordReader {
             let value: FieldValue
             if !span.quoted && isNullToken(start, length) {
                 value = .null
-            } else if let string = text(start, length, escaped: span.escaped) {
+            } else if let string = text(start, length, escaped: span.escaped, quoted: span.quoted) {
                 value = .text(string)
             } else {
                 value = .text(String(decoding: UnsafeBufferPointer(start: start, count: length), as: UTF8.self))
@@ -422,6 +450,8 @@ public final class CSVReader: RecordReader {
 
     private func isNullToken(_ start: UnsafePointer<UInt8>, _ length: Int) -> Bool {
         if length == 0 { return emptyIsNull }
+        // `\N`: MySQL's NULL, when an escape character is set.
+        if length == 2 && start[1] == UInt8(ascii: "N") && Int(start[0]) == escapeByte { return true }
         if length > longestToken { return false }
         for token in tokenBytes where token.count == length {
             var index = 0
@@ -431,10 +461,10 @@ public final class CSVReader: RecordReader {
         return false
     }
 
-    /// The field's text with doubled quotes undone, or nil when it is not valid UTF-8.
-    private func text(_ start: UnsafePointer<UInt8>, _ length: Int, escaped: Bool) -> String? {
+    /// The field's text with doubled quotes and escapes undone, or nil when it is not valid UTF-8.
+    private func text(_ start: UnsafePointer<UInt8>, _ length: Int, escaped: Bool, quoted: Bool = true) -> String? {
         if !escaped { return validString(start, length) }
-        return withUnescaped(start, length) { buffer in
+        return withUnescaped(start, length, quoted: quoted) { buffer in
             buffer.baseAddress.flatMap { validString($0, buffer.count) } ?? ""
         }
     }
@@ -567,6 +597,8 @@ public final class CSVReader: RecordReader {
 
     private enum State {
         case fieldStart, unquoted, quoted, quotedAfterCR, quoteInQuoted, comment
+        /// Just after an escape character: the next byte is literal.
+        case escapeInUnquoted, escapeInQuoted
     }
 
     /// Scans one record into `spans`, `recordStart`, `recordEnd`, reading more input as needed.
@@ -620,11 +652,11 @@ public final class CSVReader: RecordReader {
                             return .end
                         }
                         contentStart = p
-                    case .unquoted:
+                    case .unquoted, .escapeInUnquoted:
                         break
                     case .comment:
                         break scan
-                    case .quoted, .quotedAfterCR:
+                    case .quoted, .quotedAfterCR, .escapeInQuoted:
                         if !scanningHeader {
                             // An unclosed quote: the record ends with the line the quote opened
                             // on, is returned as a problem, and reading goes on with the next line.
@@ -646,7 +678,7 @@ public final class CSVReader: RecordReader {
                         )
                         break scan
                     }
-                    spans.append(Span(start: contentStart - rs, end: p - rs, line: fieldLine, column: fieldColumn, quoted: false, escaped: false))
+                    spans.append(Span(start: contentStart - rs, end: p - rs, line: fieldLine, column: fieldColumn, quoted: false, escaped: escaped))
                     break scan
                 }
                 continue
@@ -678,7 +710,7 @@ public final class CSVReader: RecordReader {
                 if p == end { continue scan }
                 switch classes[Int(base[p])] {
                 case 1:
-                    spans.append(Span(start: contentStart - rs, end: p - rs, line: fieldLine, column: fieldColumn, quoted: false, escaped: false))
+                    spans.append(Span(start: contentStart - rs, end: p - rs, line: fieldLine, column: fieldColumn, quoted: false, escaped: escaped))
                     p += 1
                     fieldStart = p
                     fieldLine = lineNumber
@@ -689,8 +721,12 @@ public final class CSVReader: RecordReader {
                     // A quote inside an unquoted field is taken literally (`37.8"N`), as
                     // Python's csv, sqlite3 and most producers of such files expect.
                     p += 1
+                case 5:
+                    p += 1
+                    escaped = true
+                    state = .escapeInUnquoted
                 default:
-                    spans.append(Span(start: contentStart - rs, end: p - rs, line: fieldLine, column: fieldColumn, quoted: false, escaped: false))
+                    spans.append(Span(start: contentStart - rs, end: p - rs, line: fieldLine, column: fieldColumn, quoted: false, escaped: escaped))
                     terminatorIsCR = base[p] == 13
                     break scan
                 }
@@ -705,6 +741,10 @@ public final class CSVReader: RecordReader {
                     p += 1
                     lineNumber += 1
                     ls = p
+                case 5:
+                    p += 1
+                    escaped = true
+                    state = .escapeInQuoted
                 default:
                     p += 1
                     lineNumber += 1
@@ -716,6 +756,15 @@ public final class CSVReader: RecordReader {
                 if p == end { continue scan }
                 terminatorIsCR = base[p] == 13
                 break scan
+            case .escapeInUnquoted, .escapeInQuoted:
+                // The escaped byte is part of the field, even a delimiter, quote or line break.
+                // An escaped LF starts a line (an escaped CR does not: a CRLF's LF may still be unread).
+                if base[p] == 10 {
+                    lineNumber += 1
+                    ls = p + 1
+                }
+                p += 1
+                state = state == .escapeInUnquoted ? .unquoted : .quoted
             case .quotedAfterCR:
                 if base[p] == 10 {
                     p += 1

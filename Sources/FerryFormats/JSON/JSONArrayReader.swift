@@ -23,6 +23,8 @@ public final class JSONArrayReader: JSONObjectReader {
     public var sourceName: String { tokenizer.sourceName }
     /// The JSON pointer to the record array, as given (empty for the top level).
     public let pointer: String
+    /// How the records are laid out: objects in an array, members of an object, or rows.
+    public let shape: JSONShape
 
     private let referenceTokens: [String]
     private let input: InputFile
@@ -38,6 +40,10 @@ public final class JSONArrayReader: JSONObjectReader {
     @exclusivity(unchecked) private var recordColumn = 1
     @exclusivity(unchecked) private var problemRecord: SourceRecord?
     @exclusivity(unchecked) private var hasCurrent = false
+    /// The `object` shape: the field the member names go to.
+    private var keyIndex = -1
+    /// The `rows` shape: the field index of each position of a row (nil until the header row).
+    private var rowIndexes: [Int]?
 
     /// Opens `path` (`-` for standard input) and prepares to read the array at `pointer`.
     ///
@@ -51,14 +57,20 @@ public final class JSONArrayReader: JSONObjectReader {
     ///   - encoding: the file's text encoding (nil: UTF-8, or what a byte order mark says).
     public init(
         path: String, pointer: String = "", chunkSize: Int = 1 << 18, maxDepth: Int = JSONSyntax.maxDepth,
-        maxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes, encoding: TextEncoding? = nil
+        maxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes, encoding: TextEncoding? = nil, shape: JSONShape = .records
     ) throws {
         self.pointer = pointer
+        self.shape = shape
         input = try InputFile(path: path, encoding: encoding)
         referenceTokens = try Self.parsePointer(pointer, source: input.name)
         tokenizer = JSONTokenizer(
             window: ByteWindow(input: input, chunkSize: chunkSize), sourceName: input.name, maxDepth: maxDepth,
             maxRecordBytes: maxRecordBytes)
+        switch shape {
+        case .records: break
+        case .object(let keyField): keyIndex = decoder.columnIndexes([keyField])[0]
+        case .rows(let columns): rowIndexes = columns.map { decoder.columnIndexes($0) }
+        }
     }
 
     public var fieldNames: [String] { decoder.table.names }
@@ -102,47 +114,96 @@ public final class JSONArrayReader: JSONObjectReader {
             started = true
             try walkToArray()
         }
-        tokenizer.record = number + 1
-        let token = try tokenizer.next()
-        if token == .endArray {
-            finished = true
-            tokenizer.record = nil
-            while try tokenizer.next() != .end {}
-            return false
+        // The header row is not a record: its errors carry no record number.
+        var headerPending = false
+        if case .rows = shape, rowIndexes == nil { headerPending = true }
+        tokenizer.record = headerPending ? nil : number + 1
+        var token = try tokenizer.next()
+        // The `object` shape: a member's name, then its value (the record).
+        var start = tokenizer.tokenStart
+        var line = tokenizer.line
+        var column = tokenizer.tokenColumn
+        var key: [UInt8] = []
+        if case .object = shape {
+            if token == .endObject { return try finish() }
+            key = tokenizer.withStringBytes { Array($0) }
+            // The raw record starts at the member's name; the mark moves with refills.
+            tokenizer.mark = start
+            token = try tokenizer.next()
+        } else if token == .endArray {
+            return try finish()
+        }
+        if case .rows = shape, rowIndexes == nil {
+            // The first element names the columns.
+            guard token == .beginArray else {
+                throw tokenizer.error("the first element must be the header row (an array of column names), not \(JSONObjectDecoder.describe(token))", at: tokenizer.tokenStart)
+            }
+            rowIndexes = try decoder.decodeHeader(tokenizer)
+            tokenizer.record = number + 1
+            token = try tokenizer.next()
+            if token == .endArray { return try finish() }
+            start = tokenizer.tokenStart
+            line = tokenizer.line
+            column = tokenizer.tokenColumn
         }
         number += 1
-        let line = tokenizer.line
-        let column = tokenizer.tokenColumn
         recordLine = line
         recordColumn = column
         // The mark keeps the element's bytes in the window (and moves with refills) for `raw`.
-        tokenizer.mark = tokenizer.tokenStart
+        if tokenizer.mark == nil { tokenizer.mark = start }
+        var problem: String
         do {
-            switch token {
-            case .beginObject:
+            switch (shape, token) {
+            case (.records, .beginObject), (.object, .beginObject):
                 try decoder.decodeObject(tokenizer)
                 try checkLength(line: line, column: column)
                 hasCurrent = true
+                guard case .object(let keyField) = shape else { return true }
+                guard decoder.fields.kind(keyIndex) == .absent else {
+                    problem = "the record has a member '\(keyField)', the key field its name would go to"
+                    break
+                }
+                key.withUnsafeBufferPointer { decoder.fields.set(keyIndex, kind: .string, bytes: $0, line: line, column: column) }
                 return true
-            case .beginArray:
+            case (.rows(let columns), .beginArray):
+                let count = try decoder.decodeRow(tokenizer, indexes: rowIndexes ?? [])
+                try checkLength(line: line, column: column)
+                hasCurrent = true
+                let expected = rowIndexes?.count ?? 0
+                if count == expected { return true }
+                problem = JSONObjectDecoder.rowLengthProblem(expected: expected, found: count, headerRow: columns == nil)
+            case (_, .beginArray), (_, .beginObject):
                 try tokenizer.skipContainer()
+                try checkLength(line: line, column: column)
+                problem = "expected a JSON \(Self.recordKind(shape)), found \(JSONObjectDecoder.describe(token))"
             default:
-                break
+                try checkLength(line: line, column: column)
+                problem = "expected a JSON \(Self.recordKind(shape)), found \(JSONObjectDecoder.describe(token))"
             }
-            try checkLength(line: line, column: column)
         } catch {
             tokenizer.mark = nil
             throw error
         }
-        let problem = FerryError(
-            .invalidInput, "expected a JSON object, found \(JSONObjectDecoder.describe(token))",
-            at: InputLocation(file: sourceName, line: line, column: column, record: number))
         problemRecord = SourceRecord(
             number: number, line: line, column: column, fields: [], rawBytes: tokenizer.markedBytes(),
-            problem: problem)
+            problem: FerryError(.invalidInput, problem, at: InputLocation(file: sourceName, line: line, column: column, record: number)))
         tokenizer.mark = nil
         hasCurrent = true
         return true
+    }
+
+    /// What one record of a shape is, in messages.
+    static func recordKind(_ shape: JSONShape) -> String {
+        if case .rows = shape { return "array (a row)" }
+        return "object"
+    }
+
+    /// The end of the records: the rest of the document is still checked.
+    private func finish() throws -> Bool {
+        finished = true
+        tokenizer.record = nil
+        while try tokenizer.next() != .end {}
+        return false
     }
 
     /// The tokenizer refuses a record that outgrows the window (bounding memory); this makes the
@@ -247,11 +308,14 @@ public final class JSONArrayReader: JSONObjectReader {
                 throw notFound("\(here) is \(JSONObjectDecoder.describe(token)), not an object or array")
             }
         }
-        guard token == .beginArray else {
+        let container: JSONToken
+        if case .object = shape { container = .beginObject } else { container = .beginArray }
+        guard token == container else {
+            let wanted = container == .beginObject ? "a JSON object of records" : "a JSON array of records"
             let message =
                 referenceTokens.isEmpty
-                ? "expected a JSON array of records at the top level, found \(JSONObjectDecoder.describe(token))"
-                : "JSON pointer '\(pointer)' is \(JSONObjectDecoder.describe(token)), not an array"
+                ? "expected \(wanted) at the top level, found \(JSONObjectDecoder.describe(token))"
+                : "JSON pointer '\(pointer)' is \(JSONObjectDecoder.describe(token)), not \(container == .beginObject ? "an object" : "an array")"
             throw FerryError(.invalidInput, message, at: InputLocation(file: sourceName, line: line, column: column))
         }
     }

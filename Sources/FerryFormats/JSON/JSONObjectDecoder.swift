@@ -9,6 +9,8 @@ final class JSONObjectDecoder {
     let table = JSONFieldTable()
     /// The members of the last object decoded.
     let fields = JSONObjectFields()
+    /// Registered names that are paths into nested objects (`address.city`).
+    private let paths = JSONPathFields()
     /// The field index found at each member position of the previous object.
     @exclusivity(unchecked) private var predicted: [Int] = []
     /// Reused buffer for compact JSON text of nested values.
@@ -40,23 +42,82 @@ final class JSONObjectDecoder {
                 return found
             }
             ordinal += 1
-            let valueToken = try tokenizer.next()
-            let line = tokenizer.line
-            let column = tokenizer.tokenColumn
-            switch valueToken {
-            case .string:
-                tokenizer.withStringBytes { fields.set(index, kind: .string, bytes: $0, line: line, column: column) }
-            case .number:
-                tokenizer.withTokenBytes { fields.set(index, kind: .number, bytes: $0, line: line, column: column) }
-            case .true: fields.set(index, kind: .true, line: line, column: column)
-            case .false: fields.set(index, kind: .false, line: line, column: column)
-            case .null: fields.set(index, kind: .null, line: line, column: column)
-            case .beginObject, .beginArray:
-                try compactBytes(tokenizer, opening: valueToken)
-                compact.withUnsafeBufferPointer { fields.set(index, kind: .nested, bytes: $0, line: line, column: column) }
-            case .endObject, .endArray, .key, .end:
-                throw tokenizer.error("internal error: unexpected token in an object", at: tokenizer.tokenStart)
+            try decodeValue(try tokenizer.next(), into: index, tokenizer)
+        }
+        paths.resolve(fields, table: table)
+    }
+
+    /// Reads the values of the array whose `[` the tokenizer just returned (a row of the `rows`
+    /// shape), up to its `]`, into ``fields``: the value at position `i` is field `indexes[i]`.
+    /// Returns how many values the row has; the values beyond `indexes` are read and dropped.
+    func decodeRow(_ tokenizer: JSONTokenizer, indexes: [Int]) throws -> Int {
+        fields.reset(fieldCount: table.count)
+        var position = 0
+        while true {
+            let token = try tokenizer.next()
+            if token == .endArray { break }
+            if position < indexes.count {
+                try decodeValue(token, into: indexes[position], tokenizer)
+            } else if token == .beginObject || token == .beginArray {
+                try tokenizer.skipContainer()
             }
+            position += 1
+        }
+        return position
+    }
+
+    /// Stores the value whose first token the tokenizer just returned as field `index`.
+    @inline(__always)
+    private func decodeValue(_ valueToken: JSONToken, into index: Int, _ tokenizer: JSONTokenizer) throws {
+        let fields = self.fields
+        let line = tokenizer.line
+        let column = tokenizer.tokenColumn
+        switch valueToken {
+        case .string:
+            tokenizer.withStringBytes { fields.set(index, kind: .string, bytes: $0, line: line, column: column) }
+        case .number:
+            tokenizer.withTokenBytes { fields.set(index, kind: .number, bytes: $0, line: line, column: column) }
+        case .true: fields.set(index, kind: .true, line: line, column: column)
+        case .false: fields.set(index, kind: .false, line: line, column: column)
+        case .null: fields.set(index, kind: .null, line: line, column: column)
+        case .beginObject, .beginArray:
+            try compactBytes(tokenizer, opening: valueToken)
+            compact.withUnsafeBufferPointer { fields.set(index, kind: .nested, bytes: $0, line: line, column: column) }
+        case .endObject, .endArray, .key, .end:
+            throw tokenizer.error("internal error: unexpected token in a record", at: tokenizer.tokenStart)
+        }
+    }
+
+    /// Reads the header row (the array whose `[` the tokenizer just returned): column names,
+    /// strings, distinct; returns their field indexes in order.
+    func decodeHeader(_ tokenizer: JSONTokenizer) throws -> [Int] {
+        var indexes: [Int] = []
+        var names = Set<String>()
+        while true {
+            let token = try tokenizer.next()
+            if token == .endArray { break }
+            guard token == .string else {
+                throw tokenizer.error("the header row must hold column names (strings), not \(Self.describe(token))", at: tokenizer.tokenStart)
+            }
+            let name = tokenizer.stringValue()
+            guard names.insert(name).inserted else {
+                throw tokenizer.error("duplicate column name '\(name)' in the header row", at: tokenizer.tokenStart)
+            }
+            indexes.append(tokenizer.withStringBytes { table.index(bytes: $0) })
+        }
+        return indexes
+    }
+
+    /// Why a row of the `rows` shape with the wrong number of values is rejected.
+    static func rowLengthProblem(expected: Int, found: Int, headerRow: Bool) -> String {
+        "expected \(expected) value\(expected == 1 ? "" : "s") (\(headerRow ? "the header row's columns" : "the columns")) but found \(found)"
+    }
+
+    /// The field indexes of given column names (the `rows` shape without a header row).
+    func columnIndexes(_ columns: [String]) -> [Int] {
+        columns.map { name in
+            var copy = name
+            return copy.withUTF8 { table.index(bytes: $0) }
         }
     }
 

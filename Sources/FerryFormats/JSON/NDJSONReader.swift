@@ -28,11 +28,10 @@ public final class NDJSONReader: JSONObjectReader {
     private let tokenizer: JSONTokenizer
     private let decoder = JSONObjectDecoder()
     private let maxRecordBytes: Int
-    /// Window index of the start of the next line.
-    @exclusivity(unchecked) private var lineStart = 0
+    /// The input's lines (LF or CRLF, a UTF-8 byte order mark dropped), in `window`.
+    private let lines: LineWindow
     @exclusivity(unchecked) private var lineNumber = 0
     @exclusivity(unchecked) private var number = 0
-    @exclusivity(unchecked) private var finished = false
     // The current record: where it starts, its raw bytes in the window (the line stays there
     // until the next advance), or the problem record of a malformed line.
     @exclusivity(unchecked) private var recordLine = 0
@@ -41,6 +40,10 @@ public final class NDJSONReader: JSONObjectReader {
     @exclusivity(unchecked) private var rawCount = 0
     @exclusivity(unchecked) private var problemRecord: SourceRecord?
     @exclusivity(unchecked) private var hasCurrent = false
+    /// `records` (an object per line) or `rows` (an array per line).
+    public let shape: JSONShape
+    /// The `rows` shape: the field index of each position of a row (nil until the header line).
+    private var rowIndexes: [Int]?
 
     /// Opens `path` (`-` for standard input).
     ///
@@ -53,12 +56,20 @@ public final class NDJSONReader: JSONObjectReader {
     ///   - encoding: the file's text encoding (nil: UTF-8, or what a byte order mark says).
     public init(
         path: String, chunkSize: Int = 1 << 18, maxDepth: Int = JSONSyntax.maxDepth, maxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes,
-        encoding: TextEncoding? = nil
+        encoding: TextEncoding? = nil, shape: JSONShape = .records
     ) throws {
         self.maxRecordBytes = max(1, maxRecordBytes)
+        self.shape = shape
         input = try InputFile(path: path, encoding: encoding)
-        window = ByteWindow(input: input, chunkSize: chunkSize)
+        lines = LineWindow(input: input, chunkSize: chunkSize, maxLineBytes: self.maxRecordBytes)
+        window = lines.window
         tokenizer = JSONTokenizer(lineWindow: window, sourceName: input.name, maxDepth: maxDepth)
+        switch shape {
+        case .records: break
+        case .object:
+            throw FerryError(.invalidDefinition, "the object shape applies to a JSON document, not to NDJSON", at: InputLocation(file: input.name))
+        case .rows(let columns): rowIndexes = columns.map { decoder.columnIndexes($0) }
+        }
     }
 
     public var fieldNames: [String] { decoder.table.names }
@@ -94,54 +105,23 @@ public final class NDJSONReader: JSONObjectReader {
     public func advance() throws -> Bool {
         problemRecord = nil
         hasCurrent = false
-        while !finished {
-            // Find the end of the line, reading more chunks while it is incomplete.
-            var searchFrom = lineStart
-            var newline = -1
-            while true {
-                let base = window.base
-                let available = window.end - searchFrom
-                if available > 0, let found = memchr(base + searchFrom, 0x0A, available) {
-                    newline = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
-                    break
-                }
-                searchFrom = window.end
-                if searchFrom - lineStart > maxRecordBytes {
-                    throw FerryError(
-                        .invalidInput, "record is longer than \(RecordLimits.describe(maxRecordBytes))",
-                        at: InputLocation(file: sourceName, line: lineNumber + 1, column: 1, record: number + 1))
-                }
-                let (shift, read) = try window.refill(keeping: lineStart)
-                lineStart -= shift
-                searchFrom -= shift
-                if read == 0 { break }
-            }
-            let lineEnd = newline >= 0 ? newline : window.end
-            if newline < 0 {
-                finished = true
-                if lineEnd == lineStart { return false }
-            }
-            let start = lineStart
-            lineStart = newline >= 0 ? newline + 1 : lineEnd
-            lineNumber += 1
-            // The search above bounds memory; this makes the limit exact when the line fit in the window.
-            if lineEnd - start > maxRecordBytes {
-                throw FerryError(
-                    .invalidInput, "record is longer than \(RecordLimits.describe(maxRecordBytes))",
-                    at: InputLocation(file: sourceName, line: lineNumber, column: 1, record: number + 1))
-            }
+        while let (first, stop) = try lines.nextLine(record: number + 1) {
+            lineNumber = lines.lineNumber
             let base = window.base
-            var stop = lineEnd
-            if stop > start && base[stop - 1] == 0x0D { stop -= 1 }
-            var first = start
-            if lineNumber == 1 && stop - first >= 3 && base[first] == 0xEF && base[first + 1] == 0xBB
-                && base[first + 2] == 0xBF
-            {
-                first += 3
-            }
             var content = first
             while content < stop && (base[content] == 0x20 || base[content] == 0x09) { content += 1 }
             if content == stop { continue }
+            if case .rows = shape, rowIndexes == nil {
+                // The first line names the columns.
+                tokenizer.reset(lineFrom: first, to: stop, line: lineNumber)
+                let token = try tokenizer.next()
+                guard token == .beginArray else {
+                    throw tokenizer.error("the first line must be the header row (an array of column names), not \(JSONObjectDecoder.describe(token))", at: tokenizer.tokenStart)
+                }
+                rowIndexes = try decoder.decodeHeader(tokenizer)
+                _ = try tokenizer.next()  // only white space may follow: anything else throws
+                continue
+            }
             number += 1
             parseLine(from: first, to: stop)
             hasCurrent = true
@@ -158,13 +138,26 @@ public final class NDJSONReader: JSONObjectReader {
         do {
             let token = try tokenizer.next()
             column = tokenizer.tokenColumn
-            guard token == .beginObject else {
+            let wanted: JSONToken
+            if case .rows = shape { wanted = .beginArray } else { wanted = .beginObject }
+            guard token == wanted else {
                 throw FerryError(
-                    .invalidInput, "expected a JSON object, found \(JSONObjectDecoder.describe(token))",
+                    .invalidInput, "expected a JSON \(JSONArrayReader.recordKind(shape)), found \(JSONObjectDecoder.describe(token))",
                     at: InputLocation(file: sourceName, line: lineNumber, column: column, record: number))
             }
             let objectStart = tokenizer.tokenStart
-            try decoder.decodeObject(tokenizer)
+            if case .rows(let columns) = shape {
+                let expected = rowIndexes?.count ?? 0
+                let count = try decoder.decodeRow(tokenizer, indexes: rowIndexes ?? [])
+                if count != expected {
+                    throw FerryError(
+                        .invalidInput,
+                        JSONObjectDecoder.rowLengthProblem(expected: expected, found: count, headerRow: columns == nil),
+                        at: InputLocation(file: sourceName, line: lineNumber, column: column, record: number))
+                }
+            } else {
+                try decoder.decodeObject(tokenizer)
+            }
             let objectEnd = tokenizer.pos
             _ = try tokenizer.next()  // only white space may follow: anything else throws
             recordLine = lineNumber

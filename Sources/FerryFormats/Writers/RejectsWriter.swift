@@ -1,7 +1,8 @@
 import FerryCore
 
 /// Writes rejected records as NDJSON, one object per record:
-/// `{"record":12,"line":13,"column":7,"field":"age","reason":"'abc' is not an integer","raw":"…"}`.
+/// `{"record":12,"line":13,"column":7,"field":"age","reason":"'abc' is not an integer","raw":"…"}`,
+/// led by `"file":"nightly/day2.csv"` when the step reads several files.
 ///
 /// The raw record is kept byte for byte (as far as it is valid UTF-8), so a fixed file can be
 /// re-imported from the rejects.
@@ -20,8 +21,11 @@ public final class RejectsWriter {
     /// True when records are only counted (a dry run).
     public var isDryRun: Bool { output == nil }
 
-    public func write(record: Int, line: Int, column: Int, field: String?, reason: String, raw: String) throws {
-        var text = "{\"record\":\(record),\"line\":\(line),\"column\":\(column)"
+    /// Writes one reject; `file` names the file it came from when the step reads several.
+    public func write(file: String? = nil, record: Int, line: Int, column: Int, field: String?, reason: String, raw: String) throws {
+        var text = "{"
+        if let file { text += "\"file\":" + JSONText.quote(file) + "," }
+        text += "\"record\":\(record),\"line\":\(line),\"column\":\(column)"
         if let field { text += ",\"field\":" + JSONText.quote(field) }
         text += ",\"reason\":" + JSONText.quote(reason) + ",\"raw\":" + JSONText.quote(raw) + "}\n"
         try output?.write(text)

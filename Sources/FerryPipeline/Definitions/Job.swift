@@ -154,6 +154,15 @@ public struct VerifyStep: Sendable {
 /// The data formats ferry reads and writes.
 public enum DataFormat: String, Sendable, Hashable, CaseIterable {
     case csv, json, ndjson
+    /// Fixed-width text: fields are columns of characters (``FixedWidthLayout``); import only.
+    case fixed
+
+    /// A format of named text columns (CSV, fixed-width): every record has every column, the
+    /// values are untyped text, and the reader applies the null words.
+    public var readsTextColumns: Bool { self == .csv || self == .fixed }
+
+    /// Why an export cannot be fixed-width.
+    public static let fixedExportMessage = "ferry exports csv, tsv, json or ndjson; fixed-width text is read, not written"
 
     /// The format for a file name's extension (`.csv`, `.tsv`, `.json`, `.ndjson`, `.jsonl`), or nil.
     public init?(pathExtension: String) {
@@ -194,6 +203,7 @@ public enum DataFormat: String, Sendable, Hashable, CaseIterable {
         case "csv", "tsv": self = .csv
         case "json": self = .json
         case "ndjson", "jsonl": self = .ndjson
+        case "fixed": self = .fixed
         default: return nil
         }
     }
@@ -268,8 +278,15 @@ public enum RejectBudget: Sendable, Hashable {
 
 /// An `import` step.
 public struct ImportStep: Sendable {
-    /// The source path, resolved against the job's folder (`-` for standard input).
-    public var source: String
+    /// The source paths and glob patterns, resolved against the job's folder (`-` for standard
+    /// input): one, or several read one after the other as one source (see ``SourceFiles``).
+    public var sources: [String]
+    /// The source as a label (reports, messages): the one path or pattern, or the list of them.
+    /// Setting it makes it the only source.
+    public var source: String {
+        get { sources.count == 1 ? sources[0] : sources.joined(separator: ", ") }
+        set { sources = [newValue] }
+    }
     public var format: DataFormat
     public var entity: String
     public var csv: CSVOptions
@@ -277,6 +294,10 @@ public struct ImportStep: Sendable {
     public var encoding: TextEncoding?
     /// A JSON pointer (RFC 6901) to the array of records; empty for the top level.
     public var jsonPointer: String
+    /// How the JSON or NDJSON records are laid out (`json: {shape: …}`).
+    public var jsonShape = JSONShape.records
+    /// The columns of a `format: fixed` source (`fixed: {columns: […]}`).
+    public var fixedWidth = FixedWidthLayout(columns: [])
     /// The deepest JSON nesting a json or ndjson record may have (`json: {max_depth: N}`).
     public var jsonMaxDepth: Int = 512
     /// The most bytes one json or ndjson record may have (`json: {max_record_bytes: N}`).
@@ -319,7 +340,7 @@ public struct ImportStep: Sendable {
         entityLocation: InputLocation? = nil,
         onConflictLocation: InputLocation? = nil
     ) {
-        self.source = source
+        self.sources = [source]
         self.format = format
         self.entity = entity
         self.csv = csv

@@ -23,7 +23,10 @@ extension JobLoader {
         }
         if let node = mapping["format"] {
             if let name = reader.string(node, for: "format") {
-                if let format = DataFormat(name: name) {
+                if DataFormat(name: name) == .fixed {
+                    reader.fail(DataFormat.fixedExportMessage, at: node.location)
+                    complete = false
+                } else if let format = DataFormat(name: name) {
                     step.format = format
                     if let delimiter = DataFormat.impliedDelimiter(name) { step.csvDelimiter = delimiter }
                 } else {

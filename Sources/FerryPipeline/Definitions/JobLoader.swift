@@ -20,12 +20,14 @@ public struct JobLoader: Sendable {
     static let modelKeys = ["path", "version"]
     static let migrateKeys = ["to", "backup"]
     static let importKeys = [
-        "source", "format", "entity", "encoding", "fields", "relationships", "csv", "json", "null", "trim", "date_format", "decimal_comma", "true", "false",
+        "source", "format", "entity", "encoding", "fields", "relationships", "csv", "json", "fixed", "null", "trim", "date_format", "decimal_comma", "true", "false",
         "on_conflict", "validate", "batch_size", "rejects", "max_rejects", "atomic", "verify",
     ]
     static let fieldKeys = ["field", "value", "trim", "date_format", "true", "false", "null"]
     static let relationshipKeys = ["field", "match", "missing"]
-    static let csvKeys = ["delimiter", "quote", "header", "columns", "null", "skip_initial_space", "skip_lines", "comment"]
+    static let csvKeys = ["delimiter", "quote", "escape", "header", "columns", "null", "skip_initial_space", "skip_lines", "comment"]
+    static let fixedKeys = ["columns", "skip_lines"]
+    static let fixedColumnKeys = ["name", "start", "width"]
     /// Step kinds a job may name; `import` and `verify` run today.
     static let stepKinds = ["import", "export", "migrate", "verify", "update", "delete"]
 
@@ -280,10 +282,34 @@ public struct JobLoader: Sendable {
             }
             return (value, node)
         }
-        let source = required("source")
+        // `source:` is a path or glob pattern, or a list of them (read one after the other).
+        var sources: [String] = []
+        var source: (String, YAMLNode)?
+        if let node = mapping["source"] {
+            if let list = reader.strings(node, for: "source") {
+                if list.isEmpty {
+                    reader.fail("'source' lists no file", at: node.location)
+                    complete = false
+                } else {
+                    sources = list.map { resolve($0) }
+                    source = (list[0], node)
+                }
+            } else {
+                complete = false
+            }
+        } else {
+            _ = required("source")
+        }
         let entity = required("entity")
 
-        var step = ImportStep(source: source.map { resolve($0.0) } ?? "-", format: .csv, entity: entity?.0 ?? "", location: entry.keyLocation, entityLocation: entity?.1.location)
+        var step = ImportStep(source: "-", format: .csv, entity: entity?.0 ?? "", location: entry.keyLocation, entityLocation: entity?.1.location)
+        if !sources.isEmpty { step.sources = sources }
+        do {
+            try SourceFiles.checkStandardInput(sources)
+        } catch {
+            reader.fail(error.message, at: source?.1.location ?? entry.keyLocation)
+            complete = false
+        }
         var tabSeparated = false
         if let node = mapping["format"] {
             if let name = reader.string(node, for: "format") {
@@ -291,7 +317,7 @@ public struct JobLoader: Sendable {
                     step.format = format
                     tabSeparated = DataFormat.impliedDelimiter(name) == 9
                 } else {
-                    reader.fail("unknown format '\(name)' (csv, json, ndjson)\(Suggestions.didYouMean(name, in: ["csv", "json", "ndjson", "jsonl", "tsv"]))", at: node.location)
+                    reader.fail("unknown format '\(name)' (csv, json, ndjson, fixed)\(Suggestions.didYouMean(name, in: ["csv", "json", "ndjson", "jsonl", "tsv", "fixed"]))", at: node.location)
                     complete = false
                 }
             }
@@ -306,6 +332,14 @@ public struct JobLoader: Sendable {
             } else {
                 reader.fail("cannot tell the format of '\(path)' from its extension; add 'format:' (csv, json, ndjson)", at: node.location)
                 complete = false
+            }
+            // One step reads one format: the other files' extensions must say the same.
+            for other in sources.dropFirst() where complete {
+                let format = DataFormat(pathExtension: DataFormat.dataExtension(of: other))
+                if format != step.format || (DataFormat.impliedDelimiter(DataFormat.dataExtension(of: other)) == 9) != tabSeparated {
+                    reader.fail("the sources of one step must have one format: '\(other)' is not \(tabSeparated ? "tsv" : step.format.rawValue) like '\(path)'; add 'format:' to read them all alike", at: node.location)
+                    complete = false
+                }
             }
         }
         if tabSeparated { step.csv.delimiter = 9 }
@@ -324,15 +358,22 @@ public struct JobLoader: Sendable {
             if let node = csv["skip_initial_space"], let skip = reader.bool(node, for: "skip_initial_space") { step.csv.skipInitialSpace = skip }
             if let node = csv["skip_lines"], let count = reader.int(node, for: "skip_lines") { step.csv.skipLines = count }
             if let node = csv["comment"], let byte = oneByte(node, for: "comment", reader: reader) { step.csv.comment = byte }
+            if let node = csv["escape"], let byte = oneByte(node, for: "escape", reader: reader) {
+                if byte == step.csv.delimiter || byte == step.csv.quote || byte == 10 || byte == 13 {
+                    reader.fail("the CSV escape character must differ from the delimiter, the quote (a doubled quote already escapes it) and line breaks", at: node.location)
+                }
+                step.csv.escape = byte
+            }
             if let node = csv["null"], let words = reader.strings(node, for: "null") { nullTokens = (nullTokens ?? []).union(words) }
             if !step.csv.hasHeader, step.csv.columns == nil {
                 reader.fail("'header: false' needs 'columns: [...]' to name the columns", at: csv["header"]?.location ?? csv.location)
             }
         }
         if let node = mapping["json"], let json = reader.mapping(node, for: "json") {
-            reader.checkKeys(json, allowed: ["pointer", "max_depth", "max_record_bytes"], in: "'json'")
-            if step.format == .csv, complete {
-                reader.fail("'json' options apply only to the json and ndjson formats, not csv", at: mapping.keyLocation("json") ?? node.location)
+            reader.checkKeys(json, allowed: ["pointer", "max_depth", "max_record_bytes", "shape", "key_field", "columns"], in: "'json'")
+            loadJSONShape(json, into: &step, reader: reader)
+            if step.format.readsTextColumns, complete {
+                reader.fail("'json' options apply only to the json and ndjson formats, not \(step.format.rawValue)", at: mapping.keyLocation("json") ?? node.location)
             }
             if let node = json["max_depth"], let depth = reader.int(node, for: "max_depth", minimum: 1) { step.jsonMaxDepth = depth }
             if let node = json["max_record_bytes"], let bytes = reader.int(node, for: "max_record_bytes", minimum: 1) {
@@ -350,7 +391,16 @@ public struct JobLoader: Sendable {
             }
         }
 
-        step.coercion.nullTokens = nullTokens ?? (step.format == .csv ? [""] : [])
+        if let node = mapping["fixed"], let fixed = reader.mapping(node, for: "fixed") {
+            if step.format != .fixed, complete {
+                reader.fail("'fixed' options apply only to the fixed format, not \(step.format.rawValue)", at: mapping.keyLocation("fixed") ?? node.location)
+            }
+            loadFixedWidth(fixed, into: &step, reader: reader)
+        } else if step.format == .fixed {
+            reader.fail("'format: fixed' needs 'fixed: {columns: [{name: id, start: 1, width: 5}, …]}' to say where the fields are", at: mapping["format"]?.location ?? entry.keyLocation)
+        }
+
+        step.coercion.nullTokens = nullTokens ?? (step.format.readsTextColumns ? [""] : [])
         if let node = mapping["trim"], let trim = reader.bool(node, for: "trim") { step.coercion.trim = trim }
         if let node = mapping["decimal_comma"], let flag = reader.bool(node, for: "decimal_comma") { step.coercion.decimalComma = flag }
         if let node = mapping["encoding"], let name = reader.string(node, for: "encoding") {
@@ -498,5 +548,72 @@ public struct JobLoader: Sendable {
         if let count = Int(text), count >= 0 { return .count(count) }
         reader.fail("expected a count or a percentage like \"1%\" for 'max_rejects' but found '\(text)'", at: node.location)
         return nil
+    }
+}
+
+extension JobLoader {
+    /// `fixed: {columns: [{name, start, width}, …], skip_lines: N}`: the layout of a fixed-width
+    /// source, checked here (names, 1-based starts, widths, overlaps) at its location.
+    func loadFixedWidth(_ fixed: YAMLMapping, into step: inout ImportStep, reader: DefinitionReader) {
+        reader.checkKeys(fixed, allowed: Self.fixedKeys, in: "'fixed'")
+        if let node = fixed["skip_lines"], let count = reader.int(node, for: "skip_lines") { step.fixedWidth.skipLines = count }
+        guard let node = fixed["columns"] else {
+            reader.fail("'fixed' needs 'columns: [{name: id, start: 1, width: 5}, …]'", at: fixed.location)
+            return
+        }
+        guard let items = reader.list(node, for: "columns") else { return }
+        var columns: [FixedWidthLayout.Column] = []
+        for item in items {
+            guard let column = reader.mapping(item, for: "columns") else { continue }
+            reader.checkKeys(column, allowed: Self.fixedColumnKeys, in: "a fixed-width column")
+            guard let nameNode = column["name"], let startNode = column["start"], let widthNode = column["width"] else {
+                reader.fail("a fixed-width column needs 'name', 'start' (1-based) and 'width'", at: column.location)
+                continue
+            }
+            guard let name = reader.string(nameNode, for: "name"), let start = reader.int(startNode, for: "start", minimum: 1),
+                let width = reader.int(widthNode, for: "width", minimum: 1)
+            else { continue }
+            columns.append(FixedWidthLayout.Column(name: name, start: start, width: width))
+        }
+        step.fixedWidth.columns = columns
+        for problem in step.fixedWidth.problems() { reader.fail(problem, at: node.location) }
+    }
+}
+
+extension JobLoader {
+    /// `json: {shape: records | object | rows, key_field: id, columns: [a, b]}`: how the records
+    /// are laid out; `key_field` belongs to `object` (a JSON document only), `columns` to `rows`.
+    func loadJSONShape(_ json: YAMLMapping, into step: inout ImportStep, reader: DefinitionReader) {
+        let keyField = json["key_field"].flatMap { reader.string($0, for: "key_field") }
+        let columns = json["columns"].flatMap { reader.strings($0, for: "columns") }
+        var shape = "records"
+        if let node = json["shape"], let name = reader.string(node, for: "shape") {
+            guard ["records", "object", "rows"].contains(name) else {
+                reader.fail("unknown JSON shape '\(name)' (records, object, rows)\(Suggestions.didYouMean(name, in: ["records", "object", "rows"]))", at: node.location)
+                return
+            }
+            shape = name
+        }
+        let location = json["shape"]?.location ?? json.location
+        if keyField != nil && shape != "object" {
+            reader.fail("'key_field' applies to 'shape: object' (an object whose members are the records)", at: json.keyLocation("key_field") ?? location)
+        }
+        if columns != nil && shape != "rows" {
+            reader.fail("'columns' applies to 'shape: rows' (arrays of values)", at: json.keyLocation("columns") ?? location)
+        }
+        switch shape {
+        case "object":
+            if step.format == .ndjson {
+                reader.fail("'shape: object' applies to a JSON document, not to NDJSON (whose lines are the records)", at: location)
+            }
+            step.jsonShape = .object(keyField: keyField ?? "key")
+        case "rows":
+            if let columns, Set(columns).count != columns.count || columns.contains("") {
+                reader.fail("the columns of 'shape: rows' must be distinct, non-empty names", at: json["columns"]?.location ?? location)
+            }
+            step.jsonShape = .rows(columns: columns)
+        default:
+            step.jsonShape = .records
+        }
     }
 }

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryFormats
 import Foundation
 
 extension JobValidator {
@@ -18,8 +19,12 @@ extension JobValidator {
         for step in job.steps {
             switch step {
             case .export(let step): exported.insert(step.output)
-            case .import(let step) where !exported.contains(step.source):
-                files.input(step.source, role: "the source", location: step.location)
+            case .import(let step):
+                // A pattern's files are those it matches now.
+                let paths = step.sources.flatMap { SourceFiles.isPattern($0) ? (try? SourceFiles.matching($0)) ?? [] : [$0] }
+                for path in paths where !exported.contains(path) {
+                    files.input(path, role: "the source", location: step.location)
+                }
             default: break
             }
         }
@@ -52,7 +57,7 @@ extension JobValidator {
         for step in job.steps {
             var named: [(String?, String)] = []
             switch step {
-            case .import(let step): named = [(step.source, "source"), (step.rejectsPath, "rejects")]
+            case .import(let step): named = step.sources.map { ($0, "source") } + [(step.rejectsPath, "rejects")]
             case .export(let step): named = [(step.output, "output")]
             default: break
             }
@@ -76,9 +81,14 @@ extension JobValidator {
             switch step {
             case .export(let step): written.insert(step.output)
             case .import(let step):
-                guard step.source != "-", !written.contains(step.source), !PathOrURL(step.source).isURL else { continue }
-                if !FileManager.default.fileExists(atPath: step.source) {
-                    errors.append(FerryError(.invalidDefinition, "source '\(step.source)' does not exist", at: step.location))
+                for source in step.sources where source != "-" && !written.contains(source) && !PathOrURL(source).isURL {
+                    if SourceFiles.isPattern(source) {
+                        if (try? SourceFiles.matching(source)) == nil {
+                            errors.append(FerryError(.invalidDefinition, "source '\(source)' matches no file", at: step.location))
+                        }
+                    } else if !FileManager.default.fileExists(atPath: source) {
+                        errors.append(FerryError(.invalidDefinition, "source '\(source)' does not exist", at: step.location))
+                    }
                 }
             default: break
             }

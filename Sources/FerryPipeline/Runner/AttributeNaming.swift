@@ -41,7 +41,13 @@ package enum AttributeNaming {
     package static func entityName(fromPath path: String) -> String {
         var url = URL(fileURLWithPath: path)
         if Compression(pathExtension: url.pathExtension) != nil { url = url.deletingPathExtension() }
-        let base = url.deletingPathExtension().lastPathComponent
+        var base = url.deletingPathExtension().lastPathComponent
+        if SourceFiles.isPattern(base) {
+            // A glob is named by what its files share (`orders-*.csv` → orders), else by their
+            // folder (`nightly/*.csv` → nightly).
+            base = base.replacing(/\[[^\]]*\]|[*?]/, with: " ")
+            if identifier(base, fallback: "").isEmpty { base = url.deletingLastPathComponent().lastPathComponent }
+        }
         return identifier(base, fallback: "records")
     }
 

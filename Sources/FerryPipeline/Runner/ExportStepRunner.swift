@@ -40,7 +40,7 @@ public final class ExportStepRunner {
                 }
                 guard let destination else { return }
                 let output = try destination.open(capacity: 1 << 18)
-                let writer = RowWriter(output: output, format: Self.rowFormat(step.format), columns: cursor.columns, delimiter: step.csvDelimiter)
+                let writer = RowWriter(output: output, format: try Self.rowFormat(step.format), columns: cursor.columns, delimiter: step.csvDelimiter)
                 try writer.begin()
                 while try cursor.advance() {
                     try writer.write(cursor)
@@ -68,11 +68,12 @@ public final class ExportStepRunner {
         return report
     }
 
-    static func rowFormat(_ format: DataFormat) -> RowWriter.Format {
+    static func rowFormat(_ format: DataFormat) throws -> RowWriter.Format {
         switch format {
         case .csv: return .csv
         case .json: return .json
         case .ndjson: return .ndjson
+        case .fixed: throw FerryError(.invalidDefinition, DataFormat.fixedExportMessage)
         }
     }
 }

@@ -85,7 +85,8 @@ final class ImportPlan {
         }
         self.entity = entity
         try reader.prepare()
-        let isCSV = step.format == .csv
+        // Named text columns (CSV, fixed-width): the columns are known, the reader applies null words.
+        let isCSV = step.format.readsTextColumns
         var attributes: [AttributeColumn] = []
         for attribute in entity.attributes {
             let explicit = step.fields.first { $0.attribute == attribute.name }

@@ -120,10 +120,21 @@ public final class ImportStepRunner {
             var values = Array(repeating: Value.null, count: plan.columnCount)
             var supplied = Array(repeating: true, count: plan.columnCount)
             for record in forwarding.takeHeldRecords() {
+                if let file = record.sourceName { state.enter(file: file) }
                 state.read += 1
                 try process(record, plan: plan, values: &values, supplied: &supplied, rejects: rejects, state: &state)
             }
             reader = forwarding.wrapped
+        }
+        // Several files: each one's own reader, so that each keeps its fast path.
+        if let multiple = reader as? MultiFileReader {
+            var file: (any RecordReader)? = try multiple.currentFile()
+            while let current = file {
+                state.enter(file: current.sourceName)
+                guard try importRecords(reader: current, plan: plan, rejects: rejects, state: &state, batchLimit: batchLimit) else { return false }
+                file = try multiple.nextFile()
+            }
+            return true
         }
         if allowsFastPath, let csv = reader as? CSVReader, plan.inserter.supportsDirectBinding, let kinds = ImportPlan.fastKinds(for: plan.attributes) {
             return try importCSVRecords(reader: csv, kinds: kinds, plan: plan, rejects: rejects, state: &state, batchLimit: batchLimit)
@@ -229,7 +240,7 @@ public final class ImportStepRunner {
 
     private func reject(record: SourceRecord, field: String?, line: Int, column: Int, reason: String, rejects: RejectsWriter?, state: inout ImportState) throws {
         state.rejected += 1
-        let location = InputLocation(file: step.source, line: line, column: column, record: record.number)
+        let location = InputLocation(file: state.file ?? step.source, line: line, column: column, record: record.number)
         let limit: Int? = {
             switch step.maxRejects {
             case .count(let n): return n
@@ -237,7 +248,7 @@ public final class ImportStepRunner {
             }
         }()
         if let rejects {
-            try rejects.write(record: record.number, line: line, column: column, field: field, reason: reason, raw: record.raw)
+            try rejects.write(file: state.file, record: record.number, line: line, column: column, field: field, reason: reason, raw: record.raw)
         }
         if let limit, state.rejected > limit {
             if rejects == nil {
@@ -294,6 +305,25 @@ struct ImportState {
     var updated = 0
     var skipped = 0
     var rejected = 0
+    /// The file being read when the step reads several (nil for a single source).
+    private(set) var file: String?
+    /// The counts of the files done, and where the counts stood when the current file began.
+    private var finishedFiles: [SourceFileReport] = []
+    private var atFileStart = SourceFileReport(file: "")
+
+    /// Records read from now on come from `file` (several files are read one after the other).
+    mutating func enter(file name: String) {
+        guard name != file else { return }
+        if file != nil { finishedFiles.append(currentFileCounts) }
+        file = name
+        atFileStart = SourceFileReport(file: name, read: read, inserted: inserted, updated: updated, skipped: skipped, rejected: rejected)
+    }
+
+    private var currentFileCounts: SourceFileReport {
+        SourceFileReport(
+            file: atFileStart.file, read: read - atFileStart.read, inserted: inserted - atFileStart.inserted, updated: updated - atFileStart.updated,
+            skipped: skipped - atFileStart.skipped, rejected: rejected - atFileStart.rejected)
+    }
 
     func fill(_ report: inout StepReport) {
         report.read = read
@@ -301,6 +331,7 @@ struct ImportState {
         report.updated = updated
         report.skipped = skipped
         report.rejected = rejected
+        if file != nil { report.files = finishedFiles + [currentFileCounts] }
     }
 }
 

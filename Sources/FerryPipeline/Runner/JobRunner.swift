@@ -372,6 +372,8 @@ public enum ExitStatus {
     /// `ferry model diff`: the versions differ in ways lightweight migration cannot infer; a
     /// mapping file (or a model fix) is needed.
     public static let needsMapping: Int32 = 65
+    /// A source pattern matched no file (sysexits' EX_NOINPUT): nothing was read or touched.
+    public static let noInput: Int32 = 66
 
     /// The exit code for an error.
     public static func code(for error: any Error) -> Int32 {
@@ -380,6 +382,7 @@ public enum ExitStatus {
         guard let error = error as? FerryError else { return stepFailed }
         if error.code == .rejectBudget { return rejectsOverBudget }
         if error.code == .verification { return verificationFailed }
+        if error.code == .noInput { return noInput }
         if error.code == .cancelled { return interrupted(by: Interruption.signal ?? SIGINT) }
         if error.code.isConfiguration { return configuration }
         return stepFailed

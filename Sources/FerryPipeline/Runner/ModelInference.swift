@@ -30,6 +30,12 @@ public enum ModelInference {
             }
         }
 
+        /// Names the attribute inferred from `field` `attribute` (`--field city=address.city`).
+        public mutating func name(_ attribute: String, fromField field: String) {
+            guard let position = fieldNames.firstIndex(of: field) else { return }
+            entity.attributes[position].name = attribute
+        }
+
         /// `attribute type` per attribute, with `(from "Field")` when the names differ.
         public var summary: String {
             zip(entity.attributes, fieldNames).map { attribute, field in

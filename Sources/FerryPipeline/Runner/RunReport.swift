@@ -38,6 +38,8 @@ public struct StepReport: Sendable, Codable, Hashable {
     /// Source fields no attribute or relationship of the step maps, so their values were not
     /// imported (never silently: the summary and the report list them).
     public var ignoredFields: [String]?
+    /// The counts of each file, in reading order, when an import step reads several.
+    public var files: [SourceFileReport]?
     /// What a `migrate` step did, per version step and entity mapping.
     public var migration: MigrationReport?
     /// The error that failed the step, rendered as `file:line:column: error: …`.
@@ -80,7 +82,26 @@ public struct StepReport: Sendable, Codable, Hashable {
         case index, kind, entity, source, outcome, read, inserted, updated, skipped, rejected, written, output, deleted
         case cascadeDeleted = "cascade_deleted", nullified
         case elapsedSeconds = "elapsed_seconds", recordsPerSecond = "records_per_second"
-        case rejectsFile = "rejects_file", error, migration, ignoredFields = "ignored_fields", verification
+        case rejectsFile = "rejects_file", error, migration, ignoredFields = "ignored_fields", verification, files
+    }
+}
+
+/// What an import step did with one of its files (when it reads several).
+public struct SourceFileReport: Sendable, Codable, Hashable {
+    public var file: String
+    public var read = 0
+    public var inserted = 0
+    public var updated = 0
+    public var skipped = 0
+    public var rejected = 0
+
+    public init(file: String, read: Int = 0, inserted: Int = 0, updated: Int = 0, skipped: Int = 0, rejected: Int = 0) {
+        self.file = file
+        self.read = read
+        self.inserted = inserted
+        self.updated = updated
+        self.skipped = skipped
+        self.rejected = rejected
     }
 }
 
