@@ -41,7 +41,7 @@ let package = Package(
         ),
         .target(
             name: "FerryCore",
-            dependencies: ["CFerrySQLite"],
+            dependencies: ["CFerrySQLite", "CFerryCompression"],
             swiftSettings: swiftSettings
         ),
         .systemLibrary(

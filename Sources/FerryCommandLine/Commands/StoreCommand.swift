@@ -21,6 +21,12 @@ struct StoreInfoCommand: ParsableCommand {
     @Option(help: "How many recent runs to show.")
     var runs: Int = 10
 
+    @Option(help: ArgumentHelp("For a Core Data store: the model bundle whose version to name.", valueName: "bundle"))
+    var model: String?
+
+    @Option(help: ArgumentHelp("For a Core Data store: a compiled model (.momd folder or its VersionInfo.plist) to match hashes against.", valueName: "path"))
+    var compiledModel: String?
+
     struct Info: Encodable {
         struct EntityInfo: Encodable {
             var name: String
@@ -58,6 +64,9 @@ struct StoreInfoCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             try CommandFiles.requireExistingStore(store)
+            if CoreDataStoreFile.isCoreDataStore(store) {
+                return try CoreDataStoreCommands.info(store, model: model, compiledModel: compiledModel, json: json)
+            }
             guard let metadata = try Store.metadata(at: store) else {
                 throw FerryError(.store, "'\(store)' is not a ferry store (it has no ferry metadata)")
             }
@@ -111,7 +120,10 @@ struct StoreVersionCommand: ParsableCommand {
         commandName: "version",
         abstract: "Show which version of a model bundle a store is at, and the steps to the current version.",
         discussion: """
-            The version is found by the model hash the store recorded. Exit codes: 0 the store is at \
+            The version is found by the model hash the store recorded. For a Core Data store (any \
+            file with Z_METADATA and Z_PRIMARYKEY tables), by the entity hashes of --compiled-model \
+            when given, else by the model the store caches (Z_MODELCACHE), else by its tables and \
+            columns. Exit codes: 0 the store is at \
             one of the bundle's versions · 64 it matches none (the error lists the versions and which \
             entities differ from the closest one), or the model is missing or invalid · 1 the store \
             cannot be read.
@@ -122,6 +134,9 @@ struct StoreVersionCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("The model bundle (folder, model.yml, or a model file).", valueName: "bundle"))
     var model: String
+
+    @Option(help: ArgumentHelp("For a Core Data store: a compiled model (.momd folder or its VersionInfo.plist) whose entity hashes are compared first.", valueName: "path"))
+    var compiledModel: String?
 
     @Flag(help: "Print JSON.")
     var json = false
@@ -144,6 +159,9 @@ struct StoreVersionCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             try CommandFiles.requireExistingStore(store)
+            if CoreDataStoreFile.isCoreDataStore(store) {
+                return try CoreDataStoreCommands.versionCommand(store, model: model, compiledModel: compiledModel, json: json)
+            }
             guard let metadata = try Store.metadata(at: store) else {
                 throw FerryError(.store, "'\(store)' is not a ferry store (it has no ferry metadata)")
             }

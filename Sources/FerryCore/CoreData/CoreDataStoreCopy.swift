@@ -1,0 +1,66 @@
+import Foundation
+
+/// A private copy of a Core Data store (main file, `-wal`, `-journal`) in a temporary folder,
+/// opened read-write there so that SQLite can replay the WAL and rebuild `-shm` without
+/// touching the user's files (COREDATA.md §2.1: opening an original, even read-only, rewrites
+/// its `-shm`; `immutable=1` would hide rows that live only in the `-wal`).
+///
+/// ```swift
+/// let copy = try CoreDataStoreCopy(of: "App.sqlite")
+/// defer { copy.remove() }
+/// let rows = try copy.connection.rows("SELECT count(*) FROM ZPOST")
+/// ```
+package final class CoreDataStoreCopy {
+    /// The user's store.
+    package let original: String
+    /// The copy's folder (removed by ``remove()``).
+    package let folder: URL
+    /// The open copy.
+    package private(set) var connection: Connection?
+
+    /// Copies the store and its companions and opens the copy.
+    package init(of path: String) throws {
+        original = path
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-coredata-\(UUID().uuidString)")
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        } catch {
+            throw FerryError(.io, "cannot make a private copy of store '\(path)': \(error.localizedDescription)")
+        }
+        let copy = folder.appendingPathComponent("store.sqlite").path
+        do {
+            try FileManager.default.copyItem(atPath: path, toPath: copy)
+            // -shm is left behind on purpose: SQLite rebuilds it from the -wal.
+            for suffix in ["-wal", "-journal"] where FileManager.default.fileExists(atPath: path + suffix) {
+                try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix)
+            }
+            // The copies are ferry's own: writable, whatever the originals' permissions.
+            for file in [copy, copy + "-wal", copy + "-journal"] where FileManager.default.fileExists(atPath: file) {
+                try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+            }
+            connection = try Connection(path: copy, readOnly: false, create: false)
+        } catch let error as FerryError {
+            remove()
+            throw FerryError(error.code, error.message.replacingOccurrences(of: copy, with: path), notes: error.notes)
+        } catch {
+            remove()
+            throw FerryError(.io, "cannot make a private copy of store '\(path)': \(error.localizedDescription)")
+        }
+    }
+
+    /// The open connection to the copy.
+    package var database: Connection {
+        get throws {
+            guard let connection else { throw FerryError(.internal, "the copy of store '\(original)' is closed") }
+            return connection
+        }
+    }
+
+    /// Closes the copy and deletes its folder.
+    package func remove() {
+        connection = nil
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    deinit { remove() }
+}
