@@ -179,4 +179,22 @@ struct CoreDataStoreCLITests {
         let show = try runFerry(["model", "show", plain])
         #expect(show.exitCode != 0)
     }
+
+    @Test("store info shows sub-entities apart, each with its own count, in the root's table")
+    func inheritance() throws {
+        let directory = TemporaryDirectory("ferry-cd-inherit")
+        let store = directory.file("Cars.sqlite")
+        try CoreDataSamples.writeInheritanceStore(at: store)
+        let model = Self.sample("3lvis-Sync/Tests/Sync/Models/239.xcdatamodeld")
+        let result = try Self.runUntouched(["store", "info", store, "--model", model], store: store)
+        #expect(result.exitCode == 0, "\(result)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains("journal:    delete; no data in a -wal"))
+        #expect(lines.contains("version:    239 239 (by the store's tables and columns)"))
+        #expect(lines.contains("    1 Car                   1  ZCAR"), "\(result)")
+        #expect(lines.contains("    2 Racecar               2  ZCAR  sub-entity of Car"), "\(result)")
+        #expect(lines.contains("    3 Sedan                 3  ZCAR  sub-entity of Car"), "\(result)")
+        #expect(lines.contains("    4 Passenger             4  ZPASSENGER"), "\(result)")
+        #expect(result.stdout.contains("cache:      unreadable: store '\(store)' has no cached model (Z_MODELCACHE is missing or empty)"))
+    }
 }

@@ -310,4 +310,23 @@ import Testing
         let bundle = try ModelLoader().load(path: Self.package(Self.revised))
         #expect(CoreDataVersionDetector.structuralDifferences(store: store, version: try #require(bundle.version("CoreDataMigration_Example 3"))).isEmpty)
     }
+
+    @Test("inheritance: sub-entities counted apart in their root's table; the structure matches the model with Z<n>_ columns ignored")
+    func inheritance() throws {
+        let directory = TemporaryDirectory("ferry-cd-inherit")
+        let path = directory.file("Cars.sqlite")
+        try CoreDataSamples.writeInheritanceStore(at: path)
+        let store = try CoreDataStoreFile.read(path)
+        #expect(store.entities.map(\.name) == ["Car", "Racecar", "Sedan", "Passenger"])
+        #expect(store.entities.map(\.rows) == [1, 2, 3, 4])
+        #expect(store.entities.map(\.table) == ["ZCAR", "ZCAR", "ZCAR", "ZPASSENGER"])
+        #expect(store.entities.map(\.superNumber) == [0, 1, 1, 0])
+        let bundle = try ModelLoader().load(path: CoreDataSamples.root.appendingPathComponent("3lvis-Sync/Tests/Sync/Models/239.xcdatamodeld").path)
+        let match = try CoreDataVersionDetector.detect(store: store, bundle: bundle)
+        #expect(match.method == .structure && match.version.version == "239")
+        // A column the model does not predict is named.
+        try Connection(path: path, create: false).execute("ALTER TABLE ZCAR ADD COLUMN ZCOLOR VARCHAR")
+        let error = try #require(throws: FerryError.self) { try CoreDataVersionDetector.detect(store: try CoreDataStoreFile.read(path), bundle: bundle) }
+        #expect(error.notes.contains { $0.contains("closest: version 239 (by tables and columns); what differs: column ZCAR.ZCOLOR is only in the store") }, "\(error)")
+    }
 }
