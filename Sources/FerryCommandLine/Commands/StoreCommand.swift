@@ -10,7 +10,7 @@ struct StoreCommand: ParsableCommand {
 
 struct StoreInfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "info", abstract: "Show a store's model, version, hashes, entity counts and recent runs.")
+        commandName: "info", abstract: "Show a store's model, version, hashes, entity counts and recent runs (for a Core Data store: its metadata, entities and counts, journal and cached model).")
 
     @Argument(help: ArgumentHelp("The store file.", valueName: "store"))
     var store: String
