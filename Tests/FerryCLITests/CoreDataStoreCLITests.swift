@@ -19,17 +19,6 @@ struct CoreDataStoreCLITests {
     }
     static let compiledModel = TestPaths.packageRoot.appendingPathComponent("Tests/FerryPipelineTests/Fixtures/coredata/CoreDataMigration_Example.momd").path
 
-    /// Bytes (SHA-256) and modification time of a store and each companion that exists.
-    static func fingerprint(_ path: String) throws -> [String: String] {
-        var result: [String: String] = [:]
-        for file in [path, path + "-wal", path + "-shm", path + "-journal"] {
-            guard let attributes = try? FileManager.default.attributesOfItem(atPath: file) else { continue }
-            let data = try Data(contentsOf: URL(fileURLWithPath: file))
-            result[file] = "\(data.count) \(data.hashValue) \((attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)"
-        }
-        return result
-    }
-
     /// A copy of a real store (and its `-wal`) named `name` in `directory`, read-only like a shipped file.
     static func copy(_ source: String, into directory: TemporaryDirectory, name: String) throws -> String {
         let target = directory.file(name)
@@ -43,15 +32,15 @@ struct CoreDataStoreCLITests {
 
     /// Runs ferry on `store` and checks that nothing beside it changed.
     static func runUntouched(_ arguments: [String], store: String) throws -> ProcessResult {
-        let before = try fingerprint(store)
+        let before = try FileFingerprint.of(store)
         let result = try runFerry(arguments)
-        #expect(try fingerprint(store) == before, "ferry \(arguments.joined(separator: " ")) changed the store's files")
+        #expect(try FileFingerprint.of(store) == before, "ferry \(arguments.joined(separator: " ")) changed the store's files")
         return result
     }
 
     @Test("store info on the WAL store: 84 Post and 84 Color read from the -wal, metadata, journal; files untouched")
     func infoOnTheWALStore() throws {
-        let originals = try Self.fingerprint(Self.store(Self.examples, "CoreDataMigration_Example_WAL.sqlite"))
+        let originals = try FileFingerprint.of(Self.store(Self.examples, "CoreDataMigration_Example_WAL.sqlite"))
         let directory = TemporaryDirectory("ferry-cd-cli")
         // A .moody-like name: recognised by content, not by extension.
         let store = try Self.copy(Self.store(Self.examples, "CoreDataMigration_Example_WAL.sqlite"), into: directory, name: "Posts.data")
@@ -81,7 +70,7 @@ struct CoreDataStoreCLITests {
         #expect(entities.map { $0["name"] as? String } == ["Color", "Post"])
         #expect(entities.map { $0["count"] as? Int } == [84, 84])
         #expect(entities.allSatisfy { ($0["hash"] as? String).flatMap { Data(base64Encoded: $0) }?.count == 32 })
-        #expect(try Self.fingerprint(Self.store(Self.examples, "CoreDataMigration_Example_WAL.sqlite")) == originals)
+        #expect(try FileFingerprint.of(Self.store(Self.examples, "CoreDataMigration_Example_WAL.sqlite")) == originals)
     }
 
     @Test("store version names each wibosco store's version in both model chains, by cache or by compiled hashes")

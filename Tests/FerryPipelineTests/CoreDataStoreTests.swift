@@ -42,18 +42,6 @@ import Testing
 
     static let compiledModel = TestPaths.packageRoot.appendingPathComponent("Tests/FerryPipelineTests/Fixtures/coredata/CoreDataMigration_Example.momd").path
 
-    /// Bytes and modification time of a file and its companions (nil: absent).
-    static func fingerprint(_ path: String) throws -> [String: String] {
-        var result: [String: String] = [:]
-        for file in [path, path + "-wal", path + "-shm", path + "-journal"] {
-            guard let attributes = try? FileManager.default.attributesOfItem(atPath: file) else { continue }
-            let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
-            let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
-            result[file] = "\(SHA256.hexString(SHA256.hash([UInt8](bytes)))) \(modified)"
-        }
-        return result
-    }
-
     /// A writable copy of a sample (and its `-wal`) in `directory`.
     static func copy(_ sample: Sample, into directory: TemporaryDirectory, name: String? = nil) throws -> String {
         let source = original(sample).path
@@ -87,11 +75,11 @@ import Testing
 
     @Test("every real store: recognised, metadata, entity numbering, counts equal to SQL, cached model, version; files untouched")
     func everyRealStore() throws {
-        let originals = try Self.samples.map { try Self.fingerprint(Self.original($0).path) }
+        let originals = try Self.samples.map { try FileFingerprint.of(Self.original($0).path) }
         let directory = TemporaryDirectory("ferry-cd-read")
         for sample in Self.samples {
             let path = try Self.copy(sample, into: directory, name: "\(sample.project)-\(sample.file)")
-            let before = try Self.fingerprint(path)
+            let before = try FileFingerprint.of(path)
             #expect(CoreDataStoreFile.isCoreDataStore(path), "\(path)")
             let store = try CoreDataStoreFile.read(path)
             let label = "\(sample.project) \(sample.file)"
@@ -129,9 +117,9 @@ import Testing
             // The structural method alone agrees.
             let structural = bundle.versions.filter { CoreDataVersionDetector.structuralDifferences(store: store, version: $0).isEmpty }.map(\.version)
             #expect(structural == [sample.version], "\(label)")
-            #expect(try Self.fingerprint(path) == before, "\(label): reading changed the store's files")
+            #expect(try FileFingerprint.of(path) == before, "\(label): reading changed the store's files")
         }
-        #expect(try Self.samples.map { try Self.fingerprint(Self.original($0).path) } == originals)
+        #expect(try Self.samples.map { try FileFingerprint.of(Self.original($0).path) } == originals)
     }
 
     @Test("the cached model equals the Xcode version it matches (class names and locations aside)")
