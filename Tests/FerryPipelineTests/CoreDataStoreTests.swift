@@ -317,4 +317,45 @@ import Testing
         let error = try #require(throws: FerryError.self) { try CoreDataVersionDetector.detect(store: try CoreDataStoreFile.read(path), bundle: bundle) }
         #expect(error.notes.contains { $0.contains("closest: version 239 (by tables and columns); what differs: column ZCAR.ZCOLOR is only in the store") }, "\(error)")
     }
+
+    @Test("hostile caches: thousands of mutated archives and compressed blobs decode or fail with an error, never crash")
+    func mutatedCaches() throws {
+        let directory = TemporaryDirectory("ferry-cd-fuzz")
+        var blobs: [[UInt8]] = []
+        for index in [2, 6] {
+            blobs.append(try Self.cacheBlob(Connection(path: try Self.copy(Self.samples[index], into: directory, name: "fuzz\(index).sqlite"), create: false)))
+        }
+        var seed: UInt64 = 0x5EED
+        func next(_ bound: Int) -> Int {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return Int((seed >> 33) % UInt64(bound))
+        }
+        var decoded = 0
+        var refused = 0
+        for blob in blobs {
+            let archive = try RawDeflate.inflate(blob, limit: 1 << 20, source: "cache")
+            for round in 0..<1500 {
+                var bytes = round % 2 == 0 ? archive : blob
+                for _ in 0..<(1 + next(4)) {
+                    let position = next(bytes.count)
+                    switch next(3) {
+                    case 0: bytes[position] = UInt8(next(256))
+                    case 1: bytes[position] ^= UInt8(1 << next(8))
+                    default: bytes = Array(bytes.prefix(position))
+                    }
+                    if bytes.isEmpty { break }
+                }
+                do {
+                    let plain = round % 2 == 0 ? bytes : try RawDeflate.inflate(bytes, limit: 1 << 20, source: "cache")
+                    _ = try CachedModelDecoder.decode(plain, name: "fuzz", version: "1", source: "cache")
+                    decoded += 1
+                } catch let error as FerryError {
+                    #expect(!error.message.isEmpty)
+                    refused += 1
+                }
+            }
+        }
+        #expect(decoded + refused == 3000)
+        #expect(refused > 0)
+    }
 }

@@ -217,7 +217,7 @@ public struct CoreDataStoreFile: Sendable {
         guard let handle = FileHandle(forReadingAtPath: path) else { return 0 }
         defer { try? handle.close() }
         let header = [UInt8]((try? handle.read(upToCount: 32)) ?? Data())
-        guard header.count == 32, let size = try? handle.seekToEnd() else { return 0 }
+        guard header.count == 32, let size = try? handle.seekToEnd(), size >= 32 else { return 0 }
         var pageSize = Int(bigEndian(header, at: 8, size: 4))
         if pageSize == 1 { pageSize = 65536 }
         guard pageSize >= 512 else { return 0 }
