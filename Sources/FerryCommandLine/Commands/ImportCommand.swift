@@ -110,6 +110,7 @@ struct ImportCommand: ParsableCommand {
                 throw FerryError(.usage, "cannot tell the format of '\(file)'; pass --format csv|tsv|json|ndjson")
             }
             try PathOrURL.requireStore(store)
+            try CoreDataStoreFile.refuseInPlace(store, command: "import")
             try CommandFiles.checkOutputs(
                 store: store, inputs: [(file, "the input"), (model, "the model")],
                 outputs: [(rejects, "--rejects"), (options.report, "--report")])

@@ -47,6 +47,7 @@ struct MigrateCommand: ParsableCommand {
             var global = GlobalOptions()
             global.parameters = parameters
             try CommandFiles.requireExistingStore(store)
+            try CoreDataStoreFile.refuseInPlace(store, command: "migrate")
             try CommandFiles.checkOutputs(store: store, inputs: [(model, "the model")], outputs: [(report, "--report")])
             let bundle = try ModelLoader().load(path: model)
             var options = MigrationOptions(targetVersion: to, backup: !noBackup, registry: FerryCommandLine.registry)

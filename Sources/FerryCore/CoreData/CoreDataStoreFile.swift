@@ -90,6 +90,17 @@ public struct CoreDataStoreFile: Sendable {
         return hasSystemTables(tables)
     }
 
+    /// Refuses a Core Data store where ferry would open the file in place (`export`, `verify`,
+    /// `import`, `update`, `delete`, `migrate`, `run`): SQLite would checkpoint its `-wal` into
+    /// it and rewrite its `-shm`. Does nothing for any other file.
+    public static func refuseInPlace(_ path: String, command: String) throws {
+        guard isCoreDataStore(path) else { return }
+        throw FerryError(
+            .store,
+            "'\(path)' is a Core Data store: ferry \(command) does not work on Core Data stores yet; nothing was opened (opening it in place would rewrite its -wal and -shm)",
+            notes: ["ferry store info, ferry store version and ferry model show read a Core Data store from a private copy"])
+    }
+
     /// Reads everything but the rows from a private copy of the store at `path`.
     ///
     /// - Throws: `FerryError` (`.store`) when the file is missing, not SQLite, not a Core Data
