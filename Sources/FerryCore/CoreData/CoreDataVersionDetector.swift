@@ -36,6 +36,12 @@ public enum CoreDataVersionDetector {
         public var alsoMatching: [String]
     }
 
+    /// The version of `bundle` the Core Data store at `path` is at, read from a private copy:
+    /// the entry point for commands that detect a store's version (`migrate`, `check`).
+    public static func detect(storeAt path: String, bundle: ModelBundle, compiled: CompiledModelVersions? = nil) throws -> Match {
+        try detect(store: CoreDataStoreFile.read(path), bundle: bundle, compiled: compiled)
+    }
+
     /// The version of `bundle` the store is at.
     ///
     /// - Parameter compiled: a compiled model's hashes; when given and one of its versions has
