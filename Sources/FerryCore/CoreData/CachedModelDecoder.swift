@@ -50,7 +50,8 @@ package enum CachedModelDecoder {
             model.entities[index].attributes.removeAll { ancestors.contains($0.name) }
             model.entities[index].relationships.removeAll { ancestors.contains($0.name) }
             model.entities[index].fetchedProperties.removeAll { ancestors.contains($0.name) }
-            model.entities[index].indexes.removeAll { !$0.attributes.contains { !ancestors.contains($0) } && $0.attributes.count == 1 }
+            // An inherited attribute's `NSIsIndexed` index belongs to the ancestor.
+            model.entities[index].indexes.removeAll { $0.name == nil && $0.attributes.count == 1 && ancestors.contains($0.attributes[0]) }
         }
         model.entities.sort { $0.name < $1.name }
         model.versionIdentifier = try archive.array(root["NSVersionIdentifiers"]).compactMap { try archive.string($0) }.sorted().first
