@@ -208,4 +208,25 @@ struct CoreDataStoreCLITests {
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["App.sqlite", "App.sqlite-wal", "posts.csv"])
     }
+
+    @Test("the private copy is removed after each command; copies abandoned by processes that no longer run are removed too")
+    func privateCopiesAreCleanedUp() throws {
+        let directory = TemporaryDirectory("ferry-cd-tmp")
+        let temporary = directory.file("tmp")
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: false)
+        let finished = Process()
+        finished.executableURL = URL(fileURLWithPath: "/bin/true")
+        try finished.run()
+        finished.waitUntilExit()
+        let abandoned = "ferry-coredata-\(finished.processIdentifier)-ABANDONED"
+        let alive = "ferry-coredata-\(ProcessInfo.processInfo.processIdentifier)-ALIVE"
+        for name in [abandoned, alive, "ferry-coredata-notapid-KEEP"] {
+            try FileManager.default.createDirectory(atPath: temporary + "/" + name, withIntermediateDirectories: false)
+        }
+        let store = try Self.copy(Self.store(Self.examples, "CoreDataMigration_Example_WAL.sqlite"), into: directory, name: "App.sqlite")
+        let result = try runFerry(["store", "info", store], env: ["TMPDIR": temporary])
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.stdout.contains("    2 Post             84  ZPOST"), "\(result)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary).sorted() == [alive, "ferry-coredata-notapid-KEEP"])
+    }
 }

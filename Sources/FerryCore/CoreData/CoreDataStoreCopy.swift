@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A private copy of a Core Data store (main file, `-wal`, `-journal`) in a temporary folder,
 /// opened read-write there so that SQLite can replay the WAL and rebuild `-shm` without
 /// touching the user's files (COREDATA.md §2.1: opening an original, even read-only, rewrites
@@ -18,10 +24,14 @@ package final class CoreDataStoreCopy {
     /// The open copy.
     package private(set) var connection: Connection?
 
+    /// What starts the name of every copy's folder, followed by the owning process id and `-`.
+    static let folderPrefix = "ferry-coredata-"
+
     /// Copies the store and its companions and opens the copy.
     package init(of path: String) throws {
         original = path
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-coredata-\(UUID().uuidString)")
+        Self.removeAbandonedCopies()
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(Self.folderPrefix)\(getpid())-\(UUID().uuidString)")
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
         } catch {
@@ -63,4 +73,18 @@ package final class CoreDataStoreCopy {
     }
 
     deinit { remove() }
+
+    /// Removes the copies of processes that no longer run (ferry stopped at once by a signal
+    /// leaves its copy behind).
+    static func removeAbandonedCopies() {
+        let temporary = FileManager.default.temporaryDirectory
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: temporary.path) else { return }
+        for name in names where name.hasPrefix(folderPrefix) {
+            let rest = name.dropFirst(folderPrefix.count)
+            guard let dash = rest.firstIndex(of: "-"), let pid = pid_t(rest[rest.startIndex..<dash]), pid > 0 else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH {
+                try? FileManager.default.removeItem(at: temporary.appendingPathComponent(name))
+            }
+        }
+    }
 }
