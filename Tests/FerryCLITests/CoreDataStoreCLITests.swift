@@ -19,6 +19,12 @@ struct CoreDataStoreCLITests {
     }
     static let compiledModel = TestPaths.packageRoot.appendingPathComponent("Tests/FerryPipelineTests/Fixtures/coredata/CoreDataMigration_Example.momd").path
 
+    /// Every real store of both wibosco projects.
+    static func allOriginals() -> [String] {
+        ["1", "2", "3"].flatMap { n in [examples, revised].map { store($0, "CoreDataMigration_Example_\(n).sqlite") } }
+            + [store(examples, "CoreDataMigration_Example_WAL.sqlite")]
+    }
+
     /// A copy of a real store (and its `-wal`) named `name` in `directory`, read-only like a shipped file.
     static func copy(_ source: String, into directory: TemporaryDirectory, name: String) throws -> String {
         let target = directory.file(name)
@@ -76,6 +82,8 @@ struct CoreDataStoreCLITests {
     @Test("store version names each wibosco store's version in both model chains, by cache or by compiled hashes")
     func versionOfEveryStore() throws {
         let directory = TemporaryDirectory("ferry-cd-version")
+        let originals = try Self.allOriginals().map(FileFingerprint.of)
+        defer { #expect((try? Self.allOriginals().map(FileFingerprint.of)) == originals, "the shared sample stores changed") }
         let cases: [(String, String, String)] = [
             (Self.revised, "CoreDataMigration_Example_1.sqlite", "CoreDataMigration_Example"),
             (Self.revised, "CoreDataMigration_Example_2.sqlite", "CoreDataMigration_Example 2"),
