@@ -140,15 +140,7 @@ enum CoreDataStoreCommands {
         var line = "version:  \(info.model) \(info.version) (by \(describe(info.method)))"
         if !info.alsoMatching.isEmpty { line += "; also matches \(info.alsoMatching.joined(separator: ", "))" }
         print(line)
-        print("current:  \(info.current)")
-        if info.upToDate {
-            print("status:   up to date")
-        } else if info.path.count > 1 {
-            let steps = info.path.count - 1
-            print("status:   \(steps) \(steps == 1 ? "step" : "steps") behind (\(info.path.joined(separator: " → ")))")
-        } else {
-            print("status:   at version \(info.version), which comes after the current version \(info.current)")
-        }
+        StoreVersionCommand.printStatus(version: info.version, current: info.current, path: info.path)
         return 0
     }
 

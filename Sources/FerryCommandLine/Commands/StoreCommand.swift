@@ -180,16 +180,21 @@ struct StoreVersionCommand: ParsableCommand {
             var line = "version:  \(bundle.name) \(info.version) (hash \(info.hash.prefix(12)))"
             if info.recordedVersion != info.version { line += "; the store recorded version '\(info.recordedVersion)'" }
             print(line)
-            print("current:  \(info.current)")
-            if info.upToDate {
-                print("status:   up to date")
-            } else if path.count > 1 {
-                let steps = path.count - 1
-                print("status:   \(steps) \(steps == 1 ? "step" : "steps") behind (\(path.joined(separator: " → "))); run ferry migrate")
-            } else {
-                print("status:   at version \(info.version), which comes after the current version \(info.current)")
-            }
+            Self.printStatus(version: info.version, current: info.current, path: path, advice: "; run ferry migrate")
             return 0
+        }
+    }
+
+    /// The `current:` and `status:` lines: up to date, steps behind (the path there), or ahead.
+    static func printStatus(version: String, current: String, path: [String], advice: String = "") {
+        print("current:  \(current)")
+        if version == current {
+            print("status:   up to date")
+        } else if path.count > 1 {
+            let steps = path.count - 1
+            print("status:   \(steps) \(steps == 1 ? "step" : "steps") behind (\(path.joined(separator: " → ")))\(advice)")
+        } else {
+            print("status:   at version \(version), which comes after the current version \(current)")
         }
     }
 }
