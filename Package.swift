@@ -43,7 +43,7 @@ let package = Package(
         ),
         .target(
             name: "FerryCore",
-            dependencies: ["CFerrySQLite"],
+            dependencies: ["CFerrySQLite", "CFerryCompression"],
             swiftSettings: swiftSettings
         ),
         .systemLibrary(

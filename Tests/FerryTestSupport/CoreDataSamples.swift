@@ -101,3 +101,34 @@ public enum ModelComparison {
         return nil
     }
 }
+
+extension CoreDataSamples {
+    /// Writes a Core Data-shaped store for the Sync sample model `239.xcdatamodeld` (Car with
+    /// sub-entities Racecar and Sedan, Passenger → Car), laid out as COREDATA.md §2 describes:
+    /// entities numbered in pre-order (Car 1, Racecar 2, Sedan 3, Passenger 4), one table per
+    /// root, `Z1_CAR` beside the to-one whose destination has sub-entities. It has no cached model,
+    /// and its metadata is a real store's (`wibosco…Revised` v1). Rows: 1 Car, 2 Racecars,
+    /// 3 Sedans, 4 Passengers.
+    public static func writeInheritanceStore(at path: String) throws {
+        let source = root.appendingPathComponent("wibosco-CoreDataMigrationRevised/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_1.sqlite").path
+        let scratch = path + ".metadata-source"
+        try FileManager.default.copyItem(atPath: source, toPath: scratch)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: scratch)
+        guard case .blob(let plist) = try Connection(path: scratch, create: false).scalar("SELECT Z_PLIST FROM Z_METADATA") else {
+            throw SampleError(description: "no Z_PLIST in \(source)")
+        }
+        let store = try Connection(path: path)
+        try store.executeScript("""
+            CREATE TABLE ZCAR ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZMAXSPEED INTEGER, ZREMOTEID INTEGER );
+            CREATE TABLE ZPASSENGER ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZREMOTEID INTEGER, ZCAR INTEGER, Z1_CAR INTEGER, ZNAME VARCHAR );
+            CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER);
+            CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB);
+            CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB);
+            INSERT INTO Z_PRIMARYKEY VALUES (1, 'Car', 0, 6), (2, 'Racecar', 1, 0), (3, 'Sedan', 1, 0), (4, 'Passenger', 0, 4);
+            INSERT INTO ZCAR (Z_PK, Z_ENT, Z_OPT, ZMAXSPEED, ZREMOTEID) VALUES (1, 1, 1, NULL, NULL), (2, 2, 1, 300, 7), (3, 2, 1, 320, 8), (4, 3, 1, NULL, NULL), (5, 3, 1, NULL, NULL), (6, 3, 1, NULL, NULL);
+            INSERT INTO ZPASSENGER (Z_PK, Z_ENT, Z_OPT, ZREMOTEID, ZCAR, Z1_CAR, ZNAME) VALUES (1, 4, 1, 1, 2, 2, 'Ann'), (2, 4, 1, 2, 4, 3, 'Bo'), (3, 4, 1, 3, NULL, NULL, 'Cy'), (4, 4, 1, 4, 1, 1, 'Di');
+            """)
+        try store.execute("INSERT INTO Z_METADATA VALUES (1, 'A0B1C2D3-0000-4000-8000-000000000239', ?)", [.blob(plist)])
+    }
+}

@@ -71,6 +71,7 @@ struct ExportCommand: ParsableCommand {
                 Console.printError("warning: writing \(dataFormat.rawValue) to '\(output)', whose extension says \(implied.rawValue)")
             }
             try CommandFiles.requireExistingStore(store)
+            try CoreDataStoreFile.refuseInPlace(store, command: "export")
             try CommandFiles.checkOutputs(
                 store: store, inputs: [(model, "the model")], outputs: [(output, "--output"), (report, "--report")])
             let storeModel: ObjectModel

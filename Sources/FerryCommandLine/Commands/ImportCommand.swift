@@ -137,6 +137,7 @@ struct ImportCommand: ParsableCommand {
                 throw FerryError(.usage, "'\(other)' is not a .\(formatName) file like '\(file)'; one import reads one format (pass --format to read them all alike)")
             }
             try PathOrURL.requireStore(store)
+            try CoreDataStoreFile.refuseInPlace(store, command: "import")
             let paths = try SourceFiles.expand(files)
             try CommandFiles.checkOutputs(
                 store: store, inputs: paths.map { ($0, "the input") } + [(model, "the model")],

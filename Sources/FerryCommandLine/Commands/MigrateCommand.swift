@@ -53,6 +53,7 @@ struct MigrateCommand: ParsableCommand {
             var global = GlobalOptions()
             global.parameters = parameters
             try CommandFiles.requireExistingStore(store)
+            try CoreDataStoreFile.refuseInPlace(store, command: "migrate")
             try CommandFiles.checkOutputs(store: store, inputs: [(model, "the model")], outputs: [(report, "--report")])
             for folder in mappings {
                 var isDirectory: ObjCBool = false

@@ -18,8 +18,9 @@ struct MutationOptions: ParsableArguments {
     var model: String?
 
     /// The store's model (or `--model`) and the parsed predicate, located at `--where`.
-    func load(options: GlobalOptions) throws -> (ObjectModel, FerryCore.Predicate) {
+    func load(options: GlobalOptions, command: String) throws -> (ObjectModel, FerryCore.Predicate) {
         try CommandFiles.requireExistingStore(store)
+        try CoreDataStoreFile.refuseInPlace(store, command: command)
         try CommandFiles.checkOutputs(store: store, inputs: [(model, "the model")], outputs: [(options.report, "--report")])
         let objectModel: ObjectModel
         if let model {
@@ -88,7 +89,7 @@ struct UpdateCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             guard !assignments.isEmpty else { throw FerryError(.usage, "give at least one --set name=value") }
-            let (model, predicate) = try target.load(options: options)
+            let (model, predicate) = try target.load(options: options, command: "update")
             var values: [String: BatchUpdateRequest.PropertyValue] = [:]
             for (index, item) in assignments.enumerated() {
                 guard let equals = item.firstIndex(of: "="), equals != item.startIndex else {
@@ -126,7 +127,7 @@ struct DeleteCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            let (model, predicate) = try target.load(options: options)
+            let (model, predicate) = try target.load(options: options, command: "delete")
             let step = DeleteStep(entity: target.entity, predicate: predicate, deleteRules: ignoreDeleteRules ? .ignore : .apply)
             return try target.run(.delete(step), check: { try step.request.check(model: model) }, model: model, options: options, command: "delete")
         }

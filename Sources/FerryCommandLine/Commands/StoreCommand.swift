@@ -10,7 +10,7 @@ struct StoreCommand: ParsableCommand {
 
 struct StoreInfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "info", abstract: "Show a store's model, version, hashes, entity counts and recent runs.")
+        commandName: "info", abstract: "Show a store's model, version, hashes, entity counts and recent runs (for a Core Data store: its metadata, entities and counts, journal and cached model).")
 
     @Argument(help: ArgumentHelp("The store file.", valueName: "store"))
     var store: String
@@ -20,6 +20,12 @@ struct StoreInfoCommand: ParsableCommand {
 
     @Option(help: "How many recent runs to show.")
     var runs: Int = 10
+
+    @Option(help: ArgumentHelp("For a Core Data store: the model bundle whose version to name.", valueName: "bundle"))
+    var model: String?
+
+    @Option(help: ArgumentHelp("For a Core Data store: a compiled model (.momd folder or its VersionInfo.plist) to match hashes against.", valueName: "path"))
+    var compiledModel: String?
 
     struct Info: Encodable {
         struct EntityInfo: Encodable {
@@ -58,6 +64,9 @@ struct StoreInfoCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             try CommandFiles.requireExistingStore(store)
+            if CoreDataStoreFile.isCoreDataStore(store) {
+                return try CoreDataStoreCommands.info(store, model: model, compiledModel: compiledModel, json: json)
+            }
             guard let metadata = try Store.metadata(at: store) else {
                 throw FerryError(.store, "'\(store)' is not a ferry store (it has no ferry metadata)")
             }
@@ -107,7 +116,10 @@ struct StoreVersionCommand: ParsableCommand {
         commandName: "version",
         abstract: "Show which version of a model bundle a store is at, and the steps to the current version.",
         discussion: """
-            The version is found by the model hash the store recorded. Exit codes: 0 the store is at \
+            The version is found by the model hash the store recorded. For a Core Data store (any \
+            file with Z_METADATA and Z_PRIMARYKEY tables), by the entity hashes of --compiled-model \
+            when given, else by the model the store caches (Z_MODELCACHE), else by its tables and \
+            columns. Exit codes: 0 the store is at \
             one of the bundle's versions · 64 it matches none (the error lists the versions and which \
             entities differ from the closest one), or the model is missing or invalid · 1 the store \
             cannot be read.
@@ -118,6 +130,9 @@ struct StoreVersionCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("The model bundle (folder, model.yml, or a model file).", valueName: "bundle"))
     var model: String
+
+    @Option(help: ArgumentHelp("For a Core Data store: a compiled model (.momd folder or its VersionInfo.plist) whose entity hashes are compared first.", valueName: "path"))
+    var compiledModel: String?
 
     @Flag(help: "Print JSON.")
     var json = false
@@ -140,6 +155,9 @@ struct StoreVersionCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             try CommandFiles.requireExistingStore(store)
+            if CoreDataStoreFile.isCoreDataStore(store) {
+                return try CoreDataStoreCommands.versionCommand(store, model: model, compiledModel: compiledModel, json: json)
+            }
             guard let metadata = try Store.metadata(at: store) else {
                 throw FerryError(.store, "'\(store)' is not a ferry store (it has no ferry metadata)")
             }
@@ -158,16 +176,21 @@ struct StoreVersionCommand: ParsableCommand {
             var line = "version:  \(bundle.name) \(info.version) (hash \(info.hash.prefix(12)))"
             if info.recordedVersion != info.version { line += "; the store recorded version '\(info.recordedVersion)'" }
             print(line)
-            print("current:  \(info.current)")
-            if info.upToDate {
-                print("status:   up to date")
-            } else if path.count > 1 {
-                let steps = path.count - 1
-                print("status:   \(steps) \(steps == 1 ? "step" : "steps") behind (\(path.joined(separator: " → "))); run ferry migrate")
-            } else {
-                print("status:   at version \(info.version), which comes after the current version \(info.current)")
-            }
+            Self.printStatus(version: info.version, current: info.current, path: path, advice: "; run ferry migrate")
             return 0
+        }
+    }
+
+    /// The `current:` and `status:` lines: up to date, steps behind (the path there), or ahead.
+    static func printStatus(version: String, current: String, path: [String], advice: String = "") {
+        print("current:  \(current)")
+        if version == current {
+            print("status:   up to date")
+        } else if path.count > 1 {
+            let steps = path.count - 1
+            print("status:   \(steps) \(steps == 1 ? "step" : "steps") behind (\(path.joined(separator: " → ")))\(advice)")
+        } else {
+            print("status:   at version \(version), which comes after the current version \(current)")
         }
     }
 }

@@ -46,6 +46,7 @@ struct VerifyCommand: ParsableCommand {
                 return level
             }
             try CommandFiles.requireExistingStore(store)
+            try CoreDataStoreFile.refuseInPlace(store, command: "verify")
             try CommandFiles.checkOutputs(
                 store: store, inputs: [(model, "the model"), (expect, "the expectations file")],
                 outputs: [(report, "--report"), (junit, "--junit")])

@@ -30,7 +30,8 @@ public struct ModelLoader: Sendable {
     ]
 
     /// Loads a bundle folder (holding `model.yml`), a bundle index file, a single model file
-    /// (one version), an Xcode `.xcdatamodeld` package or a single `.xcdatamodel` version.
+    /// (one version), an Xcode `.xcdatamodeld` package, a single `.xcdatamodel` version, or a
+    /// Core Data store (its cached model, as one version named `cache`).
     /// Throws ``FerryErrors`` listing every problem.
     public func load(path: String) throws -> ModelBundle {
         let reader = DefinitionReader(code: .invalidModel)
@@ -43,6 +44,19 @@ public struct ModelLoader: Sendable {
     }
 
     private func load(path: String, reader: DefinitionReader) -> ModelBundle? {
+        if CoreDataStoreFile.isCoreDataStore(path) {
+            // A Core Data store stands for the model it caches (Z_MODELCACHE).
+            do {
+                let model = try CoreDataStoreFile.read(path).cachedModel()
+                return ModelBundle(name: model.name, versions: [model], currentVersion: model.version, location: InputLocation(file: path))
+            } catch let error as FerryError {
+                reader.record(error)
+                return nil
+            } catch {
+                reader.record(FerryError(.invalidModel, "cannot read the cached model of store '\(path)': \(error)", at: InputLocation(file: path)))
+                return nil
+            }
+        }
         if XcodeModelPackage.isXcodeModel(path) {
             var errors: [FerryError] = []
             let bundle = XcodeModelPackage.load(path: path, errors: &errors)

@@ -44,6 +44,15 @@ public final class JobRunner {
         let dryCopy = dryRun && !rebuild && migrates && !job.store.isInMemory && FileManager.default.fileExists(atPath: job.store.path)
         var writerLock: StoreLock?
         defer { withExtendedLifetime(writerLock) {} }
+        if !job.store.isInMemory {
+            do {
+                try CoreDataStoreFile.refuseInPlace(job.store.path, command: "run")
+            } catch {
+                report.fail(step: 0, kind: "open", error: error)
+                report.endedAt = RunReport.timestamp()
+                return report
+            }
+        }
         if !job.store.isInMemory && !scratch {
             do {
                 // A dry run creates no file: it takes the lock only when the store has its lock file.

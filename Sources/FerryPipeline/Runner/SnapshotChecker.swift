@@ -62,6 +62,11 @@ public struct SnapshotChecker {
 
         // Its version.
         let version: ObjectModel
+        if CoreDataStoreFile.isCoreDataStore(copy) {
+            checkCoreData(copy: copy, snapshot: snapshot, into: &report, since: clock)
+            finish(&report)
+            return report
+        }
         do {
             guard let metadata = try Store.metadata(at: copy) else {
                 throw FerryError(.store, "'\(snapshot)' is not a ferry store (it has no ferry metadata)")
@@ -125,6 +130,24 @@ public struct SnapshotChecker {
         }
         finish(&report)
         return report
+    }
+
+    /// A Core Data snapshot: its version (COREDATA.md §3.3); migrating it is not available yet.
+    private func checkCoreData(copy: String, snapshot: String, into report: inout VerificationReport, since clock: ContinuousClock.Instant) {
+        do {
+            let match = try CoreDataVersionDetector.detect(storeAt: copy, bundle: bundle)
+            let version = match.version.version
+            report.results.append(CheckResult(
+                check: "version", name: "version", outcome: .passed, measured: ["version": .text(version)],
+                message: "\(bundle.name) version \(version) (by \(match.method))", elapsedSeconds: clock.duration(to: .now).seconds))
+            report.results.append(CheckResult(
+                check: "migrate", name: "migrate \(version) → \(targetVersion ?? bundle.currentVersion)", outcome: .failed,
+                message: "'\(snapshot)' is a Core Data store: ferry does not migrate Core Data stores yet"))
+        } catch {
+            report.results.append(CheckResult(
+                check: "version", name: "version", outcome: .failed, message: Self.describe(error, copy: copy, snapshot: snapshot),
+                elapsedSeconds: clock.duration(to: .now).seconds))
+        }
     }
 
     static func describe(_ error: any Error) -> String {

@@ -1,0 +1,45 @@
+import Foundation
+
+/// The version hashes of a compiled model (`App.momd/VersionInfo.plist`, COREDATA.md §3.3 B):
+/// for each version name, entity name → 32-byte hash, as Core Data records them in a store's
+/// `NSStoreModelVersionHashes`.
+public struct CompiledModelVersions: Sendable, Hashable {
+    /// Version name → entity name → hash.
+    public var versionHashes: [String: [String: [UInt8]]]
+    /// `NSManagedObjectModel_CurrentVersionName`, when present.
+    public var currentVersion: String?
+    /// Where the hashes were read from.
+    public var path: String
+
+    /// Reads `PATH/VersionInfo.plist` when `path` is a `.momd` folder, else the file at `path`.
+    public static func read(_ path: String) throws -> CompiledModelVersions {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw FerryError(.usage, "no compiled model at '\(path)': No such file or directory")
+        }
+        let file = isDirectory.boolValue ? (path as NSString).appendingPathComponent("VersionInfo.plist") : path
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw FerryError(.usage, "cannot read the compiled model's '\(file)' (a .momd folder holds a VersionInfo.plist)")
+        }
+        let source = "compiled model '\(file)'"
+        let top = try BinaryPropertyList.decode([UInt8](data), source: source)
+        guard let versions = top["NSManagedObjectModel_VersionHashes"]?.dictionary else {
+            throw FerryError(.invalidModel, "\(source) has no NSManagedObjectModel_VersionHashes dictionary")
+        }
+        var hashes: [String: [String: [UInt8]]] = [:]
+        for (version, value) in versions.entries {
+            guard let entities = value.dictionary else {
+                throw FerryError(.invalidModel, "\(source): the hashes of version '\(version)' are not a dictionary")
+            }
+            var entityHashes: [String: [UInt8]] = [:]
+            for (entity, hash) in entities.entries {
+                guard let bytes = hash.data else {
+                    throw FerryError(.invalidModel, "\(source): the hash of entity '\(entity)' in version '\(version)' is not data")
+                }
+                entityHashes[entity] = bytes
+            }
+            hashes[version] = entityHashes
+        }
+        return CompiledModelVersions(versionHashes: hashes, currentVersion: top["NSManagedObjectModel_CurrentVersionName"]?.string, path: file)
+    }
+}
