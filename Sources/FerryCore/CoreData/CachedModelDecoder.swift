@@ -160,7 +160,7 @@ package enum CachedModelDecoder {
                 if kind == nil { attribute.defaultValue = try defaultValue(object["NSDefaultValue"], type: type, path: path) }
             }
             if object.isKind(of: "NSDerivedAttributeDescription") {
-                attribute.derivation = try ArchivedExpression.text(object["NSDerivationExpression"], in: archive) ?? ""
+                attribute.derivation = try CachedModelDecoder.derivation(object["NSDerivationExpression"], in: archive)
             }
             return attribute
         }
@@ -289,6 +289,16 @@ package enum CachedModelDecoder {
             guard let text, !text.isEmpty else { return nil }
             return text
         }
+    }
+
+    /// A derived attribute's derivation as NSExpression format text (`pages.@count`,
+    /// `FUNCTION(…)`); an expression form ferry does not decode is an error, not a guess.
+    static func derivation(_ reference: PropertyListValue?, in archive: KeyedArchive) throws -> String {
+        guard let expression = try ArchivedExpression.decode(reference, in: archive) else { return "" }
+        if let form = expression.undecodedForm {
+            throw FerryError(.invalidInput, "\(archive.source): ferry cannot read a derivation that uses an archived \(form)")
+        }
+        return expression.description
     }
 
     /// Lowercase 8-4-4-4-12 text of 16 bytes.

@@ -31,7 +31,7 @@ public struct XcodeMappingFile: Sendable {
     struct PropertyMapping: Sendable {
         var name: String
         /// The stored value expression; nil when the mapping stores none (the implicit default).
-        var expression: XcodeExpression?
+        var expression: ArchivedExpression?
         var location: InputLocation
     }
 }
@@ -239,12 +239,12 @@ private struct DocumentParser {
             fail("a property mapping of \(owner) without 'name'", at: object.element)
             return nil
         }
-        var expression: XcodeExpression?
+        var expression: ArchivedExpression?
         if let field = object.attributes["valueexpressiondata"], !field.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             let base64 = field.text.filter { !$0.isWhitespace }
             if let data = Data(base64Encoded: base64) {
                 do {
-                    expression = try XcodeExpression.decode([UInt8](data), source: "the value expression of \(owner).\(name)")
+                    expression = try ArchivedExpression.decode([UInt8](data), source: "the value expression of \(owner).\(name)")
                 } catch let error as FerryError {
                     errors.append(FerryError(.invalidDefinition, error.message, at: field.location))
                 } catch {
@@ -260,7 +260,7 @@ private struct DocumentParser {
                 return nil
             }
             var path = keyPath.trimmingCharacters(in: .whitespaces)
-            let operand: XcodeExpression
+            let operand: ArchivedExpression
             if path == "$source" {
                 operand = .variable("source")
                 path = ""

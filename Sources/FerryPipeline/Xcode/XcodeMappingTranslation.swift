@@ -34,7 +34,7 @@ struct XcodeMappingTranslation {
     var names: [String: String] = [:]
     /// Relationships whose links ferry writes through their inverse (stored on the other side),
     /// checked once every entity mapping is translated.
-    var throughInverse: [(relationship: RelationshipDescription, inverse: String, expression: XcodeExpression, context: Context)] = []
+    var throughInverse: [(relationship: RelationshipDescription, inverse: String, expression: ArchivedExpression, context: Context)] = []
 
     static let mappingNamedSelector = "destinationInstancesForEntityMappingNamed:sourceInstances:"
     static let relationshipNamedSelector = "destinationInstancesForSourceRelationshipNamed:sourceInstances:"
@@ -161,7 +161,7 @@ struct XcodeMappingTranslation {
         var location: InputLocation
     }
 
-    mutating func untranslatable(_ expression: XcodeExpression, _ context: Context, reason: String) {
+    mutating func untranslatable(_ expression: ArchivedExpression, _ context: Context, reason: String) {
         fail(
             "\(context.mapping) gives \(context.property) the value expression \(expression), which ferry cannot translate: \(reason)",
             at: context.location,
@@ -171,7 +171,7 @@ struct XcodeMappingTranslation {
     // MARK: Attributes
 
     mutating func attributeValue(
-        _ expression: XcodeExpression?, for attribute: AttributeDescription, from sourceEntity: EntityDescription?, context: Context
+        _ expression: ArchivedExpression?, for attribute: AttributeDescription, from sourceEntity: EntityDescription?, context: Context
     ) -> MappingModel.AttributeValue? {
         guard let expression else {
             // Xcode's implicit value: $source.<name> when the source entity has that attribute.
@@ -245,7 +245,7 @@ struct XcodeMappingTranslation {
     // MARK: Relationships
 
     mutating func relationshipValue(
-        _ expression: XcodeExpression?, for relationship: RelationshipDescription, owner: MappingModel.EntityMapping, from sourceEntity: EntityDescription?,
+        _ expression: ArchivedExpression?, for relationship: RelationshipDescription, owner: MappingModel.EntityMapping, from sourceEntity: EntityDescription?,
         context: Context
     ) -> MappingModel.RelationshipValue? {
         guard let expression else {
@@ -312,7 +312,7 @@ struct XcodeMappingTranslation {
     /// into a relationship stored on its inverse's side (Continent.moods, whose links are
     /// Mood.continent's), the links are written by the inverse's mapping, which must set it.
     mutating func keyPath(
-        _ path: String, expression: XcodeExpression, named mappingName: String?, for relationship: RelationshipDescription, owner: MappingModel.EntityMapping,
+        _ path: String, expression: ArchivedExpression, named mappingName: String?, for relationship: RelationshipDescription, owner: MappingModel.EntityMapping,
         from sourceEntity: EntityDescription, context: Context
     ) -> MappingModel.RelationshipValue? {
         let components = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
@@ -378,7 +378,7 @@ struct XcodeMappingTranslation {
     }
 
     mutating func fromMapping(
-        named name: String, expression: XcodeExpression, relationship: RelationshipDescription, owner: MappingModel.EntityMapping, context: Context
+        named name: String, expression: ArchivedExpression, relationship: RelationshipDescription, owner: MappingModel.EntityMapping, context: Context
     ) -> MappingModel.RelationshipValue? {
         guard let target = file.entityMappings.first(where: { Self.coreDataName(source: $0.source, destination: $0.destination) == name }) else {
             fail("\(context.mapping) gives \(context.property) the objects of entity mapping '\(name)', which the mapping model does not have", at: context.location)

@@ -1,10 +1,10 @@
-import FerryCore
 import Foundation
 
-/// An `NSExpression` as a mapping model stores it (`valueexpressiondata`, a keyed archive;
-/// COREDATA.md §4.3), decoded into the few forms mapping models use. Anything else is kept as
-/// ``other(className:type:)`` so that the translation can refuse it by name.
-indirect enum XcodeExpression: Sendable, Hashable, CustomStringConvertible {
+/// An archived `NSExpression`: a mapping model's value expression (`valueexpressiondata`, a
+/// keyed archive; COREDATA.md §4.3) or a derived attribute's derivation in a cached model,
+/// decoded into the forms Core Data's files use. Anything else is kept as
+/// ``other(className:type:)`` so that a caller can refuse it by name.
+package indirect enum ArchivedExpression: Sendable, Hashable, CustomStringConvertible {
     /// `NSConstantValueExpression`: a string, a number, a boolean or nil.
     case constant(PropertyListValue?)
     /// `NSVariableExpression`: `$source`, `$manager`, …
@@ -12,14 +12,14 @@ indirect enum XcodeExpression: Sendable, Hashable, CustomStringConvertible {
     /// `NSSelfExpression` (`SELF`).
     case evaluatedObject
     /// A key path applied to an operand: `$source.color`, `$source.rel.@distinctUnionOfSets.x`.
-    case keyPath(operand: XcodeExpression, path: String)
+    case keyPath(operand: ArchivedExpression, path: String)
     /// `FUNCTION(operand, "selector", arguments…)`.
-    case function(operand: XcodeExpression, selector: String, arguments: [XcodeExpression])
+    case function(operand: ArchivedExpression, selector: String, arguments: [ArchivedExpression])
     /// A form ferry does not decode (aggregates, subqueries, set operations, blocks…).
     case other(className: String, type: Int64?)
 
     /// Core Data's format-string spelling, as Xcode's mapping editor shows it.
-    var description: String {
+    package var description: String {
         switch self {
         case .constant(nil): return "nil"
         case .constant(.some(let value)):
@@ -46,7 +46,7 @@ indirect enum XcodeExpression: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The key path below `$source` (`color`, `country.continent`), or nil for any other form.
-    var sourceKeyPath: String? {
+    package var sourceKeyPath: String? {
         if case .keyPath(.variable("source"), let path) = self { return path }
         return nil
     }
@@ -55,10 +55,29 @@ indirect enum XcodeExpression: Sendable, Hashable, CustomStringConvertible {
     /// errors.
     /// - Throws: ``FerryError`` (`invalidInput`) for bytes that are not a keyed archive of an
     ///   expression.
-    static func decode(_ bytes: [UInt8], source: String) throws -> XcodeExpression {
+    package static func decode(_ bytes: [UInt8], source: String) throws -> ArchivedExpression {
         let archive = try KeyedArchive(bytes, source: source)
         var decoder = Decoder(archive: archive)
         return try decoder.expression(archive.root(), depth: 0)
+    }
+
+    /// Decodes an expression stored inside another archive (a cached model's derivation); nil
+    /// for `$null`.
+    package static func decode(_ reference: PropertyListValue?, in archive: KeyedArchive) throws -> ArchivedExpression? {
+        guard try archive.resolve(reference) != nil else { return nil }
+        var decoder = Decoder(archive: archive)
+        return try decoder.expression(reference, depth: 0)
+    }
+
+    /// The class of the first part of the expression ferry does not decode, or nil when it
+    /// decodes every part.
+    package var undecodedForm: String? {
+        switch self {
+        case .constant, .variable, .evaluatedObject: return nil
+        case .keyPath(let operand, _): return operand.undecodedForm
+        case .function(let operand, _, let arguments): return operand.undecodedForm ?? arguments.lazy.compactMap(\.undecodedForm).first
+        case .other(let className, _): return className
+        }
     }
 
     private struct Decoder {
@@ -66,12 +85,12 @@ indirect enum XcodeExpression: Sendable, Hashable, CustomStringConvertible {
         /// Archives made by Xcode nest a handful of levels; a deeper one is hostile.
         static let maximumDepth = 64
 
-        mutating func expression(_ reference: PropertyListValue?, depth: Int) throws -> XcodeExpression {
+        mutating func expression(_ reference: PropertyListValue?, depth: Int) throws -> ArchivedExpression {
             guard let object = try archive.object(reference) else { return .constant(nil) }
             return try expression(object, depth: depth)
         }
 
-        mutating func expression(_ object: KeyedArchive.Object, depth: Int) throws -> XcodeExpression {
+        mutating func expression(_ object: KeyedArchive.Object, depth: Int) throws -> ArchivedExpression {
             guard depth < Self.maximumDepth else {
                 throw FerryError(.invalidInput, "\(archive.source): the expression nests more than \(Self.maximumDepth) levels")
             }
@@ -94,7 +113,7 @@ indirect enum XcodeExpression: Sendable, Hashable, CustomStringConvertible {
             case "NSKeyPathExpression", "NSFunctionExpression":
                 let selector = try archive.string(object["NSSelectorName"]) ?? ""
                 let operand = try expression(object["NSOperand"], depth: depth + 1)
-                var arguments: [XcodeExpression] = []
+                var arguments: [ArchivedExpression] = []
                 for argument in try archive.array(object["NSArguments"]) {
                     arguments.append(try expression(argument, depth: depth + 1))
                 }
