@@ -7,8 +7,8 @@ import FerryFormats
     import Darwin
 #endif
 
-/// The CSV fast path: coerces fields straight from the reader's bytes and binds them without
-/// building a `String` or a ``SourceRecord`` per record.
+/// The import fast path: coerces fields straight from a ``ByteFieldReader``'s bytes and binds
+/// them without building a `String`, a ``FieldValue`` or a ``SourceRecord`` per record.
 ///
 /// It handles the common, clean case only. Whenever a value does not parse, breaks a rule, or
 /// the record hits a constraint, it gives up (`.useGeneralPath`) *before* anything is written,
@@ -76,25 +76,56 @@ extension ImportPlan {
         return kinds
     }
 
-    /// Inserts the CSV reader's current (well-formed) record through the fast path.
-    func fastInsert(from reader: CSVReader, kinds: [FastKind]) throws -> FastOutcome {
+    /// Inserts the reader's current (well-formed) record through the fast path: one routine for
+    /// every ``ByteFieldReader`` (CSV, JSON, a read-ahead batch).
+    ///
+    /// Strings and numbers go through the byte parsers below (the general path sends both
+    /// through `Coercion` as text); `true`/`false`, `null`, nested values and absent fields get
+    /// exactly the general path's treatment (see ``ImportPlan/coerce(_:to:options:)`` and
+    /// ``BatchInserter/insert(_:supplied:)``).
+    func fastInsert<Reader: ByteFieldReader>(from reader: Reader, kinds: [FastKind]) throws -> FastOutcome {
         inserter.beginDirectRow()
+        let checkUTF8 = !reader.textIsValidUTF8
         for index in 0..<kinds.count {
             let column = attributes[index]
             let validator = inserter.validator(forColumn: index)
             let ok: Bool
-            switch kinds[index] {
-            case .constant(let value):
+            let kind = kinds[index]
+            if case .constant(let value) = kind {
                 if let validator, validator.problem(with: value) != nil { return .useGeneralPath }
                 try inserter.bindDirect(value, column: index)
+                continue
+            }
+            guard case .field(let fieldIndex, _) = column.source else { return .useGeneralPath }
+            let fieldKind = reader.fieldKind(fieldIndex)
+            switch fieldKind {
+            case .absent:
+                // Not supplied: the default, unvalidated, as `BatchInserter.insert` does; a
+                // required attribute without one fails NOT NULL and takes the general path.
+                try inserter.bindDirect(inserter.defaultValue(forColumn: index) ?? .null, column: index)
                 ok = true
-            default:
-                guard case .field(let fieldIndex, _) = column.source else { return .useGeneralPath }
-                ok = try reader.withFieldBytes(fieldIndex) { bytes -> Bool in
-                    guard let bytes else { return try bindNull(column: index, validator: validator) }
-                    // Only columns that trim or have null words look at the quoting (no cost otherwise).
-                    let literal = column.readsQuotedFieldsDifferently && reader.isFieldQuoted(fieldIndex)
-                    return try bindField(bytes, kind: kinds[index], column: index, type: column.type, options: literal ? column.literalOptions : column.options, validator: validator)
+            case .null:
+                ok = try bindNull(column: index, validator: validator)
+            case .text, .quotedText, .number:
+                // Only columns that trim or have null words read quoted fields differently.
+                let options = fieldKind == .quotedText && column.readsQuotedFieldsDifferently ? column.literalOptions : column.options
+                ok = try reader.withFieldBytes(fieldIndex) { bytes in
+                    try bindField(bytes, kind: kind, column: index, type: column.type, options: options, validator: validator, checkUTF8: checkUTF8)
+                }
+            case .true, .false:
+                let flag = fieldKind == .true
+                switch column.type {
+                case .bool: ok = try bindValue(.bool(flag), column: index, validator: validator)
+                case .string: ok = try bindValue(.string(flag ? "true" : "false"), column: index, validator: validator)
+                case .json: ok = try bindValue(.json(flag ? "true" : "false"), column: index, validator: validator)
+                default: return .useGeneralPath
+                }
+            case .nested:
+                switch column.type {
+                case .json, .string:
+                    let text = reader.withFieldBytes(fieldIndex) { String(decoding: $0, as: UTF8.self) }
+                    ok = try bindValue(column.type == .json ? .json(text) : .string(text), column: index, validator: validator)
+                default: return .useGeneralPath
                 }
             }
             if !ok { return .useGeneralPath }
@@ -102,16 +133,27 @@ extension ImportPlan {
         for offset in 0..<references.count {
             let index = attributes.count + offset
             let reference = references[offset]
-            guard reference.fieldIndex < reader.fieldNames.count else { return .useGeneralPath }
-            let key: Value? = reader.withFieldBytes(reference.fieldIndex) { bytes in
-                guard let bytes else { return Value.null }
-                guard UTF8Bytes.isValid(bytes) else { return nil }
-                let text = String(decoding: bytes, as: UTF8.self)
-                return try? Self.coerce(.text(text), to: reference.resolver.matchAttribute.type, options: reference.options(quoted: reader.isFieldQuoted(reference.fieldIndex))).get()
+            let fieldKind = reader.fieldKind(reference.fieldIndex)
+            if fieldKind == .absent {
+                if reference.mapping.missing == .reject { return .useGeneralPath }
+                try inserter.bindDirect(.null, column: index)
+                continue
             }
-            guard let key, try bindReference(key, reference, column: index) else { return .useGeneralPath }
+            if checkUTF8 && fieldKind.hasBytes && !reader.withFieldBytes(reference.fieldIndex, UTF8Bytes.isValid) { return .useGeneralPath }
+            guard let value = reader.fieldValue(reference.fieldIndex),
+                let key = try? Self.coerce(value, to: reference.resolver.matchAttribute.type, options: reference.options(quoted: fieldKind == .quotedText)).get(),
+                try bindReference(key, reference, column: index)
+            else { return .useGeneralPath }
         }
         return try finishDirectRow()
+    }
+
+    /// Binds a non-null value after the checks `BatchInserter.insert` makes.
+    @inline(__always)
+    private func bindValue(_ value: Value, column index: Int, validator: AttributeValidator?) throws -> Bool {
+        if let validator, validator.problem(with: value) != nil { return false }
+        try inserter.bindDirect(value, column: index)
+        return true
     }
 
     /// Binds the key of the object a reference resolves to (nil for a nil key, or a missing
@@ -147,10 +189,13 @@ extension ImportPlan {
     }
 
     @inline(__always)
-    func bindField(_ bytes: UnsafeBufferPointer<UInt8>, kind: FastKind, column index: Int, type: AttributeType, options: CoercionOptions, validator: AttributeValidator?) throws -> Bool {
+    func bindField(
+        _ bytes: UnsafeBufferPointer<UInt8>, kind: FastKind, column index: Int, type: AttributeType, options: CoercionOptions, validator: AttributeValidator?,
+        checkUTF8: Bool
+    ) throws -> Bool {
         switch kind {
         case .string:
-            guard UTF8Bytes.isValid(bytes) else { return false }
+            guard !checkUTF8 || UTF8Bytes.isValid(bytes) else { return false }
             if let validator, validator.hasRules {
                 // Length and pattern rules are checked on the String, exactly as the general path does.
                 let value = Value.string(String(decoding: bytes, as: UTF8.self))
