@@ -61,9 +61,9 @@ public final class ImportStepRunner {
             defer { try? rejects?.close() }
             // The plan (field indexes, coercions, prepared statements) is made once per step.
             let plan = try store.withConnection { try ImportPlan(step: step, reader: reader, connection: $0, model: store.model) }
-            let records = try RecordStream(reader: reader, readAhead: readsAhead)
-            defer { records.stop() }
             let kinds = allowsFastPath && plan.inserter.supportsDirectBinding ? ImportPlan.fastKinds(for: plan.attributes) : nil
+            let records = try RecordStream(reader: reader, readAhead: readsAhead, coercion: kinds.map { (plan, $0) })
+            defer { records.stop() }
             if step.atomic || dryRun {
                 try store.write { connection in
                     try importRecords(records, plan: plan, kinds: kinds, rejects: rejects, state: &state, batchLimit: nil)
@@ -147,7 +147,7 @@ public final class ImportStepRunner {
                 progress?.stepProgress(read: state.read, rejected: state.rejected)
                 try checkInterruption(state)
             }
-            if let kinds, reader.currentRecordIsWellFormed, case .done(let outcome) = try plan.fastInsert(from: reader, kinds: kinds) {
+            if let kinds, reader.currentRecordIsWellFormed, case .done(let outcome) = try fastInsert(from: reader, plan: plan, kinds: kinds) {
                 fastPathRecords += 1
                 switch outcome {
                 case .inserted: state.inserted += 1
@@ -161,6 +161,16 @@ public final class ImportStepRunner {
             if let batchLimit, inBatch >= batchLimit { return false }
         }
         return true
+    }
+
+    /// The fast path for the current record: the values the read-ahead thread coerced, when it
+    /// did, else the reader's bytes.
+    @inline(__always)
+    private func fastInsert<Reader: ByteFieldReader>(from reader: Reader, plan: ImportPlan, kinds: [ImportPlan.FastKind]) throws -> ImportPlan.FastOutcome {
+        if let readAhead = reader as? ReadAheadReader, let coerced = readAhead.currentCoercedRow {
+            return try plan.fastInsert(coerced: coerced.rows, row: coerced.row)
+        }
+        return try plan.fastInsert(from: reader, kinds: kinds)
     }
 
     /// The next record; a signal that arrives while the importer waits for the reader thread

@@ -12,6 +12,10 @@ import Foundation
 /// wrapped reader reaches the importing thread after the records read before it, as without
 /// read-ahead.
 ///
+/// With an import plan, the reader thread also coerces and validates each record's attributes
+/// (``ImportPlan/coerceRow(from:kinds:into:)``), so that the importing thread only binds the
+/// values, resolves references and steps SQLite: the work splits about evenly across two cores.
+///
 /// The wrapped reader belongs to the reader thread from the first ``advance()`` on: read its
 /// field names (``fieldIndex(of:)``, ``prepare()``) before. Call ``stop()`` when the import ends
 /// early; the reader thread then stops at its next batch.
@@ -30,11 +34,36 @@ final class ReadAheadReader: ByteFieldReader {
         var cancelled = false
         var started = false
         let base: any ByteFieldReader
+        let coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])?
 
-        init(base: any ByteFieldReader) {
+        init(base: any ByteFieldReader, coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])?) {
             self.base = base
+            self.coercion = coercion
             free = (0..<ReadAheadReader.batchCount).map { _ in
-                RecordBatch(capacity: ReadAheadReader.recordsPerBatch, byteCapacity: ReadAheadReader.bytesPerBatch)
+                RecordBatch(
+                    capacity: ReadAheadReader.recordsPerBatch, byteCapacity: ReadAheadReader.bytesPerBatch,
+                    coerced: coercion.map { CoercedRows(columnCount: $0.plan.attributes.count, referenceCount: $0.plan.references.count) })
+            }
+        }
+
+        /// Fills `batch` from the wrapped reader; the readers ferry has get a loop specialized
+        /// for their type (the same loop, compiled for it), any other reader the generic one.
+        func fill(_ batch: RecordBatch) throws {
+            switch base {
+            case let reader as CSVReader: try fill(batch, from: reader)
+            case let reader as NDJSONReader: try fill(batch, from: reader)
+            case let reader as JSONArrayReader: try fill(batch, from: reader)
+            default: try fill(batch, from: base)
+            }
+        }
+
+        private func fill<Reader: ByteFieldReader>(_ batch: RecordBatch, from reader: Reader) throws {
+            while batch.count < ReadAheadReader.recordsPerBatch && batch.byteCount < ReadAheadReader.bytesPerBatch {
+                guard try reader.advance() else {
+                    batch.isLast = true
+                    return
+                }
+                batch.append(from: reader, coercingWith: coercion)
             }
         }
 
@@ -51,13 +80,7 @@ final class ReadAheadReader: ByteFieldReader {
                 condition.unlock()
                 batch.clear()
                 do {
-                    while batch.count < ReadAheadReader.recordsPerBatch && batch.byteCount < ReadAheadReader.bytesPerBatch {
-                        guard try base.advance() else {
-                            batch.isLast = true
-                            break
-                        }
-                        batch.append(from: base)
-                    }
+                    try fill(batch)
                 } catch {
                     batch.error = error
                     batch.isLast = true
@@ -83,8 +106,11 @@ final class ReadAheadReader: ByteFieldReader {
         number: 0, line: 0, column: 1, rawStart: 0, rawCount: 0, firstField: 0, fieldCount: 0, materialized: -1)
     @exclusivity(unchecked) private var finished = false
 
-    init(_ base: any ByteFieldReader) {
-        channel = Channel(base: base)
+    /// Reads `base` ahead; with `coercion`, the reader thread also coerces and validates each
+    /// record's attributes with the plan (``currentCoercedRow``), leaving the importing thread
+    /// only binding, resolving and writing.
+    init(_ base: any ByteFieldReader, coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])? = nil) {
+        channel = Channel(base: base, coercion: coercion)
     }
 
     deinit { stop() }
@@ -162,6 +188,12 @@ final class ReadAheadReader: ByteFieldReader {
     }
 
     var currentRecordIsWellFormed: Bool { record.materialized < 0 }
+
+    /// The current record's attribute values as the reader thread coerced them, if it did.
+    var currentCoercedRow: (rows: CoercedRows, row: Int)? {
+        guard record.coercedRow >= 0, let rows = batch.unsafelyUnwrapped.coerced else { return nil }
+        return (rows, record.coercedRow)
+    }
 
     /// CSV text was checked while it was copied; JSON strings are valid by construction.
     var textIsValidUTF8: Bool { true }

@@ -19,6 +19,8 @@ final class RecordBatch {
         var fieldCount: Int
         /// Index into ``materialized`` for a record kept whole, or -1.
         var materialized: Int
+        /// The record's row in ``coerced`` when the reader thread coerced it, or -1.
+        var coercedRow = -1
     }
 
     struct FieldSlot {
@@ -43,8 +45,12 @@ final class RecordBatch {
     var count: Int { records.count }
     var byteCount: Int { bytes.count }
 
-    init(capacity: Int, byteCapacity: Int) {
+    /// The rows the reader thread coerced (nil when it only reads).
+    let coerced: CoercedRows?
+
+    init(capacity: Int, byteCapacity: Int, coerced: CoercedRows?) {
         self.byteCapacity = byteCapacity
+        self.coerced = coerced
         records.reserveCapacity(capacity)
         bytes.reserveCapacity(byteCapacity)
     }
@@ -53,6 +59,7 @@ final class RecordBatch {
         records.removeAll(keepingCapacity: true)
         fields.removeAll(keepingCapacity: true)
         materialized.removeAll(keepingCapacity: true)
+        coerced?.clear()
         if bytes.capacity > 4 * byteCapacity {
             // A very long record grew the batch: give the memory back.
             bytes = []
@@ -64,8 +71,9 @@ final class RecordBatch {
         isLast = false
     }
 
-    /// Copies the reader's current record.
-    func append(from reader: some ByteFieldReader) {
+    /// Copies the reader's current record and, when the batch has ``coerced`` rows, coerces it
+    /// with `plan` (a record the plan cannot coerce is left to the importing thread).
+    func append<Reader: ByteFieldReader>(from reader: Reader, coercingWith plan: (plan: ImportPlan, kinds: [ImportPlan.FastKind])?) {
         guard reader.currentRecordIsWellFormed else {
             records.append(materialize(reader.currentRecord()))
             return
@@ -102,6 +110,9 @@ final class RecordBatch {
                 fields.append(slot)
             }
             record.fieldCount = count
+        }
+        if let plan, let coerced {
+            record.coercedRow = plan.plan.coerceRow(from: reader, kinds: plan.kinds, into: coerced) ?? -1
         }
         records.append(record)
     }

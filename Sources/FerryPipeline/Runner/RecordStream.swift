@@ -11,8 +11,9 @@ final class RecordStream {
     private let readAhead: ReadAheadReader?
 
     /// Unwraps forwarding readers (taking their held records) and, when `readAhead` is true,
-    /// starts reading the rest on a second thread at the first record.
-    init(reader: any RecordReader, readAhead: Bool) throws {
+    /// starts reading the rest on a second thread at the first record (coercing records there
+    /// too with `coercion`).
+    init(reader: any RecordReader, readAhead: Bool, coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])? = nil) throws {
         var reader = reader
         while let forwarding = reader as? any ForwardingRecordReader {
             held += forwarding.takeHeldRecords()
@@ -22,7 +23,7 @@ final class RecordStream {
         if readAhead {
             // The header is read here, so the reader thread only ever reads records.
             try byteReader.prepare()
-            let ahead = ReadAheadReader(byteReader)
+            let ahead = ReadAheadReader(byteReader, coercion: coercion)
             self.readAhead = ahead
             self.reader = ahead
         } else {
