@@ -46,18 +46,20 @@ final class ReadAheadReader: ByteFieldReader {
             }
         }
 
-        /// Fills `batch` from the wrapped reader; the readers ferry has get a loop specialized
-        /// for their type (the same loop, compiled for it), any other reader the generic one.
-        func fill(_ batch: RecordBatch) throws {
+        /// Fills `batch` from the wrapped reader, coercing its records when `coerce` is true; the
+        /// readers ferry has get a loop specialized for their type (the same loop, compiled for
+        /// it), any other reader the generic one.
+        func fill(_ batch: RecordBatch, coerce: Bool) throws {
+            let coercion = coerce ? self.coercion : nil
             switch base {
-            case let reader as CSVReader: try fill(batch, from: reader)
-            case let reader as NDJSONReader: try fill(batch, from: reader)
-            case let reader as JSONArrayReader: try fill(batch, from: reader)
-            default: try fill(batch, from: base)
+            case let reader as CSVReader: try fill(batch, from: reader, coercion: coercion)
+            case let reader as NDJSONReader: try fill(batch, from: reader, coercion: coercion)
+            case let reader as JSONArrayReader: try fill(batch, from: reader, coercion: coercion)
+            default: try fill(batch, from: base, coercion: coercion)
             }
         }
 
-        private func fill<Reader: ByteFieldReader>(_ batch: RecordBatch, from reader: Reader) throws {
+        private func fill<Reader: ByteFieldReader>(_ batch: RecordBatch, from reader: Reader, coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])?) throws {
             while batch.count < ReadAheadReader.recordsPerBatch && batch.byteCount < ReadAheadReader.bytesPerBatch {
                 guard try reader.advance() else {
                     batch.isLast = true
@@ -77,10 +79,14 @@ final class ReadAheadReader: ByteFieldReader {
                     return
                 }
                 let batch = free.removeLast()
+                // The split balances itself: while filled batches wait for the importing thread,
+                // this thread has time to coerce; when none wait (parsing is the slower half,
+                // as for JSON), it hands records over uncoerced and the importer coerces them.
+                let coerce = !full.isEmpty
                 condition.unlock()
                 batch.clear()
                 do {
-                    try fill(batch)
+                    try fill(batch, coerce: coerce)
                 } catch {
                     batch.error = error
                     batch.isLast = true
