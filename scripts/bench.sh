@@ -48,7 +48,7 @@ while [ $# -gt 0 ]; do
         --sqlite-only) FERRY_RUNS=0 ;;
         --no-build) BUILD=0 ;;
         --export-only) IMPORTS=0 ;;
-        -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         --mutations) MUTATIONS_ONLY=1 ;;
         --imports-only) IMPORTS_ONLY=1 ;;
         --rows)
