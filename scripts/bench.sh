@@ -9,10 +9,16 @@
 #   scripts/bench.sh --export-only   # only the export section
 #   scripts/bench.sh --mutations     # only batch update/delete against sqlite3
 #   scripts/bench.sh --verify        # only ferry verify against sqlite3 (reuses bench-out/run/ferry.sqlite)
+#   scripts/bench.sh --imports-only  # only the import section (no export, verify, update/delete)
+#   scripts/bench.sh --rows 10000000 --imports-only   # the 10M-row scale run (same as ROWS=10000000)
 #
 # Measures, alternating the tools, RUNS times each, into a fresh database every time:
 #   ferry import customers-N.csv|.ndjson|.json --store fresh.sqlite --entity customers --model scripts/bench/customers.yml
+#   ferry import customers-N.csv --store fresh.sqlite --entity customers   (an inferred model)
 #   sqlite3 fresh.db '.import --csv --skip 1 customers-N.csv customers'   (same table, types, constraints, indexes)
+# and orders-N.csv (N orders, each naming a customer by id) into a copy of the customers store,
+# with `customer` resolved per row (scripts/bench/orders-job.yml), against sqlite3 .import of
+# the same file into a table with the same indexes (no resolution: the ids are stored as they are)
 # and prints median wall time, records/s, peak RSS and the ratio to sqlite3, then SQLite's own
 # limit: INSERT ... SELECT of the same rows from an attached database (no parsing at all).
 # Then the export section: `ferry export` of the N-row store (CSV, NDJSON, and a predicate export)
@@ -33,6 +39,7 @@ RUNS=${RUNS:-3}
 BUILD=1
 FERRY_RUNS=1
 IMPORTS=1
+IMPORTS_ONLY=0
 MUTATIONS_ONLY=0
 VERIFY_ONLY=0
 while [ $# -gt 0 ]; do
@@ -41,8 +48,13 @@ while [ $# -gt 0 ]; do
         --sqlite-only) FERRY_RUNS=0 ;;
         --no-build) BUILD=0 ;;
         --export-only) IMPORTS=0 ;;
-        -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         --mutations) MUTATIONS_ONLY=1 ;;
+        --imports-only) IMPORTS_ONLY=1 ;;
+        --rows)
+            [ $# -ge 2 ] || { echo "bench.sh: --rows needs a number" >&2; exit 2; }
+            ROWS=$2
+            shift ;;
         --verify) VERIFY_ONLY=1 ;;
         *) echo "bench.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
     esac
@@ -80,6 +92,28 @@ data() {   # data N: makes sure customers-N.{csv,ndjson,json} exist
         echo "generating $n records: python3 scripts/bench_data.py $n bench-out" >&2
         python3 "$ROOT/scripts/bench_data.py" "$n" "$OUT"
     fi
+}
+# orders-N.csv: N orders, order i naming customer ((i * 7919) mod N) + 1 (every id exists).
+orders_data() {   # orders_data N
+    local n=$1
+    [ -f "$OUT/orders-$n.csv" ] && return
+    echo "generating $n orders: bench-out/orders-$n.csv" >&2
+    python3 - "$n" "$OUT/orders-$n.csv" <<'PY'
+import sys
+n, path = int(sys.argv[1]), sys.argv[2]
+with open(path + ".tmp", "w", encoding="utf-8", newline="") as out:
+    out.write("number,customer_id,total,placed_at\n")
+    rows = []
+    for i in range(1, n + 1):
+        cents = (i * 37) % 100000 + 1
+        rows.append(f"O-{i:08d},{(i * 7919) % n + 1},{cents // 100}.{cents % 100:02d},2022-{i % 12 + 1:02d}-{i % 28 + 1:02d}T10:{i % 60:02d}:00.000Z\n")
+        if len(rows) == 20000:
+            out.write("".join(rows))
+            rows = []
+    out.write("".join(rows))
+import os
+os.replace(path + ".tmp", path)
+PY
 }
 data "$ROWS"
 CSV=$OUT/customers-$ROWS.csv
@@ -291,6 +325,22 @@ fi
 SQLITE_DB=$WORK/sqlite3.db
 FERRY_DB=$WORK/ferry.sqlite
 echo "benchmark: $ROWS records, $RUNS run(s) each, $(nproc) CPU(s), sqlite3 $(sqlite3 --version | cut -d' ' -f1)" >&2
+# The relationship runs: orders into a store that holds the customers (made once, copied per run).
+ORDERS=$OUT/orders-$ROWS.csv
+ORDERS_BASE=$WORK/orders-base.sqlite
+ORDERS_DB=$WORK/orders.sqlite
+ORDERS_SQLITE=$WORK/orders-sqlite3.db
+if [ "$FERRY_RUNS" = 1 ]; then
+    orders_data "$ROWS"
+    fresh "$ORDERS_BASE"
+    "$FERRY" import "$CSV" --store "$ORDERS_BASE" --entity customers --model "$ROOT/scripts/bench/shop.yml" --quiet \
+        >"$WORK/orders-base.log" 2>&1 || { cat "$WORK/orders-base.log" >&2; die "ferry import of the customers for the relationship runs failed"; }
+fi
+count_orders() {   # count_orders DB: N orders, or fails
+    local got
+    got=$(sqlite3 "$1" 'SELECT count(*) FROM orders') || die "cannot count orders in $1"
+    [ "$got" = "$ROWS" ] || die "$1 holds $got orders, expected $ROWS (see $WORK/*.log)"
+}
 for run in $(seq 1 "$RUNS"); do
     fresh "$SQLITE_DB"
     sqlite3 "$SQLITE_DB" <"$DDL"
@@ -304,6 +354,20 @@ for run in $(seq 1 "$RUNS"); do
                 "$FERRY" import "$file" --store "$FERRY_DB" --entity customers --model "$MODEL"
             count_rows "$FERRY_DB"
         done
+        fresh "$FERRY_DB"
+        measure ferry inferred "$run" "$WORK/ferry-inferred.log" -- "$FERRY" import "$CSV" --store "$FERRY_DB" --entity customers
+        count_rows "$FERRY_DB"
+        # The same orders file: sqlite3 stores the customer ids as they are, ferry resolves each.
+        fresh "$ORDERS_SQLITE"
+        sqlite3 "$ORDERS_SQLITE" 'CREATE TABLE orders ("number" TEXT NOT NULL, "customer" INTEGER, "total" TEXT, "placed_at" TEXT);
+            CREATE UNIQUE INDEX orders_number ON orders ("number"); CREATE INDEX orders_customer ON orders ("customer");'
+        measure sqlite3 orders "$run" "$WORK/sqlite3-orders.log" -- sqlite3 "$ORDERS_SQLITE" ".import --csv --skip 1 '$ORDERS' orders"
+        count_orders "$ORDERS_SQLITE"
+        fresh "$ORDERS_DB"
+        cp "$ORDERS_BASE" "$ORDERS_DB"
+        measure ferry orders "$run" "$WORK/ferry-orders.log" -- \
+            "$FERRY" run "$ROOT/scripts/bench/orders-job.yml" --param "store=$ORDERS_DB" --param "orders=$ORDERS"
+        count_orders "$ORDERS_DB"
     fi
 done
 
@@ -329,13 +393,16 @@ for line in open(path).read().splitlines()[1:]:
     runs.setdefault((tool, fmt), []).append((float(wall), int(rss)))
 base = statistics.median(w for w, _ in runs[("sqlite3", "csv")])
 print(f"{rows} records, {len(runs[('sqlite3', 'csv')])} run(s) each; wall time is the median, RSS the largest")
-print(f"{'tool':<8} {'format':<7} {'median s':>9} {'records/s':>11} {'peak MiB':>9} {'vs sqlite3':>11}")
+print(f"{'tool':<8} {'format':<8} {'median s':>9} {'records/s':>11} {'peak MiB':>9} {'vs sqlite3':>11}")
+orders_base = statistics.median(w for w, _ in runs[("sqlite3", "orders")]) if ("sqlite3", "orders") in runs else None
 for (tool, fmt), values in runs.items():
     wall = statistics.median(w for w, _ in values)
     rss = max(r for _, r in values) / 1024
     rate = rows / wall if wall > 0 else float("inf")
-    ratio = wall / base if base > 0 else float("inf")
-    print(f"{tool:<8} {fmt:<7} {wall:>9.2f} {rate:>11,.0f} {rss:>9.1f} {ratio:>10.2f}x")
+    # Orders (a to-one relationship resolved per row) compare with sqlite3 .import of the orders file.
+    reference = orders_base if fmt == "orders" else base
+    ratio = wall / reference if reference else float("inf")
+    print(f"{tool:<8} {fmt:<8} {wall:>9.2f} {rate:>11,.0f} {rss:>9.1f} {ratio:>10.2f}x")
 rate = rows / limit_wall if limit_wall > 0 else float("inf")
 print(f"SQLite's own limit (INSERT ... SELECT of the same rows, same table and indexes, no parsing): "
       f"{limit_wall:.2f} s, {rate:,.0f} records/s, {limit_rss / 1024:.1f} MiB")
@@ -343,6 +410,8 @@ PY
 echo "raw runs: ${RESULTS#$ROOT/}" >&2
 
 fi
+
+[ "$IMPORTS_ONLY" = 1 ] && exit 0
 
 # --- export ---------------------------------------------------------------------------------
 # ferry export of the whole entity (CSV, NDJSON) and a predicate export, against sqlite3 -csv of

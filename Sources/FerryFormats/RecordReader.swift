@@ -130,7 +130,7 @@ public protocol RecordReader: AnyObject {
 /// A reader that wraps another one and can step aside: it first hands over the records it holds
 /// (such as a sample read for model inference), then the wrapped reader continues. A consumer
 /// takes the held records, then reads the wrapped reader directly, so that wrapping a reader
-/// never costs it its byte-level fast path (``CSVReader/advance()``, ``JSONObjectReader``).
+/// never costs it its byte-level fast path (``ByteFieldReader``).
 public protocol ForwardingRecordReader: RecordReader {
     /// The reader the records after the held ones come from.
     var wrapped: any RecordReader { get }

@@ -33,7 +33,7 @@ public import FerryCore
 ///     print(record[email]?.value ?? .null)
 /// }
 /// ```
-public final class CSVReader: RecordReader {
+public final class CSVReader: ByteFieldReader {
     /// The default number of bytes read at a time.
     static let defaultChunkSize = 256 * 1024
     /// The default limit on one record's length: a runaway quote must not eat all memory.
@@ -251,15 +251,29 @@ public final class CSVReader: RecordReader {
         scanProblem == nil && spans.count == columnCount
     }
 
-    /// Calls `body` with the bytes of a column of the current record (quotes removed, doubled
-    /// quotes undone), or nil when the field is null (an unquoted null token). The bytes are valid
-    /// only inside `body` and are not UTF-8-validated.
+    /// CSV fields are bytes as found: the consumer checks their UTF-8.
+    public var textIsValidUTF8: Bool { false }
+
+    public var currentFieldCount: Int { min(spans.count, columnCount) }
+
+    /// `.null` for an unquoted null token, `.quotedText` for a quoted field, `.text` otherwise;
+    /// `.absent` beyond the record's fields.
     @inline(__always)
-    public func withFieldBytes<T>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>?) throws -> T) rethrows -> T {
+    public func fieldKind(_ index: Int) -> ByteFieldKind {
+        guard index >= 0 && index < spans.count else { return .absent }
+        let span = spans[index]
+        if span.quoted { return .quotedText }
+        return isNullToken(UnsafePointer(buffer + recordStart + span.start), span.end - span.start) ? .null : .text
+    }
+
+    /// Calls `body` with the bytes of a column of the current record (quotes removed, doubled
+    /// quotes undone). The bytes are valid only inside `body` and are not UTF-8-validated.
+    @inline(__always)
+    public func withFieldBytes<T>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        guard index >= 0 && index < spans.count else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
         let span = spans[index]
         let start = UnsafePointer(buffer + recordStart + span.start)
         let length = span.end - span.start
-        if !span.quoted && isNullToken(start, length) { return try body(nil) }
         if !span.escaped { return try body(UnsafeBufferPointer(start: start, count: length)) }
         return try withUnescaped(start, length, quoted: span.quoted) { try body($0) }
     }
@@ -293,9 +307,16 @@ public final class CSVReader: RecordReader {
     public func isFieldQuoted(_ index: Int) -> Bool { spans[index].quoted }
 
     /// The line and byte column where a column of the current record starts.
-    public func fieldPosition(_ index: Int) -> (line: Int, column: Int) {
+    public func fieldPosition(_ index: Int) -> (line: Int, column: Int)? {
+        guard index >= 0 && index < spans.count else { return nil }
         let span = spans[index]
         return (span.line, span.column)
+    }
+
+    public var currentRecordStart: (number: Int, line: Int, column: Int) { (recordCount, recordLine, 1) }
+
+    public func withCurrentRawBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        try body(UnsafeBufferPointer(start: buffer + recordStart, count: recordEnd - recordStart))
     }
 
     /// The current record as a ``SourceRecord`` (with its problem, if any, and raw text).

@@ -97,6 +97,13 @@ public final class JSONArrayReader: JSONObjectReader {
         hasCurrent && problemRecord == nil ? decoder.fields : nil
     }
 
+    public var currentRecordStart: (number: Int, line: Int, column: Int) { (number, recordLine, recordColumn) }
+
+    public func withCurrentRawBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        if let problemRecord { return try problemRecord.rawBytes.withUnsafeBufferPointer(body) }
+        return try tokenizer.withMarkedBytes(body)
+    }
+
     public func currentRecord() -> SourceRecord {
         if let problemRecord { return problemRecord }
         return SourceRecord(

@@ -176,12 +176,39 @@ public final class JSONObjectFields {
 /// (nil when the record has a problem: not an object, or a malformed NDJSON line), and
 /// ``currentRecord()`` gives the same record as ``RecordReader/next()`` would have returned,
 /// raw text and problem included. `next()` is `advance()` followed by `currentRecord()`.
-public protocol JSONObjectReader: RecordReader {
-    /// Moves to the next record; false at the end of the input. Throws what `next()` throws.
-    func advance() throws -> Bool
+/// The ``ByteFieldReader`` requirements read ``currentObject``.
+public protocol JSONObjectReader: ByteFieldReader {
     /// The current record's fields when it is a well-formed object; nil when it has a problem.
     /// Valid until the next call to ``advance()`` or ``RecordReader/next()``.
     var currentObject: JSONObjectFields? { get }
-    /// The current record as a ``SourceRecord`` (fields, raw text, problem).
-    func currentRecord() -> SourceRecord
+}
+
+extension JSONObjectReader {
+    public var currentRecordIsWellFormed: Bool { currentObject != nil }
+
+    /// String bytes are decoded and checked by the tokenizer.
+    public var textIsValidUTF8: Bool { true }
+
+    public var currentFieldCount: Int { currentObject?.count ?? 0 }
+
+    @inline(__always)
+    public func fieldKind(_ index: Int) -> ByteFieldKind {
+        switch currentObject?.kind(index) ?? .absent {
+        case .absent: return .absent
+        case .string: return .text
+        case .number: return .number
+        case .true: return .true
+        case .false: return .false
+        case .null: return .null
+        case .nested: return .nested
+        }
+    }
+
+    @inline(__always)
+    public func withFieldBytes<T>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        guard let fields = currentObject else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
+        return try fields.withBytes(index, body)
+    }
+
+    public func fieldPosition(_ index: Int) -> (line: Int, column: Int)? { currentObject?.position(index) }
 }

@@ -137,6 +137,13 @@ final class JSONTokenizer {
         [UInt8](UnsafeBufferPointer(start: buf + start, count: pos - start))
     }
 
+    /// Calls `body` with the source bytes from the mark up to the current position (empty
+    /// without a mark), in place.
+    func withMarkedBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        guard let mark else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
+        return try body(UnsafeBufferPointer(start: buf + mark, count: pos - mark))
+    }
+
     /// The source text from the mark up to the current position (empty without a mark).
     func markedText() -> String {
         guard let mark else { return "" }

@@ -96,6 +96,13 @@ public final class NDJSONReader: JSONObjectReader {
         hasCurrent && problemRecord == nil ? decoder.fields : nil
     }
 
+    public var currentRecordStart: (number: Int, line: Int, column: Int) { (number, recordLine, recordColumn) }
+
+    public func withCurrentRawBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        if let problemRecord { return try problemRecord.rawBytes.withUnsafeBufferPointer(body) }
+        return try body(UnsafeBufferPointer(start: window.base + rawStart, count: rawCount))
+    }
+
     public func currentRecord() -> SourceRecord {
         if let problemRecord { return problemRecord }
         let raw = [UInt8](UnsafeBufferPointer(start: window.base + rawStart, count: rawCount))

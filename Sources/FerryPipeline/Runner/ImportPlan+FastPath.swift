@@ -7,8 +7,8 @@ import FerryFormats
     import Darwin
 #endif
 
-/// The CSV fast path: coerces fields straight from the reader's bytes and binds them without
-/// building a `String` or a ``SourceRecord`` per record.
+/// The import fast path: coerces fields straight from a ``ByteFieldReader``'s bytes and binds
+/// them without building a `String`, a ``FieldValue`` or a ``SourceRecord`` per record.
 ///
 /// It handles the common, clean case only. Whenever a value does not parse, breaks a rule, or
 /// the record hits a constraint, it gives up (`.useGeneralPath`) *before* anything is written,
@@ -76,58 +76,155 @@ extension ImportPlan {
         return kinds
     }
 
-    /// Inserts the CSV reader's current (well-formed) record through the fast path.
-    func fastInsert(from reader: CSVReader, kinds: [FastKind]) throws -> FastOutcome {
+    /// Inserts the reader's current (well-formed) record through the fast path: one routine for
+    /// every ``ByteFieldReader`` (CSV, JSON, a read-ahead batch).
+    func fastInsert<Reader: ByteFieldReader>(from reader: Reader, kinds: [FastKind]) throws -> FastOutcome {
         inserter.beginDirectRow()
-        for index in 0..<kinds.count {
-            let column = attributes[index]
-            let validator = inserter.validator(forColumn: index)
-            let ok: Bool
-            switch kinds[index] {
-            case .constant(let value):
-                if let validator, validator.problem(with: value) != nil { return .useGeneralPath }
-                try inserter.bindDirect(value, column: index)
-                ok = true
-            default:
-                guard case .field(let fieldIndex, _) = column.source else { return .useGeneralPath }
-                ok = try reader.withFieldBytes(fieldIndex) { bytes -> Bool in
-                    guard let bytes else { return try bindNull(column: index, validator: validator) }
-                    // Only columns that trim or have null words look at the quoting (no cost otherwise).
-                    let literal = column.readsQuotedFieldsDifferently && reader.isFieldQuoted(fieldIndex)
-                    return try bindField(bytes, kind: kinds[index], column: index, type: column.type, options: literal ? column.literalOptions : column.options, validator: validator)
-                }
-            }
-            if !ok { return .useGeneralPath }
-        }
+        guard try coerceAttributes(from: reader, kinds: kinds, into: inserter) else { return .useGeneralPath }
         for offset in 0..<references.count {
-            let index = attributes.count + offset
-            let reference = references[offset]
-            guard reference.fieldIndex < reader.fieldNames.count else { return .useGeneralPath }
-            let key: Value? = reader.withFieldBytes(reference.fieldIndex) { bytes in
-                guard let bytes else { return Value.null }
-                guard UTF8Bytes.isValid(bytes) else { return nil }
-                let text = String(decoding: bytes, as: UTF8.self)
-                return try? Self.coerce(.text(text), to: reference.resolver.matchAttribute.type, options: reference.options(quoted: reader.isFieldQuoted(reference.fieldIndex))).get()
-            }
-            guard let key, try bindReference(key, reference, column: index) else { return .useGeneralPath }
+            guard try bindReference(referenceKey(from: reader, offset), offset) else { return .useGeneralPath }
         }
         return try finishDirectRow()
     }
 
-    /// Binds the key of the object a reference resolves to (nil for a nil key, or a missing
-    /// object under `missing: null`); false when the record needs the general path.
-    func bindReference(_ key: Value, _ reference: ReferenceColumn, column index: Int) throws -> Bool {
-        if key.isNull {
-            try inserter.bindDirect(.null, column: index)
-            return true
+    /// Inserts a record whose attributes the read-ahead thread already coerced (see
+    /// ``CoercedRows``): binds them, resolves the reference keys, writes the row.
+    func fastInsert(coerced rows: CoercedRows, row: Int) throws -> FastOutcome {
+        inserter.beginDirectRow()
+        try rows.bind(row, to: inserter)
+        for offset in 0..<references.count {
+            guard try bindReference(rows.referenceKey(row, offset), offset) else { return .useGeneralPath }
         }
-        guard let primaryKey = try reference.resolver.resolve(key) else {
-            guard reference.mapping.missing == .null else { return false }
-            try inserter.bindDirect(.null, column: index)
-            return true
+        return try finishDirectRow()
+    }
+
+    /// Coerces and validates the attribute columns of the reader's current record from its
+    /// bytes into `sink`, one value per column in order; false when the record needs the
+    /// general path. Reads nothing but the plan and the reader, so it may run on the reader's
+    /// thread.
+    ///
+    /// Strings and numbers go through the byte parsers below (the general path sends both
+    /// through `Coercion` as text); `true`/`false`, `null`, nested values and absent fields get
+    /// exactly the general path's treatment (see ``ImportPlan/coerce(_:to:options:)`` and
+    /// ``BatchInserter/insert(_:supplied:)``).
+    func coerceAttributes<Reader: ByteFieldReader, Sink: DirectRowSink>(from reader: Reader, kinds: [FastKind], into sink: Sink) throws -> Bool {
+        let checkUTF8 = !reader.textIsValidUTF8
+        for index in 0..<kinds.count {
+            let column = attributes[index]
+            let validator = inserter.validator(forColumn: index)
+            let ok: Bool
+            let kind = kinds[index]
+            if case .constant(let value) = kind {
+                if let validator, validator.problem(with: value) != nil { return false }
+                try sink.bindDirect(value, column: index)
+                continue
+            }
+            guard case .field(let fieldIndex, _) = column.source else { return false }
+            let fieldKind = reader.fieldKind(fieldIndex)
+            switch fieldKind {
+            case .absent:
+                // Not supplied: the default, unvalidated, as `BatchInserter.insert` does; a
+                // required attribute without one fails NOT NULL and takes the general path.
+                try sink.bindDirect(inserter.defaultValue(forColumn: index) ?? .null, column: index)
+                ok = true
+            case .null:
+                ok = try bindNull(column: index, validator: validator, into: sink)
+            case .text, .quotedText, .number:
+                // Only columns that trim or have null words read quoted fields differently.
+                let literal = fieldKind == .quotedText && column.readsQuotedFieldsDifferently
+                ok = try reader.withFieldBytes(fieldIndex) { bytes in
+                    try bindField(bytes, kind: kind, column: index, literal: literal, validator: validator, checkUTF8: checkUTF8, into: sink)
+                }
+            case .true, .false:
+                let flag = fieldKind == .true
+                switch column.type {
+                case .bool: ok = try bindValue(.bool(flag), column: index, validator: validator, into: sink)
+                case .string: ok = try bindValue(.string(flag ? "true" : "false"), column: index, validator: validator, into: sink)
+                case .json: ok = try bindValue(.json(flag ? "true" : "false"), column: index, validator: validator, into: sink)
+                default: return false
+                }
+            case .nested:
+                switch column.type {
+                case .json, .string:
+                    let text = reader.withFieldBytes(fieldIndex) { String(decoding: $0, as: UTF8.self) }
+                    ok = try bindValue(column.type == .json ? .json(text) : .string(text), column: index, validator: validator, into: sink)
+                default: return false
+                }
+            }
+            if !ok { return false }
         }
-        try inserter.bindDirect(primaryKey, column: index)
         return true
+    }
+
+    /// The key a reference field of the reader's current record gives, before it is resolved.
+    enum ReferenceKey {
+        /// Bind NULL: the key is null, or the field is absent under `missing: null`.
+        case null
+        case key(Value)
+        /// The record needs the general path (absent under `missing: reject`, a key that does
+        /// not coerce, invalid UTF-8).
+        case generalPath
+    }
+
+    /// Coerces the current record's attributes and reference keys into a new row of `rows`
+    /// (on the read-ahead thread); nil when the record needs the importing thread's paths.
+    func coerceRow<Reader: ByteFieldReader>(from reader: Reader, kinds: [FastKind], into rows: CoercedRows) -> Int? {
+        rows.beginRow()
+        guard (try? coerceAttributes(from: reader, kinds: kinds, into: rows)) == true else {
+            rows.abandonRow()
+            return nil
+        }
+        for offset in 0..<references.count {
+            let key = referenceKey(from: reader, offset)
+            if case .generalPath = key {
+                rows.abandonRow()
+                return nil
+            }
+            rows.addKey(key)
+        }
+        return rows.commitRow()
+    }
+
+    /// Coerces the key of the reference at `offset` (pure: may run on the reader's thread).
+    func referenceKey<Reader: ByteFieldReader>(from reader: Reader, _ offset: Int) -> ReferenceKey {
+        let reference = references[offset]
+        let fieldKind = reader.fieldKind(reference.fieldIndex)
+        if fieldKind == .absent { return reference.mapping.missing == .reject ? .generalPath : .null }
+        if !reader.textIsValidUTF8 && fieldKind.hasBytes && !reader.withFieldBytes(reference.fieldIndex, UTF8Bytes.isValid) { return .generalPath }
+        guard let value = reader.fieldValue(reference.fieldIndex),
+            let key = try? Self.coerce(value, to: reference.resolver.matchAttribute.type, options: reference.options(quoted: fieldKind == .quotedText)).get()
+        else { return .generalPath }
+        return key.isNull ? .null : .key(key)
+    }
+
+    /// Binds a non-null value after the checks `BatchInserter.insert` makes.
+    @inline(__always)
+    private func bindValue<Sink: DirectRowSink>(_ value: Value, column index: Int, validator: AttributeValidator?, into sink: Sink) throws -> Bool {
+        if let validator, validator.problem(with: value) != nil { return false }
+        try sink.bindDirect(value, column: index)
+        return true
+    }
+
+    /// Binds the primary key of the object a reference's key resolves to (NULL for a null key,
+    /// or a missing object under `missing: null`); false when the record needs the general path.
+    func bindReference(_ key: ReferenceKey, _ offset: Int) throws -> Bool {
+        let index = attributes.count + offset
+        let reference = references[offset]
+        switch key {
+        case .generalPath:
+            return false
+        case .null:
+            try inserter.bindDirect(.null, column: index)
+            return true
+        case .key(let key):
+            guard let primaryKey = try reference.resolver.resolve(key) else {
+                guard reference.mapping.missing == .null else { return false }
+                try inserter.bindDirect(.null, column: index)
+                return true
+            }
+            try inserter.bindDirect(primaryKey, column: index)
+            return true
+        }
     }
 
     /// Writes the directly bound row; a rejected row goes to the general path for its reason.
@@ -138,29 +235,31 @@ extension ImportPlan {
     }
 
     @inline(__always)
-    func bindNull(column index: Int, validator: AttributeValidator?) throws -> Bool {
+    func bindNull<Sink: DirectRowSink>(column index: Int, validator: AttributeValidator?, into sink: Sink) throws -> Bool {
         let value = inserter.defaultValue(forColumn: index) ?? .null
         if let validator, validator.problem(with: value) != nil { return false }
         if value.isNull && !attributes[index].attribute.isOptional { return false }
-        try inserter.bindDirect(value, column: index)
+        try sink.bindDirect(value, column: index)
         return true
     }
 
     @inline(__always)
-    func bindField(_ bytes: UnsafeBufferPointer<UInt8>, kind: FastKind, column index: Int, type: AttributeType, options: CoercionOptions, validator: AttributeValidator?) throws -> Bool {
+    func bindField<Sink: DirectRowSink>(
+        _ bytes: UnsafeBufferPointer<UInt8>, kind: FastKind, column index: Int, literal: Bool, validator: AttributeValidator?, checkUTF8: Bool, into sink: Sink
+    ) throws -> Bool {
         switch kind {
         case .string:
-            guard UTF8Bytes.isValid(bytes) else { return false }
+            guard !checkUTF8 || UTF8Bytes.isValid(bytes) else { return false }
             if let validator, validator.hasRules {
                 // Length and pattern rules are checked on the String, exactly as the general path does.
                 let value = Value.string(String(decoding: bytes, as: UTF8.self))
                 if validator.problem(with: value) != nil { return false }
             }
-            try inserter.bindDirect(utf8: bytes, column: index)
+            try sink.bindDirect(utf8: bytes, column: index)
         case .integer(let range):
             guard let value = Self.parseInteger(bytes), range.contains(value) else { return false }
             if let validator, validator.hasRules, validator.problem(with: .integer(value)) != nil { return false }
-            try inserter.bindDirect(value, column: index)
+            try sink.bindDirect(value, column: index)
         case .double(let isFloat):
             guard var value = Self.parseDouble(bytes) else { return false }
             if isFloat {
@@ -169,13 +268,13 @@ extension ImportPlan {
                 value = Double(narrowed)
             }
             if let validator, validator.hasRules, validator.problem(with: .double(value)) != nil { return false }
-            try inserter.bindDirect(value, column: index)
+            try sink.bindDirect(value, column: index)
         case .decimal:
-            guard Self.isCanonicalDecimal(bytes) else { return try bindViaCoercion(bytes, column: index, type: type, options: options, validator: validator) }
+            guard Self.isCanonicalDecimal(bytes) else { return try bindViaCoercion(bytes, column: index, literal: literal, validator: validator, into: sink) }
             if let validator, validator.hasRules {
                 if validator.problem(with: .decimal(String(decoding: bytes, as: UTF8.self))) != nil { return false }
             }
-            try inserter.bindDirect(utf8: bytes, column: index)
+            try sink.bindDirect(utf8: bytes, column: index)
         case .bool(let trueWords, let falseWords):
             let value: Bool
             if Self.matchesWord(bytes, trueWords) {
@@ -186,7 +285,7 @@ extension ImportPlan {
                 return false
             }
             if let validator, validator.hasRules, validator.problem(with: .bool(value)) != nil { return false }
-            try inserter.bindDirect(Int64(value ? 1 : 0), column: index)
+            try sink.bindDirect(Int64(value ? 1 : 0), column: index)
         case .isoDate, .patternDate:
             let millis: Int64?
             if case .patternDate(let pattern) = kind {
@@ -197,30 +296,31 @@ extension ImportPlan {
             // Dates a store cannot hold take the general path, which rejects them with the reason.
             guard let millis, DateCoding.storableMilliseconds.contains(millis) else { return false }
             if let validator, validator.hasRules, validator.problem(with: .date(millis)) != nil { return false }
-            try DateCoding.withFormatted(millis) { try inserter.bindDirect(utf8: $0, column: index) }
+            try DateCoding.withFormatted(millis) { try sink.bindDirect(utf8: $0, column: index) }
         case .uuid:
-            guard Self.isCanonicalUUID(bytes) else { return try bindViaCoercion(bytes, column: index, type: type, options: options, validator: validator) }
+            guard Self.isCanonicalUUID(bytes) else { return try bindViaCoercion(bytes, column: index, literal: literal, validator: validator, into: sink) }
             if let validator, validator.hasRules {
                 if validator.problem(with: .uuid(String(decoding: bytes, as: UTF8.self))) != nil { return false }
             }
-            try inserter.bindDirect(utf8: bytes, column: index)
+            try sink.bindDirect(utf8: bytes, column: index)
         case .viaCoercion:
-            return try bindViaCoercion(bytes, column: index, type: type, options: options, validator: validator)
+            return try bindViaCoercion(bytes, column: index, literal: literal, validator: validator, into: sink)
         case .constant:
             return false
         }
         return true
     }
 
-    private func bindViaCoercion(_ bytes: UnsafeBufferPointer<UInt8>, column index: Int, type: AttributeType, options: CoercionOptions, validator: AttributeValidator?) throws -> Bool {
+    private func bindViaCoercion<Sink: DirectRowSink>(_ bytes: UnsafeBufferPointer<UInt8>, column index: Int, literal: Bool, validator: AttributeValidator?, into sink: Sink) throws -> Bool {
         guard UTF8Bytes.isValid(bytes) else { return false }
-        guard var value = try? Coercion.coerce(String(decoding: bytes, as: UTF8.self), to: type, options: options).get() else { return false }
+        let column = attributes[index]
+        guard var value = try? Coercion.coerce(String(decoding: bytes, as: UTF8.self), to: column.type, options: column.options(quoted: literal)).get() else { return false }
         if value.isNull {
             value = inserter.defaultValue(forColumn: index) ?? .null
             if value.isNull && !attributes[index].attribute.isOptional { return false }
         }
         if let validator, validator.problem(with: value) != nil { return false }
-        try inserter.bindDirect(value, column: index)
+        try sink.bindDirect(value, column: index)
         return true
     }
 

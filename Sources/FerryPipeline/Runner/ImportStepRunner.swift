@@ -15,9 +15,13 @@ public final class ImportStepRunner {
     public let jobName: String
     public weak var progress: (any ProgressObserver)?
     public var dryRun = false
-    /// Use the CSV and JSON byte-level fast paths when the step allows it (tests turn it off to
-    /// check that both paths give the same store and the same rejects).
+    /// Use the byte-level fast path when the step allows it (tests turn it off to check that
+    /// both paths give the same store and the same rejects).
     public var allowsFastPath = true
+    /// Read and parse the input on a second thread while this one imports (see
+    /// ``ReadAheadReader``); by default when the machine has more than one core. Tests set it
+    /// both ways to check that it changes nothing but the speed.
+    public var readsAhead = ProcessInfo.processInfo.activeProcessorCount > 1
     /// How many records the last run wrote through a fast path (for tests).
     @_spi(Testing) public private(set) var fastPathRecords = 0
     /// A reader to use instead of opening `step.source` (e.g. one that replays sampled records).
@@ -55,11 +59,14 @@ public final class ImportStepRunner {
             let reader = try givenReader ?? ReaderFactory.open(step: step)
             let rejects = try step.rejectsPath.map { try RejectsWriter(path: $0, dryRun: dryRun) }
             defer { try? rejects?.close() }
+            // The plan (field indexes, coercions, prepared statements) is made once per step.
+            let plan = try store.withConnection { try ImportPlan(step: step, reader: reader, connection: $0, model: store.model, layout: store.layout) }
+            let kinds = allowsFastPath && plan.inserter.supportsDirectBinding ? ImportPlan.fastKinds(for: plan.attributes) : nil
+            let records = try StepRecords(reader: reader, readAhead: readsAhead, coercion: kinds.map { (plan, $0) })
+            defer { records.stop() }
             if step.atomic || dryRun {
                 try store.write { connection in
-                    let plan = try ImportPlan(step: step, reader: reader, connection: connection, model: store.model, layout: store.layout)
-                    try importRecords(reader: reader, plan: plan, rejects: rejects, state: &state, batchLimit: nil)
-                    ignoredFields = reader.fieldNames.filter { !plan.mappedFieldNames.contains($0) }
+                    try importRecords(records, plan: plan, kinds: kinds, rejects: rejects, state: &state, batchLimit: nil)
                     try checkBudgetAtEnd(state)
                     if dryRun {
                         if insideTransaction { return }
@@ -73,10 +80,8 @@ public final class ImportStepRunner {
                 // Checkpointed: each batch commits on its own; a failure keeps the committed batches.
                 var done = false
                 while !done {
-                    done = try store.write { connection in
-                        let plan = try ImportPlan(step: step, reader: reader, connection: connection, model: store.model, layout: store.layout)
-                        let finished = try importRecords(reader: reader, plan: plan, rejects: rejects, state: &state, batchLimit: step.batchSize)
-                        ignoredFields = reader.fieldNames.filter { !plan.mappedFieldNames.contains($0) }
+                    done = try store.write { _ in
+                        let finished = try importRecords(records, plan: plan, kinds: kinds, rejects: rejects, state: &state, batchLimit: step.batchSize)
                         // This batch's rejects are on disk before the batch commits.
                         try rejects?.synchronize()
                         return finished
@@ -86,6 +91,8 @@ public final class ImportStepRunner {
                 try checkBudgetAtEnd(state)
                 try store.write { try recordRun($0, state: state, startedAt: startedAt, outcome: "succeeded", message: nil) }
             }
+            // The input is read to its end: the reader thread, if any, is done with the names.
+            ignoredFields = reader.fieldNames.filter { !plan.mappedFieldNames.contains($0) }
             report.outcome = dryRun ? .dryRun : .succeeded
         } catch is DryRunRollback {
             report.outcome = .dryRun
@@ -110,68 +117,49 @@ public final class ImportStepRunner {
 
     // MARK: - The record loop
 
-    /// Imports records until the input ends (true) or `batchLimit` records were read (false).
+    /// Imports records until the input ends (true) or `batchLimit` records were read (false):
+    /// the one record loop. Each record takes the fast path when it can, else the general path.
+    /// Several files are read one after the other, each through its own stream (so each keeps
+    /// its fast path), and a batch may span files.
     @discardableResult
-    private func importRecords(reader: any RecordReader, plan: ImportPlan, rejects: RejectsWriter?, state: inout ImportState, batchLimit: Int?) throws -> Bool {
-        var reader = reader
-        // A wrapper (a replayed sample) hands over its records, then steps aside for the reader
-        // it wraps, so that the fast paths below see the real reader.
-        while let forwarding = reader as? any ForwardingRecordReader {
-            var values = Array(repeating: Value.null, count: plan.columnCount)
-            var supplied = Array(repeating: true, count: plan.columnCount)
-            for record in forwarding.takeHeldRecords() {
-                if let file = record.sourceName { state.enter(file: file) }
-                state.read += 1
-                try process(record, plan: plan, values: &values, supplied: &supplied, rejects: rejects, state: &state)
-            }
-            reader = forwarding.wrapped
-        }
-        // Several files: each one's own reader, so that each keeps its fast path.
-        if let multiple = reader as? MultiFileReader {
-            var file: (any RecordReader)? = try multiple.currentFile()
-            while let current = file {
-                state.enter(file: current.sourceName)
-                guard try importRecords(reader: current, plan: plan, rejects: rejects, state: &state, batchLimit: batchLimit) else { return false }
-                file = try multiple.nextFile()
-            }
-            return true
-        }
-        if allowsFastPath, let csv = reader as? CSVReader, plan.inserter.supportsDirectBinding, let kinds = ImportPlan.fastKinds(for: plan.attributes) {
-            return try importCSVRecords(reader: csv, kinds: kinds, plan: plan, rejects: rejects, state: &state, batchLimit: batchLimit)
-        }
-        if allowsFastPath, let json = reader as? any JSONObjectReader, plan.inserter.supportsDirectBinding, let kinds = ImportPlan.fastKinds(for: plan.attributes) {
-            return try importJSONRecords(reader: json, kinds: kinds, plan: plan, rejects: rejects, state: &state, batchLimit: batchLimit)
-        }
+    private func importRecords(_ records: StepRecords, plan: ImportPlan, kinds: [ImportPlan.FastKind]?, rejects: RejectsWriter?, state: inout ImportState, batchLimit: Int?) throws -> Bool {
         var values = Array(repeating: Value.null, count: plan.columnCount)
         var supplied = Array(repeating: true, count: plan.columnCount)
         var inBatch = 0
-        while let record = try reader.next() {
+        // A wrapper's held records (a replayed sample) come first.
+        for record in records.takeHeldRecords() {
+            if let file = record.sourceName { state.enter(file: file) }
             state.read += 1
             inBatch += 1
-            if state.read & 4095 == 0 {
-                progress?.stepProgress(read: state.read, rejected: state.rejected)
-                try checkInterruption(state)
-            }
             try process(record, plan: plan, values: &values, supplied: &supplied, rejects: rejects, state: &state)
-            if let batchLimit, inBatch >= batchLimit { return false }
+        }
+        while let stream = records.current {
+            if let file = records.currentFileName { state.enter(file: file) }
+            let finished: Bool
+            if let readAhead = stream.reader as? ReadAheadReader {
+                // The concrete type lets the compiler specialize the loop for the pipelined case.
+                finished = try importRecords(from: readAhead, plan: plan, kinds: kinds, rejects: rejects, values: &values, supplied: &supplied, state: &state, inBatch: &inBatch, batchLimit: batchLimit)
+            } else {
+                finished = try importRecords(from: stream.reader, plan: plan, kinds: kinds, rejects: rejects, values: &values, supplied: &supplied, state: &state, inBatch: &inBatch, batchLimit: batchLimit)
+            }
+            guard finished else { return false }
+            try records.nextFile()
         }
         return true
     }
 
-    /// The CSV fast path: clean records go straight from the reader's bytes into the statement;
-    /// anything else is materialized and takes the general path (same outcome, precise reasons).
-    private func importCSVRecords(reader: CSVReader, kinds: [ImportPlan.FastKind], plan: ImportPlan, rejects: RejectsWriter?, state: inout ImportState, batchLimit: Int?) throws -> Bool {
-        var values = Array(repeating: Value.null, count: plan.columnCount)
-        var supplied = Array(repeating: true, count: plan.columnCount)
-        var inBatch = 0
-        while try reader.advance() {
+    private func importRecords<Reader: ByteFieldReader>(
+        from reader: Reader, plan: ImportPlan, kinds: [ImportPlan.FastKind]?, rejects: RejectsWriter?, values: inout [Value], supplied: inout [Bool],
+        state: inout ImportState, inBatch: inout Int, batchLimit: Int?
+    ) throws -> Bool {
+        while try advance(reader, state) {
             state.read += 1
             inBatch += 1
             if state.read & 4095 == 0 {
                 progress?.stepProgress(read: state.read, rejected: state.rejected)
                 try checkInterruption(state)
             }
-            if reader.currentRecordIsWellFormed, case .done(let outcome) = try plan.fastInsert(from: reader, kinds: kinds) {
+            if let kinds, reader.currentRecordIsWellFormed, case .done(let outcome) = try fastInsert(from: reader, plan: plan, kinds: kinds) {
                 fastPathRecords += 1
                 switch outcome {
                 case .inserted: state.inserted += 1
@@ -187,33 +175,26 @@ public final class ImportStepRunner {
         return true
     }
 
-    /// The JSON fast path: well-formed objects go straight from the reader's bytes into the
-    /// statement; anything else is materialized and takes the general path.
-    private func importJSONRecords(reader: any JSONObjectReader, kinds: [ImportPlan.FastKind], plan: ImportPlan, rejects: RejectsWriter?, state: inout ImportState, batchLimit: Int?) throws -> Bool {
-        var values = Array(repeating: Value.null, count: plan.columnCount)
-        var supplied = Array(repeating: true, count: plan.columnCount)
-        var inBatch = 0
-        while try reader.advance() {
-            state.read += 1
-            inBatch += 1
-            if state.read & 4095 == 0 {
-                progress?.stepProgress(read: state.read, rejected: state.rejected)
-                try checkInterruption(state)
-            }
-            if let fields = reader.currentObject, case .done(let outcome) = try plan.fastInsert(from: fields, kinds: kinds) {
-                fastPathRecords += 1
-                switch outcome {
-                case .inserted: state.inserted += 1
-                case .updated: state.updated += 1
-                case .skipped: state.skipped += 1
-                case .rejected: preconditionFailure("the fast path hands rejected records to the general path")
-                }
-            } else {
-                try process(reader.currentRecord(), plan: plan, values: &values, supplied: &supplied, rejects: rejects, state: &state)
-            }
-            if let batchLimit, inBatch >= batchLimit { return false }
+    /// The fast path for the current record: the values the read-ahead thread coerced, when it
+    /// did, else the reader's bytes.
+    @inline(__always)
+    private func fastInsert<Reader: ByteFieldReader>(from reader: Reader, plan: ImportPlan, kinds: [ImportPlan.FastKind]) throws -> ImportPlan.FastOutcome {
+        if let readAhead = reader as? ReadAheadReader, let coerced = readAhead.currentCoercedRow {
+            return try plan.fastInsert(coerced: coerced.rows, row: coerced.row)
         }
-        return true
+        return try plan.fastInsert(from: reader, kinds: kinds)
+    }
+
+    /// The next record; a signal that arrives while the importer waits for the reader thread
+    /// stops the step like one that arrives between records.
+    @inline(__always)
+    private func advance(_ reader: some ByteFieldReader, _ state: ImportState) throws -> Bool {
+        do {
+            return try reader.advance()
+        } catch is ReadAheadReader.WaitInterrupted {
+            try checkInterruption(state)
+            throw FerryError(.cancelled, "interrupted")
+        }
     }
 
     /// The general path for one record: coerce every field, insert, count or reject.

@@ -13,8 +13,14 @@ package final class Connection {
     private var functions: [FunctionBox] = []
     private var collations: [CollationBox] = []
 
+    /// Process-wide SQLite settings, made once before the first connection opens: no memory
+    /// statistics (ferry never reads them, and they cost a global mutex per allocation, several
+    /// per inserted row).
+    private static let configured: Void = { _ = ferry_sqlite_disable_memory_statistics() }()
+
     /// Opens (and by default creates) a database file.
     package init(path: String, readOnly: Bool = false, create: Bool = true) throws {
+        Self.configured
         self.path = path
         var db: OpaquePointer?
         var flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE

@@ -1,0 +1,162 @@
+import FerryFormats
+
+/// A reusable batch of records copied out of a ``ByteFieldReader``: what the read-ahead thread
+/// hands to the importing thread (see ``ReadAheadReader``).
+///
+/// Each record keeps what the import needs later, after the reader has moved on: its fields as
+/// kinds, bytes and positions, its raw bytes (for a rejects file), and its number and start. A
+/// record that is not well formed, or whose CSV text is not valid UTF-8, is kept materialized,
+/// exactly as the reader gave it. Clearing keeps the storage, so memory stays flat.
+final class RecordBatch {
+    struct Record {
+        var number: Int
+        var line: Int
+        var column: Int
+        var rawStart: Int
+        var rawCount: Int
+        /// Index of the record's first field in ``fields``.
+        var firstField: Int
+        var fieldCount: Int
+        /// Index into ``materialized`` for a record kept whole, or -1.
+        var materialized: Int
+        /// The record's row in ``coerced`` when the reader thread coerced it, or -1.
+        var coercedRow = -1
+    }
+
+    struct FieldSlot {
+        var kind: ByteFieldKind
+        var start: Int
+        var count: Int
+        var line: Int
+        var column: Int
+    }
+
+    @exclusivity(unchecked) private(set) var records: [Record] = []
+    @exclusivity(unchecked) private(set) var fields: [FieldSlot] = []
+    @exclusivity(unchecked) private(set) var materialized: [SourceRecord] = []
+    /// Raw and field bytes of every record, back to back.
+    @exclusivity(unchecked) private(set) var bytes: [UInt8] = []
+    private let byteCapacity: Int
+    /// An error the reader threw after the records of this batch (the end of the import).
+    var error: (any Error)?
+    /// True when the input ended after the records of this batch.
+    var isLast = false
+
+    var count: Int { records.count }
+    var byteCount: Int { bytes.count }
+
+    /// The rows the reader thread coerced (nil when it only reads).
+    let coerced: CoercedRows?
+
+    init(capacity: Int, byteCapacity: Int, coerced: CoercedRows?) {
+        self.byteCapacity = byteCapacity
+        self.coerced = coerced
+        records.reserveCapacity(capacity)
+        bytes.reserveCapacity(byteCapacity)
+    }
+
+    func clear() {
+        records.removeAll(keepingCapacity: true)
+        fields.removeAll(keepingCapacity: true)
+        materialized.removeAll(keepingCapacity: true)
+        coerced?.clear()
+        if bytes.capacity > 4 * byteCapacity {
+            // A very long record grew the batch: give the memory back.
+            bytes = []
+            bytes.reserveCapacity(byteCapacity)
+        } else {
+            bytes.removeAll(keepingCapacity: true)
+        }
+        error = nil
+        isLast = false
+    }
+
+    /// Copies the reader's current record and, when the batch has ``coerced`` rows, coerces it
+    /// with `plan` (a record the plan cannot coerce is left to the importing thread).
+    func append<Reader: ByteFieldReader>(from reader: Reader, coercingWith plan: (plan: ImportPlan, kinds: [ImportPlan.FastKind])?) {
+        guard reader.currentRecordIsWellFormed else {
+            records.append(materialize(reader.currentRecord()))
+            return
+        }
+        let start = reader.currentRecordStart
+        let rawStart = bytes.count
+        reader.withCurrentRawBytes { bytes.append(contentsOf: $0) }
+        var record = Record(
+            number: start.number, line: start.line, column: start.column, rawStart: rawStart, rawCount: bytes.count - rawStart,
+            firstField: fields.count, fieldCount: 0, materialized: -1)
+        do {
+            let count = reader.currentFieldCount
+            let checkText = !reader.textIsValidUTF8
+            for index in 0..<count {
+                let kind = reader.fieldKind(index)
+                let position = reader.fieldPosition(index) ?? (0, 0)
+                var slot = FieldSlot(kind: kind, start: bytes.count, count: 0, line: position.line, column: position.column)
+                if kind.hasBytes {
+                    let valid = reader.withFieldBytes(index) { field -> Bool in
+                        if checkText && !UTF8Bytes.isValid(field) { return false }
+                        bytes.append(contentsOf: field)
+                        return true
+                    }
+                    if !valid {
+                        // The reader names the invalid field in the record's problem.
+                        fields.removeSubrange(record.firstField...)
+                        bytes.removeSubrange(rawStart...)
+                        record = materialize(reader.currentRecord())
+                        records.append(record)
+                        return
+                    }
+                    slot.count = bytes.count - slot.start
+                }
+                fields.append(slot)
+            }
+            record.fieldCount = count
+        }
+        if let plan, let coerced {
+            record.coercedRow = plan.plan.coerceRow(from: reader, kinds: plan.kinds, into: coerced) ?? -1
+        }
+        records.append(record)
+    }
+
+    private func materialize(_ source: SourceRecord) -> Record {
+        materialized.append(source)
+        return Record(
+            number: source.number, line: source.line, column: source.column, rawStart: 0, rawCount: 0,
+            firstField: fields.count, fieldCount: 0, materialized: materialized.count - 1)
+    }
+
+    /// The record at `index` as a ``SourceRecord``, as the reader would have given it.
+    func sourceRecord(at index: Int) -> SourceRecord {
+        let record = records[index]
+        if record.materialized >= 0 { return materialized[record.materialized] }
+        var values: [Field?] = []
+        values.reserveCapacity(record.fieldCount)
+        for offset in 0..<record.fieldCount {
+            let slot = fields[record.firstField + offset]
+            let value: FieldValue
+            switch slot.kind {
+            case .absent:
+                values.append(nil)
+                continue
+            case .null: value = .null
+            case .true: value = .bool(true)
+            case .false: value = .bool(false)
+            case .text, .quotedText: value = .text(text(slot.start, slot.count))
+            case .number: value = .number(text(slot.start, slot.count))
+            case .nested: value = .json(text(slot.start, slot.count))
+            }
+            values.append(Field(value: value, line: slot.line, column: slot.column, quoted: slot.kind == .quotedText))
+        }
+        return SourceRecord(
+            number: record.number, line: record.line, column: record.column, fields: values,
+            rawBytes: Array(bytes[record.rawStart..<(record.rawStart + record.rawCount)]))
+    }
+
+    private func text(_ start: Int, _ count: Int) -> String {
+        bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<(start + count)]), as: UTF8.self) }
+    }
+
+    @inline(__always)
+    func withBytes<T>(_ start: Int, _ count: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        try bytes.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[start..<(start + count)])) }
+    }
+}

@@ -1,0 +1,132 @@
+import FerryCore
+import FerryFormats
+
+/// The records of an import step as the record loop reads them: first the records a wrapper
+/// holds (a replayed sample), then one ``ByteFieldReader``: the reader itself, the same read
+/// ahead on a second thread (``ReadAheadReader``), or, for a reader without byte access, its
+/// records one by one (every one then takes the general path).
+final class RecordStream {
+    let reader: any ByteFieldReader
+    private var held: [SourceRecord] = []
+    private let readAhead: ReadAheadReader?
+
+    /// Unwraps forwarding readers (taking their held records) and, when `readAhead` is true,
+    /// starts reading the rest on a second thread at the first record (coercing records there
+    /// too with `coercion`).
+    init(reader: any RecordReader, readAhead: Bool, coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])? = nil) throws {
+        var reader = reader
+        while let forwarding = reader as? any ForwardingRecordReader {
+            held += forwarding.takeHeldRecords()
+            reader = forwarding.wrapped
+        }
+        let byteReader = (reader as? any ByteFieldReader) ?? RecordByRecordReader(reader)
+        if readAhead {
+            // The header is read here, so the reader thread only ever reads records.
+            try byteReader.prepare()
+            let ahead = ReadAheadReader(byteReader, coercion: coercion)
+            self.readAhead = ahead
+            self.reader = ahead
+        } else {
+            self.readAhead = nil
+            self.reader = byteReader
+        }
+    }
+
+    /// Removes and returns the held records (once; then empty).
+    func takeHeldRecords() -> [SourceRecord] {
+        defer { held = [] }
+        return held
+    }
+
+    /// Stops the reader thread, if any (the step is over).
+    func stop() { readAhead?.stop() }
+}
+
+/// A ``ByteFieldReader`` over a reader that only hands out whole records: every record is
+/// "not well formed" for the fast path, so the import takes the general path for each.
+final class RecordByRecordReader: ByteFieldReader {
+    private let base: any RecordReader
+    private var current: SourceRecord?
+
+    init(_ base: any RecordReader) { self.base = base }
+
+    var sourceName: String { base.sourceName }
+    var fieldNames: [String] { base.fieldNames }
+    func fieldIndex(of name: String) -> Int { base.fieldIndex(of: name) }
+    func hasField(_ name: String) -> Bool { base.hasField(name) }
+    func prepare() throws { try base.prepare() }
+    var currentLocation: InputLocation { base.currentLocation }
+
+    func next() throws -> SourceRecord? {
+        current = try base.next()
+        return current
+    }
+
+    func advance() throws -> Bool { try next() != nil }
+    var currentRecordIsWellFormed: Bool { false }
+    var textIsValidUTF8: Bool { false }
+    var currentFieldCount: Int { current?.fields.count ?? 0 }
+    func fieldKind(_ index: Int) -> ByteFieldKind { .absent }
+    func withFieldBytes<T>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        try body(UnsafeBufferPointer(start: nil, count: 0))
+    }
+    func fieldPosition(_ index: Int) -> (line: Int, column: Int)? { current?[index].map { ($0.line, $0.column) } }
+    var currentRecordStart: (number: Int, line: Int, column: Int) { (current?.number ?? 0, current?.line ?? 0, current?.column ?? 1) }
+    func withCurrentRawBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        try (current?.rawBytes ?? []).withUnsafeBufferPointer(body)
+    }
+    func currentRecord() -> SourceRecord { current! }
+}
+
+/// The records of an import step, file by file: the records a wrapper holds (a replayed sample),
+/// then one ``RecordStream`` per input file. Several files (``MultiFileReader``) are read one
+/// after the other, each through its own stream, so each keeps its fast path and its read-ahead.
+final class StepRecords {
+    private var held: [SourceRecord] = []
+    private let files: MultiFileReader?
+    private let readAhead: Bool
+    private let coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])?
+    /// The stream of the file being read; nil once every file is read.
+    private(set) var current: RecordStream?
+
+    init(reader: any RecordReader, readAhead: Bool, coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])? = nil) throws {
+        var reader = reader
+        while let forwarding = reader as? any ForwardingRecordReader {
+            held += forwarding.takeHeldRecords()
+            reader = forwarding.wrapped
+        }
+        self.readAhead = readAhead
+        self.coercion = coercion
+        if let multiple = reader as? MultiFileReader {
+            files = multiple
+            current = try RecordStream(reader: multiple.currentFile(), readAhead: readAhead, coercion: coercion)
+        } else {
+            files = nil
+            current = try RecordStream(reader: reader, readAhead: readAhead, coercion: coercion)
+        }
+    }
+
+    /// The name of the file being read when the step reads several; nil for one source.
+    var currentFileName: String? {
+        files == nil ? nil : current?.reader.sourceName
+    }
+
+    /// Removes and returns the held records (once; then empty).
+    func takeHeldRecords() -> [SourceRecord] {
+        defer { held = [] }
+        return held
+    }
+
+    /// Moves to the next file's stream (nil after the last).
+    func nextFile() throws {
+        current?.stop()
+        guard let files, let next = try files.nextFile() else {
+            current = nil
+            return
+        }
+        current = try RecordStream(reader: next, readAhead: readAhead, coercion: coercion)
+    }
+
+    /// Stops the reader thread, if any (the step is over).
+    func stop() { current?.stop() }
+}
