@@ -44,14 +44,14 @@ final class Console: ProgressObserver {
         if !quiet && !isTerminal { line("\(self.title) ...") }
     }
 
-    func stepProgress(read: Int, rejected: Int) {
+    func stepProgress(read: Int, rejected: Int, fraction: Double?) {
         guard !quiet, isTerminal else { return }
         let now = ContinuousClock.now
         guard now - lastDraw > .milliseconds(200) else { return }
         lastDraw = now
         let elapsed = (now - started).seconds
         let rate = elapsed > 0 ? Int(Double(read) / elapsed) : 0
-        let counts = "  \(Console.grouped(read)) records  \(Console.grouped(rate))/s  \(Console.grouped(rejected)) rejected"
+        let counts = Console.progressText(read: read, rate: rate, rejected: rejected, fraction: fraction, elapsed: elapsed)
         StandardStreams.error("\r\u{1B}[K" + Console.fitted(title: title, counts: counts, columns: Console.terminalColumns()))
         drewProgress = true
     }
@@ -60,6 +60,27 @@ final class Console: ProgressObserver {
         clearProgress()
         guard !quiet else { return }
         line(Console.summary(report))
+    }
+
+    /// The counts of the progress line: `  42%  1,234,567 records  250,000/s  3 rejected  0:12 left`;
+    /// the percent and the time left only when the input's size is known (and, for the time
+    /// left, once a little of it was read).
+    static func progressText(read: Int, rate: Int, rejected: Int, fraction: Double?, elapsed: Double) -> String {
+        var text = ""
+        if let fraction { text += "  \(Int((fraction * 100).rounded(.down)))%" }
+        text += "  \(grouped(read)) records  \(grouped(rate))/s  \(grouped(rejected)) rejected"
+        if let fraction, fraction >= 0.01, fraction < 1, elapsed >= 1 {
+            text += "  \(clock(elapsed * (1 - fraction) / fraction)) left"
+        }
+        return text
+    }
+
+    /// `m:ss`, or `h:mm:ss` from an hour on.
+    static func clock(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded())
+        let (hours, minutes, secs) = (total / 3600, total / 60 % 60, total % 60)
+        let twoDigits = { (value: Int) in value < 10 ? "0\(value)" : "\(value)" }
+        return hours > 0 ? "\(hours):\(twoDigits(minutes)):\(twoDigits(secs))" : "\(minutes):\(twoDigits(secs))"
     }
 
     /// The progress line cut to fit one terminal line (a wrapped line cannot be redrawn in

@@ -1,4 +1,5 @@
 public import FerryCore
+import Foundation
 
 /// Reads several files of one format, one after the other, as one source (a nightly folder:
 /// `source: nightly/*.csv.gz`).
@@ -24,12 +25,30 @@ public final class MultiFileReader: RecordReader {
     private var exhausted = false
     /// The first CSV file's header row: the one every other file must have.
     private var header: [String]?
+    /// Each file's size in bytes (nil for one that has none, such as a pipe).
+    private let sizes: [Int64?]
 
     /// A reader of `files` (at least one), each opened by `open` when its turn comes.
     public init(files: [String], open: @escaping (String) throws -> any RecordReader) {
         precondition(!files.isEmpty, "a multi-file reader needs files")
         self.files = files
         self.open = open
+        sizes = files.map { path in
+            (try? FileManager.default.attributesOfItem(atPath: path)).flatMap { attributes in
+                attributes[.type] as? FileAttributeType == .typeRegular ? (attributes[.size] as? NSNumber)?.int64Value : nil
+            }
+        }
+    }
+
+    /// The part of all the files read so far: the files done, and the current one's part.
+    public var progressFraction: Double? {
+        let known = sizes.compactMap { $0 }
+        guard known.count == sizes.count else { return nil }
+        let total = known.reduce(0, +)
+        guard total > 0 else { return nil }
+        let done = known.prefix(position).reduce(0, +)
+        let current = Double(known[min(position, known.count - 1)]) * (exhausted ? 1 : current?.progressFraction ?? 0)
+        return min(1, (Double(done) + current) / Double(total))
     }
 
     /// The file being read.

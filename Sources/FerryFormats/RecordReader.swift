@@ -125,6 +125,13 @@ public protocol RecordReader: AnyObject {
     func next() throws -> SourceRecord?
     /// Where the reader is now (for errors raised by the consumer between records).
     var currentLocation: InputLocation { get }
+    /// The part of the input read so far, 0…1 (bytes of the file on disk), or nil when the
+    /// input's size is unknown (standard input, a pipe). Safe to ask from another thread.
+    var progressFraction: Double? { get }
+}
+
+extension RecordReader {
+    public var progressFraction: Double? { nil }
 }
 
 /// A reader that wraps another one and can step aside: it first hands over the records it holds

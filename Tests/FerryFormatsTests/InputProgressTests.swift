@@ -48,4 +48,24 @@ import Testing
         #expect(input.progress.totalBytes == nil)
         #expect(input.progress.fraction == nil)
     }
+
+    @Test func severalFilesCountTogether() throws {
+        let directory = TemporaryDirectory("ferry-progress")
+        let paths = try (1...3).map { index in
+            let path = directory.url.appendingPathComponent("part\(index).csv").path
+            try Data(("id,value\n" + Self.text).utf8).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        let reader = MultiFileReader(files: paths) { try CSVReader(path: $0, options: CSVOptions()) }
+        var fractions: [Double] = []
+        var records = 0
+        while try reader.next() != nil {
+            records += 1
+            if records % 1000 == 0 { fractions.append(try #require(reader.progressFraction)) }
+        }
+        #expect(records == 3 * 40_000)
+        #expect(fractions == fractions.sorted(), "the fraction never goes back")
+        #expect(fractions.contains { $0 > 0.3 && $0 < 0.7 }, "the second file is about the middle")
+        #expect(reader.progressFraction == 1)
+    }
 }

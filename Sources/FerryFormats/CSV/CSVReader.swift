@@ -48,6 +48,7 @@ public final class CSVReader: ByteFieldReader {
     public private(set) var headerLine = 0
 
     private let input: InputFile
+    public var progressFraction: Double? { input.progress.fraction }
     private let options: CSVOptions
     /// Bytes asked of `read(2)` at a time.
     let chunkSize: Int

@@ -18,6 +18,7 @@ public final class FixedWidthReader: RecordReader {
     public let fieldNames: [String]
 
     private let input: InputFile
+    public var progressFraction: Double? { input.progress.fraction }
     private let layout: FixedWidthLayout
     private let lines: LineWindow
     private let nullTokens: Set<String>

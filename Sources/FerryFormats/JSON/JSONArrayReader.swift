@@ -28,6 +28,7 @@ public final class JSONArrayReader: JSONObjectReader {
 
     private let referenceTokens: [String]
     private let input: InputFile
+    public var progressFraction: Double? { input.progress.fraction }
     private let tokenizer: JSONTokenizer
     private let decoder = JSONObjectDecoder()
     @exclusivity(unchecked) private var started = false

@@ -24,6 +24,7 @@ public final class NDJSONReader: JSONObjectReader {
     public var sourceName: String { input.name }
 
     private let input: InputFile
+    public var progressFraction: Double? { input.progress.fraction }
     private let window: ByteWindow
     private let tokenizer: JSONTokenizer
     private let decoder = JSONObjectDecoder()

@@ -34,7 +34,7 @@ public final class ExportStepRunner {
                 if dryRun {
                     while try cursor.advance() {
                         report.read += 1
-                        if report.read & 16383 == 0 { progress?.stepProgress(read: report.read, rejected: 0) }
+                        if report.read & 16383 == 0 { progress?.stepProgress(read: report.read, rejected: 0, fraction: nil) }
                     }
                     return
                 }
@@ -45,7 +45,7 @@ public final class ExportStepRunner {
                 while try cursor.advance() {
                     try writer.write(cursor)
                     report.read += 1
-                    if report.read & 16383 == 0 { progress?.stepProgress(read: report.read, rejected: 0) }
+                    if report.read & 16383 == 0 { progress?.stepProgress(read: report.read, rejected: 0, fraction: nil) }
                 }
                 try writer.finish()
                 try output.close()

@@ -26,6 +26,8 @@ public final class ImportStepRunner {
     @_spi(Testing) public private(set) var fastPathRecords = 0
     /// A reader to use instead of opening `step.source` (e.g. one that replays sampled records).
     private let givenReader: (any RecordReader)?
+    /// The reader of the running step, for the progress line's percent.
+    private var stepReader: (any RecordReader)?
 
     public init(step: ImportStep, store: Store, index: Int = 1, jobName: String = "import", reader: (any RecordReader)? = nil) {
         self.step = step
@@ -57,6 +59,8 @@ public final class ImportStepRunner {
         let insideTransaction = store.withConnection { $0.isInTransaction }
         do {
             let reader = try givenReader ?? ReaderFactory.open(step: step)
+            stepReader = reader
+            defer { stepReader = nil }
             let rejects = try step.rejectsPath.map { try RejectsWriter(path: $0, dryRun: dryRun) }
             defer { try? rejects?.close() }
             // The plan (field indexes, coercions, prepared statements) is made once per step.
@@ -156,7 +160,7 @@ public final class ImportStepRunner {
             state.read += 1
             inBatch += 1
             if state.read & 4095 == 0 {
-                progress?.stepProgress(read: state.read, rejected: state.rejected)
+                progress?.stepProgress(read: state.read, rejected: state.rejected, fraction: stepReader?.progressFraction)
                 try checkInterruption(state)
             }
             if let kinds, reader.currentRecordIsWellFormed, case .done(let outcome) = try fastInsert(from: reader, plan: plan, kinds: kinds) {

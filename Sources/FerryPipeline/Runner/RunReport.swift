@@ -169,7 +169,8 @@ public struct RunReport: Sendable, Codable, Hashable {
 /// lines otherwise.
 public protocol ProgressObserver: AnyObject {
     func stepStarted(index: Int, of total: Int, title: String)
-    /// Called every few thousand records with the counts so far.
-    func stepProgress(read: Int, rejected: Int)
+    /// Called every few thousand records with the counts so far, and the part of the input read
+    /// (0…1) when its size is known.
+    func stepProgress(read: Int, rejected: Int, fraction: Double?)
     func stepFinished(_ report: StepReport)
 }

@@ -28,6 +28,7 @@ public final class SampledReader: ForwardingRecordReader {
     public func prepare() throws {}
     public var currentLocation: InputLocation { base.currentLocation }
     public var wrapped: any RecordReader { base }
+    public var progressFraction: Double? { base.progressFraction }
 
     public func takeHeldRecords() -> [SourceRecord] {
         let held = Array(samples[replayed...])
