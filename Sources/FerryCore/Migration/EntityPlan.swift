@@ -126,7 +126,12 @@ struct EntityPlan {
                 guard let sourceRelationship = source.relationship(named: sourceName) else {
                     throw FerryError(.migration, "mapping \(mapping.name): \(source.name) has no relationship '\(sourceName)' to carry into \(relationship.name)", at: mapping.location)
                 }
-                let key = Self.relatedKeySQL(sourceRelationship, in: source, model: sourceModel, layout: sourceLayout)
+                var key = Self.relatedKeySQL(sourceRelationship, in: source, model: sourceModel, layout: sourceLayout)
+                if let kept = Self.keptLinkSQL(
+                    sourceRelationship, becoming: relationship, in: source, sourceModel: sourceModel, destinationModel: destinationModel, layout: sourceLayout)
+                {
+                    key = kept
+                }
                 sql = try step.mappedKeySQL(key, entity: relationship.destination, sourceEntity: sourceRelationship.destination)
             case .keyPath(let path):
                 var entity = source
@@ -300,6 +305,26 @@ struct EntityPlan {
         case .joinTable(let table, let sourceColumn, let targetColumn):
             return "(SELECT \(quote(targetColumn)) FROM \(quote(table)) WHERE \(quote(sourceColumn)) = t0.\(pk) ORDER BY \(quote(targetColumn)) LIMIT 1)"
         }
+    }
+
+    /// For a to-one whose inverse was to-many and is now to-one (a one-to-many that became
+    /// one-to-one, as Core Data infers for Xcode models): the link only on the related object with
+    /// the lowest primary key, NULL on the others, so that both sides agree on the one kept link
+    /// (the other side reads the first link in key order, ``relatedKeySQL(_:in:model:layout:)``).
+    /// Nil when the relationship is not such a to-one.
+    static func keptLinkSQL(
+        _ sourceRelationship: RelationshipDescription, becoming relationship: RelationshipDescription, in entity: EntityDescription,
+        sourceModel: ObjectModel, destinationModel: ObjectModel, layout: any StoreLayout
+    ) -> String? {
+        guard case .foreignKey(let column) = layout.storage(of: sourceRelationship, in: entity, model: sourceModel),
+            let oldInverse = sourceRelationship.inverse, let oldTarget = sourceModel.entity(named: sourceRelationship.destination),
+            sourceModel.relationship(named: oldInverse, in: oldTarget)?.isToMany == true,
+            let newInverse = relationship.inverse, let newTarget = destinationModel.entity(named: relationship.destination),
+            destinationModel.relationship(named: newInverse, in: newTarget)?.isToMany == false
+        else { return nil }
+        let quote = layout.dialect.quote
+        let pk = quote(layout.keyColumn)
+        return "CASE WHEN t0.\(pk) = (SELECT MIN(k.\(pk)) FROM \(layout.quotedTable(for: entity)) k WHERE k.\(quote(column)) = t0.\(quote(column))) THEN t0.\(quote(column)) END"
     }
 
     /// All (owner, target) key pairs of a relationship in the source store.
