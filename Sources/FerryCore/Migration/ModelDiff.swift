@@ -73,7 +73,7 @@ public struct ModelDiff: Sendable {
         guard refused.isEmpty else {
             throw FerryError(
                 .migration,
-                "cannot infer a mapping from \(source.name) version \(source.version) to version \(destination.version): \(refused.count) \(refused.count == 1 ? "change needs" : "changes need") a mapping file (\(mappingFile))",
+                "cannot infer a mapping from \(source.name) version \(source.version) to version \(destination.version): \(refused.count) \(refused.count == 1 ? "change needs" : "changes need") \(rules == .coreData ? Builder.mappingPhrase(rules, file: mappingFile) : "a mapping file (\(mappingFile))")",
                 notes: refused.map { "\($0.subject): \($0.reason ?? $0.detail); fix: \($0.fix ?? "write \(mappingFile)")" })
         }
         return bestEffortMapping()
