@@ -94,13 +94,8 @@ extension Builder {
         }
     }
 
-    /// The topmost ancestor of `entity` in `model` (itself without a parent); stops on a cycle.
+    /// The topmost ancestor of `entity` in `model` (itself without a parent).
     static func root(of entity: EntityDescription, in model: ObjectModel) -> String {
-        var current = entity
-        var seen: Set<String> = [entity.name]
-        while let parent = current.parent, let next = model.entity(named: parent), seen.insert(parent).inserted {
-            current = next
-        }
-        return current.name
+        model.ancestors(of: entity).last?.name ?? entity.name
     }
 }
