@@ -2,37 +2,42 @@ import FerryTestSupport
 import Foundation
 import Testing
 
-/// Core Data's lightweight rules through the `ferry` binary, on a ferry store of an Xcode model
+/// Core Data's lightweight rules through the `ferry` binary, on ferry stores of an Xcode model
 /// (Fixtures/xcode-lightweight/Library.xcdatamodeld): V1 → V2 renames Author to Writer (and
 /// name to fullName, books to latestBook) through Renaming IDs, widens Book.pages Int16 → Int32
 /// and turns the to-many Author.books into the to-one Writer.latestBook (a one-to-many becomes
-/// one-to-one); V2 → V3 narrows Book.pages back to Int16, which is refused.
+/// one-to-one); V2 → V3 narrows Book.pages back to Int16 (a checked narrowing); V3 → V4 makes
+/// Book.pages a Date, which is refused.
 @Suite("Core Data's lightweight rules through ferry model diff and ferry migrate", .serialized)
 struct XcodeLightweightCLITests {
     static let package = DiffCLIFixtures.fixture("xcode-lightweight/Library.xcdatamodeld")
 
-    /// A ferry store of V1 with three authors and four books (books 11 and 12 by author 1), and a
-    /// copy of the package to migrate it with.
-    static func prepareStore(in directory: TemporaryDirectory) throws -> (store: String, package: String) {
+    /// A ferry store of `version` (V1 or V2) with three authors and four books (books 11 and 12
+    /// by author 1, `pages` as given), and a copy of the package to migrate it with.
+    static func prepareStore(
+        at version: String = "V1", pages: [String] = ["100", "200", "300", "null"], in directory: TemporaryDirectory
+    ) throws -> (store: String, package: String) {
         let package = directory.file("Library.xcdatamodeld")
         try FileManager.default.copyItem(atPath: Self.package, toPath: package)
-        _ = try directory.write("model.yml", "name: Library\ncurrent: V1\nversions:\n  - Library.xcdatamodeld/V1.xcdatamodel\n")
-        _ = try directory.write("authors.ndjson", #"{"id":1,"name":"Ann"}"# + "\n" + #"{"id":2,"name":"Bob"}"# + "\n" + #"{"id":3,"name":"Cy"}"# + "\n")
+        let versions = version == "V1" ? ["V1"] : ["V1", "V2"]
         _ = try directory.write(
-            "books.ndjson",
-            [#"{"id":10,"pages":100,"author":2}"#, #"{"id":11,"pages":200,"author":1}"#, #"{"id":12,"pages":300,"author":1}"#, #"{"id":13,"pages":null,"author":null}"#]
-                .joined(separator: "\n") + "\n")
+            "model.yml", "name: Library\ncurrent: \(version)\nversions:\n" + versions.map { "  - Library.xcdatamodeld/\($0).xcdatamodel\n" }.joined())
+        _ = try directory.write("authors.ndjson", #"{"id":1,"name":"Ann"}"# + "\n" + #"{"id":2,"name":"Bob"}"# + "\n" + #"{"id":3,"name":"Cy"}"# + "\n")
+        let links = ["2", "1", "1", "null"]
+        let books = (0..<4).map { #"{"id":\#(10 + $0),"pages":\#(pages[$0]),"author":\#(links[$0])}"# }
+        _ = try directory.write("books.ndjson", books.joined(separator: "\n") + "\n")
+        let (author, name, link) = version == "V1" ? ("Author", "name", "author") : ("Writer", "fullName", "writer")
         let job = try directory.write("load.yml", """
             job: load-library
             store: {path: library.sqlite}
             model: {path: model.yml}
             steps:
-              - import: {source: authors.ndjson, entity: Author}
+              - import: {source: authors.ndjson, entity: \(author), fields: {\(name): name}}
               - import:
                   source: books.ndjson
                   entity: Book
                   relationships:
-                    author: {field: author, match: id}
+                    \(link): {field: author, match: id}
 
             """)
         let loaded = try runFerry(["run", job, "--quiet"])
@@ -63,13 +68,20 @@ struct XcodeLightweightCLITests {
         #expect((yamlReport["steps"] as? [[String: Any]])?.map { $0["rules"] as? String } == ["ferry"], "\(yaml)")
     }
 
-    @Test("model diff refuses a narrowing for an Xcode model with the reason and both fixes, exit 65")
-    func diffRefusesNarrowing() throws {
-        let result = try runFerry(["model", "diff", Self.package, "--from", "V2", "--to", "V3"])
+    @Test("model diff infers a checked narrowing for an Xcode model and refuses a number → date change with the reason and both fixes")
+    func diffNarrowingAndRefusal() throws {
+        let narrowed = try runFerry(["model", "diff", Self.package, "--from", "V2", "--to", "V3"])
+        #expect(narrowed.exitCode == 0, "\(narrowed)")
+        #expect(
+            narrowed.stdout.contains("✓ attribute pages: type int32 → int16 (checked narrowing, ferry's extension: each value converted only when it fits exactly)"),
+            "\(narrowed)")
+        #expect(narrowed.stdout.contains("warning: the migration fails, naming the record, if a stored Book.pages value does not fit int16"), "\(narrowed)")
+
+        let result = try runFerry(["model", "diff", Self.package, "--from", "V3", "--to", "V4"])
         #expect(result.exitCode == 65, "\(result)")
-        #expect(result.stdout.contains("✗ attribute pages: type int32 → int16"), "\(result)")
-        #expect(result.stdout.contains("reason: Book.pages changes type from int32 to int16; Core Data's documented lightweight migration lists no type changes"), "\(result)")
-        #expect(result.stdout.contains("fix: write a mapping model (.xcmappingmodel) or the ferry mapping file mappings/V2-to-V3.yml"), "\(result)")
+        #expect(result.stdout.contains("✗ attribute pages: type int16 → date"), "\(result)")
+        #expect(result.stdout.contains("reason: Book.pages changes type from int16 to date; Core Data's documented lightweight migration lists no type changes"), "\(result)")
+        #expect(result.stdout.contains("fix: write a mapping model (.xcmappingmodel) or the ferry mapping file mappings/V3-to-V4.yml"), "\(result)")
     }
 
     @Test("migrate V1 → V2 of a ferry store: renames carried, pages widened, each writer keeps the book with the lowest key")
@@ -91,15 +103,35 @@ struct XcodeLightweightCLITests {
         #expect(verified.stdout.contains("2 links, every one to an existing Writer, none shared"), "\(verified)")
     }
 
-    @Test("migrate to V3 refuses the narrowing before touching the store, naming the change and both fixes")
-    func migrateRefusesNarrowing() throws {
+    @Test("migrate V2 → V3 narrows pages when every value fits; a value that does not fit fails the migration naming the object, the store untouched")
+    func migrateNarrowing() throws {
+        let fits = TemporaryDirectory("xcode-lightweight-fits")
+        let (store, package) = try Self.prepareStore(at: "V2", pages: ["-32768", "32767", "0", "null"], in: fits)
+        let migrated = try runFerry(["migrate", store, "--model", package, "--to", "V3", "--no-backup"])
+        #expect(migrated.exitCode == 0, "\(migrated)")
+        #expect(try StoreSnapshot.texts(store, "SELECT id, pages FROM Book ORDER BY id") == [["10", "-32768"], ["11", "32767"], ["12", "0"], ["13", nil]])
+
+        let overflow = TemporaryDirectory("xcode-lightweight-overflow")
+        let (bad, badPackage) = try Self.prepareStore(at: "V2", pages: ["100", "200", "40000", "null"], in: overflow)
+        let before = try StoreSnapshot.take(bad)
+        let failed = try runFerry(["migrate", bad, "--model", badPackage, "--to", "V3", "--no-backup"])
+        #expect(failed.exitCode != 0, "\(failed)")
+        #expect(failed.stderr.contains("Book object 3: pages value 40000 does not fit int16"), "\(failed)")
+        #expect(failed.stderr.contains("nothing was changed"), "\(failed)")
+        #expect(try StoreSnapshot.take(bad) == before)
+    }
+
+    @Test("migrate to V4 refuses the number → date change before touching the store, naming the change and both fixes")
+    func migrateRefuses() throws {
         let directory = TemporaryDirectory("xcode-lightweight-refused")
         let (store, package) = try Self.prepareStore(in: directory)
         let before = try StoreSnapshot.take(store)
         let refused = try runFerry(["migrate", store, "--model", package, "--no-backup"])
         #expect(refused.exitCode != 0, "\(refused)")
-        #expect(refused.stderr.contains("cannot infer a mapping from Library version V2 to version V3: 1 change needs a mapping model (.xcmappingmodel) or the ferry mapping file mappings/V2-to-V3.yml"), "\(refused)")
-        #expect(refused.stderr.contains("Book.pages changes type from int32 to int16"), "\(refused)")
+        #expect(
+            refused.stderr.contains("cannot infer a mapping from Library version V3 to version V4: 1 change needs a mapping model (.xcmappingmodel) or the ferry mapping file mappings/V3-to-V4.yml"),
+            "\(refused)")
+        #expect(refused.stderr.contains("Book.pages changes type from int16 to date"), "\(refused)")
         #expect(try StoreSnapshot.take(store) == before)
     }
 }

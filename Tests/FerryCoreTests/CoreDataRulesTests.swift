@@ -124,4 +124,55 @@ struct CoreDataRulesTests {
         #expect(back.isInferable, "\(back.refusals.map(\.subject))")
         #expect(back.changes.contains { $0.kind == .entityParentChanged && $0.entity == "Customer" })
     }
+
+    @Test("numeric narrowings: checked and inferred for Xcode models, refused for ferry model files")
+    func narrowingVerdicts() throws {
+        let (xcodeOld, xcodeNew) = Self.pair(.xcode) { $0.entities[0].attributes[0].type = .int32 }
+        let diff = ModelDiff(from: xcodeOld, to: xcodeNew)
+        #expect(diff.isInferable, "\(diff.refusals.map(\.subject))")
+        let change = try #require(diff.changes.first { $0.kind == .attributeTypeChanged })
+        #expect(change.detail.contains("checked narrowing"), "\(change.detail)")
+        #expect(change.warning?.contains("does not fit int32") == true)
+        let conversion = try #require(try diff.inferredMapping().entity(named: "Customer")?.attribute(named: "id")?.conversion)
+        #expect(conversion.isChecked)
+
+        let (ferryOld, ferryNew) = Self.pair(.ferry) { $0.entities[0].attributes[0].type = .int32 }
+        #expect(ModelDiff(from: ferryOld, to: ferryNew).refusals.map(\.kind) == [.attributeTypeChanged])
+        // Not numeric: still refused under Core Data's rules.
+        let (dateOld, dateNew) = Self.pair(.xcode) { $0.entities[0].attributes[0].type = .date }
+        #expect(ModelDiff(from: dateOld, to: dateNew).refusals.map(\.kind) == [.attributeTypeChanged])
+    }
+
+    @Test("a checked narrowing converts a value only when it fits exactly")
+    func checkedConversions() throws {
+        #expect(TypeConversion(from: .int64, to: .int16, rules: .ferry) == nil)
+        #expect(TypeConversion(from: .int16, to: .int64, rules: .coreData)?.isChecked == false)
+        let toInt16 = try #require(TypeConversion(from: .int64, to: .int16, rules: .coreData))
+        #expect(toInt16.convertedIfFits(.integer(32767)) == .integer(32767))
+        #expect(toInt16.convertedIfFits(.integer(-32768)) == .integer(-32768))
+        #expect(toInt16.convertedIfFits(.integer(32768)) == nil)
+        #expect(toInt16.convertedIfFits(.integer(-32769)) == nil)
+        #expect(toInt16.convertedIfFits(.null) == .null)
+
+        let toDouble = try #require(TypeConversion(from: .int64, to: .double, rules: .coreData))
+        #expect(toDouble.convertedIfFits(.integer(1 << 53)) == .double(9_007_199_254_740_992))
+        #expect(toDouble.convertedIfFits(.integer((1 << 53) + 1)) == nil)
+        #expect(toDouble.convertedIfFits(.integer(Int64.max)) == nil)
+
+        let doubleToInt = try #require(TypeConversion(from: .double, to: .int32, rules: .coreData))
+        #expect(doubleToInt.convertedIfFits(.double(42)) == .integer(42))
+        #expect(doubleToInt.convertedIfFits(.double(-0.0)) == .integer(0))
+        #expect(doubleToInt.convertedIfFits(.double(1.5)) == nil)
+        #expect(doubleToInt.convertedIfFits(.double(3e9)) == nil)
+        #expect(doubleToInt.convertedIfFits(.double(.nan)) == nil)
+        #expect(doubleToInt.convertedIfFits(.double(.infinity)) == nil)
+
+        let decimalToInt = try #require(TypeConversion(from: .decimal, to: .int64, rules: .coreData))
+        #expect(decimalToInt.convertedIfFits(.decimal("-12")) == .integer(-12))
+        #expect(decimalToInt.convertedIfFits(.decimal("12.5")) == nil)
+        #expect(decimalToInt.convertedIfFits(.decimal("9223372036854775808")) == nil)
+        // Not a narrowing Core Data's rules infer.
+        #expect(TypeConversion(from: .double, to: .float, rules: .coreData) == nil)
+        #expect(TypeConversion(from: .string, to: .int64, rules: .coreData) == nil)
+    }
 }

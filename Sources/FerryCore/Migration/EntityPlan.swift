@@ -73,7 +73,9 @@ struct EntityPlan {
                 }
                 var text = "t0.\(sourceLayout.quotedColumn(forAttribute: sourceName, in: source))"
                 var exact = setBased
-                if let conversion {
+                if let conversion, conversion.isChecked {
+                    exact = false  // each value is checked on the row path
+                } else if let conversion {
                     switch (sourceAttribute.type, attribute.type) {
                     case (_, .decimal), (_, .string): text = "CAST(\(text) AS TEXT)"
                     case (_, .double): text = "CAST(\(text) AS REAL)"
@@ -187,6 +189,19 @@ struct EntityPlan {
             case .constant(let value):
                 return { _, _ in value }
             case .column(let index, let conversion, let valueIfNil):
+                if let conversion, conversion.isChecked {
+                    let name = attribute.name
+                    return { row, key in
+                        if row[index].isNull { return valueIfNil }
+                        guard let value = conversion.convertedIfFits(row[index]) else {
+                            throw FerryError(
+                                .migration,
+                                "\(sourceName) object \(key): \(name) value \(row[index]) does not fit \(conversion.to.rawValue); the inferred \(conversion.from.rawValue) → \(conversion.to.rawValue) conversion converts only values that fit exactly",
+                                notes: ["nothing was changed: the original store is as it was", "fix the value, or write a mapping that converts \(name)"])
+                        }
+                        return value
+                    }
+                }
                 if let conversion {
                     return { row, _ in row[index].isNull ? valueIfNil : conversion.apply(to: row[index]) }
                 }

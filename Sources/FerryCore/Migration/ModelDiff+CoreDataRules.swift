@@ -51,12 +51,23 @@ extension Builder {
     /// An attribute type change, for the verdict's wording. Apple's lists of inferable changes
     /// ([guide], [auto], [infer]) do not mention attribute type changes at all; for Xcode models
     /// ferry infers the same lossless widenings as for its own models (``TypeConversion``) and
-    /// says so — ferry's extension — and refuses every other type change.
+    /// says so — ferry's extension — plus the checked numeric narrowings
+    /// (``TypeConversion/checkedNarrowings``), and refuses every other type change.
     var typeChangeNote: String {
         switch rules {
         case .ferry: return "lightweight migration converts only lossless widenings"
-        case .coreData: return "Core Data's documented lightweight migration lists no type changes; ferry infers only lossless widenings (ferry's extension)"
+        case .coreData: return "Core Data's documented lightweight migration lists no type changes; ferry infers only lossless widenings and checked numeric narrowings (ferry's extension)"
         }
+    }
+
+    /// A numeric narrowing, for Xcode models only: inferred with every value checked (ferry's
+    /// extension, see ``typeChangeNote``; Core Data's SQLite migration casts the column).
+    func checkedNarrowing(from: AttributeType, to: AttributeType) -> (detail: String, warning: (String) -> String)? {
+        guard TypeConversion(from: from, to: to, rules: rules)?.isChecked == true else { return nil }
+        return (
+            " (checked narrowing, ferry's extension: each value converted only when it fits exactly)",
+            { "the migration fails, naming the record, if a stored \($0) value does not fit \(to.rawValue)" }
+        )
     }
 
     /// Core Data cannot merge entity hierarchies. [guide]: "you cannot merge entity hierarchies;

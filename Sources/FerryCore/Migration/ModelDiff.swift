@@ -94,7 +94,7 @@ public struct ModelDiff: Sendable {
                 }
                 let fill = attribute.isOptional ? Value.null : (attribute.defaultValue ?? .null)
                 return InferredMapping.AttributeMapping(
-                    destination: attribute.name, source: from, conversion: TypeConversion(from: old.type, to: attribute.type), valueIfNil: fill)
+                    destination: attribute.name, source: from, conversion: TypeConversion(from: old.type, to: attribute.type, rules: rules), valueIfNil: fill)
             }
             let relationships = entity.relationships.map {
                 InferredMapping.RelationshipMapping(destination: $0.name, source: relationshipSources[entity.name]?[$0.name])
@@ -421,6 +421,9 @@ struct Builder {
             var typeChange = change(.attributeTypeChanged, "type \(old.type.rawValue) → \(new.type.rawValue)")
             if TypeConversion.isLosslessWidening(from: old.type, to: new.type) {
                 typeChange.detail += " (lossless widening)"
+            } else if let checked = checkedNarrowing(from: old.type, to: new.type) {
+                typeChange.detail += checked.detail
+                typeChange.warning = checked.warning(subject)
             } else {
                 typeChange.verdict = .refused
                 typeChange.reason = "\(subject) changes type from \(old.type.rawValue) to \(new.type.rawValue); \(typeChangeNote)"
