@@ -44,6 +44,7 @@ public enum ModelComparison {
     public static func normalized(_ model: ObjectModel) -> ObjectModel {
         var copy = model
         copy.location = nil
+        copy.origin = .ferry
         copy.entities = model.entities.sorted { $0.name < $1.name }.map { entity in
             var entity = entity
             entity.location = nil

@@ -17,7 +17,9 @@ struct ModelDiffCommand: ParsableCommand {
             (NEW) picks one; renamed_from in NEW names OLD's names.
 
             Each change is marked ✓ (inferred) or ✗ (refused, with the reason and a fix). See \
-            docs/migration.md for the rules.
+            docs/migration.md for the rules; Xcode models follow Core Data's \
+            lightweight-migration rules instead (docs/coredata.md), and each step names the rule \
+            set it used.
 
             Exit codes: 0 every change can be inferred (lightweight) · 65 a mapping file is \
             needed · 64 usage error, or a model that is missing or invalid.
@@ -99,6 +101,7 @@ struct ModelDiffCommand: ParsableCommand {
             } else {
                 print("\(diff.source.name) \(diff.source.version) → \(diff.destination.name) \(diff.destination.version)")
             }
+            if diff.rules == .coreData { print("  rules: \(diff.rules.title)") }
             var entities: [String] = []
             for change in diff.changes where !entities.contains(change.entity) { entities.append(change.entity) }
             for entity in entities {
@@ -154,12 +157,13 @@ struct DiffReport: Encodable {
         var to: String
         var fromHash: String
         var toHash: String
+        var rules: MigrationRuleSet
         var lightweight: Bool
         var mappingFile: String
         var changes: [ModelChange]
         var inferredMapping: MappingJSON?
         enum CodingKeys: String, CodingKey {
-            case from, to, lightweight, changes
+            case from, to, rules, lightweight, changes
             case fromHash = "from_hash", toHash = "to_hash", mappingFile = "mapping_file", inferredMapping = "inferred_mapping"
         }
     }
@@ -251,7 +255,7 @@ struct DiffReport: Encodable {
         steps = diffs.map { diff in
             Step(
                 from: diff.source.version, to: diff.destination.version, fromHash: diff.source.versionHash,
-                toHash: diff.destination.versionHash, lightweight: diff.isInferable, mappingFile: diff.mappingFile,
+                toHash: diff.destination.versionHash, rules: diff.rules, lightweight: diff.isInferable, mappingFile: diff.mappingFile,
                 changes: diff.changes, inferredMapping: (try? diff.inferredMapping()).map(MappingJSON.init))
         }
     }

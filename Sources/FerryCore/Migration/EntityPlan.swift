@@ -73,7 +73,9 @@ struct EntityPlan {
                 }
                 var text = "t0.\(sourceLayout.quotedColumn(forAttribute: sourceName, in: source))"
                 var exact = setBased
-                if let conversion {
+                if let conversion, conversion.isChecked {
+                    exact = false  // each value is checked on the row path
+                } else if let conversion {
                     switch (sourceAttribute.type, attribute.type) {
                     case (_, .decimal), (_, .string): text = "CAST(\(text) AS TEXT)"
                     case (_, .double): text = "CAST(\(text) AS REAL)"
@@ -126,7 +128,12 @@ struct EntityPlan {
                 guard let sourceRelationship = source.relationship(named: sourceName) else {
                     throw FerryError(.migration, "mapping \(mapping.name): \(source.name) has no relationship '\(sourceName)' to carry into \(relationship.name)", at: mapping.location)
                 }
-                let key = Self.relatedKeySQL(sourceRelationship, in: source, model: sourceModel, layout: sourceLayout)
+                var key = Self.relatedKeySQL(sourceRelationship, in: source, model: sourceModel, layout: sourceLayout)
+                if let kept = Self.keptLinkSQL(
+                    sourceRelationship, becoming: relationship, in: source, sourceModel: sourceModel, destinationModel: destinationModel, layout: sourceLayout)
+                {
+                    key = kept
+                }
                 sql = try step.mappedKeySQL(key, entity: relationship.destination, sourceEntity: sourceRelationship.destination)
             case .keyPath(let path):
                 var entity = source
@@ -182,6 +189,19 @@ struct EntityPlan {
             case .constant(let value):
                 return { _, _ in value }
             case .column(let index, let conversion, let valueIfNil):
+                if let conversion, conversion.isChecked {
+                    let name = attribute.name
+                    return { row, key in
+                        if row[index].isNull { return valueIfNil }
+                        guard let value = conversion.convertedIfFits(row[index]) else {
+                            throw FerryError(
+                                .migration,
+                                "\(sourceName) object \(key): \(name) value \(row[index]) does not fit \(conversion.to.rawValue); the inferred \(conversion.from.rawValue) → \(conversion.to.rawValue) conversion converts only values that fit exactly",
+                                notes: ["nothing was changed: the original store is as it was", "fix the value, or write a mapping that converts \(name)"])
+                        }
+                        return value
+                    }
+                }
                 if let conversion {
                     return { row, _ in row[index].isNull ? valueIfNil : conversion.apply(to: row[index]) }
                 }
@@ -300,6 +320,26 @@ struct EntityPlan {
         case .joinTable(let table, let sourceColumn, let targetColumn):
             return "(SELECT \(quote(targetColumn)) FROM \(quote(table)) WHERE \(quote(sourceColumn)) = t0.\(pk) ORDER BY \(quote(targetColumn)) LIMIT 1)"
         }
+    }
+
+    /// For a to-one whose inverse was to-many and is now to-one (a one-to-many that became
+    /// one-to-one, as Core Data infers for Xcode models): the link only on the related object with
+    /// the lowest primary key, NULL on the others, so that both sides agree on the one kept link
+    /// (the other side reads the first link in key order, ``relatedKeySQL(_:in:model:layout:)``).
+    /// Nil when the relationship is not such a to-one.
+    static func keptLinkSQL(
+        _ sourceRelationship: RelationshipDescription, becoming relationship: RelationshipDescription, in entity: EntityDescription,
+        sourceModel: ObjectModel, destinationModel: ObjectModel, layout: any StoreLayout
+    ) -> String? {
+        guard case .foreignKey(let column) = layout.storage(of: sourceRelationship, in: entity, model: sourceModel),
+            let oldInverse = sourceRelationship.inverse, let oldTarget = sourceModel.entity(named: sourceRelationship.destination),
+            sourceModel.relationship(named: oldInverse, in: oldTarget)?.isToMany == true,
+            let newInverse = relationship.inverse, let newTarget = destinationModel.entity(named: relationship.destination),
+            destinationModel.relationship(named: newInverse, in: newTarget)?.isToMany == false
+        else { return nil }
+        let quote = layout.dialect.quote
+        let pk = quote(layout.keyColumn)
+        return "CASE WHEN t0.\(pk) = (SELECT MIN(k.\(pk)) FROM \(layout.quotedTable(for: entity)) k WHERE k.\(quote(column)) = t0.\(quote(column))) THEN t0.\(quote(column)) END"
     }
 
     /// All (owner, target) key pairs of a relationship in the source store.

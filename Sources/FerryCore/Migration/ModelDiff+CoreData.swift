@@ -38,7 +38,7 @@ extension Builder {
         if old.isTransient, !new.isTransient, !new.isOptional, new.defaultValue == nil {
             change.verdict = .refused
             change.reason = "\(entity.name).\(new.name) becomes stored and non-optional without a default value; stored \(entity.name) records have no value for it"
-            change.fix = "add `default:` to \(entity.name).\(new.name), make it optional, or write \(mappingFile) that fills it"
+            change.fix = "\(setDefaultFix("\(entity.name).\(new.name)")), make it optional, or write \(mappingFile) that fills it"
         }
         changes.append(change)
     }

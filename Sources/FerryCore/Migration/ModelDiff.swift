@@ -24,6 +24,8 @@ public struct ModelDiff: Sendable {
     public let destination: ObjectModel
     /// The versions between `source` and `destination`, oldest first.
     public let intermediates: [ObjectModel]
+    /// The rules the verdicts follow: Core Data's for Xcode models, ferry's for ferry model files.
+    public let rules: MigrationRuleSet
     /// Every change, grouped by entity in destination order (removed entities last).
     public private(set) var changes: [ModelChange] = []
     /// Destination entity name → the source entity it comes from (absent for new entities).
@@ -39,8 +41,9 @@ public struct ModelDiff: Sendable {
         self.source = source
         self.destination = destination
         self.intermediates = intermediates
-        let mappingFile = "mappings/\(source.version)-to-\(destination.version).yml"
-        var builder = Builder(source: source, destination: destination, intermediates: intermediates, mappingFile: mappingFile)
+        rules = MigrationRuleSet(source: source, destination: destination)
+        let mappingFile = Builder.mappingPhrase(rules, file: "mappings/\(source.version)-to-\(destination.version).yml")
+        var builder = Builder(source: source, destination: destination, intermediates: intermediates, mappingFile: mappingFile, rules: rules)
         builder.run()
         changes = builder.changes
         entitySources = builder.entityMap
@@ -70,7 +73,7 @@ public struct ModelDiff: Sendable {
         guard refused.isEmpty else {
             throw FerryError(
                 .migration,
-                "cannot infer a mapping from \(source.name) version \(source.version) to version \(destination.version): \(refused.count) \(refused.count == 1 ? "change needs" : "changes need") a mapping file (\(mappingFile))",
+                "cannot infer a mapping from \(source.name) version \(source.version) to version \(destination.version): \(refused.count) \(refused.count == 1 ? "change needs" : "changes need") \(rules == .coreData ? Builder.mappingPhrase(rules, file: mappingFile) : "a mapping file (\(mappingFile))")",
                 notes: refused.map { "\($0.subject): \($0.reason ?? $0.detail); fix: \($0.fix ?? "write \(mappingFile)")" })
         }
         return bestEffortMapping()
@@ -91,7 +94,7 @@ public struct ModelDiff: Sendable {
                 }
                 let fill = attribute.isOptional ? Value.null : (attribute.defaultValue ?? .null)
                 return InferredMapping.AttributeMapping(
-                    destination: attribute.name, source: from, conversion: TypeConversion(from: old.type, to: attribute.type), valueIfNil: fill)
+                    destination: attribute.name, source: from, conversion: TypeConversion(from: old.type, to: attribute.type, rules: rules), valueIfNil: fill)
             }
             let relationships = entity.relationships.map {
                 InferredMapping.RelationshipMapping(destination: $0.name, source: relationshipSources[entity.name]?[$0.name])
@@ -162,7 +165,9 @@ struct Builder {
     let source: ObjectModel
     let destination: ObjectModel
     let intermediates: [ObjectModel]
+    /// The mapping a refused change needs, as fixes name it (``mappingPhrase(_:file:)``).
     let mappingFile: String
+    let rules: MigrationRuleSet
     var changes: [ModelChange] = []
     var entityMap: [String: String] = [:]
     var attributeMap: [String: [String: String]] = [:]
@@ -170,11 +175,12 @@ struct Builder {
     /// Subjects (`Entity` or `Entity.property`) with an unresolved rename: not also reported as added.
     var unresolved: Set<String> = []
 
-    init(source: ObjectModel, destination: ObjectModel, intermediates: [ObjectModel], mappingFile: String) {
+    init(source: ObjectModel, destination: ObjectModel, intermediates: [ObjectModel], mappingFile: String, rules: MigrationRuleSet) {
         self.source = source
         self.destination = destination
         self.intermediates = intermediates
         self.mappingFile = mappingFile
+        self.rules = rules
     }
 
     var destinationVersion: String { destination.version }
@@ -192,6 +198,7 @@ struct Builder {
         for entity in source.entities where entityForward[entity.name] == nil {
             changes.append(ModelChange(kind: .entityRemoved, entity: entity.name, detail: "removed (its records are dropped)"))
         }
+        refuseMergedHierarchies()
     }
 
     /// Resolves each adjacent step and composes them from the destination back to the source.
@@ -234,7 +241,7 @@ struct Builder {
         var change = ModelChange(kind: .entityAdded, entity: entity.name, detail: "added (starts empty)")
         let removed = source.entities.filter { old in !entityMap.values.contains(old.name) }
         if let similar = Self.similarEntity(to: entity, among: removed) {
-            change.warning = "if it is \(similar) renamed, add `renamed_from: \(similar)` to entity \(entity.name), or the records of \(similar) are dropped"
+            change.warning = "if it is \(similar) renamed, \(renameFix("entity \(entity.name)", from: similar)), or the records of \(similar) are dropped"
         }
         changes.append(change)
     }
@@ -372,11 +379,11 @@ struct Builder {
         if !attribute.isOptional && attribute.defaultValue == nil {
             change.verdict = .refused
             change.reason = "new non-optional attribute \(subject) has no default value; stored \(entity.name) records would have none"
-            var fix = "add `default:` to \(subject) in version \(destinationVersion), or make it optional"
-            if let similar { fix += ", or add `renamed_from: \(similar)` if it is \(similar) renamed" }
+            var fix = "\(setDefaultFix(subject)), or make it optional"
+            if let similar { fix += ", or \(renameFix(nil, from: similar)) if it is \(similar) renamed" }
             change.fix = fix
         } else if let similar {
-            change.warning = "if it is \(similar) renamed, add `renamed_from: \(similar)` to \(subject), or the values of \(similar) are dropped"
+            change.warning = "if it is \(similar) renamed, \(renameFix(subject, from: similar)), or the values of \(similar) are dropped"
         }
         changes.append(change)
     }
@@ -414,9 +421,12 @@ struct Builder {
             var typeChange = change(.attributeTypeChanged, "type \(old.type.rawValue) → \(new.type.rawValue)")
             if TypeConversion.isLosslessWidening(from: old.type, to: new.type) {
                 typeChange.detail += " (lossless widening)"
+            } else if let checked = checkedNarrowing(from: old.type, to: new.type) {
+                typeChange.detail += checked.detail
+                typeChange.warning = checked.warning(subject)
             } else {
                 typeChange.verdict = .refused
-                typeChange.reason = "\(subject) changes type from \(old.type.rawValue) to \(new.type.rawValue); lightweight migration converts only lossless widenings"
+                typeChange.reason = "\(subject) changes type from \(old.type.rawValue) to \(new.type.rawValue); \(typeChangeNote)"
                 typeChange.fix = "write \(mappingFile) with an expression that converts \(subject), or keep it \(old.type.rawValue)"
             }
             changes.append(typeChange)
@@ -430,7 +440,7 @@ struct Builder {
                 var optionality = change(.attributeOptionalityChanged, "optional → non-optional")
                 optionality.verdict = .refused
                 optionality.reason = "\(subject) becomes non-optional without a default value; stored \(entity.name) records with no \(new.name) could not be migrated"
-                optionality.fix = "add `default:` to \(subject) in version \(destinationVersion), keep it optional, or write \(mappingFile) that fills it"
+                optionality.fix = "\(setDefaultFix(subject)), keep it optional, or write \(mappingFile) that fills it"
                 changes.append(optionality)
             }
         }
@@ -533,6 +543,8 @@ struct Builder {
         if old.isToMany != new.isToMany {
             if new.isToMany {
                 changes.append(change(.relationshipCardinalityChanged, "to-one → to-many (each link becomes a one-element set)"))
+            } else if let inferred = toManyBecomesToOne(entity: entity.name, relationship: new.name, destination: new.destination) {
+                changes.append(inferred)
             } else {
                 var cardinality = change(.relationshipCardinalityChanged, "to-many → to-one")
                 cardinality.verdict = .refused

@@ -12,6 +12,9 @@ public struct ObjectModel: Sendable, Hashable, Codable {
     @DecodedOrEmpty public var configurations: [ModelConfiguration] = []
     /// A free-form version identifier (Xcode's `userDefinedModelVersionIdentifier`); not hashed.
     public var versionIdentifier: String?
+    /// Whether the model was read from a ferry model file or an Xcode data model; decides the
+    /// lightweight-migration rules (``MigrationRuleSet``) of diffs to and from it. Not hashed.
+    @DecodedOrEmpty public var origin: ModelOrigin = .ferry
     /// Where the model was read from, for error messages.
     public var location: InputLocation?
 

@@ -30,6 +30,7 @@ struct XcodeModelReader {
             return nil
         }
         var model = ObjectModel(name: name, version: version, entities: [], location: InputLocation(file: path, line: 1, column: 1))
+        model.origin = .xcode
         if let identifier = root.attributes["userDefinedModelVersionIdentifier"], !identifier.isEmpty {
             model.versionIdentifier = identifier
         }
