@@ -23,7 +23,7 @@ final class MigrationStepRunner {
     let sourceLayout: any StoreLayout
     let destinationLayout: any StoreLayout
     /// The destination's value coding, fetched once: the row path binds every value with it.
-    private let destinationCoding: any ValueCoding
+    private let destinationCoding: DispatchedValueCoding
     /// The schema the new store is reached through on the step's connection (attached in SQLite).
     static let destinationSchema = "dst"
     /// The schema of the source store on the step's connection.
@@ -50,7 +50,7 @@ final class MigrationStepRunner {
         self.mapping = mapping
         self.sourceLayout = sourceLayout
         self.destinationLayout = destinationLayout
-        self.destinationCoding = destinationLayout.valueCoding
+        self.destinationCoding = DispatchedValueCoding(destinationLayout.valueCoding)
         self.sourcePath = sourcePath
         self.destinationPath = destinationPath
         self.options = options

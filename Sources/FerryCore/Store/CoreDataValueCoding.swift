@@ -55,18 +55,13 @@ package struct CoreDataValueCoding: ValueCoding {
         return .date(Int64(millis))
     }
 
-    /// The 16 bytes of a UUID written as 32 hex digits, with or without dashes.
+    /// The 16 bytes of a UUID in any form ``Coercion/canonicalUUID(_:)`` accepts.
     static func uuidBytes(_ text: String) -> [UInt8]? {
+        guard let canonical = Coercion.canonicalUUID(text) else { return nil }
         var bytes: [UInt8] = []
         var high: UInt8?
-        for character in text.utf8 where character != UInt8(ascii: "-") {
-            let nibble: UInt8
-            switch character {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = character - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = character - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = character - UInt8(ascii: "A") + 10
-            default: return nil
-            }
+        for character in canonical.utf8 where character != UInt8(ascii: "-") {
+            let nibble = character <= UInt8(ascii: "9") ? character - UInt8(ascii: "0") : character - UInt8(ascii: "a") + 10
             if let first = high {
                 bytes.append(first << 4 | nibble)
                 high = nil
@@ -74,7 +69,7 @@ package struct CoreDataValueCoding: ValueCoding {
                 high = nibble
             }
         }
-        return bytes.count == 16 && high == nil ? bytes : nil
+        return bytes
     }
 
     /// The lowercase 8-4-4-4-12 form of 16 bytes.
