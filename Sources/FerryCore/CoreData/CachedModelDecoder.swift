@@ -275,7 +275,7 @@ package enum CachedModelDecoder {
                 return .date(Int64(((seconds + CachedModelDecoder.referenceDateOffset) * 1000).rounded()))
             case .uuid:
                 if let object = try archive.object(reference), let bytes = try archive.resolve(object["NS.uuidbytes"])?.data, bytes.count == 16 {
-                    return .uuid(CachedModelDecoder.uuidText(bytes))
+                    return .uuid(CoreDataValueCoding.uuidText(bytes))
                 }
                 throw wrong()
             case .binary, .json:
@@ -299,16 +299,5 @@ package enum CachedModelDecoder {
             throw FerryError(.invalidInput, "\(archive.source): ferry cannot read a derivation that uses an archived \(form)")
         }
         return expression.description
-    }
-
-    /// Lowercase 8-4-4-4-12 text of 16 bytes.
-    static func uuidText(_ bytes: [UInt8]) -> String {
-        let hex = bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
-        var text = ""
-        for (offset, character) in hex.enumerated() {
-            if [8, 12, 16, 20].contains(offset) { text += "-" }
-            text.append(character)
-        }
-        return text
     }
 }

@@ -21,6 +21,8 @@ struct EntityPlan {
     /// How the source store and the destination store lay out and code their values.
     let sourceLayout: any StoreLayout
     let destinationLayout: any StoreLayout
+    /// The source's value coding, fetched once: the row path decodes every value with it.
+    private let sourceCoding: DispatchedValueCoding
     /// Selected columns after `t0.ferry_pk` (index 0): their SQL and how to decode them.
     private(set) var selectColumns: [(sql: SQLText, type: AttributeType?)] = []
     /// Destination attributes, in model order: their value source and SQL (nil when SQL cannot
@@ -47,6 +49,7 @@ struct EntityPlan {
         let sourceLayout = step.sourceLayout, destinationLayout = step.destinationLayout
         self.sourceLayout = sourceLayout
         self.destinationLayout = destinationLayout
+        self.sourceCoding = DispatchedValueCoding(sourceLayout.valueCoding)
         // Stored forms copy as they are only between the same value coding; otherwise every
         // value goes through Swift (decoded from the source's form, encoded in the destination's).
         let setBased = sourceLayout.valueCoding.name == destinationLayout.valueCoding.name
@@ -272,7 +275,7 @@ struct EntityPlan {
         for (offset, column) in selectColumns.enumerated() {
             let raw = statement.value(at: offset + 1)
             if let type = column.type {
-                row.append(sourceLayout.valueCoding.decode(raw, as: type))
+                row.append(sourceCoding.decode(raw, as: type))
             } else {
                 row.append(raw.int64.map { .integer($0) } ?? .null)
             }

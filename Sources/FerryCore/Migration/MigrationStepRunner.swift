@@ -22,6 +22,8 @@ final class MigrationStepRunner {
     /// How the source store and the new store lay out and code their values.
     let sourceLayout: any StoreLayout
     let destinationLayout: any StoreLayout
+    /// The destination's value coding, fetched once: the row path binds every value with it.
+    private let destinationCoding: DispatchedValueCoding
     /// The schema the new store is reached through on the step's connection (attached in SQLite).
     static let destinationSchema = "dst"
     /// The schema of the source store on the step's connection.
@@ -48,6 +50,7 @@ final class MigrationStepRunner {
         self.mapping = mapping
         self.sourceLayout = sourceLayout
         self.destinationLayout = destinationLayout
+        self.destinationCoding = DispatchedValueCoding(destinationLayout.valueCoding)
         self.sourcePath = sourcePath
         self.destinationPath = destinationPath
         self.options = options
@@ -265,7 +268,7 @@ final class MigrationStepRunner {
                 // that value is associated with it.
                 let value = try distinct.evaluate(on: SlotContext(row: row, slots: plan.distinctSlots, entity: plan.source.name, key: sourceKey))
                 if value.isNull { continue }
-                let encoded = destinationLayout.valueCoding.encode(value)
+                let encoded = destinationCoding.encode(value)
                 distinctLookup.reset()
                 try distinctLookup.bind(encoded, at: 1)
                 if try distinctLookup.step() {
@@ -311,7 +314,7 @@ final class MigrationStepRunner {
             throw FerryError(.migration, "the destination model has no entity '\(entityMapping.destination)'")
         }
         let (statement, _) = try insertStatement(for: entity)
-        let coding = destinationLayout.valueCoding
+        let coding = destinationCoding
         statement.reset()
         if let primaryKey { try statement.bind(primaryKey, at: 1) } else { try statement.bindNull(at: 1) }
         for (offset, value) in values.enumerated() {

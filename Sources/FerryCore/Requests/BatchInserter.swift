@@ -33,7 +33,7 @@ public final class BatchInserter {
     public let columns: [InsertColumn]
     public let policy: ConflictPolicy
     private let connection: Connection
-    private let coding: any ValueCoding
+    private let coding: DispatchedValueCoding
     private let types: [AttributeType?]
     private let validators: [AttributeValidator?]
     private let defaults: [Value?]
@@ -56,7 +56,7 @@ public final class BatchInserter {
         self.columns = columns
         self.policy = policy
         self.connection = connection
-        self.coding = layout.valueCoding
+        self.coding = DispatchedValueCoding(layout.valueCoding)
         let dialect = layout.dialect
         var types: [AttributeType?] = []
         var validators: [AttributeValidator?] = []

@@ -332,13 +332,13 @@ public final class FetchCursor {
     /// The compiled query.
     public let query: FetchQuery
     private let statement: Statement
-    private let coding: any ValueCoding
+    private let coding: DispatchedValueCoding
     private var done = false
 
     /// Prepares the request on a connection to a store of `layout` (inside `store.read { … }`).
     package init(_ request: FetchRequest, connection: Connection, model: ObjectModel, layout: any StoreLayout) throws {
         query = try request.compile(model: model, layout: layout)
-        coding = layout.valueCoding
+        coding = DispatchedValueCoding(layout.valueCoding)
         columns = query.columns
         statement = try connection.prepare(query.sql)
         try statement.bind(query.arguments)

@@ -3,11 +3,13 @@ import Foundation
 /// A ferry store: a SQLite file (or in-memory database) laid out for one model version.
 ///
 /// `Store` is `Sendable` and serializes access to its single connection through closures, as
-/// GRDB's `DatabaseQueue` does: `try store.write { connection in … }`.
+/// GRDB's `DatabaseQueue` does (`write { connection in … }`, for ferry's own modules). Its
+/// ``layout`` says how the model is laid out in tables and how values are stored; every SQL
+/// generator working on the store takes it from here.
 ///
 /// ```swift
 /// let store = try Store.open(at: "shop.sqlite", model: bundle.current)
-/// let count = try store.read { try $0.scalar("SELECT count(*) FROM Customer") }
+/// let customers = try store.entityCount("Customer")
 /// ```
 public final class Store: @unchecked Sendable {
     // @unchecked: `connection` is only touched while `lock` is held.
