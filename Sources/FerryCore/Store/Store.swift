@@ -75,7 +75,8 @@ public final class Store: @unchecked Sendable {
     /// Opens a Core Data store for reading, through a private copy (``CoreDataStoreCopy``) that
     /// is removed when the store is released: the user's store, `-wal` and `-shm` are never
     /// opened. Rows are read in ``CoreDataLayout`` with the model the store is at: the version
-    /// of `bundle` detected (``CoreDataVersionDetector``), else the model the store caches.
+    /// of `bundle` detected (``CoreDataVersionDetector``), else the model the store caches, its
+    /// sub-entities with their inherited properties (``ObjectModel/withInheritedProperties``).
     ///
     /// The store's ``metadata`` names that model; Core Data stores record no ferry model hash,
     /// so ``StoreMetadata/modelHash`` and ``StoreMetadata/entityHashes`` are empty.
@@ -87,7 +88,9 @@ public final class Store: @unchecked Sendable {
         let copy = try CoreDataStoreCopy(of: path)
         do {
             let file = try CoreDataStoreFile.read(copy, header: header)
-            let model = try bundle.map { try CoreDataVersionDetector.detect(store: file, bundle: $0).version } ?? file.cachedModel()
+            let version = try bundle.map { try CoreDataVersionDetector.detect(store: file, bundle: $0).version } ?? file.cachedModel()
+            // Sub-entities are read with their inherited properties, as Core Data fetches them.
+            let model = version.withInheritedProperties
             let connection = try copy.database
             try configure(connection, busyTimeout: .seconds(30))
             // Nothing is ever written: the copy is private, but ferry's commands only read it.
