@@ -130,9 +130,7 @@ struct CoreDataExportVerifyCLITests {
     @Test("verify finds a dangling to-one (Z_PK of no Post) and a date that is not a number, naming the records; exit 3")
     func verifyFindsProblems() throws {
         let directory = TemporaryDirectory("ferry-cdx-broken")
-        let store = directory.file("Broken.sqlite")
-        try FileManager.default.copyItem(atPath: Samples.store(Samples.revised, "CoreDataMigration_Example_3.sqlite"), toPath: store)
-        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: store)
+        let store = try Samples.writableCopy(Samples.store(Samples.revised, "CoreDataMigration_Example_3.sqlite"), into: directory, name: "Broken.sqlite")
         do {
             let connection = try Connection(path: store, create: false)
             try connection.execute("UPDATE ZSECTION SET ZPOST = 999 WHERE Z_PK = 3")

@@ -10,7 +10,9 @@ struct VerifyCommand: ParsableCommand {
         discussion: """
             Exit codes: 0 every check passed · 3 a check failed · 64 a bad model, expectations file or option.
             Without --model the store is read with the model it records; with --model the store must be at \
-            the bundle's current version (model_hash check).
+            the bundle's current version (model_hash check). A Core Data store is read from a private copy, \
+            with the version of --model it is at (else the model it caches); its model_hash check is skipped: \
+            see docs/coredata.md.
             """)
 
     @Argument(help: ArgumentHelp("The store file.", valueName: "store"))
