@@ -162,6 +162,20 @@ struct CoreDataExportVerifyCLITests {
         #expect(unknown.stderr.contains("unknown entity 'Comment'"), "\(unknown)")
     }
 
+    @Test("without --model, a store with no cached model is refused naming the store and saying to give its model")
+    func noCachedModel() throws {
+        let directory = TemporaryDirectory("ferry-cdx-nocache")
+        let store = directory.file("Cars.sqlite")
+        try CoreDataSamples.writeInheritanceStore(at: store)
+        for arguments in [["export", "--store", store, "--entity", "Car", "--format", "csv"], ["verify", store]] {
+            let result = try Self.run(arguments, store: store)
+            #expect(result.exitCode == 1, "\(result)")
+            #expect(result.stderr.contains("store '\(store)' has no cached model (Z_MODELCACHE is missing or empty)"), "\(result)")
+            #expect(result.stderr.contains("give the model the store was made with (--model"), "\(result)")
+            #expect(result.stdout.isEmpty)
+        }
+    }
+
     @Test("sub-entities in their root's table: a parent's export includes its sub-entities' rows, a sub-entity's only its own, never a sibling's")
     func inheritanceExport() throws {
         let directory = TemporaryDirectory("ferry-cdx-inherit")

@@ -88,7 +88,7 @@ public final class Store: @unchecked Sendable {
         let copy = try CoreDataStoreCopy(of: path)
         do {
             let file = try CoreDataStoreFile.read(copy, header: header)
-            let version = try bundle.map { try CoreDataVersionDetector.detect(store: file, bundle: $0).version } ?? file.cachedModel()
+            let version = try bundle.map { try CoreDataVersionDetector.detect(store: file, bundle: $0).version } ?? cachedModel(of: file)
             // Sub-entities are read with their inherited properties, as Core Data fetches them.
             let model = version.withInheritedProperties
             let connection = try copy.database
@@ -171,6 +171,17 @@ public final class Store: @unchecked Sendable {
             try connection.execute(statement)
         }
         try StoreMetadata.write(for: model, to: connection, layout: layout, createdAt: DateCoding.nowText())
+    }
+
+    /// The model a Core Data store caches; when it has none that can be read, the error says to
+    /// give the store's model.
+    private static func cachedModel(of file: CoreDataStoreFile) throws -> ObjectModel {
+        do {
+            return try file.cachedModel()
+        } catch var error as FerryError {
+            error.notes.append("give the model the store was made with (--model App.xcdatamodeld): ferry reads the store at the version of it the store is at")
+            throw error
+        }
     }
 
     /// Reads a store's metadata without knowing its model (for `ferry store info`).
