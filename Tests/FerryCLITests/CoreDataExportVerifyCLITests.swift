@@ -125,6 +125,17 @@ struct CoreDataExportVerifyCLITests {
         #expect(!result.stdout.contains("FAILED"))
         let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
         #expect(json["exit_code"] as? Int == 0)
+        // The private copy goes when verify ends, also when it fails after opening the store.
+        let temporary = directory.file("tmp")
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: false)
+        let expectations = try directory.write("expect.yml", "counts:\n  Post: 13\n")
+        let failed = try FerryProcess(["verify", store, "--expect", expectations], env: ["TMPDIR": temporary]).wait(timeout: .seconds(120))
+        #expect(failed.exitCode == 3, "\(failed)")
+        #expect(failed.stdout.contains("expected exactly 13 rows, found 12"), "\(failed)")
+        let broken = try directory.write("broken.yml", "counts: [\n")
+        let refused = try FerryProcess(["verify", store, "--expect", broken], env: ["TMPDIR": temporary]).wait(timeout: .seconds(120))
+        #expect(refused.exitCode == 64, "\(refused)")
+        #expect(try Self.leftCopies(in: temporary).isEmpty)
     }
 
     @Test("verify finds a dangling to-one (Z_PK of no Post) and a date that is not a number, naming the records; exit 3")
