@@ -36,6 +36,14 @@ struct CoreDataStoreCLITests {
         return target
     }
 
+    /// A writable copy of a real store named `name` in `directory`, for a test to damage.
+    static func writableCopy(_ source: String, into directory: TemporaryDirectory, name: String) throws -> String {
+        let target = directory.file(name)
+        try FileManager.default.copyItem(atPath: source, toPath: target)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: target)
+        return target
+    }
+
     /// Runs ferry on `store` and checks that nothing beside it changed.
     static func runUntouched(_ arguments: [String], store: String) throws -> ProcessResult {
         let before = try FileFingerprint.of(store)
@@ -129,9 +137,7 @@ struct CoreDataStoreCLITests {
     @Test("a corrupt cache: store info says so, store version falls back to tables and columns, model show fails naming the store")
     func corruptCache() throws {
         let directory = TemporaryDirectory("ferry-cd-corrupt")
-        let store = directory.file("corrupt.sqlite")
-        try FileManager.default.copyItem(atPath: Self.store(Self.revised, "CoreDataMigration_Example_3.sqlite"), toPath: store)
-        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: store)
+        let store = try Self.writableCopy(Self.store(Self.revised, "CoreDataMigration_Example_3.sqlite"), into: directory, name: "corrupt.sqlite")
         let sqlite = try runFerryInShell("sqlite3 \"$1\" \"UPDATE Z_MODELCACHE SET Z_CONTENT = substr(Z_CONTENT, 1, 100)\"", [store])
         #expect(sqlite.exitCode == 0, "\(sqlite)")
         let info = try Self.runUntouched(["store", "info", store], store: store)
@@ -195,14 +201,12 @@ struct CoreDataStoreCLITests {
         #expect(result.stdout.contains("cache:      unreadable: store '\(store)' has no cached model (Z_MODELCACHE is missing or empty)"))
     }
 
-    @Test("commands that would open a Core Data store in place refuse it before opening anything: its -wal and -shm stay as they were")
+    @Test("commands that would write a Core Data store refuse it before opening anything: its -wal and -shm stay as they were")
     func inPlaceCommandsRefuse() throws {
         let directory = TemporaryDirectory("ferry-cd-refuse")
         let store = try Self.copy(Self.store(Self.examples, "CoreDataMigration_Example_WAL.sqlite"), into: directory, name: "App.sqlite")
         let csv = try directory.write("posts.csv", "postID\nx\n")
         let commands: [(String, [String])] = [
-            ("verify", ["verify", store]),
-            ("export", ["export", "--store", store, "--entity", "Post", "--format", "csv"]),
             ("update", ["update", "--store", store, "--entity", "Post", "--where", "TRUEPREDICATE", "--set", "postID=y"]),
             ("delete", ["delete", "--store", store, "--entity", "Post", "--where", "TRUEPREDICATE"]),
             ("import", ["import", csv, "--store", store, "--entity", "Post"]),

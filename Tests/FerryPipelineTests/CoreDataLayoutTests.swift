@@ -244,4 +244,79 @@ struct CoreDataLayoutTests {
         #expect(statement.value(at: 1) == .blob(bytes))
         #expect(statement.value(at: 2) == .null)
     }
+
+    /// Book (1) with sub-entities Comic (2) and Novel (3) in `ZBOOK`, Page (4) → Novel: a Plain
+    /// book, Comic A, Novel A (pages 1 and 2) and Novel B; page 5 points at Comic A's key.
+    static func sharedTableStore() throws -> (Connection, ObjectModel, CoreDataLayout) {
+        var novel = EntityDescription(
+            name: "Novel", attributes: [AttributeDescription(name: "artist", type: .string)],
+            relationships: [RelationshipDescription(name: "pages", destination: "Page", isToMany: true, inverse: "novel")])
+        novel.parent = "Book"
+        var comic = EntityDescription(name: "Comic")
+        comic.parent = "Book"
+        let model = ObjectModel(name: "Books", version: "1", entities: [
+            EntityDescription(name: "Book", attributes: [AttributeDescription(name: "title", type: .string)]), comic, novel,
+            EntityDescription(
+                name: "Page", attributes: [AttributeDescription(name: "number", type: .int32)],
+                relationships: [RelationshipDescription(name: "novel", destination: "Novel", inverse: "pages")]),
+        ]).withInheritedProperties
+        let connection = try Connection(path: ":memory:")
+        try Store.configure(connection, busyTimeout: .seconds(5))
+        try connection.executeScript("""
+            CREATE TABLE ZBOOK (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZTITLE VARCHAR, ZARTIST VARCHAR);
+            CREATE TABLE ZPAGE (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNUMBER INTEGER, ZNOVEL INTEGER);
+            INSERT INTO ZBOOK VALUES (1, 1, 1, 'Plain', NULL), (2, 2, 1, 'Comic A', NULL), (3, 3, 1, 'Novel A', 'Ann'), (4, 3, 1, 'Novel B', 'Bo');
+            INSERT INTO ZPAGE VALUES (1, 4, 1, 1, 3), (2, 4, 1, 2, 3), (3, 4, 1, 5, 2);
+            """)
+        return (connection, model, try CoreDataLayout.reading(connection, model: model))
+    }
+
+    @Test("a shared table: each entity reads its own and its sub-entities' rows, never a sibling's, in fetches, key paths, predicates and checks")
+    func sharedTableRows() throws {
+        let (connection, model, layout) = try Self.sharedTableStore()
+        #expect(layout.entityNumbers == ["Book": 1, "Comic": 2, "Novel": 3, "Page": 4])
+        func titles(_ entity: String, _ predicate: String? = nil) throws -> [Value] {
+            let request = FetchRequest(entity: entity, predicate: try predicate.map { try Predicate(format: $0) }, properties: ["title"])
+            return try Self.fetch(request, model: model, layout: layout, on: connection).map { $0[0] }
+        }
+        #expect(try titles("Book") == [.string("Plain"), .string("Comic A"), .string("Novel A"), .string("Novel B")])
+        #expect(try titles("Novel") == [.string("Novel A"), .string("Novel B")], "a sub-entity reads its inherited title, and only its rows")
+        #expect(try titles("Comic") == [.string("Comic A")])
+        // Page 5 points at a Comic's key: through `novel` it has none.
+        let pages = try Self.fetch(FetchRequest(entity: "Page", properties: ["number", "novel.title"]), model: model, layout: layout, on: connection)
+        #expect(pages == [[.integer(1), .string("Novel A")], [.integer(2), .string("Novel A")], [.integer(5), .null]])
+        #expect(try titles("Novel", "ANY pages.number > 1") == [.string("Novel A")])
+        #expect(try titles("Novel", "pages.@count == 0") == [.string("Novel B")])
+        let comicPages = try Self.fetch(
+            FetchRequest(entity: "Page", predicate: try Predicate(format: "novel.title BEGINSWITH 'Comic'"), properties: ["number"]),
+            model: model, layout: layout, on: connection)
+        #expect(comicPages.isEmpty)
+        let report = Verifier(model: model).run(
+            [.count(entity: "Book", expectation: .exactly(4)), .count(entity: "Novel", expectation: .exactly(2)), .count(entity: "Comic", expectation: .exactly(1)),
+             .relationships(entity: "Page")],
+            on: connection, layout: layout)
+        #expect(report.prefix(3).allSatisfy { $0.outcome == .passed }, "\(report.map { "\($0.name): \($0.message)" })")
+        let relationship = try #require(report.last)
+        #expect(relationship.outcome == .failed)
+        #expect(relationship.message == "1 link to a missing Novel", "\(relationship.message)")
+        #expect(relationship.offending.map(\.primaryKey) == [3])
+    }
+
+    @Test("withInheritedProperties: a sub-entity lists its ancestors' properties and constraints, root first, then its own; parents are kept")
+    func inheritedProperties() throws {
+        let (_, model, _) = try Self.sharedTableStore()
+        let novel = try #require(model.entity(named: "Novel"))
+        #expect(novel.attributes.map(\.name) == ["title", "artist"])
+        #expect(novel.parent == "Book")
+        #expect(try #require(model.entity(named: "Comic")).attributes.map(\.name) == ["title"])
+        #expect(try #require(model.entity(named: "Book")).attributes.map(\.name) == ["title"])
+        let root = EntityDescription(name: "Item", attributes: [AttributeDescription(name: "code", type: .string)], uniquenessConstraints: [["code"]])
+        var leaf = EntityDescription(name: "Part", attributes: [AttributeDescription(name: "code", type: .int64)])
+        leaf.parent = "Item"
+        let expanded = ObjectModel(name: "M", version: "1", entities: [root, leaf]).withInheritedProperties
+        let part = try #require(expanded.entity(named: "Part"))
+        #expect(part.attributes.map(\.type) == [.int64], "a property the sub-entity declares itself is kept as declared")
+        #expect(part.uniquenessConstraints == [["code"]])
+        #expect(part.uniquenessConstraintLocations.count == 1)
+    }
 }

@@ -9,6 +9,8 @@ struct ExportCommand: ParsableCommand {
         abstract: "Export the records of one entity as CSV, JSON or NDJSON, without a job file.",
         discussion: """
             The store's own model (recorded in its metadata) is used unless --model is given. \
+            A Core Data store is read from a private copy (its files are never opened), with the \
+            version of --model it is at, else the model it caches: see docs/coredata.md. \
             --fetch NAME exports what the model's stored fetch request NAME fetches (its entity, \
             predicate and limit; --where narrows it, --limit overrides its limit). \
             To-one relationships are written as the related object's unique key. Values are \
@@ -71,11 +73,15 @@ struct ExportCommand: ParsableCommand {
                 Console.printError("warning: writing \(dataFormat.rawValue) to '\(output)', whose extension says \(implied.rawValue)")
             }
             try CommandFiles.requireExistingStore(store)
-            try CoreDataStoreFile.refuseInPlace(store, command: "export")
             try CommandFiles.checkOutputs(
                 store: store, inputs: [(model, "the model")], outputs: [(output, "--output"), (report, "--report")])
+            // A Core Data store is read from a private copy, at the version of --model it is at.
+            let coreDataStore = try CoreDataStoreFile.isCoreDataStore(store)
+                ? Store.openCoreData(at: store, bundle: model.map { try ModelLoader().load(path: $0) }) : nil
             let storeModel: ObjectModel
-            if let model {
+            if let coreDataStore {
+                storeModel = coreDataStore.model
+            } else if let model {
                 storeModel = try ModelLoader().load(path: model).current
             } else {
                 guard let metadata = try Store.metadata(at: store) else {
@@ -109,7 +115,7 @@ struct ExportCommand: ParsableCommand {
             // Check the request before opening anything for writing.
             try step.fetchRequest.check(model: storeModel)
 
-            let opened = try Store.open(at: store, model: storeModel, options: Store.Options(createIfMissing: false, readOnly: true))
+            let opened = try coreDataStore ?? Store.open(at: store, model: storeModel, options: Store.Options(createIfMissing: false, readOnly: true))
             let runner = ExportStepRunner(step: step, store: opened, index: 1)
             runner.dryRun = dryRun
             var runReport = RunReport(

@@ -10,7 +10,9 @@ struct VerifyCommand: ParsableCommand {
         discussion: """
             Exit codes: 0 every check passed · 3 a check failed · 64 a bad model, expectations file or option.
             Without --model the store is read with the model it records; with --model the store must be at \
-            the bundle's current version (model_hash check).
+            the bundle's current version (model_hash check). A Core Data store is read from a private copy, \
+            with the version of --model it is at (else the model it caches); its model_hash check is skipped: \
+            see docs/coredata.md.
             """)
 
     @Argument(help: ArgumentHelp("The store file.", valueName: "store"))
@@ -46,20 +48,28 @@ struct VerifyCommand: ParsableCommand {
                 return level
             }
             try CommandFiles.requireExistingStore(store)
-            try CoreDataStoreFile.refuseInPlace(store, command: "verify")
             try CommandFiles.checkOutputs(
                 store: store, inputs: [(model, "the model"), (expect, "the expectations file")],
                 outputs: [(report, "--report"), (junit, "--junit")])
-            guard let metadata = try Store.metadata(at: store) else {
-                throw FerryError(.store, "'\(store)' is not a ferry store (it has no ferry metadata)")
-            }
+            // A Core Data store is read from a private copy, at the version of --model it is at
+            // (none matching is an error), else with the model it caches.
+            let coreDataStore = try CoreDataStoreFile.isCoreDataStore(store)
+                ? Store.openCoreData(at: store, bundle: model.map { try ModelLoader().load(path: $0) }) : nil
             var expected: ObjectModel?
-            var structure: ObjectModel? = metadata.model
-            if let model {
-                let bundle = try ModelLoader().load(path: model)
-                expected = bundle.current
-                // Read the tables with the version the store is at, when the bundle has it.
-                structure = bundle.versions.first { $0.versionHash == metadata.modelHash } ?? structure ?? bundle.current
+            var structure: ObjectModel?
+            if let coreDataStore {
+                structure = coreDataStore.model
+            } else {
+                guard let metadata = try Store.metadata(at: store) else {
+                    throw FerryError(.store, "'\(store)' is not a ferry store (it has no ferry metadata)")
+                }
+                structure = metadata.model
+                if let model {
+                    let bundle = try ModelLoader().load(path: model)
+                    expected = bundle.current
+                    // Read the tables with the version the store is at, when the bundle has it.
+                    structure = bundle.versions.first { $0.versionHash == metadata.modelHash } ?? structure ?? bundle.current
+                }
             }
             guard let structure else {
                 throw FerryError(.store, "'\(store)' records no readable model; give --model")
@@ -76,7 +86,7 @@ struct VerifyCommand: ParsableCommand {
                 }
                 if !list.contains(where: { $0.kind == "model_hash" }) { list.append(.modelHash(expected: expected)) }
             }
-            let opened = try Store.open(at: store, model: structure, options: Store.Options(createIfMissing: false, allowModelMismatch: true, readOnly: true))
+            let opened = try coreDataStore ?? Store.open(at: store, model: structure, options: Store.Options(createIfMissing: false, allowModelMismatch: true, readOnly: true))
             let result = Verifier(model: structure, maxOffending: maxOffending).run(list, on: opened)
             let exitCode = result.succeeded ? ExitStatus.success : ExitStatus.verificationFailed
             if let report {

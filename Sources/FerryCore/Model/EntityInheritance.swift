@@ -29,6 +29,29 @@ extension ObjectModel {
         entity.relationship(named: name) ?? ancestors(of: entity).lazy.compactMap { $0.relationship(named: name) }.first
     }
 
+    /// The model with every sub-entity also declaring what it inherits (the properties and
+    /// uniqueness constraints of its ancestors, root first, before its own; a name it declares
+    /// itself is kept as declared), as Core Data's cached models list them. For reading a
+    /// store's rows, where a sub-entity's objects have every inherited property: fetches,
+    /// predicates and checks then see them on the sub-entity itself. Parents are kept, so the
+    /// store's layout still knows the hierarchy.
+    public var withInheritedProperties: ObjectModel {
+        var model = self
+        model.entities = entities.map { entity in
+            let ancestors = self.ancestors(of: entity).reversed()
+            guard !ancestors.isEmpty else { return entity }
+            var flattened = entity
+            let own = Set(entity.propertyNames)
+            flattened.attributes = ancestors.flatMap(\.attributes).filter { !own.contains($0.name) } + entity.attributes
+            flattened.relationships = ancestors.flatMap(\.relationships).filter { !own.contains($0.name) } + entity.relationships
+            let inherited = ancestors.flatMap(\.uniquenessConstraints).filter { !entity.uniquenessConstraints.contains($0) }
+            flattened.uniquenessConstraints = inherited + entity.uniquenessConstraints
+            flattened.uniquenessConstraintLocations = Array(repeating: nil, count: inherited.count) + entity.uniquenessConstraintLocations
+            return flattened
+        }
+        return model
+    }
+
     /// True when `entity` is `ancestor` or one of its descendants.
     public func isKind(_ entity: String, of ancestor: String) -> Bool {
         guard let description = self.entity(named: entity) else { return false }

@@ -44,7 +44,7 @@ extension Predicate {
         let scope = SQLScope(entity: entity, alias: alias)
         let text = try compiler.predicate(bound, scope: scope, negated: false)
         return PredicateSQL(
-            sql: text, arguments: compiler.arguments, from: "\(layout.quotedTable(for: entity)) AS \(alias)")
+            sql: text, arguments: compiler.arguments, from: "\(layout.quotedSource(for: entity)) AS \(alias)")
     }
 }
 
@@ -350,7 +350,7 @@ struct PredicateSQLCompiler {
         var previous = alias
         for (index, step) in resolved.steps.enumerated() {
             let storage = layout.storage(of: step.relationship, in: step.source, model: model)
-            let table = layout.quotedTable(for: step.destination)
+            let table = layout.quotedSource(for: step.destination)
             let next = newAlias()
             let pk = key
             let join = step.relationship.isToMany ? "JOIN" : "LEFT JOIN"

@@ -181,7 +181,7 @@ public struct FetchRequest: Sendable {
         }
         var arguments: [DatabaseValue] = []
         var text = "SELECT " + (selected.isEmpty ? "NULL" : selected.joined(separator: ", "))
-        text += " FROM \(layout.quotedTable(for: entity)) AS t0"
+        text += " FROM \(layout.quotedSource(for: entity)) AS t0"
         for join in builder.joins { text += " " + join }
         if let predicate {
             let compiled = try predicate.sql(for: entity, model: model, layout: layout, alias: "t0")
@@ -303,7 +303,7 @@ struct FetchQueryBuilder {
         let next = "j\(aliases.count + 1)"
         aliases[path] = next
         let dialect = layout.dialect
-        let table = layout.quotedTable(for: destination)
+        let table = layout.quotedSource(for: destination)
         let pk = dialect.quote(layout.keyColumn)
         switch layout.storage(of: relationship, in: source, model: model) {
         case .foreignKey(let column):

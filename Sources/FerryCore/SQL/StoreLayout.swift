@@ -63,6 +63,16 @@ extension StoreLayout {
         return " WHERE \(column) IN (\(filter.values.map(String.init).joined(separator: ", ")))"
     }
 
+    /// What a read selects the objects of `entity` from, in a `FROM` or `JOIN`: its quoted
+    /// table, or, when the table is shared with other entities, the subquery of the rows of
+    /// `entity` and its sub-entities (as Core Data fetches with `includesSubentities`), so
+    /// that a sibling's rows never leak in. Writes use ``quotedTable(for:)``.
+    package func quotedSource(for entity: EntityDescription) -> String {
+        let clause = entityFilterClause(for: entity, alias: nil)
+        if clause.isEmpty { return quotedTable(for: entity) }
+        return "(SELECT * FROM \(quotedTable(for: entity))\(clause))"
+    }
+
     /// The quoted column of the attribute named `attribute` of `entity`.
     package func quotedColumn(forAttribute attribute: String, in entity: EntityDescription) -> String {
         dialect.quote(column(forAttribute: attribute, in: entity))

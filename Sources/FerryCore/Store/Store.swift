@@ -28,6 +28,8 @@ public final class Store: @unchecked Sendable {
     private let writerLock: StoreLock?
     /// The file the connection opened, to tell when another process replaced the one at `path`.
     private let identity: FileIdentity?
+    /// For a Core Data store, the private copy the connection reads (removed with the store).
+    private let coreDataCopy: CoreDataStoreCopy?
 
     /// How to open a store.
     public struct Options: Sendable {
@@ -51,7 +53,11 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    private init(path: String, model: ObjectModel, layout: any StoreLayout, connection: Connection, metadata: StoreMetadata, writerLock: StoreLock?) {
+    private init(
+        path: String, model: ObjectModel, layout: any StoreLayout, connection: Connection, metadata: StoreMetadata, writerLock: StoreLock?,
+        coreDataCopy: CoreDataStoreCopy? = nil
+    ) {
+        self.coreDataCopy = coreDataCopy
         self.path = path
         self.layout = layout
         self.model = model
@@ -59,6 +65,44 @@ public final class Store: @unchecked Sendable {
         self.metadata = metadata
         self.writerLock = writerLock
         self.identity = StoreLock.isLockable(path) ? FileIdentity(path) : nil
+    }
+
+    deinit {
+        // The connection is closed with the store; then the Core Data copy's folder goes.
+        coreDataCopy?.remove()
+    }
+
+    /// Opens a Core Data store for reading, through a private copy (``CoreDataStoreCopy``) that
+    /// is removed when the store is released: the user's store, `-wal` and `-shm` are never
+    /// opened. Rows are read in ``CoreDataLayout`` with the model the store is at: the version
+    /// of `bundle` detected (``CoreDataVersionDetector``), else the model the store caches, its
+    /// sub-entities with their inherited properties (``ObjectModel/withInheritedProperties``).
+    ///
+    /// The store's ``metadata`` names that model; Core Data stores record no ferry model hash,
+    /// so ``StoreMetadata/modelHash`` and ``StoreMetadata/entityHashes`` are empty.
+    ///
+    /// - Throws: `.store` when the file is not a Core Data store or cannot be read;
+    ///   `.modelMismatch` when no version of `bundle` matches the store.
+    public static func openCoreData(at path: String, bundle: ModelBundle?) throws -> Store {
+        let header = try CoreDataStoreFile.header(of: path)
+        let copy = try CoreDataStoreCopy(of: path)
+        do {
+            let file = try CoreDataStoreFile.read(copy, header: header)
+            let version = try bundle.map { try CoreDataVersionDetector.detect(store: file, bundle: $0).version } ?? cachedModel(of: file)
+            // Sub-entities are read with their inherited properties, as Core Data fetches them.
+            let model = version.withInheritedProperties
+            let connection = try copy.database
+            try configure(connection, busyTimeout: .seconds(30))
+            // Nothing is ever written: the copy is private, but ferry's commands only read it.
+            try connection.execute("PRAGMA query_only = ON")
+            let layout = try CoreDataLayout.reading(connection, model: model)
+            let metadata = StoreMetadata(
+                formatVersion: 0, modelName: model.name, modelVersion: model.version, modelHash: "", entityHashes: [:], model: model, createdAt: nil)
+            return Store(path: path, model: model, layout: layout, connection: connection, metadata: metadata, writerLock: nil, coreDataCopy: copy)
+        } catch {
+            copy.remove()
+            throw error
+        }
     }
 
     /// Opens the store at `path` for `model`, creating it when missing (unless told not to).
@@ -127,6 +171,17 @@ public final class Store: @unchecked Sendable {
             try connection.execute(statement)
         }
         try StoreMetadata.write(for: model, to: connection, layout: layout, createdAt: DateCoding.nowText())
+    }
+
+    /// The model a Core Data store caches; when it has none that can be read, the error says to
+    /// give the store's model.
+    private static func cachedModel(of file: CoreDataStoreFile) throws -> ObjectModel {
+        do {
+            return try file.cachedModel()
+        } catch var error as FerryError {
+            error.notes.append("give the model the store was made with (--model App.xcdatamodeld): ferry reads the store at the version of it the store is at")
+            throw error
+        }
     }
 
     /// Reads a store's metadata without knowing its model (for `ferry store info`).

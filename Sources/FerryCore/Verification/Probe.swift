@@ -60,26 +60,36 @@ struct Probe {
 
     // MARK: Types
 
-    /// Whether a value is in ferry's stored form for its type (``WellTyped``).
+    /// Whether a value is in the stored form of its type in the store's value coding (``WellTyped``).
     static func typeProbe(_ attribute: AttributeDescription, of entity: EntityDescription, layout: any StoreLayout) -> Probe {
         let c = column(attribute.name, of: entity, layout: layout)
+        let code = WellTyped.code(for: attribute.type, storedAs: layout.valueCoding.storageClass(for: attribute.type))
         let problem: String
-        switch attribute.type {
-        case .int16, .int32: problem = "is not an \(attribute.type.rawValue)"
-        case .int64: problem = "is not an int64"
-        case .bool: problem = "is not a boolean (0 or 1)"
-        case .double, .float: problem = "is not a floating-point number"
-        case .decimal: problem = "is not a decimal in text form"
-        case .date: problem = "is not an ISO-8601 date (YYYY-MM-DDTHH:MM:SS.sssZ)"
-        case .uuid: problem = "is not a lowercase UUID"
-        case .json: problem = "is not valid JSON text"
-        case .string, .uri: problem = "is not text"
-        case .binary: problem = "is not binary data (a BLOB)"
+        switch (attribute.type, code) {
+        case (.date, "n"): problem = "is not a date (a number of seconds since 2001-01-01, as Core Data stores dates)"
+        case (.decimal, "n"): problem = "is not a decimal (a number, as Core Data stores decimals)"
+        case (.uuid, "g"): problem = "is not a UUID (16 bytes, as Core Data stores UUIDs)"
+        default: problem = Self.problem(ofMistyped: attribute.type)
         }
-        let code = WellTyped.code(for: attribute.type)
         return Probe(
             aspect: .types, property: attribute.name, problem: problem, measure: "type_\(attribute.name)",
             condition: "\(WellTyped.functionName)('\(code)', \(c)) = 0", wellTypedCode: code, wellTypedColumn: c)
+    }
+
+    /// What is wrong with a value not in ferry's stored form for `type`.
+    private static func problem(ofMistyped type: AttributeType) -> String {
+        switch type {
+        case .int16, .int32: return "is not an \(type.rawValue)"
+        case .int64: return "is not an int64"
+        case .bool: return "is not a boolean (0 or 1)"
+        case .double, .float: return "is not a floating-point number"
+        case .decimal: return "is not a decimal in text form"
+        case .date: return "is not an ISO-8601 date (YYYY-MM-DDTHH:MM:SS.sssZ)"
+        case .uuid: return "is not a lowercase UUID"
+        case .json: return "is not valid JSON text"
+        case .string, .uri: return "is not text"
+        case .binary: return "is not binary data (a BLOB)"
+        }
     }
 
     // MARK: Validation rules

@@ -222,7 +222,8 @@ final class VerificationSession {
         return entity
     }
 
-    private func table(_ entity: EntityDescription) -> String { layout.quotedTable(for: entity) }
+    /// The rows of `entity` (its table, restricted to it when shared: ``StoreLayout/quotedSource(for:)``).
+    private func table(_ entity: EntityDescription) -> String { layout.quotedSource(for: entity) }
 
     private func quote(_ identifier: String) -> String { layout.dialect.quote(identifier) }
 
@@ -309,7 +310,7 @@ final class VerificationSession {
     private func foreignKeys(_ name: String?) throws -> CheckResult {
         let entity = try name.map(lookup)
         let checkName = name.map { "foreign_key_check \($0)" } ?? "foreign_key_check"
-        let statement = try connection.prepare(entity.map { "PRAGMA foreign_key_check(\(table($0)))" } ?? "PRAGMA foreign_key_check")
+        let statement = try connection.prepare(entity.map { "PRAGMA foreign_key_check(\(layout.quotedTable(for: $0)))" } ?? "PRAGMA foreign_key_check")
         var total = 0
         var byTable: [String: Int] = [:]
         var sample: [(table: String, rowid: Int64?, parent: String)] = []
@@ -655,6 +656,12 @@ final class VerificationSession {
 
     private func modelHash(_ expected: ObjectModel?) throws -> CheckResult {
         let name = "model_hash"
+        guard layout.bookkeeping != nil else {
+            // A store another tool made (Core Data's): its version was matched when it was opened.
+            return CheckResult(
+                check: name, name: name, outcome: .skipped,
+                message: "the store records no ferry model hash (not a ferry store); it was read with model \(model.name) version \(model.version), the version it matched when opened")
+        }
         guard let metadata = try StoreMetadata.read(from: connection, layout: layout) else {
             return CheckResult(check: name, name: name, outcome: .failed, message: "the store has no ferry metadata (\(layout.bookkeeping?.metadata ?? "no metadata table"))")
         }

@@ -20,6 +20,8 @@ internal import CFerrySQLite
 /// | `x` | string, uri | TEXT |
 /// | `o` | binary | BLOB |
 /// | `j` | json | TEXT that ``JSONSyntax`` accepts (the rule import coercion applies) |
+/// | `n` | date, decimal kept as numbers (Core Data's) | INTEGER or REAL |
+/// | `g` | uuid kept as bytes (Core Data's) | BLOB of 16 bytes |
 ///
 /// Texts are tested as UTF-8 bytes over their full length: every well-formed text but JSON is
 /// ASCII, so any byte of a multi-byte character, invalid UTF-8 or an embedded NUL makes a value
@@ -30,7 +32,17 @@ enum WellTyped {
     /// Columns per call, below SQLite's default limit of 127 function arguments.
     static let maxColumns = 100
 
-    /// The code of the type's test.
+    /// The code of the test of a value of `type` stored in `storage` (the store's value coding
+    /// says which: ferry keeps dates, decimals and UUIDs as text, Core Data as numbers and bytes).
+    static func code(for type: AttributeType, storedAs storage: DatabaseValue.StorageClass) -> Character {
+        switch (type, storage) {
+        case (.date, .real), (.decimal, .real): return "n"
+        case (.uuid, .blob): return "g"
+        default: return code(for: type)
+        }
+    }
+
+    /// The code of the test of a value of `type` in ferry's own forms.
     static func code(for type: AttributeType) -> Character {
         switch type {
         case .int16: return "s"
@@ -88,6 +100,8 @@ enum WellTyped {
         case UInt8(ascii: "t"): return type == SQLITE_TEXT && text(value, isDate)
         case UInt8(ascii: "u"): return type == SQLITE_TEXT && text(value, isUUID)
         case UInt8(ascii: "j"): return type == SQLITE_TEXT && text(value, JSONSyntax.isValue)
+        case UInt8(ascii: "n"): return type == SQLITE_INTEGER || type == SQLITE_FLOAT
+        case UInt8(ascii: "g"): return type == SQLITE_BLOB && sqlite3_value_bytes(value) == 16
         default: return nil
         }
     }
