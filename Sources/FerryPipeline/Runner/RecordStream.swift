@@ -1,24 +1,17 @@
 import FerryCore
 import FerryFormats
 
-/// The records of an import step as the record loop reads them: first the records a wrapper
-/// holds (a replayed sample), then one ``ByteFieldReader``: the reader itself, the same read
-/// ahead on a second thread (``ReadAheadReader``), or, for a reader without byte access, its
-/// records one by one (every one then takes the general path).
+/// The records of one input file as the record loop reads them, through one
+/// ``ByteFieldReader``: the reader itself, the same read ahead on a second thread
+/// (``ReadAheadReader``), or, for a reader without byte access, its records one by one (every
+/// one then takes the general path). ``StepRecords`` has already taken a wrapper's held records.
 final class RecordStream {
     let reader: any ByteFieldReader
-    private var held: [SourceRecord] = []
     private let readAhead: ReadAheadReader?
 
-    /// Unwraps forwarding readers (taking their held records) and, when `readAhead` is true,
-    /// starts reading the rest on a second thread at the first record (coercing records there
-    /// too with `coercion`).
+    /// When `readAhead` is true, starts reading on a second thread at the first record
+    /// (coercing records there too with `coercion`).
     init(reader: any RecordReader, readAhead: Bool, coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])? = nil) throws {
-        var reader = reader
-        while let forwarding = reader as? any ForwardingRecordReader {
-            held += forwarding.takeHeldRecords()
-            reader = forwarding.wrapped
-        }
         let byteReader = (reader as? any ByteFieldReader) ?? RecordByRecordReader(reader)
         if readAhead {
             // The header is read here, so the reader thread only ever reads records.
@@ -30,12 +23,6 @@ final class RecordStream {
             self.readAhead = nil
             self.reader = byteReader
         }
-    }
-
-    /// Removes and returns the held records (once; then empty).
-    func takeHeldRecords() -> [SourceRecord] {
-        defer { held = [] }
-        return held
     }
 
     /// Stops the reader thread, if any (the step is over).
