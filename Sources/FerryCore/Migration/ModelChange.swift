@@ -54,6 +54,7 @@ public struct ModelChange: Sendable, Hashable, Codable {
         case refused
     }
 
+    /// What kind of change it is.
     public var kind: Kind
     /// The entity (destination name; the source name for a removed entity).
     public var entity: String
@@ -61,6 +62,7 @@ public struct ModelChange: Sendable, Hashable, Codable {
     public var property: String?
     /// What changed, in words: `added (string, optional)`, `int16 → int32`.
     public var detail: String
+    /// Whether lightweight migration can do it.
     public var verdict: Verdict
     /// For a refused change: why, naming the entity and property.
     public var reason: String?
@@ -69,6 +71,7 @@ public struct ModelChange: Sendable, Hashable, Codable {
     /// For an inferred change: something that may fail at migration time or lose data.
     public var warning: String?
 
+    /// A change of `kind` to `entity` (and `property`), inferred unless `verdict` says otherwise.
     public init(
         kind: Kind, entity: String, property: String? = nil, detail: String, verdict: Verdict = .inferred,
         reason: String? = nil, fix: String? = nil, warning: String? = nil

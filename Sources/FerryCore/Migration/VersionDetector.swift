@@ -24,6 +24,7 @@ public enum VersionDetector {
 
     /// How one version compares with the store's entity hashes.
     public struct Comparison: Sendable, Hashable {
+        /// The version's label.
         public var version: String
         /// Entities with the same hash in the store and the version.
         public var matching: [String]

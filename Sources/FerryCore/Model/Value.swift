@@ -21,6 +21,7 @@ public enum Value: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Valid JSON text.
     case json(String)
 
+    /// True for `.null`.
     public var isNull: Bool {
         if case .null = self { return true }
         return false

@@ -1,15 +1,18 @@
 /// A property to fetch: a key path from the request's entity to an attribute or a to-one
 /// relationship (`email`, `customer.email`, `customer`), and where it was written.
 public struct FetchProperty: Sendable, Hashable, ExpressibleByStringLiteral {
+    /// The key path, as written (`customer.email`).
     public var keyPath: String
     /// Where the key path was written (`--fields:1:9`, `job.yml:7:15`), for errors.
     public var location: InputLocation?
 
+    /// A property at `keyPath`, written at `location`.
     public init(_ keyPath: String, location: InputLocation? = nil) {
         self.keyPath = keyPath
         self.location = location
     }
 
+    /// A property at the literal key path.
     public init(stringLiteral value: String) { self.init(value) }
 
     /// Splits a comma-separated list (`id,email,customer.email`), locating each key path from
@@ -32,11 +35,14 @@ public struct FetchProperty: Sendable, Hashable, ExpressibleByStringLiteral {
 /// One sort key of a fetch request (Core Data's `NSSortDescriptor`): a key path to an attribute
 /// or to-one relationship, ascending or descending.
 public struct SortDescriptor: Sendable, Hashable {
+    /// The key path sorted by.
     public var keyPath: String
+    /// Ascending (the default) or descending.
     public var ascending: Bool
     /// Where the key path was written, for errors.
     public var location: InputLocation?
 
+    /// A sort by `keyPath`, ascending unless `ascending` is false.
     public init(_ keyPath: String, ascending: Bool = true, location: InputLocation? = nil) {
         self.keyPath = keyPath
         self.ascending = ascending
@@ -109,8 +115,11 @@ public struct FetchRequest: Sendable {
     /// The collation that orders decimal text exactly; registered on every store connection.
     public static let decimalCollation = "ferry_decimal"
 
+    /// The entity fetched.
     public var entity: String
+    /// The objects to fetch; nil fetches every object.
     public var predicate: Predicate?
+    /// The sort order; the primary key breaks ties, and orders the rows when empty.
     public var sortDescriptors: [SortDescriptor]
     /// At most this many rows (nil: no limit).
     public var limit: Int?
@@ -122,6 +131,7 @@ public struct FetchRequest: Sendable {
     /// Where the entity name was written, for errors.
     public var entityLocation: InputLocation?
 
+    /// A fetch of `entity`'s objects, filtered, sorted, paged and projected onto `properties`.
     public init(
         entity: String, predicate: Predicate? = nil, sortDescriptors: [SortDescriptor] = [], limit: Int? = nil, offset: Int = 0,
         properties: [FetchProperty]? = nil, entityLocation: InputLocation? = nil
@@ -213,12 +223,12 @@ public struct FetchRequest: Sendable {
 }
 
 /// A fetch request compiled to SQL.
-public struct FetchQuery: Sendable, Hashable {
+package struct FetchQuery: Sendable, Hashable {
     /// The `SELECT` statement, with `?` for every value.
-    public var sql: String
-    public var arguments: [DatabaseValue]
+    package var sql: String
+    package var arguments: [DatabaseValue]
     /// One per selected column, in order.
-    public var columns: [FetchColumn]
+    package var columns: [FetchColumn]
 }
 
 /// Resolves key paths to SQL column expressions, adding a `LEFT JOIN` per to-one relationship
@@ -330,7 +340,7 @@ public final class FetchCursor {
     /// The columns, in order.
     public let columns: [FetchColumn]
     /// The compiled query.
-    public let query: FetchQuery
+    package let query: FetchQuery
     private let statement: Statement
     private let coding: DispatchedValueCoding
     private var done = false
@@ -363,9 +373,9 @@ public final class FetchCursor {
         coding.decode(statement.value(at: index), as: columns[index].type)
     }
 
-    @inline(__always) public func storageClass(at index: Int) -> DatabaseValue.StorageClass { statement.storageClass(at: index) }
-    @inline(__always) public func int64(at index: Int) -> Int64 { statement.int64(at: index) }
-    @inline(__always) public func double(at index: Int) -> Double { statement.double(at: index) }
+    @inline(__always) package func storageClass(at index: Int) -> DatabaseValue.StorageClass { statement.storageClass(at: index) }
+    @inline(__always) package func int64(at index: Int) -> Int64 { statement.int64(at: index) }
+    @inline(__always) package func double(at index: Int) -> Double { statement.double(at: index) }
 
     /// The column's text bytes, without copying.
     @inline(__always)

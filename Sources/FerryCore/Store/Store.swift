@@ -45,6 +45,7 @@ public final class Store: @unchecked Sendable {
         /// (writers always do; read-only stores never).
         package var writerLock: StoreLock.Policy = .take
 
+        /// Options; the defaults create a missing store and wait up to 30 seconds for a writer.
         public init(createIfMissing: Bool = true, busyTimeout: Duration = .seconds(30), allowModelMismatch: Bool = false, readOnly: Bool = false) {
             self.createIfMissing = createIfMissing
             self.busyTimeout = busyTimeout

@@ -19,12 +19,16 @@
 /// twice. The hash is a fixed function (FNV-1a then a 64-bit finaliser), stable across runs,
 /// processes and machines.
 public struct EntityChecksum: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The entity summed.
     public var entity: String
+    /// The attributes hashed, in order.
     public var attributes: [String]
+    /// The number of rows summed.
     public var rows: Int
     /// The sum of the row hashes, 16 lowercase hex digits.
     public var value: String
 
+    /// A checksum with its parts (as read back from a report).
     public init(entity: String, attributes: [String], rows: Int, value: String) {
         self.entity = entity
         self.attributes = attributes

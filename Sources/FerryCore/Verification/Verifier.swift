@@ -22,6 +22,7 @@ public struct Verifier: Sendable {
     /// How many offending records a result lists at most.
     public var maxOffending: Int
 
+    /// A verifier of stores of `model`, listing up to `maxOffending` records per failed check.
     public init(model: ObjectModel, maxOffending: Int = 5) {
         self.model = model
         self.maxOffending = maxOffending
