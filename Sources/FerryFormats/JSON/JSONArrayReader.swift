@@ -20,6 +20,7 @@ public import FerryCore
 /// while let record = try reader.next() { print(record[id]?.value as Any) }
 /// ```
 public final class JSONArrayReader: JSONObjectReader {
+    /// The path as the user gave it, or `<stdin>`.
     public var sourceName: String { tokenizer.sourceName }
     /// The JSON pointer to the record array, as given (empty for the top level).
     public let pointer: String
@@ -28,6 +29,7 @@ public final class JSONArrayReader: JSONObjectReader {
 
     private let referenceTokens: [String]
     private let input: InputFile
+    /// The part of the file read so far, 0…1; nil for standard input or a pipe.
     public var progressFraction: Double? { input.progress.fraction }
     private let tokenizer: JSONTokenizer
     private let decoder = JSONObjectDecoder()
@@ -74,15 +76,19 @@ public final class JSONArrayReader: JSONObjectReader {
         }
     }
 
+    /// The keys seen so far, in field-index order.
     public var fieldNames: [String] { decoder.table.names }
 
+    /// The field index of a key, registered if it has not been seen yet.
     public func fieldIndex(of name: String) -> Int { decoder.table.index(of: name) }
 
+    /// True when a record so far had this key.
     public func hasField(_ name: String) -> Bool { decoder.table.hasSeen(name) }
 
     /// Nothing to prepare: JSON keys are learned as records are read.
     public func prepare() throws {}
 
+    /// Where the reader is now: the current record's start.
     public var currentLocation: InputLocation {
         InputLocation(file: sourceName, line: tokenizer.line, column: tokenizer.tokenColumn, record: number > 0 ? number : nil)
     }
@@ -90,29 +96,30 @@ public final class JSONArrayReader: JSONObjectReader {
     /// The largest the reader's byte window has been (for tests of bounded memory).
     @_spi(Testing) public var windowHighWater: Int { tokenizer.window.highWater }
 
+    /// The next record, or nil at the end of the input.
     public func next() throws -> SourceRecord? {
         try advance() ? currentRecord() : nil
     }
 
-    public var currentObject: JSONObjectFields? {
+    package var currentObject: JSONObjectFields? {
         hasCurrent && problemRecord == nil ? decoder.fields : nil
     }
 
-    public var currentRecordStart: (number: Int, line: Int, column: Int) { (number, recordLine, recordColumn) }
+    package var currentRecordStart: (number: Int, line: Int, column: Int) { (number, recordLine, recordColumn) }
 
-    public func withCurrentRawBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+    package func withCurrentRawBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         if let problemRecord { return try problemRecord.rawBytes.withUnsafeBufferPointer(body) }
         return try tokenizer.withMarkedBytes(body)
     }
 
-    public func currentRecord() -> SourceRecord {
+    package func currentRecord() -> SourceRecord {
         if let problemRecord { return problemRecord }
         return SourceRecord(
             number: number, line: recordLine, column: recordColumn, fields: decoder.fields.materialize(),
             rawBytes: tokenizer.markedBytes())
     }
 
-    public func advance() throws -> Bool {
+    package func advance() throws -> Bool {
         // The mark kept the previous element's bytes in the window for `currentRecord()`.
         tokenizer.mark = nil
         problemRecord = nil

@@ -9,6 +9,7 @@ import Foundation
 
 /// A buffered writer to a file or standard output, flushed in large blocks.
 public final class OutputFile {
+    /// The label used in errors: the path as the user gave it, or `<stdout>`.
     public let name: String
     private var descriptor: Int32
     private let ownsDescriptor: Bool
@@ -47,17 +48,20 @@ public final class OutputFile {
         ownsDescriptor = true
     }
 
+    /// Writes `text` as UTF-8 (buffered).
     @inline(__always)
     public func write(_ text: String) throws {
         var text = text
         try text.withUTF8 { try write(bytes: $0) }
     }
 
+    /// Writes bytes (buffered).
     public func write(bytes: UnsafeBufferPointer<UInt8>) throws {
         buffer.append(contentsOf: bytes)
         if buffer.count >= capacity { try flush() }
     }
 
+    /// Writes one byte (buffered).
     @inline(__always)
     public func write(byte: UInt8) throws {
         buffer.append(byte)
@@ -126,9 +130,9 @@ public final class OutputFile {
 }
 
 /// JSON text helpers for writers.
-public enum JSONText {
+package enum JSONText {
     /// A JSON string literal for `text`, escaping quotes, backslashes and control characters.
-    public static func quote(_ text: String) -> String {
+    package static func quote(_ text: String) -> String {
         JSONEscaping.quote(text)
     }
 }

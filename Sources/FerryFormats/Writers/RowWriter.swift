@@ -29,7 +29,9 @@ public final class RowWriter {
         case ndjson
     }
 
+    /// The output format.
     public let format: Format
+    /// The columns written, in order (the cursor's columns).
     public let columns: [FetchColumn]
     /// The CSV delimiter (a comma; a tab for TSV).
     public let delimiter: UInt8
