@@ -13,6 +13,7 @@ import Foundation
 /// whose errors each name a `file:line:column`. It does not look at the model; see
 /// ``JobValidator`` for that.
 public struct JobLoader: Sendable {
+    /// A loader.
     public init() {}
 
     static let jobKeys = ["job", "description", "store", "model", "params", "steps"]

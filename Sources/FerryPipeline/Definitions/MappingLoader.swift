@@ -28,6 +28,7 @@ import Foundation
 /// the value's text starts, so an expression parsed with that location reports columns in the
 /// file.
 public struct MappingLoader: Sendable {
+    /// A loader.
     public init() {}
 
     static let topKeys = ["from", "to", "description", "entities"]

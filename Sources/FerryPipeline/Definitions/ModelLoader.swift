@@ -12,6 +12,7 @@ import Foundation
 /// Every problem found is reported, not just the first: the loader throws ``FerryErrors``
 /// (code `invalidModel`) whose errors each name a `file:line:column`.
 public struct ModelLoader: Sendable {
+    /// A loader.
     public init() {}
 
     static let indexKeys = ["name", "description", "current", "versions"]
