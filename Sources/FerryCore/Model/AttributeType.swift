@@ -1,5 +1,6 @@
 /// The type of an attribute: Core Data's attribute types plus `json`.
 public enum AttributeType: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Integers, exact decimals, binary floating point, text, booleans, dates, bytes, UUIDs, URIs and JSON.
     case int16, int32, int64, decimal, double, float, string, bool, date, binary, uuid, uri, json
 
     /// Names accepted in model files besides the canonical raw value.

@@ -77,8 +77,11 @@ public enum CheckLevel: String, Sendable, Hashable, CaseIterable, Codable {
 
 /// An expected number of rows.
 public enum CountExpectation: Sendable, Hashable, CustomStringConvertible {
+    /// Exactly this many.
     case exactly(Int)
+    /// This many or more.
     case atLeast(Int)
+    /// This many or fewer.
     case atMost(Int)
     /// Inclusive range.
     case between(Int, Int)

@@ -203,9 +203,11 @@ public struct RunReport: Sendable, Codable, Hashable {
 /// Receives progress while a job runs; the CLI draws a bar on a terminal and prints plain
 /// lines otherwise.
 public protocol ProgressObserver: AnyObject {
+    /// Step `index` (1-based) of `total` starts; `title` says what it does (`import Order from orders.csv`).
     func stepStarted(index: Int, of total: Int, title: String)
     /// Called every few thousand records with the counts so far, and the part of the input read
     /// (0…1) when its size is known.
     func stepProgress(read: Int, rejected: Int, fraction: Double?)
+    /// The step ended, with its report.
     func stepFinished(_ report: StepReport)
 }
