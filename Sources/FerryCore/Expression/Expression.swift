@@ -11,7 +11,7 @@
 ///
 /// The language is documented in `docs/expressions.md`.
 ///
-/// ## Topics
+/// The main entry points:
 ///
 /// - ``parse(_:location:)``: parse the text.
 /// - ``bind(source:model:parameters:now:)``: check key paths, parameters and types; compile.
@@ -42,9 +42,9 @@ public struct Expression: Sendable {
     /// and compiles it for evaluation.
     ///
     /// - Parameters:
-    ///   - source: the entity `$source` is an object of, or nil when the mapping has no source
+    ///   - entity: the entity `$source` is an object of, or nil when the mapping has no source
     ///     (then any `$source` key path is an error).
-    ///   - model: the model `source` belongs to (to follow to-one relationships).
+    ///   - model: the model `entity` belongs to (to follow to-one relationships).
     ///   - parameters: values of `$name` parameters (job or migration parameters).
     ///   - now: the value of `now()` in milliseconds since 1970, one per migration run; the
     ///     current time when nil.

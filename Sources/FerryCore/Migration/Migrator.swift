@@ -136,8 +136,12 @@ public final class Migrator {
     public weak var observer: (any MigrationObserver)?
     private let mappingProvider: (ObjectModel, ObjectModel) throws -> MappingModel
 
-    /// - Parameter mappingProvider: the mapping for one adjacent version step (a mapping file's,
-    ///   or the inferred one).
+    /// - Parameters:
+    ///   - storePath: the store to migrate.
+    ///   - bundle: the model's versions, the store's among them.
+    ///   - options: the target version, backup, parameters and policy registry.
+    ///   - mappingProvider: the mapping for one adjacent version step (a mapping file's,
+    ///     or the inferred one).
     public init(storePath: String, bundle: ModelBundle, options: MigrationOptions = MigrationOptions(), mappingProvider: @escaping (ObjectModel, ObjectModel) throws -> MappingModel) {
         self.storePath = storePath
         // Transient attributes have no storage: migrations move only what stores hold.
@@ -186,7 +190,7 @@ public final class Migrator {
 
     /// Migrates the store to the target version and swaps the result in.
     ///
-    /// Holds the store's writer lock (``StoreLock``) from the first read to the swap, so another
+    /// Holds the store's writer lock (`StoreLock`) from the first read to the swap, so another
     /// ferry writer waits for the migration and then opens the migrated store, and two
     /// migrations of one store run one after the other (the second finds nothing to do).
     public func run() throws -> MigrationReport {

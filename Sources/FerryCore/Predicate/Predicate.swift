@@ -2,15 +2,14 @@
 ///
 /// ```swift
 /// let predicate = try Predicate(format: "status == %@ AND total > 100", arguments: ["paid"])
-/// let sql = try predicate.sql(for: order, model: model)      // WHERE-clause text and arguments
+/// let checked = try predicate.bound(to: order, model: model) // key paths and literals checked
 /// let keep = try predicate.evaluate(on: record)              // the same answer in memory
 /// ```
 ///
-/// ## Topics
+/// The main entry points:
 ///
 /// - ``init(format:arguments:location:)``: parse a format string.
 /// - ``bound(to:model:)``: check key paths and literals against a model.
-/// - ``sql(for:model:alias:)``: compile to SQLite.
 /// - ``evaluate(on:)``: evaluate on a record in memory.
 public indirect enum Predicate: Sendable, Hashable {
     /// `TRUEPREDICATE` or `FALSEPREDICATE`.

@@ -155,7 +155,7 @@ public struct FetchRequest: Sendable {
     }
 
     /// Checks the request against `model` without touching any store (what is valid does not
-    /// depend on a store's layout): the errors of ``compile(model:layout:)``.
+    /// depend on a store's layout): the errors of `compile(model:layout:)`.
     public func check(model: ObjectModel) throws(FerryError) {
         _ = try compiled(model: model, layout: FerryLayout())
     }

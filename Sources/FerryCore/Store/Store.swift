@@ -4,7 +4,7 @@ import Foundation
 ///
 /// `Store` is `Sendable` and serializes access to its single connection through closures, as
 /// GRDB's `DatabaseQueue` does (`write { connection in … }`, for ferry's own modules). Its
-/// ``layout`` says how the model is laid out in tables and how values are stored; every SQL
+/// `layout` says how the model is laid out in tables and how values are stored; every SQL
 /// generator working on the store takes it from here.
 ///
 /// ```swift
@@ -73,10 +73,10 @@ public final class Store: @unchecked Sendable {
         coreDataCopy?.remove()
     }
 
-    /// Opens a Core Data store for reading, through a private copy (``CoreDataStoreCopy``) that
+    /// Opens a Core Data store for reading, through a private copy (`CoreDataStoreCopy`) that
     /// is removed when the store is released: the user's store, `-wal` and `-shm` are never
-    /// opened. Rows are read in ``CoreDataLayout`` with the model the store is at: the version
-    /// of `bundle` detected (``CoreDataVersionDetector``), else the model the store caches, its
+    /// opened. Rows are read in `CoreDataLayout` with the model the store is at: the version
+    /// of `bundle` detected (`CoreDataVersionDetector`), else the model the store caches, its
     /// sub-entities with their inherited properties (``ObjectModel/withInheritedProperties``).
     ///
     /// The store's ``metadata`` names that model; Core Data stores record no ferry model hash,

@@ -13,7 +13,7 @@
 /// ```
 ///
 /// Values are hashed by position, not by name, so renamed attributes and entities compare
-/// equal. Each value is first decoded to its typed ``Value`` (``StorageCoding/decode(_:as:)``),
+/// equal. Each value is first decoded to its typed ``Value`` (`StorageCoding.decode(_:as:)`),
 /// so the same value stored in another storage class (an integer in a decimal column, a
 /// non-canonical decimal text) hashes the same. Row order never matters; duplicate rows count
 /// twice. The hash is a fixed function (FNV-1a then a 64-bit finaliser), stable across runs,
