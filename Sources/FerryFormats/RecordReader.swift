@@ -77,7 +77,7 @@ public struct SourceRecord: Sendable {
     /// invalid UTF-8, a line of NDJSON that is not an object): the importer rejects it and reading
     /// goes on. Problems that make the rest of the input unreadable are thrown instead.
     public var problem: FerryError?
-    /// The file the record came from, set by a reader of several files (``MultiFileReader``);
+    /// The file the record came from, set by a reader of several files (`MultiFileReader`);
     /// nil when it is the reader's only source.
     public var sourceName: String?
 
@@ -111,7 +111,7 @@ public struct SourceRecord: Sendable {
 /// A streaming source of records: CSV, a JSON array, NDJSON.
 ///
 /// Readers hold only a bounded buffer, never the whole input. Like a GRDB cursor, iteration may
-/// throw and cannot be repeated. Every error is a ``FerryError`` with code `.invalidInput` and a
+/// throw and cannot be repeated. Every error is a `FerryError` with code `.invalidInput` and a
 /// location carrying file, line, column and record number.
 public protocol RecordReader: AnyObject {
     /// The label used in locations: the path as the user gave it, or `<stdin>`.

@@ -19,7 +19,7 @@ public import FerryCore
 ///
 /// Problems come in two kinds:
 /// - input that cannot be read on (a quoted field that is never closed, a bad header, a record
-///   longer than the sanity limit, an I/O error) is thrown as a ``FerryError``;
+///   longer than the sanity limit, an I/O error) is thrown as a `FerryError`;
 /// - a record that is malformed on its own (wrong number of fields, text after
 ///   a closing quote, invalid UTF-8) is returned with ``SourceRecord/problem`` set, so that the
 ///   importer can reject it and continue.

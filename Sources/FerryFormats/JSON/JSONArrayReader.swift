@@ -10,7 +10,7 @@ public import FerryCore
 /// pointer, the first occurrence of a key is followed.
 ///
 /// An element that is not an object is returned as a record with ``SourceRecord/problem`` set.
-/// A malformed document is a thrown ``FerryError`` (`.invalidInput`) located at the offending
+/// A malformed document is a thrown `FerryError` (`.invalidInput`) located at the offending
 /// byte, with the number of the element being read. After the array, the rest of the document is
 /// still checked.
 ///
@@ -51,6 +51,7 @@ public final class JSONArrayReader: JSONObjectReader {
     /// Opens `path` (`-` for standard input) and prepares to read the array at `pointer`.
     ///
     /// - Parameters:
+    ///   - path: the file to read, or `-` for standard input.
     ///   - pointer: an RFC 6901 JSON pointer (`""` is the whole document, `/data/items` a member,
     ///     `/pages/0/rows` an array element; `~1` is `/`, `~0` is `~`).
     ///   - chunkSize: bytes read per `read(2)`; the window holds about two chunks (more only while
@@ -58,6 +59,7 @@ public final class JSONArrayReader: JSONObjectReader {
     ///   - maxDepth: the deepest nesting accepted before a located error.
     ///   - maxRecordBytes: the most bytes one record (one array element) may have before a located error.
     ///   - encoding: the file's text encoding (nil: UTF-8, or what a byte order mark says).
+    ///   - shape: how the records are laid out (``JSONShape``).
     public init(
         path: String, pointer: String = "", chunkSize: Int = 1 << 18, maxDepth: Int = JSONSyntax.maxDepth,
         maxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes, encoding: TextEncoding? = nil, shape: JSONShape = .records

@@ -51,12 +51,14 @@ public final class NDJSONReader: JSONObjectReader {
     /// Opens `path` (`-` for standard input).
     ///
     /// - Parameters:
+    ///   - path: the file to read, or `-` for standard input.
     ///   - chunkSize: bytes read per `read(2)`; the window holds about two chunks (more only while
     ///     a single line is longer).
     ///   - maxDepth: the deepest nesting accepted in a line before it is a problem record.
     ///   - maxRecordBytes: the longest line accepted; a longer one is a located error, found
     ///     without reading more than this much of it into memory.
     ///   - encoding: the file's text encoding (nil: UTF-8, or what a byte order mark says).
+    ///   - shape: how the records are laid out (``JSONShape``).
     public init(
         path: String, chunkSize: Int = 1 << 18, maxDepth: Int = JSONSyntax.maxDepth, maxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes,
         encoding: TextEncoding? = nil, shape: JSONShape = .records

@@ -19,10 +19,13 @@ public final class OutputFile {
     /// Creates (truncates) `path`, and its folder when missing; `-` writes standard output.
     ///
     /// - Parameters:
+    ///   - path: the file to write, or `-` for standard output.
     ///   - name: the file as errors name it (default: `path`); a temporary file written in place
     ///     of the user's file is named as the user's file.
     ///   - truncate: false to write into an existing non-regular file (a FIFO, a device) without
     ///     `O_TRUNC`.
+    ///   - append: add to the end of an existing file instead of replacing it.
+    ///   - capacity: the buffer's size in bytes; writes reach the file in blocks of about this size.
     /// - Throws: a usage error when `path` is a URL; an I/O error naming the file otherwise.
     public init(path: String, name: String? = nil, append: Bool = false, truncate: Bool = true, capacity: Int = 1 << 16) throws {
         self.capacity = capacity
