@@ -23,7 +23,7 @@ public struct Job: Sendable {
     /// The steps, in the order they run.
     public var steps: [Step]
     /// The values of `$name` in step predicates and in the mapping files of migrate steps
-    /// (`--param`, the environment, `params:`), typed by ``ParameterValue``.
+    /// (`--param`, the environment, `params:`), typed by `ParameterValue`.
     public var parameters: [String: Value]
     /// Where the `steps` key is (for "the job has no steps").
     public var stepsLocation: InputLocation?
@@ -174,7 +174,7 @@ public struct VerifyStep: Sendable {
 public enum DataFormat: String, Sendable, Hashable, CaseIterable {
     /// CSV (or TSV), a JSON document, and NDJSON (one JSON value per line).
     case csv, json, ndjson
-    /// Fixed-width text: fields are columns of characters (``FixedWidthLayout``); import only.
+    /// Fixed-width text: fields are columns of characters (`FixedWidthLayout`); import only.
     case fixed
 
     /// A format of named text columns (CSV, fixed-width): every record has every column, the
@@ -315,7 +315,7 @@ public enum RejectBudget: Sendable, Hashable {
 /// An `import` step.
 public struct ImportStep: Sendable {
     /// The source paths and glob patterns, resolved against the job's folder (`-` for standard
-    /// input): one, or several read one after the other as one source (see ``SourceFiles``).
+    /// input): one, or several read one after the other as one source (see `SourceFiles`).
     public var sources: [String]
     /// The source as a label (reports, messages): the one path or pattern, or the list of them.
     /// Setting it makes it the only source.
@@ -413,7 +413,7 @@ public struct ImportStep: Sendable {
 public struct ExportStep: Sendable {
     /// The entity whose records are written.
     public var entity: String
-    /// The `where:` predicate, parsed (bound to the model by ``JobValidator`` and at run time).
+    /// The `where:` predicate, parsed (bound to the model by `JobValidator` and at run time).
     public var predicate: Predicate?
     /// The sort order (`sort:`); empty: the store's order.
     public var sort: [SortDescriptor]

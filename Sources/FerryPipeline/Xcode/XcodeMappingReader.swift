@@ -62,7 +62,7 @@ public struct XcodeMappingReader: Sendable {
     }
 
     /// Reads the package at `path` (the `.xcmappingmodel` folder or its `xcmapping.xml`).
-    /// - Throws: ``FerryErrors`` listing every problem.
+    /// - Throws: `FerryErrors` listing every problem.
     public func read(path: String) throws -> XcodeMappingFile {
         var package = path
         while package.count > 1, package.hasSuffix("/") { package.removeLast() }
@@ -93,8 +93,8 @@ public struct XcodeMappingReader: Sendable {
 
 extension XcodeMappingFile {
     /// The mapping translated for the step `source` → `destination` (see
-    /// ``XcodeMappingTranslation`` for the rules).
-    /// - Throws: ``FerryErrors`` naming every entity and property mapping ferry cannot translate.
+    /// `XcodeMappingTranslation` for the rules).
+    /// - Throws: `FerryErrors` naming every entity and property mapping ferry cannot translate.
     public func mappingModel(from source: ObjectModel, to destination: ObjectModel) throws -> MappingModel {
         var translation = XcodeMappingTranslation(file: self, source: source, destination: destination)
         return try translation.translate()
