@@ -113,7 +113,7 @@ public struct FetchColumn: Sendable, Hashable {
 /// To-many relationships cannot be fetched or sorted by.
 public struct FetchRequest: Sendable {
     /// The collation that orders decimal text exactly; registered on every store connection.
-    public static let decimalCollation = "ferry_decimal"
+    package static let decimalCollation = "ferry_decimal"
 
     /// The entity fetched.
     public var entity: String
@@ -379,13 +379,13 @@ public final class FetchCursor {
 
     /// The column's text bytes, without copying.
     @inline(__always)
-    public func withTextBytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+    package func withTextBytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         try statement.withTextBytes(at: index, body)
     }
 
     /// The column's blob bytes, without copying.
     @inline(__always)
-    public func withBlobBytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+    package func withBlobBytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         try statement.withBlobBytes(at: index, body)
     }
 }
@@ -410,7 +410,7 @@ extension Store {
 
 extension InputLocation {
     /// The location `bytes` columns further on the same line (unchanged when the column is unknown).
-    public func advanced(by bytes: Int) -> InputLocation {
+    package func advanced(by bytes: Int) -> InputLocation {
         guard column > 0 else { return self }
         var location = self
         location.column += bytes

@@ -289,7 +289,7 @@ extension Store {
     /// Adds entities to an existing store, recording `model` (which must contain the store's
     /// current entities unchanged plus `newEntities`) as its model. Used by `ferry import` without
     /// `--model`, where each new file becomes a new table, as with sqlite-utils.
-    public static func addEntities(_ newEntities: [String], at path: String, model: ObjectModel) throws {
+    package static func addEntities(_ newEntities: [String], at path: String, model: ObjectModel) throws {
         let writerLock = try StoreLock.acquire(for: path, timeout: .seconds(30))
         defer { withExtendedLifetime(writerLock) {} }
         let connection = try Connection(path: path, create: false)
@@ -307,7 +307,7 @@ extension Store {
     /// Adds optional attributes to an entity the store has (`ALTER TABLE … ADD COLUMN`), in one
     /// transaction with recording `model`, which must be the store's model plus those attributes
     /// (`ferry import --alter` on an inferred store).
-    public static func addAttributes(_ attributes: [AttributeDescription], to entity: String, at path: String, model: ObjectModel) throws {
+    package static func addAttributes(_ attributes: [AttributeDescription], to entity: String, at path: String, model: ObjectModel) throws {
         let connection = try Connection(path: path, create: false)
         try configure(connection, busyTimeout: .seconds(30))
         let layout = FerryLayout()
