@@ -1,4 +1,4 @@
-public import FerryCore
+package import FerryCore
 import Foundation
 
 /// Reads several files of one format, one after the other, as one source (a nightly folder:

@@ -312,7 +312,7 @@ public final class CSVReader: ByteFieldReader {
 
     /// True when a column of the current record was quoted (taken literally: not trimmed, not null).
     @inline(__always)
-    public func isFieldQuoted(_ index: Int) -> Bool { spans[index].quoted }
+    package func isFieldQuoted(_ index: Int) -> Bool { spans[index].quoted }
 
     /// The line and byte column where a column of the current record starts.
     package func fieldPosition(_ index: Int) -> (line: Int, column: Int)? {
