@@ -182,7 +182,7 @@ public enum DataFormat: String, Sendable, Hashable, CaseIterable {
     public var readsTextColumns: Bool { self == .csv || self == .fixed }
 
     /// Why an export cannot be fixed-width.
-    public static let fixedExportMessage = "ferry exports csv, tsv, json or ndjson; fixed-width text is read, not written"
+    package static let fixedExportMessage = "ferry exports csv, tsv, json or ndjson; fixed-width text is read, not written"
 
     /// The format for a file name's extension (`.csv`, `.tsv`, `.json`, `.ndjson`, `.jsonl`), or nil.
     public init?(pathExtension: String) {
@@ -196,7 +196,7 @@ public enum DataFormat: String, Sendable, Hashable, CaseIterable {
 
     /// The extension that names a file's data format, looking through a compression extension:
     /// `csv` for `orders.csv` and `orders.csv.gz`, `gz` for `orders.gz`.
-    public static func dataExtension(of path: String) -> String {
+    package static func dataExtension(of path: String) -> String {
         var parts = (path.split(separator: "/").last ?? "").split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         func popExtension() -> String? {
             guard parts.count > 1, let last = parts.last, !(parts.count == 2 && parts[0].isEmpty) else { return nil }
@@ -210,7 +210,7 @@ public enum DataFormat: String, Sendable, Hashable, CaseIterable {
 
     /// The CSV delimiter a format name or file extension implies: a tab for `tsv` and `tab`,
     /// nil for everything else (the CSV default, a comma, or a given delimiter applies).
-    public static func impliedDelimiter(_ nameOrExtension: String) -> UInt8? {
+    package static func impliedDelimiter(_ nameOrExtension: String) -> UInt8? {
         switch nameOrExtension.lowercased() {
         case "tsv", "tab": return UInt8(ascii: "\t")
         default: return nil

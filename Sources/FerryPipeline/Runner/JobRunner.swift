@@ -342,7 +342,7 @@ public final class JobRunner {
     /// the step plus those inserted, its foreign keys, its uniqueness constraints (answered from
     /// their unique indexes) and the model hash. `quick_check` is left out: on a large store it
     /// costs about as much as the import itself (see docs/benchmarks.md).
-    public static func afterImportChecks(entity: String, before: Int?, inserted: Int) -> [Check] {
+    package static func afterImportChecks(entity: String, before: Int?, inserted: Int) -> [Check] {
         var checks: [Check] = []
         if let before {
             checks.append(.count(entity: entity, expectation: .exactly(before + inserted), basis: "\(before) before the step + \(inserted) inserted"))
