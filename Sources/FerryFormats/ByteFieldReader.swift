@@ -1,5 +1,5 @@
 /// What one field of a ``ByteFieldReader``'s current record holds.
-public enum ByteFieldKind: UInt8, Sendable {
+package enum ByteFieldKind: UInt8, Sendable {
     /// The record has no such field (an absent JSON key, a field index beyond the record).
     case absent
     /// A JSON `null`, or an unquoted CSV field equal to a null token.
@@ -17,7 +17,7 @@ public enum ByteFieldKind: UInt8, Sendable {
 
     /// True for the kinds whose value is in the field's bytes.
     @inlinable
-    public var hasBytes: Bool {
+    package var hasBytes: Bool {
         switch self {
         case .text, .quotedText, .number, .nested: return true
         case .absent, .null, .true, .false: return false
@@ -36,7 +36,7 @@ public enum ByteFieldKind: UInt8, Sendable {
 ///
 /// CSV and the JSON readers adopt it; so do wrappers that keep the fast path for the readers
 /// they wrap (a read-ahead reader that parses on another thread hands over copies).
-public protocol ByteFieldReader: RecordReader {
+package protocol ByteFieldReader: RecordReader {
     /// Moves to the next record; false at the end of the input. Throws what `next()` throws.
     func advance() throws -> Bool
     /// True when the current record has no structural problem (wrong field count, not an
@@ -66,7 +66,7 @@ public protocol ByteFieldReader: RecordReader {
 
 extension ByteFieldReader {
     /// A field's value as a ``FieldValue`` (nil when absent), exactly as ``SourceRecord`` has it.
-    public func fieldValue(_ index: Int) -> FieldValue? {
+    package func fieldValue(_ index: Int) -> FieldValue? {
         let kind = fieldKind(index)
         switch kind {
         case .absent: return nil

@@ -1,4 +1,4 @@
-public import FerryCore
+package import FerryCore
 import Foundation
 
 /// Reads several files of one format, one after the other, as one source (a nightly folder:
@@ -15,9 +15,9 @@ import Foundation
 /// (``currentFile()``, then ``nextFile()``) instead of calling ``next()``; both give the same
 /// records in the same order. Records from ``next()`` carry their file in
 /// ``SourceRecord/sourceName``.
-public final class MultiFileReader: RecordReader {
+package final class MultiFileReader: RecordReader {
     /// The files, in reading order.
-    public let files: [String]
+    package let files: [String]
     private let open: (String) throws -> any RecordReader
     /// The index in `files` of the file being read.
     private var position = 0
@@ -29,7 +29,7 @@ public final class MultiFileReader: RecordReader {
     private let sizes: [Int64?]
 
     /// A reader of `files` (at least one), each opened by `open` when its turn comes.
-    public init(files: [String], open: @escaping (String) throws -> any RecordReader) {
+    package init(files: [String], open: @escaping (String) throws -> any RecordReader) {
         precondition(!files.isEmpty, "a multi-file reader needs files")
         self.files = files
         self.open = open
@@ -41,7 +41,7 @@ public final class MultiFileReader: RecordReader {
     }
 
     /// The part of all the files read so far: the files done, and the current one's part.
-    public var progressFraction: Double? {
+    package var progressFraction: Double? {
         let known = sizes.compactMap { $0 }
         guard known.count == sizes.count else { return nil }
         let total = known.reduce(0, +)
@@ -52,14 +52,14 @@ public final class MultiFileReader: RecordReader {
     }
 
     /// The file being read.
-    public var sourceName: String { current?.sourceName ?? files[position] }
-    public var fieldNames: [String] { (try? currentFile())?.fieldNames ?? [] }
-    public func fieldIndex(of name: String) -> Int { (try? currentFile())?.fieldIndex(of: name) ?? 0 }
-    public func hasField(_ name: String) -> Bool { (try? currentFile())?.hasField(name) ?? false }
-    public func prepare() throws { _ = try currentFile() }
-    public var currentLocation: InputLocation { current?.currentLocation ?? InputLocation(file: files[position]) }
+    package var sourceName: String { current?.sourceName ?? files[position] }
+    package var fieldNames: [String] { (try? currentFile())?.fieldNames ?? [] }
+    package func fieldIndex(of name: String) -> Int { (try? currentFile())?.fieldIndex(of: name) ?? 0 }
+    package func hasField(_ name: String) -> Bool { (try? currentFile())?.hasField(name) ?? false }
+    package func prepare() throws { _ = try currentFile() }
+    package var currentLocation: InputLocation { current?.currentLocation ?? InputLocation(file: files[position]) }
 
-    public func next() throws -> SourceRecord? {
+    package func next() throws -> SourceRecord? {
         while !exhausted {
             let reader = try currentFile()
             if var record = try reader.next() {
@@ -72,7 +72,7 @@ public final class MultiFileReader: RecordReader {
     }
 
     /// The reader of the file being read, opened (and its header read) on first use.
-    public func currentFile() throws -> any RecordReader {
+    package func currentFile() throws -> any RecordReader {
         if let current { return current }
         let reader = try open(files[position])
         try reader.prepare()
@@ -83,7 +83,7 @@ public final class MultiFileReader: RecordReader {
 
     /// Moves on to the next file and returns its reader (header read and checked, field
     /// indexes shared); nil after the last file.
-    public func nextFile() throws -> (any RecordReader)? {
+    package func nextFile() throws -> (any RecordReader)? {
         let previous = try currentFile()
         guard position + 1 < files.count else {
             exhausted = true

@@ -19,13 +19,16 @@ public enum FieldValue: Sendable, Hashable {
 /// Two fields are equal when their values and positions are; ``quoted`` says how the value was
 /// written and takes no part in equality.
 public struct Field: Sendable, Hashable {
+    /// The field's value as read.
     public var value: FieldValue
     /// 1-based line and byte column where the field's value starts.
     public var line: Int
+    /// The 1-based byte column where the field's value starts.
     public var column: Int
     /// The CSV field was quoted: it is taken literally (never trimmed, never a null word).
     public var quoted: Bool
 
+    /// A field with `value` starting at `line` and `column`.
     public init(value: FieldValue, line: Int, column: Int, quoted: Bool = false) {
         self.value = value
         self.line = line
@@ -33,10 +36,12 @@ public struct Field: Sendable, Hashable {
         self.quoted = quoted
     }
 
+    /// Equal values at the same position; `quoted` is ignored.
     public static func == (lhs: Field, rhs: Field) -> Bool {
         lhs.value == rhs.value && lhs.line == rhs.line && lhs.column == rhs.column
     }
 
+    /// Hashes the value and the position, as `==` compares them.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(value)
         hasher.combine(line)
@@ -54,6 +59,7 @@ public struct SourceRecord: Sendable {
     public var number: Int
     /// Where the record starts.
     public var line: Int
+    /// The 1-based byte column where the record starts.
     public var column: Int
     /// Fields by field index; shorter than the reader's field count when trailing fields are absent.
     public var fields: [Field?]
@@ -71,10 +77,11 @@ public struct SourceRecord: Sendable {
     /// invalid UTF-8, a line of NDJSON that is not an object): the importer rejects it and reading
     /// goes on. Problems that make the rest of the input unreadable are thrown instead.
     public var problem: FerryError?
-    /// The file the record came from, set by a reader of several files (``MultiFileReader``);
+    /// The file the record came from, set by a reader of several files (`MultiFileReader`);
     /// nil when it is the reader's only source.
     public var sourceName: String?
 
+    /// A record whose raw text is given as a string.
     public init(number: Int, line: Int, column: Int = 1, fields: [Field?], raw: String, problem: FerryError? = nil) {
         self.number = number
         self.line = line
@@ -104,7 +111,7 @@ public struct SourceRecord: Sendable {
 /// A streaming source of records: CSV, a JSON array, NDJSON.
 ///
 /// Readers hold only a bounded buffer, never the whole input. Like a GRDB cursor, iteration may
-/// throw and cannot be repeated. Every error is a ``FerryError`` with code `.invalidInput` and a
+/// throw and cannot be repeated. Every error is a `FerryError` with code `.invalidInput` and a
 /// location carrying file, line, column and record number.
 public protocol RecordReader: AnyObject {
     /// The label used in locations: the path as the user gave it, or `<stdin>`.
@@ -131,6 +138,7 @@ public protocol RecordReader: AnyObject {
 }
 
 extension RecordReader {
+    /// Nil: the input's size is unknown, unless a reader says otherwise.
     public var progressFraction: Double? { nil }
 }
 
@@ -138,7 +146,7 @@ extension RecordReader {
 /// (such as a sample read for model inference), then the wrapped reader continues. A consumer
 /// takes the held records, then reads the wrapped reader directly, so that wrapping a reader
 /// never costs it its byte-level fast path (``ByteFieldReader``).
-public protocol ForwardingRecordReader: RecordReader {
+package protocol ForwardingRecordReader: RecordReader {
     /// The reader the records after the held ones come from.
     var wrapped: any RecordReader { get }
     /// Removes and returns the records to deliver before the wrapped reader's.

@@ -26,13 +26,17 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
     public var sqlState: String?
     /// PostgreSQL's DETAIL, HINT and CONTEXT fields, when it sent them.
     public var detail: String?
+    /// PostgreSQL's HINT field.
     public var hint: String?
+    /// PostgreSQL's CONTEXT field.
     public var context: String?
     /// For `COPY … FROM STDIN`: the 1-based data line (one line per row) the server or the
     /// encoder rejected, and the column name when known.
     public var copyLine: Int?
+    /// The rejected column's name, when known.
     public var copyColumn: String?
 
+    /// An error of `kind` with `message` and whatever the server sent with it.
     public init(
         kind: Kind, message: String, sqlState: String? = nil, detail: String? = nil,
         hint: String? = nil, context: String? = nil, copyLine: Int? = nil, copyColumn: String? = nil
@@ -51,6 +55,7 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
         PostgresError(kind: .invalidURL, message: "invalid PostgreSQL URL: \(cause)")
     }
 
+    /// The message, then the COPY row, the SQLSTATE and the DETAIL, HINT and CONTEXT lines.
     public var description: String {
         var text = message
         if let copyLine {

@@ -10,7 +10,9 @@ public struct PostgresResult: Sendable {
 
     /// A result column: its name and PostgreSQL type OID.
     public struct Column: Sendable, Hashable {
+        /// The column's name.
         public var name: String
+        /// The column's PostgreSQL type OID (`23` int4, `25` text, …).
         public var typeOID: UInt32
     }
 }
@@ -31,18 +33,22 @@ public struct PostgresRow: Sendable {
         columnNames.firstIndex(of: name).map { values[$0] }
     }
 
+    /// True when the value of column `column` is NULL.
     public func isNull(_ column: Int) -> Bool { values[column] == .null }
 
+    /// The integer of column `column` (`smallint`, `integer`, `bigint`); throws for another type or NULL.
     public func int(_ column: Int) throws(PostgresError) -> Int64 {
         guard case .integer(let value) = values[column] else { throw mismatch(column, "integer") }
         return value
     }
 
+    /// The boolean of column `column`; throws for another type or NULL.
     public func bool(_ column: Int) throws(PostgresError) -> Bool {
         guard case .bool(let value) = values[column] else { throw mismatch(column, "boolean") }
         return value
     }
 
+    /// The number of column `column` (a double, or an integer converted); throws for another type or NULL.
     public func double(_ column: Int) throws(PostgresError) -> Double {
         switch values[column] {
         case .real(let value): return value
@@ -57,6 +63,7 @@ public struct PostgresRow: Sendable {
         return value
     }
 
+    /// The bytes of a `bytea` column; throws for another type or NULL.
     public func bytes(_ column: Int) throws(PostgresError) -> [UInt8] {
         guard case .bytes(let value) = values[column] else { throw mismatch(column, "bytea") }
         return value

@@ -105,12 +105,14 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
         return keywords
     }
 
+    /// Equal when every part is, parameters in order.
     public static func == (lhs: PostgresURL, rhs: PostgresURL) -> Bool {
         lhs.user == rhs.user && lhs.password == rhs.password && lhs.host == rhs.host
             && lhs.port == rhs.port && lhs.database == rhs.database && lhs.schema == rhs.schema
             && lhs.parameters.elementsEqual(rhs.parameters) { $0 == $1 }
     }
 
+    /// Hashes the URL's text.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(description)
     }

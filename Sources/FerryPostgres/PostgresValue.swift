@@ -5,11 +5,17 @@
 /// every other type (`numeric`, `timestamptz`, `uuid`, `text`, …) → ``text(_:)`` in PostgreSQL's
 /// own text form, so no precision is lost.
 public enum PostgresValue: Sendable, Hashable {
+    /// SQL `NULL`.
     case null
+    /// A `boolean`.
     case bool(Bool)
+    /// A `smallint`, `integer`, `bigint` or `oid`.
     case integer(Int64)
+    /// A `real` or `double precision`.
     case real(Double)
+    /// Any other type, in PostgreSQL's text form.
     case text(String)
+    /// A `bytea`.
     case bytes([UInt8])
 
     /// A short name of the case, for messages.

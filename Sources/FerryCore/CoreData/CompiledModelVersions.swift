@@ -3,16 +3,16 @@ import Foundation
 /// The version hashes of a compiled model (`App.momd/VersionInfo.plist`, COREDATA.md §3.3 B):
 /// for each version name, entity name → 32-byte hash, as Core Data records them in a store's
 /// `NSStoreModelVersionHashes`.
-public struct CompiledModelVersions: Sendable, Hashable {
+package struct CompiledModelVersions: Sendable, Hashable {
     /// Version name → entity name → hash.
-    public var versionHashes: [String: [String: [UInt8]]]
+    package var versionHashes: [String: [String: [UInt8]]]
     /// `NSManagedObjectModel_CurrentVersionName`, when present.
-    public var currentVersion: String?
+    package var currentVersion: String?
     /// Where the hashes were read from.
-    public var path: String
+    package var path: String
 
     /// Reads `PATH/VersionInfo.plist` when `path` is a `.momd` folder, else the file at `path`.
-    public static func read(_ path: String) throws -> CompiledModelVersions {
+    package static func read(_ path: String) throws -> CompiledModelVersions {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw FerryError(.usage, "no compiled model at '\(path)': No such file or directory")

@@ -11,36 +11,36 @@ import Foundation
 /// print(store.metadata.uuid, store.entities.map(\.name))
 /// let model = try store.cachedModel()
 /// ```
-public struct CoreDataStoreFile: Sendable {
+package struct CoreDataStoreFile: Sendable {
     /// One row of `Z_PRIMARYKEY` with the number of rows of that entity (not of its sub-entities).
-    public struct EntityRecord: Sendable, Hashable {
+    package struct EntityRecord: Sendable, Hashable {
         /// `Z_ENT`.
-        public var number: Int64
+        package var number: Int64
         /// `Z_NAME` (the name at store creation; may be stale after a rename migration).
-        public var name: String
+        package var name: String
         /// `Z_SUPER`: the parent's number, 0 for a root.
-        public var superNumber: Int64
+        package var superNumber: Int64
         /// `Z_MAX`: the primary-key high-water mark (kept on roots only).
-        public var maxKey: Int64
+        package var maxKey: Int64
         /// The table holding this entity's rows (the root's table), when it exists.
-        public var table: String?
+        package var table: String?
         /// Rows whose `Z_ENT` is this entity's number.
-        public var rows: Int
+        package var rows: Int
     }
 
     /// A persistent-history table (`ACHANGE`, `ATRANSACTION`, …) and its row count.
-    public struct HistoryTable: Sendable, Hashable {
-        public var name: String
-        public var rows: Int
+    package struct HistoryTable: Sendable, Hashable {
+        package var name: String
+        package var rows: Int
     }
 
     /// The store's journal mode, from bytes 18 and 19 of the SQLite header.
-    public enum JournalMode: Sendable, Hashable, CustomStringConvertible {
+    package enum JournalMode: Sendable, Hashable, CustomStringConvertible {
         case rollback
         case wal
         case unknown(write: UInt8, read: UInt8)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .rollback: return "delete"
             case .wal: return "wal"
@@ -53,35 +53,35 @@ public struct CoreDataStoreFile: Sendable {
     package static let modelCacheLimit = 64 * 1024 * 1024
 
     /// The user's store path.
-    public var path: String
-    public var journalMode: JournalMode
+    package var path: String
+    package var journalMode: JournalMode
     /// Frames in the `-wal` file beside the store (0 when there is none or it is empty); rows may
     /// live only there.
-    public var walFrames: Int
+    package var walFrames: Int
     /// The SQLite version that last wrote the file (header offset 96), e.g. 3024000.
-    public var sqliteVersion: Int
-    public var metadata: CoreDataStoreMetadata
+    package var sqliteVersion: Int
+    package var metadata: CoreDataStoreMetadata
     /// Model entities (`Z_ENT` below 16000), by number.
-    public var entities: [EntityRecord]
+    package var entities: [EntityRecord]
     /// Persistent-history pseudo-entities (`Z_ENT` 16000 and above).
-    public var historyEntities: [EntityRecord]
+    package var historyEntities: [EntityRecord]
     /// Persistent-history tables (names starting with `A`), by name.
-    public var historyTables: [HistoryTable]
+    package var historyTables: [HistoryTable]
     /// Every table's column names, as `sqlite_master` lists them (for structural matching).
-    public var tableColumns: [String: [String]]
+    package var tableColumns: [String: [String]]
     /// Every index name.
-    public var indexNames: [String]
+    package var indexNames: [String]
     /// The compressed `Z_MODELCACHE` blob, when the store has one.
     package var modelCache: [UInt8]?
 
     /// True when the store's `-wal` holds frames.
-    public var walHasData: Bool { walFrames > 0 }
+    package var walHasData: Bool { walFrames > 0 }
 
     /// True when the file at `path` is a SQLite database with Core Data's `Z_METADATA` and
     /// `Z_PRIMARYKEY` tables, whatever its extension. Reads the main file without locking or
     /// writing anything; only when the schema is not there and a `-wal` holds data does it look
     /// at a private copy.
-    public static func isCoreDataStore(_ path: String) -> Bool {
+    package static func isCoreDataStore(_ path: String) -> Bool {
         guard (try? header(of: path)) != nil else { return false }
         if let tables = try? tableNames(immutable: path), hasSystemTables(tables) { return true }
         guard walFrameCount(path + "-wal") > 0, let copy = try? CoreDataStoreCopy(of: path) else { return false }
@@ -93,7 +93,7 @@ public struct CoreDataStoreFile: Sendable {
     /// Refuses a Core Data store where ferry would open the file in place (`export`, `verify`,
     /// `import`, `update`, `delete`, `migrate`, `run`): SQLite would checkpoint its `-wal` into
     /// it and rewrite its `-shm`. Does nothing for any other file.
-    public static func refuseInPlace(_ path: String, command: String) throws {
+    package static func refuseInPlace(_ path: String, command: String) throws {
         guard isCoreDataStore(path) else { return }
         throw FerryError(
             .store,
@@ -105,7 +105,7 @@ public struct CoreDataStoreFile: Sendable {
     ///
     /// - Throws: `FerryError` (`.store`) when the file is missing, not SQLite, not a Core Data
     ///   store, or its `Z_METADATA` is missing or malformed.
-    public static func read(_ path: String) throws -> CoreDataStoreFile {
+    package static func read(_ path: String) throws -> CoreDataStoreFile {
         let header = try header(of: path)
         let copy = try CoreDataStoreCopy(of: path)
         defer { copy.remove() }
@@ -178,7 +178,7 @@ public struct CoreDataStoreFile: Sendable {
     /// migrated to. Named after the store file, version `cache`.
     ///
     /// - Throws: `FerryError` naming the store when there is no cache or it is corrupt.
-    public func cachedModel() throws -> ObjectModel {
+    package func cachedModel() throws -> ObjectModel {
         let source = "the cached model (Z_MODELCACHE) of store '\(path)'"
         guard let modelCache, !modelCache.isEmpty else {
             throw FerryError(.store, "store '\(path)' has no cached model (Z_MODELCACHE is missing or empty)")

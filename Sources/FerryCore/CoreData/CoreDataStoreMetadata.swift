@@ -1,26 +1,26 @@
 /// The `Z_METADATA` row of a Core Data store: its UUID and the binary property list of store
 /// metadata (COREDATA.md §2.2). Keys ferry does not know are kept in ``otherKeys``.
-public struct CoreDataStoreMetadata: Sendable, Hashable {
+package struct CoreDataStoreMetadata: Sendable, Hashable {
     /// `Z_VERSION` (1 in every store seen).
-    public var version: Int64
+    package var version: Int64
     /// `Z_UUID`: the store's UUID, kept across migrations.
-    public var uuid: String
+    package var uuid: String
     /// `NSStoreType` (`SQLite`).
-    public var storeType: String?
+    package var storeType: String?
     /// `NSPersistenceFrameworkVersion`: the Core Data build that last wrote the metadata.
-    public var frameworkVersion: Int64?
+    package var frameworkVersion: Int64?
     /// `NSStoreModelVersionHashes`: entity name → 32-byte version hash (opaque; COREDATA.md §3.2).
-    public var versionHashes: [String: [UInt8]]
+    package var versionHashes: [String: [UInt8]]
     /// `NSStoreModelVersionHashesVersion` (3).
-    public var versionHashesVersion: Int64?
+    package var versionHashesVersion: Int64?
     /// `NSStoreModelVersionIdentifiers`: informational only (COREDATA.md §3.3 D).
-    public var versionIdentifiers: [String]
+    package var versionIdentifiers: [String]
     /// `NSStoreModelVersionHashesDigest` (base64 SHA-512, framework ≥ 1044).
-    public var hashesDigest: String?
+    package var hashesDigest: String?
     /// `NSStoreModelVersionChecksumKey` (base64 SHA-256, framework ≥ 1344).
-    public var checksum: String?
+    package var checksum: String?
     /// `_NSAutoVacuumLevel` (a string, `"2"`).
-    public var autoVacuumLevel: String?
+    package var autoVacuumLevel: String?
     /// Every other key (application metadata such as `io.objc.Moody.CloudKitUserID`), in file order.
     package var otherKeys: PropertyListDictionary
 
@@ -31,7 +31,7 @@ public struct CoreDataStoreMetadata: Sendable, Hashable {
     ]
 
     /// Names of the keys kept in ``otherKeys``.
-    public var otherKeyNames: [String] { otherKeys.keys }
+    package var otherKeyNames: [String] { otherKeys.keys }
 
     /// Reads the metadata from `Z_VERSION`, `Z_UUID` and the `Z_PLIST` bytes; `source` names the
     /// row in errors (`"Z_METADATA of 'App.sqlite'"`).

@@ -8,9 +8,9 @@
 /// let match = try CoreDataVersionDetector.detect(store: store, bundle: bundle)
 /// print(match.version.version, match.method)
 /// ```
-public enum CoreDataVersionDetector {
+package enum CoreDataVersionDetector {
     /// How the version was recognised.
-    public enum Method: String, Sendable, Hashable, CustomStringConvertible {
+    package enum Method: String, Sendable, Hashable, CustomStringConvertible {
         /// Entity version hashes equal the compiled model's (`VersionInfo.plist`).
         case compiledModelHashes = "compiled_model_hashes"
         /// The model cached in `Z_MODELCACHE` equals the version, property by property.
@@ -18,7 +18,7 @@ public enum CoreDataVersionDetector {
         /// The tables and columns equal those the version predicts.
         case structure
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .compiledModelHashes: return "the entity version hashes of the compiled model"
             case .cachedModel: return "the model cached in the store"
@@ -28,17 +28,17 @@ public enum CoreDataVersionDetector {
     }
 
     /// A recognised version.
-    public struct Match: Sendable {
-        public var version: ObjectModel
-        public var method: Method
+    package struct Match: Sendable {
+        package var version: ObjectModel
+        package var method: Method
         /// Other versions the same method cannot tell apart from `version` (they differ only in
         /// what the method does not see, such as defaults).
-        public var alsoMatching: [String]
+        package var alsoMatching: [String]
     }
 
     /// The version of `bundle` the Core Data store at `path` is at, read from a private copy:
     /// the entry point for commands that detect a store's version (`migrate`, `check`).
-    public static func detect(storeAt path: String, bundle: ModelBundle, compiled: CompiledModelVersions? = nil) throws -> Match {
+    package static func detect(storeAt path: String, bundle: ModelBundle, compiled: CompiledModelVersions? = nil) throws -> Match {
         try detect(store: CoreDataStoreFile.read(path), bundle: bundle, compiled: compiled)
     }
 
@@ -48,7 +48,7 @@ public enum CoreDataVersionDetector {
     ///   exactly the store's entity hashes, that version wins.
     /// - Throws: `FerryError` (`.modelMismatch`) naming the closest version and exactly what
     ///   differs (entities and properties) when none matches.
-    public static func detect(store: CoreDataStoreFile, bundle: ModelBundle, compiled: CompiledModelVersions? = nil) throws -> Match {
+    package static func detect(store: CoreDataStoreFile, bundle: ModelBundle, compiled: CompiledModelVersions? = nil) throws -> Match {
         var notes: [String] = []
         if let compiled {
             let names = compiled.versionHashes.keys.sorted().filter { compiled.versionHashes[$0] == store.metadata.versionHashes }
@@ -145,7 +145,7 @@ public enum CoreDataVersionDetector {
 
     /// Entity- and property-level differences between the store's cached model and a version,
     /// in words; empty when they match.
-    public static func differences(store cached: ObjectModel, version: ObjectModel) -> [String] {
+    package static func differences(store cached: ObjectModel, version: ObjectModel) -> [String] {
         var differences: [String] = []
         let storeNames = Set(cached.entityNames)
         let versionNames = Set(version.entityNames)
@@ -192,7 +192,7 @@ public enum CoreDataVersionDetector {
     }
 
     /// Differences between the store's entity tables and a version's prediction; empty when they match.
-    public static func structuralDifferences(store: CoreDataStoreFile, version: ObjectModel) -> [String] {
+    package static func structuralDifferences(store: CoreDataStoreFile, version: ObjectModel) -> [String] {
         var differences: [String] = []
         let predicted = predictedTables(version)
         // Entity tables: `Z…` but not the system or join tables (`Z_…`). Columns `Z<n>_NAME`

@@ -6,19 +6,19 @@
 /// DecimalArithmetic.add("0.1", "0.2")            // "0.3"
 /// DecimalArithmetic.divide("1", "3")             // "0.3333333333333333"
 /// ```
-public enum DecimalArithmetic {
+package enum DecimalArithmetic {
     /// Fractional digits kept by ``divide(_:_:)``.
-    public static let divisionScale = 16
+    package static let divisionScale = 16
 
     /// `a + b`, exactly. Both operands must be canonical (or at least `[-]digits[.digits]`).
-    public static func add(_ a: String, _ b: String) -> String {
+    package static func add(_ a: String, _ b: String) -> String {
         if let fast = smallSum(a, b, negateSecond: false) { return fast }
         let x = Number(a), y = Number(b)
         return x.adding(y).text
     }
 
     /// `a - b`, exactly.
-    public static func subtract(_ a: String, _ b: String) -> String {
+    package static func subtract(_ a: String, _ b: String) -> String {
         if let fast = smallSum(a, b, negateSecond: true) { return fast }
         var y = Number(b)
         y.negative.toggle()
@@ -26,7 +26,7 @@ public enum DecimalArithmetic {
     }
 
     /// `a * b`, exactly.
-    public static func multiply(_ a: String, _ b: String) -> String {
+    package static func multiply(_ a: String, _ b: String) -> String {
         if let (x, xs) = small(a), let (y, ys) = small(b) {
             let (product, overflow) = x.multipliedReportingOverflow(by: y)
             if !overflow { return format(product, scale: xs + ys) }
@@ -38,7 +38,7 @@ public enum DecimalArithmetic {
 
     /// `a / b` rounded half away from zero to ``divisionScale`` fractional digits, or nil when
     /// `b` is zero.
-    public static func divide(_ a: String, _ b: String) -> String? {
+    package static func divide(_ a: String, _ b: String) -> String? {
         let x = Number(a), y = Number(b)
         guard !y.isZero else { return nil }
         // Quotient with one extra digit: (x.digits * 10^k) / y.digits has scale divisionScale + 1.
@@ -58,7 +58,7 @@ public enum DecimalArithmetic {
     }
 
     /// The remainder of `a / b` truncated toward zero (the sign follows `a`), or nil when `b` is zero.
-    public static func remainder(_ a: String, _ b: String) -> String? {
+    package static func remainder(_ a: String, _ b: String) -> String? {
         let x = Number(a), y = Number(b)
         guard !y.isZero else { return nil }
         let scale = max(x.scale, y.scale)
@@ -70,7 +70,7 @@ public enum DecimalArithmetic {
     }
 
     /// `a` rounded half away from zero to `places` fractional digits (`places` ≥ 0).
-    public static func round(_ a: String, places: Int) -> String {
+    package static func round(_ a: String, places: Int) -> String {
         let x = Number(a)
         guard x.scale > places else { return x.text }
         let drop = x.scale - places
@@ -82,18 +82,18 @@ public enum DecimalArithmetic {
     }
 
     /// `-a`.
-    public static func negate(_ a: String) -> String {
+    package static func negate(_ a: String) -> String {
         if a.hasPrefix("-") { return String(a.dropFirst()) }
         return a == "0" ? a : "-" + a
     }
 
     /// `|a|`.
-    public static func absolute(_ a: String) -> String {
+    package static func absolute(_ a: String) -> String {
         a.hasPrefix("-") ? String(a.dropFirst()) : a
     }
 
     /// The integer part of `a` (truncated toward zero), as decimal text.
-    public static func truncated(_ a: String) -> String {
+    package static func truncated(_ a: String) -> String {
         guard let point = a.firstIndex(of: ".") else { return a }
         let integer = String(a[..<point])
         return integer == "-0" ? "0" : integer

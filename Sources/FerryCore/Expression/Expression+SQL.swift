@@ -9,9 +9,12 @@ indirect enum SQLTemplate: Sendable {
 
 /// SQL text with `?` placeholders and the values to bind to them, in order.
 public struct ExpressionSQL: Sendable, Hashable {
+    /// The SQL text, with `?` placeholders.
     public var text: String
+    /// The values to bind to the placeholders, in order.
     public var arguments: [Value]
 
+    /// SQL `text` with its `arguments`.
     public init(text: String, arguments: [Value]) {
         self.text = text
         self.arguments = arguments

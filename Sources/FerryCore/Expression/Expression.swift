@@ -11,7 +11,7 @@
 ///
 /// The language is documented in `docs/expressions.md`.
 ///
-/// ## Topics
+/// The main entry points:
 ///
 /// - ``parse(_:location:)``: parse the text.
 /// - ``bind(source:model:parameters:now:)``: check key paths, parameters and types; compile.
@@ -42,9 +42,9 @@ public struct Expression: Sendable {
     /// and compiles it for evaluation.
     ///
     /// - Parameters:
-    ///   - source: the entity `$source` is an object of, or nil when the mapping has no source
+    ///   - entity: the entity `$source` is an object of, or nil when the mapping has no source
     ///     (then any `$source` key path is an error).
-    ///   - model: the model `source` belongs to (to follow to-one relationships).
+    ///   - model: the model `entity` belongs to (to follow to-one relationships).
     ///   - parameters: values of `$name` parameters (job or migration parameters).
     ///   - now: the value of `now()` in milliseconds since 1970, one per migration run; the
     ///     current time when nil.
@@ -70,13 +70,16 @@ public struct ExpressionType: Sendable, Hashable, CustomStringConvertible {
     public enum Kind: String, Sendable, Hashable, CaseIterable {
         /// Only `nil` (the literal `nil`).
         case null = "nil"
+        /// `integer`, `decimal`, `double`, `string`, `bool`, `date`, `uuid`, `uri`, `binary` and `json`: one per attribute type family.
         case integer, decimal, double, string, bool, date, uuid, uri, binary, json
     }
 
+    /// The kind of value.
     public var kind: Kind
     /// True when evaluation may give nil.
     public var isOptional: Bool
 
+    /// A type of `kind`, optional when `optional` is true (`null` always is).
     public init(_ kind: Kind, optional: Bool = false) {
         self.kind = kind
         self.isOptional = optional || kind == .null
@@ -137,6 +140,7 @@ public protocol ExpressionContext {
 }
 
 extension ExpressionContext {
+    /// Nil: the object is not named in errors.
     public var objectDescription: String? { nil }
 }
 
@@ -144,6 +148,7 @@ extension ExpressionContext {
 /// for tests and one-off evaluation. Names are resolved to slots once, at initialisation.
 public struct DictionaryExpressionContext: ExpressionContext {
     private let values: [Value]
+    /// Names the source object in runtime errors; nil when not given.
     public let objectDescription: String?
 
     /// Values of `expression`'s key paths taken from `values`; missing keys are nil.
@@ -152,6 +157,7 @@ public struct DictionaryExpressionContext: ExpressionContext {
         self.objectDescription = objectDescription
     }
 
+    /// The value of key path number `slot`; `.null` past the end.
     public func value(atSlot slot: Int) -> Value {
         slot < values.count ? values[slot] : .null
     }

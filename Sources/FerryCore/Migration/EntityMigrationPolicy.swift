@@ -30,6 +30,7 @@ public protocol EntityMigrationPolicy: AnyObject {
     /// Sets relationships of one destination object, once every mapping created its objects. The
     /// default does nothing: relationships the mapping describes are already set.
     func createRelationships(forDestination destination: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws
+    /// After every destination object's relationships were set.
     func endRelationshipCreation(mapping: MappingContext, manager: MigrationManager) throws
     /// A last check of the mapping's objects; throw to fail the migration (nothing is changed).
     func performCustomValidation(mapping: MappingContext, manager: MigrationManager) throws
@@ -38,31 +39,43 @@ public protocol EntityMigrationPolicy: AnyObject {
 }
 
 extension EntityMigrationPolicy {
+    /// Does nothing by default.
     public func begin(mapping: MappingContext, manager: MigrationManager) throws {}
+    /// Inserts one destination object with the mapping's values (the default).
     public func createDestinationInstances(forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws {
         let values = try manager.mappedValues(forSource: source, mapping: mapping)
         try manager.insertDestinationInstance(values, forSource: source, mapping: mapping)
     }
+    /// Does nothing by default.
     public func endInstanceCreation(mapping: MappingContext, manager: MigrationManager) throws {}
+    /// Does nothing by default: the relationships the mapping describes are already set.
     public func createRelationships(forDestination destination: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws {}
+    /// Does nothing by default.
     public func endRelationshipCreation(mapping: MappingContext, manager: MigrationManager) throws {}
+    /// Does nothing by default.
     public func performCustomValidation(mapping: MappingContext, manager: MigrationManager) throws {}
+    /// Does nothing by default.
     public func end(mapping: MappingContext, manager: MigrationManager) throws {}
 }
 
 /// An object during migration: its entity, primary key (`ferry_pk`) and values by property
 /// name (attributes; to-one relationships as the related object's primary key).
 public struct MigrationObject: Sendable, Hashable {
+    /// The object's entity.
     public var entity: String
+    /// The object's primary key (`ferry_pk`).
     public var primaryKey: Int64
+    /// The values by property name (to-one relationships as the related object's primary key).
     public var values: [String: Value]
 
+    /// An object of `entity` with its primary key and values.
     public init(entity: String, primaryKey: Int64, values: [String: Value]) {
         self.entity = entity
         self.primaryKey = primaryKey
         self.values = values
     }
 
+    /// The value of a property, `.null` when it has none.
     public subscript(name: String) -> Value { values[name] ?? .null }
 }
 
@@ -70,9 +83,13 @@ public struct MigrationObject: Sendable, Hashable {
 public struct MappingContext: Sendable {
     /// The entity mapping's name (the destination entity's name unless the mapping file names it).
     public var name: String
+    /// The source entity; nil for a mapping whose objects start empty.
     public var source: EntityDescription?
+    /// The destination entity.
     public var destination: EntityDescription
+    /// The model version migrated from.
     public var sourceModel: ObjectModel
+    /// The model version migrated to.
     public var destinationModel: ObjectModel
 }
 
@@ -89,6 +106,7 @@ public final class PolicyRegistry: @unchecked Sendable {
     /// The registry ferry's command line uses.
     public static let shared = PolicyRegistry()
 
+    /// An empty registry (ferry's command line uses `shared` unless given another).
     public init() {}
 
     /// Registers a policy factory under a name (replacing an earlier one).
@@ -144,7 +162,9 @@ struct MigrationStageHooks: Sendable {
 /// Query the store with ``scalar(_:_:)``, ``rows(_:_:)`` and ``execute(_:_:)``, qualifying its
 /// tables with ``schema``.
 public struct MigrationStageContext {
+    /// The version the step migrates from.
     public var fromVersion: String
+    /// The version the step migrates to.
     public var toVersion: String
     /// The step's connection (the source is `main`, the destination `dst`).
     package var connection: Connection
@@ -182,7 +202,9 @@ public struct MigrationStageContext {
 public final class MigrationManager {
     /// The connection: the source store is `main` (read-only), the destination is `dst`.
     package let connection: Connection
+    /// The model version migrated from.
     public let sourceModel: ObjectModel
+    /// The model version migrated to.
     public let destinationModel: ObjectModel
     private let engine: MigrationStepRunner
     private var cancelled = false

@@ -24,15 +24,20 @@
 public struct InferredMapping: Sendable, Hashable, Codable {
     /// The model name and version labels, and the version hashes of both sides.
     public var modelName: String
+    /// The source version's label.
     public var sourceVersion: String
+    /// The destination version's label.
     public var destinationVersion: String
+    /// The source version's hash (hex SHA-256).
     public var sourceHash: String
+    /// The destination version's hash (hex SHA-256).
     public var destinationHash: String
     /// One per destination entity, in destination model order.
     public var entities: [EntityMapping]
     /// Source entities whose records are not carried over.
     public var droppedEntities: [String]
 
+    /// A mapping between two versions of model `modelName`.
     public init(
         modelName: String, sourceVersion: String, destinationVersion: String, sourceHash: String, destinationHash: String,
         entities: [EntityMapping], droppedEntities: [String]
@@ -72,6 +77,7 @@ public struct InferredMapping: Sendable, Hashable, Codable {
         /// Source attributes and relationships whose values are not carried over.
         public var droppedProperties: [String]
 
+        /// The mapping of `destination` from `source` (nil: a new, empty entity).
         public init(
             destination: String, source: String?, attributes: [AttributeMapping], relationships: [RelationshipMapping],
             droppedProperties: [String] = []
@@ -83,10 +89,12 @@ public struct InferredMapping: Sendable, Hashable, Codable {
             self.droppedProperties = droppedProperties
         }
 
+        /// The mapping of the destination attribute with this name.
         public func attribute(named name: String) -> AttributeMapping? {
             attributes.first { $0.destination == name }
         }
 
+        /// The mapping of the destination relationship with this name.
         public func relationship(named name: String) -> RelationshipMapping? {
             relationships.first { $0.destination == name }
         }
@@ -105,6 +113,7 @@ public struct InferredMapping: Sendable, Hashable, Codable {
         /// when it became non-optional (else `.null`, keeping nil as nil).
         public var valueIfNil: Value
 
+        /// The mapping of `destination` from `source` (nil: a new attribute), converted by `conversion`.
         public init(destination: String, source: String?, conversion: TypeConversion? = nil, valueIfNil: Value = .null) {
             self.destination = destination
             self.source = source
@@ -126,6 +135,7 @@ public struct InferredMapping: Sendable, Hashable, Codable {
         /// The source relationship's name, or nil for a new (empty) relationship.
         public var source: String?
 
+        /// The mapping of `destination` from `source` (nil: a new, empty relationship).
         public init(destination: String, source: String?) {
             self.destination = destination
             self.source = source

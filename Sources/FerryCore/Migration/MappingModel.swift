@@ -5,7 +5,9 @@
 /// entries laid over it: whatever the file does not mention is inferred, as Core Data does for a
 /// mapping model created from an inferred one.
 public struct MappingModel: Sendable {
+    /// The model version migrated from.
     public var source: ObjectModel
+    /// The model version migrated to.
     public var destination: ObjectModel
     /// One per destination entity mapping, in the order they run (destination model order, with
     /// mappings that others refer to through `.fromMapping` first).
@@ -13,6 +15,7 @@ public struct MappingModel: Sendable {
     /// The mapping file, when there is one.
     public var location: InputLocation?
 
+    /// A mapping model with these entity mappings.
     public init(source: ObjectModel, destination: ObjectModel, entities: [EntityMapping], location: InputLocation? = nil) {
         self.source = source
         self.destination = destination
@@ -68,24 +71,32 @@ public struct MappingModel: Sendable {
     public struct EntityMapping: Sendable {
         /// The mapping's name, unique in the model: the destination entity's name by default.
         public var name: String
+        /// The destination entity.
         public var destination: String
         /// The source entity, or nil for an entity that starts empty.
         public var source: String?
         /// Only source objects matching this predicate (over the source entity) are migrated.
         public var filter: String?
+        /// Where `filter:` is in the mapping file.
         public var filterLocation: InputLocation?
         /// When set, one destination object per distinct non-nil value of this expression over
         /// the source objects (SwiftData's `authorName` → `Author` example), instead of one per
         /// source object.
         public var distinct: String?
+        /// Where `distinct:` is in the mapping file.
         public var distinctLocation: InputLocation?
+        /// How each destination attribute gets its value.
         public var attributes: [AttributeMapping]
+        /// How each destination relationship gets its links.
         public var relationships: [RelationshipMapping]
         /// The name of a registered custom ``EntityMigrationPolicy``.
         public var policy: String?
+        /// Where `policy:` is in the mapping file.
         public var policyLocation: InputLocation?
+        /// Where the entity mapping is in the mapping file.
         public var location: InputLocation?
 
+        /// An entity mapping named `name` filling `destination` from `source` (nil: it starts empty).
         public init(
             name: String, destination: String, source: String?, filter: String? = nil, distinct: String? = nil,
             attributes: [AttributeMapping], relationships: [RelationshipMapping], policy: String? = nil, location: InputLocation? = nil
@@ -115,16 +126,22 @@ public struct MappingModel: Sendable {
                 })
         }
 
+        /// The mapping of the destination attribute with this name.
         public func attribute(named name: String) -> AttributeMapping? { attributes.first { $0.destination == name } }
+        /// The mapping of the destination relationship with this name.
         public func relationship(named name: String) -> RelationshipMapping? { relationships.first { $0.destination == name } }
     }
 
     /// How one destination attribute gets its value.
     public struct AttributeMapping: Sendable {
+        /// The destination attribute.
         public var destination: String
+        /// Where its value comes from.
         public var value: AttributeValue
+        /// Where the mapping is in the mapping file.
         public var location: InputLocation?
 
+        /// A mapping giving `destination` its `value`.
         public init(destination: String, value: AttributeValue, location: InputLocation? = nil) {
             self.destination = destination
             self.value = value
@@ -132,6 +149,7 @@ public struct MappingModel: Sendable {
         }
     }
 
+    /// Where a destination attribute's value comes from.
     public enum AttributeValue: Sendable {
         /// The source attribute's value, widened by `conversion`; `valueIfNil` when it is nil.
         case copy(source: String, conversion: TypeConversion?, valueIfNil: Value)
@@ -143,10 +161,14 @@ public struct MappingModel: Sendable {
 
     /// How one destination relationship gets its links.
     public struct RelationshipMapping: Sendable {
+        /// The destination relationship.
         public var destination: String
+        /// Where its links come from.
         public var value: RelationshipValue
+        /// Where the mapping is in the mapping file.
         public var location: InputLocation?
 
+        /// A mapping giving `destination` its links from `value`.
         public init(destination: String, value: RelationshipValue, location: InputLocation? = nil) {
             self.destination = destination
             self.value = value
@@ -154,6 +176,7 @@ public struct MappingModel: Sendable {
         }
     }
 
+    /// Where a destination relationship's links come from.
     public enum RelationshipValue: Sendable, Hashable {
         /// The links of a source relationship, carried over to the objects made from the linked
         /// source objects.

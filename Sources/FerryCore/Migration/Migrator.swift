@@ -23,6 +23,7 @@ public struct MigrationOptions: Sendable {
     /// How long to wait for another writer (or a reader blocking a checkpoint) before failing.
     public var busyTimeout: Duration = .seconds(30)
 
+    /// Options migrating to `targetVersion` (nil: the current version), with a backup unless `backup` is false.
     public init(targetVersion: String? = nil, backup: Bool = true, parameters: [String: Value] = [:], registry: PolicyRegistry = .shared) {
         self.targetVersion = targetVersion
         self.backup = backup
@@ -33,21 +34,29 @@ public struct MigrationOptions: Sendable {
 
 /// Receives progress while a store migrates.
 public protocol MigrationObserver: AnyObject {
+    /// A version step starts: step `index` (1-based) of `total`, from version `from` to `to`.
     func migrationStepStarted(_ index: Int, of total: Int, from: String, to: String)
+    /// An entity mapping of the current step starts.
     func migrationEntityStarted(_ mapping: String)
+    /// `processed` source objects of the mapping are done so far.
     func migrationProgress(mapping: String, processed: Int)
 }
 
 /// What one version step did, per entity mapping.
 public struct MigrationStepReport: Sendable, Codable, Hashable {
+    /// What one entity mapping of the step did.
     public struct EntityReport: Sendable, Codable, Hashable {
+        /// The entity mapping's name.
         public var mapping: String
+        /// The destination entity.
         public var destination: String
+        /// The source entity; nil for an entity that starts empty.
         public var source: String?
         /// Source objects read.
         public var read = 0
         /// Destination objects written.
         public var written = 0
+        /// The mapping's wall-clock time.
         public var seconds = 0.0
         /// Attributes copied unchanged whose checksums agreed before and after (with `checksums`).
         public var unchanged: [String]?
@@ -61,10 +70,15 @@ public struct MigrationStepReport: Sendable, Codable, Hashable {
         }
     }
 
+    /// The version migrated from.
     public var from: String
+    /// The version migrated to.
     public var to: String
+    /// The mapping file used; nil for an inferred step.
     public var mappingFile: String?
+    /// One report per entity mapping, in the order they ran.
     public var entities: [EntityReport]
+    /// The step's wall-clock time.
     public var seconds: Double
 
     enum CodingKeys: String, CodingKey {
@@ -75,10 +89,15 @@ public struct MigrationStepReport: Sendable, Codable, Hashable {
 
 /// What a migration did.
 public struct MigrationReport: Sendable, Codable, Hashable {
+    /// The store's path.
     public var store: String
+    /// The model's name.
     public var model: String
+    /// The store's version before the migration.
     public var fromVersion: String
+    /// The store's version after it.
     public var toVersion: String
+    /// One report per version step, in order.
     public var steps: [MigrationStepReport]
     /// The original store, kept beside the migrated one (nil with `backup: false`).
     public var backup: String?
@@ -105,16 +124,24 @@ public struct MigrationReport: Sendable, Codable, Hashable {
 /// let report = try migrator.run()
 /// ```
 public final class Migrator {
+    /// The store migrated.
     public let storePath: String
+    /// The model's versions (stored attributes only).
     public let bundle: ModelBundle
     /// How the store (and every version the migration writes) lays out its tables: ferry's.
     private let layout: any StoreLayout = FerryLayout()
+    /// The migration's options.
     public var options: MigrationOptions
+    /// Receives progress; held weakly.
     public weak var observer: (any MigrationObserver)?
     private let mappingProvider: (ObjectModel, ObjectModel) throws -> MappingModel
 
-    /// - Parameter mappingProvider: the mapping for one adjacent version step (a mapping file's,
-    ///   or the inferred one).
+    /// - Parameters:
+    ///   - storePath: the store to migrate.
+    ///   - bundle: the model's versions, the store's among them.
+    ///   - options: the target version, backup, parameters and policy registry.
+    ///   - mappingProvider: the mapping for one adjacent version step (a mapping file's,
+    ///     or the inferred one).
     public init(storePath: String, bundle: ModelBundle, options: MigrationOptions = MigrationOptions(), mappingProvider: @escaping (ObjectModel, ObjectModel) throws -> MappingModel) {
         self.storePath = storePath
         // Transient attributes have no storage: migrations move only what stores hold.
@@ -126,9 +153,13 @@ public final class Migrator {
     /// The migration's plan: the store's version, the target, each step's mapping, and how many
     /// objects of each source entity the store holds.
     public struct Plan {
+        /// The store's version.
         public var source: ObjectModel
+        /// The version migrated to.
         public var target: ObjectModel
+        /// The mapping of each version step, in order.
         public var steps: [MappingModel]
+        /// Objects per source entity in the store.
         public var counts: [String: Int]
     }
 
@@ -159,7 +190,7 @@ public final class Migrator {
 
     /// Migrates the store to the target version and swaps the result in.
     ///
-    /// Holds the store's writer lock (``StoreLock``) from the first read to the swap, so another
+    /// Holds the store's writer lock (`StoreLock`) from the first read to the swap, so another
     /// ferry writer waits for the migration and then opens the migrated store, and two
     /// migrations of one store run one after the other (the second finds nothing to do).
     public func run() throws -> MigrationReport {

@@ -20,7 +20,9 @@
 /// entity removed in v2 and re-added in v3 is a new entity, exactly as migrating step by step.
 /// The changes and verdicts then compare the two ends directly.
 public struct ModelDiff: Sendable {
+    /// The version compared from.
     public let source: ObjectModel
+    /// The version compared to.
     public let destination: ObjectModel
     /// The versions between `source` and `destination`, oldest first.
     public let intermediates: [ObjectModel]

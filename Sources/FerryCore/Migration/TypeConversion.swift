@@ -23,7 +23,9 @@
 /// | `int64` | `int16`, `int32`, `double` (exact below 2^53) |
 /// | `double`, `decimal` | `int16`, `int32`, `int64` (integral values in range) |
 public struct TypeConversion: Sendable, Hashable, Codable {
+    /// The source attribute's type.
     public var from: AttributeType
+    /// The destination attribute's type.
     public var to: AttributeType
     /// True for a checked narrowing: a value may not fit (``convertedIfFits(_:)`` says so).
     @DecodedOrEmpty public var isChecked = false

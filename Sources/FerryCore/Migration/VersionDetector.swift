@@ -10,7 +10,10 @@ public enum VersionDetector {
     /// share that hash (they differ only in defaults, validation or renaming hints), the one
     /// whose label the store recorded wins, else the latest.
     ///
-    /// - Parameter store: the store's path, for the error message.
+    /// - Parameters:
+    ///   - metadata: the store's metadata (``Store/metadata(at:)``).
+    ///   - bundle: the versions to look among.
+    ///   - store: the store's path, for the error message.
     /// - Throws: `FerryError` (`.modelMismatch`) when no version matches, listing the bundle's
     ///   versions and which entities differ from the closest one (the version sharing the most
     ///   entity hashes with the store).
@@ -24,6 +27,7 @@ public enum VersionDetector {
 
     /// How one version compares with the store's entity hashes.
     public struct Comparison: Sendable, Hashable {
+        /// The version's label.
         public var version: String
         /// Entities with the same hash in the store and the version.
         public var matching: [String]

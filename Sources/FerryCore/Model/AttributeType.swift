@@ -1,9 +1,10 @@
 /// The type of an attribute: Core Data's attribute types plus `json`.
 public enum AttributeType: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Integers, exact decimals, binary floating point, text, booleans, dates, bytes, UUIDs, URIs and JSON.
     case int16, int32, int64, decimal, double, float, string, bool, date, binary, uuid, uri, json
 
     /// Names accepted in model files besides the canonical raw value.
-    public static let aliases: [String: AttributeType] = [
+    package static let aliases: [String: AttributeType] = [
         "integer16": .int16, "integer 16": .int16,
         "integer32": .int32, "integer 32": .int32,
         "integer64": .int64, "integer 64": .int64, "int": .int64, "integer": .int64,

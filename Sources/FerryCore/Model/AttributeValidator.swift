@@ -8,13 +8,13 @@
 /// stored forms).
 ///
 /// Not `Sendable`: each import or update step makes its own.
-public final class AttributeValidator {
-    public let attribute: AttributeDescription
+package final class AttributeValidator {
+    package let attribute: AttributeDescription
     private let patternRule: PatternRule?
     private let rules: ValidationRules
 
     /// Compiles the attribute's pattern; fails when the pattern is not a valid regular expression.
-    public init(_ attribute: AttributeDescription) throws(CoercionFailure) {
+    package init(_ attribute: AttributeDescription) throws(CoercionFailure) {
         self.attribute = attribute
         self.rules = attribute.validation
         if let pattern = attribute.validation.pattern {
@@ -28,10 +28,10 @@ public final class AttributeValidator {
     }
 
     /// True when the attribute has validation rules beyond optionality.
-    public var hasRules: Bool { !rules.isEmpty }
+    package var hasRules: Bool { !rules.isEmpty }
 
     /// Nil when the value is acceptable, else the reason it is not.
-    public func problem(with value: Value) -> String? {
+    package func problem(with value: Value) -> String? {
         if case .null = value {
             return attribute.isOptional ? nil : "\(attribute.name) is required"
         }
@@ -58,7 +58,7 @@ public final class AttributeValidator {
 
     /// Orders two values of the same kind: numbers numerically (decimals exactly), dates in time,
     /// strings by Unicode scalars. Nil when they are not comparable.
-    public static func compare(_ a: Value, _ b: Value) -> Int? {
+    package static func compare(_ a: Value, _ b: Value) -> Int? {
         switch (a, b) {
         case (.integer(let x), .integer(let y)): return x < y ? -1 : (x == y ? 0 : 1)
         case (.double(let x), .double(let y)): return x < y ? -1 : (x == y ? 0 : 1)

@@ -3,10 +3,10 @@ import Foundation
 /// Turns text from a source (CSV field, JSON string or number, YAML scalar) into a typed
 /// ``Value`` of an attribute type, the same way everywhere: import, defaults, constants,
 /// predicates' literals.
-public enum Coercion {
+package enum Coercion {
     /// Coerces `text` to `type`. Null tokens and trimming from `options` apply first.
     /// Returns `.null` for a null token; fails with a reason such as `'abc' is not an int16`.
-    public static func coerce(_ text: String, to type: AttributeType, options: CoercionOptions = CoercionOptions()) -> Result<Value, CoercionFailure> {
+    package static func coerce(_ text: String, to type: AttributeType, options: CoercionOptions = CoercionOptions()) -> Result<Value, CoercionFailure> {
         let text = options.trim ? text.trimmingCharacters(in: .whitespacesAndNewlines) : text
         if !options.nullTokens.isEmpty, options.nullTokens.contains(text) { return .success(.null) }
         if options.decimalComma && type.isNumeric {
@@ -81,7 +81,7 @@ public enum Coercion {
 
     /// Coerces a typed value to another attribute type where that is lossless (integers to
     /// decimals or doubles, booleans to integers, strings through ``coerce(_:to:options:)``).
-    public static func convert(_ value: Value, to type: AttributeType, options: CoercionOptions = CoercionOptions()) -> Result<Value, CoercionFailure> {
+    package static func convert(_ value: Value, to type: AttributeType, options: CoercionOptions = CoercionOptions()) -> Result<Value, CoercionFailure> {
         switch (value, type) {
         case (.null, _): return .success(.null)
         case (.integer(let v), .int16), (.integer(let v), .int32), (.integer(let v), .int64):
@@ -113,7 +113,7 @@ public enum Coercion {
     }
 
     /// A date a store can hold (``DateCoding/storableMilliseconds``), else the reason it cannot.
-    public static func storableDate(_ millis: Int64) -> Result<Value, CoercionFailure> {
+    package static func storableDate(_ millis: Int64) -> Result<Value, CoercionFailure> {
         guard DateCoding.storableMilliseconds.contains(millis) else {
             let year = DateCoding.civil(days: Int(millis).quotientAndRemainderFloored(dividingBy: 86_400_000).0).year
             return .failure(CoercionFailure("a date in the year \(year) is outside the years 0000–9999 that a store holds"))
@@ -124,7 +124,7 @@ public enum Coercion {
     // MARK: - Parsers
 
     /// Parses an integer: optional sign, digits; also `12.0` and `1e3` when they are integral.
-    public static func parseInteger(_ text: String) -> Int64? {
+    package static func parseInteger(_ text: String) -> Int64? {
         if let value = Int64(text) { return value }
         guard let canonical = DecimalText.canonical(text), !canonical.contains(".") else { return nil }
         return Int64(canonical)
@@ -132,7 +132,7 @@ public enum Coercion {
 
     /// Parses a double: decimal notation and exponents, `inf`/`infinity` (any case, signed).
     /// NaN is refused because SQLite stores it as NULL.
-    public static func parseDouble(_ text: String) -> Double? {
+    package static func parseDouble(_ text: String) -> Double? {
         guard let value = Double(text), !value.isNaN else { return nil }
         if value.isInfinite {
             let lowered = text.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "+-"))
@@ -142,7 +142,7 @@ public enum Coercion {
     }
 
     /// Parses a date in the given format into milliseconds since the epoch.
-    public static func parseDate(_ text: String, format: DateFormat) -> Int64? {
+    package static func parseDate(_ text: String, format: DateFormat) -> Int64? {
         switch format {
         case .iso8601:
             return DateCoding.parseISO8601(text)
@@ -176,7 +176,7 @@ public enum Coercion {
     }
 
     /// The lowercase 8-4-4-4-12 form of a UUID written with or without dashes or braces.
-    public static func canonicalUUID(_ text: String) -> String? {
+    package static func canonicalUUID(_ text: String) -> String? {
         if isCanonicalUUID(text) { return text }
         var hex: [UInt8] = []
         hex.reserveCapacity(32)
@@ -228,10 +228,10 @@ public enum Coercion {
 }
 
 /// Why a value could not be coerced or validated.
-public struct CoercionFailure: Error, Sendable, Hashable, CustomStringConvertible {
-    public var reason: String
-    public init(_ reason: String) { self.reason = reason }
-    public var description: String { reason }
+package struct CoercionFailure: Error, Sendable, Hashable, CustomStringConvertible {
+    package var reason: String
+    package init(_ reason: String) { self.reason = reason }
+    package var description: String { reason }
 }
 
 extension Value {

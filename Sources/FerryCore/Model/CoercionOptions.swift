@@ -6,6 +6,7 @@ public struct CoercionOptions: Sendable, Hashable {
     public var nullTokens: Set<String>
     /// Words read as true / false, compared case-insensitively.
     public var trueWords: Set<String>
+    /// Words read as false, compared case-insensitively.
     public var falseWords: Set<String>
     /// Trim white space around text before coercing it.
     public var trim: Bool
@@ -14,9 +15,12 @@ public struct CoercionOptions: Sendable, Hashable {
     /// Numbers are written with a decimal comma and optional thousands separators (`1.234,56`).
     public var decimalComma: Bool = false
 
+    /// `true`, `yes`, `1`, `t`, `y`, `on`.
     public static let defaultTrueWords: Set<String> = ["true", "yes", "1", "t", "y", "on"]
+    /// `false`, `no`, `0`, `f`, `n`, `off`.
     public static let defaultFalseWords: Set<String> = ["false", "no", "0", "f", "n", "off"]
 
+    /// Options with the defaults: no null words, the default boolean words, no trimming, ISO-8601 dates.
     public init(
         nullTokens: Set<String> = [],
         trueWords: Set<String> = CoercionOptions.defaultTrueWords,
@@ -68,6 +72,7 @@ public enum DateFormat: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The format as a job file writes it (`iso8601`, `unix`, a pattern, …).
     public var description: String {
         switch self {
         case .iso8601: return "iso8601"

@@ -4,11 +4,11 @@ import Foundation
 /// for millions of values.
 ///
 /// Stored form: `YYYY-MM-DDTHH:MM:SS.sssZ` (fixed width, UTC, sorts as text).
-public enum DateCoding {
+package enum DateCoding {
     // MARK: - Calendar arithmetic (Howard Hinnant's civil-date algorithms)
 
     /// Days since 1970-01-01 for a proleptic Gregorian date.
-    public static func days(year: Int, month: Int, day: Int) -> Int {
+    package static func days(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400
@@ -19,7 +19,7 @@ public enum DateCoding {
     }
 
     /// The civil date for days since 1970-01-01.
-    public static func civil(days: Int) -> (year: Int, month: Int, day: Int) {
+    package static func civil(days: Int) -> (year: Int, month: Int, day: Int) {
         let z = days + 719468
         let era = (z >= 0 ? z : z - 146096) / 146097
         let doe = z - era * 146097
@@ -44,7 +44,7 @@ public enum DateCoding {
     /// The dates a store holds: years 0000 through 9999 UTC, the range of the fixed-width stored
     /// form `YYYY-MM-DDTHH:MM:SS.sssZ` (and of what verify's types check accepts). Coercion
     /// refuses dates outside it.
-    public static let storableMilliseconds: ClosedRange<Int64> = -62_167_219_200_000...253_402_300_799_999
+    package static let storableMilliseconds: ClosedRange<Int64> = -62_167_219_200_000...253_402_300_799_999
 
     /// Now, in milliseconds since 1970 (the unit of every date ferry stores).
     package static func nowMilliseconds() -> Int64 {
@@ -55,14 +55,14 @@ public enum DateCoding {
     package static func nowText() -> String { format(nowMilliseconds()) }
 
     /// `YYYY-MM-DDTHH:MM:SS.sssZ` for milliseconds since the epoch (years 0000–9999).
-    public static func format(_ millis: Int64) -> String {
+    package static func format(_ millis: Int64) -> String {
         withFormatted(millis) { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Calls `body` with the stored form's UTF-8 bytes, formatted on the stack (no allocation for
     /// years 0000–9999): the import hot path binds them directly.
     @inline(__always)
-    public static func withFormatted<T>(_ millis: Int64, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+    package static func withFormatted<T>(_ millis: Int64, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         let (dayCount, msOfDay) = Int(millis).quotientAndRemainderFloored(dividingBy: 86_400_000)
         let (year, month, day) = civil(days: dayCount)
         guard year >= 0 && year <= 9999 else {
@@ -98,7 +98,7 @@ public enum DateCoding {
     }
 
     /// Writes the stored form into `buffer` (at least 24 bytes) and returns the byte count.
-    public static func format(_ millis: Int64, into buffer: inout [UInt8]) -> Int {
+    package static func format(_ millis: Int64, into buffer: inout [UInt8]) -> Int {
         let (dayCount, msOfDay) = Int(millis).quotientAndRemainderFloored(dividingBy: 86_400_000)
         let (year, month, day) = civil(days: dayCount)
         var index = 0
@@ -138,12 +138,12 @@ public enum DateCoding {
     /// Parses ISO-8601 / RFC 3339 dates: `2024-01-31`, `2024-01-31T12:30`, `2024-01-31 12:30:05`,
     /// fractions of any length (truncated to milliseconds), `Z`, `+02:00`, `+0200`, `+02`.
     /// Text without a zone is read in `defaultOffsetSeconds` (UTC unless a job says otherwise).
-    public static func parseISO8601(_ text: String, defaultOffsetSeconds: Int = 0) -> Int64? {
+    package static func parseISO8601(_ text: String, defaultOffsetSeconds: Int = 0) -> Int64? {
         var text = text
         return text.withUTF8 { parseISO8601(bytes: $0, defaultOffsetSeconds: defaultOffsetSeconds) }
     }
 
-    public static func parseISO8601(bytes: UnsafeBufferPointer<UInt8>, defaultOffsetSeconds: Int = 0) -> Int64? {
+    package static func parseISO8601(bytes: UnsafeBufferPointer<UInt8>, defaultOffsetSeconds: Int = 0) -> Int64? {
         var scanner = ByteScanner(bytes)
         // Expanded years (ISO 8601 §4.1.2.4) carry a sign and six digits: -000044, +010000.
         var year: Int

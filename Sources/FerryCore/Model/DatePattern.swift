@@ -77,7 +77,7 @@ public struct DatePattern: Sendable, Hashable {
         return text.withUTF8 { parse(bytes: $0, defaultOffsetSeconds: defaultOffsetSeconds) }
     }
 
-    public func parse(bytes: UnsafeBufferPointer<UInt8>, defaultOffsetSeconds: Int = 0) -> Int64? {
+    package func parse(bytes: UnsafeBufferPointer<UInt8>, defaultOffsetSeconds: Int = 0) -> Int64? {
         var s = ByteScanner(bytes)
         var year = 1970, month = 1, day = 1, hour = 0, minute = 0, second = 0, millis = 0
         var pm: Bool? = nil

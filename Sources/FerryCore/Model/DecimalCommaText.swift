@@ -1,10 +1,10 @@
 /// Numbers written the continental European way: a decimal comma and `.` (or a space, a
 /// no-break space, a narrow no-break space) between groups of thousands: `1.234,56`,
 /// `-12 500`, `0,5`. Turned into the plain form every number parser reads (`1234.56`).
-public enum DecimalCommaText {
+package enum DecimalCommaText {
     /// The plain spelling of `text`, or nil when it is not a number in this notation. Groups
     /// after a separator must have exactly three digits (`1.23,4` is refused, not misread).
-    public static func plain(_ text: String) -> String? {
+    package static func plain(_ text: String) -> String? {
         var scalars = Substring(text).unicodeScalars[...]
         var result = ""
         if let sign = scalars.first, sign == "-" || sign == "+" {

@@ -1,10 +1,10 @@
 /// Exact decimal numbers as canonical text: parsing, canonicalising and comparing without
 /// rounding through binary floating point.
-public enum DecimalText {
+package enum DecimalText {
     /// The canonical form of a decimal written as `[+-]digits[.digits][e[+-]digits]`, or nil.
     /// Canonical: no `+`, no exponent, no leading zeros, no trailing fractional zeros, `0` not `-0`.
     /// Exponents beyond ±4000 are refused rather than expanded into huge strings.
-    public static func canonical(_ text: String) -> String? {
+    package static func canonical(_ text: String) -> String? {
         var negative = false
         var intDigits: [UInt8] = []
         var fracDigits: [UInt8] = []
@@ -76,7 +76,7 @@ public enum DecimalText {
     }
 
     /// True when `text` is already canonical (`-12.5`, `0`, `3`), checked without allocating.
-    public static func isCanonical(_ text: String) -> Bool {
+    package static func isCanonical(_ text: String) -> Bool {
         var iterator = text.utf8.makeIterator()
         guard var b = iterator.next() else { return false }
         var negative = false
@@ -109,7 +109,7 @@ public enum DecimalText {
     }
 
     /// Compares two canonical decimals exactly: -1, 0 or 1.
-    public static func compare(_ a: String, _ b: String) -> Int {
+    package static func compare(_ a: String, _ b: String) -> Int {
         let aNegative = a.hasPrefix("-")
         let bNegative = b.hasPrefix("-")
         if aNegative != bNegative { return aNegative ? -1 : 1 }

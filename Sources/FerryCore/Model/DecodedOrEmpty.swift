@@ -2,14 +2,18 @@
 /// recorded in stores before the property existed still decode.
 @propertyWrapper
 public struct DecodedOrEmpty<Wrapped: EmptyValue>: Hashable, Codable {
+    /// The property's value.
     public var wrappedValue: Wrapped
 
+    /// Wraps `wrappedValue`.
     public init(wrappedValue: Wrapped) { self.wrappedValue = wrappedValue }
 
+    /// Decodes the value itself (a missing key is handled by `KeyedDecodingContainer`).
     public init(from decoder: any Decoder) throws {
         wrappedValue = try decoder.singleValueContainer().decode(Wrapped.self)
     }
 
+    /// Encodes the value itself.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(wrappedValue)
@@ -18,11 +22,15 @@ public struct DecodedOrEmpty<Wrapped: EmptyValue>: Hashable, Codable {
 
 /// A type with an empty value: `false`, `[]`, `[:]`.
 public protocol EmptyValue: Hashable, Codable {
+    /// The value a missing key decodes as.
     static var empty: Self { get }
 }
 
+/// `false`.
 extension Bool: EmptyValue { public static var empty: Bool { false } }
+/// `[]`.
 extension Array: EmptyValue where Element: Hashable & Codable { public static var empty: [Element] { [] } }
+/// `[:]`.
 extension Dictionary: EmptyValue where Key: Codable, Value: Hashable & Codable { public static var empty: [Key: Value] { [:] } }
 
 extension DecodedOrEmpty: Sendable where Wrapped: Sendable {}

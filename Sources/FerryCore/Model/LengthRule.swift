@@ -4,9 +4,9 @@
 /// So `é` written precomposed (U+00E9) has length 1 and decomposed (`e` + U+0301) length 2, and
 /// an emoji outside the Basic Multilingual Plane (`😀`) has length 2, exactly as Core Data
 /// counts them. Both sides count on the UTF-8 bytes, with ``utf16Count(_:)``.
-public enum LengthRule {
+package enum LengthRule {
     /// The length of a value the rules measure, nil for other values (numbers, dates, …).
-    public static func length(of value: Value) -> Int? {
+    package static func length(of value: Value) -> Int? {
         switch value {
         case .string(var text), .uri(var text): return text.withUTF8 { utf16Count($0) }
         case .binary(let bytes): return bytes.count
@@ -17,7 +17,7 @@ public enum LengthRule {
     /// The UTF-16 length of UTF-8 text: one unit per character of one to three bytes, two per
     /// four-byte character (a surrogate pair in UTF-16).
     @inline(__always)
-    public static func utf16Count(_ utf8: UnsafeBufferPointer<UInt8>) -> Int {
+    package static func utf16Count(_ utf8: UnsafeBufferPointer<UInt8>) -> Int {
         var count = 0
         for byte in utf8 {
             // Every byte but a continuation byte (10xxxxxx) starts a character.

@@ -6,20 +6,20 @@
 /// let problems = ModelChecker.check(model)
 /// if !problems.isEmpty { throw FerryErrors(problems) }
 /// ```
-public enum ModelChecker {
+package enum ModelChecker {
     /// Reserved name prefixes (compared case-insensitively): ferry's own tables and columns, and
     /// SQLite's.
-    public static let reservedPrefixes = [FerryLayout.reservedPrefix, "sqlite_"]
+    package static let reservedPrefixes = [FerryLayout.reservedPrefix, "sqlite_"]
 
     /// Every problem in the model, in model order; empty when the model is sound.
-    public static func check(_ model: ObjectModel) -> [FerryError] {
+    package static func check(_ model: ObjectModel) -> [FerryError] {
         var checker = Checker(model: model)
         checker.run()
         return checker.errors
     }
 
     /// True when `name` is `[A-Za-z_][A-Za-z0-9_]*`.
-    public static func isIdentifier(_ name: String) -> Bool {
+    package static func isIdentifier(_ name: String) -> Bool {
         guard let first = name.utf8.first else { return false }
         func isLetter(_ c: UInt8) -> Bool { (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c == 95 }
         guard isLetter(first) else { return false }

@@ -6,5 +6,6 @@ public enum ModelOrigin: String, Sendable, Hashable, Codable, EmptyValue {
     /// An Xcode data model (`.xcdatamodel` inside an `.xcdatamodeld` package, or on its own).
     case xcode
 
+    /// A missing origin is ferry's: models recorded before Xcode models were read.
     public static var empty: ModelOrigin { .ferry }
 }

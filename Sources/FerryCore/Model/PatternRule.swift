@@ -11,14 +11,14 @@ import Foundation
 /// One engine decides both sides: import calls ``matches(_:)``; verify calls the SQL function
 /// `ferry_matches` (``PredicateFunctions``), which compiles the same anchored expression through
 /// the same cache and matches through the same ``PredicateFunctions/wholeMatch(_:_:)``.
-public struct PatternRule: @unchecked Sendable {
+package struct PatternRule: @unchecked Sendable {
     // NSRegularExpression is immutable once made and documented as thread-safe.
     private let regex: NSRegularExpression
     /// The pattern as written in the model.
-    public let pattern: String
+    package let pattern: String
 
     /// Compiles `pattern`; nil when it is not a valid ICU regular expression.
-    public init?(_ pattern: String) {
+    package init?(_ pattern: String) {
         guard let regex = PredicateFunctions.regularExpression(pattern, []) else { return nil }
         self.regex = regex
         self.pattern = pattern
@@ -27,7 +27,7 @@ public struct PatternRule: @unchecked Sendable {
     /// True when ferry's stored form of `value` (its text form, which patterns are written
     /// against) matches the whole pattern. Binary data has no text form: the rule does not apply
     /// to it (verify does not test it either).
-    public func matches(_ value: Value) -> Bool {
+    package func matches(_ value: Value) -> Bool {
         guard let subject = PredicateFunctions.subject(FerryValueCoding().encode(value)) else { return true }
         return PredicateFunctions.wholeMatch(regex, subject)
     }

@@ -4,23 +4,31 @@
 /// (`-12.5`, never rounded through `Double`), dates are milliseconds since 1970-01-01 UTC, UUIDs
 /// are lowercase 8-4-4-4-12 text, JSON is valid JSON text.
 public enum Value: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// No value (nil).
     case null
+    /// An integer (`int16`, `int32`, `int64` attributes).
     case integer(Int64)
+    /// A binary floating-point number (`double`, `float` attributes).
     case double(Double)
     /// Exact decimal in canonical text: optional `-`, digits, optional `.` and digits, no exponent,
     /// no leading zeros before other digits, no trailing fractional zeros (`1.50` → `1.5`).
     case decimal(String)
+    /// Text.
     case string(String)
+    /// A boolean.
     case bool(Bool)
     /// Milliseconds since 1970-01-01T00:00:00Z.
     case date(Int64)
+    /// Bytes.
     case binary([UInt8])
     /// Lowercase canonical 8-4-4-4-12 form.
     case uuid(String)
+    /// A URI, as text.
     case uri(String)
     /// Valid JSON text.
     case json(String)
 
+    /// True for `.null`.
     public var isNull: Bool {
         if case .null = self { return true }
         return false

@@ -22,9 +22,9 @@ extension ObjectModel {
 }
 
 /// The canonical text behind ``ObjectModel/entityHashes``.
-public enum VersionHash {
+package enum VersionHash {
     /// One line per storage-relevant fact of the entity, properties sorted by name.
-    public static func canonicalText(of entity: EntityDescription) -> String {
+    package static func canonicalText(of entity: EntityDescription) -> String {
         var lines: [String] = ["entity \(field(entity.name))"]
         if let modifier = entity.hashModifier { lines.append("modifier \(field(modifier))") }
         if let parent = entity.parent { lines.append("parent \(field(parent))") }

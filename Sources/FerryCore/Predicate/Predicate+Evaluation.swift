@@ -25,18 +25,24 @@ public enum PredicateValue {
 public struct PredicateRecord: PredicateEvaluable, Sendable, Hashable {
     /// A property of the record.
     public indirect enum Field: Sendable, Hashable {
+        /// An attribute value.
         case value(Value)
+        /// A to-one relationship: the related record, or nil.
         case toOne(PredicateRecord?)
+        /// A to-many relationship: the related records.
         case toMany([PredicateRecord])
     }
 
+    /// The properties by name.
     public var fields: [String: Field]
 
+    /// A record with these properties.
     public init(_ fields: [String: Field] = [:]) { self.fields = fields }
 
     /// A record with attribute values only.
     public init(values: [String: Value]) { self.fields = values.mapValues { .value($0) } }
 
+    /// The property's value; `.value(.null)` for an unknown key.
     public func predicateValue(forKey key: String) -> PredicateValue {
         switch fields[key] {
         case .value(let value): return .value(value)

@@ -4,17 +4,17 @@
 /// `SELECT … FROM "Order" AS t0 WHERE …` as well as `UPDATE "Order" AS t0 SET … WHERE …` and
 /// `DELETE FROM "Order" AS t0 WHERE …`: to-one key paths read through scalar subqueries,
 /// to-many key paths through `EXISTS` and aggregate subqueries.
-public struct PredicateSQL: Sendable, Hashable {
+package struct PredicateSQL: Sendable, Hashable {
     /// The boolean expression, with `?` for every literal.
-    public var sql: String
+    package var sql: String
     /// The values for the `?` parameters, in order.
-    public var arguments: [DatabaseValue]
+    package var arguments: [DatabaseValue]
     /// The table and alias the expression is written against: `"Order" AS t0`.
-    public var from: String
+    package var from: String
     /// Joins the caller must add: always empty, since relationships compile to subqueries.
-    public var joins: [String] { [] }
+    package var joins: [String] { [] }
 
-    public init(sql: String, arguments: [DatabaseValue], from: String) {
+    package init(sql: String, arguments: [DatabaseValue], from: String) {
         self.sql = sql
         self.arguments = arguments
         self.from = from
@@ -33,7 +33,7 @@ extension Predicate {
     /// The SQL calls the functions of ``PredicateFunctions``; register them on the connection.
     /// Results equal those of ``evaluate(on:)`` on the same rows: `nil` never equals a value,
     /// `nil == nil` holds, and `NOT` of a comparison with `nil` is true, as in memory.
-    public func sql(for entity: EntityDescription, model: ObjectModel, alias: String = "t0") throws(FerryError) -> PredicateSQL {
+    package func sql(for entity: EntityDescription, model: ObjectModel, alias: String = "t0") throws(FerryError) -> PredicateSQL {
         try sql(for: entity, model: model, layout: FerryLayout(), alias: alias)
     }
 

@@ -2,15 +2,14 @@
 ///
 /// ```swift
 /// let predicate = try Predicate(format: "status == %@ AND total > 100", arguments: ["paid"])
-/// let sql = try predicate.sql(for: order, model: model)      // WHERE-clause text and arguments
+/// let checked = try predicate.bound(to: order, model: model) // key paths and literals checked
 /// let keep = try predicate.evaluate(on: record)              // the same answer in memory
 /// ```
 ///
-/// ## Topics
+/// The main entry points:
 ///
 /// - ``init(format:arguments:location:)``: parse a format string.
 /// - ``bound(to:model:)``: check key paths and literals against a model.
-/// - ``sql(for:model:alias:)``: compile to SQLite.
 /// - ``evaluate(on:)``: evaluate on a record in memory.
 public indirect enum Predicate: Sendable, Hashable {
     /// `TRUEPREDICATE` or `FALSEPREDICATE`.
@@ -27,14 +26,20 @@ public indirect enum Predicate: Sendable, Hashable {
 
 /// A comparison of two expressions.
 public struct Comparison: Sendable, Hashable {
+    /// How a to-many key path on the left is quantified (`ANY`, `ALL`, `NONE`).
     public var modifier: ComparisonModifier
+    /// The left operand.
     public var lhs: PredicateExpression
+    /// The operator.
     public var op: ComparisonOperator
+    /// The `[c]`/`[d]` options of a string comparison.
     public var options: StringOptions
+    /// The right operand.
     public var rhs: PredicateExpression
     /// Where the operator is in the source (ignored by `==` and hashing).
     public var mark: SourceMark
 
+    /// `lhs op rhs`, with its modifier, string options and source position.
     public init(
         _ lhs: PredicateExpression, _ op: ComparisonOperator, _ rhs: PredicateExpression,
         modifier: ComparisonModifier = .direct, options: StringOptions = [], mark: SourceMark = SourceMark()
@@ -62,18 +67,31 @@ public enum ComparisonModifier: String, Sendable, Hashable {
 
 /// A comparison operator.
 public enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {
+    /// `==`.
     case equal = "=="
+    /// `!=`.
     case notEqual = "!="
+    /// `<`.
     case less = "<"
+    /// `<=`.
     case lessOrEqual = "<="
+    /// `>`.
     case greater = ">"
+    /// `>=`.
     case greaterOrEqual = ">="
+    /// `BETWEEN {low, high}`, both inclusive.
     case between = "BETWEEN"
+    /// `IN {…}`: equal to one of the list's values, or (on a to-many key path) contains the value.
     case `in` = "IN"
+    /// `BEGINSWITH`: the text starts with the right operand.
     case beginsWith = "BEGINSWITH"
+    /// `ENDSWITH`: the text ends with the right operand.
     case endsWith = "ENDSWITH"
+    /// `CONTAINS`: the text contains the right operand, or a to-many collection contains the value.
     case contains = "CONTAINS"
+    /// `LIKE`: a wildcard match (`*` any characters, `?` one).
     case like = "LIKE"
+    /// `MATCHES`: an ICU regular expression the whole text must match.
     case matches = "MATCHES"
 
     /// True for the operators that only apply to text.
@@ -95,7 +113,9 @@ public enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {
 
 /// The `[c]`, `[d]` and `[cd]` options of a string comparison.
 public struct StringOptions: OptionSet, Sendable, Hashable {
+    /// The option bits.
     public let rawValue: Int
+    /// The options with these bits.
     public init(rawValue: Int) { self.rawValue = rawValue }
     /// `[c]`: case-insensitive (Unicode case folding: `ß` matches `SS`).
     public static let caseInsensitive = StringOptions(rawValue: 1)
@@ -138,6 +158,7 @@ public indirect enum PredicateExpression: Sendable, Hashable {
 
 /// `@count`, `@sum`, `@avg`, `@min`, `@max`.
 public enum AggregateFunction: String, Sendable, Hashable, CaseIterable {
+    /// Count, sum, average, minimum and maximum.
     case count, sum, avg, min, max
 }
 
@@ -150,11 +171,14 @@ public struct PredicateKeyPath: Sendable, Hashable {
         /// A `SUBQUERY` iteration variable.
         case variable(String)
     }
+    /// What the first component is read from.
     public var root: Root
+    /// The key path's components, `["customer", "email"]` for `customer.email`.
     public var components: [String]
     /// The source position of each component (and of the variable first, for variable roots).
     public var marks: [SourceMark]
 
+    /// A key path of `components` from `root`.
     public init(root: Root = .object, _ components: [String], marks: [SourceMark] = []) {
         self.root = root
         self.components = components
@@ -166,6 +190,7 @@ public struct PredicateKeyPath: Sendable, Hashable {
         lhs.root == rhs.root && lhs.components == rhs.components
     }
 
+    /// Hashes the root and components, as `==` compares them.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(root)
         hasher.combine(components)
@@ -188,11 +213,16 @@ public struct PredicateKeyPath: Sendable, Hashable {
 
 /// `SUBQUERY(collection, $variable, predicate)`.
 public struct Subquery: Sendable, Hashable {
+    /// The collection iterated (a to-many key path).
     public var collection: PredicateExpression
+    /// The iteration variable's name, without `$`.
     public var variable: String
+    /// The condition each element must meet.
     public var predicate: Predicate
+    /// Where `SUBQUERY` is in the source.
     public var mark: SourceMark
 
+    /// `SUBQUERY(collection, $variable, predicate)`.
     public init(collection: PredicateExpression, variable: String, predicate: Predicate, mark: SourceMark = SourceMark()) {
         self.collection = collection
         self.variable = variable
@@ -205,9 +235,13 @@ public struct Subquery: Sendable, Hashable {
 ///
 /// Marks never affect equality or hashing: `a == 1` parsed from two places is the same predicate.
 public struct SourceMark: Sendable, Hashable {
+    /// The token's location; nil when the predicate was built in code.
     public var location: InputLocation?
+    /// A mark at `location`.
     public init(_ location: InputLocation? = nil) { self.location = location }
+    /// Always true: marks take no part in equality.
     public static func == (lhs: SourceMark, rhs: SourceMark) -> Bool { true }
+    /// Adds nothing: marks take no part in hashing.
     public func hash(into hasher: inout Hasher) {}
 }
 
@@ -224,11 +258,17 @@ public enum PredicateArgument: Sendable, Hashable, ExpressibleByStringLiteral, E
     /// A key path for `%K`.
     case keyPath(String)
 
+    /// A string value.
     public init(stringLiteral value: String) { self = .value(.string(value)) }
+    /// An integer value.
     public init(integerLiteral value: Int64) { self = .value(.integer(value)) }
+    /// A double value.
     public init(floatLiteral value: Double) { self = .value(.double(value)) }
+    /// A boolean value.
     public init(booleanLiteral value: Bool) { self = .value(.bool(value)) }
+    /// `nil`.
     public init(nilLiteral: ()) { self = .value(.null) }
+    /// A list, for `IN %@`.
     public init(arrayLiteral elements: Value...) { self = .list(elements) }
 }
 

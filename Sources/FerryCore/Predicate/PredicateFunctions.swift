@@ -22,16 +22,16 @@ import Synchronization
 ///
 /// Every function returns 0 (never NULL) when `text` or the pattern is NULL, so that `NOT`
 /// keeps two-valued logic.
-public enum PredicateFunctions {
+package enum PredicateFunctions {
     /// One SQL function: its name, argument count and Swift implementation.
-    public struct Function: Sendable {
-        public let name: String
-        public let argumentCount: Int
-        public let body: @Sendable ([DatabaseValue]) -> DatabaseValue
+    package struct Function: Sendable {
+        package let name: String
+        package let argumentCount: Int
+        package let body: @Sendable ([DatabaseValue]) -> DatabaseValue
     }
 
     /// Every function compiled predicates may call.
-    public static let all: [Function] = [
+    package static let all: [Function] = [
         Function(name: "ferry_fold", argumentCount: 2) { arguments in
             guard let text = subject(arguments[0]) else { return .null }
             return .text(fold(text, options(arguments[1])))
@@ -79,7 +79,7 @@ public enum PredicateFunctions {
     /// Folds text for `[c]` / `[d]` with Foundation (`ß` → `ss`, `É` → `e`), then composes it
     /// (NFC) so that precomposed and decomposed accents compare equal. Without options the text
     /// is returned unchanged: plain comparisons are exact, byte for byte, as in SQLite.
-    public static func fold(_ text: String, _ options: StringOptions) -> String {
+    package static func fold(_ text: String, _ options: StringOptions) -> String {
         if options.isEmpty { return text }
         var compareOptions: String.CompareOptions = []
         if options.contains(.caseInsensitive) { compareOptions.insert(.caseInsensitive) }

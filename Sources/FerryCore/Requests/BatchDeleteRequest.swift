@@ -28,12 +28,16 @@ public struct BatchDeleteRequest: Sendable {
         case ignore
     }
 
+    /// The entity whose objects are deleted.
     public var entity: String
+    /// The objects to delete (all by default).
     public var predicate: Predicate
+    /// Whether the model's delete rules apply (the default) or only the selected rows go.
     public var deleteRules: DeleteRules
     /// Where the request was written (a job step), for error messages.
     public var location: InputLocation?
 
+    /// A delete of the `entity` objects that `predicate` selects.
     public init(entity: String, predicate: Predicate = .constant(true), deleteRules: DeleteRules = .apply, location: InputLocation? = nil) {
         self.entity = entity
         self.predicate = predicate
@@ -52,6 +56,7 @@ public struct BatchDeleteResult: Sendable, Hashable {
     /// The entity the request named.
     public var entity: String
 
+    /// An empty result for `entity`.
     public init(entity: String) { self.entity = entity }
 
     /// Objects of the request's entity that were deleted.

@@ -13,8 +13,11 @@
 /// let result = try store.execute(request)
 /// ```
 public struct BatchInsertRequest {
+    /// The entity whose objects are inserted.
     public var entity: String
+    /// The properties each row gives, in row order.
     public var columns: [InsertColumn]
+    /// What a row whose unique key exists already does (reject it, by default).
     public var conflictPolicy: ConflictPolicy
     /// Check optionality and validation rules (on by default, as Core Data validates on save).
     public var validate: Bool
@@ -23,6 +26,7 @@ public struct BatchInsertRequest {
     /// Called for each rejected row with its 0-based index and the reason.
     public var onReject: ((Int, String) -> Void)?
 
+    /// An insert of the rows `rowHandler` produces into `entity`.
     public init(entity: String, columns: [InsertColumn], conflictPolicy: ConflictPolicy = .error, validate: Bool = true, rowHandler: @escaping (inout [Value]) throws -> Bool) {
         self.entity = entity
         self.columns = columns
@@ -34,15 +38,21 @@ public struct BatchInsertRequest {
 
 /// Counts from a batch insert; `read == inserted + updated + skipped + rejected`.
 public struct BatchInsertResult: Sendable, Hashable {
+    /// Rows produced by the row handler.
     public var read = 0
+    /// Objects inserted.
     public var inserted = 0
+    /// Existing objects updated or replaced (`.update`, `.replace`).
     public var updated = 0
+    /// Rows skipped (`.keep` and an existing key).
     public var skipped = 0
+    /// Rows rejected (reported through `onReject`).
     public var rejected = 0
 
+    /// All counts zero.
     public init() {}
 
-    public mutating func count(_ outcome: InsertOutcome) {
+    package mutating func count(_ outcome: InsertOutcome) {
         read += 1
         switch outcome {
         case .inserted: inserted += 1

@@ -3,9 +3,12 @@ import Foundation
 /// A property a batch insert writes: an attribute, or a to-one relationship given as the
 /// related object's primary key (`.integer(ferry_pk)`).
 public enum InsertColumn: Sendable, Hashable {
+    /// An attribute, by name.
     case attribute(String)
+    /// A to-one relationship, by name: its value is the related object's primary key.
     case relationship(String)
 
+    /// The attribute's or relationship's name.
     public var name: String {
         switch self {
         case .attribute(let name), .relationship(let name): return name
@@ -14,7 +17,7 @@ public enum InsertColumn: Sendable, Hashable {
 }
 
 /// What happened to one record of a batch insert.
-public enum InsertOutcome: Sendable, Hashable {
+package enum InsertOutcome: Sendable, Hashable {
     case inserted
     case updated
     case skipped
@@ -28,10 +31,10 @@ public enum InsertOutcome: Sendable, Hashable {
 /// Use inside a write transaction (``Store/write(_:)``). Record-level problems (a failed rule, a
 /// uniqueness conflict under `.error`, a missing required value) come back as `.rejected`; only
 /// store failures throw.
-public final class BatchInserter {
-    public let entity: EntityDescription
-    public let columns: [InsertColumn]
-    public let policy: ConflictPolicy
+package final class BatchInserter {
+    package let entity: EntityDescription
+    package let columns: [InsertColumn]
+    package let policy: ConflictPolicy
     private let connection: Connection
     private let coding: DispatchedValueCoding
     private let types: [AttributeType?]
@@ -143,7 +146,7 @@ public final class BatchInserter {
     /// `supplied` (aligned with ``columns``, nil meaning all) marks the values the record really
     /// has: an unsupplied attribute gets its default when inserted and is left unchanged by
     /// `update` (Core Data's pitfall of resetting unsupplied attributes does not happen here).
-    public func insert(_ values: [Value], supplied: [Bool]? = nil) throws -> InsertOutcome {
+    package func insert(_ values: [Value], supplied: [Bool]? = nil) throws -> InsertOutcome {
         precondition(values.count == columns.count, "one value per column")
         // Without update/replace the values are bound straight away (the fast path of imports);
         // otherwise they are kept encoded to look up the existing object first.
@@ -217,40 +220,40 @@ public final class BatchInserter {
 
     /// True when rows can be bound column by column with ``bindDirect(_:column:)`` and friends:
     /// the `error` and `keep` policies, which need no lookup of an existing object.
-    public var supportsDirectBinding: Bool { policy == .error || policy == .keep }
+    package var supportsDirectBinding: Bool { policy == .error || policy == .keep }
 
     /// The validator of a column (nil when validation is off or the column is a relationship).
-    public func validator(forColumn index: Int) -> AttributeValidator? { validators[index] }
+    package func validator(forColumn index: Int) -> AttributeValidator? { validators[index] }
 
     /// The default value of a column's attribute.
-    public func defaultValue(forColumn index: Int) -> Value? { defaults[index] }
+    package func defaultValue(forColumn index: Int) -> Value? { defaults[index] }
 
     /// Starts a row for direct binding.
     @inline(__always)
-    public func beginDirectRow() { insert.reset() }
+    package func beginDirectRow() { insert.reset() }
 
     @inline(__always)
-    public func bindDirect(_ value: Value, column index: Int) throws {
+    package func bindDirect(_ value: Value, column index: Int) throws {
         try coding.bind(value, to: insert, at: index + 1)
     }
 
     @inline(__always)
-    public func bindDirect(utf8 bytes: UnsafeBufferPointer<UInt8>, column index: Int) throws {
+    package func bindDirect(utf8 bytes: UnsafeBufferPointer<UInt8>, column index: Int) throws {
         try insert.bind(utf8: bytes, at: index + 1)
     }
 
     @inline(__always)
-    public func bindDirect(_ value: Int64, column index: Int) throws {
+    package func bindDirect(_ value: Int64, column index: Int) throws {
         try insert.bind(value, at: index + 1)
     }
 
     @inline(__always)
-    public func bindDirect(_ value: Double, column index: Int) throws {
+    package func bindDirect(_ value: Double, column index: Int) throws {
         try insert.bind(value, at: index + 1)
     }
 
     /// Writes the directly bound row.
-    public func finishDirectRow() throws -> InsertOutcome {
+    package func finishDirectRow() throws -> InsertOutcome {
         do {
             try insert.step()
         } catch let error as FerryError {
@@ -296,9 +299,9 @@ public final class BatchInserter {
 
 /// Finds the primary key of the object of `entity` whose unique attribute equals a value: how
 /// imports resolve to-one relationships (an order's `customer_id` → the Customer with that `id`).
-public final class ReferenceResolver {
-    public let destination: EntityDescription
-    public let matchAttribute: AttributeDescription
+package final class ReferenceResolver {
+    package let destination: EntityDescription
+    package let matchAttribute: AttributeDescription
     private let lookup: Statement
 
     private let coding: any ValueCoding
@@ -322,7 +325,7 @@ public final class ReferenceResolver {
     }
 
     /// The primary key of the matching object, nil when none matches.
-    public func resolve(_ value: Value) throws -> Int64? {
+    package func resolve(_ value: Value) throws -> Int64? {
         lookup.reset()
         try lookup.bind(coding.encode(value), at: 1)
         return try lookup.step() ? lookup.int64(at: 0) : nil

@@ -27,7 +27,9 @@ public struct BatchUpdateRequest: Sendable {
         case expression(UpdateExpression)
     }
 
+    /// The entity whose objects are updated.
     public var entity: String
+    /// The objects to update (all by default).
     public var predicate: Predicate
     /// Attribute name → new value (relationships cannot be set, as with Core Data).
     public var propertiesToUpdate: [String: PropertyValue]
@@ -38,6 +40,13 @@ public struct BatchUpdateRequest: Sendable {
     /// Where the request was written (a job step), for errors about the entity.
     public var location: InputLocation?
 
+    /// An update of the `entity` objects that `predicate` selects, setting `propertiesToUpdate`.
+    ///
+    /// ```swift
+    /// let request = BatchUpdateRequest(entity: "Order", predicate: try Predicate(format: "status == 'open'"),
+    ///                                  propertiesToUpdate: ["status": .constant(.string("closed"))])
+    /// let result = try store.execute(request)      // result.updated
+    /// ```
     public init(
         entity: String, predicate: Predicate = .constant(true), propertiesToUpdate: [String: PropertyValue], validate: Bool = true,
         propertyLocations: [String: InputLocation] = [:], location: InputLocation? = nil
@@ -56,6 +65,7 @@ public struct BatchUpdateResult: Sendable, Hashable {
     /// Records the predicate selected, all of which were updated.
     public var updated: Int
 
+    /// A result of `updated` objects.
     public init(updated: Int) { self.updated = updated }
 }
 

@@ -1,15 +1,18 @@
 /// A property to fetch: a key path from the request's entity to an attribute or a to-one
 /// relationship (`email`, `customer.email`, `customer`), and where it was written.
 public struct FetchProperty: Sendable, Hashable, ExpressibleByStringLiteral {
+    /// The key path, as written (`customer.email`).
     public var keyPath: String
     /// Where the key path was written (`--fields:1:9`, `job.yml:7:15`), for errors.
     public var location: InputLocation?
 
+    /// A property at `keyPath`, written at `location`.
     public init(_ keyPath: String, location: InputLocation? = nil) {
         self.keyPath = keyPath
         self.location = location
     }
 
+    /// A property at the literal key path.
     public init(stringLiteral value: String) { self.init(value) }
 
     /// Splits a comma-separated list (`id,email,customer.email`), locating each key path from
@@ -32,11 +35,14 @@ public struct FetchProperty: Sendable, Hashable, ExpressibleByStringLiteral {
 /// One sort key of a fetch request (Core Data's `NSSortDescriptor`): a key path to an attribute
 /// or to-one relationship, ascending or descending.
 public struct SortDescriptor: Sendable, Hashable {
+    /// The key path sorted by.
     public var keyPath: String
+    /// Ascending (the default) or descending.
     public var ascending: Bool
     /// Where the key path was written, for errors.
     public var location: InputLocation?
 
+    /// A sort by `keyPath`, ascending unless `ascending` is false.
     public init(_ keyPath: String, ascending: Bool = true, location: InputLocation? = nil) {
         self.keyPath = keyPath
         self.ascending = ascending
@@ -107,10 +113,13 @@ public struct FetchColumn: Sendable, Hashable {
 /// To-many relationships cannot be fetched or sorted by.
 public struct FetchRequest: Sendable {
     /// The collation that orders decimal text exactly; registered on every store connection.
-    public static let decimalCollation = "ferry_decimal"
+    package static let decimalCollation = "ferry_decimal"
 
+    /// The entity fetched.
     public var entity: String
+    /// The objects to fetch; nil fetches every object.
     public var predicate: Predicate?
+    /// The sort order; the primary key breaks ties, and orders the rows when empty.
     public var sortDescriptors: [SortDescriptor]
     /// At most this many rows (nil: no limit).
     public var limit: Int?
@@ -122,6 +131,7 @@ public struct FetchRequest: Sendable {
     /// Where the entity name was written, for errors.
     public var entityLocation: InputLocation?
 
+    /// A fetch of `entity`'s objects, filtered, sorted, paged and projected onto `properties`.
     public init(
         entity: String, predicate: Predicate? = nil, sortDescriptors: [SortDescriptor] = [], limit: Int? = nil, offset: Int = 0,
         properties: [FetchProperty]? = nil, entityLocation: InputLocation? = nil
@@ -145,7 +155,7 @@ public struct FetchRequest: Sendable {
     }
 
     /// Checks the request against `model` without touching any store (what is valid does not
-    /// depend on a store's layout): the errors of ``compile(model:layout:)``.
+    /// depend on a store's layout): the errors of `compile(model:layout:)`.
     public func check(model: ObjectModel) throws(FerryError) {
         _ = try compiled(model: model, layout: FerryLayout())
     }
@@ -213,12 +223,12 @@ public struct FetchRequest: Sendable {
 }
 
 /// A fetch request compiled to SQL.
-public struct FetchQuery: Sendable, Hashable {
+package struct FetchQuery: Sendable, Hashable {
     /// The `SELECT` statement, with `?` for every value.
-    public var sql: String
-    public var arguments: [DatabaseValue]
+    package var sql: String
+    package var arguments: [DatabaseValue]
     /// One per selected column, in order.
-    public var columns: [FetchColumn]
+    package var columns: [FetchColumn]
 }
 
 /// Resolves key paths to SQL column expressions, adding a `LEFT JOIN` per to-one relationship
@@ -330,7 +340,7 @@ public final class FetchCursor {
     /// The columns, in order.
     public let columns: [FetchColumn]
     /// The compiled query.
-    public let query: FetchQuery
+    package let query: FetchQuery
     private let statement: Statement
     private let coding: DispatchedValueCoding
     private var done = false
@@ -363,19 +373,19 @@ public final class FetchCursor {
         coding.decode(statement.value(at: index), as: columns[index].type)
     }
 
-    @inline(__always) public func storageClass(at index: Int) -> DatabaseValue.StorageClass { statement.storageClass(at: index) }
-    @inline(__always) public func int64(at index: Int) -> Int64 { statement.int64(at: index) }
-    @inline(__always) public func double(at index: Int) -> Double { statement.double(at: index) }
+    @inline(__always) package func storageClass(at index: Int) -> DatabaseValue.StorageClass { statement.storageClass(at: index) }
+    @inline(__always) package func int64(at index: Int) -> Int64 { statement.int64(at: index) }
+    @inline(__always) package func double(at index: Int) -> Double { statement.double(at: index) }
 
     /// The column's text bytes, without copying.
     @inline(__always)
-    public func withTextBytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+    package func withTextBytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         try statement.withTextBytes(at: index, body)
     }
 
     /// The column's blob bytes, without copying.
     @inline(__always)
-    public func withBlobBytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+    package func withBlobBytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         try statement.withBlobBytes(at: index, body)
     }
 }
@@ -400,7 +410,7 @@ extension Store {
 
 extension InputLocation {
     /// The location `bytes` columns further on the same line (unchanged when the column is unknown).
-    public func advanced(by bytes: Int) -> InputLocation {
+    package func advanced(by bytes: Int) -> InputLocation {
         guard column > 0 else { return self }
         var location = self
         location.column += bytes

@@ -189,7 +189,7 @@ struct UpdateExpressionCompiler {
 /// SQL functions update expressions call, registered on every store connection: Unicode-correct
 /// case mapping and trimming (SQLite's `lower()`, `upper()` and `trim()` only know ASCII and
 /// spaces) and exact decimal arithmetic on decimal text.
-public enum UpdateFunctions {
+package enum UpdateFunctions {
     /// Registers every function on a connection.
     package static func register(on connection: Connection) throws {
         try connection.registerFunction("ferry_lowercase", argumentCount: 1) { arguments in

@@ -42,11 +42,13 @@ public indirect enum UpdateExpression: Sendable, Hashable {
 
 /// The arithmetic operators of ``UpdateExpression``.
 public enum UpdateOperator: String, Sendable, Hashable {
+    /// `+`, `-`, `*` and `/`.
     case add = "+", subtract = "-", multiply = "*", divide = "/"
 }
 
 /// The functions of ``UpdateExpression``.
 public enum UpdateFunction: String, Sendable, Hashable, CaseIterable {
+    /// `lowercase(x)`, `uppercase(x)`, `trim(x)`, `coalesce(x, y)` and `now()`.
     case lowercase, uppercase, trim, coalesce, now
 }
 

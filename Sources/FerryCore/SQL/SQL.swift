@@ -3,15 +3,15 @@ import Foundation
 /// Standard SQL text helpers (double-quoted identifiers, single-quoted strings), the same in
 /// SQLite and PostgreSQL; reached through a store's ``SQLDialect``, or directly for SQL that only
 /// ever runs on SQLite (ferry's own connection set-up, the migration's work database).
-public enum SQL {
+package enum SQL {
     /// A double-quoted identifier, with embedded quotes doubled.
-    public static func quote(_ identifier: String) -> String {
+    package static func quote(_ identifier: String) -> String {
         doubling(UInt8(ascii: "\""), in: identifier)
     }
 
     /// A SQL string literal of `text`: `'…'` with every `'` doubled. Text with a NUL byte (which
     /// would end the statement's text early) is written as `(CAST(X'…' AS TEXT))` instead (a DDL default needs the parentheses).
-    public static func stringLiteral(_ text: String) -> String {
+    package static func stringLiteral(_ text: String) -> String {
         guard !text.utf8.contains(0) else {
             return "(CAST(X'" + text.utf8.map { String($0, radix: 16).leftPadded(to: 2) }.joined() + "' AS TEXT))"
         }

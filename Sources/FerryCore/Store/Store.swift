@@ -4,7 +4,7 @@ import Foundation
 ///
 /// `Store` is `Sendable` and serializes access to its single connection through closures, as
 /// GRDB's `DatabaseQueue` does (`write { connection in … }`, for ferry's own modules). Its
-/// ``layout`` says how the model is laid out in tables and how values are stored; every SQL
+/// `layout` says how the model is laid out in tables and how values are stored; every SQL
 /// generator working on the store takes it from here.
 ///
 /// ```swift
@@ -45,6 +45,7 @@ public final class Store: @unchecked Sendable {
         /// (writers always do; read-only stores never).
         package var writerLock: StoreLock.Policy = .take
 
+        /// Options; the defaults create a missing store and wait up to 30 seconds for a writer.
         public init(createIfMissing: Bool = true, busyTimeout: Duration = .seconds(30), allowModelMismatch: Bool = false, readOnly: Bool = false) {
             self.createIfMissing = createIfMissing
             self.busyTimeout = busyTimeout
@@ -72,10 +73,10 @@ public final class Store: @unchecked Sendable {
         coreDataCopy?.remove()
     }
 
-    /// Opens a Core Data store for reading, through a private copy (``CoreDataStoreCopy``) that
+    /// Opens a Core Data store for reading, through a private copy (`CoreDataStoreCopy`) that
     /// is removed when the store is released: the user's store, `-wal` and `-shm` are never
-    /// opened. Rows are read in ``CoreDataLayout`` with the model the store is at: the version
-    /// of `bundle` detected (``CoreDataVersionDetector``), else the model the store caches, its
+    /// opened. Rows are read in `CoreDataLayout` with the model the store is at: the version
+    /// of `bundle` detected (`CoreDataVersionDetector`), else the model the store caches, its
     /// sub-entities with their inherited properties (``ObjectModel/withInheritedProperties``).
     ///
     /// The store's ``metadata`` names that model; Core Data stores record no ferry model hash,
@@ -288,7 +289,7 @@ extension Store {
     /// Adds entities to an existing store, recording `model` (which must contain the store's
     /// current entities unchanged plus `newEntities`) as its model. Used by `ferry import` without
     /// `--model`, where each new file becomes a new table, as with sqlite-utils.
-    public static func addEntities(_ newEntities: [String], at path: String, model: ObjectModel) throws {
+    package static func addEntities(_ newEntities: [String], at path: String, model: ObjectModel) throws {
         let writerLock = try StoreLock.acquire(for: path, timeout: .seconds(30))
         defer { withExtendedLifetime(writerLock) {} }
         let connection = try Connection(path: path, create: false)
@@ -306,7 +307,7 @@ extension Store {
     /// Adds optional attributes to an entity the store has (`ALTER TABLE … ADD COLUMN`), in one
     /// transaction with recording `model`, which must be the store's model plus those attributes
     /// (`ferry import --alter` on an inferred store).
-    public static func addAttributes(_ attributes: [AttributeDescription], to entity: String, at path: String, model: ObjectModel) throws {
+    package static func addAttributes(_ attributes: [AttributeDescription], to entity: String, at path: String, model: ObjectModel) throws {
         let connection = try Connection(path: path, create: false)
         try configure(connection, busyTimeout: .seconds(30))
         let layout = FerryLayout()

@@ -7,9 +7,9 @@ import Foundation
 #endif
 
 /// File-level operations on a store and its companion files (`-journal`, `-wal`, `-shm`).
-public enum StoreFiles {
+package enum StoreFiles {
     /// The companion files SQLite may keep beside a database.
-    public static func companions(of path: String) -> [String] {
+    package static func companions(of path: String) -> [String] {
         [path + "-journal", path + "-wal", path + "-shm"]
     }
 
@@ -34,7 +34,7 @@ public enum StoreFiles {
     }
 
     /// Removes a store and its companion files, ignoring those that do not exist.
-    public static func remove(_ path: String) {
+    package static func remove(_ path: String) {
         for file in [path] + companions(of: path) {
             try? FileManager.default.removeItem(atPath: file)
         }
@@ -45,7 +45,7 @@ public enum StoreFiles {
     /// An old store with a hot journal or a WAL is first opened and settled, so that no
     /// companion file of the old store can be applied to the new one; then `rename(2)` swaps the
     /// files in one step: a crash leaves either the old store or the new one, never a mix.
-    public static func replace(_ path: String, with newPath: String) throws {
+    package static func replace(_ path: String, with newPath: String) throws {
         if companions(of: path).contains(where: { FileManager.default.fileExists(atPath: $0) }) {
             let connection = try Connection(path: path, create: false)
             // Reading recovers a hot journal; DELETE mode checkpoints and removes a WAL.

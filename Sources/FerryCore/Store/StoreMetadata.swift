@@ -2,8 +2,11 @@ import Foundation
 
 /// What a store records about itself: which model and version made it, with hashes.
 public struct StoreMetadata: Sendable, Hashable {
+    /// The version of ferry's store format (the bookkeeping tables' layout).
     public var formatVersion: Int
+    /// The name of the model that made the store.
     public var modelName: String
+    /// The version label of the model the store is at.
     public var modelVersion: String
     /// The model's version hash (hex SHA-256) when the store was created or last migrated.
     public var modelHash: String
@@ -11,6 +14,7 @@ public struct StoreMetadata: Sendable, Hashable {
     public var entityHashes: [String: String]
     /// The model itself, so a store can be described (and reused by `ferry import`) without its bundle.
     public var model: ObjectModel?
+    /// When the store was created (UTC ISO-8601), when known.
     public var createdAt: String?
 
     /// Reads the metadata of a store in `layout`, or nil when the database has no ferry metadata.

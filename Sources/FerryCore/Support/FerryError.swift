@@ -5,13 +5,22 @@
 /// new codes do not break clients. Messages name files, entities and attributes, never bulk
 /// user data (record values go to rejects files, not logs).
 public struct FerryError: Error, Sendable, CustomStringConvertible {
+    /// What kind of error it is (exit codes and reports follow from it).
     public var code: Code
+    /// The message, naming files, entities and attributes, never bulk user data.
     public var message: String
+    /// Where the bad input is, when the error is about input.
     public var location: InputLocation?
     /// Extra lines shown under the message (a hint, the offending source line and a caret).
     public var notes: [String]
+    /// The error that caused this one, when there is one.
     public var underlying: (any Error & Sendable)?
 
+    /// An error with `code` and `message`, at `location` when it is about input.
+    ///
+    /// ```swift
+    /// throw FerryError(.migration, "Customer 42: cannot normalise the phone number")
+    /// ```
     public init(
         _ code: Code,
         _ message: String,
@@ -81,6 +90,7 @@ public struct FerryError: Error, Sendable, CustomStringConvertible {
         /// A bug in ferry.
         public static let `internal` = Code(.internal)
 
+        /// The code's name (`invalidInput`, `migration`, …).
         public var description: String { kind.rawValue }
 
         /// True for errors in what the user wrote (definitions, models, predicates, usage).
@@ -108,8 +118,11 @@ extension FerryError {
 
 /// Several problems reported together, each with its own location (model checks, job checks).
 public struct FerryErrors: Error, Sendable, CustomStringConvertible {
+    /// The problems, in the order found.
     public var errors: [FerryError]
+    /// The problems `errors` (at least one).
     public init(_ errors: [FerryError]) { self.errors = errors }
+    /// Every problem's description, one per line.
     public var description: String { errors.map(\.description).joined(separator: "\n") }
     /// The code of the first error.
     public var code: FerryError.Code { errors.first?.code ?? .internal }

@@ -9,9 +9,9 @@ import Foundation
 /// The cause of a failed Foundation file operation in plain words (`No such file or directory`,
 /// `Permission denied`), never `The operation could not be completed (NSCocoaErrorDomain
 /// error 256)`.
-public enum FileErrorReason {
+package enum FileErrorReason {
     /// The POSIX cause of `error` when Foundation kept one, else the best words it has.
-    public static func describe(_ error: any Error) -> String {
+    package static func describe(_ error: any Error) -> String {
         let nsError = error as NSError
         if nsError.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(nsError.code))) }
         if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {

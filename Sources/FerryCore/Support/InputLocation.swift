@@ -13,6 +13,7 @@ public struct InputLocation: Sendable, Hashable, Codable, CustomStringConvertibl
     /// 1-based record number for data files, nil for definitions.
     public var record: Int?
 
+    /// A location in `file`; 0 for an unknown line or column.
     public init(file: String, line: Int = 0, column: Int = 0, record: Int? = nil) {
         self.file = file
         self.line = line

@@ -1,7 +1,7 @@
 /// JSON string literals: the one escaping routine every JSON writer in ferry uses.
-public enum JSONEscaping {
+package enum JSONEscaping {
     /// A JSON string literal for `text`: quotes, backslashes and control characters escaped.
-    public static func quote(_ text: some StringProtocol) -> String {
+    package static func quote(_ text: some StringProtocol) -> String {
         var out = "\""
         out.reserveCapacity(text.utf8.count + 2)
         for scalar in text.unicodeScalars {

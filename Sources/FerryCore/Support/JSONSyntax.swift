@@ -11,12 +11,12 @@
 /// control characters, only the escapes `\" \\ \/ \b \f \n \r \t \uXXXX`, and well-formed UTF-8
 /// (no overlong forms, surrogates or bytes above U+10FFFF); no byte order mark. Nesting deeper
 /// than ``maxDepth`` is refused, as ferry's JSON readers refuse it.
-public enum JSONSyntax {
+@usableFromInline package enum JSONSyntax {
     /// The deepest nesting of arrays and objects accepted (the JSON readers' limit too).
-    public static let maxDepth = 512
+    @usableFromInline package static let maxDepth = 512
 
     /// True when `bytes` is exactly one JSON value (white space around it allowed).
-    public static func isValue(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    package static func isValue(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var scanner = Scanner(bytes: bytes)
         scanner.space()
         guard scanner.value(depth: 0) else { return false }
@@ -25,13 +25,13 @@ public enum JSONSyntax {
     }
 
     /// True when `text` is exactly one JSON value (white space around it allowed).
-    public static func isValue(_ text: String) -> Bool {
+    package static func isValue(_ text: String) -> Bool {
         var text = text
         return text.withUTF8 { isValue($0) }
     }
 
     /// True when `bytes` is exactly one JSON number (no white space).
-    public static func isNumber(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    package static func isNumber(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var scanner = Scanner(bytes: bytes)
         return scanner.number() && scanner.index == bytes.count
     }

@@ -20,7 +20,7 @@ import Foundation
 /// conflicts.output("customers.csv", role: "--rejects")   // refused: it is the input
 /// try conflicts.check()
 /// ```
-public struct OutputConflicts: Sendable {
+package struct OutputConflicts: Sendable {
     /// A file the command reads or writes, with how the user named it.
     struct Named: Sendable {
         var path: String
@@ -34,27 +34,27 @@ public struct OutputConflicts: Sendable {
     private var outputs: [Named] = []
 
     /// Starts the list with the command's store (nil or `:memory:` for none).
-    public init(store: String?, location: InputLocation? = nil) {
+    package init(store: String?, location: InputLocation? = nil) {
         if let store, store != ":memory:", !PathOrURL(store).isURL {
             self.store = Named(path: store, role: "the store", location: location, identity: FileIdentity(store))
         }
     }
 
     /// Adds a file the command reads (`-` for standard input is ignored).
-    public mutating func input(_ path: String?, role: String, location: InputLocation? = nil) {
+    package mutating func input(_ path: String?, role: String, location: InputLocation? = nil) {
         guard let path, path != "-", !path.isEmpty, !PathOrURL(path).isURL else { return }
         inputs.append(Named(path: path, role: role, location: location, identity: FileIdentity(path)))
     }
 
     /// Adds a file the command writes (`-` for standard output is ignored).
-    public mutating func output(_ path: String?, role: String, location: InputLocation? = nil) {
+    package mutating func output(_ path: String?, role: String, location: InputLocation? = nil) {
         guard let path, path != "-", !path.isEmpty, !PathOrURL(path).isURL else { return }
         outputs.append(Named(path: path, role: role, location: location, identity: FileIdentity(path)))
     }
 
     /// Every output that would overwrite the store, an input or another output, as usage errors
     /// located at the output (empty when all is well).
-    public func problems() -> [FerryError] {
+    package func problems() -> [FerryError] {
         var problems: [FerryError] = []
         for (index, output) in outputs.enumerated() {
             if let store {
@@ -79,7 +79,7 @@ public struct OutputConflicts: Sendable {
     }
 
     /// Throws the problems (a usage error, exit 64) before anything is opened for writing.
-    public func check() throws {
+    package func check() throws {
         let problems = problems()
         if problems.count == 1 { throw problems[0] }
         if !problems.isEmpty { throw FerryErrors(problems) }

@@ -5,16 +5,16 @@
 /// PathOrURL("postgresql://db/shop").scheme    // "postgresql"
 /// PathOrURL("out/shop.sqlite").scheme         // nil
 /// ```
-public struct PathOrURL: Sendable, Hashable {
+package struct PathOrURL: Sendable, Hashable {
     /// The text as the user wrote it.
-    public var text: String
+    package var text: String
 
-    public init(_ text: String) { self.text = text }
+    package init(_ text: String) { self.text = text }
 
     /// The URL scheme, lowercased, when the text looks like a URL: `scheme://…` with an RFC 3986
     /// scheme of two or more characters (so `C:/x` is not one), or a database scheme such as
     /// `postgresql:` or `sqlite:` without the slashes. Nil for a file path.
-    public var scheme: String? {
+    package var scheme: String? {
         guard let colon = text.firstIndex(of: ":") else { return nil }
         let scheme = text[..<colon]
         guard scheme.count >= 2, let first = scheme.unicodeScalars.first, first.isASCIILetter,
@@ -26,17 +26,17 @@ public struct PathOrURL: Sendable, Hashable {
     }
 
     /// True when the text is a URL rather than a file path.
-    public var isURL: Bool { scheme != nil }
+    package var isURL: Bool { scheme != nil }
 
     /// True for a PostgreSQL connection URL (`postgres://`, `postgresql://`).
-    public var isPostgreSQL: Bool { scheme == "postgres" || scheme == "postgresql" }
+    package var isPostgreSQL: Bool { scheme == "postgres" || scheme == "postgresql" }
 
     static let databaseSchemes: Set<String> = ["postgres", "postgresql", "mysql", "mariadb", "sqlite", "sqlite3", "redis", "mongodb"]
 
     /// Throws a usage error when a store location is not something this build can open: a
     /// PostgreSQL URL (not supported yet) or any other URL. SQLite `file:` URIs and `:memory:`
     /// are stores, not URLs to refuse.
-    public static func requireStore(_ text: String, location: InputLocation? = nil) throws(FerryError) {
+    package static func requireStore(_ text: String, location: InputLocation? = nil) throws(FerryError) {
         let value = PathOrURL(text)
         guard let scheme = value.scheme, scheme != "file" else { return }
         if value.isPostgreSQL {
@@ -47,7 +47,7 @@ public struct PathOrURL: Sendable, Hashable {
 
     /// Throws a usage error when `text`, given as `role` (`--output`, `rejects`), is a URL:
     /// ferry reads and writes only files (and `-` for the standard streams).
-    public static func requireFile(_ text: String, role: String, location: InputLocation? = nil) throws(FerryError) {
+    package static func requireFile(_ text: String, role: String, location: InputLocation? = nil) throws(FerryError) {
         guard let scheme = PathOrURL(text).scheme else { return }
         throw FerryError(.usage, "\(role) '\(text)' is a \(scheme): URL, not a file path", at: location)
     }

@@ -1,5 +1,5 @@
 /// SHA-256 (FIPS 180-4), for version hashes; incremental so large inputs need no copy.
-public struct SHA256: Sendable {
+package struct SHA256: Sendable {
     private var state: [UInt32] = [
         0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19,
     ]
@@ -17,10 +17,10 @@ public struct SHA256: Sendable {
         0x748f_82ee, 0x78a5_636f, 0x84c8_7814, 0x8cc7_0208, 0x90be_fffa, 0xa450_6ceb, 0xbef9_a3f7, 0xc671_78f2,
     ]
 
-    public init() {}
+    package init() {}
 
     /// Adds bytes to the message.
-    public mutating func update(_ bytes: some Sequence<UInt8>) {
+    package mutating func update(_ bytes: some Sequence<UInt8>) {
         for byte in bytes {
             buffer.append(byte)
             length &+= 1
@@ -32,10 +32,10 @@ public struct SHA256: Sendable {
     }
 
     /// Adds the UTF-8 bytes of a string to the message.
-    public mutating func update(_ text: String) { update(text.utf8) }
+    package mutating func update(_ text: String) { update(text.utf8) }
 
     /// The 32-byte digest of everything added so far.
-    public func finalize() -> [UInt8] {
+    package func finalize() -> [UInt8] {
         var copy = self
         let bitLength = length &* 8
         copy.buffer.append(0x80)
@@ -56,17 +56,17 @@ public struct SHA256: Sendable {
     }
 
     /// The digest of `bytes`.
-    public static func hash(_ bytes: some Sequence<UInt8>) -> [UInt8] {
+    package static func hash(_ bytes: some Sequence<UInt8>) -> [UInt8] {
         var hasher = SHA256()
         hasher.update(bytes)
         return hasher.finalize()
     }
 
     /// The digest of a string's UTF-8 bytes, in lowercase hexadecimal.
-    public static func hex(_ text: String) -> String { hexString(hash(text.utf8)) }
+    package static func hex(_ text: String) -> String { hexString(hash(text.utf8)) }
 
     /// Lowercase hexadecimal text of bytes.
-    public static func hexString(_ bytes: [UInt8]) -> String {
+    package static func hexString(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count * 2)

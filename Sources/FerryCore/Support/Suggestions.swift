@@ -1,9 +1,9 @@
 /// "Did you mean …?" suggestions for misspelled names (keys, entities, attributes, step kinds).
-public enum Suggestions {
+package enum Suggestions {
     /// The candidate closest to `name` by edit distance (ignoring case), when it is close enough
     /// to be a likely typo: at most a third of the longer name's length (at least 1), and less than
     /// the shorter name's length.
-    public static func closest(to name: String, in candidates: some Sequence<String>) -> String? {
+    package static func closest(to name: String, in candidates: some Sequence<String>) -> String? {
         let target = Array(name.lowercased().unicodeScalars)
         var best: (name: String, distance: Int)?
         for candidate in candidates {
@@ -18,7 +18,7 @@ public enum Suggestions {
     }
 
     /// `; did you mean 'x'?` for the closest candidate, or an empty string.
-    public static func didYouMean(_ name: String, in candidates: some Sequence<String>) -> String {
+    package static func didYouMean(_ name: String, in candidates: some Sequence<String>) -> String {
         guard let match = closest(to: name, in: candidates) else { return "" }
         return "; did you mean '\(match)'?"
     }

@@ -1,9 +1,9 @@
 /// XML text: the one escaping routine every XML writer in ferry uses (JUnit reports, Xcode models).
-public enum XMLEscaping {
+package enum XMLEscaping {
     /// `text` escaped for XML attribute values and content: markup characters as entities, line
     /// breaks and tabs as character references (attribute values would otherwise lose them), and
     /// characters XML 1.0 cannot hold replaced with U+FFFD.
-    public static func escape(_ text: String) -> String {
+    package static func escape(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {

@@ -77,8 +77,11 @@ public enum CheckLevel: String, Sendable, Hashable, CaseIterable, Codable {
 
 /// An expected number of rows.
 public enum CountExpectation: Sendable, Hashable, CustomStringConvertible {
+    /// Exactly this many.
     case exactly(Int)
+    /// This many or more.
     case atLeast(Int)
+    /// This many or fewer.
     case atMost(Int)
     /// Inclusive range.
     case between(Int, Int)
@@ -127,13 +130,16 @@ public enum CountExpectation: Sendable, Hashable, CustomStringConvertible {
 /// "`count` rows of `entity` match `predicate`" with an expected count, e.g.
 /// `{entity: Customer, where: "email == nil", count: 0}`.
 public struct PredicateAssertion: Sendable, Hashable {
+    /// The entity the predicate runs on.
     public var entity: String
     /// The predicate in `NSPredicate` format syntax (see docs/predicates.md).
     public var predicate: String
+    /// How many rows may match.
     public var expectation: CountExpectation
     /// Where the predicate's first character is, for located predicate errors.
     public var location: InputLocation?
 
+    /// An assertion that `predicate` over `entity` matches a count that meets `expectation`.
     public init(entity: String, predicate: String, expectation: CountExpectation, location: InputLocation? = nil) {
         self.entity = entity
         self.predicate = predicate
@@ -144,9 +150,12 @@ public struct PredicateAssertion: Sendable, Hashable {
 
 /// An attribute name with a typed value (record keys and expected values).
 public struct AttributeValue: Sendable, Hashable {
+    /// The attribute's name.
     public var attribute: String
+    /// The value, in the attribute's type.
     public var value: Value
 
+    /// `attribute` with `value`.
     public init(_ attribute: String, _ value: Value) {
         self.attribute = attribute
         self.value = value
@@ -156,12 +165,16 @@ public struct AttributeValue: Sendable, Hashable {
 /// "The `entity` whose `key` attributes have these values has the `expected` values", e.g. the
 /// Customer with id 42 has firstName "Ana".
 public struct RecordExpectation: Sendable, Hashable {
+    /// The entity of the record.
     public var entity: String
     /// The attributes and values that find exactly one record (usually a unique key).
     public var key: [AttributeValue]
+    /// The attributes and the values they must have.
     public var expected: [AttributeValue]
+    /// Where the expectation was written, for located errors.
     public var location: InputLocation?
 
+    /// An expectation that the `entity` record found by `key` has the `expected` values.
     public init(entity: String, key: [AttributeValue], expected: [AttributeValue], location: InputLocation? = nil) {
         self.entity = entity
         self.key = key

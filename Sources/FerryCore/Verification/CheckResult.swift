@@ -1,8 +1,11 @@
 /// The result of one check: its outcome, what it measured, a message, how long it took and the
 /// first few offending records (identified by key, never by their contents).
 public struct CheckResult: Sendable, Hashable, Codable {
+    /// How a check ended.
     public enum Outcome: String, Sendable, Hashable, Codable {
+        /// The store meets the check.
         case passed
+        /// The store breaks the check (see `offending`).
         case failed
         /// Nothing to check (e.g. an entity without validation rules).
         case skipped
@@ -14,16 +17,20 @@ public struct CheckResult: Sendable, Hashable, Codable {
     public var check: String
     /// A name unique within a report: `count Customer`, `unique Customer(email)`.
     public var name: String
+    /// The entity checked; nil for store-wide checks (integrity, foreign keys).
     public var entity: String?
+    /// How the check ended.
     public var outcome: Outcome
     /// Measured numbers and texts by name (`count`, `expected`, `violations`, `rows`, …).
     public var measured: [String: MeasuredValue]
     /// One line saying what was found.
     public var message: String
+    /// How long the check took.
     public var elapsedSeconds: Double
     /// Up to the verifier's limit (default 5) of the records that break the check.
     public var offending: [OffendingRecord]
 
+    /// A result of check kind `check` named `name`.
     public init(
         check: String, name: String, entity: String? = nil, outcome: Outcome, measured: [String: MeasuredValue] = [:],
         message: String, elapsedSeconds: Double = 0, offending: [OffendingRecord] = []
@@ -54,13 +61,19 @@ public struct CheckResult: Sendable, Hashable, Codable {
 
 /// A measured number or text in a ``CheckResult``; encoded in JSON as a plain number or string.
 public enum MeasuredValue: Sendable, Hashable, Codable, CustomStringConvertible, ExpressibleByIntegerLiteral, ExpressibleByStringLiteral {
+    /// A count.
     case integer(Int)
+    /// A fraction or other real number.
     case number(Double)
+    /// A text (an expected value, a version).
     case text(String)
 
+    /// An integer literal is a count.
     public init(integerLiteral value: Int) { self = .integer(value) }
+    /// A string literal is a text.
     public init(stringLiteral value: String) { self = .text(value) }
 
+    /// Decodes a JSON number (an integer when it is one) or string.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if let value = try? container.decode(Int.self) {
@@ -72,6 +85,7 @@ public enum MeasuredValue: Sendable, Hashable, Codable, CustomStringConvertible,
         }
     }
 
+    /// Encodes a plain JSON number or string.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
@@ -81,6 +95,7 @@ public enum MeasuredValue: Sendable, Hashable, Codable, CustomStringConvertible,
         }
     }
 
+    /// The value as reports print it.
     public var description: String {
         switch self {
         case .integer(let value): return String(value)
@@ -93,15 +108,18 @@ public enum MeasuredValue: Sendable, Hashable, Codable, CustomStringConvertible,
 /// A record that breaks a check, named by its `ferry_pk` and the value of the entity's first
 /// single-attribute unique key (when it has one). Never the whole row.
 public struct OffendingRecord: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The record's entity; nil when it is the check's entity.
     public var entity: String?
     /// The row's `ferry_pk` (nil for rows without one, e.g. join-table links).
     public var primaryKey: Int64?
     /// The unique attribute that identifies the record to a user (`id`, `email`).
     public var keyAttribute: String?
+    /// The record's value of `keyAttribute`, as text.
     public var keyValue: String?
     /// What is wrong with it (`email is nil`, `age above the maximum`), without its values.
     public var problem: String?
 
+    /// A record named by any of its primary key, key attribute and value, and what is wrong with it.
     public init(entity: String? = nil, primaryKey: Int64? = nil, keyAttribute: String? = nil, keyValue: String? = nil, problem: String? = nil) {
         self.entity = entity
         self.primaryKey = primaryKey

@@ -13,18 +13,22 @@
 /// ```
 ///
 /// Values are hashed by position, not by name, so renamed attributes and entities compare
-/// equal. Each value is first decoded to its typed ``Value`` (``StorageCoding/decode(_:as:)``),
+/// equal. Each value is first decoded to its typed ``Value`` (`StorageCoding.decode(_:as:)`),
 /// so the same value stored in another storage class (an integer in a decimal column, a
 /// non-canonical decimal text) hashes the same. Row order never matters; duplicate rows count
 /// twice. The hash is a fixed function (FNV-1a then a 64-bit finaliser), stable across runs,
 /// processes and machines.
 public struct EntityChecksum: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The entity summed.
     public var entity: String
+    /// The attributes hashed, in order.
     public var attributes: [String]
+    /// The number of rows summed.
     public var rows: Int
     /// The sum of the row hashes, 16 lowercase hex digits.
     public var value: String
 
+    /// A checksum with its parts (as read back from a report).
     public init(entity: String, attributes: [String], rows: Int, value: String) {
         self.entity = entity
         self.attributes = attributes

@@ -9,9 +9,12 @@ public struct VerificationReport: Sendable, Hashable, Codable {
     public var store: String
     /// When the checks started (UTC ISO-8601 with milliseconds).
     public var timestamp: String
+    /// How long all the checks took.
     public var elapsedSeconds: Double
+    /// The checks' results, in the order they ran.
     public var results: [CheckResult]
 
+    /// A report on `store`, named `name`, whose checks started at `timestamp`.
     public init(name: String, store: String, timestamp: String, elapsedSeconds: Double = 0, results: [CheckResult] = []) {
         self.name = name
         self.store = store
@@ -22,9 +25,13 @@ public struct VerificationReport: Sendable, Hashable, Codable {
 
     /// Number of checks.
     public var tests: Int { results.count }
+    /// Number of checks that passed.
     public var passed: Int { results.filter { $0.outcome == .passed }.count }
+    /// Number of checks that failed.
     public var failures: Int { results.filter { $0.outcome == .failed }.count }
+    /// Number of checks that could not run.
     public var errors: Int { results.filter { $0.outcome == .error }.count }
+    /// Number of checks with nothing to check.
     public var skipped: Int { results.filter { $0.outcome == .skipped }.count }
     /// True when no check failed or errored.
     public var succeeded: Bool { failures == 0 && errors == 0 }
@@ -37,6 +44,7 @@ public struct VerificationReport: Sendable, Hashable, Codable {
         case elapsedSeconds = "elapsed_seconds"
     }
 
+    /// Decodes a report as encoded (its derived counts are recomputed, not read).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         name = try container.decode(String.self, forKey: .name)

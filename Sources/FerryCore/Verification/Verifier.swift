@@ -8,7 +8,7 @@ import Foundation
 /// table scan that tests every column of a row at once and sums per condition only the rows
 /// that fail one, so `--checks all` costs about one scan per entity besides
 /// `PRAGMA integrity_check`, which runs meanwhile on a second connection when that one is bound
-/// to see the same state (a store file in rollback-journal mode; see ``ConcurrentIntegrity``).
+/// to see the same state (a store file in rollback-journal mode; see `ConcurrentIntegrity`).
 /// docs/benchmarks.md, "Verification", has the costs.
 ///
 /// ```swift
@@ -22,6 +22,7 @@ public struct Verifier: Sendable {
     /// How many offending records a result lists at most.
     public var maxOffending: Int
 
+    /// A verifier of stores of `model`, listing up to `maxOffending` records per failed check.
     public init(model: ObjectModel, maxOffending: Int = 5) {
         self.model = model
         self.maxOffending = maxOffending

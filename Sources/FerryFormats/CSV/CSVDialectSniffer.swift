@@ -8,9 +8,9 @@ import FerryCore
 /// - The header: the first row is data, not names, only when in every column it has the same
 ///   kind of value (integer, number, date, text) as the rows below and some column is not text:
 ///   `1,Ann,34` above `2,Bob,41`. Anything less certain keeps the header.
-public enum CSVDialectSniffer {
+package enum CSVDialectSniffer {
     /// The candidates, in the order that breaks ties.
-    public static let candidates: [UInt8] = [UInt8(ascii: ","), UInt8(ascii: "\t"), UInt8(ascii: ";"), UInt8(ascii: "|")]
+    package static let candidates: [UInt8] = [UInt8(ascii: ","), UInt8(ascii: "\t"), UInt8(ascii: ";"), UInt8(ascii: "|")]
 
     /// How many bytes ``sniffDelimiter(path:quote:)`` reads.
     static let sampleBytes = 64 * 1024
@@ -19,7 +19,7 @@ public enum CSVDialectSniffer {
 
     /// The first bytes of the file at `path` (decompressed and decoded, as the readers see them)
     /// and whether they are the whole file; nil when it cannot be read.
-    public static func sample(path: String, encoding: TextEncoding? = nil) -> (bytes: [UInt8], isComplete: Bool)? {
+    package static func sample(path: String, encoding: TextEncoding? = nil) -> (bytes: [UInt8], isComplete: Bool)? {
         guard let input = try? InputFile(path: path, encoding: encoding) else { return nil }
         var bytes: [UInt8] = []
         while bytes.count < sampleBytes, let count = try? input.append(to: &bytes, chunkSize: sampleBytes - bytes.count), count > 0 {}
@@ -29,7 +29,7 @@ public enum CSVDialectSniffer {
     /// The delimiter of CSV text that starts with `bytes`; `isComplete` says whether the last
     /// line is whole (the end of the input) or possibly cut off (then it is not compared).
     /// Lines before `skipLines` and lines starting with `comment` are not compared.
-    public static func sniffDelimiter(_ bytes: [UInt8], quote: UInt8 = UInt8(ascii: "\""), isComplete: Bool, skipLines: Int = 0, comment: UInt8? = nil) -> UInt8? {
+    package static func sniffDelimiter(_ bytes: [UInt8], quote: UInt8 = UInt8(ascii: "\""), isComplete: Bool, skipLines: Int = 0, comment: UInt8? = nil) -> UInt8? {
         var bytes = bytes[...]
         for _ in 0..<skipLines {
             guard let end = bytes.firstIndex(where: { $0 == 10 || $0 == 13 }) else { return nil }
@@ -73,7 +73,7 @@ public enum CSVDialectSniffer {
 
     /// The number of columns when the sampled rows show that the first row is data, not a header
     /// (see the type's notes); nil when it looks like a header or cannot be told.
-    public static func headerlessColumnCount(
+    package static func headerlessColumnCount(
         _ bytes: [UInt8], delimiter: UInt8, quote: UInt8 = UInt8(ascii: "\""), isComplete: Bool, skipLines: Int = 0, comment: UInt8? = nil
     ) -> Int? {
         let rows = sampleRows(bytes, delimiter: delimiter, quote: quote, isComplete: isComplete, skipLines: skipLines, comment: comment)

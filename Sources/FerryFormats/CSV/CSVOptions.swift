@@ -30,6 +30,7 @@ public struct CSVOptions: Sendable, Hashable {
     /// and `N` (`\N`) is null, as MySQL writes NULL. Nil: no escape (quotes are doubled).
     public var escape: UInt8? = nil
 
+    /// Options with the RFC 4180 defaults unless given.
     public init(
         delimiter: UInt8 = UInt8(ascii: ","),
         quote: UInt8 = UInt8(ascii: "\""),

@@ -19,7 +19,7 @@ public import FerryCore
 ///
 /// Problems come in two kinds:
 /// - input that cannot be read on (a quoted field that is never closed, a bad header, a record
-///   longer than the sanity limit, an I/O error) is thrown as a ``FerryError``;
+///   longer than the sanity limit, an I/O error) is thrown as a `FerryError`;
 /// - a record that is malformed on its own (wrong number of fields, text after
 ///   a closing quote, invalid UTF-8) is returned with ``SourceRecord/problem`` set, so that the
 ///   importer can reject it and continue.
@@ -39,7 +39,9 @@ public final class CSVReader: ByteFieldReader {
     /// The default limit on one record's length: a runaway quote must not eat all memory.
     static let defaultMaxRecordBytes = RecordLimits.defaultMaxRecordBytes
 
+    /// The path as the user gave it, or `<stdin>`.
     public var sourceName: String { input.name }
+    /// The header's names (or the given columns) once the first record was requested.
     public private(set) var fieldNames: [String] = []
     /// The header row's names once read (renamed as ``CSVOptions/renamesUnusableHeaders``
     /// says), even when ``CSVOptions/columns`` replaces them; nil without a header row.
@@ -48,6 +50,7 @@ public final class CSVReader: ByteFieldReader {
     public private(set) var headerLine = 0
 
     private let input: InputFile
+    /// The part of the file read so far, 0…1; nil for standard input or a pipe.
     public var progressFraction: Double? { input.progress.fraction }
     private let options: CSVOptions
     /// Bytes asked of `read(2)` at a time.
@@ -132,7 +135,7 @@ public final class CSVReader: ByteFieldReader {
     // MARK: - Life cycle
 
     /// A reader over an open input.
-    public convenience init(input: InputFile, options: CSVOptions) {
+    package convenience init(input: InputFile, options: CSVOptions) {
         self.init(input: input, options: options, chunkSize: Self.defaultChunkSize)
     }
 
@@ -176,6 +179,7 @@ public final class CSVReader: ByteFieldReader {
 
     // MARK: - RecordReader
 
+    /// The index of a column; a name that is not a column gets an index that is never filled.
     public func fieldIndex(of name: String) -> Int {
         if !prepared { try? prepare() }
         if let index = indexByName[name] ?? otherNames[name] { return index }
@@ -184,10 +188,12 @@ public final class CSVReader: ByteFieldReader {
         return index
     }
 
+    /// True when the file has this column (after `prepare()`).
     public func hasField(_ name: String) -> Bool {
         indexByName[name] != nil
     }
 
+    /// Where the reader is now: the current record's line.
     public var currentLocation: InputLocation {
         if recordCount > 0 {
             return InputLocation(file: sourceName, line: lastRecordLine, column: 1, record: recordCount)
@@ -210,6 +216,7 @@ public final class CSVReader: ByteFieldReader {
         }
     }
 
+    /// The next record, or nil at the end of the input.
     public func next() throws -> SourceRecord? {
         if !prepared || prepareError != nil { try prepare() }
         while true {
@@ -230,7 +237,7 @@ public final class CSVReader: ByteFieldReader {
 
     /// Moves to the next record without building its fields; false at the end of the input.
     /// Use ``withFieldBytes(_:_:)`` to read it and ``currentRecord()`` to materialize it.
-    public func advance() throws -> Bool {
+    package func advance() throws -> Bool {
         if !prepared || prepareError != nil { try prepare() }
         while true {
             switch try scanRecord() {
@@ -248,19 +255,19 @@ public final class CSVReader: ByteFieldReader {
 
     /// True when the record just advanced to has every column and no structural problem (its
     /// UTF-8 is checked per field by the caller).
-    public var currentRecordIsWellFormed: Bool {
+    package var currentRecordIsWellFormed: Bool {
         scanProblem == nil && spans.count == columnCount
     }
 
     /// CSV fields are bytes as found: the consumer checks their UTF-8.
-    public var textIsValidUTF8: Bool { false }
+    package var textIsValidUTF8: Bool { false }
 
-    public var currentFieldCount: Int { min(spans.count, columnCount) }
+    package var currentFieldCount: Int { min(spans.count, columnCount) }
 
     /// `.null` for an unquoted null token, `.quotedText` for a quoted field, `.text` otherwise;
     /// `.absent` beyond the record's fields.
     @inline(__always)
-    public func fieldKind(_ index: Int) -> ByteFieldKind {
+    package func fieldKind(_ index: Int) -> ByteFieldKind {
         guard index >= 0 && index < spans.count else { return .absent }
         let span = spans[index]
         if span.quoted { return .quotedText }
@@ -270,7 +277,7 @@ public final class CSVReader: ByteFieldReader {
     /// Calls `body` with the bytes of a column of the current record (quotes removed, doubled
     /// quotes undone). The bytes are valid only inside `body` and are not UTF-8-validated.
     @inline(__always)
-    public func withFieldBytes<T>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+    package func withFieldBytes<T>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         guard index >= 0 && index < spans.count else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
         let span = spans[index]
         let start = UnsafePointer(buffer + recordStart + span.start)
@@ -305,23 +312,23 @@ public final class CSVReader: ByteFieldReader {
 
     /// True when a column of the current record was quoted (taken literally: not trimmed, not null).
     @inline(__always)
-    public func isFieldQuoted(_ index: Int) -> Bool { spans[index].quoted }
+    package func isFieldQuoted(_ index: Int) -> Bool { spans[index].quoted }
 
     /// The line and byte column where a column of the current record starts.
-    public func fieldPosition(_ index: Int) -> (line: Int, column: Int)? {
+    package func fieldPosition(_ index: Int) -> (line: Int, column: Int)? {
         guard index >= 0 && index < spans.count else { return nil }
         let span = spans[index]
         return (span.line, span.column)
     }
 
-    public var currentRecordStart: (number: Int, line: Int, column: Int) { (recordCount, recordLine, 1) }
+    package var currentRecordStart: (number: Int, line: Int, column: Int) { (recordCount, recordLine, 1) }
 
-    public func withCurrentRawBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+    package func withCurrentRawBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         try body(UnsafeBufferPointer(start: buffer + recordStart, count: recordEnd - recordStart))
     }
 
     /// The current record as a ``SourceRecord`` (with its problem, if any, and raw text).
-    public func currentRecord() -> SourceRecord { makeRecord() }
+    package func currentRecord() -> SourceRecord { makeRecord() }
 
     // MARK: - Header
 
@@ -953,17 +960,17 @@ func firstInvalidUTF8(_ start: UnsafePointer<UInt8>, _ length: Int) -> Int {
 }
 
 /// UTF-8 checks for consumers of raw field bytes.
-public enum UTF8Bytes {
+package enum UTF8Bytes {
     /// True when the bytes are valid UTF-8 (ASCII checked eight bytes at a time).
     @inline(__always)
-    public static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    package static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return true }
         return isASCII(base, bytes.count) || firstInvalidUTF8(base, bytes.count) == bytes.count
     }
 
     /// The number of Unicode scalars (characters for length rules are counted as Core Data does
     /// for most text: ASCII is exact; combining sequences count per scalar).
-    public static func scalarCount(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+    package static func scalarCount(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
         var count = 0
         for byte in bytes where byte & 0xC0 != 0x80 { count += 1 }
         return count

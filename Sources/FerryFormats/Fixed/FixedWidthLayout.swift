@@ -5,10 +5,14 @@ public import FerryCore
 public struct FixedWidthLayout: Sendable, Hashable {
     /// One field: `width` characters from the 1-based character position `start`.
     public struct Column: Sendable, Hashable {
+        /// The field's name.
         public var name: String
+        /// The 1-based character position of the column's first character.
         public var start: Int
+        /// The number of characters.
         public var width: Int
 
+        /// A column of `width` characters from position `start`.
         public init(name: String, start: Int, width: Int) {
             self.name = name
             self.start = start
@@ -19,10 +23,12 @@ public struct FixedWidthLayout: Sendable, Hashable {
         public var end: Int { start + width - 1 }
     }
 
+    /// The columns, in any order (they may leave gaps, not overlap).
     public var columns: [Column]
     /// Lines skipped before the first record, whatever they hold (a title, a ruler).
     public var skipLines: Int
 
+    /// A layout of `columns`, skipping `skipLines` lines first.
     public init(columns: [Column], skipLines: Int = 0) {
         self.columns = columns
         self.skipLines = skipLines

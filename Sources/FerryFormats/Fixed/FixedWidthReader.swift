@@ -14,10 +14,13 @@ public import FerryCore
 /// column it lacks), text after the last column (at that text), invalid UTF-8. Trimmed fields
 /// equal to a null word are ``FieldValue/null``.
 public final class FixedWidthReader: RecordReader {
+    /// The path as the user gave it, or `<stdin>`.
     public var sourceName: String { input.name }
+    /// The layout's column names, in order.
     public let fieldNames: [String]
 
     private let input: InputFile
+    /// The part of the file read so far, 0…1; nil for standard input or a pipe.
     public var progressFraction: Double? { input.progress.fraction }
     private let layout: FixedWidthLayout
     private let lines: LineWindow
@@ -47,6 +50,7 @@ public final class FixedWidthReader: RecordReader {
         self.indexByName = indexByName
     }
 
+    /// The index of a column; a name that is not a column gets an index that is never filled.
     public func fieldIndex(of name: String) -> Int {
         if let index = indexByName[name] ?? otherNames[name] { return index }
         let index = fieldNames.count + otherNames.count
@@ -54,8 +58,10 @@ public final class FixedWidthReader: RecordReader {
         return index
     }
 
+    /// True when the layout has this column.
     public func hasField(_ name: String) -> Bool { indexByName[name] != nil }
 
+    /// Where the reader is now: the current line.
     public var currentLocation: InputLocation {
         InputLocation(file: sourceName, line: max(lastLine, 1), column: 1, record: number > 0 ? number : nil)
     }
@@ -73,6 +79,7 @@ public final class FixedWidthReader: RecordReader {
         }
     }
 
+    /// The next record, or nil at the end of the input.
     public func next() throws -> SourceRecord? {
         try prepare()
         while let (start, end) = try lines.nextLine(record: number + 1) {

@@ -1,6 +1,7 @@
 /// The compressed formats ferry reads, recognised by their first bytes (so `data.csv.gz`,
 /// a `.gz` without its extension and a compressed standard input all work).
 public enum Compression: String, Sendable, Hashable, CaseIterable {
+    /// gzip (`.gz`), Zstandard (`.zst`), bzip2 (`.bz2`) and xz (`.xz`).
     case gzip, zstd, bzip2, xz
 
     /// The format whose magic number starts `bytes`, or nil for uncompressed input.

@@ -15,22 +15,22 @@ import FerryCore
 ///
 /// Holds no more than the caller's buffer and one chunk per decoder: readers keep their own
 /// bounded window and refill it.
-public final class InputFile {
+package final class InputFile {
     /// The name used in error locations: the path as given, or `<stdin>`.
-    public let name: String
+    package let name: String
     /// The compression found at the start of the input, if any.
-    public private(set) var compression: Compression?
+    package private(set) var compression: Compression?
     /// The encoding the input is converted from: the declared one, or one a byte order mark
     /// declared; nil for UTF-8.
-    public private(set) var encoding: TextEncoding?
+    package private(set) var encoding: TextEncoding?
     /// How much of the file has been read, out of its size.
-    public let progress: InputProgress
+    package let progress: InputProgress
     private var source: any ByteSource
 
     /// Opens `path` for reading; `-` reads standard input.
     /// - Parameter encoding: the input's encoding; nil reads UTF-8 unless a UTF-16 or UTF-32
     ///   byte order mark says otherwise.
-    public init(path: String, encoding: TextEncoding? = nil) throws {
+    package init(path: String, encoding: TextEncoding? = nil) throws {
         let file: DescriptorSource
         if path == "-" {
             name = "<stdin>"
@@ -70,12 +70,12 @@ public final class InputFile {
     }
 
     /// Reads up to `count` bytes into `buffer`; returns the number read, 0 at the end.
-    public func read(into buffer: UnsafeMutableRawPointer, count: Int) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawPointer, count: Int) throws -> Int {
         try source.read(into: buffer, count: count)
     }
 
     /// Appends up to `chunkSize` bytes to `buffer`; returns the number appended, 0 at the end.
-    public func append(to buffer: inout [UInt8], chunkSize: Int = 1 << 18) throws -> Int {
+    package func append(to buffer: inout [UInt8], chunkSize: Int = 1 << 18) throws -> Int {
         let start = buffer.count
         buffer.reserveCapacity(start + chunkSize)
         var appended = 0

@@ -12,16 +12,16 @@ import FerryCore
 /// Each pattern's matches are read in natural order of their paths (`day2.csv` before
 /// `day10.csv`), the patterns in the order given; a file named twice is read once. Only
 /// regular files match (a folder is never a source).
-public enum SourceFiles {
+package enum SourceFiles {
     /// True when `path` holds glob syntax (`*`, `?` or `[`), so it names files by pattern.
-    public static func isPattern(_ path: String) -> Bool {
+    package static func isPattern(_ path: String) -> Bool {
         path.utf8.contains { $0 == UInt8(ascii: "*") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "[") }
     }
 
     /// The files the sources name, in reading order. A pattern that matches no file is an error
     /// naming it (code `.noInput`, exit 66); a plain path is kept as it is (opening it
     /// reports a missing file). `-` (standard input) may only stand alone.
-    public static func expand(_ sources: [String]) throws -> [String] {
+    package static func expand(_ sources: [String]) throws -> [String] {
         try checkStandardInput(sources)
         var files: [String] = []
         var seen = Set<String>()
@@ -33,14 +33,14 @@ public enum SourceFiles {
     }
 
     /// Standard input (`-`) may only be the one source: it has no name to tell its records apart.
-    public static func checkStandardInput(_ sources: [String]) throws(FerryError) {
+    package static func checkStandardInput(_ sources: [String]) throws(FerryError) {
         if sources.count > 1, sources.contains("-") {
             throw FerryError(.usage, "standard input ('-') cannot be one of several sources")
         }
     }
 
     /// The regular files a glob pattern matches, in natural order; an error when there is none.
-    public static func matching(_ pattern: String) throws -> [String] {
+    package static func matching(_ pattern: String) throws -> [String] {
         var result = glob_t()
         defer { globfree(&result) }
         let status = glob(pattern, GLOB_MARK, nil, &result)
@@ -63,7 +63,7 @@ public enum SourceFiles {
 
     /// Natural order: runs of digits compare as numbers (`file2` < `file10`), everything else
     /// byte by byte; equal numbers with more leading zeros come later, so the order is total.
-    public static func naturallyPrecedes(_ lhs: String, _ rhs: String) -> Bool {
+    package static func naturallyPrecedes(_ lhs: String, _ rhs: String) -> Bool {
         let a = Array(lhs.utf8)
         let b = Array(rhs.utf8)
         var i = 0

@@ -15,6 +15,7 @@ public struct TextEncoding: Sendable, Hashable, CustomStringConvertible {
     /// The name as the user wrote it.
     public let name: String
 
+    /// UTF-8, what readers see: reading it converts nothing.
     public static let utf8 = TextEncoding(name: "utf-8", iconvName: "UTF-8")
 
     private init(name: String, iconvName: String) {
@@ -41,6 +42,7 @@ public struct TextEncoding: Sendable, Hashable, CustomStringConvertible {
         self.init(name: name, iconvName: iconvName)
     }
 
+    /// The name as the user wrote it.
     public var description: String { name }
 
     var isUTF8: Bool { iconvName == "UTF-8" }

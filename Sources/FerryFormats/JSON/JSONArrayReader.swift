@@ -10,7 +10,7 @@ public import FerryCore
 /// pointer, the first occurrence of a key is followed.
 ///
 /// An element that is not an object is returned as a record with ``SourceRecord/problem`` set.
-/// A malformed document is a thrown ``FerryError`` (`.invalidInput`) located at the offending
+/// A malformed document is a thrown `FerryError` (`.invalidInput`) located at the offending
 /// byte, with the number of the element being read. After the array, the rest of the document is
 /// still checked.
 ///
@@ -20,6 +20,7 @@ public import FerryCore
 /// while let record = try reader.next() { print(record[id]?.value as Any) }
 /// ```
 public final class JSONArrayReader: JSONObjectReader {
+    /// The path as the user gave it, or `<stdin>`.
     public var sourceName: String { tokenizer.sourceName }
     /// The JSON pointer to the record array, as given (empty for the top level).
     public let pointer: String
@@ -28,6 +29,7 @@ public final class JSONArrayReader: JSONObjectReader {
 
     private let referenceTokens: [String]
     private let input: InputFile
+    /// The part of the file read so far, 0…1; nil for standard input or a pipe.
     public var progressFraction: Double? { input.progress.fraction }
     private let tokenizer: JSONTokenizer
     private let decoder = JSONObjectDecoder()
@@ -49,6 +51,7 @@ public final class JSONArrayReader: JSONObjectReader {
     /// Opens `path` (`-` for standard input) and prepares to read the array at `pointer`.
     ///
     /// - Parameters:
+    ///   - path: the file to read, or `-` for standard input.
     ///   - pointer: an RFC 6901 JSON pointer (`""` is the whole document, `/data/items` a member,
     ///     `/pages/0/rows` an array element; `~1` is `/`, `~0` is `~`).
     ///   - chunkSize: bytes read per `read(2)`; the window holds about two chunks (more only while
@@ -56,6 +59,7 @@ public final class JSONArrayReader: JSONObjectReader {
     ///   - maxDepth: the deepest nesting accepted before a located error.
     ///   - maxRecordBytes: the most bytes one record (one array element) may have before a located error.
     ///   - encoding: the file's text encoding (nil: UTF-8, or what a byte order mark says).
+    ///   - shape: how the records are laid out (``JSONShape``).
     public init(
         path: String, pointer: String = "", chunkSize: Int = 1 << 18, maxDepth: Int = JSONSyntax.maxDepth,
         maxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes, encoding: TextEncoding? = nil, shape: JSONShape = .records
@@ -74,15 +78,19 @@ public final class JSONArrayReader: JSONObjectReader {
         }
     }
 
+    /// The keys seen so far, in field-index order.
     public var fieldNames: [String] { decoder.table.names }
 
+    /// The field index of a key, registered if it has not been seen yet.
     public func fieldIndex(of name: String) -> Int { decoder.table.index(of: name) }
 
+    /// True when a record so far had this key.
     public func hasField(_ name: String) -> Bool { decoder.table.hasSeen(name) }
 
     /// Nothing to prepare: JSON keys are learned as records are read.
     public func prepare() throws {}
 
+    /// Where the reader is now: the current record's start.
     public var currentLocation: InputLocation {
         InputLocation(file: sourceName, line: tokenizer.line, column: tokenizer.tokenColumn, record: number > 0 ? number : nil)
     }
@@ -90,29 +98,30 @@ public final class JSONArrayReader: JSONObjectReader {
     /// The largest the reader's byte window has been (for tests of bounded memory).
     @_spi(Testing) public var windowHighWater: Int { tokenizer.window.highWater }
 
+    /// The next record, or nil at the end of the input.
     public func next() throws -> SourceRecord? {
         try advance() ? currentRecord() : nil
     }
 
-    public var currentObject: JSONObjectFields? {
+    package var currentObject: JSONObjectFields? {
         hasCurrent && problemRecord == nil ? decoder.fields : nil
     }
 
-    public var currentRecordStart: (number: Int, line: Int, column: Int) { (number, recordLine, recordColumn) }
+    package var currentRecordStart: (number: Int, line: Int, column: Int) { (number, recordLine, recordColumn) }
 
-    public func withCurrentRawBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+    package func withCurrentRawBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         if let problemRecord { return try problemRecord.rawBytes.withUnsafeBufferPointer(body) }
         return try tokenizer.withMarkedBytes(body)
     }
 
-    public func currentRecord() -> SourceRecord {
+    package func currentRecord() -> SourceRecord {
         if let problemRecord { return problemRecord }
         return SourceRecord(
             number: number, line: recordLine, column: recordColumn, fields: decoder.fields.materialize(),
             rawBytes: tokenizer.markedBytes())
     }
 
-    public func advance() throws -> Bool {
+    package func advance() throws -> Bool {
         // The mark kept the previous element's bytes in the window for `currentRecord()`.
         tokenizer.mark = nil
         problemRecord = nil

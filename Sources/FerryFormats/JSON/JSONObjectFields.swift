@@ -1,5 +1,5 @@
 /// What one top-level member of a JSON object holds (see ``JSONObjectFields``).
-public enum JSONFieldKind: UInt8, Sendable {
+package enum JSONFieldKind: UInt8, Sendable {
     /// The object has no such key.
     case absent
     /// A string; its bytes are the decoded, valid UTF-8 text (escapes undone).
@@ -19,7 +19,7 @@ public enum JSONFieldKind: UInt8, Sendable {
 /// straight from bytes, without a `String` or ``FieldValue`` per field and without a
 /// ``SourceRecord`` per record. The contents are valid until the reader advances. When an object
 /// repeats a key, the last occurrence wins (as in ``SourceRecord``).
-public final class JSONObjectFields {
+package final class JSONObjectFields {
     @usableFromInline
     struct Slot {
         @usableFromInline var kind: JSONFieldKind
@@ -46,7 +46,7 @@ public final class JSONObjectFields {
     @exclusivity(unchecked) private var arenaCapacity: Int
     @exclusivity(unchecked) private var arenaCount = 0
     /// Number of field indexes the current object covers (fields at or beyond it are absent).
-    @exclusivity(unchecked) public private(set) var count = 0
+    @exclusivity(unchecked) package private(set) var count = 0
 
     init() {
         slotCapacity = 16
@@ -63,27 +63,27 @@ public final class JSONObjectFields {
 
     /// The kind of the field at a reader field index (``JSONFieldKind/absent`` beyond ``count``).
     @inlinable @inline(__always)
-    public func kind(_ index: Int) -> JSONFieldKind {
+    package func kind(_ index: Int) -> JSONFieldKind {
         index >= 0 && index < count ? slots[index].kind : .absent
     }
 
     /// Calls `body` with the field's bytes: a string's decoded UTF-8, a number's source spelling,
     /// a nested value's compact JSON text; empty for other kinds. Valid only inside `body`.
     @inlinable @inline(__always)
-    public func withBytes<T>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+    package func withBytes<T>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         guard index >= 0 && index < count else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
         let slot = slots[index]
         return try body(UnsafeBufferPointer(start: arena + slot.start, count: slot.count))
     }
 
     /// The 1-based line and byte column where the field's value starts (nil when absent).
-    public func position(_ index: Int) -> (line: Int, column: Int)? {
+    package func position(_ index: Int) -> (line: Int, column: Int)? {
         guard kind(index) != .absent else { return nil }
         return (slots[index].line, slots[index].column)
     }
 
     /// The field's value as a ``FieldValue`` (nil when absent), exactly as ``SourceRecord`` has it.
-    public func value(_ index: Int) -> FieldValue? {
+    package func value(_ index: Int) -> FieldValue? {
         let kind = kind(index)
         switch kind {
         case .absent: return nil
@@ -177,22 +177,22 @@ public final class JSONObjectFields {
 /// ``currentRecord()`` gives the same record as ``RecordReader/next()`` would have returned,
 /// raw text and problem included. `next()` is `advance()` followed by `currentRecord()`.
 /// The ``ByteFieldReader`` requirements read ``currentObject``.
-public protocol JSONObjectReader: ByteFieldReader {
+package protocol JSONObjectReader: ByteFieldReader {
     /// The current record's fields when it is a well-formed object; nil when it has a problem.
     /// Valid until the next call to ``advance()`` or ``RecordReader/next()``.
     var currentObject: JSONObjectFields? { get }
 }
 
 extension JSONObjectReader {
-    public var currentRecordIsWellFormed: Bool { currentObject != nil }
+    package var currentRecordIsWellFormed: Bool { currentObject != nil }
 
     /// String bytes are decoded and checked by the tokenizer.
-    public var textIsValidUTF8: Bool { true }
+    package var textIsValidUTF8: Bool { true }
 
-    public var currentFieldCount: Int { currentObject?.count ?? 0 }
+    package var currentFieldCount: Int { currentObject?.count ?? 0 }
 
     @inline(__always)
-    public func fieldKind(_ index: Int) -> ByteFieldKind {
+    package func fieldKind(_ index: Int) -> ByteFieldKind {
         switch currentObject?.kind(index) ?? .absent {
         case .absent: return .absent
         case .string: return .text
@@ -205,10 +205,10 @@ extension JSONObjectReader {
     }
 
     @inline(__always)
-    public func withFieldBytes<T>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+    package func withFieldBytes<T>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         guard let fields = currentObject else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
         return try fields.withBytes(index, body)
     }
 
-    public func fieldPosition(_ index: Int) -> (line: Int, column: Int)? { currentObject?.position(index) }
+    package func fieldPosition(_ index: Int) -> (line: Int, column: Int)? { currentObject?.position(index) }
 }

@@ -6,7 +6,7 @@ import FerryCore
 ///
 /// Reads the file in chunks of `chunkSize` bytes, never holding it whole.
 ///
-/// - Throws: a ``FerryError`` with code `.invalidInput` located at the first offending byte
+/// - Throws: a `FerryError` with code `.invalidInput` located at the first offending byte
 ///   (`file:line:column`), or `.io` when the file cannot be read.
 public func validateJSONDocument(path: String, chunkSize: Int = 1 << 18, maxDepth: Int = JSONSyntax.maxDepth) throws {
     let input = try InputFile(path: path)

@@ -21,9 +21,11 @@ public import FerryCore
 /// }
 /// ```
 public final class NDJSONReader: JSONObjectReader {
+    /// The path as the user gave it, or `<stdin>`.
     public var sourceName: String { input.name }
 
     private let input: InputFile
+    /// The part of the file read so far, 0…1; nil for standard input or a pipe.
     public var progressFraction: Double? { input.progress.fraction }
     private let window: ByteWindow
     private let tokenizer: JSONTokenizer
@@ -49,12 +51,14 @@ public final class NDJSONReader: JSONObjectReader {
     /// Opens `path` (`-` for standard input).
     ///
     /// - Parameters:
+    ///   - path: the file to read, or `-` for standard input.
     ///   - chunkSize: bytes read per `read(2)`; the window holds about two chunks (more only while
     ///     a single line is longer).
     ///   - maxDepth: the deepest nesting accepted in a line before it is a problem record.
     ///   - maxRecordBytes: the longest line accepted; a longer one is a located error, found
     ///     without reading more than this much of it into memory.
     ///   - encoding: the file's text encoding (nil: UTF-8, or what a byte order mark says).
+    ///   - shape: how the records are laid out (``JSONShape``).
     public init(
         path: String, chunkSize: Int = 1 << 18, maxDepth: Int = JSONSyntax.maxDepth, maxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes,
         encoding: TextEncoding? = nil, shape: JSONShape = .records
@@ -73,15 +77,19 @@ public final class NDJSONReader: JSONObjectReader {
         }
     }
 
+    /// The keys seen so far, in field-index order.
     public var fieldNames: [String] { decoder.table.names }
 
+    /// The field index of a key, registered if it has not been seen yet.
     public func fieldIndex(of name: String) -> Int { decoder.table.index(of: name) }
 
+    /// True when a record so far had this key.
     public func hasField(_ name: String) -> Bool { decoder.table.hasSeen(name) }
 
     /// Nothing to prepare: JSON keys are learned as records are read.
     public func prepare() throws {}
 
+    /// Where the reader is now: the current record's start.
     public var currentLocation: InputLocation {
         InputLocation(file: sourceName, line: max(lineNumber, 1), column: 1, record: number > 0 ? number : nil)
     }
@@ -89,28 +97,29 @@ public final class NDJSONReader: JSONObjectReader {
     /// The largest the reader's byte window has been (for tests of bounded memory).
     @_spi(Testing) public var windowHighWater: Int { window.highWater }
 
+    /// The next record, or nil at the end of the input.
     public func next() throws -> SourceRecord? {
         try advance() ? currentRecord() : nil
     }
 
-    public var currentObject: JSONObjectFields? {
+    package var currentObject: JSONObjectFields? {
         hasCurrent && problemRecord == nil ? decoder.fields : nil
     }
 
-    public var currentRecordStart: (number: Int, line: Int, column: Int) { (number, recordLine, recordColumn) }
+    package var currentRecordStart: (number: Int, line: Int, column: Int) { (number, recordLine, recordColumn) }
 
-    public func withCurrentRawBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+    package func withCurrentRawBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         if let problemRecord { return try problemRecord.rawBytes.withUnsafeBufferPointer(body) }
         return try body(UnsafeBufferPointer(start: window.base + rawStart, count: rawCount))
     }
 
-    public func currentRecord() -> SourceRecord {
+    package func currentRecord() -> SourceRecord {
         if let problemRecord { return problemRecord }
         let raw = [UInt8](UnsafeBufferPointer(start: window.base + rawStart, count: rawCount))
         return SourceRecord(number: number, line: recordLine, column: recordColumn, fields: decoder.fields.materialize(), rawBytes: raw)
     }
 
-    public func advance() throws -> Bool {
+    package func advance() throws -> Bool {
         problemRecord = nil
         hasCurrent = false
         while let (first, stop) = try lines.nextLine(record: number + 1) {

@@ -9,6 +9,7 @@ import Foundation
 
 /// A buffered writer to a file or standard output, flushed in large blocks.
 public final class OutputFile {
+    /// The label used in errors: the path as the user gave it, or `<stdout>`.
     public let name: String
     private var descriptor: Int32
     private let ownsDescriptor: Bool
@@ -18,10 +19,13 @@ public final class OutputFile {
     /// Creates (truncates) `path`, and its folder when missing; `-` writes standard output.
     ///
     /// - Parameters:
+    ///   - path: the file to write, or `-` for standard output.
     ///   - name: the file as errors name it (default: `path`); a temporary file written in place
     ///     of the user's file is named as the user's file.
     ///   - truncate: false to write into an existing non-regular file (a FIFO, a device) without
     ///     `O_TRUNC`.
+    ///   - append: add to the end of an existing file instead of replacing it.
+    ///   - capacity: the buffer's size in bytes; writes reach the file in blocks of about this size.
     /// - Throws: a usage error when `path` is a URL; an I/O error naming the file otherwise.
     public init(path: String, name: String? = nil, append: Bool = false, truncate: Bool = true, capacity: Int = 1 << 16) throws {
         self.capacity = capacity
@@ -47,17 +51,20 @@ public final class OutputFile {
         ownsDescriptor = true
     }
 
+    /// Writes `text` as UTF-8 (buffered).
     @inline(__always)
     public func write(_ text: String) throws {
         var text = text
         try text.withUTF8 { try write(bytes: $0) }
     }
 
+    /// Writes bytes (buffered).
     public func write(bytes: UnsafeBufferPointer<UInt8>) throws {
         buffer.append(contentsOf: bytes)
         if buffer.count >= capacity { try flush() }
     }
 
+    /// Writes one byte (buffered).
     @inline(__always)
     public func write(byte: UInt8) throws {
         buffer.append(byte)
@@ -126,9 +133,9 @@ public final class OutputFile {
 }
 
 /// JSON text helpers for writers.
-public enum JSONText {
+package enum JSONText {
     /// A JSON string literal for `text`, escaping quotes, backslashes and control characters.
-    public static func quote(_ text: String) -> String {
+    package static func quote(_ text: String) -> String {
         JSONEscaping.quote(text)
     }
 }

@@ -7,9 +7,11 @@ import FerryCore
 /// The raw record is kept byte for byte (as far as it is valid UTF-8), so a fixed file can be
 /// re-imported from the rejects.
 public final class RejectsWriter {
+    /// The rejects file's path.
     public let path: String
     /// Nil in a dry run: rejects are counted, and the file is neither created nor changed.
     private let output: OutputFile?
+    /// Rejects written (or counted, in a dry run) so far.
     public private(set) var count = 0
 
     /// Creates (truncates) the rejects file; with `dryRun`, touches nothing and only counts.

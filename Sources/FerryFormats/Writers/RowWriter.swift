@@ -1,6 +1,6 @@
 public import FerryCore
 
-/// Writes the rows of a ``FetchCursor`` as CSV, a JSON array or NDJSON, losslessly and in a
+/// Writes the rows of a `FetchCursor` as CSV, a JSON array or NDJSON, losslessly and in a
 /// form ferry's own readers import back to the same values.
 ///
 /// | Type | CSV | JSON / NDJSON |
@@ -17,7 +17,7 @@ public import FerryCore
 ///
 /// Rows stream through an ``OutputFile``; memory stays flat. Values are read from SQLite's
 /// memory and written as bytes; only unusual stored forms (a value another tool stored in an
-/// unexpected storage class) go through ``Value``.
+/// unexpected storage class) go through `Value`.
 public final class RowWriter {
     /// The output formats.
     public enum Format: String, Sendable, Hashable, CaseIterable {
@@ -29,7 +29,9 @@ public final class RowWriter {
         case ndjson
     }
 
+    /// The output format.
     public let format: Format
+    /// The columns written, in order (the cursor's columns).
     public let columns: [FetchColumn]
     /// The CSV delimiter (a comma; a tab for TSV).
     public let delimiter: UInt8

@@ -18,21 +18,31 @@ import Foundation
 public struct Expectations: Sendable {
     /// An expected count, or "what the earlier import steps of this run accounted for".
     public enum Count: Sendable, Hashable {
+        /// A count, range or percentage (`197`, `{at_least: 400}`, `{between: [1, 10]}`).
         case expectation(CountExpectation)
         /// `equals: imported`: inserted + updated by the earlier import steps of the entity.
         case imported
     }
 
+    /// The expected number of objects of one entity (`counts:`).
     public struct EntityCount: Sendable, Hashable {
+        /// The entity counted.
         public var entity: String
+        /// The count expected.
         public var count: Count
+        /// Where the entry is in the file.
         public var location: InputLocation?
     }
 
+    /// How many objects of an entity a predicate may select (`assertions:`).
     public struct Assertion: Sendable, Hashable {
+        /// The entity the predicate runs on.
         public var entity: String
+        /// The predicate's text (`where:`), parsed when the checks are built.
         public var predicate: String
+        /// How many objects it may select.
         public var expectation: CountExpectation
+        /// Where the entry is in the file.
         public var location: InputLocation?
         /// Where the predicate text is.
         public var predicateLocation: InputLocation?
@@ -41,26 +51,39 @@ public struct Expectations: Sendable {
     /// A record found by key whose attributes must have the given values (as written, coerced
     /// to the attributes' types when the model is known).
     public struct Record: Sendable, Hashable {
+        /// One attribute and its expected value, as written.
         public struct Field: Sendable, Hashable {
+            /// The attribute's name.
             public var attribute: String
             /// nil for YAML null.
             public var text: String?
+            /// Where the field is in the file.
             public var location: InputLocation?
         }
+        /// The entity of the record.
         public var entity: String
+        /// The attributes and values that find the record (`key:`).
         public var key: [Field]
+        /// The attributes and the values they must have (`expect:`).
         public var expect: [Field]
+        /// Where the entry is in the file.
         public var location: InputLocation?
     }
 
+    /// The built-in checks to run (`checks:`: `all`, `cheap` or `none`).
     public var checks: CheckLevel = .all
     /// True when `checks:` was written (a command-line `--checks` wins only over the default).
     public var checksGiven = false
+    /// The expected entity counts.
     public var counts: [EntityCount] = []
+    /// The predicate assertions.
     public var assertions: [Assertion] = []
+    /// The expected records.
     public var records: [Record] = []
+    /// Where the expectations are in their file.
     public var location: InputLocation?
 
+    /// No expectations: all built-in checks, nothing else.
     public init() {}
 
     /// The checks these expectations ask for on `model`, with every problem located
@@ -133,6 +156,7 @@ public struct Expectations: Sendable {
 
 /// Reads expectations files (`ferry verify --expect FILE.yml`) with located errors, like ``JobLoader``.
 public struct ExpectationsLoader: Sendable {
+    /// A loader.
     public init() {}
 
     static let keys = ["checks", "counts", "assertions", "records"]

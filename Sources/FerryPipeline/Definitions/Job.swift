@@ -5,24 +5,30 @@ import FerryFormats
 public struct Job: Sendable {
     /// The job's name (`job:` or the file's base name).
     public var name: String
+    /// The job's `description:`, shown in reports; nil when the file has none.
     public var description: String?
     /// The job file's path, as given.
     public var path: String
+    /// The store the steps run on (`store:`).
     public var store: StoreReference
     /// The model path, resolved against the job file's folder.
     public var modelPath: String?
+    /// Where `model:` is in the job file, for errors about the model.
     public var modelLocation: InputLocation?
     /// The model version the job works with (`model: {path: …, version: "1"}`); nil for the
     /// bundle's current version.
     public var modelVersion: String?
+    /// Where the model's `version:` is, for errors about the version.
     public var modelVersionLocation: InputLocation?
+    /// The steps, in the order they run.
     public var steps: [Step]
     /// The values of `$name` in step predicates and in the mapping files of migrate steps
-    /// (`--param`, the environment, `params:`), typed by ``ParameterValue``.
+    /// (`--param`, the environment, `params:`), typed by `ParameterValue`.
     public var parameters: [String: Value]
     /// Where the `steps` key is (for "the job has no steps").
     public var stepsLocation: InputLocation?
 
+    /// A job with its store, model and steps, as ``JobLoader`` builds it from a job file.
     public init(
         name: String, description: String? = nil, path: String, store: StoreReference, modelPath: String?, modelLocation: InputLocation? = nil,
         modelVersion: String? = nil, modelVersionLocation: InputLocation? = nil, steps: [Step], parameters: [String: Value] = [:]
@@ -69,8 +75,10 @@ public struct StoreReference: Sendable, Hashable {
     /// `migrate: auto`: a store at another version of the job's model bundle is migrated to the
     /// job's model when the job starts (Core Data's `shouldMigrateStoreAutomatically`).
     public var migrateAutomatically = false
+    /// Where `store:` is in the job file.
     public var location: InputLocation?
 
+    /// A store at `path`, created when missing unless `create` is false.
     public init(path: String, create: Bool = true, rebuild: Bool = false, copyFrom: String? = nil, location: InputLocation? = nil) {
         self.path = path
         self.create = create
@@ -79,16 +87,23 @@ public struct StoreReference: Sendable, Hashable {
         self.location = location
     }
 
+    /// Whether the store lives in memory only (`:memory:`).
     public var isInMemory: Bool { path == ":memory:" }
 }
 
 /// One step of a job.
 public enum Step: Sendable {
+    /// Reads records into an entity.
     case `import`(ImportStep)
+    /// Migrates the store to a later model version.
     case migrate(MigrateStep)
+    /// Writes an entity's records to a file.
     case export(ExportStep)
+    /// Runs the built-in checks and the expectations.
     case verify(VerifyStep)
+    /// Sets attributes of the objects a predicate selects.
     case update(UpdateStep)
+    /// Deletes the objects a predicate selects.
     case delete(DeleteStep)
 
     /// Where the step is in the job file.
@@ -128,6 +143,7 @@ public struct MigrateStep: Sendable, Hashable {
     /// Where `to:` is, for errors about the version.
     public var toLocation: InputLocation?
 
+    /// A step to `to` (nil: the bundle's current version), keeping a backup unless `backup` is false.
     public init(to: String? = nil, backup: Bool = true, location: InputLocation? = nil, toLocation: InputLocation? = nil) {
         self.to = to
         self.backup = backup
@@ -139,11 +155,14 @@ public struct MigrateStep: Sendable, Hashable {
 /// A `verify` step: built-in checks and expectations run on the job's store; a failed check
 /// fails the run with exit code 3.
 public struct VerifyStep: Sendable {
+    /// The counts, assertions and records the store must meet (`expect:`), besides the built-in checks.
     public var expectations: Expectations
     /// Offending records listed per check.
     public var maxOffending: Int
+    /// Where the step is (its `verify` key).
     public var location: InputLocation?
 
+    /// A step running the built-in checks and `expectations`, listing up to `maxOffending` records per check.
     public init(expectations: Expectations = Expectations(), maxOffending: Int = 5, location: InputLocation? = nil) {
         self.expectations = expectations
         self.maxOffending = maxOffending
@@ -153,8 +172,9 @@ public struct VerifyStep: Sendable {
 
 /// The data formats ferry reads and writes.
 public enum DataFormat: String, Sendable, Hashable, CaseIterable {
+    /// CSV (or TSV), a JSON document, and NDJSON (one JSON value per line).
     case csv, json, ndjson
-    /// Fixed-width text: fields are columns of characters (``FixedWidthLayout``); import only.
+    /// Fixed-width text: fields are columns of characters (`FixedWidthLayout`); import only.
     case fixed
 
     /// A format of named text columns (CSV, fixed-width): every record has every column, the
@@ -162,7 +182,7 @@ public enum DataFormat: String, Sendable, Hashable, CaseIterable {
     public var readsTextColumns: Bool { self == .csv || self == .fixed }
 
     /// Why an export cannot be fixed-width.
-    public static let fixedExportMessage = "ferry exports csv, tsv, json or ndjson; fixed-width text is read, not written"
+    package static let fixedExportMessage = "ferry exports csv, tsv, json or ndjson; fixed-width text is read, not written"
 
     /// The format for a file name's extension (`.csv`, `.tsv`, `.json`, `.ndjson`, `.jsonl`), or nil.
     public init?(pathExtension: String) {
@@ -176,7 +196,7 @@ public enum DataFormat: String, Sendable, Hashable, CaseIterable {
 
     /// The extension that names a file's data format, looking through a compression extension:
     /// `csv` for `orders.csv` and `orders.csv.gz`, `gz` for `orders.gz`.
-    public static func dataExtension(of path: String) -> String {
+    package static func dataExtension(of path: String) -> String {
         var parts = (path.split(separator: "/").last ?? "").split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         func popExtension() -> String? {
             guard parts.count > 1, let last = parts.last, !(parts.count == 2 && parts[0].isEmpty) else { return nil }
@@ -190,7 +210,7 @@ public enum DataFormat: String, Sendable, Hashable, CaseIterable {
 
     /// The CSV delimiter a format name or file extension implies: a tab for `tsv` and `tab`,
     /// nil for everything else (the CSV default, a comma, or a given delimiter applies).
-    public static func impliedDelimiter(_ nameOrExtension: String) -> UInt8? {
+    package static func impliedDelimiter(_ nameOrExtension: String) -> UInt8? {
         switch nameOrExtension.lowercased() {
         case "tsv", "tab": return UInt8(ascii: "\t")
         default: return nil
@@ -211,6 +231,7 @@ public enum DataFormat: String, Sendable, Hashable, CaseIterable {
 
 /// How one destination attribute gets its value during an import.
 public struct FieldMapping: Sendable, Hashable {
+    /// Where the attribute's value comes from.
     public enum Source: Sendable, Hashable {
         /// A field of the source record, by name (CSV column, JSON key).
         case field(String)
@@ -220,15 +241,22 @@ public struct FieldMapping: Sendable, Hashable {
 
     /// The destination attribute.
     public var attribute: String
+    /// The source field or constant.
     public var source: Source
     /// Per-field overrides of the step's coercion options (nil: use the step's).
     public var trim: Bool?
+    /// The field's date format (`date_format:`); nil: the step's.
     public var dateFormat: DateFormat?
+    /// The words read as true (`true_words:`); nil: the step's.
     public var trueWords: Set<String>?
+    /// The words read as false (`false_words:`); nil: the step's.
     public var falseWords: Set<String>?
+    /// The texts read as null (`null:`); nil: the step's.
     public var nullTokens: Set<String>?
+    /// Where the mapping is in the job file.
     public var location: InputLocation?
 
+    /// A mapping of `attribute` from `source`, with optional per-field coercion overrides.
     public init(attribute: String, source: Source, trim: Bool? = nil, dateFormat: DateFormat? = nil, trueWords: Set<String>? = nil, falseWords: Set<String>? = nil, nullTokens: Set<String>? = nil, location: InputLocation? = nil) {
         self.attribute = attribute
         self.source = source
@@ -244,6 +272,7 @@ public struct FieldMapping: Sendable, Hashable {
 /// How a to-one relationship is resolved during an import: the source field holds a value of
 /// a unique attribute (`match`) of the destination entity.
 public struct RelationshipMapping: Sendable, Hashable {
+    /// What an unresolved reference does (`missing:`).
     public enum Missing: String, Sendable, Hashable, CaseIterable {
         /// An unresolved reference rejects the record.
         case reject
@@ -251,13 +280,18 @@ public struct RelationshipMapping: Sendable, Hashable {
         case null
     }
 
+    /// The to-one relationship of the step's entity.
     public var relationship: String
+    /// The source field holding the related object's `match` value.
     public var field: String
     /// The destination attribute that identifies the related object.
     public var match: String
+    /// What a reference to no object does: reject the record (the default) or leave it empty.
     public var missing: Missing
+    /// Where the mapping is in the job file.
     public var location: InputLocation?
 
+    /// Resolves `relationship` by looking up the value of `field` in the destination's `match` attribute.
     public init(relationship: String, field: String, match: String, missing: Missing = .reject, location: InputLocation? = nil) {
         self.relationship = relationship
         self.field = field
@@ -269,17 +303,19 @@ public struct RelationshipMapping: Sendable, Hashable {
 
 /// How many rejected records a step tolerates.
 public enum RejectBudget: Sendable, Hashable {
+    /// At most this many rejected records.
     case count(Int)
     /// A percentage of the records read (checked at the end of the step and whenever the
     /// count alone already exceeds it).
     case percent(Double)
+    /// Any number of rejected records.
     case unlimited
 }
 
 /// An `import` step.
 public struct ImportStep: Sendable {
     /// The source paths and glob patterns, resolved against the job's folder (`-` for standard
-    /// input): one, or several read one after the other as one source (see ``SourceFiles``).
+    /// input): one, or several read one after the other as one source (see `SourceFiles`).
     public var sources: [String]
     /// The source as a label (reports, messages): the one path or pattern, or the list of them.
     /// Setting it makes it the only source.
@@ -287,8 +323,11 @@ public struct ImportStep: Sendable {
         get { sources.count == 1 ? sources[0] : sources.joined(separator: ", ") }
         set { sources = [newValue] }
     }
+    /// The source's data format (`format:`, or the file extension's).
     public var format: DataFormat
+    /// The entity the records become objects of.
     public var entity: String
+    /// How a CSV source is read (`csv:`: delimiter, header, quoting).
     public var csv: CSVOptions
     /// The source's text encoding; nil reads UTF-8 (or what a UTF-16/32 byte order mark says).
     public var encoding: TextEncoding?
@@ -304,13 +343,21 @@ public struct ImportStep: Sendable {
     public var jsonMaxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes
     /// Explicit field mappings; attributes not listed map from same-named fields.
     public var fields: [FieldMapping]
+    /// How to-one relationships are resolved from source fields.
     public var relationships: [RelationshipMapping]
+    /// How source text becomes typed values (trimming, null words, booleans, dates).
     public var coercion: CoercionOptions
+    /// What an object with an existing unique key does (`on_conflict:`).
     public var onConflict: ConflictPolicy
+    /// Check each value against its attribute's validation rules (`validate:`).
     public var validate: Bool
+    /// The records inserted per transaction (`batch_size:`).
     public var batchSize: Int
+    /// The file rejected records are written to (`rejects:`); nil writes none.
     public var rejectsPath: String?
+    /// How many rejected records the step tolerates (`max_rejects:`).
     public var maxRejects: RejectBudget
+    /// Roll the whole step back when it fails (`atomic:`), rather than keep the batches written.
     public var atomic: Bool
     /// Run the cheap checks on the entity after the step (`verify: false` turns them off).
     public var verify: Bool = true
@@ -321,6 +368,7 @@ public struct ImportStep: Sendable {
     /// Where `on_conflict:` is, for errors about the conflict policy.
     public var onConflictLocation: InputLocation?
 
+    /// An import of `source` (one path or pattern) into `entity`; every option has the job file's default.
     public init(
         source: String,
         format: DataFormat,
@@ -363,14 +411,19 @@ public struct ImportStep: Sendable {
 /// An `export` step: the records of one entity, filtered, sorted and paged, written as CSV,
 /// a JSON array or NDJSON (see docs/export.md).
 public struct ExportStep: Sendable {
+    /// The entity whose records are written.
     public var entity: String
-    /// The `where:` predicate, parsed (bound to the model by ``JobValidator`` and at run time).
+    /// The `where:` predicate, parsed (bound to the model by `JobValidator` and at run time).
     public var predicate: Predicate?
+    /// The sort order (`sort:`); empty: the store's order.
     public var sort: [SortDescriptor]
     /// The key paths to write; nil writes every attribute and every to-one relationship's key.
     public var fields: [FetchProperty]?
+    /// The most records written (`limit:`); nil: all.
     public var limit: Int?
+    /// The records skipped before the first written (`offset:`).
     public var offset: Int
+    /// The output's data format (csv, json or ndjson).
     public var format: DataFormat
     /// The CSV delimiter: a comma, a tab for `format: tsv` or a `.tsv` output.
     public var csvDelimiter: UInt8 = UInt8(ascii: ",")
@@ -381,6 +434,7 @@ public struct ExportStep: Sendable {
     /// Where `entity:` is.
     public var entityLocation: InputLocation?
 
+    /// An export of `entity` to `output` (`-`: standard output) in `format`.
     public init(
         entity: String, predicate: Predicate? = nil, sort: [SortDescriptor] = [], fields: [FetchProperty]? = nil, limit: Int? = nil,
         offset: Int = 0, format: DataFormat, output: String = "-", location: InputLocation? = nil, entityLocation: InputLocation? = nil
@@ -407,16 +461,22 @@ public struct ExportStep: Sendable {
 
 /// An `update` step: a batch update of the objects a predicate selects.
 public struct UpdateStep: Sendable {
+    /// The entity whose objects are updated.
     public var entity: String
+    /// The objects to update (`where:`).
     public var predicate: Predicate
     /// Attribute → constant or expression (`=…` in the job file).
     public var values: [String: BatchUpdateRequest.PropertyValue]
     /// Where each `set:` entry is.
     public var valueLocations: [String: InputLocation]
+    /// Check the new values against the attributes' validation rules.
     public var validate: Bool
+    /// Where the step is (its `update` key).
     public var location: InputLocation?
+    /// Where `entity:` is.
     public var entityLocation: InputLocation?
 
+    /// An update of the `entity` objects that `predicate` selects, setting `values`.
     public init(
         entity: String, predicate: Predicate, values: [String: BatchUpdateRequest.PropertyValue], valueLocations: [String: InputLocation] = [:],
         validate: Bool = true, location: InputLocation? = nil, entityLocation: InputLocation? = nil
@@ -441,12 +501,18 @@ public struct UpdateStep: Sendable {
 /// A `delete` step: a batch delete of the objects a predicate selects, applying the model's
 /// delete rules unless `delete_rules: ignore`.
 public struct DeleteStep: Sendable {
+    /// The entity whose objects are deleted.
     public var entity: String
+    /// The objects to delete (`where:`).
     public var predicate: Predicate
+    /// Whether the model's delete rules (cascade, nullify, deny) apply (`delete_rules:`).
     public var deleteRules: BatchDeleteRequest.DeleteRules
+    /// Where the step is (its `delete` key).
     public var location: InputLocation?
+    /// Where `entity:` is.
     public var entityLocation: InputLocation?
 
+    /// A delete of the `entity` objects that `predicate` selects.
     public init(
         entity: String, predicate: Predicate, deleteRules: BatchDeleteRequest.DeleteRules = .apply, location: InputLocation? = nil,
         entityLocation: InputLocation? = nil

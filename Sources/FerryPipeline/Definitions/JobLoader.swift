@@ -9,10 +9,11 @@ import Foundation
 /// let job = try JobLoader().load(path: "pipelines/import-shop.yml", parameters: ["data": "/srv/in"])
 /// ```
 ///
-/// Every problem found is reported: the loader throws ``FerryErrors`` (code `invalidDefinition`)
+/// Every problem found is reported: the loader throws `FerryErrors` (code `invalidDefinition`)
 /// whose errors each name a `file:line:column`. It does not look at the model; see
-/// ``JobValidator`` for that.
+/// `JobValidator` for that.
 public struct JobLoader: Sendable {
+    /// A loader.
     public init() {}
 
     static let jobKeys = ["job", "description", "store", "model", "params", "steps"]

@@ -10,7 +10,7 @@ extension JobValidator {
     ///
     /// A source that an earlier export step of the job writes is the job's own intermediate
     /// file (export, then import elsewhere), not an input to protect.
-    public func files(of job: Job) -> OutputConflicts {
+    package func files(of job: Job) -> OutputConflicts {
         var files = OutputConflicts(store: job.store.path, location: job.store.location)
         files.input(job.path, role: "the job file")
         files.input(job.modelPath, role: "the model", location: job.modelLocation)
@@ -41,7 +41,7 @@ extension JobValidator {
     /// Problems with the files a job names: a URL where a file path is needed (a PostgreSQL
     /// store is refused until this build supports one), and any rejects file or export output
     /// that is the store, one of its companion files, a source or the job's own files.
-    public func validateFiles(_ job: Job) -> [FerryError] {
+    package func validateFiles(_ job: Job) -> [FerryError] {
         var errors: [FerryError] = []
         if job.steps.isEmpty {
             // Loading such a job is fine (a library may add steps); running or validating it is not.
@@ -74,7 +74,7 @@ extension JobValidator {
 
     /// Import sources that do not exist and that no earlier export step of the job writes
     /// (`ferry validate` reports them; a run would fail at that step).
-    public func missingSources(_ job: Job) -> [FerryError] {
+    package func missingSources(_ job: Job) -> [FerryError] {
         var errors: [FerryError] = []
         var written: Set<String> = []
         for step in job.steps {

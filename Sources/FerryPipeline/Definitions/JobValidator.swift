@@ -8,11 +8,11 @@ import FerryFormats
 /// ```swift
 /// let problems = JobValidator().validate(job, model: bundle.current)
 /// ```
-public struct JobValidator: Sendable {
-    public init() {}
+package struct JobValidator: Sendable {
+    package init() {}
 
     /// Every problem of the job's steps against `model`; empty when the job fits the model.
-    public func validate(_ job: Job, model: ObjectModel) -> [FerryError] {
+    package func validate(_ job: Job, model: ObjectModel) -> [FerryError] {
         var errors: [FerryError] = []
         // Steps other than migrations open the store with this model: it must fit the store layout.
         if job.steps.contains(where: { if case .migrate = $0 { false } else { true } }) {
@@ -150,7 +150,7 @@ public struct JobValidator: Sendable {
     /// bundle lacks, and for each version step up to the target (from the bundle's first version,
     /// since the store's version is only known when it is opened) a mapping file that does not
     /// load, or a missing one where inference refuses a change.
-    public func validateMigrations(_ job: Job, bundle: ModelBundle) -> [FerryError] {
+    package func validateMigrations(_ job: Job, bundle: ModelBundle) -> [FerryError] {
         var errors: [FerryError] = []
         var checked: Set<String> = []
         for step in job.steps {

@@ -2,9 +2,9 @@ import FerryCore
 import Foundation
 
 /// Reads a mapping file (`mappings/2-to-3.yml`, see docs/migration.md, "Mapping files") into a
-/// ``MappingModel`` for one version step.
+/// `MappingModel` for one version step.
 ///
-/// The loader starts from what inference does (``ModelDiff/bestEffortMapping()``) and lays the
+/// The loader starts from what inference does (`ModelDiff.bestEffortMapping()`) and lays the
 /// file's entries over it: an attribute given a value replaces its inferred copy, an entity
 /// mapping's `source`, `filter`, `distinct` and `policy` are set, and a mapping with a new name
 /// and `entity:` adds a second mapping into a destination entity. Whatever the file does not
@@ -16,7 +16,7 @@ import Foundation
 /// let mapping = try MappingLoader().load(path: path, source: v2, destination: v3)
 /// ```
 ///
-/// Every problem is reported, each at its `file:line:column` (``FerryErrors``, code
+/// Every problem is reported, each at its `file:line:column` (`FerryErrors`, code
 /// `invalidDefinition`; predicate problems keep code `invalidPredicate`): unknown keys,
 /// entities, attributes and relationships (with suggestions), `from`/`to` that do not match the
 /// models, filters that do not parse or bind, value expressions that do not parse, bind to the
@@ -28,6 +28,7 @@ import Foundation
 /// the value's text starts, so an expression parsed with that location reports columns in the
 /// file.
 public struct MappingLoader: Sendable {
+    /// A loader.
     public init() {}
 
     static let topKeys = ["from", "to", "description", "entities"]
@@ -36,7 +37,7 @@ public struct MappingLoader: Sendable {
     static let relationshipValueKeys = ["mapping", "source"]
 
     /// Loads the mapping file at `path` for the step from `source` to `destination`.
-    /// - Throws: ``FerryErrors`` listing every problem, each located in the file.
+    /// - Throws: `FerryErrors` listing every problem, each located in the file.
     ///
     /// `parameters` are the values of `$name` in the file's expressions (migration parameters);
     /// an expression naming another parameter is an error.
@@ -85,9 +86,9 @@ extension MappingLoader {
     }
 
     /// The mapping of one adjacent version step of `bundle`, found as a migration finds it
-    /// (``MigrationMappings``): its mapping file, an Xcode mapping model beside the model
+    /// (`MigrationMappings`): its mapping file, an Xcode mapping model beside the model
     /// package, else the inferred mapping.
-    /// - Throws: ``FerryErrors`` for a bad mapping file or mapping model; `FerryError`
+    /// - Throws: `FerryErrors` for a bad mapping file or mapping model; `FerryError`
     ///   (`.migration`) when there is none and inference refuses a change.
     public func mapping(for step: ModelDiff, in bundle: ModelBundle, parameters: [String: Value] = [:]) throws -> MappingModel {
         try MigrationMappings.provider(for: bundle, parameters: parameters)(step.source, step.destination)

@@ -4,9 +4,9 @@ import Foundation
 /// Writes a model bundle in another format (`ferry model convert IN OUT`): the output path's
 /// name chooses the format. Never overwrites: the output must not exist, and it appears only
 /// once completely written.
-public enum ModelConverter {
+package enum ModelConverter {
     /// The formats ferry writes.
-    public enum Format: Sendable, Equatable {
+    package enum Format: Sendable, Equatable {
         /// A `.xcdatamodeld` package: every version and `.xccurrentversion`.
         case xcodePackage
         /// A single `.xcdatamodel` version folder (the bundle's current version).
@@ -18,7 +18,7 @@ public enum ModelConverter {
     }
 
     /// The format that the name of `path` asks for.
-    public static func format(of path: String) -> Format {
+    package static func format(of path: String) -> Format {
         switch (path as NSString).pathExtension.lowercased() {
         case XcodeModelPackage.packageExtension: return .xcodePackage
         case XcodeModelPackage.versionExtension: return .xcodeVersion
@@ -33,7 +33,7 @@ public enum ModelConverter {
     /// - Throws: `.usage` when `path` exists or the bundle does not fit the format; `.io` when
     ///   writing fails (nothing is left behind).
     @discardableResult
-    public static func write(_ bundle: ModelBundle, to path: String) throws -> [String] {
+    package static func write(_ bundle: ModelBundle, to path: String) throws -> [String] {
         let format = format(of: path)
         if FileManager.default.fileExists(atPath: path) {
             throw FerryError(.usage, "'\(path)' already exists; ferry does not overwrite it (remove it or choose another output)")

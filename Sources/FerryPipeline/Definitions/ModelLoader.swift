@@ -1,17 +1,18 @@
 import FerryCore
 import Foundation
 
-/// Reads model bundles and model files (see `docs/files.md`) into a ``ModelBundle``, checking
-/// every version with ``ModelChecker``.
+/// Reads model bundles and model files (see `docs/files.md`) into a `ModelBundle`, checking
+/// every version with `ModelChecker`.
 ///
 /// ```swift
 /// let bundle = try ModelLoader().load(path: "samples/models/Shop")
 /// print(bundle.current.versionHash)
 /// ```
 ///
-/// Every problem found is reported, not just the first: the loader throws ``FerryErrors``
+/// Every problem found is reported, not just the first: the loader throws `FerryErrors`
 /// (code `invalidModel`) whose errors each name a `file:line:column`.
 public struct ModelLoader: Sendable {
+    /// A loader.
     public init() {}
 
     static let indexKeys = ["name", "description", "current", "versions"]
@@ -32,7 +33,7 @@ public struct ModelLoader: Sendable {
     /// Loads a bundle folder (holding `model.yml`), a bundle index file, a single model file
     /// (one version), an Xcode `.xcdatamodeld` package, a single `.xcdatamodel` version, or a
     /// Core Data store (its cached model, as one version named `cache`).
-    /// Throws ``FerryErrors`` listing every problem.
+    /// Throws `FerryErrors` listing every problem.
     public func load(path: String) throws -> ModelBundle {
         let reader = DefinitionReader(code: .invalidModel)
         let bundle = load(path: path, reader: reader)

@@ -8,14 +8,14 @@ import Foundation
 /// step succeeds, so a failed export never leaves a truncated file behind; standard output, FIFOs
 /// and devices are written as it goes (see ``ExportDestination``). A dry run runs the query and
 /// counts the rows without writing or creating anything.
-public final class ExportStepRunner {
-    public let step: ExportStep
-    public let store: Store
-    public let index: Int
-    public weak var progress: (any ProgressObserver)?
-    public var dryRun = false
+package final class ExportStepRunner {
+    package let step: ExportStep
+    package let store: Store
+    package let index: Int
+    package weak var progress: (any ProgressObserver)?
+    package var dryRun = false
 
-    public init(step: ExportStep, store: Store, index: Int = 1) {
+    package init(step: ExportStep, store: Store, index: Int = 1) {
         self.step = step
         self.store = store
         self.index = index
@@ -23,7 +23,7 @@ public final class ExportStepRunner {
 
     /// Runs the step and returns its report; a failure is thrown as ``ImportStepFailure`` (the
     /// failed step's report with its error).
-    public func run() throws -> StepReport {
+    package func run() throws -> StepReport {
         var report = StepReport(index: index, kind: "export", entity: step.entity)
         report.output = step.output
         let started = ContinuousClock.now

@@ -8,20 +8,20 @@ import Foundation
 ///
 /// Atomic by default: the whole step is one transaction, so a failure or a kill leaves the store
 /// exactly as it was before the step.
-public final class ImportStepRunner {
-    public let step: ImportStep
-    public let store: Store
-    public let index: Int
-    public let jobName: String
-    public weak var progress: (any ProgressObserver)?
-    public var dryRun = false
+package final class ImportStepRunner {
+    package let step: ImportStep
+    package let store: Store
+    package let index: Int
+    package let jobName: String
+    package weak var progress: (any ProgressObserver)?
+    package var dryRun = false
     /// Use the byte-level fast path when the step allows it (tests turn it off to check that
     /// both paths give the same store and the same rejects).
-    public var allowsFastPath = true
+    package var allowsFastPath = true
     /// Read and parse the input on a second thread while this one imports (see
     /// ``ReadAheadReader``); by default when the machine has more than one core. Tests set it
     /// both ways to check that it changes nothing but the speed.
-    public var readsAhead = ProcessInfo.processInfo.activeProcessorCount > 1
+    package var readsAhead = ProcessInfo.processInfo.activeProcessorCount > 1
     /// How many records the last run wrote through a fast path (for tests).
     @_spi(Testing) public private(set) var fastPathRecords = 0
     /// A reader to use instead of opening `step.source` (e.g. one that replays sampled records).
@@ -29,7 +29,7 @@ public final class ImportStepRunner {
     /// The reader of the running step, for the progress line's percent.
     private var stepReader: (any RecordReader)?
 
-    public init(step: ImportStep, store: Store, index: Int = 1, jobName: String = "import", reader: (any RecordReader)? = nil) {
+    package init(step: ImportStep, store: Store, index: Int = 1, jobName: String = "import", reader: (any RecordReader)? = nil) {
         self.step = step
         self.store = store
         self.index = index
@@ -42,7 +42,7 @@ public final class ImportStepRunner {
 
     /// Runs the step and returns its report; throws (after rolling back) when the step fails.
     /// The report of a failed step is passed with the error as ``ImportStepFailure``.
-    public func run() throws -> StepReport {
+    package func run() throws -> StepReport {
         try Interruption.honouring { try runHonouringSignals() }
     }
 
@@ -278,10 +278,10 @@ public final class ImportStepRunner {
 }
 
 /// A failed import step: the error and the report of what it had done before rolling back.
-public struct ImportStepFailure: Error, CustomStringConvertible {
-    public var report: StepReport
-    public var error: any Error
-    public var description: String { "\(error)" }
+package struct ImportStepFailure: Error, CustomStringConvertible {
+    package var report: StepReport
+    package var error: any Error
+    package var description: String { "\(error)" }
 }
 
 struct ImportState {

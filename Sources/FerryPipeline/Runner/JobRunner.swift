@@ -6,17 +6,22 @@ import Foundation
 /// Stops at the first failed step (earlier steps stay committed: each step is its own
 /// transaction). Never prints: progress goes to the ``ProgressObserver``.
 public final class JobRunner {
+    /// The job to run.
     public let job: Job
+    /// The model version the job works with (``Job/model(in:)``).
     public let model: ObjectModel
     /// The model's bundle: needed by `migrate` steps and `migrate: auto`.
     public var bundle: ModelBundle?
     /// Where mapping files' policy names are looked up.
     public var registry: PolicyRegistry = .shared
+    /// Check everything, then roll every step back (`--dry-run`).
     public var dryRun = false
+    /// Receives progress while the job runs; held weakly.
     public weak var progress: (any ProgressObserver)?
     /// Records imported per entity so far (for `equals: imported` in verify steps).
     private var imported: [String: (count: Int, steps: [Int])] = [:]
 
+    /// A runner of `job` on `model`; `bundle` is needed by `migrate` steps and `migrate: auto`.
     public init(job: Job, model: ObjectModel, bundle: ModelBundle? = nil) {
         self.job = job
         self.model = model
@@ -337,7 +342,7 @@ public final class JobRunner {
     /// the step plus those inserted, its foreign keys, its uniqueness constraints (answered from
     /// their unique indexes) and the model hash. `quick_check` is left out: on a large store it
     /// costs about as much as the import itself (see docs/benchmarks.md).
-    public static func afterImportChecks(entity: String, before: Int?, inserted: Int) -> [Check] {
+    package static func afterImportChecks(entity: String, before: Int?, inserted: Int) -> [Check] {
         var checks: [Check] = []
         if let before {
             checks.append(.count(entity: entity, expectation: .exactly(before + inserted), basis: "\(before) before the step + \(inserted) inserted"))
@@ -365,27 +370,27 @@ extension RunReport {
 }
 
 /// ferry's documented exit codes.
-public enum ExitStatus {
+package enum ExitStatus {
     /// Everything succeeded.
-    public static let success: Int32 = 0
+    package static let success: Int32 = 0
     /// A step failed (unreadable input, a store error, a failed migration).
-    public static let stepFailed: Int32 = 1
+    package static let stepFailed: Int32 = 1
     /// A step rejected more records than its `max_rejects` allows (and was rolled back).
-    public static let rejectsOverBudget: Int32 = 2
+    package static let rejectsOverBudget: Int32 = 2
     /// A verification check failed.
-    public static let verificationFailed: Int32 = 3
+    package static let verificationFailed: Int32 = 3
     /// The job, model, mapping or command line is wrong; nothing was touched.
-    public static let configuration: Int32 = 64
+    package static let configuration: Int32 = 64
     /// Interrupted by SIGINT (130) or SIGTERM (143): 128 + the signal, as shells report it.
-    public static func interrupted(by signal: Int32) -> Int32 { 128 + signal }
+    package static func interrupted(by signal: Int32) -> Int32 { 128 + signal }
     /// `ferry model diff`: the versions differ in ways lightweight migration cannot infer; a
     /// mapping file (or a model fix) is needed.
-    public static let needsMapping: Int32 = 65
+    package static let needsMapping: Int32 = 65
     /// A source pattern matched no file (sysexits' EX_NOINPUT): nothing was read or touched.
-    public static let noInput: Int32 = 66
+    package static let noInput: Int32 = 66
 
     /// The exit code for an error.
-    public static func code(for error: any Error) -> Int32 {
+    package static func code(for error: any Error) -> Int32 {
         if let failure = error as? ImportStepFailure { return code(for: failure.error) }
         if let errors = error as? FerryErrors { return errors.code.isConfiguration ? configuration : stepFailed }
         guard let error = error as? FerryError else { return stepFailed }

@@ -11,11 +11,11 @@ import Foundation
 /// 5. inference (which refuses, with reasons, what it cannot do).
 ///
 /// A ferry mapping file stands in for an Xcode mapping model of the same step.
-public enum MigrationMappings {
+package enum MigrationMappings {
     /// The mapping of each step; `parameters` are the values of `$name` in mapping files'
     /// expressions (`ferry migrate --param`, a job's parameters for its migrate steps);
     /// `folders` are the `--mappings` folders.
-    public static func provider(
+    package static func provider(
         for bundle: ModelBundle, parameters: [String: Value] = [:], folders: [String] = []
     ) -> (ObjectModel, ObjectModel) throws -> MappingModel {
         { from, to in

@@ -10,34 +10,34 @@ import FerryFormats
 /// stay strings. A JSON string stays a string unless it is a UTC ISO-8601 date or a canonical
 /// UUID (JSON has no type for those); `"01001"`, `"14.90"` and `"true"` stay strings. An empty
 /// string is a value (only a string holds it), not a null.
-public enum ModelInference {
+package enum ModelInference {
     /// An inferred entity and the source field each attribute reads.
-    public struct Result: Sendable {
-        public var entity: EntityDescription
+    package struct Result: Sendable {
+        package var entity: EntityDescription
         /// Field name per attribute, in attribute order.
-        public var fieldNames: [String]
+        package var fieldNames: [String]
 
-        public init(entity: EntityDescription, fieldNames: [String]) {
+        package init(entity: EntityDescription, fieldNames: [String]) {
             self.entity = entity
             self.fieldNames = fieldNames
         }
 
         /// Mappings for the attributes whose names differ from their fields (`first_name` ←
         /// `First Name`), for the import step.
-        public var renamedFields: [FieldMapping] {
+        package var renamedFields: [FieldMapping] {
             zip(entity.attributes, fieldNames).compactMap { attribute, field in
                 attribute.name == field ? nil : FieldMapping(attribute: attribute.name, source: .field(field))
             }
         }
 
         /// Names the attribute inferred from `field` `attribute` (`--field city=address.city`).
-        public mutating func name(_ attribute: String, fromField field: String) {
+        package mutating func name(_ attribute: String, fromField field: String) {
             guard let position = fieldNames.firstIndex(of: field) else { return }
             entity.attributes[position].name = attribute
         }
 
         /// `attribute type` per attribute, with `(from "Field")` when the names differ.
-        public var summary: String {
+        package var summary: String {
             zip(entity.attributes, fieldNames).map { attribute, field in
                 let from = attribute.name == field ? "" : " (from \(JSONText.quote(field)))"
                 return "\(attribute.name) \(attribute.type.rawValue)\(from)"
@@ -52,7 +52,7 @@ public enum ModelInference {
     ///   - textIsUntyped: true for CSV (text may be a number); false for JSON, whose strings
     ///     are strings.
     ///   - decimalComma: CSV numbers are written `1.234,56` (see ``DecimalCommaText``).
-    public static func infer(
+    package static func infer(
         entityNamed name: String, fieldNames: [String], samples: [SourceRecord], overrides: [String: AttributeType] = [:],
         unique: [[String]] = [], textIsUntyped: Bool = true, decimalComma: Bool = false
     ) -> Result {
@@ -68,7 +68,7 @@ public enum ModelInference {
     }
 
     /// The narrowest lossless type for a set of field values.
-    public static func inferType(_ values: [FieldValue], textIsUntyped: Bool = true, decimalComma: Bool = false) -> AttributeType {
+    package static func inferType(_ values: [FieldValue], textIsUntyped: Bool = true, decimalComma: Bool = false) -> AttributeType {
         let order: [AttributeType] = [.int64, .double, .decimal, .bool, .date, .uuid, .json]
         var candidates = Set(order)
         var sawValue = false

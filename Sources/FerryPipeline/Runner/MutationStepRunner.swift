@@ -4,17 +4,17 @@ import Foundation
 /// Runs one `update` or `delete` step as a single transaction and reports its counts: `read` and
 /// `updated` for an update (every selected record is changed), `deleted`, `cascade_deleted` and
 /// `nullified` for a delete. A dry run does all of it, checks included, and rolls back.
-public final class MutationStepRunner {
-    public let step: Step
-    public let store: Store
-    public let index: Int
-    public let jobName: String
-    public var dryRun = false
-    public weak var progress: (any ProgressObserver)?
+package final class MutationStepRunner {
+    package let step: Step
+    package let store: Store
+    package let index: Int
+    package let jobName: String
+    package var dryRun = false
+    package weak var progress: (any ProgressObserver)?
     /// The error that failed the last run, if any.
-    public private(set) var failure: (any Error)?
+    package private(set) var failure: (any Error)?
 
-    public init(step: Step, store: Store, index: Int = 1, jobName: String) {
+    package init(step: Step, store: Store, index: Int = 1, jobName: String) {
         self.step = step
         self.store = store
         self.index = index
@@ -22,7 +22,7 @@ public final class MutationStepRunner {
     }
 
     /// `update Customer where …`, for progress lines.
-    public var title: String {
+    package var title: String {
         switch step {
         case .update(let update): return "update \(update.entity)"
         case .delete(let delete): return "delete \(delete.entity)"
@@ -31,7 +31,7 @@ public final class MutationStepRunner {
     }
 
     /// Runs the step; a failure is reported in the returned report (and kept in ``failure``).
-    public func run() -> StepReport {
+    package func run() -> StepReport {
         let started = ContinuousClock.now
         let startedAt = DateCoding.nowText()
         var report = StepReport(index: index, kind: step.kind)

@@ -2,10 +2,10 @@ import FerryCore
 import FerryFormats
 
 /// Opens the streaming reader an import step needs.
-public enum ReaderFactory {
+package enum ReaderFactory {
     /// The reader of the step's sources: one file's reader, or a ``MultiFileReader`` when the
     /// step names several files or a glob pattern (expanded here, in natural order).
-    public static func open(step: ImportStep) throws -> any RecordReader {
+    package static func open(step: ImportStep) throws -> any RecordReader {
         let files = try SourceFiles.expand(step.sources)
         if files.count == 1 && !SourceFiles.isPattern(step.sources[0]) {
             return try open(step: step, file: files[0])

@@ -4,8 +4,11 @@ import Foundation
 /// What one step did: the counts that always add up (`read = inserted + updated + skipped +
 /// rejected`), timing and outcome. Encoded as JSON in `--report` files.
 public struct StepReport: Sendable, Codable, Hashable {
+    /// How a step ended (`outcome` in the report).
     public enum Outcome: String, Sendable, Codable, Hashable {
+        /// The step did everything it was asked to.
         case succeeded
+        /// The step stopped on an error (see ``StepReport/error``) or over its reject budget.
         case failed
         /// A dry run: everything was checked and then rolled back.
         case dryRun = "dry_run"
@@ -13,14 +16,23 @@ public struct StepReport: Sendable, Codable, Hashable {
 
     /// 1-based position in the job.
     public var index: Int
+    /// The step's kind as written in the job file: `import`, `export`, `migrate`, `verify`, `update` or `delete`.
     public var kind: String
+    /// The entity the step worked on, when it has one.
     public var entity: String?
+    /// The source the step read (an import's path or pattern), when it has one.
     public var source: String?
+    /// How the step ended.
     public var outcome: Outcome
+    /// Records read from the source (objects selected, for `update` and `export`).
     public var read = 0
+    /// Objects inserted.
     public var inserted = 0
+    /// Objects updated (an upsert's existing objects, or an `update` step's).
     public var updated = 0
+    /// Records skipped (`on_conflict: ignore` and an existing key).
     public var skipped = 0
+    /// Records rejected (written to the rejects file when there is one).
     public var rejected = 0
     /// Records written to the output (export steps).
     public var written = 0
@@ -32,8 +44,11 @@ public struct StepReport: Sendable, Codable, Hashable {
     public var cascadeDeleted: [String: Int]?
     /// References cleared by nullify, per relationship (`delete` steps).
     public var nullified: [String: Int]?
+    /// The step's wall-clock time.
     public var elapsedSeconds = 0.0
+    /// Records read per second of `elapsedSeconds`.
     public var recordsPerSecond = 0.0
+    /// The rejects file written, when there is one.
     public var rejectsFile: String?
     /// Source fields no attribute or relationship of the step maps, so their values were not
     /// imported (never silently: the summary and the report list them).
@@ -47,6 +62,7 @@ public struct StepReport: Sendable, Codable, Hashable {
     /// The checks run by a `verify` step, or automatically after an `import` step.
     public var verification: VerificationReport?
 
+    /// A report of step `index` (1-based) before its counts are known.
     public init(index: Int, kind: String, entity: String? = nil, source: String? = nil, outcome: Outcome = .succeeded) {
         self.index = index
         self.kind = kind
@@ -88,13 +104,20 @@ public struct StepReport: Sendable, Codable, Hashable {
 
 /// What an import step did with one of its files (when it reads several).
 public struct SourceFileReport: Sendable, Codable, Hashable {
+    /// The file's path.
     public var file: String
+    /// Records read from the file.
     public var read = 0
+    /// Objects inserted from the file's records.
     public var inserted = 0
+    /// Objects updated from the file's records.
     public var updated = 0
+    /// The file's records skipped.
     public var skipped = 0
+    /// The file's records rejected.
     public var rejected = 0
 
+    /// The counts of one file.
     public init(file: String, read: Int = 0, inserted: Int = 0, updated: Int = 0, skipped: Int = 0, rejected: Int = 0) {
         self.file = file
         self.read = read
@@ -110,20 +133,32 @@ public struct SourceFileReport: Sendable, Codable, Hashable {
 /// Its schema is documented in docs/reports.md, shipped as docs/report.schema.json and kept
 /// stable: fields are only ever added.
 public struct RunReport: Sendable, Codable, Hashable {
+    /// The report format's version (`schema_version`); 1 today.
     public var schemaVersion = 1
     /// The ferry command that ran: `run`, `import`, `export`, `update`, `delete`, `migrate`,
     /// `verify` or `check`.
     public var command: String
+    /// The job's name.
     public var job: String
+    /// The job file's path; nil for a command without one (`ferry import …`).
     public var jobFile: String?
+    /// The store's path.
     public var store: String
+    /// The model's name, when the command has a model.
     public var model: String?
+    /// The model version the command worked with.
     public var modelVersion: String?
+    /// Whether the run was a dry run (everything rolled back).
     public var dryRun: Bool
+    /// When the run started (UTC ISO-8601 with milliseconds).
     public var startedAt: String
+    /// When the run ended; nil while it runs.
     public var endedAt: String?
+    /// `running`, `succeeded`, `failed` or `dry_run`.
     public var outcome: String
+    /// The command's exit code (0 on success).
     public var exitCode: Int32
+    /// The reports of the steps that ran, in order.
     public var steps: [StepReport]
 
     /// A report whose run starts now (or at `startedAt`).
@@ -168,9 +203,11 @@ public struct RunReport: Sendable, Codable, Hashable {
 /// Receives progress while a job runs; the CLI draws a bar on a terminal and prints plain
 /// lines otherwise.
 public protocol ProgressObserver: AnyObject {
+    /// Step `index` (1-based) of `total` starts; `title` says what it does (`import Order from orders.csv`).
     func stepStarted(index: Int, of total: Int, title: String)
     /// Called every few thousand records with the counts so far, and the part of the input read
     /// (0…1) when its size is known.
     func stepProgress(read: Int, rejected: Int, fraction: Double?)
+    /// The step ended, with its report.
     func stepFinished(_ report: StepReport)
 }

@@ -5,13 +5,13 @@ import FerryFormats
 /// continues with the underlying reader, so sampling needs no second pass over the input and
 /// works on standard input. It forwards (``ForwardingRecordReader``): an importer takes the
 /// sample and then reads the underlying reader through its fast path.
-public final class SampledReader: ForwardingRecordReader {
+package final class SampledReader: ForwardingRecordReader {
     private let base: any RecordReader
-    public private(set) var samples: [SourceRecord]
+    package private(set) var samples: [SourceRecord]
     private var replayed = 0
 
     /// Reads up to `count` records from `base` into memory (a bounded sample).
-    public init(_ base: any RecordReader, sampleSize count: Int) throws {
+    package init(_ base: any RecordReader, sampleSize count: Int) throws {
         self.base = base
         try base.prepare()
         var samples: [SourceRecord] = []
@@ -21,23 +21,23 @@ public final class SampledReader: ForwardingRecordReader {
         self.samples = samples
     }
 
-    public var sourceName: String { base.sourceName }
-    public var fieldNames: [String] { base.fieldNames }
-    public func fieldIndex(of name: String) -> Int { base.fieldIndex(of: name) }
-    public func hasField(_ name: String) -> Bool { base.hasField(name) }
-    public func prepare() throws {}
-    public var currentLocation: InputLocation { base.currentLocation }
-    public var wrapped: any RecordReader { base }
-    public var progressFraction: Double? { base.progressFraction }
+    package var sourceName: String { base.sourceName }
+    package var fieldNames: [String] { base.fieldNames }
+    package func fieldIndex(of name: String) -> Int { base.fieldIndex(of: name) }
+    package func hasField(_ name: String) -> Bool { base.hasField(name) }
+    package func prepare() throws {}
+    package var currentLocation: InputLocation { base.currentLocation }
+    package var wrapped: any RecordReader { base }
+    package var progressFraction: Double? { base.progressFraction }
 
-    public func takeHeldRecords() -> [SourceRecord] {
+    package func takeHeldRecords() -> [SourceRecord] {
         let held = Array(samples[replayed...])
         samples = []
         replayed = 0
         return held
     }
 
-    public func next() throws -> SourceRecord? {
+    package func next() throws -> SourceRecord? {
         if replayed < samples.count {
             defer {
                 replayed += 1

@@ -7,15 +7,15 @@ import Foundation
 /// The snapshot itself is never modified. The suite's results, in order: the detected version,
 /// the migration, the per-entity checksum proof that copied values are unchanged, then every
 /// check of the expectations (by default all built-in checks).
-public struct SnapshotChecker {
-    public let bundle: ModelBundle
-    public var expectations: Expectations?
+package struct SnapshotChecker {
+    package let bundle: ModelBundle
+    package var expectations: Expectations?
     /// The version snapshots migrate to (default: the bundle's current version).
-    public var targetVersion: String?
-    public var registry: PolicyRegistry
-    public var mappingProvider: (ObjectModel, ObjectModel) throws -> MappingModel
+    package var targetVersion: String?
+    package var registry: PolicyRegistry
+    package var mappingProvider: (ObjectModel, ObjectModel) throws -> MappingModel
 
-    public init(bundle: ModelBundle, expectations: Expectations? = nil, registry: PolicyRegistry = .shared) {
+    package init(bundle: ModelBundle, expectations: Expectations? = nil, registry: PolicyRegistry = .shared) {
         self.bundle = bundle
         self.expectations = expectations
         self.registry = registry
@@ -23,7 +23,7 @@ public struct SnapshotChecker {
     }
 
     /// The snapshot stores a path names: the file itself, or every `.sqlite` file in a folder.
-    public static func snapshots(at path: String) throws -> [String] {
+    package static func snapshots(at path: String) throws -> [String] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw FerryError(.usage, "snapshot '\(path)' does not exist")
@@ -35,7 +35,7 @@ public struct SnapshotChecker {
     }
 
     /// Checks one snapshot; never throws: every failure is a result of the suite.
-    public func check(snapshot: String) -> VerificationReport {
+    package func check(snapshot: String) -> VerificationReport {
         let started = ContinuousClock.now
         let name = (snapshot as NSString).lastPathComponent
         var report = VerificationReport(name: name, store: snapshot, timestamp: DateCoding.nowText())

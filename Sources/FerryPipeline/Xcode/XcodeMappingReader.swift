@@ -12,6 +12,7 @@ public struct XcodeMappingFile: Sendable {
     /// The source and destination version labels: the last component of `sourcemodelpath` /
     /// `destinationmodelpath` without `.xcdatamodel`.
     public var sourceVersion: String
+    /// The destination version's label (see `sourceVersion`).
     public var destinationVersion: String
     /// `sourcemodelpath` as stored: relative to the Xcode project's folder.
     public var sourceModelPath: String
@@ -45,9 +46,11 @@ public struct XcodeMappingFile: Sendable {
 /// expressions that are not keyed archives of an expression, and fields ferry does not read
 /// (so that nothing a mapping says is silently dropped).
 public struct XcodeMappingReader: Sendable {
+    /// The extension of a mapping model package (`Name.xcmappingmodel`).
     public static let packageExtension = "xcmappingmodel"
     static let documentName = "xcmapping.xml"
 
+    /// A reader.
     public init() {}
 
     /// True when `path` names a mapping model package (or its `xcmapping.xml`).
@@ -59,7 +62,7 @@ public struct XcodeMappingReader: Sendable {
     }
 
     /// Reads the package at `path` (the `.xcmappingmodel` folder or its `xcmapping.xml`).
-    /// - Throws: ``FerryErrors`` listing every problem.
+    /// - Throws: `FerryErrors` listing every problem.
     public func read(path: String) throws -> XcodeMappingFile {
         var package = path
         while package.count > 1, package.hasSuffix("/") { package.removeLast() }
@@ -90,8 +93,8 @@ public struct XcodeMappingReader: Sendable {
 
 extension XcodeMappingFile {
     /// The mapping translated for the step `source` → `destination` (see
-    /// ``XcodeMappingTranslation`` for the rules).
-    /// - Throws: ``FerryErrors`` naming every entity and property mapping ferry cannot translate.
+    /// `XcodeMappingTranslation` for the rules).
+    /// - Throws: `FerryErrors` naming every entity and property mapping ferry cannot translate.
     public func mappingModel(from source: ObjectModel, to destination: ObjectModel) throws -> MappingModel {
         var translation = XcodeMappingTranslation(file: self, source: source, destination: destination)
         return try translation.translate()

@@ -11,22 +11,22 @@ import Foundation
 /// `sourcemodelpath` and `destinationmodelpath`). A package naming versions that are not in the
 /// bundle (a renamed version folder) is matched structurally: it is used when it translates
 /// against the step's models without an error and is the only one that does.
-public struct XcodeMappingSearch: Sendable {
-    public var folders: [String]
+package struct XcodeMappingSearch: Sendable {
+    package var folders: [String]
 
-    public init(folders: [String]) {
+    package init(folders: [String]) {
         self.folders = folders
     }
 
     /// The folder holding the model package (or YAML bundle) of `bundle`; empty when the bundle
     /// was not read from a file.
-    public static func besideModel(_ bundle: ModelBundle) -> [String] {
+    package static func besideModel(_ bundle: ModelBundle) -> [String] {
         guard let file = bundle.location?.file else { return [] }
         return [(file as NSString).deletingLastPathComponent].map { $0.isEmpty ? "." : $0 }
     }
 
     /// The `.xcmappingmodel` packages of the folders (a folder may itself be one), sorted.
-    public func packages() -> [String] {
+    package func packages() -> [String] {
         var result: [String] = []
         for folder in folders {
             if XcodeMappingReader.isMappingModel(folder) {
@@ -45,7 +45,7 @@ public struct XcodeMappingSearch: Sendable {
     /// package is made for it.
     /// - Throws: ``FerryErrors`` when the matching package cannot be read or translated, or when
     ///   several match.
-    public func mapping(from source: ObjectModel, to destination: ObjectModel, in bundle: ModelBundle) throws -> MappingModel? {
+    package func mapping(from source: ObjectModel, to destination: ObjectModel, in bundle: ModelBundle) throws -> MappingModel? {
         let reader = XcodeMappingReader()
         var files: [XcodeMappingFile] = []
         var problems: [FerryError] = []

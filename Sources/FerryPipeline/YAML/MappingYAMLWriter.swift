@@ -5,9 +5,9 @@ import Yams
 /// ``MappingLoader`` reads back into the same mapping: every entity mapping of the destination
 /// with its source, policy and the value of every attribute and relationship, so nothing is left
 /// to inference. `ferry mapping show` prints an Xcode mapping model this way.
-public enum MappingYAMLWriter {
+package enum MappingYAMLWriter {
     /// The YAML text of `mapping`; `comment` lines (without `#`) go first.
-    public static func text(of mapping: MappingModel, comment: [String] = []) throws -> String {
+    package static func text(of mapping: MappingModel, comment: [String] = []) throws -> String {
         typealias Y = ModelYAMLWriter
         var top: [(String, Node)] = [("from", Y.scalar(mapping.source.version)), ("to", Y.scalar(mapping.destination.version))]
         var entities: [(String, Node)] = []

@@ -1,21 +1,29 @@
 /// A value as SQLite stores it: one of its five storage classes.
 public enum DatabaseValue: Sendable, Hashable, CustomStringConvertible {
+    /// SQL `NULL`.
     case null
+    /// A 64-bit integer.
     case integer(Int64)
+    /// A double.
     case real(Double)
+    /// UTF-8 text.
     case text(String)
+    /// Bytes.
     case blob([UInt8])
 
     /// SQLite's five storage classes, without the value.
     public enum StorageClass: Sendable, Hashable {
+        /// Null, integer, real, text and blob.
         case null, integer, real, text, blob
     }
 
+    /// True for SQL `NULL`.
     public var isNull: Bool {
         if case .null = self { return true }
         return false
     }
 
+    /// The value for messages: `NULL`, the number, the text, or `<N bytes>` for a blob.
     public var description: String {
         switch self {
         case .null: return "NULL"
