@@ -49,6 +49,7 @@ public final class CSVReader: ByteFieldReader {
 
     private let input: InputFile
     public var progressFraction: Double? { input.progress.fraction }
+    public var inputProgress: InputProgress? { input.progress }
     private let options: CSVOptions
     /// Bytes asked of `read(2)` at a time.
     let chunkSize: Int

@@ -19,6 +19,7 @@ public final class FixedWidthReader: RecordReader {
 
     private let input: InputFile
     public var progressFraction: Double? { input.progress.fraction }
+    public var inputProgress: InputProgress? { input.progress }
     private let layout: FixedWidthLayout
     private let lines: LineWindow
     private let nullTokens: Set<String>

@@ -29,6 +29,7 @@ public final class JSONArrayReader: JSONObjectReader {
     private let referenceTokens: [String]
     private let input: InputFile
     public var progressFraction: Double? { input.progress.fraction }
+    public var inputProgress: InputProgress? { input.progress }
     private let tokenizer: JSONTokenizer
     private let decoder = JSONObjectDecoder()
     @exclusivity(unchecked) private var started = false

@@ -25,6 +25,7 @@ public final class NDJSONReader: JSONObjectReader {
 
     private let input: InputFile
     public var progressFraction: Double? { input.progress.fraction }
+    public var inputProgress: InputProgress? { input.progress }
     private let window: ByteWindow
     private let tokenizer: JSONTokenizer
     private let decoder = JSONObjectDecoder()
