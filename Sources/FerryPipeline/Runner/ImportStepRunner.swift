@@ -113,6 +113,11 @@ public final class ImportStepRunner {
                 }
             } else {
                 // Checkpointed: each batch commits on its own; a failure keeps the committed batches.
+                if let trail, checkpoint == nil {
+                    // A kill before the first batch commits resumes at the first record (a job's
+                    // `--resume` then skips the steps before this one).
+                    try store.write { try saveCheckpoint($0, trail: trail, records: records, rejects: rejects, state: state) }
+                }
                 var done = false
                 while !done {
                     done = try store.write { connection in
@@ -120,13 +125,7 @@ public final class ImportStepRunner {
                         // This batch's rejects are on disk before the batch commits.
                         try rejects?.synchronize()
                         // Where the batch ends commits with it: a kill leaves rows and checkpoint agreeing.
-                        if let trail {
-                            try trail.update(openedFiles: records.openedFiles, bytesRead: records.current?.inputProgress?.bytesRead)
-                            let checkpoint = ImportCheckpoint(
-                                definition: ImportCheckpoint.definition(of: step, model: store.model), files: trail.identities, state: state,
-                                rejectsSize: rejects?.size)
-                            try ImportCheckpointLog(on: connection, layout: store.layout)?.save(checkpoint, job: jobName, step: index, entity: step.entity)
-                        }
+                        if let trail { try saveCheckpoint(connection, trail: trail, records: records, rejects: rejects, state: state) }
                         return finished
                     }
                 }
@@ -298,6 +297,14 @@ public final class ImportStepRunner {
                 ? "step \(index) import \(step.entity) was rolled back after \(state.read) records; the store is as it was before the step"
                 : "step \(index) import \(step.entity) stopped after \(state.read) records; the batches it committed stay in the store, the batch in progress was rolled back"
                     + (step.sources != ["-"] ? resumeCommand.map { "; to continue after them, run: \($0)" } ?? "" : ""))
+    }
+
+    /// Records where the step stands (inside the transaction of the batch that got it there).
+    private func saveCheckpoint(_ connection: Connection, trail: SourceTrail, records: StepRecords, rejects: RejectsWriter?, state: ImportState) throws {
+        try trail.update(openedFiles: records.openedFiles, bytesRead: records.current?.inputProgress?.bytesRead)
+        let checkpoint = ImportCheckpoint(
+            definition: ImportCheckpoint.definition(of: step, model: store.model), files: trail.identities, state: state, rejectsSize: rejects?.size)
+        try ImportCheckpointLog(on: connection, layout: store.layout)?.save(checkpoint, job: jobName, step: index, entity: step.entity)
     }
 
     /// The checkpoint `--resume` continues from, after checking that there is one and that the
