@@ -84,6 +84,53 @@ struct ResumeRefusalTests {
         try Self.expectRefusal(["run", job, "--resume"], store: fresh, "no interrupted import of job nothing to resume")
     }
 
+    @Test("a job resumes at its interrupted step: the step before is reported with its logged counts, the counts go on from the checkpoint; a changed mapping is refused")
+    func jobResume() throws {
+        let directory = TemporaryDirectory()
+        let (file, _, _) = try Self.interrupted(directory)
+        let seed = try directory.write("seed.csv", "id,email,name,age\n900001,a@example.com,A,1\n900002,b@example.com,B,2\n")
+        let store = directory.file("job.sqlite")
+        func job(_ extra: String) throws -> String {
+            try directory.write(
+                "job.yml",
+                "job: people\nstore: \(store)\nmodel: \(Fixtures.peopleModel)\nsteps:\n  - import: {source: \(seed), entity: Person}\n"
+                    + "  - import: {source: \(file), entity: Person, atomic: false, batch_size: 400\(extra)}\n")
+        }
+        let first = try runFerry(["run", try job("")])
+        try #require(first.exitCode == 2, "\(first)")
+        let report = directory.file("report.json")
+        let resumed = try runFerry(["run", try job(""), "--resume", "--report", report])
+        #expect(resumed.exitCode == 2, "the resume goes on and meets the refused record again: \(resumed)")
+        #expect(resumed.stderr.contains("people.csv:2501:"), "\(resumed)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
+        let steps = try #require(json["steps"] as? [[String: Any]])
+        #expect(steps.count == 2)
+        #expect(steps.first?["index"] as? Int == 1 && steps.first?["inserted"] as? Int == 2 && steps.first?["outcome"] as? String == "succeeded", "\(steps)")
+        // 2,400 committed before, 99 more inserted by the resume before the batch holding record 2,500 rolled back.
+        #expect(steps.last?["read"] as? Int == 2500 && steps.last?["inserted"] as? Int == 2499, "the resumed step counts the committed records: \(steps)")
+        #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM Person") == [2402], "the seed step was not run again")
+        try Self.expectRefusal(["run", try job(", fields: {name: email}"), "--resume"], store: store, "cannot resume step 2 import Person: its mapping changed since the interrupted run")
+    }
+
+    @Test("ferry import --resume repeats an inferring import's --type and --unique: accepted, the entity has them already")
+    func inferredResume() throws {
+        let directory = TemporaryDirectory()
+        let rows = (1...3000).map { i in "\(i == 2500 ? 7 : i),Name \(i)\n" }
+        let file = try directory.write("items.csv", "id,name\n" + rows.joined())
+        let store = directory.file("s.sqlite")
+        let arguments = ["import", file, "--store", store, "--unique", "id", "--type", "name=string", "--atomic", "false", "--batch-size", "400"]
+        let first = try runFerry(arguments)
+        try #require(first.exitCode == 2, "the duplicate id 7 at record 2500 fails the import: \(first)")
+        let committed = try StoreSnapshot.integers(store, "SELECT count(*) FROM items")
+        #expect(committed.first ?? 0 > 0)
+        let resumed = try runFerry(arguments + ["--resume"])
+        #expect(resumed.exitCode == 2, "\(resumed)")
+        #expect(resumed.stderr.contains("items.csv:2501:"), "\(resumed)")
+        #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM items") == committed, "the resume's batch with the duplicate rolled back")
+        let other = try runFerry(["import", file, "--store", store, "--unique", "name", "--atomic", "false", "--resume"])
+        #expect(other.exitCode == 64 && other.stderr.contains("--unique applies only when a model is inferred"), "\(other)")
+    }
+
     @Test("SIGINT names the command that resumes; running it completes the import as a clean run would")
     func afterInterrupt() throws {
         let directory = TemporaryDirectory()
