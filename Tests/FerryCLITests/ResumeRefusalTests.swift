@@ -131,6 +131,26 @@ struct ResumeRefusalTests {
         #expect(other.exitCode == 64 && other.stderr.contains("--unique applies only when a model is inferred"), "\(other)")
     }
 
+    @Test("a JSON document resumes by record number: the record that stops it again is located as in the first run")
+    func jsonDocument() throws {
+        let directory = TemporaryDirectory()
+        let records = (1...3000).map { i in "{\"id\": \(i), \"email\": \"p\(i)@example.com\", \"age\": \(i == 2500 ? 200 : i % 90)}" }
+        let file = try directory.write("people.json", "{\"people\": [\n" + records.joined(separator: ",\n") + "\n]}\n")
+        let store = directory.file("s.sqlite")
+        let arguments = [
+            "import", file, "--store", store, "--model", Fixtures.peopleModel, "--entity", "Person", "--json-pointer", "/people", "--atomic", "false",
+            "--batch-size", "400",
+        ]
+        let first = try runFerry(arguments)
+        try #require(first.exitCode == 2, "\(first)")
+        #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM Person") == [2400])
+        let resumed = try runFerry(arguments + ["--resume"])
+        #expect(resumed.exitCode == 2, "\(resumed)")
+        #expect(resumed.stderr == first.stderr, "the same error at the same place")
+        #expect(resumed.stderr.contains("people.json:2501:"), "\(resumed)")
+        #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM Person") == [2400])
+    }
+
     @Test("SIGINT names the command that resumes; running it completes the import as a clean run would")
     func afterInterrupt() throws {
         let directory = TemporaryDirectory()
