@@ -110,6 +110,10 @@ struct ResumeRefusalTests {
         #expect(steps.last?["read"] as? Int == 2500 && steps.last?["inserted"] as? Int == 2499, "the resumed step counts the committed records: \(steps)")
         #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM Person") == [2402], "the seed step was not run again")
         try Self.expectRefusal(["run", try job(", fields: {name: email}"), "--resume"], store: store, "cannot resume step 2 import Person: its mapping changed since the interrupted run")
+        let reordered = try directory.write(
+            "reordered.yml",
+            "job: people\nstore: \(store)\nmodel: \(Fixtures.peopleModel)\nsteps:\n  - import: {source: \(seed), entity: Person}\n  - verify: {counts: {Person: 2402}}\n")
+        try Self.expectRefusal(["run", reordered, "--resume"], store: store, "its run was interrupted in step 2, which is no longer an import step")
     }
 
     @Test("ferry import --resume repeats an inferring import's --type and --unique: accepted, the entity has them already")

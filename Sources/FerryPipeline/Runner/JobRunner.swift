@@ -361,6 +361,10 @@ public final class JobRunner {
             try ImportCheckpointLog(on: connection, layout: store.layout)?.interruptedStep(job: job.name)
         }
         guard let step else { throw nothing }
+        guard step <= job.steps.count, case .import = job.steps[step - 1] else {
+            throw FerryError(
+                .usage, "cannot resume job \(job.name): its run was interrupted in step \(step), which is no longer an import step; run without --resume")
+        }
         return step
     }
 
