@@ -135,11 +135,16 @@ public protocol RecordReader: AnyObject {
     /// The part of the input read so far, 0…1 (bytes of the file on disk), or nil when the
     /// input's size is unknown (standard input, a pipe). Safe to ask from another thread.
     var progressFraction: Double? { get }
+    /// How much of its one file the reader has taken from the disk (nil for a reader of several
+    /// files or of no file): what a resumable import hashes to recognise the file later.
+    var inputProgress: InputProgress? { get }
 }
 
 extension RecordReader {
     /// Nil: the input's size is unknown, unless a reader says otherwise.
     public var progressFraction: Double? { nil }
+    /// Nil: the reader does not say how much of a file it has read, unless it says otherwise.
+    public var inputProgress: InputProgress? { nil }
 }
 
 /// A reader that wraps another one and can step aside: it first hands over the records it holds

@@ -21,6 +21,25 @@ struct SHA256Tests {
         #expect(SHA256.hex(String(repeating: "a", count: 56)) == "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a")
         #expect(SHA256.hex(String(repeating: "a", count: 64)) == "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb")
     }
+
+    @Test("a message fed in uneven pieces (whole blocks from buffers, the rest byte by byte) has the digest of the whole")
+    func pieces() {
+        let message = (0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 / 7) }
+        let whole = SHA256.hash(message)
+        var pieces = SHA256()
+        var offset = 0
+        for (index, size) in [1, 63, 65, 7, 200, 64, 0, 129, 3000].enumerated() {
+            let piece = message[offset..<min(message.count, offset + size)]
+            // Alternately a contiguous slice and a sequence without contiguous storage.
+            if index.isMultiple(of: 2) { pieces.update(piece) } else { pieces.update(piece.lazy.map { $0 }) }
+            offset += piece.count
+        }
+        pieces.update(message[offset...])
+        #expect(pieces.finalize() == whole)
+        var bytewise = SHA256()
+        for byte in message { bytewise.update(AnySequence(CollectionOfOne(byte))) }
+        #expect(bytewise.finalize() == whole)
+    }
 }
 
 @Suite("Version hashes")

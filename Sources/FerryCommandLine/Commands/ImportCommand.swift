@@ -119,6 +119,15 @@ struct ImportCommand: ParsableCommand {
     @Flag(help: "Skip validation rules (types are still checked).")
     var noValidate = false
 
+    @Option(help: ArgumentHelp("true (default): the import is one transaction; false: each batch commits on its own, with the progress that --resume continues from.", valueName: "true|false"))
+    var atomic: Bool = true
+
+    @Option(help: ArgumentHelp("Records per batch (with --atomic false, per commit).", valueName: "n"))
+    var batchSize: Int = 10_000
+
+    @Flag(help: "Continue an interrupted --atomic false import of the same files into the same entity after its last committed batch.")
+    var resume = false
+
     @OptionGroup var options: GlobalOptions
 
     func run() throws {
@@ -147,6 +156,9 @@ struct ImportCommand: ParsableCommand {
             step.sources = files
             step.onConflict = conflict
             step.validate = !noValidate
+            step.atomic = atomic
+            guard batchSize > 0 else { throw FerryError(.usage, "--batch-size must be at least 1") }
+            step.batchSize = batchSize
             if !jsonPointer.isEmpty && dataFormat != .json {
                 throw FerryError(.usage, "--json-pointer applies to JSON documents, not to \(dataFormat.rawValue) input '\(file)'")
             }
@@ -264,6 +276,8 @@ struct ImportCommand: ParsableCommand {
             let opened = try Store.open(at: target, model: storeModel, options: openOptions)
             let runner = ImportStepRunner(step: step, store: opened, index: 1, jobName: "ferry import", reader: reader)
             runner.dryRun = options.dryRun
+            runner.resume = resume
+            runner.resumeCommand = ResumeCommandLine.text()
             runner.progress = console
             console.stepStarted(index: 1, of: 1, title: "import \(entityName) from \(paths.count == 1 ? paths[0] : "\(paths.count) files (\(step.source))")")
             var report = RunReport(command: "import", job: "ferry import", jobFile: nil, store: store, model: storeModel.name, modelVersion: storeModel.version, dryRun: options.dryRun)
@@ -433,7 +447,14 @@ struct ImportCommand: ParsableCommand {
                     "--type \(name)=\(type.rawValue): the store already has \(entity.name).\(attribute.name) as \(attribute.type.rawValue); --type applies only when a model is inferred (change a stored type by migrating the store to a new model version)")
             }
         }
-        if !unique.isEmpty {
+        // Like a matching --type, a constraint the entity already has changes nothing (a resumed import repeats its command).
+        let constraints = unique.map { text in
+            text.split(separator: ",").map { name -> String in
+                let name = String(name).trimmingCharacters(in: .whitespaces)
+                return entity.attribute(named: name) != nil ? name : AttributeNaming.identifier(name, fallback: name)
+            }
+        }
+        if constraints.contains(where: { constraint in !entity.uniquenessConstraints.contains { Set($0) == Set(constraint) } }) {
             throw FerryError(.usage, "--unique applies only when a model is inferred; the store already has \(entity.name) (add a constraint by migrating the store to a new model version)")
         }
     }

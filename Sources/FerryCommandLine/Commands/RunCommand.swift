@@ -15,6 +15,9 @@ struct RunCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Write a JUnit XML report of the run's checks (a test suite per verify step and per checked import).", valueName: "file.xml"))
     var junit: String?
 
+    @Flag(help: "Continue the job's interrupted run: skip the steps it completed and resume its `atomic: false` import after the last committed batch.")
+    var resume = false
+
     func run() throws {
         try runReportingErrors {
             let parameters = try options.parameterValues()
@@ -27,6 +30,8 @@ struct RunCommand: ParsableCommand {
             let console = Console(quiet: options.quiet)
             let runner = JobRunner(job: job, model: model, bundle: bundle)
             runner.dryRun = options.dryRun
+            runner.resume = resume
+            runner.resumeCommand = ResumeCommandLine.text()
             runner.registry = FerryCommandLine.registry
             runner.progress = console
             let report = runner.run()

@@ -21,6 +21,7 @@ package struct SHA256: Sendable {
 
     /// Adds bytes to the message.
     package mutating func update(_ bytes: some Sequence<UInt8>) {
+        if bytes.withContiguousStorageIfAvailable({ update(UnsafeRawBufferPointer($0)) }) != nil { return }
         for byte in bytes {
             buffer.append(byte)
             length &+= 1
@@ -29,6 +30,25 @@ package struct SHA256: Sendable {
                 buffer.removeAll(keepingCapacity: true)
             }
         }
+    }
+
+    /// Adds the bytes of a buffer: whole 64-byte blocks are compressed where they are, uncopied.
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        length &+= UInt64(bytes.count)
+        var offset = 0
+        if !buffer.isEmpty {
+            offset = min(64 - buffer.count, bytes.count)
+            buffer.append(contentsOf: bytes[0..<offset])
+            if buffer.count == 64 {
+                compress(buffer)
+                buffer.removeAll(keepingCapacity: true)
+            }
+        }
+        while bytes.count - offset >= 64 {
+            compress(UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + 64)]))
+            offset += 64
+        }
+        if offset < bytes.count { buffer.append(contentsOf: bytes[offset...]) }
     }
 
     /// Adds the UTF-8 bytes of a string to the message.
@@ -78,10 +98,19 @@ package struct SHA256: Sendable {
     }
 
     private mutating func compress(_ block: [UInt8]) {
-        var w = [UInt32](repeating: 0, count: 64)
-        for i in 0..<16 {
-            w[i] = UInt32(block[i * 4]) << 24 | UInt32(block[i * 4 + 1]) << 16 | UInt32(block[i * 4 + 2]) << 8 | UInt32(block[i * 4 + 3])
+        block.withUnsafeBytes { compress($0) }
+    }
+
+    /// Compresses one 64-byte block into the state.
+    private mutating func compress(_ block: UnsafeRawBufferPointer) {
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
+            for i in 0..<16 { w[i] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self)) }
+            compressWords(w)
         }
+    }
+
+    /// The rounds over a block's 16 words (`w`, with room for the 64 of the schedule).
+    private mutating func compressWords(_ w: UnsafeMutableBufferPointer<UInt32>) {
         for i in 16..<64 {
             let s0 = w[i - 15].rotatedRight(7) ^ w[i - 15].rotatedRight(18) ^ (w[i - 15] >> 3)
             let s1 = w[i - 2].rotatedRight(17) ^ w[i - 2].rotatedRight(19) ^ (w[i - 2] >> 10)

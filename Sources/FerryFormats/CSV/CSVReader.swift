@@ -52,6 +52,8 @@ public final class CSVReader: ByteFieldReader {
     private let input: InputFile
     /// The part of the file read so far, 0…1; nil for standard input or a pipe.
     public var progressFraction: Double? { input.progress.fraction }
+    /// How much of the file has been read (nil for standard input or a pipe).
+    public var inputProgress: InputProgress? { input.progress }
     private let options: CSVOptions
     /// Bytes asked of `read(2)` at a time.
     let chunkSize: Int

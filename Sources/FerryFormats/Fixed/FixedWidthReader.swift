@@ -22,6 +22,8 @@ public final class FixedWidthReader: RecordReader {
     private let input: InputFile
     /// The part of the file read so far, 0…1; nil for standard input or a pipe.
     public var progressFraction: Double? { input.progress.fraction }
+    /// How much of the file has been read (nil for standard input or a pipe).
+    public var inputProgress: InputProgress? { input.progress }
     private let layout: FixedWidthLayout
     private let lines: LineWindow
     private let nullTokens: Set<String>

@@ -5,20 +5,21 @@ import Synchronization
 /// the file on disk) out of the file's size when it has one (not for standard input or a pipe).
 ///
 /// The reader's thread adds to it and the display reads it from another, so the count is atomic.
-package final class InputProgress: Sendable {
+public final class InputProgress: Sendable {
     /// The file's size in bytes, or nil when it has none (a pipe, standard input).
-    package let totalBytes: Int64?
+    public let totalBytes: Int64?
     private let read = Atomic<Int64>(0)
 
+    /// A count of 0 bytes read of a file of `totalBytes` (nil: size unknown).
     package init(totalBytes: Int64?) {
         self.totalBytes = totalBytes
     }
 
     /// Bytes read from the file so far.
-    package var bytesRead: Int64 { read.load(ordering: .relaxed) }
+    public var bytesRead: Int64 { read.load(ordering: .relaxed) }
 
     /// The part of the file read, 0…1, or nil when the size is unknown.
-    package var fraction: Double? {
+    public var fraction: Double? {
         guard let totalBytes, totalBytes > 0 else { return nil }
         return min(1, Double(bytesRead) / Double(totalBytes))
     }

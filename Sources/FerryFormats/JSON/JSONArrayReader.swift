@@ -31,6 +31,8 @@ public final class JSONArrayReader: JSONObjectReader {
     private let input: InputFile
     /// The part of the file read so far, 0…1; nil for standard input or a pipe.
     public var progressFraction: Double? { input.progress.fraction }
+    /// How much of the file has been read (nil for standard input or a pipe).
+    public var inputProgress: InputProgress? { input.progress }
     private let tokenizer: JSONTokenizer
     private let decoder = JSONObjectDecoder()
     @exclusivity(unchecked) private var started = false

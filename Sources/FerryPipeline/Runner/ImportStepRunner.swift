@@ -7,7 +7,8 @@ import Foundation
 /// `read = inserted + updated + skipped + rejected` at every moment.
 ///
 /// Atomic by default: the whole step is one transaction, so a failure or a kill leaves the store
-/// exactly as it was before the step.
+/// exactly as it was before the step. With `atomic: false`, each batch commits with a checkpoint
+/// (``ImportCheckpoint``) in the same transaction, from which ``resume`` continues.
 package final class ImportStepRunner {
     package let step: ImportStep
     package let store: Store
@@ -22,6 +23,14 @@ package final class ImportStepRunner {
     /// ``ReadAheadReader``); by default when the machine has more than one core. Tests set it
     /// both ways to check that it changes nothing but the speed.
     package var readsAhead = ProcessInfo.processInfo.activeProcessorCount > 1
+    /// Continue the step's interrupted `atomic: false` import from its last committed batch
+    /// (`--resume`) instead of starting at the first record.
+    package var resume = false
+    /// The command that resumes the step, named when a signal stops an `atomic: false` import.
+    package var resumeCommand: String?
+    /// The records an interrupted import had inserted before this run resumed it (0 otherwise):
+    /// the step's report counts them, the rows were in the store before this run.
+    package private(set) var insertedBeforeResume = 0
     /// How many records the last run wrote through a fast path (for tests).
     @_spi(Testing) public private(set) var fastPathRecords = 0
     /// A reader to use instead of opening `step.source` (e.g. one that replays sampled records).
@@ -57,17 +66,39 @@ package final class ImportStepRunner {
         // Inside a caller's transaction (a job's dry run), the caller rolls everything back at the
         // end, so that later steps see what this one would have written.
         let insideTransaction = store.withConnection { $0.isInTransaction }
+        let checkpoint: ImportCheckpoint?
+        let trail: SourceTrail?
+        do {
+            // Refusals come before anything is touched (no rejects file, no run log entry).
+            checkpoint = resume ? try checkpointToResume() : nil
+            let tracked = !step.atomic && !dryRun && step.sources != ["-"]
+            trail = tracked ? try checkpoint.map { try SourceTrail(checking: $0.files) } ?? SourceTrail() : nil
+        } catch {
+            report.outcome = .failed
+            report.error = "\(error)"
+            progress?.stepFinished(report)
+            throw ImportStepFailure(report: report, error: error)
+        }
+        if let checkpoint {
+            state = checkpoint.state
+            insertedBeforeResume = state.inserted
+        }
         do {
             let reader = try givenReader ?? ReaderFactory.open(step: step)
             stepReader = reader
             defer { stepReader = nil }
-            let rejects = try step.rejectsPath.map { try RejectsWriter(path: $0, dryRun: dryRun) }
+            let rejects = try step.rejectsPath.map { path in
+                try checkpoint?.rejectsSize.map { try RejectsWriter(continuing: path, at: $0) } ?? RejectsWriter(path: path, dryRun: dryRun)
+            }
             defer { try? rejects?.close() }
             // The plan (field indexes, coercions, prepared statements) is made once per step.
             let plan = try store.withConnection { try ImportPlan(step: step, reader: reader, connection: $0, model: store.model, layout: store.layout) }
             let kinds = allowsFastPath && plan.inserter.supportsDirectBinding ? ImportPlan.fastKinds(for: plan.attributes) : nil
             let records = try StepRecords(reader: reader, readAhead: readsAhead, coercion: kinds.map { (plan, $0) })
             defer { records.stop() }
+            if let checkpoint {
+                try records.skip(checkpoint.state.read) { try advance($0, state) }
+            }
             if step.atomic || dryRun {
                 try store.write { connection in
                     try importRecords(records, plan: plan, kinds: kinds, rejects: rejects, state: &state, batchLimit: nil)
@@ -82,18 +113,28 @@ package final class ImportStepRunner {
                 }
             } else {
                 // Checkpointed: each batch commits on its own; a failure keeps the committed batches.
+                if let trail, checkpoint == nil {
+                    // A kill before the first batch commits resumes at the first record (a job's
+                    // `--resume` then skips the steps before this one).
+                    try store.write { try saveCheckpoint($0, trail: trail, records: records, rejects: rejects, state: state) }
+                }
                 var done = false
                 while !done {
-                    done = try store.write { _ in
+                    done = try store.write { connection in
                         let finished = try importRecords(records, plan: plan, kinds: kinds, rejects: rejects, state: &state, batchLimit: step.batchSize)
                         // This batch's rejects are on disk before the batch commits.
                         try rejects?.synchronize()
+                        // Where the batch ends commits with it: a kill leaves rows and checkpoint agreeing.
+                        if let trail { try saveCheckpoint(connection, trail: trail, records: records, rejects: rejects, state: state) }
                         return finished
                     }
                 }
                 try rejects?.close()
                 try checkBudgetAtEnd(state)
-                try store.write { try recordRun($0, state: state, startedAt: startedAt, outcome: "succeeded", message: nil) }
+                try store.write { connection in
+                    try recordRun(connection, state: state, startedAt: startedAt, outcome: "succeeded", message: nil)
+                    try ImportCheckpointLog(on: connection, layout: store.layout)?.clear(job: jobName, step: index, entity: step.entity)
+                }
             }
             // The input is read to its end: the reader thread, if any, is done with the names.
             ignoredFields = reader.fieldNames.filter { !plan.mappedFieldNames.contains($0) }
@@ -254,7 +295,55 @@ package final class ImportStepRunner {
         try Interruption.check(
             step.atomic || dryRun
                 ? "step \(index) import \(step.entity) was rolled back after \(state.read) records; the store is as it was before the step"
-                : "step \(index) import \(step.entity) stopped after \(state.read) records; the batches it committed stay in the store, the batch in progress was rolled back")
+                : "step \(index) import \(step.entity) stopped after \(state.read) records; the batches it committed stay in the store, the batch in progress was rolled back"
+                    + (step.sources != ["-"] ? resumeCommand.map { "; to continue after them, run: \($0)" } ?? "" : ""))
+    }
+
+    /// Records where the step stands (inside the transaction of the batch that got it there).
+    private func saveCheckpoint(_ connection: Connection, trail: SourceTrail, records: StepRecords, rejects: RejectsWriter?, state: ImportState) throws {
+        try trail.update(openedFiles: records.openedFiles, bytesRead: records.current?.inputProgress?.bytesRead)
+        let checkpoint = ImportCheckpoint(
+            definition: ImportCheckpoint.definition(of: step, model: store.model), files: trail.identities, state: state, rejectsSize: rejects?.size)
+        try ImportCheckpointLog(on: connection, layout: store.layout)?.save(checkpoint, job: jobName, step: index, entity: step.entity)
+    }
+
+    /// The checkpoint `--resume` continues from, after checking that there is one and that the
+    /// step is still the one it was made for; throws a refusal otherwise.
+    private func checkpointToResume() throws -> ImportCheckpoint {
+        if dryRun {
+            throw FerryError(.usage, "--resume cannot be combined with a dry run", at: step.location)
+        }
+        if step.atomic {
+            throw FerryError(
+                .usage, "step \(index) import \(step.entity) is atomic: an interrupted run committed nothing, so there is nothing to resume",
+                at: step.location, notes: ["run it again without --resume; to make an import resumable, set `atomic: false` (`--atomic false`)"])
+        }
+        if step.sources == ["-"] {
+            throw FerryError(.usage, "an import from standard input cannot be resumed: its records cannot be read again", at: step.location)
+        }
+        let found = try store.withConnection { connection in
+            try ImportCheckpointLog(on: connection, layout: store.layout)?.load(job: jobName, step: index, entity: step.entity)
+        }
+        guard let checkpoint = found else {
+            throw FerryError(
+                .usage, "no interrupted import of step \(index) (import \(step.entity) from \(step.source)) to resume; run without --resume",
+                at: step.location)
+        }
+        let changes = checkpoint.changes(from: ImportCheckpoint.definition(of: step, model: store.model))
+        if !changes.isEmpty {
+            throw FerryError(
+                .usage, "cannot resume step \(index) import \(step.entity): its \(changes.joined(separator: ", ")) changed since the interrupted run",
+                at: step.location,
+                notes: changes.map { "\($0) was '\(checkpoint.definition[$0] ?? "")', now '\(ImportCheckpoint.definition(of: step, model: store.model)[$0] ?? "")'" })
+        }
+        let files = try SourceFiles.expand(step.sources)
+        let recorded = checkpoint.files.map(\.path)
+        if Array(files.prefix(recorded.count)) != recorded {
+            throw FerryError(
+                .usage, "cannot resume step \(index) import \(step.entity): the files of \(step.source) are not the ones the interrupted run read (\(recorded.joined(separator: ", ")))",
+                at: step.location)
+        }
+        return checkpoint
     }
 
     private func checkBudgetAtEnd(_ state: ImportState) throws {
@@ -284,7 +373,7 @@ package struct ImportStepFailure: Error, CustomStringConvertible {
     package var description: String { "\(error)" }
 }
 
-struct ImportState {
+struct ImportState: Codable {
     var read = 0
     var inserted = 0
     var updated = 0

@@ -16,6 +16,14 @@ public final class JobRunner {
     public var registry: PolicyRegistry = .shared
     /// Check everything, then roll every step back (`--dry-run`).
     public var dryRun = false
+    /// Continue the job's interrupted run (`--resume`): the steps before its interrupted
+    /// `atomic: false` import completed then and are skipped; that import continues after its
+    /// last committed batch, and the steps after it run.
+    public var resume = false
+    /// The command that resumes the job, named when a signal stops an `atomic: false` import.
+    public var resumeCommand: String?
+    /// With ``resume``: the step (1-based) the interrupted run stopped in.
+    private var resumeAt: Int?
     /// Receives progress while the job runs; held weakly.
     public weak var progress: (any ProgressObserver)?
     /// Records imported per entity so far (for `equals: imported` in verify steps).
@@ -138,6 +146,14 @@ public final class JobRunner {
     /// Runs the steps in segments: the steps between two `migrate` steps share one open store;
     /// a migration runs on the closed store file (it swaps the file), then the store reopens.
     private func runSteps(storePath: String, create: Bool, into report: inout RunReport) {
+        if resume {
+            do {
+                resumeAt = try interruptedStep(storePath: storePath)
+            } catch {
+                report.fail(step: 0, kind: "resume", error: error)
+                return
+            }
+        }
         if job.store.migrateAutomatically, !job.store.isInMemory, FileManager.default.fileExists(atPath: storePath) {
             // Core Data's shouldMigrateStoreAutomatically: bring the store to the job's model first.
             let automatic = MigrateStep(to: model.version, backup: true, location: job.store.location)
@@ -146,6 +162,11 @@ public final class JobRunner {
         var start = 0
         while start < job.steps.count {
             if case .migrate(let step) = job.steps[start] {
+                if let resumeAt, start + 1 < resumeAt {
+                    report.steps.append(completedBeforeResume(index: start + 1, kind: "migrate", in: nil))
+                    start += 1
+                    continue
+                }
                 guard runMigration(step, index: start + 1, storePath: storePath, onlyIfNeeded: false, into: &report) else { return }
                 start += 1
                 continue
@@ -219,11 +240,22 @@ public final class JobRunner {
             if dryRun { store.withConnection { connection in if connection.isInTransaction { try? connection.execute("ROLLBACK") } } }
         }
         for (offset, step) in job.steps.enumerated() where range.contains(offset) {
+            if let resumeAt, offset + 1 < resumeAt {
+                let done = completedBeforeResume(index: offset + 1, kind: step.kind, in: store)
+                if case .import(let importStep) = step {
+                    imported[importStep.entity, default: (0, [])].count += done.inserted + done.updated
+                    imported[importStep.entity, default: (0, [])].steps.append(offset + 1)
+                }
+                report.steps.append(done)
+                continue
+            }
             switch step {
             case .import(let importStep):
                 progress?.stepStarted(index: offset + 1, of: job.steps.count, title: "import \(importStep.entity) from \(importStep.source)")
                 let runner = ImportStepRunner(step: importStep, store: store, index: offset + 1, jobName: job.name)
                 runner.dryRun = dryRun
+                runner.resume = offset + 1 == resumeAt
+                runner.resumeCommand = resumeCommand
                 runner.progress = progress
                 let checkAfter = importStep.verify && !dryRun
                 let before = checkAfter ? (try? entityCount(importStep.entity, in: store)) : nil
@@ -242,7 +274,9 @@ public final class JobRunner {
                 imported[importStep.entity, default: (0, [])].count += stepReport.inserted + stepReport.updated
                 imported[importStep.entity, default: (0, [])].steps.append(offset + 1)
                 if checkAfter, stepReport.outcome == .succeeded {
-                    let checks = Self.afterImportChecks(entity: importStep.entity, before: before, inserted: stepReport.inserted)
+                    // A resumed step's report counts the rows its interrupted run had inserted.
+                    let checks = Self.afterImportChecks(
+                        entity: importStep.entity, before: before.map { $0 - runner.insertedBeforeResume }, inserted: stepReport.inserted)
                     let verification = Verifier(model: model).run(checks, on: store, name: "step \(offset + 1) import \(importStep.entity)")
                     stepReport.verification = verification
                     stepReport.verification?.store = job.store.path
@@ -317,6 +351,46 @@ public final class JobRunner {
             }
         }
         return true
+    }
+
+    /// The step the job's interrupted run stopped in: the first with an import checkpoint in the
+    /// store. Throws when there is none (nothing to resume).
+    private func interruptedStep(storePath: String) throws -> Int {
+        if dryRun { throw FerryError(.usage, "--resume cannot be combined with --dry-run") }
+        let nothing = FerryError(.usage, "no interrupted import of job \(job.name) to resume in \(job.store.path); run without --resume")
+        guard job.store.isInMemory == false, FileManager.default.fileExists(atPath: storePath) else { throw nothing }
+        var options = Store.Options(createIfMissing: false)
+        options.writerLock = .none
+        let store = try Store.open(at: storePath, model: model, options: options)
+        let step = try store.withConnection { connection in
+            try ImportCheckpointLog(on: connection, layout: store.layout)?.interruptedStep(job: job.name)
+        }
+        guard let step else { throw nothing }
+        guard step <= job.steps.count, case .import = job.steps[step - 1] else {
+            throw FerryError(
+                .usage, "cannot resume job \(job.name): its run was interrupted in step \(step), which is no longer an import step; run without --resume")
+        }
+        return step
+    }
+
+    /// The report of a step that completed before the interrupted run stopped: its counts as the
+    /// run log has them.
+    private func completedBeforeResume(index: Int, kind: String, in store: Store?) -> StepReport {
+        let logged = store.flatMap { store in
+            try? store.withConnection { connection in
+                try RunLog(on: connection, layout: store.layout)?.recent(limit: nil).first { $0.job == job.name && $0.stepIndex == index }
+            }
+        }
+        var done = StepReport(index: index, kind: kind, entity: logged?.entity, source: logged?.source)
+        if let logged {
+            done.read = logged.read
+            done.inserted = logged.inserted
+            done.updated = logged.updated
+            done.skipped = logged.skipped
+            done.rejected = logged.rejected
+        }
+        progress?.stepFinished(done)
+        return done
     }
 
     /// Replaces the store at `path` (and its companion files) with a copy of the one at `source`

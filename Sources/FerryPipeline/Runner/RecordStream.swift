@@ -8,10 +8,13 @@ import FerryFormats
 final class RecordStream {
     let reader: any ByteFieldReader
     private let readAhead: ReadAheadReader?
+    /// How far the file's own reader (not the read-ahead) has read it, when it reads one file.
+    let inputProgress: InputProgress?
 
     /// When `readAhead` is true, starts reading on a second thread at the first record
     /// (coercing records there too with `coercion`).
     init(reader: any RecordReader, readAhead: Bool, coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])? = nil) throws {
+        inputProgress = reader.inputProgress
         let byteReader = (reader as? any ByteFieldReader) ?? RecordByRecordReader(reader)
         if readAhead {
             // The header is read here, so the reader thread only ever reads records.
@@ -75,6 +78,8 @@ final class StepRecords {
     private let coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])?
     /// The stream of the file being read; nil once every file is read.
     private(set) var current: RecordStream?
+    /// The files opened so far, in order (the last is the one being read, unless all are done).
+    private(set) var openedFiles: [String] = []
 
     init(reader: any RecordReader, readAhead: Bool, coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])? = nil) throws {
         var reader = reader
@@ -91,6 +96,7 @@ final class StepRecords {
             files = nil
             current = try RecordStream(reader: reader, readAhead: readAhead, coercion: coercion)
         }
+        openedFiles = [reader.sourceName]
     }
 
     /// The name of the file being read when the step reads several; nil for one source.
@@ -112,6 +118,29 @@ final class StepRecords {
             return
         }
         current = try RecordStream(reader: next, readAhead: readAhead, coercion: coercion)
+        openedFiles.append(next.sourceName)
+    }
+
+    /// Passes over the first `count` records (the held ones first) without handing them out:
+    /// those a resumed import had committed. `advance` moves a stream's reader on. Throws when
+    /// the input ends sooner.
+    func skip(_ count: Int, advance: (any ByteFieldReader) throws -> Bool) throws {
+        var remaining = count
+        let heldSkipped = min(remaining, held.count)
+        held.removeFirst(heldSkipped)
+        remaining -= heldSkipped
+        while remaining > 0 {
+            guard let stream = current else {
+                throw FerryError(
+                    .invalidInput, "the input ends \(remaining) record\(remaining == 1 ? "" : "s") before the \(count) the interrupted import had committed",
+                    at: InputLocation(file: openedFiles.last ?? ""))
+            }
+            if try advance(stream.reader) {
+                remaining -= 1
+            } else {
+                try nextFile()
+            }
+        }
     }
 
     /// Stops the reader thread, if any (the step is over).
