@@ -61,7 +61,7 @@ let package = Package(
         ),
         .target(
             name: "FerryPipeline",
-            dependencies: ["FerryCore", "FerryFormats", "CFerryYAML", .product(name: "Yams", package: "Yams")],
+            dependencies: ["FerryCore", "FerryFormats", "FerryPostgres", "CFerryYAML", .product(name: "Yams", package: "Yams")],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -108,6 +108,40 @@ package final class Connection {
         return Statement(handle: statement, connection: self, sql: sql)
     }
 
+    /// Prepares SQL text that must hold exactly one statement (a user's query): SQLite's own
+    /// message when it does not compile, and a refusal when more than blanks and `;` follow it.
+    package func prepareSingle(_ sql: String) throws -> Statement {
+        let bytes = Array(sql.utf8)
+        var statement: OpaquePointer?
+        var consumed = bytes.count
+        let code = bytes.withUnsafeBufferPointer { buffer -> Int32 in
+            buffer.withMemoryRebound(to: CChar.self) { text in
+                var tail: UnsafePointer<CChar>?
+                let code = sqlite3_prepare_v3(handle, text.baseAddress, Int32(text.count), 0, &statement, &tail)
+                if let tail, let base = text.baseAddress { consumed = base.distance(to: tail) }
+                return code
+            }
+        }
+        guard code == SQLITE_OK else {
+            throw FerryError(.invalidInput, String(cString: sqlite3_errmsg(handle)), underlying: SQLiteResult(code: code))
+        }
+        guard let statement else { throw FerryError(.invalidInput, "the SQL text holds no statement") }
+        let prepared = Statement(handle: statement, connection: self, sql: sql)
+        let rest = Array(bytes[consumed...])
+        if !rest.allSatisfy(Self.isBlank) {
+            // What follows may be only comments; anything SQLite compiles is a second statement.
+            var second: OpaquePointer?
+            let code = rest.withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { sqlite3_prepare_v3(handle, $0.baseAddress, Int32($0.count), 0, &second, nil) }
+            }
+            sqlite3_finalize(second)
+            if code != SQLITE_OK || second != nil {
+                throw FerryError(.invalidInput, "the SQL text holds more than one statement; a query source runs exactly one")
+            }
+        }
+        return prepared
+    }
+
     /// All rows of a query, each as an array of column values.
     package func rows(_ sql: String, _ arguments: [DatabaseValue] = []) throws -> [[DatabaseValue]] {
         let statement = try prepare(sql)
