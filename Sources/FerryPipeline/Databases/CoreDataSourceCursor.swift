@@ -13,12 +13,12 @@ final class CoreDataSourceCursor: DatabaseCursor {
     init(path: String, source: DatabaseSource) throws {
         self.source = source
         guard case .entity(let name) = source.selection else {
-            throw FerryError(.invalidInput, "a Core Data store is read by entity: use 'entity:' (its tables are Core Data's, not the model's)", at: source.selectionLocation)
+            throw FerryError(.invalidDefinition, "a Core Data store is read by entity: use 'entity:' (its tables are Core Data's, not the model's)", at: source.selectionLocation)
         }
         store = try Store.openCoreData(at: path, bundle: nil)
         guard let entity = store.model.entity(named: name) else {
             throw FerryError(
-                .invalidInput, "the Core Data store '\(path)' has no entity '\(name)'\(Suggestions.didYouMean(name, in: store.model.entityNames))",
+                .invalidDefinition, "the Core Data store '\(path)' has no entity '\(name)'\(Suggestions.didYouMean(name, in: store.model.entityNames))",
                 at: source.selectionLocation, notes: ["its entities: \(store.model.entityNames.joined(separator: ", "))"])
         }
         let request = FetchRequest(entity: entity.name, properties: FetchRequest.defaultProperties(of: entity))

@@ -40,9 +40,21 @@ public final class DatabaseRecordReader: RecordReader {
         return DatabaseRecordReader(source: source, cursor: cursor)
     }
 
-    /// The type each column is declared with, by column name (columns without one are left out).
-    public var declaredTypes: [String: AttributeType] {
-        Dictionary(columns.compactMap { column in column.type.map { (column.name, $0) } }, uniquingKeysWith: { first, _ in first })
+    /// The type each column is declared with, by column name, where every sampled value of the
+    /// column converts to it (a SQLite column declared `DATE` may hold Unix seconds, one without a
+    /// type anything): the columns left out are inferred from their values.
+    public func declaredTypes(fitting samples: [SourceRecord]) -> [String: AttributeType] {
+        var types: [String: AttributeType] = [:]
+        for (index, column) in columns.enumerated() where types[column.name] == nil {
+            guard let type = column.type else { continue }
+            let fits = samples.allSatisfy { record in
+                guard case .typed(let value)? = record[index]?.value else { return true }
+                if case .success = Coercion.convert(value, to: type) { return true }
+                return false
+            }
+            if fits { types[column.name] = type }
+        }
+        return types
     }
 
     public func fieldIndex(of name: String) -> Int {

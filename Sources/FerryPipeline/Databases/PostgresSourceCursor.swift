@@ -41,13 +41,13 @@ final class PostgresSourceCursor: DatabaseCursor {
         case .query(let sql):
             query = sql
         case .entity(let name):
-            throw FerryError(.invalidInput, "'entity: \(name)' reads a Core Data store; for PostgreSQL use 'table:' or 'query:'", at: source.selectionLocation)
+            throw FerryError(.invalidDefinition, "'entity: \(name)' reads a Core Data store; for PostgreSQL use 'table:' or 'query:'", at: source.selectionLocation)
         }
         do {
             try connection.execute("DECLARE ferry_source NO SCROLL CURSOR FOR \(query)")
             try fetch()
         } catch {
-            throw FerryError(.invalidInput, "the \(source.selectionName == nil ? "query" : "table") of \(source.label) fails: \(Self.reason(error))", at: source.selectionLocation)
+            throw FerryError(.invalidDefinition, "the \(source.defaultEntityName == nil ? "query" : "table") of \(source.label) fails: \(Self.reason(error))", at: source.selectionLocation)
         }
     }
 
@@ -67,7 +67,7 @@ final class PostgresSourceCursor: DatabaseCursor {
             ORDER BY 1
             """).rows.map { try $0.string(0) }
         throw FerryError(
-            .invalidInput, "\(source.databaseLabel) has no table '\(name)'\(Suggestions.didYouMean(name, in: names))",
+            .invalidDefinition, "\(source.databaseLabel) has no table '\(name)'\(Suggestions.didYouMean(name, in: names))",
             at: source.selectionLocation, notes: names.isEmpty ? ["it has no tables"] : ["its tables: \(names.prefix(50).joined(separator: ", "))"])
     }
 

@@ -23,7 +23,7 @@ final class SQLiteSourceCursor: DatabaseCursor {
             let tables = try Self.tableNames(connection)
             guard let table = tables.first(where: { $0 == name }) ?? tables.first(where: { $0.lowercased() == name.lowercased() }) else {
                 throw FerryError(
-                    .invalidInput,
+                    .invalidDefinition,
                     "the SQLite database '\(path)' has no table '\(name)'\(Suggestions.didYouMean(name, in: tables))",
                     at: source.selectionLocation, notes: tables.isEmpty ? ["it has no tables"] : ["its tables: \(tables.joined(separator: ", "))"])
             }
@@ -32,15 +32,15 @@ final class SQLiteSourceCursor: DatabaseCursor {
             do {
                 statement = try connection.prepareSingle(sql)
             } catch let error as FerryError {
-                throw FerryError(.invalidInput, "the query on '\(path)' fails: \(error.message)", at: source.selectionLocation)
+                throw FerryError(.invalidDefinition, "the query on '\(path)' fails: \(error.message)", at: source.selectionLocation)
             }
             guard statement.isReadOnly, statement.columnCount > 0 else {
                 throw FerryError(
-                    .invalidInput, "the query on '\(path)' is not a read-only query; a source query must only read (SELECT … or WITH … SELECT …)",
+                    .invalidDefinition, "the query on '\(path)' is not a read-only query; a source query must only read (SELECT … or WITH … SELECT …)",
                     at: source.selectionLocation)
             }
         case .entity(let name):
-            throw FerryError(.invalidInput, "'entity: \(name)' reads a Core Data store; for a SQLite database use 'table:' or 'query:'", at: source.selectionLocation)
+            throw FerryError(.invalidDefinition, "'entity: \(name)' reads a Core Data store; for a SQLite database use 'table:' or 'query:'", at: source.selectionLocation)
         }
         let prepared = statement
         columns = (0..<prepared.columnCount).map { index in

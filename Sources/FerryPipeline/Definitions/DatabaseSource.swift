@@ -63,10 +63,12 @@ public struct DatabaseSource: Sendable, Hashable {
         }
     }
 
-    /// A default entity name for the rows: the table's or entity's name; nil for a query.
-    public var selectionName: String? {
+    /// A default entity name for the rows: the entity's name, or the table's name (without its
+    /// schema) made an identifier; nil for a query.
+    public var defaultEntityName: String? {
         switch selection {
-        case .table(let name), .entity(let name): return name
+        case .entity(let name): return name
+        case .table(let name): return AttributeNaming.identifier(String(name.split(separator: ".").last ?? Substring(name)), fallback: "records")
         case .query: return nil
         }
     }
