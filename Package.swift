@@ -104,7 +104,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FerryPipelineTests",
-            dependencies: ["FerryPipeline", "FerryFormats", "FerryCore", "FerryTestSupport"],
+            dependencies: ["FerryPipeline", "FerryFormats", "FerryCore", "FerryPostgres", "FerryTestSupport"],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
