@@ -135,6 +135,9 @@ struct ImportCommand: ParsableCommand {
             guard !files.isEmpty else { throw FerryError(.usage, "ferry import needs a file to read (or - for standard input)") }
             try SourceFiles.checkStandardInput(files)
             let database = try databaseSource()
+            if database == nil, model == nil, files.count == 1, Self.isSQLiteDatabase(file) {
+                return try importWholeDatabase(console: Console(quiet: options.quiet))
+            }
             let formatName = database != nil ? "csv" : format ?? DataFormat.dataExtension(of: file)
             guard let dataFormat = DataFormat(name: formatName) ?? DataFormat(pathExtension: formatName) else {
                 throw FerryError(.usage, "cannot tell the format of '\(file)'; pass --format csv|tsv|json|ndjson")
