@@ -132,4 +132,45 @@ struct PostgresSourceTests {
             #expect(!"\(error)".contains("s3cret-pw"))
         }
     }
+
+    @Test("a whole schema: the model from the catalog (keys, foreign keys, unique constraints), referenced tables first, every row in")
+    func wholeSchema() throws {
+        let url = try PostgresTestServer.requireURL()
+        let connection = try PostgresConnection(url)
+        let schema = "ferry_whole_" + UUID().uuidString.lowercased().replacing("-", with: "")
+        defer { _ = try? connection.execute("DROP SCHEMA \(schema) CASCADE") }
+        try connection.executeScript("""
+            CREATE SCHEMA \(schema);
+            CREATE TABLE \(schema).albums(id bigint PRIMARY KEY, title text, artist_id int NOT NULL, price numeric(8,2), released date);
+            CREATE TABLE \(schema).artists(artist_id serial PRIMARY KEY, name text NOT NULL, code text, region text, UNIQUE (code, region));
+            ALTER TABLE \(schema).albums ADD FOREIGN KEY (artist_id) REFERENCES \(schema).artists(artist_id);
+            CREATE TABLE \(schema).staff(id int PRIMARY KEY, boss int REFERENCES \(schema).staff(id));
+            INSERT INTO \(schema).artists(name, code, region) VALUES ('AC/DC', 'acdc', 'au'), ('Accept', 'acc', 'de');
+            INSERT INTO \(schema).albums VALUES (1, 'For Those', 1, 9.99, '1981-11-23'), (2, 'Balls', 2, NULL, NULL);
+            INSERT INTO \(schema).staff VALUES (1, NULL), (2, 1);
+            """)
+        let source = url + "?schema=\(schema)"
+        let sourceSchema = try SourceSchema.postgres(url: source)
+        #expect(sourceSchema.tables.map(\.name) == ["albums", "artists", "staff"])
+        #expect(sourceSchema.table(named: "artists")?.uniqueKeys == [["code", "region"]])
+        #expect(sourceSchema.table(named: "albums")?.foreignKeys.first?.table == "artists")
+        let plan = try DatabaseModelInference.plan(database: .postgresql(url: source), schema: sourceSchema, modelName: "music", sampleSize: 100)
+        #expect(plan.tables == ["artists", "albums", "staff"])
+        let albums = try #require(plan.model.entity(named: "albums"))
+        #expect(albums.relationship(named: "artist")?.destination == "artists")
+        #expect(albums.relationship(named: "artist")?.isOptional == false)
+        #expect(albums.attribute(named: "price")?.type == .decimal)
+        #expect(plan.model.entity(named: "artists")?.uniquenessConstraints == [["artist_id"], ["code", "region"]])
+        #expect(plan.model.entity(named: "staff")?.attribute(named: "boss")?.type == .int32)
+        #expect(plan.notes.count == 1 && plan.notes[0].contains("staff.boss → staff: the table references itself"))
+        let dir = TemporaryDirectory()
+        let store = try Store.open(at: dir.file("music.sqlite"), model: plan.model)
+        for (index, step) in plan.steps.enumerated() {
+            _ = try ImportStepRunner(step: step, store: store, index: index + 1).run()
+        }
+        let rows = try store.withConnection {
+            try $0.rows("SELECT a.title, r.name, a.price FROM albums a JOIN artists r ON r.ferry_pk = a.artist ORDER BY a.id").map { $0.map(\.description) }
+        }
+        #expect(rows == [["For Those", "AC/DC", "9.99"], ["Balls", "Accept", "NULL"]])
+    }
 }

@@ -1,6 +1,7 @@
 import FerryCore
 import FerryFormats
 import FerryPipeline
+import FerryPostgres
 import Foundation
 
 extension ImportCommand {
@@ -13,7 +14,8 @@ extension ImportCommand {
         return header == Data("SQLite format 3\u{0}".utf8)
     }
 
-    /// `ferry import legacy.db --store new.sqlite`: every table of a SQLite database into a new
+    /// `ferry import legacy.db --store new.sqlite` (or a `postgresql://` URL, one schema of it):
+    /// every table of a database into a new
     /// store, with the model inferred from the schema (``DatabaseModelInference``), referenced
     /// tables first, each table's count checked after. The store is written beside its path and
     /// renamed into place when every table is in: a failure leaves no store behind.
@@ -22,10 +24,11 @@ extension ImportCommand {
             throw FerryError(
                 .usage, "importing a whole database infers the model from its schema: --entity, --field, --type, --unique, --alter, --rejects, --max-rejects and --format do not apply (read one table with --table NAME to use them)")
         }
-        if (try? Store.metadata(at: file)) != nil {
+        let isPostgres = PostgresURL.isPostgresURL(file)
+        if !isPostgres, (try? Store.metadata(at: file)) != nil {
             throw FerryError(.usage, "'\(file)' is a ferry store: copy it with ferry copy \(file) \(store) (or read one of its tables with --table)")
         }
-        if CoreDataStoreFile.isCoreDataStore(file) {
+        if !isPostgres, CoreDataStoreFile.isCoreDataStore(file) {
             throw FerryError(.usage, "'\(file)' is a Core Data store: copy it into a ferry store with ferry copy \(file) \(store) (or read one entity with --table ENTITY)")
         }
         try PathOrURL.requireStore(store)
@@ -33,13 +36,15 @@ extension ImportCommand {
         guard !FileManager.default.fileExists(atPath: store) else {
             throw FerryError(.usage, "importing a whole database creates a new store, and '\(store)' exists; give a new store path (or import the tables one by one with --table)")
         }
-        try CommandFiles.checkOutputs(store: store, inputs: [(file, "the input")], outputs: [(options.report, "--report")])
+        try CommandFiles.checkOutputs(store: store, inputs: isPostgres ? [] : [(file, "the input")], outputs: [(options.report, "--report")])
         guard let conflict = ConflictPolicy(rawValue: onConflict) else {
             throw FerryError(.usage, "--on-conflict must be one of error, update, keep, replace")
         }
-        let schema = try SourceSchema.sqlite(path: file)
-        let plan = try DatabaseModelInference.plan(
-            database: .sqlite(path: file), schema: schema, modelName: AttributeNaming.entityName(fromPath: file), sampleSize: sample)
+        let database: DatabaseSource.Database = isPostgres ? .postgresql(url: file) : .sqlite(path: file)
+        let schema = try isPostgres ? SourceSchema.postgres(url: file) : SourceSchema.sqlite(path: file)
+        let modelName = isPostgres
+            ? AttributeNaming.identifier((try? PostgresURL(file).database) ?? nil ?? "postgres", fallback: "postgres") : AttributeNaming.entityName(fromPath: file)
+        let plan = try DatabaseModelInference.plan(database: database, schema: schema, modelName: modelName, sampleSize: sample)
         if !options.quiet {
             for entity in plan.model.entities {
                 let relationships = entity.relationships.map { "\($0.name) → \($0.isToMany ? "[\($0.destination)]" : $0.destination)" }
@@ -78,18 +83,18 @@ extension ImportCommand {
             }
             // Every row of every table is in the store: the counts must agree.
             for (table, step) in zip(plan.tables, plan.steps) {
-                let reader = try DatabaseRecordReader.open(DatabaseSource(database: .sqlite(path: file), selection: .query("SELECT count(*) FROM \(SQL.quote(table))")))
+                let reader = try DatabaseRecordReader.open(DatabaseSource(database: database, selection: .query("SELECT count(*) FROM \(SQL.quote(table))")))
                 guard case .typed(.integer(let expected))? = try reader.next()?.fields.first??.value else { continue }
                 let count = try opened.entityCount(step.entity)
                 guard count == Int(expected) else {
-                    throw FerryError(.verification, "\(step.entity) has \(count) objects but table \(table) of '\(file)' has \(expected) rows; '\(store)' was not created")
+                    throw FerryError(.verification, "\(step.entity) has \(count) objects but table \(table) of \(database.label) has \(expected) rows; '\(store)' was not created")
                 }
             }
         }
         if !options.dryRun {
             try StoreFiles.replace(store, with: scratch)
             let objects = report.steps.reduce(0) { $0 + $1.inserted + $1.updated }
-            console.line("imported \(plan.steps.count) tables of \(file) into \(store): \(objects) objects, every table's count checked")
+            console.line("imported \(plan.steps.count) tables of \(database.label) into \(store): \(objects) objects, every table's count checked")
         }
         report.finish(exitCode: 0)
         if let path = options.report { try writeJSON(report, to: path) }

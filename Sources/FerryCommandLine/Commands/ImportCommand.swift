@@ -2,6 +2,7 @@ import ArgumentParser
 import FerryCore
 import FerryFormats
 import FerryPipeline
+import FerryPostgres
 import Foundation
 
 struct ImportCommand: ParsableCommand {
@@ -135,7 +136,7 @@ struct ImportCommand: ParsableCommand {
             guard !files.isEmpty else { throw FerryError(.usage, "ferry import needs a file to read (or - for standard input)") }
             try SourceFiles.checkStandardInput(files)
             let database = try databaseSource()
-            if database == nil, model == nil, files.count == 1, Self.isSQLiteDatabase(file) {
+            if database == nil, model == nil, files.count == 1, PostgresURL.isPostgresURL(file) || Self.isSQLiteDatabase(file) {
                 return try importWholeDatabase(console: Console(quiet: options.quiet))
             }
             let formatName = database != nil ? "csv" : format ?? DataFormat.dataExtension(of: file)

@@ -13,6 +13,14 @@ public struct DatabaseSource: Sendable, Hashable {
         case postgresql(url: String)
         /// A Core Data store, read through a private copy.
         case coreData(path: String)
+
+        /// The database as shown to users: the path, or the URL without its password.
+        public var label: String {
+            switch self {
+            case .sqlite(let path), .coreData(let path): return path
+            case .postgresql(let url): return (try? PostgresURL(url).description) ?? "a PostgreSQL URL"
+            }
+        }
     }
 
     /// What the step reads from the database.
@@ -46,12 +54,7 @@ public struct DatabaseSource: Sendable, Hashable {
     }
 
     /// The database as shown to users: the path, or the URL without its password.
-    public var databaseLabel: String {
-        switch database {
-        case .sqlite(let path), .coreData(let path): return path
-        case .postgresql(let url): return (try? PostgresURL(url).description) ?? "a PostgreSQL URL"
-        }
-    }
+    public var databaseLabel: String { database.label }
 
     /// The source as a label in reports, locations and rejects: `legacy.db (table customers)`,
     /// `postgresql://app@db/shop (query)`, `Shop.sqlite (entity Customer)`.
