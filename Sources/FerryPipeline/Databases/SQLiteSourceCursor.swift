@@ -50,10 +50,7 @@ final class SQLiteSourceCursor: DatabaseCursor {
 
     /// The user tables and views of a database (not SQLite's own `sqlite_…` tables), by name.
     static func tableNames(_ connection: Connection) throws -> [String] {
-        try connection.rows("SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name").compactMap {
-            if case .text(let name) = $0[0] { return name }
-            return nil
-        }
+        try connection.rows("SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name").compactMap { $0[0].text }
     }
 
     func next() throws -> [Value]? {

@@ -52,13 +52,13 @@ public struct SourceSchema: Sendable, Hashable {
             // cid, name, type, notnull, dflt_value, pk
             for row in try connection.rows("PRAGMA table_info(\(quoted))") {
                 let column = row[1].text ?? ""
-                columns.append(Column(name: column, declaredType: SourceColumnType.sqlite(row[2].text), notNull: row[3].integer == 1))
-                if let position = row[5].integer, position > 0 { primaryKey.append((position, column)) }
+                columns.append(Column(name: column, declaredType: SourceColumnType.sqlite(row[2].text), notNull: row[3].int64 == 1))
+                if let position = row[5].int64, position > 0 { primaryKey.append((position, column)) }
             }
             // id, seq, table, from, to, on_update, on_delete, match
             var foreignKeys: [Int64: ForeignKey] = [:]
             for row in try connection.rows("PRAGMA foreign_key_list(\(quoted))") {
-                let id = row[0].integer ?? 0
+                let id = row[0].int64 ?? 0
                 var key = foreignKeys[id] ?? ForeignKey(columns: [], table: row[2].text ?? "", referencedColumns: [])
                 key.columns.append(row[3].text ?? "")
                 if let to = row[4].text { key.referencedColumns.append(to) }
@@ -66,7 +66,7 @@ public struct SourceSchema: Sendable, Hashable {
             }
             // seq, name, unique, origin, partial
             var uniqueKeys: [[String]] = []
-            for row in try connection.rows("PRAGMA index_list(\(quoted))") where row[2].integer == 1 && row[4].integer != 1 {
+            for row in try connection.rows("PRAGMA index_list(\(quoted))") where row[2].int64 == 1 && row[4].int64 != 1 {
                 guard let index = row[1].text else { continue }
                 let info = try connection.rows("PRAGMA index_info(\(SQL.quote(index)))")
                 let indexed = info.compactMap { $0[2].text }
@@ -80,17 +80,5 @@ public struct SourceSchema: Sendable, Hashable {
                 foreignKeys: foreignKeys.keys.sorted().compactMap { foreignKeys[$0] }, uniqueKeys: uniqueKeys))
         }
         return SourceSchema(tables: tables)
-    }
-}
-
-extension DatabaseValue {
-    fileprivate var text: String? {
-        if case .text(let text) = self { return text }
-        return nil
-    }
-
-    fileprivate var integer: Int64? {
-        if case .integer(let value) = self { return value }
-        return nil
     }
 }

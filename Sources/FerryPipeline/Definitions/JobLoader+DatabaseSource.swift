@@ -13,15 +13,10 @@ extension JobLoader {
     func loadDatabaseSource(_ node: YAMLNode, resolve: (String) -> String, reader: DefinitionReader) -> DatabaseSource? {
         guard let mapping = reader.mapping(node, for: "source") else { return nil }
         reader.checkKeys(mapping, allowed: Self.databaseSourceKeys, in: "a database source")
-        let databases = mapping.entries.filter { ["sqlite", "postgresql", "postgres", "coredata"].contains($0.key) }
-        guard databases.count == 1, let databaseEntry = databases.first else {
-            reader.fail(
-                databases.isEmpty
-                    ? "a database source names its database: 'sqlite: FILE', 'postgresql: URL' or 'coredata: FILE'"
-                    : "a database source names one database, not \(databases.map { "'\($0.key)'" }.joined(separator: " and "))",
-                at: databases.dropFirst().first?.keyLocation ?? mapping.location)
-            return nil
-        }
+        guard let databaseEntry = onlyEntry(
+            of: ["sqlite", "postgresql", "postgres", "coredata"], in: mapping, reader: reader,
+            missing: "a database source names its database: 'sqlite: FILE', 'postgresql: URL' or 'coredata: FILE'", several: "a database source names one database")
+        else { return nil }
         guard let target = reader.string(databaseEntry.value, for: databaseEntry.key) else { return nil }
         let database: DatabaseSource.Database
         switch databaseEntry.key {
@@ -36,16 +31,11 @@ extension JobLoader {
             }
             database = .postgresql(url: target)
         }
-        let selections = mapping.entries.filter { ["table", "query", "entity"].contains($0.key) }
         let allowed = databaseEntry.key == "coredata" ? "'entity: NAME'" : "'table: NAME' or 'query: SELECT …'"
-        guard selections.count == 1, let selectionEntry = selections.first else {
-            reader.fail(
-                selections.isEmpty
-                    ? "a \(databaseEntry.key) source says what to read: \(allowed)"
-                    : "a database source reads one thing, not \(selections.map { "'\($0.key)'" }.joined(separator: " and "))",
-                at: selections.dropFirst().first?.keyLocation ?? mapping.location)
-            return nil
-        }
+        guard let selectionEntry = onlyEntry(
+            of: ["table", "query", "entity"], in: mapping, reader: reader,
+            missing: "a \(databaseEntry.key) source says what to read: \(allowed)", several: "a database source reads one thing")
+        else { return nil }
         guard let text = reader.string(selectionEntry.value, for: selectionEntry.key) else { return nil }
         let isCoreData = databaseEntry.key == "coredata"
         guard (selectionEntry.key == "entity") == isCoreData else {
@@ -63,5 +53,18 @@ extension JobLoader {
         default: selection = .entity(text)
         }
         return DatabaseSource(database: database, selection: selection, selectionLocation: selectionEntry.value.location)
+    }
+
+    /// The one entry of `mapping` whose key is one of `keys`; none or several fail with `missing`
+    /// or `several` (followed by the keys found).
+    private func onlyEntry(of keys: [String], in mapping: YAMLMapping, reader: DefinitionReader, missing: String, several: String) -> YAMLMapping.Entry? {
+        let found = mapping.entries.filter { keys.contains($0.key) }
+        guard found.count == 1, let entry = found.first else {
+            reader.fail(
+                found.isEmpty ? missing : "\(several), not \(found.map { "'\($0.key)'" }.joined(separator: " and "))",
+                at: found.dropFirst().first?.keyLocation ?? mapping.location)
+            return nil
+        }
+        return entry
     }
 }

@@ -65,9 +65,9 @@ package final class Connection {
         byte == UInt8(ascii: ";") || byte == 0x20 || (0x09...0x0D).contains(byte)
     }
 
-    /// Prepares and runs the first statement of `bytes`; returns the bytes after it. With `only`,
-    /// refuses (before running anything) when more than blanks follow it.
-    private func executeFirst(of bytes: [UInt8], sql: String, only: Bool) throws -> ArraySlice<UInt8> {
+    /// Compiles the first statement of `bytes`: SQLite's result code, the statement (nil when
+    /// only blanks or comments were there) and how many bytes it took.
+    private func compileFirst(of bytes: [UInt8]) -> (code: Int32, statement: OpaquePointer?, consumed: Int) {
         var statement: OpaquePointer?
         var consumed = bytes.count
         let code = bytes.withUnsafeBufferPointer { buffer -> Int32 in
@@ -78,6 +78,13 @@ package final class Connection {
                 return code
             }
         }
+        return (code, statement, consumed)
+    }
+
+    /// Prepares and runs the first statement of `bytes`; returns the bytes after it. With `only`,
+    /// refuses (before running anything) when more than blanks follow it.
+    private func executeFirst(of bytes: [UInt8], sql: String, only: Bool) throws -> ArraySlice<UInt8> {
+        let (code, statement, consumed) = compileFirst(of: bytes)
         guard code == SQLITE_OK else {
             throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql, path: path, systemError: sqlite3_system_errno(handle))
         }
@@ -112,16 +119,7 @@ package final class Connection {
     /// message when it does not compile, and a refusal when more than blanks and `;` follow it.
     package func prepareSingle(_ sql: String) throws -> Statement {
         let bytes = Array(sql.utf8)
-        var statement: OpaquePointer?
-        var consumed = bytes.count
-        let code = bytes.withUnsafeBufferPointer { buffer -> Int32 in
-            buffer.withMemoryRebound(to: CChar.self) { text in
-                var tail: UnsafePointer<CChar>?
-                let code = sqlite3_prepare_v3(handle, text.baseAddress, Int32(text.count), 0, &statement, &tail)
-                if let tail, let base = text.baseAddress { consumed = base.distance(to: tail) }
-                return code
-            }
-        }
+        let (code, statement, consumed) = compileFirst(of: bytes)
         guard code == SQLITE_OK else {
             throw FerryError(.invalidInput, String(cString: sqlite3_errmsg(handle)), underlying: SQLiteResult(code: code))
         }
@@ -130,12 +128,9 @@ package final class Connection {
         let rest = Array(bytes[consumed...])
         if !rest.allSatisfy(Self.isBlank) {
             // What follows may be only comments; anything SQLite compiles is a second statement.
-            var second: OpaquePointer?
-            let code = rest.withUnsafeBufferPointer { buffer in
-                buffer.withMemoryRebound(to: CChar.self) { sqlite3_prepare_v3(handle, $0.baseAddress, Int32($0.count), 0, &second, nil) }
-            }
-            sqlite3_finalize(second)
-            if code != SQLITE_OK || second != nil {
+            let second = compileFirst(of: rest)
+            sqlite3_finalize(second.statement)
+            if second.code != SQLITE_OK || second.statement != nil {
                 throw FerryError(.invalidInput, "the SQL text holds more than one statement; a query source runs exactly one")
             }
         }
