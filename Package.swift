@@ -61,7 +61,7 @@ let package = Package(
         ),
         .target(
             name: "FerryPipeline",
-            dependencies: ["FerryCore", "FerryFormats", "CFerryYAML", .product(name: "Yams", package: "Yams")],
+            dependencies: ["FerryCore", "FerryFormats", "FerryPostgres", "CFerryYAML", .product(name: "Yams", package: "Yams")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -104,7 +104,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FerryPipelineTests",
-            dependencies: ["FerryPipeline", "FerryFormats", "FerryCore", "FerryTestSupport"],
+            dependencies: ["FerryPipeline", "FerryFormats", "FerryCore", "FerryPostgres", "FerryTestSupport"],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),

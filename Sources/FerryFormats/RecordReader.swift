@@ -12,6 +12,9 @@ public enum FieldValue: Sendable, Hashable {
     case null
     /// A JSON object or array, as compact JSON text.
     case json(String)
+    /// A value a database gave with its type (a SQLite or PostgreSQL column, a Core Data
+    /// attribute): converted to the attribute's type without a round trip through text.
+    case typed(Value)
 }
 
 /// One field of a record: its value and where it starts in the input.

@@ -38,6 +38,7 @@ func render(_ value: FieldValue) -> String {
     case .bool(let flag): return "bool(\(flag))"
     case .null: return "null"
     case .json(let text): return "json(\(text))"
+    case .typed(let typed): return "typed(\(typed))"
     }
 }
 

@@ -92,11 +92,15 @@ public final class StoreWriteLock {
 public final class StoreConnection {
     private let connection: Connection
 
-    public init(_ path: String) throws {
-        connection = try Connection(path: path, readOnly: false, create: false)
+    /// Opens the database at `path`; with `create`, a new one when there is none.
+    public init(_ path: String, create: Bool = false) throws {
+        connection = try Connection(path: path, readOnly: false, create: create)
         connection.setBusyTimeout(milliseconds: 30_000)
     }
 
-    /// Runs one or more statements.
+    /// Runs one statement.
     public func execute(_ sql: String) throws { try connection.execute(sql) }
+
+    /// Runs a script of several statements (a test's fixture).
+    public func executeScript(_ sql: String) throws { try connection.executeScript(sql) }
 }

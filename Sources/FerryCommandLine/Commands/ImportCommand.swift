@@ -2,6 +2,7 @@ import ArgumentParser
 import FerryCore
 import FerryFormats
 import FerryPipeline
+import FerryPostgres
 import Foundation
 
 struct ImportCommand: ParsableCommand {
@@ -31,6 +32,12 @@ struct ImportCommand: ParsableCommand {
 
     /// The first source: it decides the format, the default entity name and the CSV dialect.
     var file: String { files[0] }
+
+    @Option(help: ArgumentHelp("Read this table (or view) of the SQLite database or postgresql:// URL given instead of a data file, or this entity of a Core Data store, e.g. ferry import legacy.db --table customers --store new.sqlite.", valueName: "name"))
+    var table: String?
+
+    @Option(help: ArgumentHelp("Read the rows of this read-only SQL query on the SQLite database or postgresql:// URL given, e.g. --query \"SELECT id, name FROM customers WHERE active\" --entity Customer.", valueName: "sql"))
+    var query: String?
 
     @Option(help: "The store to import into (created when missing).")
     var store: String
@@ -137,23 +144,28 @@ struct ImportCommand: ParsableCommand {
             }
             guard !files.isEmpty else { throw FerryError(.usage, "ferry import needs a file to read (or - for standard input)") }
             try SourceFiles.checkStandardInput(files)
-            let formatName = format ?? DataFormat.dataExtension(of: file)
+            let database = try databaseSource()
+            if database == nil, model == nil, files.count == 1, PostgresURL.isPostgresURL(file) || Self.isSQLiteDatabase(file) {
+                return try importWholeDatabase(console: Console(quiet: options.quiet))
+            }
+            let formatName = database != nil ? "csv" : format ?? DataFormat.dataExtension(of: file)
             guard let dataFormat = DataFormat(name: formatName) ?? DataFormat(pathExtension: formatName) else {
                 throw FerryError(.usage, "cannot tell the format of '\(file)'; pass --format csv|tsv|json|ndjson")
             }
             // One import reads one format: without --format, every file's extension must agree.
-            if format == nil, let other = files.dropFirst().first(where: { DataFormat.dataExtension(of: $0) != formatName }) {
+            if format == nil, database == nil, let other = files.dropFirst().first(where: { DataFormat.dataExtension(of: $0) != formatName }) {
                 throw FerryError(.usage, "'\(other)' is not a .\(formatName) file like '\(file)'; one import reads one format (pass --format to read them all alike)")
             }
             try PathOrURL.requireStore(store)
             try CoreDataStoreFile.refuseInPlace(store, command: "import")
-            let paths = try SourceFiles.expand(files)
+            let paths = try database.map { $0.file.map { [$0] } ?? [] } ?? SourceFiles.expand(files)
             try CommandFiles.checkOutputs(
                 store: store, inputs: paths.map { ($0, "the input") } + [(model, "the model")],
                 outputs: [(rejects, "--rejects"), (options.report, "--report")])
-            let entityName = entity ?? AttributeNaming.entityName(fromPath: file)
+            let entityName = entity ?? database?.defaultEntityName ?? AttributeNaming.entityName(fromPath: file)
             var step = ImportStep(source: file, format: dataFormat, entity: entityName)
             step.sources = files
+            step.database = database
             step.onConflict = conflict
             step.validate = !noValidate
             step.atomic = atomic
@@ -168,7 +180,13 @@ struct ImportCommand: ParsableCommand {
             step.maxRejects = try Self.budget(maxRejects, hasRejectsFile: rejects != nil)
             step.encoding = try encoding.map { name throws(FerryError) in try TextEncoding(named: name) }
             let console = Console(quiet: options.quiet)
-            try configureCSV(&step, formatName: formatName, firstFile: paths[0], console: console)
+            if database == nil {
+                try configureCSV(&step, formatName: formatName, firstFile: paths[0], console: console)
+            } else if delimiter != nil || quote != nil || escape != nil || noHeader || columns != nil || skipInitialSpace || skipLines != 0 || comment != nil {
+                throw FerryError(.usage, "the CSV flags apply to data files, not to a database")
+            } else if !nullWords.isEmpty {
+                step.coercion.nullTokens = Set(nullWords)
+            }
             step.coercion.trim = trim
             step.coercion.decimalComma = decimalComma
             let formats = try dateFormat.map { text throws(FerryError) -> DateFormat in
@@ -212,11 +230,14 @@ struct ImportCommand: ParsableCommand {
                 for mapping in explicitFields { if case .field(let name) = mapping.source { _ = source.fieldIndex(of: name) } }
                 let sampled = try SampledReader(source, sampleSize: max(1, sample))
                 reader = sampled
+                // A database's columns have the types it declares (where the values fit them).
+                let inferenceTypes = ((source as? DatabaseRecordReader)?.declaredTypes(fitting: sampled.samples) ?? [:]).merging(overrides) { _, given in given }
+                let textIsUntyped = database == nil && dataFormat.readsTextColumns
                 if let existing, let recorded = existing.entity(named: entityName) {
                     try Self.refuseChanges(to: recorded, overrides: overrides, unique: unique)
                     let inferred = ModelInference.infer(
-                        entityNamed: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples, overrides: overrides,
-                        textIsUntyped: dataFormat.readsTextColumns, decimalComma: decimalComma)
+                        entityNamed: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples, overrides: inferenceTypes,
+                        textIsUntyped: textIsUntyped, decimalComma: decimalComma)
                     let added = zip(inferred.entity.attributes, inferred.fieldNames).filter { attribute, field in
                         recorded.attribute(named: attribute.name) == nil && recorded.attribute(named: field) == nil
                     }
@@ -243,8 +264,8 @@ struct ImportCommand: ParsableCommand {
                 } else {
                     let constraints = unique.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
                     var inferred = ModelInference.infer(
-                        entityNamed: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples, overrides: overrides, unique: constraints,
-                        textIsUntyped: dataFormat.readsTextColumns, decimalComma: decimalComma)
+                        entityNamed: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples, overrides: inferenceTypes, unique: constraints,
+                        textIsUntyped: textIsUntyped, decimalComma: decimalComma)
                     for mapping in explicitFields { if case .field(let name) = mapping.source { inferred.name(mapping.attribute, fromField: name) } }
                     try Self.checkNamed(overrides: overrides, constraints: constraints, in: inferred)
                     step.fields = inferred.renamedFields
@@ -279,7 +300,7 @@ struct ImportCommand: ParsableCommand {
             runner.resume = resume
             runner.resumeCommand = ResumeCommandLine.text()
             runner.progress = console
-            console.stepStarted(index: 1, of: 1, title: "import \(entityName) from \(paths.count == 1 ? paths[0] : "\(paths.count) files (\(step.source))")")
+            console.stepStarted(index: 1, of: 1, title: "import \(entityName) from \(database != nil || paths.count == 1 ? step.source : "\(paths.count) files (\(step.source))")")
             var report = RunReport(command: "import", job: "ferry import", jobFile: nil, store: store, model: storeModel.name, modelVersion: storeModel.version, dryRun: options.dryRun)
             do {
                 report.steps = [try runner.run()]

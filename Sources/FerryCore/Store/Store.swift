@@ -68,6 +68,9 @@ public final class Store: @unchecked Sendable {
         self.identity = StoreLock.isLockable(path) ? FileIdentity(path) : nil
     }
 
+    /// The private copy's database file, for a store opened with ``openCoreData(at:bundle:)``.
+    package var coreDataCopyPath: String? { coreDataCopy?.folder.appendingPathComponent("store.sqlite").path }
+
     deinit {
         // The connection is closed with the store; then the Core Data copy's folder goes.
         coreDataCopy?.remove()

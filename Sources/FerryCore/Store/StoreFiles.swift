@@ -18,7 +18,9 @@ package enum StoreFiles {
     package static let migrationScratchMark = ".ferry-migrating-"
     package static let rebuildMark = ".ferry-rebuild"
     package static let dryRunMark = ".ferry-dry-run"
-    package static let workFileMarks = [migrationScratchMark, rebuildMark, dryRunMark]
+    /// `ferry copy`'s new store, renamed to the destination once verified.
+    package static let copyScratchMark = ".ferry-copy"
+    package static let workFileMarks = [migrationScratchMark, rebuildMark, dryRunMark, copyScratchMark]
 
     /// Removes the files beside the store at `path` whose names are the store's followed by one
     /// of `marks` (work files a killed run left, with their companions). Only call it while

@@ -317,6 +317,11 @@ public struct ImportStep: Sendable {
     /// The source paths and glob patterns, resolved against the job's folder (`-` for standard
     /// input): one, or several read one after the other as one source (see `SourceFiles`).
     public var sources: [String]
+    /// The files the step reads (none for a database on a server): what a job must not overwrite.
+    public var inputFiles: [String] {
+        guard let database else { return sources }
+        return database.file.map { [$0] } ?? []
+    }
     /// The source as a label (reports, messages): the one path or pattern, or the list of them.
     /// Setting it makes it the only source.
     public var source: String {
@@ -325,6 +330,11 @@ public struct ImportStep: Sendable {
     }
     /// The source's data format (`format:`, or the file extension's).
     public var format: DataFormat
+    /// The database the step reads instead of files (`source: {sqlite: …, table: …}`); then
+    /// ``sources`` holds its label only.
+    public var database: DatabaseSource? {
+        didSet { if let database { sources = [database.label] } }
+    }
     /// The entity the records become objects of.
     public var entity: String
     /// How a CSV source is read (`csv:`: delimiter, header, quoting).

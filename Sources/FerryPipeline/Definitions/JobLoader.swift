@@ -286,8 +286,16 @@ public struct JobLoader: Sendable {
         // `source:` is a path or glob pattern, or a list of them (read one after the other).
         var sources: [String] = []
         var source: (String, YAMLNode)?
+        var database: DatabaseSource?
         if let node = mapping["source"] {
-            if let list = reader.strings(node, for: "source") {
+            if case .mapping = node.content {
+                // A database: `{sqlite: legacy.db, table: customers}` (JobLoader+DatabaseSource).
+                database = loadDatabaseSource(node, resolve: resolve, reader: reader)
+                if database == nil { complete = false }
+                for key in Self.fileOnlyImportKeys where mapping[key] != nil {
+                    reader.fail("'\(key)' applies to files, not to a database source (whose columns have types)", at: mapping.keyLocation(key) ?? node.location)
+                }
+            } else if let list = reader.strings(node, for: "source") {
                 if list.isEmpty {
                     reader.fail("'source' lists no file", at: node.location)
                     complete = false
@@ -305,6 +313,7 @@ public struct JobLoader: Sendable {
 
         var step = ImportStep(source: "-", format: .csv, entity: entity?.0 ?? "", location: entry.keyLocation, entityLocation: entity?.1.location)
         if !sources.isEmpty { step.sources = sources }
+        step.database = database
         do {
             try SourceFiles.checkStandardInput(sources)
         } catch {
@@ -401,7 +410,7 @@ public struct JobLoader: Sendable {
             reader.fail("'format: fixed' needs 'fixed: {columns: [{name: id, start: 1, width: 5}, …]}' to say where the fields are", at: mapping["format"]?.location ?? entry.keyLocation)
         }
 
-        step.coercion.nullTokens = nullTokens ?? (step.format.readsTextColumns ? [""] : [])
+        step.coercion.nullTokens = nullTokens ?? (step.format.readsTextColumns && database == nil ? [""] : [])
         if let node = mapping["trim"], let trim = reader.bool(node, for: "trim") { step.coercion.trim = trim }
         if let node = mapping["decimal_comma"], let flag = reader.bool(node, for: "decimal_comma") { step.coercion.decimalComma = flag }
         if let node = mapping["encoding"], let name = reader.string(node, for: "encoding") {

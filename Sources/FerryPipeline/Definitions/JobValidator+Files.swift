@@ -21,7 +21,7 @@ extension JobValidator {
             case .export(let step): exported.insert(step.output)
             case .import(let step):
                 // A pattern's files are those it matches now.
-                let paths = step.sources.flatMap { SourceFiles.isPattern($0) ? (try? SourceFiles.matching($0)) ?? [] : [$0] }
+                let paths = step.inputFiles.flatMap { SourceFiles.isPattern($0) ? (try? SourceFiles.matching($0)) ?? [] : [$0] }
                 for path in paths where !exported.contains(path) {
                     files.input(path, role: "the source", location: step.location)
                 }
@@ -57,7 +57,7 @@ extension JobValidator {
         for step in job.steps {
             var named: [(String?, String)] = []
             switch step {
-            case .import(let step): named = step.sources.map { ($0, "source") } + [(step.rejectsPath, "rejects")]
+            case .import(let step): named = step.inputFiles.map { ($0, "source") } + [(step.rejectsPath, "rejects")]
             case .export(let step): named = [(step.output, "output")]
             default: break
             }
@@ -81,7 +81,7 @@ extension JobValidator {
             switch step {
             case .export(let step): written.insert(step.output)
             case .import(let step):
-                for source in step.sources where source != "-" && !written.contains(source) && !PathOrURL(source).isURL {
+                for source in step.inputFiles where source != "-" && !written.contains(source) && !PathOrURL(source).isURL {
                     if SourceFiles.isPattern(source) {
                         if (try? SourceFiles.matching(source)) == nil {
                             errors.append(FerryError(.invalidDefinition, "source '\(source)' matches no file", at: step.location))

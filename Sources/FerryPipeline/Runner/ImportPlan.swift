@@ -253,6 +253,8 @@ final class ImportPlan {
             case .string: return .success(.string(text))
             default: return .failure(CoercionFailure("expected \(type.rawValue) but found a JSON \(text.hasPrefix("[") ? "array" : "object")"))
             }
+        case .typed(let typed):
+            return Coercion.convert(typed, to: type, options: options)
         }
     }
 }

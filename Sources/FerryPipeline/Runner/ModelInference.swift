@@ -69,37 +69,48 @@ package enum ModelInference {
 
     /// The narrowest lossless type for a set of field values.
     package static func inferType(_ values: [FieldValue], textIsUntyped: Bool = true, decimalComma: Bool = false) -> AttributeType {
-        let order: [AttributeType] = [.int64, .double, .decimal, .bool, .date, .uuid, .json]
+        let order: [AttributeType] = [.int64, .double, .decimal, .bool, .date, .uuid, .json, .binary]
         var candidates = Set(order)
         var sawValue = false
+        /// Keeps the types a text value can be read as (numbers and booleans only when text is untyped).
+        func narrow(text: String, untyped: Bool) {
+            if text.isEmpty {
+                candidates = []
+                return
+            }
+            candidates.subtract([.json, .binary])
+            if !untyped { candidates.subtract([.int64, .double, .decimal, .bool]) }
+            let number = decimalComma ? DecimalCommaText.plain(text) ?? "" : text
+            if candidates.contains(.int64) && !LosslessText.isInteger(number) { candidates.remove(.int64) }
+            if candidates.contains(.double) && !LosslessText.isDouble(number) { candidates.remove(.double) }
+            if candidates.contains(.decimal) && !LosslessText.isDecimal(number) { candidates.remove(.decimal) }
+            if candidates.contains(.bool) && !LosslessText.isBool(text) { candidates.remove(.bool) }
+            if candidates.contains(.date) && !LosslessText.isDate(text) { candidates.remove(.date) }
+            if candidates.contains(.uuid) && !LosslessText.isUUID(text) { candidates.remove(.uuid) }
+        }
         for value in values {
             switch value {
-            case .null:
+            case .null, .typed(.null):
                 continue
             case .text(let text):
                 sawValue = true
-                if text.isEmpty {
-                    candidates = []
-                    break
-                }
-                candidates.remove(.json)
-                if !textIsUntyped { candidates.subtract([.int64, .double, .decimal, .bool]) }
-                let number = decimalComma ? DecimalCommaText.plain(text) ?? "" : text
-                if candidates.contains(.int64) && !LosslessText.isInteger(number) { candidates.remove(.int64) }
-                if candidates.contains(.double) && !LosslessText.isDouble(number) { candidates.remove(.double) }
-                if candidates.contains(.decimal) && !LosslessText.isDecimal(number) { candidates.remove(.decimal) }
-                if candidates.contains(.bool) && !LosslessText.isBool(text) { candidates.remove(.bool) }
-                if candidates.contains(.date) && !LosslessText.isDate(text) { candidates.remove(.date) }
-                if candidates.contains(.uuid) && !LosslessText.isUUID(text) { candidates.remove(.uuid) }
+                narrow(text: text, untyped: textIsUntyped)
+            case .typed(.string(let text)):
+                // A database's text is text, like a JSON string: only dates and UUIDs are read from it.
+                sawValue = true
+                narrow(text: text, untyped: false)
+            case .typed(let typed):
+                sawValue = true
+                candidates.formIntersection(typesHolding(typed))
             case .number(let text):
                 sawValue = true
                 if Int64(text) == nil { candidates.remove(.int64) }
                 if candidates.contains(.double) && !LosslessText.isDoubleNumber(text) { candidates.remove(.double) }
                 if candidates.contains(.decimal) && DecimalText.canonical(text) == nil { candidates.remove(.decimal) }
-                candidates.subtract([.bool, .date, .uuid, .json])
+                candidates.subtract([.bool, .date, .uuid, .json, .binary])
             case .bool:
                 sawValue = true
-                candidates.subtract([.int64, .double, .decimal, .date, .uuid, .json])
+                candidates.subtract([.int64, .double, .decimal, .date, .uuid, .json, .binary])
             case .json:
                 sawValue = true
                 candidates = candidates.intersection([.json])
@@ -108,5 +119,21 @@ package enum ModelInference {
         }
         guard sawValue else { return .string }
         return order.first { candidates.contains($0) } ?? .string
+    }
+
+    /// The inferable types that hold a typed value without loss (a URI has none: it stays a string).
+    private static func typesHolding(_ value: Value) -> Set<AttributeType> {
+        switch value {
+        case .null: return []
+        case .integer: return [.int64, .decimal]
+        case .double: return [.double]
+        case .decimal: return [.decimal]
+        case .bool: return [.bool]
+        case .date: return [.date]
+        case .uuid: return [.uuid]
+        case .json: return [.json]
+        case .binary: return [.binary]
+        case .string, .uri: return []
+        }
     }
 }

@@ -3,9 +3,11 @@ import FerryFormats
 
 /// Opens the streaming reader an import step needs.
 package enum ReaderFactory {
-    /// The reader of the step's sources: one file's reader, or a ``MultiFileReader`` when the
-    /// step names several files or a glob pattern (expanded here, in natural order).
+    /// The reader of the step's sources: one file's reader, a `MultiFileReader` when the step
+    /// names several files or a glob pattern (expanded here, in natural order), or a
+    /// `DatabaseRecordReader` over a database's table, query or entity.
     package static func open(step: ImportStep) throws -> any RecordReader {
+        if let database = step.database { return try DatabaseRecordReader.open(database) }
         let files = try SourceFiles.expand(step.sources)
         if files.count == 1 && !SourceFiles.isPattern(step.sources[0]) {
             return try open(step: step, file: files[0])

@@ -4,9 +4,9 @@ import Yams
 
 /// Writes models as ferry's YAML model files (docs/files.md), keeping every key that
 /// ``ModelLoader`` reads, so that loading the result gives back an equal model.
-enum ModelYAMLWriter {
+package enum ModelYAMLWriter {
     /// The YAML text of one model version.
-    static func text(of model: ObjectModel) throws -> String {
+    package static func text(of model: ObjectModel) throws -> String {
         var top: [(String, Node)] = [("name", scalar(model.name)), ("version", scalar(model.version))]
         if let identifier = model.versionIdentifier { top.append(("version_identifier", scalar(identifier))) }
         top.append(("entities", mapping(model.entities.map { ($0.name, entityNode($0)) })))

@@ -65,9 +65,9 @@ package final class Connection {
         byte == UInt8(ascii: ";") || byte == 0x20 || (0x09...0x0D).contains(byte)
     }
 
-    /// Prepares and runs the first statement of `bytes`; returns the bytes after it. With `only`,
-    /// refuses (before running anything) when more than blanks follow it.
-    private func executeFirst(of bytes: [UInt8], sql: String, only: Bool) throws -> ArraySlice<UInt8> {
+    /// Compiles the first statement of `bytes`: SQLite's result code, the statement (nil when
+    /// only blanks or comments were there) and how many bytes it took.
+    private func compileFirst(of bytes: [UInt8]) -> (code: Int32, statement: OpaquePointer?, consumed: Int) {
         var statement: OpaquePointer?
         var consumed = bytes.count
         let code = bytes.withUnsafeBufferPointer { buffer -> Int32 in
@@ -78,6 +78,13 @@ package final class Connection {
                 return code
             }
         }
+        return (code, statement, consumed)
+    }
+
+    /// Prepares and runs the first statement of `bytes`; returns the bytes after it. With `only`,
+    /// refuses (before running anything) when more than blanks follow it.
+    private func executeFirst(of bytes: [UInt8], sql: String, only: Bool) throws -> ArraySlice<UInt8> {
+        let (code, statement, consumed) = compileFirst(of: bytes)
         guard code == SQLITE_OK else {
             throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql, path: path, systemError: sqlite3_system_errno(handle))
         }
@@ -106,6 +113,28 @@ package final class Connection {
             throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql, path: path, systemError: sqlite3_system_errno(handle))
         }
         return Statement(handle: statement, connection: self, sql: sql)
+    }
+
+    /// Prepares SQL text that must hold exactly one statement (a user's query): SQLite's own
+    /// message when it does not compile, and a refusal when more than blanks and `;` follow it.
+    package func prepareSingle(_ sql: String) throws -> Statement {
+        let bytes = Array(sql.utf8)
+        let (code, statement, consumed) = compileFirst(of: bytes)
+        guard code == SQLITE_OK else {
+            throw FerryError(.invalidInput, String(cString: sqlite3_errmsg(handle)), underlying: SQLiteResult(code: code))
+        }
+        guard let statement else { throw FerryError(.invalidInput, "the SQL text holds no statement") }
+        let prepared = Statement(handle: statement, connection: self, sql: sql)
+        let rest = Array(bytes[consumed...])
+        if !rest.allSatisfy(Self.isBlank) {
+            // What follows may be only comments; anything SQLite compiles is a second statement.
+            let second = compileFirst(of: rest)
+            sqlite3_finalize(second.statement)
+            if second.code != SQLITE_OK || second.statement != nil {
+                throw FerryError(.invalidInput, "the SQL text holds more than one statement; a query source runs exactly one")
+            }
+        }
+        return prepared
     }
 
     /// All rows of a query, each as an array of column values.

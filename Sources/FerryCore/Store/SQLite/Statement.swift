@@ -23,6 +23,15 @@ package final class Statement {
 
     package var parameterCount: Int { Int(sqlite3_bind_parameter_count(handle)) }
 
+    /// The type a result column was declared with in its table (`INTEGER`, `VARCHAR(20)`), or
+    /// nil for an expression or a column declared without a type.
+    package func declaredType(at index: Int) -> String? {
+        sqlite3_column_decltype(handle, Int32(index)).map { String(cString: $0) }
+    }
+
+    /// True when running the statement cannot change the database (`sqlite3_stmt_readonly`).
+    package var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
+
     // MARK: - Binding (1-based indexes, as SQLite's)
 
     package func bind(_ arguments: [DatabaseValue]) throws {

@@ -1,0 +1,128 @@
+import Foundation
+
+/// Copies a store into a new store of the same model and version (`ferry copy SRC DST`): every
+/// object with its primary key, every relationship, verified by per-entity counts and
+/// checksums of every attribute, then put in place with one `rename(2)`.
+///
+/// The copy is an identity migration (``MigrationStepRunner`` with the model mapped onto itself),
+/// so it reads the source in the source's layout and writes ferry's: a Core Data store (read
+/// through its private copy) becomes a ferry store. The destination is written beside its final
+/// path and renamed over it only once verified: a failure or a kill leaves the destination as it
+/// was (absent, or the old store with `replace`).
+public struct StoreCopier {
+    public let sourcePath: String
+    public let destinationPath: String
+    /// Replace a destination that holds objects (refused otherwise).
+    public var replacesExisting = false
+    public var busyTimeout: Duration = .seconds(30)
+
+    public init(from sourcePath: String, to destinationPath: String) {
+        self.sourcePath = sourcePath
+        self.destinationPath = destinationPath
+    }
+
+    /// What a copy did: the model and, per entity, the objects in the source and in the copy.
+    public struct Report: Sendable, Codable, Hashable {
+        public struct EntityCount: Sendable, Codable, Hashable {
+            public var entity: String
+            public var source: Int
+            public var copied: Int
+        }
+        public var source: String
+        public var destination: String
+        public var model: String
+        public var modelVersion: String
+        public var entities: [EntityCount]
+        /// Entities whose attribute checksums were compared and agreed.
+        public var checksummed: [String]
+        public var seconds: Double
+    }
+
+    /// Copies the store; throws (leaving the destination untouched) when it cannot, or when the
+    /// copy's counts or checksums differ from the source's.
+    public func run() throws -> Report {
+        let started = ContinuousClock.now
+        try PathOrURL.requireStore(sourcePath)
+        try PathOrURL.requireStore(destinationPath)
+        guard FileManager.default.fileExists(atPath: sourcePath) else {
+            throw FerryError(.noInput, "the store '\(sourcePath)' does not exist")
+        }
+        if FileIdentity(sourcePath).sameFile(as: FileIdentity(destinationPath)) {
+            throw FerryError(.usage, "'\(sourcePath)' and '\(destinationPath)' are the same store")
+        }
+        // The source: a Core Data store through its private copy, or a ferry store read-only.
+        let source: Store
+        let sourceFile: String
+        if CoreDataStoreFile.isCoreDataStore(sourcePath) {
+            source = try Store.openCoreData(at: sourcePath, bundle: nil)
+            sourceFile = source.coreDataCopyPath ?? sourcePath
+        } else {
+            guard let metadata = try Store.metadata(at: sourcePath) else {
+                throw FerryError(.store, "'\(sourcePath)' is not a ferry store or a Core Data store (it has no ferry metadata); to read a plain SQLite database's tables use ferry import")
+            }
+            guard let model = metadata.model else { throw FerryError(.store, "store '\(sourcePath)' does not record its model") }
+            var options = Store.Options()
+            options.readOnly = true
+            options.createIfMissing = false
+            source = try Store.open(at: sourcePath, model: model, options: options)
+            sourceFile = sourcePath
+        }
+        let model = source.model.storedForm
+        try FerryLayout().checkRepresentable(model)
+
+        let writerLock = try StoreLock.acquire(for: destinationPath, timeout: busyTimeout)
+        defer { withExtendedLifetime(writerLock) {} }
+        try checkDestination()
+        let scratch = destinationPath + StoreFiles.copyScratchMark
+        StoreFiles.removeLeftovers(of: destinationPath, marked: [StoreFiles.copyScratchMark])
+        defer { StoreFiles.remove(scratch) }
+        var options = MigrationOptions(backup: false)
+        options.checksums = true
+        options.busyTimeout = busyTimeout
+        let step = MigrationStepRunner(
+            mapping: try MappingModel.inferred(from: model, to: model), sourcePath: sourceFile, destinationPath: scratch, options: options,
+            now: DateCoding.nowMilliseconds(), sourceLayout: source.layout, destinationLayout: FerryLayout())
+        let stepReport = try step.run()
+
+        // Counts of the source and of the copy, entity by entity, before the copy is put in place.
+        let sourceCounts = Dictionary(try source.entityCounts().map { ($0.entity, $0.count) }, uniquingKeysWith: { first, _ in first })
+        var copyOptions = Store.Options()
+        copyOptions.readOnly = true
+        copyOptions.createIfMissing = false
+        copyOptions.writerLock = .none
+        let copyCounts = try Store.open(at: scratch, model: model, options: copyOptions).entityCounts()
+        var entities: [Report.EntityCount] = []
+        for (entity, copied) in copyCounts {
+            let expected = sourceCounts[entity] ?? 0
+            guard expected == copied else {
+                throw FerryError(.verification, "the copy of '\(sourcePath)' has \(copied) \(entity) objects, the source \(expected); '\(destinationPath)' was not changed")
+            }
+            entities.append(Report.EntityCount(entity: entity, source: expected, copied: copied))
+        }
+        try StoreFiles.replace(destinationPath, with: scratch)
+        try StoreFiles.synchronize(destinationPath)
+        return Report(
+            source: sourcePath, destination: destinationPath, model: model.name, modelVersion: model.version, entities: entities,
+            checksummed: stepReport.entities.filter { !($0.unchanged ?? []).isEmpty }.map(\.destination),
+            seconds: started.duration(to: .now).seconds)
+    }
+
+    /// A destination that exists must be an empty ferry store, or be replaced on request.
+    private func checkDestination() throws {
+        guard FileManager.default.fileExists(atPath: destinationPath) else { return }
+        if replacesExisting { return }
+        guard let metadata = try? Store.metadata(at: destinationPath), let model = metadata.model else {
+            throw FerryError(.usage, "'\(destinationPath)' exists and is not a ferry store; ferry copy never overwrites it (pass --replace to replace it)")
+        }
+        var options = Store.Options()
+        options.readOnly = true
+        options.createIfMissing = false
+        options.allowModelMismatch = true
+        options.writerLock = .none
+        let counts = try Store.open(at: destinationPath, model: model, options: options).entityCounts()
+        let objects = counts.reduce(0) { $0 + $1.count }
+        if objects > 0 {
+            throw FerryError(.usage, "the store '\(destinationPath)' already holds \(objects) objects; ferry copy writes only into a new or empty store (pass --replace to replace it)")
+        }
+    }
+}

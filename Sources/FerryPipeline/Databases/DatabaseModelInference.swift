@@ -1,0 +1,162 @@
+import FerryCore
+import FerryFormats
+
+/// Infers a model from a source database's schema and plans the import of every table, as
+/// pgloader does for SQLite: a table becomes an entity, a column an attribute (its type from the
+/// declaration where the values fit it, else from the values), the primary key and unique
+/// indexes uniqueness constraints, NOT NULL a required attribute, and a single-column foreign
+/// key a to-one relationship (named after the column without `_id`) with a to-many inverse,
+/// resolved during the import by the referenced key. Tables are ordered so that referenced rows
+/// come first.
+///
+/// A foreign key that would close a cycle (a table referencing itself, or two tables each
+/// other) cannot be ordered: it stays a plain attribute holding the key, and the plan says so.
+/// Composite foreign keys stay attributes too.
+public enum DatabaseModelInference {
+    /// The inferred model and one import step per table, in import order.
+    public struct Plan: Sendable {
+        public var model: ObjectModel
+        public var steps: [ImportStep]
+        /// The source table of each step.
+        public var tables: [String]
+        /// Foreign keys kept as plain attributes, and why.
+        public var notes: [String]
+    }
+
+    public static func plan(database: DatabaseSource.Database, schema: SourceSchema, modelName: String, sampleSize: Int) throws -> Plan {
+        guard !schema.tables.isEmpty else {
+            throw FerryError(.invalidInput, "the database has no tables to import")
+        }
+        // Entity names: the tables' names made identifiers, kept distinct.
+        var entityNames: [String: String] = [:]
+        var taken: Set<String> = []
+        for table in schema.tables {
+            var name = AttributeNaming.identifier(table.name, fallback: "table")
+            var suffix = 2
+            while taken.contains(name.lowercased()) {
+                name = AttributeNaming.identifier(table.name, fallback: "table") + "_\(suffix)"
+                suffix += 1
+            }
+            taken.insert(name.lowercased())
+            entityNames[table.name] = name
+        }
+
+        // Entities from the columns, with the types the declarations and the values agree on.
+        var entities: [String: EntityDescription] = [:]
+        var fieldOfAttribute: [String: [String: String]] = [:]
+        for table in schema.tables {
+            let entityName = entityNames[table.name]!
+            let reader = try DatabaseRecordReader.open(DatabaseSource(database: database, selection: .table(table.name)))
+            let sampled = try SampledReader(reader, sampleSize: max(1, sampleSize))
+            let inferred = ModelInference.infer(
+                entityNamed: entityName, fieldNames: reader.fieldNames, samples: sampled.samples,
+                overrides: reader.declaredTypes(fitting: sampled.samples), textIsUntyped: false)
+            var entity = inferred.entity
+            let notNull = Set(table.columns.filter(\.notNull).map(\.name)).union(table.primaryKey)
+            for (index, field) in inferred.fieldNames.enumerated() where notNull.contains(field) {
+                entity.attributes[index].isOptional = false
+            }
+            fieldOfAttribute[entityName] = Dictionary(zip(entity.attributes.map(\.name), inferred.fieldNames), uniquingKeysWith: { first, _ in first })
+            let attributeOfField = Dictionary(zip(inferred.fieldNames, entity.attributes.map(\.name)), uniquingKeysWith: { first, _ in first })
+            for key in (table.primaryKey.isEmpty ? [] : [table.primaryKey]) + table.uniqueKeys {
+                let names = key.compactMap { attributeOfField[$0] }
+                if names.count == key.count, !entity.uniquenessConstraints.contains(names) { entity.uniquenessConstraints.append(names) }
+            }
+            entities[entityName] = entity
+        }
+
+        // Single-column foreign keys become relationships unless they would close a cycle.
+        var dependsOn: [String: Set<String>] = [:]
+        var relationshipsOfTable: [String: [RelationshipMapping]] = [:]
+        var notes: [String] = []
+        func reaches(_ from: String, _ to: String) -> Bool {
+            var seen: Set<String> = []
+            var stack = [from]
+            while let next = stack.popLast() {
+                if next == to { return true }
+                if seen.insert(next).inserted { stack.append(contentsOf: dependsOn[next] ?? []) }
+            }
+            return false
+        }
+        for table in schema.tables {
+            let entityName = entityNames[table.name]!
+            for key in table.foreignKeys {
+                guard key.columns.count == 1, let column = key.columns.first, let target = schema.table(named: key.table), let targetEntity = entityNames[target.name] else {
+                    notes.append("\(table.name)(\(key.columns.joined(separator: ", "))) → \(key.table): a composite key or an unknown table; kept as plain values")
+                    continue
+                }
+                let referenced = key.referencedColumns.first ?? (target.primaryKey.count == 1 ? target.primaryKey[0] : "")
+                let isKey = target.primaryKey == [referenced] || target.uniqueKeys.contains([referenced])
+                guard isKey, let match = fieldOfAttribute[targetEntity]?.first(where: { $0.value == referenced })?.key else {
+                    notes.append("\(table.name).\(column) → \(key.table): the referenced column is not a single-column key; kept as plain values")
+                    continue
+                }
+                guard targetEntity != entityName, !reaches(targetEntity, entityName) else {
+                    let why = targetEntity == entityName ? "the table references itself" : "the tables reference each other"
+                    notes.append("\(table.name).\(column) → \(key.table): \(why) (a cycle ferry cannot order); kept as plain values")
+                    continue
+                }
+                guard var entity = entities[entityName], var destination = entities[targetEntity],
+                    let position = entity.attributes.firstIndex(where: { fieldOfAttribute[entityName]?[$0.name] == column })
+                else { continue }
+                // The key column becomes the relationship: customer_id → customer.
+                let attribute = entity.attributes.remove(at: position)
+                entity.uniquenessConstraints.removeAll { $0.contains(attribute.name) }
+                var name = AttributeNaming.identifier(Self.relationshipName(forColumn: column), fallback: attribute.name)
+                if entity.propertyNames.contains(name) { name = attribute.name }
+                var inverse = entityName
+                var suffix = 2
+                while destination.propertyNames.contains(inverse) || (targetEntity == entityName && inverse == name) {
+                    inverse = "\(entityName)_by_\(name)" + (suffix > 2 ? "_\(suffix)" : "")
+                    suffix += 1
+                }
+                entity.relationships.append(RelationshipDescription(name: name, destination: targetEntity, inverse: inverse, isOptional: attribute.isOptional))
+                destination.relationships.append(RelationshipDescription(name: inverse, destination: entityName, isToMany: true, inverse: name))
+                entities[entityName] = entity
+                entities[targetEntity] = destination
+                dependsOn[entityName, default: []].insert(targetEntity)
+                relationshipsOfTable[table.name, default: []].append(RelationshipMapping(relationship: name, field: column, match: match))
+            }
+        }
+
+        // Referenced tables first (the graph has no cycle: the edges closing one were left out).
+        var ordered: [SourceSchema.Table] = []
+        var done: Set<String> = []
+        func visit(_ table: SourceSchema.Table) {
+            let entityName = entityNames[table.name]!
+            guard !done.contains(entityName) else { return }
+            done.insert(entityName)
+            for dependency in (dependsOn[entityName] ?? []).sorted() {
+                if let referenced = schema.tables.first(where: { entityNames[$0.name] == dependency }) { visit(referenced) }
+            }
+            ordered.append(table)
+        }
+        schema.tables.forEach(visit)
+
+        let model = ObjectModel(name: modelName, version: "1", entities: schema.tables.map { entities[entityNames[$0.name]!]! })
+        let problems = ModelChecker.check(model)
+        if !problems.isEmpty { throw FerryErrors(problems) }
+        let steps = ordered.map { table -> ImportStep in
+            let entityName = entityNames[table.name]!
+            var step = ImportStep(source: table.name, format: .csv, entity: entityName)
+            step.database = DatabaseSource(database: database, selection: .table(table.name))
+            step.fields = (entities[entityName]?.attributes ?? []).compactMap { attribute in
+                guard let field = fieldOfAttribute[entityName]?[attribute.name], field != attribute.name else { return nil }
+                return FieldMapping(attribute: attribute.name, source: .field(field))
+            }
+            step.relationships = relationshipsOfTable[table.name] ?? []
+            step.coercion.nullTokens = []
+            return step
+        }
+        return Plan(model: model, steps: steps, tables: ordered.map(\.name), notes: notes)
+    }
+
+    /// A foreign key column's name without its key suffix: `customer_id` → `customer`,
+    /// `ArtistId` → `Artist`.
+    static func relationshipName(forColumn column: String) -> String {
+        if column.count > 3, column.lowercased().hasSuffix("_id") { return String(column.dropLast(3)) }
+        let characters = Array(column)
+        if characters.count > 2, column.hasSuffix("Id"), characters[characters.count - 3].isLowercase { return String(column.dropLast(2)) }
+        return column
+    }
+}
