@@ -381,13 +381,17 @@ public enum ExitStatus {
     /// `ferry model diff`: the versions differ in ways lightweight migration cannot infer; a
     /// mapping file (or a model fix) is needed.
     public static let needsMapping: Int32 = 65
-    /// A source pattern matched no file (sysexits' EX_NOINPUT): nothing was read or touched.
+    /// An input file does not exist, or a source pattern matched no file (sysexits' EX_NOINPUT).
     public static let noInput: Int32 = 66
 
     /// The exit code for an error.
     public static func code(for error: any Error) -> Int32 {
         if let failure = error as? ImportStepFailure { return code(for: failure.error) }
-        if let errors = error as? FerryErrors { return errors.code.isConfiguration ? configuration : stepFailed }
+        if let errors = error as? FerryErrors {
+            // Only missing inputs: exit 66; anything else wrong in the definitions wins.
+            if errors.errors.allSatisfy({ $0.code == .noInput }) { return noInput }
+            return errors.code.isConfiguration ? configuration : stepFailed
+        }
         guard let error = error as? FerryError else { return stepFailed }
         if error.code == .rejectBudget { return rejectsOverBudget }
         if error.code == .verification { return verificationFailed }
