@@ -47,6 +47,15 @@ struct ImportCommand: ParsableCommand {
     @Option(help: "error, update, keep or replace.")
     var onConflict: String = "error"
 
+    @Option(help: ArgumentHelp("append (the default) or sync: make the entity hold exactly the file's records, deleting the rows whose key the file no longer has (see --key).", valueName: "mode"))
+    var mode: String = "append"
+
+    @Option(help: ArgumentHelp("With --mode sync: the attributes that identify a record, e.g. --key id or --key region,code (default: the entity's first uniqueness constraint).", valueName: "a[,b]"))
+    var key: String?
+
+    @Flag(help: "With --mode sync: let an empty source delete every row of the entity (refused by default, as a guard against a truncated file).")
+    var allowEmptySync = false
+
     @Option(help: ArgumentHelp("Write rejected records here (NDJSON).", valueName: "file"))
     var rejects: String?
 
@@ -126,6 +135,12 @@ struct ImportCommand: ParsableCommand {
             guard let conflict = ConflictPolicy(rawValue: onConflict) else {
                 throw FerryError(.usage, "--on-conflict must be one of error, update, keep, replace")
             }
+            guard let importMode = ImportMode(rawValue: mode) else {
+                throw FerryError(.usage, "--mode must be append or sync, not '\(mode)'")
+            }
+            if importMode != .sync, key != nil || allowEmptySync {
+                throw FerryError(.usage, "--key and --allow-empty-sync apply only to --mode sync")
+            }
             guard !files.isEmpty else { throw FerryError(.usage, "ferry import needs a file to read (or - for standard input)") }
             try SourceFiles.checkStandardInput(files)
             let formatName = format ?? DataFormat.dataExtension(of: file)
@@ -146,6 +161,12 @@ struct ImportCommand: ParsableCommand {
             var step = ImportStep(source: file, format: dataFormat, entity: entityName)
             step.sources = files
             step.onConflict = conflict
+            if importMode == .sync {
+                step.mode = .sync
+                step.key = key.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+                // An explicit --on-conflict is checked like a job's on_conflict.
+                if onConflict != "error" { step.onConflictLocation = InputLocation(file: "--on-conflict") }
+            }
             step.validate = !noValidate
             if !jsonPointer.isEmpty && dataFormat != .json {
                 throw FerryError(.usage, "--json-pointer applies to JSON documents, not to \(dataFormat.rawValue) input '\(file)'")
@@ -259,11 +280,21 @@ struct ImportCommand: ParsableCommand {
             }
             // --field mappings win over the ones derived from names.
             step.fields = step.fields.filter { field in !explicitFields.contains { $0.attribute == field.attribute } } + explicitFields
+            if step.mode == .sync, let destination = storeModel.entity(named: entityName) {
+                // Refused before the store is opened: nothing is touched.
+                do {
+                    _ = try SyncKey.attributes(of: step, entity: destination)
+                } catch let error as FerryError {
+                    // The job's wording names step keys; the command line has --key instead.
+                    throw FerryError(.usage, error.message.replacingOccurrences(of: "'key: [attribute]' to the step", with: "--key"))
+                }
+            }
             var openOptions = Store.Options()
             openOptions.writerLock = options.dryRun ? (target == store ? .takeIfPresent : .none) : .take
             let opened = try Store.open(at: target, model: storeModel, options: openOptions)
             let runner = ImportStepRunner(step: step, store: opened, index: 1, jobName: "ferry import", reader: reader)
             runner.dryRun = options.dryRun
+            runner.allowsEmptySync = allowEmptySync
             runner.progress = console
             console.stepStarted(index: 1, of: 1, title: "import \(entityName) from \(paths.count == 1 ? paths[0] : "\(paths.count) files (\(step.source))")")
             var report = RunReport(command: "import", job: "ferry import", jobFile: nil, store: store, model: storeModel.name, modelVersion: storeModel.version, dryRun: options.dryRun)

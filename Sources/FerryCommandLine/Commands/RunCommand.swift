@@ -15,6 +15,9 @@ struct RunCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Write a JUnit XML report of the run's checks (a test suite per verify step and per checked import).", valueName: "file.xml"))
     var junit: String?
 
+    @Flag(help: "Let a mode: sync import step whose source is empty delete every row of its entity (refused by default, as a guard against a truncated nightly file).")
+    var allowEmptySync = false
+
     func run() throws {
         try runReportingErrors {
             let parameters = try options.parameterValues()
@@ -27,6 +30,7 @@ struct RunCommand: ParsableCommand {
             let console = Console(quiet: options.quiet)
             let runner = JobRunner(job: job, model: model, bundle: bundle)
             runner.dryRun = options.dryRun
+            runner.allowsEmptySync = allowEmptySync
             runner.registry = FerryCommandLine.registry
             runner.progress = console
             let report = runner.run()

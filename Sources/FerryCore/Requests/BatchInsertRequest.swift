@@ -32,11 +32,13 @@ public struct BatchInsertRequest {
     }
 }
 
-/// Counts from a batch insert; `read == inserted + updated + skipped + rejected`.
+/// Counts from a batch insert; `read == inserted + updated + unchanged + skipped + rejected`.
 public struct BatchInsertResult: Sendable, Hashable {
     public var read = 0
     public var inserted = 0
     public var updated = 0
+    /// Records a sync found with the same values (never for a plain batch insert).
+    public var unchanged = 0
     public var skipped = 0
     public var rejected = 0
 
@@ -47,6 +49,7 @@ public struct BatchInsertResult: Sendable, Hashable {
         switch outcome {
         case .inserted: inserted += 1
         case .updated: updated += 1
+        case .unchanged: unchanged += 1
         case .skipped: skipped += 1
         case .rejected: rejected += 1
         }

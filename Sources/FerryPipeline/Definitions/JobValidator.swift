@@ -141,8 +141,15 @@ public struct JobValidator: Sendable {
                 fail("'match: \(mapping.match)' needs '\(destination.name).\(mapping.match)' to be unique on its own (unique: true)", at: mapping.location)
             }
         }
-        if step.onConflict == .update || step.onConflict == .replace, entity.uniquenessConstraints.isEmpty {
+        if step.onConflict == .update || step.onConflict == .replace, entity.uniquenessConstraints.isEmpty, step.mode != .sync {
             fail("'on_conflict: \(step.onConflict.rawValue)' needs a uniqueness constraint on '\(entity.name)' to find the existing object", at: step.onConflictLocation)
+        }
+        if step.mode == .sync {
+            do {
+                _ = try SyncKey.attributes(of: step, entity: entity)
+            } catch {
+                fail(error.message, at: error.location ?? step.location)
+            }
         }
     }
 

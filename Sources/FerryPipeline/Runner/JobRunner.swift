@@ -13,6 +13,8 @@ public final class JobRunner {
     /// Where mapping files' policy names are looked up.
     public var registry: PolicyRegistry = .shared
     public var dryRun = false
+    /// Let `mode: sync` steps with an empty source delete every row (`--allow-empty-sync`).
+    public var allowsEmptySync = false
     public weak var progress: (any ProgressObserver)?
     /// Records imported per entity so far (for `equals: imported` in verify steps).
     private var imported: [String: (count: Int, steps: [Int])] = [:]
@@ -219,6 +221,7 @@ public final class JobRunner {
                 progress?.stepStarted(index: offset + 1, of: job.steps.count, title: "import \(importStep.entity) from \(importStep.source)")
                 let runner = ImportStepRunner(step: importStep, store: store, index: offset + 1, jobName: job.name)
                 runner.dryRun = dryRun
+                runner.allowsEmptySync = allowsEmptySync
                 runner.progress = progress
                 let checkAfter = importStep.verify && !dryRun
                 let before = checkAfter ? (try? entityCount(importStep.entity, in: store)) : nil
@@ -234,10 +237,10 @@ public final class JobRunner {
                     report.fail(step: offset + 1, kind: step.kind, error: error)
                     return false
                 }
-                imported[importStep.entity, default: (0, [])].count += stepReport.inserted + stepReport.updated
+                imported[importStep.entity, default: (0, [])].count += stepReport.inserted + stepReport.updated + stepReport.unchanged
                 imported[importStep.entity, default: (0, [])].steps.append(offset + 1)
                 if checkAfter, stepReport.outcome == .succeeded {
-                    let checks = Self.afterImportChecks(entity: importStep.entity, before: before, inserted: stepReport.inserted)
+                    let checks = Self.afterImportChecks(entity: importStep.entity, before: before, inserted: stepReport.inserted, deleted: stepReport.deleted)
                     let verification = Verifier(model: model).run(checks, on: store, name: "step \(offset + 1) import \(importStep.entity)")
                     stepReport.verification = verification
                     stepReport.verification?.store = job.store.path
@@ -334,13 +337,14 @@ public final class JobRunner {
     }
 
     /// The cheap checks run after an import step: the entity's count against the rows before
-    /// the step plus those inserted, its foreign keys, its uniqueness constraints (answered from
+    /// the step plus those inserted (minus those a sync deleted), its foreign keys, its uniqueness constraints (answered from
     /// their unique indexes) and the model hash. `quick_check` is left out: on a large store it
     /// costs about as much as the import itself (see docs/benchmarks.md).
-    public static func afterImportChecks(entity: String, before: Int?, inserted: Int) -> [Check] {
+    public static func afterImportChecks(entity: String, before: Int?, inserted: Int, deleted: Int = 0) -> [Check] {
         var checks: [Check] = []
         if let before {
-            checks.append(.count(entity: entity, expectation: .exactly(before + inserted), basis: "\(before) before the step + \(inserted) inserted"))
+            let basis = "\(before) before the step + \(inserted) inserted" + (deleted > 0 ? " - \(deleted) deleted" : "")
+            checks.append(.count(entity: entity, expectation: .exactly(before + inserted - deleted), basis: basis))
         } else {
             checks.append(.count(entity: entity, expectation: nil))
         }
