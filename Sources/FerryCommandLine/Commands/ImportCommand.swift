@@ -190,6 +190,11 @@ struct ImportCommand: ParsableCommand {
             // Checked before any file is opened: a usage error is reported as one (exit 64).
             let overrides = try Self.typeOverrides(types)
             let explicitFields = try Self.fieldMappings(fieldMappings)
+            for mapping in explicitFields where !dataFormat.readsTextColumns {
+                if case .field(let name) = mapping.source, case .failure(let problem) = JSONFieldPath.parse(name) {
+                    throw FerryError(.usage, "--field \(mapping.attribute)=\(name): \(problem.description)")
+                }
+            }
 
             // Where the import goes: the store, or for a dry run that would create the store or add
             // a table to it, a scratch store (or copy) removed at the end: a dry run changes nothing.

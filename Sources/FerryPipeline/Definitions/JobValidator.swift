@@ -111,6 +111,10 @@ public struct JobValidator: Sendable {
                 fail("'\(entity.name).\(attribute.name)' is transient: it has no storage, so nothing can be imported into it", at: field.location)
                 continue
             }
+            if case .field(let name) = field.source, !step.format.readsTextColumns, case .failure(let problem) = JSONFieldPath.parse(name) {
+                fail(problem.description, at: field.location)
+                continue
+            }
             if case .constant(let text) = field.source {
                 var options = step.coercion
                 if let trim = field.trim { options.trim = trim }
