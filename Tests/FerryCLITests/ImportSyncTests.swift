@@ -198,3 +198,52 @@ struct ImportSyncTests {
         #expect(try FileFingerprint.of(directory.file("s.sqlite")) == before)
     }
 }
+
+/// JSON API payloads in 3lvis/Sync's style, with Sync's own models and fixtures: snake_case
+/// keys read into camelCase attributes, `id` into `remoteID`, user-info remote keys.
+@Suite("ferry import: key_style snake_case with the 3lvis/Sync corpus", .serialized)
+struct SyncCorpusTests {
+    static let sync = CoreDataSamples.root.appendingPathComponent("3lvis-Sync/Tests/Sync")
+
+    static func path(_ relative: String) -> String { sync.appendingPathComponent(relative).path }
+
+    @Test("users_a.json then users_b.json into Contacts' User: 8 users, then the 6 of the second payload (Sync's own expectation)")
+    func usersSync() throws {
+        let directory = TemporaryDirectory("ferry-cli-sync-corpus")
+        try directory.write("users.yml", """
+            store: users.sqlite
+            model: \(Self.path("Models/Contacts.xcdatamodeld"))
+            steps:
+              - import: {source: "${users}", entity: User, mode: sync, key_style: snake_case}
+
+            """)
+        let first = try runFerry(["run", "users.yml", "--param", "users=\(Self.path("JSONs/users_a.json"))"], cwd: directory.path)
+        #expect(first.exitCode == 0, "\(first)")
+        #expect(first.stdout.contains("read 8, inserted 8, updated 0, unchanged 0, deleted 0, skipped 0, rejected 0"), "\(first)")
+        let store = directory.file("users.sqlite")
+        #expect(try sqlite3(store, "SELECT remoteID, email, createdAt, updatedAt FROM User WHERE remoteID = 0") == "0|melisawhite@ovium.com|2014-02-14T00:00:00.000Z|2014-02-17T00:00:00.000Z\n")
+        let second = try runFerry(["run", "users.yml", "--param", "users=\(Self.path("JSONs/users_b.json"))"], cwd: directory.path)
+        #expect(second.exitCode == 0, "\(second)")
+        #expect(second.stdout.contains("read 6, inserted 4, updated 2, unchanged 0, deleted 6, skipped 0, rejected 0"), "\(second)")
+        #expect(try sqlite3(store, "SELECT group_concat(remoteID) FROM (SELECT remoteID FROM User ORDER BY remoteID)") == "6,7,8,9,10,11\n")
+        #expect(try sqlite3(store, "SELECT email FROM User WHERE remoteID = 6") == "firstupdate@ovium.com\n")
+    }
+
+    @Test("sync.remoteKey and hyper.remoteKey user info name the source key; without key_style the attribute's own name is read")
+    func remoteKeys() throws {
+        let directory = TemporaryDirectory("ferry-cli-sync-corpus")
+        let model = Self.path("Models/RemoteKey.xcdatamodeld")
+        let source = Self.path("JSONs/remote_key.json")
+        let styled = try runFerry(["import", source, "--store", "a.sqlite", "--model", model, "--entity", "Entity", "--key-style", "snake_case"], cwd: directory.path)
+        #expect(styled.exitCode == 0, "\(styled)")
+        #expect(try sqlite3(directory.file("a.sqlite"), "SELECT id, current, old FROM Entity") == "1|current|old\n")
+        let plain = try runFerry(["import", source, "--store", "b.sqlite", "--model", model, "--entity", "Entity"], cwd: directory.path)
+        #expect(plain.exitCode == 0, "\(plain)")
+        #expect(try sqlite3(directory.file("b.sqlite"), "SELECT id, quote(current), quote(old) FROM Entity") == "1|NULL|NULL\n")
+        let inferred = try runFerry(["import", source, "--store", "c.sqlite", "--key-style", "snake_case"], cwd: directory.path)
+        #expect(inferred.exitCode == 64, "\(inferred)")
+        #expect(inferred.errorLines == ["error: --key-style applies to a model's attributes: pass --model"])
+        let wrong = try runFerry(["import", source, "--store", "c.sqlite", "--model", model, "--entity", "Entity", "--key-style", "kebab"], cwd: directory.path)
+        #expect(wrong.exitCode == 64, "\(wrong)")
+    }
+}

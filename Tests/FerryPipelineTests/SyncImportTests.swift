@@ -138,3 +138,43 @@ struct SyncImportTests {
         #expect(try rows(store).map { [$0[0], $0[1]] } == [[.text("A"), .text("1")], [.text("B"), .text("2")]])
     }
 }
+
+@Suite("Source key styles")
+struct SourceKeyStyleTests {
+    @Test("snake_case of camelCase names, acronyms and digits; user info and remoteID")
+    func snakeCase() {
+        let cases = [
+            ("firstName", "first_name"), ("remoteID", "remote_id"), ("URLString", "url_string"), ("profileURL", "profile_url"),
+            ("address2Line", "address2_line"), ("already_snake", "already_snake"), ("id", "id"), ("createdAt", "created_at"),
+        ]
+        for (name, expected) in cases { #expect(SourceKeyStyle.snakeCased(name) == expected, "\(name)") }
+        var attribute = AttributeDescription(name: "current", type: .string)
+        attribute.userInfo = ["sync.remoteKey": "custom_current"]
+        #expect(SourceKeyStyle.snakeCase.fieldName(for: attribute) == "custom_current")
+        #expect(SourceKeyStyle.asIs.fieldName(for: attribute) == "current")
+        attribute.userInfo = ["hyper.remoteKey": "custom_old"]
+        #expect(SourceKeyStyle.snakeCase.fieldName(for: attribute) == "custom_old")
+        #expect(SourceKeyStyle.snakeCase.fieldName(for: AttributeDescription(name: "remoteID", type: .int32)) == "id")
+    }
+
+    @Test("a sync's key: the step's key, else the user info primary key, else remoteID with snake_case, else a uniqueness constraint")
+    func syncKeyOrder() throws {
+        var code = AttributeDescription(name: "code", type: .string)
+        code.userInfo = ["sync.isPrimaryKey": "YES"]
+        let entity = EntityDescription(
+            name: "E", attributes: [AttributeDescription(name: "remoteID", type: .int64), code, AttributeDescription(name: "email", type: .string)],
+            uniquenessConstraints: [["email"]])
+        var step = ImportStep(source: "x.json", format: .json, entity: "E")
+        step.mode = .sync
+        #expect(try SyncKey.attributes(of: step, entity: entity) == ["code"])
+        step.key = ["email"]
+        #expect(try SyncKey.attributes(of: step, entity: entity) == ["email"])
+        let plain = EntityDescription(
+            name: "E", attributes: [AttributeDescription(name: "remoteID", type: .int64), AttributeDescription(name: "email", type: .string)],
+            uniquenessConstraints: [["email"]])
+        step.key = nil
+        #expect(try SyncKey.attributes(of: step, entity: plain) == ["email"])
+        step.keyStyle = .snakeCase
+        #expect(try SyncKey.attributes(of: step, entity: plain) == ["remoteID"])
+    }
+}

@@ -53,6 +53,9 @@ struct ImportCommand: ParsableCommand {
     @Option(help: ArgumentHelp("With --mode sync: the attributes that identify a record, e.g. --key id or --key region,code (default: the entity's first uniqueness constraint).", valueName: "a[,b]"))
     var key: String?
 
+    @Option(help: ArgumentHelp("How attributes not named by --field find their source fields: as_is (the default) or snake_case (firstName reads first_name, remoteID reads id, a model's sync.remoteKey user info wins), as JSON APIs synced into Core Data models are written.", valueName: "style"))
+    var keyStyle: String = "as_is"
+
     @Flag(help: "With --mode sync: let an empty source delete every row of the entity (refused by default, as a guard against a truncated file).")
     var allowEmptySync = false
 
@@ -168,6 +171,12 @@ struct ImportCommand: ParsableCommand {
                 if onConflict != "error" { step.onConflictLocation = InputLocation(file: "--on-conflict") }
             }
             step.validate = !noValidate
+            guard let style = SourceKeyStyle(rawValue: keyStyle) else {
+                throw FerryError(.usage, "--key-style must be as_is or snake_case, not '\(keyStyle)'")
+            }
+            // An inferred model names its attributes after the source's keys already.
+            if style != .asIs, model == nil { throw FerryError(.usage, "--key-style applies to a model's attributes: pass --model") }
+            step.keyStyle = style
             if !jsonPointer.isEmpty && dataFormat != .json {
                 throw FerryError(.usage, "--json-pointer applies to JSON documents, not to \(dataFormat.rawValue) input '\(file)'")
             }

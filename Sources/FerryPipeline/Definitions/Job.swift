@@ -319,6 +319,8 @@ public struct ImportStep: Sendable {
     /// The attributes that identify a record in a sync (`key:`); nil for the entity's first
     /// uniqueness constraint the source supplies.
     public var key: [String]?
+    /// How attributes that `fields:` does not map name their source fields (`key_style:`).
+    public var keyStyle = SourceKeyStyle.asIs
     /// Options of a sync (`allow_empty`, `unkeyed_rejects`).
     public var sync = SyncOptions()
     /// Where `mode:` and `key:` are, for errors about them.

@@ -3,8 +3,10 @@ import FerryCore
 /// The attributes that identify a record in a `mode: sync` import, and the step settings a
 /// sync cannot work with: one rule for `ferry validate` and the run.
 package enum SyncKey {
-    /// The step's `key:`, else the entity's first uniqueness constraint made only of attributes;
-    /// an error (located at the step's key, mode or conflict policy) when there is none or the
+    /// The step's `key:`, else the attribute whose user info marks it as the primary key
+    /// (`sync.isPrimaryKey`), else with `key_style: snake_case` an attribute named `remoteID`
+    /// (Sync's convention), else the entity's first uniqueness constraint made only of
+    /// attributes; an error (located at the step's key, mode or conflict policy) when there is none or the
     /// step's settings contradict a sync.
     package static func attributes(of step: ImportStep, entity: EntityDescription) throws(FerryError) -> [String] {
         if !step.atomic {
@@ -28,6 +30,12 @@ package enum SyncKey {
                 throw FerryError(.invalidDefinition, "'key' names an attribute twice: \(key.joined(separator: ", "))", at: step.keyLocation)
             }
             return key
+        }
+        if let primary = entity.attributes.first(where: SourceKeyStyle.isPrimaryKey) {
+            return [primary.name]
+        }
+        if step.keyStyle == .snakeCase, entity.attribute(named: "remoteID") != nil {
+            return ["remoteID"]
         }
         if let constraint = entity.uniquenessConstraints.first(where: { $0.allSatisfy { entity.attribute(named: $0) != nil } }) {
             return constraint

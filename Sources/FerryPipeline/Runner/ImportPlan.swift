@@ -117,8 +117,11 @@ final class ImportPlan {
                     }
                     attributes.append(AttributeColumn(attribute: attribute, source: .field(index: reader.fieldIndex(of: name), name: name), options: options))
                 }
-            } else if !isCSV || reader.hasField(attribute.name) {
-                attributes.append(AttributeColumn(attribute: attribute, source: .field(index: reader.fieldIndex(of: attribute.name), name: attribute.name), options: options))
+            } else {
+                let name = step.keyStyle.fieldName(for: attribute)
+                if !isCSV || reader.hasField(name) {
+                    attributes.append(AttributeColumn(attribute: attribute, source: .field(index: reader.fieldIndex(of: name), name: name), options: options))
+                }
             }
         }
         var references: [ReferenceColumn] = []
