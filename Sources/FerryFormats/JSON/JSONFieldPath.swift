@@ -4,8 +4,8 @@
 ///
 /// A name without `.` or `[` is a plain key. A record whose key is spelled exactly like the whole
 /// name reads that key instead of the path.
-public struct JSONFieldPath: Sendable, Hashable {
-    public enum Component: Sendable, Hashable {
+package struct JSONFieldPath: Sendable, Hashable {
+    package enum Component: Sendable, Hashable {
         /// The member of an object with this name.
         case member(String)
         /// The element of an array at this position (negative: from the end, -1 the last).
@@ -13,11 +13,11 @@ public struct JSONFieldPath: Sendable, Hashable {
     }
 
     /// The top-level key the path starts from.
-    public var root: String
+    package var root: String
     /// The steps after the root.
-    public var rest: [Component]
+    package var rest: [Component]
 
-    public init(root: String, rest: [Component]) {
+    package init(root: String, rest: [Component]) {
         self.root = root
         self.rest = rest
     }
@@ -25,7 +25,7 @@ public struct JSONFieldPath: Sendable, Hashable {
     /// The path a field name spells; nil for a plain key (no `.` or `[`, or an empty member
     /// such as `a..b`, which can only be a key); an error for brackets that do not hold a whole
     /// number (`tags[x]`, `tags[0`).
-    public static func parse(_ name: String) -> Result<JSONFieldPath, PathError>? {
+    package static func parse(_ name: String) -> Result<JSONFieldPath, PathError>? {
         guard name.contains(".") || name.contains("[") else { return nil }
         var members: [(name: String, indexes: [Int])] = []
         for part in name.split(separator: ".", omittingEmptySubsequences: false) {
@@ -66,15 +66,15 @@ public struct JSONFieldPath: Sendable, Hashable {
     }
 
     /// A field name that is not a well-formed path.
-    public struct PathError: Error, Sendable, Hashable, CustomStringConvertible {
-        public var name: String
-        public var reason: String
+    package struct PathError: Error, Sendable, Hashable, CustomStringConvertible {
+        package var name: String
+        package var reason: String
 
-        public init(name: String, reason: String) {
+        package init(name: String, reason: String) {
             self.name = name
             self.reason = reason
         }
 
-        public var description: String { "'\(name)' is not a well-formed field path: \(reason)" }
+        package var description: String { "'\(name)' is not a well-formed field path: \(reason)" }
     }
 }

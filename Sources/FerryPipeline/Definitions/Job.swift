@@ -323,8 +323,9 @@ public struct ImportStep: Sendable {
     public var keyStyle = SourceKeyStyle.asIs
     /// Options of a sync (`allow_empty`, `unkeyed_rejects`).
     public var sync = SyncOptions()
-    /// Where `mode:` and `key:` are, for errors about them.
+    /// Where `mode:` is, for errors about the sync.
     public var modeLocation: InputLocation?
+    /// Where `key:` is, for errors about the key.
     public var keyLocation: InputLocation?
     /// Where the step is (its `import` key).
     public var location: InputLocation?
@@ -395,6 +396,7 @@ public struct SyncOptions: Sendable, Hashable {
     /// An empty source deletes every row of the entity only when this is true
     /// (`allow_empty: true`, `--allow-empty-sync`): a guard against a truncated nightly file.
     public var allowEmpty = false
+    /// What rejected records without a readable key do to the deletions (`unkeyed_rejects:`).
     public var unkeyedRejects = UnkeyedRejects.skipDeletes
 
     public init(allowEmpty: Bool = false, unkeyedRejects: UnkeyedRejects = .skipDeletes) {
