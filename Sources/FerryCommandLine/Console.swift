@@ -145,16 +145,14 @@ final class Console: ProgressObserver {
                 text += "updated \(grouped(report.updated))"
             } else {
                 text += "deleted \(grouped(report.deleted))"
-                if let cascade = report.cascadeDeleted, !cascade.isEmpty {
-                    text += ", cascade " + cascade.sorted { $0.key < $1.key }.map { "\(grouped($0.value)) \($0.key)" }.joined(separator: ", ")
-                }
-                if let nullified = report.nullified, !nullified.isEmpty {
-                    text += ", nullified " + nullified.sorted { $0.key < $1.key }.map { "\(grouped($0.value)) \($0.key)" }.joined(separator: ", ")
-                }
+                text += deleteRuleEffects(report).map { ", \($0)" }.joined()
             }
             return text + " in \(String(format: "%.2f", report.elapsedSeconds)) s"
         }
         text += "read \(grouped(report.read)), inserted \(grouped(report.inserted)), updated \(grouped(report.updated)), "
+        if report.sync != nil {
+            text += "unchanged \(grouped(report.unchanged)), deleted \(grouped(report.deleted)), "
+        }
         text += "skipped \(grouped(report.skipped)), rejected \(grouped(report.rejected)) "
         text += "in \(String(format: "%.2f", report.elapsedSeconds)) s"
         if report.outcome != .failed { text += " (\(grouped(Int(report.recordsPerSecond))) records/s)" }
@@ -162,10 +160,36 @@ final class Console: ProgressObserver {
         if let ignored = report.ignoredFields, !ignored.isEmpty {
             text += "; not imported (no attribute maps them): \(ignored.joined(separator: ", "))"
         }
+        if let sync = report.sync { text += syncLines(sync, report: report) }
         // Several files: one line each, in reading order.
         for file in report.files ?? [] {
             text += "\n  \(file.file): read \(grouped(file.read)), inserted \(grouped(file.inserted)), updated \(grouped(file.updated)), "
             text += "skipped \(grouped(file.skipped)), rejected \(grouped(file.rejected))"
+        }
+        return text
+    }
+
+    /// What delete rules did beside a step's own deletions: `cascade 3 Order`, `nullified 2 Order.customer`.
+    private static func deleteRuleEffects(_ report: StepReport) -> [String] {
+        var parts: [String] = []
+        if let cascade = report.cascadeDeleted, !cascade.isEmpty {
+            parts.append("cascade " + cascade.sorted { $0.key < $1.key }.map { "\(grouped($0.value)) \($0.key)" }.joined(separator: ", "))
+        }
+        if let nullified = report.nullified, !nullified.isEmpty {
+            parts.append("nullified " + nullified.sorted { $0.key < $1.key }.map { "\(grouped($0.value)) \($0.key)" }.joined(separator: ", "))
+        }
+        return parts
+    }
+
+    /// A sync's cascades and nullifications, why it kept absent rows, and (in a dry run) the
+    /// first keys it would insert, update and delete.
+    private static func syncLines(_ sync: SyncReport, report: StepReport) -> String {
+        var text = deleteRuleEffects(report).map { "; \($0)" }.joined()
+        if let skipped = sync.deletionsSkipped { text += "\n  deleted nothing: \(skipped)" }
+        guard report.outcome == .dryRun else { return text }
+        let absent = sync.deletionsSkipped == nil ? report.deleted : 0
+        for (verb, count, keys) in [("insert", report.inserted, sync.insertedKeys), ("update", report.updated, sync.updatedKeys), ("delete", absent, sync.deletedKeys)] where count > 0 {
+            text += "\n  would \(verb) \(grouped(count)): \(keys.joined(separator: ", "))\(count > keys.count ? ", …" : "")"
         }
         return text
     }

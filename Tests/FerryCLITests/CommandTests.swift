@@ -400,21 +400,21 @@ struct CommandTests {
         #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM Person") == [11])
     }
 
-    @Test("a missing input file is a failed step: exit 1, the path and the cause")
+    @Test("a missing input file: exit 66 (EX_NOINPUT), the path and the cause")
     func missingInput() throws {
         let dir = TemporaryDirectory()
         let store = dir.file("s.sqlite")
         let missing = dir.file("nothere.csv")
         let run = try runFerry(["run", Fixtures.peopleJob, "--param", "store=\(store)", "--param", "rejects=r.ndjson", "--param", "data=\(missing)", "--quiet"])
-        #expect(run.exitCode == 1, "\(run)")
+        #expect(run.exitCode == 66, "\(run)")
         #expect(run.errorLines == ["\(missing): error: cannot open '\(missing)': No such file or directory"])
 
         let importResult = try runFerry(["import", missing, "--store", store])
-        #expect(importResult.exitCode == 1, "\(importResult)")
+        #expect(importResult.exitCode == 66, "\(importResult)")
         #expect(importResult.errorLines == ["\(missing): error: cannot open '\(missing)': No such file or directory"])
     }
 
-    @Test("exit codes: 0 ok, 1 step failed, 2 over budget, 64 configuration")
+    @Test("exit codes: 0 ok, 2 over budget, 64 configuration, 66 missing input")
     func exitCodes() throws {
         let dir = TemporaryDirectory()
         let store = dir.file("s.sqlite")
@@ -423,7 +423,7 @@ struct CommandTests {
         }
         #expect(try run(["budget=1"]) == 2)
         #expect(try run([]) == 0)
-        #expect(try run(["data=\(dir.file("missing.csv"))"]) == 1)
+        #expect(try run(["data=\(dir.file("missing.csv"))"]) == 66)
         #expect(try run(["budget=lots"]) == 64)
         // Running the same job again: every good record is now a duplicate id (on_conflict: error).
         #expect(try run(["budget=2"]) == 2)

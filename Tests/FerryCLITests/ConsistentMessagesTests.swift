@@ -111,8 +111,46 @@ struct ConsistentMessagesTests {
 
             """)
         let result = try runFerry(["validate", "missing.yml"], cwd: directory.path)
-        #expect(result.exitCode == 64, "\(result)")
+        #expect(result.exitCode == 66, "\(result)")
         #expect(result.stderr == "missing.yml:7:5: error: source '\(directory.file("nothere.csv"))' does not exist\n", "\(result)")
+    }
+
+    @Test("a missing input file exits 66 (EX_NOINPUT) in import, run and validate, like a pattern matching nothing")
+    func missingInputFileExits66() throws {
+        let directory = try Self.prepared()
+        let importResult = try runFerry(["import", "nothere.csv", "--store", "fresh.sqlite"], cwd: directory.path)
+        #expect(importResult.exitCode == 66, "\(importResult)")
+        #expect(importResult.errorLines.first == "nothere.csv: error: cannot open 'nothere.csv': No such file or directory", "\(importResult)")
+        #expect(!FileManager.default.fileExists(atPath: directory.file("fresh.sqlite")), "nothing is created for a missing input")
+        let modelled = try runFerry(["import", "nothere.csv", "--store", "s.sqlite", "--model", Fixtures.peopleModel, "--entity", "Person"], cwd: directory.path)
+        #expect(modelled.exitCode == 66, "\(modelled)")
+
+        try directory.write("gone.yml", """
+            job: g
+            store: s.sqlite
+            model: \(Fixtures.peopleModel)
+            steps:
+              - import: {source: gone.csv, entity: Person}
+
+            """)
+        let run = try runFerry(["run", "gone.yml"], cwd: directory.path)
+        #expect(run.exitCode == 66, "\(run)")
+        #expect(run.errorLines.first == "\(directory.file("gone.csv")): error: cannot open '\(directory.file("gone.csv"))': No such file or directory", "\(run)")
+        let validate = try runFerry(["validate", "gone.yml"], cwd: directory.path)
+        #expect(validate.exitCode == 66, "\(validate)")
+        #expect(validate.stderr == "gone.yml:5:5: error: source '\(directory.file("gone.csv"))' does not exist\n", "\(validate)")
+
+        // A definition error beside the missing source: the configuration error's 64 wins.
+        try directory.write("both.yml", """
+            job: b
+            store: s.sqlite
+            model: \(Fixtures.peopleModel)
+            steps:
+              - import: {source: gone.csv, entity: Persn}
+
+            """)
+        let both = try runFerry(["validate", "both.yml"], cwd: directory.path)
+        #expect(both.exitCode == 64, "\(both)")
     }
 
     @Test("--quiet prints nothing on success: verify, migrate --dry-run, import, export")

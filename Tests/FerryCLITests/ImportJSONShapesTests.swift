@@ -138,4 +138,60 @@ struct ImportNestedFieldsTests {
         #expect(bad.exitCode == 64, "\(bad)")
         #expect(bad.errorLines == ["error: --field needs attribute=field, e.g. --field city=address.city; got 'city'"])
     }
+
+    @Test("array elements: --field first_tag=tags[0], fields: {phone: contacts[0].phone}; out of range is absent (a located reject when required); malformed paths exit 64")
+    func arrayElements() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.file("s.sqlite")
+        let file = try dir.write("people.ndjson", """
+            {"id": 1, "tags": ["vip", "new"], "contacts": [{"phone": "+41 44 000"}]}
+            {"id": 2, "tags": [], "contacts": []}
+            {"id": 3, "tags": ["solo"], "contacts": {"phone": "not an array"}}
+
+            """)
+        let result = try runFerry(["import", file, "--field", "first_tag=tags[0]", "--field", "last_tag=tags[-1]", "--field", "phone=contacts[0].phone", "--store", store])
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.stdout.hasPrefix(#"inferred people: first_tag string (from "tags[0]"), last_tag string (from "tags[-1]"), phone string (from "contacts[0].phone")"#), "\(result)")
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT id, quote(first_tag), quote(last_tag), quote(phone) FROM people ORDER BY id")
+                == [["1", "'vip'", "'new'", "'+41 44 000'"], ["2", "NULL", "NULL", "NULL"], ["3", "'solo'", "'solo'", "NULL"]])
+
+        _ = try dir.write("model.yml", "entities:\n  Person:\n    attributes:\n      id: int64\n      phone: {type: string, optional: false}\n")
+        let job = try dir.write("job.yml", """
+            store: out.sqlite
+            model: model.yml
+            steps:
+              - import:
+                  source: people.ndjson
+                  entity: Person
+                  fields: {phone: "contacts[0].phone"}
+                  rejects: rejects.ndjson
+                  max_rejects: 2
+            """)
+        let run = try runFerry(["run", job, "--quiet"])
+        #expect(run.exitCode == 0, "\(run)")
+        #expect(try StoreSnapshot.texts(dir.file("out.sqlite"), "SELECT id, phone FROM Person ORDER BY id") == [["1", "+41 44 000"]])
+        let rejects = try lines(ofFile: dir.file("rejects.ndjson")).map { try jsonObject(text: $0) }
+        #expect(rejects.map { $0["line"] as? Int } == [2, 3])
+        #expect(rejects.allSatisfy { ($0["reason"] as? String)?.contains("phone is required") == true }, "\(rejects)")
+
+        let badJob = try dir.write("bad.yml", """
+            store: out.sqlite
+            model: model.yml
+            steps:
+              - import:
+                  source: people.ndjson
+                  entity: Person
+                  fields: {phone: "contacts[first].phone"}
+            """)
+        let validate = try runFerry(["validate", badJob])
+        #expect(validate.exitCode == 64, "\(validate)")
+        #expect(
+            validate.errorLines == ["\(badJob):7:16: error: 'contacts[first].phone' is not a well-formed field path: '[first]' is not an array index (a whole number, e.g. [0], or [-1] for the last element)"],
+            "\(validate)")
+        let bad = try runFerry(["import", file, "--field", "x=tags[0", "--store", dir.file("t.sqlite")])
+        #expect(bad.exitCode == 64, "\(bad)")
+        #expect(bad.errorLines == ["error: --field x=tags[0: 'tags[0' is not a well-formed field path: '[' without ']'"])
+        #expect(!FileManager.default.fileExists(atPath: dir.file("t.sqlite")))
+    }
 }

@@ -156,7 +156,7 @@ struct ImportManyFilesTests {
         #expect(try StoreSnapshot.texts(store, "SELECT quote(a), quote(b), quote(c) FROM j ORDER BY ferry_pk") == [["'x'", "1", "NULL"], ["'y'", "NULL", "1"], ["NULL", "2", "NULL"]])
     }
 
-    @Test("a job's source may be a glob or a list; validate names a pattern matching nothing; a run of it exits 66")
+    @Test("a job's source may be a glob or a list; validate names a pattern matching nothing (exit 66); a run of it exits 66")
     func jobSources() throws {
         let dir = TemporaryDirectory()
         let folder = try nightly(dir)
@@ -198,7 +198,7 @@ struct ImportManyFilesTests {
                   entity: Sale
             """)
         let validate = try runFerry(["validate", missing])
-        #expect(validate.exitCode == 64, "\(validate)")
+        #expect(validate.exitCode == 66, "\(validate)")
         #expect(validate.errorLines == ["\(missing):4:5: error: source '\(folder)/*.tsv' matches no file"], "\(validate)")
         let run = try runFerry(["run", missing])
         #expect(run.exitCode == 66, "\(run)")

@@ -423,12 +423,16 @@ struct CSVReaderBadInputTests {
         }
     }
 
-    @Test("a missing file is an I/O error")
+    @Test("a missing file is a missing input (exit 66); another unreadable path an I/O error")
     func missingFile() throws {
         let dir = TemporaryDirectory()
         let path = dir.file("missing.csv")
         let error = #expect(throws: FerryError.self) { try CSVReader(path: path, options: CSVOptions()) }
         #expect(error?.description == "\(path): error: cannot open '\(path)': No such file or directory")
-        #expect(error?.code == .io)
+        #expect(error?.code == .noInput)
+        // A path through a file (not a folder) is not missing: it cannot be opened at all.
+        let file = try dir.write("plain.txt", "x")
+        let through = #expect(throws: FerryError.self) { try CSVReader(path: file + "/inside.csv", options: CSVOptions()) }
+        #expect(through?.code == .io)
     }
 }

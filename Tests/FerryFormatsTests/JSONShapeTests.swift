@@ -129,4 +129,61 @@ struct JSONPathFieldTests {
             }
         }
     }
+
+    @Test("array elements by index: from the start and the end, through objects and nested arrays; absent beyond the end or on a non-array; an exact key wins")
+    func arrayElements() throws {
+        let dir = TemporaryDirectory()
+        let text = """
+            [{"tags": ["red", "blue"], "contacts": [{"phone": "+41 1"}, {"phone": "+41 \\"2\\""}], "m": [[1, [2, 3]], [], {"k": [true]}]},
+             {"tags": [], "contacts": {"phone": "x"}, "m": "no"},
+             {"tags": ["a,b", {"x": [1, "]"]}, null], "tags[0]": "exact", "contacts": [], "m": [[9]]}]
+            """
+        let json = try dir.write("a.json", text)
+        let ndjson = try dir.write("a.ndjson", text.dropFirst().dropLast().replacingOccurrences(of: "},\n {", with: "}\n{") + "\n")
+        for chunkSize in [1, 3, 64, 1 << 18] {
+            for reader in [try JSONArrayReader(path: json, chunkSize: chunkSize) as any RecordReader, try NDJSONReader(path: ndjson, chunkSize: chunkSize)] {
+                let first = reader.fieldIndex(of: "tags[0]")
+                let last = reader.fieldIndex(of: "tags[-1]")
+                let second = reader.fieldIndex(of: "tags[1]")
+                let beyond = reader.fieldIndex(of: "tags[3]")
+                let beforeStart = reader.fieldIndex(of: "tags[-4]")
+                let phone = reader.fieldIndex(of: "contacts[1].phone")
+                let deep = reader.fieldIndex(of: "m[0][1][-1]")
+                let member = reader.fieldIndex(of: "m[2].k[0]")
+                let inner = reader.fieldIndex(of: "tags[1].x[1]")
+                let records = try readAll(reader)
+                #expect(records.map { $0[first]?.value } == [.text("red"), nil, .text("exact")], "chunk size \(chunkSize)")
+                #expect(records.map { $0[last]?.value } == [.text("blue"), nil, .null])
+                #expect(records.map { $0[second]?.value } == [.text("blue"), nil, .json(#"{"x":[1,"]"]}"#)])
+                #expect(records.allSatisfy { $0[beyond] == nil && $0[beforeStart] == nil })
+                #expect(records.map { $0[phone]?.value } == [.text("+41 \"2\""), nil, nil])
+                #expect(records.map { $0[deep]?.value } == [.number("3"), nil, nil])
+                #expect(records.map { $0[member]?.value } == [.bool(true), nil, nil])
+                #expect(records.map { $0[inner]?.value } == [nil, nil, .text("]")])
+                #expect(records.allSatisfy { $0.problem == nil })
+            }
+        }
+    }
+
+    @Test("path syntax: members and indexes; plain keys; malformed brackets are errors naming the problem")
+    func pathSyntax() {
+        #expect(JSONFieldPath.parse("city") == nil)
+        #expect(JSONFieldPath.parse("a..b") == nil)
+        #expect(JSONFieldPath.parse("contacts[0].phone") == .success(JSONFieldPath(root: "contacts", rest: [.index(0), .member("phone")])))
+        #expect(JSONFieldPath.parse("m[1][-1].k") == .success(JSONFieldPath(root: "m", rest: [.index(1), .index(-1), .member("k")])))
+        #expect(JSONFieldPath.parse("a.b") == .success(JSONFieldPath(root: "a", rest: [.member("b")])))
+        let problems: [(String, String)] = [
+            ("tags[x]", "'[x]' is not an array index (a whole number, e.g. [0], or [-1] for the last element)"),
+            ("tags[+1]", "'[+1]' is not an array index (a whole number, e.g. [0], or [-1] for the last element)"),
+            ("tags[0", "'[' without ']'"),
+            ("tags[0]x", "text after ']': 'x'"),
+            ("a.b]", "']' without '['"),
+            ("[0]", "a path starts with a key, e.g. tags[0]"),
+            ("a.[0]", "an empty member before '['"),
+        ]
+        for (name, reason) in problems {
+            #expect(JSONFieldPath.parse(name) == .failure(JSONFieldPath.PathError(name: name, reason: reason)), "\(name)")
+        }
+        #expect(JSONFieldPath.PathError(name: "t[", reason: "'[' without ']'").description == "'t[' is not a well-formed field path: '[' without ']'")
+    }
 }

@@ -54,6 +54,18 @@ struct ImportCommand: ParsableCommand {
     @Option(help: "error, update, keep or replace.")
     var onConflict: String = "error"
 
+    @Option(help: ArgumentHelp("append (the default) or sync: make the entity hold exactly the file's records, deleting the rows whose key the file no longer has (see --key).", valueName: "mode"))
+    var mode: String = "append"
+
+    @Option(help: ArgumentHelp("With --mode sync: the attributes that identify a record, e.g. --key id or --key region,code (default: the entity's first uniqueness constraint).", valueName: "a[,b]"))
+    var key: String?
+
+    @Option(help: ArgumentHelp("How attributes not named by --field find their source fields: as_is (the default) or snake_case (firstName reads first_name, remoteID reads id, a model's sync.remoteKey user info wins), as JSON APIs synced into Core Data models are written.", valueName: "style"))
+    var keyStyle: String = "as_is"
+
+    @Flag(help: "With --mode sync: let an empty source delete every row of the entity (refused by default, as a guard against a truncated file).")
+    var allowEmptySync = false
+
     @Option(help: ArgumentHelp("Write rejected records here (NDJSON).", valueName: "file"))
     var rejects: String?
 
@@ -142,6 +154,12 @@ struct ImportCommand: ParsableCommand {
             guard let conflict = ConflictPolicy(rawValue: onConflict) else {
                 throw FerryError(.usage, "--on-conflict must be one of error, update, keep, replace")
             }
+            guard let importMode = ImportMode(rawValue: mode) else {
+                throw FerryError(.usage, "--mode must be append or sync, not '\(mode)'")
+            }
+            if importMode != .sync, key != nil || allowEmptySync {
+                throw FerryError(.usage, "--key and --allow-empty-sync apply only to --mode sync")
+            }
             guard !files.isEmpty else { throw FerryError(.usage, "ferry import needs a file to read (or - for standard input)") }
             try SourceFiles.checkStandardInput(files)
             let database = try databaseSource()
@@ -167,10 +185,22 @@ struct ImportCommand: ParsableCommand {
             step.sources = files
             step.database = database
             step.onConflict = conflict
+            if importMode == .sync {
+                step.mode = .sync
+                step.key = key.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+                // An explicit --on-conflict is checked like a job's on_conflict.
+                if onConflict != "error" { step.onConflictLocation = InputLocation(file: "--on-conflict") }
+            }
             step.validate = !noValidate
             step.atomic = atomic
             guard batchSize > 0 else { throw FerryError(.usage, "--batch-size must be at least 1") }
             step.batchSize = batchSize
+            guard let style = SourceKeyStyle(rawValue: keyStyle) else {
+                throw FerryError(.usage, "--key-style must be as_is or snake_case, not '\(keyStyle)'")
+            }
+            // An inferred model names its attributes after the source's keys already.
+            if style != .asIs, model == nil { throw FerryError(.usage, "--key-style applies to a model's attributes: pass --model") }
+            step.keyStyle = style
             if !jsonPointer.isEmpty && dataFormat != .json {
                 throw FerryError(.usage, "--json-pointer applies to JSON documents, not to \(dataFormat.rawValue) input '\(file)'")
             }
@@ -199,6 +229,11 @@ struct ImportCommand: ParsableCommand {
             // Checked before any file is opened: a usage error is reported as one (exit 64).
             let overrides = try Self.typeOverrides(types)
             let explicitFields = try Self.fieldMappings(fieldMappings)
+            for mapping in explicitFields where !dataFormat.readsTextColumns {
+                if case .field(let name) = mapping.source, case .failure(let problem) = JSONFieldPath.parse(name) {
+                    throw FerryError(.usage, "--field \(mapping.attribute)=\(name): \(problem.description)")
+                }
+            }
 
             // Where the import goes: the store, or for a dry run that would create the store or add
             // a table to it, a scratch store (or copy) removed at the end: a dry run changes nothing.
@@ -292,6 +327,15 @@ struct ImportCommand: ParsableCommand {
             }
             // --field mappings win over the ones derived from names.
             step.fields = step.fields.filter { field in !explicitFields.contains { $0.attribute == field.attribute } } + explicitFields
+            if step.mode == .sync, let destination = storeModel.entity(named: entityName) {
+                // Refused before the store is opened: nothing is touched.
+                do {
+                    _ = try SyncKey.attributes(of: step, entity: destination)
+                } catch let error as FerryError {
+                    // The job's wording names step keys; the command line has --key instead.
+                    throw FerryError(.usage, error.message.replacingOccurrences(of: "'key: [attribute]' to the step", with: "--key"))
+                }
+            }
             var openOptions = Store.Options()
             openOptions.writerLock = options.dryRun ? (target == store ? .takeIfPresent : .none) : .take
             let opened = try Store.open(at: target, model: storeModel, options: openOptions)
@@ -299,6 +343,7 @@ struct ImportCommand: ParsableCommand {
             runner.dryRun = options.dryRun
             runner.resume = resume
             runner.resumeCommand = ResumeCommandLine.text()
+            runner.allowsEmptySync = allowEmptySync
             runner.progress = console
             console.stepStarted(index: 1, of: 1, title: "import \(entityName) from \(database != nil || paths.count == 1 ? step.source : "\(paths.count) files (\(step.source))")")
             var report = RunReport(command: "import", job: "ferry import", jobFile: nil, store: store, model: storeModel.name, modelVersion: storeModel.version, dryRun: options.dryRun)

@@ -17,6 +17,8 @@ struct RunCommand: ParsableCommand {
 
     @Flag(help: "Continue the job's interrupted run: skip the steps it completed and resume its `atomic: false` import after the last committed batch.")
     var resume = false
+    @Flag(help: "Let a mode: sync import step whose source is empty delete every row of its entity (refused by default, as a guard against a truncated nightly file).")
+    var allowEmptySync = false
 
     func run() throws {
         try runReportingErrors {
@@ -32,6 +34,7 @@ struct RunCommand: ParsableCommand {
             runner.dryRun = options.dryRun
             runner.resume = resume
             runner.resumeCommand = ResumeCommandLine.text()
+            runner.allowsEmptySync = allowEmptySync
             runner.registry = FerryCommandLine.registry
             runner.progress = console
             let report = runner.run()

@@ -92,7 +92,7 @@ struct BatchDeleter {
     let model: ObjectModel
     let layout: any StoreLayout
     let entity: EntityDescription
-    let predicate: PredicateSQL
+    private(set) var predicate: PredicateSQL
     /// The quoted key column.
     let pk: String
 
@@ -124,6 +124,14 @@ struct BatchDeleter {
         self.entity = entity
         self.pk = layout.dialect.quote(layout.keyColumn)
         self.predicate = try request.predicate.sql(for: entity, model: model, layout: layout, alias: "t0")
+    }
+
+    /// A delete of the rows of `entity` that `selection` (SQL over the entity's table aliased
+    /// `t0`) selects, with the model's delete rules: how a sync import deletes the rows its
+    /// source no longer has.
+    init(entity: String, selection: String, model: ObjectModel, layout: any StoreLayout, location: InputLocation?) throws(FerryError) {
+        try self.init(request: BatchDeleteRequest(entity: entity, location: location), model: model, layout: layout)
+        predicate = PredicateSQL(sql: selection, arguments: [], from: predicate.from)
     }
 
     /// The quoted table of the entity named `name`.

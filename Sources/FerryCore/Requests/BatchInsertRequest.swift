@@ -36,7 +36,7 @@ public struct BatchInsertRequest {
     }
 }
 
-/// Counts from a batch insert; `read == inserted + updated + skipped + rejected`.
+/// Counts from a batch insert; `read == inserted + updated + unchanged + skipped + rejected`.
 public struct BatchInsertResult: Sendable, Hashable {
     /// Rows produced by the row handler.
     public var read = 0
@@ -44,6 +44,8 @@ public struct BatchInsertResult: Sendable, Hashable {
     public var inserted = 0
     /// Existing objects updated or replaced (`.update`, `.replace`).
     public var updated = 0
+    /// Records a sync found with the same values (never for a plain batch insert).
+    public var unchanged = 0
     /// Rows skipped (`.keep` and an existing key).
     public var skipped = 0
     /// Rows rejected (reported through `onReject`).
@@ -57,6 +59,7 @@ public struct BatchInsertResult: Sendable, Hashable {
         switch outcome {
         case .inserted: inserted += 1
         case .updated: updated += 1
+        case .unchanged: unchanged += 1
         case .skipped: skipped += 1
         case .rejected: rejected += 1
         }

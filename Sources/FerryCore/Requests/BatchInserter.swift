@@ -20,6 +20,8 @@ public enum InsertColumn: Sendable, Hashable {
 package enum InsertOutcome: Sendable, Hashable {
     case inserted
     case updated
+    /// A sync found the record's row with the same values: nothing was written.
+    case unchanged
     case skipped
     /// The record was refused; `column` is the index of the offending column when known.
     case rejected(reason: String, column: Int?)
@@ -36,6 +38,11 @@ package final class BatchInserter {
     package let columns: [InsertColumn]
     package let policy: ConflictPolicy
     private let connection: Connection
+    /// For a sync: the rows seen so far; the existing object is found by its key only, and
+    /// updated only when a value differs.
+    private let sync: SyncTracker?
+    /// For a sync: the indexes of the key's columns.
+    private let syncKeyColumns: [Int]
     private let coding: DispatchedValueCoding
     private let types: [AttributeType?]
     private let validators: [AttributeValidator?]
@@ -50,8 +57,10 @@ package final class BatchInserter {
     /// Prepares the statements for `columns` of `entityName` in a store of `layout`.
     package init(
         connection: Connection, model: ObjectModel, layout: any StoreLayout, entity entityName: String, columns: [InsertColumn],
-        policy: ConflictPolicy = .error, validate: Bool = true
+        policy: ConflictPolicy = .error, validate: Bool = true, sync: SyncTracker? = nil
     ) throws {
+        // A sync updates what it finds (replace if asked, else update).
+        let policy = sync == nil ? policy : (policy == .replace ? .replace : .update)
         guard let entity = model.entity(named: entityName) else {
             throw FerryError(.usage, "the model has no entity '\(entityName)'")
         }
@@ -59,6 +68,19 @@ package final class BatchInserter {
         self.columns = columns
         self.policy = policy
         self.connection = connection
+        self.sync = sync
+        if let sync {
+            var keyColumns: [Int] = []
+            for name in sync.key {
+                guard let index = columns.firstIndex(of: .attribute(name)) else {
+                    throw FerryError(.invalidInput, "the source supplies no value for \(entity.name).\(name), which is part of the sync key (\(sync.key.joined(separator: ", ")))")
+                }
+                keyColumns.append(index)
+            }
+            syncKeyColumns = keyColumns
+        } else {
+            syncKeyColumns = []
+        }
         self.coding = DispatchedValueCoding(layout.valueCoding)
         let dialect = layout.dialect
         var types: [AttributeType?] = []
@@ -121,10 +143,23 @@ package final class BatchInserter {
                 }
             }
             let keyIndex = columns.count + 1
+            var condition = "\(dialect.quote(layout.keyColumn)) = ?\(keyIndex)"
+            if sync != nil {
+                // A sync writes only a row whose values differ (changes() tells updated from unchanged).
+                var differences = names.enumerated().map { "(?\(flagBase + $0.offset + 1) AND \($0.element) IS NOT ?\($0.offset + 1))" }
+                if policy == .replace {
+                    let supplied = Set(columns.map(\.name))
+                    for attribute in entity.attributes where !supplied.contains(attribute.name) {
+                        let value = attribute.defaultValue.map { layout.valueCoding.sqlLiteral($0, in: dialect) } ?? "NULL"
+                        differences.append("\(layout.quotedColumn(forAttribute: attribute.name, in: entity)) IS NOT \(value)")
+                    }
+                }
+                if !differences.isEmpty { condition += " AND (\(differences.joined(separator: " OR ")))" }
+            }
             update = assignments.isEmpty ? nil : try connection.prepare(
-                "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(dialect.quote(layout.keyColumn)) = ?\(keyIndex)")
+                "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(condition)")
             var finders: [(Statement, [Int])] = []
-            for constraint in entity.uniquenessConstraints {
+            for constraint in sync.map({ [$0.key] }) ?? entity.uniquenessConstraints {
                 let indexes = constraint.compactMap { name in columns.firstIndex { $0.name == name } }
                 guard indexes.count == constraint.count else { continue }
                 let condition = constraint.map { "\(layout.quotedColumn(forAttribute: $0, in: entity)) IS ?" }.joined(separator: " AND ")
@@ -184,9 +219,15 @@ package final class BatchInserter {
             if policy == .keep && connection.changes == 0 { return .skipped }
             return .inserted
         }
+        if sync != nil, let column = syncKeyColumns.first(where: { encoded[$0].isNull }) {
+            return .rejected(reason: "\(columns[column].name) is null: a sync needs every record's key", column: column)
+        }
         if policy == .update || policy == .replace, let key = try existingKey() {
+            if let sync, !(try sync.markSeen(key)) {
+                return .rejected(reason: "an earlier record of the source has the same key (\(syncKeyDescription)): a sync needs each key once", column: syncKeyColumns.first)
+            }
             // The object exists: change it in place, keeping its identity (and relationships to it).
-            guard let update else { return .skipped }
+            guard let update else { return sync == nil ? .skipped : .unchanged }
             update.reset()
             for index in 0..<encoded.count {
                 try update.bind(encoded[index], at: index + 1)
@@ -201,7 +242,7 @@ package final class BatchInserter {
             } catch let error as FerryError {
                 return try rejection(for: error)
             }
-            return .updated
+            return sync != nil && connection.changes == 0 ? .unchanged : .updated
         }
         insert.reset()
         for index in 0..<encoded.count {
@@ -213,7 +254,17 @@ package final class BatchInserter {
             return try rejection(for: error)
         }
         if policy == .keep && connection.changes == 0 { return .skipped }
+        if let sync { _ = try sync.markSeen(connection.lastInsertRowID) }
         return .inserted
+    }
+
+    /// The key of the record being written, for a sync's messages: `id=4`.
+    private var syncKeyDescription: String {
+        let values = syncKeyColumns.map { index -> Value in
+            guard let type = types[index] else { return .null }
+            return coding.decode(encoded[index], as: type)
+        }
+        return SyncTracker.describe(key: syncKeyColumns.map { columns[$0].name }, values: values)
     }
 
     // MARK: - Direct binding (the import fast path)
@@ -269,7 +320,13 @@ package final class BatchInserter {
             for (position, index) in indexes.enumerated() {
                 try statement.bind(encoded[index], at: position + 1)
             }
-            if try statement.step() { return statement.int64(at: 0) }
+            if try statement.step() {
+                let key = statement.int64(at: 0)
+                // An active statement would keep the connection from dropping tables (a sync's
+                // and a batch delete's temporary tables).
+                statement.reset()
+                return key
+            }
         }
         return nil
     }
@@ -328,6 +385,9 @@ package final class ReferenceResolver {
     package func resolve(_ value: Value) throws -> Int64? {
         lookup.reset()
         try lookup.bind(coding.encode(value), at: 1)
-        return try lookup.step() ? lookup.int64(at: 0) : nil
+        guard try lookup.step() else { return nil }
+        let key = lookup.int64(at: 0)
+        lookup.reset()  // not left active (see existingKey())
+        return key
     }
 }

@@ -40,8 +40,10 @@ package final class InputFile {
             name = path
             let fd = open(path, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else {
-                let reason = String(cString: strerror(errno))
-                throw FerryError(.io, "cannot open '\(path)': \(reason)", at: InputLocation(file: path))
+                let code = errno
+                let reason = String(cString: strerror(code))
+                // A missing input is sysexits' EX_NOINPUT (exit 66), like a pattern matching no file.
+                throw FerryError(code == ENOENT ? .noInput : .io, "cannot open '\(path)': \(reason)", at: InputLocation(file: path))
             }
             var status = stat()
             let isRegular = fstat(fd, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG

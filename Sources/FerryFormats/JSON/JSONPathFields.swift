@@ -1,19 +1,27 @@
-/// Fields addressed by a path into nested objects: `address.city` is the member `city` of the
-/// object in the member `address` (`fields: {city: address.city}`).
+/// Fields addressed by a path into nested objects and arrays (``JSONFieldPath``): `address.city`
+/// is the member `city` of the object in the member `address` (`fields: {city: address.city}`),
+/// `tags[0]` the first element of the array in `tags`.
 ///
-/// A field name with a `.` is a path unless the record has a member spelled exactly so (a key
-/// `"address.city"` wins). Paths are resolved after each object is decoded, from the nested
+/// A field name with a `.` or `[` is a path unless the record has a member spelled exactly so (a
+/// key `"address.city"` wins). Paths are resolved after each object is decoded, from the nested
 /// value's compact JSON text, and only for the names a consumer registered; a record without the
-/// path (no such member, or not an object on the way) lacks the field, as for a missing key.
+/// path (no such member, not an object or array on the way, an index beyond the array's end)
+/// lacks the field, as for a missing key.
 final class JSONPathFields {
+    /// A step into a nested value: an object's member (its name in UTF-8) or an array's element.
+    enum Step {
+        case member([UInt8])
+        case index(Int)
+    }
+
     private struct Path {
         /// The field index the value goes to.
         var index: Int
         /// The first component, and its field index once the input has such a key.
         var root: String
         var rootIndex: Int?
-        /// The components after the first, as UTF-8.
-        var rest: [[UInt8]]
+        /// The steps after the first component.
+        var rest: [Step]
     }
 
     private var paths: [Path] = []
@@ -38,21 +46,38 @@ final class JSONPathFields {
     private func scan(_ table: JSONFieldTable) {
         let names = table.names
         for index in scanned..<names.count {
-            let parts = names[index].split(separator: ".", omittingEmptySubsequences: false)
-            guard parts.count > 1, !parts.contains(where: \.isEmpty) else { continue }
-            paths.append(Path(index: index, root: String(parts[0]), rootIndex: nil, rest: parts.dropFirst().map { Array($0.utf8) }))
+            // A name that is no well-formed path can only be a key.
+            guard case .success(let path) = JSONFieldPath.parse(names[index]), !path.rest.isEmpty else { continue }
+            let rest = path.rest.map { component -> Step in
+                switch component {
+                case .member(let name): return .member(Array(name.utf8))
+                case .index(let position): return .index(position)
+                }
+            }
+            paths.append(Path(index: index, root: path.root, rootIndex: nil, rest: rest))
         }
         scanned = names.count
     }
 
     // MARK: - Reading compact JSON
 
-    /// The value at `path` inside the compact JSON object `json`: its kind, with its bytes in
+    /// The value at `path` inside the compact JSON value `json`: its kind, with its bytes in
     /// `value` (a string decoded, a number's spelling, a nested value's text); nil when absent.
-    static func extract(_ json: UnsafeBufferPointer<UInt8>, path: ArraySlice<[UInt8]>, into value: inout [UInt8]) -> JSONFieldKind? {
+    static func extract(_ json: UnsafeBufferPointer<UInt8>, path: ArraySlice<Step>, into value: inout [UInt8]) -> JSONFieldKind? {
         var position = 0
         var components = path
-        while let component = components.first {
+        while let step = components.first {
+            let component: [UInt8]
+            switch step {
+            case .index(let wanted):
+                guard let (start, end) = element(json, at: position, index: wanted) else { return nil }
+                components = components.dropFirst()
+                if components.isEmpty { return classify(json, from: start, to: end, into: &value) }
+                position = start
+                continue
+            case .member(let name):
+                component = name
+            }
             guard position < json.count, json[position] == UInt8(ascii: "{") else { return nil }
             position += 1
             var found = false
@@ -72,6 +97,34 @@ final class JSONPathFields {
                 if position < json.count, json[position] == UInt8(ascii: ",") { position += 1 }
             }
             guard found else { return nil }
+        }
+        return nil
+    }
+
+    /// The bounds of element `index` of the compact JSON array starting at `start` (negative:
+    /// counted from the end); nil when `start` is no array or the array is shorter.
+    private static func element(_ json: UnsafeBufferPointer<UInt8>, at start: Int, index: Int) -> (Int, Int)? {
+        guard start < json.count, json[start] == UInt8(ascii: "[") else { return nil }
+        var target = index
+        if index < 0 {
+            var count = 0
+            var position = start + 1
+            while position < json.count, json[position] != UInt8(ascii: "]") {
+                count += 1
+                position = skipValue(json, from: position)
+                if position < json.count, json[position] == UInt8(ascii: ",") { position += 1 }
+            }
+            target = count + index
+            guard target >= 0 else { return nil }
+        }
+        var position = start + 1
+        var current = 0
+        while position < json.count, json[position] != UInt8(ascii: "]") {
+            let end = skipValue(json, from: position)
+            if current == target { return (position, end) }
+            current += 1
+            position = end
+            if position < json.count, json[position] == UInt8(ascii: ",") { position += 1 }
         }
         return nil
     }

@@ -371,6 +371,19 @@ public struct ImportStep: Sendable {
     public var atomic: Bool
     /// Run the cheap checks on the entity after the step (`verify: false` turns them off).
     public var verify: Bool = true
+    /// `append` (the default) or `sync`: make the entity hold exactly the source's records.
+    public var mode = ImportMode.append
+    /// The attributes that identify a record in a sync (`key:`); nil for the entity's first
+    /// uniqueness constraint the source supplies.
+    public var key: [String]?
+    /// How attributes that `fields:` does not map name their source fields (`key_style:`).
+    public var keyStyle = SourceKeyStyle.asIs
+    /// Options of a sync (`allow_empty`, `unkeyed_rejects`).
+    public var sync = SyncOptions()
+    /// Where `mode:` is, for errors about the sync.
+    public var modeLocation: InputLocation?
+    /// Where `key:` is, for errors about the key.
+    public var keyLocation: InputLocation?
     /// Where the step is (its `import` key).
     public var location: InputLocation?
     /// Where `entity:` is, for errors about the entity.
@@ -415,6 +428,38 @@ public struct ImportStep: Sendable {
         self.location = location
         self.entityLocation = entityLocation
         self.onConflictLocation = onConflictLocation
+    }
+}
+
+/// How an import treats the entity's existing rows.
+public enum ImportMode: String, Sendable, Hashable, CaseIterable {
+    /// Add the source's records (updating existing ones as `on_conflict` says).
+    case append
+    /// Make the entity hold exactly the source's records: insert new keys, update changed
+    /// rows, delete the rows whose key the source no longer has (a nightly full extract).
+    case sync
+}
+
+/// What a sync import does in the two cases where deleting could destroy what the source
+/// still has (see docs/files.md "Sync imports").
+public struct SyncOptions: Sendable, Hashable {
+    /// What to do when rejected records have no readable key.
+    public enum UnkeyedRejects: String, Sendable, Hashable, CaseIterable {
+        /// Delete nothing (the rows such a record stands for cannot be told apart); say so.
+        case skipDeletes = "skip_deletes"
+        /// Delete the absent rows anyway.
+        case delete
+    }
+
+    /// An empty source deletes every row of the entity only when this is true
+    /// (`allow_empty: true`, `--allow-empty-sync`): a guard against a truncated nightly file.
+    public var allowEmpty = false
+    /// What rejected records without a readable key do to the deletions (`unkeyed_rejects:`).
+    public var unkeyedRejects = UnkeyedRejects.skipDeletes
+
+    public init(allowEmpty: Bool = false, unkeyedRejects: UnkeyedRejects = .skipDeletes) {
+        self.allowEmpty = allowEmpty
+        self.unkeyedRejects = unkeyedRejects
     }
 }
 

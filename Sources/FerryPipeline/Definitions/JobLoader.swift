@@ -22,7 +22,7 @@ public struct JobLoader: Sendable {
     static let migrateKeys = ["to", "backup"]
     static let importKeys = [
         "source", "format", "entity", "encoding", "fields", "relationships", "csv", "json", "fixed", "null", "trim", "date_format", "decimal_comma", "true", "false",
-        "on_conflict", "validate", "batch_size", "rejects", "max_rejects", "atomic", "verify",
+        "on_conflict", "validate", "batch_size", "rejects", "max_rejects", "atomic", "verify", "mode", "key", "allow_empty", "unkeyed_rejects", "key_style",
     ]
     static let fieldKeys = ["field", "value", "trim", "date_format", "true", "false", "null"]
     static let relationshipKeys = ["field", "match", "missing"]
@@ -267,6 +267,29 @@ public struct JobLoader: Sendable {
         return step
     }
 
+    /// `mode`, `key`, `allow_empty` and `unkeyed_rejects` (the last two only with `mode: sync`).
+    private func loadSync(_ mapping: YAMLMapping, into step: inout ImportStep, reader: DefinitionReader) {
+        if let node = mapping["mode"], let mode = reader.choice(node, for: "mode", as: ImportMode.self) {
+            step.mode = mode
+            step.modeLocation = node.location
+        }
+        if let node = mapping["key"], let key = reader.strings(node, for: "key") {
+            if key.isEmpty {
+                reader.fail("'key' names no attribute", at: node.location)
+            } else {
+                step.key = key
+            }
+            step.keyLocation = node.location
+        }
+        for name in ["key", "allow_empty", "unkeyed_rejects"] where step.mode != .sync {
+            if let location = mapping.keyLocation(name) { reader.fail("'\(name)' applies only to 'mode: sync'", at: location) }
+        }
+        if let node = mapping["allow_empty"], let allow = reader.bool(node, for: "allow_empty") { step.sync.allowEmpty = allow }
+        if let node = mapping["unkeyed_rejects"], let choice = reader.choice(node, for: "unkeyed_rejects", as: SyncOptions.UnkeyedRejects.self) {
+            step.sync.unkeyedRejects = choice
+        }
+    }
+
     private func loadImport(_ entry: YAMLMapping.Entry, resolve: (String) -> String, reader: DefinitionReader) -> ImportStep? {
         guard let mapping = reader.mapping(entry.value, for: "import") else { return nil }
         reader.checkKeys(mapping, allowed: Self.importKeys, in: "an import step")
@@ -442,6 +465,8 @@ public struct JobLoader: Sendable {
         if let node = mapping["batch_size"], let size = reader.int(node, for: "batch_size", minimum: 1) { step.batchSize = size }
         if let node = mapping["atomic"], let atomic = reader.bool(node, for: "atomic") { step.atomic = atomic }
         if let node = mapping["verify"], let verify = reader.bool(node, for: "verify") { step.verify = verify }
+        loadSync(mapping, into: &step, reader: reader)
+        if let node = mapping["key_style"], let style = reader.choice(node, for: "key_style", as: SourceKeyStyle.self) { step.keyStyle = style }
         if let node = mapping["rejects"], let rejects = reader.string(node, for: "rejects") { step.rejectsPath = resolve(rejects) }
         if let node = mapping["max_rejects"], let budget = rejectBudget(node, reader: reader) {
             step.maxRejects = budget

@@ -73,7 +73,7 @@ extension JobValidator {
     }
 
     /// Import sources that do not exist and that no earlier export step of the job writes
-    /// (`ferry validate` reports them; a run would fail at that step).
+    /// (`ferry validate` reports them with code `.noInput`, exit 66; a run would fail at that step).
     package func missingSources(_ job: Job) -> [FerryError] {
         var errors: [FerryError] = []
         var written: Set<String> = []
@@ -84,10 +84,10 @@ extension JobValidator {
                 for source in step.inputFiles where source != "-" && !written.contains(source) && !PathOrURL(source).isURL {
                     if SourceFiles.isPattern(source) {
                         if (try? SourceFiles.matching(source)) == nil {
-                            errors.append(FerryError(.invalidDefinition, "source '\(source)' matches no file", at: step.location))
+                            errors.append(FerryError(.noInput, "source '\(source)' matches no file", at: step.location))
                         }
                     } else if !FileManager.default.fileExists(atPath: source) {
-                        errors.append(FerryError(.invalidDefinition, "source '\(source)' does not exist", at: step.location))
+                        errors.append(FerryError(.noInput, "source '\(source)' does not exist", at: step.location))
                     }
                 }
             default: break

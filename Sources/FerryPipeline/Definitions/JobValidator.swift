@@ -111,6 +111,10 @@ package struct JobValidator: Sendable {
                 fail("'\(entity.name).\(attribute.name)' is transient: it has no storage, so nothing can be imported into it", at: field.location)
                 continue
             }
+            if case .field(let name) = field.source, !step.format.readsTextColumns, case .failure(let problem) = JSONFieldPath.parse(name) {
+                fail(problem.description, at: field.location)
+                continue
+            }
             if case .constant(let text) = field.source {
                 var options = step.coercion
                 if let trim = field.trim { options.trim = trim }
@@ -141,8 +145,15 @@ package struct JobValidator: Sendable {
                 fail("'match: \(mapping.match)' needs '\(destination.name).\(mapping.match)' to be unique on its own (unique: true)", at: mapping.location)
             }
         }
-        if step.onConflict == .update || step.onConflict == .replace, entity.uniquenessConstraints.isEmpty {
+        if step.onConflict == .update || step.onConflict == .replace, entity.uniquenessConstraints.isEmpty, step.mode != .sync {
             fail("'on_conflict: \(step.onConflict.rawValue)' needs a uniqueness constraint on '\(entity.name)' to find the existing object", at: step.onConflictLocation)
+        }
+        if step.mode == .sync {
+            do {
+                _ = try SyncKey.attributes(of: step, entity: entity)
+            } catch {
+                fail(error.message, at: error.location ?? step.location)
+            }
         }
     }
 

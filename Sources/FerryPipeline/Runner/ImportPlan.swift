@@ -68,6 +68,10 @@ final class ImportPlan {
     let inserter: BatchInserter
     /// True when some field may be absent from a record (JSON), so the supplied mask matters.
     let hasOptionalFields: Bool
+    /// A `mode: sync` step's tracker of the rows the source has (nil otherwise).
+    let sync: SyncTracker?
+    /// For a sync: the indexes (into ``attributes``) of the key's columns.
+    private let syncKeyColumns: [Int]
     var columnCount: Int { attributes.count + references.count }
 
     /// The source fields some attribute or relationship reads.
@@ -113,8 +117,11 @@ final class ImportPlan {
                     }
                     attributes.append(AttributeColumn(attribute: attribute, source: .field(index: reader.fieldIndex(of: name), name: name), options: options))
                 }
-            } else if !isCSV || reader.hasField(attribute.name) {
-                attributes.append(AttributeColumn(attribute: attribute, source: .field(index: reader.fieldIndex(of: attribute.name), name: attribute.name), options: options))
+            } else {
+                let name = step.keyStyle.fieldName(for: attribute)
+                if !isCSV || reader.hasField(name) {
+                    attributes.append(AttributeColumn(attribute: attribute, source: .field(index: reader.fieldIndex(of: name), name: name), options: options))
+                }
             }
         }
         var references: [ReferenceColumn] = []
@@ -150,7 +157,50 @@ final class ImportPlan {
         self.references = references
         self.hasOptionalFields = !isCSV
         let columns = attributes.map { InsertColumn.attribute($0.attribute.name) } + references.map { InsertColumn.relationship($0.mapping.relationship) }
-        inserter = try BatchInserter(connection: connection, model: model, layout: layout, entity: entity.name, columns: columns, policy: step.onConflict, validate: step.validate)
+        if step.mode == .sync {
+            let key = try SyncKey.attributes(of: step, entity: entity)
+            var keyColumns: [Int] = []
+            for name in key {
+                guard let index = attributes.firstIndex(where: { $0.attribute.name == name }) else {
+                    throw FerryError(
+                        .invalidInput, "\(step.source) supplies no field for \(entity.name).\(name), which is part of the sync key (\(key.joined(separator: ", ")))",
+                        at: step.keyLocation ?? step.location, notes: reader.fieldNames.isEmpty ? [] : ["fields: \(reader.fieldNames.joined(separator: ", "))"])
+                }
+                keyColumns.append(index)
+            }
+            syncKeyColumns = keyColumns
+            sync = try SyncTracker(connection: connection, model: model, layout: layout, entity: entity, key: key)
+        } else {
+            syncKeyColumns = []
+            sync = nil
+        }
+        inserter = try BatchInserter(
+            connection: connection, model: model, layout: layout, entity: entity.name, columns: columns, policy: step.onConflict, validate: step.validate, sync: sync)
+    }
+
+    /// The typed key of a record a sync rejected, nil when the record is malformed or a key
+    /// field is missing, null or unreadable (so the row it stands for cannot be told).
+    func syncKey(of record: SourceRecord) -> [Value]? {
+        guard sync != nil, record.problem == nil else { return nil }
+        var values: [Value] = []
+        for index in syncKeyColumns {
+            let column = attributes[index]
+            switch column.source {
+            case .constant(let value):
+                values.append(value)
+            case .field(let fieldIndex, _):
+                guard let field = record[fieldIndex],
+                    case .success(let value) = Self.coerce(field.value, to: column.type, options: column.options(quoted: field.quoted)), !value.isNull
+                else { return nil }
+                values.append(value)
+            }
+        }
+        return values
+    }
+
+    /// A sync's key of the values just written (aligned with the inserter's columns): `id=4`.
+    func syncKeyDescription(of values: [Value]) -> String {
+        SyncTracker.describe(key: syncKeyColumns.map { attributes[$0].attribute.name }, values: syncKeyColumns.map { values[$0] })
     }
 
     /// Fills `values` (one per column) from a record; a failure names the field and its location.

@@ -16,6 +16,9 @@ package final class ImportStepRunner {
     package let jobName: String
     package weak var progress: (any ProgressObserver)?
     package var dryRun = false
+    /// Let a `mode: sync` step with an empty source delete every row (`--allow-empty-sync`),
+    /// as the step's `allow_empty: true` does.
+    package var allowsEmptySync = false
     /// Use the byte-level fast path when the step allows it (tests turn it off to check that
     /// both paths give the same store and the same rejects).
     package var allowsFastPath = true
@@ -93,6 +96,8 @@ package final class ImportStepRunner {
             defer { try? rejects?.close() }
             // The plan (field indexes, coercions, prepared statements) is made once per step.
             let plan = try store.withConnection { try ImportPlan(step: step, reader: reader, connection: $0, model: store.model, layout: store.layout) }
+            defer { store.withConnection { _ in plan.sync?.close() } }
+            state.syncKeys.key = plan.sync?.key
             let kinds = allowsFastPath && plan.inserter.supportsDirectBinding ? ImportPlan.fastKinds(for: plan.attributes) : nil
             let records = try StepRecords(reader: reader, readAhead: readsAhead, coercion: kinds.map { (plan, $0) })
             defer { records.stop() }
@@ -103,6 +108,7 @@ package final class ImportStepRunner {
                 try store.write { connection in
                     try importRecords(records, plan: plan, kinds: kinds, rejects: rejects, state: &state, batchLimit: nil)
                     try checkBudgetAtEnd(state)
+                    if let sync = plan.sync { try deleteAbsentRows(sync, state: &state) }
                     if dryRun {
                         if insideTransaction { return }
                         throw DryRunRollback()
@@ -209,6 +215,7 @@ package final class ImportStepRunner {
                 switch outcome {
                 case .inserted: state.inserted += 1
                 case .updated: state.updated += 1
+                case .unchanged: state.unchanged += 1
                 case .skipped: state.skipped += 1
                 case .rejected: preconditionFailure("the fast path hands rejected records to the general path")
                 }
@@ -245,28 +252,45 @@ package final class ImportStepRunner {
     /// The general path for one record: coerce every field, insert, count or reject.
     private func process(_ record: SourceRecord, plan: ImportPlan, values: inout [Value], supplied: inout [Bool], rejects: RejectsWriter?, state: inout ImportState) throws {
         if let problem = record.problem {
-            try reject(record: record, field: nil, line: problem.location?.line ?? record.line, column: problem.location?.column ?? record.column, reason: problem.message, rejects: rejects, state: &state)
+            try reject(record: record, field: nil, line: problem.location?.line ?? record.line, column: problem.location?.column ?? record.column, reason: problem.message, plan: plan, rejects: rejects, state: &state)
             return
         }
         switch try plan.fill(record: record, values: &values, supplied: &supplied) {
         case .failure(let failure):
-            try reject(record: record, field: failure.field, line: failure.line, column: failure.column, reason: failure.reason, rejects: rejects, state: &state)
+            try reject(record: record, field: failure.field, line: failure.line, column: failure.column, reason: failure.reason, plan: plan, rejects: rejects, state: &state)
         case .success:
             let outcome = try plan.inserter.insert(values, supplied: plan.hasOptionalFields ? supplied : nil)
             switch outcome {
-            case .inserted: state.inserted += 1
-            case .updated: state.updated += 1
+            case .inserted:
+                state.inserted += 1
+                if plan.sync != nil { state.syncKeys.note(inserted: plan.syncKeyDescription(of: values)) }
+            case .updated:
+                state.updated += 1
+                if plan.sync != nil { state.syncKeys.note(updated: plan.syncKeyDescription(of: values)) }
+            case .unchanged: state.unchanged += 1
             case .skipped: state.skipped += 1
             case .rejected(let reason, let column):
                 let location = column.flatMap { plan.location(ofColumn: $0, in: record) }
-                try reject(record: record, field: column.flatMap { plan.fieldName(ofColumn: $0) }, line: location?.line ?? record.line, column: location?.column ?? record.column, reason: reason, rejects: rejects, state: &state)
+                try reject(
+                    record: record, field: column.flatMap { plan.fieldName(ofColumn: $0) }, line: location?.line ?? record.line, column: location?.column ?? record.column,
+                    reason: reason, plan: plan, rejects: rejects, state: &state)
             }
         }
     }
 
-    private func reject(record: SourceRecord, field: String?, line: Int, column: Int, reason: String, rejects: RejectsWriter?, state: inout ImportState) throws {
+    private func reject(record: SourceRecord, field: String?, line: Int, column: Int, reason: String, plan: ImportPlan, rejects: RejectsWriter?, state: inout ImportState) throws {
         state.rejected += 1
         let location = InputLocation(file: state.file ?? step.source, line: line, column: column, record: record.number)
+        if let sync = plan.sync {
+            // A rejected record's row stays: its key counts as present. Without a readable key,
+            // the row it stands for is unknown (see deleteAbsentRows).
+            if let key = plan.syncKey(of: record) {
+                try sync.markPresent(key: key)
+            } else {
+                state.unkeyedRejects += 1
+                if state.firstUnkeyedReject == nil { state.firstUnkeyedReject = location }
+            }
+        }
         let limit: Int? = {
             switch step.maxRejects {
             case .count(let n): return n
@@ -358,11 +382,39 @@ package final class ImportStepRunner {
         }
     }
 
+    // MARK: - Sync
+
+    /// The end of a `mode: sync` step: deletes the rows of the entity the source did not have,
+    /// with the model's delete rules, unless the source is empty (and that is not allowed) or
+    /// a rejected record's key could not be read (and `unkeyed_rejects: delete` is not set).
+    private func deleteAbsentRows(_ sync: SyncTracker, state: inout ImportState) throws {
+        let absent = try sync.absentCount()
+        state.syncKeys.deleted = try sync.absentKeys(limit: SyncKeySamples.limit)
+        if state.read == 0, absent > 0, !(step.sync.allowEmpty || allowsEmptySync) {
+            throw FerryError(
+                .invalidInput,
+                "the source has no records: a sync would delete all \(absent) \(step.entity) row\(absent == 1 ? "" : "s"); the step was rolled back",
+                at: InputLocation(file: step.source),
+                notes: ["if the source is meant to be empty, pass --allow-empty-sync (or set 'allow_empty: true' on the step)"])
+        }
+        if state.unkeyedRejects > 0, step.sync.unkeyedRejects == .skipDeletes {
+            let first = state.firstUnkeyedReject.map { " (the first at \($0))" } ?? ""
+            state.deletionsSkipped =
+                "\(state.unkeyedRejects) rejected record\(state.unkeyedRejects == 1 ? " has" : "s have") no readable key\(first), so the rows the source still has cannot be told apart: \(absent) \(step.entity) row\(absent == 1 ? "" : "s") absent from the source kept (set 'unkeyed_rejects: delete' to delete them anyway)"
+            return
+        }
+        let result = try sync.deleteAbsent(location: step.location)
+        state.deleted = result.deletedCount
+        state.cascadeDeleted = result.cascaded
+        state.nullified = result.nullified
+    }
+
     private func recordRun(_ connection: Connection, state: ImportState, startedAt: String, outcome: String, message: String?) throws {
         try RunLog(on: connection, layout: store.layout)?.record(RunRecord(
             job: jobName, stepIndex: index, step: "import", entity: step.entity, source: step.source, startedAt: startedAt,
             endedAt: DateCoding.nowText(), outcome: outcome, read: state.read, inserted: state.inserted, updated: state.updated,
-            skipped: state.skipped, rejected: state.rejected, message: message))
+            // The run log has no column for a sync's unchanged records: they count as skipped there.
+            skipped: state.skipped + state.unchanged, rejected: state.rejected, message: message))
     }
 }
 
@@ -377,8 +429,18 @@ struct ImportState: Codable {
     var read = 0
     var inserted = 0
     var updated = 0
+    var unchanged = 0
     var skipped = 0
     var rejected = 0
+    /// A sync's deletions and the keys it reports.
+    var deleted = 0
+    var cascadeDeleted: [String: Int] = [:]
+    var nullified: [String: Int] = [:]
+    var syncKeys = SyncKeySamples()
+    var deletionsSkipped: String?
+    /// Rejected records of a sync whose key could not be read, and where the first one is.
+    var unkeyedRejects = 0
+    var firstUnkeyedReject: InputLocation?
     /// The file being read when the step reads several (nil for a single source).
     private(set) var file: String?
     /// The counts of the files done, and where the counts stood when the current file began.
@@ -390,22 +452,30 @@ struct ImportState: Codable {
         guard name != file else { return }
         if file != nil { finishedFiles.append(currentFileCounts) }
         file = name
-        atFileStart = SourceFileReport(file: name, read: read, inserted: inserted, updated: updated, skipped: skipped, rejected: rejected)
+        atFileStart = SourceFileReport(file: name, read: read, inserted: inserted, updated: updated, unchanged: unchanged, skipped: skipped, rejected: rejected)
     }
 
     private var currentFileCounts: SourceFileReport {
         SourceFileReport(
             file: atFileStart.file, read: read - atFileStart.read, inserted: inserted - atFileStart.inserted, updated: updated - atFileStart.updated,
-            skipped: skipped - atFileStart.skipped, rejected: rejected - atFileStart.rejected)
+            unchanged: unchanged - atFileStart.unchanged, skipped: skipped - atFileStart.skipped, rejected: rejected - atFileStart.rejected)
     }
 
     func fill(_ report: inout StepReport) {
         report.read = read
         report.inserted = inserted
         report.updated = updated
+        report.unchanged = unchanged
         report.skipped = skipped
         report.rejected = rejected
         if file != nil { report.files = finishedFiles + [currentFileCounts] }
+        if let key = syncKeys.key {
+            report.deleted = deleted
+            report.cascadeDeleted = cascadeDeleted.isEmpty ? nil : cascadeDeleted
+            report.nullified = nullified.isEmpty ? nil : nullified
+            report.sync = SyncReport(
+                key: key, insertedKeys: syncKeys.inserted, updatedKeys: syncKeys.updated, deletedKeys: syncKeys.deleted, deletionsSkipped: deletionsSkipped)
+        }
     }
 }
 

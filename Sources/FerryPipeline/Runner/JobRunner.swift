@@ -24,6 +24,8 @@ public final class JobRunner {
     public var resumeCommand: String?
     /// With ``resume``: the step (1-based) the interrupted run stopped in.
     private var resumeAt: Int?
+    /// Let `mode: sync` steps with an empty source delete every row (`--allow-empty-sync`).
+    public var allowsEmptySync = false
     /// Receives progress while the job runs; held weakly.
     public weak var progress: (any ProgressObserver)?
     /// Records imported per entity so far (for `equals: imported` in verify steps).
@@ -256,6 +258,7 @@ public final class JobRunner {
                 runner.dryRun = dryRun
                 runner.resume = offset + 1 == resumeAt
                 runner.resumeCommand = resumeCommand
+                runner.allowsEmptySync = allowsEmptySync
                 runner.progress = progress
                 let checkAfter = importStep.verify && !dryRun
                 let before = checkAfter ? (try? entityCount(importStep.entity, in: store)) : nil
@@ -271,12 +274,13 @@ public final class JobRunner {
                     report.fail(step: offset + 1, kind: step.kind, error: error)
                     return false
                 }
-                imported[importStep.entity, default: (0, [])].count += stepReport.inserted + stepReport.updated
+                imported[importStep.entity, default: (0, [])].count += stepReport.inserted + stepReport.updated + stepReport.unchanged
                 imported[importStep.entity, default: (0, [])].steps.append(offset + 1)
                 if checkAfter, stepReport.outcome == .succeeded {
                     // A resumed step's report counts the rows its interrupted run had inserted.
                     let checks = Self.afterImportChecks(
-                        entity: importStep.entity, before: before.map { $0 - runner.insertedBeforeResume }, inserted: stepReport.inserted)
+                        entity: importStep.entity, before: before.map { $0 - runner.insertedBeforeResume }, inserted: stepReport.inserted,
+                        deleted: stepReport.deleted)
                     let verification = Verifier(model: model).run(checks, on: store, name: "step \(offset + 1) import \(importStep.entity)")
                     stepReport.verification = verification
                     stepReport.verification?.store = job.store.path
@@ -413,13 +417,14 @@ public final class JobRunner {
     }
 
     /// The cheap checks run after an import step: the entity's count against the rows before
-    /// the step plus those inserted, its foreign keys, its uniqueness constraints (answered from
+    /// the step plus those inserted (minus those a sync deleted), its foreign keys, its uniqueness constraints (answered from
     /// their unique indexes) and the model hash. `quick_check` is left out: on a large store it
     /// costs about as much as the import itself (see docs/benchmarks.md).
-    package static func afterImportChecks(entity: String, before: Int?, inserted: Int) -> [Check] {
+    package static func afterImportChecks(entity: String, before: Int?, inserted: Int, deleted: Int = 0) -> [Check] {
         var checks: [Check] = []
         if let before {
-            checks.append(.count(entity: entity, expectation: .exactly(before + inserted), basis: "\(before) before the step + \(inserted) inserted"))
+            let basis = "\(before) before the step + \(inserted) inserted" + (deleted > 0 ? " - \(deleted) deleted" : "")
+            checks.append(.count(entity: entity, expectation: .exactly(before + inserted - deleted), basis: basis))
         } else {
             checks.append(.count(entity: entity, expectation: nil))
         }
@@ -460,13 +465,17 @@ package enum ExitStatus {
     /// `ferry model diff`: the versions differ in ways lightweight migration cannot infer; a
     /// mapping file (or a model fix) is needed.
     package static let needsMapping: Int32 = 65
-    /// A source pattern matched no file (sysexits' EX_NOINPUT): nothing was read or touched.
+    /// An input file does not exist, or a source pattern matched no file (sysexits' EX_NOINPUT).
     package static let noInput: Int32 = 66
 
     /// The exit code for an error.
     package static func code(for error: any Error) -> Int32 {
         if let failure = error as? ImportStepFailure { return code(for: failure.error) }
-        if let errors = error as? FerryErrors { return errors.code.isConfiguration ? configuration : stepFailed }
+        if let errors = error as? FerryErrors {
+            // Only missing inputs: exit 66; anything else wrong in the definitions wins.
+            if errors.errors.allSatisfy({ $0.code == .noInput }) { return noInput }
+            return errors.code.isConfiguration ? configuration : stepFailed
+        }
         guard let error = error as? FerryError else { return stepFailed }
         if error.code == .rejectBudget { return rejectsOverBudget }
         if error.code == .verification { return verificationFailed }

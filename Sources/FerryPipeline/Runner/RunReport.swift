@@ -30,6 +30,8 @@ public struct StepReport: Sendable, Codable, Hashable {
     public var inserted = 0
     /// Objects updated (an upsert's existing objects, or an `update` step's).
     public var updated = 0
+    /// Records a `mode: sync` import found with the same values in the store.
+    public var unchanged = 0
     /// Records skipped (`on_conflict: ignore` and an existing key).
     public var skipped = 0
     /// Records rejected (written to the rejects file when there is one).
@@ -38,7 +40,7 @@ public struct StepReport: Sendable, Codable, Hashable {
     public var written = 0
     /// The file an export step wrote (`-` for standard output).
     public var output: String?
-    /// Objects of the step's entity deleted (`delete` steps).
+    /// Objects of the step's entity deleted (`delete` steps, `mode: sync` imports).
     public var deleted = 0
     /// Objects of other entities deleted by cascade, per entity (`delete` steps).
     public var cascadeDeleted: [String: Int]?
@@ -55,6 +57,8 @@ public struct StepReport: Sendable, Codable, Hashable {
     public var ignoredFields: [String]?
     /// The counts of each file, in reading order, when an import step reads several.
     public var files: [SourceFileReport]?
+    /// What a `mode: sync` import matched by, and the first keys it inserted, updated, deleted.
+    public var sync: SyncReport?
     /// What a `migrate` step did, per version step and entity mapping.
     public var migration: MigrationReport?
     /// The error that failed the step, rendered as `file:line:column: error: …`.
@@ -74,7 +78,7 @@ public struct StepReport: Sendable, Codable, Hashable {
     /// True when the counts add up (for an export: every record read was written, or none in a dry run).
     public var isBalanced: Bool {
         if kind == "export" { return written == read || (outcome == .dryRun && written == 0) }
-        return read == inserted + updated + skipped + rejected
+        return read == inserted + updated + unchanged + skipped + rejected
     }
 
     /// A `verify` step's report: its outcome and time are those of `verification`.
@@ -95,7 +99,7 @@ public struct StepReport: Sendable, Codable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case index, kind, entity, source, outcome, read, inserted, updated, skipped, rejected, written, output, deleted
+        case index, kind, entity, source, outcome, read, inserted, updated, unchanged, skipped, rejected, written, output, deleted, sync
         case cascadeDeleted = "cascade_deleted", nullified
         case elapsedSeconds = "elapsed_seconds", recordsPerSecond = "records_per_second"
         case rejectsFile = "rejects_file", error, migration, ignoredFields = "ignored_fields", verification, files
@@ -112,17 +116,20 @@ public struct SourceFileReport: Sendable, Codable, Hashable {
     public var inserted = 0
     /// Objects updated from the file's records.
     public var updated = 0
+    /// The file's records a `mode: sync` import found unchanged.
+    public var unchanged = 0
     /// The file's records skipped.
     public var skipped = 0
     /// The file's records rejected.
     public var rejected = 0
 
     /// The counts of one file.
-    public init(file: String, read: Int = 0, inserted: Int = 0, updated: Int = 0, skipped: Int = 0, rejected: Int = 0) {
+    public init(file: String, read: Int = 0, inserted: Int = 0, updated: Int = 0, unchanged: Int = 0, skipped: Int = 0, rejected: Int = 0) {
         self.file = file
         self.read = read
         self.inserted = inserted
         self.updated = updated
+        self.unchanged = unchanged
         self.skipped = skipped
         self.rejected = rejected
     }
