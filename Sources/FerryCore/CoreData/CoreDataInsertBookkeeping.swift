@@ -8,6 +8,10 @@
 ///   past the highest order among the target's objects (appended last; the spacing Core Data
 ///   uses is not known, only that the order is ascending).
 ///
+/// Core Data's tables declare no defaults and no NOT NULL: an attribute the record does not
+/// give gets its model default here, and a required attribute without a default that the
+/// import gives no value is refused before any row is written.
+///
 /// Abstract entities have no rows of their own: inserting one is refused.
 package struct CoreDataInsertBookkeeping {
     /// Column names the insert adds after the record's columns.
@@ -21,7 +25,7 @@ package struct CoreDataInsertBookkeeping {
     ///     parameter index, with the relationship.
     package init(
         connection: Connection, model: ObjectModel, layout: CoreDataLayout, entity: EntityDescription,
-        keyColumns: [(parameter: Int, relationship: RelationshipDescription)]
+        keyColumns: [(parameter: Int, relationship: RelationshipDescription)], suppliedAttributes: Set<String>
     ) throws {
         if entity.isAbstract {
             let concrete = model.entities.filter { !$0.isAbstract && model.isKind($0.name, of: entity.name) && $0.name != entity.name }.map(\.name)
@@ -37,6 +41,16 @@ package struct CoreDataInsertBookkeeping {
         var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
         var values = ["(SELECT coalesce(Z_MAX, 0) + 1 FROM Z_PRIMARYKEY WHERE Z_ENT = \(rootNumber))", String(number), "1"]
         let table = layout.table(for: entity)
+        for attribute in entity.attributes where attribute.isStored && !attribute.isDerived && !suppliedAttributes.contains(attribute.name) {
+            if let value = attribute.defaultValue, !value.isNull {
+                columns.append(layout.column(forAttribute: attribute.name, in: entity))
+                values.append(layout.valueCoding.sqlLiteral(value, in: layout.dialect))
+            } else if !attribute.isOptional {
+                throw FerryError(
+                    .usage, "\(entity.name).\(attribute.name) is required and has no default, but the import gives it no value (map a field to it)",
+                    at: attribute.location)
+            }
+        }
         for (parameter, relationship) in keyColumns {
             guard case .foreignKey(let key) = layout.storage(of: relationship, in: entity, model: model),
                 let destination = model.entity(named: relationship.destination)

@@ -104,7 +104,9 @@ public final class BatchInserter {
         let table = layout.quotedTable(for: entity)
         let names = storedNames.map { dialect.quote($0) }
         let coreData = try (layout as? CoreDataLayout).map {
-            try CoreDataInsertBookkeeping(connection: connection, model: model, layout: $0, entity: entity, keyColumns: keyColumns)
+            try CoreDataInsertBookkeeping(
+                connection: connection, model: model, layout: $0, entity: entity, keyColumns: keyColumns,
+                suppliedAttributes: Set(columns.compactMap { if case .attribute(let name) = $0 { name } else { nil } }))
         }
         self.coreData = coreData
         // Bookkeeping values come after the record's, so the record's `?` keep their numbers.
@@ -170,6 +172,10 @@ public final class BatchInserter {
                 // Not validated here: an update leaves it alone, and an insert that needs it
                 // fails on the column's NOT NULL constraint with "X is required".
                 value = defaults[index] ?? .null
+                // A Core Data table has no NOT NULL to refuse a missing required value.
+                if coreData != nil, value.isNull, let problem = validators[index]?.problem(with: value) {
+                    return .rejected(reason: problem, column: index)
+                }
                 if direct {
                     try coding.bind(value, to: insert, at: index + 1)
                 } else {
@@ -229,8 +235,10 @@ public final class BatchInserter {
     // MARK: - Direct binding (the import fast path)
 
     /// True when rows can be bound column by column with ``bindDirect(_:column:)`` and friends:
-    /// the `error` and `keep` policies, which need no lookup of an existing object.
-    public var supportsDirectBinding: Bool { policy == .error || policy == .keep }
+    /// the `error` and `keep` policies, which need no lookup of an existing object, in a store
+    /// that keeps values in ferry's forms (the fast path binds dates and UUIDs as ferry's text;
+    /// a Core Data store keeps them as reference-date seconds and 16 bytes).
+    public var supportsDirectBinding: Bool { (policy == .error || policy == .keep) && coreData == nil }
 
     /// The validator of a column (nil when validation is off or the column is a relationship).
     public func validator(forColumn index: Int) -> AttributeValidator? { validators[index] }

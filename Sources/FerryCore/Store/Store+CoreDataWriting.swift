@@ -26,8 +26,7 @@ extension Store {
         do {
             defer { copy.remove() }
             let file = try CoreDataStoreFile.read(copy, header: header)
-            let version = try bundle.map { try CoreDataVersionDetector.detect(store: file, bundle: $0).version } ?? file.cachedModel()
-            model = version.withInheritedProperties
+            model = try coreDataModel(of: file, bundle: bundle)
         }
         let connection = try Connection(path: path, readOnly: false, create: false)
         try connection.keepWriteAheadLogOnClose()
@@ -75,8 +74,9 @@ extension Store {
         StoreMetadata(formatVersion: 0, modelName: model.name, modelVersion: model.version, modelHash: "", entityHashes: [:], model: model, createdAt: nil)
     }
 
-    /// The store file and its folder (where SQLite puts the journal or `-wal`) must be writable.
-    private static func checkWritable(_ path: String) throws {
+    /// Throws unless the Core Data store at `path` and its folder (where SQLite puts the journal
+    /// or `-wal`) can be written: commands call it before they create any file beside the store.
+    package static func checkWritable(_ path: String) throws {
         let mode = (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? nil
         // Read-only by its mode even for a user SQLite could write it as (root).
         guard FileManager.default.isWritableFile(atPath: path), (mode ?? 0o200) & 0o222 != 0 else {
