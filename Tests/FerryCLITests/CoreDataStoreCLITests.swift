@@ -206,8 +206,6 @@ struct CoreDataStoreCLITests {
         let directory = TemporaryDirectory("ferry-cd-refuse")
         let store = try Self.copy(Self.store(Self.examples, "CoreDataMigration_Example_WAL.sqlite"), into: directory, name: "App.sqlite")
         let commands: [(String, [String])] = [
-            ("update", ["update", "--store", store, "--entity", "Post", "--where", "TRUEPREDICATE", "--set", "postID=y"]),
-            ("delete", ["delete", "--store", store, "--entity", "Post", "--where", "TRUEPREDICATE"]),
             ("migrate", ["migrate", store, "--model", Self.package(Self.examples)]),
             ("run", ["run", Fixtures.path("jobs/people.yml"), "--param", "store=\(store)", "--param", "rejects=\(directory.file("rejects.csv"))"]),
         ]

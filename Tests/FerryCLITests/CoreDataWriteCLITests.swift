@@ -134,4 +134,48 @@ struct CoreDataWriteCLITests {
         #expect(try FileFingerprint.of(readOnly) == before)
         #expect(!FileManager.default.fileExists(atPath: readOnly + ".ferry-lock"))
     }
+
+    /// A new Library store made by `ferry import` (two authors, two books), with pages, an
+    /// author and a tag on the first book added in SQL as Core Data would store them.
+    static func libraryStore(in directory: TemporaryDirectory) throws -> String {
+        let path = directory.file("Library.sqlite")
+        for (file, entity, layout) in [("authors.csv", "Author", true), ("books.json", "Book", false)] {
+            let result = try Self.ferry(["import", Self.data(file), "--store", path, "--model", library, "--entity", entity, "--quiet"] + (layout ? ["--layout", "coredata"] : []))
+            #expect(result.exitCode == 0, "\(result)")
+        }
+        try Connection(path: path, create: false).executeScript("""
+            UPDATE ZBOOK SET ZAUTHOR = 2 WHERE Z_PK = 1;
+            INSERT INTO ZPAGE (Z_PK, Z_ENT, Z_OPT, ZNUMBER, ZBOOK, Z1_BOOK, Z_FOK_BOOK) VALUES (1, 3, 1, 1, 1, 1, 1), (2, 3, 1, 2, 1, 1, 2), (3, 3, 1, 3, 1, 1, 3);
+            INSERT INTO ZTAG (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (1, 4, 1, 'classic');
+            INSERT INTO Z_1TAGS (Z_1BOOKS, Z_4TAGS) VALUES (1, 1);
+            UPDATE Z_PRIMARYKEY SET Z_MAX = 3 WHERE Z_NAME = 'Page';
+            UPDATE Z_PRIMARYKEY SET Z_MAX = 1 WHERE Z_NAME = 'Tag';
+            """)
+        return path
+    }
+
+    @Test("ferry update and ferry delete on a Core Data store: Z_OPT counts updates; deny refuses, cascade follows, join rows go")
+    func updateAndDelete() throws {
+        let directory = TemporaryDirectory("ferry-cdw-cli-mut")
+        let store = try Self.libraryStore(in: directory)
+        let update = try Self.ferry(["update", "--store", store, "--model", Self.library, "--entity", "Book", "--where", "isbn == '978-0-316-76948-0'", "--set", "title=A2", "--quiet"])
+        #expect(update.exitCode == 0, "\(update)")
+        #expect(try Self.sql(store, "SELECT ZTITLE, Z_OPT FROM ZBOOK ORDER BY Z_PK").map { [$0[0].text ?? "", String($0[1].int64 ?? 0)] } == [["A2", "2"], ["A Wizard of Earthsea", "1"]])
+
+        let denied = try Self.ferry(["delete", "--store", store, "--model", Self.library, "--entity", "Author", "--where", "TRUEPREDICATE"])
+        #expect(denied.exitCode != 0, "Author.books is Deny: \(denied)")
+        #expect(try Self.sql(store, "SELECT count(*) FROM ZWRITER").first?.first?.int64 == 2, "nothing deleted")
+
+        let dry = try Self.ferry(["delete", "--store", store, "--model", Self.library, "--entity", "Book", "--where", "title == 'A2'", "--dry-run", "--quiet"])
+        #expect(dry.exitCode == 0, "\(dry)")
+        #expect(try Self.sql(store, "SELECT count(*) FROM ZPAGE").first?.first?.int64 == 3, "a dry run changes nothing")
+        let delete = try Self.ferry(["delete", "--store", store, "--model", Self.library, "--entity", "Book", "--where", "title == 'A2'", "--quiet"])
+        #expect(delete.exitCode == 0, "\(delete)")
+        #expect(try Self.sql(store, "SELECT count(*) FROM ZPAGE").first?.first?.int64 == 0, "Book.pages cascades")
+        #expect(try Self.sql(store, "SELECT count(*) FROM Z_1TAGS").first?.first?.int64 == 0, "the deleted book's join rows go with it")
+        #expect(try Self.sql(store, "SELECT count(*) FROM ZTAG").first?.first?.int64 == 1)
+        #expect(try Self.sql(store, "SELECT Z_PK FROM ZBOOK").map { $0.first?.int64 } == [2])
+        #expect(try Self.sql(store, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Book'").first?.first?.int64 == 2, "keys are never reused")
+        #expect(try Self.ferry(["verify", store, "--model", Self.library, "--quiet"]).exitCode == 0)
+    }
 }

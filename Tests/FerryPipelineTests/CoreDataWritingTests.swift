@@ -323,4 +323,23 @@ import Testing
         let missing = try #require(throws: FerryError.self) { try Store.openCoreDataForWriting(at: damaged, bundle: nil) }
         #expect(missing.message.contains("Z_PRIMARYKEY has no row for entity Section"))
     }
+
+    @Test("a nullify delete rule clears the key, the Z<n>_ entity column and the Z_FOK_ order, and counts the change in Z_OPT")
+    func nullifyClearsBookkeeping() throws {
+        let directory = TemporaryDirectory("ferry-cdw-null")
+        let path = directory.file("Library.sqlite")
+        var bundle = try ModelLoader().load(path: Self.library)
+        var model = bundle.current
+        let book = try #require(model.entities.firstIndex { $0.name == "Book" })
+        let pages = try #require(model.entities[book].relationships.firstIndex { $0.name == "pages" })
+        model.entities[book].relationships[pages].deleteRule = .nullify
+        bundle.versions = [model]
+        let store = try Store.createCoreData(at: path, model: model, versionHashes: nil)
+        try Self.insert(store, "GraphicNovel", [.attribute("isbn"), .attribute("title")], [[.string("1"), .string("B")]])
+        try Self.insert(store, "Page", [.attribute("number"), .relationship("book")], [[.integer(1), .integer(1)], [.integer(2), .integer(1)]])
+        let result = try store.execute(BatchDeleteRequest(entity: "Book"))
+        #expect(result.deleted["Book"] == 1)
+        #expect(result.nullified["Page.book"] == 2)
+        #expect(try Self.rows(path, "SELECT ZBOOK, Z1_BOOK, Z_FOK_BOOK, Z_OPT FROM ZPAGE ORDER BY Z_PK").map { $0.map(\.int64) } == [[nil, nil, nil, 2], [nil, nil, nil, 2]])
+    }
 }

@@ -122,10 +122,8 @@ public final class BatchInserter {
             var assignments = names.enumerated().map {
                 "\($0.element) = CASE WHEN ?\(flagBase + $0.offset + 1) THEN ?\($0.offset + 1) ELSE \($0.element) END"
             }
-            if let version = layout.versionColumn {
-                // Each change of an object counts in its version (Core Data's Z_OPT).
-                assignments.append("\(dialect.quote(version)) = coalesce(\(dialect.quote(version)), 0) + 1")
-            }
+            // Each change of an object counts in its version (Core Data's Z_OPT).
+            if let increment = layout.versionIncrement { assignments.append(increment) }
             if policy == .replace {
                 // Overwrite: every attribute the record does not supply returns to its default.
                 let supplied = Set(columns.map(\.name))

@@ -173,7 +173,7 @@ public final class Store: @unchecked Sendable {
 
     /// The model a Core Data store is at: the version of `bundle` detected, else the model it
     /// caches; sub-entities with their inherited properties, as Core Data fetches them.
-    static func coreDataModel(of file: CoreDataStoreFile, bundle: ModelBundle?) throws -> ObjectModel {
+    package static func coreDataModel(of file: CoreDataStoreFile, bundle: ModelBundle?) throws -> ObjectModel {
         let version = try bundle.map { try CoreDataVersionDetector.detect(store: file, bundle: $0).version } ?? cachedModel(of: file)
         return version.withInheritedProperties
     }
