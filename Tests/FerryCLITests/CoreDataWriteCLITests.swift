@@ -178,4 +178,24 @@ struct CoreDataWriteCLITests {
         #expect(try Self.sql(store, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Book'").first?.first?.int64 == 2, "keys are never reused")
         #expect(try Self.ferry(["verify", store, "--model", Self.library, "--quiet"]).exitCode == 0)
     }
+
+    @Test("the sample pipeline pipelines/coredata-library.yml builds the seed store, exports the books as imported, verifies, and runs again")
+    func samplePipeline() throws {
+        let directory = TemporaryDirectory("ferry-cdw-cli-pipeline")
+        let job = TestPaths.packageRoot.appendingPathComponent("pipelines/coredata-library.yml").path
+        for _ in 0..<2 {
+            let result = try Self.ferry(["run", job, "--param", "out=\(directory.path)", "--quiet"])
+            #expect(result.exitCode == 0, "\(result)")
+        }
+        let store = directory.file("Library.sqlite")
+        let books = try Self.records(try String(contentsOfFile: directory.file("library-books.json"), encoding: .utf8))
+        #expect(books.map { $0["isbn"] as? String ?? "" } == ["978-0-316-35852-3", "978-0-316-76948-0", "978-2-203-00101-1", "978-2-203-00102-8"])
+        #expect(books[1]["cover"] as? String == "YnBsaXN0MDA=" && books[1]["uniqueID"] as? String == "6f1c1f9e-3b0a-4c55-9a3c-0d8f5b1a2e77")
+        #expect(books.map { $0["author"] as? String ?? "" } == ["Ursula K. Le Guin", "Ursula K. Le Guin", "Hergé", "Hergé"])
+        // Pages: Z1_BOOK is the book's entity (2 = GraphicNovel), Z_FOK_BOOK the order within each book.
+        #expect(try Self.sql(store, "SELECT ZBOOK, Z1_BOOK, Z_FOK_BOOK FROM ZPAGE ORDER BY Z_PK").map { $0.compactMap(\.int64) }
+            == [[3, 2, 1], [3, 2, 2], [1, 1, 1], [4, 2, 1]])
+        #expect(try CoreDataStoreFile.read(store).metadata.versionHashes.isEmpty)
+        #expect(try Self.ferry(["verify", store, "--model", Self.library, "--quiet"]).exitCode == 0)
+    }
 }
