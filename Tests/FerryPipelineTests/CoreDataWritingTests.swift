@@ -342,4 +342,33 @@ import Testing
         #expect(result.nullified["Page.book"] == 2)
         #expect(try Self.rows(path, "SELECT ZBOOK, Z1_BOOK, Z_FOK_BOOK, Z_OPT FROM ZPAGE ORDER BY Z_PK").map { $0.map(\.int64) } == [[nil, nil, nil, 2], [nil, nil, nil, 2]])
     }
+
+    @Test("a job's store: layout coredata and compiled_model are read; a wrong layout or a compiled model without it are located errors")
+    func jobStoreLayout() throws {
+        let directory = TemporaryDirectory("ferry-cdw-job")
+        let good = try directory.write("good.yml", """
+            job: seed
+            store: {path: Seed.sqlite, layout: coredata, compiled_model: App.momd}
+            model: \(Self.library)
+            steps:
+              - verify: {checks: cheap}
+            """)
+        let job = try JobLoader().load(path: good, parameters: [:], environment: [:])
+        #expect(job.store.createsCoreDataStore)
+        #expect(job.store.compiledModel == directory.file("App.momd"))
+        let model = try ModelLoader().load(path: Self.library).current
+        #expect(JobValidator().validate(job, model: model).isEmpty, "a Core Data store holds the model's inheritance")
+
+        let bad = try directory.write("bad.yml", """
+            job: seed
+            store: {path: Seed.sqlite, layout: mongo, compiled_model: App.momd}
+            model: \(Self.library)
+            steps:
+              - verify: {checks: cheap}
+            """)
+        #expect(renderedErrors { _ = try JobLoader().load(path: bad, parameters: [:], environment: [:]) } == [
+            "\(bad):2:36: error: 'layout' of a store is 'ferry' or 'coredata', not 'mongo'",
+            "\(bad):2:59: error: 'compiled_model' applies to a store with 'layout: coredata'",
+        ])
+    }
 }
