@@ -198,4 +198,26 @@ struct CoreDataWriteCLITests {
         #expect(try CoreDataStoreFile.read(store).metadata.versionHashes.isEmpty)
         #expect(try Self.ferry(["verify", store, "--model", Self.library, "--quiet"]).exitCode == 0)
     }
+
+    @Test("a job imports into an existing Core Data store in place, resolving a to-one to a sub-entity (Author, in ZWRITER)")
+    func jobIntoExistingStore() throws {
+        let directory = TemporaryDirectory("ferry-cdw-cli-sub")
+        let store = try Self.libraryStore(in: directory)
+        // The lookup reads only the destination's rows (and its sub-entities'), as Core Data fetches.
+        let job = try directory.write("pages.yml", """
+            job: pages
+            store: \(store)
+            model: \(Self.library)
+            steps:
+              - import:
+                  source: \(Self.data("novels.csv"))
+                  entity: GraphicNovel
+                  relationships:
+                    author: {field: author, match: name}
+            """)
+        let result = try Self.ferry(["run", job, "--quiet"])
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(try Self.sql(store, "SELECT ZAUTHOR, Z_PK FROM ZBOOK WHERE Z_ENT = 2 ORDER BY Z_PK").map { $0.compactMap(\.int64) } == [[1, 3], [1, 4]])
+        #expect(try Self.sql(store, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Book'").first?.first?.int64 == 4)
+    }
 }

@@ -331,7 +331,7 @@ public final class ReferenceResolver {
         self.matchAttribute = attribute
         coding = layout.valueCoding
         lookup = try connection.prepare(
-            "SELECT \(layout.dialect.quote(layout.keyColumn)) FROM \(layout.quotedTable(for: destination)) WHERE \(layout.quotedColumn(forAttribute: match, in: destination)) = ? LIMIT 2")
+            "SELECT \(layout.dialect.quote(layout.keyColumn)) FROM \(layout.quotedSource(for: destination)) WHERE \(layout.quotedColumn(forAttribute: match, in: destination)) = ? LIMIT 2")
     }
 
     /// The primary key of the matching object, nil when none matches.
