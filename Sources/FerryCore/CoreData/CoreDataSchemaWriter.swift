@@ -154,7 +154,7 @@ package enum CoreDataSchemaWriter {
 
         /// Indexes and uniqueness constraints `entity` declares itself.
         private func entityIndexes(_ entity: EntityDescription, table: String) -> [String] {
-            func column(_ property: String) -> String { "Z" + property.uppercased() }
+            func column(_ property: String) -> String { layout.column(forAttribute: property, in: entity) }
             var statements: [String] = []
             for index in entity.indexes {
                 let columns = index.attributes.map(column)
