@@ -1,3 +1,4 @@
+import FerryCore
 import FerryTestSupport
 import Foundation
 import Synchronization
@@ -188,6 +189,14 @@ struct AcceptedStoresVerifyTests {
         #expect(verified >= 10, "only \(verified) of \(cases.count) imports left rows to verify")
     }
 
+    /// A job's `model:` when it is a plain path, resolved against the job's folder.
+    static func modelPath(ofJob job: String) -> String? {
+        guard let text = try? String(contentsOfFile: job, encoding: .utf8),
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("model: ") && !$0.contains("{") })
+        else { return nil }
+        return URL(fileURLWithPath: job).deletingLastPathComponent().appendingPathComponent(String(line.dropFirst("model: ".count))).standardizedFileURL.path
+    }
+
     @Test("every sample job that succeeds leaves stores that verify")
     func sampleJobs() throws {
         // The jobs write beside themselves (../out): run copies of pipelines/ and samples/.
@@ -203,7 +212,9 @@ struct AcceptedStoresVerifyTests {
             guard run.exitCode == 0 else { continue }
             let stores = (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
             for store in stores.sorted() where store.hasSuffix(".sqlite") {
-                let verify = try runFerry(["verify", out + "/" + store, "--checks", "all"])
+                // A Core Data store ferry created caches no model: it is verified with the job's.
+                let model = CoreDataStoreFile.isCoreDataStore(out + "/" + store) ? Self.modelPath(ofJob: job).map { ["--model", $0] } ?? [] : []
+                let verify = try runFerry(["verify", out + "/" + store, "--checks", "all"] + model)
                 #expect(verify.exitCode == 0, "\(job) → \(store)\n\(verify)")
                 verified += 1
             }

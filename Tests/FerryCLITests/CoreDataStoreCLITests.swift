@@ -201,24 +201,23 @@ struct CoreDataStoreCLITests {
         #expect(result.stdout.contains("cache:      unreadable: store '\(store)' has no cached model (Z_MODELCACHE is missing or empty)"))
     }
 
-    @Test("commands that would write a Core Data store refuse it before opening anything: its -wal and -shm stay as they were")
+    @Test("commands that do not write Core Data stores yet refuse one before opening anything: its -wal and -shm stay as they were")
     func inPlaceCommandsRefuse() throws {
         let directory = TemporaryDirectory("ferry-cd-refuse")
         let store = try Self.copy(Self.store(Self.examples, "CoreDataMigration_Example_WAL.sqlite"), into: directory, name: "App.sqlite")
-        let csv = try directory.write("posts.csv", "postID\nx\n")
         let commands: [(String, [String])] = [
-            ("update", ["update", "--store", store, "--entity", "Post", "--where", "TRUEPREDICATE", "--set", "postID=y"]),
-            ("delete", ["delete", "--store", store, "--entity", "Post", "--where", "TRUEPREDICATE"]),
-            ("import", ["import", csv, "--store", store, "--entity", "Post"]),
             ("migrate", ["migrate", store, "--model", Self.package(Self.examples)]),
-            ("run", ["run", Fixtures.path("jobs/people.yml"), "--param", "store=\(store)", "--param", "rejects=\(directory.file("rejects.csv"))"]),
         ]
         for (name, arguments) in commands {
             let result = try Self.runUntouched(arguments, store: store)
             #expect(result.exitCode == 1, "\(name): \(result)")
             #expect(result.stdout.contains("is a Core Data store: ferry \(name) does not work on Core Data stores yet") || result.stderr.contains("is a Core Data store: ferry \(name) does not work on Core Data stores yet"), "\(name): \(result)")
         }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["App.sqlite", "App.sqlite-wal", "posts.csv"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["App.sqlite", "App.sqlite-wal"])
+        // A job writing the read-only store is refused as read-only, before any file is made.
+        let run = try Self.runUntouched(["run", Fixtures.path("jobs/people.yml"), "--param", "store=\(store)", "--param", "rejects=\(directory.file("rejects.csv"))"], store: store)
+        #expect(run.exitCode != 0 && (run.stdout + run.stderr).contains("read-only"), "\(run)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["App.sqlite", "App.sqlite-wal"])
     }
 
     @Test("the private copy is removed after each command; copies abandoned by processes that no longer run are removed too")

@@ -48,6 +48,12 @@ struct ImportCommand: ParsableCommand {
     @Option(help: "A model bundle or model file; without it the model is inferred or taken from the store.")
     var model: String?
 
+    @Option(help: ArgumentHelp("The layout of a store the import creates: ferry (the default) or coredata, a Core Data store for the --model (an existing store's layout is detected).", valueName: "layout"))
+    var layout: String?
+
+    @Option(help: ArgumentHelp("With --layout coredata: the compiled model (App.momd or its VersionInfo.plist), whose version hashes the new store's metadata records.", valueName: "path"))
+    var compiledModel: String?
+
     @Option(help: "csv, tsv, json, ndjson or fixed (default: from the extension; .tsv and tsv read tab-separated CSV; fixed needs --columns name:start:width,…).")
     var format: String?
 
@@ -175,7 +181,7 @@ struct ImportCommand: ParsableCommand {
                 throw FerryError(.usage, "'\(other)' is not a .\(formatName) file like '\(file)'; one import reads one format (pass --format to read them all alike)")
             }
             try PathOrURL.requireStore(store)
-            try CoreDataStoreFile.refuseInPlace(store, command: "import")
+            let isCoreDataStore = try checkLayout()
             let paths = try database.map { $0.file.map { [$0] } ?? [] } ?? SourceFiles.expand(files)
             try CommandFiles.checkOutputs(
                 store: store, inputs: paths.map { ($0, "the input") } + [(model, "the model")],
@@ -246,6 +252,12 @@ struct ImportCommand: ParsableCommand {
                 }
             }
             if options.dryRun && !FileManager.default.fileExists(atPath: store) { target = scratch }
+            if options.dryRun && isCoreDataStore {
+                // A dry run writes into a copy of the Core Data store and its -wal.
+                try Self.copyForDryRun(store, to: scratch)
+                if FileManager.default.fileExists(atPath: store + "-wal") { try Self.copyForDryRun(store + "-wal", to: scratch + "-wal") }
+                target = scratch
+            }
             // Held from reading the store's model to the end of the import: the model read, the
             // table added and the rows imported all belong to the same file.
             let writerLock = target == store
@@ -253,7 +265,13 @@ struct ImportCommand: ParsableCommand {
             defer { withExtendedLifetime(writerLock) {} }
             var reader: (any RecordReader)? = nil
             let storeModel: ObjectModel
-            if let model {
+            let coreDataStore = try openCoreData(target: target, existing: isCoreDataStore, lockPolicy: options.dryRun ? (target == store ? .takeIfPresent : .none) : .take)
+            if let coreDataStore {
+                storeModel = coreDataStore.model
+                guard storeModel.entity(named: entityName) != nil else {
+                    throw FerryError(.usage, "the Core Data store's model \(storeModel.name) has no entity '\(entityName)'; pass --entity (entities: \(storeModel.entityNames.joined(separator: ", ")))")
+                }
+            } else if let model {
                 storeModel = try ModelLoader().load(path: model).current
                 guard storeModel.entity(named: entityName) != nil else {
                     throw FerryError(.usage, "model \(storeModel.name) has no entity '\(entityName)'; pass --entity (entities: \(storeModel.entityNames.joined(separator: ", ")))")
@@ -338,7 +356,7 @@ struct ImportCommand: ParsableCommand {
             }
             var openOptions = Store.Options()
             openOptions.writerLock = options.dryRun ? (target == store ? .takeIfPresent : .none) : .take
-            let opened = try Store.open(at: target, model: storeModel, options: openOptions)
+            let opened = try coreDataStore ?? Store.open(at: target, model: storeModel, options: openOptions)
             let runner = ImportStepRunner(step: step, store: opened, index: 1, jobName: "ferry import", reader: reader)
             runner.dryRun = options.dryRun
             runner.resume = resume
@@ -359,6 +377,47 @@ struct ImportCommand: ParsableCommand {
             if let path = options.report { try writeJSON(report, to: path) }
             return 0
         }
+    }
+
+    /// Checks `--layout` and `--compiled-model` against the store; true when the store is an
+    /// existing Core Data store (whose layout is detected).
+    func checkLayout() throws -> Bool {
+        let isCoreDataStore = CoreDataStoreFile.isCoreDataStore(store)
+        let exists = FileManager.default.fileExists(atPath: store)
+        switch layout {
+        case nil: break
+        case "coredata":
+            if exists && !isCoreDataStore {
+                throw FerryError(.usage, "--layout coredata creates a new Core Data store, but '\(store)' exists and is not one (an existing store's layout is detected, never given)")
+            }
+            if !exists && model == nil {
+                throw FerryError(.usage, "--layout coredata needs --model App.xcdatamodeld: the new Core Data store is laid out for the model")
+            }
+        case "ferry":
+            if isCoreDataStore {
+                throw FerryError(.usage, "'\(store)' is a Core Data store: its layout is detected, --layout ferry does not apply")
+            }
+        case let other?:
+            throw FerryError(.usage, "--layout must be ferry or coredata, not '\(other)'")
+        }
+        // Before ferry's lock file is made beside it: a store that cannot be written gets nothing.
+        if isCoreDataStore && !options.dryRun { try Store.checkWritable(store) }
+        if compiledModel != nil && (layout != "coredata" || exists) {
+            throw FerryError(.usage, "--compiled-model applies when --layout coredata creates a new Core Data store (an existing store keeps its metadata)")
+        }
+        return isCoreDataStore
+    }
+
+    /// The Core Data store the import writes: the existing one at `target` opened in place, or
+    /// with `--layout coredata` a new one for the model; nil for a ferry store.
+    func openCoreData(target: String, existing: Bool, lockPolicy: StoreLock.Policy) throws -> Store? {
+        var openOptions = Store.Options()
+        openOptions.writerLock = lockPolicy
+        let bundle = try model.map { try ModelLoader().load(path: $0) }
+        if existing { return try Store.openCoreDataForWriting(at: target, bundle: bundle, options: openOptions) }
+        guard layout == "coredata", let bundle else { return nil }
+        let hashes = try compiledModel.map { try CompiledModelVersions.read($0).hashes(for: bundle.current) }
+        return try Store.createCoreData(at: target, model: bundle.current, versionHashes: hashes, options: openOptions)
     }
 
     /// A dry run that changes a store's model works on a copy of it.

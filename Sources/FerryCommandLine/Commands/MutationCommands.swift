@@ -17,13 +17,31 @@ struct MutationOptions: ParsableArguments {
     @Option(help: "A model bundle or model file (default: the model recorded in the store).")
     var model: String?
 
+    /// True when the store is a Core Data store (written in place, its layout detected).
+    var isCoreDataStore: Bool { CoreDataStoreFile.isCoreDataStore(store) }
+
+    /// Copies a Core Data store and its `-wal` to `scratch` (for a dry run); returns `scratch`.
+    static func copyCoreDataStore(_ store: String, to scratch: String) throws -> String {
+        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: store + suffix) {
+            do {
+                try FileManager.default.copyItem(atPath: store + suffix, toPath: scratch + suffix)
+            } catch {
+                throw FerryError(.io, "cannot copy '\(store + suffix)' for the dry run: \(FileErrorReason.describe(error))")
+            }
+        }
+        return scratch
+    }
+
     /// The store's model (or `--model`) and the parsed predicate, located at `--where`.
     func load(options: GlobalOptions, command: String) throws -> (ObjectModel, FerryCore.Predicate) {
         try CommandFiles.requireExistingStore(store)
-        try CoreDataStoreFile.refuseInPlace(store, command: command)
         try CommandFiles.checkOutputs(store: store, inputs: [(model, "the model")], outputs: [(options.report, "--report")])
         let objectModel: ObjectModel
-        if let model {
+        if isCoreDataStore {
+            // Written in place: refused before any file is made beside it when it cannot be.
+            if !options.dryRun { try Store.checkWritable(store) }
+            objectModel = try Store.coreDataModel(of: CoreDataStoreFile.read(store), bundle: model.map { try ModelLoader().load(path: $0) })
+        } else if let model {
             objectModel = try ModelLoader().load(path: model).current
         } else {
             guard let recorded = try Store.metadata(at: store)?.model else {
@@ -52,7 +70,17 @@ struct MutationOptions: ParsableArguments {
         }
         var openOptions = Store.Options(createIfMissing: false)
         openOptions.writerLock = options.dryRun ? .takeIfPresent : .take  // a dry run creates no file
-        let opened = try Store.open(at: store, model: model, options: openOptions)
+        let scratch = NSTemporaryDirectory() + "/ferry-dry-run-\(UUID().uuidString).sqlite"
+        defer { StoreFiles.remove(scratch) }
+        let opened: Store
+        if isCoreDataStore {
+            // A dry run changes a copy of the Core Data store and its -wal, never the store.
+            let target = options.dryRun ? try Self.copyCoreDataStore(store, to: scratch) : store
+            if options.dryRun { openOptions.writerLock = .none }
+            opened = try Store.openCoreDataForWriting(at: target, bundle: self.model.map { try ModelLoader().load(path: $0) }, options: openOptions)
+        } else {
+            opened = try Store.open(at: store, model: model, options: openOptions)
+        }
         let console = Console(quiet: options.quiet)
         let runner = MutationStepRunner(step: step, store: opened, index: 1, jobName: report.job)
         runner.dryRun = options.dryRun

@@ -250,7 +250,8 @@ struct BatchDeleter {
                                 notes: ["give \(name).\(relationship.name) delete rule cascade, or delete or reassign those \(destinationEntity) objects first"])
                         }
                     }
-                    try connection.execute("UPDATE \(destination) SET \(quote(column)) = NULL WHERE \(condition)")
+                    let cleared = inverse.map { nullified(column, of: $0, in: destinationEntity) } ?? "\(quote(column)) = NULL"
+                    try connection.execute("UPDATE \(destination) SET \(cleared) WHERE \(condition)")
                     if connection.changes > 0 {
                         result.nullified["\(destinationEntity).\(inverse?.name ?? column)", default: 0] += connection.changes
                     }
@@ -267,7 +268,7 @@ struct BatchDeleter {
         for key in foreignKeys where key.relationship.inverse == nil {
             guard let keys = keyTables[key.destination], key.relationship.isOptional else { continue }
             try connection.execute(
-                "UPDATE \(tableSQL(key.entity.name)) SET \(quote(key.column)) = NULL WHERE \(quote(key.column)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(key.entity.name, pk))")
+                "UPDATE \(tableSQL(key.entity.name)) SET \(nullified(key.column, of: key.relationship, in: key.entity.name)) WHERE \(quote(key.column)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(key.entity.name, pk))")
             if connection.changes > 0 { result.nullified["\(key.entity.name).\(key.relationship.name)", default: 0] += connection.changes }
         }
 
@@ -288,10 +289,34 @@ struct BatchDeleter {
         // 6. Delete, with foreign keys checked at commit so that the order of entities does not matter.
         try connection.execute(layout.dialect.deferForeignKeysStatement)
         for (name, keys) in keyTables.sorted(by: { $0.key < $1.key }) {
+            // Join rows of deleted objects go with them (a Core Data join table has no ON DELETE CASCADE).
+            for relationship in model.entity(named: name)?.relationships ?? [] {
+                guard let source = model.entity(named: name),
+                    case .joinTable(let link, let sourceColumn, _) = layout.storage(of: relationship, in: source, model: model)
+                else { continue }
+                try connection.execute("DELETE FROM \(quote(link)) WHERE \(quote(sourceColumn)) IN (SELECT pk FROM \(keys))")
+            }
             try connection.execute("DELETE FROM \(tableSQL(name)) WHERE \(pk) IN (SELECT pk FROM \(keys))")
             if connection.changes > 0 || name == entity.name { result.deleted[name] = connection.changes }
         }
         return result
+    }
+
+    /// The assignments clearing the to-one `relationship` of the entity named `entity` (stored in
+    /// `column`): the key, and in a Core Data store also the target's entity number and the
+    /// order beside it, with one more change counted in the row's version.
+    private func nullified(_ column: String, of relationship: RelationshipDescription, in entity: String) -> String {
+        var assignments = ["\(quote(column)) = NULL"]
+        if let layout = layout as? CoreDataLayout, let source = model.entity(named: entity) {
+            if let entityColumn = layout.entityColumn(forForeignKeyOf: relationship, in: source, model: model) {
+                assignments.append("\(quote(entityColumn)) = NULL")
+            }
+            if model.inverse(of: relationship, in: source).map({ $0.isToMany && $0.isOrdered }) == true {
+                assignments.append("\(quote(CoreDataLayout.orderColumn(forForeignKey: column))) = NULL")
+            }
+        }
+        if let increment = layout.versionIncrement { assignments.append(increment) }
+        return assignments.joined(separator: ", ")
     }
 
     /// A query with one column `k`: the keys of the objects related through `relationship` to

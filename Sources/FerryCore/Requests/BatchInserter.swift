@@ -53,6 +53,8 @@ package final class BatchInserter {
     /// constraint, with the column indexes they bind.
     private let finders: [(statement: Statement, columns: [Int])]
     private var encoded: [DatabaseValue]
+    /// For a Core Data store: the keys, entity numbers and versions Core Data keeps.
+    private let coreData: CoreDataInsertBookkeeping?
 
     /// Prepares the statements for `columns` of `entityName` in a store of `layout`.
     package init(
@@ -87,6 +89,7 @@ package final class BatchInserter {
         var validators: [AttributeValidator?] = []
         var defaults: [Value?] = []
         var storedNames: [String] = []
+        var keyColumns: [(parameter: Int, relationship: RelationshipDescription)] = []
         for column in columns {
             switch column {
             case .attribute(let name):
@@ -114,6 +117,7 @@ package final class BatchInserter {
                 types.append(nil)
                 defaults.append(nil)
                 validators.append(nil)
+                keyColumns.append((storedNames.count + 1, relationship))
                 storedNames.append(column)
             }
         }
@@ -124,8 +128,17 @@ package final class BatchInserter {
 
         let table = layout.quotedTable(for: entity)
         let names = storedNames.map { dialect.quote($0) }
-        let placeholders = columns.isEmpty ? "" : "VALUES (" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
-        insert = try connection.prepare(dialect.insert(into: table, columns: names, values: placeholders, onConflict: policy == .keep ? .ignore : .fail))
+        let coreData = try (layout as? CoreDataLayout).map {
+            try CoreDataInsertBookkeeping(
+                connection: connection, model: model, layout: $0, entity: entity, keyColumns: keyColumns,
+                suppliedAttributes: Set(columns.compactMap { if case .attribute(let name) = $0 { name } else { nil } }))
+        }
+        self.coreData = coreData
+        // Bookkeeping values come after the record's, so the record's `?` keep their numbers.
+        let values = Array(repeating: "?", count: columns.count) + (coreData?.values ?? [])
+        let placeholders = values.isEmpty ? "" : "VALUES (" + values.joined(separator: ", ") + ")"
+        let insertNames = names + (coreData?.columns.map { dialect.quote($0) } ?? [])
+        insert = try connection.prepare(dialect.insert(into: table, columns: insertNames, values: placeholders, onConflict: policy == .keep ? .ignore : .fail))
 
         if policy == .update || policy == .replace {
             // `?N` is the value and `?(N + count + 1)` says whether this record supplied it, so one
@@ -134,6 +147,8 @@ package final class BatchInserter {
             var assignments = names.enumerated().map {
                 "\($0.element) = CASE WHEN ?\(flagBase + $0.offset + 1) THEN ?\($0.offset + 1) ELSE \($0.element) END"
             }
+            // Each change of an object counts in its version (Core Data's Z_OPT).
+            if let increment = layout.versionIncrement { assignments.append(increment) }
             if policy == .replace {
                 // Overwrite: every attribute the record does not supply returns to its default.
                 let supplied = Set(columns.map(\.name))
@@ -193,6 +208,10 @@ package final class BatchInserter {
                 // Not validated here: an update leaves it alone, and an insert that needs it
                 // fails on the column's NOT NULL constraint with "X is required".
                 value = defaults[index] ?? .null
+                // A Core Data table has no NOT NULL to refuse a missing required value.
+                if coreData != nil, value.isNull, let problem = validators[index]?.problem(with: value) {
+                    return .rejected(reason: problem, column: index)
+                }
                 if direct {
                     try coding.bind(value, to: insert, at: index + 1)
                 } else {
@@ -210,15 +229,7 @@ package final class BatchInserter {
                 encoded[index] = coding.encode(value)
             }
         }
-        if direct {
-            do {
-                try insert.step()
-            } catch let error as FerryError {
-                return try rejection(for: error)
-            }
-            if policy == .keep && connection.changes == 0 { return .skipped }
-            return .inserted
-        }
+        if direct { return try stepInsert() }
         if sync != nil, let column = syncKeyColumns.first(where: { encoded[$0].isNull }) {
             return .rejected(reason: "\(columns[column].name) is null: a sync needs every record's key", column: column)
         }
@@ -248,12 +259,18 @@ package final class BatchInserter {
         for index in 0..<encoded.count {
             try insert.bind(encoded[index], at: index + 1)
         }
+        return try stepInsert()
+    }
+
+    /// Runs the bound insert; for a Core Data store, records the key it took.
+    private func stepInsert() throws -> InsertOutcome {
         do {
             try insert.step()
         } catch let error as FerryError {
             return try rejection(for: error)
         }
         if policy == .keep && connection.changes == 0 { return .skipped }
+        try coreData?.recordInsert()
         if let sync { _ = try sync.markSeen(connection.lastInsertRowID) }
         return .inserted
     }
@@ -270,8 +287,10 @@ package final class BatchInserter {
     // MARK: - Direct binding (the import fast path)
 
     /// True when rows can be bound column by column with ``bindDirect(_:column:)`` and friends:
-    /// the `error` and `keep` policies, which need no lookup of an existing object.
-    package var supportsDirectBinding: Bool { policy == .error || policy == .keep }
+    /// the `error` and `keep` policies, which need no lookup of an existing object, in a store
+    /// that keeps values in ferry's forms (the fast path binds dates and UUIDs as ferry's text;
+    /// a Core Data store keeps them as reference-date seconds and 16 bytes).
+    package var supportsDirectBinding: Bool { (policy == .error || policy == .keep) && coreData == nil }
 
     /// The validator of a column (nil when validation is off or the column is a relationship).
     package func validator(forColumn index: Int) -> AttributeValidator? { validators[index] }
@@ -305,13 +324,7 @@ package final class BatchInserter {
 
     /// Writes the directly bound row.
     package func finishDirectRow() throws -> InsertOutcome {
-        do {
-            try insert.step()
-        } catch let error as FerryError {
-            return try rejection(for: error)
-        }
-        if policy == .keep && connection.changes == 0 { return .skipped }
-        return .inserted
+        try stepInsert()
     }
 
     private func existingKey() throws -> Int64? {
@@ -378,7 +391,7 @@ package final class ReferenceResolver {
         self.matchAttribute = attribute
         coding = layout.valueCoding
         lookup = try connection.prepare(
-            "SELECT \(layout.dialect.quote(layout.keyColumn)) FROM \(layout.quotedTable(for: destination)) WHERE \(layout.quotedColumn(forAttribute: match, in: destination)) = ? LIMIT 2")
+            "SELECT \(layout.dialect.quote(layout.keyColumn)) FROM \(layout.quotedSource(for: destination)) WHERE \(layout.quotedColumn(forAttribute: match, in: destination)) = ? LIMIT 2")
     }
 
     /// The primary key of the matching object, nil when none matches.

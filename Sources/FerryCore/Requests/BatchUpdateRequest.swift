@@ -169,6 +169,8 @@ extension BatchUpdateRequest {
                 }
             }
         }
+        // Each change of an object counts in its version (Core Data's Z_OPT).
+        if let increment = layout.versionIncrement { assignments.append(increment) }
         let table = layout.quotedTable(for: entity)
         return BatchUpdatePlan(
             entity: entity, layout: layout, table: table, key: layout.dialect.quote(layout.keyColumn),

@@ -52,6 +52,12 @@ extension StoreLayout {
         return false
     }
 
+    /// The assignment counting one more change of a row (`Z_OPT = coalesce(Z_OPT, 0) + 1`),
+    /// nil when the layout keeps no version column. Every UPDATE of objects appends it.
+    package var versionIncrement: String? {
+        versionColumn.map { "\(dialect.quote($0)) = coalesce(\(dialect.quote($0)), 0) + 1" }
+    }
+
     /// The quoted table of `entity`.
     package func quotedTable(for entity: EntityDescription) -> String { dialect.quote(table(for: entity)) }
 

@@ -54,7 +54,7 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    private init(
+    init(
         path: String, model: ObjectModel, layout: any StoreLayout, connection: Connection, metadata: StoreMetadata, writerLock: StoreLock?,
         coreDataCopy: CoreDataStoreCopy? = nil
     ) {
@@ -92,9 +92,7 @@ public final class Store: @unchecked Sendable {
         let copy = try CoreDataStoreCopy(of: path)
         do {
             let file = try CoreDataStoreFile.read(copy, header: header)
-            let version = try bundle.map { try CoreDataVersionDetector.detect(store: file, bundle: $0).version } ?? cachedModel(of: file)
-            // Sub-entities are read with their inherited properties, as Core Data fetches them.
-            let model = version.withInheritedProperties
+            let model = try coreDataModel(of: file, bundle: bundle)
             let connection = try copy.database
             try configure(connection, busyTimeout: .seconds(30))
             // Nothing is ever written: the copy is private, but ferry's commands only read it.
@@ -175,6 +173,13 @@ public final class Store: @unchecked Sendable {
             try connection.execute(statement)
         }
         try StoreMetadata.write(for: model, to: connection, layout: layout, createdAt: DateCoding.nowText())
+    }
+
+    /// The model a Core Data store is at: the version of `bundle` detected, else the model it
+    /// caches; sub-entities with their inherited properties, as Core Data fetches them.
+    package static func coreDataModel(of file: CoreDataStoreFile, bundle: ModelBundle?) throws -> ObjectModel {
+        let version = try bundle.map { try CoreDataVersionDetector.detect(store: file, bundle: $0).version } ?? cachedModel(of: file)
+        return version.withInheritedProperties
     }
 
     /// The model a Core Data store caches; when it has none that can be read, the error says to

@@ -75,6 +75,12 @@ public struct StoreReference: Sendable, Hashable {
     /// `migrate: auto`: a store at another version of the job's model bundle is migrated to the
     /// job's model when the job starts (Core Data's `shouldMigrateStoreAutomatically`).
     public var migrateAutomatically = false
+    /// `layout: coredata`: a store the job creates is a Core Data store for the job's model (an
+    /// existing store's layout is detected, never given).
+    public var createsCoreDataStore = false
+    /// `compiled_model:` the compiled model (`App.momd`) whose version hashes a new Core Data
+    /// store records (resolved against the job's folder).
+    public var compiledModel: String?
     /// Where `store:` is in the job file.
     public var location: InputLocation?
 

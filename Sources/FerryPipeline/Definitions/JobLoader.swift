@@ -17,7 +17,7 @@ public struct JobLoader: Sendable {
     public init() {}
 
     static let jobKeys = ["job", "description", "store", "model", "params", "steps"]
-    static let storeKeys = ["path", "create", "rebuild", "copy_from", "migrate"]
+    static let storeKeys = ["path", "create", "rebuild", "copy_from", "migrate", "layout", "compiled_model"]
     static let modelKeys = ["path", "version"]
     static let migrateKeys = ["to", "backup"]
     static let importKeys = [
@@ -87,6 +87,18 @@ public struct JobLoader: Sendable {
                     case "auto": store.migrateAutomatically = true
                     case "never": store.migrateAutomatically = false
                     default: reader.fail("'migrate' on a store is 'auto' or 'never', not '\(mode)'", at: migrateNode.location)
+                    }
+                }
+                if let layoutNode = mapping["layout"], let layout = reader.string(layoutNode, for: "layout") {
+                    switch layout {
+                    case "coredata": store.createsCoreDataStore = true
+                    case "ferry": store.createsCoreDataStore = false
+                    default: reader.fail("'layout' of a store is 'ferry' or 'coredata', not '\(layout)'", at: layoutNode.location)
+                    }
+                }
+                if let compiledNode = mapping["compiled_model"], let compiled = reader.string(compiledNode, for: "compiled_model") {
+                    if store.createsCoreDataStore { store.compiledModel = resolve(compiled) } else {
+                        reader.fail("'compiled_model' applies to a store with 'layout: coredata'", at: compiledNode.location)
                     }
                 }
                 if let copyNode = mapping["copy_from"], let copy = reader.string(copyNode, for: "copy_from") {

@@ -12,10 +12,13 @@ package struct JobValidator: Sendable {
     package init() {}
 
     /// Every problem of the job's steps against `model`; empty when the job fits the model.
-    package func validate(_ job: Job, model: ObjectModel) -> [FerryError] {
+    package func validate(_ job: Job, model given: ObjectModel) -> [FerryError] {
         var errors: [FerryError] = []
+        // A Core Data store holds inheritance: its steps see each sub-entity with what it inherits.
+        let coreData = job.store.createsCoreDataStore || (!job.store.isInMemory && CoreDataStoreFile.isCoreDataStore(job.store.path))
+        let model = coreData ? given.withInheritedProperties : given
         // Steps other than migrations open the store with this model: it must fit the store layout.
-        if job.steps.contains(where: { if case .migrate = $0 { false } else { true } }) {
+        if !coreData && job.steps.contains(where: { if case .migrate = $0 { false } else { true } }) {
             do {
                 try FerryLayout().checkRepresentable(model)
             } catch let refusal as FerryErrors {

@@ -447,6 +447,12 @@ struct ImportState: Codable {
     private var finishedFiles: [SourceFileReport] = []
     private var atFileStart = SourceFileReport(file: "")
 
+    /// What a resumable import's checkpoint keeps: the counts. A sync's keys and deletions are not
+    /// among them, since a sync is always one transaction and never resumes.
+    private enum CodingKeys: String, CodingKey {
+        case read, inserted, updated, unchanged, skipped, rejected, file, finishedFiles, atFileStart
+    }
+
     /// Records read from now on come from `file` (several files are read one after the other).
     mutating func enter(file name: String) {
         guard name != file else { return }

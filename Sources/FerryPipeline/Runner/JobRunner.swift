@@ -56,12 +56,18 @@ public final class JobRunner {
         let scratch = dryRun && job.store.create && !FileManager.default.fileExists(atPath: job.store.path)
         let rebuild = (job.store.rebuild || scratch) && !job.store.isInMemory
         // A dry run of a job that migrates works on a copy: a migration cannot be rolled back.
-        let dryCopy = dryRun && !rebuild && migrates && !job.store.isInMemory && FileManager.default.fileExists(atPath: job.store.path)
+        // So does one on a Core Data store, whose -wal and -shm an open in place would touch.
+        let dryCopy = dryRun && !rebuild && (migrates || CoreDataStoreFile.isCoreDataStore(job.store.path)) && !job.store.isInMemory
+            && FileManager.default.fileExists(atPath: job.store.path)
         var writerLock: StoreLock?
         defer { withExtendedLifetime(writerLock) {} }
         if !job.store.isInMemory {
             do {
-                try CoreDataStoreFile.refuseInPlace(job.store.path, command: "run")
+                // Imports, updates, deletes, exports and verifies write or read a Core Data store in
+                // place; migrating one is `ferry migrate`'s work.
+                if migrates || job.store.migrateAutomatically { try CoreDataStoreFile.refuseInPlace(job.store.path, command: "run") }
+                // Before the lock file is made beside it: a store that cannot be written gets nothing.
+                if !dryRun && !job.store.rebuild && CoreDataStoreFile.isCoreDataStore(job.store.path) { try Store.checkWritable(job.store.path) }
             } catch {
                 report.fail(step: 0, kind: "open", error: error)
                 report.endedAt = RunReport.timestamp()
@@ -130,6 +136,21 @@ public final class JobRunner {
         // Not in a `defer`: that would run after the returned copy was made.
         report.endedAt = RunReport.timestamp()
         return report
+    }
+
+    /// Opens the store the steps work on: an existing Core Data store in place, a new Core Data
+    /// store for the job's model with `layout: coredata`, else a ferry store.
+    private func openStore(at path: String, options: Store.Options) throws -> Store {
+        let exists = FileManager.default.fileExists(atPath: path)
+        let versions = bundle ?? ModelBundle(name: model.name, versions: [model], currentVersion: model.version)
+        if exists && CoreDataStoreFile.isCoreDataStore(path) {
+            return try Store.openCoreDataForWriting(at: path, bundle: versions, options: options)
+        }
+        if job.store.createsCoreDataStore && !exists && options.createIfMissing {
+            let hashes = try job.store.compiledModel.map { try CompiledModelVersions.read($0).hashes(for: model) }
+            return try Store.createCoreData(at: path, model: model, versionHashes: hashes, options: options)
+        }
+        return try Store.open(at: path, model: model, options: options)
     }
 
     /// Removes a work file of this run with its companions and any lock file a step made for it.
@@ -223,7 +244,7 @@ public final class JobRunner {
             var options = Store.Options(createIfMissing: create)
             // A rebuild's or dry run's work file: the job holds the lock of the store it stands for.
             options.writerLock = storePath != job.store.path ? .none : (dryRun ? .takeIfPresent : .take)
-            store = try Store.open(at: storePath, model: model, options: options)
+            store = try openStore(at: storePath, options: options)
         } catch {
             report.fail(step: 0, kind: "open", error: error)
             return false
