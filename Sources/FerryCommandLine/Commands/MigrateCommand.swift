@@ -55,12 +55,7 @@ struct MigrateCommand: ParsableCommand {
             try CommandFiles.requireExistingStore(store)
             try CoreDataStoreFile.refuseInPlace(store, command: "migrate")
             try CommandFiles.checkOutputs(store: store, inputs: [(model, "the model")], outputs: [(report, "--report")])
-            for folder in mappings {
-                var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
-                    throw FerryError(.usage, "--mappings '\(folder)' is not a folder", notes: ["give the folder that holds FROM-to-TO.yml files or .xcmappingmodel packages"])
-                }
-            }
+            try MappingFolders.check(mappings)
             let bundle = try ModelLoader().load(path: model)
             var options = MigrationOptions(targetVersion: to, backup: !noBackup, registry: FerryCommandLine.registry)
             options.checksums = checksums
@@ -187,3 +182,16 @@ final class MigrationConsole: MigrationObserver {
     }
 }
 
+
+/// The `--mappings` folders of `migrate` and `check`.
+enum MappingFolders {
+    /// Throws a usage error for the first path that is not a folder.
+    static func check(_ folders: [String]) throws {
+        for folder in folders {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw FerryError(.usage, "--mappings '\(folder)' is not a folder", notes: ["give the folder that holds FROM-to-TO.yml files or .xcmappingmodel packages"])
+            }
+        }
+    }
+}

@@ -221,7 +221,9 @@ struct EntityPlan {
         return selectColumns.count
     }
 
-    private var fromClause: String { "FROM \(sourceLayout.quotedTable(for: source)) AS t0" }
+    /// The source entity's rows (and its sub-entities'), not those of other entities sharing
+    /// its table (Core Data's layout).
+    private var fromClause: String { "FROM \(sourceLayout.quotedSource(for: source)) AS t0" }
 
     /// The source's quoted key column.
     private var sourceKey: String { sourceLayout.dialect.quote(sourceLayout.keyColumn) }

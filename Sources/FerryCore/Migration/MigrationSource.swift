@@ -1,0 +1,74 @@
+/// The store a migration reads: its version, how its tables are laid out, and the file the
+/// first step reads.
+///
+/// A ferry store is read where it is (its `-wal` was checkpointed under the writer lock). A Core
+/// Data store is read from a private copy (``CoreDataStoreCopy``) with its `-wal` replayed
+/// there, so the user's main file, `-wal` and `-shm` are never opened by the steps: its version is
+/// found as ``CoreDataVersionDetector`` does, and its rows are read in ``CoreDataLayout``.
+struct MigrationSource {
+    /// The version of the bundle the store is at.
+    let model: ObjectModel
+    let layout: any StoreLayout
+    /// The file the first step reads: the store itself, or its private copy.
+    let readPath: String
+    /// Core Data's private copy, removed by ``close()``.
+    private let copy: CoreDataStoreCopy?
+
+    /// True when the store is a Core Data store.
+    var isCoreData: Bool { copy != nil }
+
+    /// Finds the version of the store at `path` in `bundle` (its stored form; `givenBundle` is
+    /// the bundle as loaded, whose transient attributes a Core Data store's cached model holds).
+    static func open(_ path: String, bundle: ModelBundle, givenBundle: ModelBundle) throws -> MigrationSource {
+        guard CoreDataStoreFile.isCoreDataStore(path) else {
+            guard let metadata = try Store.metadata(at: path) else {
+                throw FerryError(.store, "'\(path)' is not a ferry store (it has no ferry metadata)")
+            }
+            let model = try VersionDetector.detect(metadata: metadata, bundle: bundle, store: path)
+            return MigrationSource(model: model, layout: FerryLayout(), readPath: path, copy: nil)
+        }
+        let copy = try CoreDataStoreCopy(of: path)
+        do {
+            let file = try CoreDataStoreFile.read(copy)
+            let match = try CoreDataVersionDetector.detect(store: file, bundle: givenBundle)
+            guard let model = bundle.version(match.version.version) else {
+                throw FerryError(.internal, "model \(bundle.name) lost version '\(match.version.version)' in its stored form")
+            }
+            let connection = try copy.database
+            // The -wal's commits move into the copy's main file, which the steps read.
+            _ = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")
+            let layout = try CoreDataLayout.reading(connection, model: model)
+            return MigrationSource(model: model, layout: layout, readPath: copy.path, copy: copy)
+        } catch {
+            copy.remove()
+            throw error
+        }
+    }
+
+    /// Removes the private copy of a Core Data store.
+    func close() { copy?.remove() }
+}
+
+/// The layout a migration writes the new store in.
+package enum MigrationOutput: Sendable {
+    /// The store's own layout: a migrated store replaces the original.
+    case storeLayout
+    /// ferry's layout, whatever the store's: for a result that is checked and thrown away
+    /// (`ferry check` on a Core Data snapshot).
+    case ferryLayout
+
+    /// The layout of every version the migration of a store writes (a Core Data store when
+    /// `coreData`).
+    func layout(coreData: Bool) throws -> any StoreLayout {
+        switch self {
+        case .ferryLayout: return FerryLayout()
+        case .storeLayout:
+            guard !coreData else {
+                throw FerryError(
+                    .store, "ferry migrate does not write Core Data stores yet; nothing was changed",
+                    notes: ["ferry check migrates a copy of a Core Data store and verifies it: ferry check STORE --model MODEL"])
+            }
+            return FerryLayout()
+        }
+    }
+}
