@@ -162,4 +162,51 @@ struct CoreDataCheckCLITests {
         #expect(result.exitCode == 64, "\(result)")
         #expect(result.stderr.contains("--mappings '\(store)' is not a folder"), "\(result)")
     }
+    @Test("migrate --dry-run on a Core Data store plans every step from a private copy (store untouched); without --dry-run it is refused")
+    func dryRun() throws {
+        let directory = TemporaryDirectory("ferry-cd-check")
+        let store = try CoreDataStoreCLITests.copy(Self.snapshot(Self.original, "CoreDataMigration_Example_WAL"), into: directory, name: "App.sqlite")
+        let v1 = try Self.copies(Self.original, ["CoreDataMigration_Example_1"], into: directory)[0]
+        let plan = try CoreDataStoreCLITests.runUntouched(
+            ["migrate", v1, "--model", Self.package(Self.original), "--mappings", Self.mappings(Self.original), "--dry-run"], store: v1)
+        #expect(plan.exitCode == 0, "\(plan)")
+        #expect(plan.stdout.contains("\(v1): CoreDataMigration_Example version \(Self.v1) → \(Self.v4)"), "\(plan)")
+        #expect(plan.stdout.contains("Migration1to2.xcmappingmodel/xcmapping.xml)"), "\(plan)")
+        #expect(plan.stdout.contains("  Post ← Post (1,001 records)"), "\(plan)")
+        #expect(plan.stdout.contains("step \(Self.v3) → \(Self.v4) (inferred)"), "\(plan)")
+
+        let current = try CoreDataStoreCLITests.runUntouched(["migrate", store, "--model", Self.package(Self.original), "--dry-run"], store: store)
+        #expect(current.exitCode == 0, "\(current)")
+        #expect(current.stdout.contains("nothing to do: the store is at the target version"), "\(current)")
+
+        let refused = try CoreDataStoreCLITests.runUntouched(["migrate", v1, "--model", Self.package(Self.original)], store: v1)
+        #expect(refused.exitCode == 1, "\(refused)")
+        #expect(refused.stderr.contains("ferry migrate --dry-run shows the plan"), "\(refused)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["App.sqlite", "App.sqlite-wal", "CoreDataMigration_Example_1.sqlite"])
+    }
+
+    @Test("a snapshot whose model has sub-entities is refused before anything is migrated, naming the entities (exit 1)")
+    func hierarchyRefused() throws {
+        let directory = TemporaryDirectory("ferry-cd-check")
+        let store = directory.file("Cars.sqlite")
+        try CoreDataSamples.writeInheritanceStore(at: store)
+        // The Sync sample's model, and a second version of it in which Passenger gains a seat.
+        let original = CoreDataSamples.root.appendingPathComponent("3lvis-Sync/Tests/Sync/Models/239.xcdatamodeld/239.xcdatamodel").path
+        let package = directory.file("Cars.xcdatamodeld")
+        try FileManager.default.createDirectory(atPath: package, withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: original, toPath: package + "/239.xcdatamodel")
+        try FileManager.default.createDirectory(atPath: package + "/240.xcdatamodel", withIntermediateDirectories: false)
+        let contents = try String(contentsOfFile: original + "/contents", encoding: .utf8).replacingOccurrences(
+            of: "<attribute name=\"name\" optional=\"YES\" attributeType=\"String\" syncable=\"YES\"/>",
+            with: "<attribute name=\"name\" optional=\"YES\" attributeType=\"String\" syncable=\"YES\"/><attribute name=\"seat\" optional=\"YES\" attributeType=\"String\" syncable=\"YES\"/>")
+        _ = try directory.write("Cars.xcdatamodeld/240.xcdatamodel/contents", contents)
+        _ = try directory.write(
+            "Cars.xcdatamodeld/.xccurrentversion",
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\">\n<dict>\n\t<key>_XCCurrentVersionName</key>\n\t<string>240.xcdatamodel</string>\n</dict>\n</plist>\n")
+        let result = try CoreDataStoreCLITests.runUntouched(["check", store, "--model", package], store: store)
+        #expect(result.exitCode == 1, "\(result)")
+        #expect(result.stdout.contains("migrate 239 → 240: "), "\(result)")
+        #expect(result.stdout.contains("Racecar"), "\(result)")
+        #expect(result.stdout.contains("Sedan"), "\(result)")
+    }
 }

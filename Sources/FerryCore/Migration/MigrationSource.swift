@@ -57,6 +57,14 @@ package enum MigrationOutput: Sendable {
     /// (`ferry check` on a Core Data snapshot).
     case ferryLayout
 
+    /// Throws when the new store of a migration of a store (a Core Data store when `coreData`)
+    /// cannot hold `model`: ferry's layout holds no entity hierarchies yet, Core Data's holds
+    /// everything a Core Data model has.
+    func checkRepresentable(_ model: ObjectModel, coreData: Bool) throws {
+        if coreData && self == .storeLayout { return }
+        try FerryLayout().checkRepresentable(model)
+    }
+
     /// The layout of every version the migration of a store writes (a Core Data store when
     /// `coreData`).
     func layout(coreData: Bool) throws -> any StoreLayout {

@@ -151,8 +151,7 @@ public final class Migrator {
             throw FerryError(.usage, "model \(bundle.name) has no version '\(targetLabel)' (versions: \(bundle.versions.map(\.version).joined(separator: ", ")))")
         }
         let path = try bundle.path(from: source.model.version, to: target.version)
-        let destinationLayout = try output.layout(coreData: source.isCoreData)
-        for version in path.dropFirst() { try destinationLayout.checkRepresentable(version) }
+        for version in path.dropFirst() { try output.checkRepresentable(version, coreData: source.isCoreData) }
         var steps: [MappingModel] = []
         for (from, to) in zip(path, path.dropFirst()) {
             steps.append(try mappingProvider(from, to))
