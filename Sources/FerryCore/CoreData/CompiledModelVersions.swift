@@ -43,3 +43,18 @@ public struct CompiledModelVersions: Sendable, Hashable {
         return CompiledModelVersions(versionHashes: hashes, currentVersion: top["NSManagedObjectModel_CurrentVersionName"]?.string, path: file)
     }
 }
+
+extension CompiledModelVersions {
+    /// The entity hashes of the compiled version that is `model`: the version of the same name
+    /// (an Xcode version folder and its compiled `.mom` share it). Never another version's,
+    /// even one with the same entities: the store would claim a version it is not.
+    ///
+    /// - Throws: `.invalidModel` naming the compiled versions when none has the model's name.
+    public func hashes(for model: ObjectModel) throws -> [String: [UInt8]] {
+        if let hashes = versionHashes[model.version] { return hashes }
+        throw FerryError(
+            .invalidModel,
+            "compiled model '\(path)' has no version '\(model.version)' (versions: \(versionHashes.keys.sorted().joined(separator: ", ")))",
+            notes: ["give the .momd compiled from the .xcdatamodeld given as --model"])
+    }
+}

@@ -43,6 +43,8 @@ public final class BatchInserter {
     /// constraint, with the column indexes they bind.
     private let finders: [(statement: Statement, columns: [Int])]
     private var encoded: [DatabaseValue]
+    /// For a Core Data store: the keys, entity numbers and versions Core Data keeps.
+    private let coreData: CoreDataInsertBookkeeping?
 
     /// Prepares the statements for `columns` of `entityName` in a store of `layout`.
     package init(
@@ -62,6 +64,7 @@ public final class BatchInserter {
         var validators: [AttributeValidator?] = []
         var defaults: [Value?] = []
         var storedNames: [String] = []
+        var keyColumns: [(parameter: Int, relationship: RelationshipDescription)] = []
         for column in columns {
             switch column {
             case .attribute(let name):
@@ -89,6 +92,7 @@ public final class BatchInserter {
                 types.append(nil)
                 defaults.append(nil)
                 validators.append(nil)
+                keyColumns.append((storedNames.count + 1, relationship))
                 storedNames.append(column)
             }
         }
@@ -99,8 +103,15 @@ public final class BatchInserter {
 
         let table = layout.quotedTable(for: entity)
         let names = storedNames.map { dialect.quote($0) }
-        let placeholders = columns.isEmpty ? "" : "VALUES (" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
-        insert = try connection.prepare(dialect.insert(into: table, columns: names, values: placeholders, onConflict: policy == .keep ? .ignore : .fail))
+        let coreData = try (layout as? CoreDataLayout).map {
+            try CoreDataInsertBookkeeping(connection: connection, model: model, layout: $0, entity: entity, keyColumns: keyColumns)
+        }
+        self.coreData = coreData
+        // Bookkeeping values come after the record's, so the record's `?` keep their numbers.
+        let values = Array(repeating: "?", count: columns.count) + (coreData?.values ?? [])
+        let placeholders = values.isEmpty ? "" : "VALUES (" + values.joined(separator: ", ") + ")"
+        let insertNames = names + (coreData?.columns.map { dialect.quote($0) } ?? [])
+        insert = try connection.prepare(dialect.insert(into: table, columns: insertNames, values: placeholders, onConflict: policy == .keep ? .ignore : .fail))
 
         if policy == .update || policy == .replace {
             // `?N` is the value and `?(N + count + 1)` says whether this record supplied it, so one
@@ -108,6 +119,10 @@ public final class BatchInserter {
             let flagBase = columns.count + 1
             var assignments = names.enumerated().map {
                 "\($0.element) = CASE WHEN ?\(flagBase + $0.offset + 1) THEN ?\($0.offset + 1) ELSE \($0.element) END"
+            }
+            if let version = layout.versionColumn {
+                // Each change of an object counts in its version (Core Data's Z_OPT).
+                assignments.append("\(dialect.quote(version)) = coalesce(\(dialect.quote(version)), 0) + 1")
             }
             if policy == .replace {
                 // Overwrite: every attribute the record does not supply returns to its default.
@@ -172,15 +187,7 @@ public final class BatchInserter {
                 encoded[index] = coding.encode(value)
             }
         }
-        if direct {
-            do {
-                try insert.step()
-            } catch let error as FerryError {
-                return try rejection(for: error)
-            }
-            if policy == .keep && connection.changes == 0 { return .skipped }
-            return .inserted
-        }
+        if direct { return try stepInsert() }
         if policy == .update || policy == .replace, let key = try existingKey() {
             // The object exists: change it in place, keeping its identity (and relationships to it).
             guard let update else { return .skipped }
@@ -204,12 +211,18 @@ public final class BatchInserter {
         for index in 0..<encoded.count {
             try insert.bind(encoded[index], at: index + 1)
         }
+        return try stepInsert()
+    }
+
+    /// Runs the bound insert; for a Core Data store, records the key it took.
+    private func stepInsert() throws -> InsertOutcome {
         do {
             try insert.step()
         } catch let error as FerryError {
             return try rejection(for: error)
         }
         if policy == .keep && connection.changes == 0 { return .skipped }
+        try coreData?.recordInsert()
         return .inserted
     }
 
@@ -251,13 +264,7 @@ public final class BatchInserter {
 
     /// Writes the directly bound row.
     public func finishDirectRow() throws -> InsertOutcome {
-        do {
-            try insert.step()
-        } catch let error as FerryError {
-            return try rejection(for: error)
-        }
-        if policy == .keep && connection.changes == 0 { return .skipped }
-        return .inserted
+        try stepInsert()
     }
 
     private func existingKey() throws -> Int64? {

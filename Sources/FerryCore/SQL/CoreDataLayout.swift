@@ -120,6 +120,10 @@ package struct CoreDataLayout: StoreLayout {
         return "Z\(numbers[0])_\(relationship.name.uppercased())"
     }
 
+    /// The column ordering the objects of an ordered to-many beside the key of its to-one
+    /// inverse: `ZBOOK` → `Z_FOK_BOOK` (COREDATA.md §2.5).
+    package static func orderColumn(forForeignKey column: String) -> String { "Z_FOK_" + column.dropFirst() }
+
     package func uniqueIndexName(entity: String, columns: [String]) -> String { "Z_\(entity)_UNIQUE_\(columns.joined(separator: "_"))" }
 
     package func indexName(entity: String, index: IndexDescription) -> String {

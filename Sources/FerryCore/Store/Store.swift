@@ -53,7 +53,7 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    private init(
+    init(
         path: String, model: ObjectModel, layout: any StoreLayout, connection: Connection, metadata: StoreMetadata, writerLock: StoreLock?,
         coreDataCopy: CoreDataStoreCopy? = nil
     ) {

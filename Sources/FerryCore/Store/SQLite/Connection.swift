@@ -175,6 +175,16 @@ package final class Connection {
         }
     }
 
+    /// Leaves the write-ahead log untouched when the connection closes (SQLite would otherwise
+    /// checkpoint it into the database and delete it): a Core Data store written in place keeps
+    /// its `-wal` consistent, as the app left it plus ferry's committed frames.
+    package func keepWriteAheadLogOnClose() throws {
+        let code = ferry_sqlite_keep_wal_on_close(handle)
+        guard code == SQLITE_OK else {
+            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: "SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE", path: path)
+        }
+    }
+
     // MARK: - Custom SQL functions
 
     /// Registers a scalar SQL function implemented in Swift (predicates' Unicode-aware

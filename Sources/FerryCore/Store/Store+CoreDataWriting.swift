@@ -1,0 +1,107 @@
+import Foundation
+
+/// Writing Core Data stores: opening one in place, creating a new one from a model.
+extension Store {
+    /// Opens the Core Data store at `path` for writing, in place: its main file and `-wal` under
+    /// ferry's writer lock, each write one transaction (kill-safe through SQLite's journal or
+    /// WAL, whichever the store has; the journal mode is kept). The store's model is the version
+    /// of `bundle` it is at, else the model it caches, read from a private copy as
+    /// ``openCoreData(at:bundle:)`` does; writes go through ``CoreDataLayout`` and keep Core
+    /// Data's bookkeeping (``CoreDataInsertBookkeeping``).
+    ///
+    /// When the connection closes, the `-wal` is left as it is (not checkpointed into the main
+    /// file and deleted): it holds ferry's committed frames, and the app's SQLite recovers it.
+    /// The derived-attribute trigger functions are registered (``CoreDataTriggerFunctions``).
+    /// `Z_METADATA` is never changed: Core Data does not change it on a save either.
+    ///
+    /// - Throws: `.store` when the file is not a Core Data store, cannot be written, or its
+    ///   `Z_PRIMARYKEY` lacks an entity of the model; `.modelMismatch` when no version of
+    ///   `bundle` matches the store.
+    public static func openCoreDataForWriting(at path: String, bundle: ModelBundle?, options: Options = Options()) throws -> Store {
+        let header = try CoreDataStoreFile.header(of: path)
+        let writerLock = try StoreLock.acquire(for: path, timeout: options.busyTimeout, policy: options.writerLock)
+        try checkWritable(path)
+        let copy = try CoreDataStoreCopy(of: path)
+        let model: ObjectModel
+        do {
+            defer { copy.remove() }
+            let file = try CoreDataStoreFile.read(copy, header: header)
+            let version = try bundle.map { try CoreDataVersionDetector.detect(store: file, bundle: $0).version } ?? file.cachedModel()
+            model = version.withInheritedProperties
+        }
+        let connection = try Connection(path: path, readOnly: false, create: false)
+        try connection.keepWriteAheadLogOnClose()
+        try configure(connection, busyTimeout: options.busyTimeout)
+        try CoreDataTriggerFunctions.register(on: connection)
+        let layout = try CoreDataLayout.reading(connection, model: model)
+        try checkPrimaryKeys(connection, model: model, layout: layout, path: path)
+        return Store(path: path, model: model, layout: layout, connection: connection, metadata: coreDataMetadata(model), writerLock: writerLock)
+    }
+
+    /// Creates a new Core Data store at `path` for `model` (``CoreDataSchemaWriter``) and opens
+    /// it for writing. `versionHashes` are the compiled model's entity hashes
+    /// (``CompiledModelVersions/hashes(for:)``); without them the store's metadata records none.
+    ///
+    /// - Throws: `.store` when a file is at `path` already (it is never overwritten);
+    ///   `.invalidModel` when the model cannot be written as a Core Data store.
+    public static func createCoreData(at path: String, model: ObjectModel, versionHashes: [String: [UInt8]]?, options: Options = Options()) throws -> Store {
+        try PathOrURL.requireStore(path)
+        guard !FileManager.default.fileExists(atPath: path) else {
+            throw FerryError(.store, "'\(path)' exists already; a new Core Data store is only created where there is no file (nothing was changed)")
+        }
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let writerLock = try StoreLock.acquire(for: path, timeout: options.busyTimeout, policy: options.writerLock)
+        let connection: Connection
+        let layout: CoreDataLayout
+        do {
+            guard !FileManager.default.fileExists(atPath: path) else {
+                throw FerryError(.store, "'\(path)' was created by another process meanwhile; nothing was changed")
+            }
+            connection = try Connection(path: path, readOnly: false, create: true)
+            try configure(connection, busyTimeout: options.busyTimeout)
+            try CoreDataTriggerFunctions.register(on: connection)
+            layout = try CoreDataSchemaWriter.create(for: model, on: connection, versionHashes: versionHashes)
+        } catch {
+            StoreFiles.remove(path)
+            throw error
+        }
+        let stored = model.withInheritedProperties
+        return Store(path: path, model: stored, layout: layout, connection: connection, metadata: coreDataMetadata(stored), writerLock: writerLock)
+    }
+
+    /// Core Data stores record no ferry model hash.
+    private static func coreDataMetadata(_ model: ObjectModel) -> StoreMetadata {
+        StoreMetadata(formatVersion: 0, modelName: model.name, modelVersion: model.version, modelHash: "", entityHashes: [:], model: model, createdAt: nil)
+    }
+
+    /// The store file and its folder (where SQLite puts the journal or `-wal`) must be writable.
+    private static func checkWritable(_ path: String) throws {
+        let mode = (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? nil
+        // Read-only by its mode even for a user SQLite could write it as (root).
+        guard FileManager.default.isWritableFile(atPath: path), (mode ?? 0o200) & 0o222 != 0 else {
+            throw FerryError(.store, "cannot write Core Data store '\(path)': the file is read-only (permission denied); nothing was changed")
+        }
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        guard FileManager.default.isWritableFile(atPath: folder) else {
+            throw FerryError(.store, "cannot write Core Data store '\(path)': its folder '\(folder)' is read-only, and SQLite writes the store's journal there; nothing was changed")
+        }
+    }
+
+    /// Every entity of the model needs its `Z_PRIMARYKEY` row, with its number: new keys come
+    /// from its root's `Z_MAX`.
+    private static func checkPrimaryKeys(_ connection: Connection, model: ObjectModel, layout: CoreDataLayout, path: String) throws {
+        var numbers: [Int64: String] = [:]
+        for row in try connection.rows("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY") {
+            if let number = row[0].int64 { numbers[number] = row[1].text ?? "" }
+        }
+        for entity in model.entities {
+            guard let number = layout.entityNumbers[entity.name], numbers[number] != nil else {
+                throw FerryError(
+                    .store,
+                    "store '\(path)': Z_PRIMARYKEY has no row for entity \(entity.name) (number \(layout.entityNumbers[entity.name].map(String.init) ?? "?")); ferry cannot assign its keys, nothing was written",
+                    notes: ["the store is damaged or was not made by Core Data for this model"])
+            }
+        }
+    }
+}
