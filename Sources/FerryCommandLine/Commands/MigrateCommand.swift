@@ -14,8 +14,9 @@ struct MigrateCommand: ParsableCommand {
             bundle's mappings/FROM-to-TO.yml, or a mapping model beside the model package. Each step writes a new file beside the store; the result is \
             verified and swapped in atomically, keeping the original as STORE.backup-vN-TIME \
             unless --no-backup. A failure or a kill leaves the original store as it was. \
-            On a Core Data store, only --dry-run works yet (read from a private copy); ferry check \
-            migrates a copy of one and verifies it.
+            A Core Data store stays a Core Data store: each step writes one in Core Data's layout of \
+            the new version, its metadata's entity hashes taken from --compiled-model (without it, \
+            none, so Core Data never takes it for a version it is not).
             """)
 
     @Argument(help: ArgumentHelp("The store to migrate.", valueName: "store"))
@@ -31,6 +32,9 @@ struct MigrateCommand: ParsableCommand {
         name: .customLong("mappings"),
         help: ArgumentHelp("A folder of mapping files (FROM-to-TO.yml) and Xcode mapping models (.xcmappingmodel); repeatable.", valueName: "dir"))
     var mappings: [String] = []
+
+    @Option(help: ArgumentHelp("For a Core Data store: the compiled model (.momd or its VersionInfo.plist) whose hashes the migrated store's metadata records.", valueName: "path"))
+    var compiledModel: String?
 
     @Flag(help: "Print the plan (steps, mappings, records to read) and change nothing.")
     var dryRun = false
@@ -55,13 +59,12 @@ struct MigrateCommand: ParsableCommand {
             var global = GlobalOptions()
             global.parameters = parameters
             try CommandFiles.requireExistingStore(store)
-            // A dry run reads a Core Data store from a private copy; migrating one in place is not available yet.
-            if !dryRun { try CoreDataStoreFile.refuseInPlace(store, command: "migrate") }
-            try CommandFiles.checkOutputs(store: store, inputs: [(model, "the model")], outputs: [(report, "--report")])
+            try CommandFiles.checkOutputs(store: store, inputs: [(model, "the model"), (compiledModel, "the compiled model")], outputs: [(report, "--report")])
             try MappingFolders.check(mappings)
             let bundle = try ModelLoader().load(path: model)
             var options = MigrationOptions(targetVersion: to, backup: !noBackup, registry: FerryCommandLine.registry)
             options.checksums = checksums
+            options.compiledModel = try compiledModel.map(CompiledModelVersions.read)
             options.parameters = ParameterValue.typed(try global.parameterValues())
             let migrator = Migrator(
                 storePath: store, bundle: bundle, options: options,

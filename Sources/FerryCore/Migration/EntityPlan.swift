@@ -245,6 +245,12 @@ struct EntityPlan {
             values.append(foreignKey.sql.text)
             arguments += foreignKey.sql.arguments
         }
+        // Core Data's Z_ENT, and Z_OPT carried from a Core Data source (1 otherwise).
+        let carried = sourceLayout.versionColumn.map { "t0.\(sourceLayout.dialect.quote($0))" } ?? "1"
+        for (column, value) in CoreDataMigrationDestination.rowBookkeeping(of: destination, in: destinationLayout, version: carried) {
+            columns.append(quote(column))
+            values.append(value)
+        }
         let table = destinationLayout.dialect.qualified(destinationLayout.table(for: destination), in: schema)
         var text = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) \(fromClause)"
         if let filter {

@@ -13,24 +13,27 @@ struct MigrationSource {
     let readPath: String
     /// Core Data's private copy, removed by ``close()``.
     private let copy: CoreDataStoreCopy?
+    /// A Core Data store's metadata (its UUID and keys the migrated store keeps).
+    let coreDataMetadata: CoreDataStoreMetadata?
 
     /// True when the store is a Core Data store.
     var isCoreData: Bool { copy != nil }
 
     /// Finds the version of the store at `path` in `bundle` (its stored form; `givenBundle` is
-    /// the bundle as loaded, whose transient attributes a Core Data store's cached model holds).
-    static func open(_ path: String, bundle: ModelBundle, givenBundle: ModelBundle) throws -> MigrationSource {
+    /// the bundle as loaded, whose transient attributes a Core Data store's cached model holds),
+    /// a Core Data store's first by the hashes of `compiledModel` when given.
+    static func open(_ path: String, bundle: ModelBundle, givenBundle: ModelBundle, compiledModel: CompiledModelVersions? = nil) throws -> MigrationSource {
         guard CoreDataStoreFile.isCoreDataStore(path) else {
             guard let metadata = try Store.metadata(at: path) else {
                 throw FerryError(.store, "'\(path)' is not a ferry store (it has no ferry metadata)")
             }
             let model = try VersionDetector.detect(metadata: metadata, bundle: bundle, store: path)
-            return MigrationSource(model: model, layout: FerryLayout(), readPath: path, copy: nil)
+            return MigrationSource(model: model, layout: FerryLayout(), readPath: path, copy: nil, coreDataMetadata: nil)
         }
         let copy = try CoreDataStoreCopy(of: path)
         do {
             let file = try CoreDataStoreFile.read(copy)
-            let match = try CoreDataVersionDetector.detect(store: file, bundle: givenBundle)
+            let match = try CoreDataVersionDetector.detect(store: file, bundle: givenBundle, compiled: compiledModel)
             guard let model = bundle.version(match.version.version) else {
                 throw FerryError(.internal, "model \(bundle.name) lost version '\(match.version.version)' in its stored form")
             }
@@ -38,7 +41,7 @@ struct MigrationSource {
             // The -wal's commits move into the copy's main file, which the steps read.
             _ = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")
             let layout = try CoreDataLayout.reading(connection, model: model)
-            return MigrationSource(model: model, layout: layout, readPath: copy.path, copy: copy)
+            return MigrationSource(model: model, layout: layout, readPath: copy.path, copy: copy, coreDataMetadata: file.metadata)
         } catch {
             copy.remove()
             throw error
@@ -51,32 +54,24 @@ struct MigrationSource {
 
 /// The layout a migration writes the new store in.
 package enum MigrationOutput: Sendable {
-    /// The store's own layout: a migrated store replaces the original.
+    /// The store's own layout: a migrated store replaces the original (a Core Data store stays
+    /// a Core Data store, ``CoreDataMigrationDestination``).
     case storeLayout
     /// ferry's layout, whatever the store's: for a result that is checked and thrown away
     /// (`ferry check` on a Core Data snapshot).
     case ferryLayout
 
     /// Throws when the new store of a migration of a store (a Core Data store when `coreData`)
-    /// cannot hold `model`: ferry's layout holds no entity hierarchies yet, Core Data's holds
-    /// everything a Core Data model has.
+    /// cannot hold `model`: ferry's layout holds no entity hierarchies yet, and the migration of
+    /// a Core Data store into Core Data's layout does not move rows between hierarchies yet.
     func checkRepresentable(_ model: ObjectModel, coreData: Bool) throws {
-        if coreData && self == .storeLayout { return }
-        try FerryLayout().checkRepresentable(model)
+        guard coreData && self == .storeLayout else { return try FerryLayout().checkRepresentable(model) }
+        try CoreDataMigrationDestination.checkWithoutHierarchies(model)
     }
 
-    /// The layout of every version the migration of a store writes (a Core Data store when
-    /// `coreData`).
-    func layout(coreData: Bool) throws -> any StoreLayout {
-        switch self {
-        case .ferryLayout: return FerryLayout()
-        case .storeLayout:
-            guard !coreData else {
-                throw FerryError(
-                    .store, "ferry migrate does not write Core Data stores yet; nothing was changed",
-                    notes: ["ferry check migrates a copy of a Core Data store and verifies it: ferry check STORE --model MODEL"])
-            }
-            return FerryLayout()
-        }
+    /// Where the migration of `source` writes.
+    func destination(for source: MigrationSource, compiledModel: CompiledModelVersions?) -> MigrationDestination {
+        guard self == .storeLayout, let metadata = source.coreDataMetadata else { return .ferry }
+        return .coreData(CoreDataMigrationDestination(sourceMetadata: metadata, compiledModel: compiledModel))
     }
 }

@@ -22,6 +22,9 @@ public struct MigrationOptions: Sendable {
     public var checksums = false
     /// How long to wait for another writer (or a reader blocking a checkpoint) before failing.
     public var busyTimeout: Duration = .seconds(30)
+    /// For a Core Data store: the compiled model (`.momd`) whose entity hashes the migrated
+    /// store's metadata records for its new version; without it, it records none.
+    public var compiledModel: CompiledModelVersions?
 
     public init(targetVersion: String? = nil, backup: Bool = true, parameters: [String: Value] = [:], registry: PolicyRegistry = .shared) {
         self.targetVersion = targetVersion
@@ -140,7 +143,7 @@ public final class Migrator {
     /// A Core Data store is read from a private copy (its `-wal` included), so not even its
     /// `-shm` is touched.
     public func plan() throws -> Plan {
-        let source = try MigrationSource.open(storePath, bundle: bundle, givenBundle: givenBundle)
+        let source = try MigrationSource.open(storePath, bundle: bundle, givenBundle: givenBundle, compiledModel: options.compiledModel)
         defer { source.close() }
         return try plan(source)
     }
@@ -151,7 +154,9 @@ public final class Migrator {
             throw FerryError(.usage, "model \(bundle.name) has no version '\(targetLabel)' (versions: \(bundle.versions.map(\.version).joined(separator: ", ")))")
         }
         let path = try bundle.path(from: source.model.version, to: target.version)
-        for version in path.dropFirst() { try output.checkRepresentable(version, coreData: source.isCoreData) }
+        // A Core Data store migrated in place: its own version must be one the migration handles too.
+        let written = source.isCoreData && output == .storeLayout ? path : Array(path.dropFirst())
+        for version in written { try output.checkRepresentable(version, coreData: source.isCoreData) }
         var steps: [MappingModel] = []
         for (from, to) in zip(path, path.dropFirst()) {
             steps.append(try mappingProvider(from, to))
@@ -176,11 +181,9 @@ public final class Migrator {
         // Files a killed migration of this store left: no running migration owns them, since
         // it would hold the lock.
         removeScratchFiles()
-        let isCoreData = CoreDataStoreFile.isCoreDataStore(storePath)
-        // Before anything is opened: a layout the migration cannot write changes nothing.
-        let destinationLayout = try output.layout(coreData: isCoreData)
-        // A Core Data store's -wal is read through the private copy, never checkpointed here.
-        if !isCoreData { try settleWriteAheadLog() }
+        // The store's latest commits move from its -wal into the main file (which is backed up),
+        // a Core Data store's too: its steps read a private copy taken after this.
+        try settleWriteAheadLog()
 
         // Writers that do not know ferry's lock (the sqlite3 shell, an app) are held off by
         // SQLite's own write lock, from before the store is read until just before the swap.
@@ -193,11 +196,12 @@ public final class Migrator {
         }
         defer { releaseGuard() }
 
-        let source = try MigrationSource.open(storePath, bundle: bundle, givenBundle: givenBundle)
+        let source = try MigrationSource.open(storePath, bundle: bundle, givenBundle: givenBundle, compiledModel: options.compiledModel)
         defer { source.close() }
         let plan = try self.plan(source)
         var report = MigrationReport(store: storePath, model: bundle.name, fromVersion: plan.source.version, toVersion: plan.target.version, steps: [])
         guard !plan.steps.isEmpty else { return report }
+        let destination = output.destination(for: source, compiledModel: options.compiledModel)
 
         let now = DateCoding.nowMilliseconds()
         var current = source.readPath
@@ -211,12 +215,12 @@ public final class Migrator {
                 scratch.append(next)
                 let runner = MigrationStepRunner(
                     mapping: mapping, sourcePath: current, destinationPath: next, options: options, now: now, sourceLayout: currentLayout,
-                    destinationLayout: destinationLayout)
+                    destination: destination)
                 runner.observer = observer
                 report.steps.append(try runner.run())
                 if current != source.readPath { StoreFiles.remove(current) }
                 current = next
-                currentLayout = destinationLayout
+                currentLayout = runner.destinationLayout
             }
             if options.backup {
                 let path = "\(storePath).backup-v\(plan.source.version)-\(Self.stamp(now))"
