@@ -176,6 +176,13 @@ public final class Migrator {
     /// ferry writer waits for the migration and then opens the migrated store, and two
     /// migrations of one store run one after the other (the second finds nothing to do).
     public func run() throws -> MigrationReport {
+        // A Core Data store with nothing to do is not opened at all (its -wal stays as it is).
+        if CoreDataStoreFile.isCoreDataStore(storePath) {
+            let preview = try plan()
+            if preview.steps.isEmpty {
+                return MigrationReport(store: storePath, model: bundle.name, fromVersion: preview.source.version, toVersion: preview.target.version, steps: [])
+            }
+        }
         let writerLock = try StoreLock.acquire(for: storePath, timeout: options.busyTimeout)
         defer { withExtendedLifetime(writerLock) {} }
         // Files a killed migration of this store left: no running migration owns them, since
