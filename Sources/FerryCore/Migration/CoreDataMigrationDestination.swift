@@ -8,7 +8,7 @@
 /// the store for a version it is not (it refuses to open it as any model version). The store's
 /// UUID and the metadata keys ferry does not know (an app's own keys) are kept. `Z_MODELCACHE`
 /// is left empty: ferry reads the store's version from its tables and columns.
-struct CoreDataMigrationDestination {
+package struct CoreDataMigrationDestination {
     /// The original store's metadata.
     let sourceMetadata: CoreDataStoreMetadata
     let compiledModel: CompiledModelVersions?
@@ -55,8 +55,9 @@ struct CoreDataMigrationDestination {
         }
     }
 
-    /// Opens a migrated Core Data store (a scratch file) read-only with the model it was written for.
-    static func open(at path: String, model: ObjectModel) throws -> Store {
+    /// Opens a migrated Core Data store read-only, in place (a scratch file, or `ferry check`'s
+    /// copy), with the model it was written for.
+    package static func open(at path: String, model: ObjectModel) throws -> Store {
         let connection = try Connection(path: path, readOnly: true, create: false)
         try Store.configure(connection, busyTimeout: .seconds(30))
         let model = model.withInheritedProperties

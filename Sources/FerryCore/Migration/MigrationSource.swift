@@ -50,28 +50,18 @@ struct MigrationSource {
 
     /// Removes the private copy of a Core Data store.
     func close() { copy?.remove() }
-}
 
-/// The layout a migration writes the new store in.
-package enum MigrationOutput: Sendable {
-    /// The store's own layout: a migrated store replaces the original (a Core Data store stays
+    /// Where the migration writes: a store in the source's own layout (a Core Data store stays
     /// a Core Data store, ``CoreDataMigrationDestination``).
-    case storeLayout
-    /// ferry's layout, whatever the store's: for a result that is checked and thrown away
-    /// (`ferry check` on a Core Data snapshot).
-    case ferryLayout
-
-    /// Throws when the new store of a migration of a store (a Core Data store when `coreData`)
-    /// cannot hold `model`: ferry's layout holds no entity hierarchies yet, and the migration of
-    /// a Core Data store into Core Data's layout does not move rows between hierarchies yet.
-    func checkRepresentable(_ model: ObjectModel, coreData: Bool) throws {
-        guard coreData && self == .storeLayout else { return try FerryLayout().checkRepresentable(model) }
-        try CoreDataMigrationDestination.checkWithoutHierarchies(model)
+    func destination(compiledModel: CompiledModelVersions?) -> MigrationDestination {
+        guard let coreDataMetadata else { return .ferry }
+        return .coreData(CoreDataMigrationDestination(sourceMetadata: coreDataMetadata, compiledModel: compiledModel))
     }
 
-    /// Where the migration of `source` writes.
-    func destination(for source: MigrationSource, compiledModel: CompiledModelVersions?) -> MigrationDestination {
-        guard self == .storeLayout, let metadata = source.coreDataMetadata else { return .ferry }
-        return .coreData(CoreDataMigrationDestination(sourceMetadata: metadata, compiledModel: compiledModel))
+    /// Throws when a version the migration reads or writes cannot be stored in the source's
+    /// layout: ferry's layout holds no entity hierarchies yet, and the migration of a Core Data
+    /// store does not move rows between the tables of hierarchies yet.
+    func checkMigratable(_ model: ObjectModel) throws {
+        if isCoreData { try CoreDataMigrationDestination.checkWithoutHierarchies(model) } else { try FerryLayout().checkRepresentable(model) }
     }
 }

@@ -113,8 +113,6 @@ public final class Migrator {
     /// The bundle as given (transient attributes included): a Core Data store's cached model is
     /// compared with it to find the store's version.
     private let givenBundle: ModelBundle
-    /// What layout the migrated store is written in.
-    package var output: MigrationOutput = .storeLayout
     public var options: MigrationOptions
     public weak var observer: (any MigrationObserver)?
     private let mappingProvider: (ObjectModel, ObjectModel) throws -> MappingModel
@@ -154,9 +152,8 @@ public final class Migrator {
             throw FerryError(.usage, "model \(bundle.name) has no version '\(targetLabel)' (versions: \(bundle.versions.map(\.version).joined(separator: ", ")))")
         }
         let path = try bundle.path(from: source.model.version, to: target.version)
-        // A Core Data store migrated in place: its own version must be one the migration handles too.
-        let written = source.isCoreData && output == .storeLayout ? path : Array(path.dropFirst())
-        for version in written { try output.checkRepresentable(version, coreData: source.isCoreData) }
+        // A Core Data store's own version is read in Core Data's layout, which must handle it too.
+        for version in source.isCoreData ? path : Array(path.dropFirst()) { try source.checkMigratable(version) }
         var steps: [MappingModel] = []
         for (from, to) in zip(path, path.dropFirst()) {
             steps.append(try mappingProvider(from, to))
@@ -208,7 +205,7 @@ public final class Migrator {
         let plan = try self.plan(source)
         var report = MigrationReport(store: storePath, model: bundle.name, fromVersion: plan.source.version, toVersion: plan.target.version, steps: [])
         guard !plan.steps.isEmpty else { return report }
-        let destination = output.destination(for: source, compiledModel: options.compiledModel)
+        let destination = source.destination(compiledModel: options.compiledModel)
 
         let now = DateCoding.nowMilliseconds()
         var current = source.readPath

@@ -87,14 +87,13 @@ public struct SnapshotChecker {
         }
 
         clock = .now
-        // The migration to the current version, a result per step, with the checksum proof.
-        // A Core Data snapshot migrates into ferry's layout: the copy is checked and thrown away.
+        // The migration to the current version, a result per step, with the checksum proof: as
+        // `ferry migrate` would do it (a Core Data snapshot into a Core Data store of the version).
         let target = targetVersion ?? bundle.currentVersion
         var options = MigrationOptions(targetVersion: target, backup: false, registry: registry)
         options.parameters = parameters
         options.checksums = true
         let migrator = Migrator(storePath: copy, bundle: bundle, options: options, mappingProvider: mappingProvider)
-        migrator.output = .ferryLayout
         let steps = StepClock()
         migrator.observer = steps
         let migration: MigrationReport
@@ -142,11 +141,13 @@ public struct SnapshotChecker {
                 throw FerryError(.usage, "model \(bundle.name) has no version '\(target)'")
             }
             let store: Store
-            if isCoreData && migration.steps.isEmpty {
-                // Nothing migrated: the copy is still the Core Data store, read in its own layout.
+            if !isCoreData {
+                store = try Store.open(at: copy, model: current, options: Store.Options(createIfMissing: false))
+            } else if migration.steps.isEmpty {
+                // Nothing migrated: the copy is the snapshot as it was, its version detected again.
                 store = try Store.openCoreData(at: copy, bundle: bundle)
             } else {
-                store = try Store.open(at: copy, model: current, options: Store.Options(createIfMissing: false))
+                store = try CoreDataMigrationDestination.open(at: copy, model: current)
             }
             let resolved = (expectations ?? Expectations()).checks(model: store.model)
             if !resolved.problems.isEmpty { throw FerryErrors(resolved.problems) }
