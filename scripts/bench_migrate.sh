@@ -12,6 +12,11 @@
 #   policy       shop-ferry migrate --to 4 from version 3 (a Swift policy, the sample PhoneNormalizer,
 #                called for every object), target <= 5x; shop-ferry is samples/custom-policy built in
 #                release (built here when missing; SHOP_FERRY=path to use another)
+#   coredata     ferry migrate of a Core Data store in place: the wibosco Revised app's version-3
+#                store (../shared/data/coredata, FERRY_COREDATA_SAMPLES=folder to use another) filled
+#                with ROWS objects (ROWS/2 Posts, one Section each) to version 4 (lightweight: a new
+#                non-optional softDeleted with a default), target <= 1.5x of cd-sqlite3, the same
+#                ATTACH + INSERT ... SELECT into the version-4 tables ferry writes
 # ferry's time includes verifying the result (integrity_check, foreign keys, uniqueness, required
 # values) and flushing it to disk before the swap. See docs/benchmarks.md.
 set -euo pipefail
@@ -53,6 +58,30 @@ DDL=$(sqlite3 "$V2" "SELECT group_concat(sql, ';' || char(10)) || ';' FROM sqlit
 INSERT="ATTACH '$V1' AS src; BEGIN; INSERT INTO customers (ferry_pk, id, uuid, email, full_name, age, balance, created_at, active, notes, segment, score)
 SELECT ferry_pk, id, uuid, email, name, age, balance, created_at, active, notes, NULL, 0 FROM src.customers; COMMIT;"
 
+CD_APP=${FERRY_COREDATA_SAMPLES:-$ROOT/../shared/data/coredata}/wibosco-CoreDataMigrationRevised
+CD_MODEL=$CD_APP/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld
+CD_V3=$WORK/coredata-v3-$ROWS.sqlite
+[ -d "$CD_MODEL" ] || die "the wibosco Revised app is not at $CD_APP (set FERRY_COREDATA_SAMPLES)"
+if [ ! -f "$CD_V3" ]; then
+    echo "making a version-3 Core Data store of $ROWS objects" >&2
+    cp "$CD_APP/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_3.sqlite" "$CD_V3.tmp" && chmod u+w "$CD_V3.tmp"
+    POSTS=$((ROWS / 2))
+    sqlite3 "$CD_V3.tmp" "BEGIN; DELETE FROM ZSECTION; DELETE FROM ZPOST;
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $POSTS)
+        INSERT INTO ZPOST (Z_PK, Z_ENT, Z_OPT, ZDATE, ZHEXCOLOR, ZPOSTID) SELECT i, 1, 1, 569186950.5 + i, printf('%06X', i % 16777216), printf('POST-%08d', i) FROM n;
+        INSERT INTO ZSECTION (Z_PK, Z_ENT, Z_OPT, ZINDEX, ZPOST, ZBODY, ZTITLE) SELECT Z_PK, 2, 1, 0, Z_PK, 'Body of ' || ZPOSTID, 'Titl...' FROM ZPOST;
+        UPDATE Z_PRIMARYKEY SET Z_MAX = $POSTS WHERE Z_NAME IN ('Post', 'Section'); COMMIT; VACUUM;"
+    mv "$CD_V3.tmp" "$CD_V3"
+fi
+# The version-4 tables as ferry writes them, from a migrated copy of the app's own store.
+cp "$CD_APP/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_3.sqlite" "$WORK/cd-ddl.sqlite" && chmod u+w "$WORK/cd-ddl.sqlite"
+"$FERRY" migrate "$WORK/cd-ddl.sqlite" --model "$CD_MODEL" --no-backup --quiet
+CD_DDL=$(sqlite3 "$WORK/cd-ddl.sqlite" "SELECT group_concat(sql, ';' || char(10)) || ';' FROM sqlite_schema WHERE tbl_name IN ('ZPOST', 'ZSECTION') AND sql IS NOT NULL")
+rm -f "$WORK/cd-ddl.sqlite"*
+CD_INSERT="ATTACH '$CD_V3' AS src; BEGIN;
+INSERT INTO ZPOST (Z_PK, Z_ENT, Z_OPT, ZSOFTDELETED, ZDATE, ZHEXCOLOR, ZPOSTID) SELECT Z_PK, Z_ENT, Z_OPT, 0, ZDATE, ZHEXCOLOR, ZPOSTID FROM src.ZPOST;
+INSERT INTO ZSECTION (Z_PK, Z_ENT, Z_OPT, ZINDEX, ZPOST, ZBODY, ZTITLE) SELECT Z_PK, Z_ENT, Z_OPT, ZINDEX, ZPOST, ZBODY, ZTITLE FROM src.ZSECTION; COMMIT;"
+
 RESULTS=$WORK/runs-$ROWS.tsv
 printf 'case\trun\twall_s\tpeak_rss_kib\n' >"$RESULTS"
 measure() {   # measure CASE RUN -- command...
@@ -72,11 +101,17 @@ for run in $(seq 1 "$RUNS"); do
     measure lightweight "$run" -- "$FERRY" migrate "$WORK/light.sqlite" --model "$BUNDLE" --to 2 --no-backup --quiet
     cp "$V2" "$WORK/expr.sqlite" && rm -f "$WORK/expr.sqlite-"*
     measure expressions "$run" -- "$FERRY" migrate "$WORK/expr.sqlite" --model "$BUNDLE" --to 3 --no-backup --quiet
+    rm -f "$WORK/cd-base.db" && sqlite3 "$WORK/cd-base.db" "$CD_DDL"
+    measure cd-sqlite3 "$run" -- sqlite3 "$WORK/cd-base.db" "$CD_INSERT"
+    cp "$CD_V3" "$WORK/coredata.sqlite" && rm -f "$WORK/coredata.sqlite-"*
+    measure coredata "$run" -- "$FERRY" migrate "$WORK/coredata.sqlite" --model "$CD_MODEL" --no-backup --quiet
     cp "$V3" "$WORK/policy.sqlite" && rm -f "$WORK/policy.sqlite-"*
     measure policy "$run" -- "$SHOP_FERRY" migrate "$WORK/policy.sqlite" --model "$BUNDLE" --to 4 --no-backup --quiet
 done
 [ "$(sqlite3 "$WORK/policy.sqlite" "SELECT value FROM ferry_metadata WHERE key = 'model_version'")" = "4" ] || die "the policy step did not reach version 4"
 [ "$(sqlite3 "$WORK/expr.sqlite" "SELECT count(*) FROM customers WHERE first_name IS NOT NULL")" = "$ROWS" ] || die "the expression step did not fill first_name"
+[ "$(sqlite3 "$WORK/coredata.sqlite" "SELECT count(*) FROM ZPOST WHERE ZSOFTDELETED = 0") + $(sqlite3 "$WORK/coredata.sqlite" "SELECT count(*) FROM ZSECTION")" = "$((ROWS / 2)) + $((ROWS / 2))" ] \
+    || die "the Core Data store did not reach version 4 with every object"
 python3 - "$RESULTS" "$ROWS" <<'PY'
 import statistics, sys
 runs = {}
@@ -85,11 +120,12 @@ for line in open(sys.argv[1]).read().splitlines()[1:]:
     runs.setdefault(name, []).append((float(wall), int(rss)))
 base = statistics.median(w for w, _ in runs["sqlite3"])
 print(f"migration of {int(sys.argv[2])} customers; wall time is the median, RSS the largest")
-print(f"{'case':<14} {'median s':>9} {'records/s':>11} {'peak MiB':>9} {'vs sqlite3':>11} {'target':>7}")
-for name, target in [("sqlite3", None), ("lightweight", 1.5), ("expressions", 3.0), ("policy", 5.0)]:
+print(f"{'case':<14} {'median s':>9} {'records/s':>11} {'peak MiB':>9} {'vs sqlite3':>11} {'target':>7}  (Core Data cases vs cd-sqlite3)")
+cd_base = statistics.median(w for w, _ in runs["cd-sqlite3"])
+for name, target in [("sqlite3", None), ("lightweight", 1.5), ("expressions", 3.0), ("policy", 5.0), ("cd-sqlite3", None), ("coredata", 1.5)]:
     wall = statistics.median(w for w, _ in runs[name])
     rss = max(r for _, r in runs[name]) / 1024
-    ratio = wall / base
+    ratio = wall / (cd_base if name.startswith("c") else base)
     mark = "" if target is None else (f"<= {target}x" + ("" if ratio <= target else "  MISSED"))
     print(f"{name:<14} {wall:>9.2f} {int(int(sys.argv[2]) / wall):>11,} {rss:>9.1f} {ratio:>10.2f}x {mark:>7}")
 PY

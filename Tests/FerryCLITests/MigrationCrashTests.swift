@@ -68,11 +68,12 @@ struct MigrationCrashTests {
         }
     }
 
-    /// Starts `ferry migrate`, waits for `moment` and sends SIGKILL; returns whether the kill
+    /// Starts a migration, waits for `moment` and sends SIGKILL; returns whether the kill
     /// landed (false when the migration had already finished).
-    static func migrateAndKill(_ store: String, at moment: Moment) throws -> Bool {
+    /// `process` starts the migration (by default `ferry migrate` of the PeopleSteps store).
+    static func migrateAndKill(_ store: String, at moment: Moment, process start: ((String) throws -> FerryProcess)? = nil) throws -> Bool {
         let started = ContinuousClock.now
-        let process = try FerryProcess(migrateArguments(store))
+        let process = try start?(store) ?? FerryProcess(migrateArguments(store))
         let deadline = started + .seconds(60)
         func reached() -> Bool {
             switch moment {

@@ -9,19 +9,8 @@ import FerryCommandLine
 import FerryCore
 import Foundation
 
-/// CoreDataMigrationRevised-Example: for every Post, one Section with the post's content as its
-/// body, the first 4 characters of it and "..." as its title, and index 0.
-final class SectionPerPostPolicy: EntityMigrationPolicy {
-    init() {}
-
-    func createDestinationInstances(forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws {
-        let post = try manager.insertDestinationInstance(manager.mappedValues(forSource: source, mapping: mapping), forSource: source, mapping: mapping)
-        var section: [String: Value] = ["body": source["content"], "index": .integer(0)]
-        if case .string(let content) = source["content"] { section["title"] = .string(String(content.prefix(4)) + "...") }
-        let made = try manager.insertDestinationInstance(section, forSource: source, mappingNamed: "Section")
-        try manager.setRelationship("post", of: made, to: post.primaryKey)
-    }
-}
+// SectionPerPostPolicy (the Revised app's): SectionPerPostPolicy.swift, the file of
+// samples/coredata-migration, linked here so that the sample and the tests share one policy.
 
 /// CoreDataMigration-Example: for every Post, one Color with a new UUID string as `colorID` and
 /// the post's `hexColor` as `hex`, set as the post's (non-optional) color.

@@ -8,11 +8,12 @@ struct CheckCommand: ParsableCommand {
         commandName: "check",
         abstract: "CI mode: prove that every snapshot store still migrates to the current model with its data intact.",
         discussion: """
-            For each snapshot (a store file, or a folder of .sqlite files) ferry copies it to a \
-            temporary place (the snapshot is never modified), detects its version, migrates the copy \
-            to the bundle's current version with before/after checksums of every value copied \
+            For each snapshot (a store file, or a folder of .sqlite files; ferry stores and Core Data \
+            stores) ferry copies it to a temporary place (the snapshot is never modified), detects its \
+            version, migrates the copy to the bundle's current version step by step (mappings as for \
+            ferry migrate, --mappings folders first) with before/after checksums of every value copied \
             unchanged, and runs every verification check plus the expectations file. Each snapshot is \
-            one test suite in the JUnit report. Exits 3 when any check fails, 1 when a snapshot \
+            one test suite in the JUnit report, with a test case per version step. Exits 3 when any check fails, 1 when a snapshot \
             cannot be migrated.
             """)
 
@@ -24,6 +25,14 @@ struct CheckCommand: ParsableCommand {
 
     @Option(help: "The version to migrate to (default: the bundle's current version).")
     var to: String?
+
+    @Option(
+        name: .customLong("mappings"),
+        help: ArgumentHelp("A folder of mapping files (FROM-to-TO.yml) and Xcode mapping models (.xcmappingmodel); repeatable.", valueName: "dir"))
+    var mappings: [String] = []
+
+    @Option(name: .customLong("param"), help: ArgumentHelp("A value for $name in mapping expressions.", valueName: "name=value"))
+    var parameters: [String] = []
 
     @Option(help: ArgumentHelp("Expectations to check after migrating (counts, assertions, records).", valueName: "file.yml"))
     var expect: String?
@@ -46,9 +55,14 @@ struct CheckCommand: ParsableCommand {
             try CommandFiles.checkOutputs(
                 store: nil, inputs: snapshots.map { ($0, "the snapshot") } + [(model, "the model"), (expect, "the expectations file")],
                 outputs: [(report, "--report"), (junit, "--junit")])
+            try MappingFolders.check(mappings)
             let bundle = try ModelLoader().load(path: model)
+            var global = GlobalOptions()
+            global.parameters = parameters
             var checker = SnapshotChecker(bundle: bundle, registry: FerryCommandLine.registry)
             checker.targetVersion = to
+            checker.parameters = ParameterValue.typed(try global.parameterValues())
+            checker.mappingProvider = MigrationMappings.provider(for: bundle, parameters: checker.parameters, folders: mappings)
             if let expect { checker.expectations = try ExpectationsLoader().load(path: expect) }
             let paths = try snapshots.flatMap { try SnapshotChecker.snapshots(at: $0) }
             var runReport = RunReport(

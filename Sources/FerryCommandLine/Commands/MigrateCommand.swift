@@ -13,7 +13,10 @@ struct MigrateCommand: ParsableCommand {
             an Xcode mapping model (.xcmappingmodel) made for the step in a --mappings folder, the \
             bundle's mappings/FROM-to-TO.yml, or a mapping model beside the model package. Each step writes a new file beside the store; the result is \
             verified and swapped in atomically, keeping the original as STORE.backup-vN-TIME \
-            unless --no-backup. A failure or a kill leaves the original store as it was.
+            unless --no-backup. A failure or a kill leaves the original store as it was. \
+            A Core Data store stays a Core Data store: each step writes one in Core Data's layout of \
+            the new version, its metadata's entity hashes taken from --compiled-model (without it, \
+            none, so Core Data never takes it for a version it is not).
             """)
 
     @Argument(help: ArgumentHelp("The store to migrate.", valueName: "store"))
@@ -29,6 +32,9 @@ struct MigrateCommand: ParsableCommand {
         name: .customLong("mappings"),
         help: ArgumentHelp("A folder of mapping files (FROM-to-TO.yml) and Xcode mapping models (.xcmappingmodel); repeatable.", valueName: "dir"))
     var mappings: [String] = []
+
+    @Option(help: ArgumentHelp("For a Core Data store: the compiled model (.momd or its VersionInfo.plist) whose hashes the migrated store's metadata records.", valueName: "path"))
+    var compiledModel: String?
 
     @Flag(help: "Print the plan (steps, mappings, records to read) and change nothing.")
     var dryRun = false
@@ -53,17 +59,12 @@ struct MigrateCommand: ParsableCommand {
             var global = GlobalOptions()
             global.parameters = parameters
             try CommandFiles.requireExistingStore(store)
-            try CoreDataStoreFile.refuseInPlace(store, command: "migrate")
-            try CommandFiles.checkOutputs(store: store, inputs: [(model, "the model")], outputs: [(report, "--report")])
-            for folder in mappings {
-                var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
-                    throw FerryError(.usage, "--mappings '\(folder)' is not a folder", notes: ["give the folder that holds FROM-to-TO.yml files or .xcmappingmodel packages"])
-                }
-            }
+            try CommandFiles.checkOutputs(store: store, inputs: [(model, "the model"), (compiledModel, "the compiled model")], outputs: [(report, "--report")])
+            try MappingFolders.check(mappings)
             let bundle = try ModelLoader().load(path: model)
             var options = MigrationOptions(targetVersion: to, backup: !noBackup, registry: FerryCommandLine.registry)
             options.checksums = checksums
+            options.compiledModel = try compiledModel.map(CompiledModelVersions.read)
             options.parameters = ParameterValue.typed(try global.parameterValues())
             let migrator = Migrator(
                 storePath: store, bundle: bundle, options: options,
@@ -187,3 +188,16 @@ final class MigrationConsole: MigrationObserver {
     }
 }
 
+
+/// The `--mappings` folders of `migrate` and `check`.
+enum MappingFolders {
+    /// Throws a usage error for the first path that is not a folder.
+    static func check(_ folders: [String]) throws {
+        for folder in folders {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw FerryError(.usage, "--mappings '\(folder)' is not a folder", notes: ["give the folder that holds FROM-to-TO.yml files or .xcmappingmodel packages"])
+            }
+        }
+    }
+}

@@ -23,6 +23,8 @@ package final class CoreDataStoreCopy {
     package let folder: URL
     /// The open copy.
     package private(set) var connection: Connection?
+    /// The copy's main file.
+    package var path: String { folder.appendingPathComponent("store.sqlite").path }
 
     /// What starts the name of every copy's folder, followed by the owning process id and `-`.
     static let folderPrefix = "ferry-coredata-"
@@ -37,7 +39,7 @@ package final class CoreDataStoreCopy {
         } catch {
             throw FerryError(.io, "cannot make a private copy of store '\(path)': \(error.localizedDescription)")
         }
-        let copy = folder.appendingPathComponent("store.sqlite").path
+        let copy = self.path
         do {
             try FileManager.default.copyItem(atPath: path, toPath: copy)
             // -shm is left behind on purpose: SQLite rebuilds it from the -wal.

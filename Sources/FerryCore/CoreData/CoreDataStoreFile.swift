@@ -98,7 +98,10 @@ package struct CoreDataStoreFile: Sendable {
         throw FerryError(
             .store,
             "'\(path)' is a Core Data store: ferry \(command) does not work on Core Data stores yet; nothing was opened (opening it in place would rewrite its -wal and -shm)",
-            notes: ["ferry store info, ferry store version and ferry model show read a Core Data store from a private copy"])
+            notes: [
+                "ferry store info, ferry store version and ferry model show read a Core Data store from a private copy",
+                "ferry check STORE --model MODEL migrates a private copy of a Core Data store and verifies it; ferry migrate --dry-run shows the plan",
+            ])
     }
 
     /// Reads everything but the rows from a private copy of the store at `path`.

@@ -221,7 +221,9 @@ struct EntityPlan {
         return selectColumns.count
     }
 
-    private var fromClause: String { "FROM \(sourceLayout.quotedTable(for: source)) AS t0" }
+    /// The source entity's rows (and its sub-entities'), not those of other entities sharing
+    /// its table (Core Data's layout).
+    private var fromClause: String { "FROM \(sourceLayout.quotedSource(for: source)) AS t0" }
 
     /// The source's quoted key column.
     private var sourceKey: String { sourceLayout.dialect.quote(sourceLayout.keyColumn) }
@@ -242,6 +244,12 @@ struct EntityPlan {
             columns.append(quote(foreignKey.column))
             values.append(foreignKey.sql.text)
             arguments += foreignKey.sql.arguments
+        }
+        // Core Data's Z_ENT, and Z_OPT carried from a Core Data source (1 otherwise).
+        let carried = sourceLayout.versionColumn.map { "t0.\(sourceLayout.dialect.quote($0))" } ?? "1"
+        for (column, value) in CoreDataMigrationDestination.rowBookkeeping(of: destination, in: destinationLayout, version: carried) {
+            columns.append(quote(column))
+            values.append(value)
         }
         let table = destinationLayout.dialect.qualified(destinationLayout.table(for: destination), in: schema)
         var text = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) \(fromClause)"

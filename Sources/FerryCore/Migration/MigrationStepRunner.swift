@@ -19,9 +19,12 @@ final class MigrationStepRunner {
     let options: MigrationOptions
     weak var observer: (any MigrationObserver)?
     let now: Int64
-    /// How the source store and the new store lay out and code their values.
+    /// How the source store and the new store lay out and code their values (the new store's
+    /// layout is the one its schema was created with, see ``run()``).
     let sourceLayout: any StoreLayout
-    let destinationLayout: any StoreLayout
+    private(set) var destinationLayout: any StoreLayout
+    /// The kind of store the step writes.
+    let destinationKind: MigrationDestination
     /// The destination's value coding, fetched once: the row path binds every value with it.
     private let destinationCoding: DispatchedValueCoding
     /// The schema the new store is reached through on the step's connection (attached in SQLite).
@@ -45,11 +48,12 @@ final class MigrationStepRunner {
 
     init(
         mapping: MappingModel, sourcePath: String, destinationPath: String, options: MigrationOptions, now: Int64,
-        sourceLayout: any StoreLayout, destinationLayout: any StoreLayout
+        sourceLayout: any StoreLayout, destination: MigrationDestination
     ) {
         self.mapping = mapping
         self.sourceLayout = sourceLayout
-        self.destinationLayout = destinationLayout
+        self.destinationKind = destination
+        self.destinationLayout = destination.layout(for: mapping.destination)
         self.destinationCoding = DispatchedValueCoding(destinationLayout.valueCoding)
         self.sourcePath = sourcePath
         self.destinationPath = destinationPath
@@ -78,8 +82,8 @@ final class MigrationStepRunner {
             let create = try Connection(path: destinationPath)
             try create.execute("PRAGMA journal_mode = OFF")
             try create.execute("PRAGMA synchronous = OFF")
-            // Indexes come after the data (built in bulk), see `buildIndexes`.
-            try create.transaction(.immediate) { try Store.createSchema(for: destination, on: create, layout: destinationLayout, includingIndexes: false) }
+            // ferry's indexes come after the data (built in bulk), see `buildIndexes`.
+            destinationLayout = try destinationKind.createSchema(for: destination, on: create)
         }
         // Read-write flags with `mode=ro` in the URI: the source stays read-only, while the
         // attached destination may be written (a read-only connection could not attach it so).
@@ -143,7 +147,8 @@ final class MigrationStepRunner {
                 }
                 try policy.endRelationshipCreation(mapping: context, manager: manager)
             }
-            try buildIndexes()
+            if destinationKind.buildsIndexesAfterData { try buildIndexes() }
+            try destinationKind.finish(on: connection, schema: Self.destinationSchema, model: destination, layout: destinationLayout)
             try hooks?.didMigrate?(MigrationStageContext(fromVersion: source.version, toVersion: destination.version, connection: connection, schema: Self.destinationSchema))
             for entityMapping in mapping.entities {
                 guard let policy = policies[entityMapping.name] else { continue }
@@ -339,7 +344,10 @@ final class MigrationStepRunner {
                 stored.append(layout.dialect.quote(column))
             }
         }
-        let marks = "VALUES (" + Array(repeating: "?", count: columns.count + 1).joined(separator: ", ") + ")"
+        // Core Data's Z_ENT and Z_OPT (a new object's) after the values, so the `?`s keep their numbers.
+        let bookkeeping = CoreDataMigrationDestination.rowBookkeeping(of: entity, in: layout)
+        stored += bookkeeping.map { layout.dialect.quote($0.column) }
+        let marks = "VALUES (" + (Array(repeating: "?", count: columns.count + 1) + bookkeeping.map(\.value)).joined(separator: ", ") + ")"
         let statement = try connection.prepare(
             layout.dialect.insert(into: destinationTable(layout.table(for: entity)), columns: stored, values: marks, onConflict: .fail))
         insertStatements[entity.name] = (statement, columns)
@@ -552,9 +560,7 @@ final class MigrationStepRunner {
     /// foreign keys, uniqueness, and validation rules that may no longer hold. (Required values
     /// need no scan: the new file's own NOT NULL columns refused any nil while it was written.)
     private func verifyDestination() throws {
-        var options = Store.Options(createIfMissing: false)
-        options.writerLock = .none  // a scratch file: the migration holds the store's lock
-        let store = try Store.open(at: destinationPath, model: destination, options: options)
+        let store = try destinationKind.open(at: destinationPath, model: destination)
         var checks: [Check] = [.integrity(quick: false), .foreignKeys(entity: nil)]
         for entity in destination.entities {
             checks.append(.count(entity: entity.name, expectation: .exactly(written[entity.name, default: 0]), basis: "objects the mapping wrote"))

@@ -22,6 +22,9 @@ public struct MigrationOptions: Sendable {
     public var checksums = false
     /// How long to wait for another writer (or a reader blocking a checkpoint) before failing.
     public var busyTimeout: Duration = .seconds(30)
+    /// For a Core Data store: the compiled model (`.momd`) whose entity hashes the migrated
+    /// store's metadata records for its new version; without it, it records none.
+    public var compiledModel: CompiledModelVersions?
 
     /// Options migrating to `targetVersion` (nil: the current version), with a backup unless `backup` is false.
     public init(targetVersion: String? = nil, backup: Bool = true, parameters: [String: Value] = [:], registry: PolicyRegistry = .shared) {
@@ -128,8 +131,9 @@ public final class Migrator {
     public let storePath: String
     /// The model's versions (stored attributes only).
     public let bundle: ModelBundle
-    /// How the store (and every version the migration writes) lays out its tables: ferry's.
-    private let layout: any StoreLayout = FerryLayout()
+    /// The bundle as given (transient attributes included): a Core Data store's cached model is
+    /// compared with it to find the store's version.
+    private let givenBundle: ModelBundle
     /// The migration's options.
     public var options: MigrationOptions
     /// Receives progress; held weakly.
@@ -144,6 +148,7 @@ public final class Migrator {
     ///     or the inferred one).
     public init(storePath: String, bundle: ModelBundle, options: MigrationOptions = MigrationOptions(), mappingProvider: @escaping (ObjectModel, ObjectModel) throws -> MappingModel) {
         self.storePath = storePath
+        self.givenBundle = bundle
         // Transient attributes have no storage: migrations move only what stores hold.
         self.bundle = bundle.storedForm
         self.options = options
@@ -164,28 +169,33 @@ public final class Migrator {
     }
 
     /// Finds the store's version and plans the steps to the target, without changing anything.
+    /// A Core Data store is read from a private copy (its `-wal` included), so not even its
+    /// `-shm` is touched.
     public func plan() throws -> Plan {
-        guard let metadata = try Store.metadata(at: storePath) else {
-            throw FerryError(.store, "'\(storePath)' is not a ferry store (it has no ferry metadata)")
-        }
-        let source = try VersionDetector.detect(metadata: metadata, bundle: bundle, store: storePath)
+        let source = try MigrationSource.open(storePath, bundle: bundle, givenBundle: givenBundle, compiledModel: options.compiledModel)
+        defer { source.close() }
+        return try plan(source)
+    }
+
+    private func plan(_ source: MigrationSource) throws -> Plan {
         let targetLabel = options.targetVersion ?? bundle.currentVersion
         guard let target = bundle.version(targetLabel) else {
             throw FerryError(.usage, "model \(bundle.name) has no version '\(targetLabel)' (versions: \(bundle.versions.map(\.version).joined(separator: ", ")))")
         }
-        let path = try bundle.path(from: source.version, to: target.version)
-        for version in path.dropFirst() { try layout.checkRepresentable(version) }
+        let path = try bundle.path(from: source.model.version, to: target.version)
+        // A Core Data store's own version is read in Core Data's layout, which must handle it too.
+        for version in source.isCoreData ? path : Array(path.dropFirst()) { try source.checkMigratable(version) }
         var steps: [MappingModel] = []
         for (from, to) in zip(path, path.dropFirst()) {
             steps.append(try mappingProvider(from, to))
         }
-        let connection = try Connection(path: MigrationStepRunner.readOnlyURI(storePath), readOnly: true, create: false)
+        let connection = try Connection(path: MigrationStepRunner.readOnlyURI(source.readPath), readOnly: true, create: false)
         var counts: [String: Int] = [:]
-        for entity in source.entities {
+        for entity in source.model.entities {
             counts[entity.name] = Int(
-                try connection.scalar("SELECT count(*) FROM \(layout.quotedTable(for: entity))\(layout.entityFilterClause(for: entity, alias: nil))")?.int64 ?? 0)
+                try connection.scalar("SELECT count(*) FROM \(source.layout.quotedTable(for: entity))\(source.layout.entityFilterClause(for: entity, alias: nil))")?.int64 ?? 0)
         }
-        return Plan(source: source, target: target, steps: steps, counts: counts)
+        return Plan(source: source.model, target: target, steps: steps, counts: counts)
     }
 
     /// Migrates the store to the target version and swaps the result in.
@@ -194,18 +204,24 @@ public final class Migrator {
     /// ferry writer waits for the migration and then opens the migrated store, and two
     /// migrations of one store run one after the other (the second finds nothing to do).
     public func run() throws -> MigrationReport {
+        // A Core Data store with nothing to do is not opened at all (its -wal stays as it is).
+        if CoreDataStoreFile.isCoreDataStore(storePath) {
+            let preview = try plan()
+            if preview.steps.isEmpty {
+                return MigrationReport(store: storePath, model: bundle.name, fromVersion: preview.source.version, toVersion: preview.target.version, steps: [])
+            }
+        }
         let writerLock = try StoreLock.acquire(for: storePath, timeout: options.busyTimeout)
         defer { withExtendedLifetime(writerLock) {} }
         // Files a killed migration of this store left: no running migration owns them, since
         // it would hold the lock.
         removeScratchFiles()
+        // The store's latest commits move from its -wal into the main file (which is backed up),
+        // a Core Data store's too: its steps read a private copy taken after this.
         try settleWriteAheadLog()
-        let plan = try self.plan()
-        var report = MigrationReport(store: storePath, model: bundle.name, fromVersion: plan.source.version, toVersion: plan.target.version, steps: [])
-        guard !plan.steps.isEmpty else { return report }
 
         // Writers that do not know ferry's lock (the sqlite3 shell, an app) are held off by
-        // SQLite's own write lock, from here until just before the swap.
+        // SQLite's own write lock, from before the store is read until just before the swap.
         var guardConnection: Connection? = try Connection(path: storePath, create: false)
         guardConnection?.setBusyTimeout(milliseconds: options.busyTimeout.milliseconds)
         try guardConnection?.execute("BEGIN IMMEDIATE")
@@ -215,8 +231,16 @@ public final class Migrator {
         }
         defer { releaseGuard() }
 
+        let source = try MigrationSource.open(storePath, bundle: bundle, givenBundle: givenBundle, compiledModel: options.compiledModel)
+        defer { source.close() }
+        let plan = try self.plan(source)
+        var report = MigrationReport(store: storePath, model: bundle.name, fromVersion: plan.source.version, toVersion: plan.target.version, steps: [])
+        guard !plan.steps.isEmpty else { return report }
+        let destination = source.destination(compiledModel: options.compiledModel)
+
         let now = DateCoding.nowMilliseconds()
-        var current = storePath
+        var current = source.readPath
+        var currentLayout = source.layout
         var scratch: [String] = []
         var backup: String?
         do {
@@ -225,11 +249,13 @@ public final class Migrator {
                 let next = storePath + StoreFiles.migrationScratchMark + "\(index + 1)"
                 scratch.append(next)
                 let runner = MigrationStepRunner(
-                    mapping: mapping, sourcePath: current, destinationPath: next, options: options, now: now, sourceLayout: layout, destinationLayout: layout)
+                    mapping: mapping, sourcePath: current, destinationPath: next, options: options, now: now, sourceLayout: currentLayout,
+                    destination: destination)
                 runner.observer = observer
                 report.steps.append(try runner.run())
-                if current != storePath { StoreFiles.remove(current) }
+                if current != source.readPath { StoreFiles.remove(current) }
                 current = next
+                currentLayout = runner.destinationLayout
             }
             if options.backup {
                 let path = "\(storePath).backup-v\(plan.source.version)-\(Self.stamp(now))"
@@ -244,7 +270,7 @@ public final class Migrator {
             // Nothing was swapped in: the original is where it was, untouched.
             for file in scratch { StoreFiles.remove(file) }
             if let backup { try? FileManager.default.removeItem(atPath: backup) }
-            throw namingTheStore(error, scratch: scratch, steps: plan.steps)
+            throw namingTheStore(error, scratch: scratch, steps: plan.steps, copy: source.readPath)
         }
         report.backup = backup
         return report
@@ -252,10 +278,11 @@ public final class Migrator {
 
     /// `error` with the scratch files' hidden names replaced by what they are to the user: the
     /// version-N copy of the store.
-    private func namingTheStore(_ error: any Error, scratch: [String], steps: [MappingModel]) -> any Error {
+    private func namingTheStore(_ error: any Error, scratch: [String], steps: [MappingModel], copy: String) -> any Error {
         guard var error = error as? FerryError else { return error }
         func rename(_ text: String) -> String {
-            var text = text
+            // A Core Data store's private copy is the store to the user.
+            var text = text.replacingOccurrences(of: copy, with: storePath)
             // The longest names first: `-10` before `-1`.
             for (file, step) in zip(scratch, steps).sorted(by: { $0.0.count > $1.0.count }) {
                 let copy = "the version \(step.destination.version) copy of '\(storePath)'"

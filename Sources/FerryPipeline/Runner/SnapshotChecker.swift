@@ -13,6 +13,8 @@ package struct SnapshotChecker {
     /// The version snapshots migrate to (default: the bundle's current version).
     package var targetVersion: String?
     package var registry: PolicyRegistry
+    /// Values of `$name` in mapping files' expressions.
+    package var parameters: [String: Value] = [:]
     package var mappingProvider: (ObjectModel, ObjectModel) throws -> MappingModel
 
     package init(bundle: ModelBundle, expectations: Expectations? = nil, registry: PolicyRegistry = .shared) {
@@ -60,46 +62,64 @@ package struct SnapshotChecker {
             return report
         }
 
+        clock = .now
         // Its version.
         let version: ObjectModel
-        if CoreDataStoreFile.isCoreDataStore(copy) {
-            checkCoreData(copy: copy, snapshot: snapshot, into: &report, since: clock)
-            finish(&report)
-            return report
-        }
+        let isCoreData = CoreDataStoreFile.isCoreDataStore(copy)
         do {
-            guard let metadata = try Store.metadata(at: copy) else {
-                throw FerryError(.store, "'\(snapshot)' is not a ferry store (it has no ferry metadata)")
+            let method: String
+            if isCoreData {
+                let match = try CoreDataVersionDetector.detect(storeAt: copy, bundle: bundle)
+                (version, method) = (match.version, " (by \(match.method))")
+            } else {
+                guard let metadata = try Store.metadata(at: copy) else {
+                    throw FerryError(.store, "'\(snapshot)' is not a ferry store (it has no ferry metadata)")
+                }
+                (version, method) = (try VersionDetector.detect(metadata: metadata, bundle: bundle, store: snapshot), "")
             }
-            version = try VersionDetector.detect(metadata: metadata, bundle: bundle, store: snapshot)
             report.results.append(CheckResult(
                 check: "version", name: "version", outcome: .passed, measured: ["version": .text(version.version)],
-                message: "\(bundle.name) version \(version.version)", elapsedSeconds: clock.duration(to: .now).seconds))
+                message: "\(bundle.name) version \(version.version)\(method)", elapsedSeconds: clock.duration(to: .now).seconds))
         } catch {
             report.results.append(CheckResult(check: "version", name: "version", outcome: .failed, message: Self.describe(error, copy: copy, snapshot: snapshot), elapsedSeconds: clock.duration(to: .now).seconds))
             finish(&report)
             return report
         }
 
-        // The migration to the current version, with the checksum proof.
         clock = .now
+        // The migration to the current version, a result per step, with the checksum proof: as
+        // `ferry migrate` would do it (a Core Data snapshot into a Core Data store of the version).
         let target = targetVersion ?? bundle.currentVersion
         var options = MigrationOptions(targetVersion: target, backup: false, registry: registry)
+        options.parameters = parameters
         options.checksums = true
         let migrator = Migrator(storePath: copy, bundle: bundle, options: options, mappingProvider: mappingProvider)
+        let steps = StepClock()
+        migrator.observer = steps
         let migration: MigrationReport
         do {
             migration = try migrator.run()
-            let objects = migration.steps.last?.entities.reduce(0) { $0 + $1.written } ?? 0
-            report.results.append(CheckResult(
-                check: "migrate", name: "migrate \(version.version) → \(target)", outcome: .passed,
-                measured: ["steps": .integer(migration.steps.count), "objects": .integer(objects)],
-                message: migration.steps.isEmpty ? "already at the current version" : migration.steps.map { "\($0.from) → \($0.to)\($0.mappingFile == nil ? " (inferred)" : "")" }.joined(separator: ", "),
-                elapsedSeconds: clock.duration(to: .now).seconds))
+            for step in migration.steps {
+                let objects = step.entities.reduce(0) { $0 + $1.written }
+                report.results.append(CheckResult(
+                    check: "migrate", name: "migrate \(step.from) → \(step.to)", outcome: .passed,
+                    measured: ["objects": .integer(objects)],
+                    message: step.mappingFile.map { "mapping \($0)" } ?? "inferred (lightweight)", elapsedSeconds: step.seconds))
+            }
+            if migration.steps.isEmpty {
+                report.results.append(CheckResult(
+                    check: "migrate", name: "migrate \(version.version) → \(target)", outcome: .passed, measured: ["objects": .integer(0)],
+                    message: "already at version \(target)", elapsedSeconds: clock.duration(to: .now).seconds))
+            }
         } catch {
+            // The steps before the failing one passed; the migration as a whole changed nothing.
+            for (from, to, seconds) in steps.finished {
+                report.results.append(CheckResult(check: "migrate", name: "migrate \(from) → \(to)", outcome: .passed, message: "migrated", elapsedSeconds: seconds))
+            }
+            let failing = steps.current.map { "\($0.from) → \($0.to)" } ?? "\(version.version) → \(target)"
             report.results.append(CheckResult(
-                check: "migrate", name: "migrate \(version.version) → \(target)", outcome: .failed, message: Self.describe(error, copy: copy, snapshot: snapshot),
-                elapsedSeconds: clock.duration(to: .now).seconds))
+                check: "migrate", name: "migrate \(failing)", outcome: .failed, message: Self.describe(error, copy: copy, snapshot: snapshot),
+                elapsedSeconds: steps.current.map { $0.started.duration(to: .now).seconds } ?? clock.duration(to: .now).seconds))
             finish(&report)
             return report
         }
@@ -120,34 +140,24 @@ package struct SnapshotChecker {
             guard let current = bundle.version(target) else {
                 throw FerryError(.usage, "model \(bundle.name) has no version '\(target)'")
             }
-            let resolved = (expectations ?? Expectations()).checks(model: current)
+            let store: Store
+            if !isCoreData {
+                store = try Store.open(at: copy, model: current, options: Store.Options(createIfMissing: false))
+            } else if migration.steps.isEmpty {
+                // Nothing migrated: the copy is the snapshot as it was, its version detected again.
+                store = try Store.openCoreData(at: copy, bundle: bundle)
+            } else {
+                store = try CoreDataMigrationDestination.open(at: copy, model: current)
+            }
+            let resolved = (expectations ?? Expectations()).checks(model: store.model)
             if !resolved.problems.isEmpty { throw FerryErrors(resolved.problems) }
-            let store = try Store.open(at: copy, model: current, options: Store.Options(createIfMissing: false))
-            let verification = Verifier(model: current).run(resolved.checks, on: store, name: name)
+            let verification = Verifier(model: store.model).run(resolved.checks, on: store, name: name)
             report.results += verification.results
         } catch {
             report.results.append(CheckResult(check: "verify", name: "verify", outcome: .error, message: Self.describe(error, copy: copy, snapshot: snapshot)))
         }
         finish(&report)
         return report
-    }
-
-    /// A Core Data snapshot: its version (COREDATA.md §3.3); migrating it is not available yet.
-    private func checkCoreData(copy: String, snapshot: String, into report: inout VerificationReport, since clock: ContinuousClock.Instant) {
-        do {
-            let match = try CoreDataVersionDetector.detect(storeAt: copy, bundle: bundle)
-            let version = match.version.version
-            report.results.append(CheckResult(
-                check: "version", name: "version", outcome: .passed, measured: ["version": .text(version)],
-                message: "\(bundle.name) version \(version) (by \(match.method))", elapsedSeconds: clock.duration(to: .now).seconds))
-            report.results.append(CheckResult(
-                check: "migrate", name: "migrate \(version) → \(targetVersion ?? bundle.currentVersion)", outcome: .failed,
-                message: "'\(snapshot)' is a Core Data store: ferry does not migrate Core Data stores yet"))
-        } catch {
-            report.results.append(CheckResult(
-                check: "version", name: "version", outcome: .failed, message: Self.describe(error, copy: copy, snapshot: snapshot),
-                elapsedSeconds: clock.duration(to: .now).seconds))
-        }
     }
 
     static func describe(_ error: any Error) -> String {
@@ -162,3 +172,18 @@ package struct SnapshotChecker {
     }
 }
 
+
+/// Which version step of a migration is running, and how long the finished ones took: names
+/// the step that failed.
+private final class StepClock: MigrationObserver {
+    private(set) var finished: [(from: String, to: String, seconds: Double)] = []
+    private(set) var current: (from: String, to: String, started: ContinuousClock.Instant)?
+
+    func migrationStepStarted(_ index: Int, of total: Int, from: String, to: String) {
+        if let current { finished.append((current.from, current.to, current.started.duration(to: .now).seconds)) }
+        current = (from, to, .now)
+    }
+
+    func migrationEntityStarted(_ mapping: String) {}
+    func migrationProgress(mapping: String, processed: Int) {}
+}

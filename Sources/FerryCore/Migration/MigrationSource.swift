@@ -1,0 +1,67 @@
+/// The store a migration reads: its version, how its tables are laid out, and the file the
+/// first step reads.
+///
+/// A ferry store is read where it is (its `-wal` was checkpointed under the writer lock). A Core
+/// Data store is read from a private copy (``CoreDataStoreCopy``) with its `-wal` replayed
+/// there, so the user's main file, `-wal` and `-shm` are never opened by the steps: its version is
+/// found as ``CoreDataVersionDetector`` does, and its rows are read in ``CoreDataLayout``.
+struct MigrationSource {
+    /// The version of the bundle the store is at.
+    let model: ObjectModel
+    let layout: any StoreLayout
+    /// The file the first step reads: the store itself, or its private copy.
+    let readPath: String
+    /// Core Data's private copy, removed by ``close()``.
+    private let copy: CoreDataStoreCopy?
+    /// A Core Data store's metadata (its UUID and keys the migrated store keeps).
+    let coreDataMetadata: CoreDataStoreMetadata?
+
+    /// True when the store is a Core Data store.
+    var isCoreData: Bool { copy != nil }
+
+    /// Finds the version of the store at `path` in `bundle` (its stored form; `givenBundle` is
+    /// the bundle as loaded, whose transient attributes a Core Data store's cached model holds),
+    /// a Core Data store's first by the hashes of `compiledModel` when given.
+    static func open(_ path: String, bundle: ModelBundle, givenBundle: ModelBundle, compiledModel: CompiledModelVersions? = nil) throws -> MigrationSource {
+        guard CoreDataStoreFile.isCoreDataStore(path) else {
+            guard let metadata = try Store.metadata(at: path) else {
+                throw FerryError(.store, "'\(path)' is not a ferry store (it has no ferry metadata)")
+            }
+            let model = try VersionDetector.detect(metadata: metadata, bundle: bundle, store: path)
+            return MigrationSource(model: model, layout: FerryLayout(), readPath: path, copy: nil, coreDataMetadata: nil)
+        }
+        let copy = try CoreDataStoreCopy(of: path)
+        do {
+            let file = try CoreDataStoreFile.read(copy)
+            let match = try CoreDataVersionDetector.detect(store: file, bundle: givenBundle, compiled: compiledModel)
+            guard let model = bundle.version(match.version.version) else {
+                throw FerryError(.internal, "model \(bundle.name) lost version '\(match.version.version)' in its stored form")
+            }
+            let connection = try copy.database
+            // The -wal's commits move into the copy's main file, which the steps read.
+            _ = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")
+            let layout = try CoreDataLayout.reading(connection, model: model)
+            return MigrationSource(model: model, layout: layout, readPath: copy.path, copy: copy, coreDataMetadata: file.metadata)
+        } catch {
+            copy.remove()
+            throw error
+        }
+    }
+
+    /// Removes the private copy of a Core Data store.
+    func close() { copy?.remove() }
+
+    /// Where the migration writes: a store in the source's own layout (a Core Data store stays
+    /// a Core Data store, ``CoreDataMigrationDestination``).
+    func destination(compiledModel: CompiledModelVersions?) -> MigrationDestination {
+        guard let coreDataMetadata else { return .ferry }
+        return .coreData(CoreDataMigrationDestination(sourceMetadata: coreDataMetadata, compiledModel: compiledModel))
+    }
+
+    /// Throws when a version the migration reads or writes cannot be stored in the source's
+    /// layout: ferry's layout holds no entity hierarchies yet, and the migration of a Core Data
+    /// store does not move rows between the tables of hierarchies yet.
+    func checkMigratable(_ model: ObjectModel) throws {
+        if isCoreData { try CoreDataMigrationDestination.checkWithoutHierarchies(model) } else { try FerryLayout().checkRepresentable(model) }
+    }
+}

@@ -1,0 +1,1 @@
+../../samples/coredata-migration/Sources/revised-ferry/SectionPerPostPolicy.swift
