@@ -56,7 +56,7 @@ public final class ImportStepRunner {
         fastPathRecords = 0
         // Inside a caller's transaction (a job's dry run), the caller rolls everything back at the
         // end, so that later steps see what this one would have written.
-        let insideTransaction = store.withConnection { $0.isInTransaction }
+        let insideTransaction = store.withDatabase { $0.isInTransaction }
         do {
             let reader = try givenReader ?? ReaderFactory.open(step: step)
             stepReader = reader
