@@ -82,6 +82,16 @@ package struct PostgreSQLDialect: SQLDialect {
 
     package var deferForeignKeysStatement: String { "SET CONSTRAINTS ALL DEFERRED" }
 
+    /// As SQLite: `NULL` before every value, text byte-wise (`COLLATE "C"`, whatever the
+    /// database's locale); `numeric`, `timestamptz` and the numbers sort by value by themselves.
+    package func ordering(_ sql: String, type: AttributeType, ascending: Bool) -> [String] {
+        let collated = type == .string || type == .uri ? sql + " COLLATE \"C\"" : sql
+        return [collated + (ascending ? " NULLS FIRST" : " DESC NULLS LAST")]
+    }
+
+    /// `LIMIT NULL` is no limit (a negative limit is an error).
+    package var unlimited: DatabaseValue { .null }
+
     package func isInteger(_ expression: String) -> String {
         "pg_typeof(\(expression)) IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype)"
     }

@@ -36,11 +36,17 @@ package protocol SQLDialect: Sendable {
     var deferForeignKeysStatement: String { get }
     /// A condition true when `expression` holds an integer (not text, real or blob).
     func isInteger(_ expression: String) -> String
+    /// The `ORDER BY` terms sorting `sql`, holding values of `type`, as ferry sorts: as SQLite
+    /// sorts the stored forms (`NULL` first, text byte-wise), decimals numerically.
+    func ordering(_ sql: String, type: AttributeType, ascending: Bool) -> [String]
+    /// The `LIMIT` argument meaning no limit (with an `OFFSET`).
+    var unlimited: DatabaseValue { get }
 }
 
 extension SQLDialect {
     package var keyReferenceType: String { "INTEGER" }
     package var foreignKeyOptions: String { "" }
+    package var unlimited: DatabaseValue { .integer(-1) }
 }
 
 /// What an `INSERT` does when it would break a uniqueness constraint.

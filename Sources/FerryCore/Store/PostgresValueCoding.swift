@@ -2,8 +2,8 @@
 /// values are sent in ferry's text forms (which the server parses into `numeric`, `timestamptz`,
 /// `uuid`, `jsonb`) and read back from PostgreSQL's text output.
 ///
-/// Sent: as ``FerryValueCoding`` encodes them (booleans as 0/1, which a `boolean` column takes,
-/// dates as UTC ISO-8601 with milliseconds). Read: `numeric` in canonical decimal text,
+/// Sent: as ``FerryValueCoding`` encodes them (dates as UTC ISO-8601 with milliseconds), but
+/// booleans as `true`/`false`. Read: `numeric` in PostgreSQL's text (which keeps the scale written: `12.50`),
 /// `timestamptz` (the session is in UTC with ISO dates) as milliseconds, `jsonb` as PostgreSQL
 /// writes it (keys sorted by length, then bytes; no insignificant blanks).
 package struct PostgresValueCoding: ValueCoding {
@@ -16,7 +16,12 @@ package struct PostgresValueCoding: ValueCoding {
         FerryValueCoding().storageClass(for: type)
     }
 
-    package func encode(_ value: Value) -> DatabaseValue { FerryValueCoding().encode(value) }
+    /// Booleans as `true`/`false` text (what a `boolean` column, a COPY and an untyped literal
+    /// all take); everything else as ``FerryValueCoding`` does.
+    package func encode(_ value: Value) -> DatabaseValue {
+        if case .bool(let v) = value { return .text(v ? "true" : "false") }
+        return FerryValueCoding().encode(value)
+    }
 
     package func bind(_ value: Value, to statement: Statement, at index: Int) throws {
         try statement.bind(encode(value), at: index)
@@ -26,8 +31,6 @@ package struct PostgresValueCoding: ValueCoding {
         switch (value, type) {
         case (.text(let v), .date):
             return Self.milliseconds(fromTimestamp: v).map { .date($0) } ?? .string(v)
-        case (.text(let v), .decimal):
-            return .decimal(DecimalText.canonical(v) ?? v)
         default:
             return FerryValueCoding().decode(value, as: type)
         }

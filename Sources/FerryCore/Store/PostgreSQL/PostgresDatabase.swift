@@ -15,7 +15,7 @@ package final class PostgresDatabase: DatabaseConnection {
     /// The schema the store lives in.
     package let schema: String
     package private(set) var changes = 0
-    private var cursorCount = 0
+    fileprivate var cursorCount = 0
 
     /// Opens a session to `url` working in `schema` (which need not exist yet), in UTC with ISO
     /// dates so that stored dates read back as ferry wrote them.
@@ -198,4 +198,43 @@ package struct PostgresStatementFailure: Error, Sendable, Hashable {
     package var statement: String
     /// True for a unique-constraint violation (SQLSTATE 23505).
     package var isUniqueConstraint: Bool { sqlState == "23505" }
+}
+
+extension PostgresDatabase {
+    /// Opens a server-side cursor on a query, read 1,000 rows at a time (inside the caller's
+    /// transaction: a cursor lives until the transaction ends).
+    package func openCursor(_ sql: String, _ arguments: [DatabaseValue]) throws -> PostgresRowCursor {
+        guard isInTransaction else { throw FerryError(.internal, "a PostgreSQL cursor needs an open transaction") }
+        cursorCount += 1
+        let name = "ferry_cursor_\(cursorCount)"
+        try execute("DECLARE \(name) NO SCROLL CURSOR FOR \(sql)", arguments)
+        return PostgresRowCursor(database: self, name: name)
+    }
+}
+
+/// Rows of a server-side cursor, pulled one at a time (``PostgresDatabase/openCursor(_:_:)``).
+package final class PostgresRowCursor {
+    private let database: PostgresDatabase
+    private let name: String
+    private var batch: [[DatabaseValue]] = []
+    private var position = 0
+    private var exhausted = false
+
+    init(database: PostgresDatabase, name: String) {
+        self.database = database
+        self.name = name
+    }
+
+    /// The next row, or nil at the end.
+    package func next() throws -> [DatabaseValue]? {
+        if position == batch.count {
+            guard !exhausted else { return nil }
+            batch = try database.rows("FETCH FORWARD 1000 FROM \(name)", [])
+            position = 0
+            exhausted = batch.count < 1000
+            if batch.isEmpty { return nil }
+        }
+        position += 1
+        return batch[position - 1]
+    }
 }
