@@ -53,6 +53,17 @@ extension Store {
         return try StoreMetadata.read(from: database, layout: FerryLayout(backend: .postgresql))
     }
 
+    /// A session on the store at `path` for inspecting it (`ferry store info`), with the layout
+    /// its tables are in: SQLite's connection (opened for writing when the file allows it, so that
+    /// a killed writer's journal is rolled back), or a PostgreSQL session in the store's schema.
+    package static func inspectionSession(at path: String) throws -> (session: any DatabaseConnection, layout: FerryLayout) {
+        guard PathOrURL(path).isPostgreSQL else {
+            return (try Connection(path: path, readOnly: false, create: false), FerryLayout())
+        }
+        let url = try postgresURL(path)
+        return (try PostgresDatabase(url: url, schema: url.schema ?? defaultPostgreSQLSchema), FerryLayout(backend: .postgresql))
+    }
+
     /// The advisory-lock key of the store in `schema` (advisory locks are per database).
     package static func postgreSQLLockKey(schema: String) -> Int64 {
         PostgresConnection.advisoryLockKey(for: "ferry store " + schema)
@@ -82,6 +93,8 @@ extension Store {
     static func notOnPostgreSQL(_ path: String) -> FerryError {
         FerryError(
             .usage, "this operation is not available on a PostgreSQL store yet (store '\(path)')",
-            notes: ["PostgreSQL stores support opening, creating, counting, import of new rows, fetch, export and checksums; see docs/postgresql.md"])
+            notes: [
+                "on PostgreSQL, ferry creates and opens stores, exports, fetches, shows store info and computes checksums; job steps (import, update, delete), verify and migrate need a SQLite store for now (docs/postgresql.md)"
+            ])
     }
 }
