@@ -51,7 +51,6 @@ enum PostgresBatchInsert {
         let coding = layout.valueCoding
         var result = BatchInsertResult()
         var row = Array(repeating: Value.null, count: request.columns.count)
-        var sent = 0
         do {
             try database.connection.copy(into: layout.table(for: entity), schema: database.schema, columns: columnNames) { writer in
                 rows: while try !request.rowHandler(&row) {
@@ -68,7 +67,6 @@ enum PostgresBatchInsert {
                         encoded.append(PostgresDatabase.postgresValue(coding.encode(value)))
                     }
                     try writer.append(encoded)
-                    sent += 1
                     result.count(.inserted)
                 }
             }

@@ -130,6 +130,8 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Opens the store at `path` for `model`, creating it when missing (unless told not to).
+    /// `path` may be a `postgresql://` URL: the store is then the URL's schema in that database
+    /// (`Store+PostgreSQL.swift`).
     ///
     /// - Throws: `.modelMismatch` naming the store's version and the model's when the stored
     ///   model hash differs; `.store` when the file is not a ferry store.
