@@ -18,41 +18,13 @@ enum PostgresBatchInsert {
         guard let entity = model.entity(named: request.entity) else {
             throw FerryError(.usage, "the model has no entity '\(request.entity)'")
         }
-        var columnNames: [String] = []
-        var types: [AttributeType?] = []
-        var validators: [AttributeValidator?] = []
-        var defaults: [Value?] = []
-        for column in request.columns {
-            switch column {
-            case .attribute(let name):
-                guard let attribute = entity.attribute(named: name) else {
-                    throw FerryError(.usage, "\(entity.name) has no attribute '\(name)'")
-                }
-                columnNames.append(layout.column(forAttribute: name, in: entity))
-                types.append(attribute.type)
-                defaults.append(attribute.defaultValue)
-                do {
-                    validators.append(request.validate ? try AttributeValidator(attribute) : nil)
-                } catch {
-                    throw FerryError(.invalidModel, error.reason, at: attribute.location)
-                }
-            case .relationship(let name):
-                guard let relationship = entity.relationship(named: name),
-                    case .foreignKey(let column) = layout.storage(of: relationship, in: entity, model: model)
-                else {
-                    throw FerryError(.usage, "\(entity.name).\(name) is not a to-one relationship stored in \(entity.name)")
-                }
-                columnNames.append(column)
-                types.append(nil)
-                defaults.append(nil)
-                validators.append(nil)
-            }
-        }
+        let plan = try InsertColumnPlan(columns: request.columns, of: entity, model: model, layout: layout, validate: request.validate)
+        let (validators, defaults) = (plan.validators, plan.defaults)
         let coding = layout.valueCoding
         var result = BatchInsertResult()
         var row = Array(repeating: Value.null, count: request.columns.count)
         do {
-            try database.connection.copy(into: layout.table(for: entity), schema: database.schema, columns: columnNames) { writer in
+            try database.connection.copy(into: layout.table(for: entity), schema: database.schema, columns: plan.storedNames) { writer in
                 rows: while try !request.rowHandler(&row) {
                     var encoded: [PostgresValue] = []
                     encoded.reserveCapacity(row.count)
