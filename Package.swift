@@ -43,7 +43,7 @@ let package = Package(
         ),
         .target(
             name: "FerryCore",
-            dependencies: ["CFerrySQLite", "CFerryCompression"],
+            dependencies: ["CFerrySQLite", "CFerryCompression", "FerryPostgres"],
             swiftSettings: swiftSettings
         ),
         .systemLibrary(

@@ -4,11 +4,12 @@ import Foundation
 /// Checks made on the files a command names before it opens any of them.
 enum CommandFiles {
     /// The store a command reads or changes (`export`, `update`, `delete`, `verify`, `store …`,
-    /// `migrate`): a URL is refused (exit 64), and a missing store is a store error (exit 1)
+    /// `migrate`): a URL other than a PostgreSQL one is refused (exit 64), and a missing store is a store error (exit 1)
     /// with the same message for every command, as when a job's store must exist.
     static func requireExistingStore(_ path: String) throws {
         try PathOrURL.requireStore(path)
-        guard path == ":memory:" || FileManager.default.fileExists(atPath: path) else {
+        // A PostgreSQL store's existence is checked when it is opened (it is not created then).
+        guard path == ":memory:" || PathOrURL(path).isPostgreSQL || FileManager.default.fileExists(atPath: path) else {
             throw FerryError(.store, "store '\(path)' does not exist")
         }
     }

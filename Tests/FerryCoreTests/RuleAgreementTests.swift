@@ -221,7 +221,7 @@ struct UpdateRuleAgreementTests {
         #expect(update("capped", "wide") == "error: the new value of Item.capped breaks 'max: 0.1' for 1 record (ferry_pk 1); nothing was changed")
         // What the update refused is what verify reports, on the same values.
         try store.write { try $0.execute("UPDATE Item SET capped = wide") }
-        let results = store.withConnection { Verifier(model: Self.model).run([.validationRules(entity: "Item")], on: $0, layout: store.layout) }
+        let results = try store.withConnection { Verifier(model: Self.model).run([.validationRules(entity: "Item")], on: $0, layout: store.layout) }
         #expect(results.map(\.outcome) == [.failed])
     }
 }

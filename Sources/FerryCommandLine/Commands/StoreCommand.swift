@@ -70,9 +70,7 @@ struct StoreInfoCommand: ParsableCommand {
             guard let metadata = try Store.metadata(at: store) else {
                 throw FerryError(.store, "'\(store)' is not a ferry store (it has no ferry metadata)")
             }
-            // Not read-only: a read-only connection cannot roll back a killed writer's journal.
-            let connection = try Connection(path: store, readOnly: false, create: false)
-            let layout = FerryLayout()
+            let (connection, layout) = try Store.inspectionSession(at: store)
             var entities: [Info.EntityInfo] = []
             let names = metadata.model?.entityNames ?? metadata.entityHashes.keys.sorted()
             for name in names {

@@ -24,7 +24,7 @@ public struct MigrationOptions: Sendable {
     public var busyTimeout: Duration = .seconds(30)
     /// For a Core Data store: the compiled model (`.momd`) whose entity hashes the migrated
     /// store's metadata records for its new version; without it, it records none.
-    public var compiledModel: CompiledModelVersions?
+    package var compiledModel: CompiledModelVersions?
 
     /// Options migrating to `targetVersion` (nil: the current version), with a backup unless `backup` is false.
     public init(targetVersion: String? = nil, backup: Bool = true, parameters: [String: Value] = [:], registry: PolicyRegistry = .shared) {

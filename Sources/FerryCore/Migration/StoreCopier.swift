@@ -81,7 +81,7 @@ public struct StoreCopier {
         options.busyTimeout = busyTimeout
         let step = MigrationStepRunner(
             mapping: try MappingModel.inferred(from: model, to: model), sourcePath: sourceFile, destinationPath: scratch, options: options,
-            now: DateCoding.nowMilliseconds(), sourceLayout: source.layout, destinationLayout: FerryLayout())
+            now: DateCoding.nowMilliseconds(), sourceLayout: source.layout, destination: .ferry)
         let stepReport = try step.run()
 
         // Counts of the source and of the copy, entity by entity, before the copy is put in place.

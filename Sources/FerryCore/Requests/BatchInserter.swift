@@ -85,45 +85,12 @@ package final class BatchInserter {
         }
         self.coding = DispatchedValueCoding(layout.valueCoding)
         let dialect = layout.dialect
-        var types: [AttributeType?] = []
-        var validators: [AttributeValidator?] = []
-        var defaults: [Value?] = []
-        var storedNames: [String] = []
-        var keyColumns: [(parameter: Int, relationship: RelationshipDescription)] = []
-        for column in columns {
-            switch column {
-            case .attribute(let name):
-                guard let attribute = entity.attribute(named: name) else {
-                    throw FerryError(.usage, "\(entity.name) has no attribute '\(name)'")
-                }
-                types.append(attribute.type)
-                defaults.append(attribute.defaultValue)
-                storedNames.append(layout.column(forAttribute: name, in: entity))
-                if validate {
-                    do {
-                        validators.append(try AttributeValidator(attribute))
-                    } catch {
-                        throw FerryError(.invalidModel, error.reason, at: attribute.location)
-                    }
-                } else {
-                    validators.append(nil)
-                }
-            case .relationship(let name):
-                guard let relationship = entity.relationship(named: name),
-                    case .foreignKey(let column) = layout.storage(of: relationship, in: entity, model: model)
-                else {
-                    throw FerryError(.usage, "\(entity.name).\(name) is not a to-one relationship stored in \(entity.name)")
-                }
-                types.append(nil)
-                defaults.append(nil)
-                validators.append(nil)
-                keyColumns.append((storedNames.count + 1, relationship))
-                storedNames.append(column)
-            }
-        }
-        self.types = types
-        self.validators = validators
-        self.defaults = defaults
+        let plan = try InsertColumnPlan(columns: columns, of: entity, model: model, layout: layout, validate: validate)
+        let storedNames = plan.storedNames
+        self.types = plan.types
+        self.validators = plan.validators
+        self.defaults = plan.defaults
+        let keyColumns = plan.keyColumns
         self.encoded = Array(repeating: .null, count: columns.count)
 
         let table = layout.quotedTable(for: entity)

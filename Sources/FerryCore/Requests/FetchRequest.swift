@@ -181,13 +181,7 @@ public struct FetchRequest: Sendable {
         var orderings: [String] = []
         for descriptor in sortDescriptors {
             let (sql, column) = try builder.column(descriptor.keyPath, location: descriptor.location)
-            let direction = descriptor.ascending ? "" : " DESC"
-            if column.type == .decimal {
-                orderings.append("CAST(\(sql) AS REAL)\(direction)")
-                orderings.append("\(sql) COLLATE \(Self.decimalCollation)\(direction)")
-            } else {
-                orderings.append(sql + direction)
-            }
+            orderings += layout.dialect.ordering(sql, type: column.type, ascending: descriptor.ascending)
         }
         var arguments: [DatabaseValue] = []
         var text = "SELECT " + (selected.isEmpty ? "NULL" : selected.joined(separator: ", "))
@@ -202,7 +196,7 @@ public struct FetchRequest: Sendable {
         text += " ORDER BY " + orderings.joined(separator: ", ")
         if limit != nil || offset > 0 {
             text += " LIMIT ? OFFSET ?"
-            arguments += [.integer(Int64(limit ?? -1)), .integer(Int64(offset))]
+            arguments += [limit.map { .integer(Int64($0)) } ?? layout.dialect.unlimited, .integer(Int64(offset))]
         }
         return FetchQuery(sql: text, arguments: arguments, columns: selected.isEmpty ? [] : columns)
     }
@@ -335,23 +329,35 @@ struct FetchQueryBuilder {
 /// cannot be repeated, and lives only inside the `read` or `fetch` closure that made it).
 ///
 /// Read typed rows with ``next()``, or, for speed, ``advance()`` and the column accessors,
-/// which read SQLite's memory without copying.
+/// which read SQLite's memory without copying. On a PostgreSQL store the accessors read the
+/// current row in ferry's stored forms (``PostgresFetchRows``).
 public final class FetchCursor {
     /// The columns, in order.
     public let columns: [FetchColumn]
     /// The compiled query.
     package let query: FetchQuery
-    private let statement: Statement
+    private let statement: Statement?
+    private let postgresRows: PostgresFetchRows?
     private let coding: DispatchedValueCoding
     private var done = false
 
     /// Prepares the request on a connection to a store of `layout` (inside `store.read { … }`).
-    package init(_ request: FetchRequest, connection: Connection, model: ObjectModel, layout: any StoreLayout) throws {
+    package init(_ request: FetchRequest, connection: any DatabaseConnection, model: ObjectModel, layout: any StoreLayout) throws {
         query = try request.compile(model: model, layout: layout)
-        coding = DispatchedValueCoding(layout.valueCoding)
         columns = query.columns
-        statement = try connection.prepare(query.sql)
+        if let postgres = connection as? PostgresDatabase {
+            // Rows come in ferry's own forms, whatever the store's coding.
+            coding = DispatchedValueCoding(FerryValueCoding())
+            statement = nil
+            postgresRows = try PostgresFetchRows(request, database: postgres, model: model, layout: layout, columns: query.columns)
+            return
+        }
+        guard let connection = connection as? Connection else { throw FerryError(.internal, "no cursor for \(type(of: connection))") }
+        coding = DispatchedValueCoding(layout.valueCoding)
+        postgresRows = nil
+        let statement = try connection.prepare(query.sql)
         try statement.bind(query.arguments)
+        self.statement = statement
     }
 
     /// The next row as typed values, or nil at the end.
@@ -363,30 +369,70 @@ public final class FetchCursor {
     /// Moves to the next row; false at the end. Read it with the accessors below.
     public func advance() throws -> Bool {
         if done { return false }
-        if try statement.step() { return true }
+        if let statement, try statement.step() { return true }
+        if let postgresRows, try postgresRows.advance() { return true }
         done = true
         return false
     }
 
-    /// The typed value of a column of the current row.
-    public func value(at index: Int) -> Value {
-        coding.decode(statement.value(at: index), as: columns[index].type)
+    /// The stored value of a column of the current row.
+    @inline(__always)
+    private func stored(at index: Int) -> DatabaseValue {
+        if let statement { return statement.value(at: index) }
+        return postgresRows?.row[index] ?? .null
     }
 
-    @inline(__always) package func storageClass(at index: Int) -> DatabaseValue.StorageClass { statement.storageClass(at: index) }
-    @inline(__always) package func int64(at index: Int) -> Int64 { statement.int64(at: index) }
-    @inline(__always) package func double(at index: Int) -> Double { statement.double(at: index) }
+    /// The typed value of a column of the current row.
+    public func value(at index: Int) -> Value {
+        coding.decode(stored(at: index), as: columns[index].type)
+    }
+
+    @inline(__always) package func storageClass(at index: Int) -> DatabaseValue.StorageClass {
+        if let statement { return statement.storageClass(at: index) }
+        switch stored(at: index) {
+        case .null: return .null
+        case .integer: return .integer
+        case .real: return .real
+        case .text: return .text
+        case .blob: return .blob
+        }
+    }
+
+    @inline(__always) package func int64(at index: Int) -> Int64 {
+        if let statement { return statement.int64(at: index) }
+        switch stored(at: index) {
+        case .integer(let v): return v
+        case .real(let v): return Int64(exactly: v.rounded(.towardZero)) ?? 0
+        default: return 0
+        }
+    }
+
+    @inline(__always) package func double(at index: Int) -> Double {
+        if let statement { return statement.double(at: index) }
+        switch stored(at: index) {
+        case .integer(let v): return Double(v)
+        case .real(let v): return v
+        default: return 0
+        }
+    }
 
     /// The column's text bytes, without copying.
     @inline(__always)
     package func withTextBytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
-        try statement.withTextBytes(at: index, body)
+        if let statement { return try statement.withTextBytes(at: index, body) }
+        var text = stored(at: index).text ?? stored(at: index).description
+        return try text.withUTF8(body)
     }
 
     /// The column's blob bytes, without copying.
     @inline(__always)
     package func withBlobBytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
-        try statement.withBlobBytes(at: index, body)
+        if let statement { return try statement.withBlobBytes(at: index, body) }
+        switch stored(at: index) {
+        case .blob(let bytes): return try bytes.withUnsafeBufferPointer(body)
+        case .text(var text): return try text.withUTF8(body)
+        default: return try body(UnsafeBufferPointer(start: nil, count: 0))
+        }
     }
 }
 
@@ -404,7 +450,7 @@ extension Store {
     /// }
     /// ```
     public func fetch<T>(_ request: FetchRequest, _ body: (FetchCursor) throws -> T) throws -> T {
-        try read { connection in try body(FetchCursor(request, connection: connection, model: model, layout: layout)) }
+        try readDatabase { connection in try body(FetchCursor(request, connection: connection, model: model, layout: layout)) }
     }
 }
 

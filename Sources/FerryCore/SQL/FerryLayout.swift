@@ -10,18 +10,37 @@
 ///   `ferry_source` and `ferry_target`.
 /// - A to-many whose inverse is to-one has no storage of its own: it is the inverse's key.
 /// - ferry's own tables and columns start with ``reservedPrefix``.
-/// - Values are stored as ``FerryValueCoding`` says, in SQLite (``SQLiteDialect``).
+/// - Values are stored as ``FerryValueCoding`` says, in SQLite (``SQLiteDialect``); in a
+///   PostgreSQL store, in PostgreSQL's types (``PostgresValueCoding``, ``PostgreSQLDialect``).
 package struct FerryLayout: StoreLayout {
+    /// The engines ferry's layout is laid out in.
+    package enum Backend: Sendable, Hashable {
+        case sqlite, postgresql
+    }
     package static let reservedPrefix = "ferry_"
     package static let primaryKey = "ferry_pk"
     package static let linkSourceColumn = "ferry_source"
     package static let linkTargetColumn = "ferry_target"
     package static let tables = BookkeepingTables(metadata: "ferry_metadata", entities: "ferry_entities", runs: "ferry_runs")
 
-    package init() {}
+    /// The engine the store is in.
+    package let backend: Backend
 
-    package var valueCoding: any ValueCoding { FerryValueCoding() }
-    package var dialect: any SQLDialect { SQLiteDialect() }
+    package init(backend: Backend = .sqlite) { self.backend = backend }
+
+    package var valueCoding: any ValueCoding {
+        switch backend {
+        case .sqlite: FerryValueCoding()
+        case .postgresql: PostgresValueCoding()
+        }
+    }
+
+    package var dialect: any SQLDialect {
+        switch backend {
+        case .sqlite: SQLiteDialect()
+        case .postgresql: PostgreSQLDialect()
+        }
+    }
     package var keyColumn: String { Self.primaryKey }
     package var versionColumn: String? { nil }
     package var bookkeeping: BookkeepingTables? { Self.tables }

@@ -1,6 +1,6 @@
 /// The SQL of one database engine: everything in ferry's generated SQL that differs between
 /// engines goes through here, so a second backend (PostgreSQL) is one more implementation.
-/// ``SQLiteDialect`` is the only one today.
+/// ``SQLiteDialect`` and ``PostgreSQLDialect`` implement it.
 ///
 /// What it deliberately leaves out: connection set-up (SQLite's PRAGMAs, PostgreSQL's session
 /// settings) belongs to the backend's connection. A migration reaches the new store through a
@@ -18,6 +18,10 @@ package protocol SQLDialect: Sendable {
     func columnType(for type: AttributeType, storedAs storage: DatabaseValue.StorageClass) -> String
     /// The definition of an entity table's integer primary key column named `column`.
     func keyColumnDefinition(_ column: String) -> String
+    /// The type of a column holding another row's key (a foreign key, a join table's column).
+    var keyReferenceType: String { get }
+    /// What follows a foreign key's `REFERENCES table(key)` (PostgreSQL: `DEFERRABLE …`).
+    var foreignKeyOptions: String { get }
     /// What follows a join table's closing parenthesis (SQLite: `WITHOUT ROWID`).
     var joinTableOptions: String { get }
     /// `INSERT` of `columns` with `values` (a `VALUES (…)` list or a `SELECT`) into `table`,
@@ -32,6 +36,17 @@ package protocol SQLDialect: Sendable {
     var deferForeignKeysStatement: String { get }
     /// A condition true when `expression` holds an integer (not text, real or blob).
     func isInteger(_ expression: String) -> String
+    /// The `ORDER BY` terms sorting `sql`, holding values of `type`, as ferry sorts: as SQLite
+    /// sorts the stored forms (`NULL` first, text byte-wise), decimals numerically.
+    func ordering(_ sql: String, type: AttributeType, ascending: Bool) -> [String]
+    /// The `LIMIT` argument meaning no limit (with an `OFFSET`).
+    var unlimited: DatabaseValue { get }
+}
+
+extension SQLDialect {
+    package var keyReferenceType: String { "INTEGER" }
+    package var foreignKeyOptions: String { "" }
+    package var unlimited: DatabaseValue { .integer(-1) }
 }
 
 /// What an `INSERT` does when it would break a uniqueness constraint.

@@ -53,4 +53,11 @@ package struct SQLiteDialect: SQLDialect {
     package var deferForeignKeysStatement: String { "PRAGMA defer_foreign_keys = ON" }
 
     package func isInteger(_ expression: String) -> String { "typeof(\(expression)) = 'integer'" }
+
+    /// Decimals are text: by their value as a double, ties broken by the exact collation.
+    package func ordering(_ sql: String, type: AttributeType, ascending: Bool) -> [String] {
+        let direction = ascending ? "" : " DESC"
+        guard type == .decimal else { return [sql + direction] }
+        return ["CAST(\(sql) AS REAL)\(direction)", "\(sql) COLLATE \(FetchRequest.decimalCollation)\(direction)"]
+    }
 }

@@ -50,12 +50,12 @@ package struct RunRecord: Sendable, Hashable {
 package struct RunLog {
     /// The log's table as SQL refers to it (quoted, qualified with its schema when given).
     package let table: String
-    private let connection: Connection
+    private let connection: any DatabaseConnection
     private let dialect: any SQLDialect
 
     /// The log of the store `layout` describes, on `connection`, in `schema` when given (a
     /// migration's destination); nil when the layout keeps no bookkeeping tables.
-    package init?(on connection: Connection, layout: any StoreLayout, schema: String? = nil) {
+    package init?(on connection: any DatabaseConnection, layout: any StoreLayout, schema: String? = nil) {
         guard let tables = layout.bookkeeping else { return nil }
         self.table = schema.map { layout.dialect.qualified(tables.runs, in: $0) } ?? layout.dialect.quote(tables.runs)
         self.connection = connection

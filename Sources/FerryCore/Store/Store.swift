@@ -1,6 +1,7 @@
 import Foundation
 
-/// A ferry store: a SQLite file (or in-memory database) laid out for one model version.
+/// A ferry store: a SQLite file (or in-memory database), or a schema in a PostgreSQL database
+/// (``open(at:model:options:)`` with a `postgresql://` URL), laid out for one model version.
 ///
 /// `Store` is `Sendable` and serializes access to its single connection through closures, as
 /// GRDB's `DatabaseQueue` does (`write { connection in … }`, for ferry's own modules). Its
@@ -12,10 +13,15 @@ import Foundation
 /// let customers = try store.entityCount("Customer")
 /// ```
 public final class Store: @unchecked Sendable {
-    // @unchecked: `connection` is only touched while `lock` is held.
+    // @unchecked: `connection` and `database` are only touched while `lock` is held.
     private let lock = NSRecursiveLock()
-    private let connection: Connection
-    /// The path as given (`:memory:` for an in-memory store).
+    /// The SQLite connection (nil for a PostgreSQL store).
+    private let connection: Connection?
+    /// The session every backend-neutral operation works through (the SQLite connection itself,
+    /// or a ``PostgresDatabase``).
+    private let database: any DatabaseConnection
+    /// The path as given (`:memory:` for an in-memory store); for a PostgreSQL store its URL
+    /// with any password hidden.
     public let path: String
     /// The model the store was opened with.
     public let model: ObjectModel
@@ -63,6 +69,7 @@ public final class Store: @unchecked Sendable {
         self.layout = layout
         self.model = model
         self.connection = connection
+        self.database = connection
         self.metadata = metadata
         self.writerLock = writerLock
         self.identity = StoreLock.isLockable(path) ? FileIdentity(path) : nil
@@ -70,6 +77,23 @@ public final class Store: @unchecked Sendable {
 
     /// The private copy's database file, for a store opened with ``openCoreData(at:bundle:)``.
     package var coreDataCopyPath: String? { coreDataCopy?.folder.appendingPathComponent("store.sqlite").path }
+
+    /// A store in a PostgreSQL schema (see `Store+PostgreSQL.swift`); the session holds the
+    /// store's advisory lock when it writes.
+    init(path: String, model: ObjectModel, layout: any StoreLayout, postgres: PostgresDatabase, metadata: StoreMetadata) {
+        self.coreDataCopy = nil
+        self.path = path
+        self.layout = layout
+        self.model = model
+        self.connection = nil
+        self.database = postgres
+        self.metadata = metadata
+        self.writerLock = nil
+        self.identity = nil
+    }
+
+    /// True for a store in PostgreSQL.
+    public var isPostgreSQL: Bool { connection == nil }
 
     deinit {
         // The connection is closed with the store; then the Core Data copy's folder goes.
@@ -108,10 +132,13 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Opens the store at `path` for `model`, creating it when missing (unless told not to).
+    /// `path` may be a `postgresql://` URL: the store is then the URL's schema in that database
+    /// (`Store+PostgreSQL.swift`).
     ///
     /// - Throws: `.modelMismatch` naming the store's version and the model's when the stored
     ///   model hash differs; `.store` when the file is not a ferry store.
     public static func open(at path: String, model: ObjectModel, options: Options = Options()) throws -> Store {
+        if PathOrURL(path).isPostgreSQL { return try openPostgreSQL(path, model: model, options: options) }
         try PathOrURL.requireStore(path)
         let layout = FerryLayout()
         try layout.checkRepresentable(model)
@@ -149,23 +176,29 @@ public final class Store: @unchecked Sendable {
         return try opened(path: path, model: model, layout: layout, connection: connection, metadata: metadata, options: options, writerLock: writerLock)
     }
 
-    private static func opened(path: String, model: ObjectModel, layout: any StoreLayout, connection: Connection, metadata: StoreMetadata, options: Options, writerLock: StoreLock?) throws -> Store {
+    /// Fails with `.modelMismatch` when the store's model hash is not the model's (unless allowed).
+    static func checkModel(path: String, model: ObjectModel, metadata: StoreMetadata, options: Options) throws {
         if metadata.modelHash != model.versionHash && !options.allowModelMismatch {
             throw mismatch(path: path, metadata: metadata, model: model)
         }
+    }
+
+    private static func opened(path: String, model: ObjectModel, layout: any StoreLayout, connection: Connection, metadata: StoreMetadata, options: Options, writerLock: StoreLock?) throws -> Store {
+        try checkModel(path: path, model: model, metadata: metadata, options: options)
         return Store(path: path, model: model, layout: layout, connection: connection, metadata: metadata, writerLock: writerLock)
     }
 
-    private static func checkNoUserTables(path: String, connection: Connection, layout: any StoreLayout) throws {
+    static func checkNoUserTables(path: String, connection: any DatabaseConnection, layout: any StoreLayout) throws {
         let userTables = try connection.scalar(layout.dialect.userTableCountQuery)
         if let count = userTables?.int64, count > 0 {
-            throw FerryError(.store, "'\(path)' is a SQLite database but not a ferry store (it has no \(layout.bookkeeping?.metadata ?? "metadata") table)")
+            let kind = connection is PostgresDatabase ? "a PostgreSQL schema" : "a SQLite database"
+            throw FerryError(.store, "'\(path)' is \(kind) but not a ferry store (it has no \(layout.bookkeeping?.metadata ?? "metadata") table)")
         }
     }
 
     /// Creates ferry's tables and the model's tables in `layout` on an empty database (inside the
     /// caller's transaction).
-    package static func createSchema(for model: ObjectModel, on connection: Connection, layout: any StoreLayout, includingIndexes: Bool = true) throws {
+    package static func createSchema(for model: ObjectModel, on connection: any DatabaseConnection, layout: any StoreLayout, includingIndexes: Bool = true) throws {
         try layout.checkRepresentable(model)
         let model = model.storedForm
         let statements = includingIndexes ? StoreSchema.statements(for: model, layout: layout) : StoreSchema.tableStatements(for: model, layout: layout)
@@ -199,6 +232,7 @@ public final class Store: @unchecked Sendable {
     /// journal a killed writer left behind is rolled back; a read-only connection cannot do that
     /// and fails with SQLITE_READONLY_ROLLBACK.
     public static func metadata(at path: String) throws -> StoreMetadata? {
+        if PathOrURL(path).isPostgreSQL { return try postgreSQLMetadata(path) }
         guard FileManager.default.fileExists(atPath: path) else {
             throw FerryError(.store, "store '\(path)' does not exist")
         }
@@ -235,11 +269,40 @@ public final class Store: @unchecked Sendable {
 
     // MARK: - Access
 
-    /// Runs `body` with the connection, outside any transaction ferry opens.
-    package func withConnection<T>(_ body: (Connection) throws -> T) rethrows -> T {
+    /// Runs `body` with the SQLite connection, outside any transaction ferry opens. On a
+    /// PostgreSQL store it fails: what needs SQLite's connection is not available there (yet).
+    package func withConnection<T>(_ body: (Connection) throws -> T) throws -> T {
         lock.lock()
         defer { lock.unlock() }
+        guard let connection else { throw Self.notOnPostgreSQL(path) }
         return try body(connection)
+    }
+
+    /// Runs `body` with the store's session (SQLite or PostgreSQL), outside any transaction ferry opens.
+    package func withDatabase<T>(_ body: (any DatabaseConnection) throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(database)
+    }
+
+    /// Runs `body` in a read transaction on the store's session, whatever its backend.
+    package func readDatabase<T>(_ body: (any DatabaseConnection) throws -> T) throws -> T {
+        try withDatabase { database in
+            if database.isInTransaction { return try body(database) }
+            return try database.readTransaction { try body(database) }
+        }
+    }
+
+    /// Runs `body` in a write transaction on the store's session, whatever its backend: all of
+    /// it is committed, or none of it.
+    package func writeDatabase<T>(_ body: (any DatabaseConnection) throws -> T) throws -> T {
+        try withDatabase { database in
+            if database.isInTransaction { return try database.savepoint("ferry_savepoint") { try body(database) } }
+            return try database.writeTransaction {
+                try checkStillInPlace()
+                return try body(database)
+            }
+        }
     }
 
     /// Runs `body` in a deferred (read) transaction.
@@ -274,7 +337,7 @@ public final class Store: @unchecked Sendable {
 
     /// Counts the rows of every entity, in model order.
     public func entityCounts() throws -> [(entity: String, count: Int)] {
-        try read { connection in
+        try readDatabase { connection in
             try model.entities.map { entity in (entity.name, try count(entity, on: connection)) }
         }
     }
@@ -284,10 +347,10 @@ public final class Store: @unchecked Sendable {
         guard let entity = model.entity(named: name) else {
             throw FerryError(.usage, "the model has no entity '\(name)'\(Suggestions.didYouMean(name, in: model.entityNames))")
         }
-        return try read { connection in try count(entity, on: connection) }
+        return try readDatabase { connection in try count(entity, on: connection) }
     }
 
-    private func count(_ entity: EntityDescription, on connection: Connection) throws -> Int {
+    private func count(_ entity: EntityDescription, on connection: any DatabaseConnection) throws -> Int {
         let sql = "SELECT count(*) FROM \(layout.quotedTable(for: entity))\(layout.entityFilterClause(for: entity, alias: nil))"
         return Int(try connection.scalar(sql)?.int64 ?? 0)
     }

@@ -66,9 +66,10 @@ package final class StoreLock: Sendable {
         URL(fileURLWithPath: storePath).standardizedFileURL.path + ".ferry-lock"
     }
 
-    /// True for paths that have no file to lock (`:memory:`, SQLite URIs).
+    /// False for stores that have no file to lock (`:memory:`, SQLite URIs, PostgreSQL URLs).
     package static func isLockable(_ storePath: String) -> Bool {
-        storePath != ":memory:" && !storePath.hasPrefix("file:")
+        // A PostgreSQL store's one writer is a server advisory lock (`Store+PostgreSQL.swift`).
+        storePath != ":memory:" && !storePath.hasPrefix("file:") && !PathOrURL(storePath).isPostgreSQL
     }
 
     /// Takes the writer lock of the store at `storePath`, waiting up to `timeout` for another

@@ -18,7 +18,7 @@ public struct StoreMetadata: Sendable, Hashable {
     public var createdAt: String?
 
     /// Reads the metadata of a store in `layout`, or nil when the database has no ferry metadata.
-    package static func read(from connection: Connection, layout: any StoreLayout) throws -> StoreMetadata? {
+    package static func read(from connection: any DatabaseConnection, layout: any StoreLayout) throws -> StoreMetadata? {
         guard let tables = layout.bookkeeping else { return nil }
         let dialect = layout.dialect
         let exists = try connection.scalar(dialect.tableExistsQuery, [.text(tables.metadata)])
@@ -41,7 +41,7 @@ public struct StoreMetadata: Sendable, Hashable {
     }
 
     /// Writes (replaces) the metadata for `model` into the bookkeeping tables of `layout`.
-    static func write(for model: ObjectModel, to connection: Connection, layout: any StoreLayout, createdAt: String) throws {
+    static func write(for model: ObjectModel, to connection: any DatabaseConnection, layout: any StoreLayout, createdAt: String) throws {
         guard let tables = layout.bookkeeping else {
             throw FerryError(.internal, "this store layout has no tables for ferry's metadata")
         }
@@ -59,19 +59,14 @@ public struct StoreMetadata: Sendable, Hashable {
         ]
         try connection.execute(
             dialect.insert(into: metadataTable, columns: ["key", "value"], values: "VALUES ('created_at', ?)", onConflict: .ignore), [.text(createdAt)])
-        let upsert = try connection.prepare(
-            dialect.insert(into: metadataTable, columns: ["key", "value"], values: "VALUES (?, ?)", onConflict: .update(key: ["key"], columns: ["value"])))
+        let upsert = dialect.insert(into: metadataTable, columns: ["key", "value"], values: "VALUES (?, ?)", onConflict: .update(key: ["key"], columns: ["value"]))
         for (key, value) in values {
-            upsert.reset()
-            try upsert.bind([.text(key), .text(value)])
-            try upsert.step()
+            try connection.execute(upsert, [.text(key), .text(value)])
         }
         try connection.execute("DELETE FROM \(entitiesTable)")
-        let insert = try connection.prepare(dialect.insert(into: entitiesTable, columns: ["name", "hash"], values: "VALUES (?, ?)", onConflict: .fail))
+        let insert = dialect.insert(into: entitiesTable, columns: ["name", "hash"], values: "VALUES (?, ?)", onConflict: .fail)
         for (name, hash) in model.entityHashes.sorted(by: { $0.key < $1.key }) {
-            insert.reset()
-            try insert.bind([.text(name), .text(hash)])
-            try insert.step()
+            try connection.execute(insert, [.text(name), .text(hash)])
         }
     }
 }

@@ -77,9 +77,9 @@ package enum StoreSchema {
                 guard let destination = model.entity(named: relationship.destination) else { continue }
                 switch layout.storage(of: relationship, in: entity, model: model) {
                 case .foreignKey(let column):
-                    var text = "\(dialect.quote(column)) INTEGER"
+                    var text = "\(dialect.quote(column)) \(dialect.keyReferenceType)"
                     if !relationship.isOptional { text += " NOT NULL" }
-                    text += " REFERENCES \(layout.quotedTable(for: destination))(\(key))"
+                    text += " REFERENCES \(layout.quotedTable(for: destination))(\(key))\(dialect.foreignKeyOptions)"
                     columns.append(text)
                     indexes.append(
                         "CREATE INDEX \(dialect.quote(layout.foreignKeyIndexName(entity: entity.name, column: column))) ON \(table)(\(dialect.quote(column)))"
@@ -93,7 +93,7 @@ package enum StoreSchema {
                     let ownTable = table, destinationTable = layout.quotedTable(for: destination)
                     let columns = [(sourceColumn, ownTable), (targetColumn, destinationTable)].sorted { $0.0 < $1.0 }
                     let definitions = columns.map { column, referenced in
-                        "\(dialect.quote(column)) INTEGER NOT NULL REFERENCES \(referenced)(\(key)) ON DELETE CASCADE"
+                        "\(dialect.quote(column)) \(dialect.keyReferenceType) NOT NULL REFERENCES \(referenced)(\(key)) ON DELETE CASCADE\(dialect.foreignKeyOptions)"
                     }
                     tables.append(
                         """

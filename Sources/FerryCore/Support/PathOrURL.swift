@@ -33,16 +33,13 @@ package struct PathOrURL: Sendable, Hashable {
 
     static let databaseSchemes: Set<String> = ["postgres", "postgresql", "mysql", "mariadb", "sqlite", "sqlite3", "redis", "mongodb"]
 
-    /// Throws a usage error when a store location is not something this build can open: a
-    /// PostgreSQL URL (not supported yet) or any other URL. SQLite `file:` URIs and `:memory:`
-    /// are stores, not URLs to refuse.
+    /// Throws a usage error when a store location is not something this build can open: a URL
+    /// other than a PostgreSQL one. SQLite `file:` URIs and `:memory:` are stores, not URLs to
+    /// refuse; `postgresql://` and `postgres://` URLs are PostgreSQL stores.
     package static func requireStore(_ text: String, location: InputLocation? = nil) throws(FerryError) {
         let value = PathOrURL(text)
-        guard let scheme = value.scheme, scheme != "file" else { return }
-        if value.isPostgreSQL {
-            throw FerryError(.usage, "store '\(text)': PostgreSQL stores are not supported by this build; a store is a SQLite file path", at: location)
-        }
-        throw FerryError(.usage, "store '\(text)' is a \(scheme): URL, not a file path; a store is a SQLite file path", at: location)
+        guard let scheme = value.scheme, scheme != "file", !value.isPostgreSQL else { return }
+        throw FerryError(.usage, "store '\(text)' is a \(scheme): URL, not a file path; a store is a SQLite file path or a postgresql:// URL", at: location)
     }
 
     /// Throws a usage error when `text`, given as `role` (`--output`, `rejects`), is a URL:

@@ -44,12 +44,12 @@ public struct EntityChecksum: Sendable, Hashable, Codable, CustomStringConvertib
 
     /// Computes the checksum of `attributes` of `entity` in `store` (with the store's model).
     public static func compute(store: Store, entity: String, attributes: [String]) throws -> EntityChecksum {
-        try store.read { try compute(connection: $0, model: store.model, layout: store.layout, entity: entity, attributes: attributes) }
+        try store.readDatabase { try compute(connection: $0, model: store.model, layout: store.layout, entity: entity, attributes: attributes) }
     }
 
     /// Computes the checksum on a connection to a store of `model` in `layout` (over typed values,
     /// so stores that code values differently compare equal when they hold the same values).
-    package static func compute(connection: Connection, model: ObjectModel, layout: any StoreLayout, entity name: String, attributes: [String]) throws -> EntityChecksum {
+    package static func compute(connection: any DatabaseConnection, model: ObjectModel, layout: any StoreLayout, entity name: String, attributes: [String]) throws -> EntityChecksum {
         guard let entity = model.entity(named: name) else {
             throw FerryError(.verification, "cannot compute a checksum: model \(model.name) has no entity '\(name)'\(Suggestions.didYouMean(name, in: model.entityNames))")
         }
@@ -61,16 +61,14 @@ public struct EntityChecksum: Sendable, Hashable, Codable, CustomStringConvertib
             types.append(description.type)
         }
         let columns = attributes.isEmpty ? "1" : attributes.map { layout.quotedColumn(forAttribute: $0, in: entity) }.joined(separator: ", ")
-        let statement = try connection.prepare(
-            "SELECT \(columns) FROM \(layout.quotedTable(for: entity))\(layout.entityFilterClause(for: entity, alias: nil))")
         let coding = layout.valueCoding
         var rows = 0
         var sum: UInt64 = 0
         var hasher = RowHasher()
-        while try statement.step() {
+        try connection.forEachRow("SELECT \(columns) FROM \(layout.quotedTable(for: entity))\(layout.entityFilterClause(for: entity, alias: nil))", []) { row in
             hasher.reset()
             for (index, type) in types.enumerated() {
-                hasher.add(coding.decode(statement.value(at: index), as: type))
+                hasher.add(coding.decode(row[index], as: type))
             }
             sum &+= hasher.finish()
             rows += 1

@@ -68,7 +68,7 @@ package final class ImportStepRunner {
         fastPathRecords = 0
         // Inside a caller's transaction (a job's dry run), the caller rolls everything back at the
         // end, so that later steps see what this one would have written.
-        let insideTransaction = store.withConnection { $0.isInTransaction }
+        let insideTransaction = store.withDatabase { $0.isInTransaction }
         let checkpoint: ImportCheckpoint?
         let trail: SourceTrail?
         do {

@@ -260,7 +260,7 @@ public final class JobRunner {
             }
         }
         defer {
-            if dryRun { store.withConnection { connection in if connection.isInTransaction { try? connection.execute("ROLLBACK") } } }
+            if dryRun { store.withDatabase { connection in if connection.isInTransaction { try? connection.execute("ROLLBACK") } } }
         }
         for (offset, step) in job.steps.enumerated() where range.contains(offset) {
             if let resumeAt, offset + 1 < resumeAt {

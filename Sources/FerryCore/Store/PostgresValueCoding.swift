@@ -1,0 +1,52 @@
+/// How a PostgreSQL store keeps values: in PostgreSQL's own types (``PostgreSQLDialect``), so
+/// values are sent in ferry's text forms (which the server parses into `numeric`, `timestamptz`,
+/// `uuid`, `jsonb`) and read back from PostgreSQL's text output.
+///
+/// Sent: as ``FerryValueCoding`` encodes them (dates as UTC ISO-8601 with milliseconds), but
+/// booleans as `true`/`false`. Read: `numeric` in PostgreSQL's text (which keeps the scale written: `12.50`),
+/// `timestamptz` (the session is in UTC with ISO dates) as milliseconds, `jsonb` as PostgreSQL
+/// writes it (keys sorted by length, then bytes; no insignificant blanks).
+package struct PostgresValueCoding: ValueCoding {
+    package init() {}
+
+    package var name: String { "postgresql" }
+
+    /// The class the values of `type` are read back in (through ``PostgresDatabase``).
+    package func storageClass(for type: AttributeType) -> DatabaseValue.StorageClass {
+        FerryValueCoding().storageClass(for: type)
+    }
+
+    /// Booleans as `true`/`false` text (what a `boolean` column, a COPY and an untyped literal
+    /// all take); everything else as ``FerryValueCoding`` does.
+    package func encode(_ value: Value) -> DatabaseValue {
+        if case .bool(let v) = value { return .text(v ? "true" : "false") }
+        return FerryValueCoding().encode(value)
+    }
+
+    package func bind(_ value: Value, to statement: Statement, at index: Int) throws {
+        try statement.bind(encode(value), at: index)
+    }
+
+    package func decode(_ value: DatabaseValue, as type: AttributeType) -> Value {
+        switch (value, type) {
+        case (.text(let v), .date):
+            return Self.milliseconds(fromTimestamp: v).map { .date($0) } ?? .string(v)
+        default:
+            return FerryValueCoding().decode(value, as: type)
+        }
+    }
+
+    /// Milliseconds since 1970 of PostgreSQL's ISO output of a `timestamptz` in UTC
+    /// (`2024-05-01 12:30:00.123456+00`), rounded down to the millisecond as ferry keeps dates;
+    /// nil for anything else (`infinity`, years BC).
+    static func milliseconds(fromTimestamp text: String) -> Int64? {
+        var bytes = Array(text.utf8)
+        guard bytes.count >= 19, bytes[10] == UInt8(ascii: " "), text.hasSuffix("+00") else { return nil }
+        bytes[10] = UInt8(ascii: "T")
+        bytes.removeLast(3)
+        // At most three fractional digits: ferry's dates are milliseconds.
+        if let dot = bytes.firstIndex(of: UInt8(ascii: ".")), bytes.count - dot > 4 { bytes.removeLast(bytes.count - dot - 4) }
+        bytes.append(UInt8(ascii: "Z"))
+        return DateCoding.parseISO8601(String(decoding: bytes, as: UTF8.self))
+    }
+}
