@@ -4,7 +4,7 @@ import Foundation
 /// object with its primary key, every relationship, verified by per-entity counts and
 /// checksums of every attribute, then put in place with one `rename(2)`.
 ///
-/// The copy is an identity migration (``MigrationStepRunner`` with the model mapped onto itself),
+/// The copy is an identity migration (`MigrationStepRunner` with the model mapped onto itself),
 /// so it reads the source in the source's layout and writes ferry's: a Core Data store (read
 /// through its private copy) becomes a ferry store. The destination is written beside its final
 /// path and renamed over it only once verified: a failure or a kill leaves the destination as it

@@ -330,7 +330,7 @@ struct FetchQueryBuilder {
 ///
 /// Read typed rows with ``next()``, or, for speed, ``advance()`` and the column accessors,
 /// which read SQLite's memory without copying. On a PostgreSQL store the accessors read the
-/// current row in ferry's stored forms (``PostgresFetchRows``).
+/// current row in ferry's stored forms (`PostgresFetchRows`).
 public final class FetchCursor {
     /// The columns, in order.
     public let columns: [FetchColumn]

@@ -6,12 +6,12 @@ extension Store {
     /// ferry's writer lock, each write one transaction (kill-safe through SQLite's journal or
     /// WAL, whichever the store has; the journal mode is kept). The store's model is the version
     /// of `bundle` it is at, else the model it caches, read from a private copy as
-    /// ``openCoreData(at:bundle:)`` does; writes go through ``CoreDataLayout`` and keep Core
-    /// Data's bookkeeping (``CoreDataInsertBookkeeping``).
+    /// ``openCoreData(at:bundle:)`` does; writes go through `CoreDataLayout` and keep Core
+    /// Data's bookkeeping (`CoreDataInsertBookkeeping`).
     ///
     /// When the connection closes, the `-wal` is left as it is (not checkpointed into the main
     /// file and deleted): it holds ferry's committed frames, and the app's SQLite recovers it.
-    /// The derived-attribute trigger functions are registered (``CoreDataTriggerFunctions``).
+    /// The derived-attribute trigger functions are registered (`CoreDataTriggerFunctions`).
     /// `Z_METADATA` is never changed: Core Data does not change it on a save either.
     ///
     /// - Throws: `.store` when the file is not a Core Data store, cannot be written, or its
@@ -37,9 +37,9 @@ extension Store {
         return Store(path: path, model: model, layout: layout, connection: connection, metadata: coreDataMetadata(model), writerLock: writerLock)
     }
 
-    /// Creates a new Core Data store at `path` for `model` (``CoreDataSchemaWriter``) and opens
+    /// Creates a new Core Data store at `path` for `model` (`CoreDataSchemaWriter`) and opens
     /// it for writing. `versionHashes` are the compiled model's entity hashes
-    /// (``CompiledModelVersions/hashes(for:)``); without them the store's metadata records none.
+    /// (`CompiledModelVersions.hashes(for:)`); without them the store's metadata records none.
     ///
     /// - Throws: `.store` when a file is at `path` already (it is never overwritten);
     ///   `.invalidModel` when the model cannot be written as a Core Data store.

@@ -4,7 +4,7 @@
 public struct SyncReport: Sendable, Codable, Hashable {
     /// The key attributes records were matched by.
     public var key: [String]
-    /// The first keys (at most ``SyncKeySamples/limit`` each) of the rows inserted, updated and
+    /// The first keys (at most `SyncKeySamples.limit` each) of the rows inserted, updated and
     /// deleted (or that a dry run would), as `id=4` or `(sku=A1, store=3)`.
     public var insertedKeys: [String]
     public var updatedKeys: [String]
