@@ -168,6 +168,24 @@ struct CoreDataMigrateCLITests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["App.sqlite", "App.sqlite.ferry-lock"])
     }
 
+    @Test("a migrated Core Data store whose required to-one would be nil fails verification (Core Data's tables declare no NOT NULL), naming the Z_PKs; the original stays")
+    func requiredValuesAreVerified() throws {
+        let directory = TemporaryDirectory("ferry-cd-migrate-required")
+        let store = try Self.store(Self.original, "CoreDataMigration_Example_3", in: directory)
+        let before = try FileFingerprint.of(store)
+        // Version 4 makes Post.color required; a mapping that leaves it out writes no link.
+        let mappings = directory.file("mappings")
+        try FileManager.default.createDirectory(atPath: mappings, withIntermediateDirectories: true)
+        try "entities:\n  Post:\n    relationships:\n      color: none\n".write(
+            toFile: mappings + "/CoreDataMigration_Example 3-to-CoreDataMigration_Example 4.yml", atomically: true, encoding: .utf8)
+        let result = try runFerry(["migrate", store, "--model", CoreDataCheckCLITests.package(Self.original), "--mappings", mappings])
+        #expect(result.exitCode == 1, "\(result)")
+        #expect(result.stderr.contains("required Post: color is nil in 7995 rows"), "\(result)")
+        #expect(result.stderr.contains("required Post: Post Z_PK 1: color is nil"), "\(result)")
+        #expect(result.stderr.contains("nothing was changed"), "\(result)")
+        #expect(try FileFingerprint.of(store) == before)
+    }
+
     @Test("a lightweight step copies Core Data's values exactly (dates to the microsecond); a store whose model has sub-entities is refused, naming them")
     func exactCopyAndHierarchy() throws {
         let directory = TemporaryDirectory("ferry-cd-migrate")

@@ -557,14 +557,23 @@ final class MigrationStepRunner {
     }
 
     /// Checks the new store before it may replace anything: objects per entity, integrity,
-    /// foreign keys, uniqueness, and validation rules that may no longer hold. (Required values
-    /// need no scan: the new file's own NOT NULL columns refused any nil while it was written.)
+    /// foreign keys, uniqueness, and validation rules that may no longer hold. In ferry's layout
+    /// required values and links need no scan: the new file's own NOT NULL columns and foreign
+    /// keys refused a nil or a dangling key while it was written. Core Data's tables declare
+    /// neither, so a Core Data store's required values, links and value forms are checked here.
     private func verifyDestination() throws {
         let store = try destinationKind.open(at: destinationPath, model: destination)
         var checks: [Check] = [.integrity(quick: false), .foreignKeys(entity: nil)]
+        let undeclaredConstraints: Bool
+        if case .coreData = destinationKind { undeclaredConstraints = true } else { undeclaredConstraints = false }
         for entity in destination.entities {
             checks.append(.count(entity: entity.name, expectation: .exactly(written[entity.name, default: 0]), basis: "objects the mapping wrote"))
             checks.append(.uniqueness(entity: entity.name))
+            if undeclaredConstraints {
+                checks.append(.required(entity: entity.name))
+                checks.append(.types(entity: entity.name))
+                checks.append(.relationships(entity: entity.name))
+            }
             if mayBreakValidationRules(entity) { checks.append(.validationRules(entity: entity.name)) }
         }
         let report = Verifier(model: destination).run(checks, on: store, name: "migration \(source.version) → \(destination.version)")
