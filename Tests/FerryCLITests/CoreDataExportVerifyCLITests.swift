@@ -147,10 +147,15 @@ struct CoreDataExportVerifyCLITests {
             try connection.execute("UPDATE ZSECTION SET ZPOST = 999 WHERE Z_PK = 3")
             try connection.execute("UPDATE ZPOST SET ZDATE = 'yesterday' WHERE Z_PK = 5")
         }
-        let result = try Self.run(["verify", store, "--model", Samples.package(Samples.revised)], store: store)
+        let reportPath = directory.file("report.json")
+        let result = try Self.run(["verify", store, "--model", Samples.package(Samples.revised), "--report", reportPath], store: store)
         #expect(result.exitCode == 3, "\(result)")
         #expect(result.stdout.contains("1 link to a missing Post"), "\(result)")
-        #expect(result.stdout.contains("Section ferry_pk=3: post refers to a missing Post") || result.stdout.contains("Section Z_PK=3"), "\(result)")
+        // The JSON report names the key column too: ferry_pk holds the Z_PK, key_column says so.
+        let report = try String(contentsOfFile: reportPath, encoding: .utf8)
+        #expect(report.contains("\"key_column\" : \"Z_PK\"") || report.contains("\"key_column\":\"Z_PK\""), "\(report)")
+        #expect(result.stdout.contains("Section Z_PK=3: post refers to a missing Post"), "\(result)")
+        #expect(!result.stdout.contains("ferry_pk"), "\(result)")
         #expect(result.stdout.contains("date is not a date (a number of seconds since 2001-01-01, as Core Data stores dates)"), "\(result)")
     }
 

@@ -79,10 +79,7 @@ struct CheckCommand: ParsableCommand {
                 for failed in result.failedResults {
                     print("  \(failed.name)\(failed.entity.map { " [\($0)]" } ?? ""): \(failed.message)")
                     for record in failed.offending.prefix(5) {
-                        var line = "    \(record.entity ?? "") ferry_pk \(record.primaryKey.map(String.init) ?? "?")"
-                        if let key = record.keyAttribute, let value = record.keyValue { line += " (\(key) = \(value))" }
-                        if let problem = record.problem { line += ": \(problem)" }
-                        print(line)
+                        print("    " + record.summaryLine)
                     }
                 }
             }

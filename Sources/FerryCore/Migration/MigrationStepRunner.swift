@@ -572,10 +572,7 @@ final class MigrationStepRunner {
             var notes = failure.notes
             for result in report.failedResults {
                 for record in result.offending.prefix(5) {
-                    var line = "\(result.name): \(record.entity ?? "") ferry_pk \(record.primaryKey.map(String.init) ?? "?")"
-                    if let key = record.keyAttribute, let value = record.keyValue { line += " (\(key) = \(value))" }
-                    if let problem = record.problem { line += ": \(problem)" }
-                    notes.append(line)
+                    notes.append("\(result.name): \(record.summaryLine)")
                 }
             }
             throw FerryError(

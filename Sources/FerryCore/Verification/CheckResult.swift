@@ -105,13 +105,17 @@ public enum MeasuredValue: Sendable, Hashable, Codable, CustomStringConvertible,
     }
 }
 
-/// A record that breaks a check, named by its `ferry_pk` and the value of the entity's first
-/// single-attribute unique key (when it has one). Never the whole row.
+/// A record that breaks a check, named by its primary key (`ferry_pk`, or a Core Data store's
+/// `Z_PK`) and the value of the entity's first single-attribute unique key (when it has one).
+/// Never the whole row.
 public struct OffendingRecord: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The record's entity; nil when it is the check's entity.
     public var entity: String?
-    /// The row's `ferry_pk` (nil for rows without one, e.g. join-table links).
+    /// The row's primary key (nil for rows without one, e.g. join-table links); in JSON reports
+    /// `ferry_pk` whatever the store's layout, with ``keyColumn`` naming the column it is.
     public var primaryKey: Int64?
+    /// The store's key column when it is not ferry's `ferry_pk` (`Z_PK` in a Core Data store).
+    public var keyColumn: String?
     /// The unique attribute that identifies the record to a user (`id`, `email`).
     public var keyAttribute: String?
     /// The record's value of `keyAttribute`, as text.
@@ -128,11 +132,23 @@ public struct OffendingRecord: Sendable, Hashable, Codable, CustomStringConverti
         self.problem = problem
     }
 
+    /// The name of the key column: `ferry_pk`, or ``keyColumn``.
+    package var keyLabel: String { keyColumn ?? FerryLayout.primaryKey }
+
+    /// `Customer ferry_pk 12 (id = 1057): email is nil`: a line of the failures `ferry check`
+    /// and a failed migration's verification print.
+    package var summaryLine: String {
+        var line = "\(entity ?? "") \(keyLabel) \(primaryKey.map(String.init) ?? "?")"
+        if let keyAttribute, let keyValue { line += " (\(keyAttribute) = \(keyValue))" }
+        if let problem { line += ": \(problem)" }
+        return line
+    }
+
     /// `Customer ferry_pk=12 id=1057: email is nil`.
     public var description: String {
         var parts: [String] = []
         if let entity { parts.append(entity) }
-        if let primaryKey { parts.append("\(FerryLayout.primaryKey)=\(primaryKey)") }
+        if let primaryKey { parts.append("\(keyLabel)=\(primaryKey)") }
         if let keyAttribute, let keyValue { parts.append("\(keyAttribute)=\(keyValue)") }
         var text = parts.joined(separator: " ")
         if let problem { text += text.isEmpty ? problem : ": \(problem)" }
@@ -141,6 +157,6 @@ public struct OffendingRecord: Sendable, Hashable, Codable, CustomStringConverti
 
     enum CodingKeys: String, CodingKey {
         case entity, problem
-        case primaryKey = "ferry_pk", keyAttribute = "key_attribute", keyValue = "key_value"
+        case primaryKey = "ferry_pk", keyColumn = "key_column", keyAttribute = "key_attribute", keyValue = "key_value"
     }
 }

@@ -97,7 +97,18 @@ public struct Verifier: Sendable {
                 results[index] = session.run(checks[index])
             }
         }
-        return results.flatMap { $0 }
+        let checked = results.flatMap { $0 }
+        // Records are named by the store's own key column (a Core Data store's `Z_PK`).
+        guard layout.keyColumn != FerryLayout.primaryKey else { return checked }
+        return checked.map { result in
+            var result = result
+            result.offending = result.offending.map { record in
+                var record = record
+                if record.primaryKey != nil { record.keyColumn = layout.keyColumn }
+                return record
+            }
+            return result
+        }
     }
 
     /// Registers the SQL functions the checks use (`ferry_decimal_cmp`, `ferry_well_typed`,

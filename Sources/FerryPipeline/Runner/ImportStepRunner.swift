@@ -96,7 +96,7 @@ package final class ImportStepRunner {
             defer { try? rejects?.close() }
             // The plan (field indexes, coercions, prepared statements) is made once per step.
             let plan = try store.withConnection { try ImportPlan(step: step, reader: reader, connection: $0, model: store.model, layout: store.layout) }
-            defer { store.withConnection { _ in plan.sync?.close() } }
+            defer { store.withDatabase { _ in plan.sync?.close() } }
             state.syncKeys.key = plan.sync?.key
             let kinds = allowsFastPath && plan.inserter.supportsDirectBinding ? ImportPlan.fastKinds(for: plan.attributes) : nil
             let records = try StepRecords(reader: reader, readAhead: readsAhead, coercion: kinds.map { (plan, $0) })
