@@ -131,6 +131,29 @@ struct PostgresImportCLITests {
         #expect(final.stdout.contains("1,Ann Updated"), "\(final.stdout)")
     }
 
+    @Test("a job with rebuild: true, or run with --dry-run, is refused on a PostgreSQL store before anything is written (no second schema)")
+    func rebuildAndDryRunRefused() throws {
+        let directory = TemporaryDirectory()
+        let (url, drop) = try Self.freshStore("rebuild")
+        defer { drop() }
+        let root = TestPaths.packageRoot.path
+        let sample = try String(contentsOfFile: root + "/pipelines/import-shop.yml", encoding: .utf8)
+            .replacing("path: ../samples/models/Shop", with: "path: \(root)/samples/models/Shop")
+            .replacing("data: ../samples/data", with: "data: \(root)/samples/data")
+        // The sample job rebuilds its store; the second job works on it in place.
+        try directory.write("rebuild.yml", sample.replacing(#"path: "${out:-../out}/shop.sqlite""#, with: #"path: "${store}""#))
+        try directory.write("inplace.yml", sample.replacing(#"store: {path: "${out:-../out}/shop.sqlite", rebuild: true}"#, with: #"store: {path: "${store}"}"#))
+        let rebuild = try runFerry(["run", "rebuild.yml", "--param", "store=\(url)", "--param", "out=."], cwd: directory.path)
+        #expect(rebuild.exitCode == 64, "\(rebuild.stderr)")
+        #expect(rebuild.stderr.contains("rebuild: true is not available on a PostgreSQL store yet"), "\(rebuild.stderr)")
+        let dryRun = try runFerry(["run", "inplace.yml", "--dry-run", "--param", "store=\(url)", "--param", "out=."], cwd: directory.path)
+        #expect(dryRun.exitCode == 64, "\(dryRun.stderr)")
+        #expect(dryRun.stderr.contains("a dry run (--dry-run) is not available on a PostgreSQL store yet"), "\(dryRun.stderr)")
+        let schemas = try runFerry(["store", "info", url], cwd: directory.path)
+        #expect(schemas.exitCode != 0, "nothing was created: \(schemas.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: directory.file("customers.rejects.ndjson")))
+    }
+
     @Test("a mode: sync import on PostgreSQL is refused clearly before anything is written")
     func syncRefused() throws {
         let directory = TemporaryDirectory()
