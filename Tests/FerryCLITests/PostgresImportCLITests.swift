@@ -22,19 +22,26 @@ struct PostgresImportCLITests {
         }
     }
 
+    /// The sample job `pipelines/import-shop.yml` with absolute model and data paths, its store
+    /// line rewritten as `storeLine` says.
+    static func shopJob(storeLine: (String) -> String) throws -> String {
+        let root = TestPaths.packageRoot.path
+        let line = #"store: {path: "${out:-../out}/shop.sqlite", rebuild: true}"#
+        let job = try String(contentsOfFile: root + "/pipelines/import-shop.yml", encoding: .utf8)
+            .replacing(line, with: storeLine(line))
+            .replacing("path: ../samples/models/Shop", with: "path: \(root)/samples/models/Shop")
+            .replacing("data: ../samples/data", with: "data: \(root)/samples/data")
+        #expect(job.contains("${store}"))
+        return job
+    }
+
     @Test("the Shop import job (pipelines/import-shop.yml, store given as a parameter) gives on PostgreSQL the counts, rejects and objects it gives on SQLite, and fails the same way when run again")
     func shopJobMatchesSQLite() throws {
         let directory = TemporaryDirectory()
         let (url, drop) = try Self.freshStore("shopjob")
         defer { drop() }
-        let root = TestPaths.packageRoot.path
         // The sample job, with its store line taking the store from a parameter (rebuild is a file swap).
-        let job = try String(contentsOfFile: root + "/pipelines/import-shop.yml", encoding: .utf8)
-            .replacing(#"store: {path: "${out:-../out}/shop.sqlite", rebuild: true}"#, with: #"store: {path: "${store}"}"#)
-            .replacing("path: ../samples/models/Shop", with: "path: \(root)/samples/models/Shop")
-            .replacing("data: ../samples/data", with: "data: \(root)/samples/data")
-        #expect(job.contains("${store}"))
-        try directory.write("shop.yml", job)
+        try directory.write("shop.yml", try Self.shopJob { _ in #"store: {path: "${store}"}"# })
         try FileManager.default.createDirectory(atPath: directory.file("sq"), withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: directory.file("pg"), withIntermediateDirectories: true)
         for round in 1...2 {
@@ -131,18 +138,63 @@ struct PostgresImportCLITests {
         #expect(final.stdout.contains("1,Ann Updated"), "\(final.stdout)")
     }
 
+    @Test("ferry verify on PostgreSQL reports the failed checks of SQLite for the same objects: validation rules (checked in ferry), required values and uniqueness, with the same offending records")
+    func verifyMatchesSQLite() throws {
+        let directory = TemporaryDirectory()
+        let (url, drop) = try Self.freshStore("verify")
+        defer { drop() }
+        let model = TestPaths.packageRoot.path + "/samples/models/Shop/v1.yml"
+        // Rules broken on purpose (imported without validation): a bad e-mail, an age above 150,
+        // a too long phone, an empty name.
+        try directory.write("customers.csv", """
+            id,email,name,phone,age,created_at
+            1,ann@example.com,Ann,+64 21 120 8669,30,2024-01-02T03:04:05Z
+            2,not-an-email,Bob,,151,2024-01-02T03:04:05Z
+            3,cat@example.com,"",+64 21 120 8669 1234567890123456789,20,2024-01-02T03:04:05Z
+            4,dan@example.com,Dan,,-1,2024-01-02T03:04:05Z
+            """ + "\n")
+        for store in ["shop.sqlite", url] {
+            let imported = try runFerry(["import", "customers.csv", "--store", store, "--model", model, "--entity", "Customer", "--no-validate"], cwd: directory.path)
+            #expect(imported.exitCode == 0, "\(imported.stderr)")
+        }
+        let expected = try runFerry(["verify", "shop.sqlite", "--checks", "all", "--report", "sq.json"], cwd: directory.path)
+        let actual = try runFerry(["verify", url, "--checks", "all", "--report", "pg.json"], cwd: directory.path)
+        #expect(expected.exitCode != 0)
+        #expect(actual.exitCode == expected.exitCode, "\(actual.stdout)")
+        /// The report's checks by name: outcome, message and offending records (timings left out).
+        func checks(_ file: String) throws -> [String: String] {
+            let data = try Data(contentsOf: URL(fileURLWithPath: directory.file(file)))
+            let report = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            let step = try #require((report["steps"] as? [[String: Any]])?.first)
+            let results = try #require((step["verification"] as? [String: Any])?["results"] as? [[String: Any]])
+            var byName: [String: String] = [:]
+            for result in results {
+                let name = result["name"] as? String ?? ""
+                let offending = (result["offending"] as? [[String: Any]] ?? []).map { "\($0["ferry_pk"] ?? "") \($0["key_value"] ?? "") \($0["problem"] ?? "")" }
+                byName[name] = "\(result["outcome"] ?? "") \(result["message"] ?? "") \(offending)"
+            }
+            return byName
+        }
+        let sqlite = try checks("sq.json")
+        let postgres = try checks("pg.json")
+        #expect(sqlite["validation Customer"]?.contains("failed") == true, "\(sqlite["validation Customer"] ?? "")")
+        #expect(sqlite["validation Customer"]?.contains("does not match the pattern") == true)
+        #expect(sqlite["validation Customer"]?.contains("is above the maximum") == true)
+        // The same report but for what PostgreSQL cannot or need not check (skipped there).
+        for (name, result) in sqlite where !["integrity_check"].contains(name) && !name.hasPrefix("types ") {
+            #expect(postgres[name] == result, "\(name)")
+        }
+        #expect(postgres["integrity_check"]?.hasPrefix("skipped") == true)
+    }
+
     @Test("a job with rebuild: true, or run with --dry-run, is refused on a PostgreSQL store before anything is written (no second schema)")
     func rebuildAndDryRunRefused() throws {
         let directory = TemporaryDirectory()
         let (url, drop) = try Self.freshStore("rebuild")
         defer { drop() }
-        let root = TestPaths.packageRoot.path
-        let sample = try String(contentsOfFile: root + "/pipelines/import-shop.yml", encoding: .utf8)
-            .replacing("path: ../samples/models/Shop", with: "path: \(root)/samples/models/Shop")
-            .replacing("data: ../samples/data", with: "data: \(root)/samples/data")
         // The sample job rebuilds its store; the second job works on it in place.
-        try directory.write("rebuild.yml", sample.replacing(#"path: "${out:-../out}/shop.sqlite""#, with: #"path: "${store}""#))
-        try directory.write("inplace.yml", sample.replacing(#"store: {path: "${out:-../out}/shop.sqlite", rebuild: true}"#, with: #"store: {path: "${store}"}"#))
+        try directory.write("rebuild.yml", try Self.shopJob { $0.replacing(#"path: "${out:-../out}/shop.sqlite""#, with: #"path: "${store}""#) })
+        try directory.write("inplace.yml", try Self.shopJob { _ in #"store: {path: "${store}"}"# })
         let rebuild = try runFerry(["run", "rebuild.yml", "--param", "store=\(url)", "--param", "out=."], cwd: directory.path)
         #expect(rebuild.exitCode == 64, "\(rebuild.stderr)")
         #expect(rebuild.stderr.contains("rebuild: true is not available on a PostgreSQL store yet"), "\(rebuild.stderr)")

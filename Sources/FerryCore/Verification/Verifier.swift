@@ -143,8 +143,8 @@ public struct Verifier: Sendable {
 /// On PostgreSQL (`sqlite` nil) the checks that need SQLite's PRAGMAs or ferry's SQL functions
 /// take another way: foreign keys are counted with queries over the layout's key columns and
 /// join tables; `integrity_check` and the types check are skipped (the server keeps its pages
-/// and its typed columns sound); validation rules and predicate assertions, which need ferry's
-/// SQL functions, report an error saying so.
+/// and its typed columns sound); validation rules are checked in ferry over decoded values
+/// (``RuleScan``); predicate assertions, which need ferry's SQL functions, report an error.
 final class VerificationSession {
     let connection: any DatabaseConnection
     /// The SQLite connection, nil on PostgreSQL.
@@ -483,6 +483,10 @@ final class VerificationSession {
         var offending: [OffendingRecord] = []
         for item in failing where offending.count < maxOffending {
             measured[item.probe.measure] = .integer(item.count)
+            if let found = item.offending {
+                offending += found.prefix(maxOffending - offending.count)
+                continue
+            }
             offending += try offenders(
                 entity, where: item.probe.condition, item.probe.arguments, problem: "\(item.probe.property) \(item.probe.problem)",
                 limit: maxOffending - offending.count)
@@ -498,8 +502,9 @@ final class VerificationSession {
     private func scan(_ entity: EntityDescription) throws -> [ProbeCount] {
         if let done = scans[entity.name] { return done }
         let wanted = aspects[entity.name] ?? []
-        // On PostgreSQL only the required probes run in SQL (see postgreSQLRefusal).
-        let probes = try Probe.probes(for: entity, model: model, layout: layout, aspects: sqlite == nil ? wanted.intersection([.required]) : wanted)
+        // On PostgreSQL the types check is skipped (see postgreSQLRefusal) and validation rules
+        // are checked in ferry (RuleScan); the required probes run in SQL on both backends.
+        let probes = try Probe.probes(for: entity, model: model, layout: layout, aspects: sqlite == nil ? wanted.subtracting([.types]) : wanted)
         var result: [ProbeCount] = []
         if probes.isEmpty {
             scans[entity.name] = []
@@ -508,6 +513,19 @@ final class VerificationSession {
         // One pass: SQLite computes the per-probe sums only for the rows some probe flags (none,
         // on a sound store), and tests every well-typed column of a row in one function call.
         let rows = try rowCount(entity)
+        if sqlite == nil, probes.contains(where: { $0.rule != nil }) {
+            let inSQL = probes.filter { $0.rule == nil }
+            let sums = inSQL.isEmpty ? [] : try connection.rows(
+                "SELECT \(inSQL.map { "count(CASE WHEN \($0.condition) THEN 1 END)" }.joined(separator: ", ")) FROM \(table(entity)) AS t0",
+                inSQL.flatMap(\.arguments)
+            ).first ?? []
+            let inFerry = probes.filter { $0.rule != nil }
+            let found = try RuleScan(layout: layout, maxOffending: maxOffending).run(inFerry, of: entity, keyAttribute: keyAttribute(of: entity), on: connection)
+            result = inSQL.enumerated().map { ProbeCount(probe: $0.element, count: Int(sums[safe: $0.offset]?.int64 ?? 0), rows: rows) }
+                + zip(inFerry, found).map { ProbeCount(probe: $0.0, count: $0.1.count, rows: rows, offending: $0.1.offending) }
+            scans[entity.name] = result
+            return result
+        }
         let sums = probes.map { "count(CASE WHEN \($0.condition) THEN 1 END)" }.joined(separator: ", ")
         let filter = Self.anyProbe(probes)
         let row = try connection.rows(
@@ -545,7 +563,8 @@ final class VerificationSession {
     }
 
     /// On PostgreSQL, what a scan check reports instead of scanning when it cannot run there
-    /// (nil for the required check, which runs in SQL on both backends).
+    /// (nil for the required check, which runs in SQL on both backends, and for validation rules,
+    /// which ferry checks over the decoded values there).
     private static func postgreSQLRefusal(of aspect: Probe.Aspect, entity: EntityDescription, started: ContinuousClock.Instant) -> CheckResult? {
         let name = "\(aspect.rawValue) \(entity.name)"
         switch aspect {
@@ -557,10 +576,7 @@ final class VerificationSession {
                 message: "PostgreSQL's typed columns hold only values of their type (\(entity.name)'s columns are typed as the model says)",
                 elapsedSeconds: max(Verifier.seconds(since: started), 1e-9))
         case .validation:
-            return CheckResult(
-                check: aspect.rawValue, name: name, entity: entity.name, outcome: .error,
-                message: "validation rule checks are not available on a PostgreSQL store yet",
-                elapsedSeconds: max(Verifier.seconds(since: started), 1e-9))
+            return nil
         }
     }
 
