@@ -74,7 +74,8 @@ struct PostgresStoreCLITests {
         let target = url.replacing("ferry_cli_missing_", with: "ferry_cli_import_")
         defer { Self.dropSchema(target, String(schema.replacing("ferry_cli_missing_", with: "ferry_cli_import_"))) }
         try directory.write("in.csv", "id,email\n9,new@example.com\n")
-        let refused = try runFerry(["import", "in.csv", "--store", target, "--entity", "Customer"], cwd: directory.path)
+        try Self.fill(target)
+        let refused = try runFerry(["delete", "--store", target, "--entity", "Customer", "--where", "id = 9"], cwd: directory.path)
         #expect(refused.exitCode == 64)
         #expect(refused.stderr.contains("this operation is not available on a PostgreSQL store yet"), "\(refused.stderr)")
     }

@@ -336,14 +336,21 @@ package final class BatchInserter {
 
 /// Finds the primary key of the object of `entity` whose unique attribute equals a value: how
 /// imports resolve to-one relationships (an order's `customer_id` → the Customer with that `id`).
+///
+/// On SQLite the lookup is a prepared statement; on any other ``DatabaseConnection`` (PostgreSQL)
+/// it is the same query sent with the value as its argument.
 package final class ReferenceResolver {
     package let destination: EntityDescription
     package let matchAttribute: AttributeDescription
-    private let lookup: Statement
+    private let lookup: (DatabaseValue) throws -> Int64?
 
     private let coding: any ValueCoding
 
-    package init(connection: Connection, model: ObjectModel, layout: any StoreLayout, entity entityName: String, relationship relationshipName: String, match: String) throws {
+    package convenience init(connection: Connection, model: ObjectModel, layout: any StoreLayout, entity entityName: String, relationship relationshipName: String, match: String) throws {
+        try self.init(database: connection, model: model, layout: layout, entity: entityName, relationship: relationshipName, match: match)
+    }
+
+    package init(database: any DatabaseConnection, model: ObjectModel, layout: any StoreLayout, entity entityName: String, relationship relationshipName: String, match: String) throws {
         guard let entity = model.entity(named: entityName),
             let relationship = entity.relationship(named: relationshipName), !relationship.isToMany
         else {
@@ -357,17 +364,24 @@ package final class ReferenceResolver {
         self.destination = destination
         self.matchAttribute = attribute
         coding = layout.valueCoding
-        lookup = try connection.prepare(
-            "SELECT \(layout.dialect.quote(layout.keyColumn)) FROM \(layout.quotedSource(for: destination)) WHERE \(layout.quotedColumn(forAttribute: match, in: destination)) = ? LIMIT 2")
+        let sql = "SELECT \(layout.dialect.quote(layout.keyColumn)) FROM \(layout.quotedSource(for: destination)) WHERE \(layout.quotedColumn(forAttribute: match, in: destination)) = ? LIMIT 2"
+        if let connection = database as? Connection {
+            let statement = try connection.prepare(sql)
+            lookup = { value in
+                statement.reset()
+                try statement.bind(value, at: 1)
+                guard try statement.step() else { return nil }
+                let key = statement.int64(at: 0)
+                statement.reset()  // not left active (see existingKey())
+                return key
+            }
+        } else {
+            lookup = { value in try database.scalar(sql, [value])?.int64 }
+        }
     }
 
     /// The primary key of the matching object, nil when none matches.
     package func resolve(_ value: Value) throws -> Int64? {
-        lookup.reset()
-        try lookup.bind(coding.encode(value), at: 1)
-        guard try lookup.step() else { return nil }
-        let key = lookup.int64(at: 0)
-        lookup.reset()  // not left active (see existingKey())
-        return key
+        try lookup(coding.encode(value))
     }
 }

@@ -18,6 +18,9 @@ struct Probe {
     var wellTypedCode: Character? = nil
     /// The column (`t0.<column>`) a `ferry_well_typed` probe tests.
     var wellTypedColumn: String? = nil
+    /// For a validation probe: the attribute and the rule it checks, so that the rule can also
+    /// be checked in ferry over decoded values (``RuleScan``, on PostgreSQL).
+    var rule: (attribute: AttributeDescription, rule: RuleCondition.Rule)? = nil
 
     /// Every probe of `entity` for the aspects asked for.
     static func probes(for entity: EntityDescription, model: ObjectModel, layout: any StoreLayout, aspects: Set<Aspect>) throws -> [Probe] {
@@ -110,7 +113,7 @@ struct Probe {
             }
             return Probe(
                 aspect: .validation, property: attribute.name, problem: problem, measure: "\(key)_\(attribute.name)",
-                condition: condition.violation, arguments: condition.arguments)
+                condition: condition.violation, arguments: condition.arguments, rule: (attribute, condition.rule))
         }
     }
 }
@@ -120,4 +123,6 @@ struct ProbeCount {
     var probe: Probe
     var count: Int
     var rows: Int
+    /// The offending records, when the probe was checked in ferry (nil: found with its SQL).
+    var offending: [OffendingRecord]? = nil
 }

@@ -73,7 +73,7 @@ public struct Verifier: Sendable {
         let started = ContinuousClock.now
         var results: [CheckResult]
         do {
-            results = try store.read { connection in run(checks, on: connection, layout: store.layout) }
+            results = try store.readDatabase { connection in run(checks, on: connection, layout: store.layout) }
         } catch {
             results = [CheckResult(check: "open", name: "read \(store.path)", outcome: .error, message: "\(error)")]
         }
@@ -82,9 +82,9 @@ public struct Verifier: Sendable {
             elapsedSeconds: Self.seconds(since: started), results: results)
     }
 
-    /// Runs the checks on a connection to a store of ``model`` in `layout` (the predicate and
-    /// verification SQL functions must be registered on it, as every ``Store`` does).
-    package func run(_ checks: [Check], on connection: Connection, layout: any StoreLayout) -> [CheckResult] {
+    /// Runs the checks on a session of a store of ``model`` in `layout` (on SQLite, the predicate
+    /// and verification SQL functions must be registered on it, as every ``Store`` does).
+    package func run(_ checks: [Check], on connection: any DatabaseConnection, layout: any StoreLayout) -> [CheckResult] {
         let session = VerificationSession(connection: connection, model: model, layout: layout, maxOffending: maxOffending, checks: checks)
         session.startConcurrentIntegrity()
         // Integrity checks running on their own thread are collected after the other checks, so
@@ -139,8 +139,16 @@ public struct Verifier: Sendable {
 // MARK: - Session
 
 /// One run of checks on one connection, with the per-entity scans shared between checks.
+///
+/// On PostgreSQL (`sqlite` nil) the checks that need SQLite's PRAGMAs or ferry's SQL functions
+/// take another way: foreign keys are counted with queries over the layout's key columns and
+/// join tables; `integrity_check` and the types check are skipped (the server keeps its pages
+/// and its typed columns sound); validation rules are checked in ferry over decoded values
+/// (``RuleScan``); predicate assertions, which need ferry's SQL functions, report an error.
 final class VerificationSession {
-    let connection: Connection
+    let connection: any DatabaseConnection
+    /// The SQLite connection, nil on PostgreSQL.
+    let sqlite: Connection?
     let model: ObjectModel
     let layout: any StoreLayout
     /// The quoted key column.
@@ -156,8 +164,9 @@ final class VerificationSession {
     /// The integrity checks running on a second connection, by `quick`.
     private var concurrent: [Bool: ConcurrentIntegrity] = [:]
 
-    init(connection: Connection, model: ObjectModel, layout: any StoreLayout, maxOffending: Int, checks: [Check]) {
+    init(connection: any DatabaseConnection, model: ObjectModel, layout: any StoreLayout, maxOffending: Int, checks: [Check]) {
         self.connection = connection
+        self.sqlite = connection as? Connection
         self.model = model
         self.layout = layout
         self.key = layout.dialect.quote(layout.keyColumn)
@@ -178,8 +187,9 @@ final class VerificationSession {
     /// Starts the integrity checks asked for on a second connection, when it sees the same state
     /// of the store (see ``ConcurrentIntegrity``).
     func startConcurrentIntegrity() {
+        guard let sqlite else { return }
         for quick in [false, true] where integrityChecks.contains(quick) {
-            concurrent[quick] = ConcurrentIntegrity.start(for: connection, quick: quick)
+            concurrent[quick] = ConcurrentIntegrity.start(for: sqlite, quick: quick)
         }
     }
 
@@ -300,12 +310,17 @@ final class VerificationSession {
 
     private func integrity(quick: Bool) throws -> CheckResult {
         let pragma = quick ? "quick_check" : "integrity_check"
+        guard let sqlite else {
+            return CheckResult(
+                check: pragma, name: pragma, outcome: .skipped,
+                message: "PostgreSQL has no \(pragma): the server checks its own pages (data_checksums) and constraints")
+        }
         let problems: [String]
         var elapsed = 0.0
         if let done = concurrent[quick]?.wait() {
             (problems, elapsed) = done
         } else {
-            problems = try connection.rows("PRAGMA \(pragma)(100)").compactMap { $0.first?.text }.filter { $0 != "ok" }
+            problems = try sqlite.rows("PRAGMA \(pragma)(100)").compactMap { $0.first?.text }.filter { $0 != "ok" }
         }
         let measured: [String: MeasuredValue] = ["problems": .integer(problems.count)]
         if problems.isEmpty && !quick { integrityPassed = true }
@@ -322,17 +337,21 @@ final class VerificationSession {
     private func foreignKeys(_ name: String?) throws -> CheckResult {
         let entity = try name.map(lookup)
         let checkName = name.map { "foreign_key_check \($0)" } ?? "foreign_key_check"
-        let statement = try connection.prepare(entity.map { "PRAGMA foreign_key_check(\(layout.quotedTable(for: $0)))" } ?? "PRAGMA foreign_key_check")
         var total = 0
         var byTable: [String: Int] = [:]
         var sample: [(table: String, rowid: Int64?, parent: String)] = []
-        while try statement.step() {
+        func note(table: String, rowid: Int64?, parent: String) {
             total += 1
-            let table = statement.text(at: 0) ?? ""
             byTable[table, default: 0] += 1
-            if sample.count < maxOffending {
-                sample.append((table, statement.isNull(at: 1) ? nil : statement.int64(at: 1), statement.text(at: 2) ?? ""))
+            if sample.count < maxOffending { sample.append((table, rowid, parent)) }
+        }
+        if let sqlite {
+            let statement = try sqlite.prepare(entity.map { "PRAGMA foreign_key_check(\(layout.quotedTable(for: $0)))" } ?? "PRAGMA foreign_key_check")
+            while try statement.step() {
+                note(table: statement.text(at: 0) ?? "", rowid: statement.isNull(at: 1) ? nil : statement.int64(at: 1), parent: statement.text(at: 2) ?? "")
             }
+        } else {
+            try ForeignKeyScan(model: model, layout: layout).forEachDangling(in: entity, on: connection, note)
         }
         let measured: [String: MeasuredValue] = ["violations": .integer(total)]
         if total == 0 {
@@ -376,7 +395,7 @@ final class VerificationSession {
             let notNull = columns.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")
             let duplicates = "SELECT \(list) FROM \(table(entity)) WHERE \(notNull) GROUP BY \(list) HAVING count(*) > 1"
             let row = try connection.rows(
-                "SELECT count(*), coalesce(sum(n), 0) FROM (SELECT count(*) AS n FROM \(table(entity)) WHERE \(notNull) GROUP BY \(list) HAVING count(*) > 1)"
+                "SELECT count(*), coalesce(sum(n), 0) FROM (SELECT count(*) AS n FROM \(table(entity)) WHERE \(notNull) GROUP BY \(list) HAVING count(*) > 1) AS groups"
             ).first
             let groups = Int(row?[0].int64 ?? 0)
             let rows = Int(row?[1].int64 ?? 0)
@@ -411,7 +430,7 @@ final class VerificationSession {
     /// columns, which is what the GROUP BY query counts. Tables whose SQL declares any COLLATE
     /// (the GROUP BY would compare by it) always get the query.
     private func provingIndex(_ entity: EntityDescription, _ constraint: [String]) throws -> String? {
-        guard integrityPassed else { return nil }
+        guard integrityPassed, let connection = sqlite else { return nil }
         let tableName = layout.table(for: entity)
         let sql = try connection.scalar("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", [.text(tableName)])?.text ?? ""
         guard !sql.uppercased().contains("COLLATE") else { return nil }
@@ -432,6 +451,7 @@ final class VerificationSession {
 
     private func scanResult(_ entity: EntityDescription, aspect: Probe.Aspect) throws -> CheckResult {
         let started = ContinuousClock.now
+        if sqlite == nil, let refusal = Self.postgreSQLRefusal(of: aspect, entity: entity, started: started) { return refusal }
         let counts = try scan(entity)
         let mine = counts.filter { $0.probe.aspect == aspect }
         let kind = aspect.rawValue
@@ -463,6 +483,10 @@ final class VerificationSession {
         var offending: [OffendingRecord] = []
         for item in failing where offending.count < maxOffending {
             measured[item.probe.measure] = .integer(item.count)
+            if let found = item.offending {
+                offending += found.prefix(maxOffending - offending.count)
+                continue
+            }
             offending += try offenders(
                 entity, where: item.probe.condition, item.probe.arguments, problem: "\(item.probe.property) \(item.probe.problem)",
                 limit: maxOffending - offending.count)
@@ -478,7 +502,9 @@ final class VerificationSession {
     private func scan(_ entity: EntityDescription) throws -> [ProbeCount] {
         if let done = scans[entity.name] { return done }
         let wanted = aspects[entity.name] ?? []
-        let probes = try Probe.probes(for: entity, model: model, layout: layout, aspects: wanted)
+        // On PostgreSQL the types check is skipped (see postgreSQLRefusal) and validation rules
+        // are checked in ferry (RuleScan); the required probes run in SQL on both backends.
+        let probes = try Probe.probes(for: entity, model: model, layout: layout, aspects: sqlite == nil ? wanted.subtracting([.types]) : wanted)
         var result: [ProbeCount] = []
         if probes.isEmpty {
             scans[entity.name] = []
@@ -487,7 +513,20 @@ final class VerificationSession {
         // One pass: SQLite computes the per-probe sums only for the rows some probe flags (none,
         // on a sound store), and tests every well-typed column of a row in one function call.
         let rows = try rowCount(entity)
-        let sums = probes.map { "coalesce(sum(\($0.condition)), 0)" }.joined(separator: ", ")
+        if sqlite == nil, probes.contains(where: { $0.rule != nil }) {
+            let inSQL = probes.filter { $0.rule == nil }
+            let sums = inSQL.isEmpty ? [] : try connection.rows(
+                "SELECT \(inSQL.map { "count(CASE WHEN \($0.condition) THEN 1 END)" }.joined(separator: ", ")) FROM \(table(entity)) AS t0",
+                inSQL.flatMap(\.arguments)
+            ).first ?? []
+            let inFerry = probes.filter { $0.rule != nil }
+            let found = try RuleScan(layout: layout, maxOffending: maxOffending).run(inFerry, of: entity, keyAttribute: keyAttribute(of: entity), on: connection)
+            result = inSQL.enumerated().map { ProbeCount(probe: $0.element, count: Int(sums[safe: $0.offset]?.int64 ?? 0), rows: rows) }
+                + zip(inFerry, found).map { ProbeCount(probe: $0.0, count: $0.1.count, rows: rows, offending: $0.1.offending) }
+            scans[entity.name] = result
+            return result
+        }
+        let sums = probes.map { "count(CASE WHEN \($0.condition) THEN 1 END)" }.joined(separator: ", ")
         let filter = Self.anyProbe(probes)
         let row = try connection.rows(
             "SELECT \(sums) FROM \(table(entity)) AS t0 WHERE \(filter.sql)", probes.flatMap(\.arguments) + filter.arguments
@@ -523,6 +562,24 @@ final class VerificationSession {
         return (conditions.joined(separator: " OR "), arguments)
     }
 
+    /// On PostgreSQL, what a scan check reports instead of scanning when it cannot run there
+    /// (nil for the required check, which runs in SQL on both backends, and for validation rules,
+    /// which ferry checks over the decoded values there).
+    private static func postgreSQLRefusal(of aspect: Probe.Aspect, entity: EntityDescription, started: ContinuousClock.Instant) -> CheckResult? {
+        let name = "\(aspect.rawValue) \(entity.name)"
+        switch aspect {
+        case .required:
+            return nil
+        case .types:
+            return CheckResult(
+                check: aspect.rawValue, name: name, entity: entity.name, outcome: .skipped,
+                message: "PostgreSQL's typed columns hold only values of their type (\(entity.name)'s columns are typed as the model says)",
+                elapsedSeconds: max(Verifier.seconds(since: started), 1e-9))
+        case .validation:
+            return nil
+        }
+    }
+
     // MARK: Relationships
 
     private func relationships(_ entity: EntityDescription) throws -> [CheckResult] {
@@ -542,14 +599,14 @@ final class VerificationSession {
             case .foreignKey(let column):
                 let col = "t0.\(quote(column))"
                 let dangling = "\(col) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(table(destination)) AS d WHERE d.\(key) = \(col))"
-                let row = try connection.rows("SELECT count(\(col)), coalesce(sum((\(dangling)) IS 1), 0) FROM \(table(entity)) AS t0").first ?? []
+                let row = try connection.rows("SELECT count(\(col)), count(CASE WHEN \(dangling) THEN 1 END) FROM \(table(entity)) AS t0").first ?? []
                 let links = Int(row[safe: 0]?.int64 ?? 0)
                 let missing = Int(row[safe: 1]?.int64 ?? 0)
                 var shared = 0
                 let oneToOne = inverse.map { !$0.isToMany } ?? false
                 if oneToOne {
                     shared = Int(try connection.scalar(
-                        "SELECT count(*) FROM (SELECT \(quote(column)) FROM \(table(entity)) WHERE \(quote(column)) IS NOT NULL GROUP BY \(quote(column)) HAVING count(*) > 1)"
+                        "SELECT count(*) FROM (SELECT \(quote(column)) FROM \(table(entity)) WHERE \(quote(column)) IS NOT NULL GROUP BY \(quote(column)) HAVING count(*) > 1) AS shared"
                     )?.int64 ?? 0)
                 }
                 var measured: [String: MeasuredValue] = ["links": .integer(links), "dangling": .integer(missing)]
@@ -582,7 +639,7 @@ final class VerificationSession {
                 let missingSource = "NOT EXISTS (SELECT 1 FROM \(table(entity)) AS s WHERE s.\(key) = l.\(quote(source)))"
                 let missingTarget = "NOT EXISTS (SELECT 1 FROM \(table(destination)) AS d WHERE d.\(key) = l.\(quote(target)))"
                 let row = try connection.rows(
-                    "SELECT count(*), coalesce(sum((\(missingSource)) IS 1), 0), coalesce(sum((\(missingTarget)) IS 1), 0) FROM \(quote(link)) AS l"
+                    "SELECT count(*), count(CASE WHEN \(missingSource) THEN 1 END), count(CASE WHEN \(missingTarget) THEN 1 END) FROM \(quote(link)) AS l"
                 ).first ?? []
                 let links = Int(row[safe: 0]?.int64 ?? 0)
                 let badSource = Int(row[safe: 1]?.int64 ?? 0)
@@ -711,6 +768,11 @@ final class VerificationSession {
 
     private func assertion(_ assertion: PredicateAssertion) throws -> CheckResult {
         let entity = try lookup(assertion.entity)
+        if sqlite == nil {
+            throw FerryError(
+                .verification, "assertion checks are not available on a PostgreSQL store yet (predicates run in ferry there, not in SQL)",
+                at: assertion.location)
+        }
         let name = "assertion \(entity.name): \(assertion.predicate)"
         let compiled = try Predicate(format: assertion.predicate, location: assertion.location).sql(for: entity, model: model, layout: layout)
         let row = try connection.rows("SELECT count(*), count(CASE WHEN \(compiled.sql) THEN 1 END) FROM \(compiled.from)", compiled.arguments).first ?? []
@@ -747,7 +809,7 @@ final class VerificationSession {
             }
         }
         let columns = ["t0.\(key)"] + expectation.expected.map { column($0.attribute, of: entity) }
-        let where_ = conditions.isEmpty ? "1" : conditions.joined(separator: " AND ")
+        let where_ = conditions.isEmpty ? "1 = 1" : conditions.joined(separator: " AND ")
         let rows = try connection.rows("SELECT \(columns.joined(separator: ", ")) FROM \(table(entity)) AS t0 WHERE \(where_) LIMIT 2", arguments)
         guard rows.count == 1, let row = rows.first else {
             let message = rows.isEmpty ? "no \(entity.name) with \(expectation.keyDescription)" : "more than one \(entity.name) with \(expectation.keyDescription)"

@@ -7,13 +7,13 @@ import Foundation
 /// transaction that records the step's success.
 struct ImportCheckpointLog {
     static let table = "ferry_import_progress"
-    private let connection: Connection
+    private let connection: any DatabaseConnection
     private let dialect: any SQLDialect
     private let quoted: String
 
     /// The log on `connection`; nil for a layout without ferry's bookkeeping tables (such a
     /// store cannot resume imports).
-    init?(on connection: Connection, layout: any StoreLayout) {
+    init?(on connection: any DatabaseConnection, layout: any StoreLayout) {
         guard layout.bookkeeping != nil else { return nil }
         self.connection = connection
         dialect = layout.dialect

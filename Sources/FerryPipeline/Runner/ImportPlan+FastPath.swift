@@ -20,6 +20,13 @@ extension ImportPlan {
         case useGeneralPath
     }
 
+    /// The SQLite inserter the fast path binds to: the runner takes the fast path only when the
+    /// plan has one (``sqliteInserter`` supports direct binding).
+    var inserter: BatchInserter {
+        guard let sqliteInserter else { preconditionFailure("the import fast path runs on SQLite stores only") }
+        return sqliteInserter
+    }
+
     /// How a column is read on the fast path.
     enum FastKind {
         case string

@@ -65,7 +65,10 @@ final class ImportPlan {
     let entity: EntityDescription
     let attributes: [AttributeColumn]
     let references: [ReferenceColumn]
-    let inserter: BatchInserter
+    /// Writes each record: SQLite's ``BatchInserter`` or PostgreSQL's ``PostgresRowInserter``.
+    let recordInserter: any RecordInserting
+    /// SQLite's inserter, which the fast path binds values to directly (nil on PostgreSQL).
+    let sqliteInserter: BatchInserter?
     /// True when some field may be absent from a record (JSON), so the supplied mask matters.
     let hasOptionalFields: Bool
     /// A `mode: sync` step's tracker of the rows the source has (nil otherwise).
@@ -83,7 +86,7 @@ final class ImportPlan {
         return names
     }
 
-    init(step: ImportStep, reader: any RecordReader, connection: Connection, model: ObjectModel, layout: any StoreLayout) throws {
+    init(step: ImportStep, reader: any RecordReader, database: any DatabaseConnection, model: ObjectModel, layout: any StoreLayout) throws {
         guard let entity = model.entity(named: step.entity) else {
             throw FerryError(.invalidDefinition, "the model has no entity '\(step.entity)'", at: step.location)
         }
@@ -133,7 +136,7 @@ final class ImportPlan {
             }
             let resolver: ReferenceResolver
             do {
-                resolver = try ReferenceResolver(connection: connection, model: model, layout: layout, entity: entity.name, relationship: mapping.relationship, match: mapping.match)
+                resolver = try ReferenceResolver(database: database, model: model, layout: layout, entity: entity.name, relationship: mapping.relationship, match: mapping.match)
             } catch var error as FerryError {
                 error.location = mapping.location
                 throw error
@@ -169,13 +172,26 @@ final class ImportPlan {
                 keyColumns.append(index)
             }
             syncKeyColumns = keyColumns
+            guard let connection = database as? Connection else {
+                throw FerryError(
+                    .usage, "mode: sync is not available on a PostgreSQL store yet (store '\(database.location)')", at: step.location,
+                    notes: ["on PostgreSQL, imports insert, keep, update or replace (on_conflict); docs/postgresql.md"])
+            }
             sync = try SyncTracker(connection: connection, model: model, layout: layout, entity: entity, key: key)
         } else {
             syncKeyColumns = []
             sync = nil
         }
-        inserter = try BatchInserter(
-            connection: connection, model: model, layout: layout, entity: entity.name, columns: columns, policy: step.onConflict, validate: step.validate, sync: sync)
+        if let connection = database as? Connection {
+            let inserter = try BatchInserter(
+                connection: connection, model: model, layout: layout, entity: entity.name, columns: columns, policy: step.onConflict, validate: step.validate, sync: sync)
+            sqliteInserter = inserter
+            recordInserter = inserter
+        } else {
+            sqliteInserter = nil
+            recordInserter = try PostgresRowInserter(
+                database: database, model: model, layout: layout, entity: entity.name, columns: columns, policy: step.onConflict, validate: step.validate)
+        }
     }
 
     /// The typed key of a record a sync rejected, nil when the record is malformed or a key

@@ -95,17 +95,17 @@ package final class ImportStepRunner {
             }
             defer { try? rejects?.close() }
             // The plan (field indexes, coercions, prepared statements) is made once per step.
-            let plan = try store.withConnection { try ImportPlan(step: step, reader: reader, connection: $0, model: store.model, layout: store.layout) }
+            let plan = try store.withDatabase { try ImportPlan(step: step, reader: reader, database: $0, model: store.model, layout: store.layout) }
             defer { store.withDatabase { _ in plan.sync?.close() } }
             state.syncKeys.key = plan.sync?.key
-            let kinds = allowsFastPath && plan.inserter.supportsDirectBinding ? ImportPlan.fastKinds(for: plan.attributes) : nil
+            let kinds = allowsFastPath && plan.sqliteInserter?.supportsDirectBinding == true ? ImportPlan.fastKinds(for: plan.attributes) : nil
             let records = try StepRecords(reader: reader, readAhead: readsAhead, coercion: kinds.map { (plan, $0) })
             defer { records.stop() }
             if let checkpoint {
                 try records.skip(checkpoint.state.read) { try advance($0, state) }
             }
             if step.atomic || dryRun {
-                try store.write { connection in
+                try store.writeDatabase { connection in
                     try importRecords(records, plan: plan, kinds: kinds, rejects: rejects, state: &state, batchLimit: nil)
                     try checkBudgetAtEnd(state)
                     if let sync = plan.sync { try deleteAbsentRows(sync, state: &state) }
@@ -122,11 +122,11 @@ package final class ImportStepRunner {
                 if let trail, checkpoint == nil {
                     // A kill before the first batch commits resumes at the first record (a job's
                     // `--resume` then skips the steps before this one).
-                    try store.write { try saveCheckpoint($0, trail: trail, records: records, rejects: rejects, state: state) }
+                    try store.writeDatabase { try saveCheckpoint($0, trail: trail, records: records, rejects: rejects, state: state) }
                 }
                 var done = false
                 while !done {
-                    done = try store.write { connection in
+                    done = try store.writeDatabase { connection in
                         let finished = try importRecords(records, plan: plan, kinds: kinds, rejects: rejects, state: &state, batchLimit: step.batchSize)
                         // This batch's rejects are on disk before the batch commits.
                         try rejects?.synchronize()
@@ -137,7 +137,7 @@ package final class ImportStepRunner {
                 }
                 try rejects?.close()
                 try checkBudgetAtEnd(state)
-                try store.write { connection in
+                try store.writeDatabase { connection in
                     try recordRun(connection, state: state, startedAt: startedAt, outcome: "succeeded", message: nil)
                     try ImportCheckpointLog(on: connection, layout: store.layout)?.clear(job: jobName, step: index, entity: step.entity)
                 }
@@ -153,7 +153,7 @@ package final class ImportStepRunner {
             report.error = "\(error)"
             report.elapsedSeconds = started.duration(to: .now).seconds
             if !dryRun {
-                try? store.write { try recordRun($0, state: state, startedAt: startedAt, outcome: "failed", message: "\(error)") }
+                try? store.writeDatabase { try recordRun($0, state: state, startedAt: startedAt, outcome: "failed", message: "\(error)") }
             }
             progress?.stepFinished(report)
             throw ImportStepFailure(report: report, error: error)
@@ -259,7 +259,7 @@ package final class ImportStepRunner {
         case .failure(let failure):
             try reject(record: record, field: failure.field, line: failure.line, column: failure.column, reason: failure.reason, plan: plan, rejects: rejects, state: &state)
         case .success:
-            let outcome = try plan.inserter.insert(values, supplied: plan.hasOptionalFields ? supplied : nil)
+            let outcome = try plan.recordInserter.insert(values, supplied: plan.hasOptionalFields ? supplied : nil)
             switch outcome {
             case .inserted:
                 state.inserted += 1
@@ -324,7 +324,7 @@ package final class ImportStepRunner {
     }
 
     /// Records where the step stands (inside the transaction of the batch that got it there).
-    private func saveCheckpoint(_ connection: Connection, trail: SourceTrail, records: StepRecords, rejects: RejectsWriter?, state: ImportState) throws {
+    private func saveCheckpoint(_ connection: any DatabaseConnection, trail: SourceTrail, records: StepRecords, rejects: RejectsWriter?, state: ImportState) throws {
         try trail.update(openedFiles: records.openedFiles, bytesRead: records.current?.inputProgress?.bytesRead)
         let checkpoint = ImportCheckpoint(
             definition: ImportCheckpoint.definition(of: step, model: store.model), files: trail.identities, state: state, rejectsSize: rejects?.size)
@@ -345,7 +345,7 @@ package final class ImportStepRunner {
         if step.sources == ["-"] {
             throw FerryError(.usage, "an import from standard input cannot be resumed: its records cannot be read again", at: step.location)
         }
-        let found = try store.withConnection { connection in
+        let found = try store.withDatabase { connection in
             try ImportCheckpointLog(on: connection, layout: store.layout)?.load(job: jobName, step: index, entity: step.entity)
         }
         guard let checkpoint = found else {
@@ -409,7 +409,7 @@ package final class ImportStepRunner {
         state.nullified = result.nullified
     }
 
-    private func recordRun(_ connection: Connection, state: ImportState, startedAt: String, outcome: String, message: String?) throws {
+    private func recordRun(_ connection: any DatabaseConnection, state: ImportState, startedAt: String, outcome: String, message: String?) throws {
         try RunLog(on: connection, layout: store.layout)?.record(RunRecord(
             job: jobName, stepIndex: index, step: "import", entity: step.entity, source: step.source, startedAt: startedAt,
             endedAt: DateCoding.nowText(), outcome: outcome, read: state.read, inserted: state.inserted, updated: state.updated,

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryPostgres
 import Foundation
 
 /// Runs a job's steps in order against its store and produces a ``RunReport``.
@@ -59,6 +60,11 @@ public final class JobRunner {
         // So does one on a Core Data store, whose -wal and -shm an open in place would touch.
         let dryCopy = dryRun && !rebuild && (migrates || CoreDataStoreFile.isCoreDataStore(job.store.path)) && !job.store.isInMemory
             && FileManager.default.fileExists(atPath: job.store.path)
+        if let refusal = Self.postgreSQLRefusal(job: job, dryRun: dryRun) {
+            report.fail(step: 0, kind: "open", error: refusal)
+            report.endedAt = RunReport.timestamp()
+            return report
+        }
         var writerLock: StoreLock?
         defer { withExtendedLifetime(writerLock) {} }
         if !job.store.isInMemory {
@@ -136,6 +142,24 @@ public final class JobRunner {
         // Not in a `defer`: that would run after the returned copy was made.
         report.endedAt = RunReport.timestamp()
         return report
+    }
+
+    /// Why a job cannot run on its PostgreSQL store, nil when it can (or the store is a file):
+    /// a rebuild and a dry run work on a second store file beside the store, and a copy copies
+    /// a file; none has a PostgreSQL counterpart yet. Refused before anything is written.
+    static func postgreSQLRefusal(job: Job, dryRun: Bool) -> FerryError? {
+        guard PathOrURL(job.store.path).isPostgreSQL else { return nil }
+        let what = job.store.rebuild ? "rebuild: true" : dryRun ? "a dry run (--dry-run)" : job.store.copyFrom != nil ? "copy_from" : nil
+        return what.map {
+            FerryError(
+                .usage, "\($0) is not available on a PostgreSQL store yet (store '\(Self.shown(job.store.path))')",
+                notes: ["on PostgreSQL, a job's import, export and verify steps run on the store in place; docs/postgresql.md"])
+        }
+    }
+
+    /// A store path for messages: a PostgreSQL URL without its password.
+    private static func shown(_ path: String) -> String {
+        (try? PostgresURL(path).description) ?? path
     }
 
     /// Opens the store the steps work on: an existing Core Data store in place, a new Core Data

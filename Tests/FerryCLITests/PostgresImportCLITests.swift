@@ -1,0 +1,222 @@
+import FerryCore
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// `ferry run` and `ferry import` into PostgreSQL stores through the built binary, compared with
+/// the same runs into SQLite stores: the same counts, the same rejects files byte for byte, the
+/// same stored objects (exports), the same failures.
+@Suite("PostgreSQL imports (CLI)", .serialized, .enabled(if: PostgresTestServer.shouldRun, Comment(rawValue: PostgresTestServer.skipReason)))
+struct PostgresImportCLITests {
+    /// A fresh schema's URL on the test server, and a closure dropping it.
+    static func freshStore(_ prefix: String) throws -> (url: String, drop: () -> Void) {
+        let schema = "ferry_\(prefix)_" + UUID().uuidString.lowercased().replacing("-", with: "")
+        let url = try PostgresTestServer.requireURL() + "?schema=" + schema
+        return (url, { PostgresStoreCLITests.dropSchema(url, schema) })
+    }
+
+    /// The report lines of a run (`step N …: read …`), without timings.
+    static func countLines(_ output: String) -> [String] {
+        output.split(separator: "\n").map(String.init).filter { $0.hasPrefix("step ") || $0.contains("error:") || $0.contains("last reject") }.map { line in
+            line.replacing(#/ in [0-9.]+ s( \([0-9,]+ records\/s\))?/#, with: "").replacing(#/(sq|pg)\//#, with: "")
+        }
+    }
+
+    /// The sample job `pipelines/import-shop.yml` with absolute model and data paths, its store
+    /// line rewritten as `storeLine` says.
+    static func shopJob(storeLine: (String) -> String) throws -> String {
+        let root = TestPaths.packageRoot.path
+        let line = #"store: {path: "${out:-../out}/shop.sqlite", rebuild: true}"#
+        let job = try String(contentsOfFile: root + "/pipelines/import-shop.yml", encoding: .utf8)
+            .replacing(line, with: storeLine(line))
+            .replacing("path: ../samples/models/Shop", with: "path: \(root)/samples/models/Shop")
+            .replacing("data: ../samples/data", with: "data: \(root)/samples/data")
+        #expect(job.contains("${store}"))
+        return job
+    }
+
+    @Test("the Shop import job (pipelines/import-shop.yml, store given as a parameter) gives on PostgreSQL the counts, rejects and objects it gives on SQLite, and fails the same way when run again")
+    func shopJobMatchesSQLite() throws {
+        let directory = TemporaryDirectory()
+        let (url, drop) = try Self.freshStore("shopjob")
+        defer { drop() }
+        // The sample job, with its store line taking the store from a parameter (rebuild is a file swap).
+        try directory.write("shop.yml", try Self.shopJob { _ in #"store: {path: "${store}"}"# })
+        try FileManager.default.createDirectory(atPath: directory.file("sq"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: directory.file("pg"), withIntermediateDirectories: true)
+        for round in 1...2 {
+            let sqlite = try runFerry(["run", "shop.yml", "--param", "store=sq/shop.sqlite", "--param", "out=sq"], cwd: directory.path)
+            let postgres = try runFerry(["run", "shop.yml", "--param", "store=\(url)", "--param", "out=pg"], cwd: directory.path)
+            #expect(postgres.exitCode == sqlite.exitCode, "round \(round): \(postgres.stderr)")
+            // The second run fails on both: customers use on_conflict: error, so every id is a duplicate.
+            #expect(round == 1 ? sqlite.exitCode == 0 : sqlite.exitCode != 0, "\(sqlite.stderr)")
+            let expected = Self.countLines(sqlite.stdout + sqlite.stderr)
+            #expect(expected.contains { $0.contains("Customer") && $0.contains(round == 1 ? "inserted 197" : "rejected 4") }, "\(expected)")
+            #expect(Self.countLines(postgres.stdout + postgres.stderr) == expected, "round \(round)")
+            for name in ["customers", "orders", "order_items"] where round == 1 || name == "customers" {
+                let left = try String(contentsOfFile: directory.file("sq/\(name).rejects.ndjson"), encoding: .utf8)
+                let right = try String(contentsOfFile: directory.file("pg/\(name).rejects.ndjson"), encoding: .utf8)
+                #expect(!left.isEmpty)
+                #expect(right == left, "\(name).rejects.ndjson, round \(round)")
+            }
+        }
+        for entity in ["Customer", "Product", "Order", "OrderItem"] {
+            // jsonb keeps JSON normalized (its own key order and spacing): the JSON attributes
+            // (Customer.address, Product.tags) are left out.
+            let withoutJSON = ["Customer": "id,email,name,phone,age,balance,created_at,active,notes", "Product": "sku,name,price,weight_kg,uuid"]
+            let fields = ["--format", "ndjson", "--quiet", "--entity", entity] + (withoutJSON[entity].map { ["--fields", $0] } ?? [])
+            let expected = try runFerry(["export", "--store", "sq/shop.sqlite"] + fields, cwd: directory.path)
+            let actual = try runFerry(["export", "--store", url] + fields, cwd: directory.path)
+            #expect(expected.exitCode == 0, "\(expected.stderr)")
+            #expect(actual.exitCode == 0, "\(actual.stderr)")
+            #expect(!expected.stdout.isEmpty)
+            #expect(actual.stdout == expected.stdout, "\(entity)")
+        }
+    }
+
+    @Test("ferry import with on_conflict error, keep, update and replace, atomic or per batch, rejects the same records and stores the same objects on PostgreSQL as on SQLite")
+    func conflictPoliciesMatchSQLite() throws {
+        let directory = TemporaryDirectory()
+        let (url, drop) = try Self.freshStore("conflicts")
+        defer { drop() }
+        let model = TestPaths.packageRoot.path + "/samples/models/Shop/v1.yml"
+        try directory.write("first.csv", """
+            id,email,name,age,created_at
+            1,ann@example.com,Ann,30,2024-01-02T03:04:05Z
+            2,bob@example.com,Bob,41,2024-01-02T03:04:05Z
+            2,bob2@example.com,Bob again,42,2024-01-02T03:04:05Z
+            3,ann@example.com,Ann's twin,30,2024-01-02T03:04:05Z
+            4,not-an-email,Dan,50,2024-01-02T03:04:05Z
+            5,eve@example.com,Eve,,2024-01-02T03:04:05.123Z
+            """ + "\n")
+        try directory.write("second.csv", """
+            id,email,name,age,created_at
+            1,ann@example.com,Ann Updated,31,2024-02-02T03:04:05Z
+            2,ann@example.com,Bob takes Ann's email,41,2024-02-02T03:04:05Z
+            6,fay@example.com,Fay,22,2024-02-02T03:04:05Z
+            5,eve@example.com,,,2024-02-02T03:04:05Z
+            """ + "\n")
+        try directory.write("missing.csv", "id,name\n7,No email\n")
+        let steps: [(file: String, options: [String])] = [
+            ("first.csv", ["--on-conflict", "error", "--max-rejects", "10", "--rejects", "R/first.ndjson"]),
+            ("second.csv", ["--on-conflict", "keep", "--max-rejects", "10", "--rejects", "R/keep.ndjson"]),
+            ("second.csv", ["--on-conflict", "update", "--max-rejects", "10", "--rejects", "R/update.ndjson", "--atomic", "false", "--batch-size", "2"]),
+            ("second.csv", ["--on-conflict", "replace", "--max-rejects", "10", "--rejects", "R/replace.ndjson"]),
+            ("missing.csv", ["--max-rejects", "10", "--rejects", "R/missing.ndjson"]),
+            ("first.csv", ["--on-conflict", "error", "--max-rejects", "2"]),
+        ]
+        for folder in ["sq", "pg"] {
+            try FileManager.default.createDirectory(atPath: directory.file(folder), withIntermediateDirectories: true)
+        }
+        for (index, step) in steps.enumerated() {
+            var outcomes: [(exitCode: Int32, lines: [String])] = []
+            for (store, folder) in [("shop.sqlite", "sq"), (url, "pg")] {
+                let options = step.options.map { $0.replacing("R/", with: "\(folder)/") }
+                let result = try runFerry(["import", step.file, "--store", store, "--model", model, "--entity", "Customer"] + options, cwd: directory.path)
+                outcomes.append((result.exitCode, Self.countLines(result.stdout + result.stderr)))
+            }
+            #expect(outcomes[1].exitCode == outcomes[0].exitCode, "step \(index + 1): \(outcomes[1].lines)")
+            #expect(outcomes[1].lines == outcomes[0].lines, "step \(index + 1)")
+            if let rejects = step.options.first(where: { $0.hasPrefix("R/") }) {
+                let left = try String(contentsOfFile: directory.file(rejects.replacing("R/", with: "sq/")), encoding: .utf8)
+                let right = try String(contentsOfFile: directory.file(rejects.replacing("R/", with: "pg/")), encoding: .utf8)
+                #expect(right == left, "step \(index + 1) rejects")
+            }
+            let expected = try runFerry(["export", "--store", "shop.sqlite", "--entity", "Customer", "--format", "csv", "--quiet"], cwd: directory.path)
+            let actual = try runFerry(["export", "--store", url, "--entity", "Customer", "--format", "csv", "--quiet"], cwd: directory.path)
+            #expect(actual.stdout == expected.stdout, "step \(index + 1)")
+        }
+        // The first step's duplicate id and e-mail, its bad e-mail; keep skips; update and replace change Ann.
+        let first = try String(contentsOfFile: directory.file("pg/first.ndjson"), encoding: .utf8)
+        #expect(first.contains("another Customer already has the same id (uniqueness constraint)"), "\(first)")
+        #expect(first.contains("another Customer already has the same email (uniqueness constraint)"), "\(first)")
+        let update = try String(contentsOfFile: directory.file("pg/update.ndjson"), encoding: .utf8)
+        #expect(update.contains("another Customer already has the same email"), "\(update)")
+        let missing = try String(contentsOfFile: directory.file("pg/missing.ndjson"), encoding: .utf8)
+        #expect(missing.contains("email is required"), "\(missing)")
+        let final = try runFerry(["export", "--store", url, "--entity", "Customer", "--format", "csv", "--quiet", "--fields", "id,name"], cwd: directory.path)
+        #expect(final.stdout.contains("1,Ann Updated"), "\(final.stdout)")
+    }
+
+    @Test("ferry verify on PostgreSQL reports the failed checks of SQLite for the same objects: validation rules (checked in ferry), required values and uniqueness, with the same offending records")
+    func verifyMatchesSQLite() throws {
+        let directory = TemporaryDirectory()
+        let (url, drop) = try Self.freshStore("verify")
+        defer { drop() }
+        let model = TestPaths.packageRoot.path + "/samples/models/Shop/v1.yml"
+        // Rules broken on purpose (imported without validation): a bad e-mail, an age above 150,
+        // a too long phone, an empty name.
+        try directory.write("customers.csv", """
+            id,email,name,phone,age,created_at
+            1,ann@example.com,Ann,+64 21 120 8669,30,2024-01-02T03:04:05Z
+            2,not-an-email,Bob,,151,2024-01-02T03:04:05Z
+            3,cat@example.com,"",+64 21 120 8669 1234567890123456789,20,2024-01-02T03:04:05Z
+            4,dan@example.com,Dan,,-1,2024-01-02T03:04:05Z
+            """ + "\n")
+        for store in ["shop.sqlite", url] {
+            let imported = try runFerry(["import", "customers.csv", "--store", store, "--model", model, "--entity", "Customer", "--no-validate"], cwd: directory.path)
+            #expect(imported.exitCode == 0, "\(imported.stderr)")
+        }
+        let expected = try runFerry(["verify", "shop.sqlite", "--checks", "all", "--report", "sq.json"], cwd: directory.path)
+        let actual = try runFerry(["verify", url, "--checks", "all", "--report", "pg.json"], cwd: directory.path)
+        #expect(expected.exitCode != 0)
+        #expect(actual.exitCode == expected.exitCode, "\(actual.stdout)")
+        /// The report's checks by name: outcome, message and offending records (timings left out).
+        func checks(_ file: String) throws -> [String: String] {
+            let data = try Data(contentsOf: URL(fileURLWithPath: directory.file(file)))
+            let report = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            let step = try #require((report["steps"] as? [[String: Any]])?.first)
+            let results = try #require((step["verification"] as? [String: Any])?["results"] as? [[String: Any]])
+            var byName: [String: String] = [:]
+            for result in results {
+                let name = result["name"] as? String ?? ""
+                let offending = (result["offending"] as? [[String: Any]] ?? []).map { "\($0["ferry_pk"] ?? "") \($0["key_value"] ?? "") \($0["problem"] ?? "")" }
+                byName[name] = "\(result["outcome"] ?? "") \(result["message"] ?? "") \(offending)"
+            }
+            return byName
+        }
+        let sqlite = try checks("sq.json")
+        let postgres = try checks("pg.json")
+        #expect(sqlite["validation Customer"]?.contains("failed") == true, "\(sqlite["validation Customer"] ?? "")")
+        #expect(sqlite["validation Customer"]?.contains("does not match the pattern") == true)
+        #expect(sqlite["validation Customer"]?.contains("is above the maximum") == true)
+        // The same report but for what PostgreSQL cannot or need not check (skipped there).
+        for (name, result) in sqlite where !["integrity_check"].contains(name) && !name.hasPrefix("types ") {
+            #expect(postgres[name] == result, "\(name)")
+        }
+        #expect(postgres["integrity_check"]?.hasPrefix("skipped") == true)
+    }
+
+    @Test("a job with rebuild: true, or run with --dry-run, is refused on a PostgreSQL store before anything is written (no second schema)")
+    func rebuildAndDryRunRefused() throws {
+        let directory = TemporaryDirectory()
+        let (url, drop) = try Self.freshStore("rebuild")
+        defer { drop() }
+        // The sample job rebuilds its store; the second job works on it in place.
+        try directory.write("rebuild.yml", try Self.shopJob { $0.replacing(#"path: "${out:-../out}/shop.sqlite""#, with: #"path: "${store}""#) })
+        try directory.write("inplace.yml", try Self.shopJob { _ in #"store: {path: "${store}"}"# })
+        let rebuild = try runFerry(["run", "rebuild.yml", "--param", "store=\(url)", "--param", "out=."], cwd: directory.path)
+        #expect(rebuild.exitCode == 64, "\(rebuild.stderr)")
+        #expect(rebuild.stderr.contains("rebuild: true is not available on a PostgreSQL store yet"), "\(rebuild.stderr)")
+        let dryRun = try runFerry(["run", "inplace.yml", "--dry-run", "--param", "store=\(url)", "--param", "out=."], cwd: directory.path)
+        #expect(dryRun.exitCode == 64, "\(dryRun.stderr)")
+        #expect(dryRun.stderr.contains("a dry run (--dry-run) is not available on a PostgreSQL store yet"), "\(dryRun.stderr)")
+        let schemas = try runFerry(["store", "info", url], cwd: directory.path)
+        #expect(schemas.exitCode != 0, "nothing was created: \(schemas.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: directory.file("customers.rejects.ndjson")))
+    }
+
+    @Test("a mode: sync import on PostgreSQL is refused clearly before anything is written")
+    func syncRefused() throws {
+        let directory = TemporaryDirectory()
+        let (url, drop) = try Self.freshStore("sync")
+        defer { drop() }
+        try directory.write("in.csv", "id,email\n1,a@example.com\n")
+        let model = TestPaths.packageRoot.path + "/samples/models/Shop/v1.yml"
+        let result = try runFerry(["import", "in.csv", "--store", url, "--model", model, "--entity", "Customer", "--mode", "sync"], cwd: directory.path)
+        #expect(result.exitCode == 64, "\(result.stderr)")
+        #expect(result.stderr.contains("mode: sync is not available on a PostgreSQL store yet"), "\(result.stderr)")
+        let count = try runFerry(["export", "--store", url, "--entity", "Customer", "--format", "csv", "--quiet"], cwd: directory.path)
+        #expect(count.stdout.split(separator: "\n").count == 1, "\(count.stdout)")
+    }
+}
