@@ -72,11 +72,14 @@ final class ImportPlan {
     let sync: SyncTracker?
     /// For a sync: the indexes (into ``attributes``) of the key's columns.
     private let syncKeyColumns: [Int]
-    var columnCount: Int { attributes.count + references.count }
+    /// The related objects records nest (`nested:`), whose to-one keys are the last columns; nil when off.
+    let nested: NestedObjects?
+    var columnCount: Int { attributes.count + references.count + (nested?.insertColumns.count ?? 0) }
 
     /// The source fields some attribute or relationship reads.
     var mappedFieldNames: Set<String> {
         var names = Set(references.map(\.mapping.field))
+        names.formUnion(nested?.fieldNames ?? [])
         for column in attributes {
             if case .field(_, let name) = column.source { names.insert(name) }
         }
@@ -91,6 +94,9 @@ final class ImportPlan {
         try reader.prepare()
         // Named text columns (CSV, fixed-width): the columns are known, the reader applies null words.
         let isCSV = step.format.readsTextColumns
+        if step.nested != nil, step.format != .json, step.format != .ndjson {
+            throw FerryError(.invalidDefinition, "'nested' reads nested JSON objects and arrays: it needs a json or ndjson source, not \(step.format.rawValue)", at: step.location)
+        }
         var attributes: [AttributeColumn] = []
         for attribute in entity.attributes {
             let explicit = step.fields.first { $0.attribute == attribute.name }
@@ -156,7 +162,10 @@ final class ImportPlan {
         self.attributes = attributes
         self.references = references
         self.hasOptionalFields = !isCSV
-        let columns = attributes.map { InsertColumn.attribute($0.attribute.name) } + references.map { InsertColumn.relationship($0.mapping.relationship) }
+        nested = step.nested.map {
+            NestedObjects(step: step, options: $0, entity: entity, reader: reader, connection: connection, model: model, layout: layout, firstColumn: attributes.count + references.count)
+        }
+        let columns = attributes.map { InsertColumn.attribute($0.attribute.name) } + references.map { InsertColumn.relationship($0.mapping.relationship) } + (nested?.insertColumns ?? [])
         if step.mode == .sync {
             let key = try SyncKey.attributes(of: step, entity: entity)
             var keyColumns: [Int] = []
@@ -265,6 +274,8 @@ final class ImportPlan {
         if column < attributes.count {
             guard case .field(let fieldIndex, _) = attributes[column].source else { return nil }
             index = fieldIndex
+        } else if column >= attributes.count + references.count {
+            return nil
         } else {
             index = references[column - attributes.count].fieldIndex
         }
@@ -276,6 +287,7 @@ final class ImportPlan {
             if case .field(_, let name) = attributes[column].source { return name }
             return nil
         }
+        if column >= attributes.count + references.count { return nil }
         return references[column - attributes.count].mapping.field
     }
 
