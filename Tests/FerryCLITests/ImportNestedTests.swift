@@ -180,6 +180,9 @@ struct ImportNestedTests {
         let csv = try runFerry(["run", "csv.yml"], cwd: directory.path)
         #expect(csv.exitCode == 64, "\(csv)")
         #expect(csv.stderr.contains("'nested' reads nested JSON objects and arrays: it needs a json or ndjson source, not csv"), "\(csv)")
+        let validated = try runFerry(["validate", "csv.yml"], cwd: directory.path)
+        #expect(validated.exitCode == 64, "\(validated)")
+        #expect(validated.stderr.contains("csv.yml:4:") && validated.stderr.contains("it needs a json or ndjson source, not csv"), "\(validated)")
         for (value, message) in [("{max_depth: 0}", "'max_depth' must be at least 1, not 0"), ("{max_depth: 65}", "'max_depth' may be at most 64, not 65"), ("{depth: 3}", "unknown key 'depth' in nested"), ("maybe", "expected a boolean for 'nested' but found 'maybe'")] {
             try directory.write("bad.yml", """
                 store: s.sqlite

@@ -10,4 +10,9 @@ public struct NestedOptions: Sendable, Hashable {
     public init(maxDepth: Int = 8) {
         self.maxDepth = maxDepth
     }
+
+    /// Why a step reading `format` cannot nest related objects (nil when it can).
+    static func problem(with format: DataFormat) -> String? {
+        format == .json || format == .ndjson ? nil : "'nested' reads nested JSON objects and arrays: it needs a json or ndjson source, not \(format.rawValue)"
+    }
 }

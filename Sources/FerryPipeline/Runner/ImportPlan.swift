@@ -94,8 +94,8 @@ final class ImportPlan {
         try reader.prepare()
         // Named text columns (CSV, fixed-width): the columns are known, the reader applies null words.
         let isCSV = step.format.readsTextColumns
-        if step.nested != nil, step.format != .json, step.format != .ndjson {
-            throw FerryError(.invalidDefinition, "'nested' reads nested JSON objects and arrays: it needs a json or ndjson source, not \(step.format.rawValue)", at: step.location)
+        if step.nested != nil, let problem = NestedOptions.problem(with: step.format) {
+            throw FerryError(.invalidDefinition, problem, at: step.location)
         }
         var attributes: [AttributeColumn] = []
         for attribute in entity.attributes {
