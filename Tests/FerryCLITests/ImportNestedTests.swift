@@ -215,6 +215,35 @@ struct ImportNestedTests {
         #expect(try query(directory, "SELECT count(*) FROM Club") == "2\n")
     }
 
+    @Test("a sync counts objects of its own entity nested in records as present; on_conflict: keep skips a record with what it nests")
+    func sameEntityAndKeep() throws {
+        let directory = try prepared("""
+            [{"id": 1, "name": "Ann", "mentees": [{"id": 2, "name": "Bob"}]}, {"id": 3, "name": "Cy"}]
+            """, mode: "sync")
+        #expect(try runFerry(["run", "job.yml", "--param", "people=people.json"], cwd: directory.path).exitCode == 0)
+        try directory.write("day2.json", """
+            [{"id": 1, "name": "Ann", "mentees": [{"id": 2, "name": "Bob"}]}]
+            """)
+        let second = try runFerry(["run", "job.yml", "--param", "people=day2.json"], cwd: directory.path)
+        #expect(second.exitCode == 0, "\(second)")
+        #expect(second.stdout.contains("deleted 1,"), "\(second)")
+        #expect(try query(directory, "SELECT group_concat(id) FROM (SELECT id FROM Person ORDER BY id)") == "1,2\n")
+        try directory.write("keep.yml", """
+            store: s.sqlite
+            model: model.yml
+            steps:
+              - import: {source: keep.json, entity: Person, on_conflict: keep, nested: true}
+
+            """)
+        try directory.write("keep.json", """
+            [{"id": 1, "pets": [{"id": 500}]}, {"id": 9, "pets": [{"id": 900}]}]
+            """)
+        let keep = try runFerry(["run", "keep.yml"], cwd: directory.path)
+        #expect(keep.exitCode == 0, "\(keep)")
+        #expect(keep.stdout.contains("read 2, inserted 1, updated 0, skipped 1, rejected 0"), "\(keep)")
+        #expect(try query(directory, "SELECT group_concat(id) FROM Pet") == "900\n")
+    }
+
     @Test("Sync's users_notes.json into the Notes model: notes nested under the user info key 'annotations', linked to their users")
     func syncCorpusNotes() throws {
         let directory = TemporaryDirectory("ferry-cli-nested-corpus")

@@ -162,10 +162,8 @@ final class ImportPlan {
         self.attributes = attributes
         self.references = references
         self.hasOptionalFields = !isCSV
-        nested = step.nested.map {
-            NestedObjects(step: step, options: $0, entity: entity, reader: reader, connection: connection, model: model, layout: layout, firstColumn: attributes.count + references.count)
-        }
-        let columns = attributes.map { InsertColumn.attribute($0.attribute.name) } + references.map { InsertColumn.relationship($0.mapping.relationship) } + (nested?.insertColumns ?? [])
+        let columns = attributes.map { InsertColumn.attribute($0.attribute.name) } + references.map { InsertColumn.relationship($0.mapping.relationship) }
+        let tracker: SyncTracker?
         if step.mode == .sync {
             let key = try SyncKey.attributes(of: step, entity: entity)
             var keyColumns: [Int] = []
@@ -178,13 +176,20 @@ final class ImportPlan {
                 keyColumns.append(index)
             }
             syncKeyColumns = keyColumns
-            sync = try SyncTracker(connection: connection, model: model, layout: layout, entity: entity, key: key)
+            tracker = try SyncTracker(connection: connection, model: model, layout: layout, entity: entity, key: key)
         } else {
             syncKeyColumns = []
-            sync = nil
+            tracker = nil
         }
+        sync = tracker
+        let nested = step.nested.map {
+            NestedObjects(
+                step: step, options: $0, entity: entity, reader: reader, connection: connection, model: model, layout: layout, firstColumn: columns.count, sync: tracker)
+        }
+        self.nested = nested
         inserter = try BatchInserter(
-            connection: connection, model: model, layout: layout, entity: entity.name, columns: columns, policy: step.onConflict, validate: step.validate, sync: sync)
+            connection: connection, model: model, layout: layout, entity: entity.name, columns: columns + (nested?.insertColumns ?? []), policy: step.onConflict, validate: step.validate,
+            sync: tracker)
     }
 
     /// The typed key of a record a sync rejected, nil when the record is malformed or a key

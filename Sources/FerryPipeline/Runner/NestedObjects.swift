@@ -125,6 +125,9 @@ final class NestedObjects {
     /// A sync: a nested to-many array is the whole set, related objects absent from it are unlinked.
     let replacesSets: Bool
     let maxDepth: Int
+    /// A sync's tracker of the step's entity: its objects nested in records are in the source too.
+    let sync: SyncTracker?
+    let entityName: String
     /// The step's entity's links.
     private(set) var links: [Link] = []
     /// Counts per related entity, of the records written so far (a rejected record's are dropped).
@@ -133,7 +136,10 @@ final class NestedObjects {
 
     /// The nested relationships of the step's entity, but those `relationships:` maps; their
     /// to-one keys take the top-level inserter's columns from `firstColumn` on.
-    init(step: ImportStep, options: NestedOptions, entity: EntityDescription, reader: any RecordReader, connection: Connection, model: ObjectModel, layout: any StoreLayout, firstColumn: Int) {
+    init(
+        step: ImportStep, options: NestedOptions, entity: EntityDescription, reader: any RecordReader, connection: Connection, model: ObjectModel, layout: any StoreLayout,
+        firstColumn: Int, sync: SyncTracker?
+    ) {
         self.connection = connection
         self.model = model
         self.layout = layout
@@ -143,6 +149,8 @@ final class NestedObjects {
         validate = step.validate
         replacesSets = step.mode == .sync
         maxDepth = options.maxDepth
+        self.sync = sync
+        entityName = entity.name
         links = Node.links(of: entity, excluding: step.relationships.map(\.relationship), firstColumn: firstColumn, depth: 1, context: self)
         for link in links {
             link.fieldIndexes = (reader.fieldIndex(of: link.field), reader.fieldIndex(of: link.keysField))
@@ -162,8 +170,9 @@ final class NestedObjects {
         try connection.execute("SAVEPOINT ferry_nested")
         pending.removeAll(keepingCapacity: true)
         let result = try writeRecord(record, values: &values, supplied: &supplied, inserter: inserter, suppliedMatters: suppliedMatters)
+        // A rejected record leaves nothing; nor does one `on_conflict: keep` skipped.
         var keep = false
-        if case .success(let outcome) = result, !(outcome.isRejected) { keep = true }
+        if case .success(let outcome) = result, !outcome.isRejected, outcome != .skipped { keep = true }
         if keep {
             for (entity, count) in pending { counts[entity, default: Counts()].add(count) }
         } else {
@@ -343,6 +352,7 @@ final class NestedObjects {
         guard let key = node.inserter.lastKey else {
             return .failure(Failure(field: path, line: object.line, column: object.column, reason: "\(node.entity.name): the nested object was not written"))
         }
+        if let sync, node.entity.name == entityName { _ = try sync.markSeen(key) }
         for (link, value, keys) in later {
             if case .failure(let failure) = try linkAfter(link, value: value, keys: keys, path: "\(path).\(link.field)", parentKey: key) { return .failure(failure) }
         }
