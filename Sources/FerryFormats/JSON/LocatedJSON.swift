@@ -1,20 +1,22 @@
+import FerryCore
+
 /// A JSON value with the line and column where each of its parts starts: how an import reads a
 /// field's nested objects and arrays (related objects) and names the place of a bad value.
-public struct LocatedJSON: Sendable {
-    public enum Content: Sendable {
+package struct LocatedJSON: Sendable {
+    package enum Content: Sendable {
         case object([(key: String, value: LocatedJSON)])
         case array([LocatedJSON])
         /// A string, number, boolean or null, as a reader hands over a field.
         case scalar(FieldValue)
     }
 
-    public var content: Content
+    package var content: Content
     /// 1-based line and byte column where the value starts.
-    public var line: Int
-    public var column: Int
+    package var line: Int
+    package var column: Int
 
     /// The value as a field of a record (a container becomes compact JSON text).
-    public var field: Field {
+    package var field: Field {
         switch content {
         case .scalar(let value): return Field(value: value, line: line, column: column)
         case .object, .array: return Field(value: .json(compactText), line: line, column: column)
@@ -22,52 +24,31 @@ public struct LocatedJSON: Sendable {
     }
 
     /// The member `key` of an object (the last one when it is repeated, as the readers do).
-    public subscript(key: String) -> LocatedJSON? {
+    package subscript(key: String) -> LocatedJSON? {
         guard case .object(let members) = content else { return nil }
         return members.last { $0.key == key }?.value
     }
 
     /// The compact JSON text of the value.
-    public var compactText: String {
+    package var compactText: String {
         switch content {
         case .scalar(let value):
             switch value {
             case .null: return "null"
             case .bool(let flag): return flag ? "true" : "false"
             case .number(let text), .json(let text): return text
-            case .text(let text): return Self.quoted(text)
-            case .typed(let typed): return Self.quoted("\(typed)")
+            case .text(let text): return JSONEscaping.quote(text)
+            case .typed(let typed): return JSONEscaping.quote("\(typed)")
             }
         case .array(let items): return "[" + items.map(\.compactText).joined(separator: ",") + "]"
-        case .object(let members): return "{" + members.map { Self.quoted($0.key) + ":" + $0.value.compactText }.joined(separator: ",") + "}"
+        case .object(let members): return "{" + members.map { JSONEscaping.quote($0.key) + ":" + $0.value.compactText }.joined(separator: ",") + "}"
         }
-    }
-
-    private static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return result + "\""
     }
 
     /// The located value of a record's field: parsed from the record's raw bytes at the field's
     /// position, so that every nested part keeps its own line and column; from the field's
     /// compact text (every part then located at the field) when the raw bytes do not hold it.
-    public static func value(of field: Field, in record: SourceRecord) -> LocatedJSON? {
+    package static func value(of field: Field, in record: SourceRecord) -> LocatedJSON? {
         guard case .json(let text) = field.value else { return LocatedJSON(content: .scalar(field.value), line: field.line, column: field.column) }
         if let offset = offset(ofLine: field.line, column: field.column, in: record) {
             var parser = Parser(bytes: record.rawBytes, position: offset, line: field.line, lineStart: offset - (field.column - 1))
