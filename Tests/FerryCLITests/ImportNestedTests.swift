@@ -274,6 +274,32 @@ struct ImportNestedTests {
         #expect(try sqlite3(store, "SELECT count(*) > 0 FROM \"\(table)\"") == "1\n")
     }
 
+    @Test("into a Core Data store (--layout coredata): Core Data's keys, entity numbers and join table; ferry verify passes")
+    func coreDataStore() throws {
+        let directory = TemporaryDirectory("ferry-cli-nested-corpus")
+        let model = Self.path("Models/Notes.xcdatamodeld")
+        try directory.write("seed.json", "[{\"id\": 100, \"name\": \"seed\"}]")
+        let seed = try runFerry(["import", "seed.json", "--store", "cd.sqlite", "--model", model, "--entity", "SuperTag", "--layout", "coredata", "--key-style", "snake_case"], cwd: directory.path)
+        #expect(seed.exitCode == 0, "\(seed)")
+        try directory.write("job.yml", """
+            store: cd.sqlite
+            model: \(model)
+            steps:
+              - import: {source: \(Self.path("JSONs/users_notes.json")), entity: SuperUser, key_style: snake_case, nested: true}
+              - import: {source: \(Self.path("JSONs/tagged_notes.json")), entity: SuperNote, mode: sync, key_style: snake_case, nested: true}
+
+            """)
+        let run = try runFerry(["run", "job.yml"], cwd: directory.path)
+        #expect(run.exitCode == 0, "\(run)")
+        #expect(run.stdout.contains("nested SuperTag: inserted 2, updated 1, unchanged 0, linked 3, unlinked 0"), "\(run)")
+        let store = directory.file("cd.sqlite")
+        #expect(try sqlite3(store, "SELECT n.ZREMOTEID, u.ZREMOTEID FROM ZSUPERNOTE n JOIN ZSUPERUSER u ON u.Z_PK = n.ZSUPERUSER ORDER BY n.ZREMOTEID") == "0|6\n1|7\n2|7\n")
+        #expect(try sqlite3(store, "SELECT Z_NAME, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT") == "SuperNote|11\nSuperTag|3\nSuperUser|4\n")
+        #expect(try sqlite3(store, "SELECT count(*) FROM Z_1SUPERTAGS") == "3\n")
+        let verify = try runFerry(["verify", "cd.sqlite", "--model", model], cwd: directory.path)
+        #expect(verify.exitCode == 0, "\(verify)")
+    }
+
     @Test("Sync's users_company.json into the Contacts model: the nested company is one object, shared by key")
     func syncCorpusCompany() throws {
         let directory = TemporaryDirectory("ferry-cli-nested-corpus")
