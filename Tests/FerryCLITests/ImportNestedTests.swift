@@ -300,6 +300,31 @@ struct ImportNestedTests {
         #expect(verify.exitCode == 0, "\(verify)")
     }
 
+    @Test("ferry import --nested and --nested-depth without a job; their refusals")
+    func importCommand() throws {
+        let directory = try prepared("""
+            [{"id": 1, "company": {"id": 10, "name": "Acme"}, "mentees": [{"id": 2, "mentees": [{"id": 3}]}]}]
+            """)
+        let base = ["import", "people.json", "--store", "s.sqlite", "--model", "model.yml", "--entity", "Person"]
+        let shallow = try runFerry(base + ["--nested-depth", "1", "--rejects", "r.ndjson", "--max-rejects", "1"], cwd: directory.path)
+        #expect(shallow.exitCode == 0, "\(shallow)")
+        #expect(shallow.stdout.contains("rejected 1"), "\(shallow)")
+        let deep = try runFerry(base + ["--nested"], cwd: directory.path)
+        #expect(deep.exitCode == 0, "\(deep)")
+        #expect(deep.stdout.contains("nested Company: inserted 1"), "\(deep)")
+        #expect(try query(directory, "SELECT group_concat(id) FROM (SELECT id FROM Person ORDER BY id)") == "1,2,3\n")
+        try directory.write("p.csv", "id\n1\n")
+        for (arguments, message) in [
+            (["import", "p.csv", "--store", "t.sqlite", "--model", "model.yml", "--entity", "Person", "--nested"], "it needs a json or ndjson source, not csv"),
+            (["import", "people.json", "--store", "t.sqlite", "--nested"], "--nested links the related objects of a model's entity: pass --model"),
+            (base + ["--nested-depth", "0"], "--nested-depth must be between 1 and 64, not 0"),
+        ] {
+            let refused = try runFerry(arguments, cwd: directory.path)
+            #expect(refused.exitCode == 64, "\(refused)")
+            #expect(refused.stderr.contains(message), "\(refused)")
+        }
+    }
+
     @Test("Sync's users_company.json into the Contacts model: the nested company is one object, shared by key")
     func syncCorpusCompany() throws {
         let directory = TemporaryDirectory("ferry-cli-nested-corpus")

@@ -12,7 +12,7 @@ public struct NestedOptions: Sendable, Hashable {
     }
 
     /// Why a step reading `format` cannot nest related objects (nil when it can).
-    static func problem(with format: DataFormat) -> String? {
+    package static func problem(with format: DataFormat) -> String? {
         format == .json || format == .ndjson ? nil : "'nested' reads nested JSON objects and arrays: it needs a json or ndjson source, not \(format.rawValue)"
     }
 }
