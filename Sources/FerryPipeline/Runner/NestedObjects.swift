@@ -41,6 +41,8 @@ final class NestedObjects {
         var fieldIndexes: (field: Int, keys: Int)?
         /// The plan of the destination's objects reached through this link (made on first use).
         var node: Node?
+        /// The statement linking a related object outside the parent's row (made on first use).
+        var connect: Statement?
 
         init(source: EntityDescription, relationship: RelationshipDescription, destination: EntityDescription, keyStyle: SourceKeyStyle, storage: RelationshipStorage, depth: Int) {
             self.source = source
@@ -133,6 +135,8 @@ final class NestedObjects {
     /// Counts per related entity, of the records written so far (a rejected record's are dropped).
     private(set) var counts: [String: Counts] = [:]
     private var pending: [String: Counts] = [:]
+    /// SAVEPOINT, ROLLBACK TO and RELEASE of the record being written, prepared once.
+    private var savepoint: (begin: Statement, rollback: Statement, release: Statement)?
 
     /// The nested relationships of the step's entity, but those `relationships:` maps; their
     /// to-one keys take the top-level inserter's columns from `firstColumn` on.
@@ -167,7 +171,10 @@ final class NestedObjects {
     /// Writes a record whose attribute values `fill` put in `values`, with everything it nests,
     /// under a savepoint: a failure or a rejected outcome anywhere rolls the record back.
     func write(record: SourceRecord, values: inout [Value], supplied: inout [Bool], inserter: BatchInserter, suppliedMatters: Bool) throws -> Result<InsertOutcome, Failure> {
-        try connection.execute("SAVEPOINT ferry_nested")
+        let savepoint = try self.savepoint ?? (
+            connection.prepare("SAVEPOINT ferry_nested"), connection.prepare("ROLLBACK TO ferry_nested"), connection.prepare("RELEASE ferry_nested"))
+        self.savepoint = savepoint
+        try Self.run(savepoint.begin)
         pending.removeAll(keepingCapacity: true)
         let result = try writeRecord(record, values: &values, supplied: &supplied, inserter: inserter, suppliedMatters: suppliedMatters)
         // A rejected record leaves nothing; nor does one `on_conflict: keep` skipped.
@@ -176,10 +183,17 @@ final class NestedObjects {
         if keep {
             for (entity, count) in pending { counts[entity, default: Counts()].add(count) }
         } else {
-            try connection.execute("ROLLBACK TO ferry_nested")
+            try Self.run(savepoint.rollback)
         }
-        try connection.execute("RELEASE ferry_nested")
+        try Self.run(savepoint.release)
         return result
+    }
+
+    private static func run(_ statement: Statement, _ arguments: [DatabaseValue] = []) throws {
+        statement.reset()
+        if !arguments.isEmpty { try statement.bind(arguments) }
+        while try statement.step() {}
+        statement.reset()
     }
 
     private func writeRecord(_ record: SourceRecord, values: inout [Value], supplied: inout [Bool], inserter: BatchInserter, suppliedMatters: Bool) throws -> Result<InsertOutcome, Failure> {
@@ -402,7 +416,9 @@ final class NestedObjects {
             arguments = [.integer(parent), .integer(child), .integer(parent), .integer(child)]
         }
         do {
-            try connection.execute(sql, arguments)
+            let statement = try link.connect ?? connection.prepare(sql)
+            link.connect = statement
+            try Self.run(statement, arguments)
         } catch let error as FerryError {
             return Failure(field: path, line: value.line, column: value.column, reason: "\(link.source.name).\(link.relationship.name): cannot link: \(error.message)")
         }
