@@ -161,6 +161,10 @@ final class Console: ProgressObserver {
             text += "; not imported (no attribute maps them): \(ignored.joined(separator: ", "))"
         }
         if let sync = report.sync { text += syncLines(sync, report: report) }
+        for (entity, counts) in (report.nested ?? [:]).sorted(by: { $0.key < $1.key }) {
+            text += "\n  nested \(entity): inserted \(grouped(counts.inserted)), updated \(grouped(counts.updated)), unchanged \(grouped(counts.unchanged)), "
+            text += "linked \(grouped(counts.linked)), unlinked \(grouped(counts.unlinked))"
+        }
         // Several files: one line each, in reading order.
         for file in report.files ?? [] {
             text += "\n  \(file.file): read \(grouped(file.read)), inserted \(grouped(file.inserted)), updated \(grouped(file.updated)), "

@@ -205,7 +205,7 @@ struct JobValidatorTests {
             "\(file):13:9: error: constant for 'Customer.age' is not a valid int16: 'old' is not an integer",
             "\(file):19:9: error: 'Order' has no relationship 'custmer'; did you mean 'customer'?",
             "\(file):20:9: error: 'match: name' needs 'Customer.name' to be unique on its own (unique: true)",
-            "\(file):25:9: error: 'Customer.orders' is to-many; an import resolves only to-one relationships",
+            "\(file):25:9: error: 'Customer.orders' is to-many; 'relationships:' resolves only to-one relationships (a JSON source's nested arrays link to-many ones with 'nested: true')",
             "\(file):30:9: error: 'Customer' has no attribute 'nam' to match; did you mean 'name'?",
         ])
     }

@@ -69,6 +69,12 @@ struct ImportCommand: ParsableCommand {
     @Option(help: ArgumentHelp("How attributes not named by --field find their source fields: as_is (the default) or snake_case (firstName reads first_name, remoteID reads id, a model's sync.remoteKey user info wins), as JSON APIs synced into Core Data models are written.", valueName: "style"))
     var keyStyle: String = "as_is"
 
+    @Flag(help: "With --model and a JSON or NDJSON file: nested objects and arrays create, update and link related objects, keys (company_id, tags_ids) link existing ones (see 'Nested related objects' in docs/files.md).")
+    var nested = false
+
+    @Option(help: ArgumentHelp("--nested, with related objects at most N levels deep (default 8).", valueName: "N"))
+    var nestedDepth: Int?
+
     @Flag(help: "With --mode sync: let an empty source delete every row of the entity (refused by default, as a guard against a truncated file).")
     var allowEmptySync = false
 
@@ -207,6 +213,15 @@ struct ImportCommand: ParsableCommand {
             // An inferred model names its attributes after the source's keys already.
             if style != .asIs, model == nil { throw FerryError(.usage, "--key-style applies to a model's attributes: pass --model") }
             step.keyStyle = style
+            if nested || nestedDepth != nil {
+                let nestedDepth = nestedDepth ?? NestedOptions().maxDepth
+                guard (1...NestedOptions.depthLimit).contains(nestedDepth) else {
+                    throw FerryError(.usage, "--nested-depth must be between 1 and \(NestedOptions.depthLimit), not \(nestedDepth)")
+                }
+                if model == nil { throw FerryError(.usage, "--nested links the related objects of a model's entity: pass --model") }
+                if let problem = NestedOptions.problem(with: dataFormat) { throw FerryError(.usage, problem) }
+                step.nested = NestedOptions(maxDepth: nestedDepth)
+            }
             if !jsonPointer.isEmpty && dataFormat != .json {
                 throw FerryError(.usage, "--json-pointer applies to JSON documents, not to \(dataFormat.rawValue) input '\(file)'")
             }

@@ -55,11 +55,14 @@ package final class BatchInserter {
     private var encoded: [DatabaseValue]
     /// For a Core Data store: the keys, entity numbers and versions Core Data keeps.
     private let coreData: CoreDataInsertBookkeeping?
+    /// The primary key of the object the last `.inserted` or `.updated` (or `.unchanged`)
+    /// outcome wrote or found: how nested imports link related objects.
+    package private(set) var lastKey: Int64?
 
     /// Prepares the statements for `columns` of `entityName` in a store of `layout`.
     package init(
         connection: Connection, model: ObjectModel, layout: any StoreLayout, entity entityName: String, columns: [InsertColumn],
-        policy: ConflictPolicy = .error, validate: Bool = true, sync: SyncTracker? = nil
+        policy: ConflictPolicy = .error, validate: Bool = true, sync: SyncTracker? = nil, matchKey: [String]? = nil
     ) throws {
         // A sync updates what it finds (replace if asked, else update).
         let policy = sync == nil ? policy : (policy == .replace ? .replace : .update)
@@ -141,7 +144,7 @@ package final class BatchInserter {
             update = assignments.isEmpty ? nil : try connection.prepare(
                 "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(condition)")
             var finders: [(Statement, [Int])] = []
-            for constraint in sync.map({ [$0.key] }) ?? entity.uniquenessConstraints {
+            for constraint in sync.map({ [$0.key] }) ?? matchKey.map({ [$0] }) ?? entity.uniquenessConstraints {
                 let indexes = constraint.compactMap { name in columns.firstIndex { $0.name == name } }
                 guard indexes.count == constraint.count else { continue }
                 let condition = constraint.map { "\(layout.quotedColumn(forAttribute: $0, in: entity)) IS ?" }.joined(separator: " AND ")
@@ -200,7 +203,9 @@ package final class BatchInserter {
         if sync != nil, let column = syncKeyColumns.first(where: { encoded[$0].isNull }) {
             return .rejected(reason: "\(columns[column].name) is null: a sync needs every record's key", column: column)
         }
+        lastKey = nil
         if policy == .update || policy == .replace, let key = try existingKey() {
+            lastKey = key
             if let sync, !(try sync.markSeen(key)) {
                 return .rejected(reason: "an earlier record of the source has the same key (\(syncKeyDescription)): a sync needs each key once", column: syncKeyColumns.first)
             }
@@ -237,6 +242,7 @@ package final class BatchInserter {
             return try rejection(for: error)
         }
         if policy == .keep && connection.changes == 0 { return .skipped }
+        lastKey = connection.lastInsertRowID
         try coreData?.recordInsert()
         if let sync { _ = try sync.markSeen(connection.lastInsertRowID) }
         return .inserted

@@ -384,6 +384,8 @@ public struct ImportStep: Sendable {
     public var key: [String]?
     /// How attributes that `fields:` does not map name their source fields (`key_style:`).
     public var keyStyle = SourceKeyStyle.asIs
+    /// Nested JSON objects and arrays create or link related objects (`nested:`); nil when off.
+    public var nested: NestedOptions?
     /// Options of a sync (`allow_empty`, `unkeyed_rejects`).
     public var sync = SyncOptions()
     /// Where `mode:` is, for errors about the sync.

@@ -22,7 +22,7 @@ public struct JobLoader: Sendable {
     static let migrateKeys = ["to", "backup"]
     static let importKeys = [
         "source", "format", "entity", "encoding", "fields", "relationships", "csv", "json", "fixed", "null", "trim", "date_format", "decimal_comma", "true", "false",
-        "on_conflict", "validate", "batch_size", "rejects", "max_rejects", "atomic", "verify", "mode", "key", "allow_empty", "unkeyed_rejects", "key_style",
+        "on_conflict", "validate", "batch_size", "rejects", "max_rejects", "atomic", "verify", "mode", "key", "allow_empty", "unkeyed_rejects", "key_style", "nested",
     ]
     static let fieldKeys = ["field", "value", "trim", "date_format", "true", "false", "null"]
     static let relationshipKeys = ["field", "match", "missing"]
@@ -479,6 +479,7 @@ public struct JobLoader: Sendable {
         if let node = mapping["verify"], let verify = reader.bool(node, for: "verify") { step.verify = verify }
         loadSync(mapping, into: &step, reader: reader)
         if let node = mapping["key_style"], let style = reader.choice(node, for: "key_style", as: SourceKeyStyle.self) { step.keyStyle = style }
+        if let node = mapping["nested"] { loadNested(node, into: &step, reader: reader) }
         if let node = mapping["rejects"], let rejects = reader.string(node, for: "rejects") { step.rejectsPath = resolve(rejects) }
         if let node = mapping["max_rejects"], let budget = rejectBudget(node, reader: reader) {
             step.maxRejects = budget

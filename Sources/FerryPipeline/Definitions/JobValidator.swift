@@ -136,7 +136,7 @@ package struct JobValidator: Sendable {
                 continue
             }
             if relationship.isToMany {
-                fail("'\(entity.name).\(relationship.name)' is to-many; an import resolves only to-one relationships", at: mapping.location)
+                fail("'\(entity.name).\(relationship.name)' is to-many; 'relationships:' resolves only to-one relationships (a JSON source's nested arrays link to-many ones with 'nested: true')", at: mapping.location)
                 continue
             }
             guard let destination = model.entity(named: relationship.destination) else { continue }
@@ -150,6 +150,9 @@ package struct JobValidator: Sendable {
         }
         if step.onConflict == .update || step.onConflict == .replace, entity.uniquenessConstraints.isEmpty, step.mode != .sync {
             fail("'on_conflict: \(step.onConflict.rawValue)' needs a uniqueness constraint on '\(entity.name)' to find the existing object", at: step.onConflictLocation)
+        }
+        if step.nested != nil, let problem = NestedOptions.problem(with: step.format) {
+            fail(problem, at: step.location)
         }
         if step.mode == .sync {
             do {

@@ -19,6 +19,15 @@ public enum SourceKeyStyle: String, Sendable, Hashable, CaseIterable {
         return Self.snakeCased(attribute.name)
     }
 
+    /// The source field of a relationship's nested object(s) or key(s): with `snake_case`, the
+    /// relationship's user info `sync.remoteKey` (or `hyper.remoteKey`), else the snake_case of
+    /// its name (`superNotes` → `super_notes`); else its name.
+    public func fieldName(for relationship: RelationshipDescription) -> String {
+        guard self == .snakeCase else { return relationship.name }
+        if let remote = relationship.userInfo["sync.remoteKey"] ?? relationship.userInfo["hyper.remoteKey"], !remote.isEmpty { return remote }
+        return Self.snakeCased(relationship.name)
+    }
+
     /// `firstName` → `first_name`, `remoteID` → `remote_id`, `URLString` → `url_string`,
     /// `address2Line` → `address2_line`; a name already in snake_case stays as it is.
     public static func snakeCased(_ name: String) -> String {

@@ -31,18 +31,23 @@ package enum SyncKey {
             }
             return key
         }
-        if let primary = entity.attributes.first(where: SourceKeyStyle.isPrimaryKey) {
-            return [primary.name]
-        }
-        if step.keyStyle == .snakeCase, entity.attribute(named: "remoteID") != nil {
-            return ["remoteID"]
-        }
-        if let constraint = entity.uniquenessConstraints.first(where: { $0.allSatisfy { entity.attribute(named: $0) != nil } }) {
-            return constraint
-        }
+        if let key = modelKey(of: entity, keyStyle: step.keyStyle) { return key }
         throw FerryError(
             .invalidDefinition,
             "'mode: sync' needs a key to match the source's records with the store's: '\(entity.name)' has no uniqueness constraint of attributes; add 'key: [attribute]' to the step or 'unique:' to the model",
             at: step.modeLocation ?? step.location)
+    }
+
+    /// The key the model gives an entity: the attribute whose user info marks it as the primary
+    /// key, else with `key_style: snake_case` `remoteID`, else the first uniqueness constraint
+    /// made only of attributes; nil when there is none. How a sync and nested objects match rows.
+    package static func modelKey(of entity: EntityDescription, keyStyle: SourceKeyStyle) -> [String]? {
+        if let primary = entity.attributes.first(where: SourceKeyStyle.isPrimaryKey) {
+            return [primary.name]
+        }
+        if keyStyle == .snakeCase, entity.attribute(named: "remoteID") != nil {
+            return ["remoteID"]
+        }
+        return entity.uniquenessConstraints.first(where: { $0.allSatisfy { entity.attribute(named: $0) != nil } })
     }
 }

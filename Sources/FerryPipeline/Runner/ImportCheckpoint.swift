@@ -26,7 +26,7 @@ struct ImportCheckpoint: Codable {
             }
         }
         let relationships = step.relationships.map { "\($0.relationship)=\($0.field)->\($0.match)/\($0.missing.rawValue)" }
-        return [
+        var definition = [
             "entity": step.entity,
             "model": "\(model.name) \(model.version): \(attributes)",
             "source": step.sources.joined(separator: ", "),
@@ -35,6 +35,8 @@ struct ImportCheckpoint: Codable {
             "on_conflict": step.onConflict.rawValue,
             "rejects": step.rejectsPath ?? "",
         ]
+        if let nested = step.nested { definition["nested"] = "max_depth \(nested.maxDepth)" }
+        return definition
     }
 
     /// The names of the parts of the definition that differ from `current`, sorted.

@@ -75,11 +75,14 @@ final class ImportPlan {
     let sync: SyncTracker?
     /// For a sync: the indexes (into ``attributes``) of the key's columns.
     private let syncKeyColumns: [Int]
-    var columnCount: Int { attributes.count + references.count }
+    /// The related objects records nest (`nested:`), whose to-one keys are the last columns; nil when off.
+    let nested: NestedObjects?
+    var columnCount: Int { attributes.count + references.count + (nested?.insertColumns.count ?? 0) }
 
     /// The source fields some attribute or relationship reads.
     var mappedFieldNames: Set<String> {
         var names = Set(references.map(\.mapping.field))
+        names.formUnion(nested?.fieldNames ?? [])
         for column in attributes {
             if case .field(_, let name) = column.source { names.insert(name) }
         }
@@ -94,6 +97,9 @@ final class ImportPlan {
         try reader.prepare()
         // Named text columns (CSV, fixed-width): the columns are known, the reader applies null words.
         let isCSV = step.format.readsTextColumns
+        if step.nested != nil, let problem = NestedOptions.problem(with: step.format) {
+            throw FerryError(.invalidDefinition, problem, at: step.location)
+        }
         var attributes: [AttributeColumn] = []
         for attribute in entity.attributes {
             let explicit = step.fields.first { $0.attribute == attribute.name }
@@ -160,6 +166,7 @@ final class ImportPlan {
         self.references = references
         self.hasOptionalFields = !isCSV
         let columns = attributes.map { InsertColumn.attribute($0.attribute.name) } + references.map { InsertColumn.relationship($0.mapping.relationship) }
+        let tracker: SyncTracker?
         if step.mode == .sync {
             let key = try SyncKey.attributes(of: step, entity: entity)
             var keyColumns: [Int] = []
@@ -177,17 +184,31 @@ final class ImportPlan {
                     .usage, "mode: sync is not available on a PostgreSQL store yet (store '\(database.location)')", at: step.location,
                     notes: ["on PostgreSQL, imports insert, keep, update or replace (on_conflict); docs/postgresql.md"])
             }
-            sync = try SyncTracker(connection: connection, model: model, layout: layout, entity: entity, key: key)
+            tracker = try SyncTracker(connection: connection, model: model, layout: layout, entity: entity, key: key)
         } else {
             syncKeyColumns = []
-            sync = nil
+            tracker = nil
         }
+        sync = tracker
         if let connection = database as? Connection {
+            let nested = step.nested.map {
+                NestedObjects(
+                    step: step, options: $0, entity: entity, reader: reader, connection: connection, model: model, layout: layout, firstColumn: columns.count,
+                    sync: tracker)
+            }
+            self.nested = nested
             let inserter = try BatchInserter(
-                connection: connection, model: model, layout: layout, entity: entity.name, columns: columns, policy: step.onConflict, validate: step.validate, sync: sync)
+                connection: connection, model: model, layout: layout, entity: entity.name, columns: columns + (nested?.insertColumns ?? []),
+                policy: step.onConflict, validate: step.validate, sync: tracker)
             sqliteInserter = inserter
             recordInserter = inserter
         } else {
+            if step.nested != nil {
+                throw FerryError(
+                    .usage, "nested: is not available on a PostgreSQL store yet (store '\(database.location)')", at: step.location,
+                    notes: ["on PostgreSQL, an import writes the records' own attributes and to-one relationships; docs/postgresql.md"])
+            }
+            nested = nil
             sqliteInserter = nil
             recordInserter = try PostgresRowInserter(
                 database: database, model: model, layout: layout, entity: entity.name, columns: columns, policy: step.onConflict, validate: step.validate)
@@ -281,6 +302,8 @@ final class ImportPlan {
         if column < attributes.count {
             guard case .field(let fieldIndex, _) = attributes[column].source else { return nil }
             index = fieldIndex
+        } else if column >= attributes.count + references.count {
+            return nil
         } else {
             index = references[column - attributes.count].fieldIndex
         }
@@ -292,6 +315,7 @@ final class ImportPlan {
             if case .field(_, let name) = attributes[column].source { return name }
             return nil
         }
+        if column >= attributes.count + references.count { return nil }
         return references[column - attributes.count].mapping.field
     }
 

@@ -66,6 +66,7 @@ package final class ImportStepRunner {
         var state = ImportState()
         var ignoredFields: [String] = []
         fastPathRecords = 0
+        var nestedPlan: NestedObjects?
         // Inside a caller's transaction (a job's dry run), the caller rolls everything back at the
         // end, so that later steps see what this one would have written.
         let insideTransaction = store.withDatabase { $0.isInTransaction }
@@ -98,7 +99,8 @@ package final class ImportStepRunner {
             let plan = try store.withDatabase { try ImportPlan(step: step, reader: reader, database: $0, model: store.model, layout: store.layout) }
             defer { store.withDatabase { _ in plan.sync?.close() } }
             state.syncKeys.key = plan.sync?.key
-            let kinds = allowsFastPath && plan.sqliteInserter?.supportsDirectBinding == true ? ImportPlan.fastKinds(for: plan.attributes) : nil
+            nestedPlan = plan.nested
+            let kinds = allowsFastPath && plan.sqliteInserter?.supportsDirectBinding == true && plan.nested == nil ? ImportPlan.fastKinds(for: plan.attributes) : nil
             let records = try StepRecords(reader: reader, readAhead: readsAhead, coercion: kinds.map { (plan, $0) })
             defer { records.stop() }
             if let checkpoint {
@@ -159,6 +161,7 @@ package final class ImportStepRunner {
             throw ImportStepFailure(report: report, error: error)
         }
         state.fill(&report)
+        report.nested = nestedPlan?.report
         report.ignoredFields = ignoredFields.isEmpty ? nil : ignoredFields
         report.elapsedSeconds = started.duration(to: .now).seconds
         report.recordsPerSecond = report.elapsedSeconds > 0 ? Double(report.read) / report.elapsedSeconds : 0
@@ -259,7 +262,17 @@ package final class ImportStepRunner {
         case .failure(let failure):
             try reject(record: record, field: failure.field, line: failure.line, column: failure.column, reason: failure.reason, plan: plan, rejects: rejects, state: &state)
         case .success:
-            let outcome = try plan.recordInserter.insert(values, supplied: plan.hasOptionalFields ? supplied : nil)
+            let outcome: InsertOutcome
+            if let nested = plan.nested {
+                switch try nested.write(record: record, values: &values, supplied: &supplied, inserter: plan.inserter, suppliedMatters: plan.hasOptionalFields) {
+                case .success(let written): outcome = written
+                case .failure(let failure):
+                    try reject(record: record, field: failure.field, line: failure.line, column: failure.column, reason: failure.reason, plan: plan, rejects: rejects, state: &state)
+                    return
+                }
+            } else {
+                outcome = try plan.recordInserter.insert(values, supplied: plan.hasOptionalFields ? supplied : nil)
+            }
             switch outcome {
             case .inserted:
                 state.inserted += 1

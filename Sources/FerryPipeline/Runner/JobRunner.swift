@@ -324,7 +324,9 @@ public final class JobRunner {
                 if checkAfter, stepReport.outcome == .succeeded {
                     // A resumed step's report counts the rows its interrupted run had inserted.
                     let checks = Self.afterImportChecks(
-                        entity: importStep.entity, before: before.map { $0 - runner.insertedBeforeResume }, inserted: stepReport.inserted,
+                        entity: importStep.entity, before: before.map { $0 - runner.insertedBeforeResume },
+                        // Nested objects of the step's own entity (a person's nested mentees) are rows it added too.
+                        inserted: stepReport.inserted + (stepReport.nested?[importStep.entity]?.inserted ?? 0),
                         deleted: stepReport.deleted)
                     let verification = Verifier(model: model).run(checks, on: store, name: "step \(offset + 1) import \(importStep.entity)")
                     stepReport.verification = verification

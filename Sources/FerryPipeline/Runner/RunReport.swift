@@ -59,6 +59,8 @@ public struct StepReport: Sendable, Codable, Hashable {
     public var files: [SourceFileReport]?
     /// What a `mode: sync` import matched by, and the first keys it inserted, updated, deleted.
     public var sync: SyncReport?
+    /// What an import with `nested:` did to the related objects its records nest, per entity.
+    public var nested: [String: NestedEntityReport]?
     /// What a `migrate` step did, per version step and entity mapping.
     public var migration: MigrationReport?
     /// The error that failed the step, rendered as `file:line:column: error: …`.
@@ -103,6 +105,7 @@ public struct StepReport: Sendable, Codable, Hashable {
         case cascadeDeleted = "cascade_deleted", nullified
         case elapsedSeconds = "elapsed_seconds", recordsPerSecond = "records_per_second"
         case rejectsFile = "rejects_file", error, migration, ignoredFields = "ignored_fields", verification, files
+        case nested
     }
 }
 

@@ -1,0 +1,484 @@
+import FerryCore
+import FerryFormats
+
+/// The related objects a JSON record nests (`nested:` on an import step): a nested object of a
+/// to-one relationship, an array of objects of a to-many, or keys (`"company_id": 3`,
+/// `"tags_ids": [1, 2]`, or keys in place of the objects) that link existing objects.
+///
+/// Nested objects are matched with the store's by their entity's key (as `mode: sync` finds
+/// keys: the user info's primary key, `remoteID` with `key_style: snake_case`, else the first
+/// uniqueness constraint of attributes) and updated, else inserted; then linked. A record and
+/// everything it nests are written under one savepoint: a reject anywhere in it rolls the whole
+/// record back. Plans for nested entities are made on first use, so a model with cycles costs
+/// nothing until a record nests that deep, and ``NestedOptions/maxDepth`` bounds the recursion.
+final class NestedObjects {
+    /// What happened to one related entity's objects in the step.
+    struct Counts: Equatable {
+        var inserted = 0
+        var updated = 0
+        var unchanged = 0
+        /// Links the records set (to a nested object or to an object named by key).
+        var linked = 0
+        var unlinked = 0
+    }
+
+    typealias Failure = ImportPlan.Failure
+
+    /// How a relationship of an entity reads its nested value, and how it links.
+    final class Link {
+        let source: EntityDescription
+        let relationship: RelationshipDescription
+        let destination: EntityDescription
+        /// The field with the nested object(s) or key(s), and the one with keys only (`company_id`, `tags_ids`).
+        let field: String
+        let keysField: String
+        let storage: RelationshipStorage
+        /// The depth of the objects this link reaches (the record's own links: 1).
+        let depth: Int
+        /// For a to-one stored in the source's table: the inserter column holding the key.
+        var column: Int?
+        /// For the top-level entity: the reader's indexes of ``field`` and ``keysField``.
+        var fieldIndexes: (field: Int, keys: Int)?
+        /// The plan of the destination's objects reached through this link (made on first use).
+        var node: Node?
+        /// The statement linking a related object outside the parent's row (made on first use).
+        var connect: Statement?
+
+        init(source: EntityDescription, relationship: RelationshipDescription, destination: EntityDescription, keyStyle: SourceKeyStyle, storage: RelationshipStorage, depth: Int) {
+            self.source = source
+            self.relationship = relationship
+            self.destination = destination
+            field = keyStyle.fieldName(for: relationship)
+            // Sync's convention: `company_id` for a to-one, `notes_ids` for a to-many.
+            keysField = (keyStyle == .snakeCase ? SourceKeyStyle.snakeCased(relationship.name) : relationship.name) + (relationship.isToMany ? "_ids" : "_id")
+            self.storage = storage
+            self.depth = depth
+        }
+    }
+
+    /// The objects of one entity nested through one link: their columns, inserter, key lookup
+    /// and their own links.
+    final class Node {
+        let entity: EntityDescription
+        let attributes: [(attribute: AttributeDescription, field: String)]
+        let links: [Link]
+        /// The column of the to-one on this entity that points back to the parent (an inverse foreign key).
+        let parentColumn: Int?
+        let key: [String]?
+        let inserter: BatchInserter
+        let keyLookup: Statement?
+        let columnCount: Int
+
+        init(link: Link, context: NestedObjects) throws {
+            let entity = link.destination
+            self.entity = entity
+            attributes = entity.attributes.map { ($0, context.keyStyle.fieldName(for: $0)) }
+            let inverse = context.model.inverse(of: link.relationship, in: link.source)
+            links = Self.links(of: entity, excluding: inverse.map { [$0.name] } ?? [], firstColumn: attributes.count, depth: link.depth + 1, context: context)
+            var columns = attributes.map { InsertColumn.attribute($0.attribute.name) } + links.compactMap { $0.column == nil ? nil : InsertColumn.relationship($0.relationship.name) }
+            if case .inverseForeignKey = link.storage, let inverse {
+                parentColumn = columns.count
+                columns.append(.relationship(inverse.name))
+            } else {
+                parentColumn = nil
+            }
+            columnCount = columns.count
+            let key = SyncKey.modelKey(of: entity, keyStyle: context.keyStyle)
+            self.key = key
+            inserter = try BatchInserter(
+                connection: context.connection, model: context.model, layout: context.layout, entity: entity.name, columns: columns,
+                policy: key == nil ? .error : (context.policy == .replace ? .replace : .update), validate: context.validate, matchKey: key)
+            if let key, key.count == 1 {
+                let layout = context.layout
+                keyLookup = try context.connection.prepare(
+                    "SELECT \(layout.dialect.quote(layout.keyColumn)) FROM \(layout.quotedSource(for: entity)) WHERE \(layout.quotedColumn(forAttribute: key[0], in: entity)) = ? LIMIT 1")
+            } else {
+                keyLookup = nil
+            }
+        }
+
+        /// The links of an entity's relationships, but those in `excluding`; the to-one keys
+        /// stored in the entity's table take the inserter columns from `firstColumn` on.
+        static func links(of entity: EntityDescription, excluding: [String], firstColumn: Int, depth: Int, context: NestedObjects) -> [Link] {
+            var links: [Link] = []
+            var column = firstColumn
+            for relationship in entity.relationships where !excluding.contains(relationship.name) {
+                guard let destination = context.model.entity(named: relationship.destination) else { continue }
+                let link = Link(
+                    source: entity, relationship: relationship, destination: destination, keyStyle: context.keyStyle,
+                    storage: context.layout.storage(of: relationship, in: entity, model: context.model), depth: depth)
+                if case .foreignKey = link.storage {
+                    link.column = column
+                    column += 1
+                }
+                links.append(link)
+            }
+            return links
+        }
+    }
+
+    let connection: Connection
+    let model: ObjectModel
+    let layout: any StoreLayout
+    let keyStyle: SourceKeyStyle
+    let coercion: CoercionOptions
+    let policy: ConflictPolicy
+    let validate: Bool
+    /// A sync: a nested to-many array is the whole set, related objects absent from it are unlinked.
+    let replacesSets: Bool
+    let maxDepth: Int
+    /// A sync's tracker of the step's entity: its objects nested in records are in the source too.
+    let sync: SyncTracker?
+    let entityName: String
+    /// The step's entity's links.
+    private(set) var links: [Link] = []
+    /// Counts per related entity, of the records written so far (a rejected record's are dropped).
+    private(set) var counts: [String: Counts] = [:]
+    private var pending: [String: Counts] = [:]
+    /// SAVEPOINT, ROLLBACK TO and RELEASE of the record being written, prepared once.
+    private var savepoint: (begin: Statement, rollback: Statement, release: Statement)?
+
+    /// The nested relationships of the step's entity, but those `relationships:` maps; their
+    /// to-one keys take the top-level inserter's columns from `firstColumn` on.
+    init(
+        step: ImportStep, options: NestedOptions, entity: EntityDescription, reader: any RecordReader, connection: Connection, model: ObjectModel, layout: any StoreLayout,
+        firstColumn: Int, sync: SyncTracker?
+    ) {
+        self.connection = connection
+        self.model = model
+        self.layout = layout
+        keyStyle = step.keyStyle
+        coercion = step.coercion
+        policy = step.onConflict
+        validate = step.validate
+        replacesSets = step.mode == .sync
+        maxDepth = options.maxDepth
+        self.sync = sync
+        entityName = entity.name
+        links = Node.links(of: entity, excluding: step.relationships.map(\.relationship), firstColumn: firstColumn, depth: 1, context: self)
+        for link in links {
+            link.fieldIndexes = (reader.fieldIndex(of: link.field), reader.fieldIndex(of: link.keysField))
+        }
+    }
+
+    /// The columns the top-level inserter adds for to-one links.
+    var insertColumns: [InsertColumn] { links.compactMap { $0.column == nil ? nil : .relationship($0.relationship.name) } }
+    /// The fields the links read.
+    var fieldNames: [String] { links.flatMap { [$0.field, $0.keysField] } }
+
+    // MARK: - Writing a record
+
+    /// Writes a record whose attribute values `fill` put in `values`, with everything it nests,
+    /// under a savepoint: a failure or a rejected outcome anywhere rolls the record back.
+    func write(record: SourceRecord, values: inout [Value], supplied: inout [Bool], inserter: BatchInserter, suppliedMatters: Bool) throws -> Result<InsertOutcome, Failure> {
+        let savepoint = try self.savepoint ?? (
+            connection.prepare("SAVEPOINT ferry_nested"), connection.prepare("ROLLBACK TO ferry_nested"), connection.prepare("RELEASE ferry_nested"))
+        self.savepoint = savepoint
+        try Self.run(savepoint.begin)
+        pending.removeAll(keepingCapacity: true)
+        let result = try writeRecord(record, values: &values, supplied: &supplied, inserter: inserter, suppliedMatters: suppliedMatters)
+        // A rejected record leaves nothing; nor does one `on_conflict: keep` skipped.
+        var keep = false
+        if case .success(let outcome) = result, !outcome.isRejected, outcome != .skipped { keep = true }
+        if keep {
+            for (entity, count) in pending { counts[entity, default: Counts()].add(count) }
+        } else {
+            try Self.run(savepoint.rollback)
+        }
+        try Self.run(savepoint.release)
+        return result
+    }
+
+    private static func run(_ statement: Statement, _ arguments: [DatabaseValue] = []) throws {
+        statement.reset()
+        if !arguments.isEmpty { try statement.bind(arguments) }
+        while try statement.step() {}
+        statement.reset()
+    }
+
+    private func writeRecord(_ record: SourceRecord, values: inout [Value], supplied: inout [Bool], inserter: BatchInserter, suppliedMatters: Bool) throws -> Result<InsertOutcome, Failure> {
+        var nested: [(link: Link, value: LocatedJSON?, keys: LocatedJSON?)] = []
+        for link in links {
+            guard let indexes = link.fieldIndexes else { continue }
+            let value = record[indexes.field].flatMap { LocatedJSON.value(of: $0, in: record) }
+            let keys = record[indexes.keys].flatMap { LocatedJSON.value(of: $0, in: record) }
+            nested.append((link, value, keys))
+        }
+        // To-ones stored in the record's own row: their objects first.
+        for item in nested {
+            guard let column = item.link.column else { continue }
+            guard let given = item.value ?? item.keys else {
+                values[column] = .null
+                supplied[column] = false
+                continue
+            }
+            let path = item.value != nil ? item.link.field : item.link.keysField
+            switch try toOneKey(item.link, given, path: path, parentKey: nil) {
+            case .failure(let failure): return .failure(failure)
+            case .success(let key):
+                values[column] = key.map(Value.integer) ?? .null
+                supplied[column] = true
+                if key != nil { pending[item.link.destination.name, default: Counts()].linked += 1 }
+            }
+        }
+        let outcome = try inserter.insert(values, supplied: suppliedMatters ? supplied : nil)
+        guard !outcome.isRejected, outcome != .skipped, let parentKey = inserter.lastKey else { return .success(outcome) }
+        for item in nested where item.link.column == nil {
+            if case .failure(let failure) = try linkAfter(item.link, value: item.value, keys: item.keys, path: item.link.field, parentKey: parentKey) {
+                return .failure(failure)
+            }
+        }
+        return .success(outcome)
+    }
+
+    /// The key of the object a to-one's value stands for: a nested object written (with
+    /// `parentKey` in its column back to the parent, when it has one), a key looked up, or nil for null.
+    private func toOneKey(_ link: Link, _ value: LocatedJSON, path: String, parentKey: Int64?) throws -> Result<Int64?, Failure> {
+        switch value.content {
+        case .object:
+            return try writeObject(value, through: link, path: path, parentKey: parentKey).map { $0 }
+        case .scalar(.null):
+            return .success(nil)
+        case .scalar:
+            return try lookUp(value, through: link, path: path).map { $0 }
+        case .array:
+            return .failure(Failure(
+                field: path, line: value.line, column: value.column,
+                reason: "\(link.source.name).\(link.relationship.name) is a to-one relationship: expected an object or a key of \(link.destination.name), found an array"))
+        }
+    }
+
+    /// Links the objects of a relationship not stored in the parent's row (a to-many, or a
+    /// one-to-one whose key the other side holds) to the parent at `parentKey`.
+    private func linkAfter(_ link: Link, value: LocatedJSON?, keys: LocatedJSON?, path: String, parentKey: Int64) throws -> Result<Void, Failure> {
+        var linked: [Int64] = []
+        var sawValue = false
+        for (given, fieldPath) in [(value, path), (keys, link.keysField)] {
+            guard let given else { continue }
+            sawValue = true
+            var elements: [(LocatedJSON, String)] = []
+            if link.relationship.isToMany {
+                switch given.content {
+                case .array(let items): elements = items.enumerated().map { ($0.element, "\(fieldPath)[\($0.offset)]") }
+                case .scalar(.null): break
+                default:
+                    return .failure(Failure(
+                        field: fieldPath, line: given.line, column: given.column,
+                        reason: "\(link.source.name).\(link.relationship.name) is a to-many relationship: expected an array of \(link.destination.name) objects or keys, found \(given.kindDescription)"))
+                }
+            } else {
+                elements = [(given, fieldPath)]
+            }
+            for (element, elementPath) in elements {
+                if link.relationship.isToMany, case .scalar(.null) = element.content {
+                    return .failure(Failure(field: elementPath, line: element.line, column: element.column, reason: "\(link.source.name).\(link.relationship.name): null is not a \(link.destination.name) object or key"))
+                }
+                switch try toOneKey(link, element, path: elementPath, parentKey: parentKey) {
+                case .failure(let failure): return .failure(failure)
+                case .success(let key):
+                    guard let key else { continue }
+                    if let failure = try connect(link, parent: parentKey, child: key, at: element, path: elementPath) { return .failure(failure) }
+                    pending[link.destination.name, default: Counts()].linked += 1
+                    linked.append(key)
+                }
+            }
+        }
+        if sawValue, replacesSets || !link.relationship.isToMany {
+            if let failure = try unlinkOthers(link, parent: parentKey, keeping: linked, at: value ?? keys, path: path) { return .failure(failure) }
+        }
+        return .success(())
+    }
+
+    // MARK: - Objects and keys
+
+    private func node(of link: Link) throws -> Node {
+        if let node = link.node { return node }
+        let node = try Node(link: link, context: self)
+        link.node = node
+        return node
+    }
+
+    /// Writes a nested object (matched by its entity's key, else inserted) with what it nests; its key.
+    private func writeObject(_ object: LocatedJSON, through link: Link, path: String, parentKey: Int64?) throws -> Result<Int64, Failure> {
+        if link.depth > maxDepth {
+            return .failure(Failure(
+                field: path, line: object.line, column: object.column,
+                reason: "related objects are nested deeper than \(maxDepth) levels (\(link.source.name).\(link.relationship.name)); raise 'nested: {max_depth: N}' if this is meant"))
+        }
+        let node = try node(of: link)
+        var values = Array(repeating: Value.null, count: node.columnCount)
+        var supplied = Array(repeating: false, count: node.columnCount)
+        var fieldPaths: [Int: (String, LocatedJSON)] = [:]
+        for (index, column) in node.attributes.enumerated() {
+            guard let member = object[column.field] else { continue }
+            let field = member.field
+            switch ImportPlan.coerce(field.value, to: column.attribute.type, options: coercion) {
+            case .success(let value):
+                values[index] = value
+                supplied[index] = true
+                fieldPaths[index] = ("\(path).\(column.field)", member)
+            case .failure(let failure):
+                return .failure(Failure(field: "\(path).\(column.field)", line: member.line, column: member.column, reason: "\(node.entity.name).\(column.attribute.name): \(failure.reason)"))
+            }
+        }
+        if let key = node.key {
+            for name in key {
+                guard let index = node.attributes.firstIndex(where: { $0.attribute.name == name }), supplied[index], !values[index].isNull else {
+                    let field = node.attributes.first { $0.attribute.name == name }?.field ?? name
+                    return .failure(Failure(
+                        field: path, line: object.line, column: object.column,
+                        reason: "a nested \(node.entity.name) needs its key: '\(field)' (\(node.entity.name).\(name)) is missing or null"))
+                }
+            }
+        }
+        var later: [(Link, LocatedJSON?, LocatedJSON?)] = []
+        for link in node.links {
+            let value = object[link.field]
+            let keys = object[link.keysField]
+            guard value != nil || keys != nil else { continue }
+            if let column = link.column {
+                let given = (value ?? keys)!
+                switch try toOneKey(link, given, path: "\(path).\(value != nil ? link.field : link.keysField)", parentKey: nil) {
+                case .failure(let failure): return .failure(failure)
+                case .success(let key):
+                    values[column] = key.map(Value.integer) ?? .null
+                    supplied[column] = true
+                    if key != nil { pending[link.destination.name, default: Counts()].linked += 1 }
+                }
+            } else {
+                later.append((link, value, keys))
+            }
+        }
+        if let column = node.parentColumn, let parentKey {
+            values[column] = .integer(parentKey)
+            supplied[column] = true
+        }
+        let outcome = try node.inserter.insert(values, supplied: supplied)
+        switch outcome {
+        case .rejected(let reason, let column):
+            let place = column.flatMap { fieldPaths[$0] }
+            return .failure(Failure(
+                field: place?.0 ?? path, line: place?.1.line ?? object.line, column: place?.1.column ?? object.column, reason: "\(node.entity.name): \(reason)"))
+        case .inserted: pending[node.entity.name, default: Counts()].inserted += 1
+        case .updated: pending[node.entity.name, default: Counts()].updated += 1
+        case .unchanged, .skipped: pending[node.entity.name, default: Counts()].unchanged += 1
+        }
+        guard let key = node.inserter.lastKey else {
+            return .failure(Failure(field: path, line: object.line, column: object.column, reason: "\(node.entity.name): the nested object was not written"))
+        }
+        if let sync, node.entity.name == entityName { _ = try sync.markSeen(key) }
+        for (link, value, keys) in later {
+            if case .failure(let failure) = try linkAfter(link, value: value, keys: keys, path: "\(path).\(link.field)", parentKey: key) { return .failure(failure) }
+        }
+        return .success(key)
+    }
+
+    /// The key of the existing object a scalar names by its entity's key; a located failure when none has it.
+    private func lookUp(_ value: LocatedJSON, through link: Link, path: String) throws -> Result<Int64, Failure> {
+        let node = try node(of: link)
+        guard let key = node.key, let lookup = node.keyLookup else {
+            let why = node.key == nil ? "has no key to link by (mark one with the user info sync.isPrimaryKey, or add 'unique:')" : "has a key of several attributes (\(node.key!.joined(separator: ", "))): nest the objects instead"
+            return .failure(Failure(field: path, line: value.line, column: value.column, reason: "\(link.source.name).\(link.relationship.name): \(node.entity.name) \(why)"))
+        }
+        guard let attribute = node.entity.attribute(named: key[0]) else { preconditionFailure("a key names attributes") }
+        let typed: Value
+        switch ImportPlan.coerce(value.field.value, to: attribute.type, options: coercion) {
+        case .success(let coerced): typed = coerced
+        case .failure(let failure):
+            return .failure(Failure(field: path, line: value.line, column: value.column, reason: "\(link.source.name).\(link.relationship.name): a key of \(node.entity.name) (\(key[0])): \(failure.reason)"))
+        }
+        lookup.reset()
+        try lookup.bind(layout.valueCoding.encode(typed), at: 1)
+        guard try lookup.step() else {
+            return .failure(Failure(field: path, line: value.line, column: value.column, reason: "\(link.source.name).\(link.relationship.name): no \(node.entity.name) with \(key[0]) = \(typed)"))
+        }
+        let found = lookup.int64(at: 0)
+        lookup.reset()
+        return .success(found)
+    }
+
+    // MARK: - Links
+
+    /// Links `child` to `parent` where the link is not the parent's own column.
+    private func connect(_ link: Link, parent: Int64, child: Int64, at value: LocatedJSON, path: String) throws -> Failure? {
+        let dialect = layout.dialect
+        let sql: String
+        let arguments: [DatabaseValue]
+        switch link.storage {
+        case .foreignKey:
+            return nil
+        case .inverseForeignKey(let table, let column):
+            sql = "UPDATE \(dialect.quote(table)) SET \(dialect.quote(column)) = ? WHERE \(dialect.quote(layout.keyColumn)) = ? AND \(dialect.quote(column)) IS NOT ?"
+            arguments = [.integer(parent), .integer(child), .integer(parent)]
+        case .joinTable(let table, let source, let target):
+            let quoted = dialect.quote(table)
+            sql = "INSERT INTO \(quoted) (\(dialect.quote(source)), \(dialect.quote(target))) SELECT ?, ? WHERE NOT EXISTS (SELECT 1 FROM \(quoted) WHERE \(dialect.quote(source)) = ? AND \(dialect.quote(target)) = ?)"
+            arguments = [.integer(parent), .integer(child), .integer(parent), .integer(child)]
+        }
+        do {
+            let statement = try link.connect ?? connection.prepare(sql)
+            link.connect = statement
+            try Self.run(statement, arguments)
+        } catch let error as FerryError {
+            return Failure(field: path, line: value.line, column: value.column, reason: "\(link.source.name).\(link.relationship.name): cannot link: \(error.message)")
+        }
+        return nil
+    }
+
+    /// Unlinks the objects related to `parent` through `link` that are not in `keeping`.
+    private func unlinkOthers(_ link: Link, parent: Int64, keeping: [Int64], at value: LocatedJSON?, path: String) throws -> Failure? {
+        let dialect = layout.dialect
+        func absent(_ column: String) -> String {
+            keeping.isEmpty ? "" : " AND \(dialect.quote(column)) NOT IN (\(keeping.map(String.init).joined(separator: ", ")))"
+        }
+        let sql: String
+        switch link.storage {
+        case .foreignKey:
+            return nil
+        case .inverseForeignKey(let table, let column):
+            sql = "UPDATE \(dialect.quote(table)) SET \(dialect.quote(column)) = NULL WHERE \(dialect.quote(column)) = ?" + absent(layout.keyColumn)
+        case .joinTable(let table, let source, let target):
+            sql = "DELETE FROM \(dialect.quote(table)) WHERE \(dialect.quote(source)) = ?" + absent(target)
+        }
+        do {
+            try connection.execute(sql, [.integer(parent)])
+        } catch let error as FerryError {
+            return Failure(
+                field: path, line: value?.line ?? 0, column: value?.column ?? 0,
+                reason: "\(link.source.name).\(link.relationship.name): cannot unlink the \(link.destination.name) objects absent from the array: \(error.message)")
+        }
+        if connection.changes > 0 { pending[link.destination.name, default: Counts()].unlinked += connection.changes }
+        return nil
+    }
+}
+
+extension NestedObjects.Counts {
+    mutating func add(_ other: Self) {
+        inserted += other.inserted
+        updated += other.updated
+        unchanged += other.unchanged
+        linked += other.linked
+        unlinked += other.unlinked
+    }
+}
+
+extension InsertOutcome {
+    var isRejected: Bool {
+        if case .rejected = self { return true }
+        return false
+    }
+}
+
+extension LocatedJSON {
+    /// "an object", "an array", "a string"…: for messages about a value of the wrong kind.
+    var kindDescription: String {
+        switch content {
+        case .object: return "an object"
+        case .array: return "an array"
+        case .scalar(.null): return "null"
+        case .scalar(.bool): return "a boolean"
+        case .scalar(.number): return "a number"
+        case .scalar: return "a string"
+        }
+    }
+}
