@@ -3,7 +3,7 @@ import FerryFormats
 import Foundation
 
 /// A `RecordReader` over a database cursor: each row is a record whose fields are the row's
-/// values with their types (``FieldValue/typed(_:)``), so that an import step reads a table or a
+/// values with their types (`FieldValue.typed(_:)`), so that an import step reads a table or a
 /// query exactly as it reads a file (field mappings, conflicts, rejects, budgets).
 ///
 /// Locations name the source and the row: the location's file is the source's label
