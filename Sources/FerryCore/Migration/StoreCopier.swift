@@ -10,12 +10,16 @@ import Foundation
 /// path and renamed over it only once verified: a failure or a kill leaves the destination as it
 /// was (absent, or the old store with `replace`).
 public struct StoreCopier {
+    /// The store copied (a ferry store or a Core Data store).
     public let sourcePath: String
+    /// The new ferry store's path.
     public let destinationPath: String
     /// Replace a destination that holds objects (refused otherwise).
     public var replacesExisting = false
+    /// How long to wait for another writer of the destination before failing.
     public var busyTimeout: Duration = .seconds(30)
 
+    /// A copy of the store at `sourcePath` into `destinationPath`.
     public init(from sourcePath: String, to destinationPath: String) {
         self.sourcePath = sourcePath
         self.destinationPath = destinationPath
@@ -23,18 +27,28 @@ public struct StoreCopier {
 
     /// What a copy did: the model and, per entity, the objects in the source and in the copy.
     public struct Report: Sendable, Codable, Hashable {
+        /// One entity's objects in the source and in the copy (always equal in a report).
         public struct EntityCount: Sendable, Codable, Hashable {
+            /// The entity's name.
             public var entity: String
+            /// Its objects in the source.
             public var source: Int
+            /// Its objects in the copy.
             public var copied: Int
         }
+        /// The store copied.
         public var source: String
+        /// The new store.
         public var destination: String
+        /// The model's name.
         public var model: String
+        /// The model version both stores are at.
         public var modelVersion: String
+        /// Objects per entity.
         public var entities: [EntityCount]
         /// Entities whose attribute checksums were compared and agreed.
         public var checksummed: [String]
+        /// How long the copy took.
         public var seconds: Double
     }
 

@@ -2,13 +2,13 @@ import FerryCore
 
 /// One result column of a database source: its name and, when the database declares one, the
 /// ferry attribute type its values have (``SourceColumnType``).
-public struct DatabaseColumn: Sendable, Hashable {
-    public var name: String
+package struct DatabaseColumn: Sendable, Hashable {
+    package var name: String
     /// The type the database declares for the column; nil when it declares none that ferry
     /// knows (a SQLite expression, an untyped column): inference then looks at the values.
-    public var type: AttributeType?
+    package var type: AttributeType?
 
-    public init(name: String, type: AttributeType?) {
+    package init(name: String, type: AttributeType?) {
         self.name = name
         self.type = type
     }

@@ -12,18 +12,18 @@ import FerryFormats
 /// A foreign key that would close a cycle (a table referencing itself, or two tables each
 /// other) cannot be ordered: it stays a plain attribute holding the key, and the plan says so.
 /// Composite foreign keys stay attributes too.
-public enum DatabaseModelInference {
+package enum DatabaseModelInference {
     /// The inferred model and one import step per table, in import order.
-    public struct Plan: Sendable {
-        public var model: ObjectModel
-        public var steps: [ImportStep]
+    package struct Plan: Sendable {
+        package var model: ObjectModel
+        package var steps: [ImportStep]
         /// The source table of each step.
-        public var tables: [String]
+        package var tables: [String]
         /// Foreign keys kept as plain attributes, and why.
-        public var notes: [String]
+        package var notes: [String]
     }
 
-    public static func plan(database: DatabaseSource.Database, schema: SourceSchema, modelName: String, sampleSize: Int) throws -> Plan {
+    package static func plan(database: DatabaseSource.Database, schema: SourceSchema, modelName: String, sampleSize: Int) throws -> Plan {
         guard !schema.tables.isEmpty else {
             throw FerryError(.invalidInput, "the database has no tables to import")
         }

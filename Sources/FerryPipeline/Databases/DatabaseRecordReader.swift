@@ -9,12 +9,12 @@ import Foundation
 /// Locations name the source and the row: the location's file is the source's label
 /// (`legacy.db (table customers)`), its line the 1-based row number and its column the result
 /// column's 1-based position. A record's raw text (for rejects files) is the row as a JSON object.
-public final class DatabaseRecordReader: RecordReader {
-    public let source: DatabaseSource
-    public var sourceName: String { source.label }
+package final class DatabaseRecordReader: RecordReader {
+    package let source: DatabaseSource
+    package var sourceName: String { source.label }
     /// The result columns with the types the database declares.
-    public let columns: [DatabaseColumn]
-    public private(set) var fieldNames: [String]
+    package let columns: [DatabaseColumn]
+    package private(set) var fieldNames: [String]
     private let cursor: any DatabaseCursor
     private var indexByName: [String: Int] = [:]
     private var rowNumber = 0
@@ -30,7 +30,7 @@ public final class DatabaseRecordReader: RecordReader {
     }
 
     /// Opens the cursor of a database source: nothing is read but the first rows.
-    public static func open(_ source: DatabaseSource) throws -> DatabaseRecordReader {
+    package static func open(_ source: DatabaseSource) throws -> DatabaseRecordReader {
         let cursor: any DatabaseCursor
         switch source.database {
         case .sqlite(let path): cursor = try SQLiteSourceCursor(path: path, source: source)
@@ -43,7 +43,7 @@ public final class DatabaseRecordReader: RecordReader {
     /// The type each column is declared with, by column name, where every sampled value of the
     /// column converts to it (a SQLite column declared `DATE` may hold Unix seconds, one without a
     /// type anything): the columns left out are inferred from their values.
-    public func declaredTypes(fitting samples: [SourceRecord]) -> [String: AttributeType] {
+    package func declaredTypes(fitting samples: [SourceRecord]) -> [String: AttributeType] {
         var types: [String: AttributeType] = [:]
         for (index, column) in columns.enumerated() where types[column.name] == nil {
             guard let type = column.type else { continue }
@@ -57,7 +57,7 @@ public final class DatabaseRecordReader: RecordReader {
         return types
     }
 
-    public func fieldIndex(of name: String) -> Int {
+    package func fieldIndex(of name: String) -> Int {
         if let index = indexByName[name] { return index }
         // A name that is not a column gets an index that no record fills.
         let index = fieldNames.count + unknownNames
@@ -66,14 +66,14 @@ public final class DatabaseRecordReader: RecordReader {
         return index
     }
 
-    public func hasField(_ name: String) -> Bool {
+    package func hasField(_ name: String) -> Bool {
         guard let index = indexByName[name] else { return false }
         return index < fieldNames.count
     }
 
-    public func prepare() throws {}
+    package func prepare() throws {}
 
-    public func next() throws -> SourceRecord? {
+    package func next() throws -> SourceRecord? {
         guard let values = try cursor.next() else { return nil }
         rowNumber += 1
         let row = rowNumber
@@ -85,7 +85,7 @@ public final class DatabaseRecordReader: RecordReader {
         return SourceRecord(number: row, line: row, column: 1, fields: fields, rawBytes: Array(Self.jsonObject(names: fieldNames, values: values).utf8))
     }
 
-    public var currentLocation: InputLocation {
+    package var currentLocation: InputLocation {
         InputLocation(file: source.label, line: rowNumber, column: 0, record: rowNumber == 0 ? nil : rowNumber)
     }
 

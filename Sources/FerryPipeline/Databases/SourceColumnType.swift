@@ -3,9 +3,9 @@ import FerryCore
 /// The ferry attribute type of a database column, from what the database declares: a SQLite
 /// declared type (read the way SQLite derives a column's affinity, with the names ferry's types
 /// have), or a PostgreSQL type OID. Nil when the declaration says nothing ferry can use.
-public enum SourceColumnType {
+package enum SourceColumnType {
     /// A SQLite declared type: `INTEGER`, `VARCHAR(20)`, `DECIMAL(10,2)`, `DATETIME`, `BLOB`, ….
-    public static func sqlite(_ declared: String?) -> AttributeType? {
+    package static func sqlite(_ declared: String?) -> AttributeType? {
         guard let declared, !declared.isEmpty else { return nil }
         let name = declared.uppercased()
         func has(_ part: String) -> Bool { name.contains(part) }
@@ -46,7 +46,7 @@ public enum SourceColumnType {
 
     /// A PostgreSQL column type, by OID: `bigint` → int64, `numeric` → decimal, `timestamptz`
     /// → date, `jsonb` → json, `bytea` → binary, ….
-    public static func postgres(oid: UInt32) -> AttributeType? {
+    package static func postgres(oid: UInt32) -> AttributeType? {
         switch oid {
         case PostgresOID.bool: return .bool
         case PostgresOID.bytea: return .binary

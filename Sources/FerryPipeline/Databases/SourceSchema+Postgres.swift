@@ -7,7 +7,7 @@ extension SourceSchema {
     /// `pg_attribute`, `pg_constraint`, `pg_index`) in a read-only transaction: the URL's
     /// `?schema=`, else the session's current schema (`public`). Foreign keys to tables of other
     /// schemas are kept with their qualified names (and stay plain values in the model).
-    public static func postgres(url: String) throws -> SourceSchema {
+    package static func postgres(url: String) throws -> SourceSchema {
         let connection: PostgresConnection
         let schema: String
         do {

@@ -4,38 +4,38 @@ import Foundation
 /// The tables of a source database as its schema declares them: columns, primary key, foreign
 /// keys and unique indexes, read from SQLite's catalog (`PRAGMA table_info`,
 /// `foreign_key_list`, `index_list`) for a whole-database import (``DatabaseModelInference``).
-public struct SourceSchema: Sendable, Hashable {
-    public struct Column: Sendable, Hashable {
-        public var name: String
+package struct SourceSchema: Sendable, Hashable {
+    package struct Column: Sendable, Hashable {
+        package var name: String
         /// The ferry type the declaration maps to (``SourceColumnType``), nil when it says nothing.
-        public var declaredType: AttributeType?
-        public var notNull: Bool
+        package var declaredType: AttributeType?
+        package var notNull: Bool
     }
 
     /// A single- or multi-column reference to another table's key.
-    public struct ForeignKey: Sendable, Hashable {
-        public var columns: [String]
-        public var table: String
+    package struct ForeignKey: Sendable, Hashable {
+        package var columns: [String]
+        package var table: String
         /// The referenced columns; empty means the referenced table's primary key.
-        public var referencedColumns: [String]
+        package var referencedColumns: [String]
     }
 
-    public struct Table: Sendable, Hashable {
-        public var name: String
-        public var columns: [Column]
-        public var primaryKey: [String]
-        public var foreignKeys: [ForeignKey]
+    package struct Table: Sendable, Hashable {
+        package var name: String
+        package var columns: [Column]
+        package var primaryKey: [String]
+        package var foreignKeys: [ForeignKey]
         /// Column sets of UNIQUE constraints and unique indexes (not partial ones).
-        public var uniqueKeys: [[String]]
+        package var uniqueKeys: [[String]]
     }
 
     /// The user tables (not views, not `sqlite_…`), in name order.
-    public var tables: [Table]
+    package var tables: [Table]
 
-    public func table(named name: String) -> Table? { tables.first { $0.name == name } }
+    package func table(named name: String) -> Table? { tables.first { $0.name == name } }
 
     /// Reads the schema of a SQLite database, read-only.
-    public static func sqlite(path: String) throws -> SourceSchema {
+    package static func sqlite(path: String) throws -> SourceSchema {
         guard FileManager.default.fileExists(atPath: path) else {
             throw FerryError(.noInput, "the SQLite database '\(path)' does not exist")
         }

@@ -33,12 +33,15 @@ public struct DatabaseSource: Sendable, Hashable {
         case entity(String)
     }
 
+    /// The database read.
     public var database: Database
+    /// What of it is read: a table, a query or an entity.
     public var selection: Selection
     /// Where the selection is written (the `table:`, `query:` or `entity:` value, or a CLI flag),
     /// for errors about it: a missing table, the database's message about bad SQL.
     public var selectionLocation: InputLocation?
 
+    /// A source reading `selection` of `database`.
     public init(database: Database, selection: Selection, selectionLocation: InputLocation? = nil) {
         self.database = database
         self.selection = selection

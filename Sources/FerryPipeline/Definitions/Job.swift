@@ -465,6 +465,7 @@ public struct SyncOptions: Sendable, Hashable {
     /// What rejected records without a readable key do to the deletions (`unkeyed_rejects:`).
     public var unkeyedRejects = UnkeyedRejects.skipDeletes
 
+    /// Sync options; by default an empty source and unkeyed rejects delete nothing.
     public init(allowEmpty: Bool = false, unkeyedRejects: UnkeyedRejects = .skipDeletes) {
         self.allowEmpty = allowEmpty
         self.unkeyedRejects = unkeyedRejects

@@ -7,6 +7,7 @@ public struct NestedOptions: Sendable, Hashable {
     /// The largest `max_depth` a step may ask for.
     public static let depthLimit = 64
 
+    /// Options allowing related objects nested `maxDepth` levels deep.
     public init(maxDepth: Int = 8) {
         self.maxDepth = maxDepth
     }

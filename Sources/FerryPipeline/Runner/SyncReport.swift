@@ -7,12 +7,15 @@ public struct SyncReport: Sendable, Codable, Hashable {
     /// The first keys (at most `SyncKeySamples.limit` each) of the rows inserted, updated and
     /// deleted (or that a dry run would), as `id=4` or `(sku=A1, store=3)`.
     public var insertedKeys: [String]
+    /// The first keys of the rows updated (see ``insertedKeys``).
     public var updatedKeys: [String]
+    /// The first keys of the rows deleted (see ``insertedKeys``).
     public var deletedKeys: [String]
     /// Why the rows absent from the source were kept, when they were (rejected records without
     /// a readable key); nil when they were deleted.
     public var deletionsSkipped: String?
 
+    /// A report of a sync matched by `key`.
     public init(key: [String], insertedKeys: [String] = [], updatedKeys: [String] = [], deletedKeys: [String] = [], deletionsSkipped: String? = nil) {
         self.key = key
         self.insertedKeys = insertedKeys
