@@ -101,13 +101,18 @@ final class MigrationStepRunner {
         }
         writer.releaseStatements()
         try connection.execute("DETACH DATABASE links")
-        try connection.execute("DETACH DATABASE dst")
-        let verifier = MigrationStepVerifier(scope: scope, sourcePath: sourcePath, destinationPath: destinationPath, destinationKind: destinationKind)
-        try verifier.verify(written: writer.written)
+        // The checks read the new store through one connection of their own, the source through
+        // the step's; `dst` stays attached (idle, no transaction) for the journal mode.
+        let verifier = MigrationStepVerifier(scope: scope, stepConnection: connection, destinationPath: destinationPath, destinationKind: destinationKind)
         copier.creditObjectsMadeByOtherMappings()
         var reports = copier.reports
-        if options.checksums { try verifier.compareChecksums(&reports) }
+        do {
+            let store = try verifier.openDestination()
+            try verifier.verify(store, written: writer.written)
+            if options.checksums { try verifier.compareChecksums(&reports, destination: store) }
+        }
         try verifier.keepJournalMode()
+        try connection.execute("DETACH DATABASE dst")
         try StoreFiles.synchronize(destinationPath)
         return MigrationStepReport(
             from: source.version, to: destination.version, mappingFile: mapping.location?.file, entities: reports,

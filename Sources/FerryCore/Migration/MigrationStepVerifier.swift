@@ -3,9 +3,13 @@ import Foundation
 /// Checks a step's new store before it may replace anything: objects per entity, integrity,
 /// foreign keys, uniqueness, validation rules that may no longer hold, and (on request) that
 /// the values carried over as they are kept their checksums.
+///
+/// Reads the source through the step's own connection (the source is its `main`) and the new
+/// store through one connection of its own (``openDestination()``), opened once for every check.
 struct MigrationStepVerifier {
     let scope: MigrationStepScope
-    let sourcePath: String
+    /// The step's connection: the source store is `main`, the new store is attached as `dst`.
+    let stepConnection: Connection
     let destinationPath: String
     let destinationKind: MigrationDestination
 
@@ -13,12 +17,16 @@ struct MigrationStepVerifier {
     private var source: ObjectModel { scope.source }
     private var destination: ObjectModel { scope.destination }
 
+    /// The new store, opened once for the checks (a scratch file: no writer lock).
+    func openDestination() throws -> Store {
+        try destinationKind.open(at: destinationPath, model: destination)
+    }
+
     /// Verifies the new store against the objects the step wrote per entity. In ferry's layout
     /// required values and links need no scan: the new file's own NOT NULL columns and foreign
     /// keys refused a nil or a dangling key while it was written. Core Data's tables declare
     /// neither, so a Core Data store's required values, links and value forms are checked here.
-    func verify(written: [String: Int]) throws {
-        let store = try destinationKind.open(at: destinationPath, model: destination)
+    func verify(_ store: Store, written: [String: Int]) throws {
         var checks: [Check] = [.integrity(quick: false), .foreignKeys(entity: nil)]
         let undeclaredConstraints: Bool
         if case .coreData = destinationKind { undeclaredConstraints = true } else { undeclaredConstraints = false }
@@ -64,10 +72,9 @@ struct MigrationStepVerifier {
 
     /// For each entity mapping that keeps its objects one to one, the attributes copied as they
     /// are must have the same order-independent checksum before and after; the others are listed
-    /// as not comparable (recorded in `reports`).
-    func compareChecksums(_ reports: inout [MigrationStepReport.EntityReport]) throws {
-        let sourceConnection = try Connection(path: MigrationStepRunner.readOnlyURI(sourcePath), readOnly: false, create: true)
-        let destinationConnection = try Connection(path: destinationPath, create: false)
+    /// as not comparable (recorded in `reports`). The source's tables are found unqualified on
+    /// the step's connection (`main` is searched before attached databases).
+    func compareChecksums(_ reports: inout [MigrationStepReport.EntityReport], destination store: Store) throws {
         for (index, report) in reports.enumerated() {
             guard let entityMapping = mapping.entity(named: report.mapping), let sourceName = entityMapping.source else { continue }
             var sourceAttributes: [String] = []
@@ -91,9 +98,11 @@ struct MigrationStepVerifier {
                 continue
             }
             let before = try EntityChecksum.compute(
-                connection: sourceConnection, model: source, layout: scope.sourceLayout, entity: sourceName, attributes: sourceAttributes)
-            let after = try EntityChecksum.compute(
-                connection: destinationConnection, model: destination, layout: scope.destinationLayout, entity: entityMapping.destination, attributes: destinationAttributes)
+                connection: stepConnection, model: source, layout: scope.sourceLayout, entity: sourceName, attributes: sourceAttributes)
+            let after = try store.readDatabase { connection in
+                try EntityChecksum.compute(
+                    connection: connection, model: destination, layout: scope.destinationLayout, entity: entityMapping.destination, attributes: destinationAttributes)
+            }
             guard before.matches(after) else {
                 throw FerryError(
                     .migration,
@@ -105,11 +114,11 @@ struct MigrationStepVerifier {
         }
     }
 
-    /// A store in WAL mode stays in WAL mode (the mode is recorded in the file's header).
+    /// A store in WAL mode stays in WAL mode (the mode is recorded in the file's header): set
+    /// through the step's connection, once every check is done and the new store is closed.
     func keepJournalMode() throws {
-        let mode = try Connection(path: MigrationStepRunner.readOnlyURI(sourcePath), readOnly: false, create: true).scalar("PRAGMA journal_mode")
+        let mode = try stepConnection.scalar("PRAGMA main.journal_mode")
         guard mode?.text?.lowercased() == "wal" else { return }
-        let destination = try Connection(path: destinationPath, create: false)
-        _ = try destination.scalar("PRAGMA journal_mode = WAL")
+        _ = try stepConnection.scalar("PRAGMA \(MigrationStepScope.destinationSchema).journal_mode = WAL")
     }
 }
