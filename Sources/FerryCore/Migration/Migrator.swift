@@ -138,11 +138,8 @@ public final class Migrator {
     public var options: MigrationOptions
     /// Receives progress; held weakly.
     public weak var observer: (any MigrationObserver)?
-    private let mappingProvider: (ObjectModel, ObjectModel) throws -> MappingModel
-    /// Each step's mapping, made once per migrator (``plan()`` and ``run()`` share them): a
-    /// mapping depends only on the two versions, so mapping files are parsed and models
-    /// compared once however often the store's version is looked up.
-    private var mappings: [String: MappingModel] = [:]
+    /// Each step's mapping, made once per migrator (``plan()`` and ``run()`` share them).
+    private let mappings: StepMappingCache
 
     /// - Parameters:
     ///   - storePath: the store to migrate.
@@ -156,7 +153,7 @@ public final class Migrator {
         // Transient attributes have no storage: migrations move only what stores hold.
         self.bundle = bundle.storedForm
         self.options = options
-        self.mappingProvider = mappingProvider
+        self.mappings = StepMappingCache(mappingProvider)
     }
 
     /// The migration's plan: the store's version, the target, each step's mapping, and how many
@@ -197,7 +194,7 @@ public final class Migrator {
         for version in source.isCoreData ? path : Array(path.dropFirst()) { try source.checkMigratable(version) }
         var steps: [MappingModel] = []
         for (from, to) in zip(path, path.dropFirst()) {
-            steps.append(try mapping(from: from, to: to))
+            steps.append(try mappings.mapping(from: from, to: to))
         }
         var counts: [String: Int] = [:]
         guard countingObjects else { return Plan(source: source.model, target: target, steps: steps, counts: counts) }
@@ -207,15 +204,6 @@ public final class Migrator {
                 try connection.scalar("SELECT count(*) FROM \(source.layout.quotedTable(for: entity))\(source.layout.entityFilterClause(for: entity, alias: nil))")?.int64 ?? 0)
         }
         return Plan(source: source.model, target: target, steps: steps, counts: counts)
-    }
-
-    /// The mapping of one version step, from the provider the first time it is needed.
-    private func mapping(from: ObjectModel, to: ObjectModel) throws -> MappingModel {
-        let key = "\(from.version)\u{1F}\(to.version)"
-        if let known = mappings[key] { return known }
-        let mapping = try mappingProvider(from, to)
-        mappings[key] = mapping
-        return mapping
     }
 
     /// Migrates the store to the target version and swaps the result in.
