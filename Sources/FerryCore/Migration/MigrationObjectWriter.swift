@@ -162,26 +162,23 @@ final class MigrationObjectWriter: MigrationWriting {
     }
 
     func destinationKeys(forMapping name: String, sources: [Int64]) throws -> [Int64] {
-        guard let entityMapping = scope.mapping.entity(named: name) else { throw FerryError(.migration, "no entity mapping named '\(name)'") }
-        if scope.isIdentity(entityMapping) { return sources }
-        var keys: [Int64] = []
-        let statement = try connection.prepare("SELECT destination FROM links.assoc WHERE mapping = ? AND source = ?")
-        for source in sources {
-            statement.reset()
-            try statement.bind([.text(entityMapping.name), .integer(source)])
-            while try statement.step() { keys.append(statement.int64(at: 0)) }
-        }
-        return keys
+        try associatedKeys(forMapping: name, keys: sources, given: "source", wanted: "destination")
     }
 
     func sourceKeys(forMapping name: String, destinations: [Int64]) throws -> [Int64] {
+        try associatedKeys(forMapping: name, keys: destinations, given: "destination", wanted: "source")
+    }
+
+    /// The keys associated with `keys` by the named mapping, from one side of `links.assoc` to
+    /// the other (a mapping that keeps its objects' keys associates each key with itself).
+    private func associatedKeys(forMapping name: String, keys given: [Int64], given side: String, wanted other: String) throws -> [Int64] {
         guard let entityMapping = scope.mapping.entity(named: name) else { throw FerryError(.migration, "no entity mapping named '\(name)'") }
-        if scope.isIdentity(entityMapping) { return destinations }
+        if scope.isIdentity(entityMapping) { return given }
         var keys: [Int64] = []
-        let statement = try connection.prepare("SELECT source FROM links.assoc WHERE mapping = ? AND destination = ?")
-        for destination in destinations {
+        let statement = try connection.prepare("SELECT \(other) FROM links.assoc WHERE mapping = ? AND \(side) = ?")
+        for key in given {
             statement.reset()
-            try statement.bind([.text(entityMapping.name), .integer(destination)])
+            try statement.bind([.text(entityMapping.name), .integer(key)])
             while try statement.step() { keys.append(statement.int64(at: 0)) }
         }
         return keys
