@@ -101,6 +101,11 @@ final class MigrationStepRunner {
         }
         writer.releaseStatements()
         try connection.execute("DETACH DATABASE links")
+        // The copy's page caches go before the checks fill the verification connection's: the
+        // step's connection only reads the source's checksums from here on.
+        try connection.execute("PRAGMA main.cache_size = \(Self.defaultCacheSize)")
+        try connection.execute("PRAGMA dst.cache_size = \(Self.defaultCacheSize)")
+        _ = try connection.scalar("PRAGMA shrink_memory")
         // The checks read the new store through one connection of their own, the source through
         // the step's; `dst` stays attached (idle, no transaction) for the journal mode.
         let verifier = MigrationStepVerifier(scope: scope, stepConnection: connection, destinationPath: destinationPath, destinationKind: destinationKind)
@@ -118,6 +123,9 @@ final class MigrationStepRunner {
             from: source.version, to: destination.version, mappingFile: mapping.location?.file, entities: reports,
             seconds: started.duration(to: .now).seconds)
     }
+
+    /// SQLite's default page cache (about 2 MiB), for the step's connection once the copy is done.
+    private static let defaultCacheSize = -2000
 
     /// The step's connection: the source store as `main` (read-only), the new store attached as
     /// `dst`, and the scratch database of source ↔ destination associations as `links`.
