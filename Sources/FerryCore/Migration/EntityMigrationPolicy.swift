@@ -206,26 +206,27 @@ public final class MigrationManager {
     public let sourceModel: ObjectModel
     /// The model version migrated to.
     public let destinationModel: ObjectModel
-    private let engine: MigrationStepRunner
+    /// Writes what the policies create; it does not refer back to the manager.
+    private let writer: any MigrationWriting
     private var cancelled = false
 
-    init(connection: Connection, sourceModel: ObjectModel, destinationModel: ObjectModel, engine: MigrationStepRunner) {
+    init(connection: Connection, sourceModel: ObjectModel, destinationModel: ObjectModel, writer: any MigrationWriting) {
         self.connection = connection
         self.sourceModel = sourceModel
         self.destinationModel = destinationModel
-        self.engine = engine
+        self.writer = writer
     }
 
     /// The destination values the mapping gives for a source object (before any policy change).
     public func mappedValues(forSource source: MigrationObject, mapping: MappingContext) throws -> [String: Value] {
-        try engine.mappedValues(forSource: source, mappingName: mapping.name)
+        try writer.mappedValues(forSource: source, mappingName: mapping.name)
     }
 
     /// Inserts a destination object for a source object and associates the two. The first object
     /// made from a source object keeps its primary key; further ones get new keys.
     @discardableResult
     public func insertDestinationInstance(_ values: [String: Value], forSource source: MigrationObject?, mapping: MappingContext) throws -> MigrationObject {
-        try engine.insertDestination(values, forSource: source, mappingName: mapping.name)
+        try writer.insertDestination(values, forSource: source, mappingName: mapping.name)
     }
 
     /// Inserts a destination object for another entity mapping of the step, named as the mapping
@@ -235,27 +236,27 @@ public final class MigrationManager {
     /// under that mapping, for ``destinationInstances(forMapping:sourceInstances:)``.
     @discardableResult
     public func insertDestinationInstance(_ values: [String: Value], forSource source: MigrationObject?, mappingNamed name: String) throws -> MigrationObject {
-        try engine.insertDestination(values, forSource: source, mappingName: name)
+        try writer.insertDestination(values, forSource: source, mappingName: name)
     }
 
     /// Destination objects the named mapping made from these source objects (primary keys).
     public func destinationInstances(forMapping name: String, sourceInstances: [Int64]) throws -> [Int64] {
-        try engine.destinationKeys(forMapping: name, sources: sourceInstances)
+        try writer.destinationKeys(forMapping: name, sources: sourceInstances)
     }
 
     /// Source objects the named mapping made these destination objects from.
     public func sourceInstances(forMapping name: String, destinationInstances: [Int64]) throws -> [Int64] {
-        try engine.sourceKeys(forMapping: name, destinations: destinationInstances)
+        try writer.sourceKeys(forMapping: name, destinations: destinationInstances)
     }
 
     /// Records that `destination` was made from `source` by the named mapping.
     public func associate(source: Int64, destination: Int64, mapping name: String) throws {
-        try engine.associate(source: source, destination: destination, mapping: name)
+        try writer.associate(source: source, destination: destination, mapping: name)
     }
 
     /// Sets a to-one relationship of a destination object to another destination object.
     public func setRelationship(_ relationship: String, of destination: MigrationObject, to target: Int64?) throws {
-        try engine.setRelationship(relationship, entity: destination.entity, key: destination.primaryKey, target: target)
+        try writer.setRelationship(relationship, entity: destination.entity, key: destination.primaryKey, target: target)
     }
 
     /// How far the step is (objects processed in the current mapping).

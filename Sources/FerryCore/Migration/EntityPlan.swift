@@ -40,7 +40,7 @@ struct EntityPlan {
     /// without copying the plan's descriptions.
     private(set) var programs: [(_ row: [Value], _ key: Int64) throws -> Value] = []
 
-    init(mapping: MappingModel.EntityMapping, source: EntityDescription, destination: EntityDescription, step: MigrationStepRunner) throws {
+    init(mapping: MappingModel.EntityMapping, source: EntityDescription, destination: EntityDescription, step: MigrationStepScope) throws {
         self.mapping = mapping
         self.source = source
         self.destination = destination

@@ -138,7 +138,8 @@ public final class Migrator {
     public var options: MigrationOptions
     /// Receives progress; held weakly.
     public weak var observer: (any MigrationObserver)?
-    private let mappingProvider: (ObjectModel, ObjectModel) throws -> MappingModel
+    /// Each step's mapping, made once per migrator (``plan()`` and ``run()`` share them).
+    private let mappings: StepMappingCache
 
     /// - Parameters:
     ///   - storePath: the store to migrate.
@@ -152,7 +153,7 @@ public final class Migrator {
         // Transient attributes have no storage: migrations move only what stores hold.
         self.bundle = bundle.storedForm
         self.options = options
-        self.mappingProvider = mappingProvider
+        self.mappings = StepMappingCache(mappingProvider)
     }
 
     /// The migration's plan: the store's version, the target, each step's mapping, and how many
@@ -172,12 +173,18 @@ public final class Migrator {
     /// A Core Data store is read from a private copy (its `-wal` included), so not even its
     /// `-shm` is touched.
     public func plan() throws -> Plan {
-        let source = try MigrationSource.open(storePath, bundle: bundle, givenBundle: givenBundle, compiledModel: options.compiledModel)
-        defer { source.close() }
-        return try plan(source)
+        try plan(countingObjects: true)
     }
 
-    private func plan(_ source: MigrationSource) throws -> Plan {
+    /// ``plan()``, counting the source's objects only when asked (`counts` is empty otherwise):
+    /// whether a migration is needed takes no table scan.
+    package func plan(countingObjects: Bool) throws -> Plan {
+        let source = try MigrationSource.open(storePath, bundle: bundle, givenBundle: givenBundle, compiledModel: options.compiledModel)
+        defer { source.close() }
+        return try plan(source, countingObjects: countingObjects)
+    }
+
+    private func plan(_ source: MigrationSource, countingObjects: Bool) throws -> Plan {
         let targetLabel = options.targetVersion ?? bundle.currentVersion
         guard let target = bundle.version(targetLabel) else {
             throw FerryError(.usage, "model \(bundle.name) has no version '\(targetLabel)' (versions: \(bundle.versions.map(\.version).joined(separator: ", ")))")
@@ -187,10 +194,11 @@ public final class Migrator {
         for version in source.isCoreData ? path : Array(path.dropFirst()) { try source.checkMigratable(version) }
         var steps: [MappingModel] = []
         for (from, to) in zip(path, path.dropFirst()) {
-            steps.append(try mappingProvider(from, to))
+            steps.append(try mappings.mapping(from: from, to: to))
         }
-        let connection = try Connection(path: MigrationStepRunner.readOnlyURI(source.readPath), readOnly: true, create: false)
         var counts: [String: Int] = [:]
+        guard countingObjects else { return Plan(source: source.model, target: target, steps: steps, counts: counts) }
+        let connection = try Connection(path: MigrationStepRunner.readOnlyURI(source.readPath), readOnly: true, create: false)
         for entity in source.model.entities {
             counts[entity.name] = Int(
                 try connection.scalar("SELECT count(*) FROM \(source.layout.quotedTable(for: entity))\(source.layout.entityFilterClause(for: entity, alias: nil))")?.int64 ?? 0)
@@ -206,7 +214,7 @@ public final class Migrator {
     public func run() throws -> MigrationReport {
         // A Core Data store with nothing to do is not opened at all (its -wal stays as it is).
         if CoreDataStoreFile.isCoreDataStore(storePath) {
-            let preview = try plan()
+            let preview = try plan(countingObjects: false)
             if preview.steps.isEmpty {
                 return MigrationReport(store: storePath, model: bundle.name, fromVersion: preview.source.version, toVersion: preview.target.version, steps: [])
             }
@@ -233,7 +241,7 @@ public final class Migrator {
 
         let source = try MigrationSource.open(storePath, bundle: bundle, givenBundle: givenBundle, compiledModel: options.compiledModel)
         defer { source.close() }
-        let plan = try self.plan(source)
+        let plan = try self.plan(source, countingObjects: false)
         var report = MigrationReport(store: storePath, model: bundle.name, fromVersion: plan.source.version, toVersion: plan.target.version, steps: [])
         guard !plan.steps.isEmpty else { return report }
         let destination = source.destination(compiledModel: options.compiledModel)

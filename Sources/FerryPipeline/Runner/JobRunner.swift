@@ -240,7 +240,7 @@ public final class JobRunner {
             let migrator = Migrator(
                 storePath: storePath, bundle: bundle, options: options,
                 mappingProvider: MigrationMappings.provider(for: bundle, parameters: job.parameters))
-            if onlyIfNeeded, try migrator.plan().steps.isEmpty { return true }
+            if onlyIfNeeded, try migrator.plan(countingObjects: false).steps.isEmpty { return true }
             progress?.stepStarted(index: index, of: job.steps.count, title: "migrate \(job.store.path) to version \(step.to ?? model.version)")
             let result = try migrator.run()
             stepReport.record(result)

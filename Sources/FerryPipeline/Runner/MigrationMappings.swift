@@ -14,11 +14,12 @@ import Foundation
 package enum MigrationMappings {
     /// The mapping of each step; `parameters` are the values of `$name` in mapping files'
     /// expressions (`ferry migrate --param`, a job's parameters for its migrate steps);
-    /// `folders` are the `--mappings` folders.
+    /// `folders` are the `--mappings` folders. Each step's mapping is made once per provider
+    /// (``StepMappingCache``): `ferry check` parses a mapping file once for all its snapshots.
     package static func provider(
         for bundle: ModelBundle, parameters: [String: Value] = [:], folders: [String] = []
     ) -> (ObjectModel, ObjectModel) throws -> MappingModel {
-        { from, to in
+        StepMappingCache { from, to in
             let loader = MappingLoader()
             for folder in folders {
                 if let path = mappingFile(in: folder, from: from.version, to: to.version) {
@@ -34,7 +35,7 @@ package enum MigrationMappings {
             }
             let step = ModelDiff(from: from, to: to)
             return MappingModel(source: from, destination: to, inferred: try step.inferredMapping())
-        }
+        }.mapping
     }
 
     /// `folder/FROM-to-TO.yml` (or `.yaml`) when it exists.

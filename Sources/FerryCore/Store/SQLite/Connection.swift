@@ -34,6 +34,7 @@ package final class Connection {
         }
         handle = db
         sqlite3_extended_result_codes(db, 1)
+        Self.openCounter?.connectionOpened()
     }
 
     deinit {

@@ -1,0 +1,38 @@
+/// The destination's join tables: links carried from the source relationship, between the
+/// objects made from the linked source objects, written set-based once every mapping made its
+/// objects.
+struct ManyToManyLinks {
+    let scope: MigrationStepScope
+    let connection: Connection
+
+    /// Writes the links of every carried many-to-many relationship (each join table once).
+    func write() throws {
+        let mapping = scope.mapping, source = scope.source, destination = scope.destination
+        let destinationLayout = scope.destinationLayout
+        var done: Set<String> = []
+        for entityMapping in mapping.entities {
+            guard let sourceName = entityMapping.source, let sourceEntity = source.entity(named: sourceName),
+                let destinationEntity = destination.entity(named: entityMapping.destination)
+            else { continue }
+            for relationshipMapping in entityMapping.relationships {
+                guard case .carry(let sourceRelationshipName) = relationshipMapping.value,
+                    let relationship = destinationEntity.relationship(named: relationshipMapping.destination),
+                    case .joinTable(let table, let sourceColumn, let targetColumn) = destinationLayout.storage(of: relationship, in: destinationEntity, model: destination),
+                    !done.contains(table),
+                    let sourceRelationship = sourceEntity.relationship(named: sourceRelationshipName)
+                else { continue }
+                done.insert(table)
+                let pairs = EntityPlan.pairsSQL(of: sourceRelationship, in: sourceEntity, model: source, layout: scope.sourceLayout)
+                let owner = try scope.mappedKeySQL("p.owner", entity: destinationEntity.name, sourceEntity: sourceEntity.name)
+                let target = try scope.mappedKeySQL("p.target", entity: relationship.destination, sourceEntity: sourceRelationship.destination)
+                let quote = destinationLayout.dialect.quote
+                try connection.execute(
+                    destinationLayout.dialect.insert(
+                        into: scope.destinationTable(table), columns: [quote(sourceColumn), quote(targetColumn)],
+                        values: "SELECT \(owner.text), \(target.text) FROM (\(pairs)) AS p WHERE \(owner.text) IS NOT NULL AND \(target.text) IS NOT NULL",
+                        onConflict: .ignore),
+                    owner.arguments + target.arguments + owner.arguments + target.arguments)
+            }
+        }
+    }
+}

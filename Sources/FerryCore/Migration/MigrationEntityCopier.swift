@@ -1,0 +1,154 @@
+/// Carries out the entity mappings of one step: each as one `INSERT … SELECT` when its values
+/// are expressible in SQL, else row by row (values computed in Swift, distinct values, custom
+/// policies), and reports what each mapping read and wrote.
+final class MigrationEntityCopier {
+    private let scope: MigrationStepScope
+    private let connection: Connection
+    private let writer: MigrationObjectWriter
+    private let manager: MigrationManager
+    private weak var observer: (any MigrationObserver)?
+    /// One report per entity mapping, in the order they ran.
+    private(set) var reports: [MigrationStepReport.EntityReport] = []
+
+    init(scope: MigrationStepScope, connection: Connection, writer: MigrationObjectWriter, manager: MigrationManager, observer: (any MigrationObserver)?) {
+        self.scope = scope
+        self.connection = connection
+        self.writer = writer
+        self.manager = manager
+        self.observer = observer
+    }
+
+    private var source: ObjectModel { scope.source }
+    private var destination: ObjectModel { scope.destination }
+
+    /// Migrates the objects of one entity mapping.
+    func migrate(_ entityMapping: MappingModel.EntityMapping, policy: (any EntityMigrationPolicy)?) throws {
+        let started = ContinuousClock.now
+        guard let destinationEntity = destination.entity(named: entityMapping.destination) else {
+            throw FerryError(.migration, "mapping \(entityMapping.name): the destination model has no entity '\(entityMapping.destination)'", at: entityMapping.location)
+        }
+        var report = MigrationStepReport.EntityReport(mapping: entityMapping.name, destination: destinationEntity.name, source: entityMapping.source)
+        // Objects policies insert through the manager are counted for their own entity there.
+        let managerInsertsBefore = writer.managerInserts
+        let writtenBefore = writer.written[destinationEntity.name, default: 0]
+        defer {
+            report.seconds = started.duration(to: .now).seconds
+            reports.append(report)
+        }
+        guard let sourceName = entityMapping.source else {
+            // A new entity starts empty (a policy may still create objects in its begin hook).
+            if let policy {
+                let context = try scope.context(for: entityMapping)
+                try policy.begin(mapping: context, manager: manager)
+                try policy.endInstanceCreation(mapping: context, manager: manager)
+            }
+            return
+        }
+        guard let sourceEntity = source.entity(named: sourceName) else {
+            throw FerryError(.migration, "mapping \(entityMapping.name): the source model has no entity '\(sourceName)'", at: entityMapping.location)
+        }
+        let plan = try EntityPlan(mapping: entityMapping, source: sourceEntity, destination: destinationEntity, step: scope)
+        observer?.migrationEntityStarted(entityMapping.name)
+        if policy == nil && entityMapping.distinct == nil, let sql = plan.insertSelectSQL(into: MigrationStepScope.destinationSchema) {
+            try execute(sql, entityMapping: entityMapping)
+            let count = connection.changes
+            report.read = count
+            report.written = count
+        } else {
+            (report.read, report.written) = try migrateRows(plan, policy: policy)
+        }
+        writer.count(report.written - (writer.managerInserts - managerInsertsBefore), of: destinationEntity.name)
+        report.written = writer.written[destinationEntity.name, default: 0] - writtenBefore
+        observer?.migrationProgress(mapping: entityMapping.name, processed: report.read)
+    }
+
+    /// Objects a policy made for another entity (a Post policy's Sections) are reported under
+    /// the first mapping into that entity.
+    func creditObjectsMadeByOtherMappings() {
+        for (entity, count) in writer.written {
+            let reported = reports.filter { $0.destination == entity }.reduce(0) { $0 + $1.written }
+            guard count > reported, let index = reports.firstIndex(where: { $0.destination == entity }) else { continue }
+            reports[index].written += count - reported
+        }
+    }
+
+    /// Runs a statement, turning constraint failures into migration errors that name the mapping.
+    private func execute(_ sql: EntityPlan.SQLText, entityMapping: MappingModel.EntityMapping) throws {
+        do {
+            try connection.execute(sql.text, sql.arguments)
+        } catch let error as FerryError {
+            throw MigrationStepScope.wrap(error, mapping: entityMapping)
+        }
+    }
+
+    /// The row path: values computed in Swift (expressions SQL cannot express exactly, distinct
+    /// values, custom policies). Returns (source objects read, destination objects written).
+    private func migrateRows(_ plan: EntityPlan, policy: (any EntityMigrationPolicy)?) throws -> (Int, Int) {
+        let entityMapping = plan.mapping
+        let context = try scope.context(for: entityMapping)
+        let destinationCoding = writer.destinationCoding
+        manager.startMapping()
+        if let policy { try policy.begin(mapping: context, manager: manager) }
+        let select = try connection.prepare(plan.selectSQL.text)
+        try select.bind(plan.selectSQL.arguments)
+        var read = 0
+        var distinctLookup: Statement?
+        var distinctInsert: Statement?
+        if plan.distinct != nil {
+            let table = "distinct_\(scope.mapping.entities.firstIndex { $0.name == entityMapping.name } ?? 0)"
+            try connection.execute("CREATE TABLE IF NOT EXISTS links.\(table) (key PRIMARY KEY, destination INTEGER NOT NULL)")
+            distinctLookup = try connection.prepare("SELECT destination FROM links.\(table) WHERE key = ?")
+            distinctInsert = try connection.prepare("INSERT INTO links.\(table) (key, destination) VALUES (?, ?)")
+        }
+        var createdHere = 0
+        let insertsBefore = writer.managerInserts
+        while try select.step() {
+            read += 1
+            let sourceKey = select.int64(at: 0)
+            let row = plan.decodeRow(select)
+            let values = try plan.destinationRow(row: row, sourceKey: sourceKey)
+            if let distinct = plan.distinct, let distinctLookup, let distinctInsert {
+                // One destination object per distinct non-nil value; every source object with
+                // that value is associated with it.
+                let value = try distinct.evaluate(on: SlotContext(row: row, slots: plan.distinctSlots, entity: plan.source.name, key: sourceKey))
+                if value.isNull { continue }
+                let encoded = destinationCoding.encode(value)
+                distinctLookup.reset()
+                try distinctLookup.bind(encoded, at: 1)
+                if try distinctLookup.step() {
+                    try writer.associate(source: sourceKey, destination: distinctLookup.int64(at: 0), mapping: entityMapping.name)
+                    continue
+                }
+                let created = try writer.insert(values, mapping: entityMapping, primaryKey: nil)
+                distinctInsert.reset()
+                try distinctInsert.bind([encoded, .integer(created)])
+                try distinctInsert.step()
+                try writer.associate(source: sourceKey, destination: created, mapping: entityMapping.name)
+                createdHere += 1
+            } else if let policy {
+                try writer.withCurrentRow(mapping: entityMapping.name, source: sourceKey, values: values, columns: plan.insertColumns) {
+                    try policy.createDestinationInstances(forSource: plan.sourceObject(row: row, key: sourceKey), mapping: context, manager: manager)
+                }
+            } else {
+                _ = try writer.insert(values, mapping: entityMapping, primaryKey: sourceKey)
+                createdHere += 1
+            }
+            if read & 4095 == 0 { observer?.migrationProgress(mapping: entityMapping.name, processed: read) }
+            try manager.didProcess()
+        }
+        if let policy { try policy.endInstanceCreation(mapping: context, manager: manager) }
+        return (read, createdHere + writer.managerInserts - insertsBefore)
+    }
+}
+
+/// Hands an expression the values of its key paths from a selected row.
+struct SlotContext: ExpressionContext {
+    let row: [Value]
+    let slots: [Int]
+    let entity: String
+    let key: Int64
+
+    func value(atSlot slot: Int) -> Value { row[slots[slot]] }
+    /// Built only when an error needs it (not once per row).
+    var objectDescription: String? { "\(entity) \(key)" }
+}

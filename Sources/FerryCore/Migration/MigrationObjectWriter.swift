@@ -1,0 +1,221 @@
+/// What a ``MigrationManager`` asks of the step it belongs to: the writes and look-ups policies
+/// make. The manager holds its writer; the writer knows nothing of the manager or the runner.
+protocol MigrationWriting: AnyObject {
+    /// For ``MigrationManager/mappedValues(forSource:mapping:)``.
+    func mappedValues(forSource source: MigrationObject, mappingName: String) throws -> [String: Value]
+    /// For ``MigrationManager/insertDestinationInstance(_:forSource:mapping:)``.
+    func insertDestination(_ values: [String: Value], forSource source: MigrationObject?, mappingName: String) throws -> MigrationObject
+    /// For ``MigrationManager/associate(source:destination:mapping:)``.
+    func associate(source: Int64, destination: Int64, mapping name: String) throws
+    /// For ``MigrationManager/destinationInstances(forMapping:sourceInstances:)``.
+    func destinationKeys(forMapping name: String, sources: [Int64]) throws -> [Int64]
+    /// For ``MigrationManager/sourceInstances(forMapping:destinationInstances:)``.
+    func sourceKeys(forMapping name: String, destinations: [Int64]) throws -> [Int64]
+    /// For ``MigrationManager/setRelationship(_:of:to:)``.
+    func setRelationship(_ relationship: String, entity: String, key: Int64, target: Int64?) throws
+}
+
+/// Writes destination objects one at a time on the step's connection (the row path and what
+/// policies create), records which destination objects came from which source objects in
+/// `links.assoc`, and counts the objects written per destination entity.
+final class MigrationObjectWriter: MigrationWriting {
+    private let connection: Connection
+    private let scope: MigrationStepScope
+    /// The destination's value coding, fetched once: the row path binds every value with it.
+    let destinationCoding: DispatchedValueCoding
+    /// Objects written per destination entity, to verify the counts.
+    private(set) var written: [String: Int] = [:]
+    /// Objects inserted through the manager (by policies).
+    private(set) var managerInserts = 0
+    /// The row being migrated by the row path (for ``mappedValues(forSource:mappingName:)``).
+    private var currentRow: (mapping: String, source: Int64, values: [Value], columns: [String])?
+    private var insertStatements: [String: (Statement, [String])] = [:]
+    /// Prepared once per step: policies call these for every object.
+    private var keyTakenStatements: [String: Statement] = [:]
+    private var associateStatement: Statement?
+
+    init(connection: Connection, scope: MigrationStepScope) {
+        self.connection = connection
+        self.scope = scope
+        self.destinationCoding = DispatchedValueCoding(scope.destinationLayout.valueCoding)
+    }
+
+    private var destination: ObjectModel { scope.destination }
+
+    /// Finalizes the prepared statements (the destination cannot be detached while they live).
+    func releaseStatements() {
+        insertStatements.removeAll()
+        keyTakenStatements.removeAll()
+        associateStatement = nil
+    }
+
+    /// Adds objects some mapping wrote set-based (`INSERT … SELECT`) to the counts.
+    func count(_ objects: Int, of entity: String) {
+        written[entity, default: 0] += objects
+    }
+
+    /// Runs `body` (a policy's `createDestinationInstances`) with the row whose mapped values
+    /// ``mappedValues(forSource:mappingName:)`` hands out.
+    func withCurrentRow(mapping: String, source: Int64, values: [Value], columns: [String], _ body: () throws -> Void) rethrows {
+        currentRow = (mapping, source, values, columns)
+        defer { currentRow = nil }
+        try body()
+    }
+
+    /// Inserts one destination object given by column name (policies); `primaryKey` nil lets
+    /// SQLite choose a new one.
+    func insert(_ values: [String: Value], mapping entityMapping: MappingModel.EntityMapping, primaryKey: Int64?) throws -> Int64 {
+        guard let entity = destination.entity(named: entityMapping.destination) else {
+            throw FerryError(.migration, "the destination model has no entity '\(entityMapping.destination)'")
+        }
+        let (_, columns) = try insertStatement(for: entity)
+        return try insert(columns.map { values[$0] ?? .null }, mapping: entityMapping, primaryKey: primaryKey)
+    }
+
+    /// Inserts one destination object from values in the insert statement's column order.
+    func insert(_ values: [Value], mapping entityMapping: MappingModel.EntityMapping, primaryKey: Int64?) throws -> Int64 {
+        guard let entity = destination.entity(named: entityMapping.destination) else {
+            throw FerryError(.migration, "the destination model has no entity '\(entityMapping.destination)'")
+        }
+        let (statement, _) = try insertStatement(for: entity)
+        let coding = destinationCoding
+        statement.reset()
+        if let primaryKey { try statement.bind(primaryKey, at: 1) } else { try statement.bindNull(at: 1) }
+        for (offset, value) in values.enumerated() {
+            try coding.bind(value, to: statement, at: offset + 2)
+        }
+        do {
+            try statement.step()
+        } catch let error as FerryError {
+            throw MigrationStepScope.wrap(error, mapping: entityMapping)
+        }
+        return connection.lastInsertRowID
+    }
+
+    private func insertStatement(for entity: EntityDescription) throws -> (Statement, [String]) {
+        if let cached = insertStatements[entity.name] { return cached }
+        let layout = scope.destinationLayout
+        var columns = entity.attributes.map(\.name)
+        var stored = [layout.dialect.quote(layout.keyColumn)] + columns.map { layout.quotedColumn(forAttribute: $0, in: entity) }
+        for relationship in entity.relationships {
+            if case .foreignKey(let column) = layout.storage(of: relationship, in: entity, model: destination) {
+                columns.append(column)
+                stored.append(layout.dialect.quote(column))
+            }
+        }
+        // Core Data's Z_ENT and Z_OPT (a new object's) after the values, so the `?`s keep their numbers.
+        let bookkeeping = CoreDataMigrationDestination.rowBookkeeping(of: entity, in: layout)
+        stored += bookkeeping.map { layout.dialect.quote($0.column) }
+        let marks = "VALUES (" + (Array(repeating: "?", count: columns.count + 1) + bookkeeping.map(\.value)).joined(separator: ", ") + ")"
+        let statement = try connection.prepare(
+            layout.dialect.insert(into: scope.destinationTable(layout.table(for: entity)), columns: stored, values: marks, onConflict: .fail))
+        insertStatements[entity.name] = (statement, columns)
+        return (statement, columns)
+    }
+
+    func mappedValues(forSource source: MigrationObject, mappingName: String) throws -> [String: Value] {
+        guard let row = currentRow, row.mapping == mappingName, row.source == source.primaryKey else {
+            throw FerryError(.migration, "mappedValues(forSource:) works for the source object being migrated by mapping \(mappingName) only")
+        }
+        return Dictionary(uniqueKeysWithValues: zip(row.columns, row.values))
+    }
+
+    func insertDestination(_ values: [String: Value], forSource source: MigrationObject?, mappingName: String) throws -> MigrationObject {
+        guard let entityMapping = scope.mapping.entity(named: mappingName) else {
+            throw FerryError(.migration, "no entity mapping named '\(mappingName)'")
+        }
+        var primaryKey: Int64? = nil
+        if let source {
+            // The first object made from a source object keeps its key (if it is free).
+            let statement: Statement
+            if let cached = keyTakenStatements[entityMapping.destination] {
+                statement = cached
+            } else {
+                statement = try connection.prepare(
+                    "SELECT 1 FROM \(scope.destinationTable(scope.destinationLayout.table(forEntityNamed: entityMapping.destination))) WHERE \(scope.destinationKey) = ?")
+                keyTakenStatements[entityMapping.destination] = statement
+            }
+            statement.reset()
+            try statement.bind(source.primaryKey, at: 1)
+            if try !statement.step() { primaryKey = source.primaryKey }
+        }
+        let key = try insert(values, mapping: entityMapping, primaryKey: primaryKey)
+        if let source {
+            try associate(source: source.primaryKey, destination: key, mapping: entityMapping.name)
+        }
+        managerInserts += 1
+        written[entityMapping.destination, default: 0] += 1
+        return MigrationObject(entity: entityMapping.destination, primaryKey: key, values: values)
+    }
+
+    func associate(source: Int64, destination: Int64, mapping name: String) throws {
+        let statement: Statement
+        if let associateStatement {
+            statement = associateStatement
+        } else {
+            statement = try connection.prepare("INSERT INTO links.assoc (mapping, source, destination) VALUES (?, ?, ?)")
+            associateStatement = statement
+        }
+        statement.reset()
+        try statement.bind([.text(name), .integer(source), .integer(destination)])
+        try statement.step()
+    }
+
+    func destinationKeys(forMapping name: String, sources: [Int64]) throws -> [Int64] {
+        try associatedKeys(forMapping: name, keys: sources, given: "source", wanted: "destination")
+    }
+
+    func sourceKeys(forMapping name: String, destinations: [Int64]) throws -> [Int64] {
+        try associatedKeys(forMapping: name, keys: destinations, given: "destination", wanted: "source")
+    }
+
+    /// The keys associated with `keys` by the named mapping, from one side of `links.assoc` to
+    /// the other (a mapping that keeps its objects' keys associates each key with itself).
+    private func associatedKeys(forMapping name: String, keys given: [Int64], given side: String, wanted other: String) throws -> [Int64] {
+        guard let entityMapping = scope.mapping.entity(named: name) else { throw FerryError(.migration, "no entity mapping named '\(name)'") }
+        if scope.isIdentity(entityMapping) { return given }
+        var keys: [Int64] = []
+        let statement = try connection.prepare("SELECT \(other) FROM links.assoc WHERE mapping = ? AND \(side) = ?")
+        for key in given {
+            statement.reset()
+            try statement.bind([.text(entityMapping.name), .integer(key)])
+            while try statement.step() { keys.append(statement.int64(at: 0)) }
+        }
+        return keys
+    }
+
+    func setRelationship(_ relationship: String, entity: String, key: Int64, target: Int64?) throws {
+        guard let destinationEntity = destination.entity(named: entity), let description = destinationEntity.relationship(named: relationship) else {
+            throw FerryError(.migration, "\(entity) has no relationship '\(relationship)'")
+        }
+        let destinationLayout = scope.destinationLayout
+        let quote = destinationLayout.dialect.quote
+        switch destinationLayout.storage(of: description, in: destinationEntity, model: destination) {
+        case .foreignKey(let column):
+            try connection.execute(
+                "UPDATE \(scope.destinationTable(destinationLayout.table(for: destinationEntity))) SET \(quote(column)) = ? WHERE \(scope.destinationKey) = ?",
+                [target.map { .integer($0) } ?? .null, .integer(key)])
+        case .inverseForeignKey(let table, let column):
+            guard let target else { break }
+            try connection.execute(
+                "UPDATE \(scope.destinationTable(table)) SET \(quote(column)) = ? WHERE \(scope.destinationKey) = ?", [.integer(key), .integer(target)])
+        case .joinTable(let table, let sourceColumn, let targetColumn):
+            guard let target else { break }
+            try connection.execute(
+                destinationLayout.dialect.insert(
+                    into: scope.destinationTable(table), columns: [quote(sourceColumn), quote(targetColumn)], values: "VALUES (?, ?)", onConflict: .ignore),
+                [.integer(key), .integer(target)])
+        }
+    }
+
+    /// Calls `body` with every destination object the mapping made (policies' second stage).
+    func forEachDestination(of entityMapping: MappingModel.EntityMapping, _ body: (MigrationObject) throws -> Void) throws {
+        let statement = try connection.prepare("SELECT destination FROM links.assoc WHERE mapping = ? ORDER BY destination")
+        try statement.bind([.text(entityMapping.name)])
+        var keys: [Int64] = []
+        while try statement.step() { keys.append(statement.int64(at: 0)) }
+        for key in keys {
+            try body(MigrationObject(entity: entityMapping.destination, primaryKey: key, values: [:]))
+        }
+    }
+}
