@@ -137,8 +137,8 @@ package enum CoreDataSchemaWriter {
                     if let entityColumn = layout.entityColumn(forForeignKeyOf: relationship, in: entity, model: model) {
                         keyColumns.append("\(entityColumn) INTEGER")
                     }
-                    if model.inverse(of: relationship, in: entity).map({ $0.isToMany && $0.isOrdered }) == true {
-                        keyColumns.append("\(CoreDataLayout.orderColumn(forForeignKey: column)) INTEGER")
+                    if let order = layout.orderColumn(forForeignKeyOf: relationship, in: entity, model: model) {
+                        keyColumns.append("\(order) INTEGER")
                     }
                     keyIndexes.append("CREATE INDEX \(table)_\(column)_INDEX ON \(table) (\(column))")
                 }

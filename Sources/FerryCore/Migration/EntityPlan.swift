@@ -30,6 +30,10 @@ struct EntityPlan {
     private(set) var attributes: [(name: String, source: ValueSource, sql: SQLText?)] = []
     /// Destination foreign-key columns: the selected column holding the key, and its SQL.
     private(set) var foreignKeys: [(column: String, index: Int, sql: SQLText)] = []
+    /// Core Data's `Z_FOK_` columns beside those keys whose inverse is an ordered to-many: the
+    /// source object's position when the source relationship kept one too (NULL otherwise; the
+    /// step's bookkeeping puts such objects after the ordered ones, ``CoreDataMigrationDestination``).
+    private(set) var orderColumns: [(column: String, index: Int, sql: SQLText)] = []
     /// Source attribute name → selected column (all source attributes are selected).
     private(set) var sourceColumns: [String: Int] = [:]
     private(set) var sourceRelationshipColumns: [String: Int] = [:]
@@ -161,6 +165,15 @@ struct EntityPlan {
                 }
             }
             foreignKeys.append((column, select(sql, type: nil), sql))
+            if let order = (destinationLayout as? CoreDataLayout)?.orderColumn(forForeignKeyOf: relationship, in: destination, model: destinationModel) {
+                var position = SQLText(text: "NULL", arguments: [])
+                if case .carry(let sourceName) = rule, let sourceRelationship = source.relationship(named: sourceName),
+                    let carried = (sourceLayout as? CoreDataLayout)?.orderColumn(forForeignKeyOf: sourceRelationship, in: source, model: sourceModel)
+                {
+                    position = SQLText(text: "t0.\(sourceQuote(carried))", arguments: [])
+                }
+                orderColumns.append((order, select(position, type: nil), position))
+            }
         }
 
         if let text = mapping.filter {
@@ -221,9 +234,9 @@ struct EntityPlan {
         return selectColumns.count
     }
 
-    /// The source entity's rows (and its sub-entities'), not those of other entities sharing
-    /// its table (Core Data's layout).
-    private var fromClause: String { "FROM \(sourceLayout.quotedSource(for: source)) AS t0" }
+    /// The source entity's own rows: neither those of other entities sharing its table (Core
+    /// Data's layout) nor its sub-entities' (which their own mappings migrate).
+    private var fromClause: String { "FROM \(sourceLayout.quotedOwnRows(for: source)) AS t0" }
 
     /// The source's quoted key column.
     private var sourceKey: String { sourceLayout.dialect.quote(sourceLayout.keyColumn) }
@@ -240,7 +253,7 @@ struct EntityPlan {
             values.append(sql.text)
             arguments += sql.arguments
         }
-        for foreignKey in foreignKeys {
+        for foreignKey in foreignKeys + orderColumns {
             columns.append(quote(foreignKey.column))
             values.append(foreignKey.sql.text)
             arguments += foreignKey.sql.arguments
@@ -291,19 +304,23 @@ struct EntityPlan {
         return row
     }
 
-    /// The destination's columns in insert order: attributes in model order, then foreign keys.
-    var insertColumns: [String] { attributes.map(\.name) + foreignKeys.map(\.column) }
+    /// The destination's columns in insert order: attributes in model order, then foreign keys,
+    /// then Core Data's order columns (as ``MigrationStepRunner`` prepares its inserts).
+    var insertColumns: [String] { attributes.map(\.name) + foreignKeys.map(\.column) + orderColumns.map(\.column) }
 
     /// The destination values for a selected row, aligned with ``insertColumns`` (no dictionary
     /// per row: this runs for every object of the row path).
     func destinationRow(row: [Value], sourceKey: Int64) throws -> [Value] {
         var values: [Value] = []
-        values.reserveCapacity(programs.count + foreignKeys.count)
+        values.reserveCapacity(programs.count + foreignKeys.count + orderColumns.count)
         for program in programs {
             values.append(try program(row, sourceKey))
         }
         for foreignKey in foreignKeys {
             values.append(row[foreignKey.index])
+        }
+        for order in orderColumns {
+            values.append(row[order.index])
         }
         return values
     }

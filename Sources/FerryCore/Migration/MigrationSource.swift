@@ -34,9 +34,10 @@ struct MigrationSource {
         do {
             let file = try CoreDataStoreFile.read(copy)
             let match = try CoreDataVersionDetector.detect(store: file, bundle: givenBundle, compiled: compiledModel)
-            guard let model = bundle.version(match.version.version) else {
+            guard let version = bundle.version(match.version.version) else {
                 throw FerryError(.internal, "model \(bundle.name) lost version '\(match.version.version)' in its stored form")
             }
+            let model = version.withInheritedProperties
             let connection = try copy.database
             // The -wal's commits move into the copy's main file, which the steps read.
             _ = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -59,9 +60,16 @@ struct MigrationSource {
     }
 
     /// Throws when a version the migration reads or writes cannot be stored in the source's
-    /// layout: ferry's layout holds no entity hierarchies yet, and the migration of a Core Data
-    /// store does not move rows between the tables of hierarchies yet.
+    /// layout: ferry's layout holds no entity hierarchies yet; Core Data's holds every model.
     func checkMigratable(_ model: ObjectModel) throws {
-        if isCoreData { try CoreDataMigrationDestination.checkWithoutHierarchies(model) } else { try FerryLayout().checkRepresentable(model) }
+        if !isCoreData { try FerryLayout().checkRepresentable(model) }
+    }
+
+    /// The versions a migration of this store goes through, as its steps see them: for a Core
+    /// Data store each sub-entity with the properties it inherits (``ObjectModel/withInheritedProperties``),
+    /// since each of its entity mappings reads and writes whole objects of exactly its own entity
+    /// (Core Data's mappings list inherited properties too).
+    func stepVersions(_ versions: [ObjectModel]) -> [ObjectModel] {
+        isCoreData ? versions.map(\.withInheritedProperties) : versions
     }
 }

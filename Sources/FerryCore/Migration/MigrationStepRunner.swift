@@ -85,6 +85,10 @@ final class MigrationStepRunner {
             // ferry's indexes come after the data (built in bulk), see `buildIndexes`.
             destinationLayout = try destinationKind.createSchema(for: destination, on: create)
         }
+        if case .coreData = destinationKind {
+            try CoreDataMigrationDestination.checkKeysStayUnique(
+                mapping.entities.filter(isIdentity), sourceLayout: sourceLayout, destinationLayout: destinationLayout)
+        }
         // Read-write flags with `mode=ro` in the URI: the source stays read-only, while the
         // attached destination may be written (a read-only connection could not attach it so).
         connection = try Connection(path: Self.readOnlyURI(sourcePath), readOnly: false, create: true)
@@ -148,7 +152,8 @@ final class MigrationStepRunner {
                 try policy.endRelationshipCreation(mapping: context, manager: manager)
             }
             if destinationKind.buildsIndexesAfterData { try buildIndexes() }
-            try destinationKind.finish(on: connection, schema: Self.destinationSchema, model: destination, layout: destinationLayout)
+            try destinationKind.finish(
+                on: connection, schema: Self.destinationSchema, sourceSchema: Self.sourceSchema, model: destination, layout: destinationLayout)
             try hooks?.didMigrate?(MigrationStageContext(fromVersion: source.version, toVersion: destination.version, connection: connection, schema: Self.destinationSchema))
             for entityMapping in mapping.entities {
                 guard let policy = policies[entityMapping.name] else { continue }
@@ -223,6 +228,7 @@ final class MigrationStepRunner {
         }
         written[destinationEntity.name, default: 0] += report.written - (managerInserts - managerInsertsBefore)
         report.written = written[destinationEntity.name, default: 0] - writtenBefore
+        if case .coreData = destinationKind { try CoreDataMigrationDestination.checkNotAbstract(destinationEntity, written: report.written, by: entityMapping) }
         observer?.migrationProgress(mapping: entityMapping.name, processed: report.read)
     }
 
@@ -342,6 +348,13 @@ final class MigrationStepRunner {
             if case .foreignKey(let column) = layout.storage(of: relationship, in: entity, model: destination) {
                 columns.append(column)
                 stored.append(layout.dialect.quote(column))
+            }
+        }
+        // Core Data's order columns after the keys, as ``EntityPlan/insertColumns`` has them.
+        for relationship in entity.relationships {
+            if let order = (layout as? CoreDataLayout)?.orderColumn(forForeignKeyOf: relationship, in: entity, model: destination) {
+                columns.append(order)
+                stored.append(layout.dialect.quote(order))
             }
         }
         // Core Data's Z_ENT and Z_OPT (a new object's) after the values, so the `?`s keep their numbers.
@@ -526,20 +539,29 @@ final class MigrationStepRunner {
     }
 
     /// SQL giving the destination key of the object made from the source object whose key is
-    /// `expression`, for objects of `sourceEntity` migrated into `entity`.
+    /// `expression`, for objects of `sourceEntity` migrated into `entity`. In a hierarchy the
+    /// linked object may be of a sub-entity: every mapping from `sourceEntity` or one of its
+    /// sub-entities into `entity` or one of its sub-entities may have made it.
     func mappedKeySQL(_ expression: String, entity: String, sourceEntity: String) throws -> EntityPlan.SQLText {
-        let candidates = mapping.entities.filter { $0.destination == entity && $0.source == sourceEntity }
-        guard let target = candidates.first else { return EntityPlan.SQLText(text: "NULL", arguments: []) }
-        if isIdentity(target) {
-            if target.filter != nil {
-                // Objects the filter left out are not there: point at nothing rather than dangle.
-                return EntityPlan.SQLText(
-                    text: "(SELECT \(destinationKey) FROM \(destinationTable(destinationLayout.table(forEntityNamed: entity))) WHERE \(destinationKey) = \(expression))",
-                    arguments: [])
-            }
-            return EntityPlan.SQLText(text: expression, arguments: [])
+        let candidates = mapping.entities.filter { candidate in
+            guard let from = candidate.source else { return false }
+            return destination.isKind(candidate.destination, of: entity) && source.isKind(from, of: sourceEntity)
         }
-        return EntityPlan.SQLText(text: "(SELECT destination FROM links.assoc WHERE mapping = ? AND source = \(expression) LIMIT 1)", arguments: [.text(target.name)])
+        guard !candidates.isEmpty else { return EntityPlan.SQLText(text: "NULL", arguments: []) }
+        let identities = candidates.filter(isIdentity)
+        // Objects kept one to one keep their keys; a filter may have left some out, which then
+        // are not there: point at nothing rather than dangle.
+        let kept: String? =
+            identities.isEmpty
+            ? nil
+            : identities.contains { $0.filter != nil } || identities.count < candidates.count
+                ? "(SELECT \(destinationKey) FROM \(destinationTable(destinationLayout.table(forEntityNamed: entity))) WHERE \(destinationKey) = \(expression))"
+                : expression
+        let made = candidates.filter { !isIdentity($0) }
+        guard !made.isEmpty else { return EntityPlan.SQLText(text: kept ?? "NULL", arguments: []) }
+        let marks = Array(repeating: "?", count: made.count).joined(separator: ", ")
+        let associated = "(SELECT destination FROM links.assoc WHERE mapping IN (\(marks)) AND source = \(expression) LIMIT 1)"
+        return EntityPlan.SQLText(text: kept.map { "COALESCE(\(associated), \($0))" } ?? associated, arguments: made.map { .text($0.name) })
     }
 
     // MARK: - History and verification
@@ -567,7 +589,9 @@ final class MigrationStepRunner {
         let undeclaredConstraints: Bool
         if case .coreData = destinationKind { undeclaredConstraints = true } else { undeclaredConstraints = false }
         for entity in destination.entities {
-            checks.append(.count(entity: entity.name, expectation: .exactly(written[entity.name, default: 0]), basis: "objects the mapping wrote"))
+            // An entity's objects include its sub-entities' (as Core Data counts them).
+            let expected = destination.entities.filter { destination.isKind($0.name, of: entity.name) }.reduce(0) { $0 + written[$1.name, default: 0] }
+            checks.append(.count(entity: entity.name, expectation: .exactly(expected), basis: "objects the mappings wrote"))
             checks.append(.uniqueness(entity: entity.name))
             if undeclaredConstraints {
                 checks.append(.required(entity: entity.name))
@@ -634,9 +658,11 @@ final class MigrationStepRunner {
                 reports[index].unchanged = []
                 continue
             }
-            let before = try EntityChecksum.compute(connection: sourceConnection, model: source, layout: sourceLayout, entity: sourceName, attributes: sourceAttributes)
+            let before = try EntityChecksum.compute(
+                connection: sourceConnection, model: source, layout: sourceLayout, entity: sourceName, attributes: sourceAttributes, ownObjectsOnly: true)
             let after = try EntityChecksum.compute(
-                connection: destinationConnection, model: destination, layout: destinationLayout, entity: entityMapping.destination, attributes: destinationAttributes)
+                connection: destinationConnection, model: destination, layout: destinationLayout, entity: entityMapping.destination, attributes: destinationAttributes,
+                ownObjectsOnly: true)
             guard before.matches(after) else {
                 throw FerryError(
                     .migration,

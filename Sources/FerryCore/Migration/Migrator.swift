@@ -164,7 +164,7 @@ public final class Migrator {
         public var target: ObjectModel
         /// The mapping of each version step, in order.
         public var steps: [MappingModel]
-        /// Objects per source entity in the store.
+        /// Objects per source entity in the store (each entity's own, not its sub-entities').
         public var counts: [String: Int]
     }
 
@@ -182,7 +182,7 @@ public final class Migrator {
         guard let target = bundle.version(targetLabel) else {
             throw FerryError(.usage, "model \(bundle.name) has no version '\(targetLabel)' (versions: \(bundle.versions.map(\.version).joined(separator: ", ")))")
         }
-        let path = try bundle.path(from: source.model.version, to: target.version)
+        let path = source.stepVersions(try bundle.path(from: source.model.version, to: target.version))
         // A Core Data store's own version is read in Core Data's layout, which must handle it too.
         for version in source.isCoreData ? path : Array(path.dropFirst()) { try source.checkMigratable(version) }
         var steps: [MappingModel] = []
@@ -190,12 +190,12 @@ public final class Migrator {
             steps.append(try mappingProvider(from, to))
         }
         let connection = try Connection(path: MigrationStepRunner.readOnlyURI(source.readPath), readOnly: true, create: false)
+        // Each entity's own objects (its sub-entities' are theirs), as each entity mapping reads them.
         var counts: [String: Int] = [:]
         for entity in source.model.entities {
-            counts[entity.name] = Int(
-                try connection.scalar("SELECT count(*) FROM \(source.layout.quotedTable(for: entity))\(source.layout.entityFilterClause(for: entity, alias: nil))")?.int64 ?? 0)
+            counts[entity.name] = Int(try connection.scalar("SELECT count(*) FROM \(source.layout.quotedOwnRows(for: entity))")?.int64 ?? 0)
         }
-        return Plan(source: source.model, target: target, steps: steps, counts: counts)
+        return Plan(source: source.model, target: path.last ?? target, steps: steps, counts: counts)
     }
 
     /// Migrates the store to the target version and swaps the result in.
