@@ -96,7 +96,10 @@ package enum CoreDataSchemaWriter {
         private static func joinTables(model: ObjectModel, layout: CoreDataLayout) -> [String: [String]] {
             var tables: [String: [String]] = [:]
             for entity in model.entities {
-                for relationship in entity.relationships where relationship.isToMany {
+                // A sub-entity's inherited relationships (a model with inherited properties lists
+                // them) are its ancestor's, whose join table they share.
+                let inherited = Set(model.ancestors(of: entity).flatMap(\.propertyNames))
+                for relationship in entity.relationships where relationship.isToMany && !inherited.contains(relationship.name) {
                     let inverse = model.inverse(of: relationship, in: entity)
                     if let inverse {
                         guard inverse.isToMany else { continue }

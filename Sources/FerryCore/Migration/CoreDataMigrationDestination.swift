@@ -141,6 +141,25 @@ package struct CoreDataMigrationDestination {
         }
     }
 
+    /// The highest key of `table` in the new store, or of the source tables whose objects the
+    /// step's one-to-one mappings (`identities`) copy into it with their keys, whichever is
+    /// higher: new objects get keys above it, so that they never take a key a copied object
+    /// needs, whichever mapping runs first (a hierarchy's entities share one table).
+    static func newKeyFloor(
+        table: String, identities: [MappingModel.EntityMapping], sourceLayout: any StoreLayout, destinationLayout: any StoreLayout,
+        on connection: Connection, sourceSchema: String, destinationSchema: String
+    ) throws -> Int64 {
+        let key = destinationLayout.dialect.quote(destinationLayout.keyColumn)
+        var floor = try connection.scalar("SELECT coalesce(max(\(key)), 0) FROM \(destinationLayout.dialect.qualified(table, in: destinationSchema))")?.int64 ?? 0
+        let sources = Set(identities.filter { destinationLayout.table(forEntityNamed: $0.destination) == table }.compactMap { $0.source.map(sourceLayout.table(forEntityNamed:)) })
+        for source in sources.sorted() {
+            let sourceKey = sourceLayout.dialect.quote(sourceLayout.keyColumn)
+            let highest = try connection.scalar("SELECT coalesce(max(\(sourceKey)), 0) FROM \(sourceLayout.dialect.qualified(source, in: sourceSchema))")?.int64 ?? 0
+            floor = max(floor, highest)
+        }
+        return floor
+    }
+
     /// Refuses objects written into an abstract entity: Core Data has no objects of an abstract
     /// entity itself, only of its sub-entities.
     static func checkNotAbstract(_ entity: EntityDescription, written: Int, by entityMapping: MappingModel.EntityMapping) throws {

@@ -45,6 +45,9 @@ final class MigrationStepRunner {
     private var associateStatement: Statement?
     /// Objects inserted through the manager (by policies).
     private var managerInserts = 0
+    /// Core Data's shared tables: the last key given to a new object per destination table
+    /// (``CoreDataMigrationDestination/newKeyFloor(table:identities:sourceLayout:destinationLayout:on:sourceSchema:destinationSchema:)``).
+    private var lastNewKeys: [String: Int64] = [:]
 
     init(
         mapping: MappingModel, sourcePath: String, destinationPath: String, options: MigrationOptions, now: Int64,
@@ -327,7 +330,13 @@ final class MigrationStepRunner {
         let (statement, _) = try insertStatement(for: entity)
         let coding = destinationCoding
         statement.reset()
-        if let primaryKey { try statement.bind(primaryKey, at: 1) } else { try statement.bindNull(at: 1) }
+        if let primaryKey {
+            try statement.bind(primaryKey, at: 1)
+        } else if case .coreData = destinationKind {
+            try statement.bind(try newKey(for: entity), at: 1)
+        } else {
+            try statement.bindNull(at: 1)
+        }
         for (offset, value) in values.enumerated() {
             try coding.bind(value, to: statement, at: offset + 2)
         }
@@ -337,6 +346,18 @@ final class MigrationStepRunner {
             throw Self.wrap(error, mapping: entityMapping)
         }
         return connection.lastInsertRowID
+    }
+
+    /// A key for a new object in a Core Data store: above every key the step's one-to-one
+    /// mappings keep in the same table, whichever runs first (the table is shared by a hierarchy).
+    private func newKey(for entity: EntityDescription) throws -> Int64 {
+        let table = destinationLayout.table(for: entity)
+        let last = try lastNewKeys[table]
+            ?? CoreDataMigrationDestination.newKeyFloor(
+                table: table, identities: mapping.entities.filter(isIdentity), sourceLayout: sourceLayout, destinationLayout: destinationLayout,
+                on: connection, sourceSchema: Self.sourceSchema, destinationSchema: Self.destinationSchema)
+        lastNewKeys[table] = last + 1
+        return last + 1
     }
 
     private func insertStatement(for entity: EntityDescription) throws -> (Statement, [String]) {
@@ -549,14 +570,23 @@ final class MigrationStepRunner {
         }
         guard !candidates.isEmpty else { return EntityPlan.SQLText(text: "NULL", arguments: []) }
         let identities = candidates.filter(isIdentity)
-        // Objects kept one to one keep their keys; a filter may have left some out, which then
-        // are not there: point at nothing rather than dangle.
-        let kept: String? =
-            identities.isEmpty
-            ? nil
-            : identities.contains { $0.filter != nil } || identities.count < candidates.count
-                ? "(SELECT \(destinationKey) FROM \(destinationTable(destinationLayout.table(forEntityNamed: entity))) WHERE \(destinationKey) = \(expression))"
-                : expression
+        // Objects kept one to one keep their keys.
+        var kept: String? = identities.isEmpty ? nil : expression
+        if identities.contains(where: { $0.filter != nil }) {
+            // A filter may have left some out, which then are not there: point at nothing rather than dangle.
+            kept = "(SELECT \(destinationKey) FROM \(destinationTable(destinationLayout.table(forEntityNamed: entity))) WHERE \(destinationKey) = \(expression))"
+        } else if !identities.isEmpty, identities.count < candidates.count {
+            // Other mappings of the hierarchy make new objects: the key is kept only for source
+            // objects of the entities copied one to one (told apart by their entity numbers).
+            let numbers = identities.compactMap { $0.source.flatMap(source.entity(named:)).flatMap { sourceLayout.entityFilter(for: $0) } }
+            if numbers.count == identities.count, let column = numbers.first?.column {
+                let quote = sourceLayout.dialect.quote
+                let sourceKey = quote(sourceLayout.keyColumn)
+                let table = sourceLayout.dialect.qualified(sourceLayout.table(forEntityNamed: sourceEntity), in: Self.sourceSchema)
+                let own = numbers.compactMap(\.values.first).map(String.init).joined(separator: ", ")
+                kept = "(SELECT s.\(sourceKey) FROM \(table) AS s WHERE s.\(sourceKey) = \(expression) AND s.\(quote(column)) IN (\(own)))"
+            }
+        }
         let made = candidates.filter { !isIdentity($0) }
         guard !made.isEmpty else { return EntityPlan.SQLText(text: kept ?? "NULL", arguments: []) }
         let marks = Array(repeating: "?", count: made.count).joined(separator: ", ")
