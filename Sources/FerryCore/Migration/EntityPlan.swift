@@ -34,6 +34,9 @@ struct EntityPlan {
     /// source object's position when the source relationship kept one too (NULL otherwise; the
     /// step's bookkeeping puts such objects after the ordered ones, ``CoreDataMigrationDestination``).
     private(set) var orderColumns: [(column: String, index: Int, sql: SQLText)] = []
+    /// True when some attribute is copied from a source attribute of another type without a
+    /// conversion (its stored form may not suit the destination type).
+    private var copiesAcrossTypes = false
     /// Source attribute name → selected column (all source attributes are selected).
     private(set) var sourceColumns: [String: Int] = [:]
     private(set) var sourceRelationshipColumns: [String: Int] = [:]
@@ -80,6 +83,7 @@ struct EntityPlan {
                 }
                 var text = "t0.\(sourceLayout.quotedColumn(forAttribute: sourceName, in: source))"
                 var exact = setBased
+                if conversion == nil && sourceAttribute.type != attribute.type { copiesAcrossTypes = true }
                 if let conversion, conversion.isChecked {
                     exact = false  // each value is checked on the row path
                 } else if let conversion {
@@ -271,6 +275,20 @@ struct EntityPlan {
             arguments += filter.arguments
         }
         return SQLText(text: text, arguments: arguments)
+    }
+
+    /// True when the set-based statement writes only source values in their stored form (same
+    /// value coding, same type, a constant at most for nil) and constants: its rows are as
+    /// well-typed as the source's, so the step need not check their value forms again.
+    var copiesStoredForms: Bool {
+        !copiesAcrossTypes && attributes.allSatisfy { attribute in
+            guard attribute.sql != nil else { return false }
+            switch attribute.source {
+            case .constant: return true
+            case .column(_, let conversion, _): return conversion == nil
+            case .expression: return false
+            }
+        }
     }
 
     /// The row path's query: the primary key, then every selected column.
