@@ -82,6 +82,33 @@ struct CoreDataHierarchyMigrateCLITests {
 
     /// The Fleet package (versions `Fleet` and `Fleet 2`, current `Fleet 2`; `Fleet 3` with an
     /// abstract Vehicle when asked) and a version-1 store of it, in `directory`.
+    /// Version 2 with SportsCar out of the hierarchy: a root entity declaring what it inherited.
+    static let detachedSportsCar = version2().replacingOccurrences(
+        of: """
+                <entity name="SportsCar" representedClassName="SportsCar" parentEntity="Car" syncable="YES">
+                    <attribute name="topSpeed" optional="YES" attributeType="Double" defaultValueString="0.0" usesScalarValueType="YES"/>
+                </entity>
+            """,
+        with: """
+                <entity name="SportsCar" representedClassName="SportsCar" syncable="YES">
+                    <attribute name="color" optional="YES" attributeType="String"/>
+                    <attribute name="name" attributeType="String"/>
+                    <attribute name="seats" optional="YES" attributeType="Integer 32" defaultValueString="0" usesScalarValueType="YES"/>
+                    <attribute name="topSpeed" optional="YES" attributeType="Double" defaultValueString="0.0" usesScalarValueType="YES"/>
+                    <attribute name="wheels" optional="YES" attributeType="Integer 16" defaultValueString="0" usesScalarValueType="YES"/>
+                </entity>
+            """)
+
+    /// The Fleet package (versions `Fleet` and `Fleet 2`, and `Fleet 3` = `third` when given,
+    /// the last current) and a version-1 store of it, in `directory`.
+    static func fleet(in directory: TemporaryDirectory, third: String) throws -> (package: String, store: String) {
+        let (package, store) = try fleet(in: directory)
+        try FileManager.default.createDirectory(atPath: "\(package)/Fleet 3.xcdatamodel", withIntermediateDirectories: true)
+        _ = try directory.write("Fleet.xcdatamodeld/Fleet 3.xcdatamodel/contents", third)
+        try selectCurrent("Fleet 3", in: package)
+        return (package, store)
+    }
+
     static func fleet(in directory: TemporaryDirectory, abstractVersion: Bool = false) throws -> (package: String, store: String) {
         let package = directory.file("Fleet.xcdatamodeld")
         func write(_ version: String, _ contents: String) throws {
@@ -246,5 +273,27 @@ struct CoreDataHierarchyMigrateCLITests {
         #expect(result.stderr.contains("nothing was changed"), "\(result)")
         #expect(try FileFingerprint.of(store) == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains("ferry-migrating") || $0.contains("backup") }.isEmpty)
+    }
+
+    @Test("an entity moved out of its hierarchy (Fleet 2 → 3): its objects move into their own table with their keys and inherited values; links into the old hierarchy that reached them are dropped, the others kept")
+    func entityLeavesHierarchy() throws {
+        let directory = TemporaryDirectory("ferry-cd-hierarchy")
+        let (package, store) = try Self.fleet(in: directory, third: Self.detachedSportsCar)
+        let result = try runFerry(["migrate", store, "--model", package, "--checksums", "--no-backup"])
+        #expect(result.exitCode == 0, "\(result)")
+        // Driver 1, Garage 2, SportsCar 3 (a root now), Vehicle 4, Bus 5, Car 6.
+        #expect(try StoreSnapshot.texts(store, "SELECT Z_PK, Z_ENT, Z_OPT, ZNAME, ZWHEELS, ZSEATS, ZCOLOR, ZTOPSPEED FROM ZSPORTSCAR") == [["3", "3", "3", "Zonda", "4", "2", "silver", "350.5"]])
+        #expect(try StoreSnapshot.texts(store, "SELECT Z_PK, Z_ENT, ZNAME, ZCOLOR FROM ZVEHICLE ORDER BY Z_PK") == [
+            ["1", "4", "Cart", nil], ["2", "6", "Polo", "red"], ["4", "6", "Golf", nil],
+        ])
+        // North's favorite was the SportsCar, which is no Vehicle any more; South's is the Cart.
+        #expect(try StoreSnapshot.texts(store, "SELECT ZTITLE, ZFAVORITE, Z4_FAVORITE FROM ZGARAGE ORDER BY Z_PK") == [["North", nil, nil], ["South", "1", "4"]])
+        #expect(try StoreSnapshot.texts(store, "SELECT Z_1DRIVERS, Z_4VEHICLES FROM Z_1VEHICLES ORDER BY 1, 2") == [["1", "2"]])
+        #expect(try StoreSnapshot.texts(store, "SELECT Z_ENT, Z_NAME, Z_SUPER FROM Z_PRIMARYKEY ORDER BY Z_ENT") == [
+            ["1", "Driver", "0"], ["2", "Garage", "0"], ["3", "SportsCar", "0"], ["4", "Vehicle", "0"], ["5", "Bus", "4"], ["6", "Car", "4"],
+        ])
+        #expect(try StoreSnapshot.integers(store, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME IN ('SportsCar', 'Vehicle') ORDER BY Z_ENT") == [3, 6])
+        let verify = try runFerry(["verify", store, "--model", package])
+        #expect(verify.exitCode == 0, "\(verify)")
     }
 }

@@ -551,8 +551,12 @@ final class MigrationStepRunner {
                     let sourceRelationship = sourceEntity.relationship(named: sourceRelationshipName)
                 else { continue }
                 done.insert(table)
-                let pairs = EntityPlan.pairsSQL(of: sourceRelationship, in: sourceEntity, model: source, layout: sourceLayout)
-                let owner = try mappedKeySQL("p.owner", entity: destinationEntity.name, sourceEntity: sourceEntity.name)
+                // The join table holds the links of every entity of the hierarchy that has the
+                // relationship: owners are objects of the entity that declares it.
+                let sourceOwner = Self.declaring(sourceRelationshipName, of: sourceEntity, in: source)
+                let destinationOwner = Self.declaring(relationship.name, of: destinationEntity, in: destination)
+                let pairs = EntityPlan.pairsSQL(of: sourceRelationship, in: sourceOwner, model: source, layout: sourceLayout)
+                let owner = try mappedKeySQL("p.owner", entity: destinationOwner.name, sourceEntity: sourceOwner.name)
                 let target = try mappedKeySQL("p.target", entity: relationship.destination, sourceEntity: sourceRelationship.destination)
                 let quote = destinationLayout.dialect.quote
                 try connection.execute(
@@ -563,6 +567,12 @@ final class MigrationStepRunner {
                     owner.arguments + target.arguments + owner.arguments + target.arguments)
             }
         }
+    }
+
+    /// The topmost of `entity` and its ancestors that has the relationship named `name` (the
+    /// one declaring it; sub-entities list it too, with their inherited properties).
+    static func declaring(_ name: String, of entity: EntityDescription, in model: ObjectModel) -> EntityDescription {
+        model.ancestors(of: entity).last { $0.relationship(named: name) != nil } ?? entity
     }
 
     /// SQL giving the destination key of the object made from the source object whose key is
@@ -576,21 +586,32 @@ final class MigrationStepRunner {
         }
         guard !candidates.isEmpty else { return EntityPlan.SQLText(text: "NULL", arguments: []) }
         let identities = candidates.filter(isIdentity)
-        // Objects kept one to one keep their keys.
-        var kept: String? = identities.isEmpty ? nil : expression
-        if identities.contains(where: { $0.filter != nil }) {
-            // A filter may have left some out, which then are not there: point at nothing rather than dangle.
-            kept = "(SELECT \(destinationKey) FROM \(destinationTable(destinationLayout.table(forEntityNamed: entity))) WHERE \(destinationKey) = \(expression))"
-        } else if !identities.isEmpty, identities.count < candidates.count {
-            // Other mappings of the hierarchy make new objects: the key is kept only for source
-            // objects of the entities copied one to one (told apart by their entity numbers).
-            let numbers = identities.compactMap { $0.source.flatMap(source.entity(named:)).flatMap { sourceLayout.entityFilter(for: $0) } }
-            if numbers.count == identities.count, let column = numbers.first?.column {
+        let kept: String?
+        let copied = Set(identities.compactMap(\.source))
+        let everyKindCopied = source.entities.allSatisfy { !source.isKind($0.name, of: sourceEntity) || copied.contains($0.name) }
+        // Objects kept one to one keep their keys. A filter may have left some out, which then
+        // are not there: point at nothing rather than dangle.
+        let present = "(SELECT \(destinationKey) FROM \(destinationTable(destinationLayout.table(forEntityNamed: entity))) WHERE \(destinationKey) = \(expression))"
+        if identities.isEmpty {
+            kept = nil
+        } else if identities.contains(where: { $0.filter != nil }) {
+            kept = present
+        } else if everyKindCopied {
+            // The entity and each of its sub-entities are copied one to one: every key is kept.
+            kept = expression
+        } else {
+            // Other entities of the source hierarchy are made anew or leave the hierarchy: the
+            // key is kept for source objects of the entities copied one to one, told apart by
+            // their entity numbers (whichever mapping runs first).
+            let filters = identities.compactMap { $0.source.flatMap(source.entity(named:)).flatMap { sourceLayout.entityFilter(for: $0) } }
+            if filters.count == identities.count, let column = filters.first?.column {
                 let quote = sourceLayout.dialect.quote
                 let sourceKey = quote(sourceLayout.keyColumn)
                 let table = sourceLayout.dialect.qualified(sourceLayout.table(forEntityNamed: sourceEntity), in: Self.sourceSchema)
-                let own = numbers.compactMap(\.values.first).map(String.init).joined(separator: ", ")
+                let own = filters.compactMap(\.values.first).map(String.init).joined(separator: ", ")
                 kept = "(SELECT s.\(sourceKey) FROM \(table) AS s WHERE s.\(sourceKey) = \(expression) AND s.\(quote(column)) IN (\(own)))"
+            } else {
+                kept = present
             }
         }
         let made = candidates.filter { !isIdentity($0) }
