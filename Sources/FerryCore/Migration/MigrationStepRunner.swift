@@ -743,7 +743,8 @@ final class MigrationStepRunner {
         _ = try destination.scalar("PRAGMA journal_mode = WAL")
     }
 
-    static func readOnlyURI(_ path: String) -> String { uri(path, mode: "ro") }
+    /// A read-only URI for `path`; a `file:` URI (a plan's in-place read) as it is.
+    static func readOnlyURI(_ path: String) -> String { path.hasPrefix("file:") ? path : uri(path, mode: "ro") }
 
     /// A `file:` URI for a path (escaped), opening it in `mode` (`ro`, `rw`, `rwc`).
     static func uri(_ path: String, mode: String) -> String {

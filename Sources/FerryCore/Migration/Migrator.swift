@@ -169,10 +169,11 @@ public final class Migrator {
     }
 
     /// Finds the store's version and plans the steps to the target, without changing anything.
-    /// A Core Data store is read from a private copy (its `-wal` included), so not even its
-    /// `-shm` is touched.
+    /// A Core Data store is read in place opened `immutable=1` when its main file holds every
+    /// commit, else from a private copy (its `-wal` included), so not even its `-shm` is touched.
     public func plan() throws -> Plan {
-        let source = try MigrationSource.open(storePath, bundle: bundle, givenBundle: givenBundle, compiledModel: options.compiledModel)
+        let source = try MigrationSource.open(
+            storePath, bundle: bundle, givenBundle: givenBundle, compiledModel: options.compiledModel, inPlaceWhenComplete: true)
         defer { source.close() }
         return try plan(source)
     }
