@@ -186,17 +186,31 @@ struct CoreDataCheckCLITests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["App.sqlite", "App.sqlite-wal", "CoreDataMigration_Example_1.sqlite"])
     }
 
-    @Test("a snapshot whose model has sub-entities is refused before anything is migrated, naming the entities (exit 1)")
-    func hierarchyRefused() throws {
+    @Test("a snapshot whose model has sub-entities migrates on a copy and meets counts that include sub-entities (exit 0); a wrong count fails it (exit 3)")
+    func hierarchySnapshot() throws {
         let directory = TemporaryDirectory("ferry-cd-check")
         let store = directory.file("Cars.sqlite")
         try CoreDataSamples.writeInheritanceStore(at: store)
         let package = try Self.carsPackage(in: directory)
-        let result = try CoreDataStoreCLITests.runUntouched(["check", store, "--model", package], store: store)
-        #expect(result.exitCode == 1, "\(result)")
-        #expect(result.stdout.contains("migrate 239 → 240: "), "\(result)")
-        #expect(result.stdout.contains("Racecar"), "\(result)")
-        #expect(result.stdout.contains("Sedan"), "\(result)")
+        let expectations = try directory.write(
+            "cars.yml",
+            """
+            counts: {Car: 6, Racecar: 2, Sedan: 3, Passenger: 4}
+            assertions:
+              - {entity: Passenger, where: "car == nil", count: 1}
+            records:
+              - entity: Racecar
+                key: {remoteID: 8}
+                expect: {maxSpeed: 320}
+
+            """)
+        let junit = directory.file("cars.xml")
+        let result = try CoreDataStoreCLITests.runUntouched(["check", store, "--model", package, "--expect", expectations, "--junit", junit], store: store)
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(try String(contentsOfFile: junit, encoding: .utf8).contains("name=\"migrate 239 → 240\""))
+        let wrong = try directory.write("wrong.yml", "counts: {Car: 1}\n")
+        let failed = try CoreDataStoreCLITests.runUntouched(["check", store, "--model", package, "--expect", wrong], store: store)
+        #expect(failed.exitCode == 3, "\(failed)")
     }
 
     /// The Sync sample's model `239` (Car with sub-entities Racecar and Sedan), and a second

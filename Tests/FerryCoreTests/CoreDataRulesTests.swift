@@ -108,6 +108,48 @@ struct CoreDataRulesTests {
         #expect(ModelDiff(from: ferryOld, to: ferryNew).isInferable)
     }
 
+    /// A Fleet model version read from an Xcode model.
+    static func hierarchy(_ version: String, _ entities: [EntityDescription]) -> ObjectModel {
+        var model = ObjectModel(name: "Fleet", version: version, entities: entities)
+        model.origin = .xcode
+        return model
+    }
+
+    @Test("entities are compared with the properties they inherit: an attribute moved up stays the sub-entity's, an entity leaving its hierarchy keeps what it inherited")
+    func inheritedProperties() throws {
+        var vehicle = EntityDescription(name: "Vehicle", attributes: [AttributeDescription(name: "name", type: .string, isOptional: false)])
+        var car = EntityDescription(name: "Car", attributes: [AttributeDescription(name: "color", type: .string)])
+        car.parent = "Vehicle"
+        let v1 = Self.hierarchy("1", [car, vehicle])
+        vehicle.attributes.append(AttributeDescription(name: "color", type: .string))
+        car.attributes = []
+        let v2 = Self.hierarchy("2", [car, vehicle])
+        let movedUp = ModelDiff(from: v1, to: v2)
+        #expect(movedUp.isInferable, "\(movedUp.refusals.map(\.subject))")
+        #expect(!movedUp.changes.contains { $0.entity == "Car" }, "\(movedUp.changes.map(\.subject))")
+        #expect(movedUp.changes.contains { $0.entity == "Vehicle" && $0.property == "color" && $0.kind == .attributeAdded })
+        let mapping = try movedUp.inferredMapping()
+        let carMapping = try #require(mapping.entity(named: "Car"))
+        #expect(carMapping.source == "Car")
+        #expect(carMapping.attributes.contains { $0.destination == "color" && $0.source == "color" }, "\(carMapping.attributes)")
+        #expect(carMapping.attributes.contains { $0.destination == "name" && $0.source == "name" }, "\(carMapping.attributes)")
+
+        // Car leaves the hierarchy declaring what it inherited: nothing of it is new.
+        let detached = Self.hierarchy("3", [
+            EntityDescription(name: "Car", attributes: [AttributeDescription(name: "color", type: .string), AttributeDescription(name: "name", type: .string, isOptional: false)]),
+            vehicle,
+        ])
+        let leaving = ModelDiff(from: v2, to: detached)
+        #expect(leaving.isInferable, "\(leaving.refusals.map(\.subject))")
+        #expect(leaving.changes.filter { $0.entity == "Car" }.map(\.kind) == [.entityParentChanged], "\(leaving.changes.map(\.subject))")
+
+        // ferry's own rules compare what each entity declares: the non-optional name is new to Car.
+        var ferryV2 = v2, ferryDetached = detached
+        ferryV2.origin = .ferry
+        ferryDetached.origin = .ferry
+        #expect(!ModelDiff(from: ferryV2, to: ferryDetached).isInferable)
+    }
+
     @Test("a new parent over one existing entity, and moving an entity out of a hierarchy, stay inferred")
     func hierarchyMovesInferred() throws {
         let (old, new) = Self.pair(.xcode) { model in

@@ -59,8 +59,7 @@ package struct CoreDataInsertBookkeeping {
                 columns.append(entityColumn)
                 values.append("(SELECT Z_ENT FROM \(layout.table(for: destination)) WHERE Z_PK = ?\(parameter))")
             }
-            if let inverse = model.inverse(of: relationship, in: entity), inverse.isToMany, inverse.isOrdered {
-                let order = CoreDataLayout.orderColumn(forForeignKey: key)
+            if let order = layout.orderColumn(forForeignKeyOf: relationship, in: entity, model: model) {
                 columns.append(order)
                 values.append("CASE WHEN ?\(parameter) IS NULL THEN NULL ELSE (SELECT coalesce(max(\(order)), 0) + 1 FROM \(table) WHERE \(key) = ?\(parameter)) END")
             }

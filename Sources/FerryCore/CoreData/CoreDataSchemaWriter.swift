@@ -96,7 +96,10 @@ package enum CoreDataSchemaWriter {
         private static func joinTables(model: ObjectModel, layout: CoreDataLayout) -> [String: [String]] {
             var tables: [String: [String]] = [:]
             for entity in model.entities {
-                for relationship in entity.relationships where relationship.isToMany {
+                // A sub-entity's inherited relationships (a model with inherited properties lists
+                // them) are its ancestor's, whose join table they share.
+                let inherited = Set(model.ancestors(of: entity).flatMap(\.propertyNames))
+                for relationship in entity.relationships where relationship.isToMany && !inherited.contains(relationship.name) {
                     let inverse = model.inverse(of: relationship, in: entity)
                     if let inverse {
                         guard inverse.isToMany else { continue }
@@ -137,8 +140,8 @@ package enum CoreDataSchemaWriter {
                     if let entityColumn = layout.entityColumn(forForeignKeyOf: relationship, in: entity, model: model) {
                         keyColumns.append("\(entityColumn) INTEGER")
                     }
-                    if model.inverse(of: relationship, in: entity).map({ $0.isToMany && $0.isOrdered }) == true {
-                        keyColumns.append("\(CoreDataLayout.orderColumn(forForeignKey: column)) INTEGER")
+                    if let order = layout.orderColumn(forForeignKeyOf: relationship, in: entity, model: model) {
+                        keyColumns.append("\(order) INTEGER")
                     }
                     keyIndexes.append("CREATE INDEX \(table)_\(column)_INDEX ON \(table) (\(column))")
                 }

@@ -117,9 +117,13 @@ package struct CoreDataStoreFile: Sendable {
 
     /// Reads an already copied store (see ``CoreDataStoreCopy``).
     package static func read(_ copy: CoreDataStoreCopy, header: [UInt8]? = nil) throws -> CoreDataStoreFile {
-        let path = copy.original
+        try read(connection: copy.database, path: copy.original, header: header)
+    }
+
+    /// Reads the store at `path` through `connection`: a private copy's, or one opened on the
+    /// store itself with ``immutableURI(_:)`` when ``readsInPlace(_:)``.
+    package static func read(connection: Connection, path: String, header: [UInt8]? = nil) throws -> CoreDataStoreFile {
         let header = try header ?? Self.header(of: path)
-        let connection = try copy.database
         let tables = try tableNames(connection)
         guard hasSystemTables(tables) else {
             let missing = systemTables.filter { !tables.contains($0) }.joined(separator: " and ")
@@ -250,12 +254,25 @@ package struct CoreDataStoreFile: Sendable {
 
     /// Table names of the main file, opened `immutable=1`: SQLite neither locks nor writes it.
     private static func tableNames(immutable path: String) throws -> Set<String> {
+        guard let uri = immutableURI(path) else { return [] }
+        let connection = try Connection(path: uri, readOnly: true, create: false)
+        return try tableNames(connection)
+    }
+
+    /// The `file:` URI opening the main file at `path` with `immutable=1`: SQLite neither locks
+    /// nor writes it, nor opens its `-wal`, `-journal` or `-shm` (nil when the path cannot be encoded).
+    package static func immutableURI(_ path: String) -> String? {
         let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
         var allowed = CharacterSet.urlPathAllowed
         allowed.remove(charactersIn: "?#%")
-        guard let encoded = absolute.addingPercentEncoding(withAllowedCharacters: allowed) else { return [] }
-        let connection = try Connection(path: "file:\(encoded)?immutable=1", readOnly: true, create: false)
-        return try tableNames(connection)
+        return absolute.addingPercentEncoding(withAllowedCharacters: allowed).map { "file:\($0)?immutable=1" }
+    }
+
+    /// True when the main file holds every commit of the store (its `-wal` has no frames and
+    /// there is no `-journal` to roll back), so that it can be read in place through
+    /// ``immutableURI(_:)`` instead of through a private copy.
+    package static func readsInPlace(_ path: String) -> Bool {
+        walFrameCount(path + "-wal") == 0 && !FileManager.default.fileExists(atPath: path + "-journal")
     }
 
     private static func readMetadata(_ connection: Connection, path: String) throws -> CoreDataStoreMetadata {

@@ -43,15 +43,66 @@ package struct CoreDataMigrationDestination {
         return [(CoreDataLayout.entityColumn, String(number)), (layout.versionColumn ?? "Z_OPT", version)]
     }
 
-    /// Sets each root entity's `Z_PRIMARYKEY.Z_MAX` to the highest key of its table (sub-entities
-    /// keep 0, as Core Data keeps them): new objects the app saves get keys after every migrated one.
-    static func recordKeyMaxima(on connection: Connection, schema: String, model: ObjectModel, layout: CoreDataLayout) throws {
+    /// Sets each root entity's `Z_PRIMARYKEY.Z_MAX` to the highest key of its table, or to the
+    /// source store's high-water mark of those entities when that is higher (Core Data does not
+    /// reuse the keys of deleted objects); sub-entities keep 0, as Core Data keeps them. New
+    /// objects the app saves get keys after every migrated one. `sourceSchema` is the source
+    /// Core Data store's schema on the connection.
+    static func recordKeyMaxima(on connection: Connection, schema: String, sourceSchema: String, model: ObjectModel, layout: CoreDataLayout) throws {
         let dialect = layout.dialect
         for entity in model.entities where entity.parent == nil {
             guard let number = layout.entityNumbers[entity.name] else { continue }
+            let members = model.entities.filter { model.isKind($0.name, of: entity.name) }.map { DatabaseValue.text($0.name) }
+            let marks = Array(repeating: "?", count: members.count).joined(separator: ", ")
             try connection.execute(
-                "UPDATE \(dialect.qualified("Z_PRIMARYKEY", in: schema)) SET Z_MAX = (SELECT coalesce(max(\(dialect.quote(layout.keyColumn))), 0) FROM \(dialect.qualified(layout.table(for: entity), in: schema))) WHERE Z_ENT = ?",
-                [.integer(number)])
+                """
+                UPDATE \(dialect.qualified("Z_PRIMARYKEY", in: schema)) SET Z_MAX = max(
+                  (SELECT coalesce(max(\(dialect.quote(layout.keyColumn))), 0) FROM \(dialect.qualified(layout.table(for: entity), in: schema))),
+                  (SELECT coalesce(max(Z_MAX), 0) FROM \(dialect.qualified("Z_PRIMARYKEY", in: sourceSchema)) WHERE Z_NAME IN (\(marks))))
+                WHERE Z_ENT = ?
+                """,
+                members + [.integer(number)])
+        }
+    }
+
+    /// Writes what Core Data keeps beside the keys of to-one relationships, once every object
+    /// and link of the step is in (whichever path wrote them: `INSERT … SELECT`, rows, policies):
+    /// - `Z<n>_<NAME>` = the `Z_ENT` of the linked object, where the destination entity has
+    ///   sub-entities (NULL without a link);
+    /// - `Z_FOK_<NAME>` where the inverse is an ordered to-many: positions carried from the
+    ///   source are kept; linked objects without one follow, in key order; NULL without a link.
+    static func recordLinkBookkeeping(on connection: Connection, schema: String, model: ObjectModel, layout: CoreDataLayout) throws {
+        let quote = layout.dialect.quote
+        let key = quote(layout.keyColumn)
+        var done: Set<String> = []
+        for entity in model.entities {
+            let table = layout.table(for: entity)
+            let qualified = layout.dialect.qualified(table, in: schema)
+            for relationship in entity.relationships {
+                guard case .foreignKey(let column) = layout.storage(of: relationship, in: entity, model: model),
+                    let target = model.entity(named: relationship.destination), done.insert("\(table).\(column)").inserted
+                else { continue }
+                let link = quote(column)
+                if let entityColumn = layout.entityColumn(forForeignKeyOf: relationship, in: entity, model: model) {
+                    let targets = layout.dialect.qualified(layout.table(for: target), in: schema)
+                    try connection.execute(
+                        "UPDATE \(qualified) AS o SET \(quote(entityColumn)) = (SELECT t.\(quote(CoreDataLayout.entityColumn)) FROM \(targets) AS t WHERE t.\(key) = o.\(link))")
+                }
+                if let order = layout.orderColumn(forForeignKeyOf: relationship, in: entity, model: model).map(quote) {
+                    try connection.execute("UPDATE \(qualified) SET \(order) = NULL WHERE \(link) IS NULL AND \(order) IS NOT NULL")
+                    try connection.execute("DROP TABLE IF EXISTS temp.ferry_positions")
+                    try connection.execute(
+                        """
+                        CREATE TEMP TABLE ferry_positions AS SELECT o.\(key) AS object,
+                          (SELECT coalesce(max(s.\(order)), 0) FROM \(qualified) AS s WHERE s.\(link) = o.\(link))
+                            + row_number() OVER (PARTITION BY o.\(link) ORDER BY o.\(key)) AS position
+                        FROM \(qualified) AS o WHERE o.\(link) IS NOT NULL AND o.\(order) IS NULL
+                        """)
+                    try connection.execute(
+                        "UPDATE \(qualified) AS o SET \(order) = (SELECT p.position FROM temp.ferry_positions AS p WHERE p.object = o.\(key)) WHERE o.\(key) IN (SELECT object FROM temp.ferry_positions)")
+                    try connection.execute("DROP TABLE temp.ferry_positions")
+                }
+            }
         }
     }
 
@@ -67,15 +118,56 @@ package struct CoreDataMigrationDestination {
         return Store(path: path, model: model, layout: layout, connection: connection, metadata: metadata, writerLock: nil)
     }
 
-    /// Refuses a model with entity hierarchies: rows of sub-entities would have to move between
-    /// tables, which the migration of Core Data stores does not do yet.
-    static func checkWithoutHierarchies(_ model: ObjectModel) throws {
-        let children = model.entities.filter { $0.parent != nil }
-        guard !children.isEmpty else { return }
-        let parents = Dictionary(grouping: children, by: { $0.parent ?? "" }).sorted { $0.key < $1.key }
-        let described = parents.map { "\($0.value.map(\.name).sorted().joined(separator: ", ")) of \($0.key)" }.joined(separator: "; ")
+    /// Refuses a step whose objects could not keep their keys in the new store: a mapping that
+    /// keeps its objects one to one keeps their `Z_PK`s, which are unique only within the table
+    /// they come from, so two such mappings reading different tables cannot write into one table
+    /// (entities of separate hierarchies merged into one, which Core Data does not infer either).
+    static func checkKeysStayUnique(
+        _ identities: [MappingModel.EntityMapping], sourceLayout: any StoreLayout, destinationLayout: any StoreLayout
+    ) throws {
+        var readers: [String: [String: MappingModel.EntityMapping]] = [:]  // destination table → source table → a mapping
+        for entityMapping in identities {
+            guard let source = entityMapping.source else { continue }
+            let table = destinationLayout.table(forEntityNamed: entityMapping.destination)
+            readers[table, default: [:]][sourceLayout.table(forEntityNamed: source)] = readers[table]?[sourceLayout.table(forEntityNamed: source)] ?? entityMapping
+        }
+        for (table, sources) in readers.sorted(by: { $0.key < $1.key }) where sources.count > 1 {
+            let described = sources.sorted { $0.key < $1.key }.map { "\($0.value.name) (\($0.value.source ?? "") from \($0.key))" }.joined(separator: ", ")
+            throw FerryError(
+                .migration,
+                "mappings \(described) all write into table \(table), keeping the keys of objects from different tables, which may collide: entities of separate hierarchies cannot be merged into one by keeping their objects",
+                at: sources.values.first?.location,
+                notes: ["nothing was changed: the original store is as it was", "keep the entities in separate hierarchies, or give the mappings a policy that makes new objects"])
+        }
+    }
+
+    /// The highest key of `table` in the new store, or of the source tables whose objects the
+    /// step's one-to-one mappings (`identities`) copy into it with their keys, whichever is
+    /// higher: new objects get keys above it, so that they never take a key a copied object
+    /// needs, whichever mapping runs first (a hierarchy's entities share one table).
+    static func newKeyFloor(
+        table: String, identities: [MappingModel.EntityMapping], sourceLayout: any StoreLayout, destinationLayout: any StoreLayout,
+        on connection: Connection, sourceSchema: String, destinationSchema: String
+    ) throws -> Int64 {
+        let key = destinationLayout.dialect.quote(destinationLayout.keyColumn)
+        var floor = try connection.scalar("SELECT coalesce(max(\(key)), 0) FROM \(destinationLayout.dialect.qualified(table, in: destinationSchema))")?.int64 ?? 0
+        let sources = Set(identities.filter { destinationLayout.table(forEntityNamed: $0.destination) == table }.compactMap { $0.source.map(sourceLayout.table(forEntityNamed:)) })
+        for source in sources.sorted() {
+            let sourceKey = sourceLayout.dialect.quote(sourceLayout.keyColumn)
+            let highest = try connection.scalar("SELECT coalesce(max(\(sourceKey)), 0) FROM \(sourceLayout.dialect.qualified(source, in: sourceSchema))")?.int64 ?? 0
+            floor = max(floor, highest)
+        }
+        return floor
+    }
+
+    /// Refuses objects written into an abstract entity: Core Data has no objects of an abstract
+    /// entity itself, only of its sub-entities.
+    static func checkNotAbstract(_ entity: EntityDescription, written: Int, by entityMapping: MappingModel.EntityMapping) throws {
+        guard entity.isAbstract, written > 0 else { return }
         throw FerryError(
             .migration,
-            "model \(model.name) version \(model.version) has entity hierarchies (sub-entities \(described)): ferry does not migrate Core Data stores with sub-entities yet; nothing was changed")
+            "mapping \(entityMapping.name) wrote \(written) objects of \(entity.name), which is abstract in the new version: an abstract entity has no objects of its own",
+            at: entityMapping.location,
+            notes: ["nothing was changed: the original store is as it was", "make \(entity.name) concrete, or map its objects to one of its sub-entities"])
     }
 }

@@ -30,6 +30,13 @@ struct EntityPlan {
     private(set) var attributes: [(name: String, source: ValueSource, sql: SQLText?)] = []
     /// Destination foreign-key columns: the selected column holding the key, and its SQL.
     private(set) var foreignKeys: [(column: String, index: Int, sql: SQLText)] = []
+    /// Core Data's `Z_FOK_` columns beside those keys whose inverse is an ordered to-many: the
+    /// source object's position when the source relationship kept one too (NULL otherwise; the
+    /// step's bookkeeping puts such objects after the ordered ones, ``CoreDataMigrationDestination``).
+    private(set) var orderColumns: [(column: String, index: Int, sql: SQLText)] = []
+    /// True when some attribute is copied from a source attribute of another type without a
+    /// conversion (its stored form may not suit the destination type).
+    private var copiesAcrossTypes = false
     /// Source attribute name → selected column (all source attributes are selected).
     private(set) var sourceColumns: [String: Int] = [:]
     private(set) var sourceRelationshipColumns: [String: Int] = [:]
@@ -76,6 +83,7 @@ struct EntityPlan {
                 }
                 var text = "t0.\(sourceLayout.quotedColumn(forAttribute: sourceName, in: source))"
                 var exact = setBased
+                if conversion == nil && sourceAttribute.type != attribute.type { copiesAcrossTypes = true }
                 if let conversion, conversion.isChecked {
                     exact = false  // each value is checked on the row path
                 } else if let conversion {
@@ -161,6 +169,15 @@ struct EntityPlan {
                 }
             }
             foreignKeys.append((column, select(sql, type: nil), sql))
+            if let order = (destinationLayout as? CoreDataLayout)?.orderColumn(forForeignKeyOf: relationship, in: destination, model: destinationModel) {
+                var position = SQLText(text: "NULL", arguments: [])
+                if case .carry(let sourceName) = rule, let sourceRelationship = source.relationship(named: sourceName),
+                    let carried = (sourceLayout as? CoreDataLayout)?.orderColumn(forForeignKeyOf: sourceRelationship, in: source, model: sourceModel)
+                {
+                    position = SQLText(text: "t0.\(sourceQuote(carried))", arguments: [])
+                }
+                orderColumns.append((order, select(position, type: nil), position))
+            }
         }
 
         if let text = mapping.filter {
@@ -221,9 +238,9 @@ struct EntityPlan {
         return selectColumns.count
     }
 
-    /// The source entity's rows (and its sub-entities'), not those of other entities sharing
-    /// its table (Core Data's layout).
-    private var fromClause: String { "FROM \(sourceLayout.quotedSource(for: source)) AS t0" }
+    /// The source entity's own rows: neither those of other entities sharing its table (Core
+    /// Data's layout) nor its sub-entities' (which their own mappings migrate).
+    private var fromClause: String { "FROM \(sourceLayout.quotedOwnRows(for: source)) AS t0" }
 
     /// The source's quoted key column.
     private var sourceKey: String { sourceLayout.dialect.quote(sourceLayout.keyColumn) }
@@ -240,7 +257,7 @@ struct EntityPlan {
             values.append(sql.text)
             arguments += sql.arguments
         }
-        for foreignKey in foreignKeys {
+        for foreignKey in foreignKeys + orderColumns {
             columns.append(quote(foreignKey.column))
             values.append(foreignKey.sql.text)
             arguments += foreignKey.sql.arguments
@@ -258,6 +275,20 @@ struct EntityPlan {
             arguments += filter.arguments
         }
         return SQLText(text: text, arguments: arguments)
+    }
+
+    /// True when the set-based statement writes only source values in their stored form (same
+    /// value coding, same type, a constant at most for nil) and constants: its rows are as
+    /// well-typed as the source's, so the step need not check their value forms again.
+    var copiesStoredForms: Bool {
+        !copiesAcrossTypes && attributes.allSatisfy { attribute in
+            guard attribute.sql != nil else { return false }
+            switch attribute.source {
+            case .constant: return true
+            case .column(_, let conversion, _): return conversion == nil
+            case .expression: return false
+            }
+        }
     }
 
     /// The row path's query: the primary key, then every selected column.
@@ -291,19 +322,23 @@ struct EntityPlan {
         return row
     }
 
-    /// The destination's columns in insert order: attributes in model order, then foreign keys.
-    var insertColumns: [String] { attributes.map(\.name) + foreignKeys.map(\.column) }
+    /// The destination's columns in insert order: attributes in model order, then foreign keys,
+    /// then Core Data's order columns (as ``MigrationStepRunner`` prepares its inserts).
+    var insertColumns: [String] { attributes.map(\.name) + foreignKeys.map(\.column) + orderColumns.map(\.column) }
 
     /// The destination values for a selected row, aligned with ``insertColumns`` (no dictionary
     /// per row: this runs for every object of the row path).
     func destinationRow(row: [Value], sourceKey: Int64) throws -> [Value] {
         var values: [Value] = []
-        values.reserveCapacity(programs.count + foreignKeys.count)
+        values.reserveCapacity(programs.count + foreignKeys.count + orderColumns.count)
         for program in programs {
             values.append(try program(row, sourceKey))
         }
         for foreignKey in foreignKeys {
             values.append(row[foreignKey.index])
+        }
+        for order in orderColumns {
+            values.append(row[order.index])
         }
         return values
     }

@@ -22,8 +22,12 @@ struct ManyToManyLinks {
                     let sourceRelationship = sourceEntity.relationship(named: sourceRelationshipName)
                 else { continue }
                 done.insert(table)
-                let pairs = EntityPlan.pairsSQL(of: sourceRelationship, in: sourceEntity, model: source, layout: scope.sourceLayout)
-                let owner = try scope.mappedKeySQL("p.owner", entity: destinationEntity.name, sourceEntity: sourceEntity.name)
+                // The join table holds the links of every entity of the hierarchy that has the
+                // relationship: owners are objects of the entity that declares it.
+                let sourceOwner = Self.declaring(sourceRelationshipName, of: sourceEntity, in: source)
+                let destinationOwner = Self.declaring(relationship.name, of: destinationEntity, in: destination)
+                let pairs = EntityPlan.pairsSQL(of: sourceRelationship, in: sourceOwner, model: source, layout: scope.sourceLayout)
+                let owner = try scope.mappedKeySQL("p.owner", entity: destinationOwner.name, sourceEntity: sourceOwner.name)
                 let target = try scope.mappedKeySQL("p.target", entity: relationship.destination, sourceEntity: sourceRelationship.destination)
                 let quote = destinationLayout.dialect.quote
                 try connection.execute(
@@ -34,5 +38,11 @@ struct ManyToManyLinks {
                     owner.arguments + target.arguments + owner.arguments + target.arguments)
             }
         }
+    }
+
+    /// The topmost of `entity` and its ancestors that has the relationship named `name` (the
+    /// one declaring it; sub-entities list it too, with their inherited properties).
+    static func declaring(_ name: String, of entity: EntityDescription, in model: ObjectModel) -> EntityDescription {
+        model.ancestors(of: entity).last { $0.relationship(named: name) != nil } ?? entity
     }
 }

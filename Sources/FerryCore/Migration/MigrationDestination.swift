@@ -33,10 +33,12 @@ enum MigrationDestination {
     }
 
     /// The bookkeeping a step writes once every object is in (inside the step's transaction,
-    /// the new store attached as `schema`): Core Data's `Z_PRIMARYKEY.Z_MAX`.
-    func finish(on connection: Connection, schema: String, model: ObjectModel, layout: any StoreLayout) throws {
+    /// the new store attached as `schema`, the source as `sourceSchema`): Core Data's entity and order columns beside keys,
+    /// and `Z_PRIMARYKEY.Z_MAX`.
+    func finish(on connection: Connection, schema: String, sourceSchema: String, model: ObjectModel, layout: any StoreLayout) throws {
         guard case .coreData = self, let layout = layout as? CoreDataLayout else { return }
-        try CoreDataMigrationDestination.recordKeyMaxima(on: connection, schema: schema, model: model, layout: layout)
+        try CoreDataMigrationDestination.recordLinkBookkeeping(on: connection, schema: schema, model: model, layout: layout)
+        try CoreDataMigrationDestination.recordKeyMaxima(on: connection, schema: schema, sourceSchema: sourceSchema, model: model, layout: layout)
     }
 
     /// Opens a finished step's store to verify it (a scratch file: no writer lock).

@@ -50,15 +50,18 @@ final class MigrationEntityCopier {
         let plan = try EntityPlan(mapping: entityMapping, source: sourceEntity, destination: destinationEntity, step: scope)
         observer?.migrationEntityStarted(entityMapping.name)
         if policy == nil && entityMapping.distinct == nil, let sql = plan.insertSelectSQL(into: MigrationStepScope.destinationSchema) {
+            if !plan.copiesStoredForms { writer.noteComputedValues(of: destinationEntity.name) }
             try execute(sql, entityMapping: entityMapping)
             let count = connection.changes
             report.read = count
             report.written = count
         } else {
+            writer.noteComputedValues(of: destinationEntity.name)
             (report.read, report.written) = try migrateRows(plan, policy: policy)
         }
         writer.count(report.written - (writer.managerInserts - managerInsertsBefore), of: destinationEntity.name)
         report.written = writer.written[destinationEntity.name, default: 0] - writtenBefore
+        if scope.writesCoreData { try CoreDataMigrationDestination.checkNotAbstract(destinationEntity, written: report.written, by: entityMapping) }
         observer?.migrationProgress(mapping: entityMapping.name, processed: report.read)
     }
 

@@ -27,6 +27,12 @@ final class MigrationObjectWriter: MigrationWriting {
     private(set) var written: [String: Int] = [:]
     /// Objects inserted through the manager (by policies).
     private(set) var managerInserts = 0
+    /// Destination entities some of whose values ferry computed or converted (not only copied
+    /// in their stored form, ``EntityPlan/copiesStoredForms``): their value forms are verified.
+    private(set) var computedValues: Set<String> = []
+    /// Core Data's shared tables: the last key given to a new object per destination table
+    /// (``CoreDataMigrationDestination/newKeyFloor(table:identities:sourceLayout:destinationLayout:on:sourceSchema:destinationSchema:)``).
+    private var lastNewKeys: [String: Int64] = [:]
     /// The row being migrated by the row path (for ``mappedValues(forSource:mappingName:)``).
     private var currentRow: (mapping: String, source: Int64, values: [Value], columns: [String])?
     private var insertStatements: [String: (Statement, [String])] = [:]
@@ -47,6 +53,11 @@ final class MigrationObjectWriter: MigrationWriting {
         insertStatements.removeAll()
         keyTakenStatements.removeAll()
         associateStatement = nil
+    }
+
+    /// Notes that ferry computed or converted some values of `entity`'s objects.
+    func noteComputedValues(of entity: String) {
+        computedValues.insert(entity)
     }
 
     /// Adds objects some mapping wrote set-based (`INSERT … SELECT`) to the counts.
@@ -80,7 +91,13 @@ final class MigrationObjectWriter: MigrationWriting {
         let (statement, _) = try insertStatement(for: entity)
         let coding = destinationCoding
         statement.reset()
-        if let primaryKey { try statement.bind(primaryKey, at: 1) } else { try statement.bindNull(at: 1) }
+        if let primaryKey {
+            try statement.bind(primaryKey, at: 1)
+        } else if scope.writesCoreData {
+            try statement.bind(try newKey(for: entity), at: 1)
+        } else {
+            try statement.bindNull(at: 1)
+        }
         for (offset, value) in values.enumerated() {
             try coding.bind(value, to: statement, at: offset + 2)
         }
@@ -92,6 +109,19 @@ final class MigrationObjectWriter: MigrationWriting {
         return connection.lastInsertRowID
     }
 
+    /// A key for a new object in a Core Data store: above every key the step's one-to-one
+    /// mappings keep in the same table, whichever runs first (the table is shared by a hierarchy).
+    private func newKey(for entity: EntityDescription) throws -> Int64 {
+        let table = scope.destinationLayout.table(for: entity)
+        let last = try lastNewKeys[table]
+            ?? CoreDataMigrationDestination.newKeyFloor(
+                table: table, identities: scope.mapping.entities.filter(scope.isIdentity), sourceLayout: scope.sourceLayout,
+                destinationLayout: scope.destinationLayout, on: connection, sourceSchema: MigrationStepScope.sourceSchema,
+                destinationSchema: MigrationStepScope.destinationSchema)
+        lastNewKeys[table] = last + 1
+        return last + 1
+    }
+
     private func insertStatement(for entity: EntityDescription) throws -> (Statement, [String]) {
         if let cached = insertStatements[entity.name] { return cached }
         let layout = scope.destinationLayout
@@ -101,6 +131,13 @@ final class MigrationObjectWriter: MigrationWriting {
             if case .foreignKey(let column) = layout.storage(of: relationship, in: entity, model: destination) {
                 columns.append(column)
                 stored.append(layout.dialect.quote(column))
+            }
+        }
+        // Core Data's order columns after the keys, as ``EntityPlan/insertColumns`` has them.
+        for relationship in entity.relationships {
+            if let order = (layout as? CoreDataLayout)?.orderColumn(forForeignKeyOf: relationship, in: entity, model: destination) {
+                columns.append(order)
+                stored.append(layout.dialect.quote(order))
             }
         }
         // Core Data's Z_ENT and Z_OPT (a new object's) after the values, so the `?`s keep their numbers.
@@ -144,6 +181,7 @@ final class MigrationObjectWriter: MigrationWriting {
             try associate(source: source.primaryKey, destination: key, mapping: entityMapping.name)
         }
         managerInserts += 1
+        computedValues.insert(entityMapping.destination)
         written[entityMapping.destination, default: 0] += 1
         return MigrationObject(entity: entityMapping.destination, primaryKey: key, values: values)
     }

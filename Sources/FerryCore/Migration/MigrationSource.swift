@@ -9,7 +9,8 @@ struct MigrationSource {
     /// The version of the bundle the store is at.
     let model: ObjectModel
     let layout: any StoreLayout
-    /// The file the first step reads: the store itself, or its private copy.
+    /// The file the first step reads: the store itself, or its private copy (or, for a plan,
+    /// the store's `immutable=1` URI).
     let readPath: String
     /// Core Data's private copy, removed by ``close()``.
     private let copy: CoreDataStoreCopy?
@@ -17,12 +18,18 @@ struct MigrationSource {
     let coreDataMetadata: CoreDataStoreMetadata?
 
     /// True when the store is a Core Data store.
-    var isCoreData: Bool { copy != nil }
+    var isCoreData: Bool { coreDataMetadata != nil }
 
     /// Finds the version of the store at `path` in `bundle` (its stored form; `givenBundle` is
     /// the bundle as loaded, whose transient attributes a Core Data store's cached model holds),
     /// a Core Data store's first by the hashes of `compiledModel` when given.
-    static func open(_ path: String, bundle: ModelBundle, givenBundle: ModelBundle, compiledModel: CompiledModelVersions? = nil) throws -> MigrationSource {
+    ///
+    /// With `inPlaceWhenComplete` (a plan, which runs no step), a Core Data store whose main file
+    /// holds every commit is read where it is, opened `immutable=1` (nothing of it is locked,
+    /// written or created), instead of through a private copy.
+    static func open(
+        _ path: String, bundle: ModelBundle, givenBundle: ModelBundle, compiledModel: CompiledModelVersions? = nil, inPlaceWhenComplete: Bool = false
+    ) throws -> MigrationSource {
         guard CoreDataStoreFile.isCoreDataStore(path) else {
             guard let metadata = try Store.metadata(at: path) else {
                 throw FerryError(.store, "'\(path)' is not a ferry store (it has no ferry metadata)")
@@ -30,13 +37,17 @@ struct MigrationSource {
             let model = try VersionDetector.detect(metadata: metadata, bundle: bundle, store: path)
             return MigrationSource(model: model, layout: FerryLayout(), readPath: path, copy: nil, coreDataMetadata: nil)
         }
+        if inPlaceWhenComplete, CoreDataStoreFile.readsInPlace(path), let uri = CoreDataStoreFile.immutableURI(path) {
+            let connection = try Connection(path: uri, readOnly: true, create: false)
+            let file = try CoreDataStoreFile.read(connection: connection, path: path)
+            let model = try version(of: file, bundle: bundle, givenBundle: givenBundle, compiledModel: compiledModel)
+            let layout = try CoreDataLayout.reading(connection, model: model)
+            return MigrationSource(model: model, layout: layout, readPath: uri, copy: nil, coreDataMetadata: file.metadata)
+        }
         let copy = try CoreDataStoreCopy(of: path)
         do {
             let file = try CoreDataStoreFile.read(copy)
-            let match = try CoreDataVersionDetector.detect(store: file, bundle: givenBundle, compiled: compiledModel)
-            guard let model = bundle.version(match.version.version) else {
-                throw FerryError(.internal, "model \(bundle.name) lost version '\(match.version.version)' in its stored form")
-            }
+            let model = try version(of: file, bundle: bundle, givenBundle: givenBundle, compiledModel: compiledModel)
             let connection = try copy.database
             // The -wal's commits move into the copy's main file, which the steps read.
             _ = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -46,6 +57,17 @@ struct MigrationSource {
             copy.remove()
             throw error
         }
+    }
+
+    /// The version of `bundle` a Core Data store is at, with the properties its sub-entities inherit.
+    private static func version(
+        of file: CoreDataStoreFile, bundle: ModelBundle, givenBundle: ModelBundle, compiledModel: CompiledModelVersions?
+    ) throws -> ObjectModel {
+        let match = try CoreDataVersionDetector.detect(store: file, bundle: givenBundle, compiled: compiledModel)
+        guard let version = bundle.version(match.version.version) else {
+            throw FerryError(.internal, "model \(bundle.name) lost version '\(match.version.version)' in its stored form")
+        }
+        return version.withInheritedProperties
     }
 
     /// Removes the private copy of a Core Data store.
@@ -59,9 +81,16 @@ struct MigrationSource {
     }
 
     /// Throws when a version the migration reads or writes cannot be stored in the source's
-    /// layout: ferry's layout holds no entity hierarchies yet, and the migration of a Core Data
-    /// store does not move rows between the tables of hierarchies yet.
+    /// layout: ferry's layout holds no entity hierarchies yet; Core Data's holds every model.
     func checkMigratable(_ model: ObjectModel) throws {
-        if isCoreData { try CoreDataMigrationDestination.checkWithoutHierarchies(model) } else { try FerryLayout().checkRepresentable(model) }
+        if !isCoreData { try FerryLayout().checkRepresentable(model) }
+    }
+
+    /// The versions a migration of this store goes through, as its steps see them: for a Core
+    /// Data store each sub-entity with the properties it inherits (``ObjectModel/withInheritedProperties``),
+    /// since each of its entity mappings reads and writes whole objects of exactly its own entity
+    /// (Core Data's mappings list inherited properties too).
+    func stepVersions(_ versions: [ObjectModel]) -> [ObjectModel] {
+        isCoreData ? versions.map(\.withInheritedProperties) : versions
     }
 }

@@ -61,7 +61,12 @@ final class MigrationStepRunner {
             // ferry's indexes come after the data (built in bulk), see `buildIndexes`.
             destinationLayout = try destinationKind.createSchema(for: destination, on: create)
         }
-        let scope = MigrationStepScope(mapping: mapping, options: options, now: now, sourceLayout: sourceLayout, destinationLayout: destinationLayout)
+        let scope = MigrationStepScope(
+            mapping: mapping, options: options, now: now, sourceLayout: sourceLayout, destinationLayout: destinationLayout, destinationKind: destinationKind)
+        if case .coreData = destinationKind {
+            try CoreDataMigrationDestination.checkKeysStayUnique(
+                mapping.entities.filter(scope.isIdentity), sourceLayout: sourceLayout, destinationLayout: destinationLayout)
+        }
         let linksPath = destinationPath + "-links"
         StoreFiles.remove(linksPath)
         defer { StoreFiles.remove(linksPath) }
@@ -89,7 +94,9 @@ final class MigrationStepRunner {
                 try policy.endRelationshipCreation(mapping: context, manager: manager)
             }
             if destinationKind.buildsIndexesAfterData { try buildIndexes(on: connection) }
-            try destinationKind.finish(on: connection, schema: MigrationStepScope.destinationSchema, model: destination, layout: destinationLayout)
+            try destinationKind.finish(
+                on: connection, schema: MigrationStepScope.destinationSchema, sourceSchema: MigrationStepScope.sourceSchema, model: destination,
+                layout: destinationLayout)
             try hooks?.didMigrate?(MigrationStageContext(fromVersion: source.version, toVersion: destination.version, connection: connection, schema: MigrationStepScope.destinationSchema))
             for entityMapping in mapping.entities {
                 guard let policy = policies[entityMapping.name] else { continue }
@@ -113,7 +120,7 @@ final class MigrationStepRunner {
         var reports = copier.reports
         do {
             let store = try verifier.openDestination()
-            try verifier.verify(store, written: writer.written)
+            try verifier.verify(store, written: writer.written, computedValues: writer.computedValues)
             if options.checksums { try verifier.compareChecksums(&reports, destination: store) }
         }
         try verifier.keepJournalMode()
@@ -203,7 +210,8 @@ final class MigrationStepRunner {
 
     // MARK: - Store URIs
 
-    static func readOnlyURI(_ path: String) -> String { uri(path, mode: "ro") }
+    /// A read-only URI for `path`; a `file:` URI (a plan's in-place read) as it is.
+    static func readOnlyURI(_ path: String) -> String { path.hasPrefix("file:") ? path : uri(path, mode: "ro") }
 
     /// A `file:` URI for a path (escaped), opening it in `mode` (`ro`, `rw`, `rwc`).
     static func uri(_ path: String, mode: String) -> String {

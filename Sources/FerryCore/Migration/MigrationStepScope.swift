@@ -11,6 +11,14 @@ struct MigrationStepScope {
     /// layout is the one its schema was created with).
     let sourceLayout: any StoreLayout
     let destinationLayout: any StoreLayout
+    /// The kind of store the step writes.
+    let destinationKind: MigrationDestination
+
+    /// True when the step writes a Core Data store.
+    var writesCoreData: Bool {
+        if case .coreData = destinationKind { return true }
+        return false
+    }
 
     /// The schema the new store is reached through on the step's connection (attached in SQLite).
     static let destinationSchema = "dst"
@@ -44,20 +52,49 @@ struct MigrationStepScope {
     }
 
     /// SQL giving the destination key of the object made from the source object whose key is
-    /// `expression`, for objects of `sourceEntity` migrated into `entity`.
+    /// `expression`, for objects of `sourceEntity` migrated into `entity`. In a hierarchy the
+    /// linked object may be of a sub-entity: every mapping from `sourceEntity` or one of its
+    /// sub-entities into `entity` or one of its sub-entities may have made it.
     func mappedKeySQL(_ expression: String, entity: String, sourceEntity: String) throws -> EntityPlan.SQLText {
-        let candidates = mapping.entities.filter { $0.destination == entity && $0.source == sourceEntity }
-        guard let target = candidates.first else { return EntityPlan.SQLText(text: "NULL", arguments: []) }
-        if isIdentity(target) {
-            if target.filter != nil {
-                // Objects the filter left out are not there: point at nothing rather than dangle.
-                return EntityPlan.SQLText(
-                    text: "(SELECT \(destinationKey) FROM \(destinationTable(destinationLayout.table(forEntityNamed: entity))) WHERE \(destinationKey) = \(expression))",
-                    arguments: [])
-            }
-            return EntityPlan.SQLText(text: expression, arguments: [])
+        let candidates = mapping.entities.filter { candidate in
+            guard let from = candidate.source else { return false }
+            return destination.isKind(candidate.destination, of: entity) && source.isKind(from, of: sourceEntity)
         }
-        return EntityPlan.SQLText(text: "(SELECT destination FROM links.assoc WHERE mapping = ? AND source = \(expression) LIMIT 1)", arguments: [.text(target.name)])
+        guard !candidates.isEmpty else { return EntityPlan.SQLText(text: "NULL", arguments: []) }
+        let identities = candidates.filter(isIdentity)
+        let kept: String?
+        let copied = Set(identities.compactMap(\.source))
+        let everyKindCopied = source.entities.allSatisfy { !source.isKind($0.name, of: sourceEntity) || copied.contains($0.name) }
+        // Objects kept one to one keep their keys. A filter may have left some out, which then
+        // are not there: point at nothing rather than dangle.
+        let present = "(SELECT \(destinationKey) FROM \(destinationTable(destinationLayout.table(forEntityNamed: entity))) WHERE \(destinationKey) = \(expression))"
+        if identities.isEmpty {
+            kept = nil
+        } else if identities.contains(where: { $0.filter != nil }) {
+            kept = present
+        } else if everyKindCopied {
+            // The entity and each of its sub-entities are copied one to one: every key is kept.
+            kept = expression
+        } else {
+            // Other entities of the source hierarchy are made anew or leave the hierarchy: the
+            // key is kept for source objects of the entities copied one to one, told apart by
+            // their entity numbers (whichever mapping runs first).
+            let filters = identities.compactMap { $0.source.flatMap(source.entity(named:)).flatMap { sourceLayout.entityFilter(for: $0) } }
+            if filters.count == identities.count, let column = filters.first?.column {
+                let quote = sourceLayout.dialect.quote
+                let sourceKey = quote(sourceLayout.keyColumn)
+                let table = sourceLayout.dialect.qualified(sourceLayout.table(forEntityNamed: sourceEntity), in: Self.sourceSchema)
+                let own = filters.compactMap(\.values.first).map(String.init).joined(separator: ", ")
+                kept = "(SELECT s.\(sourceKey) FROM \(table) AS s WHERE s.\(sourceKey) = \(expression) AND s.\(quote(column)) IN (\(own)))"
+            } else {
+                kept = present
+            }
+        }
+        let made = candidates.filter { !isIdentity($0) }
+        guard !made.isEmpty else { return EntityPlan.SQLText(text: kept ?? "NULL", arguments: []) }
+        let marks = Array(repeating: "?", count: made.count).joined(separator: ", ")
+        let associated = "(SELECT destination FROM links.assoc WHERE mapping IN (\(marks)) AND source = \(expression) LIMIT 1)"
+        return EntityPlan.SQLText(text: kept.map { "COALESCE(\(associated), \($0))" } ?? associated, arguments: made.map { .text($0.name) })
     }
 
     /// A constraint or store failure while writing the mapping's objects, as a migration error

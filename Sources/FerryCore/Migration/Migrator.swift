@@ -165,13 +165,13 @@ public final class Migrator {
         public var target: ObjectModel
         /// The mapping of each version step, in order.
         public var steps: [MappingModel]
-        /// Objects per source entity in the store.
+        /// Objects per source entity in the store (each entity's own, not its sub-entities').
         public var counts: [String: Int]
     }
 
     /// Finds the store's version and plans the steps to the target, without changing anything.
-    /// A Core Data store is read from a private copy (its `-wal` included), so not even its
-    /// `-shm` is touched.
+    /// A Core Data store is read in place opened `immutable=1` when its main file holds every
+    /// commit, else from a private copy (its `-wal` included), so not even its `-shm` is touched.
     public func plan() throws -> Plan {
         try plan(countingObjects: true)
     }
@@ -179,7 +179,8 @@ public final class Migrator {
     /// ``plan()``, counting the source's objects only when asked (`counts` is empty otherwise):
     /// whether a migration is needed takes no table scan.
     package func plan(countingObjects: Bool) throws -> Plan {
-        let source = try MigrationSource.open(storePath, bundle: bundle, givenBundle: givenBundle, compiledModel: options.compiledModel)
+        let source = try MigrationSource.open(
+            storePath, bundle: bundle, givenBundle: givenBundle, compiledModel: options.compiledModel, inPlaceWhenComplete: true)
         defer { source.close() }
         return try plan(source, countingObjects: countingObjects)
     }
@@ -189,7 +190,7 @@ public final class Migrator {
         guard let target = bundle.version(targetLabel) else {
             throw FerryError(.usage, "model \(bundle.name) has no version '\(targetLabel)' (versions: \(bundle.versions.map(\.version).joined(separator: ", ")))")
         }
-        let path = try bundle.path(from: source.model.version, to: target.version)
+        let path = source.stepVersions(try bundle.path(from: source.model.version, to: target.version))
         // A Core Data store's own version is read in Core Data's layout, which must handle it too.
         for version in source.isCoreData ? path : Array(path.dropFirst()) { try source.checkMigratable(version) }
         var steps: [MappingModel] = []
@@ -199,11 +200,11 @@ public final class Migrator {
         var counts: [String: Int] = [:]
         guard countingObjects else { return Plan(source: source.model, target: target, steps: steps, counts: counts) }
         let connection = try Connection(path: MigrationStepRunner.readOnlyURI(source.readPath), readOnly: true, create: false)
+        // Each entity's own objects (its sub-entities' are theirs), as each entity mapping reads them.
         for entity in source.model.entities {
-            counts[entity.name] = Int(
-                try connection.scalar("SELECT count(*) FROM \(source.layout.quotedTable(for: entity))\(source.layout.entityFilterClause(for: entity, alias: nil))")?.int64 ?? 0)
+            counts[entity.name] = Int(try connection.scalar("SELECT count(*) FROM \(source.layout.quotedOwnRows(for: entity))")?.int64 ?? 0)
         }
-        return Plan(source: source.model, target: target, steps: steps, counts: counts)
+        return Plan(source: source.model, target: path.last ?? target, steps: steps, counts: counts)
     }
 
     /// Migrates the store to the target version and swaps the result in.

@@ -20,9 +20,10 @@
 /// entity removed in v2 and re-added in v3 is a new entity, exactly as migrating step by step.
 /// The changes and verdicts then compare the two ends directly.
 public struct ModelDiff: Sendable {
-    /// The version compared from.
+    /// The version compared from (under Core Data's rules, each sub-entity with the
+    /// properties it inherits, ``ObjectModel/withInheritedProperties``).
     public let source: ObjectModel
-    /// The version compared to.
+    /// The version compared to (as `source`).
     public let destination: ObjectModel
     /// The versions between `source` and `destination`, oldest first.
     public let intermediates: [ObjectModel]
@@ -40,12 +41,17 @@ public struct ModelDiff: Sendable {
     /// Compares `source` with `destination`, resolving renames through `intermediates` (the
     /// versions between them, oldest first; empty for adjacent versions or two unrelated files).
     public init(from source: ObjectModel, to destination: ObjectModel, through intermediates: [ObjectModel] = []) {
-        self.source = source
-        self.destination = destination
-        self.intermediates = intermediates
-        rules = MigrationRuleSet(source: source, destination: destination)
+        let rules = MigrationRuleSet(source: source, destination: destination)
+        self.rules = rules
+        // Core Data compares each entity with the properties it inherits (its mappings list
+        // them): a property moved up to a parent stays the sub-entity's, an entity leaving its
+        // hierarchy keeps what it inherited.
+        func compared(_ model: ObjectModel) -> ObjectModel { rules == .coreData ? model.withInheritedProperties : model }
+        self.source = compared(source)
+        self.destination = compared(destination)
+        self.intermediates = intermediates.map(compared)
         let mappingFile = Builder.mappingPhrase(rules, file: "mappings/\(source.version)-to-\(destination.version).yml")
-        var builder = Builder(source: source, destination: destination, intermediates: intermediates, mappingFile: mappingFile, rules: rules)
+        var builder = Builder(source: self.source, destination: self.destination, intermediates: self.intermediates, mappingFile: mappingFile, rules: rules)
         builder.run()
         changes = builder.changes
         entitySources = builder.entityMap

@@ -124,6 +124,15 @@ package struct CoreDataLayout: StoreLayout {
     /// inverse: `ZBOOK` → `Z_FOK_BOOK` (COREDATA.md §2.5).
     package static func orderColumn(forForeignKey column: String) -> String { "Z_FOK_" + column.dropFirst() }
 
+    /// The `Z_FOK_<NAME>` column beside the key of a to-one `relationship` whose inverse is an
+    /// ordered to-many (nil otherwise): the object's position among its owner's objects.
+    package func orderColumn(forForeignKeyOf relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel) -> String? {
+        guard case .foreignKey(let column) = storage(of: relationship, in: entity, model: model),
+            let inverse = model.inverse(of: relationship, in: entity), inverse.isToMany, inverse.isOrdered
+        else { return nil }
+        return Self.orderColumn(forForeignKey: column)
+    }
+
     package func uniqueIndexName(entity: String, columns: [String]) -> String { "Z_\(entity)_UNIQUE_\(columns.joined(separator: "_"))" }
 
     package func indexName(entity: String, index: IndexDescription) -> String {

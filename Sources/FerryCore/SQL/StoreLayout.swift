@@ -25,7 +25,8 @@ package protocol StoreLayout: Sendable {
     /// The table of the entity named `name` (which the model may not hold any more, in a migration).
     func table(forEntityNamed name: String) -> String
     /// For an entity sharing its table with others: the column telling the entities apart and
-    /// the values that mean `entity` or one of its sub-entities. Nil when the table is its own.
+    /// the values that mean `entity` or one of its sub-entities, the entity's own value first.
+    /// Nil when the table is its own.
     func entityFilter(for entity: EntityDescription) -> EntityFilter?
     /// The column of the attribute named `attribute` of `entity`.
     func column(forAttribute attribute: String, in entity: EntityDescription) -> String
@@ -77,6 +78,16 @@ extension StoreLayout {
         let clause = entityFilterClause(for: entity, alias: nil)
         if clause.isEmpty { return quotedTable(for: entity) }
         return "(SELECT * FROM \(quotedTable(for: entity))\(clause))"
+    }
+
+    /// What a migration's entity mapping reads the objects of `entity` from: only its own rows,
+    /// not those of its sub-entities (each sub-entity has its own mapping, as Core Data's
+    /// migration fetches each entity mapping's source instances without sub-entities). The
+    /// quoted table when it is the entity's own, otherwise the subquery of the rows whose entity
+    /// column holds the entity's own number.
+    package func quotedOwnRows(for entity: EntityDescription) -> String {
+        guard let filter = entityFilter(for: entity), let own = filter.values.first else { return quotedTable(for: entity) }
+        return "(SELECT * FROM \(quotedTable(for: entity)) WHERE \(dialect.quote(filter.column)) = \(own))"
     }
 
     /// The quoted column of the attribute named `attribute` of `entity`.

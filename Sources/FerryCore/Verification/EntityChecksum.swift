@@ -49,7 +49,11 @@ public struct EntityChecksum: Sendable, Hashable, Codable, CustomStringConvertib
 
     /// Computes the checksum on a connection to a store of `model` in `layout` (over typed values,
     /// so stores that code values differently compare equal when they hold the same values).
-    package static func compute(connection: any DatabaseConnection, model: ObjectModel, layout: any StoreLayout, entity name: String, attributes: [String]) throws -> EntityChecksum {
+    /// With `ownObjectsOnly`, the objects of the entity's sub-entities are left out (a
+    /// migration compares each entity mapping's own objects).
+    package static func compute(
+        connection: any DatabaseConnection, model: ObjectModel, layout: any StoreLayout, entity name: String, attributes: [String], ownObjectsOnly: Bool = false
+    ) throws -> EntityChecksum {
         guard let entity = model.entity(named: name) else {
             throw FerryError(.verification, "cannot compute a checksum: model \(model.name) has no entity '\(name)'\(Suggestions.didYouMean(name, in: model.entityNames))")
         }
@@ -65,7 +69,8 @@ public struct EntityChecksum: Sendable, Hashable, Codable, CustomStringConvertib
         var rows = 0
         var sum: UInt64 = 0
         var hasher = RowHasher()
-        try connection.forEachRow("SELECT \(columns) FROM \(layout.quotedTable(for: entity))\(layout.entityFilterClause(for: entity, alias: nil))", []) { row in
+        let objects = ownObjectsOnly ? layout.quotedOwnRows(for: entity) : layout.quotedSource(for: entity)
+        try connection.forEachRow("SELECT \(columns) FROM \(objects)", []) { row in
             hasher.reset()
             for (index, type) in types.enumerated() {
                 hasher.add(coding.decode(row[index], as: type))
