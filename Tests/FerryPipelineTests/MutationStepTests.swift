@@ -87,7 +87,7 @@ struct MutationStepTests {
                     
             """)
         #expect(report.outcome == "succeeded")
-        #expect(report.exitCode == 0)
+        #expect(report.failure == nil)
         let step = try #require(report.steps.last)
         #expect(step.kind == "update")
         #expect(step.entity == "Customer")
@@ -138,7 +138,7 @@ struct MutationStepTests {
 
             """)
         #expect(report.outcome == "failed")
-        #expect(report.exitCode == 1)
+        #expect(report.failure == .error(.constraint))
         #expect(report.steps.count == 3)
         let step = try #require(report.steps.last)
         #expect(step.outcome == .failed)
