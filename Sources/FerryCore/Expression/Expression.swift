@@ -60,7 +60,7 @@ public struct Expression: Sendable {
     ) throws(FerryError) -> BoundExpression {
         var binder = ExpressionBinder(
             source: source, entity: entity, model: model, parameters: parameters,
-            now: now ?? ExpressionRuntime.currentMillis())
+            now: now ?? DateCoding.nowMilliseconds())
         let compiled = try binder.compile(root)
         return BoundExpression(
             source: source, resultType: compiled.type, keyPaths: binder.keyPaths, program: compiled.run,
