@@ -192,8 +192,7 @@ public final class Migrator {
         let connection = try Connection(path: MigrationStepRunner.readOnlyURI(source.readPath), readOnly: true, create: false)
         var counts: [String: Int] = [:]
         for entity in source.model.entities {
-            counts[entity.name] = Int(
-                try connection.scalar("SELECT count(*) FROM \(source.layout.quotedTable(for: entity))\(source.layout.entityFilterClause(for: entity, alias: nil))")?.int64 ?? 0)
+            counts[entity.name] = Int(try connection.scalar(source.layout.objectCountQuery(for: entity))?.int64 ?? 0)
         }
         return Plan(source: source.model, target: target, steps: steps, counts: counts)
     }

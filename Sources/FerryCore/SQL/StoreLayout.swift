@@ -69,6 +69,12 @@ extension StoreLayout {
         return " WHERE \(column) IN (\(filter.values.map(String.init).joined(separator: ", ")))"
     }
 
+    /// The query counting the objects of `entity` (and its sub-entities, in a shared table):
+    /// the one way ferry counts an entity's objects.
+    package func objectCountQuery(for entity: EntityDescription) -> String {
+        "SELECT count(*) FROM \(quotedTable(for: entity))\(entityFilterClause(for: entity, alias: nil))"
+    }
+
     /// What a read selects the objects of `entity` from, in a `FROM` or `JOIN`: its quoted
     /// table, or, when the table is shared with other entities, the subquery of the rows of
     /// `entity` and its sub-entities (as Core Data fetches with `includesSubentities`), so
