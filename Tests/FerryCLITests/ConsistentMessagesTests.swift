@@ -221,12 +221,7 @@ struct ConsistentMessagesTests {
 
     @discardableResult
     static func shell(_ command: String) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command + " 2>/dev/null"]
-        guard (try? process.run()) != nil else { return -1 }
-        process.waitUntilExit()
-        return process.terminationStatus
+        (try? runShell(command + " 2>/dev/null"))?.exitCode ?? -1
     }
 
     @Test("a full disk: the message says the disk is full, where, and that the store is as it was", .enabled(if: canMountTmpfs))

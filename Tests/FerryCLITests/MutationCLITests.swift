@@ -70,6 +70,51 @@ struct MutationCLITests {
         #expect(typo.stderr == "--where:1:1: error: Customer has no attribute 'agee'; did you mean 'age'?\n")
     }
 
+    @Test("--set and set: take value expressions: bare names or $source, to-one key paths, every function; failures name the object")
+    func valueExpressions() throws {
+        let directory = try makeStore()
+        let orders = try runFerry(
+            ["update", "--store", "shop.sqlite", "--entity", "Order", "--where", "TRUEPREDICATE", "--set", "number==concat(number, '/', lowercase(customer.email))"],
+            cwd: directory.path)
+        #expect(orders.exitCode == 0, "\(orders.stderr)")
+        #expect(try query("SELECT number FROM \"Order\" ORDER BY number", in: directory) == "A-1/ann@x.io\nA-2/ann@x.io\nB-1/bob@x.io\n")
+
+        try directory.write(
+            "adjust.yml",
+            """
+            store: shop.sqlite
+            model: shop.yml
+            steps:
+              - update:
+                  entity: Customer
+                  where: TRUEPREDICATE
+                  set:
+                    email: =substring($source.email, 0, 2) + "@y.io"
+                    age: "=age > 30 ? age - 1 : age"
+            """)
+        let job = try runFerry(["run", "adjust.yml", "--quiet"], cwd: directory.path)
+        #expect(job.exitCode == 0, "\(job.stderr)")
+        #expect(try query("SELECT email, age FROM Customer ORDER BY id", in: directory) == "An@y.io|33\nbo@y.io|19\nCY@y.io|51\n")
+
+        let before = try query("SELECT email, age FROM Customer ORDER BY id", in: directory)
+        let zero = try runFerry(
+            ["update", "--store", "shop.sqlite", "--entity", "Customer", "--where", "TRUEPREDICATE", "--set", "age==age / (age - 19)", "--set", "email=x@y.io"],
+            cwd: directory.path)
+        #expect(zero.exitCode == 1)
+        #expect(zero.stderr == "--set #1:1:10: error: cannot evaluate age / (age - 19) for Customer ferry_pk 2: division by zero\n")
+        #expect(try query("SELECT email, age FROM Customer ORDER BY id", in: directory) == before)
+
+        let joined = try runFerry(
+            ["update", "--store", "shop.sqlite", "--entity", "Customer", "--where", "TRUEPREDICATE", "--set", "email==email + id"], cwd: directory.path)
+        #expect(joined.exitCode == 64)
+        #expect(joined.stderr == "--set #1:1:14: error: '+' joins strings, but id (integer) is not a string; convert it with string(…) or use concat(…)\n")
+        let mismatch = try runFerry(
+            ["update", "--store", "shop.sqlite", "--entity", "Customer", "--where", "TRUEPREDICATE", "--set", "age==age * 1.5"], cwd: directory.path)
+        #expect(mismatch.exitCode == 64)
+        #expect(mismatch.stderr == "--set #1:1:6: error: 'age * 1.5' is decimal, but attribute 'age' is int16; convert it with int(…)\n")
+        #expect(try query("SELECT email, age FROM Customer ORDER BY id", in: directory) == before)
+    }
+
     @Test("ferry delete applies delete rules, or ignores them and reports the blocking references")
     func delete() throws {
         let directory = try makeStore()

@@ -28,12 +28,8 @@ struct ResumeKillTests {
     }
 
     static func gzip(_ path: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/gzip")
-        process.arguments = ["-kf", path]
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let gzip = try runProgram("/usr/bin/gzip", ["-kf", path])
+        #expect(gzip.exitCode == 0, "\(gzip)")
         return path + ".gz"
     }
 

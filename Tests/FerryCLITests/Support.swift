@@ -117,15 +117,7 @@ extension ProcessResult {
 /// What the `sqlite3` command prints for `sql` on the database at `path` (a store as any SQLite
 /// tool sees it).
 func sqlite3(_ path: String, _ sql: String) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-    process.arguments = [path, sql]
-    let out = Pipe()
-    process.standardOutput = out
-    try process.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self)
+    try runProgram("/usr/bin/sqlite3", [path, sql]).stdout
 }
 
 /// Switches the people store at `store` to WAL mode and commits people `ids` without ever

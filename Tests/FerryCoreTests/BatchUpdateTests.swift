@@ -68,7 +68,7 @@ struct UpdateFixture {
     }
 
     static func expression(_ text: String) throws -> BatchUpdateRequest.PropertyValue {
-        .expression(try UpdateExpression(parsing: text, location: InputLocation(file: "job.yml", line: 4, column: 12)))
+        .expression(try Expression.parse(text, location: InputLocation(file: "job.yml", line: 4, column: 12), bareNamesAreAttributes: true))
     }
 }
 
@@ -109,7 +109,7 @@ struct BatchUpdateTests {
                 "rank": try UpdateFixture.expression("-(rank * 2 - 1) / 2"),
                 "balance": try UpdateFixture.expression("balance * 1.1 + 0.01"),
                 "score": try UpdateFixture.expression("score / 2 + rank"),
-                "name": try UpdateFixture.expression("uppercase(coalesce(name, 'anon')) + ' #' + id"),
+                "name": try UpdateFixture.expression("uppercase(coalesce(name, 'anon')) + ' #' + string(id)"),
                 "code": try UpdateFixture.expression("coalesce(code, \"zz\")"),
             ])
         #expect(changed == 5)
@@ -122,15 +122,50 @@ struct BatchUpdateTests {
         #expect(try fixture.column("code") == [.text("aa"), .text("bb"), .text("cc"), .text("zz"), .text("ee")])
     }
 
-    @Test("now() gives every record the same instant, and string literals fit date attributes")
+    @Test("now() gives every record the same instant; date(…) converts a string literal for a date attribute")
     func dates() throws {
         let fixture = try UpdateFixture()
         #expect(try fixture.update("joined == nil", ["joined": try UpdateFixture.expression("now()")]) == 4)
         let joined = try fixture.column("joined").compactMap(\.text)
         #expect(Set(joined.dropFirst()).count == 1)
         #expect(joined.allSatisfy { $0.count == 24 && $0.hasSuffix("Z") })
-        #expect(try fixture.update("id == 2", ["joined": try UpdateFixture.expression("coalesce(nil, '2020-01-02')")]) == 1)
+        #expect(try fixture.update("id == 2", ["joined": try UpdateFixture.expression("coalesce(nil, date('2020-01-02'))")]) == 1)
         #expect(try fixture.column("joined")[1] == .text("2020-01-02T00:00:00.000Z"))
+        // A string is never silently read as a date.
+        #expect(errorText { _ = try fixture.update("id == 2", ["joined": try UpdateFixture.expression("coalesce(joined, '2020-01-02')")]) }
+            == "job.yml:4:12: error: the arguments of coalesce() have different types: date and '2020-01-02' (string)")
+    }
+
+    @Test("values SQLite cannot compute exactly are evaluated per object: to-one key paths, conditionals, text functions, exact division")
+    func evaluatedPerObject() throws {
+        let fixture = try UpdateFixture()
+        let request = BatchUpdateRequest(
+            entity: "Order", predicate: try Predicate(format: "TRUEPREDICATE"),
+            propertiesToUpdate: [
+                "number": .expression(
+                    try Expression.parse("concat(substring(customer.name, 0, 1), '-', number, $source.total > 4 ? '!' : '')", bareNamesAreAttributes: true)),
+                "total": .expression(try Expression.parse("round(total / 3, 2)", bareNamesAreAttributes: true)),
+            ])
+        #expect(try fixture.store.execute(request).updated == 3)
+        #expect(try fixture.column("number", of: "Order") == [.text("A-A-1!"), .text("A-A-2!"), .text("B-B-1")])
+        #expect(try fixture.column("total", of: "Order") == [.text("1.67"), .text("2.5"), .text("0.33")])
+        #expect(try fixture.store.withConnection { try $0.rows("SELECT name FROM sqlite_temp_master") }.isEmpty)
+        // Only the selected objects are evaluated and changed.
+        #expect(try fixture.update("age > 30", ["name": try UpdateFixture.expression("if(active, uppercase(coalesce(name, 'x')), 'off')")]) == 2)
+        #expect(try fixture.column("name") == [.text("ANN"), .text("Bob"), .text("X"), .text("Dée"), .text("Eve")])
+    }
+
+    @Test("a value that cannot be computed fails the step before anything is written, naming the object")
+    func evaluationFailures() throws {
+        let fixture = try UpdateFixture()
+        let before = try fixture.snapshot()
+        #expect(errorText { _ = try fixture.update("TRUEPREDICATE", ["age": try UpdateFixture.expression("age / (rank - 3)"), "active": .constant(.bool(false))]) }
+            == "job.yml:4:16: error: cannot evaluate age / (rank - 3) for Customer ferry_pk 3: division by zero")
+        #expect(errorText { _ = try fixture.update("TRUEPREDICATE", ["rank": try UpdateFixture.expression("rank * 10000")]) }
+            == "job.yml:4:12: error: cannot evaluate rank * 10000 for Customer ferry_pk 4: 40000 is out of range for int16 (attribute 'rank')")
+        #expect(errorText { _ = try fixture.update("TRUEPREDICATE", ["rank": try UpdateFixture.expression("int(code)")]) }
+            == "job.yml:4:12: error: cannot evaluate int(code) for Customer ferry_pk 1: 'aa' is not an integer")
+        #expect(try fixture.snapshot() == before)
     }
 
     @Test("the predicate may go through relationships")
@@ -140,7 +175,7 @@ struct BatchUpdateTests {
         #expect(try fixture.column("active")[0] == .integer(0))
         let request = BatchUpdateRequest(
             entity: "Order", predicate: try Predicate(format: "customer.name BEGINSWITH[c] 'a'"),
-            propertiesToUpdate: ["total": .expression(try UpdateExpression(parsing: "total * 2"))])
+            propertiesToUpdate: ["total": .expression(try Expression.parse("total * 2", bareNamesAreAttributes: true))])
         #expect(try fixture.store.execute(request).updated == 2)
         #expect(try fixture.column("total", of: "Order") == [.text("10"), .text("15"), .text("1")])
     }
@@ -150,7 +185,6 @@ struct BatchUpdateTests {
         arguments: [
             ("age + 120", "age", "the new value of Customer.age breaks 'max: 150' for 2 records (ferry_pk 1, 3); nothing was changed"),
             ("age - 20", "age", "the new value of Customer.age breaks 'min: 0' for 1 record (ferry_pk 2); nothing was changed"),
-            ("rank * 10000", "rank", "the new value of Customer.rank breaks 'type: int16' for 2 records (ferry_pk 4, 5); nothing was changed"),
             ("lowercase(name) + '@x.io'", "email", "the new value of Customer.email breaks 'optional: false' for 1 record (ferry_pk 3); nothing was changed"),
             ("email + email", "email", "the new value of Customer.email breaks 'max_length: 20' for 5 records (ferry_pk 1, 2, 3, 4, 5); nothing was changed"),
             ("coalesce(name, 'x')", "email", "the new value of Customer.email breaks 'pattern: [^@ ]+@[^@ ]+' for 5 records (ferry_pk 1, 2, 3, 4, 5); nothing was changed"),
@@ -219,17 +253,20 @@ struct BatchUpdateTests {
         "bad expressions and requests are located errors",
         arguments: [
             ("lowercase(emial)", "job.yml:4:22: error: Customer has no attribute 'emial'; did you mean 'email'?"),
-            ("age +", "job.yml:4:17: error: expected a value but found end of input"),
-            ("(age + 1", "job.yml:4:20: error: expected ')' to close '(' at column 12 but found end of input"),
-            ("lower(email)", "job.yml:4:12: error: unknown function 'lower' (one of lowercase, uppercase, trim, coalesce, now)"),
+            ("age +", "job.yml:4:17: error: expected a value after '+' but found end of input"),
+            ("(age + 1", "job.yml:4:20: error: expected ')' to close '(' at column 12 after '1' but found end of input"),
+            ("lower(email)", "job.yml:4:12: error: unknown function 'lower'; see docs/expressions.md for the functions"),
             ("age # 2", "job.yml:4:16: error: unexpected character '#'"),
-            ("'open", "job.yml:4:12: error: unterminated string starting at column 12"),
-            ("now(1)", "job.yml:4:12: error: now() takes 0 arguments, not 1"),
-            ("coalesce(age)", "job.yml:4:12: error: coalesce() takes at least 2 arguments, not 1"),
-            ("orders + 1", "job.yml:4:12: error: 'orders' is a relationship of Customer; update expressions read attributes only"),
-            ("joined + 1", "job.yml:4:19: error: cannot apply '+' to date and integer ('+' adds numbers or concatenates strings)"),
-            ("uppercase(age)", "job.yml:4:22: error: uppercase() takes a string, not integer"),
-            ("coalesce(age, name)", "job.yml:4:26: error: coalesce() mixes integer and string"),
+            ("'open", "job.yml:4:12: error: unterminated string literal"),
+            ("now(1)", "job.yml:4:12: error: now() takes 0 arguments () but was given 1"),
+            ("orders + 1", "job.yml:4:12: error: 'orders' of Customer is a to-many relationship; value expressions can only follow to-one relationships"),
+            ("joined + 1", "job.yml:4:19: error: '+' needs numbers, but joined (date) is not a number"),
+            ("uppercase(age)", "job.yml:4:22: error: uppercase() needs a string as argument 1, but age (integer) is not; convert it with string(…)"),
+            ("coalesce(age, name)", "job.yml:4:12: error: the arguments of coalesce() have different types: integer and name (string)"),
+            ("name + id", "job.yml:4:17: error: '+' joins strings, but id (integer) is not a string; convert it with string(…) or use concat(…)"),
+            ("yes", "job.yml:4:12: error: Customer has no attribute 'yes'"),
+            ("$source.nmae", "job.yml:4:20: error: Customer has no attribute 'nmae'; did you mean 'name'?"),
+            ("name.first", "job.yml:4:17: error: 'name' of Customer is an attribute, not a relationship, so 'first' cannot follow it"),
         ])
     func badExpressions(text: String, message: String) throws {
         let fixture = try UpdateFixture()
@@ -241,9 +278,13 @@ struct BatchUpdateTests {
     func typeMismatches() throws {
         let fixture = try UpdateFixture()
         #expect(errorText { _ = try fixture.update("TRUEPREDICATE", ["age": try UpdateFixture.expression("age * 1.5")]) }
-            == "job.yml:4:12: error: 'Customer.age' is int16 but the expression is decimal")
+            == "job.yml:4:12: error: 'age * 1.5' is decimal, but attribute 'age' is int16; convert it with int(…)")
         #expect(errorText { _ = try fixture.update("TRUEPREDICATE", ["balance": try UpdateFixture.expression("score")]) }
-            == "job.yml:4:12: error: 'Customer.balance' is decimal but the expression is double (it would round through a double; use decimal literals and attributes)")
+            == "job.yml:4:12: error: 'score' is double, but attribute 'balance' is decimal; convert it with decimal(…)")
+        #expect(errorText { _ = try fixture.update("TRUEPREDICATE", ["score": try UpdateFixture.expression("balance")]) }
+            == "job.yml:4:12: error: 'balance' is decimal, but attribute 'score' is double; convert it with double(…)")
+        #expect(errorText { _ = try fixture.update("TRUEPREDICATE", ["email": try UpdateFixture.expression("nil")]) }
+            == "job.yml:4:12: error: 'nil' is always nil, but attribute 'email' is not optional")
         #expect(errorText { _ = try fixture.update("TRUEPREDICATE", ["emial": .constant(.string("x"))]) }
             == "error: Customer has no attribute 'emial'; did you mean 'email'?")
         #expect(errorText { _ = try fixture.update("TRUEPREDICATE", ["orders": .constant(.null)]) }

@@ -206,7 +206,7 @@ struct UpdateRuleAgreementTests {
         errorText {
             let request = BatchUpdateRequest(
                 entity: "Item", predicate: try Predicate(format: "TRUEPREDICATE"),
-                propertiesToUpdate: [attribute: .expression(try UpdateExpression(parsing: expression))])
+                propertiesToUpdate: [attribute: .expression(try Expression.parse(expression, bareNamesAreAttributes: true))])
             _ = try store.execute(request)
         }
     }

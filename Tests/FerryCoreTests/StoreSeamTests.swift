@@ -146,7 +146,7 @@ struct StoreSeamTests {
         let connection = try Self.renamedStore(in: directory)
         let update = BatchUpdateRequest(
             entity: "Customer", predicate: try Predicate(format: "email ENDSWITH '.org'"),
-            propertiesToUpdate: ["joined": .constant(.date(Self.march)), "age": .expression(try UpdateExpression(parsing: "id + 40"))])
+            propertiesToUpdate: ["joined": .constant(.date(Self.march)), "age": .expression(try Expression.parse("id + 40", bareNamesAreAttributes: true))])
         let updated = try connection.transaction(.immediate) { try update.plan(model: Self.model, layout: Self.layout).run(on: connection) }
         #expect(updated.updated == 2)
         #expect(try connection.rows(#"SELECT "C_age", "C_joined" FROM "T_Customer" ORDER BY "PK""#) == [

@@ -39,7 +39,7 @@ struct CSVReaderBenchmark {
                     }
                 }
             }
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let seconds = elapsed.seconds
             let megabytes = Double(size) / 1_000_000
             print(
                 "csv-parse run \(run): \(records) records, \(megabytes) MB in \(String(format: "%.3f", seconds)) s = "

@@ -87,7 +87,7 @@ struct MutationStepTests {
                     
             """)
         #expect(report.outcome == "succeeded")
-        #expect(report.exitCode == 0)
+        #expect(report.failure == nil)
         let step = try #require(report.steps.last)
         #expect(step.kind == "update")
         #expect(step.entity == "Customer")
@@ -138,7 +138,7 @@ struct MutationStepTests {
 
             """)
         #expect(report.outcome == "failed")
-        #expect(report.exitCode == 1)
+        #expect(report.failure == .error(.constraint))
         #expect(report.steps.count == 3)
         let step = try #require(report.steps.last)
         #expect(step.outcome == .failed)
@@ -205,7 +205,7 @@ struct MutationStepTests {
         #expect(errors == [
             "\(path):9:5: error: the update step needs 'where' (a predicate; TRUEPREDICATE to update every object)",
             "\(path):11:7: error: unknown key 'wehre' in an update step; did you mean 'where'?",
-            "\(path):12:24: error: expected a value but found end of input",
+            "\(path):12:24: error: expected a value after '+' but found end of input",
             "\(path):12:32: error: expected a value, an =expression or a mapping for 'name' but found a list",
             "\(path):15:19: error: expected a value after '>' but found end of input",
             "\(path):16:21: error: 'skip' is not a valid 'delete_rules' (one of apply, ignore)",

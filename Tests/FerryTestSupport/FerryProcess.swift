@@ -170,3 +170,16 @@ public func runFerryInShell(
 ) throws -> ProcessResult {
     try FerryProcess(["-c", script, try FerryBinary.require()] + arguments, cwd: cwd, env: env, executable: "/bin/sh").wait(timeout: timeout)
 }
+
+/// Runs another program (`/bin/sh`, `/usr/bin/sqlite3`, `gzip`) to the end, the same way as
+/// ``runFerry(_:cwd:env:stdin:timeout:)``: the one process runner of the tests.
+public func runProgram(
+    _ executable: String, _ arguments: [String], cwd: String? = nil, env: [String: String]? = nil, timeout: Duration = .seconds(120)
+) throws -> ProcessResult {
+    try FerryProcess(arguments, cwd: cwd, env: env, executable: executable).wait(timeout: timeout)
+}
+
+/// Runs `/bin/sh -c command` to the end.
+public func runShell(_ command: String, cwd: String? = nil, timeout: Duration = .seconds(120)) throws -> ProcessResult {
+    try runProgram("/bin/sh", ["-c", command], cwd: cwd, timeout: timeout)
+}

@@ -100,7 +100,8 @@ struct UpdateCommand: ParsableCommand {
         abstract: "Change attributes of the objects a predicate selects (a batch update), without a job file.",
         discussion: """
             --set name=value sets a constant (converted to the attribute's type; name= sets nil); \
-            --set 'name==expression' computes the value from the object's own attributes, e.g. \
+            --set 'name==expression' computes it with a value expression over the object's attributes \
+            (the language of mapping files; a bare name is an attribute), e.g. \
             --set 'email==lowercase(trim(email))'. See docs/update-delete.md.
             """)
 
@@ -130,7 +131,7 @@ struct UpdateCommand: ParsableCommand {
                 let rest = item[item.index(after: equals)...]
                 if rest.hasPrefix("=") {
                     let location = InputLocation(file: "--set #\(index + 1)", line: 1, column: name.utf8.count + 3)
-                    values[name] = .expression(try UpdateExpression(parsing: String(rest.dropFirst()), location: location))
+                    values[name] = .expression(try Expression.parse(String(rest.dropFirst()), location: location, bareNamesAreAttributes: true))
                 } else {
                     values[name] = .constant(rest.isEmpty ? .null : .string(String(rest)))
                 }

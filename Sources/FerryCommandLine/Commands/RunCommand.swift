@@ -37,7 +37,8 @@ struct RunCommand: ParsableCommand {
             runner.allowsEmptySync = allowEmptySync
             runner.registry = FerryCommandLine.registry
             runner.progress = console
-            let report = runner.run()
+            var report = runner.run()
+            report.exitCode = ExitStatus.code(for: report.failure)
             if let path = options.report { try writeJSON(report, to: path) }
             if let path = junit { try writeText(VerificationReport.junitXML(report.verificationReports), to: path) }
             for step in report.steps {

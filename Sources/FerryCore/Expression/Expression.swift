@@ -31,10 +31,14 @@ public struct Expression: Sendable {
     ///   - text: the expression, e.g. `lowercase(trim($source.email))`.
     ///   - location: where its first character is in a mapping file; errors point at the
     ///     offending token's line and column from there.
+    ///   - bareNamesAreAttributes: when true, a name that is not a function call is a key path of
+    ///     the source object: `lowercase(email)` reads `$source.email`, `customer.name` reads
+    ///     `$source.customer.name`. Batch updates' `set:` values and `ferry update --set` are
+    ///     parsed this way; mapping files are not (there a bare name is an error).
     /// - Throws: `FerryError` with code `.invalidExpression`, located at the offending token.
-    public static func parse(_ text: String, location: InputLocation? = nil) throws(FerryError) -> Expression {
+    public static func parse(_ text: String, location: InputLocation? = nil, bareNamesAreAttributes: Bool = false) throws(FerryError) -> Expression {
         let source = ExpressionSource(text, base: location)
-        var parser = try ExpressionParser(source)
+        var parser = try ExpressionParser(source, bareNamesAreAttributes: bareNamesAreAttributes)
         return Expression(source: source, root: try parser.parse())
     }
 
@@ -56,7 +60,7 @@ public struct Expression: Sendable {
     ) throws(FerryError) -> BoundExpression {
         var binder = ExpressionBinder(
             source: source, entity: entity, model: model, parameters: parameters,
-            now: now ?? ExpressionRuntime.currentMillis())
+            now: now ?? DateCoding.nowMilliseconds())
         let compiled = try binder.compile(root)
         return BoundExpression(
             source: source, resultType: compiled.type, keyPaths: binder.keyPaths, program: compiled.run,

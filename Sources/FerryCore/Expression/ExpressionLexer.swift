@@ -1,5 +1,5 @@
 /// A token of the value-expression syntax.
-struct ExpressionToken: Equatable {
+struct ExpressionToken: Equatable, SyntaxToken {
     enum Kind: Equatable {
         /// A function name or a word (`and`, `or`, `not`, `true`, `false`, `nil`).
         case identifier(String)
@@ -18,20 +18,20 @@ struct ExpressionToken: Equatable {
     /// The token's source text.
     var text: String
 
-    /// How the token is named in a message: `'foo'`, `"text"`, `end of input`.
-    var described: String {
-        switch kind {
-        case .end: return "end of input"
-        case .string: return text
-        default: return "'\(text)'"
-        }
+    var isEnd: Bool { kind == .end }
+
+    var isString: Bool {
+        if case .string = kind { return true }
+        return false
     }
 
     var end: Int { offset + text.utf8.count }
 }
 
 /// Splits an expression into tokens, reporting bad input at its column.
-struct ExpressionLexer {
+struct ExpressionLexer: SyntaxLexer {
+    static let language = "expression"
+
     static let symbols = ["==", "!=", "<=", ">=", "<", ">", "+", "-", "*", "/", "%", "(", ")", ",", ".", "?", ":"]
     /// Operators of other languages, each with what to write instead.
     static let foreignSymbols: [(symbol: String, message: String)] = [
@@ -50,19 +50,9 @@ struct ExpressionLexer {
         self.scanner = TokenScanner(source.text)
     }
 
-    mutating func tokenize() throws(FerryError) -> [ExpressionToken] {
-        var tokens: [ExpressionToken] = []
-        while true {
-            let token = try next()
-            if tokens.count == SyntaxLimits.maximumTokens, token.kind != .end {
-                throw source.error(SyntaxLimits.tooLong("expression"), at: token.offset)
-            }
-            tokens.append(token)
-            if token.kind == .end { return tokens }
-        }
-    }
+    func error(_ message: String, at offset: Int) -> FerryError { source.error(message, at: offset) }
 
-    private mutating func next() throws(FerryError) -> ExpressionToken {
+    mutating func next() throws(FerryError) -> ExpressionToken {
         scanner.skipBlanks()
         let start = scanner.position
         guard let byte = scanner.peek() else { return ExpressionToken(kind: .end, offset: start, text: "") }

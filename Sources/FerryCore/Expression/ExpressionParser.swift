@@ -41,13 +41,17 @@ enum BinaryOperator: String, Sendable {
 struct ExpressionParser {
     let source: ExpressionSource
     let tokens: [ExpressionToken]
+    /// True when a bare name that is not a call (`email`, `customer.name`) is a key path of the
+    /// source object, as in batch updates' `set:` values; otherwise it is an error.
+    let bareNamesAreAttributes: Bool
     var index = 0
     var depth = NestingDepth()
 
-    init(_ source: ExpressionSource) throws(FerryError) {
+    init(_ source: ExpressionSource, bareNamesAreAttributes: Bool = false) throws(FerryError) {
         var lexer = ExpressionLexer(source)
         self.tokens = try lexer.tokenize()
         self.source = source
+        self.bareNamesAreAttributes = bareNamesAreAttributes
     }
 
     private var current: ExpressionToken { tokens[index] }
@@ -216,6 +220,17 @@ struct ExpressionParser {
         return ExpressionNode(kind: .negate(operand), range: range, mark: token.offset)
     }
 
+    /// `.name` components of a key path, each with its offset.
+    private mutating func parsePathComponents(into components: inout [String], offsets: inout [Int]) throws(FerryError) {
+        while isSymbol(".") {
+            _ = advance()
+            guard case .identifier(let component) = current.kind else { throw expected("an attribute name") }
+            offsets.append(current.offset)
+            components.append(component)
+            _ = advance()
+        }
+    }
+
     private mutating func parsePrimary() throws(FerryError) -> ExpressionNode {
         let token = current
         switch token.kind {
@@ -238,13 +253,7 @@ struct ExpressionParser {
             }
             var components: [String] = []
             var offsets: [Int] = []
-            while isSymbol(".") {
-                _ = advance()
-                guard case .identifier(let component) = current.kind else { throw expected("an attribute name") }
-                offsets.append(current.offset)
-                components.append(component)
-                _ = advance()
-            }
+            try parsePathComponents(into: &components, offsets: &offsets)
             guard !components.isEmpty else {
                 throw source.error("expected '.' and an attribute name after '$source', as in $source.name", at: current.offset)
             }
@@ -260,6 +269,11 @@ struct ExpressionParser {
                 throw source.error("expected a value before '\(name)'", at: token.offset)
             default:
                 break
+            }
+            if bareNamesAreAttributes, !isSymbol("(") {
+                var components = [name], offsets = [token.offset]
+                try parsePathComponents(into: &components, offsets: &offsets)
+                return ExpressionNode(kind: .sourcePath(components, offsets: offsets), range: token.offset..<lastEnd, mark: token.offset)
             }
             guard isSymbol("(") else {
                 throw source.error(

@@ -2,10 +2,6 @@ import Foundation
 
 /// Value helpers shared by compiled expressions: truth, number views, comparison, conversions.
 enum ExpressionRuntime {
-    static func currentMillis() -> Int64 {
-        DateCoding.nowMilliseconds()
-    }
-
     /// Conditions: `true` is true; `false` and nil are false.
     @inline(__always)
     static func truth(_ value: Value) -> Bool {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Custom migration code for one entity mapping, in the three stages of Core Data's
 /// `NSEntityMigrationPolicy`: create destination instances (per source object), create
@@ -97,11 +98,14 @@ public struct MappingContext: Sendable {
 ///
 /// A user registers policies in their own small executable before running ferry's command line
 /// (see `samples/custom-policy/`).
-public final class PolicyRegistry: @unchecked Sendable {
-    // @unchecked: `factories` is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var factories: [String: @Sendable () -> any EntityMigrationPolicy] = [:]
-    private var stages: [String: MigrationStageHooks] = [:]
+public final class PolicyRegistry: Sendable {
+    /// The registered policy factories and stage hooks.
+    private struct Entries {
+        var factories: [String: @Sendable () -> any EntityMigrationPolicy] = [:]
+        var stages: [String: MigrationStageHooks] = [:]
+    }
+
+    private let entries = Mutex(Entries())
 
     /// The registry ferry's command line uses.
     public static let shared = PolicyRegistry()
@@ -111,13 +115,13 @@ public final class PolicyRegistry: @unchecked Sendable {
 
     /// Registers a policy factory under a name (replacing an earlier one).
     public func register(_ name: String, _ factory: @escaping @Sendable () -> any EntityMigrationPolicy) {
-        lock.withLock { factories[name] = factory }
+        entries.withLock { $0.factories[name] = factory }
     }
 
     /// Registers hooks run around one version step, like SwiftData's
     /// `MigrationStage.custom(fromVersion:toVersion:willMigrate:didMigrate:)`.
     public func registerStage(from: String, to: String, willMigrate: (@Sendable (MigrationStageContext) throws -> Void)? = nil, didMigrate: (@Sendable (MigrationStageContext) throws -> Void)? = nil) {
-        lock.withLock { stages["\(from)->\(to)"] = MigrationStageHooks(willMigrate: willMigrate, didMigrate: didMigrate) }
+        entries.withLock { $0.stages["\(from)->\(to)"] = MigrationStageHooks(willMigrate: willMigrate, didMigrate: didMigrate) }
     }
 
     /// A new policy instance for a name, or nil when none is registered.
@@ -128,10 +132,12 @@ public final class PolicyRegistry: @unchecked Sendable {
     /// is used first; else the registered name whose class part (after the last `.`) equals the
     /// name's class part, when exactly one does.
     public func makePolicy(named name: String) -> (any EntityMigrationPolicy)? {
-        lock.withLock { factory(named: name) }?()
+        entries.withLock { Self.factory(named: name, in: $0.factories) }?()
     }
 
-    private func factory(named name: String) -> (@Sendable () -> any EntityMigrationPolicy)? {
+    private static func factory(
+        named name: String, in factories: [String: @Sendable () -> any EntityMigrationPolicy]
+    ) -> (@Sendable () -> any EntityMigrationPolicy)? {
         if let exact = factories[name] { return exact }
         let className = Self.className(name)
         let matches = factories.filter { Self.className($0.key) == className }
@@ -144,10 +150,10 @@ public final class PolicyRegistry: @unchecked Sendable {
     }
 
     /// The registered policy names, sorted.
-    public var policyNames: [String] { lock.withLock { factories.keys.sorted() } }
+    public var policyNames: [String] { entries.withLock { $0.factories.keys.sorted() } }
 
     func stageHooks(from: String, to: String) -> MigrationStageHooks? {
-        lock.withLock { stages["\(from)->\(to)"] }
+        entries.withLock { $0.stages["\(from)->\(to)"] }
     }
 }
 

@@ -202,7 +202,7 @@ public final class Migrator {
         let connection = try Connection(path: MigrationStepRunner.readOnlyURI(source.readPath), readOnly: true, create: false)
         // Each entity's own objects (its sub-entities' are theirs), as each entity mapping reads them.
         for entity in source.model.entities {
-            counts[entity.name] = Int(try connection.scalar("SELECT count(*) FROM \(source.layout.quotedOwnRows(for: entity))")?.int64 ?? 0)
+            counts[entity.name] = Int(try connection.scalar(source.layout.objectCountQuery(for: entity, ownObjectsOnly: true))?.int64 ?? 0)
         }
         return Plan(source: source.model, target: path.last ?? target, steps: steps, counts: counts)
     }

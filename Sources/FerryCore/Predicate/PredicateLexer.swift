@@ -1,5 +1,5 @@
 /// A token of the predicate format syntax.
-struct PredicateToken: Equatable {
+struct PredicateToken: Equatable, SyntaxToken {
     enum Kind: Equatable {
         /// A key name (or a reserved word escaped with `#`).
         case identifier(String)
@@ -24,18 +24,18 @@ struct PredicateToken: Equatable {
     /// The token's source text, for messages.
     var text: String
 
-    /// How the token is named in an error message: `'foo'`, `"text"`, `end of input`.
-    var described: String {
-        switch kind {
-        case .end: return "end of input"
-        case .string: return text
-        default: return "'\(text)'"
-        }
+    var isEnd: Bool { kind == .end }
+
+    var isString: Bool {
+        if case .string = kind { return true }
+        return false
     }
 }
 
 /// Splits a predicate format string into tokens, reporting bad input with its column.
-struct PredicateLexer {
+struct PredicateLexer: SyntaxLexer {
+    static let language = "predicate"
+
     static let keywords: Set<String> = [
         "AND", "OR", "NOT", "IN", "LIKE", "MATCHES", "BEGINSWITH", "ENDSWITH", "CONTAINS", "BETWEEN",
         "ANY", "ALL", "NONE", "SOME", "TRUEPREDICATE", "FALSEPREDICATE", "NIL", "NULL", "YES", "NO",
@@ -51,20 +51,9 @@ struct PredicateLexer {
         self.scanner = TokenScanner(source.text)
     }
 
-    /// Every token, ending with `.end`; at most ``SyntaxLimits/maximumTokens`` of them.
-    mutating func tokenize() throws(FerryError) -> [PredicateToken] {
-        var tokens: [PredicateToken] = []
-        while true {
-            let token = try next()
-            if tokens.count == SyntaxLimits.maximumTokens, token.kind != .end {
-                throw source.error(SyntaxLimits.tooLong("predicate"), at: token.offset)
-            }
-            tokens.append(token)
-            if token.kind == .end { return tokens }
-        }
-    }
+    func error(_ message: String, at offset: Int) -> FerryError { source.error(message, at: offset) }
 
-    private mutating func next() throws(FerryError) -> PredicateToken {
+    mutating func next() throws(FerryError) -> PredicateToken {
         scanner.skipBlanks()
         let start = scanner.position
         guard let byte = scanner.peek() else { return PredicateToken(kind: .end, offset: start, text: "") }

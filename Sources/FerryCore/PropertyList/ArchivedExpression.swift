@@ -45,12 +45,6 @@ package indirect enum ArchivedExpression: Sendable, Hashable, CustomStringConver
         "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 
-    /// The key path below `$source` (`color`, `country.continent`), or nil for any other form.
-    package var sourceKeyPath: String? {
-        if case .keyPath(.variable("source"), let path) = self { return path }
-        return nil
-    }
-
     /// Decodes an archived expression (the bytes of `valueexpressiondata`); `source` names it in
     /// errors.
     /// - Throws: ``FerryError`` (`invalidInput`) for bytes that are not a keyed archive of an

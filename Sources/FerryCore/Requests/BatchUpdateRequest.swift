@@ -8,10 +8,15 @@ import Foundation
 ///     entity: "Customer", predicate: try Predicate(format: "email ENDSWITH[c] '@OLD.example'"),
 ///     propertiesToUpdate: [
 ///         "active": .constant(.bool(false)),
-///         "email": .expression(try UpdateExpression(parsing: "lowercase(trim(email))")),
+///         "email": .expression(try Expression.parse("lowercase(trim(email))", bareNamesAreAttributes: true)),
 ///     ])
 /// let result = try store.execute(request)          // result.updated: records changed
 /// ```
+///
+/// An expression is a value expression (docs/expressions.md) over the object's values before
+/// the update; parse it with `bareNamesAreAttributes: true` so that `email` reads the object's
+/// attribute. It runs as SQL when SQLite computes exactly what ferry would, and is otherwise
+/// evaluated by ferry per object before anything is written.
 ///
 /// New values are validated unless ``validate`` is false: a constant once, against the
 /// attribute's type, optionality and rules; an expression with one set-based check query inside
@@ -20,11 +25,12 @@ import Foundation
 /// violation throws `.constraint`. Either way nothing is changed.
 public struct BatchUpdateRequest: Sendable {
     /// The new value of one attribute.
-    public enum PropertyValue: Sendable, Hashable {
+    public enum PropertyValue: Sendable {
         /// A value, converted to the attribute's type (`.string("42")` fits an integer).
         case constant(Value)
-        /// An expression over the object's own attributes (their values before the update).
-        case expression(UpdateExpression)
+        /// A value expression over the object's attributes and to-one key paths (their values
+        /// before the update), parsed with `bareNamesAreAttributes: true`.
+        case expression(Expression)
     }
 
     /// The entity whose objects are updated.
@@ -117,7 +123,8 @@ extension BatchUpdateRequest {
         }
         let where_ = try predicate.sql(for: entity, model: model, layout: layout, alias: "t0")
         let now = DateCoding.nowMilliseconds()
-        var compiler = UpdateExpressionCompiler(entity: entity, layout: layout, now: now)
+        let key = layout.dialect.quote(layout.keyColumn)
+        var evaluated = EvaluatedSetValues()
         var assignments: [String] = []
         var setArguments: [DatabaseValue] = []
         var checks: [BatchUpdatePlan.Check] = []
@@ -161,11 +168,15 @@ extension BatchUpdateRequest {
                 assignments.append("\(column) = ?")
                 setArguments.append(layout.valueCoding.encode(converted))
             case .expression(let expression):
-                let compiled = try compiler.compile(expression, for: attribute)
-                assignments.append("\(column) = \(compiled.sql)")
-                setArguments += compiled.arguments
+                let value: BatchUpdatePlan.Value
+                switch try SetExpression.bind(expression, to: attribute, of: entity, model: model, layout: layout, now: now).form {
+                case .sql(let sql, let arguments): value = BatchUpdatePlan.Value(sql: sql, arguments: arguments)
+                case .evaluated(let bound, let keyPathSQL): value = BatchUpdatePlan.Value(sql: evaluated.add(bound, keyPathSQL: keyPathSQL, key: key), arguments: [])
+                }
+                assignments.append("\(column) = \(value.sql)")
+                setArguments += value.arguments
                 if validate {
-                    checks.append(BatchUpdatePlan.Check(attribute: attribute, value: compiled))
+                    checks.append(BatchUpdatePlan.Check(attribute: attribute, value: value))
                 }
             }
         }
@@ -173,19 +184,25 @@ extension BatchUpdateRequest {
         if let increment = layout.versionIncrement { assignments.append(increment) }
         let table = layout.quotedTable(for: entity)
         return BatchUpdatePlan(
-            entity: entity, layout: layout, table: table, key: layout.dialect.quote(layout.keyColumn),
+            entity: entity, layout: layout, table: table, key: key, evaluated: evaluated,
             updateSQL: "UPDATE \(table) AS t0 SET \(assignments.joined(separator: ", ")) WHERE \(where_.sql)",
             updateArguments: setArguments + where_.arguments, predicate: where_, checks: checks,
             location: location)
     }
 }
 
-/// A batch update compiled for one model: the UPDATE statement and the checks of its
-/// expression values.
+/// A batch update compiled for one model: the UPDATE statement, the expressions ferry evaluates
+/// per object, and the checks of its expression values.
 struct BatchUpdatePlan {
+    /// The SQL of an expression's new value over the row `t0`, with its bound arguments.
+    struct Value {
+        var sql: String
+        var arguments: [DatabaseValue]
+    }
+
     struct Check {
         var attribute: AttributeDescription
-        var value: CompiledUpdateValue
+        var value: Value
     }
 
     /// One rule of one attribute as SQL over the checked value's column.
@@ -201,6 +218,8 @@ struct BatchUpdatePlan {
     var table: String
     /// The quoted key column.
     var key: String
+    /// The `set:` expressions ferry evaluates per object before the update.
+    var evaluated: EvaluatedSetValues
     var updateSQL: String
     var updateArguments: [DatabaseValue]
     var predicate: PredicateSQL
@@ -208,13 +227,17 @@ struct BatchUpdatePlan {
     var location: InputLocation?
 
     func run(on connection: Connection) throws -> BatchUpdateResult {
+        try evaluated.fill(on: connection, entity: entity, layout: layout, key: key, predicate: predicate)
         try validate(on: connection)
+        let updated: Int
         do {
             try connection.execute(updateSQL, updateArguments)
+            updated = connection.changes
         } catch let error as FerryError {
             throw translate(error)
         }
-        return BatchUpdateResult(updated: connection.changes)
+        try evaluated.drop(on: connection)
+        return BatchUpdateResult(updated: updated)
     }
 
     // MARK: - Set-based validation of expression values

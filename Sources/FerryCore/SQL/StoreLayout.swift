@@ -70,6 +70,14 @@ extension StoreLayout {
         return " WHERE \(column) IN (\(filter.values.map(String.init).joined(separator: ", ")))"
     }
 
+    /// The query counting the objects of `entity` and its sub-entities (in a shared table), or
+    /// with `ownObjectsOnly` those of `entity` alone (as each entity mapping of a migration reads
+    /// them): the one way ferry counts an entity's objects.
+    package func objectCountQuery(for entity: EntityDescription, ownObjectsOnly: Bool = false) -> String {
+        if ownObjectsOnly { return "SELECT count(*) FROM \(quotedOwnRows(for: entity))" }
+        return "SELECT count(*) FROM \(quotedTable(for: entity))\(entityFilterClause(for: entity, alias: nil))"
+    }
+
     /// What a read selects the objects of `entity` from, in a `FROM` or `JOIN`: its quoted
     /// table, or, when the table is shared with other entities, the subquery of the rows of
     /// `entity` and its sub-entities (as Core Data fetches with `includesSubentities`), so

@@ -4,7 +4,6 @@ enum PredicateSupport {
     static func register(on connection: Connection) throws {
         try PredicateFunctions.register(on: connection)
         try Verifier.registerFunctions(on: connection)
-        try UpdateFunctions.register(on: connection)
         try connection.registerCollation(FetchRequest.decimalCollation, DecimalCollation.compare)
     }
 }

@@ -351,8 +351,7 @@ public final class Store: @unchecked Sendable {
     }
 
     private func count(_ entity: EntityDescription, on connection: any DatabaseConnection) throws -> Int {
-        let sql = "SELECT count(*) FROM \(layout.quotedTable(for: entity))\(layout.entityFilterClause(for: entity, alias: nil))"
-        return Int(try connection.scalar(sql)?.int64 ?? 0)
+        Int(try connection.scalar(layout.objectCountQuery(for: entity))?.int64 ?? 0)
     }
 }
 

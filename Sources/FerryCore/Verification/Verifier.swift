@@ -257,7 +257,7 @@ final class VerificationSession {
     /// The entity's row count, counted once per session (all checks read in one transaction).
     private func rowCount(_ entity: EntityDescription) throws -> Int {
         if let rows = rowCounts[entity.name] { return rows }
-        let rows = Int(try connection.scalar("SELECT count(*) FROM \(table(entity))")?.int64 ?? 0)
+        let rows = Int(try connection.scalar(layout.objectCountQuery(for: entity))?.int64 ?? 0)
         rowCounts[entity.name] = rows
         return rows
     }

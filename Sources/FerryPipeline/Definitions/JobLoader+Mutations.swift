@@ -77,7 +77,7 @@ extension JobLoader {
     private static func setValue(_ item: YAMLMapping.Entry, reader: DefinitionReader) -> BatchUpdateRequest.PropertyValue? {
         func expression(_ text: String, at location: InputLocation) -> BatchUpdateRequest.PropertyValue? {
             do {
-                return .expression(try UpdateExpression(parsing: text, location: location))
+                return .expression(try Expression.parse(text, location: location, bareNamesAreAttributes: true))
             } catch {
                 reader.record(error)
                 return nil

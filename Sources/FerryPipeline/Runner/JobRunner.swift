@@ -223,7 +223,6 @@ public final class JobRunner {
             start = end
         }
         report.outcome = dryRun ? "dry_run" : "succeeded"
-        report.exitCode = ExitStatus.success
     }
 
     /// Runs a `migrate` step on the store file; false when it failed (recorded in the report).
@@ -252,7 +251,7 @@ public final class JobRunner {
             progress?.stepFinished(stepReport)
             report.steps.append(stepReport)
             report.outcome = "failed"
-            report.exitCode = ExitStatus.code(for: error)
+            report.failure = RunFailure(error)
             return false
         }
         stepReport.elapsedSeconds = started.duration(to: .now).seconds
@@ -313,7 +312,7 @@ public final class JobRunner {
                 } catch let failure as ImportStepFailure {
                     report.steps.append(failure.report)
                     report.outcome = "failed"
-                    report.exitCode = ExitStatus.code(for: failure.error)
+                    report.failure = RunFailure(failure.error)
                     return false
                 } catch {
                     report.fail(step: offset + 1, kind: step.kind, error: error)
@@ -336,7 +335,7 @@ public final class JobRunner {
                         stepReport.error = "\(failure)"
                         report.steps.append(stepReport)
                         report.outcome = "failed"
-                        report.exitCode = ExitStatus.verificationFailed
+                        report.failure = .verificationFailed
                         return false
                     }
                 }
@@ -350,7 +349,7 @@ public final class JobRunner {
                     stepReport.error = FerryErrors(resolved.problems).description
                     report.steps.append(stepReport)
                     report.outcome = "failed"
-                    report.exitCode = ExitStatus.configuration
+                    report.failure = .error(.invalidDefinition)
                     return false
                 }
                 let verification = Verifier(model: model, maxOffending: verifyStep.maxOffending).run(
@@ -364,7 +363,7 @@ public final class JobRunner {
                     progress?.stepFinished(stepReport)
                     report.steps.append(stepReport)
                     report.outcome = "failed"
-                    report.exitCode = ExitStatus.verificationFailed
+                    report.failure = .verificationFailed
                     return false
                 }
                 progress?.stepFinished(stepReport)
@@ -379,7 +378,7 @@ public final class JobRunner {
                 } catch let failure as ImportStepFailure {
                     report.steps.append(failure.report)
                     report.outcome = "failed"
-                    report.exitCode = ExitStatus.code(for: failure.error)
+                    report.failure = RunFailure(failure.error)
                     return false
                 } catch {
                     report.fail(step: offset + 1, kind: step.kind, error: error)
@@ -396,7 +395,7 @@ public final class JobRunner {
                 report.steps.append(stepReport)
                 if stepReport.outcome == .failed {
                     report.outcome = "failed"
-                    report.exitCode = runner.failure.map { ExitStatus.code(for: $0) } ?? ExitStatus.stepFailed
+                    report.failure = runner.failure.map(RunFailure.init) ?? .stepFailed
                     return false
                 }
             }
@@ -485,50 +484,12 @@ public final class JobRunner {
 }
 
 extension RunReport {
-    /// Records a step that failed with `error`: the run fails with the error's exit code.
+    /// Records a step that failed with `error`: the run fails with the error's kind of failure.
     mutating func fail(step index: Int, kind: String, error: any Error) {
         var failed = StepReport(index: index, kind: kind, outcome: .failed)
         failed.error = "\(error)"
         steps.append(failed)
         outcome = "failed"
-        exitCode = ExitStatus.code(for: error)
-    }
-}
-
-/// ferry's documented exit codes.
-package enum ExitStatus {
-    /// Everything succeeded.
-    package static let success: Int32 = 0
-    /// A step failed (unreadable input, a store error, a failed migration).
-    package static let stepFailed: Int32 = 1
-    /// A step rejected more records than its `max_rejects` allows (and was rolled back).
-    package static let rejectsOverBudget: Int32 = 2
-    /// A verification check failed.
-    package static let verificationFailed: Int32 = 3
-    /// The job, model, mapping or command line is wrong; nothing was touched.
-    package static let configuration: Int32 = 64
-    /// Interrupted by SIGINT (130) or SIGTERM (143): 128 + the signal, as shells report it.
-    package static func interrupted(by signal: Int32) -> Int32 { 128 + signal }
-    /// `ferry model diff`: the versions differ in ways lightweight migration cannot infer; a
-    /// mapping file (or a model fix) is needed.
-    package static let needsMapping: Int32 = 65
-    /// An input file does not exist, or a source pattern matched no file (sysexits' EX_NOINPUT).
-    package static let noInput: Int32 = 66
-
-    /// The exit code for an error.
-    package static func code(for error: any Error) -> Int32 {
-        if let failure = error as? ImportStepFailure { return code(for: failure.error) }
-        if let errors = error as? FerryErrors {
-            // Only missing inputs: exit 66; anything else wrong in the definitions wins.
-            if errors.errors.allSatisfy({ $0.code == .noInput }) { return noInput }
-            return errors.code.isConfiguration ? configuration : stepFailed
-        }
-        guard let error = error as? FerryError else { return stepFailed }
-        if error.code == .rejectBudget { return rejectsOverBudget }
-        if error.code == .verification { return verificationFailed }
-        if error.code == .noInput { return noInput }
-        if error.code == .cancelled { return interrupted(by: Interruption.signal ?? SIGINT) }
-        if error.code.isConfiguration { return configuration }
-        return stepFailed
+        failure = RunFailure(error)
     }
 }

@@ -166,8 +166,12 @@ public struct RunReport: Sendable, Codable, Hashable {
     public var endedAt: String?
     /// `running`, `succeeded`, `failed` or `dry_run`.
     public var outcome: String
-    /// The command's exit code (0 on success).
+    /// The command's exit code (0 on success), set by the command line from ``failure`` or its
+    /// own outcome when the run ends.
     public var exitCode: Int32
+    /// Why the run failed; nil while it runs and when it succeeded. Not part of the JSON report
+    /// (which has ``exitCode``).
+    public var failure: RunFailure? = nil
     /// The reports of the steps that ran, in order.
     public var steps: [StepReport]
 

@@ -159,9 +159,6 @@ package final class Connection {
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     package var changes: Int { Int(sqlite3_changes64(handle)) }
 
-    /// Rows changed since the connection opened.
-    package var totalChanges: Int { Int(sqlite3_total_changes64(handle)) }
-
     package var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
     /// True when a transaction is open.
@@ -360,8 +357,6 @@ package struct SQLiteResult: Error, Sendable, Hashable {
     package var isUniqueConstraint: Bool { code == 2067 || code == 1555 }  // SQLITE_CONSTRAINT_UNIQUE, _PRIMARYKEY
     package var isNotNullConstraint: Bool { code == 1299 }  // SQLITE_CONSTRAINT_NOTNULL
     package var isForeignKeyConstraint: Bool { code == 787 }  // SQLITE_CONSTRAINT_FOREIGNKEY
-    package var isCheckConstraint: Bool { code == 275 }  // SQLITE_CONSTRAINT_CHECK
-    package var isBusy: Bool { code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED }
 }
 
 final class CollationBox {

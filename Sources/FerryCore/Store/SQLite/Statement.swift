@@ -21,8 +21,6 @@ package final class Statement {
         sqlite3_column_name(handle, Int32(index)).map { String(cString: $0) } ?? ""
     }
 
-    package var parameterCount: Int { Int(sqlite3_bind_parameter_count(handle)) }
-
     /// The type a result column was declared with in its table (`INTEGER`, `VARCHAR(20)`), or
     /// nil for an expression or a column declared without a type.
     package func declaredType(at index: Int) -> String? {
