@@ -31,10 +31,10 @@ let package = Package(
             name: "CFerrySQLite",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
-        .systemLibrary(
+        // libpq, opened with dlopen on first use (so SQLite-only runs do not map it): see shim.h.
+        .target(
             name: "CFerryPostgres",
-            pkgConfig: "libpq",
-            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+            linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]
         ),
         .target(
             name: "FerryPostgres",

@@ -15,6 +15,14 @@ public final class PostgresConnection {
     /// Opens a session; the password, if the server asks for one, comes from the URL, then
     /// `PGPASSWORD`, then the password file (`~/.pgpass`, `PGPASSFILE`, `passfile=`).
     public init(url: PostgresURL) throws(PostgresError) {
+        // Before any stored property is set, so no deinit calls libpq when it could not be loaded.
+        var failure = [CChar](repeating: 0, count: 512)
+        guard ferry_pq_load(&failure, failure.count) == 1 else {
+            let reason = String(decoding: failure.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw PostgresError(
+                kind: .connectionFailed,
+                message: "cannot connect to \(url): libpq, PostgreSQL's client library, could not be loaded (\(reason)); install it (Debian and Ubuntu: apt-get install libpq5; macOS: brew install libpq) or name it with FERRY_LIBPQ=/path/to/libpq.so.5")
+        }
         self.url = url
         let keywords = url.connectionKeywords + [("client_encoding", "UTF8")]
         let connection = Self.connect(keywords)

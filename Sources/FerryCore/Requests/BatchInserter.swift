@@ -351,6 +351,18 @@ package final class ReferenceResolver {
     private let lookup: (DatabaseValue) throws -> Int64?
 
     private let coding: any ValueCoding
+    /// What the in-memory copy of the destination's keys needs (SQLite, an integer match attribute
+    /// that is unique on its own); nil otherwise.
+    private let snapshotSource: (connection: Connection, sql: String)?
+    private var snapshotEnabled = false
+    private var snapshot: IntegerKeyRuns?
+    /// The `data_version` the copy was taken at: another connection's commit changes it.
+    private var snapshotVersion: Int64?
+    /// The destination could not be copied (too many runs, a key stored as something else).
+    private var snapshotRefused = false
+
+    /// The largest copy of a destination's keys: 2^19 runs, 12 MiB.
+    package static let maximumSnapshotRuns = 1 << 19
 
     package convenience init(connection: Connection, model: ObjectModel, layout: any StoreLayout, entity entityName: String, relationship relationshipName: String, match: String) throws {
         try self.init(database: connection, model: model, layout: layout, entity: entityName, relationship: relationshipName, match: match)
@@ -372,6 +384,13 @@ package final class ReferenceResolver {
         coding = layout.valueCoding
         let sql = "SELECT \(layout.dialect.quote(layout.keyColumn)) FROM \(layout.quotedSource(for: destination)) WHERE \(layout.quotedColumn(forAttribute: match, in: destination)) = ? LIMIT 2"
         if let connection = database as? Connection {
+            if attribute.type.isInteger && destination.uniquenessConstraints.contains([match]) {
+                let column = layout.quotedColumn(forAttribute: match, in: destination)
+                let sql = "SELECT \(column), \(layout.dialect.quote(layout.keyColumn)) FROM \(layout.quotedSource(for: destination)) WHERE \(column) IS NOT NULL ORDER BY \(column)"
+                snapshotSource = (connection, sql)
+            } else {
+                snapshotSource = nil
+            }
             let statement = try connection.prepare(sql)
             lookup = { value in
                 statement.reset()
@@ -382,12 +401,63 @@ package final class ReferenceResolver {
                 return key
             }
         } else {
+            snapshotSource = nil
             lookup = { value in try database.scalar(sql, [value])?.int64 }
         }
     }
 
     /// The primary key of the matching object, nil when none matches.
     package func resolve(_ value: Value) throws -> Int64? {
-        try lookup(coding.encode(value))
+        let encoded = coding.encode(value)
+        if snapshotEnabled, case .integer(let key) = encoded, let runs = try currentSnapshot(), let primaryKey = runs.primaryKey(for: key) {
+            return primaryKey
+        }
+        return try lookup(encoded)
+    }
+
+    /// Resolves keys from an in-memory copy of the destination's keys and primary keys
+    /// (``IntegerKeyRuns``, at most ``maximumSnapshotRuns``), taken inside the first write
+    /// transaction that resolves a key; a key the copy lacks is still looked up by query, so
+    /// objects written after the copy (by the same import) are found.
+    ///
+    /// Only for a caller under which the copied objects keep their keys and stay (an import that
+    /// does not update or delete objects of the destination), and which calls
+    /// ``revalidateSnapshot()`` at the start of each transaction. Without an integer match
+    /// attribute that is unique on its own, or on PostgreSQL, every key is looked up by query.
+    package func resolveFromSnapshot() {
+        snapshotEnabled = snapshotSource != nil
+    }
+
+    /// Drops the copy when another connection committed since it was taken (SQLite's
+    /// `data_version`); the next key takes a new one. Call at the start of each transaction.
+    package func revalidateSnapshot() throws {
+        guard snapshot != nil || snapshotRefused, let source = snapshotSource else { return }
+        if try source.connection.scalar("PRAGMA data_version")?.int64 != snapshotVersion {
+            snapshot = nil
+            snapshotRefused = false
+        }
+    }
+
+    /// True when keys are being resolved from a copy (for tests and reports).
+    package var resolvesFromSnapshot: Bool { snapshot != nil }
+
+    private func currentSnapshot() throws -> IntegerKeyRuns? {
+        if let snapshot { return snapshot }
+        guard !snapshotRefused, let (connection, sql) = snapshotSource, connection.isInTransaction else { return nil }
+        snapshotVersion = try connection.scalar("PRAGMA data_version")?.int64
+        let statement = try connection.prepare(sql)
+        defer { statement.reset() }
+        var storedOtherwise = false
+        let runs = try IntegerKeyRuns(maximumRuns: Self.maximumSnapshotRuns) {
+            guard try statement.step() else { return nil }
+            guard statement.storageClass(at: 0) == .integer else {
+                storedOtherwise = true
+                return nil
+            }
+            return (statement.int64(at: 0), statement.int64(at: 1))
+        }
+        snapshot = storedOtherwise ? nil : runs
+        snapshotRefused = snapshot == nil
+        return snapshot
     }
 }

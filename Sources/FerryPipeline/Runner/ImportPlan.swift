@@ -202,6 +202,11 @@ final class ImportPlan {
                 policy: step.onConflict, validate: step.validate, sync: tracker)
             sqliteInserter = inserter
             recordInserter = inserter
+            // An import that only adds objects leaves the destination's objects as they are, so
+            // references resolve from a copy of its keys (taken in the step's transaction).
+            if nested == nil && step.mode != .sync && (step.onConflict == .error || step.onConflict == .keep) {
+                for reference in references { reference.resolver.resolveFromSnapshot() }
+            }
         } else {
             if step.nested != nil {
                 throw FerryError(
@@ -213,6 +218,34 @@ final class ImportPlan {
             recordInserter = try PostgresRowInserter(
                 database: database, model: model, layout: layout, entity: entity.name, columns: columns, policy: step.onConflict, validate: step.validate)
         }
+    }
+
+    /// True when ferry itself proves every reference the step writes: each is the primary key of
+    /// an object the resolver found in the destination inside the step's transaction (or NULL),
+    /// and the step deletes nothing (no sync) and writes no nested objects. SQLite's own
+    /// foreign-key check of each written row (a lookup of the destination's row) is then redundant.
+    var provesReferences: Bool { sqliteInserter != nil && sync == nil && nested == nil && !references.isEmpty }
+
+    /// Turns SQLite's foreign-key enforcement off for the step's transactions when
+    /// ``provesReferences``; true when it did, and ``resumeForeignKeyChecks(on:)`` must follow.
+    /// Inside a caller's transaction (where the pragma does nothing) or on PostgreSQL it does nothing.
+    func suspendForeignKeyChecks(on database: any DatabaseConnection) throws -> Bool {
+        guard provesReferences, let connection = database as? Connection, !connection.isInTransaction,
+            try connection.scalar("PRAGMA foreign_keys")?.int64 == 1
+        else { return false }
+        try connection.execute("PRAGMA foreign_keys = OFF")
+        return true
+    }
+
+    /// Turns SQLite's foreign-key enforcement back on after ``suspendForeignKeyChecks(on:)``.
+    func resumeForeignKeyChecks(on database: any DatabaseConnection) throws {
+        try (database as? Connection)?.execute("PRAGMA foreign_keys = ON")
+    }
+
+    /// Call at the start of each of the step's transactions: a reference resolver's copy of its
+    /// destination's keys is dropped when another connection committed since it was taken.
+    func beginTransaction() throws {
+        for reference in references { try reference.resolver.revalidateSnapshot() }
     }
 
     /// The typed key of a record a sync rejected, nil when the record is malformed or a key

@@ -98,6 +98,9 @@ package final class ImportStepRunner {
             // The plan (field indexes, coercions, prepared statements) is made once per step.
             let plan = try store.withDatabase { try ImportPlan(step: step, reader: reader, database: $0, model: store.model, layout: store.layout) }
             defer { store.withDatabase { _ in plan.sync?.close() } }
+            // ferry proves the step's references itself: SQLite's per-row check is off meanwhile.
+            let foreignKeysSuspended = try store.withDatabase { try plan.suspendForeignKeyChecks(on: $0) }
+            defer { if foreignKeysSuspended { try? store.withDatabase { try plan.resumeForeignKeyChecks(on: $0) } } }
             state.syncKeys.key = plan.sync?.key
             nestedPlan = plan.nested
             let kinds = allowsFastPath && plan.sqliteInserter?.supportsDirectBinding == true && plan.nested == nil ? ImportPlan.fastKinds(for: plan.attributes) : nil
@@ -177,6 +180,7 @@ package final class ImportStepRunner {
     /// its fast path), and a batch may span files.
     @discardableResult
     private func importRecords(_ records: StepRecords, plan: ImportPlan, kinds: [ImportPlan.FastKind]?, rejects: RejectsWriter?, state: inout ImportState, batchLimit: Int?) throws -> Bool {
+        try plan.beginTransaction()
         var values = Array(repeating: Value.null, count: plan.columnCount)
         var supplied = Array(repeating: true, count: plan.columnCount)
         var inBatch = 0
