@@ -8,19 +8,9 @@ import Testing
 /// leave every store as it was, with no scratch schema behind.
 @Suite("ferry copy with PostgreSQL stores (CLI)", .serialized, .enabled(if: PostgresTestServer.shouldRun, Comment(rawValue: PostgresTestServer.skipReason)))
 struct PostgresCopyCLITests {
-    static let entities = ["Customer", "Product", "Order", "OrderItem"]
-
-    /// Every entity exported as NDJSON; JSON attributes left out (`jsonb` rewrites their text,
-    /// so they are compared by checksum, by value).
+    /// Every entity exported as NDJSON, JSON attributes left out (compared by checksum, by value).
     static func exports(_ store: String, cwd: String) throws -> [String] {
-        let withoutJSON = ["Customer": "id,email,name,phone,age,balance,created_at,active,notes", "Product": "sku,name,price,weight_kg,uuid"]
-        return try entities.map { entity in
-            let fields = withoutJSON[entity].map { ["--fields", $0] } ?? []
-            let result = try runFerry(["export", "--store", store, "--entity", entity, "--format", "ndjson", "--quiet"] + fields, cwd: cwd)
-            #expect(result.exitCode == 0, "\(result.stderr)")
-            #expect(!result.stdout.isEmpty)
-            return result.stdout
-        }
+        try PostgresMutationCLITests.exports(store, cwd: cwd)
     }
 
     /// Checksums of every attribute of every entity (JSON by value).

@@ -247,13 +247,13 @@ struct CrossStoreCopier {
 
     /// A session on the database of the store at `text`, and the store's schema.
     private static func session(_ text: String) throws -> (database: PostgresDatabase, schema: String) {
-        let url = try parsed(text)
+        let url = try Store.postgresURL(text)
         let schema = url.schema ?? Store.defaultPostgreSQLSchema
         return (try PostgresDatabase(url: url, schema: schema), schema)
     }
 
     private static func sameSchema(_ a: String, _ b: String) throws -> Bool {
-        var left = try parsed(a), right = try parsed(b)
+        var left = try Store.postgresURL(a), right = try Store.postgresURL(b)
         left.schema = left.schema ?? Store.defaultPostgreSQLSchema
         right.schema = right.schema ?? Store.defaultPostgreSQLSchema
         return left == right
@@ -261,20 +261,12 @@ struct CrossStoreCopier {
 
     /// `text` with its `schema=` parameter set to `schema` (everything else, the password too, kept).
     private static func url(_ text: String, schema: String) throws -> String {
-        _ = try parsed(text)
+        _ = try Store.postgresURL(text)
         let parts = text.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         var query = parts.count > 1 ? parts[1].split(separator: "&").map(String.init) : []
         query.removeAll { $0.hasPrefix("schema=") }
         query.append("schema=" + (schema.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? schema))
         return parts[0] + "?" + query.joined(separator: "&")
-    }
-
-    private static func parsed(_ text: String) throws -> PostgresURL {
-        do {
-            return try PostgresURL(text)
-        } catch {
-            throw FerryError(.usage, error.message)
-        }
     }
 
     /// A store for messages: a PostgreSQL URL without its password.

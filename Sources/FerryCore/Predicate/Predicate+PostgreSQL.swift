@@ -30,6 +30,14 @@ extension Predicate {
     }
 }
 
+extension Predicate {
+    /// For `AND` and `OR`: whether it is an `AND` once `negated` is pushed into it (De Morgan).
+    func isConjunction(negated: Bool) -> Bool {
+        if case .or = self { return negated }
+        return !negated
+    }
+}
+
 extension PredicateSQLCompiler {
     /// The SQL of `predicate` with every comparison that cannot be pushed down left out, so that
     /// it selects at least the matching rows; nil when nothing of it can be pushed down (it then
@@ -49,9 +57,7 @@ extension PredicateSQLCompiler {
         case .not(let operand):
             return try superset(operand, scope: scope, negated: !negated, isExact: &isExact)
         case .and(let operands), .or(let operands):
-            var isAnd = true
-            if case .or = predicate { isAnd = false }
-            if negated { isAnd.toggle() }
+            let isAnd = predicate.isConjunction(negated: negated)
             if operands.isEmpty { return syntax.constant(isAnd) }
             var parts: [String] = []
             for operand in operands {

@@ -102,9 +102,7 @@ struct PredicateSQLCompiler {
         case .constant(let flag):
             return syntax.constant(flag != negated)
         case .and(let operands), .or(let operands):
-            var isAnd = true
-            if case .or = predicate { isAnd = false }
-            if negated { isAnd.toggle() }
+            let isAnd = predicate.isConjunction(negated: negated)
             if operands.isEmpty { return syntax.constant(isAnd) }
             var parts: [String] = []
             for operand in operands { parts.append(try self.predicate(operand, scope: scope, negated: negated)) }

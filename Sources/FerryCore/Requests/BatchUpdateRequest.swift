@@ -91,20 +91,6 @@ extension Store {
         guard let result else { throw FerryError(.internal, "a batch request returned no result") }
         return result
     }
-
-    /// Runs `body` in a write transaction; when `rollBack` is true, undoes it and still returns
-    /// its result.
-    func rollingBackWhen<T>(_ rollBack: Bool, _ body: (Connection) throws -> T) throws -> T {
-        var result: T?
-        do {
-            try write { connection in
-                result = try body(connection)
-                if rollBack { throw DryRunRollback() }
-            }
-        } catch is DryRunRollback {}
-        guard let result else { throw FerryError(.internal, "a batch request returned no result") }
-        return result
-    }
 }
 
 /// Thrown out of a transaction to roll a dry run back.
