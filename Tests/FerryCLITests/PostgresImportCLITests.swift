@@ -138,7 +138,7 @@ struct PostgresImportCLITests {
         #expect(final.stdout.contains("1,Ann Updated"), "\(final.stdout)")
     }
 
-    @Test("ferry verify on PostgreSQL reports the failed checks of SQLite for the same objects: validation rules (checked in ferry), required values and uniqueness, with the same offending records")
+    @Test("ferry verify on PostgreSQL reports the failed checks of SQLite for the same objects: validation rules (checked in ferry), required values, uniqueness and predicate assertions, with the same offending records")
     func verifyMatchesSQLite() throws {
         let directory = TemporaryDirectory()
         let (url, drop) = try Self.freshStore("verify")
@@ -157,8 +157,16 @@ struct PostgresImportCLITests {
             let imported = try runFerry(["import", "customers.csv", "--store", store, "--model", model, "--entity", "Customer", "--no-validate"], cwd: directory.path)
             #expect(imported.exitCode == 0, "\(imported.stderr)")
         }
-        let expected = try runFerry(["verify", "shop.sqlite", "--checks", "all", "--report", "sq.json"], cwd: directory.path)
-        let actual = try runFerry(["verify", url, "--checks", "all", "--report", "pg.json"], cwd: directory.path)
+        // Predicate assertions: compiled to PostgreSQL, or ([c], LIKE, MATCHES) evaluated by ferry.
+        try directory.write("expect.yml", """
+            assertions:
+              - {entity: Customer, where: "age > 100 OR age < 0", count: 0}
+              - {entity: Customer, where: "name ==[c] 'ANN' OR email LIKE '*@example.com'", at_least: 3}
+              - {entity: Customer, where: "email MATCHES '[a-z]+@example[.]com'", at_most: 1}
+              - {entity: Customer, where: "phone BEGINSWITH '+64'", between: [1, 2]}
+            """ + "\n")
+        let expected = try runFerry(["verify", "shop.sqlite", "--checks", "all", "--expect", "expect.yml", "--report", "sq.json"], cwd: directory.path)
+        let actual = try runFerry(["verify", url, "--checks", "all", "--expect", "expect.yml", "--report", "pg.json"], cwd: directory.path)
         #expect(expected.exitCode != 0)
         #expect(actual.exitCode == expected.exitCode, "\(actual.stdout)")
         /// The report's checks by name: outcome, message and offending records (timings left out).
@@ -180,6 +188,10 @@ struct PostgresImportCLITests {
         #expect(sqlite["validation Customer"]?.contains("failed") == true, "\(sqlite["validation Customer"] ?? "")")
         #expect(sqlite["validation Customer"]?.contains("does not match the pattern") == true)
         #expect(sqlite["validation Customer"]?.contains("is above the maximum") == true)
+        #expect(sqlite.keys.filter { $0.hasPrefix("assertion ") }.count == 4)
+        #expect(sqlite["assertion Customer: age > 100 OR age < 0"]?.hasPrefix("failed") == true)
+        #expect(sqlite["assertion Customer: email MATCHES '[a-z]+@example[.]com'"]?.hasPrefix("failed") == true)
+        #expect(sqlite["assertion Customer: phone BEGINSWITH '+64'"]?.hasPrefix("passed") == true)
         // The same report but for what PostgreSQL cannot or need not check (skipped there).
         for (name, result) in sqlite where !["integrity_check"].contains(name) && !name.hasPrefix("types ") {
             #expect(postgres[name] == result, "\(name)")

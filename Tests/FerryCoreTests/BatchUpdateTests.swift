@@ -3,9 +3,10 @@ import FerryTestSupport
 import Foundation
 import Testing
 
-/// A store with five customers and a few orders, on disk.
+/// A store with five customers and a few orders, on disk (or in a PostgreSQL schema).
 struct UpdateFixture {
     let directory = TemporaryDirectory("ferry-update")
+    let scratch: PostgresStoreScratch?
     let store: Store
 
     static let model = ObjectModel(
@@ -38,19 +39,29 @@ struct UpdateFixture {
             ),
         ])
 
-    init() throws {
-        store = try Store.open(at: directory.file("shop.sqlite"), model: Self.model)
-        try store.write { connection in
+    init(_ backend: StoreBackend = .sqlite) throws {
+        scratch = backend == .postgresql ? try PostgresStoreScratch() : nil
+        store = try Store.open(at: scratch?.url ?? directory.file("shop.sqlite"), model: Self.model)
+        try store.writeDatabase { connection in
             try connection.executeScript(
                 """
-                INSERT INTO Customer(ferry_pk, id, email, name, code, age, rank, balance, score, active, joined) VALUES
-                  (1, 1, ' Ann@Example.COM ', 'Ann', 'aa', 34, 1, '10.10', 1.5, 1, '2023-05-01T00:00:00.000Z'),
-                  (2, 2, 'bob@example.com', 'Bob', 'bb', 19, 2, '-3', 2.0, 0, NULL),
-                  (3, 3, 'cy@example.com', NULL, 'cc', 52, 3, '0.1', NULL, 1, NULL),
+                INSERT INTO "Customer"(ferry_pk, id, email, name, code, age, rank, balance, score, active, joined) VALUES
+                  (1, 1, ' Ann@Example.COM ', 'Ann', 'aa', 34, 1, '10.10', 1.5, TRUE, '2023-05-01T00:00:00.000Z'),
+                  (2, 2, 'bob@example.com', 'Bob', 'bb', 19, 2, '-3', 2.0, FALSE, NULL),
+                  (3, 3, 'cy@example.com', NULL, 'cc', 52, 3, '0.1', NULL, TRUE, NULL),
                   (4, 4, 'dee@example.com', 'Dée', NULL, NULL, 4, NULL, 4.0, NULL, NULL),
-                  (5, 5, 'eve@example.com', 'Eve', 'ee', 27, 5, '99999999999999999999.99', -1.0, 0, NULL);
+                  (5, 5, 'eve@example.com', 'Eve', 'ee', 27, 5, '99999999999999999999.99', -1.0, FALSE, NULL);
                 INSERT INTO "Order"(ferry_pk, number, total, customer) VALUES (1, 'A-1', '5', 1), (2, 'A-2', '7.5', 1), (3, 'B-1', '1', 2);
                 """)
+        }
+    }
+
+    /// Every customer, as a fetch decodes it (the same on both backends).
+    func customers() throws -> [[Value]] {
+        try store.fetch(FetchRequest(entity: "Customer")) { cursor in
+            var rows: [[Value]] = []
+            while let row = try cursor.next() { rows.append(row) }
+            return rows
         }
     }
 

@@ -55,6 +55,9 @@ public struct StoreCopier {
     /// Copies the store; throws (leaving the destination untouched) when it cannot, or when the
     /// copy's counts or checksums differ from the source's.
     public func run() throws -> Report {
+        if PathOrURL(sourcePath).isPostgreSQL || PathOrURL(destinationPath).isPostgreSQL {
+            return try CrossStoreCopier(copier: self).run()
+        }
         let started = ContinuousClock.now
         try PathOrURL.requireStore(sourcePath)
         try PathOrURL.requireStore(destinationPath)
@@ -122,7 +125,7 @@ public struct StoreCopier {
     }
 
     /// A destination that exists must be an empty ferry store, or be replaced on request.
-    private func checkDestination() throws {
+    func checkDestination() throws {
         guard FileManager.default.fileExists(atPath: destinationPath) else { return }
         if replacesExisting { return }
         guard let metadata = try? Store.metadata(at: destinationPath), let model = metadata.model else {

@@ -66,11 +66,14 @@ struct PredicateSQLCompiler {
     private var aliasCount = 0
     /// The key column, quoted.
     private let key: String
+    /// SQLite's SQL with ferry's functions, or PostgreSQL's without them.
+    let syntax: PredicateSyntax
 
     init(binder: PredicateBinder, layout: any StoreLayout) {
         self.binder = binder
         self.layout = layout
         self.key = layout.dialect.quote(layout.keyColumn)
+        self.syntax = layout.dialect.predicateSyntax
     }
 
     private func quote(_ identifier: String) -> String { layout.dialect.quote(identifier) }
@@ -87,7 +90,7 @@ struct PredicateSQLCompiler {
         return "\(prefix)\(aliasCount)"
     }
 
-    private mutating func bind(_ value: DatabaseValue) -> String {
+    mutating func bind(_ value: DatabaseValue) -> String {
         arguments.append(value)
         return "?"
     }
@@ -97,12 +100,10 @@ struct PredicateSQLCompiler {
     mutating func predicate(_ predicate: Predicate, scope: SQLScope, negated: Bool) throws(FerryError) -> String {
         switch predicate {
         case .constant(let flag):
-            return flag != negated ? "1" : "0"
+            return syntax.constant(flag != negated)
         case .and(let operands), .or(let operands):
-            var isAnd = true
-            if case .or = predicate { isAnd = false }
-            if negated { isAnd.toggle() }
-            if operands.isEmpty { return isAnd ? "1" : "0" }
+            let isAnd = predicate.isConjunction(negated: negated)
+            if operands.isEmpty { return syntax.constant(isAnd) }
             var parts: [String] = []
             for operand in operands { parts.append(try self.predicate(operand, scope: scope, negated: negated)) }
             return parts.count == 1 ? parts[0] : "(" + parts.joined(separator: isAnd ? " AND " : " OR ") + ")"
@@ -117,7 +118,7 @@ struct PredicateSQLCompiler {
     /// comparison with NULL counts as false before negation, as in memory.
     private func negate(_ sql: String, negated: Bool, nullable: Bool) -> String {
         guard negated else { return sql }
-        return nullable ? "(\(sql)) IS NOT 1" : "NOT \(sql)"
+        return nullable ? syntax.isNotTrue(sql) : "NOT \(sql)"
     }
 
     // MARK: - Comparisons
@@ -127,10 +128,11 @@ struct PredicateSQLCompiler {
         let rhsKind = try binder.kind(of: comparison.rhs, scope: scope.binderScope)
         let isText = Self.isText(lhsKind) || Self.isText(rhsKind)
         let options = isText ? comparison.options : []
+        if syntax == .postgresql { try requirePushable(comparison, lhsKind: lhsKind, rhsKind: rhsKind, options: options) }
 
         guard lhsKind.isMany else {
             let lhs = try operand(comparison.lhs, kind: lhsKind, scope: scope, options: options)
-            let (sql, nullable) = try test(lhs, comparison, rhsKind: rhsKind, scope: scope, options: options)
+            let (sql, nullable) = try test(lhs, comparison, lhsKind: lhsKind, rhsKind: rhsKind, scope: scope, options: options)
             return negate(sql, negated: negated, nullable: nullable)
         }
         // A to-many key path: EXISTS over its elements.
@@ -140,9 +142,9 @@ struct PredicateSQLCompiler {
         let resolved = try binder.resolve(path, scope: scope.binderScope)
         let source = try chain(resolved, from: alias(of: resolved, scope: scope))
         var element = column(resolved.attribute, of: resolved.endEntity, on: source.last)
-        if resolved.attribute?.type == .decimal { element = "CAST(\(element) AS REAL)" }
+        if resolved.attribute?.type == .decimal { element = syntax.real(element) }
         if !options.isEmpty { element = "ferry_fold(\(element), \(options.rawValue))" }
-        let (test, nullable) = try test(element, comparison, rhsKind: rhsKind, scope: scope, options: options)
+        let (test, nullable) = try test(element, comparison, lhsKind: lhsKind, rhsKind: rhsKind, scope: scope, options: options)
         let exists: String
         switch comparison.modifier {
         case .direct, .any, .none:
@@ -165,13 +167,16 @@ struct PredicateSQLCompiler {
 
     /// The SQL test of `lhs` against the comparison's right side, and whether it can be NULL.
     private mutating func test(
-        _ lhs: String, _ comparison: Comparison, rhsKind: BoundKind, scope: SQLScope, options: StringOptions
+        _ lhs: String, _ comparison: Comparison, lhsKind: BoundKind, rhsKind: BoundKind, scope: SQLScope, options: StringOptions
     ) throws(FerryError) -> (String, Bool) {
+        let falseSQL = syntax.constant(false)
+        // Text compared by order: byte-wise, as SQLite does, on the side that is a text column.
+        let orderedLHS = Self.isTextColumn(lhsKind) ? syntax.byteOrdered(lhs) : lhs
         let rhsIsNull: Bool = { if case .literal(.null) = rhsKind { return true } else { return false } }()
         let rhsIsLiteral: Bool = { if case .literal = rhsKind { return true } else { return false } }()
         switch comparison.op {
         case .in:
-            guard case .list(let values) = rhsKind else { return ("0", false) }
+            guard case .list(let values) = rhsKind else { return (falseSQL, false) }
             let present = values.filter { !$0.isNull }
             var parts: [String] = []
             if !present.isEmpty {
@@ -179,14 +184,17 @@ struct PredicateSQLCompiler {
                 parts.append("\(lhs) IN (\(items.joined(separator: ", ")))")
             }
             if present.count < values.count { parts.append("\(lhs) IS NULL") }
-            if parts.isEmpty { return ("0", false) }
+            if parts.isEmpty { return (falseSQL, false) }
             return parts.count == 1 ? (parts[0], !parts[0].hasSuffix("IS NULL")) : ("(" + parts.joined(separator: " OR ") + ")", true)
         case .between:
-            guard case .list(let values) = rhsKind, values.count == 2 else { return ("0", false) }
+            guard case .list(let values) = rhsKind, values.count == 2 else { return (falseSQL, false) }
             let low = bind(storage(values[0], options: options))
             let high = bind(storage(values[1], options: options))
-            return ("\(lhs) BETWEEN \(low) AND \(high)", true)
+            return ("\(orderedLHS) BETWEEN \(low) AND \(high)", true)
         case .beginsWith, .endsWith, .contains, .like, .matches:
+            if syntax == .postgresql {
+                return try postgresStringTest(lhs, comparison, rhsKind: rhsKind, scope: scope)
+            }
             if let native = nativeStringTest(lhs, comparison, options: options) { return native }
             let rhs = try operand(comparison.rhs, kind: rhsKind, scope: scope, options: [])
             let name: String
@@ -203,15 +211,16 @@ struct PredicateSQLCompiler {
             if rhsIsNull { return ("\(lhs) IS NULL", false) }
             let rhs = try operand(comparison.rhs, kind: rhsKind, scope: scope, options: options)
             if lhs == "NULL" { return ("\(rhs) IS NULL", false) }
-            return rhsIsLiteral ? ("\(lhs) = \(rhs)", true) : ("\(lhs) IS \(rhs)", false)
+            return rhsIsLiteral ? ("\(lhs) = \(rhs)", true) : (syntax.same(lhs, rhs, negated: false), false)
         case .notEqual:
             if rhsIsNull { return ("\(lhs) IS NOT NULL", false) }
             let rhs = try operand(comparison.rhs, kind: rhsKind, scope: scope, options: options)
             if lhs == "NULL" { return ("\(rhs) IS NOT NULL", false) }
-            return ("\(lhs) IS NOT \(rhs)", false)
+            return (syntax.same(lhs, rhs, negated: true), false)
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
-            let rhs = try operand(comparison.rhs, kind: rhsKind, scope: scope, options: options)
-            return ("\(lhs) \(comparison.op.rawValue) \(rhs)", true)
+            var rhs = try operand(comparison.rhs, kind: rhsKind, scope: scope, options: options)
+            if orderedLHS == lhs, Self.isTextColumn(rhsKind) { rhs = syntax.byteOrdered(rhs) }
+            return ("\(orderedLHS) \(comparison.op.rawValue) \(rhs)", true)
         }
     }
 
@@ -261,7 +270,7 @@ struct PredicateSQLCompiler {
 
     // MARK: - Operands
 
-    private mutating func operand(
+    mutating func operand(
         _ expression: PredicateExpression, kind: BoundKind, scope: SQLScope, options: StringOptions
     ) throws(FerryError) -> String {
         switch expression {
@@ -292,7 +301,7 @@ struct PredicateSQLCompiler {
                 let selected = self.column(resolved.attribute, of: resolved.endEntity, on: source.last)
                 column = "(SELECT \(selected) \(source.from) WHERE \(source.condition) LIMIT 1)"
             }
-            if resolved.attribute?.type == .decimal { column = "CAST(\(column) AS REAL)" }
+            if resolved.attribute?.type == .decimal { column = syntax.real(column) }
             if !options.isEmpty { column = "ferry_fold(\(column), \(options.rawValue))" }
             return column
         case .aggregate(let function, let collection, let property, let mark):
@@ -325,14 +334,16 @@ struct PredicateSQLCompiler {
         var attribute = resolved.attribute
         if let name = property.first { attribute = resolved.endEntity.attribute(named: name) }
         var value = column(attribute, of: resolved.endEntity, on: source.last)
-        if attribute?.type == .decimal { value = "CAST(\(value) AS REAL)" }
+        if attribute?.type == .decimal { value = syntax.real(value) }
+        let ordered = attribute.map { [.string, .uri].contains($0.type) } == true ? syntax.byteOrdered(value) : value
         let selected: String
         switch function {
         case .count: selected = "COUNT(\(value))"
         case .sum: selected = "COALESCE(SUM(\(value)), 0)"
-        case .avg: selected = "AVG(\(value))"
-        case .min: selected = "MIN(\(value))"
-        case .max: selected = "MAX(\(value))"
+        // SQLite averages in 64-bit floats; so does PostgreSQL over float8.
+        case .avg: selected = syntax == .postgresql ? "AVG((\(value))::float8)" : "AVG(\(value))"
+        case .min: selected = "MIN(\(ordered))"
+        case .max: selected = "MAX(\(ordered))"
         }
         return "(SELECT \(selected) \(source.from) WHERE \(condition))"
     }

@@ -72,7 +72,7 @@ extension Store {
     /// result says what would be deleted and nullified.
     public func execute(_ request: BatchDeleteRequest, dryRun: Bool = false) throws -> BatchDeleteResult {
         let planner = try BatchDeleter(request: request, model: model, layout: layout)
-        return try rollingBackWhen(dryRun) { connection in try planner.run(on: connection) }
+        return try rollingBackDatabaseWhen(dryRun) { database in try planner.run(on: database) }
     }
 }
 
@@ -93,6 +93,9 @@ struct BatchDeleter {
     let layout: any StoreLayout
     let entity: EntityDescription
     private(set) var predicate: PredicateSQL
+    /// On PostgreSQL, a predicate whose SQL is only a superset of it (``PostgresPredicateFilter``):
+    /// ferry selects the keys, and ``predicate`` becomes a test against them.
+    private var residual: Predicate?
     /// The quoted key column.
     let pk: String
 
@@ -123,7 +126,13 @@ struct BatchDeleter {
         self.layout = layout
         self.entity = entity
         self.pk = layout.dialect.quote(layout.keyColumn)
-        self.predicate = try request.predicate.sql(for: entity, model: model, layout: layout, alias: "t0")
+        if layout.dialect.predicateSyntax == .postgresql {
+            let filter = try request.predicate.postgresFilter(for: entity, model: model, layout: layout, alias: "t0")
+            self.predicate = filter.sql
+            self.residual = filter.isExact ? nil : request.predicate
+        } else {
+            self.predicate = try request.predicate.sql(for: entity, model: model, layout: layout, alias: "t0")
+        }
     }
 
     /// A delete of the rows of `entity` that `selection` (SQL over the entity's table aliased
@@ -154,14 +163,55 @@ struct BatchDeleter {
         entity.relationships.isEmpty && !model.entities.contains { other in other.relationships.contains { $0.destination == entity.name } }
     }
 
-    func run(on connection: Connection) throws -> BatchDeleteResult {
+    func run(on connection: any DatabaseConnection) throws -> BatchDeleteResult {
+        var selectedTable: String?
+        defer { if let selectedTable { try? connection.execute("DROP TABLE IF EXISTS \(selectedTable)") } }
+        var this = self
+        if let residual, let database = connection as? PostgresDatabase {
+            // The keys ferry selected, in a temporary table the statements below test against.
+            let keys = try PostgresFetchRows.keys(of: entity, matching: residual, database: database, model: model, layout: layout)
+            let selected = try createKeyTable("ferry_delete_selected", on: connection)
+            selectedTable = selected
+            try Self.insert(keys, into: selected, on: connection)
+            this.predicate = PredicateSQL(sql: "t0.\(pk) IN (SELECT pk FROM \(selected))", arguments: [], from: predicate.from)
+        }
+        return try this.deleteSelected(on: connection)
+    }
+
+    /// A temporary table of keys (`pk`, `round`), empty, indexed on `round`.
+    private func createKeyTable(_ name: String, on connection: any DatabaseConnection) throws -> String {
+        let dialect = layout.dialect
+        let table = dialect.temporaryTable(name)
+        try connection.execute("DROP TABLE IF EXISTS \(table)")
+        try connection.execute("CREATE TABLE \(table) (pk \(dialect.keyReferenceType) PRIMARY KEY, round INTEGER NOT NULL)")
+        try connection.execute(dialect.createTemporaryIndex(name + "_round", on: name, column: "round"))
+        return table
+    }
+
+    /// Inserts `keys` into a key table (round 0), a thousand at a time.
+    private static func insert(_ keys: [Int64], into table: String, on connection: any DatabaseConnection) throws {
+        var start = 0
+        while start < keys.count {
+            let chunk = keys[start..<min(start + 1000, keys.count)]
+            let values = Array(repeating: "(?, 0)", count: chunk.count).joined(separator: ", ")
+            try connection.execute("INSERT INTO \(table) (pk, round) VALUES \(values)", chunk.map { .integer($0) })
+            start += chunk.count
+        }
+    }
+
+    /// Deletes what ``predicate`` selects, with the delete rules.
+    private func deleteSelected(on connection: any DatabaseConnection) throws -> BatchDeleteResult {
         var result = BatchDeleteResult(entity: entity.name)
         let table = tableSQL(entity.name)
         if request.deleteRules == .ignore || isIsolated {
+            if connection is PostgresDatabase {
+                // A failed statement ends a PostgreSQL transaction: look for dangling references first.
+                if let error = try danglingError(on: connection, onlyIfAny: true) { throw error }
+            }
             do {
                 try connection.execute("DELETE FROM \(table) AS t0 WHERE \(predicate.sql)", predicate.arguments)
             } catch let error as FerryError where (error.underlying as? SQLiteResult)?.isForeignKeyConstraint == true {
-                throw try danglingError(on: connection)
+                throw try danglingError(on: connection, onlyIfAny: false) ?? error
             }
             result.deleted[entity.name] = connection.changes
             return result
@@ -171,11 +221,7 @@ struct BatchDeleter {
         var keyTables: [String: String] = [:]
         func keyTable(_ name: String) throws -> String {
             if let existing = keyTables[name] { return existing }
-            let number = keyTables.count
-            let created = "temp.ferry_delete_\(number)"
-            try connection.execute("DROP TABLE IF EXISTS \(created)")
-            try connection.execute("CREATE TABLE \(created) (pk INTEGER PRIMARY KEY, round INTEGER NOT NULL)")
-            try connection.execute("CREATE INDEX temp.ferry_delete_round_\(number) ON ferry_delete_\(number)(round)")
+            let created = try createKeyTable("ferry_delete_\(keyTables.count)", on: connection)
             keyTables[name] = created
             return created
         }
@@ -197,7 +243,7 @@ struct BatchDeleter {
                         of: "(SELECT pk FROM \(sourceKeys) WHERE round = \(round))", via: relationship, in: source)
                     try connection.execute(
                         layout.dialect.insert(
-                            into: targetKeys, columns: ["pk", "round"], values: "SELECT k, \(round + 1) FROM (\(related)) WHERE k IS NOT NULL",
+                            into: targetKeys, columns: ["pk", "round"], values: "SELECT k, \(round + 1) FROM (\(related)) AS r WHERE k IS NOT NULL",
                             onConflict: .ignore))
                     if connection.changes > 0 { next[relationship.destination] = true }
                 }
@@ -207,7 +253,7 @@ struct BatchDeleter {
         }
 
         func notDeleted(_ name: String, _ column: String) -> String {
-            guard let keys = keyTables[name] else { return "1" }
+            guard let keys = keyTables[name] else { return layout.dialect.predicateSyntax.constant(true) }
             return "\(column) NOT IN (SELECT pk FROM \(keys))"
         }
 
@@ -217,7 +263,7 @@ struct BatchDeleter {
             for relationship in source.relationships where relationship.deleteRule == .deny {
                 let related = relatedKeys(of: "(SELECT pk FROM \(keys))", via: relationship, in: source)
                 let count = try connection.scalar(
-                    "SELECT count(DISTINCT k) FROM (\(related)) WHERE k IS NOT NULL AND \(notDeleted(relationship.destination, "k"))")?.int64 ?? 0
+                    "SELECT count(DISTINCT k) FROM (\(related)) AS r WHERE k IS NOT NULL AND \(notDeleted(relationship.destination, "k"))")?.int64 ?? 0
                 if count > 0 {
                     let deleting = try connection.scalar("SELECT count(*) FROM \(keys)")?.int64 ?? 0
                     throw FerryError(
@@ -332,8 +378,9 @@ struct BatchDeleter {
         }
     }
 
-    /// For `delete_rules: ignore`: which foreign keys refer to the selected objects, and how often.
-    private func danglingError(on connection: Connection) throws -> FerryError {
+    /// For `delete_rules: ignore`: which foreign keys refer to the selected objects, and how
+    /// often; with `onlyIfAny`, nil when none does.
+    private func danglingError(on connection: any DatabaseConnection, onlyIfAny: Bool) throws -> FerryError? {
         var parts: [String] = []
         for key in foreignKeys where key.destination == entity.name {
             let count = try connection.scalar(
@@ -341,6 +388,7 @@ struct BatchDeleter {
                 predicate.arguments)?.int64 ?? 0
             if count > 0 { parts.append("\(count) \(key.entity.name) object\(count == 1 ? "" : "s") through \(key.entity.name).\(key.relationship.name)") }
         }
+        if onlyIfAny && parts.isEmpty { return nil }
         return FerryError(
             .constraint,
             "with delete_rules: ignore only the selected \(entity.name) objects are deleted, but other objects still refer to them (\(parts.isEmpty ? "a foreign key" : parts.joined(separator: ", "))) and the store's foreign keys forbid dangling references; nothing was deleted",

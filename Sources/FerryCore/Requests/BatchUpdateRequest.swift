@@ -81,16 +81,16 @@ extension Store {
     /// says how many records would change.
     public func execute(_ request: BatchUpdateRequest, dryRun: Bool = false) throws -> BatchUpdateResult {
         let plan = try request.plan(model: model, layout: layout)
-        return try rollingBackWhen(dryRun) { connection in try plan.run(on: connection) }
+        return try rollingBackDatabaseWhen(dryRun) { database in try plan.run(on: database) }
     }
 
-    /// Runs `body` in a write transaction; when `rollBack` is true, undoes it and still returns
-    /// its result.
-    func rollingBackWhen<T>(_ rollBack: Bool, _ body: (Connection) throws -> T) throws -> T {
+    /// Runs `body` in a write transaction on the store's session, whatever its backend; when
+    /// `rollBack` is true, undoes it and still returns its result.
+    func rollingBackDatabaseWhen<T>(_ rollBack: Bool, _ body: (any DatabaseConnection) throws -> T) throws -> T {
         var result: T?
         do {
-            try write { connection in
-                result = try body(connection)
+            try writeDatabase { database in
+                result = try body(database)
                 if rollBack { throw DryRunRollback() }
             }
         } catch is DryRunRollback {}
@@ -121,13 +121,22 @@ extension BatchUpdateRequest {
         guard !propertiesToUpdate.isEmpty else {
             throw FerryError(.invalidDefinition, "the update of \(entity.name) sets no attributes", at: location)
         }
-        let where_ = try predicate.sql(for: entity, model: model, layout: layout, alias: "t0")
+        var where_: PredicateSQL
+        var residual: Predicate?
+        if layout.dialect.predicateSyntax == .postgresql {
+            let filter = try predicate.postgresFilter(for: entity, model: model, layout: layout, alias: "t0")
+            where_ = filter.sql
+            if !filter.isExact { residual = predicate }
+        } else {
+            where_ = try predicate.sql(for: entity, model: model, layout: layout, alias: "t0")
+        }
         let now = DateCoding.nowMilliseconds()
         let key = layout.dialect.quote(layout.keyColumn)
         var evaluated = EvaluatedSetValues()
         var assignments: [String] = []
         var setArguments: [DatabaseValue] = []
         var checks: [BatchUpdatePlan.Check] = []
+        var expressionAttributes: [String] = []
         // Attribute order first, so that SQL text and messages do not depend on dictionary order.
         let unknown = propertiesToUpdate.keys.filter { entity.attribute(named: $0) == nil }.sorted()
         if let name = unknown.first {
@@ -168,6 +177,7 @@ extension BatchUpdateRequest {
                 assignments.append("\(column) = ?")
                 setArguments.append(layout.valueCoding.encode(converted))
             case .expression(let expression):
+                expressionAttributes.append(attribute.name)
                 let value: BatchUpdatePlan.Value
                 switch try SetExpression.bind(expression, to: attribute, of: entity, model: model, layout: layout, now: now).form {
                 case .sql(let sql, let arguments): value = BatchUpdatePlan.Value(sql: sql, arguments: arguments)
@@ -184,9 +194,9 @@ extension BatchUpdateRequest {
         if let increment = layout.versionIncrement { assignments.append(increment) }
         let table = layout.quotedTable(for: entity)
         return BatchUpdatePlan(
-            entity: entity, layout: layout, table: table, key: key, evaluated: evaluated,
-            updateSQL: "UPDATE \(table) AS t0 SET \(assignments.joined(separator: ", ")) WHERE \(where_.sql)",
-            updateArguments: setArguments + where_.arguments, predicate: where_, checks: checks,
+            entity: entity, model: model, layout: layout, table: table, key: key, evaluated: evaluated,
+            assignments: assignments.joined(separator: ", "), setArguments: setArguments,
+            predicate: where_, residual: residual, checks: checks, expressionAttributes: expressionAttributes,
             location: location)
     }
 }
@@ -214,19 +224,31 @@ struct BatchUpdatePlan {
     }
 
     var entity: EntityDescription
+    var model: ObjectModel
     var layout: any StoreLayout
     var table: String
     /// The quoted key column.
     var key: String
     /// The `set:` expressions ferry evaluates per object before the update.
     var evaluated: EvaluatedSetValues
-    var updateSQL: String
-    var updateArguments: [DatabaseValue]
+    /// `column = value` assignments, with `?` for ``setArguments``.
+    var assignments: String
+    var setArguments: [DatabaseValue]
     var predicate: PredicateSQL
+    /// On PostgreSQL, a predicate ``predicate`` only approximates (``PostgresPredicateFilter``):
+    /// ferry selects the objects and the update goes by key.
+    var residual: Predicate?
     var checks: [Check]
+    /// Attributes set by an expression (compiled with SQLite's functions).
+    var expressionAttributes: [String]
     var location: InputLocation?
 
-    func run(on connection: Connection) throws -> BatchUpdateResult {
+    var updateSQL: String { "UPDATE \(table) AS t0 SET \(assignments) WHERE \(predicate.sql)" }
+    var updateArguments: [DatabaseValue] { setArguments + predicate.arguments }
+
+    func run(on database: any DatabaseConnection) throws -> BatchUpdateResult {
+        if let postgres = database as? PostgresDatabase { return try run(onPostgreSQL: postgres) }
+        guard let connection = database as? Connection else { throw FerryError(.internal, "no batch update on \(type(of: database))") }
         try evaluated.fill(on: connection, entity: entity, layout: layout, key: key, predicate: predicate)
         try validate(on: connection)
         let updated: Int
@@ -238,6 +260,31 @@ struct BatchUpdatePlan {
         }
         try evaluated.drop(on: connection)
         return BatchUpdateResult(updated: updated)
+    }
+
+    /// On PostgreSQL: constant values (checked against the attribute's rules when the plan was
+    /// made), the objects selected by the server's SQL or, when ferry evaluates part of the
+    /// predicate, by key.
+    private func run(onPostgreSQL database: PostgresDatabase) throws -> BatchUpdateResult {
+        if !expressionAttributes.isEmpty {
+            throw FerryError(
+                .usage,
+                "set: expressions are not available on a PostgreSQL store yet (\(entity.name).\(expressionAttributes.joined(separator: ", ")))",
+                at: location, notes: ["on PostgreSQL, update sets constant values; docs/postgresql.md"])
+        }
+        var sql = updateSQL
+        var arguments = updateArguments
+        if let residual {
+            let keys = try PostgresFetchRows.keys(of: entity, matching: residual, database: database, model: model, layout: layout)
+            sql = "UPDATE \(table) AS t0 SET \(assignments) WHERE t0.\(key) = ANY (CAST(? AS bigint[]))"
+            arguments = setArguments + [.text("{" + keys.map(String.init).joined(separator: ",") + "}")]
+        }
+        do {
+            try database.execute(sql, arguments)
+        } catch let error as FerryError {
+            throw translate(error)
+        }
+        return BatchUpdateResult(updated: database.changes)
     }
 
     // MARK: - Set-based validation of expression values
@@ -312,20 +359,46 @@ struct BatchUpdatePlan {
 
     /// A uniqueness or NOT NULL failure of the UPDATE, in the model's words.
     private func translate(_ error: FerryError) -> FerryError {
-        guard let result = error.underlying as? SQLiteResult else { return error }
-        let columns = Self.constraintColumns(in: error.message, table: entity.name)
-        if result.isUniqueConstraint {
+        let columns: [String]
+        let isUnique: Bool
+        let isNotNull: Bool
+        if let result = error.underlying as? SQLiteResult {
+            columns = Self.constraintColumns(in: error.message, table: entity.name)
+            isUnique = result.isUniqueConstraint
+            isNotNull = result.isNotNullConstraint
+        } else if let failure = error.underlying as? PostgresStatementFailure {
+            columns = Self.postgresConstraintColumns(in: error.message)
+            isUnique = failure.isUniqueConstraint
+            isNotNull = failure.sqlState == "23502"
+        } else {
+            return error
+        }
+        if isUnique {
             return FerryError(
                 .constraint,
                 "the update would give two \(entity.name) objects the same \(columns.joined(separator: " and ")) (uniqueness constraint on \(columns.joined(separator: ", "))); nothing was changed",
                 at: location)
         }
-        if result.isNotNullConstraint {
+        if isNotNull {
             return FerryError(
                 .constraint, "the update would set \(entity.name).\(columns.joined(separator: ", ")), which is required, to nil; nothing was changed",
                 at: location)
         }
         return error
+    }
+
+    /// The columns PostgreSQL names: `email` from a unique violation's `DETAIL: Key (email)=(…)`,
+    /// or from a not-null violation's `null value in column "email"`.
+    static func postgresConstraintColumns(in message: String) -> [String] {
+        if let start = message.range(of: "Key ("), let end = message[start.upperBound...].range(of: ")=") {
+            return message[start.upperBound..<end.lowerBound].split(separator: ",").map {
+                $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            }
+        }
+        if let start = message.range(of: "column \""), let end = message[start.upperBound...].firstIndex(of: "\"") {
+            return [String(message[start.upperBound..<end])]
+        }
+        return []
     }
 
     /// `email` from SQLite's `UNIQUE constraint failed: Customer.email`.

@@ -151,16 +151,22 @@ public struct FetchRequest: Sendable {
     ///   as a suggestion) or a to-many key path; `invalidPredicate` for a predicate that does not
     ///   fit the entity; `usage` for a negative limit or offset.
     package func compile(model: ObjectModel, layout: any StoreLayout) throws(FerryError) -> FetchQuery {
-        try compiled(model: model, layout: layout)
+        try compiled(model: model, layout: layout, selectingKey: false)
+    }
+
+    /// The request compiled with the object's key (`t0`'s key column) selected before the
+    /// requested columns (not in ``FetchQuery/columns``).
+    package func compileSelectingKey(model: ObjectModel, layout: any StoreLayout) throws(FerryError) -> FetchQuery {
+        try compiled(model: model, layout: layout, selectingKey: true)
     }
 
     /// Checks the request against `model` without touching any store (what is valid does not
     /// depend on a store's layout): the errors of `compile(model:layout:)`.
     public func check(model: ObjectModel) throws(FerryError) {
-        _ = try compiled(model: model, layout: FerryLayout())
+        _ = try compiled(model: model, layout: FerryLayout(), selectingKey: false)
     }
 
-    private func compiled(model: ObjectModel, layout: any StoreLayout) throws(FerryError) -> FetchQuery {
+    private func compiled(model: ObjectModel, layout: any StoreLayout, selectingKey: Bool) throws(FerryError) -> FetchQuery {
         guard let entity = model.entity(named: entity) else {
             throw FerryError(
                 .invalidDefinition,
@@ -184,21 +190,32 @@ public struct FetchRequest: Sendable {
             orderings += layout.dialect.ordering(sql, type: column.type, ascending: descriptor.ascending)
         }
         var arguments: [DatabaseValue] = []
-        var text = "SELECT " + (selected.isEmpty ? "NULL" : selected.joined(separator: ", "))
+        let key = "t0.\(layout.dialect.quote(layout.keyColumn))"
+        var text = "SELECT " + (selectingKey ? key + ", " : "") + (selected.isEmpty ? "NULL" : selected.joined(separator: ", "))
         text += " FROM \(layout.quotedSource(for: entity)) AS t0"
         for join in builder.joins { text += " " + join }
+        var predicateIsExact = true
         if let predicate {
-            let compiled = try predicate.sql(for: entity, model: model, layout: layout, alias: "t0")
+            let compiled: PredicateSQL
+            if layout.dialect.predicateSyntax == .postgresql {
+                let filter = try predicate.postgresFilter(for: entity, model: model, layout: layout, alias: "t0")
+                compiled = filter.sql
+                predicateIsExact = filter.isExact
+            } else {
+                compiled = try predicate.sql(for: entity, model: model, layout: layout, alias: "t0")
+            }
             text += " WHERE " + compiled.sql
             arguments += compiled.arguments
         }
-        orderings.append("t0.\(layout.dialect.quote(layout.keyColumn))")
+        orderings.append(key)
         text += " ORDER BY " + orderings.joined(separator: ", ")
-        if limit != nil || offset > 0 {
+        // A superset filter leaves the limit and offset to ferry, after its own evaluation.
+        if predicateIsExact, limit != nil || offset > 0 {
             text += " LIMIT ? OFFSET ?"
             arguments += [limit.map { .integer(Int64($0)) } ?? layout.dialect.unlimited, .integer(Int64(offset))]
         }
-        return FetchQuery(sql: text, arguments: arguments, columns: selected.isEmpty ? [] : columns)
+        return FetchQuery(
+            sql: text, arguments: arguments, columns: selected.isEmpty ? [] : columns, predicateIsExact: predicateIsExact)
     }
 
     /// Every attribute, then every to-one relationship (fetched as the related object's key).
@@ -223,6 +240,10 @@ package struct FetchQuery: Sendable, Hashable {
     package var arguments: [DatabaseValue]
     /// One per selected column, in order.
     package var columns: [FetchColumn]
+    /// False when the `WHERE` clause selects a superset of the predicate's rows (on PostgreSQL,
+    /// ``PostgresPredicateFilter``): ferry then evaluates the predicate on each row, and applies
+    /// the limit and offset itself (the SQL has none).
+    package var predicateIsExact = true
 }
 
 /// Resolves key paths to SQL column expressions, adding a `LEFT JOIN` per to-one relationship
@@ -349,7 +370,7 @@ public final class FetchCursor {
             // Rows come in ferry's own forms, whatever the store's coding.
             coding = DispatchedValueCoding(FerryValueCoding())
             statement = nil
-            postgresRows = try PostgresFetchRows(request, database: postgres, model: model, layout: layout, columns: query.columns)
+            postgresRows = try PostgresFetchRows(request, database: postgres, model: model, layout: layout)
             return
         }
         guard let connection = connection as? Connection else { throw FerryError(.internal, "no cursor for \(type(of: connection))") }

@@ -3,47 +3,45 @@
 /// every reader of a cursor (the exporters read raw text and blob bytes) sees the same bytes as
 /// from a SQLite store.
 ///
-/// A predicate is evaluated by ferry on each row (``Predicate/evaluate(on:)``, the reference the
-/// SQL compilation agrees with), so results are exactly SQLite's; the limit and offset then apply
-/// in ferry. Predicates are limited to the entity's own attributes (no relationship key paths,
-/// aggregates or subqueries) on PostgreSQL for now, and refused otherwise.
+/// The predicate is compiled to PostgreSQL (``Predicate/postgresFilter(for:model:layout:alias:)``).
+/// When the server's filter is the whole predicate, rows, limit and offset come from the server.
+/// Otherwise the server selects a superset, and ferry evaluates the predicate on each candidate
+/// row (``Predicate/evaluate(on:)``, relationships loaded on demand through
+/// ``PostgresStoredObject``), then applies the limit and offset.
 final class PostgresFetchRows {
     private let cursor: PostgresRowCursor
     private let types: [AttributeType]
-    private let predicate: Predicate?
-    /// For a predicate: the attribute names and types of the extra columns after `types`.
-    private let predicateAttributes: [(name: String, type: AttributeType)]
+    /// For a predicate ferry evaluates: the bound predicate, the objects it reads, and the
+    /// attributes after the key and the requested columns.
+    private let residual: (predicate: Predicate, graph: PostgresObjectGraph, entity: EntityDescription)?
     private let coding = PostgresValueCoding()
+    /// Where the requested columns start in a stored row (after the key).
+    private let first = 1
     private var toSkip: Int
     private var remaining: Int?
     /// The current row, in ferry's stored forms.
     private(set) var row: [DatabaseValue] = []
+    /// The key of the current row's object.
+    private(set) var key: Int64 = 0
 
-    init(_ request: FetchRequest, database: PostgresDatabase, model: ObjectModel, layout: any StoreLayout, columns: [FetchColumn]) throws {
-        types = columns.map(\.type)
-        guard let predicate = request.predicate else {
-            let query = try request.compile(model: model, layout: layout)
+    init(_ request: FetchRequest, database: PostgresDatabase, model: ObjectModel, layout: any StoreLayout) throws {
+        let query = try request.compileSelectingKey(model: model, layout: layout)
+        types = query.columns.map(\.type)
+        guard let predicate = request.predicate, !query.predicateIsExact else {
             cursor = try database.openCursor(query.sql, query.arguments)
-            self.predicate = nil
-            predicateAttributes = []
+            residual = nil
             toSkip = 0
             remaining = nil
             return
         }
         guard let entity = model.entity(named: request.entity) else { throw FerryError(.internal, "no entity \(request.entity)") }
-        // Checked and bound as on SQLite first, so errors are the same.
-        _ = try predicate.sql(for: entity, model: model, layout: layout, alias: "t0")
-        let bound = try predicate.bound(to: entity, model: model)
-        try Self.requireOwnAttributes(bound, of: entity)
-        var unfiltered = request
-        unfiltered.predicate = nil
-        unfiltered.limit = nil
-        unfiltered.offset = 0
-        unfiltered.properties = (request.properties ?? FetchRequest.defaultProperties(of: entity)) + entity.attributes.map { FetchProperty($0.name) }
-        let query = try unfiltered.compile(model: model, layout: layout)
-        cursor = try database.openCursor(query.sql, query.arguments)
-        self.predicate = bound
-        predicateAttributes = entity.attributes.map { ($0.name, $0.type) }
+        var candidates = request
+        candidates.limit = nil
+        candidates.offset = 0
+        candidates.properties = (request.properties ?? FetchRequest.defaultProperties(of: entity)) + entity.attributes.map { FetchProperty($0.name) }
+        let candidateQuery = try candidates.compileSelectingKey(model: model, layout: layout)
+        cursor = try database.openCursor(candidateQuery.sql, candidateQuery.arguments)
+        residual = (try predicate.bound(to: entity, model: model), PostgresObjectGraph(database: database, model: model, layout: layout), entity)
         toSkip = request.offset
         remaining = request.limit
     }
@@ -51,50 +49,37 @@ final class PostgresFetchRows {
     /// Moves to the next matching row; false at the end.
     func advance() throws -> Bool {
         while remaining.map({ $0 > 0 }) ?? true, let stored = try cursor.next() {
-            if let predicate {
+            guard case .integer(let key) = stored[0] else { throw FerryError(.internal, "a PostgreSQL row without its key") }
+            if let residual {
                 var values: [String: Value] = [:]
-                for (offset, attribute) in predicateAttributes.enumerated() {
-                    values[attribute.name] = coding.decode(stored[types.count + offset], as: attribute.type)
+                for (offset, attribute) in residual.entity.attributes.enumerated() {
+                    values[attribute.name] = coding.decode(stored[first + types.count + offset], as: attribute.type)
                 }
-                guard try predicate.evaluate(on: PredicateRecord(values: values)) else { continue }
+                let object = PostgresStoredObject(graph: residual.graph, entity: residual.entity, key: key, values: values)
+                guard try residual.graph.evaluate(residual.predicate, on: object) else { continue }
                 if toSkip > 0 {
                     toSkip -= 1
                     continue
                 }
                 remaining = remaining.map { $0 - 1 }
             }
-            row = types.indices.map { FerryValueCoding().encode(coding.decode(stored[$0], as: types[$0])) }
+            row = types.indices.map { FerryValueCoding().encode(coding.decode(stored[first + $0], as: types[$0])) }
+            self.key = key
             return true
         }
         return false
     }
 
-    /// Refuses key paths other than the entity's own attributes (what ferry can evaluate from one row).
-    private static func requireOwnAttributes(_ predicate: Predicate, of entity: EntityDescription) throws {
-        func refuse(_ what: String) -> FerryError {
-            FerryError(
-                .usage, "this predicate cannot run on a PostgreSQL store yet: \(what)",
-                notes: ["on PostgreSQL, fetch and export predicates may use the entity's own attributes only"])
-        }
-        func check(_ expression: PredicateExpression) throws {
-            switch expression {
-            case .constant, .variable: return
-            case .list(let items, _): try items.forEach(check)
-            case .keyPath(let path):
-                guard path.root == .object, path.components.count == 1, entity.attribute(named: path.components[0]) != nil else {
-                    throw refuse("the key path '\(path.components.joined(separator: "."))' is not an attribute of \(entity.name)")
-                }
-            case .aggregate: throw refuse("aggregates (@count, @sum, …)")
-            case .subquery: throw refuse("SUBQUERY")
-            }
-        }
-        switch predicate {
-        case .constant: return
-        case .comparison(let comparison):
-            try check(comparison.lhs)
-            try check(comparison.rhs)
-        case .and(let parts), .or(let parts): try parts.forEach { try requireOwnAttributes($0, of: entity) }
-        case .not(let inner): try requireOwnAttributes(inner, of: entity)
-        }
+    /// The keys of the objects of `entity` that `predicate` selects, in key order (inside the
+    /// caller's transaction): how update and delete find their objects on PostgreSQL when ferry
+    /// evaluates part of the predicate.
+    static func keys(
+        of entity: EntityDescription, matching predicate: Predicate, database: PostgresDatabase, model: ObjectModel, layout: any StoreLayout
+    ) throws -> [Int64] {
+        let request = FetchRequest(entity: entity.name, predicate: predicate, properties: [])
+        let rows = try PostgresFetchRows(request, database: database, model: model, layout: layout)
+        var keys: [Int64] = []
+        while try rows.advance() { keys.append(rows.key) }
+        return keys
     }
 }

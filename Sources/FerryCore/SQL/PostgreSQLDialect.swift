@@ -92,6 +92,18 @@ package struct PostgreSQLDialect: SQLDialect {
     /// `LIMIT NULL` is no limit (a negative limit is an error).
     package var unlimited: DatabaseValue { .null }
 
+    /// Standard SQL booleans, no ferry functions (``Predicate/postgresFilter(for:model:layout:alias:)``).
+    package var predicateSyntax: PredicateSyntax { .postgresql }
+
+    package var referencesNeedExistingTables: Bool { true }
+
+    /// Tables in `pg_temp` are the session's own, dropped when it ends.
+    package func temporaryTable(_ name: String) -> String { "pg_temp.\(name)" }
+
+    package func createTemporaryIndex(_ name: String, on table: String, column: String) -> String {
+        "CREATE INDEX \(name) ON pg_temp.\(table)(\(column))"
+    }
+
     package func isInteger(_ expression: String) -> String {
         "pg_typeof(\(expression)) IN ('smallint'::regtype, 'integer'::regtype, 'bigint'::regtype)"
     }

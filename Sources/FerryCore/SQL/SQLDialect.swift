@@ -41,12 +41,27 @@ package protocol SQLDialect: Sendable {
     func ordering(_ sql: String, type: AttributeType, ascending: Bool) -> [String]
     /// The `LIMIT` argument meaning no limit (with an `OFFSET`).
     var unlimited: DatabaseValue { get }
+    /// The SQL compiled predicates are written in.
+    var predicateSyntax: PredicateSyntax { get }
+    /// True when a `REFERENCES` clause needs its table to exist already (PostgreSQL): the
+    /// schema then adds foreign keys after every table.
+    var referencesNeedExistingTables: Bool { get }
+    /// The session's own table `name` (it goes with the session): SQLite's `temp`, PostgreSQL's `pg_temp`.
+    func temporaryTable(_ name: String) -> String
+    /// `CREATE INDEX` of `name` on `column` of the temporary table `table`.
+    func createTemporaryIndex(_ name: String, on table: String, column: String) -> String
 }
 
 extension SQLDialect {
     package var keyReferenceType: String { "INTEGER" }
     package var foreignKeyOptions: String { "" }
     package var unlimited: DatabaseValue { .integer(-1) }
+    package var predicateSyntax: PredicateSyntax { .sqlite }
+    package var referencesNeedExistingTables: Bool { false }
+    package func temporaryTable(_ name: String) -> String { "temp.\(name)" }
+    package func createTemporaryIndex(_ name: String, on table: String, column: String) -> String {
+        "CREATE INDEX temp.\(name) ON \(table)(\(column))"
+    }
 }
 
 /// What an `INSERT` does when it would break a uniqueness constraint.

@@ -81,7 +81,8 @@ extension Store {
         }
     }
 
-    private static func postgresURL(_ text: String) throws -> PostgresURL {
+    /// A store's PostgreSQL URL, parsed; a malformed one is a usage error naming the part at fault.
+    static func postgresURL(_ text: String) throws -> PostgresURL {
         do {
             return try PostgresURL(text)
         } catch {

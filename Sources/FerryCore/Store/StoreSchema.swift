@@ -67,6 +67,10 @@ package enum StoreSchema {
         var tables: [String] = []
         var indexes: [String] = []
         var links: Set<String> = []
+        // PostgreSQL needs a referenced table to exist: its join tables and foreign keys come
+        // after every entity table (SQLite resolves references later, and keeps them inline).
+        let laterReferences = dialect.referencesNeedExistingTables
+        var after: [String] = []
         for entity in model.entities {
             let table = layout.quotedTable(for: entity)
             var columns = [dialect.keyColumnDefinition(layout.keyColumn)]
@@ -79,7 +83,12 @@ package enum StoreSchema {
                 case .foreignKey(let column):
                     var text = "\(dialect.quote(column)) \(dialect.keyReferenceType)"
                     if !relationship.isOptional { text += " NOT NULL" }
-                    text += " REFERENCES \(layout.quotedTable(for: destination))(\(key))\(dialect.foreignKeyOptions)"
+                    let references = "REFERENCES \(layout.quotedTable(for: destination))(\(key))\(dialect.foreignKeyOptions)"
+                    if laterReferences {
+                        after.append("ALTER TABLE \(table) ADD FOREIGN KEY (\(dialect.quote(column))) \(references)")
+                    } else {
+                        text += " " + references
+                    }
                     columns.append(text)
                     indexes.append(
                         "CREATE INDEX \(dialect.quote(layout.foreignKeyIndexName(entity: entity.name, column: column))) ON \(table)(\(dialect.quote(column)))"
@@ -95,14 +104,14 @@ package enum StoreSchema {
                     let definitions = columns.map { column, referenced in
                         "\(dialect.quote(column)) \(dialect.keyReferenceType) NOT NULL REFERENCES \(referenced)(\(key)) ON DELETE CASCADE\(dialect.foreignKeyOptions)"
                     }
-                    tables.append(
+                    let link =
                         """
                         CREATE TABLE \(dialect.quote(name)) (
                             \(definitions.joined(separator: ",\n    ")),
                             PRIMARY KEY (\(columns.map { dialect.quote($0.0) }.joined(separator: ", ")))
                         )\(dialect.joinTableOptions)
                         """
-                    )
+                    if laterReferences { after.append(link) } else { tables.append(link) }
                     indexes.append("CREATE INDEX \(dialect.quote(layout.joinTargetIndexName(table: name))) ON \(dialect.quote(name))(\(dialect.quote(columns[1].0)))")
                 case .inverseForeignKey:
                     continue
@@ -118,6 +127,6 @@ package enum StoreSchema {
                 indexes.append("CREATE INDEX \(dialect.quote(layout.indexName(entity: entity.name, index: index))) ON \(table)(\(cols))")
             }
         }
-        return (tables, indexes)
+        return (tables + after, indexes)
     }
 }

@@ -15,7 +15,9 @@
 /// Values are hashed by position, not by name, so renamed attributes and entities compare
 /// equal. Each value is first decoded to its typed ``Value`` (`StorageCoding.decode(_:as:)`),
 /// so the same value stored in another storage class (an integer in a decimal column, a
-/// non-canonical decimal text) hashes the same. Row order never matters; duplicate rows count
+/// non-canonical decimal text) hashes the same, and JSON is hashed in one canonical spelling
+/// (`CanonicalJSON`: keys sorted, no blanks), so a SQLite store and a PostgreSQL store (whose
+/// `jsonb` rewrites the text) holding the same JSON agree. Row order never matters; duplicate rows count
 /// twice. The hash is a fixed function (FNV-1a then a 64-bit finaliser), stable across runs,
 /// processes and machines.
 public struct EntityChecksum: Sendable, Hashable, Codable, CustomStringConvertible {
@@ -128,7 +130,8 @@ struct RowHasher {
         case .binary(let data): bytes(7, data)
         case .uuid(let text): bytes(8, text.lowercased().utf8)
         case .uri(let text): bytes(9, text.utf8)
-        case .json(let text): bytes(10, text.utf8)
+        // By value: jsonb (PostgreSQL) rewrites the text, SQLite keeps it as written.
+        case .json(let text): bytes(10, (CanonicalJSON.text(text) ?? text).utf8)
         }
     }
 

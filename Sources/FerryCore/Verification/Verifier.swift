@@ -770,13 +770,14 @@ final class VerificationSession {
 
     private func assertion(_ assertion: PredicateAssertion) throws -> CheckResult {
         let entity = try lookup(assertion.entity)
-        if sqlite == nil {
-            throw FerryError(
-                .verification, "assertion checks are not available on a PostgreSQL store yet (predicates run in ferry there, not in SQL)",
-                at: assertion.location)
-        }
         let name = "assertion \(entity.name): \(assertion.predicate)"
-        let compiled = try Predicate(format: assertion.predicate, location: assertion.location).sql(for: entity, model: model, layout: layout)
+        let predicate = try Predicate(format: assertion.predicate, location: assertion.location)
+        let compiled: PredicateSQL
+        if let postgres = connection as? PostgresDatabase {
+            compiled = try Self.postgresSelection(predicate, of: entity, database: postgres, model: model, layout: layout)
+        } else {
+            compiled = try predicate.sql(for: entity, model: model, layout: layout)
+        }
         let row = try connection.rows("SELECT count(*), count(CASE WHEN \(compiled.sql) THEN 1 END) FROM \(compiled.from)", compiled.arguments).first ?? []
         let total = Int(row[safe: 0]?.int64 ?? 0)
         let matching = Int(row[safe: 1]?.int64 ?? 0)
@@ -792,6 +793,20 @@ final class VerificationSession {
             check: "assertion", name: name, entity: entity.name, outcome: .failed, measured: measured,
             message: "\(matching) of \(total) \(entity.name) rows match '\(assertion.predicate)', expected \(assertion.expectation)",
             offending: offending)
+    }
+
+    /// The objects `predicate` selects on PostgreSQL, as SQL over `t0`: the predicate's own SQL
+    /// when PostgreSQL computes all of it, else the keys ferry selected (``PostgresPredicateFilter``).
+    private static func postgresSelection(
+        _ predicate: Predicate, of entity: EntityDescription, database: PostgresDatabase, model: ObjectModel, layout: any StoreLayout
+    ) throws -> PredicateSQL {
+        let filter = try predicate.postgresFilter(for: entity, model: model, layout: layout)
+        if filter.isExact { return filter.sql }
+        let select = { try PostgresFetchRows.keys(of: entity, matching: predicate, database: database, model: model, layout: layout) }
+        let keys = database.isInTransaction ? try select() : try database.readTransaction(select)
+        return PredicateSQL(
+            sql: "t0.\(layout.dialect.quote(layout.keyColumn)) = ANY (CAST(? AS bigint[]))",
+            arguments: [.text("{" + keys.map(String.init).joined(separator: ",") + "}")], from: filter.sql.from)
     }
 
     private func record(_ expectation: RecordExpectation) throws -> CheckResult {
