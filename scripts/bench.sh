@@ -299,14 +299,14 @@ bench_postgres() {
     command -v psql >/dev/null || die "psql not found (apt-get install postgresql-client)"
     local store="$url?schema=bench_ferry" cols
     echo "benchmark: PostgreSQL import of $ROWS records, $RUNS run(s) each, $(nproc) CPU(s), $(psql --version), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-    psql -q -v ON_ERROR_STOP=1 "$url" -c 'DROP SCHEMA IF EXISTS bench_ferry CASCADE' -c 'DROP SCHEMA IF EXISTS bench_psql CASCADE' >/dev/null
+    psql -q -v ON_ERROR_STOP=1 "$url" -c 'SET client_min_messages = warning' -c 'DROP SCHEMA IF EXISTS bench_ferry CASCADE' -c 'DROP SCHEMA IF EXISTS bench_psql CASCADE' >/dev/null
     "$FERRY" import "$OUT/customers-1000.csv" --store "$store" --entity customers --model "$MODEL" --quiet >"$WORK/pg-schema.log" 2>&1 \
         || { cat "$WORK/pg-schema.log" >&2; die "ferry import into PostgreSQL failed"; }
     psql -q -v ON_ERROR_STOP=1 "$url" -c 'CREATE SCHEMA bench_psql' \
         -c 'CREATE TABLE bench_psql.customers (LIKE bench_ferry.customers INCLUDING ALL)' >/dev/null
     cols=$(head -1 "$CSV")
     for run in $(seq 1 "$RUNS"); do
-        psql -q "$url" -c 'DROP SCHEMA bench_ferry CASCADE' >/dev/null
+        psql -q "$url" -c 'SET client_min_messages = warning' -c 'DROP SCHEMA bench_ferry CASCADE' >/dev/null
         measure ferry postgres "$run" "$WORK/pg-ferry.log" -- \
             "$FERRY" import "$CSV" --store "$store" --entity customers --model "$MODEL"
         [ "$(psql -tA "$url" -c 'SELECT count(*) FROM bench_ferry.customers')" = "$ROWS" ] || die "bench_ferry.customers does not hold $ROWS rows"

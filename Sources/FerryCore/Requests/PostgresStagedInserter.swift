@@ -9,25 +9,32 @@ import FerryPostgres
 ///
 /// 1. a block of keys is reserved from the table's identity sequence, one per row in record
 ///    order (never below a key the table holds);
-/// 2. the rows go through `COPY … FROM STDIN` into a temporary staging table (no constraints,
+/// 2. unless the last batch had collisions, the rows first go straight into the entity's table
+///    with one `COPY` in a savepoint (the server's bulk insert): if no row collides, that is
+///    all, and every row is inserted; a constraint error rolls the savepoint back and the
+///    batch takes the next steps;
+/// 3. the rows go through `COPY … FROM STDIN` into a temporary staging table (no constraints,
 ///    so the COPY cannot fail on a record);
-/// 3. `INSERT … SELECT … ORDER BY key ON CONFLICT DO NOTHING` moves them into the entity's
+/// 4. `INSERT … SELECT … ORDER BY key ON CONFLICT DO NOTHING` moves them into the entity's
 ///    table in record order: a row colliding with a stored object or with an earlier row of the
-///    same batch is left out, exactly the rows SQLite's row-by-row inserts reject; the inserted
-///    ones are deleted from the staging table in the same statement;
-/// 4. for `error`, one query over the rows left finds, for each, the constraints an object
-///    stored before it holds (existing objects and the rows inserted ahead of it), naming the
+///    same batch is left out, exactly the rows SQLite's row-by-row inserts reject;
+/// 5. when some were left out, one query over the staged rows the table does not hold finds,
+///    for each, the constraints an object stored before it holds (existing objects and the rows inserted ahead of it), naming the
 ///    one declared last as SQLite does.
 ///
-/// No statement of this can fail on a record's values, so the step's transaction goes on. The
-/// outcomes come back in record order.
+/// Only the first COPY can fail on a record's values, inside its savepoint, so the step's
+/// transaction goes on. The outcomes come back in record order.
 package final class PostgresStagedInserter: StagingRecordInserter {
     package let entity: EntityDescription
     package let policy: ConflictPolicy
     private let database: PostgresDatabase
     private let rules: PostgresRecordRules
-    /// The entity's table, schema-qualified and quoted.
+    /// The entity's table, schema-qualified and quoted, and its name.
     private let table: String
+    private let tableName: String
+    /// Whether rows of the last batch collided with stored objects or each other: when not, the
+    /// next batch first tries going straight into the table (``copyDirectly(count:width:)``).
+    private var lastBatchCollided = false
     /// The key column, quoted and as named.
     private let keyColumn: String
     private let keyName: String
@@ -58,7 +65,8 @@ package final class PostgresStagedInserter: StagingRecordInserter {
         self.database = database
         self.capacity = max(capacity, 1)
         let dialect = layout.dialect
-        table = dialect.quote(database.schema) + "." + dialect.quote(layout.table(for: entity))
+        tableName = layout.table(for: entity)
+        table = dialect.quote(database.schema) + "." + dialect.quote(tableName)
         keyColumn = dialect.quote(layout.keyColumn)
         keyName = layout.keyColumn
         stagingName = database.uniqueTemporaryName("ferry_staging")
@@ -94,25 +102,20 @@ package final class PostgresStagedInserter: StagingRecordInserter {
         let first = try reserveKeys(count)
         let width = quotedNames.count + 1
         for row in 0..<count { rows[row * width] = .integer(first + Int64(row)) }
+        if lastBatchCollided == false, try copyDirectly(count: count, width: width) {
+            return Array(repeating: .inserted, count: count)
+        }
         try database.execute(
             "CREATE TEMPORARY TABLE IF NOT EXISTS \(staging) ON COMMIT DROP AS SELECT \(([keyColumn] + quotedNames).joined(separator: ", ")) FROM \(table) WITH NO DATA")
         do {
-            try database.connection.copy(into: stagingName, schema: "pg_temp", columns: [keyName] + rules.plan.storedNames) { writer in
-                for row in 0..<count {
-                    try writer.append(Array(rows[(row * width)..<((row + 1) * width)]))
-                }
-            }
+            try copyRows(into: stagingName, schema: "pg_temp", count: count, width: width)
         } catch let error as PostgresError {
             throw FerryError(.store, "import into \(entity.name) on PostgreSQL store \(database.location) failed: \(error.description)")
         }
         let names = ([keyColumn] + quotedNames).joined(separator: ", ")
-        try database.execute("""
-            WITH inserted AS (
-                INSERT INTO \(table) (\(names)) SELECT \(names) FROM \(staging) ORDER BY \(keyColumn) ON CONFLICT DO NOTHING RETURNING \(keyColumn)
-            )
-            DELETE FROM \(staging) AS s USING inserted WHERE s.\(keyColumn) = inserted.\(keyColumn)
-            """)
+        try database.execute("INSERT INTO \(table) (\(names)) SELECT \(names) FROM \(staging) ORDER BY \(keyColumn) ON CONFLICT DO NOTHING")
         var outcomes = Array(repeating: InsertOutcome.inserted, count: count)
+        lastBatchCollided = database.changes < count
         if database.changes < count {
             for (key, constraint) in try collisions() {
                 outcomes[Int(key - first)] = policy == .keep ? .skipped : rules.conflict(constraint: constraint)
@@ -120,6 +123,33 @@ package final class PostgresStagedInserter: StagingRecordInserter {
         }
         try database.execute("TRUNCATE \(staging)")
         return outcomes
+    }
+
+    /// The optimistic path: the rows go straight into the entity's table with one COPY (the
+    /// server's bulk insert, as fast as `psql \copy`), inside a savepoint. True when it worked,
+    /// so no row collided with a stored object or another row and all are inserted; false when
+    /// a constraint stopped it: the savepoint is rolled back and nothing of the COPY stays.
+    private func copyDirectly(count: Int, width: Int) throws -> Bool {
+        do {
+            try database.connection.transaction {
+                try copyRows(into: tableName, schema: database.schema, count: count, width: width)
+            }
+            return true
+        } catch let error as PostgresError where error.sqlState?.hasPrefix("23") == true {
+            lastBatchCollided = true
+            return false
+        } catch let error as PostgresError {
+            throw FerryError(.store, "import into \(entity.name) on PostgreSQL store \(database.location) failed: \(error.description)")
+        }
+    }
+
+    /// Sends the staged rows (key first) into `schema.table` with one COPY.
+    private func copyRows(into table: String, schema: String, count: Int, width: Int) throws {
+        try database.connection.copy(into: table, schema: schema, columns: [keyName] + rules.plan.storedNames) { writer in
+            for row in 0..<count {
+                try writer.append(Array(rows[(row * width)..<((row + 1) * width)]))
+            }
+        }
     }
 
     /// Reserves `count` consecutive keys from the table's identity sequence and returns the
@@ -136,19 +166,21 @@ package final class PostgresStagedInserter: StagingRecordInserter {
         return last - Int64(count) + 1
     }
 
-    /// The rows left in the staging table (they were not inserted) with the uniqueness constraint
+    /// The staged rows the entity's table does not hold (they were not inserted) with the uniqueness constraint
     /// each breaks: the last one declared that an object stored before the row holds (nil when
     /// none is found). NULLs never conflict.
     private func collisions() throws -> [(key: Int64, constraint: Int?)] {
-        let checks = rules.constraints.map { constraint in
+        // `keep` needs no reason: a row left out is skipped.
+        let checks: [String] = policy == .keep ? [] : rules.constraints.map { constraint in
             let condition = constraint.columns.map { "t.\(quotedNames[$0]) = s.\(quotedNames[$0])" }.joined(separator: " AND ")
             return "EXISTS (SELECT 1 FROM \(table) AS t WHERE \(condition) AND t.\(keyColumn) < s.\(keyColumn))"
         }
-        let sql = "SELECT s.\(keyColumn)\(checks.map { ", " + $0 }.joined()) FROM \(staging) AS s ORDER BY s.\(keyColumn)"
+        let notInserted = "NOT EXISTS (SELECT 1 FROM \(table) AS t WHERE t.\(keyColumn) = s.\(keyColumn))"
+        let sql = "SELECT s.\(keyColumn)\(checks.map { ", " + $0 }.joined()) FROM \(staging) AS s WHERE \(notInserted) ORDER BY s.\(keyColumn)"
         return try database.rows(sql, []).map { row in
             let key = row[0].int64 ?? 0
             let broken = row.indices.dropFirst().last { row[$0].int64 == 1 }
-            return (key, policy == .keep ? nil : broken.map { $0 - 1 })
+            return (key, broken.map { $0 - 1 })
         }
     }
 }
