@@ -1,3 +1,4 @@
+import FerryCore
 import FerryTestSupport
 import Foundation
 import Testing
@@ -166,5 +167,51 @@ struct PostgresStagedImportCLITests {
         let output = try Self.compare(directory, url: drop3.url, round: "budget")
         #expect(output.contains("more than 40 records were rejected"), "\(output)")
         #expect(output.contains("b.csv:"), "the 41st reject is in the second file: \(output)")
+    }
+}
+
+extension PostgresStagedImportCLITests {
+    @Test("an atomic: false import into PostgreSQL killed with SIGKILL after some batches resumes with --resume from its checkpoint (kept in the store's schema) and ends with the store, counts and rejects file of an uninterrupted SQLite import")
+    func killedImportResumes() throws {
+        let directory = TemporaryDirectory()
+        let (url, drop) = try PostgresImportCLITests.freshStore("resume")
+        defer { drop() }
+        try directory.write("model.yml", Self.model)
+        var text = "id,email,nick,name,boss\n"
+        for n in 1...120_000 {
+            // Every 1,000th record repeats an earlier id: rejected, in both runs.
+            text += "\(n % 1000 == 0 ? n - 10 : n),\(n)@x,,P\(n),\n"
+        }
+        try directory.write("people.csv", text)
+        let options = ["--model", "model.yml", "--entity", "Employee", "--atomic", "false", "--batch-size", "5000", "--max-rejects", "1000"]
+        let clean = try runFerry(["import", "people.csv", "--store", "clean.sqlite", "--rejects", "clean.ndjson"] + options, cwd: directory.path, timeout: .seconds(300))
+        #expect(clean.exitCode == 0, "\(clean.stderr)")
+        let started = try FerryProcess(["import", "people.csv", "--store", url, "--rejects", "pg.ndjson"] + options, cwd: directory.path)
+        // Killed once a batch has committed (its checkpoint is in the store's schema).
+        let deadline = ContinuousClock.now + .seconds(120)
+        var committed = false
+        while !committed && started.isRunning && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+            committed = (try? Store.inspectionSession(at: url).session.scalar("SELECT count(*) FROM ferry_import_progress", [])?.int64 ?? 0) ?? 0 > 0
+                && ((try? Store.inspectionSession(at: url).session.scalar("SELECT count(*) FROM \"Employee\"", [])?.int64 ?? 0) ?? 0) > 0
+        }
+        started.kill()
+        let killed = try started.wait()
+        try #require(killed.wasSignaled, "the import ended before it could be killed: \(killed.stdout) \(killed.stderr)")
+        let before = try Store.inspectionSession(at: url).session.scalar("SELECT count(*) FROM \"Employee\"", [])?.int64 ?? 0
+        #expect(before > 0 && before < 119_880, "\(before) rows committed before the kill")
+        let resumed = try runFerry(["import", "people.csv", "--store", url, "--rejects", "pg.ndjson", "--resume"] + options, cwd: directory.path, timeout: .seconds(300))
+        #expect(resumed.exitCode == 0, "\(resumed.stderr)")
+        #expect(
+            PostgresImportCLITests.countLines((resumed.stdout + resumed.stderr).replacing("pg.ndjson", with: "R"))
+                == PostgresImportCLITests.countLines((clean.stdout + clean.stderr).replacing("clean.ndjson", with: "R")))
+        #expect(try String(contentsOfFile: directory.file("pg.ndjson"), encoding: .utf8).replacing("pg.ndjson", with: "")
+            == String(contentsOfFile: directory.file("clean.ndjson"), encoding: .utf8).replacing("clean.ndjson", with: ""))
+        let export = ["export", "--entity", "Employee", "--format", "csv", "--quiet", "--sort", "id"]
+        let expected = try runFerry(export + ["--store", "clean.sqlite"], cwd: directory.path)
+        let actual = try runFerry(export + ["--store", url], cwd: directory.path)
+        #expect(expected.stdout.split(whereSeparator: \.isNewline).count == 119_881)
+        #expect(actual.stdout == expected.stdout)
+        #expect(try Store.inspectionSession(at: url).session.scalar("SELECT count(*) FROM ferry_import_progress", [])?.int64 == 0, "the checkpoint is cleared")
     }
 }
