@@ -215,3 +215,48 @@ extension PostgresStagedImportCLITests {
         #expect(try Store.inspectionSession(at: url).session.scalar("SELECT count(*) FROM ferry_import_progress", [])?.int64 == 0, "the checkpoint is cleared")
     }
 }
+
+extension PostgresStagedImportCLITests {
+    @Test("a legacy SQLite database converts to PostgreSQL in one command (ferry import legacy.db --store postgresql://…): the inferred model, every table, the objects of the same conversion into SQLite; an existing store is refused, a failed conversion leaves no schema")
+    func wholeDatabaseIntoPostgreSQL() throws {
+        let directory = TemporaryDirectory()
+        let legacy = try WholeDatabaseImportTests.music(directory)
+        let (url, drop) = try PostgresImportCLITests.freshStore("legacy")
+        defer { drop() }
+        let schema = try #require(url.split(separator: "schema=").last.map(String.init))
+        let sqlite = try runFerry(["import", legacy, "--store", directory.file("new.sqlite")])
+        #expect(sqlite.exitCode == 0, "\(sqlite.stderr)")
+        let postgres = try runFerry(["import", legacy, "--store", url])
+        #expect(postgres.exitCode == 0, "\(postgres.stderr)")
+        #expect(postgres.stdout.contains("imported 4 tables of"), "\(postgres.stdout)")
+        #expect(PostgresImportCLITests.countLines(postgres.stdout) == PostgresImportCLITests.countLines(sqlite.stdout))
+        for entity in ["artists", "albums", "tracks", "employees"] {
+            let export = ["export", "--entity", entity, "--format", "ndjson", "--quiet"]
+            let expected = try runFerry(export + ["--store", directory.file("new.sqlite")])
+            let actual = try runFerry(export + ["--store", url])
+            #expect(expected.exitCode == 0, "\(expected.stderr)")
+            #expect(!expected.stdout.isEmpty)
+            #expect(actual.stdout == expected.stdout, "\(entity)")
+        }
+        #expect(try PostgresImportCLITests.schemas(url, prefix: schema) == [schema], "no work schema stays")
+        let again = try runFerry(["import", legacy, "--store", url])
+        #expect(again.exitCode == 64, "\(again.stderr)")
+        #expect(again.stderr.contains("creates a new store, and 'postgresql://"), "\(again.stderr)")
+
+        // A dangling reference fails the conversion: no store, no work schema.
+        let broken = directory.file("broken.db")
+        try StoreConnection(broken, create: true).executeScript("""
+            CREATE TABLE parents(id INTEGER PRIMARY KEY, name TEXT);
+            CREATE TABLE children(id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES parents(id));
+            INSERT INTO parents VALUES (1, 'p');
+            INSERT INTO children VALUES (1, 1), (2, 7);
+            """)
+        let (brokenURL, dropBroken) = try PostgresImportCLITests.freshStore("legacybroken")
+        defer { dropBroken() }
+        let brokenSchema = try #require(brokenURL.split(separator: "schema=").last.map(String.init))
+        let failed = try runFerry(["import", broken, "--store", brokenURL])
+        #expect(failed.exitCode != 0)
+        #expect(failed.stderr.contains("parent: no parents with id = 7"), "\(failed.stderr)")
+        #expect(try PostgresImportCLITests.schemas(brokenURL, prefix: brokenSchema).isEmpty)
+    }
+}

@@ -54,6 +54,7 @@ package struct PostgreSQLDialect: SQLDialect {
     package var keyReferenceType: String { "bigint" }
 
     package var foreignKeyOptions: String { " DEFERRABLE INITIALLY IMMEDIATE" }
+    package var createsReferencedTablesFirst: Bool { true }
 
     package var joinTableOptions: String { "" }
 

@@ -22,6 +22,9 @@ package protocol SQLDialect: Sendable {
     var keyReferenceType: String { get }
     /// What follows a foreign key's `REFERENCES table(key)` (PostgreSQL: `DEFERRABLE …`).
     var foreignKeyOptions: String { get }
+    /// True when a table must be created after the tables its foreign keys reference
+    /// (PostgreSQL checks `REFERENCES` at once; SQLite when rows are written).
+    var createsReferencedTablesFirst: Bool { get }
     /// What follows a join table's closing parenthesis (SQLite: `WITHOUT ROWID`).
     var joinTableOptions: String { get }
     /// `INSERT` of `columns` with `values` (a `VALUES (…)` list or a `SELECT`) into `table`,
@@ -46,6 +49,7 @@ package protocol SQLDialect: Sendable {
 extension SQLDialect {
     package var keyReferenceType: String { "INTEGER" }
     package var foreignKeyOptions: String { "" }
+    package var createsReferencedTablesFirst: Bool { false }
     package var unlimited: DatabaseValue { .integer(-1) }
 }
 

@@ -67,9 +67,13 @@ package enum StoreSchema {
         var tables: [String] = []
         var indexes: [String] = []
         var links: Set<String> = []
+        /// The table each statement of `tables` creates and the tables it references (besides
+        /// itself), quoted, for dialects that create referenced tables first.
+        var references: [(table: String, referenced: Set<String>)] = []
         for entity in model.entities {
             let table = layout.quotedTable(for: entity)
             var columns = [dialect.keyColumnDefinition(layout.keyColumn)]
+            var referenced: Set<String> = []
             for attribute in entity.attributes {
                 columns.append(columnDefinition(attribute, of: entity, layout: layout))
             }
@@ -81,6 +85,7 @@ package enum StoreSchema {
                     if !relationship.isOptional { text += " NOT NULL" }
                     text += " REFERENCES \(layout.quotedTable(for: destination))(\(key))\(dialect.foreignKeyOptions)"
                     columns.append(text)
+                    referenced.insert(layout.quotedTable(for: destination))
                     indexes.append(
                         "CREATE INDEX \(dialect.quote(layout.foreignKeyIndexName(entity: entity.name, column: column))) ON \(table)(\(dialect.quote(column)))"
                     )
@@ -103,12 +108,15 @@ package enum StoreSchema {
                         )\(dialect.joinTableOptions)
                         """
                     )
+                    references.append((dialect.quote(name), [ownTable, destinationTable]))
                     indexes.append("CREATE INDEX \(dialect.quote(layout.joinTargetIndexName(table: name))) ON \(dialect.quote(name))(\(dialect.quote(columns[1].0)))")
                 case .inverseForeignKey:
                     continue
                 }
             }
             tables.append("CREATE TABLE \(table) (\n    " + columns.joined(separator: ",\n    ") + "\n)")
+            referenced.remove(table)
+            references.append((table, referenced))
             for constraint in entity.uniquenessConstraints {
                 let cols = constraint.map { layout.quotedColumn(forAttribute: $0, in: entity) }.joined(separator: ", ")
                 indexes.append("CREATE UNIQUE INDEX \(dialect.quote(layout.uniqueIndexName(entity: entity.name, columns: constraint))) ON \(table)(\(cols))")
@@ -118,6 +126,28 @@ package enum StoreSchema {
                 indexes.append("CREATE INDEX \(dialect.quote(layout.indexName(entity: entity.name, index: index))) ON \(table)(\(cols))")
             }
         }
+        if dialect.createsReferencedTablesFirst {
+            tables = referencedFirst(tables, references: references)
+        }
         return (tables, indexes)
+    }
+
+    /// `tables` (CREATE TABLE statements) reordered so each comes after the tables it
+    /// references (`references[i]`, quoted names), keeping the model's order otherwise. A join
+    /// table references its two entities' tables. Tables in a cycle of foreign keys keep the
+    /// model's order (PostgreSQL then refuses the first reference to a table not created yet).
+    static func referencedFirst(_ tables: [String], references: [(table: String, referenced: Set<String>)]) -> [String] {
+        let known = Set(references.map(\.table))
+        var created: Set<String> = []
+        var done = Array(repeating: false, count: tables.count)
+        var ordered: [String] = []
+        while ordered.count < tables.count {
+            let pending = tables.indices.filter { !done[$0] }
+            let ready = pending.first { references[$0].referenced.subtracting(created).isDisjoint(with: known) } ?? pending[0]
+            done[ready] = true
+            created.insert(references[ready].table)
+            ordered.append(tables[ready])
+        }
+        return ordered
     }
 }
