@@ -10,6 +10,9 @@
 #   scripts/bench.sh --mutations     # only batch update/delete against sqlite3
 #   scripts/bench.sh --verify        # only ferry verify against sqlite3 (reuses bench-out/run/ferry.sqlite)
 #   scripts/bench.sh --imports-only  # only the import section (no export, verify, update/delete)
+#   scripts/bench.sh --postgres      # only the PostgreSQL import: ferry import vs psql \copy
+#                                    # (server: FERRY_BENCH_POSTGRES_URL, else FERRY_TEST_POSTGRES_URL;
+#                                    #  eval "$(scripts/pg-test-server.sh start)" makes one)
 #   scripts/bench.sh --rows 10000000 --imports-only   # the 10M-row scale run (same as ROWS=10000000)
 #
 # Measures, alternating the tools, RUNS times each, into a fresh database every time:
@@ -42,13 +45,14 @@ IMPORTS=1
 IMPORTS_ONLY=0
 MUTATIONS_ONLY=0
 VERIFY_ONLY=0
+POSTGRES_ONLY=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) ROWS=100000; RUNS=1 ;;
         --sqlite-only) FERRY_RUNS=0 ;;
         --no-build) BUILD=0 ;;
         --export-only) IMPORTS=0 ;;
-        -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         --mutations) MUTATIONS_ONLY=1 ;;
         --imports-only) IMPORTS_ONLY=1 ;;
         --rows)
@@ -56,6 +60,7 @@ while [ $# -gt 0 ]; do
             ROWS=$2
             shift ;;
         --verify) VERIFY_ONLY=1 ;;
+        --postgres) POSTGRES_ONLY=1 ;;
         *) echo "bench.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -283,6 +288,50 @@ PY
     RESULTS=$saved
 }
 
+# --- PostgreSQL import ----------------------------------------------------------------------
+# ferry import of the CSV into a new PostgreSQL store (schema bench_ferry, made by each run)
+# against psql's \copy of the same file into a table with the same columns, types, identity key,
+# constraints and indexes (made from ferry's table with LIKE … INCLUDING ALL, emptied before each
+# run), alternating, RUNS times each. psql sends the file and the server parses the CSV.
+bench_postgres() {
+    local url=${FERRY_BENCH_POSTGRES_URL:-${FERRY_TEST_POSTGRES_URL:-}}
+    [ -n "$url" ] || die "--postgres needs a server: FERRY_BENCH_POSTGRES_URL or FERRY_TEST_POSTGRES_URL (eval \"\$(scripts/pg-test-server.sh start)\")"
+    command -v psql >/dev/null || die "psql not found (apt-get install postgresql-client)"
+    local store="$url?schema=bench_ferry" cols
+    echo "benchmark: PostgreSQL import of $ROWS records, $RUNS run(s) each, $(nproc) CPU(s), $(psql --version), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+    psql -q -v ON_ERROR_STOP=1 "$url" -c 'SET client_min_messages = warning' -c 'DROP SCHEMA IF EXISTS bench_ferry CASCADE' -c 'DROP SCHEMA IF EXISTS bench_psql CASCADE' >/dev/null
+    "$FERRY" import "$OUT/customers-1000.csv" --store "$store" --entity customers --model "$MODEL" --quiet >"$WORK/pg-schema.log" 2>&1 \
+        || { cat "$WORK/pg-schema.log" >&2; die "ferry import into PostgreSQL failed"; }
+    psql -q -v ON_ERROR_STOP=1 "$url" -c 'CREATE SCHEMA bench_psql' \
+        -c 'CREATE TABLE bench_psql.customers (LIKE bench_ferry.customers INCLUDING ALL)' >/dev/null
+    cols=$(head -1 "$CSV")
+    for run in $(seq 1 "$RUNS"); do
+        psql -q "$url" -c 'SET client_min_messages = warning' -c 'DROP SCHEMA bench_ferry CASCADE' >/dev/null
+        measure ferry postgres "$run" "$WORK/pg-ferry.log" -- \
+            "$FERRY" import "$CSV" --store "$store" --entity customers --model "$MODEL"
+        [ "$(psql -tA "$url" -c 'SELECT count(*) FROM bench_ferry.customers')" = "$ROWS" ] || die "bench_ferry.customers does not hold $ROWS rows"
+        psql -q "$url" -c 'TRUNCATE bench_psql.customers' >/dev/null
+        measure psql postgres "$run" "$WORK/pg-psql.log" -- \
+            psql -v ON_ERROR_STOP=1 "$url" -c "\\copy bench_psql.customers ($cols) FROM '$CSV' WITH (FORMAT csv, HEADER true)"
+        [ "$(psql -tA "$url" -c 'SELECT count(*) FROM bench_psql.customers')" = "$ROWS" ] || die "bench_psql.customers does not hold $ROWS rows"
+    done
+    python3 - "$RESULTS" "$ROWS" <<'PY'
+import statistics, sys
+runs = {}
+for line in open(sys.argv[1]).read().splitlines()[1:]:
+    tool, fmt, _, wall, rss = line.split("\t")
+    runs.setdefault(tool, []).append((float(wall), int(rss)))
+rows = int(sys.argv[2])
+base = statistics.median(w for w, _ in runs["psql"])
+print(f"PostgreSQL import of {rows} records; wall time is the median, RSS the largest")
+print(f"{'tool':<8} {'median s':>9} {'records/s':>11} {'peak MiB':>9} {'vs psql':>9}")
+for tool, values in runs.items():
+    wall = statistics.median(w for w, _ in values)
+    print(f"{tool:<8} {wall:>9.2f} {rows / wall:>11,.0f} {max(r for _, r in values) / 1024:>9.1f} {wall / base:>8.2f}x   (target: ferry <= 1.20x)")
+PY
+    echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg); raw runs: ${RESULTS#$ROOT/}" >&2
+}
+
 # --- runs -----------------------------------------------------------------------------------
 fresh() { rm -f "$1" "$1-wal" "$1-shm" "$1-journal"; }
 
@@ -309,6 +358,10 @@ RESULTS=$OUT/runs-$ROWS.tsv
 printf 'tool\tformat\trun\twall_s\tpeak_rss_kib\n' >"$RESULTS"
 if [ "$MUTATIONS_ONLY" = 1 ]; then
     bench_mutations
+    exit 0
+fi
+if [ "$POSTGRES_ONLY" = 1 ]; then
+    bench_postgres
     exit 0
 fi
 if [ "$VERIFY_ONLY" = 1 ]; then

@@ -26,12 +26,12 @@ struct PostgresImportCLITests {
     /// line rewritten as `storeLine` says.
     static func shopJob(storeLine: (String) -> String) throws -> String {
         let root = TestPaths.packageRoot.path
-        let line = #"store: {path: "${out:-../out}/shop.sqlite", rebuild: true}"#
+        let line = #"store: {path: "${store:-${out:-../out}/shop.sqlite}", rebuild: true}"#
         let job = try String(contentsOfFile: root + "/pipelines/import-shop.yml", encoding: .utf8)
             .replacing(line, with: storeLine(line))
             .replacing("path: ../samples/models/Shop", with: "path: \(root)/samples/models/Shop")
             .replacing("data: ../samples/data", with: "data: \(root)/samples/data")
-        #expect(job.contains("${store}"))
+        #expect(job.contains("${store"))
         return job
     }
 
@@ -199,23 +199,74 @@ struct PostgresImportCLITests {
         #expect(postgres["integrity_check"]?.hasPrefix("skipped") == true)
     }
 
-    @Test("a job with rebuild: true, or run with --dry-run, is refused on a PostgreSQL store before anything is written (no second schema)")
-    func rebuildAndDryRunRefused() throws {
+    /// The schemas of the test database whose names start with `prefix` (a store's and its work schemas).
+    static func schemas(_ url: String, prefix: String) throws -> [String] {
+        let session = try Store.inspectionSession(at: url).session
+        return try session.rows("SELECT nspname FROM pg_catalog.pg_namespace WHERE starts_with(nspname, ?) ORDER BY nspname", [.text(prefix)]).compactMap(\.first?.text)
+    }
+
+    @Test("pipelines/import-shop.yml runs unchanged with --param store=postgresql://…: rebuild: true builds a new schema and swaps it in (SQLite's counts, rejects and objects), a failed rebuild and a dry run leave the store as it was, and no work schema stays")
+    func rebuildAndDryRunOnPostgreSQL() throws {
         let directory = TemporaryDirectory()
         let (url, drop) = try Self.freshStore("rebuild")
         defer { drop() }
-        // The sample job rebuilds its store; the second job works on it in place.
-        try directory.write("rebuild.yml", try Self.shopJob { $0.replacing(#"path: "${out:-../out}/shop.sqlite""#, with: #"path: "${store}""#) })
+        let schema = try #require(url.split(separator: "schema=").last.map(String.init))
+        // The sample job as it is, but for absolute paths to the model and the data.
+        try directory.write("shop.yml", try Self.shopJob { $0 })
         try directory.write("inplace.yml", try Self.shopJob { _ in #"store: {path: "${store}"}"# })
-        let rebuild = try runFerry(["run", "rebuild.yml", "--param", "store=\(url)", "--param", "out=."], cwd: directory.path)
-        #expect(rebuild.exitCode == 64, "\(rebuild.stderr)")
-        #expect(rebuild.stderr.contains("rebuild: true is not available on a PostgreSQL store yet"), "\(rebuild.stderr)")
-        let dryRun = try runFerry(["run", "inplace.yml", "--dry-run", "--param", "store=\(url)", "--param", "out=."], cwd: directory.path)
-        #expect(dryRun.exitCode == 64, "\(dryRun.stderr)")
-        #expect(dryRun.stderr.contains("a dry run (--dry-run) is not available on a PostgreSQL store yet"), "\(dryRun.stderr)")
-        let schemas = try runFerry(["store", "info", url], cwd: directory.path)
-        #expect(schemas.exitCode != 0, "nothing was created: \(schemas.stdout)")
-        #expect(!FileManager.default.fileExists(atPath: directory.file("customers.rejects.ndjson")))
+        let sqlite = try runFerry(["run", "shop.yml", "--param", "out=sq"], cwd: directory.path)
+        #expect(sqlite.exitCode == 0, "\(sqlite.stderr)")
+        #expect(FileManager.default.fileExists(atPath: directory.file("sq/shop.sqlite")))
+        for round in 1...2 {
+            let postgres = try runFerry(["run", "shop.yml", "--param", "store=\(url)", "--param", "out=pg"], cwd: directory.path)
+            #expect(postgres.exitCode == 0, "round \(round): \(postgres.stderr)")
+            #expect(Self.countLines(postgres.stdout + postgres.stderr) == Self.countLines(sqlite.stdout + sqlite.stderr), "round \(round)")
+            #expect(try Self.schemas(url, prefix: schema) == [schema], "round \(round): no work schema stays")
+        }
+        for name in ["customers", "orders", "order_items"] {
+            let left = try String(contentsOfFile: directory.file("sq/\(name).rejects.ndjson"), encoding: .utf8)
+            #expect(try String(contentsOfFile: directory.file("pg/\(name).rejects.ndjson"), encoding: .utf8) == left, "\(name)")
+        }
+        let export = ["export", "--entity", "Order", "--format", "ndjson", "--quiet"]
+        let expected = try runFerry(export + ["--store", "sq/shop.sqlite"], cwd: directory.path)
+        let before = try runFerry(export + ["--store", url], cwd: directory.path)
+        #expect(!expected.stdout.isEmpty)
+        #expect(before.stdout == expected.stdout)
+        let info = try runFerry(["store", "info", url], cwd: directory.path)
+        let created = info.stdout.split(separator: "\n").first { $0.hasPrefix("created:") }
+        #expect(created != nil, "\(info.stdout)")
+
+        // A rebuild failing in its third step (no orders file) keeps the store that was there.
+        try FileManager.default.createDirectory(atPath: directory.file("partial"), withIntermediateDirectories: true)
+        for file in ["customers.csv", "products.json"] {
+            try FileManager.default.copyItem(atPath: TestPaths.packageRoot.path + "/samples/data/" + file, toPath: directory.file("partial/" + file))
+        }
+        let failed = try runFerry(["run", "shop.yml", "--param", "store=\(url)", "--param", "out=pg", "--param", "data=partial"], cwd: directory.path)
+        #expect(failed.exitCode != 0)
+        #expect(failed.stderr.contains("orders.ndjson"), "\(failed.stderr)")
+        #expect(!failed.stderr.contains("ferry_rebuild"), "messages name the user's store: \(failed.stderr)")
+        #expect(try runFerry(export + ["--store", url], cwd: directory.path).stdout == expected.stdout)
+        #expect(try Self.schemas(url, prefix: schema) == [schema])
+
+        // Dry runs: rebuilding (a scratch schema), in place (one transaction rolled back), and of a
+        // store that does not exist (a scratch schema): none changes or leaves anything.
+        try directory.write("more.csv", "customer_id,email,full_name,signed_up\n9001,new@example.com,New,2024-01-01T00:00:00Z\n")
+        for (job, extra) in [("shop.yml", [String]()), ("inplace.yml", []), ("inplace.yml", ["--param", "data=partial"])] {
+            let dry = try runFerry(["run", job, "--dry-run", "--param", "store=\(url)", "--param", "out=dry"] + extra, cwd: directory.path)
+            // In place, every customer is now a duplicate: the dry run fails as a real run would.
+            #expect(job == "shop.yml" ? dry.exitCode == 0 : dry.exitCode != 0, "\(job) \(extra): \(dry.stderr)")
+            if job == "shop.yml" { #expect(dry.stdout.contains("dry_run (4 steps)"), "\(dry.stdout)") }
+            #expect(try runFerry(export + ["--store", url], cwd: directory.path).stdout == expected.stdout, "\(job)")
+            #expect(try runFerry(["store", "info", url], cwd: directory.path).stdout.split(separator: "\n").first { $0.hasPrefix("created:") } == created)
+            #expect(try Self.schemas(url, prefix: schema) == [schema], "\(job)")
+        }
+        let (newURL, dropNew) = try Self.freshStore("drynew")
+        defer { dropNew() }
+        let newSchema = try #require(newURL.split(separator: "schema=").last.map(String.init))
+        let dryNew = try runFerry(["run", "inplace.yml", "--dry-run", "--param", "store=\(newURL)", "--param", "out=dry"], cwd: directory.path)
+        #expect(dryNew.exitCode == 0, "\(dryNew.stderr)")
+        #expect(dryNew.stdout.contains("inserted 197"), "\(dryNew.stdout)")
+        #expect(try Self.schemas(newURL, prefix: newSchema).isEmpty, "a dry run creates no store")
     }
 
     @Test("a mode: sync import on PostgreSQL is refused clearly before anything is written")

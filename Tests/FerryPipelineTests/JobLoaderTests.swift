@@ -259,3 +259,34 @@ struct JobPredicateParameterTests {
         #expect(try second.evaluate(on: young))
     }
 }
+
+@Suite("JobLoader: nested parameter defaults")
+struct JobNestedDefaultTests {
+    @Test("${a:-${b:-x}/y} is a when given, else the default with its own references replaced; an unterminated nested reference is an error")
+    func nestedDefaults() throws {
+        let dir = TemporaryDirectory()
+        try dir.write("m.yml", "version: \"1\"\nentities:\n  Customer:\n    attributes:\n      id: int64\n")
+        let path = try dir.write("job.yml", """
+            store: {path: "${store:-${out:-/srv/out}/shop.sqlite}"}
+            model: m.yml
+            steps:
+              - export: {entity: Customer, format: csv, output: "${out:-/srv/out}/c.csv"}
+            """)
+        #expect(try JobLoader().load(path: path, parameters: [:], environment: [:]).store.path == "/srv/out/shop.sqlite")
+        #expect(try JobLoader().load(path: path, parameters: ["out": "/tmp/o"], environment: [:]).store.path == "/tmp/o/shop.sqlite")
+        let url = "postgresql://app@db/shop?schema=shop"
+        #expect(try JobLoader().load(path: path, parameters: ["store": url, "out": "/tmp/o"], environment: [:]).store.path == url)
+        let broken = try dir.write("broken.yml", """
+            store: {path: "${store:-${out/shop.sqlite}"}
+            model: m.yml
+            steps:
+              - export: {entity: Customer, format: csv, output: c.csv}
+            """)
+        #expect(throws: (any Error).self) { try JobLoader().load(path: broken, parameters: [:], environment: [:]) }
+        do {
+            _ = try JobLoader().load(path: broken, parameters: [:], environment: [:])
+        } catch {
+            #expect("\(error)".contains("unterminated '${'"), "\(error)")
+        }
+    }
+}

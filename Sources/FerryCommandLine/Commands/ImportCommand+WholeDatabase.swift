@@ -18,7 +18,8 @@ extension ImportCommand {
     /// every table of a database into a new
     /// store, with the model inferred from the schema (``DatabaseModelInference``), referenced
     /// tables first, each table's count checked after. The store is written beside its path and
-    /// renamed into place when every table is in: a failure leaves no store behind.
+    /// renamed into place when every table is in (in PostgreSQL, a work schema renamed to the
+    /// store's): a failure leaves no store behind.
     func importWholeDatabase(console: Console) throws -> Int32 {
         if entity != nil || !fieldMappings.isEmpty || !types.isEmpty || !unique.isEmpty || alter || rejects != nil || maxRejects != nil || format != nil {
             throw FerryError(
@@ -33,8 +34,11 @@ extension ImportCommand {
         }
         try PathOrURL.requireStore(store)
         try CoreDataStoreFile.refuseInPlace(store, command: "import")
-        guard !FileManager.default.fileExists(atPath: store) else {
-            throw FerryError(.usage, "importing a whole database creates a new store, and '\(store)' exists; give a new store path (or import the tables one by one with --table)")
+        // A PostgreSQL store is built in a work schema and renamed into place, as a file is.
+        let intoPostgres = PathOrURL(store).isPostgreSQL
+        let shownStore = intoPostgres ? (try? PostgresURL(store).description) ?? store : store
+        guard !(intoPostgres ? try Store.postgreSQLStoreExists(store) : FileManager.default.fileExists(atPath: store)) else {
+            throw FerryError(.usage, "importing a whole database creates a new store, and '\(shownStore)' exists; give a new store path (or import the tables one by one with --table)")
         }
         try CommandFiles.checkOutputs(store: store, inputs: isPostgres ? [] : [(file, "the input")], outputs: [(options.report, "--report")])
         guard let conflict = ConflictPolicy(rawValue: onConflict) else {
@@ -55,11 +59,13 @@ extension ImportCommand {
         if options.dryRun { console.line(try ModelYAMLWriter.text(of: plan.model)) }
 
         // A dry run builds the store in the scratch file only: it needs no lock on the path.
-        let writerLock = options.dryRun ? nil : try StoreLock.acquire(for: store, timeout: .seconds(30))
+        let writerLock = options.dryRun || intoPostgres ? nil : try StoreLock.acquire(for: store, timeout: .seconds(30))
         defer { withExtendedLifetime(writerLock) {} }
-        let scratch = store + StoreFiles.rebuildMark
-        StoreFiles.remove(scratch)
-        defer { StoreFiles.remove(scratch) }
+        let scratch = intoPostgres
+            ? try Store.postgreSQLWorkURL(store, mark: "ferry_rebuild", suffix: "\(ProcessInfo.processInfo.processIdentifier)_\(UUID().uuidString.prefix(8).lowercased())")
+            : store + StoreFiles.rebuildMark
+        if !intoPostgres { StoreFiles.remove(scratch) }
+        defer { if intoPostgres { try? Store.dropPostgreSQLSchema(scratch) } else { StoreFiles.remove(scratch) } }
         var report = RunReport(
             command: "import", job: "ferry import", jobFile: nil, store: store, model: plan.model.name, modelVersion: plan.model.version, dryRun: options.dryRun)
         do {
@@ -87,14 +93,18 @@ extension ImportCommand {
                 guard case .typed(.integer(let expected))? = try reader.next()?.fields.first??.value else { continue }
                 let count = try opened.entityCount(step.entity)
                 guard count == Int(expected) else {
-                    throw FerryError(.verification, "\(step.entity) has \(count) objects but table \(table) of \(database.label) has \(expected) rows; '\(store)' was not created")
+                    throw FerryError(.verification, "\(step.entity) has \(count) objects but table \(table) of \(database.label) has \(expected) rows; '\(shownStore)' was not created")
                 }
             }
         }
         if !options.dryRun {
-            try StoreFiles.replace(store, with: scratch)
+            if intoPostgres {
+                try Store.replacePostgreSQLSchema(store, with: scratch)
+            } else {
+                try StoreFiles.replace(store, with: scratch)
+            }
             let objects = report.steps.reduce(0) { $0 + $1.inserted + $1.updated }
-            console.line("imported \(plan.steps.count) tables of \(database.label) into \(store): \(objects) objects, every table's count checked")
+            console.line("imported \(plan.steps.count) tables of \(database.label) into \(shownStore): \(objects) objects, every table's count checked")
         }
         report.finish(exitCode: 0)
         if let path = options.report { try writeJSON(report, to: path) }

@@ -15,18 +15,11 @@ package final class PostgresRowInserter: RecordInserting {
     package let policy: ConflictPolicy
     private let database: any DatabaseConnection
     private let layout: any StoreLayout
-    private let plan: InsertColumnPlan
-    private let coding: any ValueCoding
+    private let rules: PostgresRecordRules
     private let table: String
     private let quotedNames: [String]
-    /// Required attributes the columns do not include and that have no default: an insert
-    /// without them is rejected ("X is required"), as SQLite's NOT NULL does.
-    private let missingRequired: [String]
-    /// The columns (indexes) that must not be null on insert.
-    private let requiredColumns: [Bool]
-    /// Each uniqueness constraint the record supplies completely: its column indexes and the
-    /// query that finds the object holding those values.
-    private let constraints: [(columns: [Int], finder: String, names: [String])]
+    /// For each of ``PostgresRecordRules/constraints``: the query finding the object holding its values.
+    private let finders: [String]
     /// For `replace`: the assignments giving unsupplied attributes their defaults.
     private let resetAssignments: [String]
 
@@ -35,39 +28,23 @@ package final class PostgresRowInserter: RecordInserting {
         database: any DatabaseConnection, model: ObjectModel, layout: any StoreLayout, entity entityName: String, columns: [InsertColumn],
         policy: ConflictPolicy = .error, validate: Bool = true
     ) throws {
-        guard let entity = model.entity(named: entityName) else {
-            throw FerryError(.usage, "the model has no entity '\(entityName)'")
-        }
+        rules = try PostgresRecordRules(model: model, layout: layout, entity: entityName, columns: columns, validate: validate)
+        let entity = rules.entity
         self.entity = entity
         self.columns = columns
         self.policy = policy
         self.database = database
         self.layout = layout
-        plan = try InsertColumnPlan(columns: columns, of: entity, model: model, layout: layout, validate: validate)
-        coding = layout.valueCoding
         let dialect = layout.dialect
-        table = layout.quotedTable(for: entity)
-        quotedNames = plan.storedNames.map { dialect.quote($0) }
+        let table = layout.quotedTable(for: entity)
+        self.table = table
+        quotedNames = rules.plan.storedNames.map { dialect.quote($0) }
         let supplied = Set(columns.map(\.name))
-        missingRequired = entity.attributes.filter { !$0.isOptional && $0.defaultValue == nil && !supplied.contains($0.name) }.map {
-            layout.column(forAttribute: $0.name, in: entity)
+        finders = rules.constraints.map { constraint in
+            let condition = constraint.attributes.enumerated().map { "\(layout.quotedColumn(forAttribute: $0.element, in: entity)) = ?\($0.offset + 1)" }
+            return "SELECT \(dialect.quote(layout.keyColumn)) FROM \(table) WHERE \(condition.joined(separator: " AND ")) LIMIT 1"
         }
-        requiredColumns = columns.map { column in
-            switch column {
-            case .attribute(let name): return entity.attribute(named: name).map { !$0.isOptional } ?? false
-            case .relationship(let name): return entity.relationship(named: name).map { !$0.isOptional } ?? false
-            }
-        }
-        var constraints: [(columns: [Int], finder: String, names: [String])] = []
-        for constraint in entity.uniquenessConstraints {
-            let indexes = constraint.compactMap { name in columns.firstIndex { $0.name == name } }
-            guard indexes.count == constraint.count else { continue }
-            let condition = constraint.enumerated().map { "\(layout.quotedColumn(forAttribute: $0.element, in: entity)) = ?\($0.offset + 1)" }
-            let finder = "SELECT \(dialect.quote(layout.keyColumn)) FROM \(table) WHERE \(condition.joined(separator: " AND ")) LIMIT 1"
-            constraints.append((indexes, finder, constraint.map { layout.column(forAttribute: $0, in: entity) }))
-        }
-        self.constraints = constraints
-        if (policy == .update || policy == .replace) && constraints.isEmpty {
+        if (policy == .update || policy == .replace) && rules.constraints.isEmpty {
             throw FerryError(.usage, "on_conflict: \(policy.rawValue) needs the record to supply every attribute of one of \(entity.name)'s uniqueness constraints")
         }
         resetAssignments = policy != .replace ? [] : entity.attributes.filter { !supplied.contains($0.name) }.map { attribute in
@@ -76,21 +53,8 @@ package final class PostgresRowInserter: RecordInserting {
     }
 
     package func insert(_ values: [Value], supplied: [Bool]? = nil) throws -> InsertOutcome {
-        precondition(values.count == columns.count, "one value per column")
         var encoded = [DatabaseValue](repeating: .null, count: values.count)
-        for index in values.indices {
-            var value = values[index]
-            if let supplied, !supplied[index] {
-                // Not validated: an update leaves it alone; an insert needs it only when required.
-                encoded[index] = coding.encode(plan.defaults[index] ?? .null)
-                continue
-            }
-            if value.isNull, let fallback = plan.defaults[index] { value = fallback }
-            if let validator = plan.validators[index], let problem = validator.problem(with: value) {
-                return .rejected(reason: problem, column: index)
-            }
-            encoded[index] = coding.encode(value)
-        }
+        if let rejection = rules.encode(values, supplied: supplied, into: &encoded) { return rejection }
         if policy == .update || policy == .replace, let key = try existingKey(encoded) {
             return try update(key: key, encoded: encoded, supplied: supplied)
         }
@@ -99,12 +63,7 @@ package final class PostgresRowInserter: RecordInserting {
 
     /// Inserts a row the store does not have yet; a uniqueness conflict rejects it (`keep` skips it).
     private func insertNew(_ encoded: [DatabaseValue]) throws -> InsertOutcome {
-        if let index = encoded.indices.first(where: { requiredColumns[$0] && encoded[$0].isNull }) {
-            return .rejected(reason: "\(plan.storedNames[index]) is required", column: index)
-        }
-        if let name = missingRequired.first {
-            return .rejected(reason: "\(name) is required", column: nil)
-        }
+        if let rejection = rules.missingValue(in: encoded) { return rejection }
         let placeholders = encoded.indices.map { "?\($0 + 1)" }.joined(separator: ", ")
         let sql = quotedNames.isEmpty
             ? "INSERT INTO \(table) DEFAULT VALUES ON CONFLICT DO NOTHING"
@@ -131,8 +90,8 @@ package final class PostgresRowInserter: RecordInserting {
             try database.savepoint("ferry_update") { try database.execute(sql, arguments) }
         } catch let error as FerryError where error.code == .constraint {
             // Another object holds one of the new unique values (or a required value is missing).
-            if let index = encoded.indices.first(where: { requiredColumns[$0] && encoded[$0].isNull && (policy == .replace || (supplied?[$0] ?? true)) }) {
-                return .rejected(reason: "\(plan.storedNames[index]) is required", column: index)
+            if let index = encoded.indices.first(where: { rules.requiredColumns[$0] && encoded[$0].isNull && (policy == .replace || (supplied?[$0] ?? true)) }) {
+                return .rejected(reason: "\(rules.plan.storedNames[index]) is required", column: index)
             }
             return try conflict(encoded, excluding: key)
         }
@@ -141,29 +100,24 @@ package final class PostgresRowInserter: RecordInserting {
 
     /// The key of the object holding the record's values of a uniqueness constraint, if any.
     private func existingKey(_ encoded: [DatabaseValue]) throws -> Int64? {
-        try holder(of: encoded, excluding: nil, in: Array(constraints.indices))?.key
+        try holder(of: encoded, excluding: nil, in: Array(rules.constraints.indices))?.key
     }
 
-    /// The first uniqueness constraint of `order` (indexes into ``constraints``) whose values in
+    /// The first uniqueness constraint of `order` (indexes into the rules' constraints) whose values in
     /// `encoded` an object other than `excluded` holds, with that object's key. NULLs never conflict.
     private func holder(of encoded: [DatabaseValue], excluding excluded: Int64?, in order: [Int]) throws -> (constraint: Int, key: Int64)? {
         for offset in order {
-            let constraint = constraints[offset]
-            let arguments = constraint.columns.map { encoded[$0] }
+            let arguments = rules.constraints[offset].columns.map { encoded[$0] }
             if arguments.contains(where: \.isNull) { continue }
-            if let key = try database.scalar(constraint.finder, arguments)?.int64, key != excluded { return (offset, key) }
+            if let key = try database.scalar(finders[offset], arguments)?.int64, key != excluded { return (offset, key) }
         }
         return nil
     }
 
     /// The rejection of a row that broke a uniqueness constraint, naming the constraint as
-    /// SQLite does ("another Customer already has the same id (uniqueness constraint)"). When
-    /// several are broken, SQLite names the one declared last (it checks the newest index first).
+    /// SQLite does. When several are broken, SQLite names the one declared last (it checks the
+    /// newest index first).
     private func conflict(_ encoded: [DatabaseValue], excluding excluded: Int64? = nil) throws -> InsertOutcome {
-        guard let (index, _) = try holder(of: encoded, excluding: excluded, in: constraints.indices.reversed()) else {
-            return .rejected(reason: "another \(entity.name) already has the same values (uniqueness constraint)", column: nil)
-        }
-        let constraint = constraints[index]
-        return .rejected(reason: "another \(entity.name) already has the same \(constraint.names.joined(separator: ", ")) (uniqueness constraint)", column: constraint.columns.first)
+        rules.conflict(constraint: try holder(of: encoded, excluding: excluded, in: rules.constraints.indices.reversed())?.constraint)
     }
 }

@@ -2,7 +2,7 @@
 /// per record: what an `import` step needs from a store, whatever its backend.
 ///
 /// ``BatchInserter`` is SQLite's (prepared statements, and the fast path's direct binding);
-/// ``PostgresRowInserter`` is PostgreSQL's.
+/// ``PostgresRowInserter`` is PostgreSQL's for `update` and `replace`.
 package protocol RecordInserting: AnyObject {
     /// Validates and writes one record (`values` aligned with the inserter's columns; `supplied`
     /// marks the values the record really has, nil meaning all). Record-level problems come back
@@ -11,3 +11,20 @@ package protocol RecordInserting: AnyObject {
 }
 
 extension BatchInserter: RecordInserting {}
+
+/// Writes records into one entity in batches: each record is decided at once when ferry alone
+/// can decide it, else kept until ``flush()`` writes the kept ones together and gives their
+/// outcomes, the outcomes a ``RecordInserting`` would give one record after the other.
+///
+/// ``PostgresStagedInserter`` is PostgreSQL's (COPY into a staging table). The caller keeps
+/// the records' order: outcomes decided at once come after those of records still kept.
+package protocol StagingRecordInserter: AnyObject {
+    /// A rejection decided now, or nil when the record is kept for ``flush()``.
+    func stage(_ values: [Value], supplied: [Bool]?) throws -> InsertOutcome?
+    /// How many records are kept.
+    var stagedCount: Int { get }
+    /// True when a flush is due (the kept records reached the batch size).
+    var isFull: Bool { get }
+    /// Writes the kept records; one outcome per record, in the order they were staged.
+    func flush() throws -> [InsertOutcome]
+}

@@ -69,7 +69,7 @@ extension Store {
         PostgresConnection.advisoryLockKey(for: "ferry store " + schema)
     }
 
-    private static func takeWriterLock(on database: PostgresDatabase, schema: String, timeout: Duration, store: String) throws {
+    static func takeWriterLock(on database: PostgresDatabase, schema: String, timeout: Duration, store: String) throws {
         do {
             try database.connection.acquireAdvisoryLock(postgreSQLLockKey(schema: schema), timeout: timeout)
         } catch where error.kind == .lockTimeout {

@@ -190,7 +190,8 @@ public struct JobLoader: Sendable {
 
     // MARK: - Parameters and paths
 
-    /// Replaces every `${name}` and `${name:-default}` in `text`; nil after reporting an
+    /// Replaces every `${name}` and `${name:-default}` (the default may hold references itself:
+    /// `${store:-${out}/shop.sqlite}`) in `text`; nil after reporting an
     /// undefined parameter or a malformed reference.
     static func substitute(_ text: String, at location: InputLocation, reader: DefinitionReader, lookup: (String) -> String?) -> String? {
         guard text.contains("${") else { return text }
@@ -199,7 +200,26 @@ public struct JobLoader: Sendable {
         var ok = true
         while let start = rest.range(of: "${") {
             result += rest[rest.startIndex..<start.lowerBound]
-            guard let end = rest[start.upperBound...].firstIndex(of: "}") else {
+            // The closing brace of this reference: a default may hold references of its own.
+            var depth = 1
+            var cursor = start.upperBound
+            var found: Substring.Index?
+            while cursor < rest.endIndex {
+                if rest[cursor...].hasPrefix("${") {
+                    depth += 1
+                    cursor = rest.index(cursor, offsetBy: 2)
+                    continue
+                }
+                if rest[cursor] == "}" {
+                    depth -= 1
+                    if depth == 0 {
+                        found = cursor
+                        break
+                    }
+                }
+                cursor = rest.index(after: cursor)
+            }
+            guard let end = found else {
                 reader.fail("unterminated '${' in '\(text)'", at: location)
                 return nil
             }
@@ -213,7 +233,11 @@ public struct JobLoader: Sendable {
             if name.isEmpty {
                 reader.fail("empty parameter name in '\(text)'", at: location)
                 ok = false
-            } else if let value = lookup(name) ?? fallback {
+            } else if let value = lookup(name) {
+                result += value
+            } else if let fallback {
+                // `${store:-${out}/shop.sqlite}`: the default's own references are replaced too.
+                guard let value = substitute(fallback, at: location, reader: reader, lookup: lookup) else { return nil }
                 result += value
             } else {
                 reader.fail("undefined parameter '\(name)'", at: location, notes: ["give --param \(name)=VALUE, set the environment variable \(name), or add \(name) under params:"])

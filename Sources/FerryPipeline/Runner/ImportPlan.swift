@@ -41,13 +41,17 @@ final class ImportPlan {
         let resolver: ReferenceResolver
         let options: CoercionOptions
         let literalOptions: CoercionOptions
+        /// The relationship may point to an object of the step's own entity (its destination is
+        /// the entity or an ancestor), so to an earlier record of the same import.
+        let reachesOwnEntity: Bool
 
-        init(mapping: RelationshipMapping, fieldIndex: Int, resolver: ReferenceResolver, options: CoercionOptions) {
+        init(mapping: RelationshipMapping, fieldIndex: Int, resolver: ReferenceResolver, options: CoercionOptions, reachesOwnEntity: Bool) {
             self.mapping = mapping
             self.fieldIndex = fieldIndex
             self.resolver = resolver
             self.options = options
             self.literalOptions = options.literal
+            self.reachesOwnEntity = reachesOwnEntity
         }
 
         /// The options for a field: quoted CSV fields are taken literally.
@@ -65,8 +69,11 @@ final class ImportPlan {
     let entity: EntityDescription
     let attributes: [AttributeColumn]
     let references: [ReferenceColumn]
-    /// Writes each record: SQLite's ``BatchInserter`` or PostgreSQL's ``PostgresRowInserter``.
-    let recordInserter: any RecordInserting
+    /// Writes each record: SQLite's ``BatchInserter`` or PostgreSQL's ``PostgresRowInserter``
+    /// (`update`, `replace`); nil when ``stagingInserter`` writes them.
+    let recordInserter: (any RecordInserting)?
+    /// Writes records in batches: PostgreSQL's ``PostgresStagedInserter`` (`error`, `keep`).
+    let stagingInserter: (any StagingRecordInserter)?
     /// SQLite's inserter, which the fast path binds values to directly (nil on PostgreSQL).
     let sqliteInserter: BatchInserter?
     /// True when some field may be absent from a record (JSON), so the supplied mask matters.
@@ -149,7 +156,9 @@ final class ImportPlan {
             }
             var options = step.coercion
             if isCSV { options.nullTokens = [] }
-            references.append(ReferenceColumn(mapping: mapping, fieldIndex: reader.fieldIndex(of: mapping.field), resolver: resolver, options: options))
+            references.append(ReferenceColumn(
+                mapping: mapping, fieldIndex: reader.fieldIndex(of: mapping.field), resolver: resolver, options: options,
+                reachesOwnEntity: model.isKind(entity.name, of: resolver.destination.name)))
         }
         let readsAField = !references.isEmpty || attributes.contains { if case .field = $0.source { return true } else { return false } }
         if isCSV && !readsAField && !entity.attributes.isEmpty {
@@ -207,6 +216,7 @@ final class ImportPlan {
             if nested == nil && step.mode != .sync && (step.onConflict == .error || step.onConflict == .keep) {
                 for reference in references { reference.resolver.resolveFromSnapshot() }
             }
+            stagingInserter = nil
         } else {
             if step.nested != nil {
                 throw FerryError(
@@ -215,8 +225,15 @@ final class ImportPlan {
             }
             nested = nil
             sqliteInserter = nil
-            recordInserter = try PostgresRowInserter(
-                database: database, model: model, layout: layout, entity: entity.name, columns: columns, policy: step.onConflict, validate: step.validate)
+            if let postgres = database as? PostgresDatabase, step.onConflict == .error || step.onConflict == .keep {
+                recordInserter = nil
+                stagingInserter = try PostgresStagedInserter(
+                    database: postgres, model: model, layout: layout, entity: entity.name, columns: columns, policy: step.onConflict, validate: step.validate)
+            } else {
+                stagingInserter = nil
+                recordInserter = try PostgresRowInserter(
+                    database: database, model: model, layout: layout, entity: entity.name, columns: columns, policy: step.onConflict, validate: step.validate)
+            }
         }
     }
 
@@ -274,7 +291,11 @@ final class ImportPlan {
     }
 
     /// Fills `values` (one per column) from a record; a failure names the field and its location.
-    func fill(record: SourceRecord, values: inout [Value], supplied: inout [Bool]) throws -> Result<Void, Failure> {
+    ///
+    /// `writeStaged` writes the records a ``stagingInserter`` keeps (returning false when it
+    /// kept none): called before a reference to this entity's own table that found no object is
+    /// looked up again, since the object may be an earlier record of the same import.
+    func fill(record: SourceRecord, values: inout [Value], supplied: inout [Bool], writeStaged: () throws -> Bool = { false }) throws -> Result<Void, Failure> {
         for index in 0..<attributes.count {
             let column = attributes[index]
             switch column.source {
@@ -316,7 +337,11 @@ final class ImportPlan {
                 values[index] = .null
                 continue
             }
-            if let primaryKey = try reference.resolver.resolve(key) {
+            var primaryKey = try reference.resolver.resolve(key)
+            if primaryKey == nil, reference.reachesOwnEntity, try writeStaged() {
+                primaryKey = try reference.resolver.resolve(key)
+            }
+            if let primaryKey {
                 values[index] = .integer(primaryKey)
             } else if reference.mapping.missing == .null {
                 values[index] = .null

@@ -40,6 +40,8 @@ package final class ImportStepRunner {
     private let givenReader: (any RecordReader)?
     /// The reader of the running step, for the progress line's percent.
     private var stepReader: (any RecordReader)?
+    /// Records read after the first record a staging inserter keeps, in order, until its flush.
+    private var pending: [PendingRecord] = []
 
     package init(step: ImportStep, store: Store, index: Int = 1, jobName: String = "import", reader: (any RecordReader)? = nil) {
         self.step = step
@@ -66,6 +68,7 @@ package final class ImportStepRunner {
         var state = ImportState()
         var ignoredFields: [String] = []
         fastPathRecords = 0
+        pending = []
         var nestedPlan: NestedObjects?
         // Inside a caller's transaction (a job's dry run), the caller rolls everything back at the
         // end, so that later steps see what this one would have written.
@@ -181,18 +184,25 @@ package final class ImportStepRunner {
     @discardableResult
     private func importRecords(_ records: StepRecords, plan: ImportPlan, kinds: [ImportPlan.FastKind]?, rejects: RejectsWriter?, state: inout ImportState, batchLimit: Int?) throws -> Bool {
         try plan.beginTransaction()
+        let finished = try readRecords(records, plan: plan, kinds: kinds, rejects: rejects, state: &state, batchLimit: batchLimit)
+        // The batch (or the step) ends with every record written and counted.
+        try writeStaged(plan: plan, rejects: rejects, state: &state)
+        return finished
+    }
+
+    private func readRecords(_ records: StepRecords, plan: ImportPlan, kinds: [ImportPlan.FastKind]?, rejects: RejectsWriter?, state: inout ImportState, batchLimit: Int?) throws -> Bool {
         var values = Array(repeating: Value.null, count: plan.columnCount)
         var supplied = Array(repeating: true, count: plan.columnCount)
         var inBatch = 0
         // A wrapper's held records (a replayed sample) come first.
         for record in records.takeHeldRecords() {
-            if let file = record.sourceName { state.enter(file: file) }
+            if let file = record.sourceName { try enter(file: file, plan: plan, rejects: rejects, state: &state) }
             state.read += 1
             inBatch += 1
             try process(record, plan: plan, values: &values, supplied: &supplied, rejects: rejects, state: &state)
         }
         while let stream = records.current {
-            if let file = records.currentFileName { state.enter(file: file) }
+            if let file = records.currentFileName { try enter(file: file, plan: plan, rejects: rejects, state: &state) }
             let finished: Bool
             if let readAhead = stream.reader as? ReadAheadReader {
                 // The concrete type lets the compiler specialize the loop for the pipelined case.
@@ -262,21 +272,37 @@ package final class ImportStepRunner {
             try reject(record: record, field: nil, line: problem.location?.line ?? record.line, column: problem.location?.column ?? record.column, reason: problem.message, plan: plan, rejects: rejects, state: &state)
             return
         }
-        switch try plan.fill(record: record, values: &values, supplied: &supplied) {
+        let filled = try plan.fill(record: record, values: &values, supplied: &supplied) { try writeStaged(plan: plan, rejects: rejects, state: &state) }
+        switch filled {
         case .failure(let failure):
             try reject(record: record, field: failure.field, line: failure.line, column: failure.column, reason: failure.reason, plan: plan, rejects: rejects, state: &state)
         case .success:
             let outcome: InsertOutcome
-            if let nested = plan.nested {
+            if let staging = plan.stagingInserter {
+                guard let decided = try staging.stage(values, supplied: plan.hasOptionalFields ? supplied : nil) else {
+                    pending.append(PendingRecord(record: record, rejection: nil))
+                    if staging.isFull { try writeStaged(plan: plan, rejects: rejects, state: &state) }
+                    return
+                }
+                outcome = decided
+            } else if let nested = plan.nested {
                 switch try nested.write(record: record, values: &values, supplied: &supplied, inserter: plan.inserter, suppliedMatters: plan.hasOptionalFields) {
                 case .success(let written): outcome = written
                 case .failure(let failure):
                     try reject(record: record, field: failure.field, line: failure.line, column: failure.column, reason: failure.reason, plan: plan, rejects: rejects, state: &state)
                     return
                 }
+            } else if let inserter = plan.recordInserter {
+                outcome = try inserter.insert(values, supplied: plan.hasOptionalFields ? supplied : nil)
             } else {
-                outcome = try plan.recordInserter.insert(values, supplied: plan.hasOptionalFields ? supplied : nil)
+                preconditionFailure("an import plan has a record inserter or a staging inserter")
             }
+            try count(outcome, of: record, plan: plan, values: values, rejects: rejects, state: &state)
+        }
+    }
+
+    /// Counts a written record's outcome (a rejection goes to ``reject(record:field:line:column:reason:plan:rejects:state:)``).
+    private func count(_ outcome: InsertOutcome, of record: SourceRecord, plan: ImportPlan, values: [Value], rejects: RejectsWriter?, state: inout ImportState) throws {
             switch outcome {
             case .inserted:
                 state.inserted += 1
@@ -292,10 +318,53 @@ package final class ImportStepRunner {
                     record: record, field: column.flatMap { plan.fieldName(ofColumn: $0) }, line: location?.line ?? record.line, column: location?.column ?? record.column,
                     reason: reason, plan: plan, rejects: rejects, state: &state)
             }
+    }
+
+    // MARK: - Staged records (PostgreSQL)
+
+    /// A record whose outcome waits for the staged records read before it.
+    private struct PendingRecord {
+        let record: SourceRecord
+        /// nil: staged, its outcome comes from the flush; else the rejection decided already.
+        let rejection: (field: String?, line: Int, column: Int, reason: String)?
+    }
+
+    /// Counts the next records in `file`'s counts, after counting the staged records of the file before.
+    private func enter(file: String, plan: ImportPlan, rejects: RejectsWriter?, state: inout ImportState) throws {
+        if file != state.file { try writeStaged(plan: plan, rejects: rejects, state: &state) }
+        state.enter(file: file)
+    }
+
+    /// Writes the records the staging inserter keeps and counts every pending record in the
+    /// order it was read, as if each had been written on its own; false when none was kept.
+    @discardableResult
+    private func writeStaged(plan: ImportPlan, rejects: RejectsWriter?, state: inout ImportState) throws -> Bool {
+        guard let staging = plan.stagingInserter, staging.stagedCount > 0 else { return false }
+        var outcomes = try staging.flush().makeIterator()
+        let records = pending
+        pending = []
+        // Each record counts as read when its outcome counts, so a failure reports what SQLite's
+        // record-by-record import reports (the records read up to the one that failed it).
+        state.read -= records.count
+        for entry in records {
+            state.read += 1
+            if let rejection = entry.rejection {
+                try reject(
+                    record: entry.record, field: rejection.field, line: rejection.line, column: rejection.column, reason: rejection.reason, plan: plan, rejects: rejects,
+                    state: &state)
+            } else if let outcome = outcomes.next() {
+                try count(outcome, of: entry.record, plan: plan, values: [], rejects: rejects, state: &state)
+            }
         }
+        return true
     }
 
     private func reject(record: SourceRecord, field: String?, line: Int, column: Int, reason: String, plan: ImportPlan, rejects: RejectsWriter?, state: inout ImportState) throws {
+        if !pending.isEmpty {
+            // Staged records read before this one are counted first.
+            pending.append(PendingRecord(record: record, rejection: (field, line, column, reason)))
+            return
+        }
         state.rejected += 1
         let location = InputLocation(file: state.file ?? step.source, line: line, column: column, record: record.number)
         if let sync = plan.sync {

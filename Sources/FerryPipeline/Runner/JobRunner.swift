@@ -65,6 +65,7 @@ public final class JobRunner {
             report.endedAt = RunReport.timestamp()
             return report
         }
+        if PathOrURL(job.store.path).isPostgreSQL { return runOnPostgreSQL(report) }
         var writerLock: StoreLock?
         defer { withExtendedLifetime(writerLock) {} }
         if !job.store.isInMemory {
@@ -145,20 +146,17 @@ public final class JobRunner {
     }
 
     /// Why a job cannot run on its PostgreSQL store, nil when it can (or the store is a file):
-    /// a rebuild and a dry run work on a second store file beside the store, and a copy copies
-    /// a file; none has a PostgreSQL counterpart yet. Refused before anything is written.
+    /// `copy_from` copies a store file, which has no PostgreSQL counterpart yet. Refused before
+    /// anything is written.
     static func postgreSQLRefusal(job: Job, dryRun: Bool) -> FerryError? {
-        guard PathOrURL(job.store.path).isPostgreSQL else { return nil }
-        let what = job.store.rebuild ? "rebuild: true" : dryRun ? "a dry run (--dry-run)" : job.store.copyFrom != nil ? "copy_from" : nil
-        return what.map {
-            FerryError(
-                .usage, "\($0) is not available on a PostgreSQL store yet (store '\(Self.shown(job.store.path))')",
-                notes: ["on PostgreSQL, a job's import, export and verify steps run on the store in place; docs/postgresql.md"])
-        }
+        guard PathOrURL(job.store.path).isPostgreSQL, job.store.copyFrom != nil else { return nil }
+        return FerryError(
+            .usage, "copy_from is not available on a PostgreSQL store yet (store '\(Self.shown(job.store.path))')",
+            notes: ["on PostgreSQL, a job runs on the store in place, or rebuilds it (rebuild: true); docs/postgresql.md"])
     }
 
     /// A store path for messages: a PostgreSQL URL without its password.
-    private static func shown(_ path: String) -> String {
+    static func shown(_ path: String) -> String {
         (try? PostgresURL(path).description) ?? path
     }
 
@@ -192,7 +190,7 @@ public final class JobRunner {
 
     /// Runs the steps in segments: the steps between two `migrate` steps share one open store;
     /// a migration runs on the closed store file (it swaps the file), then the store reopens.
-    private func runSteps(storePath: String, create: Bool, into report: inout RunReport) {
+    func runSteps(storePath: String, create: Bool, into report: inout RunReport) {
         if resume {
             do {
                 resumeAt = try interruptedStep(storePath: storePath)
@@ -276,7 +274,7 @@ public final class JobRunner {
             // One transaction around every step, rolled back at the end: each step sees what the
             // steps before it would have written (orders find the customers imported before them).
             do {
-                try store.withConnection { try $0.execute("BEGIN IMMEDIATE") }
+                try store.withDatabase { try $0.execute($0 is Connection ? "BEGIN IMMEDIATE" : "BEGIN") }
             } catch {
                 report.fail(step: 0, kind: "open", error: error)
                 return false

@@ -16,6 +16,7 @@ package final class PostgresDatabase: DatabaseConnection {
     package let schema: String
     package private(set) var changes = 0
     fileprivate var cursorCount = 0
+    private var temporaryTables = 0
 
     /// Opens a session to `url` working in `schema` (which need not exist yet), in UTC with ISO
     /// dates so that stored dates read back as ferry wrote them.
@@ -34,6 +35,12 @@ package final class PostgresDatabase: DatabaseConnection {
     }
 
     package var location: String { "\(connection.url.description)" }
+
+    /// A name for a temporary table no other part of this session uses: `prefix_N`.
+    package func uniqueTemporaryName(_ prefix: String) -> String {
+        temporaryTables += 1
+        return "\(prefix)_\(temporaryTables)"
+    }
 
     // MARK: - Statements
 

@@ -1,0 +1,262 @@
+import FerryCore
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// Imports into PostgreSQL stores that write records in batches (COPY into a staging table, then
+/// one `INSERT … SELECT`) compared with the record-by-record imports into SQLite: duplicates
+/// within one batch, references to records of the same import, batches spanning files and
+/// flushes, the reject budget failing in the middle of a batch.
+@Suite("PostgreSQL staged imports (CLI)", .serialized, .enabled(if: PostgresTestServer.shouldRun, Comment(rawValue: PostgresTestServer.skipReason)))
+struct PostgresStagedImportCLITests {
+    /// Employees with two required unique attributes, an optional unique one, and a manager
+    /// among themselves.
+    static let model = """
+        version: "1"
+        entities:
+          Employee:
+            attributes:
+              id: {type: int64, optional: false, unique: true}
+              email: {type: string, optional: false, unique: true}
+              nick: {type: string, optional: true, unique: true}
+              name: {type: string, optional: false, min_length: 1}
+            relationships:
+              manager: {destination: Employee, inverse: reports, optional: true}
+              reports: {destination: Employee, to_many: true, inverse: manager}
+        """
+
+    /// A job importing `source` into Employee with the given conflict policy and batching.
+    static func job(source: String, policy: String, batch: Int?, maxRejects: String = "1000", manager: Bool = true) -> String {
+        """
+        job: employees
+        store: {path: "${store}"}
+        model: {path: model.yml}
+        steps:
+          - import:
+              source: \(source)
+              entity: Employee
+        \(manager ? "      relationships:\n        manager: {field: boss, match: id}\n" : "")\
+              null: [""]
+              on_conflict: \(policy)
+              rejects: ${out}/employees.rejects.ndjson
+              max_rejects: \(maxRejects)
+        \(batch.map { "      atomic: false\n      batch_size: \($0)\n" } ?? "")
+        """
+    }
+
+    /// Runs `job.yml` into a SQLite store under `sq/` and into `url` (rejects under `pg/`) and
+    /// checks that both give the same exit code, report lines, rejects file and employees.
+    /// Returns the PostgreSQL run's output.
+    @discardableResult
+    static func compare(_ directory: TemporaryDirectory, url: String, round: String, reports: Bool = false) throws -> String {
+        var outputs: [String] = []
+        var codes: [Int32] = []
+        for (store, folder) in [("sq/store.sqlite", "sq"), (url, "pg")] {
+            try FileManager.default.createDirectory(atPath: directory.file(folder), withIntermediateDirectories: true)
+            let result = try runFerry(
+                ["run", "job.yml", "--param", "store=\(store)", "--param", "out=\(folder)"] + (reports ? ["--report", "\(folder)/report.json"] : []),
+                cwd: directory.path, timeout: .seconds(300))
+            outputs.append(result.stdout + result.stderr)
+            codes.append(result.exitCode)
+        }
+        #expect(codes[1] == codes[0], "\(round): \(outputs[1])")
+        let lines = outputs.map(PostgresImportCLITests.countLines)
+        #expect(!lines[0].isEmpty)
+        #expect(lines[1] == lines[0], "\(round)")
+        let left = try String(contentsOfFile: directory.file("sq/employees.rejects.ndjson"), encoding: .utf8)
+        let right = try String(contentsOfFile: directory.file("pg/employees.rejects.ndjson"), encoding: .utf8)
+        #expect(right == left, "\(round): rejects")
+        if reports {
+            /// The per-file counts of the step (timings and paths left out).
+            func files(_ folder: String) throws -> String {
+                let data = try Data(contentsOf: URL(fileURLWithPath: directory.file("\(folder)/report.json")))
+                let report = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+                let step = try #require((report["steps"] as? [[String: Any]])?.first)
+                let files = try #require(step["files"] as? [[String: Any]])
+                return files.map { file in
+                    ["file", "read", "inserted", "skipped", "rejected"].map { "\($0)=\(file[$0] ?? "-")" }.joined(separator: " ")
+                }.joined(separator: "\n")
+            }
+            #expect(try files("pg") == files("sq"), "\(round): per-file counts")
+        }
+        let export = ["export", "--entity", "Employee", "--format", "csv", "--quiet", "--sort", "id"]
+        let expected = try runFerry(export + ["--store", "sq/store.sqlite"], cwd: directory.path)
+        let actual = try runFerry(export + ["--store", url], cwd: directory.path)
+        #expect(expected.exitCode == 0, "\(expected.stderr)")
+        #expect(actual.stdout == expected.stdout, "\(round): employees")
+        return outputs[1]
+    }
+
+    @Test("duplicates within one batch and references to records of the same import give SQLite's outcomes, with on_conflict error and keep, atomic or in batches")
+    func inBatchDuplicatesAndReferences() throws {
+        // Row by row: 1 is inserted, its id again is rejected, 2 takes the e-mail the rejected
+        // row had, 3 collides with 1's e-mail, the fifth row with both 1 and 2 (SQLite names one);
+        // nicks collide only when present; managers are earlier records (found), later ones
+        // (not found yet), the record itself (not found), or missing.
+        let rows = """
+            id,email,nick,name,boss
+            1,a@x,,Ann,
+            1,b@x,,Dup id,
+            2,b@x,ann,Bob,1
+            3,a@x,,Dup email,2
+            2,a@x,,Both,
+            4,d@x,,Dan,2
+            5,e@x,ann,Dup nick,1
+            6,f@x,,Fay,6
+            7,g@x,,Gus,8
+            8,h@x,,Hal,4
+            9,i@x,,,8
+            10,j@x,,Jo,9
+            11,k@x,,Kim,3
+            """ + "\n"
+        for policy in ["error", "keep"] {
+            for batch in [nil, 1, 3] {
+                let directory = TemporaryDirectory()
+                let (url, drop) = try PostgresImportCLITests.freshStore("staged")
+                defer { drop() }
+                try directory.write("model.yml", Self.model)
+                try directory.write("employees.csv", rows)
+                try directory.write("job.yml", Self.job(source: "employees.csv", policy: policy, batch: batch))
+                let round = "\(policy), batch \(batch.map(String.init) ?? "none")"
+                try Self.compare(directory, url: url, round: round)
+                let rejects = try String(contentsOfFile: directory.file("pg/employees.rejects.ndjson"), encoding: .utf8)
+                #expect(rejects.contains("manager: no Employee with id = 6"), "\(round): \(rejects)")
+                #expect(rejects.contains("manager: no Employee with id = 8"), "\(round)")
+                #expect(rejects.contains("name: ") || rejects.contains("name is required"), "\(round)")
+                if policy == "error" {
+                    #expect(rejects.contains("another Employee already has the same id (uniqueness constraint)"), "\(round)")
+                    #expect(rejects.contains("another Employee already has the same nick (uniqueness constraint)"), "\(round)")
+                }
+                // Run again: every record now collides with a stored object (or its reference fails).
+                try Self.compare(directory, url: url, round: round + ", again")
+            }
+        }
+    }
+
+    @Test("a large import spanning several files and flushes keeps per-file counts, rejects and objects as on SQLite, and a reject budget exceeded in the middle of a batch fails the step at the same record")
+    func largeImportAcrossFilesAndFlushes() throws {
+        let directory = TemporaryDirectory()
+        let (url, drop) = try PostgresImportCLITests.freshStore("stagedbig")
+        defer { drop() }
+        try directory.write("model.yml", Self.model)
+        // 12,000 + 14,000 records: every 997th repeats an earlier id, every 1,009th an earlier
+        // e-mail, every 1,013th has an empty (required) name.
+        for (file, range) in [("a.csv", 1...12_000), ("b.csv", 12_001...26_000)] {
+            var text = "id,email,nick,name,boss\n"
+            for n in range {
+                let id = n % 997 == 0 ? n - 500 : n
+                let email = n % 1009 == 0 ? "\(n - 700)@x" : "\(n)@x"
+                let name = n % 1013 == 0 ? "" : "P\(n)"
+                text += "\(id),\(email),,\(name),\n"
+            }
+            try directory.write(file, text)
+        }
+        try directory.write("job.yml", Self.job(source: "[a.csv, b.csv]", policy: "error", batch: nil, manager: false))
+        try Self.compare(directory, url: url, round: "atomic", reports: true)
+        // Each round into new stores.
+        try FileManager.default.removeItem(atPath: directory.file("sq"))
+        let drop2 = try PostgresImportCLITests.freshStore("stagedbig2")
+        defer { drop2.drop() }
+        try directory.write("job.yml", Self.job(source: "[a.csv, b.csv]", policy: "keep", batch: 5_000, manager: false))
+        try Self.compare(directory, url: drop2.url, round: "keep, batches of 5,000", reports: true)
+        // The budget runs out at the 41st reject, in the second file: the step fails there.
+        try FileManager.default.removeItem(atPath: directory.file("sq"))
+        let drop3 = try PostgresImportCLITests.freshStore("stagedbig3")
+        defer { drop3.drop() }
+        try directory.write("job.yml", Self.job(source: "[a.csv, b.csv]", policy: "error", batch: nil, maxRejects: "40", manager: false))
+        let output = try Self.compare(directory, url: drop3.url, round: "budget")
+        #expect(output.contains("more than 40 records were rejected"), "\(output)")
+        #expect(output.contains("b.csv:"), "the 41st reject is in the second file: \(output)")
+    }
+}
+
+extension PostgresStagedImportCLITests {
+    @Test("an atomic: false import into PostgreSQL killed with SIGKILL after some batches resumes with --resume from its checkpoint (kept in the store's schema) and ends with the store, counts and rejects file of an uninterrupted SQLite import")
+    func killedImportResumes() throws {
+        let directory = TemporaryDirectory()
+        let (url, drop) = try PostgresImportCLITests.freshStore("resume")
+        defer { drop() }
+        try directory.write("model.yml", Self.model)
+        var text = "id,email,nick,name,boss\n"
+        for n in 1...120_000 {
+            // Every 1,000th record repeats an earlier id: rejected, in both runs.
+            text += "\(n % 1000 == 0 ? n - 10 : n),\(n)@x,,P\(n),\n"
+        }
+        try directory.write("people.csv", text)
+        let options = ["--model", "model.yml", "--entity", "Employee", "--atomic", "false", "--batch-size", "5000", "--max-rejects", "1000"]
+        let clean = try runFerry(["import", "people.csv", "--store", "clean.sqlite", "--rejects", "clean.ndjson"] + options, cwd: directory.path, timeout: .seconds(300))
+        #expect(clean.exitCode == 0, "\(clean.stderr)")
+        let started = try FerryProcess(["import", "people.csv", "--store", url, "--rejects", "pg.ndjson"] + options, cwd: directory.path)
+        // Killed once a batch has committed (its checkpoint is in the store's schema).
+        let deadline = ContinuousClock.now + .seconds(120)
+        var committed = false
+        while !committed && started.isRunning && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+            committed = (try? Store.inspectionSession(at: url).session.scalar("SELECT count(*) FROM ferry_import_progress", [])?.int64 ?? 0) ?? 0 > 0
+                && ((try? Store.inspectionSession(at: url).session.scalar("SELECT count(*) FROM \"Employee\"", [])?.int64 ?? 0) ?? 0) > 0
+        }
+        started.kill()
+        let killed = try started.wait()
+        try #require(killed.wasSignaled, "the import ended before it could be killed: \(killed.stdout) \(killed.stderr)")
+        let before = try Store.inspectionSession(at: url).session.scalar("SELECT count(*) FROM \"Employee\"", [])?.int64 ?? 0
+        #expect(before > 0 && before < 119_880, "\(before) rows committed before the kill")
+        let resumed = try runFerry(["import", "people.csv", "--store", url, "--rejects", "pg.ndjson", "--resume"] + options, cwd: directory.path, timeout: .seconds(300))
+        #expect(resumed.exitCode == 0, "\(resumed.stderr)")
+        #expect(
+            PostgresImportCLITests.countLines((resumed.stdout + resumed.stderr).replacing("pg.ndjson", with: "R"))
+                == PostgresImportCLITests.countLines((clean.stdout + clean.stderr).replacing("clean.ndjson", with: "R")))
+        #expect(try String(contentsOfFile: directory.file("pg.ndjson"), encoding: .utf8).replacing("pg.ndjson", with: "")
+            == String(contentsOfFile: directory.file("clean.ndjson"), encoding: .utf8).replacing("clean.ndjson", with: ""))
+        let export = ["export", "--entity", "Employee", "--format", "csv", "--quiet", "--sort", "id"]
+        let expected = try runFerry(export + ["--store", "clean.sqlite"], cwd: directory.path)
+        let actual = try runFerry(export + ["--store", url], cwd: directory.path)
+        #expect(expected.stdout.split(whereSeparator: \.isNewline).count == 119_881)
+        #expect(actual.stdout == expected.stdout)
+        #expect(try Store.inspectionSession(at: url).session.scalar("SELECT count(*) FROM ferry_import_progress", [])?.int64 == 0, "the checkpoint is cleared")
+    }
+}
+
+extension PostgresStagedImportCLITests {
+    @Test("a legacy SQLite database converts to PostgreSQL in one command (ferry import legacy.db --store postgresql://…): the inferred model, every table, the objects of the same conversion into SQLite; an existing store is refused, a failed conversion leaves no schema")
+    func wholeDatabaseIntoPostgreSQL() throws {
+        let directory = TemporaryDirectory()
+        let legacy = try WholeDatabaseImportTests.music(directory)
+        let (url, drop) = try PostgresImportCLITests.freshStore("legacy")
+        defer { drop() }
+        let schema = try #require(url.split(separator: "schema=").last.map(String.init))
+        let sqlite = try runFerry(["import", legacy, "--store", directory.file("new.sqlite")])
+        #expect(sqlite.exitCode == 0, "\(sqlite.stderr)")
+        let postgres = try runFerry(["import", legacy, "--store", url])
+        #expect(postgres.exitCode == 0, "\(postgres.stderr)")
+        #expect(postgres.stdout.contains("imported 4 tables of"), "\(postgres.stdout)")
+        #expect(PostgresImportCLITests.countLines(postgres.stdout) == PostgresImportCLITests.countLines(sqlite.stdout))
+        for entity in ["artists", "albums", "tracks", "employees"] {
+            let export = ["export", "--entity", entity, "--format", "ndjson", "--quiet"]
+            let expected = try runFerry(export + ["--store", directory.file("new.sqlite")])
+            let actual = try runFerry(export + ["--store", url])
+            #expect(expected.exitCode == 0, "\(expected.stderr)")
+            #expect(!expected.stdout.isEmpty)
+            #expect(actual.stdout == expected.stdout, "\(entity)")
+        }
+        #expect(try PostgresImportCLITests.schemas(url, prefix: schema) == [schema], "no work schema stays")
+        let again = try runFerry(["import", legacy, "--store", url])
+        #expect(again.exitCode == 64, "\(again.stderr)")
+        #expect(again.stderr.contains("creates a new store, and 'postgresql://"), "\(again.stderr)")
+
+        // A dangling reference fails the conversion: no store, no work schema.
+        let broken = directory.file("broken.db")
+        try StoreConnection(broken, create: true).executeScript("""
+            CREATE TABLE parents(id INTEGER PRIMARY KEY, name TEXT);
+            CREATE TABLE children(id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES parents(id));
+            INSERT INTO parents VALUES (1, 'p');
+            INSERT INTO children VALUES (1, 1), (2, 7);
+            """)
+        let (brokenURL, dropBroken) = try PostgresImportCLITests.freshStore("legacybroken")
+        defer { dropBroken() }
+        let brokenSchema = try #require(brokenURL.split(separator: "schema=").last.map(String.init))
+        let failed = try runFerry(["import", broken, "--store", brokenURL])
+        #expect(failed.exitCode != 0)
+        #expect(failed.stderr.contains("parent: no parents with id = 7"), "\(failed.stderr)")
+        #expect(try PostgresImportCLITests.schemas(brokenURL, prefix: brokenSchema).isEmpty)
+    }
+}
