@@ -69,7 +69,8 @@ extension Store {
         PostgresConnection.advisoryLockKey(for: "ferry store " + schema)
     }
 
-    private static func takeWriterLock(on database: PostgresDatabase, schema: String, timeout: Duration, store: String) throws {
+    /// Takes the store's writer lock on `database`'s session, waiting up to `timeout`.
+    package static func takeWriterLock(on database: PostgresDatabase, schema: String, timeout: Duration, store: String) throws {
         do {
             try database.connection.acquireAdvisoryLock(postgreSQLLockKey(schema: schema), timeout: timeout)
         } catch where error.kind == .lockTimeout {

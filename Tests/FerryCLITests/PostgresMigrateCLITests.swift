@@ -1,0 +1,168 @@
+import FerryCore
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// `ferry migrate` of PostgreSQL stores through the built binary, compared with the same
+/// migrations of SQLite stores: the same plan, the same objects, the same failures; the original
+/// schema untouched by a failure or a SIGKILL.
+@Suite("PostgreSQL migrations (CLI)", .serialized, .enabled(if: PostgresTestServer.shouldRun, Comment(rawValue: PostgresTestServer.skipReason)))
+struct PostgresMigrateCLITests {
+    static let root = TestPaths.packageRoot.path
+    static let shop = root + "/samples/models/Shop"
+
+    /// A fresh schema name on the test server and its store URL.
+    static func freshSchema(_ prefix: String) throws -> (schema: String, url: String) {
+        let schema = "ferry_mig_\(prefix)_" + UUID().uuidString.lowercased().replacing("-", with: "").prefix(12)
+        return (schema, try PostgresTestServer.requireURL() + "?schema=" + schema)
+    }
+
+    /// Every object of every entity of the store's model, exported as NDJSON (JSON attributes
+    /// left out: `jsonb` normalizes their text), by entity, with the model's version.
+    static func exports(_ store: String, cwd: String) throws -> [String: String] {
+        let model = try #require(try Store.metadata(at: store)?.model)
+        var result: [String: String] = ["version": model.version]
+        for entity in model.entities {
+            let fields = entity.attributes.filter { $0.type != .json }.map(\.name)
+            let export = try runFerry(["export", "--store", store, "--entity", entity.name, "--format", "ndjson", "--quiet", "--fields", fields.joined(separator: ",")], cwd: cwd)
+            #expect(export.exitCode == 0, "\(entity.name): \(export.stderr)")
+            result[entity.name] = export.stdout
+        }
+        return result
+    }
+
+    /// The 2 → 3 mapping of the Shop bundle without its custom policy (not in the test binary).
+    static func mappingsWithoutPolicy(in directory: TemporaryDirectory) throws -> String {
+        let folder = directory.file("mappings")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let text = try String(contentsOfFile: shop + "/mappings/2-to-3.yml", encoding: .utf8)
+            .split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.contains("policy: PhoneNormalizer") }.joined(separator: "\n")
+        try text.write(toFile: folder + "/2-to-3.yml", atomically: true, encoding: .utf8)
+        return folder
+    }
+
+    @Test("the Shop v1 snapshot migrates on PostgreSQL (inferred 1 → 2, then a mapping file with expressions 2 → 3) to exactly the objects of the same migration on SQLite, keeping the original schema as the backup; --dry-run changes nothing")
+    func shopMatchesSQLite() throws {
+        let directory = TemporaryDirectory()
+        let (schema, url) = try Self.freshSchema("shop")
+        defer { PostgresStoreLoader.dropSchemas(startingWith: schema) }
+        let sqlite = directory.file("shop.sqlite")
+        try FileManager.default.copyItem(atPath: Self.root + "/samples/snapshots/shop-v1.sqlite", toPath: sqlite)
+        try PostgresStoreLoader.load(sqlite, into: url)
+        let original = try Self.exports(url, cwd: directory.path)
+        #expect(original == (try Self.exports(sqlite, cwd: directory.path)))
+
+        // The plan: the same lines but for the store's name, and nothing changes.
+        let plannedSQLite = try runFerry(["migrate", sqlite, "--model", Self.shop, "--dry-run"], cwd: directory.path)
+        let planned = try runFerry(["migrate", url, "--model", Self.shop, "--dry-run"], cwd: directory.path)
+        #expect(planned.exitCode == 0, "\(planned)")
+        #expect(planned.stdout.replacing(url, with: "STORE") == plannedSQLite.stdout.replacing(sqlite, with: "STORE"))
+        #expect(planned.stdout.contains("(197 records)"), "\(planned.stdout)")
+        #expect(try PostgresStoreLoader.schemas(startingWith: schema) == [schema])
+
+        let mappings = try Self.mappingsWithoutPolicy(in: directory)
+        for arguments in [["--to", "2"], ["--mappings", mappings]] {
+            let expected = try runFerry(["migrate", sqlite, "--model", Self.shop, "--quiet"] + arguments, cwd: directory.path)
+            let actual = try runFerry(["migrate", url, "--model", Self.shop] + arguments, cwd: directory.path)
+            #expect(expected.exitCode == 0, "\(expected)")
+            #expect(actual.exitCode == 0, "\(actual)")
+            #expect(actual.stdout.contains("original kept as "), "\(actual.stdout)")
+        }
+        let migrated = try Self.exports(url, cwd: directory.path)
+        #expect(migrated == (try Self.exports(sqlite, cwd: directory.path)))
+        #expect(migrated["Brand"]?.isEmpty == false)
+        #expect(migrated["Customer"]?.contains("\"first_name\"") == true)
+        #expect(migrated["version"] == "3")
+
+        // Two backups (one per run), the first holding the original objects, and no scratch schema.
+        let schemas = try PostgresStoreLoader.schemas(startingWith: schema)
+        #expect(schemas.count == 3 && schemas.filter { $0.contains("_backup_v1_") }.count == 1 && schemas.filter { $0.contains("_backup_v2_") }.count == 1, "\(schemas)")
+        let backup = try #require(schemas.first { $0.contains("_backup_v1_") })
+        #expect(try Self.exports(try PostgresTestServer.requireURL() + "?schema=" + backup, cwd: directory.path) == original)
+
+        // Migrating again finds nothing to do.
+        let again = try runFerry(["migrate", url, "--model", Self.shop, "--mappings", mappings], cwd: directory.path)
+        #expect(again.exitCode == 0 && again.stdout.contains("already at Shop version 3"), "\(again)")
+    }
+
+    /// The People store of the crash tests (`rows` people) imported into PostgreSQL at `url`.
+    static func peopleStore(_ url: String, rows: ClosedRange<Int>, in directory: TemporaryDirectory) throws {
+        let data = try directory.write("people-\(rows.count).csv", bytes: BigFiles.csv(ids: rows))
+        let result = try runFerry(["import", data, "--store", url, "--model", Fixtures.peopleModel, "--entity", "Person", "--quiet"])
+        #expect(result.exitCode == 0, "\(result)")
+    }
+
+    @Test("a migration whose result fails verification (a tightened rule that stored values break) leaves the original schema and says why, as on SQLite")
+    func failingVerification() throws {
+        let directory = TemporaryDirectory()
+        let (schema, url) = try Self.freshSchema("verify")
+        defer { PostgresStoreLoader.dropSchemas(startingWith: schema) }
+        try Self.peopleStore(url, rows: 1...200, in: directory)
+        let bundle = try MigrationCrashTests.bundle(
+            in: directory,
+            version2: """
+                version: "2"
+                entities:
+                  Person:
+                    attributes:
+                      id: {type: int64, optional: false, unique: true}
+                      email: {type: string, pattern: "[^@ ]+@[^@ ]+"}
+                      name: string
+                      age: {type: int16, min: 0, max: 90}
+                """)
+        let before = try Self.exports(url, cwd: directory.path)
+
+        let result = try runFerry(["migrate", url, "--model", bundle])
+
+        #expect(result.exitCode == 1, "\(result)")
+        #expect(result.errorLines.first == "error: the migrated store failed verification: 1 of 5 checks failed on the version 2 copy of '\(url)' (first: validation Person)", "\(result)")
+        #expect(result.errorLines.contains("  validation Person: age is above the maximum 90 in 18 rows"), "\(result)")
+        #expect(result.errorLines.last == "  nothing was changed: the original store is as it was", "\(result)")
+        #expect(try Self.exports(url, cwd: directory.path) == before)
+        #expect(try PostgresStoreLoader.schemas(startingWith: schema) == [schema])
+    }
+
+    @Test("SIGKILL during the copy, the load and just before the swap leaves the original schema or the complete new version, never a mix; a rerun finishes and drops the killed run's scratch schema")
+    func killAtManyMoments() throws {
+        let directory = TemporaryDirectory()
+        let (schema, url) = try Self.freshSchema("kill")
+        defer { PostgresStoreLoader.dropSchemas(startingWith: schema) }
+        let rows = 1...20_000
+        // The reference: the same migration on SQLite.
+        let sqlite = directory.file("people.sqlite")
+        let data = try directory.write("people.csv", bytes: BigFiles.csv(ids: rows))
+        #expect(try runFerry(["import", data, "--store", sqlite, "--model", Fixtures.peopleModel, "--entity", "Person", "--quiet"]).exitCode == 0)
+        let original = try Self.exports(sqlite, cwd: directory.path)
+        #expect(try runFerry(MigrationCrashTests.migrateArguments(sqlite, ["--to", "2"])).exitCode == 0)
+        let migrated = try Self.exports(sqlite, cwd: directory.path)
+
+        var outcomes: [String] = []
+        let moments: [Duration] = [.milliseconds(300), .milliseconds(700), .milliseconds(1200), .milliseconds(1800), .milliseconds(2500), .milliseconds(3500)]
+        for moment in moments + [nil] {
+            PostgresStoreLoader.dropSchemas(startingWith: schema)
+            try Self.peopleStore(url, rows: rows, in: directory)
+            let started = ContinuousClock.now
+            let process = try FerryProcess(MigrationCrashTests.migrateArguments(url, ["--to", "2"]))
+            // Without a duration: once the new version's schema exists, just before the swap.
+            while process.isRunning, ContinuousClock.now - started < .seconds(60) {
+                if let moment, ContinuousClock.now - started >= moment { break }
+                if moment == nil, try PostgresStoreLoader.schemas(startingWith: schema + "_next") != [] { break }
+                Thread.sleep(forTimeInterval: 0.002)
+            }
+            process.kill()
+            let result = try process.wait()
+            let label = moment.map { "after \($0)" } ?? "once the _next schema exists"
+            if !result.wasSignaled { #expect(result.exitCode == 0, "\(label): \(result)") }
+            let found = try Self.exports(url, cwd: directory.path)
+            #expect(found == original || found == migrated, "\(label): neither the original nor the migrated store")
+            let outcome = found == migrated ? "migrated" : "original"
+            outcomes.append("\(label): \(result.wasSignaled ? "killed" : "finished"), \(outcome)")
+            let rerun = try runFerry(MigrationCrashTests.migrateArguments(url, ["--to", "2"]))
+            #expect(rerun.exitCode == 0, "rerun \(label): \(rerun)")
+            #expect(try Self.exports(url, cwd: directory.path) == migrated, "rerun \(label)")
+            #expect(try PostgresStoreLoader.schemas(startingWith: schema + "_next") == [], "rerun \(label)")
+        }
+        print("PostgreSQL migration kill outcomes:\n  " + outcomes.joined(separator: "\n  "))
+        #expect(outcomes.filter { $0.hasSuffix("killed, original") }.count >= 2, "\(outcomes)")
+    }
+}
