@@ -74,6 +74,41 @@ struct PostgresMigrateCLITests {
         #expect(again.exitCode == 0 && again.stdout.contains("already at Shop version 3"), "\(again)")
     }
 
+    @Test("a job's migrate step migrates a PostgreSQL store in place, as `ferry migrate` does")
+    func jobMigrateStep() throws {
+        let directory = TemporaryDirectory()
+        let (schema, url) = try Self.freshSchema("job")
+        defer { PostgresStoreLoader.dropSchemas(startingWith: schema) }
+        let sqlite = directory.file("shop.sqlite")
+        try FileManager.default.copyItem(atPath: Self.root + "/samples/snapshots/shop-v1.sqlite", toPath: sqlite)
+        try PostgresStoreLoader.load(sqlite, into: url)
+        try directory.write("job.yml", "job: migrate-pg\nmodel: \(Self.shop)\nstore: {path: \"${store}\"}\nsteps:\n  - migrate: {to: \"2\"}\n")
+        let expected = try runFerry(["run", "job.yml", "--param", "store=shop.sqlite", "--quiet"], cwd: directory.path)
+        let result = try runFerry(["run", "job.yml", "--param", "store=\(url)", "--quiet"], cwd: directory.path)
+        #expect(expected.exitCode == 0, "\(expected)")
+        #expect(result.exitCode == 0, "\(result)")
+        let migrated = try Self.exports(url, cwd: directory.path)
+        #expect(migrated["version"] == "2")
+        #expect(migrated == (try Self.exports(sqlite, cwd: directory.path)))
+        #expect(try PostgresStoreLoader.schemas(startingWith: schema).count == 2)
+    }
+
+    @Test("a schema named like the migration's scratch schema that is not a ferry store is refused, never dropped")
+    func foreignScratchSchemaRefused() throws {
+        let directory = TemporaryDirectory()
+        let (schema, url) = try Self.freshSchema("foreign")
+        defer { PostgresStoreLoader.dropSchemas(startingWith: schema) }
+        try Self.peopleStore(url, rows: 1...10, in: directory)
+        let session = try Store.inspectionSession(at: try PostgresTestServer.requireURL() + "?schema=public").session
+        try session.execute("CREATE SCHEMA \"\(schema)_next\"")
+        try session.execute("CREATE TABLE \"\(schema)_next\".mine (x integer)")
+        let result = try runFerry(MigrationCrashTests.migrateArguments(url, ["--to", "2"]))
+        #expect(result.exitCode == 64, "\(result)")
+        #expect(result.errorLines.first == "error: cannot migrate the store in schema '\(schema)': the schema '\(schema)_next' the new version is built in already exists and is not a ferry store", "\(result)")
+        #expect(try session.scalar("SELECT count(*) FROM pg_tables WHERE schemaname = ?", [.text(schema + "_next")])?.int64 == 1)
+        #expect(try Self.exports(url, cwd: directory.path)["version"] == "1")
+    }
+
     /// The People store of the crash tests (`rows` people) imported into PostgreSQL at `url`.
     static func peopleStore(_ url: String, rows: ClosedRange<Int>, in directory: TemporaryDirectory) throws {
         let data = try directory.write("people-\(rows.count).csv", bytes: BigFiles.csv(ids: rows))

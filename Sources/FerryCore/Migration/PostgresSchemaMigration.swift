@@ -72,8 +72,7 @@ struct PostgresSchemaMigration {
         let now = DateCoding.nowMilliseconds()
         let session = try PostgresDatabase(url: url, schema: schema)
         try Store.takeWriterLock(on: session, schema: schema, timeout: options.busyTimeout, store: storeURL)
-        // What a killed migration left: no running migration owns it, since it would hold the lock.
-        try session.execute("DROP SCHEMA IF EXISTS \(PostgresIdentifier.quote(next)) CASCADE")
+        try dropLeftover(next, on: session)
 
         let plan = try self.plan(on: session, countingObjects: false)
         var report = MigrationReport(store: storeURL, model: bundle.name, fromVersion: plan.source.version, toVersion: plan.target.version, steps: [])
@@ -116,6 +115,22 @@ struct PostgresSchemaMigration {
         }
         report.backup = backup.map { Self.url(url.description, schema: $0) }
         return report
+    }
+
+    /// Drops the scratch schema a killed migration left. No running migration owns it (it would
+    /// hold the lock), and it holds a complete ferry store, since it is created and filled in one
+    /// transaction. A schema of that name that is no ferry store is someone else's: refused.
+    private func dropLeftover(_ next: String, on session: PostgresDatabase) throws {
+        let exists = try session.scalar("SELECT count(*) FROM pg_catalog.pg_namespace WHERE nspname = ?", [.text(next)])?.int64 == 1
+        guard exists else { return }
+        let metadata = FerryLayout(backend: .postgresql).bookkeeping?.metadata ?? "ferry_metadata"
+        let isStore = try session.scalar("SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = ? AND tablename = ?", [.text(next), .text(metadata)])?.int64 == 1
+        guard isStore else {
+            throw FerryError(
+                .usage, "cannot migrate the store in schema '\(session.schema)': the schema '\(next)' the new version is built in already exists and is not a ferry store",
+                notes: ["rename or drop that schema; nothing was changed"])
+        }
+        try session.execute("DROP SCHEMA \(PostgresIdentifier.quote(next)) CASCADE")
     }
 
     /// Copies the store (at version `source`) into a new SQLite store file, in one read
