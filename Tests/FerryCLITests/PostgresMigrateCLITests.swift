@@ -21,6 +21,15 @@ struct PostgresMigrateCLITests {
         try PostgresStoreLoader.exports(store, cwd: cwd)
     }
 
+    /// The Shop v1 snapshot twice: in a fresh PostgreSQL schema, and copied to `shop.sqlite` in `directory`.
+    static func shopV1Stores(_ prefix: String, in directory: TemporaryDirectory) throws -> (schema: String, url: String, sqlite: String) {
+        let (schema, url) = try freshSchema(prefix)
+        let sqlite = directory.file("shop.sqlite")
+        try FileManager.default.copyItem(atPath: root + "/samples/snapshots/shop-v1.sqlite", toPath: sqlite)
+        try PostgresStoreLoader.load(sqlite, into: url)
+        return (schema, url, sqlite)
+    }
+
     /// The 2 → 3 mapping of the Shop bundle without its custom policy (not in the test binary).
     static func mappingsWithoutPolicy(in directory: TemporaryDirectory) throws -> String {
         let folder = directory.file("mappings")
@@ -34,11 +43,8 @@ struct PostgresMigrateCLITests {
     @Test("the Shop v1 snapshot migrates on PostgreSQL (inferred 1 → 2, then a mapping file with expressions 2 → 3) to exactly the objects of the same migration on SQLite, keeping the original schema as the backup; --dry-run changes nothing")
     func shopMatchesSQLite() throws {
         let directory = TemporaryDirectory()
-        let (schema, url) = try Self.freshSchema("shop")
+        let (schema, url, sqlite) = try Self.shopV1Stores("shop", in: directory)
         defer { PostgresStoreLoader.dropSchemas(startingWith: schema) }
-        let sqlite = directory.file("shop.sqlite")
-        try FileManager.default.copyItem(atPath: Self.root + "/samples/snapshots/shop-v1.sqlite", toPath: sqlite)
-        try PostgresStoreLoader.load(sqlite, into: url)
         let original = try Self.exports(url, cwd: directory.path)
         #expect(original == (try Self.exports(sqlite, cwd: directory.path)))
 
@@ -77,11 +83,8 @@ struct PostgresMigrateCLITests {
     @Test("a job's migrate step migrates a PostgreSQL store in place, as `ferry migrate` does")
     func jobMigrateStep() throws {
         let directory = TemporaryDirectory()
-        let (schema, url) = try Self.freshSchema("job")
+        let (schema, url, sqlite) = try Self.shopV1Stores("job", in: directory)
         defer { PostgresStoreLoader.dropSchemas(startingWith: schema) }
-        let sqlite = directory.file("shop.sqlite")
-        try FileManager.default.copyItem(atPath: Self.root + "/samples/snapshots/shop-v1.sqlite", toPath: sqlite)
-        try PostgresStoreLoader.load(sqlite, into: url)
         try directory.write("job.yml", "job: migrate-pg\nmodel: \(Self.shop)\nstore: {path: \"${store}\"}\nsteps:\n  - migrate: {to: \"2\"}\n")
         let expected = try runFerry(["run", "job.yml", "--param", "store=shop.sqlite", "--quiet"], cwd: directory.path)
         let result = try runFerry(["run", "job.yml", "--param", "store=\(url)", "--quiet"], cwd: directory.path)
@@ -124,16 +127,7 @@ struct PostgresMigrateCLITests {
         try Self.peopleStore(url, rows: 1...200, in: directory)
         let bundle = try MigrationCrashTests.bundle(
             in: directory,
-            version2: """
-                version: "2"
-                entities:
-                  Person:
-                    attributes:
-                      id: {type: int64, optional: false, unique: true}
-                      email: {type: string, pattern: "[^@ ]+@[^@ ]+"}
-                      name: string
-                      age: {type: int16, min: 0, max: 90}
-                """)
+            version2: MigrationCrashTests.version2WithAgeAtMost90)
         let before = try Self.exports(url, cwd: directory.path)
 
         let result = try runFerry(["migrate", url, "--model", bundle])

@@ -14,6 +14,8 @@ struct MigrateCommand: ParsableCommand {
             bundle's mappings/FROM-to-TO.yml, or a mapping model beside the model package. Each step writes a new file beside the store; the result is \
             verified and swapped in atomically, keeping the original as STORE.backup-vN-TIME \
             unless --no-backup. A failure or a kill leaves the original store as it was. \
+            A PostgreSQL store (schema S) is built in a new schema S_next, verified, and swapped \
+            in by renaming both schemas in one transaction, keeping S as S_backup_vN_TIME. \
             A Core Data store stays a Core Data store: each step writes one in Core Data's layout of \
             the new version, its metadata's entity hashes taken from --compiled-model (without it, \
             none, so Core Data never takes it for a version it is not).
