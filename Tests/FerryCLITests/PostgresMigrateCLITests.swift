@@ -112,6 +112,28 @@ struct PostgresMigrateCLITests {
         #expect(try Self.exports(url, cwd: directory.path)["version"] == "1")
     }
 
+    @Test("ferry migrate never prints a password written in the store URL: the plan, the result and the backup show it as ***")
+    func passwordNeverPrinted() throws {
+        let directory = TemporaryDirectory()
+        let (schema, url) = try Self.freshSchema("secret")
+        defer { PostgresStoreLoader.dropSchemas(startingWith: schema) }
+        try Self.peopleStore(url, rows: 1...10, in: directory)
+        // The test server trusts loopback connections: the password is sent, not needed.
+        let withPassword = url.replacing("postgresql://ferry@", with: "postgresql://ferry:s3cret-pw@")
+        #expect(withPassword != url)
+        for arguments in [["--dry-run"], []] {
+            let result = try runFerry(["migrate", withPassword, "--model", MigrationCrashTests.bundle, "--to", "2"] + arguments)
+            #expect(result.exitCode == 0, "\(result)")
+            #expect(!(result.stdout + result.stderr).contains("s3cret-pw"), "\(result)")
+            #expect(result.stdout.contains("ferry:***@"), "\(result)")
+        }
+        #expect(try Self.exports(url, cwd: directory.path)["version"] == "2")
+        // New objects get keys past the migrated ones (the identity sequence was moved).
+        let session = try Store.inspectionSession(at: url).session
+        let next = try session.scalar("SELECT nextval(pg_get_serial_sequence(?, 'ferry_pk'))", [.text("\"\(schema)\".\"Person\"")])?.int64
+        #expect(next == 11)
+    }
+
     /// The People store of the crash tests (`rows` people) imported into PostgreSQL at `url`.
     static func peopleStore(_ url: String, rows: ClosedRange<Int>, in directory: TemporaryDirectory) throws {
         let data = try directory.write("people-\(rows.count).csv", bytes: BigFiles.csv(ids: rows))

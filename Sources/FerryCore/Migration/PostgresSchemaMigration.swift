@@ -75,7 +75,7 @@ struct PostgresSchemaMigration {
         try dropLeftover(next, on: session)
 
         let plan = try self.plan(on: session, countingObjects: false)
-        var report = MigrationReport(store: storeURL, model: bundle.name, fromVersion: plan.source.version, toVersion: plan.target.version, steps: [])
+        var report = MigrationReport(store: url.description, model: bundle.name, fromVersion: plan.source.version, toVersion: plan.target.version, steps: [])
         guard !plan.steps.isEmpty else { return report }
         let backup = options.backup ? "\(schema)_backup_v\(plan.source.version)_\(Migrator.stamp(now))" : nil
         for name in [next] + (backup.map { [$0] } ?? []) where name.utf8.count > Self.maximumNameLength {

@@ -112,7 +112,8 @@ package struct StoreTableTransfer {
             } catch let error as PostgresError {
                 throw FerryError(.store, "PostgreSQL store \(destination.location) (schema \(schema)), table \(table.name): \(error.description)")
             }
-            guard let identity = table.entity == nil ? (table.keyColumns.first == "id" ? "id" : nil) : layout.keyColumn else { continue }
+            // The identity columns: each entity's key and the run log's `id`.
+            guard let identity = table.entity != nil ? layout.keyColumn : table.name == layout.bookkeeping?.runs ? "id" : nil else { continue }
             let qualified = PostgresIdentifier.quote(schema) + "." + PostgresIdentifier.quote(table.name)
             try destination.execute(
                 "SELECT setval(pg_get_serial_sequence(?, ?), coalesce(max(\(PostgresIdentifier.quote(identity))), 0) + 1, false) FROM \(qualified)",
