@@ -84,7 +84,9 @@ struct PostgresSchemaMigration {
                 notes: ["use a shorter schema name, or --no-backup"])
         }
 
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-migrate-\(UUID().uuidString)").path
+        let scratch = Self.scratchDirectory(for: url)
+        // A killed migration's snapshot of this store: no running migration owns it (the lock).
+        try? FileManager.default.removeItem(atPath: scratch)
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: false)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let snapshot = scratch + "/store.sqlite"
@@ -201,6 +203,15 @@ struct PostgresSchemaMigration {
             error.notes.append("nothing was changed: the original schema '\(schema)' is as it was")
         }
         return error
+    }
+
+    /// The folder of the store's snapshots, in the temporary directory, named after the store
+    /// (server, database and schema; not the user): one per store, so that a migration removes
+    /// what a killed migration of the same store left there.
+    static func scratchDirectory(for url: PostgresURL) -> String {
+        let store = "\(url.host ?? "")|\(url.port.map(String.init) ?? "")|\(url.database ?? "")|\(url.schema ?? Store.defaultPostgreSQLSchema)"
+        let key = UInt64(bitPattern: PostgresConnection.advisoryLockKey(for: store))
+        return FileManager.default.temporaryDirectory.appendingPathComponent("ferry-migrate-" + String(key, radix: 16)).path
     }
 
     /// The store URL `text` with its `schema=` parameter set to `schema`.
