@@ -134,6 +134,31 @@ struct PostgresMigrateCLITests {
         #expect(next == 11)
     }
 
+    @Test("a writer started during a migration waits for the store's lock, then finds the migrated store and fails with a version mismatch; nothing of it is written")
+    func writerWaitsForTheMigration() throws {
+        let directory = TemporaryDirectory()
+        let (schema, url) = try Self.freshSchema("writer")
+        defer { PostgresStoreLoader.dropSchemas(startingWith: schema) }
+        try Self.peopleStore(url, rows: 1...20_000, in: directory)
+        let temporary = ["TMPDIR": directory.file("tmp")]
+        try FileManager.default.createDirectory(atPath: directory.file("tmp"), withIntermediateDirectories: true)
+        let migration = try FerryProcess(MigrationCrashTests.migrateArguments(url, ["--to", "2"]), env: temporary)
+        // The snapshot folder exists once the migration holds the lock.
+        let started = ContinuousClock.now
+        while try FileManager.default.contentsOfDirectory(atPath: directory.file("tmp")).isEmpty, migration.isRunning, ContinuousClock.now - started < .seconds(60) {
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+        let data = try directory.write("more.csv", bytes: BigFiles.csv(ids: 20_001...20_005))
+        let writer = try runFerry(["import", data, "--store", url, "--model", Fixtures.peopleModel, "--entity", "Person", "--quiet"])
+        let migrated = try migration.wait()
+        #expect(migrated.exitCode == 0, "\(migrated)")
+        #expect(writer.exitCode == 64, "\(writer)")
+        #expect(writer.stderr.contains("version"), "\(writer)")
+        let objects = try Self.exports(url, cwd: directory.path)
+        #expect(objects["version"] == "2")
+        #expect(objects["Person"]?.split(separator: "\n").count == 20_000)
+    }
+
     /// The People store of the crash tests (`rows` people) imported into PostgreSQL at `url`.
     static func peopleStore(_ url: String, rows: ClosedRange<Int>, in directory: TemporaryDirectory) throws {
         let data = try directory.write("people-\(rows.count).csv", bytes: BigFiles.csv(ids: rows))
