@@ -70,23 +70,21 @@ struct PostgresSchemaMigration {
         let schema = url.schema ?? Store.defaultPostgreSQLSchema
         let next = schema + "_next"
         let now = DateCoding.nowMilliseconds()
+        try Self.checkLength(of: next, for: schema)
         let session = try PostgresDatabase(url: url, schema: schema)
         try Store.takeWriterLock(on: session, schema: schema, timeout: options.busyTimeout, store: storeURL)
         try dropLeftover(next, on: session)
+        // A killed migration's snapshot of this store (also when the kill came after the swap and
+        // nothing is left to do): no running migration owns it, since it would hold the lock.
+        let scratch = Self.scratchDirectory(for: url)
+        try? FileManager.default.removeItem(atPath: scratch)
 
         let plan = try self.plan(on: session, countingObjects: false)
         var report = MigrationReport(store: url.description, model: bundle.name, fromVersion: plan.source.version, toVersion: plan.target.version, steps: [])
         guard !plan.steps.isEmpty else { return report }
         let backup = options.backup ? "\(schema)_backup_v\(plan.source.version)_\(Migrator.stamp(now))" : nil
-        for name in [next] + (backup.map { [$0] } ?? []) where name.utf8.count > Self.maximumNameLength {
-            throw FerryError(
-                .usage, "cannot migrate the store in schema '\(schema)': the schema '\(name)' it needs has a name longer than PostgreSQL's \(Self.maximumNameLength) bytes",
-                notes: ["use a shorter schema name, or --no-backup"])
-        }
+        if let backup { try Self.checkLength(of: backup, for: schema) }
 
-        let scratch = Self.scratchDirectory(for: url)
-        // A killed migration's snapshot of this store: no running migration owns it (the lock).
-        try? FileManager.default.removeItem(atPath: scratch)
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: false)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let snapshot = scratch + "/store.sqlite"
@@ -117,6 +115,15 @@ struct PostgresSchemaMigration {
         }
         report.backup = backup.map { Self.url(url.description, schema: $0) }
         return report
+    }
+
+    /// Throws when the schema `name` the migration of the store in `schema` needs is longer than
+    /// PostgreSQL keeps (it would truncate the name, silently).
+    private static func checkLength(of name: String, for schema: String) throws {
+        guard name.utf8.count > maximumNameLength else { return }
+        throw FerryError(
+            .usage, "cannot migrate the store in schema '\(schema)': the schema '\(name)' it needs has a name longer than PostgreSQL's \(maximumNameLength) bytes",
+            notes: ["use a shorter schema name (or --no-backup, when the backup's name is the long one)"])
     }
 
     /// Drops the scratch schema a killed migration left. No running migration owns it (it would
