@@ -184,6 +184,18 @@ struct MigrationCrashTests {
         return folder
     }
 
+    /// People version 2 with a tightened rule (age at most 90) that the stored values break.
+    static let version2WithAgeAtMost90 = """
+        version: "2"
+        entities:
+          Person:
+            attributes:
+              id: {type: int64, optional: false, unique: true}
+              email: {type: string, pattern: "[^@ ]+@[^@ ]+"}
+              name: string
+              age: {type: int16, min: 0, max: 90}
+        """
+
     @Test("failing verification (a tightened rule that stored values break) leaves the original and says why")
     func failingVerification() throws {
         let dir = TemporaryDirectory()
@@ -191,16 +203,7 @@ struct MigrationCrashTests {
         let before = try StoreSnapshot.take(store, excluding: [])
         let bundle = try Self.bundle(
             in: dir,
-            version2: """
-                version: "2"
-                entities:
-                  Person:
-                    attributes:
-                      id: {type: int64, optional: false, unique: true}
-                      email: {type: string, pattern: "[^@ ]+@[^@ ]+"}
-                      name: string
-                      age: {type: int16, min: 0, max: 90}
-                """)
+            version2: Self.version2WithAgeAtMost90)
 
         let result = try runFerry(["migrate", store, "--model", bundle])
 

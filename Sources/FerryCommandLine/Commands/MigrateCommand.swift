@@ -14,6 +14,8 @@ struct MigrateCommand: ParsableCommand {
             bundle's mappings/FROM-to-TO.yml, or a mapping model beside the model package. Each step writes a new file beside the store; the result is \
             verified and swapped in atomically, keeping the original as STORE.backup-vN-TIME \
             unless --no-backup. A failure or a kill leaves the original store as it was. \
+            A PostgreSQL store (schema S) is built in a new schema S_next, verified, and swapped \
+            in by renaming both schemas in one transaction, keeping S as S_backup_vN_TIME. \
             A Core Data store stays a Core Data store: each step writes one in Core Data's layout of \
             the new version, its metadata's entity hashes taken from --compiled-model (without it, \
             none, so Core Data never takes it for a version it is not).
@@ -78,7 +80,7 @@ struct MigrateCommand: ParsableCommand {
             let started = ContinuousClock.now
             if dryRun {
                 let plan = try migrator.plan()
-                if !quiet { print(MigrationConsole.describe(plan, store: store)) }
+                if !quiet { print(MigrationConsole.describe(plan, store: PathOrURL(store).shown)) }
                 step.read = plan.steps.isEmpty ? 0 : plan.counts.values.reduce(0, +)
                 step.elapsedSeconds = started.duration(to: .now).seconds
                 runReport.steps = [step]
@@ -105,13 +107,13 @@ struct MigrateCommand: ParsableCommand {
             if let report { try writeJSON(runReport, to: report) }
             if !quiet {
                 if result.steps.isEmpty {
-                    print("\(store) is already at \(bundle.name) version \(result.toVersion)")
+                    print("\(PathOrURL(store).shown) is already at \(bundle.name) version \(result.toVersion)")
                 } else {
                     for step in result.steps {
                         let written = step.entities.map { "\($0.destination) \(Console.grouped($0.written))" }.joined(separator: ", ")
                         print("step \(step.from) → \(step.to)\(step.mappingFile.map { " (\($0))" } ?? " (inferred)"): \(written) in \(String(format: "%.2f", step.seconds)) s")
                     }
-                    print("\(store): migrated from version \(result.fromVersion) to \(result.toVersion)\(result.backup.map { "; original kept as \($0)" } ?? "")")
+                    print("\(PathOrURL(store).shown): migrated from version \(result.fromVersion) to \(result.toVersion)\(result.backup.map { "; original kept as \($0)" } ?? "")")
                 }
             }
             return 0

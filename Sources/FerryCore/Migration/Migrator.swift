@@ -118,7 +118,8 @@ public struct MigrationReport: Sendable, Codable, Hashable {
 /// Crash safety: every step writes a new file beside the store (`STORE.ferry-migrating-N`) and
 /// only reads the store. The last result is verified, then swapped in with one `rename(2)`, after
 /// the original is hard-linked to a backup. A failure or a kill at any moment leaves either the
-/// untouched original or the fully migrated store in place.
+/// untouched original or the fully migrated store in place. A store in a PostgreSQL schema is
+/// migrated into a new schema swapped in by renaming (``PostgresSchemaMigration``).
 ///
 /// ```swift
 /// let migrator = Migrator(storePath: "shop.sqlite", bundle: bundle) { from, to in
@@ -179,6 +180,7 @@ public final class Migrator {
     /// ``plan()``, counting the source's objects only when asked (`counts` is empty otherwise):
     /// whether a migration is needed takes no table scan.
     package func plan(countingObjects: Bool) throws -> Plan {
+        if PathOrURL(storePath).isPostgreSQL { return try schemaMigration.plan(countingObjects: countingObjects) }
         let source = try MigrationSource.open(
             storePath, bundle: bundle, givenBundle: givenBundle, compiledModel: options.compiledModel, inPlaceWhenComplete: true)
         defer { source.close() }
@@ -213,6 +215,7 @@ public final class Migrator {
     /// ferry writer waits for the migration and then opens the migrated store, and two
     /// migrations of one store run one after the other (the second finds nothing to do).
     public func run() throws -> MigrationReport {
+        if PathOrURL(storePath).isPostgreSQL { return try schemaMigration.run() }
         // A Core Data store with nothing to do is not opened at all (its -wal stays as it is).
         if CoreDataStoreFile.isCoreDataStore(storePath) {
             let preview = try plan(countingObjects: false)
@@ -283,6 +286,12 @@ public final class Migrator {
         }
         report.backup = backup
         return report
+    }
+
+    /// The migration of a store in a PostgreSQL schema, with this migrator's bundle, options,
+    /// mappings and observer.
+    private var schemaMigration: PostgresSchemaMigration {
+        PostgresSchemaMigration(storeURL: storePath, bundle: bundle, options: options, mappings: mappings, observer: observer)
     }
 
     /// `error` with the scratch files' hidden names replaced by what they are to the user: the

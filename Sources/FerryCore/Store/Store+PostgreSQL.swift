@@ -69,7 +69,8 @@ extension Store {
         PostgresConnection.advisoryLockKey(for: "ferry store " + schema)
     }
 
-    static func takeWriterLock(on database: PostgresDatabase, schema: String, timeout: Duration, store: String) throws {
+    /// Takes the store's writer lock on `database`'s session, waiting up to `timeout`.
+    package static func takeWriterLock(on database: PostgresDatabase, schema: String, timeout: Duration, store: String) throws {
         do {
             try database.connection.acquireAdvisoryLock(postgreSQLLockKey(schema: schema), timeout: timeout)
         } catch where error.kind == .lockTimeout {
@@ -95,7 +96,7 @@ extension Store {
         FerryError(
             .usage, "this operation is not available on a PostgreSQL store yet (store '\(path)')",
             notes: [
-                "on PostgreSQL, ferry creates and opens stores, exports, fetches, shows store info and computes checksums; job steps (import, update, delete), verify and migrate need a SQLite store for now (docs/postgresql.md)"
+                "on PostgreSQL, ferry creates and opens stores, exports, fetches, shows store info and computes checksums; import, verify and migrate too; update and delete steps and ferry copy need a SQLite store for now (docs/postgresql.md)"
             ])
     }
 }

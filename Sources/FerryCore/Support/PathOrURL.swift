@@ -1,3 +1,5 @@
+import FerryPostgres
+
 /// Tells a URL (`postgresql://host/db`, `https://…`) from a file path, in one place: a URL is
 /// never taken for a file, so ferry never creates `postgresql:/…` folders or files.
 ///
@@ -30,6 +32,13 @@ package struct PathOrURL: Sendable, Hashable {
 
     /// True for a PostgreSQL connection URL (`postgres://`, `postgresql://`).
     package var isPostgreSQL: Bool { scheme == "postgres" || scheme == "postgresql" }
+
+    /// The text for messages: a PostgreSQL URL without its password (`***`), anything else as
+    /// written.
+    package var shown: String {
+        guard isPostgreSQL, let url = try? PostgresURL(text) else { return text }
+        return url.description
+    }
 
     static let databaseSchemes: Set<String> = ["postgres", "postgresql", "mysql", "mariadb", "sqlite", "sqlite3", "redis", "mongodb"]
 

@@ -157,7 +157,7 @@ public final class JobRunner {
 
     /// A store path for messages: a PostgreSQL URL without its password.
     static func shown(_ path: String) -> String {
-        (try? PostgresURL(path).description) ?? path
+        PathOrURL(path).shown
     }
 
     /// Opens the store the steps work on: an existing Core Data store in place, a new Core Data
