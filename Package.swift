@@ -48,7 +48,10 @@ let package = Package(
         ),
         .systemLibrary(
             name: "CFerryCompression",
-            providers: [.apt(["zlib1g-dev", "libzstd-dev", "libbz2-dev", "liblzma-dev"]), .brew(["zlib", "zstd", "bzip2", "xz"])]
+            providers: [
+                .apt(["zlib1g-dev", "libzstd-dev", "libbz2-dev", "liblzma-dev"]),
+                .brew(["zlib", "zstd", "bzip2", "xz"]),
+            ]
         ),
         .target(
             name: "FerryFormats",
@@ -61,7 +64,9 @@ let package = Package(
         ),
         .target(
             name: "FerryPipeline",
-            dependencies: ["FerryCore", "FerryFormats", "FerryPostgres", "CFerryYAML", .product(name: "Yams", package: "Yams")],
+            dependencies: [
+                "FerryCore", "FerryFormats", "FerryPostgres", "CFerryYAML", .product(name: "Yams", package: "Yams"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(

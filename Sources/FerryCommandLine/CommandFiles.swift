@@ -16,7 +16,9 @@ enum CommandFiles {
 
     /// Refuses (exit 64, before anything is written) any output that is the store, one of its
     /// companion files, an input or another output, and any output that is a URL.
-    static func checkOutputs(store: String?, inputs: [(path: String?, role: String)], outputs: [(path: String?, role: String)]) throws {
+    static func checkOutputs(
+        store: String?, inputs: [(path: String?, role: String)], outputs: [(path: String?, role: String)]
+    ) throws {
         for output in outputs {
             if let path = output.path { try PathOrURL.requireFile(path, role: output.role) }
         }

@@ -4,9 +4,9 @@ import FerryPipeline
 import Foundation
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// Where the CLI's human output goes: a progress line on a terminal, plain lines otherwise
@@ -51,8 +51,10 @@ final class Console: ProgressObserver {
         lastDraw = now
         let elapsed = (now - started).seconds
         let rate = elapsed > 0 ? Int(Double(read) / elapsed) : 0
-        let counts = Console.progressText(read: read, rate: rate, rejected: rejected, fraction: fraction, elapsed: elapsed)
-        StandardStreams.error("\r\u{1B}[K" + Console.fitted(title: title, counts: counts, columns: Console.terminalColumns()))
+        let counts = Console.progressText(
+            read: read, rate: rate, rejected: rejected, fraction: fraction, elapsed: elapsed)
+        StandardStreams.error(
+            "\r\u{1B}[K" + Console.fitted(title: title, counts: counts, columns: Console.terminalColumns()))
         drewProgress = true
     }
 
@@ -91,7 +93,8 @@ final class Console: ProgressObserver {
         if counts.count >= room { return String(counts.prefix(room)) }
         let keep = room - counts.count - 1
         guard keep > 1 else { return String(counts.prefix(room)) }
-        let head = (keep + 1) / 2, tail = keep - head
+        let head = (keep + 1) / 2
+        let tail = keep - head
         return String(title.prefix(head)) + "…" + String(title.suffix(tail)) + counts
     }
 
@@ -99,7 +102,9 @@ final class Console: ProgressObserver {
     static func terminalColumns() -> Int {
         var size = winsize()
         if ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
-        if let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init), columns > 0 { return columns }
+        if let columns = ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init), columns > 0 {
+            return columns
+        }
         return 80
     }
 
@@ -115,7 +120,8 @@ final class Console: ProgressObserver {
         var text = "step \(report.index) \(report.kind)"
         if let verification = report.verification, report.kind == "verify" {
             text += report.outcome == .failed ? " FAILED: " : ": "
-            return text + "\(verification.tests) checks, \(verification.passed) passed, \(verification.failures) failed, \(verification.errors) errors, \(verification.skipped) skipped in \(String(format: "%.2f", report.elapsedSeconds)) s"
+            return text
+                + "\(verification.tests) checks, \(verification.passed) passed, \(verification.failures) failed, \(verification.errors) errors, \(verification.skipped) skipped in \(String(format: "%.2f", report.elapsedSeconds)) s"
         }
         if let entity = report.entity { text += " \(entity)" }
         if let source = report.source { text += " from \(source)" }
@@ -127,7 +133,8 @@ final class Console: ProgressObserver {
         if report.kind == "migrate", let migration = report.migration {
             if migration.steps.isEmpty { return text + "already at version \(migration.toVersion)" }
             text += "version \(migration.fromVersion) → \(migration.toVersion), "
-            text += (migration.steps.last?.entities ?? []).map { "\($0.destination) \(grouped($0.written))" }.joined(separator: ", ")
+            text += (migration.steps.last?.entities ?? []).map { "\($0.destination) \(grouped($0.written))" }.joined(
+                separator: ", ")
             text += " in \(String(format: "%.2f", report.elapsedSeconds)) s"
             if let backup = migration.backup { text += "; original kept as \(backup)" }
             return text
@@ -135,7 +142,8 @@ final class Console: ProgressObserver {
         if report.kind == "export" {
             if let output = report.output { text += output == "-" ? "to standard output" : "to \(output)" }
             text += report.outcome == .failed ? "" : ", "
-            text += "read \(grouped(report.read)), written \(grouped(report.written)) in \(String(format: "%.2f", report.elapsedSeconds)) s"
+            text +=
+                "read \(grouped(report.read)), written \(grouped(report.written)) in \(String(format: "%.2f", report.elapsedSeconds)) s"
             if report.outcome != .failed { text += " (\(grouped(Int(report.recordsPerSecond))) records/s)" }
             return text
         }
@@ -149,7 +157,8 @@ final class Console: ProgressObserver {
             }
             return text + " in \(String(format: "%.2f", report.elapsedSeconds)) s"
         }
-        text += "read \(grouped(report.read)), inserted \(grouped(report.inserted)), updated \(grouped(report.updated)), "
+        text +=
+            "read \(grouped(report.read)), inserted \(grouped(report.inserted)), updated \(grouped(report.updated)), "
         if report.sync != nil {
             text += "unchanged \(grouped(report.unchanged)), deleted \(grouped(report.deleted)), "
         }
@@ -162,12 +171,14 @@ final class Console: ProgressObserver {
         }
         if let sync = report.sync { text += syncLines(sync, report: report) }
         for (entity, counts) in (report.nested ?? [:]).sorted(by: { $0.key < $1.key }) {
-            text += "\n  nested \(entity): inserted \(grouped(counts.inserted)), updated \(grouped(counts.updated)), unchanged \(grouped(counts.unchanged)), "
+            text +=
+                "\n  nested \(entity): inserted \(grouped(counts.inserted)), updated \(grouped(counts.updated)), unchanged \(grouped(counts.unchanged)), "
             text += "linked \(grouped(counts.linked)), unlinked \(grouped(counts.unlinked))"
         }
         // Several files: one line each, in reading order.
         for file in report.files ?? [] {
-            text += "\n  \(file.file): read \(grouped(file.read)), inserted \(grouped(file.inserted)), updated \(grouped(file.updated)), "
+            text +=
+                "\n  \(file.file): read \(grouped(file.read)), inserted \(grouped(file.inserted)), updated \(grouped(file.updated)), "
             text += "skipped \(grouped(file.skipped)), rejected \(grouped(file.rejected))"
         }
         return text
@@ -177,10 +188,16 @@ final class Console: ProgressObserver {
     private static func deleteRuleEffects(_ report: StepReport) -> [String] {
         var parts: [String] = []
         if let cascade = report.cascadeDeleted, !cascade.isEmpty {
-            parts.append("cascade " + cascade.sorted { $0.key < $1.key }.map { "\(grouped($0.value)) \($0.key)" }.joined(separator: ", "))
+            parts.append(
+                "cascade "
+                    + cascade.sorted { $0.key < $1.key }.map { "\(grouped($0.value)) \($0.key)" }.joined(
+                        separator: ", "))
         }
         if let nullified = report.nullified, !nullified.isEmpty {
-            parts.append("nullified " + nullified.sorted { $0.key < $1.key }.map { "\(grouped($0.value)) \($0.key)" }.joined(separator: ", "))
+            parts.append(
+                "nullified "
+                    + nullified.sorted { $0.key < $1.key }.map { "\(grouped($0.value)) \($0.key)" }.joined(
+                        separator: ", "))
         }
         return parts
     }
@@ -192,8 +209,12 @@ final class Console: ProgressObserver {
         if let skipped = sync.deletionsSkipped { text += "\n  deleted nothing: \(skipped)" }
         guard report.outcome == .dryRun else { return text }
         let absent = sync.deletionsSkipped == nil ? report.deleted : 0
-        for (verb, count, keys) in [("insert", report.inserted, sync.insertedKeys), ("update", report.updated, sync.updatedKeys), ("delete", absent, sync.deletedKeys)] where count > 0 {
-            text += "\n  would \(verb) \(grouped(count)): \(keys.joined(separator: ", "))\(count > keys.count ? ", …" : "")"
+        for (verb, count, keys) in [
+            ("insert", report.inserted, sync.insertedKeys), ("update", report.updated, sync.updatedKeys),
+            ("delete", absent, sync.deletedKeys),
+        ] where count > 0 {
+            text +=
+                "\n  would \(verb) \(grouped(count)): \(keys.joined(separator: ", "))\(count > keys.count ? ", …" : "")"
         }
         return text
     }
@@ -204,7 +225,10 @@ final class Console: ProgressObserver {
         let shown = onlyFailures ? report.failedResults : report.results
         var rows: [[String]] = [["CHECK", "ENTITY", "OUTCOME", "MEASURED", "MESSAGE"]]
         for result in shown {
-            rows.append([result.name, result.entity ?? "-", result.outcome.rawValue.uppercased(), result.measuredSummary, result.message])
+            rows.append([
+                result.name, result.entity ?? "-", result.outcome.rawValue.uppercased(), result.measuredSummary,
+                result.message,
+            ])
         }
         var widths = [Int](repeating: 0, count: 4)
         for row in rows {
@@ -222,7 +246,8 @@ final class Console: ProgressObserver {
                 for record in shown[index - 1].offending { text += "    - \(record)\n" }
             }
         }
-        text += "\(report.name): \(report.tests) checks, \(report.passed) passed, \(report.failures) failed, \(report.errors) errors, \(report.skipped) skipped in \(String(format: "%.2f", report.elapsedSeconds)) s\n"
+        text +=
+            "\(report.name): \(report.tests) checks, \(report.passed) passed, \(report.failures) failed, \(report.errors) errors, \(report.skipped) skipped in \(String(format: "%.2f", report.elapsedSeconds)) s\n"
         return text
     }
 
@@ -236,7 +261,6 @@ final class Console: ProgressObserver {
         return (value < 0 ? "-" : "") + String(out.reversed())
     }
 }
-
 
 /// Runs a command body, printing ferry errors as `file:line:column: error: …` and exiting with
 /// the documented code.

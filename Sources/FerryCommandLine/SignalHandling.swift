@@ -1,9 +1,9 @@
 import FerryCore
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// SIGINT and SIGTERM: an import step stops between records and rolls back (exit 130 / 143,
@@ -23,7 +23,8 @@ enum SignalHandling {
             if sigaction(number, nil, &current) == 0, isIgnored(current) { continue }
             _ = signal(number) { received in
                 guard !Interruption.record(received, isInterrupt: received == SIGINT) else { return }
-                let note: StaticString = "\nferry: stopped at once; an unfinished step is rolled back when the store is next opened\n"
+                let note: StaticString =
+                    "\nferry: stopped at once; an unfinished step is rolled back when the store is next opened\n"
                 _ = write(2, note.utf8Start, note.utf8CodeUnitCount)
                 _exit(128 + received)
             }
@@ -32,9 +33,9 @@ enum SignalHandling {
 
     private static func isIgnored(_ action: sigaction) -> Bool {
         #if canImport(Glibc)
-            let handler = action.__sigaction_handler.sa_handler
+        let handler = action.__sigaction_handler.sa_handler
         #else
-            let handler = action.__sigaction_u.__sa_handler
+        let handler = action.__sigaction_u.__sa_handler
         #endif
         guard let handler else { return false }  // SIG_DFL is a null pointer
         return unsafeBitCast(handler, to: Int.self) == 1  // SIG_IGN

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// ferry's only writer of messages to standard output and standard error.
@@ -44,9 +44,9 @@ enum StandardStreams {
             while offset < bytes.count {
                 guard let base = bytes.baseAddress else { return true }
                 #if canImport(Glibc)
-                    let written = Glibc.write(descriptor, base + offset, bytes.count - offset)
+                let written = Glibc.write(descriptor, base + offset, bytes.count - offset)
                 #else
-                    let written = Darwin.write(descriptor, base + offset, bytes.count - offset)
+                let written = Darwin.write(descriptor, base + offset, bytes.count - offset)
                 #endif
                 if written < 0 {
                     if errno == EINTR { continue }

@@ -35,7 +35,8 @@ package final class MultiFileReader: RecordReader {
         self.open = open
         sizes = files.map { path in
             (try? FileManager.default.attributesOfItem(atPath: path)).flatMap { attributes in
-                attributes[.type] as? FileAttributeType == .typeRegular ? (attributes[.size] as? NSNumber)?.int64Value : nil
+                attributes[.type] as? FileAttributeType == .typeRegular
+                    ? (attributes[.size] as? NSNumber)?.int64Value : nil
             }
         }
     }
@@ -111,13 +112,17 @@ package final class MultiFileReader: RecordReader {
         if let index = (0..<min(expected.count, found.count)).first(where: { expected[$0] != found[$0] }) {
             difference = "column \(index + 1) is '\(found[index])' where \(first) has '\(expected[index])'"
         } else if found.count > expected.count {
-            difference = "it has \(found.count) columns, \(first) has \(expected.count): '\(found[expected.count])' is extra"
+            difference =
+                "it has \(found.count) columns, \(first) has \(expected.count): '\(found[expected.count])' is extra"
         } else {
-            difference = "it has \(found.count) columns, \(first) has \(expected.count): '\(expected[found.count])' is missing"
+            difference =
+                "it has \(found.count) columns, \(first) has \(expected.count): '\(expected[found.count])' is missing"
         }
         throw FerryError(
             .invalidInput, "the header row of \(reader.sourceName) differs from the first file's: \(difference)",
             at: InputLocation(file: reader.sourceName, line: reader.headerLine, column: 1),
-            notes: ["the files of one import step must share their columns; import a file with other columns in a step of its own"])
+            notes: [
+                "the files of one import step must share their columns; import a file with other columns in a step of its own"
+            ])
     }
 }

@@ -95,7 +95,9 @@ public struct SourceRecord: Sendable {
     }
 
     /// A record whose raw text is given as bytes (what readers do: no decoding per record).
-    public init(number: Int, line: Int, column: Int = 1, fields: [Field?], rawBytes: [UInt8], problem: FerryError? = nil) {
+    public init(
+        number: Int, line: Int, column: Int = 1, fields: [Field?], rawBytes: [UInt8], problem: FerryError? = nil
+    ) {
         self.number = number
         self.line = line
         self.column = column

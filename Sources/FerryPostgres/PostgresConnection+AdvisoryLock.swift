@@ -36,8 +36,9 @@ extension PostgresConnection {
                         + "gave up after \(timeout)")
             }
             let pause = min(pollInterval, deadline - now)
-            Thread.sleep(forTimeInterval: Double(pause.components.seconds)
-                + Double(pause.components.attoseconds) / 1e18)
+            Thread.sleep(
+                forTimeInterval: Double(pause.components.seconds)
+                    + Double(pause.components.attoseconds) / 1e18)
         }
     }
 

@@ -18,7 +18,8 @@ extension PostgresConnection {
         batchBytes: Int = 1 << 20, _ produce: (PostgresCopyWriter) throws -> Void
     ) throws -> Int {
         let connection = try liveHandle()
-        let target = (schema.map { PostgresIdentifier.quote($0) + "." } ?? "")
+        let target =
+            (schema.map { PostgresIdentifier.quote($0) + "." } ?? "")
             + PostgresIdentifier.quote(table)
         let columnList = columns.map(PostgresIdentifier.quote).joined(separator: ", ")
         let start = PQexec(connection, "COPY \(target) (\(columnList)) FROM STDIN")
@@ -33,8 +34,9 @@ extension PostgresConnection {
             try produce(writer)
             try writer.flush()
         } catch is PostgresCopyWriter.ServerEndedCopy {
-            throw finishCopy(connection, failure: nil) ?? PostgresError(
-                kind: .server, message: "the server ended COPY into \(target) early")
+            throw finishCopy(connection, failure: nil)
+                ?? PostgresError(
+                    kind: .server, message: "the server ended COPY into \(target) early")
         } catch {
             PQputCopyEnd(connection, "ferry aborted the COPY: \(error)")
             _ = finishCopy(connection, failure: error)

@@ -21,7 +21,9 @@ public final class PostgresConnection {
             let reason = String(decoding: failure.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             throw PostgresError(
                 kind: .connectionFailed,
-                message: "cannot connect to \(url): libpq, PostgreSQL's client library, could not be loaded (\(reason)); install it (Debian and Ubuntu: apt-get install libpq5; macOS: brew install libpq) or name it with FERRY_LIBPQ=/path/to/libpq.so.5")
+                message:
+                    "cannot connect to \(url): libpq, PostgreSQL's client library, could not be loaded (\(reason)); install it (Debian and Ubuntu: apt-get install libpq5; macOS: brew install libpq) or name it with FERRY_LIBPQ=/path/to/libpq.so.5"
+            )
         }
         self.url = url
         let keywords = url.connectionKeywords + [("client_encoding", "UTF8")]
@@ -56,7 +58,9 @@ public final class PostgresConnection {
 
     /// Runs one statement with `$n` parameters and reads its whole result.
     @discardableResult
-    public func execute(_ sql: String, _ parameters: [PostgresValue] = []) throws(PostgresError)
+    public func execute(
+        _ sql: String, _ parameters: [PostgresValue] = []
+    ) throws(PostgresError)
         -> PostgresResult
     {
         let connection = try liveHandle()

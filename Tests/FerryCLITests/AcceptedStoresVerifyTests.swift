@@ -13,7 +13,8 @@ import Testing
 /// Nothing is listed by hand: models are the YAML files `ferry model show` loads, data files
 /// are found by extension, and a model's entity is tried with a data file when the file's
 /// fields name one of its attributes (else every record would be rejected).
-@Suite("whatever ferry imports, its own verify accepts: every fixture, through the real binary", .timeLimit(.minutes(10)))
+@Suite(
+    "whatever ferry imports, its own verify accepts: every fixture, through the real binary", .timeLimit(.minutes(10)))
 struct AcceptedStoresVerifyTests {
     static let dataExtensions: Set<String> = ["csv", "tsv", "json", "ndjson", "jsonl"]
 
@@ -30,7 +31,8 @@ struct AcceptedStoresVerifyTests {
     static func files(under roots: [URL], extensions: Set<String>) -> [String] {
         var found: [String] = []
         for root in roots {
-            guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey]) else { continue }
+            guard let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey])
+            else { continue }
             for case let url as URL in walker {
                 if url.lastPathComponent == ".build" {
                     walker.skipDescendants()
@@ -73,11 +75,15 @@ struct AcceptedStoresVerifyTests {
             else { continue }
             let hashes = entities.compactMap { $0["hash"] as? String }.sorted()
             guard seen.insert(hashes).inserted else { continue }
-            models.append(Model(path: path, entities: entities.compactMap { entity in
-                guard let name = entity["name"] as? String, let attributes = entity["attributes"] as? [String] else { return nil }
-                // "email: string?" → "email"
-                return Entity(name: name, attributes: Set(attributes.map { String($0.prefix { $0 != ":" }) }))
-            }))
+            models.append(
+                Model(
+                    path: path,
+                    entities: entities.compactMap { entity in
+                        guard let name = entity["name"] as? String, let attributes = entity["attributes"] as? [String]
+                        else { return nil }
+                        // "email: string?" → "email"
+                        return Entity(name: name, attributes: Set(attributes.map { String($0.prefix { $0 != ":" }) }))
+                    }))
         }
         return models
     }
@@ -90,15 +96,22 @@ struct AcceptedStoresVerifyTests {
         case "csv", "tsv":
             let separator: Character = path.lowercased().hasSuffix(".tsv") ? "\t" : ","
             let text = String(decoding: data.prefix(64 * 1024), as: UTF8.self)
-            guard let header = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).first else { return nil }
-            return Set(header.split(separator: separator).map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" \u{FEFF}")) })
+            guard let header = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).first else {
+                return nil
+            }
+            return Set(
+                header.split(separator: separator).map {
+                    $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" \u{FEFF}"))
+                })
         case "ndjson", "jsonl":
             guard let line = data.split(separator: UInt8(ascii: "\n")).first,
                 let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any]
             else { return nil }
             return Set(object.keys)
         default:
-            guard let records = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]], let first = records.first else { return nil }
+            guard let records = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]],
+                let first = records.first
+            else { return nil }
             return Set(first.keys)
         }
     }
@@ -120,7 +133,10 @@ struct AcceptedStoresVerifyTests {
     /// --checks all` on the store when something got in.
     static func importThenVerify(_ arguments: [String], label: String, in dir: TemporaryDirectory) throws -> Outcome {
         let store = dir.file("\(UUID().uuidString).sqlite")
-        let imported = try runFerry(["import"] + arguments + ["--store", store, "--rejects", store + ".rejects.ndjson", "--max-rejects", "100%"])
+        let imported = try runFerry(
+            ["import"] + arguments + [
+                "--store", store, "--rejects", store + ".rejects.ndjson", "--max-rejects", "100%",
+            ])
         guard imported.exitCode == 0 else { return .notImported }
         if imported.stdout.contains(" inserted 0, updated 0,") { return .empty }
         let verified = try runFerry(["verify", store, "--checks", "all"])
@@ -129,7 +145,9 @@ struct AcceptedStoresVerifyTests {
 
     /// Runs every case, two at a time, and checks that no accepted store failed verification;
     /// returns how many stores were verified.
-    static func check(_ cases: [(arguments: [String], label: String)], sourceLocation: SourceLocation = #_sourceLocation) throws -> Int {
+    static func check(
+        _ cases: [(arguments: [String], label: String)], sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> Int {
         let dir = TemporaryDirectory("ferry-accepted")
         let outcomes = Mutex<[Outcome]>([])
         let errors = Mutex<[String]>([])
@@ -151,7 +169,8 @@ struct AcceptedStoresVerifyTests {
         for outcome in outcomes.withLock({ $0 }) {
             switch outcome {
             case .verified: verified += 1
-            case .verifyFailed(let report): Issue.record("ferry accepted what its verify rejects: \(report)", sourceLocation: sourceLocation)
+            case .verifyFailed(let report):
+                Issue.record("ferry accepted what its verify rejects: \(report)", sourceLocation: sourceLocation)
             case .notImported, .empty: break
             }
         }
@@ -169,7 +188,11 @@ struct AcceptedStoresVerifyTests {
             guard let fields = Self.fieldNames(of: data) else { continue }
             for model in models {
                 for entity in model.entities where !entity.attributes.isDisjoint(with: fields) {
-                    cases.append((["--model", model.path, "--entity", entity.name, data], "\(data) into \(entity.name) of \(model.path)"))
+                    cases.append(
+                        (
+                            ["--model", model.path, "--entity", entity.name, data],
+                            "\(data) into \(entity.name) of \(model.path)"
+                        ))
                 }
             }
         }
@@ -178,7 +201,9 @@ struct AcceptedStoresVerifyTests {
         #expect(verified >= 5, "only \(verified) of \(cases.count) imports left rows to verify")
     }
 
-    @Test("every data file of the fixtures, samples and shared conformance data, with an inferred model: what imports verifies")
+    @Test(
+        "every data file of the fixtures, samples and shared conformance data, with an inferred model: what imports verifies"
+    )
     func inferredModels() throws {
         var roots = Self.fixtureRoots
         if let shared = TestPaths.sharedData { roots.append(shared) }
@@ -194,7 +219,9 @@ struct AcceptedStoresVerifyTests {
         guard let text = try? String(contentsOfFile: job, encoding: .utf8),
             let line = text.split(separator: "\n").first(where: { $0.hasPrefix("model: ") && !$0.contains("{") })
         else { return nil }
-        return URL(fileURLWithPath: job).deletingLastPathComponent().appendingPathComponent(String(line.dropFirst("model: ".count))).standardizedFileURL.path
+        return URL(fileURLWithPath: job).deletingLastPathComponent().appendingPathComponent(
+            String(line.dropFirst("model: ".count))
+        ).standardizedFileURL.path
     }
 
     @Test("every sample job that succeeds leaves stores that verify")
@@ -213,7 +240,9 @@ struct AcceptedStoresVerifyTests {
             let stores = (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
             for store in stores.sorted() where store.hasSuffix(".sqlite") {
                 // A Core Data store ferry created caches no model: it is verified with the job's.
-                let model = CoreDataStoreFile.isCoreDataStore(out + "/" + store) ? Self.modelPath(ofJob: job).map { ["--model", $0] } ?? [] : []
+                let model =
+                    CoreDataStoreFile.isCoreDataStore(out + "/" + store)
+                    ? Self.modelPath(ofJob: job).map { ["--model", $0] } ?? [] : []
                 let verify = try runFerry(["verify", out + "/" + store, "--checks", "all"] + model)
                 #expect(verify.exitCode == 0, "\(job) → \(store)\n\(verify)")
                 verified += 1

@@ -12,13 +12,18 @@ struct CheckCommandTests {
         let dir = TemporaryDirectory()
         let junit = dir.file("check.xml")
         let result = try runFerry(
-            ["check", Self.fixtures, "\(Self.root)/samples/snapshots", "--model", "\(Self.root)/samples/models/Shop", "--to", "2", "--junit", junit],
+            [
+                "check", Self.fixtures, "\(Self.root)/samples/snapshots", "--model", "\(Self.root)/samples/models/Shop",
+                "--to", "2", "--junit", junit,
+            ],
             cwd: Self.root)
         #expect(result.exitCode == 1)
         #expect(result.stdout.contains("not-a-store.sqlite: FAILED"))
         #expect(result.stdout.contains("is not a SQLite database (its first bytes are not the SQLite header)"))
         #expect(result.stdout.contains("shop-v1-dangling-order.sqlite: FAILED"))
-        #expect(result.stdout.contains("foreign_key_check: Order ferry_pk 2 (number = SO-100002): refers to a missing Customer"))
+        #expect(
+            result.stdout.contains(
+                "foreign_key_check: Order ferry_pk 2 (number = SO-100002): refers to a missing Customer"))
         #expect(result.stdout.contains("samples/snapshots/shop-v1.sqlite: ok"))
         #expect(result.stdout.contains("samples/snapshots/shop-v2.sqlite: ok"))
         #expect(result.stdout.hasSuffix("2 of 4 snapshots passed\n"))
@@ -33,7 +38,10 @@ struct CheckCommandTests {
         let dir = TemporaryDirectory()
         let expect = try dir.write("expect.yml", "counts: {Customer: 198}\n")
         let result = try runFerry(
-            ["check", "\(Self.root)/samples/snapshots/shop-v1.sqlite", "--model", "\(Self.root)/samples/models/Shop", "--to", "2", "--expect", expect],
+            [
+                "check", "\(Self.root)/samples/snapshots/shop-v1.sqlite", "--model", "\(Self.root)/samples/models/Shop",
+                "--to", "2", "--expect", expect,
+            ],
             cwd: Self.root)
         #expect(result.exitCode == 3)
         #expect(result.stdout.contains("shop-v1.sqlite: FAILED"))
@@ -46,7 +54,8 @@ struct ImportIgnoredFieldsCLITests {
     @Test("an inferred import names the keys it could not place")
     func laterKeys() throws {
         let dir = TemporaryDirectory()
-        let data = try dir.write("people.ndjson", #"{"id": 1, "name": "Ana"}"# + "\n" + #"{"id": 2, "name": "Bo", "shoe_size": 44}"# + "\n")
+        let data = try dir.write(
+            "people.ndjson", #"{"id": 1, "name": "Ana"}"# + "\n" + #"{"id": 2, "name": "Bo", "shoe_size": 44}"# + "\n")
         let result = try runFerry(["import", data, "--store", dir.file("p.sqlite"), "--sample", "1"], cwd: dir.path)
         #expect(result.exitCode == 0, "\(result)")
         #expect(result.stdout.contains("not imported (no attribute maps them): shoe_size"), "\(result)")

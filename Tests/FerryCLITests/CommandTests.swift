@@ -14,11 +14,15 @@ struct CommandTests {
 
     @Test(
         "--help works for every command",
-        arguments: [[], ["run"], ["validate"], ["import"], ["store"], ["store", "info"], ["model"], ["model", "show"]])
+        arguments: [
+            [], ["run"], ["validate"], ["import"], ["store"], ["store", "info"], ["model"], ["model", "show"],
+        ])
     func help(command: [String]) throws {
         let result = try runFerry(command + ["--help"])
         #expect(result.exitCode == 0, "\(result)")
-        #expect(result.stdout.contains("USAGE: ferry \((command).joined(separator: " "))".trimmingCharacters(in: .whitespaces)), "\(result)")
+        #expect(
+            result.stdout.contains(
+                "USAGE: ferry \((command).joined(separator: " "))".trimmingCharacters(in: .whitespaces)), "\(result)")
         #expect(result.stderr == "")
     }
 
@@ -26,7 +30,10 @@ struct CommandTests {
     func exitCodesInHelp() throws {
         let result = try runFerry(["--help"])
         let text = result.stdout.replacingOccurrences(of: "\n", with: " ")
-        for code in ["0 success", "1 a step failed", "2 rejects over budget", "3 verification failed", "64 configuration or usage error"] {
+        for code in [
+            "0 success", "1 a step failed", "2 rejects over budget", "3 verification failed",
+            "64 configuration or usage error",
+        ] {
             #expect(text.contains(code), "\(code)")
         }
     }
@@ -40,11 +47,12 @@ struct CommandTests {
         let job = Fixtures.path("jobs/broken.yml")
         let result = try runFerry(["validate", job, "--param", "store=\(store)"])
         #expect(result.exitCode == 64, "\(result)")
-        #expect(result.errorLines == [
-            "\(job):7:20: error: 'upsert' is not a valid 'on_conflict' (one of error, update, keep, replace)",
-            "\(job):8:19: error: 'batch_size' must be at least 1, not 0",
-            "\(job):9:5: error: unknown step 'improt'; did you mean 'import'?",
-        ])
+        #expect(
+            result.errorLines == [
+                "\(job):7:20: error: 'upsert' is not a valid 'on_conflict' (one of error, update, keep, replace)",
+                "\(job):8:19: error: 'batch_size' must be at least 1, not 0",
+                "\(job):9:5: error: unknown step 'improt'; did you mean 'import'?",
+            ])
         #expect(result.stdout == "")
         #expect(fileSize(store) == nil)
 
@@ -59,7 +67,9 @@ struct CommandTests {
     func validateGood() throws {
         let dir = TemporaryDirectory()
         let store = dir.file("never.sqlite")
-        let result = try runFerry(["validate", Fixtures.peopleJob, "--param", "store=\(store)", "--param", "rejects=r.ndjson"])
+        let result = try runFerry([
+            "validate", Fixtures.peopleJob, "--param", "store=\(store)", "--param", "rejects=r.ndjson",
+        ])
         #expect(result.exitCode == 0, "\(result)")
         #expect(result.stdout == "\(Fixtures.peopleJob): ok (1 step, model People version 1)\n")
         #expect(fileSize(store) == nil)
@@ -68,7 +78,9 @@ struct CommandTests {
     @Test("a job naming an entity the model lacks is a configuration error")
     func validateUnknownEntity() throws {
         let dir = TemporaryDirectory()
-        let job = try dir.write("job.yml", """
+        let job = try dir.write(
+            "job.yml",
+            """
             store: s.sqlite
             model: \(Fixtures.peopleModel)
             steps:
@@ -91,12 +103,30 @@ struct CommandTests {
         let store = dir.file("s.sqlite")
         let people = Fixtures.path("data/people.csv")
         let cases: [(arguments: [String], message: String)] = [
-            (["import", people, "--store", store, "--on-conflict", "upsert"], "error: --on-conflict must be one of error, update, keep, replace"),
-            (["import", dir.file("missing.csv"), "--store", store, "--type", "age=frob"], "error: --type needs column=TYPE with a type such as int64, decimal, date; got 'age=frob'"),
-            (["import", people, "--store", store, "--max-rejects", "5"], "error: --max-rejects needs --rejects FILE: rejected records must go somewhere"),
-            (["import", people, "--store", store, "--rejects", "r.ndjson", "--max-rejects", "lots"], "error: --max-rejects must be a count or a percentage like 1%, got 'lots'"),
-            (["import", dir.file("data.xml"), "--store", store], "error: cannot tell the format of '\(dir.file("data.xml"))'; pass --format csv|tsv|json|ndjson"),
-            (["import", people, "--store", store, "--model", Fixtures.peopleModel, "--entity", "Nobody"], "error: model People has no entity 'Nobody'; pass --entity (entities: Person)"),
+            (
+                ["import", people, "--store", store, "--on-conflict", "upsert"],
+                "error: --on-conflict must be one of error, update, keep, replace"
+            ),
+            (
+                ["import", dir.file("missing.csv"), "--store", store, "--type", "age=frob"],
+                "error: --type needs column=TYPE with a type such as int64, decimal, date; got 'age=frob'"
+            ),
+            (
+                ["import", people, "--store", store, "--max-rejects", "5"],
+                "error: --max-rejects needs --rejects FILE: rejected records must go somewhere"
+            ),
+            (
+                ["import", people, "--store", store, "--rejects", "r.ndjson", "--max-rejects", "lots"],
+                "error: --max-rejects must be a count or a percentage like 1%, got 'lots'"
+            ),
+            (
+                ["import", dir.file("data.xml"), "--store", store],
+                "error: cannot tell the format of '\(dir.file("data.xml"))'; pass --format csv|tsv|json|ndjson"
+            ),
+            (
+                ["import", people, "--store", store, "--model", Fixtures.peopleModel, "--entity", "Nobody"],
+                "error: model People has no entity 'Nobody'; pass --entity (entities: Person)"
+            ),
             (["run", Fixtures.peopleJob, "--param", "novalue"], "Error: --param needs name=value, got 'novalue'"),
         ]
         for (arguments, message) in cases {
@@ -123,17 +153,24 @@ struct CommandTests {
         let store = dir.file("inferred.sqlite")
         let items = try runFerry(["import", Fixtures.path("data/items.csv"), "--store", store])
         #expect(items.exitCode == 0, "\(items)")
-        #expect(items.stdout.hasPrefix("inferred items: sku string, title string, price double, in_stock bool, added date\n"), "\(items)")
-        #expect(try StoreSnapshot.texts(store, "SELECT name, type FROM pragma_table_info('items')") == [
-            ["ferry_pk", "INTEGER"], ["sku", "TEXT"], ["title", "TEXT"], ["price", "REAL"], ["in_stock", "INTEGER"], ["added", "TEXT"],
-        ])
-        #expect(try StoreSnapshot.texts(store, "SELECT sku, price, in_stock, added FROM items ORDER BY ferry_pk") == [
-            ["A-1", "4.5", "1", "2024-03-01T00:00:00.000Z"],
-            ["A-2", "12.0", "0", "2024-03-02T00:00:00.000Z"],
-            ["A-3", "7.25", "1", "2024-03-03T00:00:00.000Z"],
-        ])
+        #expect(
+            items.stdout.hasPrefix(
+                "inferred items: sku string, title string, price double, in_stock bool, added date\n"), "\(items)")
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT name, type FROM pragma_table_info('items')") == [
+                ["ferry_pk", "INTEGER"], ["sku", "TEXT"], ["title", "TEXT"], ["price", "REAL"],
+                ["in_stock", "INTEGER"], ["added", "TEXT"],
+            ])
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT sku, price, in_stock, added FROM items ORDER BY ferry_pk") == [
+                ["A-1", "4.5", "1", "2024-03-01T00:00:00.000Z"],
+                ["A-2", "12.0", "0", "2024-03-02T00:00:00.000Z"],
+                ["A-3", "7.25", "1", "2024-03-03T00:00:00.000Z"],
+            ])
 
-        let people = try runFerry(["import", Fixtures.path("data/people.csv"), "--store", store, "--entity", "people", "--quiet"])
+        let people = try runFerry([
+            "import", Fixtures.path("data/people.csv"), "--store", store, "--entity", "people", "--quiet",
+        ])
         #expect(people.exitCode == 0, "\(people)")
         #expect(people.stdout == "")
         let info = try jsonObject(text: try runFerry(["store", "info", store, "--json"]).stdout)
@@ -141,9 +178,10 @@ struct CommandTests {
         #expect(info["version"] as? String == "2")
         let entities = (info["entities"] as? [[String: Any]])?.map { "\($0["name"] ?? "")=\($0["count"] ?? "")" }
         #expect(entities == ["items=3", "people=6"])
-        #expect(try StoreSnapshot.texts(store, "SELECT name, type FROM pragma_table_info('people')") == [
-            ["ferry_pk", "INTEGER"], ["id", "INTEGER"], ["email", "TEXT"], ["name", "TEXT"], ["age", "TEXT"],
-        ])
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT name, type FROM pragma_table_info('people')") == [
+                ["ferry_pk", "INTEGER"], ["id", "INTEGER"], ["email", "TEXT"], ["name", "TEXT"], ["age", "TEXT"],
+            ])
 
         // Importing the first file again goes into its table, with the store's recorded model.
         let again = try runFerry(["import", Fixtures.path("data/items.csv"), "--store", store, "--quiet"])
@@ -155,16 +193,26 @@ struct CommandTests {
     func inferredFormats() throws {
         let dir = TemporaryDirectory()
         let store = dir.file("s.sqlite")
-        let stdin = try runFerry(["import", "-", "--format", "csv", "--entity", "stuff", "--store", store], stdin: "a,b\n1,x\n2,y\n")
+        let stdin = try runFerry(
+            ["import", "-", "--format", "csv", "--entity", "stuff", "--store", store], stdin: "a,b\n1,x\n2,y\n")
         #expect(stdin.exitCode == 0, "\(stdin)")
         #expect(stdin.stdout.hasPrefix("inferred stuff: a int64, b string\n"), "\(stdin)")
 
-        let products = try runFerry(["import", Fixtures.repository("samples/data/products.json"), "--json-pointer", "/data/products", "--store", store])
+        let products = try runFerry([
+            "import", Fixtures.repository("samples/data/products.json"), "--json-pointer", "/data/products", "--store",
+            store,
+        ])
         #expect(products.exitCode == 0, "\(products)")
-        #expect(products.stdout.hasPrefix("inferred products: sku string, title string, price string, weight_kg double, tags json, uuid uuid\n"), "\(products)")
+        #expect(
+            products.stdout.hasPrefix(
+                "inferred products: sku string, title string, price string, weight_kg double, tags json, uuid uuid\n"),
+            "\(products)")
 
         let rejects = dir.file("orders.rejects.ndjson")
-        let orders = try runFerry(["import", Fixtures.repository("samples/data/orders.ndjson"), "--store", store, "--rejects", rejects, "--max-rejects", "1", "--quiet"])
+        let orders = try runFerry([
+            "import", Fixtures.repository("samples/data/orders.ndjson"), "--store", store, "--rejects", rejects,
+            "--max-rejects", "1", "--quiet",
+        ])
         #expect(orders.exitCode == 0, "\(orders)")
         let reject = try jsonObject(text: try #require(try lines(ofFile: rejects).first))
         #expect(reject["line"] as? Int == 377)
@@ -181,14 +229,20 @@ struct CommandTests {
         let dir = TemporaryDirectory()
         let store = dir.file("typed.sqlite")
         let result = try runFerry([
-            "import", Fixtures.path("data/items.csv"), "--store", store, "--type", "price=decimal", "--type", "added=string", "--unique", "sku",
+            "import", Fixtures.path("data/items.csv"), "--store", store, "--type", "price=decimal", "--type",
+            "added=string", "--unique", "sku",
         ])
         #expect(result.exitCode == 0, "\(result)")
-        #expect(result.stdout.hasPrefix("inferred items: sku string, title string, price decimal, in_stock bool, added string\n"), "\(result)")
-        #expect(try StoreSnapshot.texts(store, "SELECT price, added FROM items ORDER BY ferry_pk") == [
-            ["4.5", "2024-03-01"], ["12", "2024-03-02"], ["7.25", "2024-03-03"],
-        ])
-        #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM pragma_index_list('items') WHERE \"unique\" = 1") == [1])
+        #expect(
+            result.stdout.hasPrefix(
+                "inferred items: sku string, title string, price decimal, in_stock bool, added string\n"), "\(result)")
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT price, added FROM items ORDER BY ferry_pk") == [
+                ["4.5", "2024-03-01"], ["12", "2024-03-02"], ["7.25", "2024-03-03"],
+            ])
+        #expect(
+            try StoreSnapshot.integers(store, "SELECT count(*) FROM pragma_index_list('items') WHERE \"unique\" = 1")
+                == [1])
         // The constraint holds: importing the same file again rejects every record.
         let again = try runFerry(["import", Fixtures.path("data/items.csv"), "--store", store, "--quiet"])
         #expect(again.exitCode == 2, "\(again)")
@@ -200,14 +254,19 @@ struct CommandTests {
     func dryRun() throws {
         let dir = TemporaryDirectory()
         let store = dir.file("s.sqlite")
-        #expect(try Self.importPeople(BigFilesSmall.write(dir, ids: 1_001...1_020), store: store, ["--quiet"]).exitCode == 0)
+        #expect(
+            try Self.importPeople(BigFilesSmall.write(dir, ids: 1_001...1_020), store: store, ["--quiet"]).exitCode == 0
+        )
         let before = try StoreSnapshot.take(store, excluding: [])
         let report = dir.file("dry.json")
         let result = try runFerry([
-            "run", Fixtures.peopleJob, "--param", "store=\(store)", "--param", "rejects=\(dir.file("r.ndjson"))", "--dry-run", "--report", report,
+            "run", Fixtures.peopleJob, "--param", "store=\(store)", "--param", "rejects=\(dir.file("r.ndjson"))",
+            "--dry-run", "--report", report,
         ])
         #expect(result.exitCode == 0, "\(result)")
-        #expect(result.stdout.contains("(dry run, rolled back): read 6, inserted 4, updated 0, skipped 0, rejected 2 in "), "\(result)")
+        #expect(
+            result.stdout.contains("(dry run, rolled back): read 6, inserted 4, updated 0, skipped 0, rejected 2 in "),
+            "\(result)")
         #expect(try StoreSnapshot.take(store, excluding: []) == before)
         let json = try jsonObject(file: report)
         #expect(json["dry_run"] as? Bool == true)
@@ -221,7 +280,10 @@ struct CommandTests {
     func dryRunNewStore() throws {
         let dir = TemporaryDirectory()
         let store = dir.file("new.sqlite")
-        let result = try runFerry(["run", Fixtures.peopleJob, "--param", "store=\(store)", "--param", "rejects=\(dir.file("r.ndjson"))", "--dry-run", "--quiet"])
+        let result = try runFerry([
+            "run", Fixtures.peopleJob, "--param", "store=\(store)", "--param", "rejects=\(dir.file("r.ndjson"))",
+            "--dry-run", "--quiet",
+        ])
         #expect(result.exitCode == 0, "\(result)")
         // Not even the rejects file: a dry run touches nothing.
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
@@ -239,13 +301,20 @@ struct CommandTests {
         #expect(try runFerry(["import", items, "--store", store, "--quiet"]).exitCode == 0)
         let before = try StoreSnapshot.take(store, excluding: [])
         let report = dir.file("report.json")
-        let added = try runFerry(["import", Fixtures.path("data/people.csv"), "--store", store, "--dry-run", "--report", report])
+        let added = try runFerry([
+            "import", Fixtures.path("data/people.csv"), "--store", store, "--dry-run", "--report", report,
+        ])
         #expect(added.exitCode == 0, "\(added)")
-        #expect(added.stdout.contains("(dry run, rolled back): read 6, inserted 6, updated 0, skipped 0, rejected 0 in "), "\(added)")
+        #expect(
+            added.stdout.contains("(dry run, rolled back): read 6, inserted 6, updated 0, skipped 0, rejected 0 in "),
+            "\(added)")
         #expect(try StoreSnapshot.take(store, excluding: []) == before)
         #expect(try jsonObject(file: report)["store"] as? String == store)
         // The writer lock file is the real import's (`ferry import` without --dry-run made it).
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["report.json", "s.sqlite", "s.sqlite.ferry-lock"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == [
+                "report.json", "s.sqlite", "s.sqlite.ferry-lock",
+            ])
     }
 
     @Test("--report writes the documented fields")
@@ -254,10 +323,17 @@ struct CommandTests {
         let store = dir.file("s.sqlite")
         let rejects = dir.file("r.ndjson")
         let report = dir.file("report.json")
-        let result = try runFerry(["run", Fixtures.peopleJob, "--param", "store=\(store)", "--param", "rejects=\(rejects)", "--report", report, "--quiet"])
+        let result = try runFerry([
+            "run", Fixtures.peopleJob, "--param", "store=\(store)", "--param", "rejects=\(rejects)", "--report", report,
+            "--quiet",
+        ])
         #expect(result.exitCode == 0, "\(result)")
         let json = try jsonObject(file: report)
-        #expect(Set(json.keys) == ["schema_version", "command", "job", "job_file", "store", "model", "model_version", "dry_run", "started_at", "ended_at", "outcome", "exit_code", "steps"])
+        #expect(
+            Set(json.keys) == [
+                "schema_version", "command", "job", "job_file", "store", "model", "model_version", "dry_run",
+                "started_at", "ended_at", "outcome", "exit_code", "steps",
+            ])
         #expect(json["schema_version"] as? Int == 1)
         #expect(json["job"] as? String == "people")
         #expect(json["job_file"] as? String == Fixtures.peopleJob)
@@ -268,7 +344,11 @@ struct CommandTests {
         #expect(json["exit_code"] as? Int == 0)
         let step = try #require((json["steps"] as? [[String: Any]])?.first)
         // The schema only ever grows: these fields are always there for an import step.
-        #expect(Set(step.keys).isSuperset(of: ["index", "kind", "entity", "source", "outcome", "read", "inserted", "updated", "skipped", "rejected", "elapsed_seconds", "records_per_second", "rejects_file"]))
+        #expect(
+            Set(step.keys).isSuperset(of: [
+                "index", "kind", "entity", "source", "outcome", "read", "inserted", "updated", "skipped", "rejected",
+                "elapsed_seconds", "records_per_second", "rejects_file",
+            ]))
         #expect(step["index"] as? Int == 1)
         #expect(step["kind"] as? String == "import")
         #expect(step["entity"] as? String == "Person")
@@ -282,7 +362,8 @@ struct CommandTests {
         let dir = TemporaryDirectory()
         let report = dir.file("report.json")
         let result = try runFerry([
-            "run", Fixtures.peopleJob, "--param", "store=\(dir.file("s.sqlite"))", "--param", "rejects=\(dir.file("r.ndjson"))",
+            "run", Fixtures.peopleJob, "--param", "store=\(dir.file("s.sqlite"))", "--param",
+            "rejects=\(dir.file("r.ndjson"))",
             "--param", "budget=1", "--report", report, "--quiet",
         ])
         #expect(result.exitCode == 2)
@@ -291,7 +372,9 @@ struct CommandTests {
         #expect(json["exit_code"] as? Int == 2)
         let step = (json["steps"] as? [[String: Any]])?.first
         #expect(step?["outcome"] as? String == "failed")
-        #expect((step?["error"] as? String)?.hasPrefix("\(Fixtures.path("data/people.csv")):5:23: error: more than 1 record was rejected") == true)
+        #expect(
+            (step?["error"] as? String)?.hasPrefix(
+                "\(Fixtures.path("data/people.csv")):5:23: error: more than 1 record was rejected") == true)
     }
 
     // MARK: - store info and model show
@@ -300,7 +383,8 @@ struct CommandTests {
     func storeInfo() throws {
         let dir = TemporaryDirectory()
         let store = dir.file("s.sqlite")
-        #expect(try Self.importPeople(BigFilesSmall.write(dir, ids: 1...1_234), store: store, ["--quiet"]).exitCode == 0)
+        #expect(
+            try Self.importPeople(BigFilesSmall.write(dir, ids: 1...1_234), store: store, ["--quiet"]).exitCode == 0)
 
         let text = try runFerry(["store", "info", store])
         #expect(text.exitCode == 0, "\(text)")
@@ -310,7 +394,10 @@ struct CommandTests {
         #expect(textLines.contains("model:    People version 1"))
         #expect(textLines.contains("hash:     89c70abf37d987f4efac638695f835bc3b3e7478f412f47ace86dd01ff72e05c"))
         #expect(textLines.contains("  Person         1,234"))
-        #expect(textLines.last?.hasSuffix("ferry import import Person: succeeded, read 1234, inserted 1234, updated 0, skipped 0, rejected 0") == true)
+        #expect(
+            textLines.last?.hasSuffix(
+                "ferry import import Person: succeeded, read 1234, inserted 1234, updated 0, skipped 0, rejected 0")
+                == true)
 
         let json = try jsonObject(text: try runFerry(["store", "info", store, "--json"]).stdout)
         #expect(json["model"] as? String == "People")
@@ -342,25 +429,26 @@ struct CommandTests {
         let bundle = Fixtures.path("models/PeopleBundle")
         let text = try runFerry(["model", "show", bundle])
         #expect(text.exitCode == 0, "\(text)")
-        #expect(text.stdout == """
-            model People (current version 2)
-            version 1  hash 89c70abf37d987f4efac638695f835bc3b3e7478f412f47ace86dd01ff72e05c
-              Person  hash 6d0abb0030884b34
-                id: int64
-                email: string?
-                name: string?
-                age: int16?
-                unique (id)
-            version 2 (current)  hash a6977ddb7e0cc724cea13ebfe22d71498067b8595a6a621572b2240d798af9c0
-              Person  hash 77de202bd2333969
-                id: int64
-                email: string?
-                name: string?
-                age: int16?
-                city: string?
-                unique (id)
+        #expect(
+            text.stdout == """
+                model People (current version 2)
+                version 1  hash 89c70abf37d987f4efac638695f835bc3b3e7478f412f47ace86dd01ff72e05c
+                  Person  hash 6d0abb0030884b34
+                    id: int64
+                    email: string?
+                    name: string?
+                    age: int16?
+                    unique (id)
+                version 2 (current)  hash a6977ddb7e0cc724cea13ebfe22d71498067b8595a6a621572b2240d798af9c0
+                  Person  hash 77de202bd2333969
+                    id: int64
+                    email: string?
+                    name: string?
+                    age: int16?
+                    city: string?
+                    unique (id)
 
-            """)
+                """)
         let json = try jsonObject(text: try runFerry(["model", "show", bundle, "--json"]).stdout)
         #expect(json["name"] as? String == "People")
         #expect(json["current"] as? String == "2")
@@ -380,7 +468,10 @@ struct CommandTests {
     func modelShowMissing() throws {
         let result = try runFerry(["model", "show", "/nonexistent/Model"])
         #expect(result.exitCode == 64, "\(result)")  // a missing model is a configuration error
-        #expect(result.errorLines == ["/nonexistent/Model: error: no model at '/nonexistent/Model': No such file or directory"])
+        #expect(
+            result.errorLines == [
+                "/nonexistent/Model: error: no model at '/nonexistent/Model': No such file or directory"
+            ])
     }
 
     // MARK: - run: parameters, exit codes
@@ -390,12 +481,16 @@ struct CommandTests {
         let dir = TemporaryDirectory()
         let store = dir.file("s.sqlite")
         let copy = try BigFilesSmall.write(dir, ids: 101...107)
-        let base = ["run", Fixtures.peopleJob, "--param", "store=\(store)", "--param", "rejects=\(dir.file("r.ndjson"))", "--quiet"]
+        let base = [
+            "run", Fixtures.peopleJob, "--param", "store=\(store)", "--param", "rejects=\(dir.file("r.ndjson"))",
+            "--quiet",
+        ]
         // params: data is ../data/people.csv; the environment wins over it, --param over both.
         let fromEnvironment = try runFerry(base, env: ["data": copy])
         #expect(fromEnvironment.exitCode == 0, "\(fromEnvironment)")
         #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM Person") == [7])
-        let fromParam = try runFerry(base + ["--param", "data=\(Fixtures.path("data/people.csv"))"], env: ["data": copy])
+        let fromParam = try runFerry(
+            base + ["--param", "data=\(Fixtures.path("data/people.csv"))"], env: ["data": copy])
         #expect(fromParam.exitCode == 0, "\(fromParam)")
         #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM Person") == [11])
     }
@@ -405,7 +500,10 @@ struct CommandTests {
         let dir = TemporaryDirectory()
         let store = dir.file("s.sqlite")
         let missing = dir.file("nothere.csv")
-        let run = try runFerry(["run", Fixtures.peopleJob, "--param", "store=\(store)", "--param", "rejects=r.ndjson", "--param", "data=\(missing)", "--quiet"])
+        let run = try runFerry([
+            "run", Fixtures.peopleJob, "--param", "store=\(store)", "--param", "rejects=r.ndjson", "--param",
+            "data=\(missing)", "--quiet",
+        ])
         #expect(run.exitCode == 66, "\(run)")
         #expect(run.errorLines == ["\(missing): error: cannot open '\(missing)': No such file or directory"])
 
@@ -419,7 +517,12 @@ struct CommandTests {
         let dir = TemporaryDirectory()
         let store = dir.file("s.sqlite")
         func run(_ params: [String]) throws -> Int32 {
-            try runFerry(["run", Fixtures.peopleJob, "--param", "store=\(store)", "--param", "rejects=\(dir.file("r.ndjson"))", "--quiet"] + params.flatMap { ["--param", $0] }).exitCode
+            try runFerry(
+                [
+                    "run", Fixtures.peopleJob, "--param", "store=\(store)", "--param",
+                    "rejects=\(dir.file("r.ndjson"))", "--quiet",
+                ] + params.flatMap { ["--param", $0] }
+            ).exitCode
         }
         #expect(try run(["budget=1"]) == 2)
         #expect(try run([]) == 0)

@@ -28,7 +28,10 @@ struct ConcurrentWriterTests {
         let migration = try FerryProcess(MigrationCrashTests.migrateArguments(store))
         Self.wait(for: migration) { FileManager.default.fileExists(atPath: store + ".ferry-migrating-\(round + 1)") }
         // Version 1's model: the store it opened is at version 1 until the migration swaps it.
-        let importer = try FerryProcess(["import", BigFiles.other, "--store", store, "--model", Fixtures.peopleModel, "--entity", "Person", "--quiet"])
+        let importer = try FerryProcess([
+            "import", BigFiles.other, "--store", store, "--model", Fixtures.peopleModel, "--entity", "Person",
+            "--quiet",
+        ])
         let migrated = try migration.wait()
         let imported = try importer.wait()
 
@@ -70,7 +73,10 @@ struct ConcurrentWriterTests {
     func overlappingRebuilds(round: Int) throws {
         let dir = TemporaryDirectory()
         let store = dir.file("people.sqlite")
-        let arguments = ["run", Fixtures.path("jobs/people-rebuild.yml"), "--param", "store=\(store)", "--param", "data=\(BigFiles.big)", "--quiet"]
+        let arguments = [
+            "run", Fixtures.path("jobs/people-rebuild.yml"), "--param", "store=\(store)", "--param",
+            "data=\(BigFiles.big)", "--quiet",
+        ]
         let first = try FerryProcess(arguments)
         Thread.sleep(forTimeInterval: 0.2 + 0.3 * Double(round))
         let second = try FerryProcess(arguments)
@@ -89,7 +95,10 @@ struct ConcurrentWriterTests {
         let store = try MigrationCrashTests.v1Store(in: dir, rows: 1...1_000)
         let job = Fixtures.path("jobs/people.yml")
         func arguments(_ data: String) -> [String] {
-            ["run", job, "--param", "store=\(store)", "--param", "data=\(data)", "--param", "rejects=\(dir.file("rejects-\(UUID()).ndjson"))", "--quiet"]
+            [
+                "run", job, "--param", "store=\(store)", "--param", "data=\(data)", "--param",
+                "rejects=\(dir.file("rejects-\(UUID()).ndjson"))", "--quiet",
+            ]
         }
         let first = try FerryProcess(arguments(BigFiles.other))
         Thread.sleep(forTimeInterval: 0.05 * Double(round))
@@ -132,7 +141,9 @@ struct ConcurrentWriterTests {
         withExtendedLifetime(writer) {}
     }
 
-    @Test("a WAL store with an idle reader open: every kill point leaves a sound store with every row, and the backup has the -wal's commits")
+    @Test(
+        "a WAL store with an idle reader open: every kill point leaves a sound store with every row, and the backup has the -wal's commits"
+    )
     func walReaderKills() throws {
         let dir = TemporaryDirectory()
         let (store, writer) = try Self.walStore(in: dir)
@@ -164,8 +175,11 @@ struct WorkFileNameTests {
     @Test("a failing verify step of a rebuild names the store being rebuilt, not its work file")
     func rebuildMessages() throws {
         let dir = TemporaryDirectory()
-        let data = try dir.write("people.csv", "id,email,name,age\n1,ann@example.com,Ann,34\n2,bob@example.com,Bob,41\n")
-        let job = try dir.write("rebuild.yml", """
+        let data = try dir.write(
+            "people.csv", "id,email,name,age\n1,ann@example.com,Ann,34\n2,bob@example.com,Bob,41\n")
+        let job = try dir.write(
+            "rebuild.yml",
+            """
             job: rebuild-and-verify
             store: {path: people.sqlite, rebuild: true}
             model: \(Fixtures.peopleModel)
@@ -180,6 +194,8 @@ struct WorkFileNameTests {
         #expect(!result.stdout.contains("ferry-rebuild") && !result.stderr.contains("ferry-rebuild"), "\(result)")
         let report = try String(contentsOfFile: dir.file("report.json"), encoding: .utf8)
         #expect(!report.contains("ferry-rebuild"), "\(report)")
-        #expect(FileManager.default.fileExists(atPath: dir.file("people.sqlite")) == false, "a failed rebuild swaps nothing in")
+        #expect(
+            FileManager.default.fileExists(atPath: dir.file("people.sqlite")) == false,
+            "a failed rebuild swaps nothing in")
     }
 }

@@ -3,22 +3,26 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// Issue 14, "say the same thing everywhere": exit codes as the README documents them, flags
 /// that used to be accepted silently, and `--quiet`, through the real binary.
 @Suite("exit codes, refused flags and --quiet (CLI)", .serialized)
 struct ConsistentMessagesTests {
-    static let people = "id,email,name,age\n1,ann@example.com,Ann,34\n2,bob@example.com,Bob,41\n3,cy(at)example.com,Cy,29\n"
+    static let people =
+        "id,email,name,age\n1,ann@example.com,Ann,34\n2,bob@example.com,Bob,41\n3,cy(at)example.com,Cy,29\n"
 
     static func prepared() throws -> TemporaryDirectory {
         let directory = TemporaryDirectory()
         try directory.write("people.csv", people)
         let result = try runFerry(
-            ["import", "people.csv", "--store", "s.sqlite", "--entity", "Person", "--model", Fixtures.peopleModel, "--rejects", "r.ndjson", "--quiet"],
+            [
+                "import", "people.csv", "--store", "s.sqlite", "--entity", "Person", "--model", Fixtures.peopleModel,
+                "--rejects", "r.ndjson", "--quiet",
+            ],
             cwd: directory.path)
         #expect(result.exitCode == 0, "\(result)")
         return directory
@@ -32,17 +36,23 @@ struct ConsistentMessagesTests {
         #expect(job.stderr == "nope.yml: error: cannot read 'nope.yml': No such file or directory\n")
         let validate = try runFerry(["validate", "nope.yml"], cwd: directory.path)
         #expect(validate.exitCode == 64, "\(validate)")
-        try directory.write("j.yml", "job: j\nstore: s.sqlite\nmodel: missing.yml\nsteps:\n  - import: {source: people.csv, entity: Person}\n")
+        try directory.write(
+            "j.yml",
+            "job: j\nstore: s.sqlite\nmodel: missing.yml\nsteps:\n  - import: {source: people.csv, entity: Person}\n")
         let model = try runFerry(["run", "j.yml"], cwd: directory.path)
         #expect(model.exitCode == 64, "\(model)")
         #expect(model.stderr == "j.yml:3:8: error: model '\(directory.file("missing.yml"))' does not exist\n")
-        let flag = try runFerry(["import", "people.csv", "--store", "t.sqlite", "--model", "missing.yml"], cwd: directory.path)
+        let flag = try runFerry(
+            ["import", "people.csv", "--store", "t.sqlite", "--model", "missing.yml"], cwd: directory.path)
         #expect(flag.exitCode == 64, "\(flag)")
-        #expect(flag.stderr.contains("missing.yml: error: no model at 'missing.yml': No such file or directory"), "\(flag)")
+        #expect(
+            flag.stderr.contains("missing.yml: error: no model at 'missing.yml': No such file or directory"), "\(flag)")
         #expect(!FileManager.default.fileExists(atPath: directory.file("t.sqlite")))
     }
 
-    @Test("a store that does not exist: exit 1 and the same message for export, update, delete, verify, migrate and store info")
+    @Test(
+        "a store that does not exist: exit 1 and the same message for export, update, delete, verify, migrate and store info"
+    )
     func missingStore() throws {
         let directory = try Self.prepared()
         let commands: [[String]] = [
@@ -67,9 +77,20 @@ struct ConsistentMessagesTests {
         let directory = try Self.prepared()
         let base = ["--store", "s.sqlite", "--entity", "Person", "--model", Fixtures.peopleModel]
         let cases: [(arguments: [String], message: String)] = [
-            (["import", "people.csv"] + base + ["--json-pointer", "/items"], "error: --json-pointer applies to JSON documents, not to csv input 'people.csv'"),
-            (["import", "people.csv"] + base + ["--rejects", "x.ndjson", "--max-rejects", "150%"], "error: --max-rejects takes a percentage from 0% to 100%, got '150%'"),
-            (["update", "--store", "s.sqlite", "--entity", "Person", "--where", "id == 1", "--set", "age=3", "--set", "age=4"], "error: --set gives 'age' twice (#2 'age=4'); set each attribute once"),
+            (
+                ["import", "people.csv"] + base + ["--json-pointer", "/items"],
+                "error: --json-pointer applies to JSON documents, not to csv input 'people.csv'"
+            ),
+            (
+                ["import", "people.csv"] + base + ["--rejects", "x.ndjson", "--max-rejects", "150%"],
+                "error: --max-rejects takes a percentage from 0% to 100%, got '150%'"
+            ),
+            (
+                [
+                    "update", "--store", "s.sqlite", "--entity", "Person", "--where", "id == 1", "--set", "age=3",
+                    "--set", "age=4",
+                ], "error: --set gives 'age' twice (#2 'age=4'); set each attribute once"
+            ),
         ]
         for (arguments, message) in cases {
             let result = try runFerry(arguments, cwd: directory.path)
@@ -83,11 +104,18 @@ struct ConsistentMessagesTests {
     @Test("--format that contradicts the output's extension warns, and still writes what was asked")
     func formatAgainstExtension() throws {
         let directory = try Self.prepared()
-        let result = try runFerry(["export", "--store", "s.sqlite", "--entity", "Person", "--format", "csv", "--output", "x.json"], cwd: directory.path)
+        let result = try runFerry(
+            ["export", "--store", "s.sqlite", "--entity", "Person", "--format", "csv", "--output", "x.json"],
+            cwd: directory.path)
         #expect(result.exitCode == 0, "\(result)")
         #expect(result.stderr.hasPrefix("warning: writing csv to 'x.json', whose extension says json\n"), "\(result)")
-        #expect(try String(contentsOfFile: directory.file("x.json"), encoding: .utf8).hasPrefix("id,email,name,age\r\n"))
-        let quiet = try runFerry(["export", "--store", "s.sqlite", "--entity", "Person", "--format", "csv", "--output", "y.json", "--quiet"], cwd: directory.path)
+        #expect(
+            try String(contentsOfFile: directory.file("x.json"), encoding: .utf8).hasPrefix("id,email,name,age\r\n"))
+        let quiet = try runFerry(
+            [
+                "export", "--store", "s.sqlite", "--entity", "Person", "--format", "csv", "--output", "y.json",
+                "--quiet",
+            ], cwd: directory.path)
         #expect(quiet.exitCode == 0 && quiet.stderr.isEmpty, "\(quiet)")
     }
 
@@ -98,9 +126,14 @@ struct ConsistentMessagesTests {
         for command in ["run", "validate"] {
             let result = try runFerry([command, "empty.yml"], cwd: directory.path)
             #expect(result.exitCode == 64, "\(result)")
-            #expect(result.stderr == "empty.yml:4:8: error: the job's 'steps' list is empty: a job needs at least one step\n", "\(result)")
+            #expect(
+                result.stderr
+                    == "empty.yml:4:8: error: the job's 'steps' list is empty: a job needs at least one step\n",
+                "\(result)")
         }
-        try directory.write("missing.yml", """
+        try directory.write(
+            "missing.yml",
+            """
             job: m
             store: s.sqlite
             model: \(Fixtures.peopleModel)
@@ -112,7 +145,9 @@ struct ConsistentMessagesTests {
             """)
         let result = try runFerry(["validate", "missing.yml"], cwd: directory.path)
         #expect(result.exitCode == 66, "\(result)")
-        #expect(result.stderr == "missing.yml:7:5: error: source '\(directory.file("nothere.csv"))' does not exist\n", "\(result)")
+        #expect(
+            result.stderr == "missing.yml:7:5: error: source '\(directory.file("nothere.csv"))' does not exist\n",
+            "\(result)")
     }
 
     @Test("a missing input file exits 66 (EX_NOINPUT) in import, run and validate, like a pattern matching nothing")
@@ -120,12 +155,20 @@ struct ConsistentMessagesTests {
         let directory = try Self.prepared()
         let importResult = try runFerry(["import", "nothere.csv", "--store", "fresh.sqlite"], cwd: directory.path)
         #expect(importResult.exitCode == 66, "\(importResult)")
-        #expect(importResult.errorLines.first == "nothere.csv: error: cannot open 'nothere.csv': No such file or directory", "\(importResult)")
-        #expect(!FileManager.default.fileExists(atPath: directory.file("fresh.sqlite")), "nothing is created for a missing input")
-        let modelled = try runFerry(["import", "nothere.csv", "--store", "s.sqlite", "--model", Fixtures.peopleModel, "--entity", "Person"], cwd: directory.path)
+        #expect(
+            importResult.errorLines.first == "nothere.csv: error: cannot open 'nothere.csv': No such file or directory",
+            "\(importResult)")
+        #expect(
+            !FileManager.default.fileExists(atPath: directory.file("fresh.sqlite")),
+            "nothing is created for a missing input")
+        let modelled = try runFerry(
+            ["import", "nothere.csv", "--store", "s.sqlite", "--model", Fixtures.peopleModel, "--entity", "Person"],
+            cwd: directory.path)
         #expect(modelled.exitCode == 66, "\(modelled)")
 
-        try directory.write("gone.yml", """
+        try directory.write(
+            "gone.yml",
+            """
             job: g
             store: s.sqlite
             model: \(Fixtures.peopleModel)
@@ -135,13 +178,20 @@ struct ConsistentMessagesTests {
             """)
         let run = try runFerry(["run", "gone.yml"], cwd: directory.path)
         #expect(run.exitCode == 66, "\(run)")
-        #expect(run.errorLines.first == "\(directory.file("gone.csv")): error: cannot open '\(directory.file("gone.csv"))': No such file or directory", "\(run)")
+        #expect(
+            run.errorLines.first
+                == "\(directory.file("gone.csv")): error: cannot open '\(directory.file("gone.csv"))': No such file or directory",
+            "\(run)")
         let validate = try runFerry(["validate", "gone.yml"], cwd: directory.path)
         #expect(validate.exitCode == 66, "\(validate)")
-        #expect(validate.stderr == "gone.yml:5:5: error: source '\(directory.file("gone.csv"))' does not exist\n", "\(validate)")
+        #expect(
+            validate.stderr == "gone.yml:5:5: error: source '\(directory.file("gone.csv"))' does not exist\n",
+            "\(validate)")
 
         // A definition error beside the missing source: the configuration error's 64 wins.
-        try directory.write("both.yml", """
+        try directory.write(
+            "both.yml",
+            """
             job: b
             store: s.sqlite
             model: \(Fixtures.peopleModel)
@@ -161,7 +211,10 @@ struct ConsistentMessagesTests {
             ["migrate", "s.sqlite", "--model", Fixtures.peopleModel, "--dry-run", "--quiet"],
             ["migrate", "s.sqlite", "--model", Fixtures.peopleModel, "--quiet"],
             ["export", "--store", "s.sqlite", "--entity", "Person", "--output", "o.csv", "--quiet"],
-            ["import", "people.csv", "--store", "s.sqlite", "--entity", "Person", "--on-conflict", "keep", "--rejects", "r.ndjson", "--quiet"],
+            [
+                "import", "people.csv", "--store", "s.sqlite", "--entity", "Person", "--on-conflict", "keep",
+                "--rejects", "r.ndjson", "--quiet",
+            ],
             ["update", "--store", "s.sqlite", "--entity", "Person", "--where", "id == 1", "--set", "age=3", "--quiet"],
         ]
         for arguments in commands {
@@ -181,7 +234,9 @@ struct ConsistentMessagesTests {
     /// 20,000 people: a store of about 2 MB.
     static func manyPeople(in directory: TemporaryDirectory) throws {
         var text = "id,email,name,age\n"
-        for id in 1...20_000 { text += "\(id),user\(id)@example.com,User \(id) \(String(repeating: "x", count: 40)),\(id % 100)\n" }
+        for id in 1...20_000 {
+            text += "\(id),user\(id)@example.com,User \(id) \(String(repeating: "x", count: 40)),\(id % 100)\n"
+        }
         try directory.write("many.csv", text)
     }
 
@@ -203,7 +258,8 @@ struct ConsistentMessagesTests {
         let before = try StoreSnapshot.take(directory.file("s.sqlite"))
         // 512-byte blocks: the 2 MB the import needs do not fit; SIGXFSZ ignored, so writes fail with EFBIG.
         let result = try runFerryInShell(
-            "trap '' XFSZ; ulimit -f 300; exec \"$0\" \"$@\"", ["import", "many.csv", "--store", "s.sqlite", "--entity", "Person", "--on-conflict", "keep", "--quiet"],
+            "trap '' XFSZ; ulimit -f 300; exec \"$0\" \"$@\"",
+            ["import", "many.csv", "--store", "s.sqlite", "--entity", "Person", "--on-conflict", "keep", "--quiet"],
             cwd: directory.path)
         Self.expectPlainStoreFailure(result, store: "s.sqlite")
         #expect(try StoreSnapshot.take(directory.file("s.sqlite")) == before)
@@ -224,7 +280,9 @@ struct ConsistentMessagesTests {
         (try? runShell(command + " 2>/dev/null"))?.exitCode ?? -1
     }
 
-    @Test("a full disk: the message says the disk is full, where, and that the store is as it was", .enabled(if: canMountTmpfs))
+    @Test(
+        "a full disk: the message says the disk is full, where, and that the store is as it was",
+        .enabled(if: canMountTmpfs))
     func diskFull() throws {
         let directory = try Self.prepared()
         try Self.manyPeople(in: directory)
@@ -235,9 +293,13 @@ struct ConsistentMessagesTests {
         let store = "small/s.sqlite"
         try FileManager.default.copyItem(atPath: directory.file("s.sqlite"), toPath: directory.file(store))
         let before = try StoreSnapshot.take(directory.file(store))
-        let result = try runFerry(["import", "many.csv", "--store", store, "--entity", "Person", "--on-conflict", "keep", "--quiet"], cwd: directory.path)
+        let result = try runFerry(
+            ["import", "many.csv", "--store", store, "--entity", "Person", "--on-conflict", "keep", "--quiet"],
+            cwd: directory.path)
         Self.expectPlainStoreFailure(result, store: store)
-        #expect(result.stderr.contains("error: the disk is full: there is no space left to write store '\(store)'"), "\(result)")
+        #expect(
+            result.stderr.contains("error: the disk is full: there is no space left to write store '\(store)'"),
+            "\(result)")
         #expect(try StoreSnapshot.take(directory.file(store)) == before)
     }
 }

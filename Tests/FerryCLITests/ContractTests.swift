@@ -11,10 +11,15 @@ struct ContractTests {
     // MARK: - Helpers
 
     /// Creates a people store at `dir/name` holding the generated rows `ids` (none when nil).
-    static func peopleStore(in dir: TemporaryDirectory, _ name: String = "people.sqlite", ids: ClosedRange<Int>?) throws -> String {
+    static func peopleStore(
+        in dir: TemporaryDirectory, _ name: String = "people.sqlite", ids: ClosedRange<Int>?
+    ) throws -> String {
         let store = dir.file(name)
-        let data = try dir.write("seed-\(name).csv", bytes: ids.map { BigFiles.csv(ids: $0) } ?? Array("id,email,name,age\n".utf8))
-        let result = try runFerry(["import", data, "--store", store, "--model", Fixtures.peopleModel, "--entity", "Person", "--quiet"])
+        let data = try dir.write(
+            "seed-\(name).csv", bytes: ids.map { BigFiles.csv(ids: $0) } ?? Array("id,email,name,age\n".utf8))
+        let result = try runFerry([
+            "import", data, "--store", store, "--model", Fixtures.peopleModel, "--entity", "Person", "--quiet",
+        ])
         #expect(result.exitCode == 0, "\(result)")
         return store
     }
@@ -67,7 +72,9 @@ struct ContractTests {
 
     /// `ferry store info --json` opens the store first thing after a kill (rolling back the
     /// journal the killed process left) and reports `count` people.
-    static func expectStoreInfoCount(_ store: String, _ count: Int, _ comment: Comment, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func expectStoreInfoCount(
+        _ store: String, _ count: Int, _ comment: Comment, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let info = try runFerry(["store", "info", store, "--json"])
         #expect(info.exitCode == 0, "\(comment): \(info)", sourceLocation: sourceLocation)
         let entities = try jsonObject(text: info.stdout)["entities"] as? [[String: Any]]
@@ -82,22 +89,27 @@ struct ContractTests {
         let store = try Self.peopleStore(in: dir, ids: 100_001...101_000)
         let before = try StoreSnapshot.take(store)
         // 5,000 good records, then a quoted field that is never closed.
-        let data = try dir.write("cut.csv", bytes: BigFiles.csv(ids: 1...5_000) + Array("5001,user5001@example.com,\"User 5001 cut off,1\n".utf8))
+        let data = try dir.write(
+            "cut.csv",
+            bytes: BigFiles.csv(ids: 1...5_000) + Array("5001,user5001@example.com,\"User 5001 cut off,1\n".utf8))
 
         let result = try runFerry(Self.importArguments(data, store: store))
 
         // The unclosed quote is one rejected record; the step allows none, so it is rolled back.
         #expect(result.exitCode == 2, "\(result)")
-        #expect(result.errorLines == [
-            "\(data):5002:27: error: quoted field is not closed before the end of the input (reading went on at the next line) (record 5001)",
-            "  the step allows no rejected records; add `rejects: FILE` and `max_rejects:` to the step to set them aside and go on",
-        ])
+        #expect(
+            result.errorLines == [
+                "\(data):5002:27: error: quoted field is not closed before the end of the input (reading went on at the next line) (record 5001)",
+                "  the step allows no rejected records; add `rejects: FILE` and `max_rejects:` to the step to set them aside and go on",
+            ])
         let after = try StoreSnapshot.take(store)
         #expect(after == before)
         #expect(after.integrity == "ok")
         #expect(after.rows("Person") == 1_000)
         // The audit log records the failed run (outside the rolled-back transaction).
-        #expect(try StoreSnapshot.texts(store, "SELECT outcome, read, inserted FROM ferry_runs ORDER BY id DESC LIMIT 1") == [["failed", "5001", "5000"]])
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT outcome, read, inserted FROM ferry_runs ORDER BY id DESC LIMIT 1")
+                == [["failed", "5001", "5000"]])
     }
 
     @Test("a JSON array cut off at the end leaves the store as it was")
@@ -106,7 +118,9 @@ struct ContractTests {
         let store = try Self.peopleStore(in: dir, ids: 100_001...100_100)
         let before = try StoreSnapshot.take(store)
         var text = "[\n"
-        for id in 1...2_000 { text += #"{"id": \#(id), "email": "p\#(id)@example.com", "name": "P \#(id)", "age": 30},"# + "\n" }
+        for id in 1...2_000 {
+            text += #"{"id": \#(id), "email": "p\#(id)@example.com", "name": "P \#(id)", "age": 30},"# + "\n"
+        }
         text += #"{"id": 2001, "email": "cut@exa"#
         let data = try dir.write("cut.json", text)
 
@@ -160,7 +174,10 @@ struct ContractTests {
         let dir = TemporaryDirectory()
         let store = try Self.peopleStore(in: dir, ids: nil)
         _ = try Self.runAndKill(
-            ["run", Fixtures.path("jobs/people-checkpointed.yml"), "--param", "store=\(store)", "--param", "data=\(BigFiles.big)", "--quiet"],
+            [
+                "run", Fixtures.path("jobs/people-checkpointed.yml"), "--param", "store=\(store)", "--param",
+                "data=\(BigFiles.big)", "--quiet",
+            ],
             store: store, at: .storeGrown(by: 2_000_000))
         let after = try StoreSnapshot.take(store)
         #expect(after.integrity == "ok")
@@ -168,9 +185,15 @@ struct ContractTests {
         #expect(count > 0 && count < BigFiles.rows, "\(count) rows")
         #expect(count % 1_000 == 0, "\(count) rows is not a whole number of 1,000-record batches")
         // The committed batches are the first records of the file, in order.
-        #expect(try StoreSnapshot.integers(store, "SELECT min(id) FROM Person UNION ALL SELECT max(id) FROM Person") == [1, Int64(count)])
+        #expect(
+            try StoreSnapshot.integers(store, "SELECT min(id) FROM Person UNION ALL SELECT max(id) FROM Person") == [
+                1, Int64(count),
+            ])
         // The killed run never finished, so it is not recorded as succeeded.
-        #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM ferry_runs WHERE job = 'people-checkpointed'") == [0])
+        #expect(
+            try StoreSnapshot.integers(store, "SELECT count(*) FROM ferry_runs WHERE job = 'people-checkpointed'") == [
+                0
+            ])
     }
 
     // MARK: - Counts add up
@@ -186,9 +209,12 @@ struct ContractTests {
         for (index, run) in expected.enumerated() {
             let rejects = dir.file("rejects-\(index).ndjson")
             let report = dir.file("report-\(index).json")
-            let result = try runFerry(Self.importArguments(people, store: store, [
-                "--on-conflict", run.policy, "--rejects", rejects, "--max-rejects", "2", "--report", report,
-            ]))
+            let result = try runFerry(
+                Self.importArguments(
+                    people, store: store,
+                    [
+                        "--on-conflict", run.policy, "--rejects", rejects, "--max-rejects", "2", "--report", report,
+                    ]))
             #expect(result.exitCode == 0, "\(result)")
             let step = try #require((try jsonObject(file: report)["steps"] as? [[String: Any]])?.first)
             let counts = ["read", "inserted", "updated", "skipped", "rejected"].map { step[$0] as? Int ?? -1 }
@@ -200,12 +226,15 @@ struct ContractTests {
     }
 
     /// The rejects file has `count` lines, each an NDJSON object with record, line, column, reason, raw.
-    static func expectRejectsFile(_ path: String, count: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func expectRejectsFile(_ path: String, count: Int, sourceLocation: SourceLocation = #_sourceLocation) throws
+    {
         let rejectLines = try lines(ofFile: path)
         #expect(rejectLines.count == count, "\(path)", sourceLocation: sourceLocation)
         for line in rejectLines {
             let object = try jsonObject(text: line)
-            #expect(object["record"] is Int && object["line"] is Int && object["column"] is Int, "\(line)", sourceLocation: sourceLocation)
+            #expect(
+                object["record"] is Int && object["line"] is Int && object["column"] is Int, "\(line)",
+                sourceLocation: sourceLocation)
             #expect(object["reason"] is String && object["raw"] is String, "\(line)", sourceLocation: sourceLocation)
         }
     }
@@ -214,13 +243,17 @@ struct ContractTests {
     func rejectsContent() throws {
         let dir = TemporaryDirectory()
         let rejects = dir.file("rejects.ndjson")
-        let result = try runFerry(["run", Fixtures.peopleJob, "--param", "store=\(dir.file("s.sqlite"))", "--param", "rejects=\(rejects)", "--quiet"])
+        let result = try runFerry([
+            "run", Fixtures.peopleJob, "--param", "store=\(dir.file("s.sqlite"))", "--param", "rejects=\(rejects)",
+            "--quiet",
+        ])
         #expect(result.exitCode == 0, "\(result)")
         #expect(result.stdout == "")
-        #expect(try lines(ofFile: rejects) == [
-            #"{"record":3,"line":4,"column":3,"field":"email","reason":"email does not match the pattern [^@ ]+@[^@ ]+","raw":"3,cy(at)example.com,Cy,29"}"#,
-            #"{"record":4,"line":5,"column":23,"field":"age","reason":"age: 'abc' is not an integer","raw":"4,dee@example.com,Dee,abc"}"#,
-        ])
+        #expect(
+            try lines(ofFile: rejects) == [
+                #"{"record":3,"line":4,"column":3,"field":"email","reason":"email does not match the pattern [^@ ]+@[^@ ]+","raw":"3,cy(at)example.com,Cy,29"}"#,
+                #"{"record":4,"line":5,"column":23,"field":"age","reason":"age: 'abc' is not an integer","raw":"4,dee@example.com,Dee,abc"}"#,
+            ])
     }
 
     // MARK: - Reject budget
@@ -233,23 +266,28 @@ struct ContractTests {
         let rejects = dir.file("rejects.ndjson")
         let people = Fixtures.path("data/people.csv")
         func run(budget: String) throws -> ProcessResult {
-            try runFerry(["run", Fixtures.peopleJob, "--param", "store=\(store)", "--param", "rejects=\(rejects)", "--param", "budget=\(budget)", "--quiet"])
+            try runFerry([
+                "run", Fixtures.peopleJob, "--param", "store=\(store)", "--param", "rejects=\(rejects)", "--param",
+                "budget=\(budget)", "--quiet",
+            ])
         }
 
         let count = try run(budget: "1")
         #expect(count.exitCode == 2, "\(count)")
-        #expect(count.errorLines == [
-            "\(people):5:23: error: more than 1 record was rejected; the step was rolled back (record 4)",
-            "  last reject: age: 'abc' is not an integer",
-            "  rejected records are in \(rejects)",
-        ])
+        #expect(
+            count.errorLines == [
+                "\(people):5:23: error: more than 1 record was rejected; the step was rolled back (record 4)",
+                "  last reject: age: 'abc' is not an integer",
+                "  rejected records are in \(rejects)",
+            ])
         #expect(try StoreSnapshot.take(store) == before)
 
         let percent = try run(budget: "1%")
         #expect(percent.exitCode == 2, "\(percent)")
-        #expect(percent.errorLines == [
-            "\(people): error: 2 of 6 records (33.33%) were rejected, more than the 1.0% allowed; the step was rolled back"
-        ])
+        #expect(
+            percent.errorLines == [
+                "\(people): error: 2 of 6 records (33.33%) were rejected, more than the 1.0% allowed; the step was rolled back"
+            ])
         #expect(try StoreSnapshot.take(store) == before)
 
         let within = try run(budget: "40%")
@@ -266,10 +304,11 @@ struct ContractTests {
         let people = Fixtures.path("data/people.csv")
         let result = try runFerry(Self.importArguments(people, store: store))
         #expect(result.exitCode == 2, "\(result)")
-        #expect(result.errorLines == [
-            "\(people):4:3: error: email does not match the pattern [^@ ]+@[^@ ]+ (record 3)",
-            "  the step allows no rejected records; add `rejects: FILE` and `max_rejects:` to the step to set them aside and go on",
-        ])
+        #expect(
+            result.errorLines == [
+                "\(people):4:3: error: email does not match the pattern [^@ ]+@[^@ ]+ (record 3)",
+                "  the step allows no rejected records; add `rejects: FILE` and `max_rejects:` to the step to set them aside and go on",
+            ])
         #expect(try StoreSnapshot.take(store) == before)
     }
 
@@ -279,8 +318,10 @@ struct ContractTests {
     func twoWriters() throws {
         let dir = TemporaryDirectory()
         let store = dir.file("shared.sqlite")
-        let first = try FerryProcess(Self.importArguments(BigFiles.other, store: store, ["--report", dir.file("first.json")]))
-        let second = try FerryProcess(Self.importArguments(BigFiles.third, store: store, ["--report", dir.file("second.json")]))
+        let first = try FerryProcess(
+            Self.importArguments(BigFiles.other, store: store, ["--report", dir.file("first.json")]))
+        let second = try FerryProcess(
+            Self.importArguments(BigFiles.third, store: store, ["--report", dir.file("second.json")]))
         var inserted = 0
         var succeeded = 0
         for (name, process) in [("first", first), ("second", second)] {

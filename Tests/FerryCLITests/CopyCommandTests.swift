@@ -9,7 +9,9 @@ import Testing
 struct CopyCommandTests {
     static var snapshot: String { Fixtures.repository("samples/snapshots/shop-v2.sqlite") }
 
-    @Test("the Shop v2 snapshot: every row with its key, relationships and values; counts and checksums reported; verify passes")
+    @Test(
+        "the Shop v2 snapshot: every row with its key, relationships and values; counts and checksums reported; verify passes"
+    )
     func copiesShopSnapshot() throws {
         let dir = TemporaryDirectory()
         let source = dir.file("shop.sqlite")
@@ -23,14 +25,19 @@ struct CopyCommandTests {
         #expect(result.stdout.contains("Shop v2, 2235 objects in 5 entities, checksums agree for 5"), "\(result)")
         for table in ["Customer", "Product", "\"Order\"", "LineItem", "Review"] {
             let sql = "SELECT * FROM \(table) ORDER BY ferry_pk"
-            #expect(try StoreSnapshot.texts(copy, sql) == StoreSnapshot.texts(source, sql), "\(table): same rows, same keys")
+            #expect(
+                try StoreSnapshot.texts(copy, sql) == StoreSnapshot.texts(source, sql), "\(table): same rows, same keys"
+            )
         }
         #expect(try FileFingerprint.of(source) == before, "the source is only read")
         let json = try jsonObject(file: report)
         #expect((json["entities"] as? [[String: Any]])?.count == 5)
         let verify = try runFerry(["verify", copy, "--quiet"])
         #expect(verify.exitCode == 0, "\(verify)")
-        #expect(!(try FileManager.default.contentsOfDirectory(atPath: dir.file("out")).contains { $0.contains(".ferry-copy") }), "no work file is left")
+        #expect(
+            !(try FileManager.default.contentsOfDirectory(atPath: dir.file("out")).contains {
+                $0.contains(".ferry-copy")
+            }), "no work file is left")
     }
 
     @Test("a Core Data store becomes a ferry store: objects, keys (Z_PK) and the Section.post relationship kept")
@@ -44,14 +51,22 @@ struct CopyCommandTests {
         #expect(result.exitCode == 0, "\(result)")
         #expect(result.stdout.contains("Post: 12 of 12 objects copied"), "\(result)")
         #expect(result.stdout.contains("Section: 14 of 14 objects copied"), "\(result)")
-        #expect(try StoreSnapshot.texts(copy, "SELECT count(*) FROM Section JOIN Post ON Post.ferry_pk = Section.post") == [["14"]])
-        #expect(try StoreSnapshot.texts(copy, "SELECT hexColor FROM Post WHERE postID = '7BC43935-3209-404E-836A-06F3C6518CB1'") == [["BAEFB6"]])
+        #expect(
+            try StoreSnapshot.texts(copy, "SELECT count(*) FROM Section JOIN Post ON Post.ferry_pk = Section.post") == [
+                ["14"]
+            ])
+        #expect(
+            try StoreSnapshot.texts(
+                copy, "SELECT hexColor FROM Post WHERE postID = '7BC43935-3209-404E-836A-06F3C6518CB1'") == [["BAEFB6"]]
+        )
         #expect(try FileFingerprint.of(app) == before)
         let verify = try runFerry(["verify", copy, "--quiet"])
         #expect(verify.exitCode == 0, "\(verify)")
     }
 
-    @Test("refusals: a destination with objects (unless --replace), a file that is not a store, a missing source; nothing changes")
+    @Test(
+        "refusals: a destination with objects (unless --replace), a file that is not a store, a missing source; nothing changes"
+    )
     func refusals() throws {
         let dir = TemporaryDirectory()
         let source = dir.file("shop.sqlite")

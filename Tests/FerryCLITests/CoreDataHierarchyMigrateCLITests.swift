@@ -103,23 +103,30 @@ struct CoreDataHierarchyMigrateCLITests {
     /// the last current) and a version-1 store of it, in `directory`.
     static func fleet(in directory: TemporaryDirectory, third: String) throws -> (package: String, store: String) {
         let (package, store) = try fleet(in: directory)
-        try FileManager.default.createDirectory(atPath: "\(package)/Fleet 3.xcdatamodel", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: "\(package)/Fleet 3.xcdatamodel", withIntermediateDirectories: true)
         _ = try directory.write("Fleet.xcdatamodeld/Fleet 3.xcdatamodel/contents", third)
         try selectCurrent("Fleet 3", in: package)
         return (package, store)
     }
 
-    static func fleet(in directory: TemporaryDirectory, abstractVersion: Bool = false) throws -> (package: String, store: String) {
+    static func fleet(
+        in directory: TemporaryDirectory, abstractVersion: Bool = false
+    ) throws -> (package: String, store: String) {
         let package = directory.file("Fleet.xcdatamodeld")
         func write(_ version: String, _ contents: String) throws {
-            try FileManager.default.createDirectory(atPath: "\(package)/\(version).xcdatamodel", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: "\(package)/\(version).xcdatamodel", withIntermediateDirectories: true)
             _ = try directory.write("Fleet.xcdatamodeld/\(version).xcdatamodel/contents", contents)
         }
         try write("Fleet", version1)
         try selectCurrent("Fleet", in: package)
         let store = directory.file("Fleet.sqlite")
         let drivers = try directory.write("drivers.csv", "name\nAnn\nBo\n")
-        let created = try runFerry(["import", drivers, "--store", store, "--model", package, "--entity", "Driver", "--layout", "coredata", "--quiet"])
+        let created = try runFerry([
+            "import", drivers, "--store", store, "--model", package, "--entity", "Driver", "--layout", "coredata",
+            "--quiet",
+        ])
         #expect(created.exitCode == 0, "\(created)")
         let connection = try Connection(path: store, create: false)
         try connection.executeScript(
@@ -140,32 +147,48 @@ struct CoreDataHierarchyMigrateCLITests {
         return (package, store)
     }
 
-    static let vehicleRows = "SELECT Z_PK, Z_ENT, Z_OPT, ZNAME, ZWHEELS, ZSEATS, ZTOPSPEED, ZCOLOR, ZGARAGE, Z_FOK_GARAGE FROM ZVEHICLE ORDER BY Z_PK"
+    static let vehicleRows =
+        "SELECT Z_PK, Z_ENT, Z_OPT, ZNAME, ZWHEELS, ZSEATS, ZTOPSPEED, ZCOLOR, ZGARAGE, Z_FOK_GARAGE FROM ZVEHICLE ORDER BY Z_PK"
 
-    @Test("an inferred step with a new sub-entity and a property moved up: each object keeps its key, Z_OPT and values under its new Z_ENT; Z3_ and Z_FOK_ columns, the join table and Z_MAX kept; verify and export read it back")
+    @Test(
+        "an inferred step with a new sub-entity and a property moved up: each object keeps its key, Z_OPT and values under its new Z_ENT; Z3_ and Z_FOK_ columns, the join table and Z_MAX kept; verify and export read it back"
+    )
     func inferredStep() throws {
         let directory = TemporaryDirectory("ferry-cd-hierarchy")
         let (package, store) = try Self.fleet(in: directory)
         let result = try runFerry(["migrate", store, "--model", package, "--checksums", "--no-backup"])
         #expect(result.exitCode == 0, "\(result)")
-        #expect(result.stdout.contains("Car 2, Driver 2, Garage 2, SportsCar 1, Vehicle 1"), "each mapping reads its own entity's objects: \(result)")
+        #expect(
+            result.stdout.contains("Car 2, Driver 2, Garage 2, SportsCar 1, Vehicle 1"),
+            "each mapping reads its own entity's objects: \(result)")
 
         // Bus takes number 4: Car 4 → 5, SportsCar 5 → 6; Car's color is now Vehicle's, kept.
-        #expect(try StoreSnapshot.texts(store, Self.vehicleRows) == [
-            ["1", "3", "1", "Cart", "2", nil, nil, nil, "1", "2"],
-            ["2", "5", "2", "Polo", "4", "5", nil, "red", "1", "1"],
-            ["3", "6", "3", "Zonda", "4", "2", "350.5", "silver", "2", "1"],
-            ["4", "5", "1", "Golf", "4", "5", nil, nil, nil, nil],
-        ])
+        #expect(
+            try StoreSnapshot.texts(store, Self.vehicleRows) == [
+                ["1", "3", "1", "Cart", "2", nil, nil, nil, "1", "2"],
+                ["2", "5", "2", "Polo", "4", "5", nil, "red", "1", "1"],
+                ["3", "6", "3", "Zonda", "4", "2", "350.5", "silver", "2", "1"],
+                ["4", "5", "1", "Golf", "4", "5", nil, nil, nil, nil],
+            ])
         // The favorite's entity column holds the linked object's new Z_ENT.
-        #expect(try StoreSnapshot.texts(store, "SELECT Z_PK, ZTITLE, ZFAVORITE, Z3_FAVORITE FROM ZGARAGE ORDER BY Z_PK") == [["1", "North", "3", "6"], ["2", "South", "1", "3"]])
-        #expect(try StoreSnapshot.texts(store, "SELECT Z_1DRIVERS, Z_3VEHICLES FROM Z_1VEHICLES ORDER BY 1, 2") == [["1", "2"], ["1", "3"], ["2", "3"]])
-        #expect(try StoreSnapshot.texts(store, "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT") == [
-            ["1", "Driver", "0", "2"], ["2", "Garage", "0", "2"], ["3", "Vehicle", "0", "6"], ["4", "Bus", "3", "0"], ["5", "Car", "3", "0"], ["6", "SportsCar", "5", "0"],
-        ])
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT Z_PK, ZTITLE, ZFAVORITE, Z3_FAVORITE FROM ZGARAGE ORDER BY Z_PK")
+                == [["1", "North", "3", "6"], ["2", "South", "1", "3"]])
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT Z_1DRIVERS, Z_3VEHICLES FROM Z_1VEHICLES ORDER BY 1, 2") == [
+                ["1", "2"], ["1", "3"], ["2", "3"],
+            ])
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT") == [
+                ["1", "Driver", "0", "2"], ["2", "Garage", "0", "2"], ["3", "Vehicle", "0", "6"],
+                ["4", "Bus", "3", "0"], ["5", "Car", "3", "0"], ["6", "SportsCar", "5", "0"],
+            ])
         // One table per root, one join table (a sub-entity's inherited relationship has none of its own).
-        #expect(try StoreSnapshot.texts(store, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").map { $0[0] ?? "" }
-            == ["ZDRIVER", "ZGARAGE", "ZVEHICLE", "Z_1VEHICLES", "Z_METADATA", "Z_MODELCACHE", "Z_PRIMARYKEY"])
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").map {
+                $0[0] ?? ""
+            }
+                == ["ZDRIVER", "ZGARAGE", "ZVEHICLE", "Z_1VEHICLES", "Z_METADATA", "Z_MODELCACHE", "Z_PRIMARYKEY"])
 
         // ferry reads it back as version 2: counts include sub-entities, as Core Data counts them.
         let verify = try runFerry(["verify", store, "--model", package])
@@ -173,16 +196,26 @@ struct CoreDataHierarchyMigrateCLITests {
         for line in ["count Vehicle", "count Car", "count SportsCar", "count Bus"] {
             #expect(verify.stdout.contains(line), "\(verify)")
         }
-        #expect(verify.stdout.range(of: #"count Car\s+Car\s+PASSED\s+count=3"#, options: .regularExpression) != nil, "\(verify)")
-        let cars = try runFerry(["export", "--store", store, "--model", package, "--entity", "Car", "--format", "json", "--sort", "name", "--fields", "name,color,seats,garage", "--quiet"])
+        #expect(
+            verify.stdout.range(of: #"count Car\s+Car\s+PASSED\s+count=3"#, options: .regularExpression) != nil,
+            "\(verify)")
+        let cars = try runFerry([
+            "export", "--store", store, "--model", package, "--entity", "Car", "--format", "json", "--sort", "name",
+            "--fields", "name,color,seats,garage", "--quiet",
+        ])
         #expect(cars.exitCode == 0, "\(cars)")
         #expect(cars.stdout.contains(#"{"name":"Polo","color":"red","seats":5,"garage":1}"#), "\(cars)")
         #expect(cars.stdout.contains(#"{"name":"Zonda","color":"silver","seats":2,"garage":2}"#), "\(cars)")
-        let garages = try runFerry(["export", "--store", store, "--model", package, "--entity", "Garage", "--format", "json", "--fields", "title,favorite.name", "--quiet"])
+        let garages = try runFerry([
+            "export", "--store", store, "--model", package, "--entity", "Garage", "--format", "json", "--fields",
+            "title,favorite.name", "--quiet",
+        ])
         #expect(garages.stdout.contains(#"{"title":"North","favorite.name":"Zonda"}"#), "\(garages)")
     }
 
-    @Test("ferry check of a version-1 snapshot: migrated on a copy, counts per entity with sub-entities, records by key with inherited values; the snapshot untouched")
+    @Test(
+        "ferry check of a version-1 snapshot: migrated on a copy, counts per entity with sub-entities, records by key with inherited values; the snapshot untouched"
+    )
     func checkSnapshot() throws {
         let directory = TemporaryDirectory("ferry-cd-hierarchy")
         let (package, store) = try Self.fleet(in: directory)
@@ -217,7 +250,9 @@ struct CoreDataHierarchyMigrateCLITests {
         #expect(failed.exitCode == 3, "\(failed)")
     }
 
-    @Test("a mapping file that makes new Car objects (distinct): their keys follow every key kept in the shared table; links into the hierarchy reach copied and new objects; Z_FOK_ filled after carried positions")
+    @Test(
+        "a mapping file that makes new Car objects (distinct): their keys follow every key kept in the shared table; links into the hierarchy reach copied and new objects; Z_FOK_ filled after carried positions"
+    )
     func newObjectsInSharedTable() throws {
         let directory = TemporaryDirectory("ferry-cd-hierarchy")
         let (package, store) = try Self.fleet(in: directory)
@@ -247,16 +282,26 @@ struct CoreDataHierarchyMigrateCLITests {
                   garage: {source: garage}
 
             """)
-        let result = try runFerry(["migrate", store, "--model", package, "--mappings", (mappings as NSString).deletingLastPathComponent, "--no-backup"])
+        let result = try runFerry([
+            "migrate", store, "--model", package, "--mappings", (mappings as NSString).deletingLastPathComponent,
+            "--no-backup",
+        ])
         #expect(result.exitCode == 0, "\(result)")
         // Polo and Golf are new objects, keyed after the highest source key (5), whatever ran first.
-        #expect(try StoreSnapshot.texts(store, "SELECT Z_PK, Z_ENT, ZNAME, ZGARAGE, Z_FOK_GARAGE FROM ZVEHICLE ORDER BY Z_PK") == [
-            ["1", "3", "Cart", "1", "2"], ["3", "6", "Zonda", "2", "1"], ["6", "5", "Polo", "1", "1"], ["7", "5", "Golf", nil, nil],
-        ])
-        #expect(try StoreSnapshot.texts(store, "SELECT ZTITLE, ZFAVORITE, Z3_FAVORITE FROM ZGARAGE ORDER BY Z_PK") == [
-            ["North", "3", "6"], ["South", "6", "5"], ["East", "1", "3"],
-        ])
-        #expect(try StoreSnapshot.texts(store, "SELECT Z_1DRIVERS, Z_3VEHICLES FROM Z_1VEHICLES ORDER BY 1, 2") == [["1", "3"], ["1", "6"], ["2", "3"], ["2", "6"]])
+        #expect(
+            try StoreSnapshot.texts(
+                store, "SELECT Z_PK, Z_ENT, ZNAME, ZGARAGE, Z_FOK_GARAGE FROM ZVEHICLE ORDER BY Z_PK") == [
+                    ["1", "3", "Cart", "1", "2"], ["3", "6", "Zonda", "2", "1"], ["6", "5", "Polo", "1", "1"],
+                    ["7", "5", "Golf", nil, nil],
+                ])
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT ZTITLE, ZFAVORITE, Z3_FAVORITE FROM ZGARAGE ORDER BY Z_PK") == [
+                ["North", "3", "6"], ["South", "6", "5"], ["East", "1", "3"],
+            ])
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT Z_1DRIVERS, Z_3VEHICLES FROM Z_1VEHICLES ORDER BY 1, 2") == [
+                ["1", "3"], ["1", "6"], ["2", "3"], ["2", "6"],
+            ])
         #expect(try StoreSnapshot.integers(store, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Vehicle'") == [7])
         let verify = try runFerry(["verify", store, "--model", package])
         #expect(verify.exitCode == 0, "\(verify)")
@@ -272,27 +317,49 @@ struct CoreDataHierarchyMigrateCLITests {
         #expect(result.stderr.contains("wrote 1 objects of Vehicle, which is abstract in the new version"), "\(result)")
         #expect(result.stderr.contains("nothing was changed"), "\(result)")
         #expect(try FileFingerprint.of(store) == before)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains("ferry-migrating") || $0.contains("backup") }.isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+                $0.contains("ferry-migrating") || $0.contains("backup")
+            }.isEmpty)
     }
 
-    @Test("an entity moved out of its hierarchy (Fleet 2 → 3): its objects move into their own table with their keys and inherited values; links into the old hierarchy that reached them are dropped, the others kept")
+    @Test(
+        "an entity moved out of its hierarchy (Fleet 2 → 3): its objects move into their own table with their keys and inherited values; links into the old hierarchy that reached them are dropped, the others kept"
+    )
     func entityLeavesHierarchy() throws {
         let directory = TemporaryDirectory("ferry-cd-hierarchy")
         let (package, store) = try Self.fleet(in: directory, third: Self.detachedSportsCar)
         let result = try runFerry(["migrate", store, "--model", package, "--checksums", "--no-backup"])
         #expect(result.exitCode == 0, "\(result)")
         // Driver 1, Garage 2, SportsCar 3 (a root now), Vehicle 4, Bus 5, Car 6.
-        #expect(try StoreSnapshot.texts(store, "SELECT Z_PK, Z_ENT, Z_OPT, ZNAME, ZWHEELS, ZSEATS, ZCOLOR, ZTOPSPEED FROM ZSPORTSCAR") == [["3", "3", "3", "Zonda", "4", "2", "silver", "350.5"]])
-        #expect(try StoreSnapshot.texts(store, "SELECT Z_PK, Z_ENT, ZNAME, ZCOLOR FROM ZVEHICLE ORDER BY Z_PK") == [
-            ["1", "4", "Cart", nil], ["2", "6", "Polo", "red"], ["4", "6", "Golf", nil],
-        ])
+        #expect(
+            try StoreSnapshot.texts(
+                store, "SELECT Z_PK, Z_ENT, Z_OPT, ZNAME, ZWHEELS, ZSEATS, ZCOLOR, ZTOPSPEED FROM ZSPORTSCAR") == [
+                    ["3", "3", "3", "Zonda", "4", "2", "silver", "350.5"]
+                ])
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT Z_PK, Z_ENT, ZNAME, ZCOLOR FROM ZVEHICLE ORDER BY Z_PK") == [
+                ["1", "4", "Cart", nil], ["2", "6", "Polo", "red"], ["4", "6", "Golf", nil],
+            ])
         // North's favorite was the SportsCar, which is no Vehicle any more; South's is the Cart.
-        #expect(try StoreSnapshot.texts(store, "SELECT ZTITLE, ZFAVORITE, Z4_FAVORITE FROM ZGARAGE ORDER BY Z_PK") == [["North", nil, nil], ["South", "1", "4"]])
-        #expect(try StoreSnapshot.texts(store, "SELECT Z_1DRIVERS, Z_4VEHICLES FROM Z_1VEHICLES ORDER BY 1, 2") == [["1", "2"]])
-        #expect(try StoreSnapshot.texts(store, "SELECT Z_ENT, Z_NAME, Z_SUPER FROM Z_PRIMARYKEY ORDER BY Z_ENT") == [
-            ["1", "Driver", "0"], ["2", "Garage", "0"], ["3", "SportsCar", "0"], ["4", "Vehicle", "0"], ["5", "Bus", "4"], ["6", "Car", "4"],
-        ])
-        #expect(try StoreSnapshot.integers(store, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME IN ('SportsCar', 'Vehicle') ORDER BY Z_ENT") == [3, 6])
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT ZTITLE, ZFAVORITE, Z4_FAVORITE FROM ZGARAGE ORDER BY Z_PK") == [
+                ["North", nil, nil], ["South", "1", "4"],
+            ])
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT Z_1DRIVERS, Z_4VEHICLES FROM Z_1VEHICLES ORDER BY 1, 2") == [
+                ["1", "2"]
+            ])
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT Z_ENT, Z_NAME, Z_SUPER FROM Z_PRIMARYKEY ORDER BY Z_ENT") == [
+                ["1", "Driver", "0"], ["2", "Garage", "0"], ["3", "SportsCar", "0"], ["4", "Vehicle", "0"],
+                ["5", "Bus", "4"], ["6", "Car", "4"],
+            ])
+        #expect(
+            try StoreSnapshot.integers(
+                store, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME IN ('SportsCar', 'Vehicle') ORDER BY Z_ENT") == [
+                    3, 6,
+                ])
         let verify = try runFerry(["verify", store, "--model", package])
         #expect(verify.exitCode == 0, "\(verify)")
     }

@@ -17,7 +17,9 @@ struct CoreDataStoreCLITests {
     static func package(_ project: String) -> String {
         sample("\(project)/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld")
     }
-    static let compiledModel = TestPaths.packageRoot.appendingPathComponent("Tests/FerryPipelineTests/Fixtures/coredata/CoreDataMigration_Example.momd").path
+    static let compiledModel = TestPaths.packageRoot.appendingPathComponent(
+        "Tests/FerryPipelineTests/Fixtures/coredata/CoreDataMigration_Example.momd"
+    ).path
 
     /// Every real store of both wibosco projects.
     static func allOriginals() -> [String] {
@@ -29,7 +31,9 @@ struct CoreDataStoreCLITests {
     static func copy(_ source: String, into directory: TemporaryDirectory, name: String) throws -> String {
         let target = directory.file(name)
         try FileManager.default.copyItem(atPath: source, toPath: target)
-        if FileManager.default.fileExists(atPath: source + "-wal") { try FileManager.default.copyItem(atPath: source + "-wal", toPath: target + "-wal") }
+        if FileManager.default.fileExists(atPath: source + "-wal") {
+            try FileManager.default.copyItem(atPath: source + "-wal", toPath: target + "-wal")
+        }
         for file in [target, target + "-wal"] where FileManager.default.fileExists(atPath: file) {
             try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: file)
         }
@@ -48,7 +52,9 @@ struct CoreDataStoreCLITests {
     static func runUntouched(_ arguments: [String], store: String) throws -> ProcessResult {
         let before = try FileFingerprint.of(store)
         let result = try runFerry(arguments)
-        #expect(try FileFingerprint.of(store) == before, "ferry \(arguments.joined(separator: " ")) changed the store's files")
+        #expect(
+            try FileFingerprint.of(store) == before,
+            "ferry \(arguments.joined(separator: " ")) changed the store's files")
         return result
     }
 
@@ -57,15 +63,19 @@ struct CoreDataStoreCLITests {
         let originals = try FileFingerprint.of(Self.store(Self.examples, "CoreDataMigration_Example_WAL.sqlite"))
         let directory = TemporaryDirectory("ferry-cd-cli")
         // A .moody-like name: recognised by content, not by extension.
-        let store = try Self.copy(Self.store(Self.examples, "CoreDataMigration_Example_WAL.sqlite"), into: directory, name: "Posts.data")
-        let result = try Self.runUntouched(["store", "info", store, "--model", Self.package(Self.examples)], store: store)
+        let store = try Self.copy(
+            Self.store(Self.examples, "CoreDataMigration_Example_WAL.sqlite"), into: directory, name: "Posts.data")
+        let result = try Self.runUntouched(
+            ["store", "info", store, "--model", Self.package(Self.examples)], store: store)
         #expect(result.exitCode == 0, "\(result)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.contains("kind:       Core Data SQLite store (SQLite)"))
         #expect(lines.contains("uuid:       95E4B0A1-CBFB-4257-B10B-EE64F7558656"))
         #expect(lines.contains("framework:  Core Data 847, written by SQLite 3019003"))
         #expect(lines.contains("journal:    wal; the -wal holds 428 frames (read with the store)"))
-        #expect(lines.contains("version:    CoreDataMigration_Example CoreDataMigration_Example 4 (by the model cached in the store)"))
+        #expect(
+            lines.contains(
+                "version:    CoreDataMigration_Example CoreDataMigration_Example 4 (by the model cached in the store)"))
         #expect(lines.contains("cache:      2 entities (Z_MODELCACHE)"))
         #expect(lines.contains("    1 Color            84  ZCOLOR"))
         #expect(lines.contains("    2 Post             84  ZPOST"))
@@ -91,7 +101,9 @@ struct CoreDataStoreCLITests {
     func versionOfEveryStore() throws {
         let directory = TemporaryDirectory("ferry-cd-version")
         let originals = try Self.allOriginals().map(FileFingerprint.of)
-        defer { #expect((try? Self.allOriginals().map(FileFingerprint.of)) == originals, "the shared sample stores changed") }
+        defer {
+            #expect((try? Self.allOriginals().map(FileFingerprint.of)) == originals, "the shared sample stores changed")
+        }
         let cases: [(String, String, String)] = [
             (Self.revised, "CoreDataMigration_Example_1.sqlite", "CoreDataMigration_Example"),
             (Self.revised, "CoreDataMigration_Example_2.sqlite", "CoreDataMigration_Example 2"),
@@ -103,49 +115,83 @@ struct CoreDataStoreCLITests {
         ]
         for (project, file, version) in cases {
             let store = try Self.copy(Self.store(project, file), into: directory, name: "\(project)-\(file)")
-            let result = try Self.runUntouched(["store", "version", store, "--model", Self.package(project), "--json"], store: store)
+            let result = try Self.runUntouched(
+                ["store", "version", store, "--model", Self.package(project), "--json"], store: store)
             #expect(result.exitCode == 0, "\(result)")
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
             #expect(object["version"] as? String == version, "\(project) \(file)")
             #expect(object["method"] as? String == "cached_model")
             #expect(object["current"] as? String == "CoreDataMigration_Example 4")
             #expect(object["up_to_date"] as? Bool == (version == "CoreDataMigration_Example 4"))
             if project == Self.examples {
-                let compiled = try Self.runUntouched(["store", "version", store, "--model", Self.package(project), "--compiled-model", Self.compiledModel], store: store)
+                let compiled = try Self.runUntouched(
+                    [
+                        "store", "version", store, "--model", Self.package(project), "--compiled-model",
+                        Self.compiledModel,
+                    ], store: store)
                 #expect(compiled.exitCode == 0, "\(compiled)")
-                #expect(compiled.stdout.contains("version:  CoreDataMigration_Example \(version) (by the entity version hashes of the compiled model)"), "\(compiled)")
+                #expect(
+                    compiled.stdout.contains(
+                        "version:  CoreDataMigration_Example \(version) (by the entity version hashes of the compiled model)"
+                    ), "\(compiled)")
             }
         }
-        let text = try runFerry(["store", "version", directory.file("\(Self.revised)-CoreDataMigration_Example_2.sqlite"), "--model", Self.package(Self.revised)])
-        #expect(text.stdout.contains("status:   2 steps behind (CoreDataMigration_Example 2 → CoreDataMigration_Example 3 → CoreDataMigration_Example 4)"), "\(text)")
+        let text = try runFerry([
+            "store", "version", directory.file("\(Self.revised)-CoreDataMigration_Example_2.sqlite"), "--model",
+            Self.package(Self.revised),
+        ])
+        #expect(
+            text.stdout.contains(
+                "status:   2 steps behind (CoreDataMigration_Example 2 → CoreDataMigration_Example 3 → CoreDataMigration_Example 4)"
+            ), "\(text)")
     }
 
     @Test("store version with no matching version: exit 64, the closest version and what differs")
     func noMatchingVersion() throws {
         let directory = TemporaryDirectory("ferry-cd-nomatch")
-        let store = try Self.copy(Self.store(Self.revised, "CoreDataMigration_Example_3.sqlite"), into: directory, name: "Revised3.sqlite")
-        let result = try Self.runUntouched(["store", "version", store, "--model", Self.package(Self.examples)], store: store)
+        let store = try Self.copy(
+            Self.store(Self.revised, "CoreDataMigration_Example_3.sqlite"), into: directory, name: "Revised3.sqlite")
+        let result = try Self.runUntouched(
+            ["store", "version", store, "--model", Self.package(Self.examples)], store: store)
         #expect(result.exitCode == 64, "\(result)")
         #expect(result.stdout.isEmpty)
-        #expect(result.stderr.contains("error: Core Data store '\(store)' matches no version of model CoreDataMigration_Example"))
-        #expect(result.stderr.contains("closest: version CoreDataMigration_Example 2 (by the cached model); what differs: entity Section is only in the store"))
-        let missing = try runFerry(["store", "version", store, "--model", Self.package(Self.revised), "--compiled-model", directory.file("none.momd")])
+        #expect(
+            result.stderr.contains(
+                "error: Core Data store '\(store)' matches no version of model CoreDataMigration_Example"))
+        #expect(
+            result.stderr.contains(
+                "closest: version CoreDataMigration_Example 2 (by the cached model); what differs: entity Section is only in the store"
+            ))
+        let missing = try runFerry([
+            "store", "version", store, "--model", Self.package(Self.revised), "--compiled-model",
+            directory.file("none.momd"),
+        ])
         #expect(missing.exitCode == 64, "\(missing)")
         #expect(missing.stderr.contains("no compiled model at"))
     }
 
-    @Test("a corrupt cache: store info says so, store version falls back to tables and columns, model show fails naming the store")
+    @Test(
+        "a corrupt cache: store info says so, store version falls back to tables and columns, model show fails naming the store"
+    )
     func corruptCache() throws {
         let directory = TemporaryDirectory("ferry-cd-corrupt")
-        let store = try Self.writableCopy(Self.store(Self.revised, "CoreDataMigration_Example_3.sqlite"), into: directory, name: "corrupt.sqlite")
-        let sqlite = try runFerryInShell("sqlite3 \"$1\" \"UPDATE Z_MODELCACHE SET Z_CONTENT = substr(Z_CONTENT, 1, 100)\"", [store])
+        let store = try Self.writableCopy(
+            Self.store(Self.revised, "CoreDataMigration_Example_3.sqlite"), into: directory, name: "corrupt.sqlite")
+        let sqlite = try runFerryInShell(
+            "sqlite3 \"$1\" \"UPDATE Z_MODELCACHE SET Z_CONTENT = substr(Z_CONTENT, 1, 100)\"", [store])
         #expect(sqlite.exitCode == 0, "\(sqlite)")
         let info = try Self.runUntouched(["store", "info", store], store: store)
         #expect(info.exitCode == 0, "\(info)")
-        #expect(info.stdout.contains("cache:      unreadable: the cached model (Z_MODELCACHE) of store '\(store)' is truncated: the compressed data ends early"), "\(info)")
-        let version = try Self.runUntouched(["store", "version", store, "--model", Self.package(Self.revised)], store: store)
+        #expect(
+            info.stdout.contains(
+                "cache:      unreadable: the cached model (Z_MODELCACHE) of store '\(store)' is truncated: the compressed data ends early"
+            ), "\(info)")
+        let version = try Self.runUntouched(
+            ["store", "version", store, "--model", Self.package(Self.revised)], store: store)
         #expect(version.exitCode == 0, "\(version)")
-        #expect(version.stdout.contains("CoreDataMigration_Example 3 (by the store's tables and columns)"), "\(version)")
+        #expect(
+            version.stdout.contains("CoreDataMigration_Example 3 (by the store's tables and columns)"), "\(version)")
         let show = try Self.runUntouched(["model", "show", store], store: store)
         #expect(show.exitCode != 0)
         #expect(show.stderr.contains("of store '\(store)' is truncated"), "\(show)")
@@ -154,7 +200,8 @@ struct CoreDataStoreCLITests {
     @Test("model show and model convert read a store's cached model")
     func modelFromAStore() throws {
         let directory = TemporaryDirectory("ferry-cd-model")
-        let store = try Self.copy(Self.store(Self.revised, "CoreDataMigration_Example_3.sqlite"), into: directory, name: "Blog.sqlite")
+        let store = try Self.copy(
+            Self.store(Self.revised, "CoreDataMigration_Example_3.sqlite"), into: directory, name: "Blog.sqlite")
         let show = try Self.runUntouched(["model", "show", store], store: store)
         #expect(show.exitCode == 0, "\(show)")
         #expect(show.stdout.hasPrefix("model Blog (current version cache)\n"), "\(show)")
@@ -164,7 +211,10 @@ struct CoreDataStoreCLITests {
         let convert = try Self.runUntouched(["model", "convert", store, out], store: store)
         #expect(convert.exitCode == 0, "\(convert)")
         // The written package holds the same model as the store's version 3 in the real package.
-        let diff = try runFerry(["model", "diff", "--json", Self.package(Self.revised) + "/CoreDataMigration_Example 3.xcdatamodel", out + "/cache.xcdatamodel"])
+        let diff = try runFerry([
+            "model", "diff", "--json", Self.package(Self.revised) + "/CoreDataMigration_Example 3.xcdatamodel",
+            out + "/cache.xcdatamodel",
+        ])
         #expect(diff.exitCode == 0, "\(diff)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(diff.stdout.utf8)) as? [String: Any])
         let steps = try #require(object["steps"] as? [[String: Any]])
@@ -198,25 +248,44 @@ struct CoreDataStoreCLITests {
         #expect(lines.contains("    2 Racecar               2  ZCAR  sub-entity of Car"), "\(result)")
         #expect(lines.contains("    3 Sedan                 3  ZCAR  sub-entity of Car"), "\(result)")
         #expect(lines.contains("    4 Passenger             4  ZPASSENGER"), "\(result)")
-        #expect(result.stdout.contains("cache:      unreadable: store '\(store)' has no cached model (Z_MODELCACHE is missing or empty)"))
+        #expect(
+            result.stdout.contains(
+                "cache:      unreadable: store '\(store)' has no cached model (Z_MODELCACHE is missing or empty)"))
     }
 
-    @Test("a job writing a read-only Core Data store is refused before any file is made; migrate with nothing to do opens nothing: its -wal and -shm stay as they were")
+    @Test(
+        "a job writing a read-only Core Data store is refused before any file is made; migrate with nothing to do opens nothing: its -wal and -shm stay as they were"
+    )
     func inPlaceCommandsRefuse() throws {
         let directory = TemporaryDirectory("ferry-cd-refuse")
-        let store = try Self.copy(Self.store(Self.examples, "CoreDataMigration_Example_WAL.sqlite"), into: directory, name: "App.sqlite")
+        let store = try Self.copy(
+            Self.store(Self.examples, "CoreDataMigration_Example_WAL.sqlite"), into: directory, name: "App.sqlite")
         // A job writing the read-only store is refused as read-only, before any file is made.
-        let run = try Self.runUntouched(["run", Fixtures.path("jobs/people.yml"), "--param", "store=\(store)", "--param", "rejects=\(directory.file("rejects.csv"))"], store: store)
+        let run = try Self.runUntouched(
+            [
+                "run", Fixtures.path("jobs/people.yml"), "--param", "store=\(store)", "--param",
+                "rejects=\(directory.file("rejects.csv"))",
+            ], store: store)
         #expect(run.exitCode != 0 && (run.stdout + run.stderr).contains("read-only"), "\(run)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["App.sqlite", "App.sqlite-wal"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == [
+                "App.sqlite", "App.sqlite-wal",
+            ])
         // migrate works on Core Data stores: this one is at the current version, so nothing is opened.
         let migrate = try Self.runUntouched(["migrate", store, "--model", Self.package(Self.examples)], store: store)
         #expect(migrate.exitCode == 0, "\(migrate)")
-        #expect(migrate.stdout.contains("is already at CoreDataMigration_Example version CoreDataMigration_Example 4"), "\(migrate)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["App.sqlite", "App.sqlite-wal"])
+        #expect(
+            migrate.stdout.contains("is already at CoreDataMigration_Example version CoreDataMigration_Example 4"),
+            "\(migrate)")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == [
+                "App.sqlite", "App.sqlite-wal",
+            ])
     }
 
-    @Test("the private copy is removed after each command; copies abandoned by processes that no longer run are removed too")
+    @Test(
+        "the private copy is removed after each command; copies abandoned by processes that no longer run are removed too"
+    )
     func privateCopiesAreCleanedUp() throws {
         let directory = TemporaryDirectory("ferry-cd-tmp")
         let temporary = directory.file("tmp")
@@ -230,29 +299,44 @@ struct CoreDataStoreCLITests {
         for name in [abandoned, alive, "ferry-coredata-notapid-KEEP"] {
             try FileManager.default.createDirectory(atPath: temporary + "/" + name, withIntermediateDirectories: false)
         }
-        let store = try Self.copy(Self.store(Self.examples, "CoreDataMigration_Example_WAL.sqlite"), into: directory, name: "App.sqlite")
+        let store = try Self.copy(
+            Self.store(Self.examples, "CoreDataMigration_Example_WAL.sqlite"), into: directory, name: "App.sqlite")
         let result = try runFerry(["store", "info", store], env: ["TMPDIR": temporary])
         #expect(result.exitCode == 0, "\(result)")
         #expect(result.stdout.contains("    2 Post             84  ZPOST"), "\(result)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary).sorted() == [alive, "ferry-coredata-notapid-KEEP"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: temporary).sorted() == [
+                alive, "ferry-coredata-notapid-KEEP",
+            ])
     }
 
-    @Test("ferry check on a Core Data snapshot names its version and migrates a private copy of it; a store of another app matches no version")
+    @Test(
+        "ferry check on a Core Data snapshot names its version and migrates a private copy of it; a store of another app matches no version"
+    )
     func checkACoreDataSnapshot() throws {
         let directory = TemporaryDirectory("ferry-cd-check")
-        let store = try Self.copy(Self.store(Self.examples, "CoreDataMigration_Example_3.sqlite"), into: directory, name: "v3.sqlite")
+        let store = try Self.copy(
+            Self.store(Self.examples, "CoreDataMigration_Example_3.sqlite"), into: directory, name: "v3.sqlite")
         let junit = directory.file("check.xml")
-        let result = try Self.runUntouched(["check", store, "--model", Self.package(Self.examples), "--junit", junit], store: store)
+        let result = try Self.runUntouched(
+            ["check", store, "--model", Self.package(Self.examples), "--junit", junit], store: store)
         #expect(result.exitCode == 0, "\(result)")
         #expect(result.stdout.contains("\(store): ok"), "\(result)")
         let xml = try String(contentsOfFile: junit, encoding: .utf8)
         #expect(xml.contains("<testcase classname=\"ferry.check.store\" name=\"version\" time="), "\(xml)")
-        #expect(xml.contains("<testcase classname=\"ferry.check.store\" name=\"migrate CoreDataMigration_Example 3 → CoreDataMigration_Example 4\" time="), "\(xml)")
+        #expect(
+            xml.contains(
+                "<testcase classname=\"ferry.check.store\" name=\"migrate CoreDataMigration_Example 3 → CoreDataMigration_Example 4\" time="
+            ), "\(xml)")
         #expect(xml.contains("failures=\"0\" errors=\"0\""), "\(xml)")
 
-        let other = try Self.copy(Self.store(Self.revised, "CoreDataMigration_Example_3.sqlite"), into: directory, name: "revised.sqlite")
+        let other = try Self.copy(
+            Self.store(Self.revised, "CoreDataMigration_Example_3.sqlite"), into: directory, name: "revised.sqlite")
         let mismatch = try Self.runUntouched(["check", other, "--model", Self.package(Self.examples)], store: other)
         #expect(mismatch.exitCode != 0)
-        #expect(mismatch.stdout.contains("version: error: Core Data store '\(other)' matches no version of model CoreDataMigration_Example"), "\(mismatch)")
+        #expect(
+            mismatch.stdout.contains(
+                "version: error: Core Data store '\(other)' matches no version of model CoreDataMigration_Example"),
+            "\(mismatch)")
     }
 }

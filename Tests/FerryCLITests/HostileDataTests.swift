@@ -32,14 +32,21 @@ struct HostileDataTests {
     @Test(
         "a record with a 65 MiB string is refused where it is found, before SQLite sees it",
         arguments: [
-            ("notes.ndjson", "{\"id\": 1, \"text\": \"a\"}\n" + huge + "\n", "notes.ndjson:2:1: error: record is longer than 64 MiB (record 2)"),
-            ("notes.json", "[{\"id\": 1, \"text\": \"a\"},\n " + huge + "]\n", "notes.json:2:20: error: record is longer than 64 MiB (record 2)"),
+            (
+                "notes.ndjson", "{\"id\": 1, \"text\": \"a\"}\n" + huge + "\n",
+                "notes.ndjson:2:1: error: record is longer than 64 MiB (record 2)"
+            ),
+            (
+                "notes.json", "[{\"id\": 1, \"text\": \"a\"},\n " + huge + "]\n",
+                "notes.json:2:20: error: record is longer than 64 MiB (record 2)"
+            ),
         ])
     func hugeRecord(file: String, contents: String, expected: String) throws {
         let directory = try directory()
         try directory.write(file, contents)
         let result = try runFerry(
-            ["import", file, "--store", "notes.sqlite", "--model", "notes.yml", "--entity", "Note"], cwd: directory.path)
+            ["import", file, "--store", "notes.sqlite", "--model", "notes.yml", "--entity", "Note"], cwd: directory.path
+        )
         #expect(result.exitCode == 1, "\(result)")
         #expect(result.stderr.contains(expected), "\(result.stderr)")
         #expect(!result.stderr.contains("SQLite"))
@@ -68,12 +75,16 @@ struct HostileDataTests {
         try directory.write("small.yml", job("long.json", "{max_record_bytes: 1000}"))
         let small = try runFerry(["run", "small.yml", "--quiet"], cwd: directory.path)
         #expect(small.exitCode == 1, "\(small)")
-        #expect(small.stderr.contains("long.json:1:2: error: record is longer than 1000 bytes (record 1)"), "\(small.stderr)")
+        #expect(
+            small.stderr.contains("long.json:1:2: error: record is longer than 1000 bytes (record 1)"),
+            "\(small.stderr)")
 
         try directory.write("bad.yml", job("long.json", "{max_depth: 0, max_record_bytes: lots}"))
         let bad = try runFerry(["validate", "bad.yml"], cwd: directory.path)
         #expect(bad.exitCode == 64, "\(bad)")
         #expect(bad.stderr.contains("bad.yml:4:65: error: 'max_depth' must be at least 1, not 0"), "\(bad.stderr)")
-        #expect(bad.stderr.contains("error: expected a whole number for 'max_record_bytes' but found 'lots'"), "\(bad.stderr)")
+        #expect(
+            bad.stderr.contains("error: expected a whole number for 'max_record_bytes' but found 'lots'"),
+            "\(bad.stderr)")
     }
 }

@@ -10,7 +10,9 @@ struct HostilePatternTests {
         let directory = TemporaryDirectory("ferry-cli-hostile-pattern")
         // Single-quoted YAML: backslashes are literal, a quote is doubled.
         let escaped = pattern.replacingOccurrences(of: "'", with: "''")
-        try directory.write("model.yml", "name: R\nentities:\n  P:\n    attributes:\n      email: {type: string, pattern: '\(escaped)'}\n")
+        try directory.write(
+            "model.yml",
+            "name: R\nentities:\n  P:\n    attributes:\n      email: {type: string, pattern: '\(escaped)'}\n")
         return try runFerry(["model", "show", "model.yml"], cwd: directory.path)
     }
 
@@ -26,7 +28,8 @@ struct HostilePatternTests {
         let result = try show(pattern)
         #expect(!result.wasSignaled, "\(result)")
         #expect(result.exitCode == 64, "\(result)")
-        let expected = pattern.count > 1_000
+        let expected =
+            pattern.count > 1_000
             ? "model.yml:5:39: error: pattern is too long: \(pattern.count) characters; at most 1000 are allowed for 'email'"
             : "model.yml:5:39: error: pattern is nested too deeply: more than 32 levels of groups and character classes for 'email'"
         #expect(result.stderr.contains(expected), "\(result.stderr)")
@@ -36,7 +39,9 @@ struct HostilePatternTests {
     func length() throws {
         let over = try show("[a-z]" + String(repeating: "x", count: 996))
         #expect(over.exitCode == 64, "\(over)")
-        #expect(over.stderr.contains("error: pattern is too long: 1001 characters; at most 1000 are allowed for 'email'"), "\(over.stderr)")
+        #expect(
+            over.stderr.contains("error: pattern is too long: 1001 characters; at most 1000 are allowed for 'email'"),
+            "\(over.stderr)")
         let atLimit = try show("[a-z]" + String(repeating: "x", count: 995))
         #expect(atLimit.exitCode == 0, "\(atLimit)")
     }

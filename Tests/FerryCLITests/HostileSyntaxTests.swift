@@ -12,15 +12,23 @@ struct HostileSyntaxTests {
 
     static let everyone = "id,email,age\r\n1,Ann@X.io,34\r\n2,bob@x.io,19\r\n3,CY@x.io,52\r\n"
 
-    func export(_ predicate: String, entity: String = "Customer", in directory: TemporaryDirectory) throws -> ProcessResult {
+    func export(
+        _ predicate: String, entity: String = "Customer", in directory: TemporaryDirectory
+    ) throws -> ProcessResult {
         try runFerry(
-            ["export", "--store", "shop.sqlite", "--entity", entity, "--where", predicate, "--format", "csv", "--quiet"],
+            [
+                "export", "--store", "shop.sqlite", "--entity", entity, "--where", predicate, "--format", "csv",
+                "--quiet",
+            ],
             cwd: directory.path)
     }
 
     func update(_ expression: String, in directory: TemporaryDirectory) throws -> ProcessResult {
         try runFerry(
-            ["update", "--store", "shop.sqlite", "--entity", "Customer", "--where", "age > 1", "--set", "age==\(expression)", "--dry-run"],
+            [
+                "update", "--store", "shop.sqlite", "--entity", "Customer", "--where", "age > 1", "--set",
+                "age==\(expression)", "--dry-run",
+            ],
             cwd: directory.path)
     }
 
@@ -47,7 +55,9 @@ struct HostileSyntaxTests {
         let huge = try export(Self.repeated("NOT ", 10_000) + "age > 100", in: directory)
         #expect(huge.exitCode == 64, "\(huge)")
         #expect(!huge.wasSignaled)
-        #expect(huge.stderr.contains("--where:1:40001: error: predicate is too long: more than 10000 tokens"), "\(huge.stderr)")
+        #expect(
+            huge.stderr.contains("--where:1:40001: error: predicate is too long: more than 10000 tokens"),
+            "\(huge.stderr)")
     }
 
     @Test("parentheses around AND and OR: 16 levels run, 17 and 30,000 are located errors")
@@ -56,7 +66,9 @@ struct HostileSyntaxTests {
         let atLimit = try export(
             "age > 1" + Self.repeated(" AND (age > 1 OR (age > 1", 8) + Self.repeated("))", 8), in: directory)
         #expect(atLimit.exitCode == 0, "\(atLimit)")
-        let over = try export("age > 1" + Self.repeated(" AND (age > 1 OR (age > 1", 8) + " AND (age > 1" + Self.repeated(")", 17), in: directory)
+        let over = try export(
+            "age > 1" + Self.repeated(" AND (age > 1 OR (age > 1", 8) + " AND (age > 1" + Self.repeated(")", 17),
+            in: directory)
         #expect(over.exitCode == 64, "\(over)")
         #expect(over.stderr.contains(Self.predicateTooDeep), "\(over.stderr)")
         let huge = try export(Self.repeated("(", 30_000) + "age > 1" + Self.repeated(")", 30_000), in: directory)
@@ -81,7 +93,9 @@ struct HostileSyntaxTests {
         #expect(result.exitCode == 64, "\(result)")
         #expect(!result.wasSignaled)
         // The quoted value's text starts at column 40 of line 4; its 10,001st token is 10,000 columns on.
-        #expect(result.stderr.contains("purge.yml:4:10040: error: predicate is too long: more than 10000 tokens"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("purge.yml:4:10040: error: predicate is too long: more than 10000 tokens"),
+            "\(result.stderr)")
     }
 
     @Test("SUBQUERY counts four levels: 4 nested run (export and delete), 5 are a located error")
@@ -94,7 +108,8 @@ struct HostileSyntaxTests {
         #expect(exported.exitCode == 0, "\(exported)")
         #expect(exported.stdout == "id,email,age\r\n1,Ann@X.io,34\r\n2,bob@x.io,19\r\n")
         let deleted = try runFerry(
-            ["delete", "--store", "shop.sqlite", "--entity", "Customer", "--where", nested(4), "--dry-run"], cwd: directory.path)
+            ["delete", "--store", "shop.sqlite", "--entity", "Customer", "--where", nested(4), "--dry-run"],
+            cwd: directory.path)
         #expect(deleted.exitCode == 0, "\(deleted)")
         let over = try export(nested(5), in: directory)
         #expect(over.exitCode == 64, "\(over)")
@@ -111,7 +126,9 @@ struct HostileSyntaxTests {
         #expect(over.exitCode == 64, "\(over)")
         // Comparison 501 starts 500 × 12 columns in.
         #expect(
-            over.stderr.contains("--where:1:6001: error: predicate is too long: more than 500 comparisons; use IN {…} for a list of values"),
+            over.stderr.contains(
+                "--where:1:6001: error: predicate is too long: more than 500 comparisons; use IN {…} for a list of values"
+            ),
             "\(over.stderr)")
         #expect(!over.stderr.contains("SQLite"))
     }
@@ -131,7 +148,9 @@ struct HostileSyntaxTests {
         #expect(nested.stderr.contains("--set #1:1:22: \(Self.updateTooDeep)"), "\(nested.stderr)")
         let long = try update(Self.repeated("-", 30_000) + "age", in: directory)
         #expect(long.exitCode == 64, "\(long)")
-        #expect(long.stderr.contains("--set #1:1:10006: error: expression is too long: more than 10000 tokens"), "\(long.stderr)")
+        #expect(
+            long.stderr.contains("--set #1:1:10006: error: expression is too long: more than 10000 tokens"),
+            "\(long.stderr)")
     }
 
     @Test("update --set at the limits runs through SQLite: 16 chained terms, 16 nested coalesce, 100 arguments")
@@ -141,9 +160,11 @@ struct HostileSyntaxTests {
         #expect(flat.exitCode == 0, "\(flat)")
         let calls = try update(Self.repeated("coalesce(age, ", 16) + "age" + Self.repeated(")", 16), in: directory)
         #expect(calls.exitCode == 0, "\(calls)")
-        let arguments = try update("coalesce(" + Array(repeating: "age", count: 100).joined(separator: ", ") + ")", in: directory)
+        let arguments = try update(
+            "coalesce(" + Array(repeating: "age", count: 100).joined(separator: ", ") + ")", in: directory)
         #expect(arguments.exitCode == 0, "\(arguments)")
-        let tooMany = try update("coalesce(" + Array(repeating: "age", count: 200).joined(separator: ", ") + ")", in: directory)
+        let tooMany = try update(
+            "coalesce(" + Array(repeating: "age", count: 200).joined(separator: ", ") + ")", in: directory)
         #expect(tooMany.exitCode == 64, "\(tooMany)")
         #expect(tooMany.stderr.contains("error: coalesce() has too many arguments: more than 100"), "\(tooMany.stderr)")
         #expect(!tooMany.stderr.contains("SQLite"))
@@ -156,12 +177,17 @@ struct HostileSyntaxTests {
         let directory = TemporaryDirectory("ferry-cli-hostile-mapping")
         try directory.write("model.yml", "name: People\ncurrent: \"2\"\nversions: [v1.yml, v2.yml]\n")
         try directory.write("v1.yml", "version: \"1\"\nentities:\n  Person:\n    attributes:\n      name: string\n")
-        try directory.write("v2.yml", "version: \"2\"\nentities:\n  Person:\n    attributes:\n      name: string\n      city: string\n")
+        try directory.write(
+            "v2.yml", "version: \"2\"\nentities:\n  Person:\n    attributes:\n      name: string\n      city: string\n")
         try FileManager.default.createDirectory(atPath: directory.file("mappings"), withIntermediateDirectories: true)
         let expression = Self.repeated("(", 500) + "$source.name" + Self.repeated(")", 500)
-        try directory.write("mappings/1-to-2.yml", "from: \"1\"\nto: \"2\"\nentities:\n  Person:\n    attributes:\n      city: \(expression)\n")
+        try directory.write(
+            "mappings/1-to-2.yml",
+            "from: \"1\"\nto: \"2\"\nentities:\n  Person:\n    attributes:\n      city: \(expression)\n")
         try directory.write("people.csv", "name\nAnn\n")
-        try directory.write("load.yml", "store: people.sqlite\nmodel: v1.yml\nsteps:\n  - import: {source: people.csv, entity: Person}\n")
+        try directory.write(
+            "load.yml",
+            "store: people.sqlite\nmodel: v1.yml\nsteps:\n  - import: {source: people.csv, entity: Person}\n")
         let load = try runFerry(["run", "load.yml", "--quiet"], cwd: directory.path)
         #expect(load.exitCode == 0, "\(load)")
         let result = try runFerry(["migrate", "people.sqlite", "--model", ".", "--dry-run"], cwd: directory.path)
@@ -170,7 +196,8 @@ struct HostileSyntaxTests {
         // The 17th '(' of the value that starts at column 13 of line 6.
         #expect(
             result.stderr.contains(
-                "mappings/1-to-2.yml:6:29: error: expression is nested too deeply: more than 16 levels of parentheses, not, ? :, function calls and chained operators"),
+                "mappings/1-to-2.yml:6:29: error: expression is nested too deeply: more than 16 levels of parentheses, not, ? :, function calls and chained operators"
+            ),
             "\(result.stderr)")
     }
 }

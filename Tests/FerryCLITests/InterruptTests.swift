@@ -3,9 +3,9 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// SIGINT and SIGTERM sent to a running import (the real binary): the step is rolled back (or
@@ -33,20 +33,27 @@ struct InterruptTests {
 
     static func storeWithThreePeople(_ directory: TemporaryDirectory) throws -> String {
         let store = directory.file("s.sqlite")
-        let seed = try directory.write("seed.csv", "id,email,name,age\n900001,a@example.com,A,1\n900002,b@example.com,B,2\n900003,c@example.com,C,3\n")
+        let seed = try directory.write(
+            "seed.csv",
+            "id,email,name,age\n900001,a@example.com,A,1\n900002,b@example.com,B,2\n900003,c@example.com,C,3\n")
         let result = try runFerry(ContractTests.importArguments(seed, store: store))
         #expect(result.exitCode == 0, "\(result)")
         return store
     }
 
-    @Test("SIGINT rolls the import back and exits 130; SIGTERM exits 143", arguments: [(SIGINT, Int32(130)), (SIGTERM, Int32(143))])
+    @Test(
+        "SIGINT rolls the import back and exits 130; SIGTERM exits 143",
+        arguments: [(SIGINT, Int32(130)), (SIGTERM, Int32(143))])
     func rollsBack(signal: Int32, code: Int32) throws {
         let directory = TemporaryDirectory()
         let store = try Self.storeWithThreePeople(directory)
-        let result = try Self.interrupt(ContractTests.importArguments(BigFiles.big, store: store), store: store, with: [signal])
+        let result = try Self.interrupt(
+            ContractTests.importArguments(BigFiles.big, store: store), store: store, with: [signal])
         #expect(!result.wasSignaled && result.exitCode == code, "\(result)")
         let name = signal == SIGINT ? "SIGINT" : "SIGTERM"
-        #expect(result.stderr.contains("error: interrupted by \(name): step 1 import Person was rolled back after "), "\(result)")
+        #expect(
+            result.stderr.contains("error: interrupted by \(name): step 1 import Person was rolled back after "),
+            "\(result)")
         #expect(result.stderr.contains("records; the store is as it was before the step"), "\(result)")
         #expect(fileSize(store + "-journal") == nil, "the rollback finished before exiting")
         #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM Person") == [3])
@@ -59,14 +66,21 @@ struct InterruptTests {
         let store = try Self.storeWithThreePeople(directory)
         let report = directory.file("r.json")
         let result = try Self.interrupt(
-            ["run", Fixtures.path("jobs/people-checkpointed.yml"), "--param", "store=\(store)", "--param", "data=\(BigFiles.big)", "--report", report, "--quiet"],
+            [
+                "run", Fixtures.path("jobs/people-checkpointed.yml"), "--param", "store=\(store)", "--param",
+                "data=\(BigFiles.big)", "--report", report, "--quiet",
+            ],
             store: store, with: [SIGINT])
         #expect(result.exitCode == 130, "\(result)")
-        #expect(result.stderr.contains("error: interrupted by SIGINT: step 1 import Person stopped after "), "\(result)")
-        #expect(result.stderr.contains("the batches it committed stay in the store, the batch in progress was rolled back"), "\(result)")
+        #expect(
+            result.stderr.contains("error: interrupted by SIGINT: step 1 import Person stopped after "), "\(result)")
+        #expect(
+            result.stderr.contains("the batches it committed stay in the store, the batch in progress was rolled back"),
+            "\(result)")
         let count = try StoreSnapshot.integers(store, "SELECT count(*) FROM Person").first ?? -1
         #expect(count >= 3 && (count - 3) % 1000 == 0 && count < 3 + BigFiles.rows, "\(count)")
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
         #expect(json["exit_code"] as? Int == 130)
         let schema = try JSONSchema(path: ReportSchemaTests.schemaPath)
         #expect(try schema.violations(ofFile: report).isEmpty)
@@ -77,7 +91,8 @@ struct InterruptTests {
     func secondInterrupt() throws {
         let directory = TemporaryDirectory()
         let store = try Self.storeWithThreePeople(directory)
-        let result = try Self.interrupt(ContractTests.importArguments(BigFiles.big, store: store), store: store, with: [SIGINT, SIGINT])
+        let result = try Self.interrupt(
+            ContractTests.importArguments(BigFiles.big, store: store), store: store, with: [SIGINT, SIGINT])
         #expect(result.exitCode == 130, "\(result)")
         // Either the rollback finished first, or the journal restores the store on the next open.
         #expect(try runFerry(["store", "info", store, "--json"]).exitCode == 0)

@@ -21,10 +21,14 @@ struct LibpqLoadingTests {
     @Test("without libpq, a PostgreSQL store fails with a clear error naming the library; nothing crashes")
     func missingLibpq() throws {
         let result = try runFerry(
-            ["store", "info", "postgresql://ferry@127.0.0.1:1/none?schema=s"], env: ["FERRY_LIBPQ": "/nonexistent/libpq.so.5"])
+            ["store", "info", "postgresql://ferry@127.0.0.1:1/none?schema=s"],
+            env: ["FERRY_LIBPQ": "/nonexistent/libpq.so.5"])
         #expect(!result.wasSignaled)
         #expect(result.exitCode != 0)
-        #expect(result.stderr.contains("error: cannot connect to postgresql://ferry@127.0.0.1:1/none?schema=s: libpq, PostgreSQL's client library, could not be loaded (FERRY_LIBPQ=/nonexistent/libpq.so.5: "))
+        #expect(
+            result.stderr.contains(
+                "error: cannot connect to postgresql://ferry@127.0.0.1:1/none?schema=s: libpq, PostgreSQL's client library, could not be loaded (FERRY_LIBPQ=/nonexistent/libpq.so.5: "
+            ))
         #expect(result.stderr.contains("install it (Debian and Ubuntu: apt-get install libpq5"))
         #expect(!result.stderr.contains("Backtrac"))
     }

@@ -15,10 +15,14 @@ struct MigrationCrashTests {
     static var bundle: String { Fixtures.path("models/PeopleSteps") }
 
     /// A version 1 store of `rows` generated people at `dir/name`.
-    static func v1Store(in dir: TemporaryDirectory, _ name: String = "people.sqlite", rows: ClosedRange<Int>? = nil) throws -> String {
+    static func v1Store(
+        in dir: TemporaryDirectory, _ name: String = "people.sqlite", rows: ClosedRange<Int>? = nil
+    ) throws -> String {
         let store = dir.file(name)
         let data = try rows.map { try dir.write("seed-\(name).csv", bytes: BigFiles.csv(ids: $0)) } ?? BigFiles.big
-        let result = try runFerry(["import", data, "--store", store, "--model", Fixtures.peopleModel, "--entity", "Person", "--quiet"])
+        let result = try runFerry([
+            "import", data, "--store", store, "--model", Fixtures.peopleModel, "--entity", "Person", "--quiet",
+        ])
         #expect(result.exitCode == 0, "\(result)")
         return store
     }
@@ -39,7 +43,8 @@ struct MigrationCrashTests {
 
     /// The store's model version, from its metadata.
     static func version(of store: String) throws -> String? {
-        try StoreSnapshot.texts(store, "SELECT value FROM ferry_metadata WHERE key = 'model_version'").first?.first ?? nil
+        try StoreSnapshot.texts(store, "SELECT value FROM ferry_metadata WHERE key = 'model_version'").first?.first
+            ?? nil
     }
 
     /// The migrated content: every table but the audit log and the metadata (whose `created_at`
@@ -71,7 +76,9 @@ struct MigrationCrashTests {
     /// Starts a migration, waits for `moment` and sends SIGKILL; returns whether the kill
     /// landed (false when the migration had already finished).
     /// `process` starts the migration (by default `ferry migrate` of the PeopleSteps store).
-    static func migrateAndKill(_ store: String, at moment: Moment, process start: ((String) throws -> FerryProcess)? = nil) throws -> Bool {
+    static func migrateAndKill(
+        _ store: String, at moment: Moment, process start: ((String) throws -> FerryProcess)? = nil
+    ) throws -> Bool {
         let started = ContinuousClock.now
         let process = try start?(store) ?? FerryProcess(migrateArguments(store))
         let deadline = started + .seconds(60)
@@ -99,7 +106,8 @@ struct MigrationCrashTests {
         let (scratch, backups) = try leftovers(of: store)
         let folder = URL(fileURLWithPath: store).deletingLastPathComponent()
         for name in scratch + backups { try FileManager.default.removeItem(at: folder.appendingPathComponent(name)) }
-        for file in [store, store + "-journal", store + "-wal", store + "-shm"] where FileManager.default.fileExists(atPath: file) {
+        for file in [store, store + "-journal", store + "-wal", store + "-shm"]
+        where FileManager.default.fileExists(atPath: file) {
             try FileManager.default.removeItem(atPath: file)
         }
         try FileManager.default.copyItem(atPath: pristine, toPath: store)
@@ -107,7 +115,9 @@ struct MigrationCrashTests {
 
     // MARK: - SIGKILL
 
-    @Test("SIGKILL at a spread of moments leaves the original or the migrated store, never a mix; a rerun finishes and cleans up")
+    @Test(
+        "SIGKILL at a spread of moments leaves the original or the migrated store, never a mix; a rerun finishes and cleans up"
+    )
     func killAtManyMoments() throws {
         let dir = TemporaryDirectory()
         let store = try Self.v1Store(in: dir)
@@ -130,10 +140,13 @@ struct MigrationCrashTests {
 
         // Ten moments from 50 ms to the measured duration, one well after it (the migration
         // has finished), and moments the migration's own files announce.
-        var moments: [Moment] = (0..<10).map { index in .after(.milliseconds(50) + (duration - .milliseconds(50)) * (Double(index) / 9)) }
+        var moments: [Moment] = (0..<10).map { index in
+            .after(.milliseconds(50) + (duration - .milliseconds(50)) * (Double(index) / 9))
+        }
         moments += [
             .after(duration * 3),
-            .exists(".ferry-migrating-1"), .grown(".ferry-migrating-1", bytes: 8_000_000), .exists(".ferry-migrating-1-links"),
+            .exists(".ferry-migrating-1"), .grown(".ferry-migrating-1", bytes: 8_000_000),
+            .exists(".ferry-migrating-1-links"),
             .exists(".ferry-migrating-2"), .grown(".ferry-migrating-2", bytes: 30_000_000), .backupExists,
         ]
         var outcomes: [String] = []
@@ -150,12 +163,17 @@ struct MigrationCrashTests {
             } else if try Self.version(of: store) == "1" {
                 // Not the same bytes, but it must hold the same content.
                 if originalSnapshot == nil { originalSnapshot = try StoreSnapshot.take(pristine, excluding: []) }
-                #expect(try StoreSnapshot.take(store, excluding: []) == originalSnapshot, "killed \(moment): a version 1 store that is not the original")
+                #expect(
+                    try StoreSnapshot.take(store, excluding: []) == originalSnapshot,
+                    "killed \(moment): a version 1 store that is not the original")
                 outcome = "original (same content)"
             } else {
                 outcome = "migrated"
-                #expect(try Self.version(of: store) == "3", "killed \(moment): neither the original nor the migrated store")
-                #expect(try Self.migratedContent(store) == migrated, "killed \(moment): neither the original nor the migrated store")
+                #expect(
+                    try Self.version(of: store) == "3", "killed \(moment): neither the original nor the migrated store")
+                #expect(
+                    try Self.migratedContent(store) == migrated,
+                    "killed \(moment): neither the original nor the migrated store")
             }
             outcomes.append("\(moment): \(killed ? "killed" : "finished"), \(outcome)")
 
@@ -164,7 +182,9 @@ struct MigrationCrashTests {
             #expect(rerun.exitCode == 0, "rerun after a kill \(moment): \(rerun)")
             #expect(try Self.leftovers(of: store).scratch == [], "rerun after a kill \(moment)")
             #expect(try Self.version(of: store) == "3", "rerun after a kill \(moment)")
-            #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM Person") == [Int64(BigFiles.rows)], "rerun after a kill \(moment)")
+            #expect(
+                try StoreSnapshot.integers(store, "SELECT count(*) FROM Person") == [Int64(BigFiles.rows)],
+                "rerun after a kill \(moment)")
         }
         print("migration kill outcomes (a full migration took \(duration)):\n  " + outcomes.joined(separator: "\n  "))
         // The spread really hit running migrations, on both sides of the swap or its end.
@@ -178,8 +198,10 @@ struct MigrationCrashTests {
     static func bundle(in dir: TemporaryDirectory, version2: String) throws -> String {
         let folder = dir.file("bundle")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try #"name: People\#ncurrent: "2"\#nversions: [v1.yml, v2.yml]\#n"#.write(toFile: folder + "/model.yml", atomically: true, encoding: .utf8)
-        try String(contentsOfFile: Fixtures.path("models/PeopleSteps/v1.yml"), encoding: .utf8).write(toFile: folder + "/v1.yml", atomically: true, encoding: .utf8)
+        try #"name: People\#ncurrent: "2"\#nversions: [v1.yml, v2.yml]\#n"#.write(
+            toFile: folder + "/model.yml", atomically: true, encoding: .utf8)
+        try String(contentsOfFile: Fixtures.path("models/PeopleSteps/v1.yml"), encoding: .utf8).write(
+            toFile: folder + "/v1.yml", atomically: true, encoding: .utf8)
         try version2.write(toFile: folder + "/v2.yml", atomically: true, encoding: .utf8)
         return folder
     }
@@ -212,14 +234,17 @@ struct MigrationCrashTests {
             result.errorLines == [
                 "error: the migrated store failed verification: 1 of 5 checks failed on the version 2 copy of '\(store)' (first: validation Person)",
                 "  validation Person: age is above the maximum 90 in 18 rows",
-            ] + (91...95).map { "  validation Person: Person ferry_pk \($0) (id = \($0)): age is above the maximum 90" } + [
-                "  nothing was changed: the original store is as it was",
-            ], "\(result)")
+            ] + (91...95).map { "  validation Person: Person ferry_pk \($0) (id = \($0)): age is above the maximum 90" }
+                + [
+                    "  nothing was changed: the original store is as it was"
+                ], "\(result)")
         #expect(try StoreSnapshot.take(store, excluding: []) == before)
         #expect(try Self.leftovers(of: store).scratch == [] && Self.leftovers(of: store).backups == [])
     }
 
-    @Test("a step that cannot write its objects (a new uniqueness constraint that stored values break) leaves the original and says why")
+    @Test(
+        "a step that cannot write its objects (a new uniqueness constraint that stored values break) leaves the original and says why"
+    )
     func failingStep() throws {
         let dir = TemporaryDirectory()
         let store = try Self.v1Store(in: dir, rows: 1...200)
@@ -240,7 +265,10 @@ struct MigrationCrashTests {
         let result = try runFerry(["migrate", store, "--model", bundle])
 
         #expect(result.exitCode == 1, "\(result)")
-        #expect(result.errorLines.first == "error: the migrated objects break a uniqueness constraint: two or more have the same Person.age", "\(result)")
+        #expect(
+            result.errorLines.first
+                == "error: the migrated objects break a uniqueness constraint: two or more have the same Person.age",
+            "\(result)")
         #expect(result.errorLines.last == "  nothing was changed: the original store is as it was", "\(result)")
         #expect(try StoreSnapshot.take(store, excluding: []) == before)
         #expect(try Self.leftovers(of: store).scratch == [] && Self.leftovers(of: store).backups == [])
@@ -248,7 +276,9 @@ struct MigrationCrashTests {
 
     // MARK: - WAL
 
-    @Test("a store in WAL mode whose latest rows are only in its -wal migrates without losing them, and stays in WAL mode")
+    @Test(
+        "a store in WAL mode whose latest rows are only in its -wal migrates without losing them, and stays in WAL mode"
+    )
     func writeAheadLog() throws {
         let dir = TemporaryDirectory()
         let live = try Self.v1Store(in: dir, "live.sqlite", rows: 1...2_000)
@@ -272,7 +302,10 @@ struct MigrationCrashTests {
         #expect(result.exitCode == 0, "\(result)")
         #expect(try Self.version(of: store) == "3")
         #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM Person") == [2_500])
-        #expect(try StoreSnapshot.texts(store, "SELECT id, email, fullName, age, level FROM Person WHERE id = 900500") == [["900500", "w900500@example.com", "W 900500", "7", "1"]])
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT id, email, fullName, age, level FROM Person WHERE id = 900500") == [
+                ["900500", "w900500@example.com", "W 900500", "7", "1"]
+            ])
         #expect(try StoreSnapshot.texts(store, "PRAGMA journal_mode") == [["wal"]])
         // The backup holds the original with the rows of its -wal.
         let backup = try #require(try Self.leftovers(of: store).backups.first)

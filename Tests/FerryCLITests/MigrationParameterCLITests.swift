@@ -13,7 +13,8 @@ struct MigrationParameterCLITests {
     func versionOneStore(_ dir: TemporaryDirectory) throws -> String {
         let store = dir.file("prices.sqlite")
         let result = try runFerry([
-            "import", Fixtures.path("data/prices.csv"), "--store", store, "--model", Self.bundle + "/v1.yml", "--entity", "Product",
+            "import", Fixtures.path("data/prices.csv"), "--store", store, "--model", Self.bundle + "/v1.yml",
+            "--entity", "Product",
         ])
         #expect(result.exitCode == 0, "\(result)")
         return store

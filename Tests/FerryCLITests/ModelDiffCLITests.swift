@@ -4,7 +4,9 @@ import Testing
 
 /// Fixtures of the model diff CLI tests.
 enum DiffCLIFixtures {
-    static var fixtures: URL { URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures") }
+    static var fixtures: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
+    }
     static func fixture(_ relative: String) -> String { fixtures.appendingPathComponent(relative).path }
 }
 
@@ -17,45 +19,47 @@ struct ModelDiffCLITests {
         let result = try runFerry(["model", "diff", bundle, "--from", "1", "--to", "2"])
         #expect(result.exitCode == 0)
         #expect(result.stderr == "")
-        #expect(result.stdout == """
-            Shop 1 → 2
-              Customer
-                ✓ attribute name: renamed from fullName
-                ✓ attribute phone: added (string, optional)
-                    warning: if it is fax renamed, add `renamed_from: fax` to Customer.phone, or the values of fax are dropped
-                ✓ attribute level: added (int16, non-optional, default 0)
-                ✓ attribute visits: type int16 → int32 (lossless widening)
-                ✓ attribute fax: removed (string; its values are dropped)
-                ✓ relationship orders: renamed from purchases
-                ✓ unique: uniqueness constraint (email) added
-                    warning: the migration fails if stored Customer records share a value of (email); remove duplicates first
-              Order
-                ✓ entity: renamed from Purchase
-              Coupon
-                ✓ entity: added (starts empty)
-            verdict: lightweight: Shop 1 → 2 can be migrated with an inferred mapping (9 changes)
+        #expect(
+            result.stdout == """
+                Shop 1 → 2
+                  Customer
+                    ✓ attribute name: renamed from fullName
+                    ✓ attribute phone: added (string, optional)
+                        warning: if it is fax renamed, add `renamed_from: fax` to Customer.phone, or the values of fax are dropped
+                    ✓ attribute level: added (int16, non-optional, default 0)
+                    ✓ attribute visits: type int16 → int32 (lossless widening)
+                    ✓ attribute fax: removed (string; its values are dropped)
+                    ✓ relationship orders: renamed from purchases
+                    ✓ unique: uniqueness constraint (email) added
+                        warning: the migration fails if stored Customer records share a value of (email); remove duplicates first
+                  Order
+                    ✓ entity: renamed from Purchase
+                  Coupon
+                    ✓ entity: added (starts empty)
+                verdict: lightweight: Shop 1 → 2 can be migrated with an inferred mapping (9 changes)
 
-            """)
+                """)
     }
 
     @Test("a step that needs a mapping: ✗ with reason and fix, exit 65")
     func needsMapping() throws {
         let result = try runFerry(["model", "diff", bundle, "--from", "2"])
         #expect(result.exitCode == 65)
-        #expect(result.stdout == """
-            Shop 2 → 3
-              Customer
-                ✗ attribute tier: added (string, non-optional)
-                    reason: new non-optional attribute Customer.tier has no default value; stored Customer records would have none
-                    fix: add `default:` to Customer.tier in version 3, or make it optional
-              Order
-                ✗ attribute total: type decimal → double
-                    reason: Order.total changes type from decimal to double; lightweight migration converts only lossless widenings
-                    fix: write mappings/2-to-3.yml with an expression that converts Order.total, or keep it decimal
-              unchanged: Coupon
-            verdict: needs a mapping: 2 changes cannot be inferred; apply the fixes above or write mappings/2-to-3.yml
+        #expect(
+            result.stdout == """
+                Shop 2 → 3
+                  Customer
+                    ✗ attribute tier: added (string, non-optional)
+                        reason: new non-optional attribute Customer.tier has no default value; stored Customer records would have none
+                        fix: add `default:` to Customer.tier in version 3, or make it optional
+                  Order
+                    ✗ attribute total: type decimal → double
+                        reason: Order.total changes type from decimal to double; lightweight migration converts only lossless widenings
+                        fix: write mappings/2-to-3.yml with an expression that converts Order.total, or keep it decimal
+                  unchanged: Coupon
+                verdict: needs a mapping: 2 changes cannot be inferred; apply the fixes above or write mappings/2-to-3.yml
 
-            """)
+                """)
     }
 
     @Test("a range of versions is shown step by step")
@@ -64,7 +68,10 @@ struct ModelDiffCLITests {
         #expect(result.exitCode == 65)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.filter { $0.hasPrefix("Shop ") } == ["Shop 1 → 2", "Shop 2 → 3"])
-        #expect(lines.filter { $0.hasPrefix("  step: ") } == ["  step: lightweight", "  step: needs a mapping (2 refused; mappings/2-to-3.yml)"])
+        #expect(
+            lines.filter { $0.hasPrefix("  step: ") } == [
+                "  step: lightweight", "  step: needs a mapping (2 refused; mappings/2-to-3.yml)",
+            ])
     }
 
     @Test("two model files: renamed_from in the new one names the old one's names")
@@ -107,16 +114,23 @@ struct ModelDiffCLITests {
     func usage() throws {
         let missing = try runFerry(["model", "diff", bundle])
         #expect(missing.exitCode == 64)
-        #expect(missing.stderr.hasPrefix("Error: give two models (ferry model diff OLD NEW) or one bundle with --from (ferry model diff BUNDLE --from 1 --to 2)\n"))
+        #expect(
+            missing.stderr.hasPrefix(
+                "Error: give two models (ferry model diff OLD NEW) or one bundle with --from (ferry model diff BUNDLE --from 1 --to 2)\n"
+            ))
         let unknown = try runFerry(["model", "diff", bundle, "--from", "4"])
         #expect(unknown.exitCode == 64)
         #expect(unknown.stderr == "\(bundle)/model.yml:1:1: error: model Shop has no version '4' (versions: 1, 2, 3)\n")
         let backwards = try runFerry(["model", "diff", bundle, "--from", "3", "--to", "1"])
         #expect(backwards.exitCode == 64)
-        #expect(backwards.stderr == "\(bundle)/model.yml:1:1: error: version 1 comes before version 3 in model Shop; ferry migrates only to later versions\n")
+        #expect(
+            backwards.stderr
+                == "\(bundle)/model.yml:1:1: error: version 1 comes before version 3 in model Shop; ferry migrates only to later versions\n"
+        )
         let noModel = try runFerry(["model", "diff", "\(bundle)/v9.yml", "\(bundle)/v2.yml"])
         #expect(noModel.exitCode == 64)
-        #expect(noModel.stderr == "\(bundle)/v9.yml: error: no model at '\(bundle)/v9.yml': No such file or directory\n")
+        #expect(
+            noModel.stderr == "\(bundle)/v9.yml: error: no model at '\(bundle)/v9.yml': No such file or directory\n")
     }
 
     @Test("--help documents both forms and the exit codes")
@@ -125,7 +139,10 @@ struct ModelDiffCLITests {
         #expect(result.exitCode == 0)
         #expect(result.stdout.contains("\nferry model diff BUNDLE --from 1 [--to 3]\n"))
         #expect(result.stdout.contains("\nferry model diff OLD NEW [--from 1] [--to 2]\n"))
-        #expect(result.stdout.contains("Exit codes: 0 every change can be inferred (lightweight) · 65 a mapping file is\nneeded · 64 usage error"))
+        #expect(
+            result.stdout.contains(
+                "Exit codes: 0 every change can be inferred (lightweight) · 65 a mapping file is\nneeded · 64 usage error"
+            ))
     }
 
     @Test("ferry store version: the store's version and the steps to the current one")
@@ -133,7 +150,10 @@ struct ModelDiffCLITests {
         let directory = TemporaryDirectory()
         try directory.write("customers.csv", "id,fullName,email\n1,Ann,ann@example.com\n")
         let imported = try runFerry(
-            ["import", "customers.csv", "--store", "v1.sqlite", "--model", "\(bundle)/v1.yml", "--entity", "Customer", "--quiet"], cwd: directory.path)
+            [
+                "import", "customers.csv", "--store", "v1.sqlite", "--model", "\(bundle)/v1.yml", "--entity",
+                "Customer", "--quiet",
+            ], cwd: directory.path)
         #expect(imported.exitCode == 0, "\(imported.stderr)")
         let result = try runFerry(["store", "version", "v1.sqlite", "--model", bundle], cwd: directory.path)
         #expect(result.exitCode == 0)
@@ -154,7 +174,9 @@ struct ModelDiffCLITests {
     func storeVersionNoMatch() throws {
         let directory = TemporaryDirectory()
         try directory.write("customers.csv", "id,fullName,email\n1,Ann,ann@example.com\n")
-        let imported = try runFerry(["import", "customers.csv", "--store", "other.sqlite", "--entity", "Customer", "--quiet"], cwd: directory.path)
+        let imported = try runFerry(
+            ["import", "customers.csv", "--store", "other.sqlite", "--entity", "Customer", "--quiet"],
+            cwd: directory.path)
         #expect(imported.exitCode == 0, "\(imported.stderr)")
         let result = try runFerry(["store", "version", "other.sqlite", "--model", bundle], cwd: directory.path)
         #expect(result.exitCode == 64)
@@ -164,6 +186,9 @@ struct ModelDiffCLITests {
         #expect(lines.first?.hasPrefix("error: store 'other.sqlite' (model Customer version 1, hash ") == true)
         #expect(lines.first?.hasSuffix(") matches no version of model Shop") == true)
         #expect(lines.dropFirst().first?.hasPrefix("  versions of Shop: 1 (hash ") == true)
-        #expect(lines.dropFirst(2).first == "  closest: version 1 (0 of 2 entities match); entities that differ: Customer (changed), Purchase (only in version 1)")
+        #expect(
+            lines.dropFirst(2).first
+                == "  closest: version 1 (0 of 2 entities match); entities that differ: Customer (changed), Purchase (only in version 1)"
+        )
     }
 }

@@ -3,9 +3,9 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// Issue 14, "files destroyed with exit 0" and "never crash": through the real binary, an output
@@ -27,7 +27,11 @@ struct OutputSafetyTests {
         let directory = TemporaryDirectory()
         try directory.write("people.csv", people)
         try directory.write("ok.csv", "id,email,name,age\n1,ann@example.com,Ann,34\n2,bob@example.com,Bob,41\n")
-        let result = try runFerry(["import", "ok.csv", "--store", "s.sqlite", "--entity", "Person", "--model", Fixtures.peopleModel, "--quiet"], cwd: directory.path)
+        let result = try runFerry(
+            [
+                "import", "ok.csv", "--store", "s.sqlite", "--entity", "Person", "--model", Fixtures.peopleModel,
+                "--quiet",
+            ], cwd: directory.path)
         #expect(result.exitCode == 0, "\(result)")
         return directory
     }
@@ -45,9 +49,14 @@ struct OutputSafetyTests {
         #expect(link(directory.file("people.csv"), directory.file("linked.csv")) == 0)
         for rejects in ["people.csv", "./people.csv", "linked.csv", directory.file("people.csv")] {
             let result = try runFerry(
-                ["import", "people.csv", "--store", "s.sqlite", "--entity", "Person", "--model", Fixtures.peopleModel, "--rejects", rejects], cwd: directory.path)
+                [
+                    "import", "people.csv", "--store", "s.sqlite", "--entity", "Person", "--model",
+                    Fixtures.peopleModel, "--rejects", rejects,
+                ], cwd: directory.path)
             #expect(result.exitCode == 64, "\(result)")
-            #expect(result.stderr.contains("refusing to write --rejects '\(rejects)': it is the input 'people.csv'"), "\(result)")
+            #expect(
+                result.stderr.contains("refusing to write --rejects '\(rejects)': it is the input 'people.csv'"),
+                "\(result)")
             #expect(Self.bytes(directory.file("people.csv")) == before)
         }
         #expect(try StoreSnapshot.take(directory.file("s.sqlite")) == storeBefore)
@@ -61,16 +70,50 @@ struct OutputSafetyTests {
         let modelBytes = Self.bytes(Fixtures.peopleModel)
         try FileManager.default.createSymbolicLink(atPath: directory.file("alias.sqlite"), withDestinationPath: store)
         let cases: [(arguments: [String], message: String)] = [
-            (["import", "people.csv", "--store", "s.sqlite", "--entity", "Person", "--model", Fixtures.peopleModel, "--report", "s.sqlite"], "--report 's.sqlite': it is the store"),
-            (["import", "people.csv", "--store", "s.sqlite", "--entity", "Person", "--model", Fixtures.peopleModel, "--report", "alias.sqlite"], "--report 'alias.sqlite': it is the store"),
-            (["export", "--store", "s.sqlite", "--entity", "Person", "--format", "csv", "--output", "s.sqlite"], "--output 's.sqlite': it is the store"),
-            (["export", "--store", "s.sqlite", "--entity", "Person", "--format", "csv", "--output", "s.sqlite-wal"], "it is the store's -wal file"),
-            (["export", "--store", "s.sqlite", "--entity", "Person", "--output", "people.csv", "--report", "people.csv"], "--report 'people.csv': it is also written as --output"),
-            (["export", "--store", "s.sqlite", "--entity", "Person", "--format", "csv", "--model", Fixtures.peopleModel, "--output", Fixtures.peopleModel], "it is the model"),
+            (
+                [
+                    "import", "people.csv", "--store", "s.sqlite", "--entity", "Person", "--model",
+                    Fixtures.peopleModel, "--report", "s.sqlite",
+                ], "--report 's.sqlite': it is the store"
+            ),
+            (
+                [
+                    "import", "people.csv", "--store", "s.sqlite", "--entity", "Person", "--model",
+                    Fixtures.peopleModel, "--report", "alias.sqlite",
+                ], "--report 'alias.sqlite': it is the store"
+            ),
+            (
+                ["export", "--store", "s.sqlite", "--entity", "Person", "--format", "csv", "--output", "s.sqlite"],
+                "--output 's.sqlite': it is the store"
+            ),
+            (
+                ["export", "--store", "s.sqlite", "--entity", "Person", "--format", "csv", "--output", "s.sqlite-wal"],
+                "it is the store's -wal file"
+            ),
+            (
+                [
+                    "export", "--store", "s.sqlite", "--entity", "Person", "--output", "people.csv", "--report",
+                    "people.csv",
+                ], "--report 'people.csv': it is also written as --output"
+            ),
+            (
+                [
+                    "export", "--store", "s.sqlite", "--entity", "Person", "--format", "csv", "--model",
+                    Fixtures.peopleModel, "--output", Fixtures.peopleModel,
+                ], "it is the model"
+            ),
             (["verify", "s.sqlite", "--junit", "s.sqlite"], "--junit 's.sqlite': it is the store"),
             (["verify", "s.sqlite", "--report", "s.sqlite-shm"], "it is the store's -shm file"),
-            (["update", "--store", "s.sqlite", "--entity", "Person", "--where", "id == 1", "--set", "name=X", "--report", "alias.sqlite"], "it is the store"),
-            (["delete", "--store", "s.sqlite", "--entity", "Person", "--where", "id == 1", "--report", "s.sqlite"], "it is the store"),
+            (
+                [
+                    "update", "--store", "s.sqlite", "--entity", "Person", "--where", "id == 1", "--set", "name=X",
+                    "--report", "alias.sqlite",
+                ], "it is the store"
+            ),
+            (
+                ["delete", "--store", "s.sqlite", "--entity", "Person", "--where", "id == 1", "--report", "s.sqlite"],
+                "it is the store"
+            ),
             (["migrate", "s.sqlite", "--model", Fixtures.peopleModel, "--report", "s.sqlite"], "it is the store"),
         ]
         for (arguments, message) in cases {
@@ -88,7 +131,9 @@ struct OutputSafetyTests {
     func jobOutputsThatAreInputs() throws {
         let directory = try Self.prepared()
         let before = Self.bytes(directory.file("people.csv"))
-        try directory.write("job.yml", """
+        try directory.write(
+            "job.yml",
+            """
             job: unsafe
             store: s.sqlite
             model: \(Fixtures.peopleModel)
@@ -107,13 +152,22 @@ struct OutputSafetyTests {
         for command in ["run", "validate"] {
             let result = try runFerry([command, "job.yml"], cwd: directory.path)
             #expect(result.exitCode == 64, "\(result)")
-            let csv = directory.file("people.csv"), store = directory.file("s.sqlite")
-            #expect(result.stderr.contains("job.yml:5:5: error: refusing to write the rejects file '\(csv)': it is the source '\(csv)'; nothing was written"), "\(result)")
-            #expect(result.stderr.contains("job.yml:10:5: error: refusing to write the export output '\(store)': it is the store '\(store)'; nothing was written"), "\(result)")
+            let csv = directory.file("people.csv")
+            let store = directory.file("s.sqlite")
+            #expect(
+                result.stderr.contains(
+                    "job.yml:5:5: error: refusing to write the rejects file '\(csv)': it is the source '\(csv)'; nothing was written"
+                ), "\(result)")
+            #expect(
+                result.stderr.contains(
+                    "job.yml:10:5: error: refusing to write the export output '\(store)': it is the store '\(store)'; nothing was written"
+                ), "\(result)")
         }
         #expect(Self.bytes(directory.file("people.csv")) == before)
         // A --report naming the job's source.
-        try directory.write("ok.yml", """
+        try directory.write(
+            "ok.yml",
+            """
             job: fine
             store: s.sqlite
             model: \(Fixtures.peopleModel)
@@ -123,7 +177,10 @@ struct OutputSafetyTests {
             """)
         let report = try runFerry(["run", "ok.yml", "--report", "people.csv"], cwd: directory.path)
         #expect(report.exitCode == 64, "\(report)")
-        #expect(report.stderr.contains("refusing to write --report 'people.csv': it is the source '\(directory.file("people.csv"))' (ok.yml:5:5)"), "\(report)")
+        #expect(
+            report.stderr.contains(
+                "refusing to write --report 'people.csv': it is the source '\(directory.file("people.csv"))' (ok.yml:5:5)"
+            ), "\(report)")
         #expect(Self.bytes(directory.file("people.csv")) == before)
     }
 
@@ -132,7 +189,9 @@ struct OutputSafetyTests {
     @Test("export to /dev/full fails clearly (exit 1) and leaves the device a device")
     func exportToFullDevice() throws {
         let directory = try Self.prepared()
-        let result = try runFerry(["export", "--store", "s.sqlite", "--entity", "Person", "--format", "csv", "--output", "/dev/full"], cwd: directory.path)
+        let result = try runFerry(
+            ["export", "--store", "s.sqlite", "--entity", "Person", "--format", "csv", "--output", "/dev/full"],
+            cwd: directory.path)
         #expect(result.exitCode == 1, "\(result)")
         #expect(result.stderr.contains("cannot write '/dev/full': no space left on the device"), "\(result)")
         #expect(!result.stderr.contains(".ferry-"), "a temporary name leaked: \(result)")
@@ -152,7 +211,11 @@ struct OutputSafetyTests {
         let pipe = Pipe()
         reader.standardOutput = pipe
         try reader.run()
-        let result = try runFerry(["export", "--store", "s.sqlite", "--entity", "Person", "--format", "ndjson", "--output", "pipe", "--quiet"], cwd: directory.path)
+        let result = try runFerry(
+            [
+                "export", "--store", "s.sqlite", "--entity", "Person", "--format", "ndjson", "--output", "pipe",
+                "--quiet",
+            ], cwd: directory.path)
         let received = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         reader.waitUntilExit()
         #expect(result.exitCode == 0, "\(result)")
@@ -164,20 +227,29 @@ struct OutputSafetyTests {
 
         try directory.write("real.csv", "old")
         try FileManager.default.createSymbolicLink(atPath: directory.file("link.csv"), withDestinationPath: "real.csv")
-        let linked = try runFerry(["export", "--store", "s.sqlite", "--entity", "Person", "--output", "link.csv", "--quiet"], cwd: directory.path)
+        let linked = try runFerry(
+            ["export", "--store", "s.sqlite", "--entity", "Person", "--output", "link.csv", "--quiet"],
+            cwd: directory.path)
         #expect(linked.exitCode == 0, "\(linked)")
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: directory.file("link.csv")) == "real.csv")
-        #expect(try String(contentsOfFile: directory.file("real.csv"), encoding: .utf8).hasPrefix("id,email,name,age\r\n1,ann@example.com"))
+        #expect(
+            try String(contentsOfFile: directory.file("real.csv"), encoding: .utf8).hasPrefix(
+                "id,email,name,age\r\n1,ann@example.com"))
     }
 
     // MARK: - URLs are not paths
 
-    @Test("a PostgreSQL URL store is a server, never a folder; another URL store is refused (exit 64); nothing is created")
+    @Test(
+        "a PostgreSQL URL store is a server, never a folder; another URL store is refused (exit 64); nothing is created"
+    )
     func urlStores() throws {
         let directory = try Self.prepared()
         // Nothing listens on port 1: the store is looked for on the server, not on disk.
         let cases: [[String]] = [
-            ["import", "people.csv", "--store", "postgresql://127.0.0.1:1/shop", "--entity", "Person", "--model", Fixtures.peopleModel],
+            [
+                "import", "people.csv", "--store", "postgresql://127.0.0.1:1/shop", "--entity", "Person", "--model",
+                Fixtures.peopleModel,
+            ],
             ["export", "--store", "postgres://u@127.0.0.1:1/db", "--entity", "Person", "--format", "csv"],
             ["verify", "postgresql://127.0.0.1:1/db"],
             ["store", "info", "postgresql://127.0.0.1:1/db"],
@@ -187,13 +259,24 @@ struct OutputSafetyTests {
             #expect(result.exitCode == 1, "\(arguments): \(result)")
             #expect(result.stderr.contains("cannot connect to postgres"), "\(result)")
         }
-        let mysql = try runFerry(["export", "--store", "mysql://h/db", "--entity", "Person", "--format", "csv"], cwd: directory.path)
+        let mysql = try runFerry(
+            ["export", "--store", "mysql://h/db", "--entity", "Person", "--format", "csv"], cwd: directory.path)
         #expect(mysql.exitCode == 64, "\(mysql)")
-        #expect(mysql.stderr.contains("store 'mysql://h/db' is a mysql: URL, not a file path; a store is a SQLite file path or a postgresql:// URL"), "\(mysql)")
-        let https = try runFerry(["export", "--store", "s.sqlite", "--entity", "Person", "--format", "csv", "--output", "https://example.com/x.csv"], cwd: directory.path)
+        #expect(
+            mysql.stderr.contains(
+                "store 'mysql://h/db' is a mysql: URL, not a file path; a store is a SQLite file path or a postgresql:// URL"
+            ), "\(mysql)")
+        let https = try runFerry(
+            [
+                "export", "--store", "s.sqlite", "--entity", "Person", "--format", "csv", "--output",
+                "https://example.com/x.csv",
+            ], cwd: directory.path)
         #expect(https.exitCode == 64, "\(https)")
-        #expect(https.stderr.contains("--output 'https://example.com/x.csv' is a https: URL, not a file path"), "\(https)")
-        try directory.write("pg.yml", """
+        #expect(
+            https.stderr.contains("--output 'https://example.com/x.csv' is a https: URL, not a file path"), "\(https)")
+        try directory.write(
+            "pg.yml",
+            """
             job: pg
             store: mysql://db.example.com/shop
             model: \(Fixtures.peopleModel)
@@ -203,9 +286,14 @@ struct OutputSafetyTests {
             """)
         let job = try runFerry(["run", "pg.yml"], cwd: directory.path)
         #expect(job.exitCode == 64, "\(job)")
-        #expect(job.stderr.contains("pg.yml:2:8: error: store 'mysql://db.example.com/shop' is a mysql: URL, not a file path"), "\(job)")
+        #expect(
+            job.stderr.contains(
+                "pg.yml:2:8: error: store 'mysql://db.example.com/shop' is a mysql: URL, not a file path"), "\(job)")
         let entries = try FileManager.default.contentsOfDirectory(atPath: directory.path)
-        #expect(!entries.contains { $0.hasPrefix("postgres") || $0.hasPrefix("mysql") || $0.hasPrefix("https") || $0.hasPrefix("127.0.0.1") }, "\(entries)")
+        #expect(
+            !entries.contains {
+                $0.hasPrefix("postgres") || $0.hasPrefix("mysql") || $0.hasPrefix("https") || $0.hasPrefix("127.0.0.1")
+            }, "\(entries)")
     }
 
     // MARK: - Dry runs
@@ -215,13 +303,19 @@ struct OutputSafetyTests {
         let directory = try Self.prepared()
         try directory.write("old.ndjson", "keep me\n")
         let result = try runFerry(
-            ["import", "people.csv", "--store", "s.sqlite", "--entity", "Person", "--model", Fixtures.peopleModel, "--on-conflict", "keep", "--rejects", "old.ndjson", "--dry-run"],
+            [
+                "import", "people.csv", "--store", "s.sqlite", "--entity", "Person", "--model", Fixtures.peopleModel,
+                "--on-conflict", "keep", "--rejects", "old.ndjson", "--dry-run",
+            ],
             cwd: directory.path)
         #expect(result.exitCode == 0, "\(result)")
         #expect(result.stdout.contains("rejected 1"), "\(result)")
         #expect(try String(contentsOfFile: directory.file("old.ndjson"), encoding: .utf8) == "keep me\n")
         let nested = try runFerry(
-            ["import", "people.csv", "--store", "s.sqlite", "--entity", "Person", "--model", Fixtures.peopleModel, "--on-conflict", "keep", "--rejects", "new/dir/r.ndjson", "--dry-run"],
+            [
+                "import", "people.csv", "--store", "s.sqlite", "--entity", "Person", "--model", Fixtures.peopleModel,
+                "--on-conflict", "keep", "--rejects", "new/dir/r.ndjson", "--dry-run",
+            ],
             cwd: directory.path)
         #expect(nested.exitCode == 0, "\(nested)")
         #expect(!FileManager.default.fileExists(atPath: directory.file("new")))
@@ -231,23 +325,35 @@ struct OutputSafetyTests {
 
     /// Runs ferry through `sh` with a redirection applied to it (`2>/dev/full`, `2>&-`); the
     /// exit code is the one the shell saw (132 for SIGILL).
-    static func ferryRedirected(_ arguments: [String], redirection: String, cwd: String) throws -> (exitCode: Int32, output: String) {
+    static func ferryRedirected(
+        _ arguments: [String], redirection: String, cwd: String
+    ) throws -> (exitCode: Int32, output: String) {
         let result = try runFerryInShell("\"$0\" \"$@\" \(redirection); echo \"exit $?\"", arguments, cwd: cwd)
-        let code = result.stdout.split(separator: "\n").last.flatMap { $0.hasPrefix("exit ") ? Int32($0.dropFirst(5)) : nil } ?? -1
+        let code =
+            result.stdout.split(separator: "\n").last.flatMap { $0.hasPrefix("exit ") ? Int32($0.dropFirst(5)) : nil }
+            ?? -1
         return (code, result.stdout)
     }
 
-    @Test("stderr or stdout on a full disk or closed: ferry finishes its work and exits with its own code", arguments: ["2>/dev/full", "2>&-", ">/dev/full 2>&1", ">&- 2>&-"])
+    @Test(
+        "stderr or stdout on a full disk or closed: ferry finishes its work and exits with its own code",
+        arguments: ["2>/dev/full", "2>&-", ">/dev/full 2>&1", ">&- 2>&-"])
     func unwritableStandardStreams(redirection: String) throws {
         let directory = try Self.prepared()
         // A failing step: its error message cannot be written either.
         let failing = try Self.ferryRedirected(
-            ["import", "people.csv", "--store", "s.sqlite", "--entity", "Person", "--model", Fixtures.peopleModel, "--on-conflict", "keep"],
+            [
+                "import", "people.csv", "--store", "s.sqlite", "--entity", "Person", "--model", Fixtures.peopleModel,
+                "--on-conflict", "keep",
+            ],
             redirection: redirection, cwd: directory.path)
         #expect(failing.exitCode == 1 || failing.exitCode == 2, "\(failing)")
         // A succeeding import with a summary line and a progress observer.
         let succeeding = try Self.ferryRedirected(
-            ["import", "people.csv", "--store", "s.sqlite", "--entity", "Person", "--model", Fixtures.peopleModel, "--on-conflict", "keep", "--rejects", "r.ndjson"],
+            [
+                "import", "people.csv", "--store", "s.sqlite", "--entity", "Person", "--model", Fixtures.peopleModel,
+                "--on-conflict", "keep", "--rejects", "r.ndjson",
+            ],
             redirection: redirection, cwd: directory.path)
         #expect(succeeding.exitCode == 0, "\(succeeding)")
         #expect(try StoreSnapshot.integers(directory.file("s.sqlite"), "SELECT count(*) FROM Person") == [2])
@@ -260,7 +366,9 @@ struct OutputSafetyTests {
     @Test("an export to closed standard output fails with exit 1 instead of dying of SIGPIPE or a trap")
     func exportToClosedPipe() throws {
         let directory = try Self.prepared()
-        let result = try Self.ferryRedirected(["export", "--store", "s.sqlite", "--entity", "Person", "--format", "csv"], redirection: ">&-", cwd: directory.path)
+        let result = try Self.ferryRedirected(
+            ["export", "--store", "s.sqlite", "--entity", "Person", "--format", "csv"], redirection: ">&-",
+            cwd: directory.path)
         #expect(result.exitCode == 1, "\(result)")
     }
 }

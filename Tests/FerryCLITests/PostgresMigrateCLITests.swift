@@ -6,7 +6,9 @@ import Testing
 /// `ferry migrate` of PostgreSQL stores through the built binary, compared with the same
 /// migrations of SQLite stores: the same plan, the same objects, the same failures; the original
 /// schema untouched by a failure or a SIGKILL.
-@Suite("PostgreSQL migrations (CLI)", .serialized, .enabled(if: PostgresTestServer.shouldRun, Comment(rawValue: PostgresTestServer.skipReason)))
+@Suite(
+    "PostgreSQL migrations (CLI)", .serialized,
+    .enabled(if: PostgresTestServer.shouldRun, Comment(rawValue: PostgresTestServer.skipReason)))
 struct PostgresMigrateCLITests {
     static let root = TestPaths.packageRoot.path
     static let shop = root + "/samples/models/Shop"
@@ -22,7 +24,9 @@ struct PostgresMigrateCLITests {
     }
 
     /// The Shop v1 snapshot twice: in a fresh PostgreSQL schema, and copied to `shop.sqlite` in `directory`.
-    static func shopV1Stores(_ prefix: String, in directory: TemporaryDirectory) throws -> (schema: String, url: String, sqlite: String) {
+    static func shopV1Stores(
+        _ prefix: String, in directory: TemporaryDirectory
+    ) throws -> (schema: String, url: String, sqlite: String) {
         let (schema, url) = try freshSchema(prefix)
         let sqlite = directory.file("shop.sqlite")
         try FileManager.default.copyItem(atPath: root + "/samples/snapshots/shop-v1.sqlite", toPath: sqlite)
@@ -35,12 +39,15 @@ struct PostgresMigrateCLITests {
         let folder = directory.file("mappings")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let text = try String(contentsOfFile: shop + "/mappings/2-to-3.yml", encoding: .utf8)
-            .split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.contains("policy: PhoneNormalizer") }.joined(separator: "\n")
+            .split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.contains("policy: PhoneNormalizer") }
+            .joined(separator: "\n")
         try text.write(toFile: folder + "/2-to-3.yml", atomically: true, encoding: .utf8)
         return folder
     }
 
-    @Test("the Shop v1 snapshot migrates on PostgreSQL (inferred 1 → 2, then a mapping file with expressions 2 → 3) to exactly the objects of the same migration on SQLite, keeping the original schema as the backup; --dry-run changes nothing")
+    @Test(
+        "the Shop v1 snapshot migrates on PostgreSQL (inferred 1 → 2, then a mapping file with expressions 2 → 3) to exactly the objects of the same migration on SQLite, keeping the original schema as the backup; --dry-run changes nothing"
+    )
     func shopMatchesSQLite() throws {
         let directory = TemporaryDirectory()
         let (schema, url, sqlite) = try Self.shopV1Stores("shop", in: directory)
@@ -58,7 +65,8 @@ struct PostgresMigrateCLITests {
 
         let mappings = try Self.mappingsWithoutPolicy(in: directory)
         for arguments in [["--to", "2"], ["--mappings", mappings]] {
-            let expected = try runFerry(["migrate", sqlite, "--model", Self.shop, "--quiet"] + arguments, cwd: directory.path)
+            let expected = try runFerry(
+                ["migrate", sqlite, "--model", Self.shop, "--quiet"] + arguments, cwd: directory.path)
             let actual = try runFerry(["migrate", url, "--model", Self.shop] + arguments, cwd: directory.path)
             #expect(expected.exitCode == 0, "\(expected)")
             #expect(actual.exitCode == 0, "\(actual)")
@@ -71,9 +79,13 @@ struct PostgresMigrateCLITests {
 
         // Two backups (one per run), the first holding the original objects, and no scratch schema.
         let schemas = try PostgresStoreLoader.schemas(startingWith: schema)
-        #expect(schemas.count == 3 && schemas.filter { $0.contains("_backup_v1_") }.count == 1 && schemas.filter { $0.contains("_backup_v2_") }.count == 1, "\(schemas)")
+        #expect(
+            schemas.count == 3 && schemas.filter { $0.contains("_backup_v1_") }.count == 1
+                && schemas.filter { $0.contains("_backup_v2_") }.count == 1, "\(schemas)")
         let backup = try #require(schemas.first { $0.contains("_backup_v1_") })
-        #expect(try Self.exports(try PostgresTestServer.requireURL() + "?schema=" + backup, cwd: directory.path) == original)
+        #expect(
+            try Self.exports(try PostgresTestServer.requireURL() + "?schema=" + backup, cwd: directory.path) == original
+        )
 
         // Migrating again finds nothing to do.
         let again = try runFerry(["migrate", url, "--model", Self.shop, "--mappings", mappings], cwd: directory.path)
@@ -85,7 +97,9 @@ struct PostgresMigrateCLITests {
         let directory = TemporaryDirectory()
         let (schema, url, sqlite) = try Self.shopV1Stores("job", in: directory)
         defer { PostgresStoreLoader.dropSchemas(startingWith: schema) }
-        try directory.write("job.yml", "job: migrate-pg\nmodel: \(Self.shop)\nstore: {path: \"${store}\"}\nsteps:\n  - migrate: {to: \"2\"}\n")
+        try directory.write(
+            "job.yml",
+            "job: migrate-pg\nmodel: \(Self.shop)\nstore: {path: \"${store}\"}\nsteps:\n  - migrate: {to: \"2\"}\n")
         let expected = try runFerry(["run", "job.yml", "--param", "store=shop.sqlite", "--quiet"], cwd: directory.path)
         let result = try runFerry(["run", "job.yml", "--param", "store=\(url)", "--quiet"], cwd: directory.path)
         #expect(expected.exitCode == 0, "\(expected)")
@@ -107,12 +121,19 @@ struct PostgresMigrateCLITests {
         try session.execute("CREATE TABLE \"\(schema)_next\".mine (x integer)")
         let result = try runFerry(MigrationCrashTests.migrateArguments(url, ["--to", "2"]))
         #expect(result.exitCode == 64, "\(result)")
-        #expect(result.errorLines.first == "error: cannot migrate the store in schema '\(schema)': the schema '\(schema)_next' the new version is built in already exists and is not a ferry store", "\(result)")
-        #expect(try session.scalar("SELECT count(*) FROM pg_tables WHERE schemaname = ?", [.text(schema + "_next")])?.int64 == 1)
+        #expect(
+            result.errorLines.first
+                == "error: cannot migrate the store in schema '\(schema)': the schema '\(schema)_next' the new version is built in already exists and is not a ferry store",
+            "\(result)")
+        #expect(
+            try session.scalar("SELECT count(*) FROM pg_tables WHERE schemaname = ?", [.text(schema + "_next")])?.int64
+                == 1)
         #expect(try Self.exports(url, cwd: directory.path)["version"] == "1")
     }
 
-    @Test("ferry migrate never prints a password written in the store URL: the plan, the result and the backup show it as ***")
+    @Test(
+        "ferry migrate never prints a password written in the store URL: the plan, the result and the backup show it as ***"
+    )
     func passwordNeverPrinted() throws {
         let directory = TemporaryDirectory()
         let (schema, url) = try Self.freshSchema("secret")
@@ -122,7 +143,8 @@ struct PostgresMigrateCLITests {
         let withPassword = url.replacing("postgresql://ferry@", with: "postgresql://ferry:s3cret-pw@")
         #expect(withPassword != url)
         for arguments in [["--dry-run"], []] {
-            let result = try runFerry(["migrate", withPassword, "--model", MigrationCrashTests.bundle, "--to", "2"] + arguments)
+            let result = try runFerry(
+                ["migrate", withPassword, "--model", MigrationCrashTests.bundle, "--to", "2"] + arguments)
             #expect(result.exitCode == 0, "\(result)")
             #expect(!(result.stdout + result.stderr).contains("s3cret-pw"), "\(result)")
             #expect(result.stdout.contains("ferry:***@"), "\(result)")
@@ -130,11 +152,14 @@ struct PostgresMigrateCLITests {
         #expect(try Self.exports(url, cwd: directory.path)["version"] == "2")
         // New objects get keys past the migrated ones (the identity sequence was moved).
         let session = try Store.inspectionSession(at: url).session
-        let next = try session.scalar("SELECT nextval(pg_get_serial_sequence(?, 'ferry_pk'))", [.text("\"\(schema)\".\"Person\"")])?.int64
+        let next = try session.scalar(
+            "SELECT nextval(pg_get_serial_sequence(?, 'ferry_pk'))", [.text("\"\(schema)\".\"Person\"")])?.int64
         #expect(next == 11)
     }
 
-    @Test("a writer started during a migration waits for the store's lock, then finds the migrated store and fails with a version mismatch; nothing of it is written")
+    @Test(
+        "a writer started during a migration waits for the store's lock, then finds the migrated store and fails with a version mismatch; nothing of it is written"
+    )
     func writerWaitsForTheMigration() throws {
         let directory = TemporaryDirectory()
         let (schema, url) = try Self.freshSchema("writer")
@@ -145,11 +170,15 @@ struct PostgresMigrateCLITests {
         let migration = try FerryProcess(MigrationCrashTests.migrateArguments(url, ["--to", "2"]), env: temporary)
         // The snapshot folder exists once the migration holds the lock.
         let started = ContinuousClock.now
-        while try FileManager.default.contentsOfDirectory(atPath: directory.file("tmp")).isEmpty, migration.isRunning, ContinuousClock.now - started < .seconds(60) {
+        while try FileManager.default.contentsOfDirectory(atPath: directory.file("tmp")).isEmpty, migration.isRunning,
+            ContinuousClock.now - started < .seconds(60)
+        {
             Thread.sleep(forTimeInterval: 0.001)
         }
         let data = try directory.write("more.csv", bytes: BigFiles.csv(ids: 20_001...20_005))
-        let writer = try runFerry(["import", data, "--store", url, "--model", Fixtures.peopleModel, "--entity", "Person", "--quiet"])
+        let writer = try runFerry([
+            "import", data, "--store", url, "--model", Fixtures.peopleModel, "--entity", "Person", "--quiet",
+        ])
         let migrated = try migration.wait()
         #expect(migrated.exitCode == 0, "\(migrated)")
         #expect(writer.exitCode == 64, "\(writer)")
@@ -162,11 +191,15 @@ struct PostgresMigrateCLITests {
     /// The People store of the crash tests (`rows` people) imported into PostgreSQL at `url`.
     static func peopleStore(_ url: String, rows: ClosedRange<Int>, in directory: TemporaryDirectory) throws {
         let data = try directory.write("people-\(rows.count).csv", bytes: BigFiles.csv(ids: rows))
-        let result = try runFerry(["import", data, "--store", url, "--model", Fixtures.peopleModel, "--entity", "Person", "--quiet"])
+        let result = try runFerry([
+            "import", data, "--store", url, "--model", Fixtures.peopleModel, "--entity", "Person", "--quiet",
+        ])
         #expect(result.exitCode == 0, "\(result)")
     }
 
-    @Test("a migration whose result fails verification (a tightened rule that stored values break) leaves the original schema and says why, as on SQLite")
+    @Test(
+        "a migration whose result fails verification (a tightened rule that stored values break) leaves the original schema and says why, as on SQLite"
+    )
     func failingVerification() throws {
         let directory = TemporaryDirectory()
         let (schema, url) = try Self.freshSchema("verify")
@@ -180,14 +213,19 @@ struct PostgresMigrateCLITests {
         let result = try runFerry(["migrate", url, "--model", bundle])
 
         #expect(result.exitCode == 1, "\(result)")
-        #expect(result.errorLines.first == "error: the migrated store failed verification: 1 of 5 checks failed on the version 2 copy of '\(url)' (first: validation Person)", "\(result)")
+        #expect(
+            result.errorLines.first
+                == "error: the migrated store failed verification: 1 of 5 checks failed on the version 2 copy of '\(url)' (first: validation Person)",
+            "\(result)")
         #expect(result.errorLines.contains("  validation Person: age is above the maximum 90 in 18 rows"), "\(result)")
         #expect(result.errorLines.last == "  nothing was changed: the original store is as it was", "\(result)")
         #expect(try Self.exports(url, cwd: directory.path) == before)
         #expect(try PostgresStoreLoader.schemas(startingWith: schema) == [schema])
     }
 
-    @Test("SIGKILL during the copy, the load and just before the swap leaves the original schema or the complete new version, never a mix; a rerun finishes and removes the killed run's scratch schema and snapshot")
+    @Test(
+        "SIGKILL during the copy, the load and just before the swap leaves the original schema or the complete new version, never a mix; a rerun finishes and removes the killed run's scratch schema and snapshot"
+    )
     func killAtManyMoments() throws {
         let directory = TemporaryDirectory()
         let (schema, url) = try Self.freshSchema("kill")
@@ -196,7 +234,10 @@ struct PostgresMigrateCLITests {
         // The reference: the same migration on SQLite.
         let sqlite = directory.file("people.sqlite")
         let data = try directory.write("people.csv", bytes: BigFiles.csv(ids: rows))
-        #expect(try runFerry(["import", data, "--store", sqlite, "--model", Fixtures.peopleModel, "--entity", "Person", "--quiet"]).exitCode == 0)
+        #expect(
+            try runFerry([
+                "import", data, "--store", sqlite, "--model", Fixtures.peopleModel, "--entity", "Person", "--quiet",
+            ]).exitCode == 0)
         let original = try Self.exports(sqlite, cwd: directory.path)
         #expect(try runFerry(MigrationCrashTests.migrateArguments(sqlite, ["--to", "2"])).exitCode == 0)
         let migrated = try Self.exports(sqlite, cwd: directory.path)
@@ -218,22 +259,33 @@ struct PostgresMigrateCLITests {
             while process.isRunning, ContinuousClock.now - started < .seconds(60) {
                 if let moment, ContinuousClock.now - started >= moment { break }
                 if copying, try PostgresStoreLoader.isCopying(into: schema + "_next") { break }
-                if moment == nil, !copying, try PostgresStoreLoader.schemas(startingWith: schema + "_next") != [] { break }
+                if moment == nil, !copying, try PostgresStoreLoader.schemas(startingWith: schema + "_next") != [] {
+                    break
+                }
                 Thread.sleep(forTimeInterval: 0.002)
             }
             process.kill()
             let result = try process.wait()
-            let label = moment.map { "after \($0)" } ?? (copying ? "during the COPY into the _next schema" : "once the _next schema exists")
+            let label =
+                moment.map { "after \($0)" }
+                ?? (copying ? "during the COPY into the _next schema" : "once the _next schema exists")
             if !result.wasSignaled { #expect(result.exitCode == 0, "\(label): \(result)") }
             let found = try Self.exports(url, cwd: directory.path)
             #expect(found == original || found == migrated, "\(label): neither the original nor the migrated store")
             let outcome = found == migrated ? "migrated" : "original"
             outcomes.append("\(label): \(result.wasSignaled ? "killed" : "finished"), \(outcome)")
-            let snapshots = try FileManager.default.contentsOfDirectory(atPath: temporary["TMPDIR"]!).filter { $0.hasPrefix("ferry-migrate-") }
-            if !result.wasSignaled { #expect(snapshots == [], "\(label): the snapshot folder outlived a finished migration") }
+            let snapshots = try FileManager.default.contentsOfDirectory(atPath: temporary["TMPDIR"]!).filter {
+                $0.hasPrefix("ferry-migrate-")
+            }
+            if !result.wasSignaled {
+                #expect(snapshots == [], "\(label): the snapshot folder outlived a finished migration")
+            }
             let rerun = try runFerry(MigrationCrashTests.migrateArguments(url, ["--to", "2"]), env: temporary)
             // The rerun removed the killed run's snapshot folder (the same folder for the same store).
-            #expect(try FileManager.default.contentsOfDirectory(atPath: temporary["TMPDIR"]!).filter { $0.hasPrefix("ferry-migrate-") } == [], "rerun \(label)")
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: temporary["TMPDIR"]!).filter {
+                    $0.hasPrefix("ferry-migrate-")
+                } == [], "rerun \(label)")
             if result.wasSignaled && !snapshots.isEmpty { leftSnapshots += 1 }
             #expect(rerun.exitCode == 0, "rerun \(label): \(rerun)")
             #expect(try Self.exports(url, cwd: directory.path) == migrated, "rerun \(label)")
@@ -244,17 +296,29 @@ struct PostgresMigrateCLITests {
         PostgresStoreLoader.dropSchemas(startingWith: schema)
         try Self.peopleStore(url, rows: rows, in: directory)
         let process = try FerryProcess(MigrationCrashTests.migrateArguments(url, ["--to", "2"]), env: temporary)
-        while process.isRunning, try !PostgresStoreLoader.isCopying(into: schema + "_next") { Thread.sleep(forTimeInterval: 0.002) }
+        while process.isRunning, try !PostgresStoreLoader.isCopying(into: schema + "_next") {
+            Thread.sleep(forTimeInterval: 0.002)
+        }
         process.kill()
         _ = try process.wait()
-        let left = try FileManager.default.contentsOfDirectory(atPath: temporary["TMPDIR"]!).filter { $0.hasPrefix("ferry-migrate-") }
+        let left = try FileManager.default.contentsOfDirectory(atPath: temporary["TMPDIR"]!).filter {
+            $0.hasPrefix("ferry-migrate-")
+        }
         #expect(left.count == 1)
         try FileManager.default.createDirectory(atPath: directory.file("elsewhere"), withIntermediateDirectories: true)
-        #expect(try runFerry(MigrationCrashTests.migrateArguments(url, ["--to", "2"]), env: ["TMPDIR": directory.file("elsewhere")]).exitCode == 0)
+        #expect(
+            try runFerry(
+                MigrationCrashTests.migrateArguments(url, ["--to", "2"]), env: ["TMPDIR": directory.file("elsewhere")]
+            ).exitCode == 0)
         let nothingToDo = try runFerry(MigrationCrashTests.migrateArguments(url, ["--to", "2"]), env: temporary)
         #expect(nothingToDo.exitCode == 0, "\(nothingToDo)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary["TMPDIR"]!).filter { $0.hasPrefix("ferry-migrate-") } == [])
-        print("PostgreSQL migration kill outcomes (\(leftSnapshots) kills left a snapshot folder):\n  " + outcomes.joined(separator: "\n  "))
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: temporary["TMPDIR"]!).filter {
+                $0.hasPrefix("ferry-migrate-")
+            } == [])
+        print(
+            "PostgreSQL migration kill outcomes (\(leftSnapshots) kills left a snapshot folder):\n  "
+                + outcomes.joined(separator: "\n  "))
         #expect(leftSnapshots > 0, "no kill left a snapshot folder: the cleanup is untested")
         #expect(outcomes.filter { $0.hasSuffix("killed, original") }.count >= 3, "\(outcomes)")
         #expect(outcomes.contains("during the COPY into the _next schema: killed, original"), "\(outcomes)")

@@ -6,7 +6,9 @@ import Testing
 /// `ferry update`, `ferry delete` and a job's `update` and `delete` steps on a PostgreSQL store
 /// through the built binary, compared with the same commands on a SQLite store holding the same
 /// objects: the same reports, exit codes, failures and stored objects (exports).
-@Suite("PostgreSQL updates and deletes (CLI)", .serialized, .enabled(if: PostgresTestServer.shouldRun, Comment(rawValue: PostgresTestServer.skipReason)))
+@Suite(
+    "PostgreSQL updates and deletes (CLI)", .serialized,
+    .enabled(if: PostgresTestServer.shouldRun, Comment(rawValue: PostgresTestServer.skipReason)))
 struct PostgresMutationCLITests {
     /// Output without timings (`in 0.02 s`) and with the store named the same way.
     static func normalized(_ output: String, store: String, cwd: String) -> String {
@@ -15,16 +17,22 @@ struct PostgresMutationCLITests {
 
     /// Every entity exported as NDJSON, without the JSON attributes (`jsonb` normalizes them).
     static func exports(_ store: String, cwd: String) throws -> [String] {
-        let withoutJSON = ["Customer": "id,email,name,phone,age,balance,created_at,active,notes", "Product": "sku,name,price,weight_kg,uuid"]
+        let withoutJSON = [
+            "Customer": "id,email,name,phone,age,balance,created_at,active,notes",
+            "Product": "sku,name,price,weight_kg,uuid",
+        ]
         return try ["Customer", "Product", "Order", "OrderItem"].map { entity in
             let fields = withoutJSON[entity].map { ["--fields", $0] } ?? []
-            let result = try runFerry(["export", "--store", store, "--entity", entity, "--format", "ndjson", "--quiet"] + fields, cwd: cwd)
+            let result = try runFerry(
+                ["export", "--store", store, "--entity", entity, "--format", "ndjson", "--quiet"] + fields, cwd: cwd)
             #expect(result.exitCode == 0, "\(result.stderr)")
             return result.stdout
         }
     }
 
-    @Test("ferry update, ferry delete and job update/delete steps give SQLite's reports, failures and objects on PostgreSQL")
+    @Test(
+        "ferry update, ferry delete and job update/delete steps give SQLite's reports, failures and objects on PostgreSQL"
+    )
     func mutationsMatchSQLite() throws {
         let directory = TemporaryDirectory()
         let (url, drop) = try PostgresImportCLITests.freshStore("mutate")
@@ -34,7 +42,8 @@ struct PostgresMutationCLITests {
         try FileManager.default.createDirectory(atPath: directory.file("pg"), withIntermediateDirectories: true)
         let sqlite = "sq/shop.sqlite"
         for (store, out) in [(sqlite, "sq"), (url, "pg")] {
-            let filled = try runFerry(["run", "shop.yml", "--param", "store=\(store)", "--param", "out=\(out)"], cwd: directory.path)
+            let filled = try runFerry(
+                ["run", "shop.yml", "--param", "store=\(store)", "--param", "out=\(out)"], cwd: directory.path)
             #expect(filled.exitCode == 0, "\(filled.stderr)")
         }
         try directory.write(
@@ -59,16 +68,34 @@ struct PostgresMutationCLITests {
         // Each command, and whether it succeeds (on both backends).
         let commands: [(arguments: [String], succeeds: Bool)] = [
             // Selected by the server, and by ferry ([c], LIKE, MATCHES) through relationships.
-            (["update", "--entity", "Customer", "--where", "ANY orders.total > 500", "--set", "notes=big spender"], true),
-            (["update", "--entity", "Customer", "--where", "name LIKE[cd] '*e*' AND orders.@count == 0", "--set", "active=false"], true),
-            (["update", "--entity", "Customer", "--where", "email MATCHES '.*@example\\\\.(com|org)'", "--set", "balance=12.50", "--dry-run"], true),
+            (
+                ["update", "--entity", "Customer", "--where", "ANY orders.total > 500", "--set", "notes=big spender"],
+                true
+            ),
+            (
+                [
+                    "update", "--entity", "Customer", "--where", "name LIKE[cd] '*e*' AND orders.@count == 0", "--set",
+                    "active=false",
+                ], true
+            ),
+            (
+                [
+                    "update", "--entity", "Customer", "--where", "email MATCHES '.*@example\\\\.(com|org)'", "--set",
+                    "balance=12.50", "--dry-run",
+                ], true
+            ),
             // A uniqueness conflict and a broken rule fail with the same message, changing nothing.
             (["update", "--entity", "Customer", "--where", "age > 30", "--set", "email=same@example.com"], false),
             (["update", "--entity", "Order", "--where", "TRUEPREDICATE", "--set", "status=lost"], false),
             // Delete rules: deny (customers with orders), cascade (orders to their items).
             (["delete", "--entity", "Customer", "--where", "name BEGINSWITH[c] 'a'"], false),
             (["delete", "--entity", "Customer", "--where", "orders.@count == 0 AND name != nil"], true),
-            (["delete", "--entity", "Order", "--where", "SUBQUERY(items, $i, $i.quantity >= 3).@count > 0", "--dry-run"], true),
+            (
+                [
+                    "delete", "--entity", "Order", "--where", "SUBQUERY(items, $i, $i.quantity >= 3).@count > 0",
+                    "--dry-run",
+                ], true
+            ),
             (["delete", "--entity", "Order", "--where", "customer.name CONTAINS[c] 'son' OR total < 20"], true),
             (["delete", "--entity", "Product", "--where", "TRUEPREDICATE", "--ignore-delete-rules"], false),
             (["run", "mutate.yml"], true),
@@ -76,14 +103,19 @@ struct PostgresMutationCLITests {
         for (command, succeeds) in commands {
             var results: [(exitCode: Int32, output: String)] = []
             for store in [sqlite, url] {
-                let arguments = command[0] == "run" ? command + ["--param", "store=\(store)"] : command + ["--store", store]
+                let arguments =
+                    command[0] == "run" ? command + ["--param", "store=\(store)"] : command + ["--store", store]
                 let result = try runFerry(arguments, cwd: directory.path)
-                results.append((result.exitCode, Self.normalized(result.stdout + result.stderr, store: store, cwd: directory.path)))
+                results.append(
+                    (result.exitCode, Self.normalized(result.stdout + result.stderr, store: store, cwd: directory.path))
+                )
             }
             #expect((results[0].exitCode == 0) == succeeds, "\(command): \(results[0].output)")
             #expect(results[1].exitCode == results[0].exitCode, "\(command): \(results[1].output)")
             #expect(results[1].output == results[0].output, "\(command)")
-            #expect(try Self.exports(url, cwd: directory.path) == Self.exports(sqlite, cwd: directory.path), "after \(command)")
+            #expect(
+                try Self.exports(url, cwd: directory.path) == Self.exports(sqlite, cwd: directory.path),
+                "after \(command)")
         }
     }
 }

@@ -7,7 +7,9 @@ import Testing
 /// one `INSERT … SELECT`) compared with the record-by-record imports into SQLite: duplicates
 /// within one batch, references to records of the same import, batches spanning files and
 /// flushes, the reject budget failing in the middle of a batch.
-@Suite("PostgreSQL staged imports (CLI)", .serialized, .enabled(if: PostgresTestServer.shouldRun, Comment(rawValue: PostgresTestServer.skipReason)))
+@Suite(
+    "PostgreSQL staged imports (CLI)", .serialized,
+    .enabled(if: PostgresTestServer.shouldRun, Comment(rawValue: PostgresTestServer.skipReason)))
 struct PostgresStagedImportCLITests {
     /// Employees with two required unique attributes, an optional unique one, and a manager
     /// among themselves.
@@ -26,7 +28,9 @@ struct PostgresStagedImportCLITests {
         """
 
     /// A job importing `source` into Employee with the given conflict policy and batching.
-    static func job(source: String, policy: String, batch: Int?, maxRejects: String = "1000", manager: Bool = true) -> String {
+    static func job(
+        source: String, policy: String, batch: Int?, maxRejects: String = "1000", manager: Bool = true
+    ) -> String {
         """
         job: employees
         store: {path: "${store}"}
@@ -48,13 +52,16 @@ struct PostgresStagedImportCLITests {
     /// checks that both give the same exit code, report lines, rejects file and employees.
     /// Returns the PostgreSQL run's output.
     @discardableResult
-    static func compare(_ directory: TemporaryDirectory, url: String, round: String, reports: Bool = false) throws -> String {
+    static func compare(
+        _ directory: TemporaryDirectory, url: String, round: String, reports: Bool = false
+    ) throws -> String {
         var outputs: [String] = []
         var codes: [Int32] = []
         for (store, folder) in [("sq/store.sqlite", "sq"), (url, "pg")] {
             try FileManager.default.createDirectory(atPath: directory.file(folder), withIntermediateDirectories: true)
             let result = try runFerry(
-                ["run", "job.yml", "--param", "store=\(store)", "--param", "out=\(folder)"] + (reports ? ["--report", "\(folder)/report.json"] : []),
+                ["run", "job.yml", "--param", "store=\(store)", "--param", "out=\(folder)"]
+                    + (reports ? ["--report", "\(folder)/report.json"] : []),
                 cwd: directory.path, timeout: .seconds(300))
             outputs.append(result.stdout + result.stderr)
             codes.append(result.exitCode)
@@ -74,7 +81,8 @@ struct PostgresStagedImportCLITests {
                 let step = try #require((report["steps"] as? [[String: Any]])?.first)
                 let files = try #require(step["files"] as? [[String: Any]])
                 return files.map { file in
-                    ["file", "read", "inserted", "skipped", "rejected"].map { "\($0)=\(file[$0] ?? "-")" }.joined(separator: " ")
+                    ["file", "read", "inserted", "skipped", "rejected"].map { "\($0)=\(file[$0] ?? "-")" }.joined(
+                        separator: " ")
                 }.joined(separator: "\n")
             }
             #expect(try files("pg") == files("sq"), "\(round): per-file counts")
@@ -87,7 +95,9 @@ struct PostgresStagedImportCLITests {
         return outputs[1]
     }
 
-    @Test("duplicates within one batch and references to records of the same import give SQLite's outcomes, with on_conflict error and keep, atomic or in batches")
+    @Test(
+        "duplicates within one batch and references to records of the same import give SQLite's outcomes, with on_conflict error and keep, atomic or in batches"
+    )
     func inBatchDuplicatesAndReferences() throws {
         // Row by row: 1 is inserted, its id again is rejected, 2 takes the e-mail the rejected
         // row had, 3 collides with 1's e-mail, the fifth row with both 1 and 2 (SQLite names one);
@@ -124,8 +134,12 @@ struct PostgresStagedImportCLITests {
                 #expect(rejects.contains("manager: no Employee with id = 8"), "\(round)")
                 #expect(rejects.contains("name: ") || rejects.contains("name is required"), "\(round)")
                 if policy == "error" {
-                    #expect(rejects.contains("another Employee already has the same id (uniqueness constraint)"), "\(round)")
-                    #expect(rejects.contains("another Employee already has the same nick (uniqueness constraint)"), "\(round)")
+                    #expect(
+                        rejects.contains("another Employee already has the same id (uniqueness constraint)"), "\(round)"
+                    )
+                    #expect(
+                        rejects.contains("another Employee already has the same nick (uniqueness constraint)"),
+                        "\(round)")
                 }
                 // Run again: every record now collides with a stored object (or its reference fails).
                 try Self.compare(directory, url: url, round: round + ", again")
@@ -133,7 +147,9 @@ struct PostgresStagedImportCLITests {
         }
     }
 
-    @Test("a large import spanning several files and flushes keeps per-file counts, rejects and objects as on SQLite, and a reject budget exceeded in the middle of a batch fails the step at the same record")
+    @Test(
+        "a large import spanning several files and flushes keeps per-file counts, rejects and objects as on SQLite, and a reject budget exceeded in the middle of a batch fails the step at the same record"
+    )
     func largeImportAcrossFilesAndFlushes() throws {
         let directory = TemporaryDirectory()
         let (url, drop) = try PostgresImportCLITests.freshStore("stagedbig")
@@ -163,7 +179,9 @@ struct PostgresStagedImportCLITests {
         try FileManager.default.removeItem(atPath: directory.file("sq"))
         let drop3 = try PostgresImportCLITests.freshStore("stagedbig3")
         defer { drop3.drop() }
-        try directory.write("job.yml", Self.job(source: "[a.csv, b.csv]", policy: "error", batch: nil, maxRejects: "40", manager: false))
+        try directory.write(
+            "job.yml", Self.job(source: "[a.csv, b.csv]", policy: "error", batch: nil, maxRejects: "40", manager: false)
+        )
         let output = try Self.compare(directory, url: drop3.url, round: "budget")
         #expect(output.contains("more than 40 records were rejected"), "\(output)")
         #expect(output.contains("b.csv:"), "the 41st reject is in the second file: \(output)")
@@ -171,7 +189,9 @@ struct PostgresStagedImportCLITests {
 }
 
 extension PostgresStagedImportCLITests {
-    @Test("an atomic: false import into PostgreSQL killed with SIGKILL after some batches resumes with --resume from its checkpoint (kept in the store's schema) and ends with the store, counts and rejects file of an uninterrupted SQLite import")
+    @Test(
+        "an atomic: false import into PostgreSQL killed with SIGKILL after some batches resumes with --resume from its checkpoint (kept in the store's schema) and ends with the store, counts and rejects file of an uninterrupted SQLite import"
+    )
     func killedImportResumes() throws {
         let directory = TemporaryDirectory()
         let (url, drop) = try PostgresImportCLITests.freshStore("resume")
@@ -183,41 +203,61 @@ extension PostgresStagedImportCLITests {
             text += "\(n % 1000 == 0 ? n - 10 : n),\(n)@x,,P\(n),\n"
         }
         try directory.write("people.csv", text)
-        let options = ["--model", "model.yml", "--entity", "Employee", "--atomic", "false", "--batch-size", "5000", "--max-rejects", "1000"]
-        let clean = try runFerry(["import", "people.csv", "--store", "clean.sqlite", "--rejects", "clean.ndjson"] + options, cwd: directory.path, timeout: .seconds(300))
+        let options = [
+            "--model", "model.yml", "--entity", "Employee", "--atomic", "false", "--batch-size", "5000",
+            "--max-rejects", "1000",
+        ]
+        let clean = try runFerry(
+            ["import", "people.csv", "--store", "clean.sqlite", "--rejects", "clean.ndjson"] + options,
+            cwd: directory.path, timeout: .seconds(300))
         #expect(clean.exitCode == 0, "\(clean.stderr)")
-        let started = try FerryProcess(["import", "people.csv", "--store", url, "--rejects", "pg.ndjson"] + options, cwd: directory.path)
+        let started = try FerryProcess(
+            ["import", "people.csv", "--store", url, "--rejects", "pg.ndjson"] + options, cwd: directory.path)
         // Killed once a batch has committed (its checkpoint is in the store's schema).
         let deadline = ContinuousClock.now + .seconds(120)
         var committed = false
         while !committed && started.isRunning && ContinuousClock.now < deadline {
             Thread.sleep(forTimeInterval: 0.05)
-            committed = (try? Store.inspectionSession(at: url).session.scalar("SELECT count(*) FROM ferry_import_progress", [])?.int64 ?? 0) ?? 0 > 0
-                && ((try? Store.inspectionSession(at: url).session.scalar("SELECT count(*) FROM \"Employee\"", [])?.int64 ?? 0) ?? 0) > 0
+            committed =
+                (try? Store.inspectionSession(at: url).session.scalar("SELECT count(*) FROM ferry_import_progress", [])?
+                    .int64 ?? 0) ?? 0 > 0
+                && ((try? Store.inspectionSession(at: url).session.scalar("SELECT count(*) FROM \"Employee\"", [])?
+                    .int64 ?? 0) ?? 0) > 0
         }
         started.kill()
         let killed = try started.wait()
-        try #require(killed.wasSignaled, "the import ended before it could be killed: \(killed.stdout) \(killed.stderr)")
-        let before = try Store.inspectionSession(at: url).session.scalar("SELECT count(*) FROM \"Employee\"", [])?.int64 ?? 0
+        try #require(
+            killed.wasSignaled, "the import ended before it could be killed: \(killed.stdout) \(killed.stderr)")
+        let before =
+            try Store.inspectionSession(at: url).session.scalar("SELECT count(*) FROM \"Employee\"", [])?.int64 ?? 0
         #expect(before > 0 && before < 119_880, "\(before) rows committed before the kill")
-        let resumed = try runFerry(["import", "people.csv", "--store", url, "--rejects", "pg.ndjson", "--resume"] + options, cwd: directory.path, timeout: .seconds(300))
+        let resumed = try runFerry(
+            ["import", "people.csv", "--store", url, "--rejects", "pg.ndjson", "--resume"] + options,
+            cwd: directory.path, timeout: .seconds(300))
         #expect(resumed.exitCode == 0, "\(resumed.stderr)")
         #expect(
             PostgresImportCLITests.countLines((resumed.stdout + resumed.stderr).replacing("pg.ndjson", with: "R"))
-                == PostgresImportCLITests.countLines((clean.stdout + clean.stderr).replacing("clean.ndjson", with: "R")))
-        #expect(try String(contentsOfFile: directory.file("pg.ndjson"), encoding: .utf8).replacing("pg.ndjson", with: "")
-            == String(contentsOfFile: directory.file("clean.ndjson"), encoding: .utf8).replacing("clean.ndjson", with: ""))
+                == PostgresImportCLITests.countLines((clean.stdout + clean.stderr).replacing("clean.ndjson", with: "R"))
+        )
+        #expect(
+            try String(contentsOfFile: directory.file("pg.ndjson"), encoding: .utf8).replacing("pg.ndjson", with: "")
+                == String(contentsOfFile: directory.file("clean.ndjson"), encoding: .utf8).replacing(
+                    "clean.ndjson", with: ""))
         let export = ["export", "--entity", "Employee", "--format", "csv", "--quiet", "--sort", "id"]
         let expected = try runFerry(export + ["--store", "clean.sqlite"], cwd: directory.path)
         let actual = try runFerry(export + ["--store", url], cwd: directory.path)
         #expect(expected.stdout.split(whereSeparator: \.isNewline).count == 119_881)
         #expect(actual.stdout == expected.stdout)
-        #expect(try Store.inspectionSession(at: url).session.scalar("SELECT count(*) FROM ferry_import_progress", [])?.int64 == 0, "the checkpoint is cleared")
+        #expect(
+            try Store.inspectionSession(at: url).session.scalar("SELECT count(*) FROM ferry_import_progress", [])?.int64
+                == 0, "the checkpoint is cleared")
     }
 }
 
 extension PostgresStagedImportCLITests {
-    @Test("a legacy SQLite database converts to PostgreSQL in one command (ferry import legacy.db --store postgresql://…): the inferred model, every table, the objects of the same conversion into SQLite; an existing store is refused, a failed conversion leaves no schema")
+    @Test(
+        "a legacy SQLite database converts to PostgreSQL in one command (ferry import legacy.db --store postgresql://…): the inferred model, every table, the objects of the same conversion into SQLite; an existing store is refused, a failed conversion leaves no schema"
+    )
     func wholeDatabaseIntoPostgreSQL() throws {
         let directory = TemporaryDirectory()
         let legacy = try WholeDatabaseImportTests.music(directory)
@@ -245,7 +285,8 @@ extension PostgresStagedImportCLITests {
 
         // A dangling reference fails the conversion: no store, no work schema.
         let broken = directory.file("broken.db")
-        try StoreConnection(broken, create: true).executeScript("""
+        try StoreConnection(broken, create: true).executeScript(
+            """
             CREATE TABLE parents(id INTEGER PRIMARY KEY, name TEXT);
             CREATE TABLE children(id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES parents(id));
             INSERT INTO parents VALUES (1, 'p');

@@ -5,20 +5,34 @@ import Testing
 
 /// `ferry export` and `ferry store info` on a PostgreSQL store through the built binary: the same
 /// output as from a SQLite store holding the same objects.
-@Suite("PostgreSQL stores (CLI)", .serialized, .enabled(if: PostgresTestServer.shouldRun, Comment(rawValue: PostgresTestServer.skipReason)))
+@Suite(
+    "PostgreSQL stores (CLI)", .serialized,
+    .enabled(if: PostgresTestServer.shouldRun, Comment(rawValue: PostgresTestServer.skipReason)))
 struct PostgresStoreCLITests {
     static let customers: [[Value]] = [
-        [.integer(1), .string("zoe@example.com"), .string("Zoë \"quoted\",\tTab"), .integer(41), .decimal("123456789012345678901234567890.50"), .bool(true), .date(-14_182_939_877)],
-        [.integer(2), .string("ann@example.org"), .string(""), .integer(30), .decimal("-0.1"), .bool(false), .date(1_709_251_199_999)],
+        [
+            .integer(1), .string("zoe@example.com"), .string("Zoë \"quoted\",\tTab"), .integer(41),
+            .decimal("123456789012345678901234567890.50"), .bool(true), .date(-14_182_939_877),
+        ],
+        [
+            .integer(2), .string("ann@example.org"), .string(""), .integer(30), .decimal("-0.1"), .bool(false),
+            .date(1_709_251_199_999),
+        ],
         [.integer(3), .string("bob@example.com"), .null, .integer(55), .null, .null, .null],
-        [.integer(4), .string("émile@example.com"), .string("line\nbreak 🚢"), .null, .decimal("7"), .bool(true), .date(0)],
+        [
+            .integer(4), .string("émile@example.com"), .string("line\nbreak 🚢"), .null, .decimal("7"), .bool(true),
+            .date(0),
+        ],
     ]
 
     /// Creates a store at `path` holding ``customers`` and releases it (and its writer lock).
     static func fill(_ path: String) throws {
         let store = try Store.open(at: path, model: SampleModels.shop())
         var next = 0
-        let request = BatchInsertRequest(entity: "Customer", columns: ["id", "email", "name", "age", "balance", "active", "joined"].map { .attribute($0) }) { row in
+        let request = BatchInsertRequest(
+            entity: "Customer",
+            columns: ["id", "email", "name", "age", "balance", "active", "joined"].map { .attribute($0) }
+        ) { row in
             guard next < customers.count else { return true }
             row = customers[next]
             next += 1
@@ -28,12 +42,17 @@ struct PostgresStoreCLITests {
     }
 
     static func dropSchema(_ url: String, _ schema: String) {
-        if let store = try? Store.open(at: url, model: SampleModels.shop(), options: Store.Options(createIfMissing: false, allowModelMismatch: true)) {
+        if let store = try? Store.open(
+            at: url, model: SampleModels.shop(),
+            options: Store.Options(createIfMissing: false, allowModelMismatch: true))
+        {
             _ = try? store.withDatabase { try $0.execute("DROP SCHEMA \"\(schema)\" CASCADE") }
         }
     }
 
-    @Test("export from PostgreSQL writes exactly what export from SQLite writes, in every format, with predicates, sorts and limits")
+    @Test(
+        "export from PostgreSQL writes exactly what export from SQLite writes, in every format, with predicates, sorts and limits"
+    )
     func exportMatchesSQLite() throws {
         let directory = TemporaryDirectory()
         let schema = "ferry_cli_" + UUID().uuidString.lowercased().replacing("-", with: "")
@@ -47,8 +66,10 @@ struct PostgresStoreCLITests {
             ["--format", "csv", "--sort", "name", "--limit", "2", "--offset", "1", "--fields", "email,name"],
         ]
         for variant in variants {
-            let expected = try runFerry(["export", "--store", "shop.sqlite", "--entity", "Customer", "--quiet"] + variant, cwd: directory.path)
-            let actual = try runFerry(["export", "--store", url, "--entity", "Customer", "--quiet"] + variant, cwd: directory.path)
+            let expected = try runFerry(
+                ["export", "--store", "shop.sqlite", "--entity", "Customer", "--quiet"] + variant, cwd: directory.path)
+            let actual = try runFerry(
+                ["export", "--store", url, "--entity", "Customer", "--quiet"] + variant, cwd: directory.path)
             #expect(expected.exitCode == 0, "\(expected.stderr)")
             #expect(actual.exitCode == 0, "\(variant): \(actual.stderr)")
             #expect(actual.stdout == expected.stdout, "\(variant)")
@@ -59,15 +80,22 @@ struct PostgresStoreCLITests {
         #expect(info.stdout.contains("\"count\" : 4") || info.stdout.contains("\"count\":4"))
     }
 
-    @Test("a missing PostgreSQL store, an unreachable server and an update PostgreSQL cannot run yet fail clearly, never printing a password")
+    @Test(
+        "a missing PostgreSQL store, an unreachable server and an update PostgreSQL cannot run yet fail clearly, never printing a password"
+    )
     func failures() throws {
         let directory = TemporaryDirectory()
         let schema = "ferry_cli_missing_" + UUID().uuidString.lowercased().replacing("-", with: "")
         let url = try PostgresTestServer.requireURL() + "?schema=" + schema
-        let missing = try runFerry(["export", "--store", url, "--entity", "Customer", "--format", "csv"], cwd: directory.path)
+        let missing = try runFerry(
+            ["export", "--store", url, "--entity", "Customer", "--format", "csv"], cwd: directory.path)
         #expect(missing.exitCode != 0)
         #expect(missing.stderr.contains("is not a ferry store"), "\(missing.stderr)")
-        let unreachable = try runFerry(["export", "--store", "postgresql://someone:s3cret@127.0.0.1:1/nowhere", "--entity", "Customer", "--format", "csv"], cwd: directory.path)
+        let unreachable = try runFerry(
+            [
+                "export", "--store", "postgresql://someone:s3cret@127.0.0.1:1/nowhere", "--entity", "Customer",
+                "--format", "csv",
+            ], cwd: directory.path)
         #expect(unreachable.exitCode != 0)
         #expect(unreachable.stderr.contains("cannot connect"), "\(unreachable.stderr)")
         #expect(!unreachable.stderr.contains("s3cret"))
@@ -75,8 +103,12 @@ struct PostgresStoreCLITests {
         defer { Self.dropSchema(target, String(schema.replacing("ferry_cli_missing_", with: "ferry_cli_import_"))) }
         try directory.write("in.csv", "id,email\n9,new@example.com\n")
         try Self.fill(target)
-        let refused = try runFerry(["update", "--store", target, "--entity", "Customer", "--where", "id = 9", "--set", "age==age + 1"], cwd: directory.path)
+        let refused = try runFerry(
+            ["update", "--store", target, "--entity", "Customer", "--where", "id = 9", "--set", "age==age + 1"],
+            cwd: directory.path)
         #expect(refused.exitCode == 64)
-        #expect(refused.stderr.contains("set: expressions are not available on a PostgreSQL store yet (Customer.age)"), "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains("set: expressions are not available on a PostgreSQL store yet (Customer.age)"),
+            "\(refused.stderr)")
     }
 }

@@ -7,13 +7,19 @@ import Testing
 struct ProgressLineTests {
     static let script = "/usr/bin/script"
 
-    @Test("the progress line fits a 60-column terminal, shows the percent read, redraws in place and is cleared before the summary", .enabled(if: FileManager.default.isExecutableFile(atPath: script)))
+    @Test(
+        "the progress line fits a 60-column terminal, shows the percent read, redraws in place and is cleared before the summary",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: script)))
     func fitsTheTerminal() throws {
         let directory = TemporaryDirectory()
         let binary = try FerryBinary.require()
-        let command = ["stty", "cols", "60;", binary, "import", BigFiles.big, "--store", directory.file("s.sqlite"), "--model", Fixtures.peopleModel, "--entity", "Person"]
-            .map { $0.hasSuffix(";") ? $0 : "'\($0)'" }.joined(separator: " ")
-        let result = try FerryProcess(["-qec", command, "/dev/null"], env: ["TERM": "xterm"], executable: Self.script).wait()
+        let command = [
+            "stty", "cols", "60;", binary, "import", BigFiles.big, "--store", directory.file("s.sqlite"), "--model",
+            Fixtures.peopleModel, "--entity", "Person",
+        ]
+        .map { $0.hasSuffix(";") ? $0 : "'\($0)'" }.joined(separator: " ")
+        let result = try FerryProcess(["-qec", command, "/dev/null"], env: ["TERM": "xterm"], executable: Self.script)
+            .wait()
         let text = result.stdout
         #expect(result.exitCode == 0, "\(result)")
         let redraws = text.components(separatedBy: "\r\u{1B}[K").dropFirst()
@@ -32,7 +38,9 @@ struct ProgressLineTests {
         #expect(percents == percents.sorted(), "the percent went back: \(percents)")
         #expect(percents.allSatisfy { (0...100).contains($0) })
         let last = try #require(redraws.last)
-        #expect(last.hasPrefix("step 1 import Person from "), "the last progress line was not cleared: \(last.debugDescription)")
+        #expect(
+            last.hasPrefix("step 1 import Person from "),
+            "the last progress line was not cleared: \(last.debugDescription)")
         #expect(last.contains("read 300,000, inserted 300,000"), "\(last.debugDescription)")
     }
 }

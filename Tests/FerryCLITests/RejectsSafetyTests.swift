@@ -11,7 +11,8 @@ struct RejectsSafetyTests {
         var text = "id,email,name,age\n"
         text.reserveCapacity(count * 60)
         for id in 1...count {
-            text += "\(id),user\(id)@example.com,User \(id) \(String(repeating: "x", count: 40)),\(id % 100 == 0 ? "old" : String(id % 100))\n"
+            text +=
+                "\(id),user\(id)@example.com,User \(id) \(String(repeating: "x", count: 40)),\(id % 100 == 0 ? "old" : String(id % 100))\n"
         }
         return try dir.write("people-bad-ages.csv", text)
     }
@@ -22,7 +23,8 @@ struct RejectsSafetyTests {
         let data = try Self.peopleWithBadAges(in: dir, count: 500)
         let store = dir.file("people.sqlite")
 
-        let result = try runFerry(ContractTests.importArguments(data, store: store, ["--rejects", "/dev/full", "--max-rejects", "100%"]))
+        let result = try runFerry(
+            ContractTests.importArguments(data, store: store, ["--rejects", "/dev/full", "--max-rejects", "100%"]))
 
         #expect(result.exitCode == 1, "\(result)")
         #expect(result.stderr.contains("/dev/full"), "\(result)")
@@ -31,26 +33,36 @@ struct RejectsSafetyTests {
         #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM Person") == [0])
     }
 
-    @Test("SIGKILL during a checkpointed import keeps the rejects of every committed batch", arguments: [1_500_000, 4_000_000])
+    @Test(
+        "SIGKILL during a checkpointed import keeps the rejects of every committed batch",
+        arguments: [1_500_000, 4_000_000])
     func killCheckpointedWithRejects(grownBy bytes: Int) throws {
         let dir = TemporaryDirectory()
         let data = try Self.peopleWithBadAges(in: dir, count: 200_000)
         let store = try ContractTests.peopleStore(in: dir, ids: nil)
         let rejects = dir.file("rejects.ndjson")
         _ = try ContractTests.runAndKill(
-            ["run", Fixtures.path("jobs/people-checkpointed-rejects.yml"), "--param", "store=\(store)", "--param", "data=\(data)",
-             "--param", "rejects=\(rejects)", "--quiet"],
+            [
+                "run", Fixtures.path("jobs/people-checkpointed-rejects.yml"), "--param", "store=\(store)", "--param",
+                "data=\(data)",
+                "--param", "rejects=\(rejects)", "--quiet",
+            ],
             store: store, at: .storeGrown(by: bytes))
 
         let committed = try #require(try StoreSnapshot.integers(store, "SELECT coalesce(max(id), 0) FROM Person").first)
         #expect(committed > 0)
         let lines = try String(contentsOfFile: rejects, encoding: .utf8).split(separator: "\n")
-        let rejected = Set(lines.compactMap { line -> Int64? in
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
-            return (object["record"] as? NSNumber)?.int64Value
-        })
+        let rejected = Set(
+            lines.compactMap { line -> Int64? in
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+                    return nil
+                }
+                return (object["record"] as? NSNumber)?.int64Value
+            })
         // Record n is person n; every bad record up to the last committed one is in the file.
         let expected = Set(stride(from: Int64(100), through: committed, by: 100))
-        #expect(expected.isSubset(of: rejected), "\(expected.subtracting(rejected).count) rejects of committed batches are missing")
+        #expect(
+            expected.isSubset(of: rejected),
+            "\(expected.subtracting(rejected).count) rejects of committed batches are missing")
     }
 }

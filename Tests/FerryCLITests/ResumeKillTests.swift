@@ -20,11 +20,18 @@ struct ResumeKillTests {
     }
 
     static func csv(_ range: ClosedRange<Int>) -> String {
-        "id,email,name,age\n" + range.map { i in let p = person(i); return "\(p.id),\(p.email),\(p.name),\(p.age)\n" }.joined()
+        "id,email,name,age\n"
+            + range.map { i in
+                let p = person(i)
+                return "\(p.id),\(p.email),\(p.name),\(p.age)\n"
+            }.joined()
     }
 
     static func ndjson(_ range: ClosedRange<Int>) -> String {
-        range.map { i in let p = person(i); return "{\"id\":\(p.id),\"email\":\"\(p.email)\",\"name\":\"\(p.name)\",\"age\":\(p.age)}\n" }.joined()
+        range.map { i in
+            let p = person(i)
+            return "{\"id\":\(p.id),\"email\":\"\(p.email)\",\"name\":\"\(p.name)\",\"age\":\(p.age)}\n"
+        }.joined()
     }
 
     static func gzip(_ path: String) throws -> String {
@@ -40,18 +47,24 @@ struct ResumeKillTests {
     }
 
     static func tableExists(_ store: String, _ table: String) throws -> Bool {
-        try StoreSnapshot.integers(store, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '\(table)'") == [1]
+        try StoreSnapshot.integers(
+            store, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '\(table)'") == [1]
     }
 
     /// What to run next on `store`: resume when a checkpoint is there, nothing when the import
     /// succeeded, else start afresh (a kill before the first batch committed).
     static func nextCommand(store: String, start: [String]) throws -> [String]? {
         guard FileManager.default.fileExists(atPath: store) else { return start }
-        if try tableExists(store, "ferry_import_progress"), try StoreSnapshot.integers(store, "SELECT count(*) FROM ferry_import_progress") != [0] {
+        if try tableExists(store, "ferry_import_progress"),
+            try StoreSnapshot.integers(store, "SELECT count(*) FROM ferry_import_progress") != [0]
+        {
             return start + ["--resume"]
         }
         if try tableExists(store, "ferry_runs"),
-            try StoreSnapshot.integers(store, "SELECT count(*) FROM ferry_runs WHERE outcome = 'succeeded' AND step = 'import' AND step_index = \(start[0] == "run" ? 2 : 1)") != [0]
+            try StoreSnapshot.integers(
+                store,
+                "SELECT count(*) FROM ferry_runs WHERE outcome = 'succeeded' AND step = 'import' AND step_index = \(start[0] == "run" ? 2 : 1)"
+            ) != [0]
         {
             return nil
         }
@@ -59,17 +72,23 @@ struct ResumeKillTests {
     }
 
     /// One scenario: a clean run, then trials of kills at random moments and resumes.
-    static func check(_ name: String, in directory: TemporaryDirectory, arguments: (_ store: String, _ rejects: String) -> [String]) throws {
+    static func check(
+        _ name: String, in directory: TemporaryDirectory, arguments: (_ store: String, _ rejects: String) -> [String]
+    ) throws {
         let cleanStore = directory.file("\(name)-clean.sqlite")
         let cleanRejects = directory.file("\(name)-clean.rejects")
         let started = ContinuousClock.now
-        let clean = try runFerry(arguments(cleanStore, cleanRejects) + ["--report", directory.file("\(name)-clean.json")])
+        let clean = try runFerry(
+            arguments(cleanStore, cleanRejects) + ["--report", directory.file("\(name)-clean.json")])
         let duration = started.duration(to: .now)
         try #require(clean.exitCode == 0, "\(clean)")
         let expected = try snapshot(cleanStore)
         let expectedRejects = try String(contentsOfFile: cleanRejects, encoding: .utf8)
         #expect(expectedRejects.split(separator: "\n").count > 10, "the scenario has rejects")
-        let expectedCounts = try StoreSnapshot.texts(cleanStore, "SELECT read, inserted, updated, skipped, rejected FROM ferry_runs WHERE step = 'import' ORDER BY id DESC LIMIT 1")
+        let expectedCounts = try StoreSnapshot.texts(
+            cleanStore,
+            "SELECT read, inserted, updated, skipped, rejected FROM ferry_runs WHERE step = 'import' ORDER BY id DESC LIMIT 1"
+        )
         let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
         var resumedRuns = 0
         for trial in 0..<trials {
@@ -84,33 +103,50 @@ struct ResumeKillTests {
                 Thread.sleep(forTimeInterval: delay)
                 process.kill()
                 let result = try process.wait()
-                #expect(result.wasSignaled || result.exitCode == 0, "\(name) trial \(trial), killed after \(delay) s: \(result)")
+                #expect(
+                    result.wasSignaled || result.exitCode == 0,
+                    "\(name) trial \(trial), killed after \(delay) s: \(result)")
                 command = try nextCommand(store: store, start: start)
                 if command?.last == "--resume" { resumedRuns += 1 }
             }
             var resumes = 0
             while let current = command, resumes < 3 {
                 let result = try runFerry(current)
-                #expect(result.exitCode == 0, "\(name) trial \(trial) (kills after \(delays) s): \(current.joined(separator: " ")): \(result)")
+                #expect(
+                    result.exitCode == 0,
+                    "\(name) trial \(trial) (kills after \(delays) s): \(current.joined(separator: " ")): \(result)")
                 command = try nextCommand(store: store, start: start)
                 resumes += 1
             }
             #expect(command == nil, "\(name) trial \(trial): still unfinished")
             let found = try snapshot(store)
-            #expect(found == expected, "\(name) trial \(trial) (kills after \(delays) s): the store differs from a clean run's: \(found) vs \(expected)")
-            #expect(try String(contentsOfFile: rejects, encoding: .utf8) == expectedRejects, "\(name) trial \(trial) (kills after \(delays) s): the rejects differ")
             #expect(
-                try StoreSnapshot.texts(store, "SELECT read, inserted, updated, skipped, rejected FROM ferry_runs WHERE step = 'import' ORDER BY id DESC LIMIT 1") == expectedCounts,
+                found == expected,
+                "\(name) trial \(trial) (kills after \(delays) s): the store differs from a clean run's: \(found) vs \(expected)"
+            )
+            #expect(
+                try String(contentsOfFile: rejects, encoding: .utf8) == expectedRejects,
+                "\(name) trial \(trial) (kills after \(delays) s): the rejects differ")
+            #expect(
+                try StoreSnapshot.texts(
+                    store,
+                    "SELECT read, inserted, updated, skipped, rejected FROM ferry_runs WHERE step = 'import' ORDER BY id DESC LIMIT 1"
+                ) == expectedCounts,
                 "\(name) trial \(trial): the counts differ from a clean run's")
-            #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM ferry_import_progress") == [0], "a finished import leaves no checkpoint")
+            #expect(
+                try StoreSnapshot.integers(store, "SELECT count(*) FROM ferry_import_progress") == [0],
+                "a finished import leaves no checkpoint")
         }
         #expect(resumedRuns > 0, "\(name): no kill landed between two committed batches")
     }
 
     static func importArguments(_ file: String, format: String? = nil) -> (String, String) -> [String] {
         { store, rejects in
-            ["import", file, "--store", store, "--model", Fixtures.peopleModel, "--entity", "Person", "--on-conflict", "update", "--atomic", "false",
-             "--batch-size", "400", "--rejects", rejects, "--max-rejects", "100%", "--quiet"] + (format.map { ["--format", $0] } ?? [])
+            [
+                "import", file, "--store", store, "--model", Fixtures.peopleModel, "--entity", "Person",
+                "--on-conflict", "update", "--atomic", "false",
+                "--batch-size", "400", "--rejects", rejects, "--max-rejects", "100%", "--quiet",
+            ] + (format.map { ["--format", $0] } ?? [])
         }
     }
 
@@ -135,7 +171,9 @@ struct ResumeKillTests {
         try Self.check("gzip", in: directory, arguments: Self.importArguments(file))
     }
 
-    @Test("a job importing a 2-file glob after an atomic step: ferry run --resume skips the done step, equals a clean run")
+    @Test(
+        "a job importing a 2-file glob after an atomic step: ferry run --resume skips the done step, equals a clean run"
+    )
     func globJob() throws {
         let directory = TemporaryDirectory()
         _ = try directory.write("part1.csv", Self.csv(1...(Self.rows / 2)))

@@ -20,7 +20,8 @@ struct RuleAgreementCLITests {
     ]
 
     func importNotes(_ file: String, into dir: TemporaryDirectory) throws -> (store: String, rejects: [[String: Any]]) {
-        let store = dir.file("notes.sqlite"), rejects = dir.file("rejects.ndjson")
+        let store = dir.file("notes.sqlite")
+        let rejects = dir.file("rejects.ndjson")
         let result = try runFerry([
             "import", Fixtures.path("data/\(file)"), "--store", store, "--model", Self.model, "--entity", "Note",
             "--rejects", rejects, "--max-rejects", "10",
@@ -30,7 +31,9 @@ struct RuleAgreementCLITests {
         return (store, try lines(ofFile: rejects).map { try jsonObject(text: $0) })
     }
 
-    @Test("trailing commas and leading zeros are not JSON, e + U+0301 is two code points and two UTF-16 units; what gets in verifies", arguments: ["notes.csv", "notes.ndjson"])
+    @Test(
+        "trailing commas and leading zeros are not JSON, e + U+0301 is two code points and two UTF-16 units; what gets in verifies",
+        arguments: ["notes.csv", "notes.ndjson"])
     func importedStoreVerifies(file: String) throws {
         let dir = TemporaryDirectory()
         let (store, rejects) = try importNotes(file, into: dir)
@@ -46,14 +49,17 @@ struct RuleAgreementCLITests {
         }
         // Precomposed é (one code point, one unit), 😀 (one code point, two UTF-16 units).
         let rows = try StoreSnapshot.texts(store, #"SELECT id, initial, code, emoji FROM "Note" ORDER BY id"#)
-        #expect(rows == [["1", "\u{E9}", "\u{E9}", "\u{1F600}"], ["5", "x", "x", "ab"], ["8", "\u{1F600}", "x", "ab"]])
+        #expect(
+            rows == [["1", "\u{E9}", "\u{E9}", "\u{1F600}"], ["5", "x", "x", "ab"], ["8", "\u{1F600}", "x", "ab"]])
 
         let verify = try runFerry(["verify", store, "--checks", "all"])
         #expect(verify.exitCode == 0, "\(verify)")
         #expect(verify.stdout.contains("validation Note") && verify.stdout.contains("types Note"), "\(verify)")
     }
 
-    @Test("values another program wrote are judged by the same rules: verify fails them, export does not embed the bad JSON")
+    @Test(
+        "values another program wrote are judged by the same rules: verify fails them, export does not embed the bad JSON"
+    )
     func foreignValuesFail() throws {
         let dir = TemporaryDirectory()
         let (store, _) = try importNotes("notes.csv", into: dir)
@@ -77,7 +83,10 @@ struct RuleAgreementCLITests {
         #expect(verify.stdout.contains("- Note ferry_pk=8 id=24: emoji is longer than 2 characters"), "\(verify)")
         #expect(verify.stdout.contains("types Note") && verify.stdout.contains("type_payload=1"), "\(verify)")
 
-        let export = try runFerry(["export", "--store", store, "--entity", "Note", "--where", "id >= 20 AND id <= 21", "--format", "ndjson", "--output", "-"])
+        let export = try runFerry([
+            "export", "--store", store, "--entity", "Note", "--where", "id >= 20 AND id <= 21", "--format", "ndjson",
+            "--output", "-",
+        ])
         #expect(export.exitCode == 0, "\(export)")
         #expect(export.stdout.hasPrefix(#"{"id":20,"payload":"[1,]","#), "\(export)")
         #expect(export.stdout.contains(#"{"id":21,"payload":{},"#), "\(export)")

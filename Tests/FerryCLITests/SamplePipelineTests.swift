@@ -10,12 +10,13 @@ struct SamplePipelineTests {
     static let data = Fixtures.repository("samples/data")
 
     /// Per step: entity, read, inserted, rejected, and the (record, line) of each reject.
-    static let expected: [(entity: String, read: Int, inserted: Int, rejected: Int, rejects: String, records: [[Int]])] = [
-        ("Customer", 200, 197, 3, "customers.rejects.ndjson", [[57, 59], [112, 117], [158, 164]]),
-        ("Product", 50, 50, 0, "products.rejects.ndjson", []),
-        ("Order", 500, 497, 3, "orders.rejects.ndjson", [[123, 123], [245, 245], [377, 377]]),
-        ("OrderItem", 1473, 1472, 1, "order_items.rejects.ndjson", [[888, 889]]),
-    ]
+    static let expected:
+        [(entity: String, read: Int, inserted: Int, rejected: Int, rejects: String, records: [[Int]])] = [
+            ("Customer", 200, 197, 3, "customers.rejects.ndjson", [[57, 59], [112, 117], [158, 164]]),
+            ("Product", 50, 50, 0, "products.rejects.ndjson", []),
+            ("Order", 500, 497, 3, "orders.rejects.ndjson", [[123, 123], [245, 245], [377, 377]]),
+            ("OrderItem", 1473, 1472, 1, "order_items.rejects.ndjson", [[888, 889]]),
+        ]
 
     /// The tables whose content differs between two runs over the same data (dates of runs and of creation).
     static let notData: Set<String> = ["ferry_runs", "ferry_metadata"]
@@ -69,19 +70,28 @@ struct SamplePipelineTests {
         #expect(snapshot.integrity == "ok")
         #expect(["Customer", "Product", "Order", "OrderItem"].map { snapshot.rows($0) } == [197, 50, 497, 1472])
         // Every order has its customer, every item its order and product, and they exist.
-        #expect(try StoreSnapshot.integers(store, """
-            SELECT count(*) FROM "Order" o LEFT JOIN Customer c ON c.ferry_pk = o.customer WHERE c.ferry_pk IS NULL
-            """) == [0])
-        #expect(try StoreSnapshot.integers(store, """
-            SELECT count(*) FROM OrderItem i LEFT JOIN "Order" o ON o.ferry_pk = i."order" LEFT JOIN Product p ON p.ferry_pk = i.product
-            WHERE o.ferry_pk IS NULL OR p.ferry_pk IS NULL
-            """) == [0])
+        #expect(
+            try StoreSnapshot.integers(
+                store,
+                """
+                SELECT count(*) FROM "Order" o LEFT JOIN Customer c ON c.ferry_pk = o.customer WHERE c.ferry_pk IS NULL
+                """) == [0])
+        #expect(
+            try StoreSnapshot.integers(
+                store,
+                """
+                SELECT count(*) FROM OrderItem i LEFT JOIN "Order" o ON o.ferry_pk = i."order" LEFT JOIN Product p ON p.ferry_pk = i.product
+                WHERE o.ferry_pk IS NULL OR p.ferry_pk IS NULL
+                """) == [0])
         #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM pragma_foreign_key_check") == [0])
         // Every accepted order's total is the sum of its items.
-        #expect(try StoreSnapshot.integers(store, """
-            SELECT count(*) FROM "Order" o WHERE abs(CAST(o.total AS REAL) -
-              (SELECT coalesce(sum(quantity * CAST(unit_price AS REAL)), 0) FROM OrderItem WHERE "order" = o.ferry_pk)) > 0.005
-            """) == [0])
+        #expect(
+            try StoreSnapshot.integers(
+                store,
+                """
+                SELECT count(*) FROM "Order" o WHERE abs(CAST(o.total AS REAL) -
+                  (SELECT coalesce(sum(quantity * CAST(unit_price AS REAL)), 0) FROM OrderItem WHERE "order" = o.ferry_pk)) > 0.005
+                """) == [0])
         // The rejected customers are not there; the duplicated id is there once.
         #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM Customer WHERE id IN (1057, 1112)") == [0])
         #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM Customer WHERE id = 1010") == [1])
@@ -99,7 +109,9 @@ struct SamplePipelineTests {
         #expect(json["outcome"] as? String == "dry_run")
         let steps = try #require(json["steps"] as? [[String: Any]])
         #expect(steps.map { $0["outcome"] as? String } == Array(repeating: "dry_run", count: 4))
-        #expect(steps.map { [$0["read"] as? Int, $0["inserted"] as? Int, $0["rejected"] as? Int] } == Self.expected.map { [$0.read, $0.inserted, $0.rejected] })
+        #expect(
+            steps.map { [$0["read"] as? Int, $0["inserted"] as? Int, $0["rejected"] as? Int] }
+                == Self.expected.map { [$0.read, $0.inserted, $0.rejected] })
         #expect(fileSize("\(out)/shop.sqlite") == nil)
         #expect(fileSize("\(out)/shop.sqlite.ferry-rebuild") == nil)
     }
@@ -114,9 +126,10 @@ struct SamplePipelineTests {
         let first = try Self.run(out: out, data: copy, report: report)
         #expect(first.exitCode == 0, "\(first)")
         let steps = try #require(try jsonObject(file: report)["steps"] as? [[String: Any]])
-        #expect(steps.map { $0["source"] as? String } == [
-            "\(copy)/customers.csv", "\(copy)/products.json", "\(copy)/orders.ndjson", "\(copy)/order_items.csv",
-        ])
+        #expect(
+            steps.map { $0["source"] as? String } == [
+                "\(copy)/customers.csv", "\(copy)/products.json", "\(copy)/orders.ndjson", "\(copy)/order_items.csv",
+            ])
         let store = "\(out)/shop.sqlite"
         let before = try StoreSnapshot.take(store)
         let beforeData = try StoreSnapshot.take(store, excluding: Self.notData)
@@ -130,7 +143,10 @@ struct SamplePipelineTests {
         try text.write(toFile: customers, atomically: true, encoding: .utf8)
         let failed = try Self.run(out: out, data: copy)
         #expect(failed.exitCode == 2, "\(failed)")
-        #expect(failed.errorLines.first == "\(customers):\(newLine):6: error: more than 3 records were rejected; the step was rolled back (record 201)")
+        #expect(
+            failed.errorLines.first
+                == "\(customers):\(newLine):6: error: more than 3 records were rejected; the step was rolled back (record 201)"
+        )
         #expect(try StoreSnapshot.take(store) == before)
         #expect(fileSize(store + ".ferry-rebuild") == nil)
 

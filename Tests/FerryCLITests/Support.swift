@@ -128,7 +128,8 @@ func appendPeopleInWALMode(_ store: String, ids: ClosedRange<Int>) throws -> Sto
     try writer.execute("PRAGMA wal_autocheckpoint = 0")
     try writer.execute("BEGIN")
     for id in ids {
-        try writer.execute("INSERT INTO Person (id, email, name, age) VALUES (\(id), 'w\(id)@example.com', 'W \(id)', 7)")
+        try writer.execute(
+            "INSERT INTO Person (id, email, name, age) VALUES (\(id), 'w\(id)@example.com', 'W \(id)', 7)")
     }
     try writer.execute("COMMIT")
     return writer

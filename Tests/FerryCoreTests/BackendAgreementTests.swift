@@ -5,21 +5,37 @@ import Testing
 
 /// The same requests on a SQLite store and on a PostgreSQL store give the same results: inserts
 /// with rejects, fetches with predicates, sorting, limits and offsets, and checksums.
-@Suite("Backends agree: SQLite and PostgreSQL stores", .enabled(if: PostgresTestServer.shouldRun, Comment(rawValue: PostgresTestServer.skipReason)))
+@Suite(
+    "Backends agree: SQLite and PostgreSQL stores",
+    .enabled(if: PostgresTestServer.shouldRun, Comment(rawValue: PostgresTestServer.skipReason)))
 struct BackendAgreementTests {
     /// Customers with texts COPY must escape, non-canonical decimals, dates, booleans, nulls, and
     /// two that break validation rules (rejected before they reach either store).
     static let customers: [[Value]] = [
-        [.integer(1), .string("ann@example.com"), .string("Ann\tTab"), .integer(31), .decimal("12.50"), .bool(true), .date(1_700_000_000_123)],
-        [.integer(2), .string("bob@example.org"), .string("Émile \"quoted\" \\ back"), .integer(45), .decimal("-3"), .bool(false), .date(-86_400_000)],
+        [
+            .integer(1), .string("ann@example.com"), .string("Ann\tTab"), .integer(31), .decimal("12.50"), .bool(true),
+            .date(1_700_000_000_123),
+        ],
+        [
+            .integer(2), .string("bob@example.org"), .string("Émile \"quoted\" \\ back"), .integer(45), .decimal("-3"),
+            .bool(false), .date(-86_400_000),
+        ],
         [.integer(3), .string("not an email"), .string("Rejected"), .integer(20), .null, .null, .null],
         [.integer(4), .string("cy@example.com"), .string("line\nbreak"), .null, .null, .null, .null],
         [.integer(5), .string("dee@example.com"), .string("ÉMILE"), .integer(200), .decimal("1"), .bool(true), .null],
-        [.integer(6), .string("eve@example.com"), .null, .integer(29), .decimal("1000000000000000000000.000001"), .bool(false), .date(0)],
-        [.integer(7), .string("fay@example.com"), .string("émile"), .integer(52), .decimal("10.5"), .null, .date(253_402_300_799_999)],
+        [
+            .integer(6), .string("eve@example.com"), .null, .integer(29), .decimal("1000000000000000000000.000001"),
+            .bool(false), .date(0),
+        ],
+        [
+            .integer(7), .string("fay@example.com"), .string("émile"), .integer(52), .decimal("10.5"), .null,
+            .date(253_402_300_799_999),
+        ],
     ]
 
-    static let columns: [InsertColumn] = ["id", "email", "name", "age", "balance", "active", "joined"].map { .attribute($0) }
+    static let columns: [InsertColumn] = ["id", "email", "name", "age", "balance", "active", "joined"].map {
+        .attribute($0)
+    }
 
     static func filled(_ store: Store) throws -> (BatchInsertResult, [Int]) {
         var next = 0
@@ -33,7 +49,9 @@ struct BackendAgreementTests {
         request.onReject = { index, _ in rejected.append(index) }
         let result = try store.execute(request)
         var orders = 0
-        let orderRequest = BatchInsertRequest(entity: "Order", columns: [.attribute("number"), .attribute("total"), .relationship("customer")]) { row in
+        let orderRequest = BatchInsertRequest(
+            entity: "Order", columns: [.attribute("number"), .attribute("total"), .relationship("customer")]
+        ) { row in
             guard orders < 3 else { return true }
             row = [.string("o\(orders)"), .decimal("\(orders * 7).25"), .integer(Int64(orders + 1))]
             orders += 1
@@ -69,28 +87,47 @@ struct BackendAgreementTests {
             FetchRequest(entity: "Customer"),
             FetchRequest(entity: "Customer", sortDescriptors: [SortDescriptor("balance", ascending: false)]),
             FetchRequest(entity: "Customer", predicate: try Predicate(format: "name ==[cd] 'emile'")),
-            FetchRequest(entity: "Customer", predicate: try Predicate(format: "name CONTAINS[c] 'é' OR email ENDSWITH '.org'")),
+            FetchRequest(
+                entity: "Customer", predicate: try Predicate(format: "name CONTAINS[c] 'é' OR email ENDSWITH '.org'")),
             FetchRequest(entity: "Customer", predicate: try Predicate(format: "balance >= 10.5 AND active == YES")),
-            FetchRequest(entity: "Customer", predicate: try Predicate(format: "joined < CAST('2000-01-01T00:00:00Z', 'NSDate') OR joined == nil")),
-            FetchRequest(entity: "Customer", predicate: try Predicate(format: "email LIKE '*@example.c?m' AND name MATCHES '.*[a-z].*'")),
-            FetchRequest(entity: "Customer", predicate: try Predicate(format: "age > 20"), sortDescriptors: [SortDescriptor("age")], limit: 2, offset: 1),
-            FetchRequest(entity: "Customer", sortDescriptors: [SortDescriptor("name")], limit: 3, offset: 2, properties: ["email", "name"]),
+            FetchRequest(
+                entity: "Customer",
+                predicate: try Predicate(format: "joined < CAST('2000-01-01T00:00:00Z', 'NSDate') OR joined == nil")),
+            FetchRequest(
+                entity: "Customer",
+                predicate: try Predicate(format: "email LIKE '*@example.c?m' AND name MATCHES '.*[a-z].*'")),
+            FetchRequest(
+                entity: "Customer", predicate: try Predicate(format: "age > 20"),
+                sortDescriptors: [SortDescriptor("age")], limit: 2, offset: 1),
+            FetchRequest(
+                entity: "Customer", sortDescriptors: [SortDescriptor("name")], limit: 3, offset: 2,
+                properties: ["email", "name"]),
             FetchRequest(entity: "Order", sortDescriptors: [SortDescriptor("total", ascending: false)]),
-            FetchRequest(entity: "Order", predicate: try Predicate(format: "customer.age > 30 AND customer.name CONTAINS[cd] 'e'")),
-            FetchRequest(entity: "Customer", predicate: try Predicate(format: "ANY orders.total > 7 OR orders.@count == 0"), limit: 3),
-            FetchRequest(entity: "Customer", predicate: try Predicate(format: "SUBQUERY(orders, $o, $o.number LIKE 'o*').@count > 0"), offset: 1),
+            FetchRequest(
+                entity: "Order",
+                predicate: try Predicate(format: "customer.age > 30 AND customer.name CONTAINS[cd] 'e'")),
+            FetchRequest(
+                entity: "Customer", predicate: try Predicate(format: "ANY orders.total > 7 OR orders.@count == 0"),
+                limit: 3),
+            FetchRequest(
+                entity: "Customer",
+                predicate: try Predicate(format: "SUBQUERY(orders, $o, $o.number LIKE 'o*').@count > 0"), offset: 1),
         ]
         for (index, request) in requests.enumerated() {
             let expected = try Self.rows(sqlite, request)
             let actual = try Self.rows(postgres, request)
-            #expect(actual == expected, "request \(index): \(expected.count) rows on SQLite, \(actual.count) on PostgreSQL; first difference: \(zip(expected, actual).first { $0 != $1 }.map { "\($0) ≠ \($1)" } ?? "-")")
+            #expect(
+                actual == expected,
+                "request \(index): \(expected.count) rows on SQLite, \(actual.count) on PostgreSQL; first difference: \(zip(expected, actual).first { $0 != $1 }.map { "\($0) ≠ \($1)" } ?? "-")"
+            )
         }
         let attributes = ["id", "email", "name", "age", "balance", "active", "joined"]
         let sqliteSum = try EntityChecksum.compute(store: sqlite, entity: "Customer", attributes: attributes)
         let postgresSum = try EntityChecksum.compute(store: postgres, entity: "Customer", attributes: attributes)
         #expect(sqliteSum == postgresSum)
-        #expect(try EntityChecksum.compute(store: sqlite, entity: "Order", attributes: ["number", "total"])
-            == EntityChecksum.compute(store: postgres, entity: "Order", attributes: ["number", "total"]))
+        #expect(
+            try EntityChecksum.compute(store: sqlite, entity: "Order", attributes: ["number", "total"])
+                == EntityChecksum.compute(store: postgres, entity: "Order", attributes: ["number", "total"]))
     }
 
     @Test("a uniqueness conflict fails the PostgreSQL import as a whole, naming the row; nothing of it is stored")

@@ -17,13 +17,16 @@ struct ConcurrentIntegrityTests {
     }
 
     let checks: [Check] = [
-        .integrity(quick: false), .count(entity: "Customer", expectation: .exactly(3)), .types(entity: "Customer"), .integrity(quick: true),
+        .integrity(quick: false), .count(entity: "Customer", expectation: .exactly(3)), .types(entity: "Customer"),
+        .integrity(quick: true),
         .integrity(quick: false),
     ]
 
     /// The results without their timings.
     func summary(_ results: [CheckResult]) -> [String] {
-        results.map { "\($0.name) \($0.outcome) \($0.message) \($0.measured.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })" }
+        results.map {
+            "\($0.name) \($0.outcome) \($0.message) \($0.measured.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })"
+        }
     }
 
     @Test("in a read transaction (concurrent) and outside one (serial): same results, in the checks' order")
@@ -36,7 +39,10 @@ struct ConcurrentIntegrityTests {
         try Verifier.registerFunctions(on: connection)
         let serial = verifier.run(checks, on: connection, layout: FerryLayout())
         #expect(summary(concurrent) == summary(serial))
-        #expect(concurrent.map(\.name) == ["integrity_check", "count Customer", "types Customer", "quick_check", "integrity_check"])
+        #expect(
+            concurrent.map(\.name) == [
+                "integrity_check", "count Customer", "types Customer", "quick_check", "integrity_check",
+            ])
         #expect(concurrent.map(\.outcome) == [.failed, .passed, .passed, .passed, .failed])
         #expect(concurrent[0].message.hasPrefix("3 problems: "))
         #expect(concurrent[0].message.contains("ferry_unique_Customer_email"))
@@ -62,7 +68,8 @@ struct ConcurrentIntegrityTests {
             defer { try? connection.execute("ROLLBACK") }
             // Repaired in the transaction only: the committed file still has the broken index.
             try connection.execute("REINDEX ferry_unique_Customer_email")
-            return Verifier(model: store.model).run([.integrity(quick: false), .uniqueness(entity: "Customer")], on: connection, layout: FerryLayout())
+            return Verifier(model: store.model).run(
+                [.integrity(quick: false), .uniqueness(entity: "Customer")], on: connection, layout: FerryLayout())
         }
         #expect(results.map(\.message) == ["ok", "no duplicates", "no duplicates"])
         let after = Verifier(model: store.model).run([.integrity(quick: false)], on: opened).results
@@ -73,7 +80,9 @@ struct ConcurrentIntegrityTests {
     func soundStore() throws {
         let store = try BrokenStore()
         try validShop(store)
-        let results = Verifier(model: store.model).run(Verifier.builtInChecks(for: store.model, level: .all), on: try store.open()).results
+        let results = Verifier(model: store.model).run(
+            Verifier.builtInChecks(for: store.model, level: .all), on: try store.open()
+        ).results
         #expect(results.allSatisfy { $0.outcome == .passed || $0.outcome == .skipped }, "\(summary(results))")
         #expect(results.filter { $0.check == "integrity_check" }.map(\.message) == ["ok"])
         // The second connection is gone: a writer gets its lock at once.

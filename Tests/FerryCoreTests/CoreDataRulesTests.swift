@@ -58,11 +58,15 @@ struct CoreDataRulesTests {
         let diff = ModelDiff(from: old, to: new)
         #expect(diff.rules == .coreData)
         let added = try #require(diff.refusals.first { $0.kind == .attributeAdded })
-        #expect(added.fix?.contains("set a Default Value for Customer.score in version 2 of the Xcode model") == true, "\(added.fix ?? "")")
+        #expect(
+            added.fix?.contains("set a Default Value for Customer.score in version 2 of the Xcode model") == true,
+            "\(added.fix ?? "")")
         let type = try #require(diff.refusals.first { $0.kind == .attributeTypeChanged && $0.property == "total" })
         #expect(type.reason?.contains("lists no type changes") == true, "\(type.reason ?? "")")
         #expect(type.reason?.contains("ferry's extension") == true)
-        #expect(type.fix?.contains("a mapping model (.xcmappingmodel) or the ferry mapping file mappings/1-to-2.yml") == true, "\(type.fix ?? "")")
+        #expect(
+            type.fix?.contains("a mapping model (.xcmappingmodel) or the ferry mapping file mappings/1-to-2.yml")
+                == true, "\(type.fix ?? "")")
         // decimal → double is not a lossless widening.
         #expect(diff.refusals.count == 2, "\(diff.refusals.map(\.subject))")
         #expect(throws: FerryError.self) { try diff.inferredMapping() }
@@ -74,7 +78,9 @@ struct CoreDataRulesTests {
         let diff = ModelDiff(from: old, to: new)
         #expect(diff.isInferable)
         let mapping = try diff.inferredMapping()
-        #expect(mapping.entity(named: "Customer")?.attribute(named: "age")?.conversion == TypeConversion(from: .int16, to: .int64))
+        #expect(
+            mapping.entity(named: "Customer")?.attribute(named: "age")?.conversion
+                == TypeConversion(from: .int16, to: .int64))
     }
 
     @Test("renaming hints name the Renaming ID for Xcode models")
@@ -82,7 +88,8 @@ struct CoreDataRulesTests {
         let (old, new) = Self.pair(.xcode) { $0.entities[0].attributes[4].name = "tiers" }
         let diff = ModelDiff(from: old, to: new)
         let added = try #require(diff.changes.first { $0.kind == .attributeAdded })
-        #expect(added.warning?.contains("set the Renaming ID of Customer.tiers to tier") == true, "\(added.warning ?? "")")
+        #expect(
+            added.warning?.contains("set the Renaming ID of Customer.tiers to tier") == true, "\(added.warning ?? "")")
     }
 
     /// Version 1 has two hierarchies' roots, Customer and Order; version 2 gives both a new parent.
@@ -101,7 +108,10 @@ struct CoreDataRulesTests {
         let merge = try #require(diff.refusals.first)
         #expect(diff.refusals.count == 1)
         #expect(merge.entity == "Record")
-        #expect(merge.reason?.contains("Core Data cannot merge entity hierarchies: Customer, Order have no common parent in version 1") == true, "\(merge.reason ?? "")")
+        #expect(
+            merge.reason?.contains(
+                "Core Data cannot merge entity hierarchies: Customer, Order have no common parent in version 1")
+                == true, "\(merge.reason ?? "")")
         #expect(merge.fix?.contains(".xcmappingmodel") == true)
 
         let (ferryOld, ferryNew) = Self.pair(.ferry, Self.mergeHierarchies)
@@ -115,9 +125,12 @@ struct CoreDataRulesTests {
         return model
     }
 
-    @Test("entities are compared with the properties they inherit: an attribute moved up stays the sub-entity's, an entity leaving its hierarchy keeps what it inherited")
+    @Test(
+        "entities are compared with the properties they inherit: an attribute moved up stays the sub-entity's, an entity leaving its hierarchy keeps what it inherited"
+    )
     func inheritedProperties() throws {
-        var vehicle = EntityDescription(name: "Vehicle", attributes: [AttributeDescription(name: "name", type: .string, isOptional: false)])
+        var vehicle = EntityDescription(
+            name: "Vehicle", attributes: [AttributeDescription(name: "name", type: .string, isOptional: false)])
         var car = EntityDescription(name: "Car", attributes: [AttributeDescription(name: "color", type: .string)])
         car.parent = "Vehicle"
         let v1 = Self.hierarchy("1", [car, vehicle])
@@ -127,24 +140,39 @@ struct CoreDataRulesTests {
         let movedUp = ModelDiff(from: v1, to: v2)
         #expect(movedUp.isInferable, "\(movedUp.refusals.map(\.subject))")
         #expect(!movedUp.changes.contains { $0.entity == "Car" }, "\(movedUp.changes.map(\.subject))")
-        #expect(movedUp.changes.contains { $0.entity == "Vehicle" && $0.property == "color" && $0.kind == .attributeAdded })
+        #expect(
+            movedUp.changes.contains { $0.entity == "Vehicle" && $0.property == "color" && $0.kind == .attributeAdded })
         let mapping = try movedUp.inferredMapping()
         let carMapping = try #require(mapping.entity(named: "Car"))
         #expect(carMapping.source == "Car")
-        #expect(carMapping.attributes.contains { $0.destination == "color" && $0.source == "color" }, "\(carMapping.attributes)")
-        #expect(carMapping.attributes.contains { $0.destination == "name" && $0.source == "name" }, "\(carMapping.attributes)")
+        #expect(
+            carMapping.attributes.contains { $0.destination == "color" && $0.source == "color" },
+            "\(carMapping.attributes)")
+        #expect(
+            carMapping.attributes.contains { $0.destination == "name" && $0.source == "name" },
+            "\(carMapping.attributes)")
 
         // Car leaves the hierarchy declaring what it inherited: nothing of it is new.
-        let detached = Self.hierarchy("3", [
-            EntityDescription(name: "Car", attributes: [AttributeDescription(name: "color", type: .string), AttributeDescription(name: "name", type: .string, isOptional: false)]),
-            vehicle,
-        ])
+        let detached = Self.hierarchy(
+            "3",
+            [
+                EntityDescription(
+                    name: "Car",
+                    attributes: [
+                        AttributeDescription(name: "color", type: .string),
+                        AttributeDescription(name: "name", type: .string, isOptional: false),
+                    ]),
+                vehicle,
+            ])
         let leaving = ModelDiff(from: v2, to: detached)
         #expect(leaving.isInferable, "\(leaving.refusals.map(\.subject))")
-        #expect(leaving.changes.filter { $0.entity == "Car" }.map(\.kind) == [.entityParentChanged], "\(leaving.changes.map(\.subject))")
+        #expect(
+            leaving.changes.filter { $0.entity == "Car" }.map(\.kind) == [.entityParentChanged],
+            "\(leaving.changes.map(\.subject))")
 
         // ferry's own rules compare what each entity declares: the non-optional name is new to Car.
-        var ferryV2 = v2, ferryDetached = detached
+        var ferryV2 = v2
+        var ferryDetached = detached
         ferryV2.origin = .ferry
         ferryDetached.origin = .ferry
         #expect(!ModelDiff(from: ferryV2, to: ferryDetached).isInferable)
@@ -175,7 +203,8 @@ struct CoreDataRulesTests {
         let change = try #require(diff.changes.first { $0.kind == .attributeTypeChanged })
         #expect(change.detail.contains("checked narrowing"), "\(change.detail)")
         #expect(change.warning?.contains("does not fit int32") == true)
-        let conversion = try #require(try diff.inferredMapping().entity(named: "Customer")?.attribute(named: "id")?.conversion)
+        let conversion = try #require(
+            try diff.inferredMapping().entity(named: "Customer")?.attribute(named: "id")?.conversion)
         #expect(conversion.isChecked)
 
         let (ferryOld, ferryNew) = Self.pair(.ferry) { $0.entities[0].attributes[0].type = .int32 }

@@ -22,7 +22,9 @@ import Testing
         // Years 1…9999 (Foundation's Gregorian calendar switches to Julian before 1582 unless
         // told otherwise; compare from 1583 on, where both are proleptic Gregorian).
         for _ in 0..<20_000 {
-            let days = Int.random(in: DateCoding.days(year: 1583, month: 1, day: 1)...DateCoding.days(year: 9999, month: 12, day: 31), using: &random)
+            let days = Int.random(
+                in: DateCoding.days(year: 1583, month: 1, day: 1)...DateCoding.days(year: 9999, month: 12, day: 31),
+                using: &random)
             let date = Date(timeIntervalSince1970: TimeInterval(days) * 86_400)
             let parts = Self.utc.dateComponents([.year, .month, .day], from: date)
             let civil = DateCoding.civil(days: days)
@@ -40,7 +42,8 @@ import Testing
         for _ in 0..<20_000 {
             let millis = Int64.random(in: range, using: &random)
             let text = DateCoding.format(millis)
-            let date = Date(timeIntervalSince1970: TimeInterval(millis / 1000)).addingTimeInterval(TimeInterval(millis % 1000) / 1000)
+            let date = Date(timeIntervalSince1970: TimeInterval(millis / 1000)).addingTimeInterval(
+                TimeInterval(millis % 1000) / 1000)
             // Foundation's fraction can be off by one millisecond through binary floating point:
             // compare the seconds exactly and the milliseconds as ferry's integer arithmetic gives them.
             let foundation = formatter.string(from: date)
@@ -97,7 +100,8 @@ import Testing
     }
 
     static func aligned(_ a: String, _ b: String) -> (BigInt, BigInt, Int) {
-        let x = exact(a), y = exact(b)
+        let x = exact(a)
+        let y = exact(b)
         let scale = max(x.scale, y.scale)
         return (x.value * BigInt(10).power(scale - x.scale), y.value * BigInt(10).power(scale - y.scale), scale)
     }
@@ -111,8 +115,11 @@ import Testing
             let (x, y, common) = Self.aligned(a, b)
             #expect(DecimalArithmetic.add(a, b) == Self.text(x + y, scale: common), "\(a) + \(b)")
             #expect(DecimalArithmetic.subtract(a, b) == Self.text(x - y, scale: common), "\(a) - \(b)")
-            let p = Self.exact(a), q = Self.exact(b)
-            #expect(DecimalArithmetic.multiply(a, b) == Self.text(p.value * q.value, scale: p.scale + q.scale), "\(a) * \(b)")
+            let p = Self.exact(a)
+            let q = Self.exact(b)
+            #expect(
+                DecimalArithmetic.multiply(a, b) == Self.text(p.value * q.value, scale: p.scale + q.scale),
+                "\(a) * \(b)")
             #expect(DecimalText.compare(a, b) == (x < y ? -1 : x > y ? 1 : 0), "compare \(a) \(b)")
             guard y != 0 else { continue }
             // a / b = x / y exactly; rounded half away from zero to divisionScale places.
@@ -129,14 +136,18 @@ import Testing
         var random = SeededGenerator(state: 7)
         for _ in 0..<10_000 {
             // Up to 30 significant digits: Foundation's Decimal is exact there.
-            let digits = (0..<Int.random(in: 1...30, using: &random)).map { _ in String(Int.random(in: 0...9, using: &random)) }.joined()
+            let digits = (0..<Int.random(in: 1...30, using: &random)).map { _ in
+                String(Int.random(in: 0...9, using: &random))
+            }.joined()
             let exponent = Int.random(in: -20...20, using: &random)
             let text = (Bool.random(using: &random) ? "-" : "") + digits + "e\(exponent)"
             let canonical = DecimalText.canonical(text)
             let foundation = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
             #expect(canonical != nil && foundation != nil, "\(text)")
             guard let canonical, let foundation else { continue }
-            #expect(Decimal(string: canonical, locale: Locale(identifier: "en_US_POSIX")) == foundation, "\(text) → \(canonical)")
+            #expect(
+                Decimal(string: canonical, locale: Locale(identifier: "en_US_POSIX")) == foundation,
+                "\(text) → \(canonical)")
             #expect(DecimalText.isCanonical(canonical))
         }
     }

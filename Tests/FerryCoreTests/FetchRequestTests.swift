@@ -17,7 +17,9 @@ struct FetchRequestTests {
                     AttributeDescription(name: "email", type: .string),
                     AttributeDescription(name: "age", type: .int32),
                 ],
-                relationships: [RelationshipDescription(name: "orders", destination: "Order", isToMany: true, inverse: "customer")],
+                relationships: [
+                    RelationshipDescription(name: "orders", destination: "Order", isToMany: true, inverse: "customer")
+                ],
                 uniquenessConstraints: [["code"]]),
             EntityDescription(
                 name: "Order",
@@ -92,10 +94,13 @@ struct FetchRequestTests {
     func decimalOrder() throws {
         let directory = TemporaryDirectory()
         let store = try Self.makeStore(directory)
-        #expect(try Self.numbers(store, FetchRequest(entity: "Order", sortDescriptors: [SortDescriptor("total")]))
-            == ["A-3", "A-1", "A-2", "A-4", "A-7", "A-8", "A-6", "A-5"])
-        #expect(try Self.numbers(store, FetchRequest(entity: "Order", sortDescriptors: [SortDescriptor("total", ascending: false)]))
-            == ["A-5", "A-6", "A-8", "A-7", "A-4", "A-2", "A-1", "A-3"])
+        #expect(
+            try Self.numbers(store, FetchRequest(entity: "Order", sortDescriptors: [SortDescriptor("total")]))
+                == ["A-3", "A-1", "A-2", "A-4", "A-7", "A-8", "A-6", "A-5"])
+        #expect(
+            try Self.numbers(
+                store, FetchRequest(entity: "Order", sortDescriptors: [SortDescriptor("total", ascending: false)]))
+                == ["A-5", "A-6", "A-8", "A-7", "A-4", "A-2", "A-1", "A-3"])
     }
 
     @Test("several keys, descending, through a to-one relationship; nil sorts first ascending")
@@ -103,11 +108,14 @@ struct FetchRequestTests {
         let directory = TemporaryDirectory()
         let store = try Self.makeStore(directory)
         let request = FetchRequest(
-            entity: "Order", sortDescriptors: [SortDescriptor("customer.email"), SortDescriptor("placed", ascending: false)])
+            entity: "Order",
+            sortDescriptors: [SortDescriptor("customer.email"), SortDescriptor("placed", ascending: false)])
         // A-5 has no customer and C3 has no email: a nil email sorts first, then by date, latest
         // first (a nil date sorts last descending); then ann's orders, then zoe's.
         #expect(try Self.numbers(store, request) == ["A-5", "A-6", "A-7", "A-2", "A-4", "A-1", "A-3", "A-8"])
-        let byCustomerAge = FetchRequest(entity: "Order", sortDescriptors: [SortDescriptor("customer.age", ascending: false), SortDescriptor("number")])
+        let byCustomerAge = FetchRequest(
+            entity: "Order",
+            sortDescriptors: [SortDescriptor("customer.age", ascending: false), SortDescriptor("number")])
         #expect(try Self.numbers(store, byCustomerAge) == ["A-6", "A-7", "A-1", "A-3", "A-8", "A-2", "A-4", "A-5"])
     }
 
@@ -115,7 +123,9 @@ struct FetchRequestTests {
     func dateOrder() throws {
         let directory = TemporaryDirectory()
         let store = try Self.makeStore(directory)
-        let request = FetchRequest(entity: "Order", predicate: try Predicate(format: "placed != nil"), sortDescriptors: [SortDescriptor("placed")])
+        let request = FetchRequest(
+            entity: "Order", predicate: try Predicate(format: "placed != nil"),
+            sortDescriptors: [SortDescriptor("placed")])
         #expect(try Self.numbers(store, request) == ["A-2", "A-7", "A-8", "A-6", "A-5", "A-3", "A-1"])
     }
 
@@ -160,10 +170,14 @@ struct FetchRequestTests {
         let request = FetchRequest(
             entity: "Order", predicate: try Predicate(format: "number IN {'A-1', 'A-5'}"),
             properties: ["customer.email", "number", "customer", "note", "note.text", "customer.age"])
-        #expect(try Self.rows(store, request) == [
-            [.string("zoe@example.com"), .string("A-1"), .string("C1"), .integer(1), .string("fragile"), .integer(41)],
-            [.null, .string("A-5"), .null, .null, .null, .null],
-        ])
+        #expect(
+            try Self.rows(store, request) == [
+                [
+                    .string("zoe@example.com"), .string("A-1"), .string("C1"), .integer(1), .string("fragile"),
+                    .integer(41),
+                ],
+                [.null, .string("A-5"), .null, .null, .null, .null],
+            ])
         let query = try request.compile(model: Self.model, layout: FerryLayout())
         // One join per relationship path, however many key paths use it.
         #expect(query.sql.components(separatedBy: "LEFT JOIN").count - 1 == 2)
@@ -176,10 +190,12 @@ struct FetchRequestTests {
             entities: [
                 EntityDescription(
                     name: "A", attributes: [AttributeDescription(name: "name", type: .string)],
-                    relationships: [RelationshipDescription(name: "b", destination: "B", inverse: "a")], uniquenessConstraints: [["name"]]),
+                    relationships: [RelationshipDescription(name: "b", destination: "B", inverse: "a")],
+                    uniquenessConstraints: [["name"]]),
                 EntityDescription(
                     name: "B", attributes: [AttributeDescription(name: "label", type: .string)],
-                    relationships: [RelationshipDescription(name: "a", destination: "A", inverse: "b")], uniquenessConstraints: [["label"]]),
+                    relationships: [RelationshipDescription(name: "a", destination: "A", inverse: "b")],
+                    uniquenessConstraints: [["label"]]),
             ])
         let directory = TemporaryDirectory()
         let store = try Store.open(at: directory.file("one.sqlite"), model: model)
@@ -191,9 +207,10 @@ struct FetchRequestTests {
                 INSERT INTO "A"(ferry_pk, name, b) VALUES (1, 'a1', 2), (2, 'a2', NULL);
                 """)
         }
-        #expect(try Self.rows(store, FetchRequest(entity: "B", properties: ["label", "a", "a.name"])) == [
-            [.string("b1"), .null, .null], [.string("b2"), .string("a1"), .string("a1")],
-        ])
+        #expect(
+            try Self.rows(store, FetchRequest(entity: "B", properties: ["label", "a", "a.name"])) == [
+                [.string("b1"), .null, .null], [.string("b2"), .string("a1"), .string("a1")],
+            ])
     }
 
     @Test("unknown entities and key paths are errors that name the entity and suggest a name")
@@ -209,20 +226,41 @@ struct FetchRequestTests {
                 return "\(error)"
             }
         }
-        #expect(message(FetchRequest(entity: "Ordr", entityLocation: InputLocation(file: "job.yml", line: 4, column: 13)))
-            == "job.yml:4:13: error: unknown entity 'Ordr' in model 'Fetch'; did you mean 'Order'?")
-        #expect(message(FetchRequest(entity: "Order", properties: FetchProperty.list("number, customer.emial", location: fields)))
-            == "--fields:1:18: error: Customer has no attribute 'emial'; did you mean 'email'?")
-        #expect(message(FetchRequest(entity: "Order", properties: FetchProperty.list("number,custmer.email", location: fields)))
-            == "--fields:1:8: error: Order has no relationship 'custmer'; did you mean 'customer'?")
-        #expect(message(FetchRequest(entity: "Order", properties: FetchProperty.list("customer.orders", location: fields)))
-            == "--fields:1:10: error: 'orders' of Customer is a to-many relationship; only attributes and to-one relationships can be fetched or sorted by")
-        #expect(message(FetchRequest(entity: "Order", properties: FetchProperty.list("number.size", location: fields)))
-            == "--fields:1:1: error: 'number' of Order is an attribute, not a relationship, so 'size' cannot follow it")
-        #expect(message(FetchRequest(entity: "Order", sortDescriptors: [SortDescriptor("totl", location: InputLocation(file: "--sort", line: 1, column: 1))]))
-            == "--sort:1:1: error: Order has no attribute 'totl'; did you mean 'total'?")
-        #expect(message(FetchRequest(entity: "Order", predicate: try Predicate(format: "totl > 1", location: InputLocation(file: "--where", line: 1, column: 1))))
-            == "--where:1:1: error: Order has no attribute 'totl'; did you mean 'total'?")
+        #expect(
+            message(FetchRequest(entity: "Ordr", entityLocation: InputLocation(file: "job.yml", line: 4, column: 13)))
+                == "job.yml:4:13: error: unknown entity 'Ordr' in model 'Fetch'; did you mean 'Order'?")
+        #expect(
+            message(
+                FetchRequest(
+                    entity: "Order", properties: FetchProperty.list("number, customer.emial", location: fields)))
+                == "--fields:1:18: error: Customer has no attribute 'emial'; did you mean 'email'?")
+        #expect(
+            message(
+                FetchRequest(entity: "Order", properties: FetchProperty.list("number,custmer.email", location: fields)))
+                == "--fields:1:8: error: Order has no relationship 'custmer'; did you mean 'customer'?")
+        #expect(
+            message(FetchRequest(entity: "Order", properties: FetchProperty.list("customer.orders", location: fields)))
+                == "--fields:1:10: error: 'orders' of Customer is a to-many relationship; only attributes and to-one relationships can be fetched or sorted by"
+        )
+        #expect(
+            message(FetchRequest(entity: "Order", properties: FetchProperty.list("number.size", location: fields)))
+                == "--fields:1:1: error: 'number' of Order is an attribute, not a relationship, so 'size' cannot follow it"
+        )
+        #expect(
+            message(
+                FetchRequest(
+                    entity: "Order",
+                    sortDescriptors: [
+                        SortDescriptor("totl", location: InputLocation(file: "--sort", line: 1, column: 1))
+                    ]))
+                == "--sort:1:1: error: Order has no attribute 'totl'; did you mean 'total'?")
+        #expect(
+            message(
+                FetchRequest(
+                    entity: "Order",
+                    predicate: try Predicate(
+                        format: "totl > 1", location: InputLocation(file: "--where", line: 1, column: 1))))
+                == "--where:1:1: error: Order has no attribute 'totl'; did you mean 'total'?")
         #expect(message(FetchRequest(entity: "Order", limit: -1)) == "error: the limit must be 0 or more, not -1")
         #expect(message(FetchRequest(entity: "Order", offset: -2)) == "error: the offset must be 0 or more, not -2")
     }

@@ -18,7 +18,9 @@ enum LibraryModels {
                     AttributeDescription(name: "price", type: .decimal),
                     AttributeDescription(name: "year", type: .int16),
                 ],
-                relationships: [RelationshipDescription(name: "loans", destination: "Loan", isToMany: true, inverse: "book")],
+                relationships: [
+                    RelationshipDescription(name: "loans", destination: "Loan", isToMany: true, inverse: "book")
+                ],
                 uniquenessConstraints: [["isbn"]]),
             EntityDescription(
                 name: "Loan",
@@ -32,7 +34,9 @@ enum LibraryModels {
             EntityDescription(
                 name: "Author",
                 attributes: [AttributeDescription(name: "name", type: .string, isOptional: false)],
-                relationships: [RelationshipDescription(name: "books", destination: "Book", isToMany: true, inverse: "author")],
+                relationships: [
+                    RelationshipDescription(name: "books", destination: "Book", isToMany: true, inverse: "author")
+                ],
                 uniquenessConstraints: [["name"]]),
             EntityDescription(
                 name: "Book",
@@ -59,23 +63,28 @@ enum LibraryModels {
 
     /// The 1 → 2 mapping as a mapping file would give it.
     static func mapping() throws -> MappingModel {
-        var mapping = MappingModel(source: v1, destination: v2, inferred: ModelDiff(from: v1, to: v2).bestEffortMapping())
+        var mapping = MappingModel(
+            source: v1, destination: v2, inferred: ModelDiff(from: v1, to: v2).bestEffortMapping())
         guard let bookIndex = mapping.entities.firstIndex(where: { $0.name == "Book" }),
             let authorIndex = mapping.entities.firstIndex(where: { $0.name == "Author" })
         else { throw FerryError(.internal, "bad fixture") }
         mapping.entities[authorIndex].source = "Book"
         mapping.entities[authorIndex].distinct = "$source.authorName"
-        mapping.entities[authorIndex].attributes = [.init(destination: "name", value: .expression("$source.authorName"))]
+        mapping.entities[authorIndex].attributes = [
+            .init(destination: "name", value: .expression("$source.authorName"))
+        ]
         mapping.entities[bookIndex].filter = "year >= 1950"
         mapping.entities[bookIndex].attributes = mapping.entities[bookIndex].attributes.map { attribute in
             switch attribute.destination {
             case "shout": return .init(destination: "shout", value: .expression("uppercase($source.title)"))
-            case "label": return .init(destination: "label", value: .expression(#"$source.isbn + ": " + $source.title"#))
+            case "label":
+                return .init(destination: "label", value: .expression(#"$source.isbn + ": " + $source.title"#))
             default: return attribute
             }
         }
         mapping.entities[bookIndex].relationships = mapping.entities[bookIndex].relationships.map { relationship in
-            relationship.destination == "author" ? .init(destination: "author", value: .fromMapping("Author")) : relationship
+            relationship.destination == "author"
+                ? .init(destination: "author", value: .fromMapping("Author")) : relationship
         }
         // Authors are made before the books that point at them.
         let author = mapping.entities.remove(at: authorIndex)
@@ -119,20 +128,40 @@ struct MigrationEngineTests {
         let books = report.steps[0].entities.first { $0.mapping == "Book" }
         #expect(books?.read == 4)  // Émile (1762) is filtered out
         #expect(books?.written == 4)
-        #expect(try rows(path, "SELECT ferry_pk, name FROM Author ORDER BY ferry_pk") == [
-            [.integer(1), .text("Frank Herbert")], [.integer(2), .text("Jean-Jacques Rousseau")], [.integer(3), .text("Octavia E. Butler")],
-        ])
+        #expect(
+            try rows(path, "SELECT ferry_pk, name FROM Author ORDER BY ferry_pk") == [
+                [.integer(1), .text("Frank Herbert")], [.integer(2), .text("Jean-Jacques Rousseau")],
+                [.integer(3), .text("Octavia E. Butler")],
+            ])
         // Books keep their keys; the author points at the Author made from the same book.
-        #expect(try rows(path, "SELECT ferry_pk, isbn, shout, label, price, year, (SELECT name FROM Author WHERE ferry_pk = author) FROM Book ORDER BY ferry_pk") == [
-            [.integer(1), .text("978-1"), .text("DUNE"), .text("978-1: Dune"), .text("9.99"), .integer(1965), .text("Frank Herbert")],
-            [.integer(2), .text("978-2"), .text("CHILDREN OF DUNE"), .text("978-2: Children of Dune"), .text("10.5"), .integer(1976), .text("Frank Herbert")],
-            [.integer(4), .text("978-4"), .text("KINDRED"), .text("978-4: Kindred"), .null, .integer(1979), .text("Octavia E. Butler")],
-            [.integer(5), .text("978-5"), .text("ANONYMOUS NOTES"), .text("978-5: Anonymous Notes"), .text("1"), .integer(2001), .null],
-        ])
+        #expect(
+            try rows(
+                path,
+                "SELECT ferry_pk, isbn, shout, label, price, year, (SELECT name FROM Author WHERE ferry_pk = author) FROM Book ORDER BY ferry_pk"
+            ) == [
+                [
+                    .integer(1), .text("978-1"), .text("DUNE"), .text("978-1: Dune"), .text("9.99"), .integer(1965),
+                    .text("Frank Herbert"),
+                ],
+                [
+                    .integer(2), .text("978-2"), .text("CHILDREN OF DUNE"), .text("978-2: Children of Dune"),
+                    .text("10.5"), .integer(1976), .text("Frank Herbert"),
+                ],
+                [
+                    .integer(4), .text("978-4"), .text("KINDRED"), .text("978-4: Kindred"), .null, .integer(1979),
+                    .text("Octavia E. Butler"),
+                ],
+                [
+                    .integer(5), .text("978-5"), .text("ANONYMOUS NOTES"), .text("978-5: Anonymous Notes"), .text("1"),
+                    .integer(2001), .null,
+                ],
+            ])
         // The loan of the filtered-out book loses its book instead of dangling.
-        #expect(try rows(path, "SELECT ferry_pk, reader, book FROM Loan ORDER BY ferry_pk") == [
-            [.integer(1), .text("ana"), .integer(1)], [.integer(2), .text("bo"), .null], [.integer(3), .text("cy"), .integer(5)],
-        ])
+        #expect(
+            try rows(path, "SELECT ferry_pk, reader, book FROM Loan ORDER BY ferry_pk") == [
+                [.integer(1), .text("ana"), .integer(1)], [.integer(2), .text("bo"), .null],
+                [.integer(3), .text("cy"), .integer(5)],
+            ])
         let metadata = try #require(try Store.metadata(at: path))
         #expect(metadata.modelVersion == "2")
         #expect(metadata.modelHash == LibraryModels.v2.versionHash)
@@ -141,7 +170,9 @@ struct MigrationEngineTests {
         let backup = try #require(report.backup)
         #expect(try Store.metadata(at: backup)?.modelVersion == "1")
         #expect(try rows(backup, "SELECT count(*) FROM Book") == [[.integer(5)]])
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("ferry-migrating") }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter {
+            $0.contains("ferry-migrating")
+        }
         #expect(leftovers.isEmpty)
     }
 
@@ -165,7 +196,9 @@ struct MigrationEngineTests {
         #expect(try Store.metadata(at: path)?.modelVersion == "1")
         #expect(try rows(path, "SELECT * FROM Book ORDER BY ferry_pk") == before)
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
-        #expect(files == ["library.sqlite", "library.sqlite.ferry-lock"], "the store and the writer lock file the migration took, nothing else")
+        #expect(
+            files == ["library.sqlite", "library.sqlite.ferry-lock"],
+            "the store and the writer lock file the migration took, nothing else")
     }
 
     @Test("an expression error names the expression and the source object")
@@ -192,7 +225,8 @@ struct MigrationEngineTests {
         let dir = TemporaryDirectory()
         let path = dir.file("library.sqlite")
         try LibraryModels.makeStore(at: path)
-        let plan = try Migrator(storePath: path, bundle: LibraryModels.bundle) { _, _ in try LibraryModels.mapping() }.plan()
+        let plan = try Migrator(storePath: path, bundle: LibraryModels.bundle) { _, _ in try LibraryModels.mapping() }
+            .plan()
         #expect(plan.source.version == "1")
         #expect(plan.target.version == "2")
         #expect(plan.steps.count == 1)
@@ -205,7 +239,8 @@ struct MigrationEngineTests {
         let dir = TemporaryDirectory()
         let path = dir.file("library.sqlite")
         _ = try Store.open(at: path, model: LibraryModels.v2)
-        let report = try Migrator(storePath: path, bundle: LibraryModels.bundle) { _, _ in try LibraryModels.mapping() }.run()
+        let report = try Migrator(storePath: path, bundle: LibraryModels.bundle) { _, _ in try LibraryModels.mapping() }
+            .run()
         #expect(report.steps.isEmpty)
         #expect(report.backup == nil)
     }
@@ -218,9 +253,12 @@ struct MigrationEngineTests {
         let writer = try Connection(path: path)
         _ = try writer.rows("PRAGMA journal_mode = WAL")
         try writer.execute("PRAGMA wal_autocheckpoint = 0")
-        try writer.execute("INSERT INTO Book (ferry_pk, isbn, title, authorName, year) VALUES (6, '978-6', 'Parable', 'Octavia E. Butler', 1993)")
+        try writer.execute(
+            "INSERT INTO Book (ferry_pk, isbn, title, authorName, year) VALUES (6, '978-6', 'Parable', 'Octavia E. Butler', 1993)"
+        )
         #expect(((try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? Int ?? 0) > 0)
-        let report = try Migrator(storePath: path, bundle: LibraryModels.bundle) { _, _ in try LibraryModels.mapping() }.run()
+        let report = try Migrator(storePath: path, bundle: LibraryModels.bundle) { _, _ in try LibraryModels.mapping() }
+            .run()
         #expect(report.steps.count == 1)
         #expect(try rows(path, "SELECT isbn FROM Book WHERE ferry_pk = 6") == [[.text("978-6")]])
         #expect(try rows(path, "SELECT count(*) FROM Author WHERE name = 'Octavia E. Butler'") == [[.integer(1)]])

@@ -14,7 +14,9 @@ private enum LibraryV3 {
         return model
     }()
 
-    static var bundle: ModelBundle { ModelBundle(name: "Library", versions: [LibraryModels.v1, LibraryModels.v2, model], currentVersion: "3") }
+    static var bundle: ModelBundle {
+        ModelBundle(name: "Library", versions: [LibraryModels.v1, LibraryModels.v2, model], currentVersion: "3")
+    }
 
     /// The mapping of each step (the 1 → 2 mapping file's, the 2 → 3 inferred one), counting
     /// how often each step's mapping is asked for.
@@ -24,7 +26,8 @@ private enum LibraryV3 {
         func mapping(from: ObjectModel, to: ObjectModel) throws -> MappingModel {
             calls["\(from.version)→\(to.version)", default: 0] += 1
             if from.version == "1" { return try LibraryModels.mapping() }
-            return MappingModel(source: from, destination: to, inferred: try ModelDiff(from: from, to: to).inferredMapping())
+            return MappingModel(
+                source: from, destination: to, inferred: try ModelDiff(from: from, to: to).inferredMapping())
         }
     }
 }
@@ -61,7 +64,8 @@ struct MigrationPlanOnceTests {
         let dir = TemporaryDirectory()
         let path = dir.file("library.sqlite")
         try LibraryModels.makeStore(at: path)
-        let migrator = Migrator(storePath: path, bundle: LibraryV3.bundle, mappingProvider: LibraryV3.Provider().mapping)
+        let migrator = Migrator(
+            storePath: path, bundle: LibraryV3.bundle, mappingProvider: LibraryV3.Provider().mapping)
         let withoutCounts = try connectionsOpened { _ = try migrator.plan(countingObjects: false) }
         let withCounts = try connectionsOpened { _ = try migrator.plan() }
         #expect(withCounts == withoutCounts + 1)
@@ -80,7 +84,9 @@ struct MigrationPlanOnceTests {
             if wal { _ = try Connection(path: path).rows("PRAGMA journal_mode = WAL") }
             var options = MigrationOptions(targetVersion: target, backup: false)
             options.checksums = true
-            let migrator = Migrator(storePath: path, bundle: LibraryV3.bundle, options: options, mappingProvider: LibraryV3.Provider().mapping)
+            let migrator = Migrator(
+                storePath: path, bundle: LibraryV3.bundle, options: options,
+                mappingProvider: LibraryV3.Provider().mapping)
             var report: MigrationReport?
             opened.append(try connectionsOpened { report = try migrator.run() })
             let steps = try #require(report?.steps)

@@ -28,7 +28,9 @@ struct MigrationPolicyTests {
                     AttributeDescription(name: "name", type: .string, isOptional: false),
                     AttributeDescription(name: "phone", type: .string),
                 ],
-                relationships: [RelationshipDescription(name: "orders", destination: "Order", isToMany: true, inverse: "customer")],
+                relationships: [
+                    RelationshipDescription(name: "orders", destination: "Order", isToMany: true, inverse: "customer")
+                ],
                 uniquenessConstraints: [["id"]]),
             EntityDescription(
                 name: "Order",
@@ -39,7 +41,8 @@ struct MigrationPolicyTests {
     static let v2: ObjectModel = {
         var model = v1
         model.version = "2"
-        model.entities[0].relationships.append(RelationshipDescription(name: "contacts", destination: "Contact", isToMany: true, inverse: "owner"))
+        model.entities[0].relationships.append(
+            RelationshipDescription(name: "contacts", destination: "Contact", isToMany: true, inverse: "owner"))
         model.entities.append(
             EntityDescription(
                 name: "Contact",
@@ -59,11 +62,18 @@ struct MigrationPolicyTests {
         let path = directory.file("book.sqlite")
         let store = try Store.open(at: path, model: v1)
         try store.write { connection in
-            let customers = try BatchInserter(connection: connection, model: v1, layout: FerryLayout(), entity: "Customer", columns: [.attribute("id"), .attribute("name"), .attribute("phone")])
-            for (id, name, phone) in [(1, "Ann", "021 1"), (2, "Bob", nil), (3, "Cy", "022 2;023 3"), (4, "ghost", "024 4")] as [(Int64, String, String?)] {
-                #expect(try customers.insert([.integer(id), .string(name), phone.map(Value.string) ?? .null]) == .inserted)
+            let customers = try BatchInserter(
+                connection: connection, model: v1, layout: FerryLayout(), entity: "Customer",
+                columns: [.attribute("id"), .attribute("name"), .attribute("phone")])
+            for (id, name, phone) in [
+                (1, "Ann", "021 1"), (2, "Bob", nil), (3, "Cy", "022 2;023 3"), (4, "ghost", "024 4"),
+            ] as [(Int64, String, String?)] {
+                #expect(
+                    try customers.insert([.integer(id), .string(name), phone.map(Value.string) ?? .null]) == .inserted)
             }
-            let orders = try BatchInserter(connection: connection, model: v1, layout: FerryLayout(), entity: "Order", columns: [.attribute("number"), .relationship("customer")])
+            let orders = try BatchInserter(
+                connection: connection, model: v1, layout: FerryLayout(), entity: "Order",
+                columns: [.attribute("number"), .relationship("customer")])
             for (number, customer) in [("O-1", 1), ("O-2", 4), ("O-3", 3)] as [(String, Int64)] {
                 #expect(try orders.insert([.string(number), .integer(customer)]) == .inserted)
             }
@@ -72,7 +82,9 @@ struct MigrationPolicyTests {
     }
 
     /// The inferred mapping with the two policies laid over it.
-    static func mapping(from source: ObjectModel, to destination: ObjectModel, customerPolicy: String? = "Uppercaser") throws -> MappingModel {
+    static func mapping(
+        from source: ObjectModel, to destination: ObjectModel, customerPolicy: String? = "Uppercaser"
+    ) throws -> MappingModel {
         var mapping = try MappingModel.inferred(from: source, to: destination)
         for index in mapping.entities.indices {
             switch mapping.entities[index].name {
@@ -89,13 +101,15 @@ struct MigrationPolicyTests {
     }
 
     static func migrator(_ path: String, registry: PolicyRegistry, customerPolicy: String? = "Uppercaser") -> Migrator {
-        Migrator(storePath: path, bundle: bundle, options: MigrationOptions(backup: false, registry: registry)) { from, to in
+        Migrator(storePath: path, bundle: bundle, options: MigrationOptions(backup: false, registry: registry)) {
+            from, to in
             try mapping(from: from, to: to, customerPolicy: customerPolicy)
         }
     }
 
     /// A registry with both policies, logging into `log`; `configure` adjusts the Customer policy.
-    static func registry(log: CallLog, configure: @escaping @Sendable (Uppercaser) -> Void = { _ in }) -> PolicyRegistry {
+    static func registry(log: CallLog, configure: @escaping @Sendable (Uppercaser) -> Void = { _ in }) -> PolicyRegistry
+    {
         let registry = PolicyRegistry()
         registry.register("Uppercaser") {
             let policy = Uppercaser(log: log)
@@ -126,12 +140,19 @@ struct MigrationPolicyTests {
                 ["1", "1", "ANN", "021 1"], ["2", "2", "BOB", nil], ["3", "3", "CY", "022 2;023 3"],
             ])
         // ghost's order lost its customer: no Customer object was made from ghost.
-        #expect(try StoreSnapshot.texts(path, "SELECT number, customer FROM \"Order\" ORDER BY ferry_pk") == [["O-1", "1"], ["O-2", nil], ["O-3", "3"]])
+        #expect(
+            try StoreSnapshot.texts(path, "SELECT number, customer FROM \"Order\" ORDER BY ferry_pk") == [
+                ["O-1", "1"], ["O-2", nil], ["O-3", "3"],
+            ])
         #expect(
             try StoreSnapshot.texts(path, "SELECT ferry_pk, value, kind, owner FROM Contact ORDER BY ferry_pk") == [
-                ["1", "021 1", "primary", "1"], ["3", "022 2", "primary", "3"], ["4", "023 3", "other", "3"], ["5", "024 4", "primary", nil],
+                ["1", "021 1", "primary", "1"], ["3", "022 2", "primary", "3"], ["4", "023 3", "other", "3"],
+                ["5", "024 4", "primary", nil],
             ])
-        #expect(report.steps.first?.entities.map { "\($0.mapping) \($0.read)→\($0.written)" } == ["Customer 4→3", "Order 3→3", "Contact 4→4"])
+        #expect(
+            report.steps.first?.entities.map { "\($0.mapping) \($0.read)→\($0.written)" } == [
+                "Customer 4→3", "Order 3→3", "Contact 4→4",
+            ])
 
         #expect(
             log.entries == [
@@ -164,12 +185,16 @@ struct MigrationPolicyTests {
         let path = try Self.makeStore(in: directory)
         let before = try StoreSnapshot.take(path)
         let files = try Self.files(in: directory)
-        let registry = Self.registry(log: CallLog()) { $0.validationError = FerryError(.migration, "Customer: 1 name is not upper-case") }
+        let registry = Self.registry(log: CallLog()) {
+            $0.validationError = FerryError(.migration, "Customer: 1 name is not upper-case")
+        }
         let error = try #require(throws: FerryError.self) { try Self.migrator(path, registry: registry).run() }
         #expect(error.description == "error: Customer: 1 name is not upper-case")
         #expect(try StoreSnapshot.take(path) == before)
         #expect(try Self.files(in: directory) == files)
-        #expect(try VersionDetector.detect(metadata: #require(try Store.metadata(at: path)), bundle: Self.bundle).version == "1")
+        #expect(
+            try VersionDetector.detect(metadata: #require(try Store.metadata(at: path)), bundle: Self.bundle).version
+                == "1")
     }
 
     @Test("cancel() stops the migration at the next object and leaves the original untouched")
@@ -208,16 +233,21 @@ struct MigrationPolicyTests {
         let error = try #require(throws: FerryError.self) {
             try Self.migrator(path, registry: Self.registry(log: CallLog()), customerPolicy: "PhoneNormalizer").run()
         }
-        #expect(error.description == """
-            error: no migration policy named 'PhoneNormalizer' is registered (mapping Customer)
-              registered: ContactSplitter, Uppercaser
-            """)
+        #expect(
+            error.description == """
+                error: no migration policy named 'PhoneNormalizer' is registered (mapping Customer)
+                  registered: ContactSplitter, Uppercaser
+                """)
         #expect(try StoreSnapshot.take(path) == before)
         // The shared registry is not consulted when another one is given, and vice versa.
         let shared = try #require(throws: FerryError.self) {
-            try Migrator(storePath: path, bundle: Self.bundle, options: MigrationOptions(backup: false)) { from, to in try Self.mapping(from: from, to: to) }.run()
+            try Migrator(storePath: path, bundle: Self.bundle, options: MigrationOptions(backup: false)) { from, to in
+                try Self.mapping(from: from, to: to)
+            }.run()
         }
-        #expect(shared.description.hasPrefix("error: no migration policy named 'Uppercaser' is registered (mapping Customer)"))
+        #expect(
+            shared.description.hasPrefix(
+                "error: no migration policy named 'Uppercaser' is registered (mapping Customer)"))
     }
 
     @Test("stage hooks see the source before the step and may write the destination after it")
@@ -229,11 +259,14 @@ struct MigrationPolicyTests {
         registry.registerStage(
             from: "1", to: "2",
             willMigrate: { context in
-                let count = try context.connection.scalar("SELECT count(*) FROM \(context.schema).Customer")?.int64 ?? -1
-                log.append("willMigrate \(context.fromVersion)→\(context.toVersion) \(context.schema) \(count) customers")
+                let count =
+                    try context.connection.scalar("SELECT count(*) FROM \(context.schema).Customer")?.int64 ?? -1
+                log.append(
+                    "willMigrate \(context.fromVersion)→\(context.toVersion) \(context.schema) \(count) customers")
             },
             didMigrate: { context in
-                try context.connection.execute("UPDATE \(context.schema).Contact SET kind = 'orphan' WHERE owner IS NULL")
+                try context.connection.execute(
+                    "UPDATE \(context.schema).Contact SET kind = 'orphan' WHERE owner IS NULL")
                 log.append("didMigrate \(context.schema) \(context.connection.changes) orphan")
             })
         _ = try Self.migrator(path, registry: registry).run()
@@ -243,7 +276,10 @@ struct MigrationPolicyTests {
         let did = try #require(log.entries.firstIndex(of: "didMigrate dst 1 orphan"))
         #expect(log.entries[did - 1] == "Contact endRelationshipCreation")
         #expect(log.entries[did + 1] == "Customer validate")
-        #expect(try StoreSnapshot.texts(path, "SELECT value, kind FROM Contact WHERE owner IS NULL") == [["024 4", "orphan"]])
+        #expect(
+            try StoreSnapshot.texts(path, "SELECT value, kind FROM Contact WHERE owner IS NULL") == [
+                ["024 4", "orphan"]
+            ])
     }
 
     @Test("a throwing didMigrate hook fails the migration and leaves the original untouched")
@@ -253,7 +289,8 @@ struct MigrationPolicyTests {
         let before = try StoreSnapshot.take(path)
         let files = try Self.files(in: directory)
         let registry = Self.registry(log: CallLog())
-        registry.registerStage(from: "1", to: "2", didMigrate: { _ in throw FerryError(.migration, "orphaned contacts") })
+        registry.registerStage(
+            from: "1", to: "2", didMigrate: { _ in throw FerryError(.migration, "orphaned contacts") })
         let error = try #require(throws: FerryError.self) { try Self.migrator(path, registry: registry).run() }
         #expect(error.description == "error: orphaned contacts")
         #expect(try StoreSnapshot.take(path) == before)
@@ -284,7 +321,9 @@ final class Uppercaser: EntityMigrationPolicy {
 
     func begin(mapping: MappingContext, manager: MigrationManager) throws { log.append("\(mapping.name) begin") }
 
-    func createDestinationInstances(forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws {
+    func createDestinationInstances(
+        forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager
+    ) throws {
         if source.primaryKey == failAt { throw FerryError(.migration, "cannot migrate customer \(source.primaryKey)") }
         if source.primaryKey == cancelAt { manager.cancel() }
         guard case .string(let name) = source["name"], name != "ghost" else {
@@ -301,11 +340,15 @@ final class Uppercaser: EntityMigrationPolicy {
         log.append("\(mapping.name) endInstanceCreation processed \(manager.processed)")
     }
 
-    func createRelationships(forDestination destination: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws {
+    func createRelationships(
+        forDestination destination: MigrationObject, mapping: MappingContext, manager: MigrationManager
+    ) throws {
         log.append("\(mapping.name) relationships \(destination.primaryKey)")
     }
 
-    func endRelationshipCreation(mapping: MappingContext, manager: MigrationManager) throws { log.append("\(mapping.name) endRelationshipCreation") }
+    func endRelationshipCreation(mapping: MappingContext, manager: MigrationManager) throws {
+        log.append("\(mapping.name) endRelationshipCreation")
+    }
 
     func performCustomValidation(mapping: MappingContext, manager: MigrationManager) throws {
         log.append("\(mapping.name) validate")
@@ -324,11 +367,15 @@ final class ContactSplitter: EntityMigrationPolicy {
 
     func begin(mapping: MappingContext, manager: MigrationManager) throws { log.append("\(mapping.name) begin") }
 
-    func createDestinationInstances(forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws {
+    func createDestinationInstances(
+        forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager
+    ) throws {
         var numbers: [String] = []
         if case .string(let phone) = source["phone"] { numbers = phone.split(separator: ";").map(String.init) }
         for (index, number) in numbers.enumerated() {
-            try manager.insertDestinationInstance(["value": .string(number), "kind": .string(index == 0 ? "primary" : "other")], forSource: source, mapping: mapping)
+            try manager.insertDestinationInstance(
+                ["value": .string(number), "kind": .string(index == 0 ? "primary" : "other")], forSource: source,
+                mapping: mapping)
         }
         log.append("\(mapping.name) create \(source.primaryKey) → \(numbers.count)")
     }
@@ -337,16 +384,23 @@ final class ContactSplitter: EntityMigrationPolicy {
         log.append("\(mapping.name) endInstanceCreation processed \(manager.processed)")
     }
 
-    func createRelationships(forDestination destination: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws {
-        let sources = try manager.sourceInstances(forMapping: mapping.name, destinationInstances: [destination.primaryKey])
+    func createRelationships(
+        forDestination destination: MigrationObject, mapping: MappingContext, manager: MigrationManager
+    ) throws {
+        let sources = try manager.sourceInstances(
+            forMapping: mapping.name, destinationInstances: [destination.primaryKey])
         let owners = try manager.destinationInstances(forMapping: "Customer", sourceInstances: sources)
         try manager.setRelationship("owner", of: destination, to: owners.first)
         log.append("\(mapping.name) relationships \(destination.primaryKey) ← Customer \(sources) → Customer \(owners)")
     }
 
-    func endRelationshipCreation(mapping: MappingContext, manager: MigrationManager) throws { log.append("\(mapping.name) endRelationshipCreation") }
+    func endRelationshipCreation(mapping: MappingContext, manager: MigrationManager) throws {
+        log.append("\(mapping.name) endRelationshipCreation")
+    }
 
-    func performCustomValidation(mapping: MappingContext, manager: MigrationManager) throws { log.append("\(mapping.name) validate") }
+    func performCustomValidation(mapping: MappingContext, manager: MigrationManager) throws {
+        log.append("\(mapping.name) validate")
+    }
 
     func end(mapping: MappingContext, manager: MigrationManager) throws { log.append("\(mapping.name) end") }
 }

@@ -18,7 +18,10 @@ enum DiffModels {
                         AttributeDescription(name: "age", type: .int16),
                         AttributeDescription(name: "tier", type: .string),
                     ],
-                    relationships: [RelationshipDescription(name: "orders", destination: "Order", isToMany: true, inverse: "customer")],
+                    relationships: [
+                        RelationshipDescription(
+                            name: "orders", destination: "Order", isToMany: true, inverse: "customer")
+                    ],
                     uniquenessConstraints: [["id"]],
                     indexes: [IndexDescription(attributes: ["name"])]),
                 EntityDescription(
@@ -27,11 +30,15 @@ enum DiffModels {
                         AttributeDescription(name: "number", type: .string, isOptional: false),
                         AttributeDescription(name: "total", type: .decimal),
                     ],
-                    relationships: [RelationshipDescription(name: "customer", destination: "Customer", inverse: "orders")]),
+                    relationships: [
+                        RelationshipDescription(name: "customer", destination: "Customer", inverse: "orders")
+                    ]),
             ])
     }
 
-    static func edited(version: String = "2", from model: ObjectModel = base(), _ edit: (inout ObjectModel) -> Void) -> ObjectModel {
+    static func edited(
+        version: String = "2", from model: ObjectModel = base(), _ edit: (inout ObjectModel) -> Void
+    ) -> ObjectModel {
         var copy = model
         copy.version = version
         edit(&copy)
@@ -44,14 +51,19 @@ enum DiffModels {
         edit(&model.entities[index])
     }
 
-    static func attribute(_ model: inout ObjectModel, _ entityName: String, _ name: String, _ edit: (inout AttributeDescription) -> Void) {
+    static func attribute(
+        _ model: inout ObjectModel, _ entityName: String, _ name: String, _ edit: (inout AttributeDescription) -> Void
+    ) {
         entity(&model, entityName) { entity in
             guard let index = entity.attributes.firstIndex(where: { $0.name == name }) else { return }
             edit(&entity.attributes[index])
         }
     }
 
-    static func relationship(_ model: inout ObjectModel, _ entityName: String, _ name: String, _ edit: (inout RelationshipDescription) -> Void) {
+    static func relationship(
+        _ model: inout ObjectModel, _ entityName: String, _ name: String,
+        _ edit: (inout RelationshipDescription) -> Void
+    ) {
         entity(&model, entityName) { entity in
             guard let index = entity.relationships.firstIndex(where: { $0.name == name }) else { return }
             edit(&entity.relationships[index])
@@ -75,17 +87,26 @@ struct ModelDiffInferenceTests {
         let mapping = try diff.inferredMapping()
         #expect(mapping.entities.map(\.destination) == ["Customer", "Order"])
         #expect(mapping.entities.map(\.source) == ["Customer", "Order"])
-        #expect(mapping.entity(named: "Customer")?.attribute(named: "age") == InferredMapping.AttributeMapping(destination: "age", source: "age"))
-        #expect(mapping.entity(named: "Order")?.relationship(named: "customer") == InferredMapping.RelationshipMapping(destination: "customer", source: "customer"))
+        #expect(
+            mapping.entity(named: "Customer")?.attribute(named: "age")
+                == InferredMapping.AttributeMapping(destination: "age", source: "age"))
+        #expect(
+            mapping.entity(named: "Order")?.relationship(named: "customer")
+                == InferredMapping.RelationshipMapping(destination: "customer", source: "customer"))
         #expect(mapping.droppedEntities.isEmpty)
         #expect(mapping.sourceHash == DiffModels.base().versionHash)
     }
 
     @Test("adding an entity: it starts empty")
     func entityAdded() throws {
-        let v2 = DiffModels.edited { $0.entities.append(EntityDescription(name: "Coupon", attributes: [AttributeDescription(name: "code", type: .string, isOptional: false)])) }
+        let v2 = DiffModels.edited {
+            $0.entities.append(
+                EntityDescription(
+                    name: "Coupon", attributes: [AttributeDescription(name: "code", type: .string, isOptional: false)]))
+        }
         let diff = ModelDiff(from: DiffModels.base(), to: v2)
-        #expect(try onlyChange(diff) == ModelChange(kind: .entityAdded, entity: "Coupon", detail: "added (starts empty)"))
+        #expect(
+            try onlyChange(diff) == ModelChange(kind: .entityAdded, entity: "Coupon", detail: "added (starts empty)"))
         let coupon = try #require(try diff.inferredMapping().entity(named: "Coupon"))
         #expect(coupon.source == nil)
         #expect(coupon.attributes == [InferredMapping.AttributeMapping(destination: "code", source: nil)])
@@ -114,15 +135,23 @@ struct ModelDiffInferenceTests {
             DiffModels.relationship(&model, "Customer", "orders") { $0.destination = "Purchase" }
         }
         let diff = ModelDiff(from: DiffModels.base(), to: v2)
-        #expect(try onlyChange(diff) == ModelChange(kind: .entityRenamed, entity: "Purchase", detail: "renamed from Order"))
+        #expect(
+            try onlyChange(diff) == ModelChange(kind: .entityRenamed, entity: "Purchase", detail: "renamed from Order"))
         #expect(try diff.inferredMapping().entity(named: "Purchase")?.source == "Order")
     }
 
     @Test("adding an optional attribute: stored records get nil")
     func optionalAttributeAdded() throws {
-        let v2 = DiffModels.edited { DiffModels.entity(&$0, "Customer") { $0.attributes.append(AttributeDescription(name: "phone", type: .string)) } }
+        let v2 = DiffModels.edited {
+            DiffModels.entity(&$0, "Customer") {
+                $0.attributes.append(AttributeDescription(name: "phone", type: .string))
+            }
+        }
         let diff = ModelDiff(from: DiffModels.base(), to: v2)
-        #expect(try onlyChange(diff) == ModelChange(kind: .attributeAdded, entity: "Customer", property: "phone", detail: "added (string, optional)"))
+        #expect(
+            try onlyChange(diff)
+                == ModelChange(
+                    kind: .attributeAdded, entity: "Customer", property: "phone", detail: "added (string, optional)"))
         let phone = try #require(try diff.inferredMapping().entity(named: "Customer")?.attribute(named: "phone"))
         #expect(phone == InferredMapping.AttributeMapping(destination: "phone", source: nil, valueIfNil: .null))
         #expect(phone.value(from: .null) == .null)
@@ -131,7 +160,10 @@ struct ModelDiffInferenceTests {
     @Test("adding a non-optional attribute with a default: stored records get the default")
     func defaultedAttributeAdded() throws {
         let v2 = DiffModels.edited {
-            DiffModels.entity(&$0, "Customer") { $0.attributes.append(AttributeDescription(name: "level", type: .int16, isOptional: false, defaultValue: .integer(1))) }
+            DiffModels.entity(&$0, "Customer") {
+                $0.attributes.append(
+                    AttributeDescription(name: "level", type: .int16, isOptional: false, defaultValue: .integer(1)))
+            }
         }
         let diff = ModelDiff(from: DiffModels.base(), to: v2)
         #expect(try onlyChange(diff).detail == "added (int16, non-optional, default 1)")
@@ -142,9 +174,15 @@ struct ModelDiffInferenceTests {
 
     @Test("removing an attribute drops its values")
     func attributeRemoved() throws {
-        let v2 = DiffModels.edited { DiffModels.entity(&$0, "Customer") { $0.attributes.removeAll { $0.name == "tier" } } }
+        let v2 = DiffModels.edited {
+            DiffModels.entity(&$0, "Customer") { $0.attributes.removeAll { $0.name == "tier" } }
+        }
         let diff = ModelDiff(from: DiffModels.base(), to: v2)
-        #expect(try onlyChange(diff) == ModelChange(kind: .attributeRemoved, entity: "Customer", property: "tier", detail: "removed (string; its values are dropped)"))
+        #expect(
+            try onlyChange(diff)
+                == ModelChange(
+                    kind: .attributeRemoved, entity: "Customer", property: "tier",
+                    detail: "removed (string; its values are dropped)"))
         #expect(try diff.inferredMapping().entity(named: "Customer")?.droppedProperties == ["tier"])
     }
 
@@ -158,7 +196,10 @@ struct ModelDiffInferenceTests {
             DiffModels.entity(&model, "Customer") { $0.indexes = [IndexDescription(attributes: ["fullName"])] }
         }
         let diff = ModelDiff(from: DiffModels.base(), to: v2)
-        #expect(try onlyChange(diff) == ModelChange(kind: .attributeRenamed, entity: "Customer", property: "fullName", detail: "renamed from name"))
+        #expect(
+            try onlyChange(diff)
+                == ModelChange(
+                    kind: .attributeRenamed, entity: "Customer", property: "fullName", detail: "renamed from name"))
         #expect(try diff.inferredMapping().entity(named: "Customer")?.attribute(named: "fullName")?.source == "name")
     }
 
@@ -167,7 +208,10 @@ struct ModelDiffInferenceTests {
         let v2 = DiffModels.edited { DiffModels.attribute(&$0, "Customer", "tier") { $0.name = "tierName" } }
         let diff = ModelDiff(from: DiffModels.base(), to: v2)
         #expect(diff.isInferable)
-        #expect(diff.changes.first?.warning == "if it is tier renamed, add `renamed_from: tier` to Customer.tierName, or the values of tier are dropped")
+        #expect(
+            diff.changes.first?.warning
+                == "if it is tier renamed, add `renamed_from: tier` to Customer.tierName, or the values of tier are dropped"
+        )
     }
 
     @Test("optional → non-optional with a default: nil values become the default")
@@ -179,9 +223,11 @@ struct ModelDiffInferenceTests {
             }
         }
         let diff = ModelDiff(from: DiffModels.base(), to: v2)
-        #expect(diff.changes.map(\.detail) == [
-            "optional → non-optional (nil values become the default \"basic\")", "default none → \"basic\" (stored values are kept)",
-        ])
+        #expect(
+            diff.changes.map(\.detail) == [
+                "optional → non-optional (nil values become the default \"basic\")",
+                "default none → \"basic\" (stored values are kept)",
+            ])
         #expect(diff.isInferable)
         let tier = try #require(try diff.inferredMapping().entity(named: "Customer")?.attribute(named: "tier"))
         #expect(tier.value(from: .null) == .string("basic"))
@@ -192,16 +238,22 @@ struct ModelDiffInferenceTests {
     func requiredToOptional() throws {
         let v2 = DiffModels.edited { DiffModels.attribute(&$0, "Customer", "name") { $0.isOptional = true } }
         let change = try onlyChange(ModelDiff(from: DiffModels.base(), to: v2))
-        #expect(change == ModelChange(kind: .attributeOptionalityChanged, entity: "Customer", property: "name", detail: "non-optional → optional"))
+        #expect(
+            change
+                == ModelChange(
+                    kind: .attributeOptionalityChanged, entity: "Customer", property: "name",
+                    detail: "non-optional → optional"))
     }
 
-    @Test("lossless widenings are inferred, with the conversion in the mapping", arguments: [
-        (AttributeType.int16, AttributeType.int32, Value.integer(-7), Value.integer(-7)),
-        (.int16, .int64, .integer(300), .integer(300)),
-        (.int16, .double, .integer(3), .double(3)),
-        (.int16, .decimal, .integer(-12), .decimal("-12")),
-        (.int16, .string, .integer(42), .string("42")),
-    ])
+    @Test(
+        "lossless widenings are inferred, with the conversion in the mapping",
+        arguments: [
+            (AttributeType.int16, AttributeType.int32, Value.integer(-7), Value.integer(-7)),
+            (.int16, .int64, .integer(300), .integer(300)),
+            (.int16, .double, .integer(3), .double(3)),
+            (.int16, .decimal, .integer(-12), .decimal("-12")),
+            (.int16, .string, .integer(42), .string("42")),
+        ])
     func widening(from: AttributeType, to: AttributeType, value: Value, converted: Value) throws {
         let v2 = DiffModels.edited { DiffModels.attribute(&$0, "Customer", "age") { $0.type = to } }
         let diff = ModelDiff(from: DiffModels.base(), to: v2)
@@ -229,16 +281,22 @@ struct ModelDiffInferenceTests {
     @Test("a changed default keeps stored values")
     func defaultChanged() throws {
         let v2 = DiffModels.edited { DiffModels.attribute(&$0, "Order", "total") { $0.defaultValue = .decimal("0") } }
-        #expect(try onlyChange(ModelDiff(from: DiffModels.base(), to: v2)).detail == "default none → 0 (stored values are kept)")
+        #expect(
+            try onlyChange(ModelDiff(from: DiffModels.base(), to: v2)).detail
+                == "default none → 0 (stored values are kept)")
     }
 
     @Test("looser validation is inferred silently; stricter validation warns")
     func validationChanged() throws {
-        let looser = DiffModels.edited { DiffModels.attribute(&$0, "Customer", "email") { $0.validation.maxLength = 200 } }
+        let looser = DiffModels.edited {
+            DiffModels.attribute(&$0, "Customer", "email") { $0.validation.maxLength = 200 }
+        }
         let loose = try onlyChange(ModelDiff(from: DiffModels.base(), to: looser))
         #expect(loose.detail == "validation max_length 100 → 200")
         #expect(loose.warning == nil)
-        let stricter = DiffModels.edited { DiffModels.attribute(&$0, "Customer", "email") { $0.validation.pattern = "[^@]+@[^@]+" } }
+        let stricter = DiffModels.edited {
+            DiffModels.attribute(&$0, "Customer", "email") { $0.validation.pattern = "[^@]+@[^@]+" }
+        }
         let strict = try onlyChange(ModelDiff(from: DiffModels.base(), to: stricter))
         #expect(strict.detail == "validation pattern none → '[^@]+@[^@]+'")
         #expect(strict.warning == "stricter: the migration fails if a stored Customer.email value breaks the new rule")
@@ -262,32 +320,45 @@ struct ModelDiffInferenceTests {
                 $0.renamedFrom = "orders"
             }
             DiffModels.relationship(&model, "Order", "customer") { $0.inverse = "purchases" }
-            DiffModels.entity(&model, "Customer") { $0.relationships.append(RelationshipDescription(name: "referrer", destination: "Customer")) }
+            DiffModels.entity(&model, "Customer") {
+                $0.relationships.append(RelationshipDescription(name: "referrer", destination: "Customer"))
+            }
         }
         let diff = ModelDiff(from: DiffModels.base(), to: v2)
-        #expect(diff.changes == [
-            ModelChange(kind: .relationshipRenamed, entity: "Customer", property: "purchases", detail: "renamed from orders"),
-            ModelChange(kind: .relationshipAdded, entity: "Customer", property: "referrer", detail: "added (to-one Customer, optional, starts empty)"),
-        ])
+        #expect(
+            diff.changes == [
+                ModelChange(
+                    kind: .relationshipRenamed, entity: "Customer", property: "purchases", detail: "renamed from orders"
+                ),
+                ModelChange(
+                    kind: .relationshipAdded, entity: "Customer", property: "referrer",
+                    detail: "added (to-one Customer, optional, starts empty)"),
+            ])
         let customer = try #require(try diff.inferredMapping().entity(named: "Customer"))
-        #expect(customer.relationships == [
-            InferredMapping.RelationshipMapping(destination: "purchases", source: "orders"),
-            InferredMapping.RelationshipMapping(destination: "referrer", source: nil),
-        ])
+        #expect(
+            customer.relationships == [
+                InferredMapping.RelationshipMapping(destination: "purchases", source: "orders"),
+                InferredMapping.RelationshipMapping(destination: "referrer", source: nil),
+            ])
         let removed = DiffModels.edited { model in
             DiffModels.entity(&model, "Customer") { $0.relationships = [] }
             DiffModels.relationship(&model, "Order", "customer") { $0.inverse = nil }
         }
-        #expect(ModelDiff(from: DiffModels.base(), to: removed).changes.map(\.detail) == [
-            "removed (its links are dropped)", "inverse orders → none (links are carried over from Order.customer)",
-        ])
+        #expect(
+            ModelDiff(from: DiffModels.base(), to: removed).changes.map(\.detail) == [
+                "removed (its links are dropped)", "inverse orders → none (links are carried over from Order.customer)",
+            ])
     }
 
     @Test("to-one → to-many: each link becomes a one-element set")
     func toOneToMany() throws {
         let v2 = DiffModels.edited { DiffModels.relationship(&$0, "Order", "customer") { $0.isToMany = true } }
         let change = try onlyChange(ModelDiff(from: DiffModels.base(), to: v2))
-        #expect(change == ModelChange(kind: .relationshipCardinalityChanged, entity: "Order", property: "customer", detail: "to-one → to-many (each link becomes a one-element set)"))
+        #expect(
+            change
+                == ModelChange(
+                    kind: .relationshipCardinalityChanged, entity: "Order", property: "customer",
+                    detail: "to-one → to-many (each link becomes a one-element set)"))
     }
 
     @Test("delete rules and counts")
@@ -300,7 +371,9 @@ struct ModelDiffInferenceTests {
         }
         let diff = ModelDiff(from: DiffModels.base(), to: v2)
         #expect(diff.changes.map(\.detail) == ["delete rule nullify → cascade", "max_count none → 10"])
-        #expect(diff.changes.last?.warning == "stricter: the migration fails if a stored Customer has a number of orders outside the new bounds")
+        #expect(
+            diff.changes.last?.warning
+                == "stricter: the migration fails if a stored Customer has a number of orders outside the new bounds")
         #expect(diff.isInferable)
     }
 
@@ -313,14 +386,19 @@ struct ModelDiffInferenceTests {
             }
         }
         let diff = ModelDiff(from: DiffModels.base(), to: v2)
-        #expect(diff.changes == [
-            ModelChange(kind: .uniquenessConstraintRemoved, entity: "Customer", detail: "uniqueness constraint (id) removed"),
-            ModelChange(
-                kind: .uniquenessConstraintAdded, entity: "Customer", detail: "uniqueness constraint (email) added",
-                warning: "the migration fails if stored Customer records share a value of (email); remove duplicates first"),
-            ModelChange(kind: .indexRemoved, entity: "Customer", detail: "index (name) removed"),
-            ModelChange(kind: .indexAdded, entity: "Customer", detail: "index by_age (age) added"),
-        ])
+        #expect(
+            diff.changes == [
+                ModelChange(
+                    kind: .uniquenessConstraintRemoved, entity: "Customer", detail: "uniqueness constraint (id) removed"
+                ),
+                ModelChange(
+                    kind: .uniquenessConstraintAdded, entity: "Customer", detail: "uniqueness constraint (email) added",
+                    warning:
+                        "the migration fails if stored Customer records share a value of (email); remove duplicates first"
+                ),
+                ModelChange(kind: .indexRemoved, entity: "Customer", detail: "index (name) removed"),
+                ModelChange(kind: .indexAdded, entity: "Customer", detail: "index by_age (age) added"),
+            ])
         #expect(diff.isInferable)
     }
 
@@ -335,10 +413,17 @@ struct ModelDiffInferenceTests {
 struct ModelDiffRefusalTests {
     @Test("a new non-optional attribute without a default")
     func requiredWithoutDefault() throws {
-        let v2 = DiffModels.edited { DiffModels.entity(&$0, "Customer") { $0.attributes.append(AttributeDescription(name: "level", type: .int16, isOptional: false)) } }
+        let v2 = DiffModels.edited {
+            DiffModels.entity(&$0, "Customer") {
+                $0.attributes.append(AttributeDescription(name: "level", type: .int16, isOptional: false))
+            }
+        }
         let change = try onlyChange(ModelDiff(from: DiffModels.base(), to: v2))
         #expect(change.verdict == .refused)
-        #expect(change.reason == "new non-optional attribute Customer.level has no default value; stored Customer records would have none")
+        #expect(
+            change.reason
+                == "new non-optional attribute Customer.level has no default value; stored Customer records would have none"
+        )
         #expect(change.fix == "add `default:` to Customer.level in version 2, or make it optional")
     }
 
@@ -346,7 +431,10 @@ struct ModelDiffRefusalTests {
     func requiredWithoutDefaultSuggestsRename() throws {
         let v2 = DiffModels.edited { DiffModels.attribute(&$0, "Customer", "name") { $0.name = "fullName" } }
         let diff = ModelDiff(from: DiffModels.base(), to: v2)
-        #expect(diff.refusals.map(\.fix) == ["add `default:` to Customer.fullName in version 2, or make it optional, or add `renamed_from: name` if it is name renamed"])
+        #expect(
+            diff.refusals.map(\.fix) == [
+                "add `default:` to Customer.fullName in version 2, or make it optional, or add `renamed_from: name` if it is name renamed"
+            ])
     }
 
     @Test("optional → non-optional without a default")
@@ -354,8 +442,14 @@ struct ModelDiffRefusalTests {
         let v2 = DiffModels.edited { DiffModels.attribute(&$0, "Customer", "tier") { $0.isOptional = false } }
         let change = try onlyChange(ModelDiff(from: DiffModels.base(), to: v2))
         #expect(change.verdict == .refused)
-        #expect(change.reason == "Customer.tier becomes non-optional without a default value; stored Customer records with no tier could not be migrated")
-        #expect(change.fix == "add `default:` to Customer.tier in version 2, keep it optional, or write mappings/1-to-2.yml that fills it")
+        #expect(
+            change.reason
+                == "Customer.tier becomes non-optional without a default value; stored Customer records with no tier could not be migrated"
+        )
+        #expect(
+            change.fix
+                == "add `default:` to Customer.tier in version 2, keep it optional, or write mappings/1-to-2.yml that fills it"
+        )
     }
 
     @Test("a type change that is not a lossless widening")
@@ -363,22 +457,35 @@ struct ModelDiffRefusalTests {
         let v2 = DiffModels.edited { DiffModels.attribute(&$0, "Customer", "tier") { $0.type = .int16 } }
         let change = try onlyChange(ModelDiff(from: DiffModels.base(), to: v2))
         #expect(change.detail == "type string → int16")
-        #expect(change.reason == "Customer.tier changes type from string to int16; lightweight migration converts only lossless widenings")
-        #expect(change.fix == "write mappings/1-to-2.yml with an expression that converts Customer.tier, or keep it string")
+        #expect(
+            change.reason
+                == "Customer.tier changes type from string to int16; lightweight migration converts only lossless widenings"
+        )
+        #expect(
+            change.fix == "write mappings/1-to-2.yml with an expression that converts Customer.tier, or keep it string")
     }
 
     @Test("to-many → to-one")
     func toManyToOne() throws {
         let v2 = DiffModels.edited { DiffModels.relationship(&$0, "Customer", "orders") { $0.isToMany = false } }
         let change = try onlyChange(ModelDiff(from: DiffModels.base(), to: v2))
-        #expect(change.reason == "Customer.orders becomes to-one; a stored Customer linked to several Order records would have to lose all but one")
+        #expect(
+            change.reason
+                == "Customer.orders becomes to-one; a stored Customer linked to several Order records would have to lose all but one"
+        )
         #expect(change.fix == "keep it to-many, or write mappings/1-to-2.yml that chooses the Order to keep")
     }
 
     @Test("a relationship pointing at another entity")
     func destinationChanged() throws {
         let v2 = DiffModels.edited { model in
-            model.entities.append(EntityDescription(name: "Account", relationships: [RelationshipDescription(name: "orders", destination: "Order", isToMany: true, inverse: "customer")]))
+            model.entities.append(
+                EntityDescription(
+                    name: "Account",
+                    relationships: [
+                        RelationshipDescription(
+                            name: "orders", destination: "Order", isToMany: true, inverse: "customer")
+                    ]))
             DiffModels.relationship(&model, "Order", "customer") { $0.destination = "Account" }
             DiffModels.entity(&model, "Customer") { $0.relationships = [] }
         }
@@ -389,7 +496,12 @@ struct ModelDiffRefusalTests {
 
     @Test("a new non-optional relationship")
     func requiredRelationshipAdded() throws {
-        let v2 = DiffModels.edited { DiffModels.entity(&$0, "Order") { $0.relationships.append(RelationshipDescription(name: "referrer", destination: "Customer", isOptional: false)) } }
+        let v2 = DiffModels.edited {
+            DiffModels.entity(&$0, "Order") {
+                $0.relationships.append(
+                    RelationshipDescription(name: "referrer", destination: "Customer", isOptional: false))
+            }
+        }
         let change = try onlyChange(ModelDiff(from: DiffModels.base(), to: v2))
         #expect(change.reason == "new non-optional relationship Order.referrer has no value for stored Order records")
         #expect(change.fix == "make Order.referrer optional in version 2, or write mappings/1-to-2.yml that sets it")
@@ -399,14 +511,17 @@ struct ModelDiffRefusalTests {
     func relationshipBecomesRequired() throws {
         let v2 = DiffModels.edited { DiffModels.relationship(&$0, "Order", "customer") { $0.isOptional = false } }
         let change = try onlyChange(ModelDiff(from: DiffModels.base(), to: v2))
-        #expect(change.reason == "Order.customer becomes non-optional; stored Order records without one could not be migrated")
+        #expect(
+            change.reason
+                == "Order.customer becomes non-optional; stored Order records without one could not be migrated")
         #expect(change.fix == "keep it optional, or write mappings/1-to-2.yml that sets it")
     }
 
     @Test("an attribute becoming a relationship of the same name")
     func kindChange() throws {
         let v2 = DiffModels.edited { model in
-            model.entities.append(EntityDescription(name: "Tier", attributes: [AttributeDescription(name: "name", type: .string)]))
+            model.entities.append(
+                EntityDescription(name: "Tier", attributes: [AttributeDescription(name: "name", type: .string)]))
             DiffModels.entity(&model, "Customer") {
                 $0.attributes.removeAll { $0.name == "tier" }
                 $0.relationships.append(RelationshipDescription(name: "tier", destination: "Tier"))
@@ -415,7 +530,8 @@ struct ModelDiffRefusalTests {
         let diff = ModelDiff(from: DiffModels.base(), to: v2)
         #expect(diff.changes.map(\.kind) == [.propertyKindChanged, .entityAdded])
         #expect(diff.refusals.map(\.reason) == ["Customer.tier changes from an attribute to a relationship"])
-        #expect(diff.refusals.map(\.fix) == ["write mappings/1-to-2.yml that fills Customer.tier from the old attribute"])
+        #expect(
+            diff.refusals.map(\.fix) == ["write mappings/1-to-2.yml that fills Customer.tier from the old attribute"])
     }
 
     @Test("renamed_from naming nothing in the previous version")
@@ -432,14 +548,16 @@ struct ModelDiffRefusalTests {
             DiffModels.relationship(&model, "Customer", "orders") { $0.destination = "Purchase" }
         }
         let diff = ModelDiff(from: DiffModels.base(), to: v2)
-        #expect(diff.refusals.map(\.reason) == [
-            "`renamed_from: Ordre` on entity Purchase names no entity of version 1",
-            "`renamed_from: nmae` on Customer.fullName names no attribute of Customer in version 1",
-        ])
-        #expect(diff.refusals.map(\.fix) == [
-            "correct it (did you mean 'Order'?) or remove it to add entity Purchase as a new entity",
-            "correct it (did you mean 'name'?) or remove it to add Customer.fullName as a new attribute",
-        ])
+        #expect(
+            diff.refusals.map(\.reason) == [
+                "`renamed_from: Ordre` on entity Purchase names no entity of version 1",
+                "`renamed_from: nmae` on Customer.fullName names no attribute of Customer in version 1",
+            ])
+        #expect(
+            diff.refusals.map(\.fix) == [
+                "correct it (did you mean 'Order'?) or remove it to add entity Purchase as a new entity",
+                "correct it (did you mean 'name'?) or remove it to add Customer.fullName as a new attribute",
+            ])
         // Neither is also reported as added.
         #expect(!diff.changes.contains { $0.kind == .entityAdded || $0.kind == .attributeAdded })
     }
@@ -454,10 +572,14 @@ struct ModelDiffRefusalTests {
             }
         }
         let diff = ModelDiff(from: DiffModels.base(), to: v2)
-        #expect(diff.refusals.map(\.reason) == [
-            "Customer.first (renamed_from: name) and Customer.last (renamed_from: name) both claim attribute name of Customer in version 1"
-        ])
-        #expect(diff.refusals.map(\.fix) == ["keep `renamed_from: name` on only one of Customer.first, Customer.last, or write mappings/1-to-2.yml"])
+        #expect(
+            diff.refusals.map(\.reason) == [
+                "Customer.first (renamed_from: name) and Customer.last (renamed_from: name) both claim attribute name of Customer in version 1"
+            ])
+        #expect(
+            diff.refusals.map(\.fix) == [
+                "keep `renamed_from: name` on only one of Customer.first, Customer.last, or write mappings/1-to-2.yml"
+            ])
         #expect(try #require(diff.refusals.first).kind == .renameUnresolved)
     }
 
@@ -471,7 +593,10 @@ struct ModelDiffRefusalTests {
             model.entities.append(copy)
         }
         let diff = ModelDiff(from: DiffModels.base(), to: v2)
-        #expect(diff.refusals.map(\.reason) == ["Order (same name) and Archive (renamed_from: Order) both claim entity Order of version 1"])
+        #expect(
+            diff.refusals.map(\.reason) == [
+                "Order (same name) and Archive (renamed_from: Order) both claim entity Order of version 1"
+            ])
         #expect(diff.refusals.map(\.fix) == ["remove `renamed_from: Order` from Archive, or write mappings/1-to-2.yml"])
     }
 
@@ -483,11 +608,12 @@ struct ModelDiffRefusalTests {
         }
         let error = try #require(throws: FerryError.self) { try InferredMapping.infer(from: DiffModels.base(), to: v2) }
         #expect(error.code == .migration)
-        #expect(error.description == """
-            error: cannot infer a mapping from Shop version 1 to version 2: 2 changes need a mapping file (mappings/1-to-2.yml)
-              Customer.tier: Customer.tier changes type from string to int16; lightweight migration converts only lossless widenings; fix: write mappings/1-to-2.yml with an expression that converts Customer.tier, or keep it string
-              Customer.orders: Customer.orders becomes to-one; a stored Customer linked to several Order records would have to lose all but one; fix: keep it to-many, or write mappings/1-to-2.yml that chooses the Order to keep
-            """)
+        #expect(
+            error.description == """
+                error: cannot infer a mapping from Shop version 1 to version 2: 2 changes need a mapping file (mappings/1-to-2.yml)
+                  Customer.tier: Customer.tier changes type from string to int16; lightweight migration converts only lossless widenings; fix: write mappings/1-to-2.yml with an expression that converts Customer.tier, or keep it string
+                  Customer.orders: Customer.orders becomes to-one; a stored Customer linked to several Order records would have to lose all but one; fix: keep it to-many, or write mappings/1-to-2.yml that chooses the Order to keep
+                """)
     }
 }
 
@@ -527,11 +653,12 @@ struct ModelDiffChainTests {
     func throughIntermediate() throws {
         let (v1, v2, v3) = Self.chain()
         let diff = ModelDiff(from: v1, to: v3, through: [v2])
-        #expect(diff.changes.map { "\($0.subject): \($0.detail)" } == [
-            "Customer.displayName: renamed from name",
-            "Purchase: renamed from Order",
-            "Purchase.amount: renamed from total",
-        ])
+        #expect(
+            diff.changes.map { "\($0.subject): \($0.detail)" } == [
+                "Customer.displayName: renamed from name",
+                "Purchase: renamed from Order",
+                "Purchase.amount: renamed from total",
+            ])
         let mapping = try diff.inferredMapping()
         #expect(mapping.entity(named: "Purchase")?.source == "Order")
         #expect(mapping.entity(named: "Purchase")?.attribute(named: "amount")?.source == "total")
@@ -553,7 +680,9 @@ struct ModelDiffChainTests {
         #expect(steps.allSatisfy { $0.isInferable })
         #expect(try ModelDiff.steps(in: bundle, from: "3", to: "3").isEmpty)
         let backwards = try #require(throws: FerryError.self) { try ModelDiff.steps(in: bundle, from: "3", to: "1") }
-        #expect(backwards.description == "error: version 1 comes before version 3 in model Shop; ferry migrates only to later versions")
+        #expect(
+            backwards.description
+                == "error: version 1 comes before version 3 in model Shop; ferry migrates only to later versions")
         let unknown = try #require(throws: FerryError.self) { try ModelDiff(bundle: bundle, from: "l", to: "3") }
         #expect(unknown.description == "error: model Shop has no version 'l' (versions: 1, 2, 3)")
     }
@@ -563,9 +692,10 @@ struct ModelDiffChainTests {
         let (v1, _, v3) = Self.chain()
         let diff = ModelDiff(from: v1, to: v3)
         // Purchase keeps v2's `renamed_from: Order`, which v1 happens to have; fullName is v2's name only.
-        #expect(diff.refusals.map(\.reason) == [
-            "`renamed_from: fullName` on Customer.displayName names no attribute of Customer in version 1"
-        ])
+        #expect(
+            diff.refusals.map(\.reason) == [
+                "`renamed_from: fullName` on Customer.displayName names no attribute of Customer in version 1"
+            ])
         #expect(diff.refusals.map(\.fix) == ["correct it or remove it to add Customer.displayName as a new attribute"])
     }
 

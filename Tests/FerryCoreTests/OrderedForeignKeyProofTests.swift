@@ -1,7 +1,8 @@
-@testable import FerryCore
 import FerryTestSupport
 import Foundation
 import Testing
+
+@testable import FerryCore
 
 @Suite("Foreign keys proven in key order")
 struct OrderedForeignKeyProofTests {
@@ -9,7 +10,8 @@ struct OrderedForeignKeyProofTests {
 
     func connection() throws -> Connection {
         let connection = try Connection(path: dir.file("keys.sqlite"))
-        try connection.executeScript("""
+        try connection.executeScript(
+            """
             CREATE TABLE parent (ferry_pk INTEGER PRIMARY KEY, code TEXT UNIQUE);
             CREATE TABLE child (ferry_pk INTEGER PRIMARY KEY, up INTEGER REFERENCES parent(ferry_pk), other INTEGER REFERENCES parent(ferry_pk));
             CREATE INDEX child_up ON child(up);
@@ -36,7 +38,8 @@ struct OrderedForeignKeyProofTests {
         try connection.execute("DELETE FROM child WHERE other = 9")
         try connection.execute("INSERT INTO child (up) VALUES ('x')")
         #expect(!proof.holds(forTable: "child", on: connection))
-        try connection.executeScript("""
+        try connection.executeScript(
+            """
             CREATE TABLE by_code (ferry_pk INTEGER PRIMARY KEY, code TEXT REFERENCES parent(code));
             CREATE TABLE pair (a INTEGER, b INTEGER, PRIMARY KEY (a, b));
             CREATE TABLE by_pair (ferry_pk INTEGER PRIMARY KEY, a INTEGER, b INTEGER, FOREIGN KEY (a, b) REFERENCES pair(a, b));

@@ -7,10 +7,13 @@ import Testing
 struct PatternLimitsTests {
     static func check(pattern: String) -> [String] {
         let attribute = AttributeDescription(
-            name: "code", type: .string, validation: ValidationRules(pattern: pattern), location: InputLocation(file: "m.yml", line: 4, column: 7))
+            name: "code", type: .string, validation: ValidationRules(pattern: pattern),
+            location: InputLocation(file: "m.yml", line: 4, column: 7))
         let entity = EntityDescription(name: "Item", attributes: [attribute])
-        return ModelChecker.check(ObjectModel(name: "M", version: "1", entities: [entity], location: InputLocation(file: "m.yml")))
-            .map(\.description)
+        return ModelChecker.check(
+            ObjectModel(name: "M", version: "1", entities: [entity], location: InputLocation(file: "m.yml"))
+        )
+        .map(\.description)
     }
 
     @Test("400 or 5,000 nested character classes: an error, not a crash while compiling")
@@ -18,10 +21,13 @@ struct PatternLimitsTests {
         let pattern = String(repeating: "[", count: 400) + "a" + String(repeating: "]", count: 400)
         #expect(
             Self.check(pattern: pattern)
-                == ["m.yml:4:7: error: pattern is nested too deeply: more than 32 levels of groups and character classes for 'Item.code'"])
+                == [
+                    "m.yml:4:7: error: pattern is nested too deeply: more than 32 levels of groups and character classes for 'Item.code'"
+                ])
         #expect(
             Self.check(pattern: String(repeating: "[", count: 5_000) + "a" + String(repeating: "]", count: 5_000))
-                == ["m.yml:4:7: error: pattern is too long: 10001 characters; at most 1000 are allowed for 'Item.code'"])
+                == ["m.yml:4:7: error: pattern is too long: 10001 characters; at most 1000 are allowed for 'Item.code'"]
+        )
     }
 
     @Test("patterns within the limits are compiled and checked as before")

@@ -4,12 +4,20 @@ import Foundation
 import Testing
 
 /// Batch updates on a PostgreSQL store give SQLite's counts, values and messages.
-@Suite("Batch updates on PostgreSQL agree with SQLite", .enabled(if: PostgresTestServer.shouldRun, Comment(rawValue: PostgresTestServer.skipReason)))
+@Suite(
+    "Batch updates on PostgreSQL agree with SQLite",
+    .enabled(if: PostgresTestServer.shouldRun, Comment(rawValue: PostgresTestServer.skipReason)))
 struct PostgresMutationTests {
     static let updates: [(predicate: String, values: [String: BatchUpdateRequest.PropertyValue])] = [
-        ("age > 30", ["active": .constant(.bool(false)), "name": .constant(.string("Senior")), "rank": .constant(.string("9"))]),
+        (
+            "age > 30",
+            ["active": .constant(.bool(false)), "name": .constant(.string("Senior")), "rank": .constant(.string("9"))]
+        ),
         ("FALSEPREDICATE", ["name": .constant(.null)]),
-        ("id == 4", ["joined": .constant(.string("2024-02-29T12:00:00+01:00")), "balance": .constant(.string("1.50"))]),
+        (
+            "id == 4",
+            ["joined": .constant(.string("2024-02-29T12:00:00+01:00")), "balance": .constant(.string("1.50"))]
+        ),
         // Evaluated by ferry in part: [cd], LIKE, MATCHES; through a relationship and an aggregate.
         ("name ==[cd] 'dee' OR email LIKE 'bob@*'", ["code": .constant(.string("zz"))]),
         ("ANY orders.total > 6 AND name MATCHES '[A-Z].*'", ["score": .constant(.double(9.5))]),
@@ -48,7 +56,9 @@ struct PostgresMutationTests {
         #expect(try postgres.update("name LIKE[c] '*e*'", ["rank": .constant(.integer(1))], dryRun: true) == 2)
         #expect(try postgres.customers() == before)
         let refusal = errorText { _ = try postgres.update("id == 1", ["age": try UpdateFixture.expression("age + 1")]) }
-        #expect(refusal?.contains("error: set: expressions are not available on a PostgreSQL store yet (Customer.age)") == true)
+        #expect(
+            refusal?.contains("error: set: expressions are not available on a PostgreSQL store yet (Customer.age)")
+                == true)
         #expect(try postgres.customers() == before)
     }
 }

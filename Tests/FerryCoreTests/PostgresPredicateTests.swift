@@ -6,42 +6,53 @@ import Testing
 /// The predicate conformance cases (``PredicateStoreTests/cases``) on real ferry stores of both
 /// backends holding the same objects: every case on PostgreSQL gives SQLite's rows in SQLite's
 /// order, and the expected objects.
-@Suite("Predicates on a PostgreSQL store agree with SQLite", .enabled(if: PostgresTestServer.shouldRun, Comment(rawValue: PostgresTestServer.skipReason)))
+@Suite(
+    "Predicates on a PostgreSQL store agree with SQLite",
+    .enabled(if: PostgresTestServer.shouldRun, Comment(rawValue: PostgresTestServer.skipReason)))
 struct PostgresPredicateTests {
     /// Stores of `PredicateTestModel` filled with its rows: each object's own key, to-one keys
     /// and join-table pairs, written in each store's own value coding.
     static func fill(_ store: Store, layout: FerryLayout) throws {
         let model = PredicateTestModel.model
         let coding = layout.valueCoding
-        try store.withDatabase { database in try database.writeTransaction {
-            try database.execute(layout.dialect.deferForeignKeysStatement)
-            for entity in model.entities {
-                for (pk, values) in (PredicateTestModel.rows[entity.name] ?? [:]).sorted(by: { $0.key < $1.key }) {
-                    var names = [FerryLayout.primaryKey]
-                    var arguments: [DatabaseValue] = [.integer(pk)]
-                    for attribute in entity.attributes {
-                        names.append(SQL.quote(attribute.name))
-                        arguments.append(coding.encode(values[attribute.name] ?? .null))
+        try store.withDatabase { database in
+            try database.writeTransaction {
+                try database.execute(layout.dialect.deferForeignKeysStatement)
+                for entity in model.entities {
+                    for (pk, values) in (PredicateTestModel.rows[entity.name] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                        var names = [FerryLayout.primaryKey]
+                        var arguments: [DatabaseValue] = [.integer(pk)]
+                        for attribute in entity.attributes {
+                            names.append(SQL.quote(attribute.name))
+                            arguments.append(coding.encode(values[attribute.name] ?? .null))
+                        }
+                        for relationship in entity.relationships
+                        where layout.ownsForeignKey(relationship, in: entity, model: model) {
+                            guard
+                                case .foreignKey(let column) = layout.storage(
+                                    of: relationship, in: entity, model: model)
+                            else { continue }
+                            names.append(SQL.quote(column))
+                            arguments.append(values[relationship.name].map { coding.encode($0) } ?? .null)
+                        }
+                        let marks = Array(repeating: "?", count: names.count).joined(separator: ", ")
+                        try database.execute(
+                            "INSERT INTO \(SQL.quote(entity.name)) (\(names.joined(separator: ", "))) VALUES (\(marks))",
+                            arguments)
                     }
-                    for relationship in entity.relationships where layout.ownsForeignKey(relationship, in: entity, model: model) {
-                        guard case .foreignKey(let column) = layout.storage(of: relationship, in: entity, model: model) else { continue }
-                        names.append(SQL.quote(column))
-                        arguments.append(values[relationship.name].map { coding.encode($0) } ?? .null)
-                    }
-                    let marks = Array(repeating: "?", count: names.count).joined(separator: ", ")
-                    try database.execute("INSERT INTO \(SQL.quote(entity.name)) (\(names.joined(separator: ", "))) VALUES (\(marks))", arguments)
+                }
+                let order = PredicateTestModel.entity("Order")
+                guard let tags = order.relationship(named: "tags"),
+                    case .joinTable(let table, let source, let target) = layout.storage(
+                        of: tags, in: order, model: model)
+                else { throw FerryError(.internal, "Order.tags is not a join table") }
+                for pair in PredicateTestModel.orderTags {
+                    try database.execute(
+                        "INSERT INTO \(SQL.quote(table)) (\(SQL.quote(source)), \(SQL.quote(target))) VALUES (?, ?)",
+                        [.integer(pair.order), .integer(pair.tag)])
                 }
             }
-            let order = PredicateTestModel.entity("Order")
-            guard let tags = order.relationship(named: "tags"),
-                case .joinTable(let table, let source, let target) = layout.storage(of: tags, in: order, model: model)
-            else { throw FerryError(.internal, "Order.tags is not a join table") }
-            for pair in PredicateTestModel.orderTags {
-                try database.execute(
-                    "INSERT INTO \(SQL.quote(table)) (\(SQL.quote(source)), \(SQL.quote(target))) VALUES (?, ?)",
-                    [.integer(pair.order), .integer(pair.tag)])
-            }
-        } }
+        }
     }
 
     static func rows(_ store: Store, _ request: FetchRequest) throws -> [[Value]] {
@@ -74,8 +85,12 @@ struct PostgresPredicateTests {
             let sortKey = description.attributes.first { $0.type == .string }?.name ?? description.attributes[0].name
             let requests = [
                 FetchRequest(entity: testCase.entity, predicate: predicate),
-                FetchRequest(entity: testCase.entity, predicate: predicate, sortDescriptors: [SortDescriptor(sortKey, ascending: false)]),
-                FetchRequest(entity: testCase.entity, predicate: predicate, sortDescriptors: [SortDescriptor(sortKey)], limit: 2, offset: 1),
+                FetchRequest(
+                    entity: testCase.entity, predicate: predicate,
+                    sortDescriptors: [SortDescriptor(sortKey, ascending: false)]),
+                FetchRequest(
+                    entity: testCase.entity, predicate: predicate, sortDescriptors: [SortDescriptor(sortKey)], limit: 2,
+                    offset: 1),
             ]
             for (index, request) in requests.enumerated() {
                 let expected = try Self.rows(sqlite, request)
@@ -85,24 +100,32 @@ struct PostgresPredicateTests {
             }
             var attributes = requests[0]
             attributes.properties = description.attributes.map { FetchProperty($0.name) }
-            #expect(try Self.rows(postgres, attributes) == Self.expectedRows(testCase.entity, testCase.expected), "\(testCase.testDescription)")
+            #expect(
+                try Self.rows(postgres, attributes) == Self.expectedRows(testCase.entity, testCase.expected),
+                "\(testCase.testDescription)")
         }
         #expect(checked == PredicateStoreTests.cases.count * 3)
     }
 
-    @Test("what PostgreSQL computes exactly is the whole filter; the rest is left to ferry, and the server's filter is a superset")
+    @Test(
+        "what PostgreSQL computes exactly is the whole filter; the rest is left to ferry, and the server's filter is a superset"
+    )
     func pushdown() throws {
         let model = PredicateTestModel.model
         let layout = FerryLayout(backend: .postgresql)
         func filter(_ entity: String, _ format: String) throws -> PostgresPredicateFilter {
-            try Predicate(format: format).postgresFilter(for: PredicateTestModel.entity(entity), model: model, layout: layout)
+            try Predicate(format: format).postgresFilter(
+                for: PredicateTestModel.entity(entity), model: model, layout: layout)
         }
         let exact = try filter("Order", "customer.age > 20 AND ANY tags.name == 'rush' AND items.@avg.price < 10")
         #expect(exact.isExact)
         #expect(PredicateFunctions.all.allSatisfy { !exact.sql.sql.contains($0.name + "(") })
         let text = try filter("Customer", "name < 'b' AND email ENDSWITH '.de'")
         #expect(text.isExact)
-        #expect(text.sql.sql == #"(t0."name" COLLATE "C" < ? AND right(t0."email", char_length(CAST(? AS text))) = CAST(? AS text))"#)
+        #expect(
+            text.sql.sql
+                == #"(t0."name" COLLATE "C" < ? AND right(t0."email", char_length(CAST(? AS text))) = CAST(? AS text))"#
+        )
         #expect(text.sql.arguments == [.text("b"), .text(".de"), .text(".de")])
 
         let mixed = try filter("Customer", "name ==[c] 'ann' AND age > 30")
@@ -125,7 +148,8 @@ struct PostgresPredicateTests {
     func sqlRefusesWhatIsNotExact() throws {
         let layout = FerryLayout(backend: .postgresql)
         let error = try #require(throws: FerryError.self) {
-            try Predicate(format: "name LIKE[c] 'a*'").sql(for: PredicateTestModel.entity("Customer"), model: PredicateTestModel.model, layout: layout)
+            try Predicate(format: "name LIKE[c] 'a*'").sql(
+                for: PredicateTestModel.entity("Customer"), model: PredicateTestModel.model, layout: layout)
         }
         #expect(error.message.contains("cannot be compiled to PostgreSQL SQL"))
         #expect(error.message.contains("[c] and [d]"))

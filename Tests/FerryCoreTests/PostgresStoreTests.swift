@@ -20,13 +20,18 @@ final class PostgresStoreScratch {
     }
 
     deinit {
-        if let store = try? Store.open(at: url, model: SampleModels.shop(), options: Store.Options(createIfMissing: false, allowModelMismatch: true)) {
+        if let store = try? Store.open(
+            at: url, model: SampleModels.shop(),
+            options: Store.Options(createIfMissing: false, allowModelMismatch: true))
+        {
             _ = try? store.withDatabase { try $0.execute("DROP SCHEMA \"\(schema)\" CASCADE") }
         }
     }
 }
 
-@Suite("PostgreSQL store: opening, creating, locking", .enabled(if: PostgresTestServer.shouldRun, Comment(rawValue: PostgresTestServer.skipReason)))
+@Suite(
+    "PostgreSQL store: opening, creating, locking",
+    .enabled(if: PostgresTestServer.shouldRun, Comment(rawValue: PostgresTestServer.skipReason)))
 struct PostgresStoreTests {
     @Test("a new store is a schema with ferry's tables, the model's tables in PostgreSQL's types, and metadata")
     func createsSchema() throws {
@@ -50,10 +55,14 @@ struct PostgresStoreTests {
         #expect(columns.contains("Customer.id bigint NO -"))
         #expect(columns.contains("Order.customer bigint NO -"))
         #expect(columns.contains("Customer.ferry_pk bigint NO -"))
-        let indexes = try scratch.rows("SELECT indexname FROM pg_indexes WHERE schemaname = '\(scratch.schema)' ORDER BY 1").compactMap { $0[0].text }
+        let indexes = try scratch.rows(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = '\(scratch.schema)' ORDER BY 1"
+        ).compactMap { $0[0].text }
         #expect(indexes.contains("ferry_unique_Customer_email"))
         #expect(indexes.contains("ferry_fk_Order_customer"))
-        let tables = try scratch.rows("SELECT tablename FROM pg_tables WHERE schemaname = '\(scratch.schema)' ORDER BY 1").compactMap { $0[0].text }
+        let tables = try scratch.rows(
+            "SELECT tablename FROM pg_tables WHERE schemaname = '\(scratch.schema)' ORDER BY 1"
+        ).compactMap { $0[0].text }
         #expect(tables == ["Customer", "Order", "ferry_entities", "ferry_metadata", "ferry_runs"])
     }
 
@@ -61,7 +70,8 @@ struct PostgresStoreTests {
     func reopensAndChecksModel() throws {
         let scratch = try PostgresStoreScratch()
         _ = try Store.open(at: scratch.url, model: SampleModels.shop())
-        let again = try Store.open(at: scratch.url, model: SampleModels.shop(), options: Store.Options(createIfMissing: false, readOnly: true))
+        let again = try Store.open(
+            at: scratch.url, model: SampleModels.shop(), options: Store.Options(createIfMissing: false, readOnly: true))
         #expect(again.metadata.modelVersion == "1")
         var other = SampleModels.shop(version: "2")
         other.entities[1].attributes.append(AttributeDescription(name: "note", type: .string))
@@ -77,7 +87,8 @@ struct PostgresStoreTests {
         var first: Store? = try Store.open(at: scratch.url, model: SampleModels.shop())
         let started = ContinuousClock.now
         let error = try #require(throws: FerryError.self) {
-            try Store.open(at: scratch.url, model: SampleModels.shop(), options: Store.Options(busyTimeout: .milliseconds(400)))
+            try Store.open(
+                at: scratch.url, model: SampleModels.shop(), options: Store.Options(busyTimeout: .milliseconds(400)))
         }
         #expect(ContinuousClock.now - started >= .milliseconds(400))
         #expect(error.message.contains("the store is locked by another process"))
@@ -86,7 +97,8 @@ struct PostgresStoreTests {
         _ = try Store.open(at: scratch.url, model: SampleModels.shop(), options: Store.Options(readOnly: true))
         withExtendedLifetime(first) {}
         first = nil
-        _ = try Store.open(at: scratch.url, model: SampleModels.shop(), options: Store.Options(busyTimeout: .milliseconds(400)))
+        _ = try Store.open(
+            at: scratch.url, model: SampleModels.shop(), options: Store.Options(busyTimeout: .milliseconds(400)))
     }
 
     @Test("a schema holding other tables is not taken over; a missing store is not created when told not to")
@@ -102,7 +114,8 @@ struct PostgresStoreTests {
             try database.execute("CREATE TABLE \"\(scratch.schema)_other\".legacy (id int)")
         }
         let foreign = try #require(throws: FerryError.self) {
-            try Store.open(at: try PostgresTestServer.requireURL() + "?schema=\(scratch.schema)_other", model: SampleModels.shop())
+            try Store.open(
+                at: try PostgresTestServer.requireURL() + "?schema=\(scratch.schema)_other", model: SampleModels.shop())
         }
         #expect(foreign.message.contains("is a PostgreSQL schema but not a ferry store"))
         try store.withDatabase { try $0.execute("DROP SCHEMA \"\(scratch.schema)_other\" CASCADE") }
@@ -110,7 +123,9 @@ struct PostgresStoreTests {
 
     @Test("a malformed URL is a usage error naming the part at fault; a password never appears in messages")
     func badURLs() throws {
-        let error = try #require(throws: FerryError.self) { try Store.open(at: "postgresql://u@localhost:54x/db", model: SampleModels.shop()) }
+        let error = try #require(throws: FerryError.self) {
+            try Store.open(at: "postgresql://u@localhost:54x/db", model: SampleModels.shop())
+        }
         #expect(error.code == .usage)
         #expect(error.message.contains("54x"))
         let refused = try #require(throws: FerryError.self) {
@@ -125,7 +140,9 @@ struct PostgresStoreTests {
         let store = try Store.open(at: scratch.url, model: SampleModels.shop())
         let error = try #require(throws: FerryError.self) { try store.write { _ in } }
         #expect(error.message.contains("not available on a PostgreSQL store yet"))
-        var request = BatchInsertRequest(entity: "Customer", columns: [.attribute("id"), .attribute("email")], conflictPolicy: .update) { _ in true }
+        var request = BatchInsertRequest(
+            entity: "Customer", columns: [.attribute("id"), .attribute("email")], conflictPolicy: .update
+        ) { _ in true }
         request.validate = true
         let policy = try #require(throws: FerryError.self) { try store.execute(request) }
         #expect(policy.message.contains("on_conflict: update is not available on a PostgreSQL store yet"))
@@ -136,9 +153,15 @@ struct PostgresStoreTests {
 struct PostgreSQLDialectTests {
     @Test("SQLite's ? and ?N become $N as SQLite numbers them; question marks in literals and identifiers stay")
     func placeholders() {
-        #expect(PostgresDatabase.numberedPlaceholders("SELECT a FROM t WHERE b = ? AND c = ?") == "SELECT a FROM t WHERE b = $1 AND c = $2")
-        #expect(PostgresDatabase.numberedPlaceholders("UPDATE t SET x = CASE WHEN ?5 THEN ?1 ELSE x END WHERE k = ?3 AND y = ?") == "UPDATE t SET x = CASE WHEN $5 THEN $1 ELSE x END WHERE k = $3 AND y = $6")
-        #expect(PostgresDatabase.numberedPlaceholders("SELECT '?', \"a?b\", ? FROM t") == "SELECT '?', \"a?b\", $1 FROM t")
+        #expect(
+            PostgresDatabase.numberedPlaceholders("SELECT a FROM t WHERE b = ? AND c = ?")
+                == "SELECT a FROM t WHERE b = $1 AND c = $2")
+        #expect(
+            PostgresDatabase.numberedPlaceholders(
+                "UPDATE t SET x = CASE WHEN ?5 THEN ?1 ELSE x END WHERE k = ?3 AND y = ?")
+                == "UPDATE t SET x = CASE WHEN $5 THEN $1 ELSE x END WHERE k = $3 AND y = $6")
+        #expect(
+            PostgresDatabase.numberedPlaceholders("SELECT '?', \"a?b\", ? FROM t") == "SELECT '?', \"a?b\", $1 FROM t")
         #expect(PostgresDatabase.numberedPlaceholders("SELECT 'it''s ?' || ?") == "SELECT 'it''s ?' || $1")
         #expect(PostgresDatabase.numberedPlaceholders("SELECT 1") == "SELECT 1")
     }
@@ -151,15 +174,22 @@ struct PostgreSQLDialectTests {
         #expect(dialect.columnType(for: .uuid, storedAs: .text) == "uuid")
         #expect(dialect.columnType(for: .json, storedAs: .text) == "jsonb")
         #expect(dialect.columnType(for: .binary, storedAs: .blob) == "bytea")
-        #expect(dialect.keyColumnDefinition("ferry_pk") == "\"ferry_pk\" bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY")
+        #expect(
+            dialect.keyColumnDefinition("ferry_pk")
+                == "\"ferry_pk\" bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY")
         #expect(dialect.literal(.text("it's")) == "'it''s'")
         #expect(dialect.literal(.blob([0, 255])) == "'\\x00ff'::bytea")
         #expect(dialect.literal(.real(-.infinity)) == "'-Infinity'::float8")
         #expect(dialect.qualified("Customer", in: "shop") == "\"shop\".\"Customer\"")
         #expect(
-            dialect.insert(into: "\"m\"", columns: ["key", "value"], values: "VALUES (?, ?)", onConflict: .update(key: ["key"], columns: ["value"]))
-                == "INSERT INTO \"m\" (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value")
-        #expect(dialect.ordering("t0.\"name\"", type: .string, ascending: true) == ["t0.\"name\" COLLATE \"C\" NULLS FIRST"])
+            dialect.insert(
+                into: "\"m\"", columns: ["key", "value"], values: "VALUES (?, ?)",
+                onConflict: .update(key: ["key"], columns: ["value"]))
+                == "INSERT INTO \"m\" (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
+        )
+        #expect(
+            dialect.ordering("t0.\"name\"", type: .string, ascending: true) == ["t0.\"name\" COLLATE \"C\" NULLS FIRST"]
+        )
         #expect(dialect.ordering("t0.\"total\"", type: .decimal, ascending: false) == ["t0.\"total\" DESC NULLS LAST"])
     }
 }

@@ -72,7 +72,9 @@ struct PredicateStoreTests {
         .init("Customer", "joined > %@", [.value(.date(1_704_067_200_000))], [2, 5]),
         // UUIDs given as strings, in any case.
         .init("Customer", "id == '6F1C2D3E-0000-4000-8000-000000000002'", [], [2]),
-        .init("Customer", "id IN {'6f1c2d3e-0000-4000-8000-000000000001', '6f1c2d3e-0000-4000-8000-000000000005'}", [], [1, 5]),
+        .init(
+            "Customer", "id IN {'6f1c2d3e-0000-4000-8000-000000000001', '6f1c2d3e-0000-4000-8000-000000000005'}", [],
+            [1, 5]),
         .init("Customer", "id BEGINSWITH '6F1C'", [], [1, 2, 3, 5]),
         // Strings: operators and Unicode-correct options.
         .init("Customer", "name BEGINSWITH 'A'", [], [1]),
@@ -202,24 +204,33 @@ struct PredicateStoreTests {
 
     @Test("every literal is a bound parameter, never spliced into the SQL")
     func literalsAreParameters() throws {
-        let predicate = try Predicate(format: "name == \"x'); DROP TABLE Customer; --\" AND age > 3 AND joined < '2024-01-01'")
-        let compiled = try predicate.sql(for: PredicateTestModel.entity("Customer"), model: PredicateTestModel.model, layout: FerryLayout())
+        let predicate = try Predicate(
+            format: "name == \"x'); DROP TABLE Customer; --\" AND age > 3 AND joined < '2024-01-01'")
+        let compiled = try predicate.sql(
+            for: PredicateTestModel.entity("Customer"), model: PredicateTestModel.model, layout: FerryLayout())
         #expect(compiled.sql == #"(t0."name" = ? AND t0."age" > ? AND t0."joined" < ?)"#)
-        #expect(compiled.arguments == [.text("x'); DROP TABLE Customer; --"), .integer(3), .text("2024-01-01T00:00:00.000Z")])
+        #expect(
+            compiled.arguments == [
+                .text("x'); DROP TABLE Customer; --"), .integer(3), .text("2024-01-01T00:00:00.000Z"),
+            ])
         #expect(compiled.from == #""Customer" AS t0"#)
     }
 
     @Test("to-one key paths compile to correlated subqueries, to-many to EXISTS")
     func relationshipSQL() throws {
         let order = PredicateTestModel.entity("Order")
-        let toOne = try Predicate(format: "customer.email ENDSWITH[c] '.de'").sql(for: order, model: PredicateTestModel.model, layout: FerryLayout())
+        let toOne = try Predicate(format: "customer.email ENDSWITH[c] '.de'").sql(
+            for: order, model: PredicateTestModel.model, layout: FerryLayout())
         #expect(
             toOne.sql
-                == #"ferry_endswith((SELECT t1."email" FROM "Customer" AS t1 WHERE t1."ferry_pk" = t0."customer" LIMIT 1), ?, 1)"#)
-        let toMany = try Predicate(format: "ANY tags.name == 'rush'").sql(for: order, model: PredicateTestModel.model, layout: FerryLayout())
+                == #"ferry_endswith((SELECT t1."email" FROM "Customer" AS t1 WHERE t1."ferry_pk" = t0."customer" LIMIT 1), ?, 1)"#
+        )
+        let toMany = try Predicate(format: "ANY tags.name == 'rush'").sql(
+            for: order, model: PredicateTestModel.model, layout: FerryLayout())
         #expect(
             toMany.sql
-                == #"EXISTS (SELECT 1 FROM "ferry_link_Order_tags" AS l2 JOIN "Tag" AS t1 ON t1."ferry_pk" = l2."ferry_target" WHERE l2."ferry_source" = t0."ferry_pk" AND t1."name" = ?)"#)
+                == #"EXISTS (SELECT 1 FROM "ferry_link_Order_tags" AS l2 JOIN "Tag" AS t1 ON t1."ferry_pk" = l2."ferry_target" WHERE l2."ferry_source" = t0."ferry_pk" AND t1."name" = ?)"#
+        )
     }
 
     @Test("the SQL functions fold Unicode as Foundation does")

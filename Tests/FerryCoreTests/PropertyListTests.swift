@@ -1,7 +1,8 @@
-@testable import FerryCore
 import FerryTestSupport
 import Foundation
 import Testing
+
+@testable import FerryCore
 
 /// The binary property list and keyed archive readers, on the real Core Data files in
 /// `../shared/data/coredata` (store metadata, mapping-model value expressions) and on hostile
@@ -12,7 +13,9 @@ import Testing
     static func files(named predicate: (String) -> Bool) throws -> [URL] {
         let root = try #require(coreData, "../shared/data/coredata is missing")
         let enumerator = try #require(FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil))
-        return enumerator.compactMap { $0 as? URL }.filter { predicate($0.lastPathComponent) }.sorted { $0.path < $1.path }
+        return enumerator.compactMap { $0 as? URL }.filter { predicate($0.lastPathComponent) }.sorted {
+            $0.path < $1.path
+        }
     }
 
     /// `Z_PLIST` of a store, read from a copy (opening the original could touch its `-shm`).
@@ -31,7 +34,8 @@ import Testing
         let stores = try Self.files { $0.hasSuffix(".sqlite") }
         #expect(stores.count >= 7)
         for store in stores {
-            let plist = try BinaryPropertyList.decode(try Self.metadataBytes(of: store), source: store.lastPathComponent)
+            let plist = try BinaryPropertyList.decode(
+                try Self.metadataBytes(of: store), source: store.lastPathComponent)
             #expect(plist["NSStoreType"]?.string == "SQLite", "\(store.lastPathComponent)")
             #expect(plist["NSStoreModelVersionHashesVersion"]?.integer == 3)
             let hashes = try #require(plist["NSStoreModelVersionHashes"]?.dictionary, "\(store.lastPathComponent)")
@@ -45,7 +49,8 @@ import Testing
     }
 
     @Test func metadataKeepsTheFilesKeyOrderAndKnownValues() throws {
-        let store = try #require(try Self.files { $0 == "CoreDataMigration_Example_1.sqlite" }.first { $0.path.contains("Revised") })
+        let store = try #require(
+            try Self.files { $0 == "CoreDataMigration_Example_1.sqlite" }.first { $0.path.contains("Revised") })
         let plist = try BinaryPropertyList.decode(try Self.metadataBytes(of: store), source: "v1")
         #expect(plist["NSPersistenceFrameworkVersion"]?.integer == 866)
         #expect(plist["NSStoreModelVersionIdentifiers"]?.array == [.string("")])
@@ -107,18 +112,23 @@ import Testing
 
     @Test func scalarsOfEveryKind() throws {
         let bytes = Self.plist([
-            [0xA8, 1, 2, 3, 4, 5, 6, 7, 8],          // array of the next 8 objects
-            [0x10, 0xFF],                             // 255 (1-byte integers are unsigned)
-            [0x13, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFE], // -2
+            [0xA8, 1, 2, 3, 4, 5, 6, 7, 8],  // array of the next 8 objects
+            [0x10, 0xFF],  // 255 (1-byte integers are unsigned)
+            [0x13, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFE],  // -2
             [0x23] + withUnsafeBytes(of: (1.5).bitPattern.bigEndian, Array.init),
             [0x09],
             [0x33] + withUnsafeBytes(of: (86400.0).bitPattern.bigEndian, Array.init),
             [0x42, 0xDE, 0xAD],
             [0x53] + Array("abc".utf8),
-            [0x63, 0x00, 0xE9, 0xD8, 0x3D, 0xDE, 0x00], // "é" + U+1F600 as a surrogate pair
+            [0x63, 0x00, 0xE9, 0xD8, 0x3D, 0xDE, 0x00],  // "é" + U+1F600 as a surrogate pair
         ])
         let value = try BinaryPropertyList.decode(bytes, source: "test")
-        #expect(value == .array([.integer(255), .integer(-2), .real(1.5), .bool(true), .date(86400), .data([0xDE, 0xAD]), .string("abc"), .string("é\u{1F600}")]))
+        #expect(
+            value
+                == .array([
+                    .integer(255), .integer(-2), .real(1.5), .bool(true), .date(86400), .data([0xDE, 0xAD]),
+                    .string("abc"), .string("é\u{1F600}"),
+                ]))
     }
 
     @Test func longLengthsUseAnIntegerAfterTheMarker() throws {
@@ -156,7 +166,9 @@ import Testing
         for (name, bytes) in cases {
             #expect(throws: FerryError.self, "\(name)") { try BinaryPropertyList.decode(bytes, source: name) }
         }
-        let error = try #require(throws: FerryError.self) { try BinaryPropertyList.decode(Self.plist([[0xA1, 9]]), source: "Z_METADATA of 'x.sqlite'") }
+        let error = try #require(throws: FerryError.self) {
+            try BinaryPropertyList.decode(Self.plist([[0xA1, 9]]), source: "Z_METADATA of 'x.sqlite'")
+        }
         #expect(error.message.contains("Z_METADATA of 'x.sqlite' is a malformed binary property list"))
     }
 

@@ -1,7 +1,8 @@
-@testable import FerryCore
 import FerryTestSupport
 import Foundation
 import Testing
+
+@testable import FerryCore
 
 @Suite("Integer key runs")
 struct IntegerKeyRunsTests {
@@ -16,7 +17,9 @@ struct IntegerKeyRunsTests {
         let map = try #require(runs(pairs))
         #expect(map.runCount == 4)
         for (key, primaryKey) in pairs { #expect(map.primaryKey(for: key) == primaryKey) }
-        for missing: Int64 in [Int64.min, -1, 0, 4, 9, 99, 101, Int64.max] { #expect(map.primaryKey(for: missing) == nil) }
+        for missing: Int64 in [Int64.min, -1, 0, 4, 9, 99, 101, Int64.max] {
+            #expect(map.primaryKey(for: missing) == nil)
+        }
     }
 
     @Test("a repeated key keeps its first primary key; keys out of order or too many runs give no map")
@@ -31,7 +34,9 @@ struct IntegerKeyRunsTests {
 
     @Test("keys and primary keys at the ends of Int64 map exactly")
     func extremes() throws {
-        let pairs: [(Int64, Int64)] = [(Int64.min, Int64.max - 1), (Int64.min + 1, Int64.max), (0, Int64.min), (Int64.max - 1, 7), (Int64.max, 8)]
+        let pairs: [(Int64, Int64)] = [
+            (Int64.min, Int64.max - 1), (Int64.min + 1, Int64.max), (0, Int64.min), (Int64.max - 1, 7), (Int64.max, 8),
+        ]
         let map = try #require(runs(pairs))
         for (key, primaryKey) in pairs { #expect(map.primaryKey(for: key) == primaryKey) }
         #expect(map.runCount == 3)
@@ -48,14 +53,20 @@ struct ReferenceSnapshotTests {
     func store() throws -> Store {
         let store = try Store.open(at: dir.file("shop.sqlite"), model: SampleModels.shop())
         try store.write { connection in
-            let customers = try BatchInserter(connection: connection, model: store.model, layout: store.layout, entity: "Customer", columns: [.attribute("id"), .attribute("email")])
-            for id in [30, 10, 20, 21, 22, 5] { #expect(try customers.insert([.integer(Int64(id)), .string("c\(id)@x.io")]) == .inserted) }
+            let customers = try BatchInserter(
+                connection: connection, model: store.model, layout: store.layout, entity: "Customer",
+                columns: [.attribute("id"), .attribute("email")])
+            for id in [30, 10, 20, 21, 22, 5] {
+                #expect(try customers.insert([.integer(Int64(id)), .string("c\(id)@x.io")]) == .inserted)
+            }
         }
         return store
     }
 
     func makeResolver(_ store: Store, _ connection: Connection, match: String = "id") throws -> ReferenceResolver {
-        try ReferenceResolver(connection: connection, model: store.model, layout: store.layout, entity: "Order", relationship: "customer", match: match)
+        try ReferenceResolver(
+            connection: connection, model: store.model, layout: store.layout, entity: "Order", relationship: "customer",
+            match: match)
     }
 
     func primaryKey(_ connection: Connection, id: Int64) throws -> Int64? {

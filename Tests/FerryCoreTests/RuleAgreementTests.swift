@@ -36,7 +36,8 @@ struct RuleAgreementTests {
 
     @Test("JSONTestSuite: every y_ file is valid JSON and every n_ file is not, for import and for verify alike")
     func jsonTestSuite() throws {
-        let accepted = try Self.suiteFiles("y_"), rejected = try Self.suiteFiles("n_")
+        let accepted = try Self.suiteFiles("y_")
+        let rejected = try Self.suiteFiles("n_")
         #expect(accepted.count == 95 && rejected.count == 188)
         for (files, expected) in [(accepted, true), (rejected, false)] {
             for file in files {
@@ -66,27 +67,38 @@ struct RuleAgreementTests {
 
     @Test(
         "strict RFC 8259: what lenient parsers take is refused",
-        arguments: ["[1,]", "{\"a\":1,}", "[01]", "+1", "NaN", "[1 2]", "'a'", "{a:1}", "[1]//", "\u{FEFF}[1]", "[\"\u{1}\"]", "", " ", "[\"\\x\"]", "1.", ".5", "[1]]"])
+        arguments: [
+            "[1,]", "{\"a\":1,}", "[01]", "+1", "NaN", "[1 2]", "'a'", "{a:1}", "[1]//", "\u{FEFF}[1]", "[\"\u{1}\"]",
+            "", " ", "[\"\\x\"]", "1.", ".5", "[1]]",
+        ])
     func refused(text: String) throws {
         #expect(!JSONSyntax.isValue(text))
         #expect(try answers(Array(text.utf8)).verify == false)
         #expect((try? Coercion.coerce(text, to: .json).get()) == nil)
     }
 
-    @Test("invalid UTF-8 inside a string, overlong forms and surrogates are refused; well-formed multi-byte text is valid")
+    @Test(
+        "invalid UTF-8 inside a string, overlong forms and surrogates are refused; well-formed multi-byte text is valid"
+    )
     func utf8() throws {
         #expect(try answers(Array("[\"é😀中\"]".utf8)) == (true, true))
-        for bad: [UInt8] in [[0xFF], [0xC0, 0xAF], [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xC3]] {
+        for bad: [UInt8] in [
+            [0xFF], [0xC0, 0xAF], [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xC3],
+        ] {
             #expect(try answers([34] + bad + [34]) == (false, false), "\(bad)")
         }
-        let deep = String(repeating: "[", count: JSONSyntax.maxDepth) + String(repeating: "]", count: JSONSyntax.maxDepth)
+        let deep =
+            String(repeating: "[", count: JSONSyntax.maxDepth) + String(repeating: "]", count: JSONSyntax.maxDepth)
         #expect(JSONSyntax.isValue(deep))
         #expect(!JSONSyntax.isValue("[" + deep + "]"))
     }
 
     // MARK: - Lengths
 
-    static let texts = ["", "abc", "\u{E9}", "e\u{301}", "\u{1F600}", "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}", "中文", "a\u{0}b", "🇫🇷"]
+    static let texts = [
+        "", "abc", "\u{E9}", "e\u{301}", "\u{1F600}", "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}", "中文", "a\u{0}b",
+        "🇫🇷",
+    ]
 
     @Test("min_length / max_length count UTF-16 code units (Core Data's NSString length), in import and verify")
     func lengths() throws {
@@ -106,7 +118,9 @@ struct RuleAgreementTests {
 
     // MARK: - Patterns
 
-    static let patterns = [".", "..", "\\w+", "[a-z]+", "\\p{L}", "e\\u0301", "(?i)ABC", "\\d{3}-\\d{4}", "[^@ ]+@[^@ ]+"]
+    static let patterns = [
+        ".", "..", "\\w+", "[a-z]+", "\\p{L}", "e\\u0301", "(?i)ABC", "\\d{3}-\\d{4}", "[^@ ]+@[^@ ]+",
+    ]
     static let subjects = Self.texts + ["abc", "ABC", "123-4567", "a@b", "Ana María", "x"]
 
     @Test("patterns match code points with ICU on the whole text, in import and verify")
@@ -115,7 +129,8 @@ struct RuleAgreementTests {
             let rule = try #require(PatternRule(pattern))
             for subject in Self.subjects {
                 let imported = rule.matches(.string(subject))
-                let verified = try connection.scalar("SELECT ferry_matches(?, ?, 0)", [.text(subject), .text(pattern)])?.int64 == 1
+                let verified =
+                    try connection.scalar("SELECT ferry_matches(?, ?, 0)", [.text(subject), .text(pattern)])?.int64 == 1
                 #expect(imported == verified, "'\(pattern)' on \(subject.unicodeScalars.map { $0.value })")
             }
         }
@@ -141,7 +156,8 @@ struct RuleAgreementTests {
     func invalidPatterns() throws {
         for pattern in ["a)(b", "(", "[a-", "a{2,1}"] {
             #expect(PatternRule(pattern) == nil, "\(pattern)")
-            let attribute = AttributeDescription(name: "code", type: .string, validation: ValidationRules(pattern: pattern))
+            let attribute = AttributeDescription(
+                name: "code", type: .string, validation: ValidationRules(pattern: pattern))
             #expect(throws: CoercionFailure.self) { try AttributeValidator(attribute) }
             #expect(try connection.scalar("SELECT ferry_matches('a)(b', ?, 0)", [.text(pattern)])?.int64 == 0)
         }
@@ -154,16 +170,24 @@ struct RuleAgreementTests {
 struct StorableDateTests {
     @Test("the edges of the storable range, offsets and Unix times beyond it")
     func edges() throws {
-        #expect(try Coercion.coerce("0000-01-01T00:00:00Z", to: .date).get() == .date(DateCoding.storableMilliseconds.lowerBound))
-        #expect(try Coercion.coerce("9999-12-31T23:59:59.999Z", to: .date).get() == .date(DateCoding.storableMilliseconds.upperBound))
+        #expect(
+            try Coercion.coerce("0000-01-01T00:00:00Z", to: .date).get()
+                == .date(DateCoding.storableMilliseconds.lowerBound))
+        #expect(
+            try Coercion.coerce("9999-12-31T23:59:59.999Z", to: .date).get()
+                == .date(DateCoding.storableMilliseconds.upperBound))
         for (text, format, year) in [
             ("9999-12-31T23:00:00-05:00", DateFormat.iso8601, 10000), ("0000-01-01T00:00:00+05:00", .iso8601, -1),
             ("300000000000", .unixSeconds, 11476), ("9223372036854775807", .unixMilliseconds, 292_278_994),
         ] {
             let result = Coercion.coerce(text, to: .date, options: CoercionOptions(dateFormat: format))
-            #expect(throws: CoercionFailure("a date in the year \(year) is outside the years 0000–9999 that a store holds")) { try result.get() }
+            #expect(
+                throws: CoercionFailure("a date in the year \(year) is outside the years 0000–9999 that a store holds")
+            ) { try result.get() }
         }
-        #expect(throws: CoercionFailure.self) { try Coercion.convert(.date(DateCoding.storableMilliseconds.upperBound + 1), to: .date).get() }
+        #expect(throws: CoercionFailure.self) {
+            try Coercion.convert(.date(DateCoding.storableMilliseconds.upperBound + 1), to: .date).get()
+        }
     }
 
     @Test("formatting a date outside the range gives the extended ±YYYYYY form instead of recursing")
@@ -187,7 +211,8 @@ struct UpdateRuleAgreementTests {
                     AttributeDescription(name: "text", type: .string),
                     AttributeDescription(name: "code", type: .string, validation: ValidationRules(maxLength: 1)),
                     AttributeDescription(name: "wide", type: .decimal),
-                    AttributeDescription(name: "capped", type: .decimal, validation: ValidationRules(maxValue: .decimal("0.1"))),
+                    AttributeDescription(
+                        name: "capped", type: .decimal, validation: ValidationRules(maxValue: .decimal("0.1"))),
                 ])
         ])
 
@@ -198,7 +223,8 @@ struct UpdateRuleAgreementTests {
         store = try Store.open(at: directory.file("rules.sqlite"), model: Self.model)
         try store.write { connection in
             try connection.execute(
-                "INSERT INTO Item(ferry_pk, id, text, code, wide, capped) VALUES (1, 1, char(128512), 'a', '0.10000000000000000001', '0.1')")
+                "INSERT INTO Item(ferry_pk, id, text, code, wide, capped) VALUES (1, 1, char(128512), 'a', '0.10000000000000000001', '0.1')"
+            )
         }
     }
 
@@ -206,22 +232,32 @@ struct UpdateRuleAgreementTests {
         errorText {
             let request = BatchUpdateRequest(
                 entity: "Item", predicate: try Predicate(format: "TRUEPREDICATE"),
-                propertiesToUpdate: [attribute: .expression(try Expression.parse(expression, bareNamesAreAttributes: true))])
+                propertiesToUpdate: [
+                    attribute: .expression(try Expression.parse(expression, bareNamesAreAttributes: true))
+                ])
             _ = try store.execute(request)
         }
     }
 
     @Test("😀 is two UTF-16 code units: too long for max_length 1, as import and verify say")
     func lengthInCodeUnits() throws {
-        #expect(update("code", "trim(text)") == "error: the new value of Item.code breaks 'max_length: 1' for 1 record (ferry_pk 1); nothing was changed")
+        #expect(
+            update("code", "trim(text)")
+                == "error: the new value of Item.code breaks 'max_length: 1' for 1 record (ferry_pk 1); nothing was changed"
+        )
     }
 
     @Test("0.10000000000000000001 is above max 0.1 (exact decimals, not doubles)")
     func exactDecimals() throws {
-        #expect(update("capped", "wide") == "error: the new value of Item.capped breaks 'max: 0.1' for 1 record (ferry_pk 1); nothing was changed")
+        #expect(
+            update("capped", "wide")
+                == "error: the new value of Item.capped breaks 'max: 0.1' for 1 record (ferry_pk 1); nothing was changed"
+        )
         // What the update refused is what verify reports, on the same values.
         try store.write { try $0.execute("UPDATE Item SET capped = wide") }
-        let results = try store.withConnection { Verifier(model: Self.model).run([.validationRules(entity: "Item")], on: $0, layout: store.layout) }
+        let results = try store.withConnection {
+            Verifier(model: Self.model).run([.validationRules(entity: "Item")], on: $0, layout: store.layout)
+        }
         #expect(results.map(\.outcome) == [.failed])
     }
 }

@@ -31,10 +31,13 @@ struct SQLQuotingTests {
             let literal = SQL.stringLiteral(text)
             // Byte for byte: `String ==` would accept a canonically equivalent text.
             let read = try connection.scalar("SELECT \(literal)")?.text.map { Array($0.utf8) }
-            #expect(read == Array(text.utf8), "round \(round): \(text.unicodeScalars.map { String($0.value, radix: 16) })")
+            #expect(
+                read == Array(text.utf8), "round \(round): \(text.unicodeScalars.map { String($0.value, radix: 16) })")
             try connection.execute("CREATE TABLE t\(round) (x TEXT DEFAULT \(literal), y INTEGER)")
             try connection.execute("INSERT INTO t\(round) (y) VALUES (1)")
-            #expect(try connection.scalar("SELECT x FROM t\(round)")?.text.map { Array($0.utf8) } == Array(text.utf8), "round \(round)")
+            #expect(
+                try connection.scalar("SELECT x FROM t\(round)")?.text.map { Array($0.utf8) } == Array(text.utf8),
+                "round \(round)")
         }
         // Nothing but the tables made above exists: no literal started a statement of its own.
         #expect(try connection.scalar("SELECT count(*) FROM sqlite_schema") == .integer(2_000))
@@ -46,7 +49,8 @@ struct SQLQuotingTests {
         let connection = try Connection(path: ":memory:")
         var made = 0
         for round in 0..<1_000 {
-            let name = "c" + String(String.UnicodeScalarView(Self.randomText(&generator).unicodeScalars.filter { $0 != "\0" }))
+            let name =
+                "c" + String(String.UnicodeScalarView(Self.randomText(&generator).unicodeScalars.filter { $0 != "\0" }))
             try connection.execute("CREATE TABLE \(SQL.quote("t\(round)")) (\(SQL.quote(name)) TEXT)")
             made += 1
             let columns = try connection.rows("SELECT name FROM pragma_table_info('t\(round)')")

@@ -11,7 +11,9 @@ struct StoreTests {
         let path = dir.file("shop.sqlite")
         let model = SampleModels.shop()
         let store = try Store.open(at: path, model: model)
-        let schema = try store.withConnection { try $0.rows("SELECT name, sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY name") }
+        let schema = try store.withConnection {
+            try $0.rows("SELECT name, sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY name")
+        }
         let text = schema.map { "\($0[0]): \($0[1])" }.joined(separator: "\n")
         #expect(text.contains("\"Customer\""))
         #expect(text.contains("\"customer\" INTEGER NOT NULL REFERENCES \"Customer\"(\"ferry_pk\")"))
@@ -44,7 +46,8 @@ struct StoreTests {
         let path = dir.file("other.sqlite")
         try Connection(path: path).execute("CREATE TABLE t(x)")
         let error = try #require(throws: FerryError.self) { try Store.open(at: path, model: SampleModels.shop()) }
-        #expect(error.message == "'\(path)' is a SQLite database but not a ferry store (it has no ferry_metadata table)")
+        #expect(
+            error.message == "'\(path)' is a SQLite database but not a ferry store (it has no ferry_metadata table)")
     }
 
     @Test("values are stored in their canonical, sortable forms", arguments: ["file", ":memory:"])
@@ -52,7 +55,10 @@ struct StoreTests {
         let dir = TemporaryDirectory()
         let store = try Store.open(at: kind == "file" ? dir.file("s.sqlite") : ":memory:", model: SampleModels.shop())
         let result = try store.execute(
-            oneRow(["id": .integer(1), "email": .string("a@x.io"), "balance": .decimal("12.50"), "joined": .date(1_700_000_000_123)]))
+            oneRow([
+                "id": .integer(1), "email": .string("a@x.io"), "balance": .decimal("12.50"),
+                "joined": .date(1_700_000_000_123),
+            ]))
         #expect(result.inserted == 1)
         let row = try store.withConnection { try $0.rows("SELECT balance, joined, active FROM Customer") }
         #expect(row == [[.text("12.50"), .text("2023-11-14T22:13:20.123Z"), .integer(1)]])
@@ -70,7 +76,9 @@ struct BatchInsertTests {
         let store = try makeStore()
         var next = 0
         var rejected: [String] = []
-        var request = BatchInsertRequest(entity: "Customer", columns: [.attribute("id"), .attribute("email"), .attribute("age")]) { row in
+        var request = BatchInsertRequest(
+            entity: "Customer", columns: [.attribute("id"), .attribute("email"), .attribute("age")]
+        ) { row in
             guard next < 5 else { return true }
             row = [.integer(Int64(next)), .string(next == 3 ? "bad" : "c\(next)@x.io"), .integer(next == 4 ? 200 : 30)]
             next += 1
@@ -82,7 +90,8 @@ struct BatchInsertTests {
         #expect(result.inserted == 3)
         #expect(result.rejected == 2)
         #expect(result.read == result.inserted + result.updated + result.skipped + result.rejected)
-        #expect(rejected == ["email does not match the pattern [^@ ]+@[^@ ]+", "age 200 is greater than the maximum 150"])
+        #expect(
+            rejected == ["email does not match the pattern [^@ ]+@[^@ ]+", "age 200 is greater than the maximum 150"])
     }
 
     @Test("error policy rejects duplicates; keep skips them")
@@ -103,7 +112,8 @@ struct BatchInsertTests {
     @Test("update changes only the supplied attributes (no Core Data reset pitfall)")
     func updateKeepsUnsupplied() throws {
         let store = try makeStore()
-        _ = try store.execute(oneRow(["id": .integer(7), "email": .string("a@x.io"), "name": .string("Ana"), "age": .integer(40)]))
+        _ = try store.execute(
+            oneRow(["id": .integer(7), "email": .string("a@x.io"), "name": .string("Ana"), "age": .integer(40)]))
         var update = oneRow(["id": .integer(7), "age": .integer(41)])
         update.conflictPolicy = .update
         let result = try store.execute(update)
@@ -115,7 +125,8 @@ struct BatchInsertTests {
     @Test("replace overwrites the whole object but keeps its identity")
     func replace() throws {
         let store = try makeStore()
-        _ = try store.execute(oneRow(["id": .integer(7), "email": .string("a@x.io"), "name": .string("Ana"), "balance": .decimal("5")]))
+        _ = try store.execute(
+            oneRow(["id": .integer(7), "email": .string("a@x.io"), "name": .string("Ana"), "balance": .decimal("5")]))
         let before = try store.withConnection { try $0.scalar("SELECT ferry_pk FROM Customer") }
         var replace = oneRow(["id": .integer(7), "email": .string("z@x.io")])
         replace.conflictPolicy = .replace
@@ -138,12 +149,18 @@ struct BatchInsertTests {
     func references() throws {
         let store = try makeStore()
         try store.write { connection in
-            let customers = try BatchInserter(connection: connection, model: store.model, layout: store.layout, entity: "Customer", columns: [.attribute("id"), .attribute("email")])
+            let customers = try BatchInserter(
+                connection: connection, model: store.model, layout: store.layout, entity: "Customer",
+                columns: [.attribute("id"), .attribute("email")])
             #expect(try customers.insert([.integer(42), .string("a@x.io")]) == .inserted)
-            let resolver = try ReferenceResolver(connection: connection, model: store.model, layout: store.layout, entity: "Order", relationship: "customer", match: "id")
+            let resolver = try ReferenceResolver(
+                connection: connection, model: store.model, layout: store.layout, entity: "Order",
+                relationship: "customer", match: "id")
             let key = try #require(try resolver.resolve(.integer(42)))
             #expect(try resolver.resolve(.integer(43)) == nil)
-            let orders = try BatchInserter(connection: connection, model: store.model, layout: store.layout, entity: "Order", columns: [.attribute("number"), .relationship("customer")])
+            let orders = try BatchInserter(
+                connection: connection, model: store.model, layout: store.layout, entity: "Order",
+                columns: [.attribute("number"), .relationship("customer")])
             #expect(try orders.insert([.string("A-1"), .integer(key)]) == .inserted)
             #expect(try orders.insert([.string("A-2"), .null]) == .rejected(reason: "customer is required", column: 1))
         }

@@ -32,8 +32,12 @@ struct UniqueIndexProofTests {
         let withIntegrity = try store.run([.uniqueness(entity: "Customer"), .integrity(quick: false)])
         #expect(withIntegrity.map(\.name) == ["unique Customer(id)", "unique Customer(email)", "integrity_check"])
         #expect(withIntegrity.map(\.message) == ["no duplicates", "no duplicates", "ok"])
-        #expect(withIntegrity[0].measured == ["duplicate_values": 0, "rows": 0, "unique_index": "ferry_unique_Customer_id"])
-        #expect(withIntegrity[1].measured == ["duplicate_values": 0, "rows": 0, "unique_index": "ferry_unique_Customer_email"])
+        #expect(
+            withIntegrity[0].measured == ["duplicate_values": 0, "rows": 0, "unique_index": "ferry_unique_Customer_id"])
+        #expect(
+            withIntegrity[1].measured == [
+                "duplicate_values": 0, "rows": 0, "unique_index": "ferry_unique_Customer_email",
+            ])
         let quickOnly = try store.run([.integrity(quick: true), .uniqueness(entity: "Customer")])
         #expect(quickOnly[1].measured == ["duplicate_values": 0, "rows": 0])
         let alone = try store.run([.uniqueness(entity: "Customer")])
@@ -52,7 +56,8 @@ struct UniqueIndexProofTests {
             try store.raw("DROP INDEX ferry_unique_Customer_email; \(index)")
             if duplicate {
                 // Customer 1 is outside the partial index, so the index takes a second ann@x.io.
-                try store.raw("INSERT INTO Customer(ferry_pk, id, email, balance, active) VALUES (4, 4, 'ann@x.io', '0', 1)")
+                try store.raw(
+                    "INSERT INTO Customer(ferry_pk, id, email, balance, active) VALUES (4, 4, 'ann@x.io', '0', 1)")
             }
             let results = try store.run([.integrity(quick: false), .uniqueness(entity: "Customer")])
             #expect(results[0].message == "ok", "\(index)")

@@ -7,22 +7,32 @@ struct SHA256Tests {
     func vectors() {
         #expect(SHA256.hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         #expect(SHA256.hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        #expect(SHA256.hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        #expect(
+            SHA256.hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")
+                == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
         var hasher = SHA256()
         let chunk = [UInt8](repeating: UInt8(ascii: "a"), count: 1000)
         for _ in 0..<1000 { hasher.update(chunk) }
-        #expect(SHA256.hexString(hasher.finalize()) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        #expect(
+            SHA256.hexString(hasher.finalize()) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 
     @Test("padding boundaries: 55, 56 and 64 byte messages")
     func boundaries() {
         // Known digests of "a" repeated 55, 56 and 64 times.
-        #expect(SHA256.hex(String(repeating: "a", count: 55)) == "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318")
-        #expect(SHA256.hex(String(repeating: "a", count: 56)) == "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a")
-        #expect(SHA256.hex(String(repeating: "a", count: 64)) == "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb")
+        #expect(
+            SHA256.hex(String(repeating: "a", count: 55))
+                == "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318")
+        #expect(
+            SHA256.hex(String(repeating: "a", count: 56))
+                == "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a")
+        #expect(
+            SHA256.hex(String(repeating: "a", count: 64))
+                == "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb")
     }
 
-    @Test("a message fed in uneven pieces (whole blocks from buffers, the rest byte by byte) has the digest of the whole")
+    @Test(
+        "a message fed in uneven pieces (whole blocks from buffers, the rest byte by byte) has the digest of the whole")
     func pieces() {
         let message = (0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 / 7) }
         let whole = SHA256.hash(message)
@@ -55,7 +65,9 @@ struct VersionHashTests {
                 AttributeDescription(name: "email", type: .string),
                 AttributeDescription(name: "age", type: .int16),
             ],
-            relationships: [RelationshipDescription(name: "orders", destination: "Order", isToMany: true, inverse: "customer")],
+            relationships: [
+                RelationshipDescription(name: "orders", destination: "Order", isToMany: true, inverse: "customer")
+            ],
             uniquenessConstraints: [["id"], ["email", "age"]],
             indexes: [IndexDescription(attributes: ["age"])]
         )

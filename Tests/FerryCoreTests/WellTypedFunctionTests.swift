@@ -57,7 +57,10 @@ struct WellTypedFunctionTests {
         for good in ["'0'", "'-12.5'", "'123456789012345678901234567890'", "'0.000'", "'-0'", "'007'"] {
             #expect(try typed("d", good) == 1, "\(good)")
         }
-        for bad in ["''", "'-'", "'.'", "'.5'", "'-.5'", "'5.'", "'1.2.3'", "'1-2'", "'--1'", "'+1'", "'12e3'", "' 1'", "'1 '", "'١'", "'1,5'"] {
+        for bad in [
+            "''", "'-'", "'.'", "'.5'", "'-.5'", "'5.'", "'1.2.3'", "'1-2'", "'--1'", "'+1'", "'12e3'", "' 1'", "'1 '",
+            "'١'", "'1,5'",
+        ] {
             #expect(try typed("d", bad) == 0, "\(bad)")
         }
     }
@@ -69,8 +72,10 @@ struct WellTypedFunctionTests {
         }
         for bad in [
             "'2024-02-29'", "'2024-02-29T00:00:00Z'", "'2024-02-29T00:00:00.000z'", "'2024-02-29 00:00:00.000Z'",
-            "'2024-20-01T00:00:00.000Z'", "'2024-01-40T00:00:00.000Z'", "'2024-01-01T30:00:00.000Z'", "'2024-01-01T00:60:00.000Z'",
-            "'2024-01-01T00:00:70.000Z'", "'2024-01-01T00:00:00,000Z'", "'2024-01-01T00:00:00.000Z '", "'x2024-01-01T00:00:00.000Z'",
+            "'2024-20-01T00:00:00.000Z'", "'2024-01-40T00:00:00.000Z'", "'2024-01-01T30:00:00.000Z'",
+            "'2024-01-01T00:60:00.000Z'",
+            "'2024-01-01T00:00:70.000Z'", "'2024-01-01T00:00:00,000Z'", "'2024-01-01T00:00:00.000Z '",
+            "'x2024-01-01T00:00:00.000Z'",
             "'202４-01-01T00:00:00.000Z'", "1706745600000",
         ] {
             #expect(try typed("t", bad) == 0, "\(bad)")
@@ -82,8 +87,10 @@ struct WellTypedFunctionTests {
         #expect(try typed("u", "'6f1c2d3e-0000-4000-8000-00000000000a'") == 1)
         #expect(try typed("u", "'00000000-0000-0000-0000-000000000000'") == 1)
         for bad in [
-            "'6F1C2D3E-0000-4000-8000-000000000002'", "'6f1c2d3e-0000-4000-8000-00000000000'", "'6f1c2d3e-0000-4000-8000-0000000000021'",
-            "'6f1c2d3e00000-4000-8000-000000000002'", "'6f1c2d3e-0000-4000-8000-00000000000g'", "'{6f1c2d3e-0000-4000-8000-000000000002}'",
+            "'6F1C2D3E-0000-4000-8000-000000000002'", "'6f1c2d3e-0000-4000-8000-00000000000'",
+            "'6f1c2d3e-0000-4000-8000-0000000000021'",
+            "'6f1c2d3e00000-4000-8000-000000000002'", "'6f1c2d3e-0000-4000-8000-00000000000g'",
+            "'{6f1c2d3e-0000-4000-8000-000000000002}'",
             "'6f1c2d3e-0000-4000-8000_000000000002'", "X'00'",
         ] {
             #expect(try typed("u", bad) == 0, "\(bad)")
@@ -110,7 +117,8 @@ struct WellTypedFunctionTests {
 
     /// The SQL the types check used before `ferry_well_typed`: true for malformed texts.
     static let formerGLOB: [String: String] = [
-        "d": "s = '' OR s = '-' OR s GLOB '*[^0-9.-]*' OR s GLOB '?*-*' OR s GLOB '*.*.*' OR s GLOB '*.' OR s GLOB '.*' OR s GLOB '-.*'",
+        "d":
+            "s = '' OR s = '-' OR s GLOB '*[^0-9.-]*' OR s GLOB '?*-*' OR s GLOB '*.*.*' OR s GLOB '*.' OR s GLOB '.*' OR s GLOB '-.*'",
         "t": "s NOT GLOB '[0-9][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9].[0-9][0-9][0-9]Z'",
         "u": "s NOT GLOB '\([8, 4, 4, 4, 12].map { String(repeating: "[0-9a-f]", count: $0) }.joined(separator: "-"))'",
     ]
@@ -122,7 +130,8 @@ struct WellTypedFunctionTests {
             for text in texts { try connection.execute("INSERT INTO texts VALUES (?)", [.text(text)]) }
         }
         let formerGLOB = try #require(Self.formerGLOB[code])
-        return try connection.rows("SELECT s FROM texts WHERE ferry_well_typed('\(code)', s) = (\(formerGLOB))").compactMap { $0.first?.text }
+        return try connection.rows("SELECT s FROM texts WHERE ferry_well_typed('\(code)', s) = (\(formerGLOB))")
+            .compactMap { $0.first?.text }
     }
 
     @Test("decimals, dates and UUIDs: the same verdict as the former GLOB patterns")
@@ -155,13 +164,16 @@ struct WellTypedFunctionTests {
         }
         let dates = variants(of: "2024-02-29T00:00:00.000Z") + variants(of: "1999-19-39T29:59:69.999Z")
         #expect(try disagreements("t", dates) == [])
-        let uuids = variants(of: "6f1c2d3e-0000-4000-8000-00000000000a") + variants(of: "abcdef01-2345-6789-abcd-ef0123456789")
+        let uuids =
+            variants(of: "6f1c2d3e-0000-4000-8000-00000000000a") + variants(of: "abcdef01-2345-6789-abcd-ef0123456789")
         #expect(try disagreements("u", uuids) == [])
     }
 
     @Test("many values: 1 only when every one is well-typed")
     func manyValues() throws {
-        #expect(try connection.scalar("SELECT ferry_well_typed('lux', 1, '6f1c2d3e-0000-4000-8000-000000000002', 'a')")?.int64 == 1)
+        #expect(
+            try connection.scalar("SELECT ferry_well_typed('lux', 1, '6f1c2d3e-0000-4000-8000-000000000002', 'a')")?
+                .int64 == 1)
         #expect(try connection.scalar("SELECT ferry_well_typed('lux', 1, NULL, NULL)")?.int64 == 1)
         #expect(try connection.scalar("SELECT ferry_well_typed('lux', 1, 'nope', 'a')")?.int64 == 0)
         #expect(try connection.scalar("SELECT ferry_well_typed('lux', 1, NULL, 2)")?.int64 == 0)
@@ -185,21 +197,31 @@ struct WellTypedFunctionTests {
 
     @Test("the types check over more columns than one call takes: each column counted on its own")
     func wideEntity() throws {
-        let attributes = (0..<130).map { AttributeDescription(name: "a\($0)", type: $0.isMultiple(of: 2) ? .int64 : .uuid) }
-        let model = ObjectModel(name: "W", version: "1", entities: [EntityDescription(name: "Wide", attributes: attributes)])
+        let attributes = (0..<130).map {
+            AttributeDescription(name: "a\($0)", type: $0.isMultiple(of: 2) ? .int64 : .uuid)
+        }
+        let model = ObjectModel(
+            name: "W", version: "1", entities: [EntityDescription(name: "Wide", attributes: attributes)])
         let store = try BrokenStore(model: model)
         let uuid = "'6f1c2d3e-0000-4000-8000-000000000002'"
         let values = (0..<130).map { $0.isMultiple(of: 2) ? "\($0)" : uuid }
-        try store.raw("INSERT INTO Wide(ferry_pk, \((0..<130).map { "a\($0)" }.joined(separator: ", "))) VALUES (1, \(values.joined(separator: ", ")))")
+        try store.raw(
+            "INSERT INTO Wide(ferry_pk, \((0..<130).map { "a\($0)" }.joined(separator: ", "))) VALUES (1, \(values.joined(separator: ", ")))"
+        )
         #expect(try store.result(.types(entity: "Wide")).message == "1 rows, 130 attributes well-typed")
         try store.raw("INSERT INTO Wide(ferry_pk, a3, a120, a129) VALUES (2, 'x', 'y', \(uuid)), (3, NULL, 1.5, 'Z')")
         let result = try store.result(.types(entity: "Wide"))
         #expect(result.outcome == .failed)
-        #expect(result.message == "a3 is not a lowercase UUID in 1 row; a120 is not an int64 in 2 rows; a129 is not a lowercase UUID in 1 row")
+        #expect(
+            result.message
+                == "a3 is not a lowercase UUID in 1 row; a120 is not an int64 in 2 rows; a129 is not a lowercase UUID in 1 row"
+        )
         #expect(result.measured["violations"] == 4)
-        #expect(result.offending.map(\.description) == [
-            "Wide ferry_pk=2: a3 is not a lowercase UUID", "Wide ferry_pk=2: a120 is not an int64", "Wide ferry_pk=3: a120 is not an int64",
-            "Wide ferry_pk=3: a129 is not a lowercase UUID",
-        ])
+        #expect(
+            result.offending.map(\.description) == [
+                "Wide ferry_pk=2: a3 is not a lowercase UUID", "Wide ferry_pk=2: a120 is not an int64",
+                "Wide ferry_pk=3: a120 is not an int64",
+                "Wide ferry_pk=3: a129 is not a lowercase UUID",
+            ])
     }
 }

@@ -7,7 +7,8 @@ import Testing
 
 /// Reads every record of `text` with `options` at a chunk size: names, then per record the
 /// values (nil for null) with their quoted flag and position, or the problem.
-private func readAll(_ text: String, _ options: CSVOptions, chunkSize: Int) throws -> (names: [String], rows: [String]) {
+private func readAll(_ text: String, _ options: CSVOptions, chunkSize: Int) throws -> (names: [String], rows: [String])
+{
     let dir = TemporaryDirectory()
     let path = try dir.write("in.csv", text)
     let reader = CSVReader(input: try InputFile(path: path), options: options, chunkSize: chunkSize)
@@ -15,42 +16,48 @@ private func readAll(_ text: String, _ options: CSVOptions, chunkSize: Int) thro
     var rows: [String] = []
     while let record = try reader.next() {
         if let problem = record.problem {
-            rows.append("problem: \(problem.message) at \(problem.location?.line ?? 0):\(problem.location?.column ?? 0)")
+            rows.append(
+                "problem: \(problem.message) at \(problem.location?.line ?? 0):\(problem.location?.column ?? 0)")
             continue
         }
-        rows.append(record.fields.map { field -> String in
-            guard let field else { return "absent" }
-            let value: String
-            switch field.value {
-            case .null: value = "null"
-            case .text(let text): value = "'\(text)'"
-            default: value = "\(field.value)"
-            }
-            return "\(value)\(field.quoted ? "q" : "")@\(field.line):\(field.column)"
-        }.joined(separator: " "))
+        rows.append(
+            record.fields.map { field -> String in
+                guard let field else { return "absent" }
+                let value: String
+                switch field.value {
+                case .null: value = "null"
+                case .text(let text): value = "'\(text)'"
+                default: value = "\(field.value)"
+                }
+                return "\(value)\(field.quoted ? "q" : "")@\(field.line):\(field.column)"
+            }.joined(separator: " "))
     }
     return (reader.fieldNames, rows)
 }
 
 @Suite("CSV dialects: initial blanks, unusable headers, delimiter detection")
 struct CSVDialectTests {
-    @Test("skip_initial_space: blanks before a field are dropped, so a quote after them opens a quoted field", arguments: [1, 2, 3, 5, 64, 65536])
+    @Test(
+        "skip_initial_space: blanks before a field are dropped, so a quote after them opens a quoted field",
+        arguments: [1, 2, 3, 5, 64, 65536])
     func skipInitialSpace(chunkSize: Int) throws {
         let text = "a, b,  c\n1, \"x, y\",   \n2,\"\",  \"q\"\"r\"\n"
         var options = CSVOptions()
         options.skipInitialSpace = true
         let result = try readAll(text, options, chunkSize: chunkSize)
         #expect(result.names == ["a", "b", "c"])
-        #expect(result.rows == [
-            "'1'@2:1 'x, y'q@2:4 null@2:14",
-            "'2'@3:1 ''q@3:3 'q\"r'q@3:8",
-        ])
+        #expect(
+            result.rows == [
+                "'1'@2:1 'x, y'q@2:4 null@2:14",
+                "'2'@3:1 ''q@3:3 'q\"r'q@3:8",
+            ])
         // Without the option the blanks and the quotes are data.
         let literal = try readAll("a,b\n1, \"x\"\n", CSVOptions(), chunkSize: chunkSize)
         #expect(literal.rows == ["'1'@2:1 ' \"x\"'@2:3"])
     }
 
-    @Test("renamesUnusableHeaders names blank columns by position and numbers repeated names", arguments: [1, 4, 65536])
+    @Test(
+        "renamesUnusableHeaders names blank columns by position and numbers repeated names", arguments: [1, 4, 65536])
     func unusableHeaders(chunkSize: Int) throws {
         var options = CSVOptions()
         options.renamesUnusableHeaders = true
@@ -61,9 +68,12 @@ struct CSVDialectTests {
         #expect(throws: FerryError.self) { try readAll("id,id\n1,2\n", CSVOptions(), chunkSize: chunkSize) }
     }
 
-    @Test("skip_lines drops a preamble whatever it holds; comment lines are skipped but counted", arguments: [1, 2, 3, 7, 65536])
+    @Test(
+        "skip_lines drops a preamble whatever it holds; comment lines are skipped but counted",
+        arguments: [1, 2, 3, 7, 65536])
     func preambleAndComments(chunkSize: Int) throws {
-        let text = "Report \"Q1\", 2024\r\n\r\n# generated\nid,name\n1,a\n# a comment, with \"quotes\n2,\"x\n# not a comment\"\n#\n3,c"
+        let text =
+            "Report \"Q1\", 2024\r\n\r\n# generated\nid,name\n1,a\n# a comment, with \"quotes\n2,\"x\n# not a comment\"\n#\n3,c"
         var options = CSVOptions()
         options.skipLines = 2
         options.comment = UInt8(ascii: "#")
@@ -75,10 +85,12 @@ struct CSVDialectTests {
         #expect(try readAll(text, options, chunkSize: chunkSize).names == [])
     }
 
-    @Test("header detection: the first row is data only when every column's first value has the kind of the values below")
+    @Test(
+        "header detection: the first row is data only when every column's first value has the kind of the values below")
     func headerDetection() {
         func count(_ text: String, _ delimiter: Character = ",", complete: Bool = true) -> Int? {
-            CSVDialectSniffer.headerlessColumnCount(Array(text.utf8), delimiter: UInt8(ascii: delimiter.unicodeScalars.first ?? ","), isComplete: complete)
+            CSVDialectSniffer.headerlessColumnCount(
+                Array(text.utf8), delimiter: UInt8(ascii: delimiter.unicodeScalars.first ?? ","), isComplete: complete)
         }
         #expect(count("1,Ann,34\n2,Bob,41\n") == 3)
         #expect(count("1;\"Smith; Ann\";2024-01-01\n2;Bob;2024-02-01", ";") == 3)
@@ -122,6 +134,8 @@ struct CSVDialectTests {
         #expect(sniff("") == nil)
         // A preamble and comment lines do not count.
         let preamble = Array("Sales report, 2024\n# note; more\na;b\n1;2\n".utf8)
-        #expect(CSVDialectSniffer.sniffDelimiter(preamble, isComplete: true, skipLines: 1, comment: UInt8(ascii: "#")) == UInt8(ascii: ";"))
+        #expect(
+            CSVDialectSniffer.sniffDelimiter(preamble, isComplete: true, skipLines: 1, comment: UInt8(ascii: "#"))
+                == UInt8(ascii: ";"))
     }
 }

@@ -52,7 +52,9 @@ struct CSVEscapeTests {
             let reader = CSVReader(input: try InputFile(path: path), options: options, chunkSize: chunkSize)
             var records: [String] = []
             while let record = try reader.next() {
-                records.append("#\(record.number) \(record.line) [\(record.fields.map(rendered).joined(separator: ", "))] \(record.problem.map { "\($0)" } ?? "-")")
+                records.append(
+                    "#\(record.number) \(record.line) [\(record.fields.map(rendered).joined(separator: ", "))] \(record.problem.map { "\($0)" } ?? "-")"
+                )
             }
             #expect(records == expected, "chunk size \(chunkSize)")
             #expect(reader.fieldNames == ["id", "name", "note"])
@@ -73,7 +75,9 @@ struct CSVEscapeTests {
                 #expect(try fast.advance())
                 guard fast.currentRecordIsWellFormed, record.problem == nil else { continue }
                 for index in 0..<3 {
-                    let bytes: String? = fast.fieldKind(index) == .null ? nil : fast.withFieldBytes(index) { String(decoding: $0, as: UTF8.self) }
+                    let bytes: String? =
+                        fast.fieldKind(index) == .null
+                        ? nil : fast.withFieldBytes(index) { String(decoding: $0, as: UTF8.self) }
                     switch record.fields[index]?.value {
                     case .text(let text): #expect(bytes == text, "chunk size \(chunkSize), record \(record.number)")
                     case .null: #expect(bytes == nil, "chunk size \(chunkSize), record \(record.number)")

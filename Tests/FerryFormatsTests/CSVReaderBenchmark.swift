@@ -1,8 +1,7 @@
 import FerryCore
+import FerryFormats
 import Foundation
 import Testing
-
-import FerryFormats
 
 /// Parsing throughput, not a timed unit test: runs only when `FERRY_CSV_BENCH` names a file
 /// (generated on first use: 1M rows, 9 columns, ~120 MB, with quoted commas, doubled quotes
@@ -59,7 +58,9 @@ struct CSVReaderBenchmark {
         let cities = ["Zürich", "Berlin", "São Paulo", "New York, NY", "東京", "Paris"]
         var chunk = "id,uuid,name,email,amount,created,note,city,active\n"
         for row in 1...rows {
-            let uuid = String(format: "%08x-%04x-4%03x-a%03x-%012x", row &* 2_654_435_761 & 0xFFFF_FFFF, row & 0xFFFF, row & 0xFFF, (row >> 3) & 0xFFF, row &* 97)
+            let uuid = String(
+                format: "%08x-%04x-4%03x-a%03x-%012x", row &* 2_654_435_761 & 0xFFFF_FFFF, row & 0xFFFF, row & 0xFFF,
+                (row >> 3) & 0xFFF, row &* 97)
             let name = row % 3 == 0 ? "\"Doe, Jane \(row)\"" : "John Smith \(row)"
             let note: String
             switch row % 10 {
@@ -69,7 +70,8 @@ struct CSVReaderBenchmark {
             }
             let city = cities[row % cities.count]
             let quotedCity = city.contains(",") ? "\"\(city)\"" : city
-            chunk += "\(row),\(uuid),\(name),user\(row)@example.com,\(row % 100_000).\(row % 100),2024-0\(row % 9 + 1)-1\(row % 10)T12:34:56Z,\(note),\(quotedCity),\(row % 2 == 0 ? "true" : "false")\n"
+            chunk +=
+                "\(row),\(uuid),\(name),user\(row)@example.com,\(row % 100_000).\(row % 100),2024-0\(row % 9 + 1)-1\(row % 10)T12:34:56Z,\(note),\(quotedCity),\(row % 2 == 0 ? "true" : "false")\n"
             if chunk.utf8.count > 1 << 20 {
                 handle.write(Data(chunk.utf8))
                 chunk = ""

@@ -32,7 +32,9 @@ private struct Outcome: Equatable {
     var error: String?
 }
 
-private func read(_ path: String, _ options: CSVOptions = CSVOptions(), chunkSize: Int = CSVReader.defaultChunkSize) -> Outcome {
+private func read(
+    _ path: String, _ options: CSVOptions = CSVOptions(), chunkSize: Int = CSVReader.defaultChunkSize
+) -> Outcome {
     var outcome = Outcome(names: [], records: [], error: nil)
     do {
         let reader = CSVReader(input: try InputFile(path: path), options: options, chunkSize: chunkSize)
@@ -66,7 +68,8 @@ private func fixture(_ name: String) -> String { fixtures.appendingPathComponent
 private let spectrum = TestPaths.sharedData?.appendingPathComponent("csv-spectrum")
 private let spectrumNames: [String] = {
     guard let spectrum else { return [] }
-    let files = (try? FileManager.default.contentsOfDirectory(atPath: spectrum.appendingPathComponent("csvs").path)) ?? []
+    let files =
+        (try? FileManager.default.contentsOfDirectory(atPath: spectrum.appendingPathComponent("csvs").path)) ?? []
     return files.filter { $0.hasSuffix(".csv") }.map { String($0.dropLast(4)) }.sorted()
 }()
 
@@ -153,7 +156,9 @@ struct CSVReaderTests {
             outcome.records == [
                 Rec(
                     number: 1, line: 2, column: 1,
-                    fields: [text("1", 2, 1), text("Smith, Jane", 2, 3), text("said \"hi\"", 2, 17), text("Zürich", 2, 31)],
+                    fields: [
+                        text("1", 2, 1), text("Smith, Jane", 2, 3), text("said \"hi\"", 2, 17), text("Zürich", 2, 31),
+                    ],
                     raw: "1,\"Smith, Jane\",\"said \"\"hi\"\"\",Zürich"
                 ),
                 Rec(
@@ -163,7 +168,10 @@ struct CSVReaderTests {
                 ),
                 Rec(
                     number: 3, line: 5, column: 1,
-                    fields: [text("3", 5, 1), text("multi\r\nline, \"quoted\"\nfield", 5, 3), text("x", 7, 8), text("日本", 7, 10)],
+                    fields: [
+                        text("3", 5, 1), text("multi\r\nline, \"quoted\"\nfield", 5, 3), text("x", 7, 8),
+                        text("日本", 7, 10),
+                    ],
                     raw: "3,\"multi\r\nline, \"\"quoted\"\"\nfield\",x,日本"
                 ),
                 Rec(
@@ -181,20 +189,22 @@ struct CSVReaderTests {
         let outcome = read(fixture("tabs.tsv"), options)
         #expect(outcome.error == nil)
         #expect(outcome.names == ["id", "name", "note"])
-        #expect(outcome.records.map(\.fields) == [
-            [text("1", 2, 1), text("A", 2, 3), text("x\ty", 2, 5)],
-            [text("2", 3, 1), null(3, 3), text("", 3, 4)],
-        ])
+        #expect(
+            outcome.records.map(\.fields) == [
+                [text("1", 2, 1), text("A", 2, 3), text("x\ty", 2, 5)],
+                [text("2", 3, 1), null(3, 3), text("", 3, 4)],
+            ])
     }
 
     @Test("lone CR terminates records and counts lines")
     func crOnly() {
         let outcome = read(fixture("cr-only.csv"))
         #expect(outcome.error == nil)
-        #expect(outcome.records.map(\.fields) == [
-            [text("1", 2, 1), text("2", 2, 3)],
-            [text("3", 4, 1), text("x\ry", 4, 3)],
-        ])
+        #expect(
+            outcome.records.map(\.fields) == [
+                [text("1", 2, 1), text("2", 2, 3)],
+                [text("3", 4, 1), text("x\ry", 4, 3)],
+            ])
         #expect(outcome.records.map(\.line) == [2, 4])
     }
 
@@ -204,7 +214,8 @@ struct CSVReaderTests {
         let path = try dir.write("data.csv", "1,2\n3,4\n")
         let outcome = read(path, CSVOptions(hasHeader: false, columns: ["x", "y"]))
         #expect(outcome.names == ["x", "y"])
-        #expect(outcome.records.map(\.fields) == [[text("1", 1, 1), text("2", 1, 3)], [text("3", 2, 1), text("4", 2, 3)]])
+        #expect(
+            outcome.records.map(\.fields) == [[text("1", 1, 1), text("2", 1, 3)], [text("3", 2, 1), text("4", 2, 3)]])
         #expect(outcome.records.map(\.number) == [1, 2])
     }
 
@@ -222,23 +233,29 @@ struct CSVReaderTests {
         let dir = TemporaryDirectory()
         let path = try dir.write("data.csv", "a,b,c,d,e\nNULL,\"NULL\",\\N,,\"\"\n")
         let outcome = read(path, CSVOptions(nullTokens: ["", "NULL", "\\N"]))
-        #expect(outcome.records.map(\.fields) == [
-            [null(2, 1), text("NULL", 2, 6), null(2, 13), null(2, 16), text("", 2, 17)]
-        ])
+        #expect(
+            outcome.records.map(\.fields) == [
+                [null(2, 1), text("NULL", 2, 6), null(2, 13), null(2, 16), text("", 2, 17)]
+            ])
         let none = read(path, CSVOptions(nullTokens: []))
-        #expect(none.records.map(\.fields) == [
-            [text("NULL", 2, 1), text("NULL", 2, 6), text("\\N", 2, 13), text("", 2, 16), text("", 2, 17)]
-        ])
+        #expect(
+            none.records.map(\.fields) == [
+                [text("NULL", 2, 1), text("NULL", 2, 6), text("\\N", 2, 13), text("", 2, 16), text("", 2, 17)]
+            ])
     }
 
     @Test("the last record may or may not end with a line break")
     func trailingNewline() throws {
         let dir = TemporaryDirectory()
-        for (index, contents) in ["a,b\n1,x\n2,", "a,b\n1,x\n2,\n", "a,b\r\n1,x\r\n2,\r\n", "a,b\r1,x\r2,\r"].enumerated() {
+        for (index, contents) in ["a,b\n1,x\n2,", "a,b\n1,x\n2,\n", "a,b\r\n1,x\r\n2,\r\n", "a,b\r1,x\r2,\r"]
+            .enumerated()
+        {
             let path = try dir.write("data\(index).csv", contents)
             let outcome = read(path)
             #expect(outcome.error == nil)
-            #expect(outcome.records.map(\.fields) == [[text("1", 2, 1), text("x", 2, 3)], [text("2", 3, 1), null(3, 3)]], "\(index)")
+            #expect(
+                outcome.records.map(\.fields) == [[text("1", 2, 1), text("x", 2, 3)], [text("2", 3, 1), null(3, 3)]],
+                "\(index)")
             #expect(outcome.records.map(\.raw) == ["1,x", "2,"])
         }
         let quoted = try dir.write("quoted.csv", "a\n\"\"")
@@ -321,15 +338,19 @@ struct CSVReaderBadInputTests {
         let path = fixture("bad-records.csv")
         let outcome = read(path)
         #expect(outcome.error == nil)
-        #expect(outcome.records.map(\.problem) == [
-            "\(path):2:4: error: expected 3 fields but found 2 (record 1)",
-            "\(path):3:7: error: expected 3 fields but found 4 (record 2)",
-            nil,  // a quote inside an unquoted field is literal
-            "\(path):5:7: error: unexpected text after the closing quote \" of a field (record 4)",
-            "\(path):6:5: error: invalid UTF-8 (byte 0xFF) in field 'c' (record 5)",
-            nil,
-        ])
-        #expect(outcome.records.map(\.raw) == ["1,2", "1,2,3,4", "1,x\"y,3", "1,\"ab\"c,3", "1,2,\u{FFFD}\u{FFFD}", "7,8,9"])
+        #expect(
+            outcome.records.map(\.problem) == [
+                "\(path):2:4: error: expected 3 fields but found 2 (record 1)",
+                "\(path):3:7: error: expected 3 fields but found 4 (record 2)",
+                nil,  // a quote inside an unquoted field is literal
+                "\(path):5:7: error: unexpected text after the closing quote \" of a field (record 4)",
+                "\(path):6:5: error: invalid UTF-8 (byte 0xFF) in field 'c' (record 5)",
+                nil,
+            ])
+        #expect(
+            outcome.records.map(\.raw) == [
+                "1,2", "1,2,3,4", "1,x\"y,3", "1,\"ab\"c,3", "1,2,\u{FFFD}\u{FFFD}", "7,8,9",
+            ])
         // A short record has its present fields, a long one only the columns.
         #expect(outcome.records[0].fields == [text("1", 2, 1), text("2", 2, 3)])
         #expect(outcome.records[1].fields.count == 3)
@@ -343,24 +364,32 @@ struct CSVReaderBadInputTests {
         let dir = TemporaryDirectory()
         let path = try dir.write("data.csv", bytes: Array("a,b\n1,\"x\r\ny".utf8) + [0xC3, 0x28] + Array("\"\n".utf8))
         let outcome = read(path)
-        #expect(outcome.records.map(\.problem) == ["\(path):3:2: error: invalid UTF-8 (byte 0xC3) in field 'b' (record 1)"])
+        #expect(
+            outcome.records.map(\.problem) == ["\(path):3:2: error: invalid UTF-8 (byte 0xC3) in field 'b' (record 1)"])
         // An overlong encoding and a surrogate are invalid too.
-        let overlong = try dir.write("overlong.csv", bytes: Array("a\n".utf8) + [0xC0, 0xAF, 0x0A, 0xED, 0xA0, 0x80, 0x0A])
-        #expect(read(overlong).records.map(\.problem) == [
-            "\(overlong):2:1: error: invalid UTF-8 (byte 0xC0) in field 'a' (record 1)",
-            "\(overlong):3:1: error: invalid UTF-8 (byte 0xED) in field 'a' (record 2)",
-        ])
+        let overlong = try dir.write(
+            "overlong.csv", bytes: Array("a\n".utf8) + [0xC0, 0xAF, 0x0A, 0xED, 0xA0, 0x80, 0x0A])
+        #expect(
+            read(overlong).records.map(\.problem) == [
+                "\(overlong):2:1: error: invalid UTF-8 (byte 0xC0) in field 'a' (record 1)",
+                "\(overlong):3:1: error: invalid UTF-8 (byte 0xED) in field 'a' (record 2)",
+            ])
     }
 
-    @Test("an unterminated quote rejects its record, pointing where the quote opened; reading goes on at the next line", arguments: [1, 2, 3, 7, 65536])
+    @Test(
+        "an unterminated quote rejects its record, pointing where the quote opened; reading goes on at the next line",
+        arguments: [1, 2, 3, 7, 65536])
     func unterminated(chunkSize: Int) {
         let path = fixture("unterminated.csv")
         let outcome = read(path, chunkSize: chunkSize)
         #expect(outcome.error == nil)
         #expect(outcome.records.map(\.number) == [1, 2, 3])
-        #expect(outcome.records.map(\.problem) == [
-            nil, "\(path):3:3: error: quoted field is not closed before the end of the input (reading went on at the next line) (record 2)", nil,
-        ])
+        #expect(
+            outcome.records.map(\.problem) == [
+                nil,
+                "\(path):3:3: error: quoted field is not closed before the end of the input (reading went on at the next line) (record 2)",
+                nil,
+            ])
         #expect(outcome.records[1].raw == "4,\"unterminated,5")
         #expect(outcome.records[2].fields == [text("6", 4, 1), text("7", 4, 3), text("8", 4, 5)])
         // CRLF after the quote's line, and a quote on the last line without a line break.
@@ -371,29 +400,35 @@ struct CSVReaderBadInputTests {
         #expect(records.map { $0.problem != nil } == [true, false, false])
         #expect(records.count == 3 && records[1].fields == [text("2", 3, 1), text("y", 3, 3)])
         let last = (try? dir.write("last.csv", "a,b\n1,\"z")) ?? ""
-        #expect(read(last, chunkSize: chunkSize).records.map(\.problem) == [
-            "\(last):2:3: error: quoted field is not closed before the end of the input (reading went on at the next line) (record 1)"
-        ])
+        #expect(
+            read(last, chunkSize: chunkSize).records.map(\.problem) == [
+                "\(last):2:3: error: quoted field is not closed before the end of the input (reading went on at the next line) (record 1)"
+            ])
     }
 
     @Test("a record longer than the limit is fatal")
     func tooLong() throws {
         let dir = TemporaryDirectory()
         let path = try dir.write("data.csv", "a,b\n1,2\n3,\"" + String(repeating: "y,\n", count: 2000))
-        let reader = CSVReader(input: try InputFile(path: path), options: CSVOptions(), chunkSize: 64, maxRecordBytes: 1000)
+        let reader = CSVReader(
+            input: try InputFile(path: path), options: CSVOptions(), chunkSize: 64, maxRecordBytes: 1000)
         #expect(try reader.next()?.number == 1)
         let error = #expect(throws: FerryError.self) { try reader.next() }
-        #expect(error?.description == "\(path):3:3: error: record is longer than 1000 bytes (is a quote not closed?) (record 2)")
+        #expect(
+            error?.description
+                == "\(path):3:3: error: record is longer than 1000 bytes (is a quote not closed?) (record 2)")
         #expect(error?.code == .invalidInput)
         #expect(reader.highWaterMark <= 2048)
     }
 
-    @Test("a header with a duplicate or empty name is fatal", arguments: [
-        ("a,b,a\n1,2,3\n", "1:5: error: duplicate column name 'a' in the header"),
-        ("a,\"\",c\n", "1:3: error: column 2 of the header has an empty name"),
-        ("\n\"a\nb\",,c\n", "3:4: error: column 2 of the header has an empty name"),
-        ("a,\"b", "1:3: error: quoted field is not closed before the end of the input"),
-    ])
+    @Test(
+        "a header with a duplicate or empty name is fatal",
+        arguments: [
+            ("a,b,a\n1,2,3\n", "1:5: error: duplicate column name 'a' in the header"),
+            ("a,\"\",c\n", "1:3: error: column 2 of the header has an empty name"),
+            ("\n\"a\nb\",,c\n", "3:4: error: column 2 of the header has an empty name"),
+            ("a,\"b", "1:3: error: quoted field is not closed before the end of the input"),
+        ])
     func badHeader(contents: String, expected: String) throws {
         let dir = TemporaryDirectory()
         let path = try dir.write("data.csv", contents)
@@ -414,7 +449,10 @@ struct CSVReaderBadInputTests {
             (CSVOptions(hasHeader: false), "CSV without a header row needs 'columns' to name its fields"),
             (CSVOptions(columns: ["x", "x"]), "duplicate column name 'x' in 'columns'"),
             (CSVOptions(columns: [""]), "empty column name in 'columns'"),
-            (CSVOptions(delimiter: UInt8(ascii: "\"")), "CSV delimiter and quote must be two different characters other than a line break"),
+            (
+                CSVOptions(delimiter: UInt8(ascii: "\"")),
+                "CSV delimiter and quote must be two different characters other than a line break"
+            ),
         ]
         for (options, message) in cases {
             let error = #expect(throws: FerryError.self) { try CSVReader(path: path, options: options).prepare() }
@@ -432,7 +470,9 @@ struct CSVReaderBadInputTests {
         #expect(error?.code == .noInput)
         // A path through a file (not a folder) is not missing: it cannot be opened at all.
         let file = try dir.write("plain.txt", "x")
-        let through = #expect(throws: FerryError.self) { try CSVReader(path: file + "/inside.csv", options: CSVOptions()) }
+        let through = #expect(throws: FerryError.self) {
+            try CSVReader(path: file + "/inside.csv", options: CSVOptions())
+        }
         #expect(through?.code == .io)
     }
 }

@@ -19,7 +19,9 @@ enum Compressing {
 
     static func zstd(_ bytes: [UInt8]) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: ZSTD_compressBound(bytes.count))
-        let size = output.withUnsafeMutableBytes { out in bytes.withUnsafeBytes { ZSTD_compress(out.baseAddress, out.count, $0.baseAddress, $0.count, 3) } }
+        let size = output.withUnsafeMutableBytes { out in
+            bytes.withUnsafeBytes { ZSTD_compress(out.baseAddress, out.count, $0.baseAddress, $0.count, 3) }
+        }
         return Array(output.prefix(size))
     }
 
@@ -28,7 +30,11 @@ enum Compressing {
         var size = UInt32(output.count)
         var input = bytes
         _ = output.withUnsafeMutableBytes { out in
-            input.withUnsafeMutableBytes { BZ2_bzBuffToBuffCompress(out.baseAddress?.assumingMemoryBound(to: CChar.self), &size, $0.baseAddress?.assumingMemoryBound(to: CChar.self), UInt32($0.count), 9, 0, 0) }
+            input.withUnsafeMutableBytes {
+                BZ2_bzBuffToBuffCompress(
+                    out.baseAddress?.assumingMemoryBound(to: CChar.self), &size,
+                    $0.baseAddress?.assumingMemoryBound(to: CChar.self), UInt32($0.count), 9, 0, 0)
+            }
         }
         return Array(output.prefix(Int(size)))
     }
@@ -37,7 +43,11 @@ enum Compressing {
         var output = [UInt8](repeating: 0, count: bytes.count + 1024)
         var position = 0
         _ = output.withUnsafeMutableBytes { out in
-            bytes.withUnsafeBytes { lzma_easy_buffer_encode(6, LZMA_CHECK_CRC64, nil, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), $0.count, out.baseAddress?.assumingMemoryBound(to: UInt8.self), &position, out.count) }
+            bytes.withUnsafeBytes {
+                lzma_easy_buffer_encode(
+                    6, LZMA_CHECK_CRC64, nil, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), $0.count,
+                    out.baseAddress?.assumingMemoryBound(to: UInt8.self), &position, out.count)
+            }
         }
         return Array(output.prefix(position))
     }
@@ -60,22 +70,29 @@ private func encoded(_ text: String, _ encoding: String.Encoding, bom: [UInt8] =
 
 /// Every record of a CSV input as `line:column value…` or its problem, then the error that
 /// stopped the reader (if any).
-private func csvRecords(_ path: String, encoding: TextEncoding? = nil, chunkSize: Int, options: CSVOptions = CSVOptions()) -> [String] {
+private func csvRecords(
+    _ path: String, encoding: TextEncoding? = nil, chunkSize: Int, options: CSVOptions = CSVOptions()
+) -> [String] {
     var lines: [String] = []
     do {
-        let reader = CSVReader(input: try InputFile(path: path, encoding: encoding), options: options, chunkSize: chunkSize)
+        let reader = CSVReader(
+            input: try InputFile(path: path, encoding: encoding), options: options, chunkSize: chunkSize)
         try reader.prepare()
         lines.append("names: \(reader.fieldNames)")
         while let record = try reader.next() {
             if let problem = record.problem {
-                lines.append("#\(record.number) problem \(problem.location?.line ?? 0):\(problem.location?.column ?? 0) \(problem.message)")
+                lines.append(
+                    "#\(record.number) problem \(problem.location?.line ?? 0):\(problem.location?.column ?? 0) \(problem.message)"
+                )
                 continue
             }
-            lines.append("#\(record.number) \(record.line): " + record.fields.map { field in
-                guard let field else { return "absent" }
-                if case .text(let text) = field.value { return "\(field.line):\(field.column)=\(text)" }
-                return "\(field.line):\(field.column)=\(field.value)"
-            }.joined(separator: " "))
+            lines.append(
+                "#\(record.number) \(record.line): "
+                    + record.fields.map { field in
+                        guard let field else { return "absent" }
+                        if case .text(let text) = field.value { return "\(field.line):\(field.column)=\(text)" }
+                        return "\(field.line):\(field.column)=\(field.value)"
+                    }.joined(separator: " "))
         }
     } catch {
         lines.append("error: \(error)")
@@ -104,7 +121,10 @@ struct CompressedInputTests {
         let expected = csvRecords(plain, chunkSize: 1 << 18)
         #expect(expected.count == 303)
         #expect(expected[151] == "#151 problem 302:15 expected 3 fields but found 4")
-        #expect(expected.last == "#302 problem 603:10 quoted field is not closed before the end of the input (reading went on at the next line)")
+        #expect(
+            expected.last
+                == "#302 problem 603:10 quoted field is not closed before the end of the input (reading went on at the next line)"
+        )
         for chunkSize in [1, 2, 7, 64, 4096, 1 << 18] {
             #expect(csvRecords(packed, chunkSize: chunkSize) == expected, "\(compression) chunk \(chunkSize)")
         }
@@ -122,13 +142,16 @@ struct CompressedInputTests {
         var both = try Data(contentsOf: URL(fileURLWithPath: first))
         both.append(try Data(contentsOf: URL(fileURLWithPath: second)))
         try both.write(to: URL(fileURLWithPath: joined))
-        #expect(csvRecords(joined, chunkSize: 3) == ["names: [\"id\", \"name\"]", "#1 2: 2:1=1 2:3=a", "#2 3: 3:1=2 3:3=b"])
+        #expect(
+            csvRecords(joined, chunkSize: 3) == ["names: [\"id\", \"name\"]", "#1 2: 2:1=1 2:3=a", "#2 3: 3:1=2 3:3=b"])
         let empty = dir.file("empty.csv.xz")
         try Compressing.write([], .xz, to: empty)
         #expect(csvRecords(empty, chunkSize: 5) == ["names: []"])
     }
 
-    @Test("a cut-off or corrupt compressed file is an error naming the file, never a hang or a crash", arguments: Compression.allCases)
+    @Test(
+        "a cut-off or corrupt compressed file is an error naming the file, never a hang or a crash",
+        arguments: Compression.allCases)
     func damaged(compression: Compression) throws {
         let dir = TemporaryDirectory()
         let whole = dir.file("whole")
@@ -150,7 +173,8 @@ struct CompressedInputTests {
     func jsonCompressed() throws {
         let dir = TemporaryDirectory()
         let json = dir.file("rows.json.zst")
-        try Compressing.write(Array(#"{"rows": [{"id": 1, "name": "Zoë"}, {"id": 2, "name": "Åsa"}]}"#.utf8), .zstd, to: json)
+        try Compressing.write(
+            Array(#"{"rows": [{"id": 1, "name": "Zoë"}, {"id": 2, "name": "Åsa"}]}"#.utf8), .zstd, to: json)
         let array = try JSONArrayReader(path: json, pointer: "/rows", chunkSize: 1)
         var names: [FieldValue?] = []
         while let record = try array.next() { names.append(record[array.fieldIndex(of: "name")]?.value) }
@@ -161,7 +185,9 @@ struct CompressedInputTests {
         let lines = try NDJSONReader(path: ndjson, chunkSize: 2)
         var seen: [String] = []
         while let record = try lines.next() {
-            seen.append(record.problem.map { "problem \($0.location?.line ?? 0)" } ?? "\(record[lines.fieldIndex(of: "id")]?.value ?? .null)")
+            seen.append(
+                record.problem.map { "problem \($0.location?.line ?? 0)" }
+                    ?? "\(record[lines.fieldIndex(of: "id")]?.value ?? .null)")
         }
         #expect(seen == ["number(\"1\")", "problem 2", "number(\"3\")"])
     }
@@ -171,7 +197,9 @@ struct CompressedInputTests {
 struct EncodedInputTests {
     static let text = "id,name,city\n1,Zoë,Zürich\n2,\"Åsa, Jr\",Malmö\n3,€uro,Köln\n"
 
-    @Test("UTF-16 and UTF-32 with a byte order mark are detected; declared encodings are converted", arguments: [1, 3, 64, 1 << 18])
+    @Test(
+        "UTF-16 and UTF-32 with a byte order mark are detected; declared encodings are converted",
+        arguments: [1, 3, 64, 1 << 18])
     func detectedAndDeclared(chunkSize: Int) throws {
         let dir = TemporaryDirectory()
         let expected = csvRecords(try dir.write("utf8.csv", Self.text), chunkSize: chunkSize)
@@ -192,27 +220,39 @@ struct EncodedInputTests {
         // Latin-1 has no €: the rest of the text converts the same.
         let latin = Self.text.replacingOccurrences(of: "€", with: "E")
         let latinPath = try dir.write("latin1.csv", bytes: encoded(latin, .isoLatin1))
-        #expect(csvRecords(latinPath, encoding: try TextEncoding(named: "latin1"), chunkSize: chunkSize) == csvRecords(try dir.write("latin-utf8.csv", latin), chunkSize: chunkSize))
+        #expect(
+            csvRecords(latinPath, encoding: try TextEncoding(named: "latin1"), chunkSize: chunkSize)
+                == csvRecords(try dir.write("latin-utf8.csv", latin), chunkSize: chunkSize))
     }
 
-    @Test("a byte invalid in the declared encoding rejects its record at its line and column; reading goes on", arguments: [1, 2, 5, 1 << 18])
+    @Test(
+        "a byte invalid in the declared encoding rejects its record at its line and column; reading goes on",
+        arguments: [1, 2, 5, 1 << 18])
     func invalidBytes(chunkSize: Int) throws {
         let dir = TemporaryDirectory()
         // 0x81 is not a Windows-1252 character; an unpaired UTF-16 surrogate is not UTF-16.
-        let cp1252 = try dir.write("bad1252.csv", bytes: Array("id,name\n1,ok\n2,a".utf8) + [0x81] + Array("b\n3,fine\n".utf8))
-        #expect(csvRecords(cp1252, encoding: try TextEncoding(named: "windows-1252"), chunkSize: chunkSize) == [
-            "names: [\"id\", \"name\"]", "#1 2: 2:1=1 2:3=ok", "#2 problem 3:4 text that is not valid windows-1252 in field 'name'", "#3 4: 4:1=3 4:3=fine",
-        ])
+        let cp1252 = try dir.write(
+            "bad1252.csv", bytes: Array("id,name\n1,ok\n2,a".utf8) + [0x81] + Array("b\n3,fine\n".utf8))
+        #expect(
+            csvRecords(cp1252, encoding: try TextEncoding(named: "windows-1252"), chunkSize: chunkSize) == [
+                "names: [\"id\", \"name\"]", "#1 2: 2:1=1 2:3=ok",
+                "#2 problem 3:4 text that is not valid windows-1252 in field 'name'", "#3 4: 4:1=3 4:3=fine",
+            ])
         var utf16 = encoded("id,name\n1,a", .utf16LittleEndian, bom: [0xFF, 0xFE])
         utf16 += [0x00, 0xD8]  // a lone high surrogate
         utf16 += encoded("b\n2,c\n", .utf16LittleEndian)
         let surrogate = try dir.write("bad16.csv", bytes: utf16)
-        #expect(csvRecords(surrogate, chunkSize: chunkSize) == [
-            "names: [\"id\", \"name\"]", "#1 problem 2:4 text that is not valid utf-16le in field 'name'", "#2 3: 3:1=2 3:3=c",
-        ])
+        #expect(
+            csvRecords(surrogate, chunkSize: chunkSize) == [
+                "names: [\"id\", \"name\"]", "#1 problem 2:4 text that is not valid utf-16le in field 'name'",
+                "#2 3: 3:1=2 3:3=c",
+            ])
         // A UTF-16 file cut in the middle of a character: the last record is rejected, not lost silently.
-        let cut = try dir.write("cut16.csv", bytes: encoded("id\n1\n2", .utf16LittleEndian, bom: [0xFF, 0xFE]) + [0x33])
-        #expect(csvRecords(cut, chunkSize: chunkSize).last == "#2 problem 3:2 text that is not valid utf-16le in field 'id'")
+        let cut = try dir.write(
+            "cut16.csv", bytes: encoded("id\n1\n2", .utf16LittleEndian, bom: [0xFF, 0xFE]) + [0x33])
+        #expect(
+            csvRecords(cut, chunkSize: chunkSize).last == "#2 problem 3:2 text that is not valid utf-16le in field 'id'"
+        )
     }
 
     @Test("an unknown encoding is a usage error")

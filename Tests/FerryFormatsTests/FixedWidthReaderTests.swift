@@ -9,18 +9,28 @@ import Testing
 struct FixedWidthReaderTests {
     static let chunkSizes = [1, 2, 3, 7, 64, 1 << 18]
     static let layout = FixedWidthLayout(columns: [
-        .init(name: "id", start: 1, width: 5), .init(name: "name", start: 6, width: 10), .init(name: "amount", start: 16, width: 7),
+        .init(name: "id", start: 1, width: 5), .init(name: "name", start: 6, width: 10),
+        .init(name: "amount", start: 16, width: 7),
     ])
 
-    func read(_ text: String, layout: FixedWidthLayout = layout, nullTokens: Set<String> = [""], chunkSize: Int, encoding: TextEncoding? = nil) throws -> (FixedWidthReader, [String]) {
+    func read(
+        _ text: String, layout: FixedWidthLayout = layout, nullTokens: Set<String> = [""], chunkSize: Int,
+        encoding: TextEncoding? = nil
+    ) throws -> (FixedWidthReader, [String]) {
         let dir = TemporaryDirectory()
         let path = try dir.write(bytes: Array(text.utf8), encoding: encoding)
-        let reader = FixedWidthReader(input: try InputFile(path: path, encoding: encoding), layout: layout, nullTokens: nullTokens, chunkSize: chunkSize)
+        let reader = FixedWidthReader(
+            input: try InputFile(path: path, encoding: encoding), layout: layout, nullTokens: nullTokens,
+            chunkSize: chunkSize)
         let records = try readAll(reader)
-        return (reader, snapshot(records, names: reader.fieldNames).map { $0.replacingOccurrences(of: path, with: "F") })
+        return (
+            reader, snapshot(records, names: reader.fieldNames).map { $0.replacingOccurrences(of: path, with: "F") }
+        )
     }
 
-    @Test("fields are trimmed columns of characters (é and 😀 count one each); CRLF, blank lines and a missing last line break")
+    @Test(
+        "fields are trimmed columns of characters (é and 😀 count one each); CRLF, blank lines and a missing last line break"
+    )
     func columns() throws {
         // id: characters 1–5, name: 6–15, amount: 16–22.
         let first = "00001" + "Ann       " + "  12.50"
@@ -44,7 +54,8 @@ struct FixedWidthReaderTests {
 
     @Test("empty columns and null words read as null; skip_lines skips a title and a ruler whatever they hold")
     func nullsAndSkippedLines() throws {
-        let layout = FixedWidthLayout(columns: [.init(name: "code", start: 1, width: 3), .init(name: "note", start: 5, width: 4)], skipLines: 2)
+        let layout = FixedWidthLayout(
+            columns: [.init(name: "code", start: 1, width: 3), .init(name: "note", start: 5, width: 4)], skipLines: 2)
         let text = "REPORT\n---+----\nA1  NA  \n     x  \nB2      \n"
         let expected = [
             "#1 3:1 code=text(A1)@3:1 note=null@3:5 raw=A1  NA  ",
@@ -52,7 +63,9 @@ struct FixedWidthReaderTests {
             "#3 5:1 code=text(B2)@5:1 note=null@5:5 raw=B2      ",
         ]
         for chunkSize in Self.chunkSizes {
-            #expect(try read(text, layout: layout, nullTokens: ["", "NA"], chunkSize: chunkSize).1 == expected, "chunk size \(chunkSize)")
+            #expect(
+                try read(text, layout: layout, nullTokens: ["", "NA"], chunkSize: chunkSize).1 == expected,
+                "chunk size \(chunkSize)")
         }
     }
 
@@ -71,8 +84,11 @@ struct FixedWidthReaderTests {
             "#4 4:1 id=text(00004)@4:1 name=text(Di)@4:6 amount=text(4.00)@4:16 raw=\(padded)",
         ]
         for chunkSize in Self.chunkSizes {
-            let reader = FixedWidthReader(input: try InputFile(path: path), layout: Self.layout, nullTokens: [""], chunkSize: chunkSize)
-            let records = snapshot(try readAll(reader), names: reader.fieldNames).map { $0.replacingOccurrences(of: path, with: "F") }
+            let reader = FixedWidthReader(
+                input: try InputFile(path: path), layout: Self.layout, nullTokens: [""], chunkSize: chunkSize)
+            let records = snapshot(try readAll(reader), names: reader.fieldNames).map {
+                $0.replacingOccurrences(of: path, with: "F")
+            }
             #expect(records == expected, "chunk size \(chunkSize)")
         }
     }
@@ -83,32 +99,49 @@ struct FixedWidthReaderTests {
         let latin1: [UInt8] = Array("00001Gr".utf8) + [0xFC] + Array("n      ".utf8) + Array("  12.50\n".utf8)
         let path = try dir.write("latin.txt", bytes: latin1)
         for chunkSize in Self.chunkSizes {
-            let reader = FixedWidthReader(input: try InputFile(path: path, encoding: try TextEncoding(named: "latin-1")), layout: Self.layout, nullTokens: [""], chunkSize: chunkSize)
+            let reader = FixedWidthReader(
+                input: try InputFile(path: path, encoding: try TextEncoding(named: "latin-1")), layout: Self.layout,
+                nullTokens: [""], chunkSize: chunkSize)
             let records = try readAll(reader)
             #expect(records.count == 1)
             #expect(records.first?.problem == nil)
-            #expect(records.first?.fields.compactMap { $0?.value } == [.text("00001"), .text("Grün"), .text("12.50")], "chunk size \(chunkSize)")
+            #expect(
+                records.first?.fields.compactMap { $0?.value } == [.text("00001"), .text("Grün"), .text("12.50")],
+                "chunk size \(chunkSize)")
         }
         let long = try dir.write("long.txt", "00001Ann         12.50\n" + String(repeating: "x", count: 100) + "\n")
-        let reader = FixedWidthReader(input: try InputFile(path: long), layout: Self.layout, nullTokens: [""], chunkSize: 8, maxRecordBytes: 50)
-        #expect(thrownText { _ = try readAll(reader) } == "\(long):2:1: error: record is longer than 50 bytes (record 2)")
+        let reader = FixedWidthReader(
+            input: try InputFile(path: long), layout: Self.layout, nullTokens: [""], chunkSize: 8, maxRecordBytes: 50)
+        #expect(
+            thrownText { _ = try readAll(reader) } == "\(long):2:1: error: record is longer than 50 bytes (record 2)")
     }
 
     @Test("a layout's problems are named: overlaps, repeated names, starts and widths below 1; --columns syntax")
     func layoutProblems() throws {
         let layout = FixedWidthLayout(columns: [
-            .init(name: "a", start: 1, width: 5), .init(name: "b", start: 5, width: 2), .init(name: "a", start: 10, width: 1), .init(name: "c", start: 0, width: 0),
+            .init(name: "a", start: 1, width: 5), .init(name: "b", start: 5, width: 2),
+            .init(name: "a", start: 10, width: 1), .init(name: "c", start: 0, width: 0),
         ])
-        #expect(layout.problems() == [
-            "column 'a' is named twice", "column 'c' starts at 0; positions start at 1", "column 'c' has width 0; a column is at least 1 character wide",
-            "columns 'a' (1–5) and 'b' (5–6) overlap",
-        ])
+        #expect(
+            layout.problems() == [
+                "column 'a' is named twice", "column 'c' starts at 0; positions start at 1",
+                "column 'c' has width 0; a column is at least 1 character wide",
+                "columns 'a' (1–5) and 'b' (5–6) overlap",
+            ])
         #expect(FixedWidthLayout(columns: []).problems() == ["a fixed-width layout needs at least one column"])
-        #expect(try FixedWidthLayout.parse("id:1:5, name : 6 : 20") == [.init(name: "id", start: 1, width: 5), .init(name: "name", start: 6, width: 20)])
-        #expect(thrownText { _ = try FixedWidthLayout.parse("id:1:5,name:6") } == "error: a fixed-width column is name:start:width (1-based start, e.g. id:1:5,name:6:20), not 'name:6'")
+        #expect(
+            try FixedWidthLayout.parse("id:1:5, name : 6 : 20") == [
+                .init(name: "id", start: 1, width: 5), .init(name: "name", start: 6, width: 20),
+            ])
+        #expect(
+            thrownText { _ = try FixedWidthLayout.parse("id:1:5,name:6") }
+                == "error: a fixed-width column is name:start:width (1-based start, e.g. id:1:5,name:6:20), not 'name:6'"
+        )
         let dir = TemporaryDirectory()
         let path = try dir.write("x.txt", "abc\n")
-        #expect(thrownText { _ = try readAll(FixedWidthReader(path: path, layout: layout)) }?.hasPrefix("\(path): error: column 'a' is named twice;") == true)
+        #expect(
+            thrownText { _ = try readAll(FixedWidthReader(path: path, layout: layout)) }?.hasPrefix(
+                "\(path): error: column 'a' is named twice;") == true)
     }
 }
 

@@ -29,7 +29,9 @@ struct JSONConformanceTests {
         let location = error.location
         #expect(error.code == .invalidInput, "\(path): \(error)", sourceLocation: sourceLocation)
         #expect(location?.file == path, "\(path): \(error)", sourceLocation: sourceLocation)
-        #expect((location?.line ?? 0) >= 1 && (location?.column ?? 0) >= 1, "\(path): \(error)", sourceLocation: sourceLocation)
+        #expect(
+            (location?.line ?? 0) >= 1 && (location?.column ?? 0) >= 1, "\(path): \(error)",
+            sourceLocation: sourceLocation)
         #expect(
             error.description.hasPrefix("\(path):\(location?.line ?? 0):\(location?.column ?? 0): error: "),
             "\(error)", sourceLocation: sourceLocation)

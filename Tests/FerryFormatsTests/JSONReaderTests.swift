@@ -52,7 +52,8 @@ struct JSONReaderTests {
     @Test("a top-level array: records, field locations and raw text")
     func topLevel() throws {
         let dir = TemporaryDirectory()
-        let path = try dir.write("top.json", "[\n  {\"id\": 1, \"name\": \"Ada\"},\n  {\"name\": \"Bo\", \"id\": 2, \"x\": [1]}\n]\n")
+        let path = try dir.write(
+            "top.json", "[\n  {\"id\": 1, \"name\": \"Ada\"},\n  {\"name\": \"Bo\", \"id\": 2, \"x\": [1]}\n]\n")
         let reader = try JSONArrayReader(path: path)
         let records = try readAll(reader)
         #expect(
@@ -118,7 +119,8 @@ struct JSONReaderTests {
         let path = try dir.write("bad.json", "[\n  {\"a\": 1},\n  {\"a\": 2,, \"b\": 3}\n]\n")
         let reader = try JSONArrayReader(path: path)
         #expect(try reader.next()?.number == 1)
-        #expect(thrownText { _ = try reader.next() } == "\(path):3:11: error: expected a string key, found ',' (record 2)")
+        #expect(
+            thrownText { _ = try reader.next() } == "\(path):3:11: error: expected a string key, found ',' (record 2)")
     }
 
     @Test(
@@ -133,8 +135,14 @@ struct JSONReaderTests {
             ("[{\"a\": 01}]", "1:8: error: invalid number: leading zeros are not allowed (record 1)"),
             ("[{\"a\": 1.}]", "1:10: error: invalid number: expected a digit after '.' (record 1)"),
             ("[{\"a\": tru}]", "1:8: error: invalid literal (expected 'true') (record 1)"),
-            ("[{\"a\": \"tab\there\"}]", "1:12: error: control character U+0009 in a string must be escaped (record 1)"),
-            ("[\n{\"a\": 1}\n{\"a\": 2}]", "3:1: error: expected ',' or ']' after an array element, found '{' (record 2)"),
+            (
+                "[{\"a\": \"tab\there\"}]",
+                "1:12: error: control character U+0009 in a string must be escaped (record 1)"
+            ),
+            (
+                "[\n{\"a\": 1}\n{\"a\": 2}]",
+                "3:1: error: expected ',' or ']' after an array element, found '{' (record 2)"
+            ),
             ("[{\"a\" 1}]", "1:7: error: expected ':' after an object key, found '1' (record 1)"),
             ("[{'a': 1}]", "1:3: error: expected a string key, found \"'\" (record 1)"),
         ])
@@ -152,7 +160,9 @@ struct JSONReaderTests {
         let dir = TemporaryDirectory()
         let path = try dir.write("utf8.json", bytes: Array(#"[{"a": "x"#.utf8) + [0xC3, 0x28] + Array(#""}]"#.utf8))
         let reader = try JSONArrayReader(path: path)
-        #expect(thrownText { _ = try readAll(reader) } == "\(path):1:10: error: invalid UTF-8 sequence in a string (record 1)")
+        #expect(
+            thrownText { _ = try readAll(reader) }
+                == "\(path):1:10: error: invalid UTF-8 sequence in a string (record 1)")
     }
 
     @Test("nesting deeper than the limit is a located error, not a crash")
@@ -160,8 +170,11 @@ struct JSONReaderTests {
         let dir = TemporaryDirectory()
         let path = try dir.write("deep.json", "[{\"a\":" + String(repeating: "[", count: 100_000))
         let reader = try JSONArrayReader(path: path)
-        #expect(thrownText { _ = try readAll(reader) } == "\(path):1:517: error: JSON nesting is deeper than 512 levels (record 1)")
-        let shallow = try dir.write("shallow.json", "[{\"a\":" + String(repeating: "[", count: 500) + String(repeating: "]", count: 500) + "}]")
+        #expect(
+            thrownText { _ = try readAll(reader) }
+                == "\(path):1:517: error: JSON nesting is deeper than 512 levels (record 1)")
+        let shallow = try dir.write(
+            "shallow.json", "[{\"a\":" + String(repeating: "[", count: 500) + String(repeating: "]", count: 500) + "}]")
         #expect(try readAll(JSONArrayReader(path: shallow)).count == 1)
     }
 
@@ -185,7 +198,10 @@ struct JSONReaderTests {
                 ]
             ),
             ("/a~1b/c~0d", [#"#1 3:19 id=number(9)@3:26 raw={"id": 9}"#]),
-            ("/pages/1/rows", [#"#1 6:15 id=number(1)@6:22 raw={"id": 1}"#, #"#2 6:26 id=number(2)@6:33 raw={"id": 2}"#]),
+            (
+                "/pages/1/rows",
+                [#"#1 6:15 id=number(1)@6:22 raw={"id": 1}"#, #"#2 6:26 id=number(2)@6:33 raw={"id": 2}"#]
+            ),
         ])
     func pointer(pointer: String, expected: [String]) throws {
         for chunkSize in Self.chunkSizes {
@@ -201,8 +217,14 @@ struct JSONReaderTests {
             ("/nope", "1:1: error: JSON pointer '/nope' not found: the object at the document has no key 'nope'"),
             ("/data/total", "13:14: error: JSON pointer '/data/total' is a string, not an array"),
             ("/data", "8:11: error: JSON pointer '/data' is an object, not an array"),
-            ("/pages/5/rows", "4:12: error: JSON pointer '/pages/5/rows' not found: the array at '/pages' has 2 elements"),
-            ("/pages/01", "4:12: error: JSON pointer '/pages/01' not found: '01' is not an array index ('/pages' is an array)"),
+            (
+                "/pages/5/rows",
+                "4:12: error: JSON pointer '/pages/5/rows' not found: the array at '/pages' has 2 elements"
+            ),
+            (
+                "/pages/01",
+                "4:12: error: JSON pointer '/pages/01' not found: '01' is not an array index ('/pages' is an array)"
+            ),
             (
                 "/data/total/x",
                 "13:14: error: JSON pointer '/data/total/x' not found: '/data/total' is a string, not an object or array"

@@ -19,8 +19,11 @@ struct JSONRecordLimitTests {
             let reader = try NDJSONReader(path: path, chunkSize: chunkSize, maxRecordBytes: 1000)
             #expect(try reader.next()?.problem == nil)
             let message = thrownText { _ = try reader.next() }
-            #expect(message == "\(path):2:1: error: record is longer than 1000 bytes (record 2)", "chunk size \(chunkSize)")
-            #expect(reader.windowHighWater <= 4 * (1000 + chunkSize) + 64, "chunk size \(chunkSize): \(reader.windowHighWater)")
+            #expect(
+                message == "\(path):2:1: error: record is longer than 1000 bytes (record 2)", "chunk size \(chunkSize)")
+            #expect(
+                reader.windowHighWater <= 4 * (1000 + chunkSize) + 64,
+                "chunk size \(chunkSize): \(reader.windowHighWater)")
         }
     }
 
@@ -45,8 +48,12 @@ struct JSONRecordLimitTests {
             let reader = try JSONArrayReader(path: path, chunkSize: chunkSize, maxRecordBytes: 1000)
             #expect(try reader.next()?.problem == nil)
             let message = thrownText { _ = try reader.next() }
-            #expect(message == "\(path):3:21: error: record is longer than 1000 bytes (record 2)", "chunk size \(chunkSize)")
-            #expect(reader.windowHighWater <= 4 * (1000 + chunkSize) + 64, "chunk size \(chunkSize): \(reader.windowHighWater)")
+            #expect(
+                message == "\(path):3:21: error: record is longer than 1000 bytes (record 2)", "chunk size \(chunkSize)"
+            )
+            #expect(
+                reader.windowHighWater <= 4 * (1000 + chunkSize) + 64,
+                "chunk size \(chunkSize): \(reader.windowHighWater)")
         }
     }
 
@@ -69,11 +76,15 @@ struct JSONRecordLimitTests {
         let ndjson = try directory.write("short.ndjson", "{\"id\": 1}\n" + record + "\n")
         let lineReader = try NDJSONReader(path: ndjson, chunkSize: 1 << 16, maxRecordBytes: 100)
         #expect(try lineReader.next()?.problem == nil)
-        #expect(thrownText { _ = try lineReader.next() } == "\(ndjson):2:1: error: record is longer than 100 bytes (record 2)")
+        #expect(
+            thrownText { _ = try lineReader.next() }
+                == "\(ndjson):2:1: error: record is longer than 100 bytes (record 2)")
         let json = try directory.write("short.json", "[{\"id\": 1},\n   " + record + "]")
         let arrayReader = try JSONArrayReader(path: json, chunkSize: 1 << 16, maxRecordBytes: 100)
         #expect(try arrayReader.next()?.problem == nil)
-        #expect(thrownText { _ = try arrayReader.next() } == "\(json):2:4: error: record is longer than 100 bytes (record 2)")
+        #expect(
+            thrownText { _ = try arrayReader.next() }
+                == "\(json):2:4: error: record is longer than 100 bytes (record 2)")
     }
 
     @Test("the default limit is 64 MiB, as for CSV")

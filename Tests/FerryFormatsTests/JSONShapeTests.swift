@@ -15,10 +15,14 @@ struct JSONShapeTests {
         snapshot(try readAll(reader), names: reader.fieldNames).map { $0.replacingOccurrences(of: path, with: "F") }
     }
 
-    @Test("an object of records: the member name goes to the key field; non-objects and a clashing member are located problems")
+    @Test(
+        "an object of records: the member name goes to the key field; non-objects and a clashing member are located problems"
+    )
     func objectShape() throws {
         let dir = TemporaryDirectory()
-        let path = try dir.write("byid.json", """
+        let path = try dir.write(
+            "byid.json",
+            """
             {"data": {"1001": {"name": "Ann", "tags": [1, 2]},
               "1002": {"name": "Bo"}, "1003": 5,
               "1004": {"id": "x"}, "1005": {}}}
@@ -31,12 +35,15 @@ struct JSONShapeTests {
             #"#5 3:24 id=text(1005)@3:24 raw="1005": {}"#,
         ]
         for chunkSize in Self.chunkSizes {
-            let reader = try JSONArrayReader(path: path, pointer: "/data", chunkSize: chunkSize, shape: .object(keyField: "id"))
+            let reader = try JSONArrayReader(
+                path: path, pointer: "/data", chunkSize: chunkSize, shape: .object(keyField: "id"))
             let got = try snapshotOf(reader, path: path)
             #expect(got == expected, "chunk size \(chunkSize): \(got)")
         }
         let array = try dir.write("array.json", "[{\"a\": 1}]")
-        #expect(thrownText { _ = try readAll(JSONArrayReader(path: array, shape: .object(keyField: "id"))) } == "\(array):1:1: error: expected a JSON object of records at the top level, found an array")
+        #expect(
+            thrownText { _ = try readAll(JSONArrayReader(path: array, shape: .object(keyField: "id"))) }
+                == "\(array):1:1: error: expected a JSON object of records at the top level, found an array")
     }
 
     @Test("an object of records streams: memory stays bounded by one record on a large file")
@@ -56,10 +63,13 @@ struct JSONShapeTests {
         #expect(reader.windowHighWater <= 256)
     }
 
-    @Test("arrays of values with a header row or given columns; a row of the wrong length and a non-array are located problems")
+    @Test(
+        "arrays of values with a header row or given columns; a row of the wrong length and a non-array are located problems"
+    )
     func rowsShape() throws {
         let dir = TemporaryDirectory()
-        let json = try dir.write("rows.json", "[[\"id\", \"name\"],\n [1, \"Ann\"], [2, \"Bo\", 3],\n {\"id\": 4}, [5, null]]")
+        let json = try dir.write(
+            "rows.json", "[[\"id\", \"name\"],\n [1, \"Ann\"], [2, \"Bo\", 3],\n {\"id\": 4}, [5, null]]")
         let expected = [
             "#1 2:2 id=number(1)@2:3 name=text(Ann)@2:6 raw=[1, \"Ann\"]",
             "#2 2:14 problem=F:2:14: error: expected 2 values (the header row's columns) but found 3 (record 2) raw=[2, \"Bo\", 3]",
@@ -70,7 +80,8 @@ struct JSONShapeTests {
             let reader = try JSONArrayReader(path: json, chunkSize: chunkSize, shape: .rows(columns: nil))
             #expect(try snapshotOf(reader, path: json) == expected, "chunk size \(chunkSize)")
         }
-        let ndjson = try dir.write("rows.ndjson", "[\"id\", \"name\"]\n\n[1, \"Ann\"]\n[2]\n{\"id\": 3}\n[4, [\"x\"]]\n")
+        let ndjson = try dir.write(
+            "rows.ndjson", "[\"id\", \"name\"]\n\n[1, \"Ann\"]\n[2]\n{\"id\": 3}\n[4, [\"x\"]]\n")
         let expectedLines = [
             "#1 3:1 id=number(1)@3:2 name=text(Ann)@3:5 raw=[1, \"Ann\"]",
             "#2 4:1 problem=F:4:1: error: expected 2 values (the header row's columns) but found 1 (record 2) raw=[2]",
@@ -83,25 +94,40 @@ struct JSONShapeTests {
         }
         let headerless = try dir.write("data.ndjson", "[1, \"a\"]\n[2, \"b\"]\n")
         let given = try NDJSONReader(path: headerless, chunkSize: 3, shape: .rows(columns: ["id", "name"]))
-        #expect(try snapshotOf(given, path: headerless) == ["#1 1:1 id=number(1)@1:2 name=text(a)@1:5 raw=[1, \"a\"]", "#2 2:1 id=number(2)@2:2 name=text(b)@2:5 raw=[2, \"b\"]"])
+        #expect(
+            try snapshotOf(given, path: headerless) == [
+                "#1 1:1 id=number(1)@1:2 name=text(a)@1:5 raw=[1, \"a\"]",
+                "#2 2:1 id=number(2)@2:2 name=text(b)@2:5 raw=[2, \"b\"]",
+            ])
     }
 
     @Test("a header row that is not an array of distinct strings is a located error")
     func badHeaders() throws {
         let dir = TemporaryDirectory()
         let numbers = try dir.write("a.json", "[[\"id\", 2], [1, 2]]")
-        #expect(thrownText { _ = try readAll(JSONArrayReader(path: numbers, shape: .rows(columns: nil))) } == "\(numbers):1:9: error: the header row must hold column names (strings), not a number")
+        #expect(
+            thrownText { _ = try readAll(JSONArrayReader(path: numbers, shape: .rows(columns: nil))) }
+                == "\(numbers):1:9: error: the header row must hold column names (strings), not a number")
         let twice = try dir.write("b.ndjson", "[\"id\", \"id\"]\n[1, 2]\n")
-        #expect(thrownText { _ = try readAll(NDJSONReader(path: twice, shape: .rows(columns: nil))) } == "\(twice):1:8: error: duplicate column name 'id' in the header row")
+        #expect(
+            thrownText { _ = try readAll(NDJSONReader(path: twice, shape: .rows(columns: nil))) }
+                == "\(twice):1:8: error: duplicate column name 'id' in the header row")
         let object = try dir.write("c.json", "[{\"id\": 1}]")
-        #expect(thrownText { _ = try readAll(JSONArrayReader(path: object, shape: .rows(columns: nil))) } == "\(object):1:2: error: the first element must be the header row (an array of column names), not an object")
-        #expect(thrownText { _ = try NDJSONReader(path: twice, shape: .object(keyField: "id")) } == "\(twice): error: the object shape applies to a JSON document, not to NDJSON")
+        #expect(
+            thrownText { _ = try readAll(JSONArrayReader(path: object, shape: .rows(columns: nil))) }
+                == "\(object):1:2: error: the first element must be the header row (an array of column names), not an object"
+        )
+        #expect(
+            thrownText { _ = try NDJSONReader(path: twice, shape: .object(keyField: "id")) }
+                == "\(twice): error: the object shape applies to a JSON document, not to NDJSON")
     }
 }
 
 @Suite("JSON readers: paths into nested objects")
 struct JSONPathFieldTests {
-    @Test("a registered dotted name reads nested members (strings decoded, numbers, booleans, nested text); an exact key wins; absent otherwise")
+    @Test(
+        "a registered dotted name reads nested members (strings decoded, numbers, booleans, nested text); an exact key wins; absent otherwise"
+    )
     func paths() throws {
         let dir = TemporaryDirectory()
         let text = """
@@ -111,16 +137,22 @@ struct JSONPathFieldTests {
              {"id": 4, "address": {"zip": {"city": "inner"}, "city": null}}]
             """
         let json = try dir.write("p.json", text)
-        let ndjson = try dir.write("p.ndjson", text.dropFirst().dropLast().replacingOccurrences(of: "},\n {", with: "}\n{") + "\n")
+        let ndjson = try dir.write(
+            "p.ndjson", text.dropFirst().dropLast().replacingOccurrences(of: "},\n {", with: "}\n{") + "\n")
         for chunkSize in [1, 2, 5, 64, 1 << 18] {
-            for reader in [try JSONArrayReader(path: json, chunkSize: chunkSize) as any RecordReader, try NDJSONReader(path: ndjson, chunkSize: chunkSize)] {
+            for reader in [
+                try JSONArrayReader(path: json, chunkSize: chunkSize) as any RecordReader,
+                try NDJSONReader(path: ndjson, chunkSize: chunkSize),
+            ] {
                 let city = reader.fieldIndex(of: "address.city")
                 let lat = reader.fieldIndex(of: "address.geo.lat")
                 let ok = reader.fieldIndex(of: "address.geo.ok")
                 let tags = reader.fieldIndex(of: "address.geo.tags")
                 let missing = reader.fieldIndex(of: "address.geo.nothing")
                 let records = try readAll(reader)
-                #expect(records.map { $0[city]?.value } == [.text("Zürich \"ZH\""), nil, .text("direct"), .null], "chunk size \(chunkSize)")
+                #expect(
+                    records.map { $0[city]?.value } == [.text("Zürich \"ZH\""), nil, .text("direct"), .null],
+                    "chunk size \(chunkSize)")
                 #expect(records.map { $0[lat]?.value } == [.number("47.37"), nil, nil, nil])
                 #expect(records.map { $0[ok]?.value } == [.bool(true), nil, nil, nil])
                 #expect(records.map { $0[tags]?.value } == [.json(#"["a",{"b":1}]"#), nil, nil, nil])
@@ -130,7 +162,9 @@ struct JSONPathFieldTests {
         }
     }
 
-    @Test("array elements by index: from the start and the end, through objects and nested arrays; absent beyond the end or on a non-array; an exact key wins")
+    @Test(
+        "array elements by index: from the start and the end, through objects and nested arrays; absent beyond the end or on a non-array; an exact key wins"
+    )
     func arrayElements() throws {
         let dir = TemporaryDirectory()
         let text = """
@@ -139,9 +173,13 @@ struct JSONPathFieldTests {
              {"tags": ["a,b", {"x": [1, "]"]}, null], "tags[0]": "exact", "contacts": [], "m": [[9]]}]
             """
         let json = try dir.write("a.json", text)
-        let ndjson = try dir.write("a.ndjson", text.dropFirst().dropLast().replacingOccurrences(of: "},\n {", with: "}\n{") + "\n")
+        let ndjson = try dir.write(
+            "a.ndjson", text.dropFirst().dropLast().replacingOccurrences(of: "},\n {", with: "}\n{") + "\n")
         for chunkSize in [1, 3, 64, 1 << 18] {
-            for reader in [try JSONArrayReader(path: json, chunkSize: chunkSize) as any RecordReader, try NDJSONReader(path: ndjson, chunkSize: chunkSize)] {
+            for reader in [
+                try JSONArrayReader(path: json, chunkSize: chunkSize) as any RecordReader,
+                try NDJSONReader(path: ndjson, chunkSize: chunkSize),
+            ] {
                 let first = reader.fieldIndex(of: "tags[0]")
                 let last = reader.fieldIndex(of: "tags[-1]")
                 let second = reader.fieldIndex(of: "tags[1]")
@@ -152,7 +190,8 @@ struct JSONPathFieldTests {
                 let member = reader.fieldIndex(of: "m[2].k[0]")
                 let inner = reader.fieldIndex(of: "tags[1].x[1]")
                 let records = try readAll(reader)
-                #expect(records.map { $0[first]?.value } == [.text("red"), nil, .text("exact")], "chunk size \(chunkSize)")
+                #expect(
+                    records.map { $0[first]?.value } == [.text("red"), nil, .text("exact")], "chunk size \(chunkSize)")
                 #expect(records.map { $0[last]?.value } == [.text("blue"), nil, .null])
                 #expect(records.map { $0[second]?.value } == [.text("blue"), nil, .json(#"{"x":[1,"]"]}"#)])
                 #expect(records.allSatisfy { $0[beyond] == nil && $0[beforeStart] == nil })
@@ -169,8 +208,12 @@ struct JSONPathFieldTests {
     func pathSyntax() {
         #expect(JSONFieldPath.parse("city") == nil)
         #expect(JSONFieldPath.parse("a..b") == nil)
-        #expect(JSONFieldPath.parse("contacts[0].phone") == .success(JSONFieldPath(root: "contacts", rest: [.index(0), .member("phone")])))
-        #expect(JSONFieldPath.parse("m[1][-1].k") == .success(JSONFieldPath(root: "m", rest: [.index(1), .index(-1), .member("k")])))
+        #expect(
+            JSONFieldPath.parse("contacts[0].phone")
+                == .success(JSONFieldPath(root: "contacts", rest: [.index(0), .member("phone")])))
+        #expect(
+            JSONFieldPath.parse("m[1][-1].k")
+                == .success(JSONFieldPath(root: "m", rest: [.index(1), .index(-1), .member("k")])))
         #expect(JSONFieldPath.parse("a.b") == .success(JSONFieldPath(root: "a", rest: [.member("b")])))
         let problems: [(String, String)] = [
             ("tags[x]", "'[x]' is not an array index (a whole number, e.g. [0], or [-1] for the last element)"),
@@ -182,8 +225,11 @@ struct JSONPathFieldTests {
             ("a.[0]", "an empty member before '['"),
         ]
         for (name, reason) in problems {
-            #expect(JSONFieldPath.parse(name) == .failure(JSONFieldPath.PathError(name: name, reason: reason)), "\(name)")
+            #expect(
+                JSONFieldPath.parse(name) == .failure(JSONFieldPath.PathError(name: name, reason: reason)), "\(name)")
         }
-        #expect(JSONFieldPath.PathError(name: "t[", reason: "'[' without ']'").description == "'t[' is not a well-formed field path: '[' without ']'")
+        #expect(
+            JSONFieldPath.PathError(name: "t[", reason: "'[' without ']'").description
+                == "'t[' is not a well-formed field path: '[' without ']'")
     }
 }

@@ -10,8 +10,12 @@ import Testing
 struct LocatedJSONTests {
     func describe(_ value: LocatedJSON) -> String {
         switch value.content {
-        case .object(let members): return "{" + members.map { "\($0.key)@\($0.value.line):\($0.value.column)=\(describe($0.value))" }.joined(separator: ",") + "}"
-        case .array(let items): return "[" + items.map { "@\($0.line):\($0.column)=\(describe($0))" }.joined(separator: ",") + "]"
+        case .object(let members):
+            return "{"
+                + members.map { "\($0.key)@\($0.value.line):\($0.value.column)=\(describe($0.value))" }.joined(
+                    separator: ",") + "}"
+        case .array(let items):
+            return "[" + items.map { "@\($0.line):\($0.column)=\(describe($0))" }.joined(separator: ",") + "]"
         case .scalar(let field): return render(field)
         }
     }
@@ -19,20 +23,26 @@ struct LocatedJSONTests {
     @Test("a JSON array's record: nested objects and arrays over several lines keep each part's line and column")
     func acrossLines() throws {
         let dir = TemporaryDirectory()
-        let path = try dir.write("a.json", "[\n  {\"id\": 1,\n   \"pets\": [ {\"name\": \"R\\u00e9x \\\"a\\\"\"},\n     7, null, true, -1.5e3 ] }\n]\n")
+        let path = try dir.write(
+            "a.json",
+            "[\n  {\"id\": 1,\n   \"pets\": [ {\"name\": \"R\\u00e9x \\\"a\\\"\"},\n     7, null, true, -1.5e3 ] }\n]\n"
+        )
         let reader = try JSONArrayReader(path: path)
         let record = try #require(try reader.next())
         let field = try #require(record[reader.fieldIndex(of: "pets")])
         let value = try #require(LocatedJSON.value(of: field, in: record))
         #expect(value.line == 3 && value.column == 12)
-        #expect(describe(value) == "[@3:14={name@3:23=text(Réx \"a\")},@4:6=number(7),@4:9=null,@4:15=bool(true),@4:21=number(-1.5e3)]")
+        #expect(
+            describe(value)
+                == "[@3:14={name@3:23=text(Réx \"a\")},@4:6=number(7),@4:9=null,@4:15=bool(true),@4:21=number(-1.5e3)]")
         #expect(value.compactText == "[{\"name\":\"Réx \\\"a\\\"\"},7,null,true,-1.5e3]")
     }
 
     @Test("an NDJSON line: positions on that line; a scalar field is its own value; compact text of a nested member")
     func ndjsonLine() throws {
         let dir = TemporaryDirectory()
-        let path = try dir.write("a.ndjson", "{\"id\": 1}\n{\"id\": 2, \"company\": {\"id\": 10, \"tags\": [\"a\", {\"x\": {}}]}}\n")
+        let path = try dir.write(
+            "a.ndjson", "{\"id\": 1}\n{\"id\": 2, \"company\": {\"id\": 10, \"tags\": [\"a\", {\"x\": {}}]}}\n")
         let reader = try NDJSONReader(path: path)
         _ = try reader.next()
         let record = try #require(try reader.next())

@@ -55,18 +55,23 @@ struct NDJSONReaderTests {
         let records = try readAll(reader)
         #expect(reader.fieldNames == ["b", "a", "c", "d"])
         #expect(records.count == 3)
-        #expect(records[0].column == 3 && records[0].raw == #"{"a": 1.10, "b": "é\u00e9", "c": {"x": [1, 2.50, "y"]}, "a": -0}"#)
+        #expect(
+            records[0].column == 3
+                && records[0].raw == #"{"a": 1.10, "b": "é\u00e9", "c": {"x": [1, 2.50, "y"]}, "a": -0}"#)
         #expect(records[0][1]?.value == .number("-0"))
         #expect(records[0][b]?.value == .text("éé"))
         #expect(records[0][2]?.value == .json(#"{"x":[1,2.50,"y"]}"#))
-        #expect(records[1][b]?.value == .bool(true) && records[1][2]?.value == .null && records[1][3]?.value == .number("1e400"))
+        #expect(
+            records[1][b]?.value == .bool(true) && records[1][2]?.value == .null
+                && records[1][3]?.value == .number("1e400"))
         #expect(records[2][3]?.value == .number("12345678901234567890") && records[2][b] == nil)
     }
 
     @Test("invalid UTF-8 on a line is a problem, not a replacement")
     func invalidUTF8() throws {
         let dir = TemporaryDirectory()
-        let path = try dir.write("bytes.ndjson", bytes: Array(#"{"a": "x"#.utf8) + [0xFF] + Array("\"}\n{\"a\": 1}\n".utf8))
+        let path = try dir.write(
+            "bytes.ndjson", bytes: Array(#"{"a": "x"#.utf8) + [0xFF] + Array("\"}\n{\"a\": 1}\n".utf8))
         let records = try readAll(try NDJSONReader(path: path))
         #expect(records.count == 2)
         #expect(records[0].problem?.description == "\(path):1:9: error: invalid UTF-8 byte 0xFF in a string (record 1)")

@@ -56,21 +56,33 @@ struct CoreDataModelYAMLTests {
         #expect(vehicle.attribute(named: "speed")?.isTransient == true)
         #expect(vehicle.attribute(named: "speed")?.isStored == false)
         #expect(vehicle.attribute(named: "photo")?.type == .binary)
-        #expect(vehicle.attribute(named: "photo")?.coreDataKind == .transformable(transformer: "NSSecureUnarchiveFromData", valueClass: "UIImage"))
+        #expect(
+            vehicle.attribute(named: "photo")?.coreDataKind
+                == .transformable(transformer: "NSSecureUnarchiveFromData", valueClass: "UIImage"))
         #expect(vehicle.attribute(named: "link")?.type == .uri)
         #expect(vehicle.attribute(named: "link")?.coreDataKind == .objectID)
         #expect(vehicle.attribute(named: "wheels")?.derivation == "parts.@count")
         #expect(vehicle.relationship(named: "parts")?.isOrdered == true)
         #expect(vehicle.relationship(named: "parts")?.userInfo == ["kind": "composition"])
         #expect(vehicle.indexes.first?.descending == ["wheels"])
-        #expect(vehicle.fetchedProperties == [FetchedPropertyDescription(name: "heavyParts", entity: "Part", predicate: "weight > 10", location: vehicle.fetchedProperties.first?.location)])
+        #expect(
+            vehicle.fetchedProperties == [
+                FetchedPropertyDescription(
+                    name: "heavyParts", entity: "Part", predicate: "weight > 10",
+                    location: vehicle.fetchedProperties.first?.location)
+            ])
         let car = try #require(model.entity(named: "Car"))
         #expect(car.parent == "Vehicle")
         #expect(model.attribute(named: "plate", in: car)?.isOptional == false)
         let request = try #require(model.fetchRequest(named: "heavy"))
-        #expect(request.entity == "Part" && request.predicate == "weight > 100" && request.limit == 5 && request.batchSize == 20)
+        #expect(
+            request.entity == "Part" && request.predicate == "weight > 100" && request.limit == 5
+                && request.batchSize == 20)
         #expect(request.options == ["returnsDistinctResults": "YES"])
-        #expect(model.configurations == [ModelConfiguration(name: "Cloud", entities: ["Car", "Part"], usedWithCloudKit: true)])
+        #expect(
+            model.configurations == [
+                ModelConfiguration(name: "Cloud", entities: ["Car", "Part"], usedWithCloudKit: true)
+            ])
     }
 
     @Test("a YAML model with every concept survives YAML → xcdatamodeld → YAML")
@@ -87,10 +99,15 @@ struct CoreDataModelYAMLTests {
         #expect(ModelComparison.difference(named, original) == nil)
         #expect(ModelComparison.difference(yaml, xcode) == nil)
         #expect(xcode.current.versionHash == original.current.versionHash)
-        let contents = try String(contentsOfFile: directory.file("Garage.xcdatamodeld/1.xcdatamodel/contents"), encoding: .utf8)
+        let contents = try String(
+            contentsOfFile: directory.file("Garage.xcdatamodeld/1.xcdatamodel/contents"), encoding: .utf8)
         #expect(contents.contains("<entity name=\"Car\" parentEntity=\"Vehicle\" syncable=\"YES\">"))
-        #expect(contents.contains("attributeType=\"Transformable\" valueTransformerName=\"NSSecureUnarchiveFromData\" customClassName=\"UIImage\""))
-        #expect(contents.contains("<attribute name=\"speed\" optional=\"YES\" transient=\"YES\" attributeType=\"Double\""))
+        #expect(
+            contents.contains(
+                "attributeType=\"Transformable\" valueTransformerName=\"NSSecureUnarchiveFromData\" customClassName=\"UIImage\""
+            ))
+        #expect(
+            contents.contains("<attribute name=\"speed\" optional=\"YES\" transient=\"YES\" attributeType=\"Double\""))
         #expect(contents.contains("toMany=\"YES\" deletionRule=\"Nullify\" ordered=\"YES\" destinationEntity=\"Part\""))
         #expect(contents.contains("<fetchIndexElement property=\"wheels\" type=\"Binary\" order=\"descending\"/>"))
     }
@@ -98,7 +115,9 @@ struct CoreDataModelYAMLTests {
     @Test("bad uses of the new keys are located errors")
     func errors() throws {
         let directory = TemporaryDirectory()
-        let file = try directory.write("bad.yml", """
+        let file = try directory.write(
+            "bad.yml",
+            """
             entities:
               Car:
                 attributes:
@@ -110,59 +129,91 @@ struct CoreDataModelYAMLTests {
               all: {entity: Car, limit: many}
             """)
         let errors = try #require(renderedErrors { _ = try ModelLoader().load(path: file) })
-        #expect(errors.contains { $0.hasPrefix("\(file):4:") && $0.contains("'transformer' applies only to transformable attributes") }, "\(errors)")
-        #expect(errors.contains { $0.hasPrefix("\(file):7:") && $0.contains("fetched property 'cars' needs an 'entity'") }, "\(errors)")
-        #expect(errors.contains { $0.hasPrefix("\(file):9:") && $0.contains("expected a whole number for 'limit' but found 'many'") }, "\(errors)")
-        let checked = try #require(renderedErrors {
-            _ = try ModelLoader().load(path: try directory.write("checked.yml", """
-                entities:
-                  Car:
-                    parent: Vehicel
-                    attributes:
-                      blob: undefined
-                      both: {type: int64, transient: true, derived: "a.@count"}
-                    relationships:
-                      owner: {destination: Person, ordered: true}
-                  Loop:
-                    parent: Loop
-                  Vehicle:
-                    attributes:
-                      plate: string
-                  Person: {}
-                fetch_requests:
-                  all: {entity: Truck}
-                """))
-        })
-        #expect(checked.contains { $0.contains(":2:3:") && $0.contains("unknown parent entity 'Vehicel' of 'Car'; did you mean 'Vehicle'?") }, "\(checked)")
+        #expect(
+            errors.contains {
+                $0.hasPrefix("\(file):4:") && $0.contains("'transformer' applies only to transformable attributes")
+            }, "\(errors)")
+        #expect(
+            errors.contains { $0.hasPrefix("\(file):7:") && $0.contains("fetched property 'cars' needs an 'entity'") },
+            "\(errors)")
+        #expect(
+            errors.contains {
+                $0.hasPrefix("\(file):9:") && $0.contains("expected a whole number for 'limit' but found 'many'")
+            }, "\(errors)")
+        let checked = try #require(
+            renderedErrors {
+                _ = try ModelLoader().load(
+                    path: try directory.write(
+                        "checked.yml",
+                        """
+                        entities:
+                          Car:
+                            parent: Vehicel
+                            attributes:
+                              blob: undefined
+                              both: {type: int64, transient: true, derived: "a.@count"}
+                            relationships:
+                              owner: {destination: Person, ordered: true}
+                          Loop:
+                            parent: Loop
+                          Vehicle:
+                            attributes:
+                              plate: string
+                          Person: {}
+                        fetch_requests:
+                          all: {entity: Truck}
+                        """))
+            })
+        #expect(
+            checked.contains {
+                $0.contains(":2:3:") && $0.contains("unknown parent entity 'Vehicel' of 'Car'; did you mean 'Vehicle'?")
+            }, "\(checked)")
         #expect(checked.contains { $0.contains("undefined attribute 'Car.blob' must be transient") }, "\(checked)")
         #expect(checked.contains { $0.contains("'Car.both' cannot be both transient and derived") }, "\(checked)")
-        #expect(checked.contains { $0.contains("only to-many relationships can be ordered; 'Car.owner' is to-one") }, "\(checked)")
+        #expect(
+            checked.contains { $0.contains("only to-many relationships can be ordered; 'Car.owner' is to-one") },
+            "\(checked)")
         #expect(checked.contains { $0.contains("entity 'Loop' inherits from itself") }, "\(checked)")
         #expect(checked.contains { $0.contains("fetch request 'all' names unknown entity 'Truck'") }, "\(checked)")
     }
 
-    @Test("a store keeps transient attributes out of its tables and refuses ordered to-many and derived attributes, naming each")
+    @Test(
+        "a store keeps transient attributes out of its tables and refuses ordered to-many and derived attributes, naming each"
+    )
     func storeLayout() throws {
         let directory = TemporaryDirectory()
         let refused = try ModelLoader().load(path: try directory.write("garage.yml", Self.model)).current
-        let errors = try #require(renderedErrors { _ = try Store.open(at: directory.file("garage.sqlite"), model: refused) })
-        #expect(errors.contains { $0.contains("a ferry store cannot hold abstract entities: entity 'Vehicle' is abstract yet") }, "\(errors)")
-        #expect(errors.contains { $0.contains("entity inheritance: entity 'Car' has parent entity 'Vehicle'") }, "\(errors)")
-        #expect(errors.contains { $0.contains("ordered to-many relationships: 'Vehicle.parts' is ordered") }, "\(errors)")
-        #expect(errors.contains { $0.contains("derived attributes: 'Vehicle.wheels' is derived from 'parts.@count'") }, "\(errors)")
+        let errors = try #require(
+            renderedErrors { _ = try Store.open(at: directory.file("garage.sqlite"), model: refused) })
+        #expect(
+            errors.contains {
+                $0.contains("a ferry store cannot hold abstract entities: entity 'Vehicle' is abstract yet")
+            }, "\(errors)")
+        #expect(
+            errors.contains { $0.contains("entity inheritance: entity 'Car' has parent entity 'Vehicle'") }, "\(errors)"
+        )
+        #expect(
+            errors.contains { $0.contains("ordered to-many relationships: 'Vehicle.parts' is ordered") }, "\(errors)")
+        #expect(
+            errors.contains { $0.contains("derived attributes: 'Vehicle.wheels' is derived from 'parts.@count'") },
+            "\(errors)")
         #expect(!FileManager.default.fileExists(atPath: directory.file("garage.sqlite")))
 
-        let plain = try ModelLoader().load(path: try directory.write("plain.yml", """
-            entities:
-              Sensor:
-                attributes:
-                  id: {type: int64, optional: false}
-                  reading: double
-                  smoothed: {type: double, transient: true}
-                  scratch: {type: undefined, transient: true}
-                  payload: {type: transformable, transformer: ColorTransformer}
-                unique: [[id]]
-            """)).current
+        let plain = try ModelLoader().load(
+            path: try directory.write(
+                "plain.yml",
+                """
+                entities:
+                  Sensor:
+                    attributes:
+                      id: {type: int64, optional: false}
+                      reading: double
+                      smoothed: {type: double, transient: true}
+                      scratch: {type: undefined, transient: true}
+                      payload: {type: transformable, transformer: ColorTransformer}
+                    unique: [[id]]
+                """)
+        ).current
         let store = try Store.open(at: directory.file("plain.sqlite"), model: plain)
         let columns = try store.read { connection in
             try connection.rows("SELECT name FROM pragma_table_info('Sensor') ORDER BY cid").map { $0[0].text ?? "" }

@@ -9,15 +9,21 @@ import Testing
 @Suite("Import runner: JSON shapes")
 struct JSONShapeImportTests {
     func model() -> ObjectModel {
-        ObjectModel(name: "m", version: "1", entities: [
-            EntityDescription(name: "items", attributes: [
-                AttributeDescription(name: "id", type: .string),
-                AttributeDescription(name: "qty", type: .int64),
+        ObjectModel(
+            name: "m", version: "1",
+            entities: [
+                EntityDescription(
+                    name: "items",
+                    attributes: [
+                        AttributeDescription(name: "id", type: .string),
+                        AttributeDescription(name: "qty", type: .int64),
+                    ])
             ])
-        ])
     }
 
-    func run(_ step: ImportStep, dir: TemporaryDirectory, name: String, fastPath: Bool) throws -> ([[DatabaseValue]], String, Int) {
+    func run(
+        _ step: ImportStep, dir: TemporaryDirectory, name: String, fastPath: Bool
+    ) throws -> ([[DatabaseValue]], String, Int) {
         let store = try Store.open(at: dir.file(name + ".sqlite"), model: model())
         var step = step
         step.rejectsPath = dir.file(name + ".rejects")

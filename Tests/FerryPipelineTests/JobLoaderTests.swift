@@ -8,7 +8,9 @@ import Testing
 @Suite("JobLoader")
 struct JobLoaderTests {
     static let jobs = URL(fileURLWithPath: Fixtures.path("jobs"))
-    static func resolved(_ relative: String) -> String { jobs.appendingPathComponent(relative).standardizedFileURL.path }
+    static func resolved(_ relative: String) -> String {
+        jobs.appendingPathComponent(relative).standardizedFileURL.path
+    }
 
     @Test("the reference job loads with paths, parameters and options")
     func referenceJob() throws {
@@ -48,13 +50,20 @@ struct JobLoaderTests {
 
         #expect(orders.format == .ndjson)
         #expect(orders.coercion.nullTokens == [])
-        #expect(orders.relationships == [RelationshipMapping(relationship: "customer", field: "customer_id", match: "id", missing: .null, location: InputLocation(file: path, line: 26, column: 9))])
+        #expect(
+            orders.relationships == [
+                RelationshipMapping(
+                    relationship: "customer", field: "customer_id", match: "id", missing: .null,
+                    location: InputLocation(file: path, line: 26, column: 9))
+            ])
         #expect(orders.onConflict == .update)
         #expect(orders.maxRejects == .percent(2.5))
         #expect(orders.rejectsPath == "-")
         #expect(orders.batchSize == 500)
         #expect(orders.atomic == false)
-        #expect(JobValidator().validate(job, model: try ModelLoader().load(path: job.modelPath ?? "").current).map(\.description) == [])
+        #expect(
+            JobValidator().validate(job, model: try ModelLoader().load(path: job.modelPath ?? "").current).map(
+                \.description) == [])
     }
 
     @Test("--param wins over the environment, which wins over params:")
@@ -76,29 +85,32 @@ struct JobLoaderTests {
     @Test("every problem of a broken job, located, with suggestions")
     func broken() {
         let file = Fixtures.path("jobs/broken.yml")
-        #expect(renderedErrors { _ = try JobLoader().load(path: file, parameters: [:], environment: [:]) } == [
-            "\(file):1:35: error: expected a boolean for 'create' but found 'maybe'",
-            "\(file):4:5: error: unknown step 'improt'; did you mean 'import'?",
-            "\(file):7:7: error: unknown key 'count' in a verify step; did you mean 'counts'?",
-            "\(file):9:15: error: undefined parameter 'nowhere'\n  give --param nowhere=VALUE, set the environment variable nowhere, or add nowhere under params:",
-            "\(file):11:7: error: unknown key 'fromat' in an import step; did you mean 'format'?",
-            "\(file):12:20: error: 'max_rejects' allows rejected records but the step has no 'rejects' file: they would be lost",
-            "\(file):13:20: error: 'upsert' is not a valid 'on_conflict' (one of error, update, keep, replace)",
-            "\(file):14:19: error: 'batch_size' must be at least 1, not 0",
-            "\(file):15:20: error: unsupported letter 'Q' in date pattern 'yyyy-QQ'\n  supported: yyyy yy MM M MMM dd d HH H hh h mm ss S… a EEE X XXX Z, and 'quoted' literals",
-            "\(file):19:24: error: 'delimiter' must be one character (one byte), not '::'",
-            "\(file):19:38: error: 'header: false' needs 'columns: [...]' to name the columns",
-            "\(file):20:7: error: 'json' options apply only to the json and ndjson formats, not csv",
-            "\(file):20:23: error: a JSON pointer starts with '/' (e.g. /data/items), not 'data'",
-            "\(file):21:20: error: expected a count or a percentage like \"1%\" for 'max_rejects' but found 'lots'",
-            "\(file):22:5: error: a step has one key, its kind, but found 'import', 'source' (indent the step's keys under its kind)",
-        ])
+        #expect(
+            renderedErrors { _ = try JobLoader().load(path: file, parameters: [:], environment: [:]) } == [
+                "\(file):1:35: error: expected a boolean for 'create' but found 'maybe'",
+                "\(file):4:5: error: unknown step 'improt'; did you mean 'import'?",
+                "\(file):7:7: error: unknown key 'count' in a verify step; did you mean 'counts'?",
+                "\(file):9:15: error: undefined parameter 'nowhere'\n  give --param nowhere=VALUE, set the environment variable nowhere, or add nowhere under params:",
+                "\(file):11:7: error: unknown key 'fromat' in an import step; did you mean 'format'?",
+                "\(file):12:20: error: 'max_rejects' allows rejected records but the step has no 'rejects' file: they would be lost",
+                "\(file):13:20: error: 'upsert' is not a valid 'on_conflict' (one of error, update, keep, replace)",
+                "\(file):14:19: error: 'batch_size' must be at least 1, not 0",
+                "\(file):15:20: error: unsupported letter 'Q' in date pattern 'yyyy-QQ'\n  supported: yyyy yy MM M MMM dd d HH H hh h mm ss S… a EEE X XXX Z, and 'quoted' literals",
+                "\(file):19:24: error: 'delimiter' must be one character (one byte), not '::'",
+                "\(file):19:38: error: 'header: false' needs 'columns: [...]' to name the columns",
+                "\(file):20:7: error: 'json' options apply only to the json and ndjson formats, not csv",
+                "\(file):20:23: error: a JSON pointer starts with '/' (e.g. /data/items), not 'data'",
+                "\(file):21:20: error: expected a count or a percentage like \"1%\" for 'max_rejects' but found 'lots'",
+                "\(file):22:5: error: a step has one key, its kind, but found 'import', 'source' (indent the step's keys under its kind)",
+            ])
     }
 
     @Test("format from the extension, tsv, standard input and unknown extensions")
     func formats() throws {
         let directory = TemporaryDirectory()
-        let path = try directory.write("job.yml", """
+        let path = try directory.write(
+            "job.yml",
+            """
             store: ":memory:"
             steps:
               - import: {source: a.tsv, entity: E}
@@ -108,13 +120,17 @@ struct JobLoaderTests {
         let job = try JobLoader().load(path: path, parameters: [:], environment: [:])
         #expect(job.name == "job")
         #expect(job.store.isInMemory)
-        let steps = job.steps.compactMap { step -> ImportStep? in if case .import(let s) = step { return s } else { return nil } }
+        let steps = job.steps.compactMap { step -> ImportStep? in
+            if case .import(let s) = step { return s } else { return nil }
+        }
         #expect(steps.map(\.format) == [.csv, .ndjson, .json])
         #expect(steps[0].csv.delimiter == 9)
         #expect(steps[2].source == "-")
         #expect(steps[2].jsonPointer == "/items")
 
-        let bad = try directory.write("bad.yml", """
+        let bad = try directory.write(
+            "bad.yml",
+            """
             store: out.sqlite
             steps:
               - import: {source: a.xml, entity: E}
@@ -122,18 +138,21 @@ struct JobLoaderTests {
               - import: {source: a.csv, entity: E, format: xsl}
               - import: {source: a.csv}
             """)
-        #expect(renderedErrors { _ = try JobLoader().load(path: bad, parameters: [:], environment: [:]) } == [
-            "\(bad):3:22: error: cannot tell the format of 'a.xml' from its extension; add 'format:' (csv, json, ndjson)",
-            "\(bad):4:22: error: cannot tell the format of standard input; add 'format:' (csv, json, ndjson)",
-            "\(bad):5:48: error: unknown format 'xsl' (csv, json, ndjson, fixed)",
-            "\(bad):6:5: error: the import step needs 'entity'",
-        ])
+        #expect(
+            renderedErrors { _ = try JobLoader().load(path: bad, parameters: [:], environment: [:]) } == [
+                "\(bad):3:22: error: cannot tell the format of 'a.xml' from its extension; add 'format:' (csv, json, ndjson)",
+                "\(bad):4:22: error: cannot tell the format of standard input; add 'format:' (csv, json, ndjson)",
+                "\(bad):5:48: error: unknown format 'xsl' (csv, json, ndjson, fixed)",
+                "\(bad):6:5: error: the import step needs 'entity'",
+            ])
     }
 
     @Test("input keys: compressed sources, encoding, csv skip_lines, comment and skip_initial_space; tsv exports")
     func inputKeys() throws {
         let directory = TemporaryDirectory()
-        let path = try directory.write("job.yml", """
+        let path = try directory.write(
+            "job.yml",
+            """
             store: ":memory:"
             steps:
               - import:
@@ -147,20 +166,28 @@ struct JobLoaderTests {
               - export: {entity: E, output: "-", format: tsv}
             """)
         let job = try JobLoader().load(path: path, parameters: [:], environment: [:])
-        let imports = job.steps.compactMap { step -> ImportStep? in if case .import(let s) = step { return s } else { return nil } }
+        let imports = job.steps.compactMap { step -> ImportStep? in
+            if case .import(let s) = step { return s } else { return nil }
+        }
         #expect(imports.map(\.format) == [.csv, .csv, .csv])
         #expect(imports[2].coercion.dateFormat.description == "dd.MM.yyyy, iso8601")
-        #expect(Coercion.parseDate("31.12.2023", format: imports[2].coercion.dateFormat) == Coercion.parseDate("2023-12-31", format: .iso8601))
+        #expect(
+            Coercion.parseDate("31.12.2023", format: imports[2].coercion.dateFormat)
+                == Coercion.parseDate("2023-12-31", format: .iso8601))
         #expect(imports[0].encoding?.iconvName == "WINDOWS-1252")
         #expect(imports[0].csv.skipLines == 2)
         #expect(imports[0].csv.comment == UInt8(ascii: "#"))
         #expect(imports[0].csv.skipInitialSpace)
         #expect(imports[0].csv.delimiter == UInt8(ascii: ","))
         #expect(imports[1].csv.delimiter == 9)
-        let exports = job.steps.compactMap { step -> ExportStep? in if case .export(let s) = step { return s } else { return nil } }
+        let exports = job.steps.compactMap { step -> ExportStep? in
+            if case .export(let s) = step { return s } else { return nil }
+        }
         #expect(exports.map(\.csvDelimiter) == [9, 9])
 
-        let bad = try directory.write("bad.yml", """
+        let bad = try directory.write(
+            "bad.yml",
+            """
             store: out.sqlite
             steps:
               - import: {source: a.csv, entity: E, encoding: nope-1}
@@ -175,19 +202,22 @@ struct JobLoaderTests {
     func fileProblems() throws {
         let directory = TemporaryDirectory()
         let syntax = try directory.write("syntax.yml", "store: a\nsteps:\n  - import: [\n")
-        #expect(renderedErrors { _ = try JobLoader().load(path: syntax, parameters: [:], environment: [:]) } == [
-            "\(syntax):4:1: error: did not find expected node content (while parsing a flow node at line 4, column 1)\n    - import: [\n  ^"
-        ])
+        #expect(
+            renderedErrors { _ = try JobLoader().load(path: syntax, parameters: [:], environment: [:]) } == [
+                "\(syntax):4:1: error: did not find expected node content (while parsing a flow node at line 4, column 1)\n    - import: [\n  ^"
+            ])
         let missing = directory.file("missing.yml")
-        #expect(renderedErrors { _ = try JobLoader().load(path: missing, parameters: [:], environment: [:]) } == [
-            "\(missing): error: cannot read '\(missing)': No such file or directory"
-        ])
+        #expect(
+            renderedErrors { _ = try JobLoader().load(path: missing, parameters: [:], environment: [:]) } == [
+                "\(missing): error: cannot read '\(missing)': No such file or directory"
+            ])
         let empty = try directory.write("empty.yml", "descripton: x\n")
-        #expect(renderedErrors { _ = try JobLoader().load(path: empty, parameters: [:], environment: [:]) } == [
-            "\(empty):1:1: error: unknown key 'descripton' in the job; did you mean 'description'?",
-            "\(empty):1:1: error: the job has no 'store' (a path or \":memory:\")",
-            "\(empty):1:1: error: the job has no 'steps'",
-        ])
+        #expect(
+            renderedErrors { _ = try JobLoader().load(path: empty, parameters: [:], environment: [:]) } == [
+                "\(empty):1:1: error: unknown key 'descripton' in the job; did you mean 'description'?",
+                "\(empty):1:1: error: the job has no 'store' (a path or \":memory:\")",
+                "\(empty):1:1: error: the job has no 'steps'",
+            ])
     }
 }
 
@@ -198,23 +228,26 @@ struct JobValidatorTests {
         let file = Fixtures.path("jobs/invalid-for-model.yml")
         let job = try JobLoader().load(path: file, parameters: [:], environment: [:])
         let model = try ModelLoader().load(path: job.modelPath ?? "").current
-        #expect(JobValidator().validate(job, model: model).map(\.description) == [
-            "\(file):6:15: error: unknown entity 'Custmer' in model 'Shop'; did you mean 'Customer'?",
-            "\(file):11:9: error: 'Customer' has no attribute 'emial'; did you mean 'email'?",
-            "\(file):12:9: error: 'orders' is a relationship of 'Customer'; map it under 'relationships'",
-            "\(file):13:9: error: constant for 'Customer.age' is not a valid int16: 'old' is not an integer",
-            "\(file):19:9: error: 'Order' has no relationship 'custmer'; did you mean 'customer'?",
-            "\(file):20:9: error: 'match: name' needs 'Customer.name' to be unique on its own (unique: true)",
-            "\(file):25:9: error: 'Customer.orders' is to-many; 'relationships:' resolves only to-one relationships (a JSON source's nested arrays link to-many ones with 'nested: true')",
-            "\(file):30:9: error: 'Customer' has no attribute 'nam' to match; did you mean 'name'?",
-        ])
+        #expect(
+            JobValidator().validate(job, model: model).map(\.description) == [
+                "\(file):6:15: error: unknown entity 'Custmer' in model 'Shop'; did you mean 'Customer'?",
+                "\(file):11:9: error: 'Customer' has no attribute 'emial'; did you mean 'email'?",
+                "\(file):12:9: error: 'orders' is a relationship of 'Customer'; map it under 'relationships'",
+                "\(file):13:9: error: constant for 'Customer.age' is not a valid int16: 'old' is not an integer",
+                "\(file):19:9: error: 'Order' has no relationship 'custmer'; did you mean 'customer'?",
+                "\(file):20:9: error: 'match: name' needs 'Customer.name' to be unique on its own (unique: true)",
+                "\(file):25:9: error: 'Customer.orders' is to-many; 'relationships:' resolves only to-one relationships (a JSON source's nested arrays link to-many ones with 'nested: true')",
+                "\(file):30:9: error: 'Customer' has no attribute 'nam' to match; did you mean 'name'?",
+            ])
     }
 
     @Test("update and replace need a uniqueness constraint")
     func conflictPolicy() throws {
         let directory = TemporaryDirectory()
         try directory.write("log.yml", "entities:\n  Log:\n    attributes:\n      line: string\n")
-        let jobPath = try directory.write("job.yml", """
+        let jobPath = try directory.write(
+            "job.yml",
+            """
             store: ":memory:"
             model: log.yml
             steps:
@@ -223,9 +256,10 @@ struct JobValidatorTests {
             """)
         let job = try JobLoader().load(path: jobPath, parameters: [:], environment: [:])
         let model = try ModelLoader().load(path: try #require(job.modelPath)).current
-        #expect(JobValidator().validate(job, model: model).map(\.description) == [
-            "\(jobPath):5:55: error: 'on_conflict: replace' needs a uniqueness constraint on 'Log' to find the existing object"
-        ])
+        #expect(
+            JobValidator().validate(job, model: model).map(\.description) == [
+                "\(jobPath):5:55: error: 'on_conflict: replace' needs a uniqueness constraint on 'Log' to find the existing object"
+            ])
     }
 }
 
@@ -234,7 +268,9 @@ struct JobPredicateParameterTests {
     @Test("$name takes --param, else the environment, else params:, typed as a literal")
     func substitution() throws {
         let dir = TemporaryDirectory()
-        let path = try dir.write("job.yml", """
+        let path = try dir.write(
+            "job.yml",
+            """
             store: s.sqlite
             model: m.yml
             params: {min_age: "40", label: "VIP"}
@@ -254,7 +290,8 @@ struct JobPredicateParameterTests {
         #expect(try predicate.evaluate(on: gold))
         #expect(try !predicate.evaluate(on: young))
         #expect(try delete.predicate.evaluate(on: young))
-        let overridden = try JobLoader().load(path: path, parameters: ["flag": "true", "min_age": "20"], environment: ["label": "gold"])
+        let overridden = try JobLoader().load(
+            path: path, parameters: ["flag": "true", "min_age": "20"], environment: ["label": "gold"])
         guard case .export(let cheaper) = overridden.steps[0], let second = cheaper.predicate else { return }
         #expect(try second.evaluate(on: young))
     }
@@ -262,21 +299,32 @@ struct JobPredicateParameterTests {
 
 @Suite("JobLoader: nested parameter defaults")
 struct JobNestedDefaultTests {
-    @Test("${a:-${b:-x}/y} is a when given, else the default with its own references replaced; an unterminated nested reference is an error")
+    @Test(
+        "${a:-${b:-x}/y} is a when given, else the default with its own references replaced; an unterminated nested reference is an error"
+    )
     func nestedDefaults() throws {
         let dir = TemporaryDirectory()
         try dir.write("m.yml", "version: \"1\"\nentities:\n  Customer:\n    attributes:\n      id: int64\n")
-        let path = try dir.write("job.yml", """
+        let path = try dir.write(
+            "job.yml",
+            """
             store: {path: "${store:-${out:-/srv/out}/shop.sqlite}"}
             model: m.yml
             steps:
               - export: {entity: Customer, format: csv, output: "${out:-/srv/out}/c.csv"}
             """)
-        #expect(try JobLoader().load(path: path, parameters: [:], environment: [:]).store.path == "/srv/out/shop.sqlite")
-        #expect(try JobLoader().load(path: path, parameters: ["out": "/tmp/o"], environment: [:]).store.path == "/tmp/o/shop.sqlite")
+        #expect(
+            try JobLoader().load(path: path, parameters: [:], environment: [:]).store.path == "/srv/out/shop.sqlite")
+        #expect(
+            try JobLoader().load(path: path, parameters: ["out": "/tmp/o"], environment: [:]).store.path
+                == "/tmp/o/shop.sqlite")
         let url = "postgresql://app@db/shop?schema=shop"
-        #expect(try JobLoader().load(path: path, parameters: ["store": url, "out": "/tmp/o"], environment: [:]).store.path == url)
-        let broken = try dir.write("broken.yml", """
+        #expect(
+            try JobLoader().load(path: path, parameters: ["store": url, "out": "/tmp/o"], environment: [:]).store.path
+                == url)
+        let broken = try dir.write(
+            "broken.yml",
+            """
             store: {path: "${store:-${out/shop.sqlite}"}
             model: m.yml
             steps:

@@ -37,7 +37,8 @@ func describe(_ value: MappingModel.RelationshipValue) -> String {
 }
 
 func describe(_ mapping: MappingModel.EntityMapping) -> [String] {
-    mapping.attributes.map { "\($0.destination): \(describe($0.value))" } + mapping.relationships.map { "\($0.destination): \(describe($0.value))" }
+    mapping.attributes.map { "\($0.destination): \(describe($0.value))" }
+        + mapping.relationships.map { "\($0.destination): \(describe($0.value))" }
 }
 
 @Suite("MappingLoader")
@@ -65,13 +66,16 @@ struct MappingLoaderTests {
         #expect(mapping.entities.map(\.source) == ["Customer", "Product", "Product", "Order", "LineItem", "Review"])
 
         let customer = try #require(mapping.entity(named: "Customer"))
-        #expect(describe(customer) == [
-            "id: copy id", "email: copy email",
-            "first_name: = split(trim($source.full_name), \" \", 0)", "last_name: = after(trim($source.full_name), \" \")",
-            "phone: copy phone", "age: copy age", "balance: copy balance or 0", "created_at: copy created_at", "active: copy active or true",
-            "tier: copy tier or standard", "address: copy address",
-            "orders: carry orders", "reviews: carry reviews",
-        ])
+        #expect(
+            describe(customer) == [
+                "id: copy id", "email: copy email",
+                "first_name: = split(trim($source.full_name), \" \", 0)",
+                "last_name: = after(trim($source.full_name), \" \")",
+                "phone: copy phone", "age: copy age", "balance: copy balance or 0", "created_at: copy created_at",
+                "active: copy active or true",
+                "tier: copy tier or standard", "address: copy address",
+                "orders: carry orders", "reviews: carry reviews",
+            ])
         #expect(customer.attribute(named: "first_name")?.location == at(10, 19))
         #expect(customer.attribute(named: "last_name")?.location == at(11, 18))
         #expect(customer.attribute(named: "id")?.location == nil)
@@ -90,26 +94,34 @@ struct MappingLoaderTests {
         #expect(brand.location == at(16, 3))
 
         let product = try #require(mapping.entity(named: "Product"))
-        #expect(describe(product) == [
-            "sku: copy sku", "name: copy name", "price: copy price", "weight_kg: copy weight_kg", "tags: copy tags", "uuid: copy uuid",
-            "brand: from mapping Brand", "order_items: carry order_items", "reviews: carry reviews",
-        ])
+        #expect(
+            describe(product) == [
+                "sku: copy sku", "name: copy name", "price: copy price", "weight_kg: copy weight_kg", "tags: copy tags",
+                "uuid: copy uuid",
+                "brand: from mapping Brand", "order_items: carry order_items", "reviews: carry reviews",
+            ])
         #expect(product.relationship(named: "brand")?.location == at(25, 14))
         #expect(product.location == at(22, 3))
 
         // Not in the file: inferred, without locations.
         let order = try #require(mapping.entity(named: "Order"))
-        #expect(describe(order) == [
-            "number: copy number", "placed_at: copy placed_at", "status: copy status or pending", "total: copy total",
-            "customer: carry customer", "items: carry items",
-        ])
+        #expect(
+            describe(order) == [
+                "number: copy number", "placed_at: copy placed_at", "status: copy status or pending",
+                "total: copy total",
+                "customer: carry customer", "items: carry items",
+            ])
         #expect(order.location == nil)
-        #expect(describe(try #require(mapping.entity(named: "LineItem"))) == [
-            "quantity: copy quantity", "unit_price: copy unit_price", "order: carry order", "product: carry product",
-        ])
-        #expect(describe(try #require(mapping.entity(named: "Review"))) == [
-            "rating: copy rating", "body: copy body", "created_at: copy created_at", "customer: carry customer", "product: carry product",
-        ])
+        #expect(
+            describe(try #require(mapping.entity(named: "LineItem"))) == [
+                "quantity: copy quantity", "unit_price: copy unit_price", "order: carry order",
+                "product: carry product",
+            ])
+        #expect(
+            describe(try #require(mapping.entity(named: "Review"))) == [
+                "rating: copy rating", "body: copy body", "created_at: copy created_at", "customer: carry customer",
+                "product: carry product",
+            ])
     }
 
     @Test("a second mapping into an entity, an entity made empty, constants, copies and a filter")
@@ -117,7 +129,10 @@ struct MappingLoaderTests {
         let (v2, v3) = try ShopSample.versions("2", "3")
         let file = Self.fixture("extra-mapping")
         let mapping = try MappingLoader().load(path: file, source: v2, destination: v3)
-        #expect(mapping.entities.map(\.name) == ["Customer", "Brand", "LegacyBrand", "Product", "Order", "LineItem", "Review"])
+        #expect(
+            mapping.entities.map(\.name) == [
+                "Customer", "Brand", "LegacyBrand", "Product", "Order", "LineItem", "Review",
+            ])
         let legacy = try #require(mapping.entity(named: "LegacyBrand"))
         #expect(legacy.destination == "Brand")
         #expect(legacy.source == "Customer")
@@ -129,124 +144,142 @@ struct MappingLoaderTests {
         #expect(customer.filterLocation == InputLocation(file: file, line: 5, column: 13))
         let review = try #require(mapping.entity(named: "Review"))
         #expect(review.source == nil)
-        #expect(describe(review) == [
-            "rating: constant nil", "body: constant nil", "created_at: constant nil", "customer: none", "product: none",
-        ])
+        #expect(
+            describe(review) == [
+                "rating: constant nil", "body: constant nil", "created_at: constant nil", "customer: none",
+                "product: none",
+            ])
         let order = try #require(mapping.entity(named: "Order"))
-        #expect(describe(order) == [
-            "number: copy number", "placed_at: copy placed_at", "status: constant paid", "total: copy total",
-            "customer: carry customer", "items: carry items",
-        ])
+        #expect(
+            describe(order) == [
+                "number: copy number", "placed_at: copy placed_at", "status: constant paid", "total: copy total",
+                "customer: carry customer", "items: carry items",
+            ])
         #expect(order.attribute(named: "status")?.location == InputLocation(file: file, line: 27, column: 23))
     }
 
     @Test("unknown keys, with suggestions")
     func unknownKeys() throws {
         let file = Self.fixture("unknown-keys")
-        #expect(try Self.errors("unknown-keys") == [
-            "\(file):2:1: error: unknown key 'too' in the mapping file; did you mean 'to'?",
-            "\(file):5:5: error: unknown key 'atributes' in the mapping of 'Customer'; did you mean 'attributes'?",
-            "\(file):11:31: error: unknown key 'mapp' in the value of 'brand'",
-            "\(file):16:24: error: unknown key 'sourc' in the value of 'name'; did you mean 'source'?",
-        ])
+        #expect(
+            try Self.errors("unknown-keys") == [
+                "\(file):2:1: error: unknown key 'too' in the mapping file; did you mean 'to'?",
+                "\(file):5:5: error: unknown key 'atributes' in the mapping of 'Customer'; did you mean 'attributes'?",
+                "\(file):11:31: error: unknown key 'mapp' in the value of 'brand'",
+                "\(file):16:24: error: unknown key 'sourc' in the value of 'name'; did you mean 'source'?",
+            ])
     }
 
     @Test("unknown destination entities, attributes and relationships; unknown source entities and properties")
     func unknownNames() throws {
         let file = Self.fixture("unknown-names")
-        #expect(try Self.errors("unknown-names") == [
-            "\(file):2:3: error: unknown destination entity 'Costumer' in Shop version 3; did you mean 'Customer'?\n  a second mapping into an entity needs `entity:` naming it",
-            "\(file):6:13: error: unknown source entity 'Custome' in Shop version 2; did you mean 'Customer'?",
-            "\(file):7:3: error: the file does not cover Product.brand: Product.brand changes from an attribute to a relationship; add `relationships: {brand: …}` under `Product` in this file",
-            "\(file):9:7: error: Product has no attribute 'prise'; did you mean 'price'?",
-            "\(file):10:7: error: 'brand' is a relationship of Product; map it under 'relationships'",
-            "\(file):12:7: error: Product has no relationship 'brnd'; did you mean 'brand'?",
-            "\(file):13:7: error: 'name' is an attribute of Product; map it under 'attributes'",
-            "\(file):21:25: error: source entity Review has no relationship 'prodct'; did you mean 'product'?",
-            "\(file):22:26: error: source entity Review has no relationship 'email'",
-            "\(file):25:26: error: source entity LineItem has no attribute 'quantty'; did you mean 'quantity'?",
-        ])
+        #expect(
+            try Self.errors("unknown-names") == [
+                "\(file):2:3: error: unknown destination entity 'Costumer' in Shop version 3; did you mean 'Customer'?\n  a second mapping into an entity needs `entity:` naming it",
+                "\(file):6:13: error: unknown source entity 'Custome' in Shop version 2; did you mean 'Customer'?",
+                "\(file):7:3: error: the file does not cover Product.brand: Product.brand changes from an attribute to a relationship; add `relationships: {brand: …}` under `Product` in this file",
+                "\(file):9:7: error: Product has no attribute 'prise'; did you mean 'price'?",
+                "\(file):10:7: error: 'brand' is a relationship of Product; map it under 'relationships'",
+                "\(file):12:7: error: Product has no relationship 'brnd'; did you mean 'brand'?",
+                "\(file):13:7: error: 'name' is an attribute of Product; map it under 'attributes'",
+                "\(file):21:25: error: source entity Review has no relationship 'prodct'; did you mean 'product'?",
+                "\(file):22:26: error: source entity Review has no relationship 'email'",
+                "\(file):25:26: error: source entity LineItem has no attribute 'quantty'; did you mean 'quantity'?",
+            ])
     }
 
     @Test("mapping names: taken by an entity, a mapping without a source, filter and distinct without one")
     func badEntities() throws {
         let file = Self.fixture("bad-entities")
-        #expect(try Self.errors("bad-entities") == [
-            "\(file):8:3: error: the mapping name 'Order' is an entity of Shop version 3; give a mapping into Brand another name",
-            "\(file):12:13: error: unknown destination entity 'Brnd' in Shop version 3; did you mean 'Brand'?",
-            "\(file):13:3: error: the mapping 'MoreBrands' into Brand needs a 'source' (an entity of Shop version 2)",
-            "\(file):19:13: error: 'filter' needs a source entity, but the mapping 'NoSource' has none",
-            "\(file):20:15: error: 'distinct' needs a source entity, but the mapping 'NoSource' has none",
-        ])
+        #expect(
+            try Self.errors("bad-entities") == [
+                "\(file):8:3: error: the mapping name 'Order' is an entity of Shop version 3; give a mapping into Brand another name",
+                "\(file):12:13: error: unknown destination entity 'Brnd' in Shop version 3; did you mean 'Brand'?",
+                "\(file):13:3: error: the mapping 'MoreBrands' into Brand needs a 'source' (an entity of Shop version 2)",
+                "\(file):19:13: error: 'filter' needs a source entity, but the mapping 'NoSource' has none",
+                "\(file):20:15: error: 'distinct' needs a source entity, but the mapping 'NoSource' has none",
+            ])
     }
 
     @Test("`mapping:` naming an unknown mapping, one making other objects, or one from another source")
     func badMappingReferences() throws {
         let file = Self.fixture("bad-mapping-reference")
-        #expect(try Self.errors("bad-mapping-reference") == [
-            "\(file):7:24: error: no entity mapping named 'Brnd'; did you mean 'Brand'?",
-            "\(file):8:26: error: the mapping 'Customer' makes Customer objects, but Product.reviews links to Review",
-            "\(file):16:26: error: the mapping 'Product' maps from Product, but 'Review' maps from Review; `mapping:` links the objects made from the same source object",
-        ])
+        #expect(
+            try Self.errors("bad-mapping-reference") == [
+                "\(file):7:24: error: no entity mapping named 'Brnd'; did you mean 'Brand'?",
+                "\(file):8:26: error: the mapping 'Customer' makes Customer objects, but Product.reviews links to Review",
+                "\(file):16:26: error: the mapping 'Product' maps from Product, but 'Review' maps from Review; `mapping:` links the objects made from the same source object",
+            ])
     }
 
     @Test("mappings that need each other first")
     func cycle() throws {
         let file = Self.fixture("cycle")
-        #expect(try Self.errors("cycle") == [
-            "\(file):8:3: error: the mappings 'Brand', 'Product' refer to each other through `mapping:`; one of them must run first",
-        ])
+        #expect(
+            try Self.errors("cycle") == [
+                "\(file):8:3: error: the mappings 'Brand', 'Product' refer to each other through `mapping:`; one of them must run first"
+            ])
     }
 
     @Test("from/to and the file name must match the models")
     func versions() throws {
         let wrong = Self.fixture("wrong-versions")
-        #expect(try Self.errors("wrong-versions") == ["\(wrong):1:7: error: 'from: 1' does not match the source model, Shop version 2"])
+        #expect(
+            try Self.errors("wrong-versions") == [
+                "\(wrong):1:7: error: 'from: 1' does not match the source model, Shop version 2"
+            ])
         let misnamed = Self.fixture("1-to-2")
-        #expect(try Self.errors("1-to-2") == [
-            "\(misnamed):1:1: error: the mapping file '1-to-2.yml' is named for versions 1 → 2, but it is used for Shop 2 → 3\n  name it 2-to-3.yml, or use it for the step its name says",
-        ])
+        #expect(
+            try Self.errors("1-to-2") == [
+                "\(misnamed):1:1: error: the mapping file '1-to-2.yml' is named for versions 1 → 2, but it is used for Shop 2 → 3\n  name it 2-to-3.yml, or use it for the step its name says"
+            ])
     }
 
     @Test("filters that do not parse or bind, located in the file")
     func badFilters() throws {
         let file = Self.fixture("bad-filters")
-        #expect(try Self.errors("bad-filters") == [
-            "\(file):3:30: error: expected a predicate after 'AND' but found end of input",
-            "\(file):7:13: error: Product has no attribute 'pricee'; did you mean 'price'?",
-            "\(file):11:44: error: Customer has no attribute 'emial'; did you mean 'email'?",
-        ])
+        #expect(
+            try Self.errors("bad-filters") == [
+                "\(file):3:30: error: expected a predicate after 'AND' but found end of input",
+                "\(file):7:13: error: Product has no attribute 'pricee'; did you mean 'price'?",
+                "\(file):11:44: error: Customer has no attribute 'emial'; did you mean 'email'?",
+            ])
     }
 
-    @Test("bad values: empty expressions, nil for non-optional, bad constants, wrong copies and relationship values, bad policy names")
+    @Test(
+        "bad values: empty expressions, nil for non-optional, bad constants, wrong copies and relationship values, bad policy names"
+    )
     func badValues() throws {
         let file = Self.fixture("bad-values")
-        #expect(try Self.errors("bad-values") == [
-            "\(file):4:20: error: the expression for 'first_name' is empty",
-            "\(file):5:11: error: Customer.id is non-optional; it cannot be set to nil",
-            "\(file):7:24: error: the value for Customer.balance is not a valid decimal: 'abc' is not a decimal number",
-            "\(file):8:12: error: expected an expression, {value: …} or {source: …} for 'age' but found a list",
-            "\(file):9:23: error: Customer.created_at is date and Customer.email is string; only lossless widenings are copied, convert it with an expression",
-            "\(file):11:15: error: expected {mapping: …}, {source: …} or none for 'orders' but found 'many'",
-            "\(file):12:13: error: 'policy' names a registered policy, like PhoneNormalizer; 'Phone Normalizer' is not a name",
-        ])
+        #expect(
+            try Self.errors("bad-values") == [
+                "\(file):4:20: error: the expression for 'first_name' is empty",
+                "\(file):5:11: error: Customer.id is non-optional; it cannot be set to nil",
+                "\(file):7:24: error: the value for Customer.balance is not a valid decimal: 'abc' is not a decimal number",
+                "\(file):8:12: error: expected an expression, {value: …} or {source: …} for 'age' but found a list",
+                "\(file):9:23: error: Customer.created_at is date and Customer.email is string; only lossless widenings are copied, convert it with an expression",
+                "\(file):11:15: error: expected {mapping: …}, {source: …} or none for 'orders' but found 'many'",
+                "\(file):12:13: error: 'policy' names a registered policy, like PhoneNormalizer; 'Phone Normalizer' is not a name",
+            ])
     }
 
     @Test("value expressions that do not parse, bind or fit, located in the file")
     func badExpressions() throws {
         let file = Self.fixture("bad-expressions")
-        #expect(try Self.errors("bad-expressions") == [
-            "\(file):4:33: error: Customer has no attribute 'fullname'; did you mean 'full_name'?",
-            "\(file):5:18: error: unknown function 'lowercse'; did you mean 'lowercase'?",
-            "\(file):6:12: error: '$source.full_name' is string, but attribute 'age' is int16; convert it with int(…)",
-            "\(file):7:22: error: expected a value after '+' but found end of input",
-            "\(file):8:16: error: unknown parameter '$region'; the job defines no parameters",
-            "\(file):14:23: error: Product has no attribute 'brnd'; did you mean 'brand'?",
-        ])
+        #expect(
+            try Self.errors("bad-expressions") == [
+                "\(file):4:33: error: Customer has no attribute 'fullname'; did you mean 'full_name'?",
+                "\(file):5:18: error: unknown function 'lowercse'; did you mean 'lowercase'?",
+                "\(file):6:12: error: '$source.full_name' is string, but attribute 'age' is int16; convert it with int(…)",
+                "\(file):7:22: error: expected a value after '+' but found end of input",
+                "\(file):8:16: error: unknown parameter '$region'; the job defines no parameters",
+                "\(file):14:23: error: Product has no attribute 'brnd'; did you mean 'brand'?",
+            ])
         // With the parameter given, only the others remain.
         let (v2, v3) = try ShopSample.versions("2", "3")
         let errors = renderedErrors {
-            _ = try MappingLoader().load(path: file, source: v2, destination: v3, parameters: ["region": .string("{\"country\": \"NZ\"}")])
+            _ = try MappingLoader().load(
+                path: file, source: v2, destination: v3, parameters: ["region": .string("{\"country\": \"NZ\"}")])
         }
         #expect(errors?.count == 5)
     }
@@ -254,18 +287,20 @@ struct MappingLoaderTests {
     @Test("every change inference refused that the file does not cover, with its reason and the entry to add")
     func uncoveredRefusals() throws {
         let file = Self.fixture("uncovered")
-        #expect(try Self.errors("uncovered") == [
-            "\(file):4:1: error: the file does not cover Product.brand: Product.brand changes from an attribute to a relationship; add `relationships: {brand: …}` under `Product` in this file",
-            "\(file):5:3: error: the file does not cover Customer.first_name: new non-optional attribute Customer.first_name has no default value; stored Customer records would have none; add `attributes: {first_name: …}` under `Customer` in this file",
-            "\(file):9:3: error: the mapping 'Review' gives non-optional Review.rating no value (Customer has no attribute of that name and type, and it has no default); add `attributes: {rating: …}` under `Review` in this file",
-            "\(file):9:3: error: the mapping 'Review' leaves non-optional Review.customer empty; add `relationships: {customer: …}` under `Review` in this file",
-            "\(file):9:3: error: the mapping 'Review' leaves non-optional Review.product empty; add `relationships: {product: …}` under `Review` in this file",
-        ])
+        #expect(
+            try Self.errors("uncovered") == [
+                "\(file):4:1: error: the file does not cover Product.brand: Product.brand changes from an attribute to a relationship; add `relationships: {brand: …}` under `Product` in this file",
+                "\(file):5:3: error: the file does not cover Customer.first_name: new non-optional attribute Customer.first_name has no default value; stored Customer records would have none; add `attributes: {first_name: …}` under `Customer` in this file",
+                "\(file):9:3: error: the mapping 'Review' gives non-optional Review.rating no value (Customer has no attribute of that name and type, and it has no default); add `attributes: {rating: …}` under `Review` in this file",
+                "\(file):9:3: error: the mapping 'Review' leaves non-optional Review.customer empty; add `relationships: {customer: …}` under `Review` in this file",
+                "\(file):9:3: error: the mapping 'Review' leaves non-optional Review.product empty; add `relationships: {product: …}` under `Review` in this file",
+            ])
         let empty = Self.fixture("empty")
-        #expect(try Self.errors("empty") == [
-            "\(empty):1:1: error: the file does not cover Customer.first_name: new non-optional attribute Customer.first_name has no default value; stored Customer records would have none; add `attributes: {first_name: …}` under `Customer` in this file",
-            "\(empty):1:1: error: the file does not cover Product.brand: Product.brand changes from an attribute to a relationship; add `relationships: {brand: …}` under `Product` in this file",
-        ])
+        #expect(
+            try Self.errors("empty") == [
+                "\(empty):1:1: error: the file does not cover Customer.first_name: new non-optional attribute Customer.first_name has no default value; stored Customer records would have none; add `attributes: {first_name: …}` under `Customer` in this file",
+                "\(empty):1:1: error: the file does not cover Product.brand: Product.brand changes from an attribute to a relationship; add `relationships: {brand: …}` under `Product` in this file",
+            ])
     }
 
     @Test("YAML syntax errors and missing files")
@@ -277,9 +312,10 @@ struct MappingLoaderTests {
         #expect(errors?.count == 1)
         #expect(errors?.first?.hasPrefix("\(broken):3:1: error: ") == true)
         let missing = directory.file("3-to-4.yml")
-        #expect(renderedErrors { _ = try MappingLoader().load(path: missing, source: v2, destination: v3) } == [
-            "\(missing): error: cannot read '\(missing)': No such file or directory",
-        ])
+        #expect(
+            renderedErrors { _ = try MappingLoader().load(path: missing, source: v2, destination: v3) } == [
+                "\(missing): error: cannot read '\(missing)': No such file or directory"
+            ])
     }
 
     @Test("a step's mapping file in a bundle, or inference when there is none")
@@ -289,7 +325,9 @@ struct MappingLoaderTests {
         #expect(MappingLoader.mappingFilePath(in: bundle, from: "2", to: "3") == expected)
         #expect(MappingLoader.existingMappingFile(in: bundle, from: "2", to: "3") == expected)
         #expect(MappingLoader.existingMappingFile(in: bundle, from: "1", to: "2") == nil)
-        #expect(MappingLoader.mappingFilePath(in: ModelBundle(name: "x", versions: [], currentVersion: "1"), from: "1", to: "2") == nil)
+        #expect(
+            MappingLoader.mappingFilePath(
+                in: ModelBundle(name: "x", versions: [], currentVersion: "1"), from: "1", to: "2") == nil)
 
         let steps = try ModelDiff.steps(in: bundle, from: "1", to: "3")
         #expect(steps.count == 2)
@@ -297,9 +335,10 @@ struct MappingLoaderTests {
         #expect(first.location == nil)
         #expect(first.entities.map(\.name) == ["Customer", "Product", "Order", "LineItem", "Review"])
         #expect(first.entity(named: "LineItem")?.source == "OrderItem")
-        #expect(describe(try #require(first.entity(named: "Customer"))).prefix(4) == [
-            "id: copy id", "email: copy email", "full_name: copy name", "phone: copy phone",
-        ])
+        #expect(
+            describe(try #require(first.entity(named: "Customer"))).prefix(4) == [
+                "id: copy id", "email: copy email", "full_name: copy name", "phone: copy phone",
+            ])
         #expect(describe(try #require(first.entity(named: "Customer"))).contains("tier: constant standard"))
         let second = try MappingLoader().mapping(for: steps[1], in: bundle)
         #expect(second.location?.file == expected)

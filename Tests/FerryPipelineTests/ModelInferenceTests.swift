@@ -1,9 +1,10 @@
 import FerryCore
 import FerryFormats
-@_spi(Testing) @testable import FerryPipeline
 import FerryTestSupport
 import Foundation
 import Testing
+
+@_spi(Testing) @testable import FerryPipeline
 
 extension Result {
     var isFailure: Bool { if case .failure = self { return true } else { return false } }
@@ -37,7 +38,9 @@ struct ModelInferenceTests {
     func losslessWords() {
         #expect(ModelInference.inferType(texts(["true", "false", nil])) == .bool)
         #expect(ModelInference.inferType(texts(["TRUE", "false"])) == .string)
-        #expect(ModelInference.inferType(texts(["2024-03-01", "2024-03-01T10:00:00Z", "2024-03-01T10:00:00.250Z"])) == .date)
+        #expect(
+            ModelInference.inferType(texts(["2024-03-01", "2024-03-01T10:00:00Z", "2024-03-01T10:00:00.250Z"])) == .date
+        )
         #expect(ModelInference.inferType(texts(["2024-03-01T10:00:00+02:00"])) == .string)
         #expect(ModelInference.inferType(texts(["2024-03-01T10:00:00-05:00"])) == .string)
         #expect(ModelInference.inferType(texts(["f47ac10b-58cc-4372-a567-0e02b2c3d479"])) == .uuid)
@@ -67,7 +70,9 @@ struct ModelInferenceTests {
         #expect(DecimalCommaText.plain("0,5") == "0.5")
         #expect(DecimalCommaText.plain("+7") == "7")
         #expect(DecimalCommaText.plain("1.234") == "1234")
-        for bad in ["1.23,4", "1.2345", "12.34.567,1", "1.234 567", ",5", "5,", "1,2,3", "", "-", "1e5", "abc", "1.234,5.6"] {
+        for bad in [
+            "1.23,4", "1.2345", "12.34.567,1", "1.234 567", ",5", "5,", "1,2,3", "", "-", "1e5", "abc", "1.234,5.6",
+        ] {
             #expect(DecimalCommaText.plain(bad) == nil, "\(bad)")
         }
         var options = CoercionOptions()
@@ -96,15 +101,24 @@ struct ModelInferenceTests {
         }
         var options = CoercionOptions()
         options.dateFormat = .firstOf([.iso8601, excel])
-        #expect(Coercion.coerce("45292", to: .date, options: options) == Coercion.coerce("2024-01-01", to: .date, options: options))
+        #expect(
+            Coercion.coerce("45292", to: .date, options: options)
+                == Coercion.coerce("2024-01-01", to: .date, options: options))
     }
 
     @Test("headers become attribute names by one rule; the header stays the field name")
     func attributeNames() {
-        #expect(AttributeNaming.attributeNames(for: ["sku", "firstName", "in_stock"]) == ["sku", "firstName", "in_stock"])
-        #expect(AttributeNaming.attributeNames(for: ["First Name", "Price ($)", "a/b", "  Zip Code  "]) == ["first_name", "price", "a_b", "zip_code"])
+        #expect(
+            AttributeNaming.attributeNames(for: ["sku", "firstName", "in_stock"]) == ["sku", "firstName", "in_stock"])
+        #expect(
+            AttributeNaming.attributeNames(for: ["First Name", "Price ($)", "a/b", "  Zip Code  "]) == [
+                "first_name", "price", "a_b", "zip_code",
+            ])
         #expect(AttributeNaming.attributeNames(for: ["Café", "Größe", "naïve-ID"]) == ["cafe", "grosse", "naive_id"])
-        #expect(AttributeNaming.attributeNames(for: ["2024 total", "", "$", "ferry_pk", "sqlite_x"]) == ["_2024_total", "column_2", "column_3", "_ferry_pk", "_sqlite_x"])
+        #expect(
+            AttributeNaming.attributeNames(for: ["2024 total", "", "$", "ferry_pk", "sqlite_x"]) == [
+                "_2024_total", "column_2", "column_3", "_ferry_pk", "_sqlite_x",
+            ])
         #expect(AttributeNaming.attributeNames(for: ["id", "ID", "Id", "id_2"]) == ["id", "ID_2", "Id_3", "id_2_2"])
         #expect(AttributeNaming.attributeNames(for: ["日本", "名前"]) == ["column_1", "column_2"])
         #expect(AttributeNaming.entityName(fromPath: "/data/orders-2024.csv") == "orders_2024")
@@ -112,15 +126,21 @@ struct ModelInferenceTests {
         #expect(AttributeNaming.entityName(fromPath: "/data/2024.csv") == "_2024")
         #expect(AttributeNaming.entityName(fromPath: "/data/数据.csv") == "records")
         for names in [AttributeNaming.attributeNames(for: ["First Name", "", "", "x", "X", "1", "ü"])] {
-            let entity = EntityDescription(name: "T", attributes: names.map { AttributeDescription(name: $0, type: .string) })
+            let entity = EntityDescription(
+                name: "T", attributes: names.map { AttributeDescription(name: $0, type: .string) })
             #expect(ModelChecker.check(ObjectModel(name: "T", version: "1", entities: [entity])).isEmpty, "\(names)")
         }
     }
 
     @Test("infer maps overrides and constraints given by header to the derived attributes")
     func inferResult() {
-        let record = SourceRecord(number: 1, line: 2, fields: [Field(value: .text("02134"), line: 2, column: 1), Field(value: .text("7"), line: 2, column: 7)], raw: "02134,7")
-        let result = ModelInference.infer(entityNamed: "t", fieldNames: ["Zip Code", "Count"], samples: [record], overrides: ["Count": .int32], unique: [["Zip Code"]])
+        let record = SourceRecord(
+            number: 1, line: 2,
+            fields: [Field(value: .text("02134"), line: 2, column: 1), Field(value: .text("7"), line: 2, column: 7)],
+            raw: "02134,7")
+        let result = ModelInference.infer(
+            entityNamed: "t", fieldNames: ["Zip Code", "Count"], samples: [record], overrides: ["Count": .int32],
+            unique: [["Zip Code"]])
         #expect(result.entity.attributes.map(\.name) == ["zip_code", "Count"])
         #expect(result.entity.attributes.map(\.type) == [.string, .int32])
         #expect(result.entity.uniquenessConstraints == [["zip_code"]])
@@ -135,14 +155,19 @@ struct ModelInferenceTests {
         let source = try dir.write("items.csv", csv)
         let step = ImportStep(source: source, format: .csv, entity: "items")
         let sampled = try SampledReader(ReaderFactory.open(step: step), sampleSize: 100)
-        let inferred = ModelInference.infer(entityNamed: "items", fieldNames: sampled.fieldNames, samples: sampled.samples)
-        let store = try Store.open(at: dir.file("s.sqlite"), model: ObjectModel(name: "items", version: "1", entities: [inferred.entity]))
+        let inferred = ModelInference.infer(
+            entityNamed: "items", fieldNames: sampled.fieldNames, samples: sampled.samples)
+        let store = try Store.open(
+            at: dir.file("s.sqlite"), model: ObjectModel(name: "items", version: "1", entities: [inferred.entity]))
         let runner = ImportStepRunner(step: step, store: store, reader: sampled)
         let report = try runner.run()
         #expect(report.read == 500)
         #expect(report.inserted == 500)
         #expect(runner.fastPathRecords == 400)
-        #expect(try store.withConnection { try $0.rows("SELECT count(*), sum(id) FROM items") } == [[.integer(500), .integer(125_250)]])
+        #expect(
+            try store.withConnection { try $0.rows("SELECT count(*), sum(id) FROM items") } == [
+                [.integer(500), .integer(125_250)]
+            ])
     }
 
     @Test("a sampled JSON import takes the JSON fast path after the sample")
@@ -153,9 +178,11 @@ struct ModelInferenceTests {
         let source = try dir.write("rows.ndjson", ndjson)
         let step = ImportStep(source: source, format: .ndjson, entity: "rows")
         let sampled = try SampledReader(ReaderFactory.open(step: step), sampleSize: 50)
-        let inferred = ModelInference.infer(entityNamed: "rows", fieldNames: sampled.fieldNames, samples: sampled.samples, textIsUntyped: false)
+        let inferred = ModelInference.infer(
+            entityNamed: "rows", fieldNames: sampled.fieldNames, samples: sampled.samples, textIsUntyped: false)
         #expect(inferred.entity.attributes.map(\.type) == [.int64, .string])
-        let store = try Store.open(at: dir.file("s.sqlite"), model: ObjectModel(name: "rows", version: "1", entities: [inferred.entity]))
+        let store = try Store.open(
+            at: dir.file("s.sqlite"), model: ObjectModel(name: "rows", version: "1", entities: [inferred.entity]))
         let runner = ImportStepRunner(step: step, store: store, reader: sampled)
         let report = try runner.run()
         #expect(report.inserted == 300)

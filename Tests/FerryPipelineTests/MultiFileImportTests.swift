@@ -11,13 +11,17 @@ import Testing
 @Suite("Import runner: many files")
 struct MultiFileImportTests {
     func model() -> ObjectModel {
-        ObjectModel(name: "m", version: "1", entities: [
-            EntityDescription(name: "items", attributes: [
-                AttributeDescription(name: "id", type: .int64),
-                AttributeDescription(name: "name", type: .string),
-                AttributeDescription(name: "price", type: .double),
+        ObjectModel(
+            name: "m", version: "1",
+            entities: [
+                EntityDescription(
+                    name: "items",
+                    attributes: [
+                        AttributeDescription(name: "id", type: .int64),
+                        AttributeDescription(name: "name", type: .string),
+                        AttributeDescription(name: "price", type: .double),
+                    ])
             ])
-        ])
     }
 
     /// Three CSV files of 40 records (one bad price each) and their glob.
@@ -33,7 +37,9 @@ struct MultiFileImportTests {
         return dir.file("part-*.csv")
     }
 
-    func run(_ step: ImportStep, dir: TemporaryDirectory, name: String, fastPath: Bool, sample: Int? = nil) throws -> (StepReport, [[DatabaseValue]], String, Int) {
+    func run(
+        _ step: ImportStep, dir: TemporaryDirectory, name: String, fastPath: Bool, sample: Int? = nil
+    ) throws -> (StepReport, [[DatabaseValue]], String, Int) {
         let store = try Store.open(at: dir.file(name + ".sqlite"), model: model())
         var step = step
         step.rejectsPath = dir.file(name + ".rejects")
@@ -46,7 +52,9 @@ struct MultiFileImportTests {
         return (report, rows, try String(contentsOfFile: step.rejectsPath!, encoding: .utf8), runner.fastPathRecords)
     }
 
-    @Test("CSV files: the fast path takes every clean record (after a sample that spans files), as the general path would")
+    @Test(
+        "CSV files: the fast path takes every clean record (after a sample that spans files), as the general path would"
+    )
     func csvFastPath() throws {
         let dir = TemporaryDirectory()
         let step = ImportStep(source: try files(dir), format: .csv, entity: "items")
@@ -88,8 +96,12 @@ struct MultiFileImportTests {
     @Test("NDJSON files with keys in other orders: one set of field indexes, the JSON fast path on every file")
     func ndjsonFastPath() throws {
         let dir = TemporaryDirectory()
-        _ = try dir.write("a.ndjson", "{\"price\": 1.5, \"id\": 1, \"name\": \"a\"}\n{\"id\": 2, \"name\": \"b\", \"price\": 2.5}\n")
-        _ = try dir.write("b.ndjson", "{\"extra\": true, \"name\": \"c\", \"id\": 3}\n{\"id\": 4, \"price\": \"x\"}\n{\"name\": \"e\", \"price\": 5, \"id\": 5}\n")
+        _ = try dir.write(
+            "a.ndjson", "{\"price\": 1.5, \"id\": 1, \"name\": \"a\"}\n{\"id\": 2, \"name\": \"b\", \"price\": 2.5}\n")
+        _ = try dir.write(
+            "b.ndjson",
+            "{\"extra\": true, \"name\": \"c\", \"id\": 3}\n{\"id\": 4, \"price\": \"x\"}\n{\"name\": \"e\", \"price\": 5, \"id\": 5}\n"
+        )
         var step = ImportStep(source: dir.file("a.ndjson"), format: .ndjson, entity: "items")
         step.sources = [dir.file("a.ndjson"), dir.file("b.ndjson")]
         let fast = try run(step, dir: dir, name: "fast", fastPath: true)
@@ -97,17 +109,24 @@ struct MultiFileImportTests {
         #expect(fast.1 == general.1)
         #expect(fast.2 == general.2)
         #expect(fast.3 == 4)
-        #expect(fast.1 == [
-            [.integer(1), .text("a"), .real(1.5)], [.integer(2), .text("b"), .real(2.5)], [.integer(3), .text("c"), .null],
-            [.integer(5), .text("e"), .real(5)],
-        ])
+        #expect(
+            fast.1 == [
+                [.integer(1), .text("a"), .real(1.5)], [.integer(2), .text("b"), .real(2.5)],
+                [.integer(3), .text("c"), .null],
+                [.integer(5), .text("e"), .real(5)],
+            ])
         #expect(fast.0.files?.map(\.read) == [2, 3])
         #expect(fast.0.files?.map(\.rejected) == [0, 1])
     }
 
     @Test("natural order: digits compare as numbers, leading zeros break ties, then bytes")
     func naturalOrder() {
-        let names = ["day10.csv", "day2.csv", "day1.csv", "day02.csv", "Day3.csv", "day1.csv.gz", "day", "a/b9", "a/b10"]
-        #expect(names.sorted(by: SourceFiles.naturallyPrecedes) == ["Day3.csv", "a/b9", "a/b10", "day", "day1.csv", "day1.csv.gz", "day2.csv", "day02.csv", "day10.csv"])
+        let names = [
+            "day10.csv", "day2.csv", "day1.csv", "day02.csv", "Day3.csv", "day1.csv.gz", "day", "a/b9", "a/b10",
+        ]
+        #expect(
+            names.sorted(by: SourceFiles.naturallyPrecedes) == [
+                "Day3.csv", "a/b9", "a/b10", "day", "day1.csv", "day1.csv.gz", "day2.csv", "day02.csv", "day10.csv",
+            ])
     }
 }

@@ -29,7 +29,9 @@ struct MutationJobFixture {
 
     init() throws {
         try directory.write("shop.yml", Self.model)
-        try directory.write("customers.csv", "id,email,name,age,active\n1, Ann@X.io ,Ann,34,true\n2,bob@x.io,Bob,19,false\n3,cy@x.io,,52,true\n")
+        try directory.write(
+            "customers.csv",
+            "id,email,name,age,active\n1, Ann@X.io ,Ann,34,true\n2,bob@x.io,Bob,19,false\n3,cy@x.io,,52,true\n")
         try directory.write("orders.csv", "number,customer\nA-1,1\nA-2,1\nB-1,2\n")
     }
 
@@ -94,11 +96,12 @@ struct MutationStepTests {
         #expect(step.read == 2)
         #expect(step.updated == 2)
         #expect(step.deleted == 0)
-        #expect(try fixture.rows("SELECT email, age, active, name FROM Customer ORDER BY id") == [
-            [.text("ann@x.io"), .integer(35), .integer(0), .text("=literally")],
-            [.text("bob@x.io"), .integer(19), .integer(0), .text("Bob")],
-            [.text("cy@x.io"), .integer(53), .integer(0), .text("=literally")],
-        ])
+        #expect(
+            try fixture.rows("SELECT email, age, active, name FROM Customer ORDER BY id") == [
+                [.text("ann@x.io"), .integer(35), .integer(0), .text("=literally")],
+                [.text("bob@x.io"), .integer(19), .integer(0), .text("Bob")],
+                [.text("cy@x.io"), .integer(53), .integer(0), .text("=literally")],
+            ])
         let runs = try fixture.rows("SELECT step, entity, outcome, read, updated FROM ferry_runs WHERE step = 'update'")
         #expect(runs == [[.text("update"), .text("Customer"), .text("succeeded"), .integer(2), .integer(2)]])
     }
@@ -142,7 +145,10 @@ struct MutationStepTests {
         #expect(report.steps.count == 3)
         let step = try #require(report.steps.last)
         #expect(step.outcome == .failed)
-        #expect(step.error?.hasPrefix("\(fixture.directory.file("job.yml")):9:5: error: with delete_rules: ignore only the selected Customer objects are deleted, but other objects still refer to them (2 Order objects through Order.customer)") == true)
+        #expect(
+            step.error?.hasPrefix(
+                "\(fixture.directory.file("job.yml")):9:5: error: with delete_rules: ignore only the selected Customer objects are deleted, but other objects still refer to them (2 Order objects through Order.customer)"
+            ) == true)
         #expect(try fixture.rows("SELECT count(*) FROM Customer") == [[.integer(3)]])
     }
 
@@ -159,8 +165,14 @@ struct MutationStepTests {
             """)
         let step = try #require(report.steps.last)
         #expect(step.outcome == .failed)
-        #expect(step.error == "\(fixture.directory.file("job.yml")):9:5: error: the new value of Customer.age breaks 'max: 150' for 1 record (ferry_pk 3); nothing was changed")
-        #expect(try fixture.rows("SELECT age FROM Customer ORDER BY id") == [[.integer(34)], [.integer(19)], [.integer(52)]])
+        #expect(
+            step.error
+                == "\(fixture.directory.file("job.yml")):9:5: error: the new value of Customer.age breaks 'max: 150' for 1 record (ferry_pk 3); nothing was changed"
+        )
+        #expect(
+            try fixture.rows("SELECT age FROM Customer ORDER BY id") == [
+                [.integer(34)], [.integer(19)], [.integer(52)],
+            ])
         let runs = try fixture.rows("SELECT outcome FROM ferry_runs WHERE step = 'update'")
         #expect(runs == [[.text("failed")]])
     }
@@ -182,7 +194,8 @@ struct MutationStepTests {
         #expect(report.steps[1].deleted == 2)
         #expect(report.steps[1].cascadeDeleted == ["Order": 2])
         #expect(try fixture.rows("SELECT * FROM Customer ORDER BY 1") == before)
-        #expect(try fixture.rows("SELECT count(*) FROM ferry_runs WHERE step IN ('update', 'delete')") == [[.integer(0)]])
+        #expect(
+            try fixture.rows("SELECT count(*) FROM ferry_runs WHERE step IN ('update', 'delete')") == [[.integer(0)]])
     }
 
     @Test("the loader reports bad keys, missing keys and syntax errors with their location")
@@ -202,15 +215,16 @@ struct MutationStepTests {
 
             """)
         let errors = renderedErrors { _ = try JobLoader().load(path: path, environment: [:]) }
-        #expect(errors == [
-            "\(path):9:5: error: the update step needs 'where' (a predicate; TRUEPREDICATE to update every object)",
-            "\(path):11:7: error: unknown key 'wehre' in an update step; did you mean 'where'?",
-            "\(path):12:24: error: expected a value after '+' but found end of input",
-            "\(path):12:32: error: expected a value, an =expression or a mapping for 'name' but found a list",
-            "\(path):15:19: error: expected a value after '>' but found end of input",
-            "\(path):16:21: error: 'skip' is not a valid 'delete_rules' (one of apply, ignore)",
-            "\(path):17:55: error: 'set' names no attributes to update",
-        ])
+        #expect(
+            errors == [
+                "\(path):9:5: error: the update step needs 'where' (a predicate; TRUEPREDICATE to update every object)",
+                "\(path):11:7: error: unknown key 'wehre' in an update step; did you mean 'where'?",
+                "\(path):12:24: error: expected a value after '+' but found end of input",
+                "\(path):12:32: error: expected a value, an =expression or a mapping for 'name' but found a list",
+                "\(path):15:19: error: expected a value after '>' but found end of input",
+                "\(path):16:21: error: 'skip' is not a valid 'delete_rules' (one of apply, ignore)",
+                "\(path):17:55: error: 'set' names no attributes to update",
+            ])
     }
 
     @Test("the validator checks entities, attributes, predicates and constants against the model")
@@ -228,13 +242,14 @@ struct MutationStepTests {
             """)
         let job = try JobLoader().load(path: path, environment: [:])
         let model = try ModelLoader().load(path: job.modelPath ?? "").current
-        #expect(JobValidator().validate(job, model: model).map(\.description) == [
-            "\(path):9:22: error: unknown entity 'Custmer' in model 'Shop'; did you mean 'Customer'?",
-            "\(path):10:40: error: Customer has no attribute 'agee'; did you mean 'age'?",
-            "\(path):11:56: error: Customer has no attribute 'aeg'; did you mean 'age'?",
-            "\(path):12:56: error: cannot set Customer.age to '151': age 151 is greater than the maximum 150",
-            "\(path):13:62: error: Customer has no attribute 'nme'; did you mean 'name'?",
-            "\(path):14:22: error: unknown entity 'Ordr' in model 'Shop'; did you mean 'Order'?",
-        ])
+        #expect(
+            JobValidator().validate(job, model: model).map(\.description) == [
+                "\(path):9:22: error: unknown entity 'Custmer' in model 'Shop'; did you mean 'Customer'?",
+                "\(path):10:40: error: Customer has no attribute 'agee'; did you mean 'age'?",
+                "\(path):11:56: error: Customer has no attribute 'aeg'; did you mean 'age'?",
+                "\(path):12:56: error: cannot set Customer.age to '151': age 151 is greater than the maximum 150",
+                "\(path):13:62: error: Customer has no attribute 'nme'; did you mean 'name'?",
+                "\(path):14:22: error: unknown entity 'Ordr' in model 'Shop'; did you mean 'Order'?",
+            ])
     }
 }

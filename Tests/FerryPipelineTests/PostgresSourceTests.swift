@@ -22,7 +22,8 @@ struct PostgresSourceTests {
         init(rows: Int) throws {
             url = try PostgresTestServer.requireURL()
             connection = try PostgresConnection(url)
-            try connection.executeScript("""
+            try connection.executeScript(
+                """
                 CREATE SCHEMA \(schema);
                 CREATE TABLE \(schema).customers(id bigint PRIMARY KEY, name text NOT NULL, balance numeric(12,2), joined timestamptz,
                     uid uuid, doc jsonb, data bytea, small int2, score float8, flag bool, note varchar(20));
@@ -72,33 +73,49 @@ struct PostgresSourceTests {
     func table() throws {
         let legacy = try Legacy(rows: 4_321)
         let dir = TemporaryDirectory()
-        let reader = try DatabaseRecordReader.open(DatabaseSource(database: .postgresql(url: legacy.url), selection: .table("\(legacy.schema).customers")))
-        #expect(reader.columns.map(\.type) == [.int64, .string, .decimal, .date, .uuid, .json, .binary, .int16, .double, .bool, .string])
+        let reader = try DatabaseRecordReader.open(
+            DatabaseSource(database: .postgresql(url: legacy.url), selection: .table("\(legacy.schema).customers")))
+        #expect(
+            reader.columns.map(\.type) == [
+                .int64, .string, .decimal, .date, .uuid, .json, .binary, .int16, .double, .bool, .string,
+            ])
         let (report, store) = try run(reader.source, dir: dir, rejects: true)
         #expect(report.read == 4_321)
         #expect(report.inserted + report.rejected == 4_321)
-        #expect(report.rejected == (100...4_321).filter { $0 % 3 != 0 }.count, "notes longer than 3 characters (n100 on) are rejected")
-        let row = try store.withConnection { try $0.rows("SELECT id, balance, joined, uid, doc, data, small, score, flag FROM Customer WHERE id = 3") }
-        #expect(row.first?.map(\.description) == [
-            "3", "4.5", "2024-01-01T03:00:00.000Z", "00000000-0000-4000-8000-000000000003", #"{"n": 3}"#, "<2 bytes>", "3", "0.75", "0",
-        ])
+        #expect(
+            report.rejected == (100...4_321).filter { $0 % 3 != 0 }.count,
+            "notes longer than 3 characters (n100 on) are rejected")
+        let row = try store.withConnection {
+            try $0.rows("SELECT id, balance, joined, uid, doc, data, small, score, flag FROM Customer WHERE id = 3")
+        }
+        #expect(
+            row.first?.map(\.description) == [
+                "3", "4.5", "2024-01-01T03:00:00.000Z", "00000000-0000-4000-8000-000000000003", #"{"n": 3}"#,
+                "<2 bytes>", "3", "0.75", "0",
+            ])
         let rejects = try String(contentsOfFile: dir.file("rejects.ndjson"), encoding: .utf8).split(separator: "\n")
         let first = try #require(rejects.first)
         #expect(first.contains(#""record":100,"line":100,"column":11,"field":"note""#), "\(first)")
     }
 
-    @Test("a query; a missing table, bad SQL and a query that writes are refused with the server's message, and nothing changes")
+    @Test(
+        "a query; a missing table, bad SQL and a query that writes are refused with the server's message, and nothing changes"
+    )
     func queryAndBadPaths() throws {
         let legacy = try Legacy(rows: 10)
         let dir = TemporaryDirectory()
         let location = InputLocation(file: "job.yml", line: 7, column: 16)
-        let (report, _) = try run(DatabaseSource(
-            database: .postgresql(url: legacy.url + "?schema=\(legacy.schema)"), selection: .query("SELECT id, upper(name) AS name FROM customers WHERE id <= 4")), dir: dir)
+        let (report, _) = try run(
+            DatabaseSource(
+                database: .postgresql(url: legacy.url + "?schema=\(legacy.schema)"),
+                selection: .query("SELECT id, upper(name) AS name FROM customers WHERE id <= 4")), dir: dir)
         #expect(report.inserted == 4)
 
         func failure(_ selection: DatabaseSource.Selection) -> FerryError? {
             do {
-                _ = try DatabaseRecordReader.open(DatabaseSource(database: .postgresql(url: legacy.url), selection: selection, selectionLocation: location))
+                _ = try DatabaseRecordReader.open(
+                    DatabaseSource(
+                        database: .postgresql(url: legacy.url), selection: selection, selectionLocation: location))
                 return nil
             } catch {
                 return error as? FerryError
@@ -107,12 +124,15 @@ struct PostgresSourceTests {
         let missing = try #require(failure(.table("\(legacy.schema).custmers")))
         #expect(missing.code == .invalidDefinition)
         #expect(missing.location == location)
-        #expect(missing.message.contains("has no table '\(legacy.schema).custmers'; did you mean '\(legacy.schema).customers'?"), "\(missing)")
+        #expect(
+            missing.message.contains(
+                "has no table '\(legacy.schema).custmers'; did you mean '\(legacy.schema).customers'?"), "\(missing)")
         let bad = try #require(failure(.query("SELEC 1")))
         #expect(bad.message.contains("syntax error"), "\(bad)")
         #expect(bad.location == location)
         for writing in [
-            "DELETE FROM \(legacy.schema).customers", "WITH d AS (DELETE FROM \(legacy.schema).customers RETURNING id) SELECT * FROM d",
+            "DELETE FROM \(legacy.schema).customers",
+            "WITH d AS (DELETE FROM \(legacy.schema).customers RETURNING id) SELECT * FROM d",
             "SELECT setval('x', 1)",
         ] {
             #expect(failure(.query(writing)) != nil, "\(writing)")
@@ -122,7 +142,8 @@ struct PostgresSourceTests {
 
     @Test("an unreachable server: a clear message without the password")
     func unreachable() throws {
-        let source = DatabaseSource(database: .postgresql(url: "postgresql://app:s3cret-pw@127.0.0.1:1/shop"), selection: .table("t"))
+        let source = DatabaseSource(
+            database: .postgresql(url: "postgresql://app:s3cret-pw@127.0.0.1:1/shop"), selection: .table("t"))
         #expect(source.label == "postgresql://app:***@127.0.0.1:1/shop (table t)")
         do {
             _ = try DatabaseRecordReader.open(source)
@@ -133,13 +154,16 @@ struct PostgresSourceTests {
         }
     }
 
-    @Test("a whole schema: the model from the catalog (keys, foreign keys, unique constraints), referenced tables first, every row in")
+    @Test(
+        "a whole schema: the model from the catalog (keys, foreign keys, unique constraints), referenced tables first, every row in"
+    )
     func wholeSchema() throws {
         let url = try PostgresTestServer.requireURL()
         let connection = try PostgresConnection(url)
         let schema = "ferry_whole_" + UUID().uuidString.lowercased().replacing("-", with: "")
         defer { _ = try? connection.execute("DROP SCHEMA \(schema) CASCADE") }
-        try connection.executeScript("""
+        try connection.executeScript(
+            """
             CREATE SCHEMA \(schema);
             CREATE TABLE \(schema).albums(id bigint PRIMARY KEY, title text, artist_id int NOT NULL, price numeric(8,2), released date);
             CREATE TABLE \(schema).artists(artist_id serial PRIMARY KEY, name text NOT NULL, code text, region text, UNIQUE (code, region));
@@ -154,7 +178,8 @@ struct PostgresSourceTests {
         #expect(sourceSchema.tables.map(\.name) == ["albums", "artists", "staff"])
         #expect(sourceSchema.table(named: "artists")?.uniqueKeys == [["code", "region"]])
         #expect(sourceSchema.table(named: "albums")?.foreignKeys.first?.table == "artists")
-        let plan = try DatabaseModelInference.plan(database: .postgresql(url: source), schema: sourceSchema, modelName: "music", sampleSize: 100)
+        let plan = try DatabaseModelInference.plan(
+            database: .postgresql(url: source), schema: sourceSchema, modelName: "music", sampleSize: 100)
         #expect(plan.tables == ["artists", "albums", "staff"])
         let albums = try #require(plan.model.entity(named: "albums"))
         #expect(albums.relationship(named: "artist")?.destination == "artists")
@@ -169,7 +194,9 @@ struct PostgresSourceTests {
             _ = try ImportStepRunner(step: step, store: store, index: index + 1).run()
         }
         let rows = try store.withConnection {
-            try $0.rows("SELECT a.title, r.name, a.price FROM albums a JOIN artists r ON r.ferry_pk = a.artist ORDER BY a.id").map { $0.map(\.description) }
+            try $0.rows(
+                "SELECT a.title, r.name, a.price FROM albums a JOIN artists r ON r.ferry_pk = a.artist ORDER BY a.id"
+            ).map { $0.map(\.description) }
         }
         #expect(rows == [["For Those", "AC/DC", "9.99"], ["Balls", "Accept", "NULL"]])
     }

@@ -9,19 +9,25 @@ import Testing
 /// never a null word), on the fast path and on the general path alike.
 @Suite("Import: quoted CSV fields are taken literally")
 struct QuotedFieldRuleTests {
-    static let model = ObjectModel(name: "Q", version: "1", entities: [
-        EntityDescription(name: "Row", attributes: [
-            AttributeDescription(name: "id", type: .int64),
-            AttributeDescription(name: "a", type: .string),
-            AttributeDescription(name: "b", type: .string),
-            AttributeDescription(name: "n", type: .int64),
+    static let model = ObjectModel(
+        name: "Q", version: "1",
+        entities: [
+            EntityDescription(
+                name: "Row",
+                attributes: [
+                    AttributeDescription(name: "id", type: .int64),
+                    AttributeDescription(name: "a", type: .string),
+                    AttributeDescription(name: "b", type: .string),
+                    AttributeDescription(name: "n", type: .int64),
+                ])
         ])
-    ])
 
     @Test("step and field null words and trim skip quoted fields", arguments: [true, false])
     func literalQuotedFields(fastPath: Bool) throws {
         let dir = TemporaryDirectory()
-        let source = try dir.write("rows.csv", """
+        let source = try dir.write(
+            "rows.csv",
+            """
             id,a,b,n
             1,NA,NA, 7 
             2,"NA","NA",8
@@ -41,12 +47,13 @@ struct QuotedFieldRuleTests {
         let report = try runner.run()
         #expect(report.inserted == 5, "\(report)")
         let rows = try store.withConnection { try $0.rows("SELECT a, b, n FROM Row ORDER BY id") }
-        #expect(rows == [
-            [.null, .null, .integer(7)],
-            [.text("NA"), .text("NA"), .integer(8)],
-            [.text("x"), .text(" x "), .null],
-            [.text(""), .text(""), .integer(9)],
-            [.text("-"), .text("-"), .null],
-        ])
+        #expect(
+            rows == [
+                [.null, .null, .integer(7)],
+                [.text("NA"), .text("NA"), .integer(8)],
+                [.text("x"), .text(" x "), .null],
+                [.text(""), .text(""), .integer(9)],
+                [.text("-"), .text("-"), .null],
+            ])
     }
 }

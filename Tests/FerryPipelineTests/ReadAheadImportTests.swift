@@ -15,7 +15,10 @@ struct ReadAheadImportTests {
         var fastPath: Bool
         var readsAhead: Bool
         var description: String { "\(fastPath ? "fast" : "general")-\(readsAhead ? "ahead" : "inline")" }
-        static let all = [Mode(fastPath: true, readsAhead: true), Mode(fastPath: true, readsAhead: false), Mode(fastPath: false, readsAhead: true), Mode(fastPath: false, readsAhead: false)]
+        static let all = [
+            Mode(fastPath: true, readsAhead: true), Mode(fastPath: true, readsAhead: false),
+            Mode(fastPath: false, readsAhead: true), Mode(fastPath: false, readsAhead: false),
+        ]
     }
 
     struct Outcome: Equatable {
@@ -34,8 +37,10 @@ struct ReadAheadImportTests {
                     name: "Node",
                     attributes: [
                         AttributeDescription(name: "id", type: .int64, isOptional: false),
-                        AttributeDescription(name: "name", type: .string, isOptional: false, validation: ValidationRules(maxLength: 12)),
-                        AttributeDescription(name: "size", type: .int32, validation: ValidationRules(minValue: .integer(0))),
+                        AttributeDescription(
+                            name: "name", type: .string, isOptional: false, validation: ValidationRules(maxLength: 12)),
+                        AttributeDescription(
+                            name: "size", type: .int32, validation: ValidationRules(minValue: .integer(0))),
                         AttributeDescription(name: "weight", type: .double),
                         AttributeDescription(name: "price", type: .decimal),
                         AttributeDescription(name: "seen", type: .date),
@@ -43,7 +48,8 @@ struct ReadAheadImportTests {
                     ],
                     relationships: [
                         RelationshipDescription(name: "parent", destination: "Node", inverse: "children"),
-                        RelationshipDescription(name: "children", destination: "Node", isToMany: true, inverse: "parent"),
+                        RelationshipDescription(
+                            name: "children", destination: "Node", isToMany: true, inverse: "parent"),
                     ],
                     uniquenessConstraints: [["id"]]
                 )
@@ -56,7 +62,8 @@ struct ReadAheadImportTests {
         var bytes: [UInt8] = []
         for id in 1...count {
             let parent = id == 1 ? "" : String(id / 2)
-            var line = "\(id),node \(id),\(id % 1000),\(Double(id) / 8),\(id).5,2024-01-\(String(format: "%02d", id % 28 + 1))T10:00:00Z,\(id % 2 == 0 ? "true" : "false"),\(parent)"
+            var line =
+                "\(id),node \(id),\(id % 1000),\(Double(id) / 8),\(id).5,2024-01-\(String(format: "%02d", id % 28 + 1))T10:00:00Z,\(id % 2 == 0 ? "true" : "false"),\(parent)"
             switch id % 97 == 0 ? (id / 97) % 8 : -1 {
             case 0: line = "\(id),node \(id),-4,1,1,,true,"  // a rule: size >= 0
             case 1: line = "\(id),\"a very long name\",1,1,1,,true,"  // max_length 12
@@ -82,10 +89,15 @@ struct ReadAheadImportTests {
         return bytes + Array(text.utf8)
     }
 
-    func run(_ source: String, format: DataFormat, mode: Mode, dir: TemporaryDirectory, configure: (inout ImportStep) -> Void = { _ in }) throws -> Outcome {
+    func run(
+        _ source: String, format: DataFormat, mode: Mode, dir: TemporaryDirectory,
+        configure: (inout ImportStep) -> Void = { _ in }
+    ) throws -> Outcome {
         let store = try Store.open(at: dir.file("\(mode).sqlite"), model: Self.nodeModel())
         var step = ImportStep(source: source, format: format, entity: "Node")
-        step.relationships = [RelationshipMapping(relationship: "parent", field: "parent_id", match: "id", missing: .reject)]
+        step.relationships = [
+            RelationshipMapping(relationship: "parent", field: "parent_id", match: "id", missing: .reject)
+        ]
         step.rejectsPath = dir.file("\(mode).rejects")
         step.maxRejects = .unlimited
         configure(&step)
@@ -104,8 +116,11 @@ struct ReadAheadImportTests {
             #expect(runner.fastPathRecords > 0, "\(mode) used the fast path")
         }
         let rows = try store.withConnection { try $0.rows(#"SELECT * FROM "Node" ORDER BY ferry_pk"#) }
-        let rejects = (try? String(contentsOfFile: step.rejectsPath!, encoding: .utf8)).map(ImportRunnerTests.reasons) ?? []
-        return Outcome(counts: [report.read, report.inserted, report.updated, report.skipped, report.rejected], rows: rows, rejects: rejects, error: error)
+        let rejects =
+            (try? String(contentsOfFile: step.rejectsPath!, encoding: .utf8)).map(ImportRunnerTests.reasons) ?? []
+        return Outcome(
+            counts: [report.read, report.inserted, report.updated, report.skipped, report.rejected], rows: rows,
+            rejects: rejects, error: error)
     }
 
     func expectSame(_ outcomes: [Outcome]) {
@@ -113,7 +128,9 @@ struct ReadAheadImportTests {
             #expect(outcome.counts == outcomes[0].counts, "\(mode)")
             #expect(outcome.rejects == outcomes[0].rejects, "\(mode)")
             // The messages name each mode's own rejects file.
-            #expect(outcome.error?.replacingOccurrences(of: "\(mode).rejects", with: "\(Mode.all[0]).rejects") == outcomes[0].error, "\(mode)")
+            #expect(
+                outcome.error?.replacingOccurrences(of: "\(mode).rejects", with: "\(Mode.all[0]).rejects")
+                    == outcomes[0].error, "\(mode)")
             #expect(outcome.rows.count == outcomes[0].rows.count, "\(mode)")
             #expect(outcome.rows == outcomes[0].rows, "\(mode): the same rows")
         }
@@ -198,7 +215,9 @@ struct ReadAheadImportTests {
         #expect(outcomes[0].rows.isEmpty)
     }
 
-    @Test("NDJSON and JSON arrays: the same outcome in every mode, absent and null fields included", arguments: [DataFormat.ndjson, .json])
+    @Test(
+        "NDJSON and JSON arrays: the same outcome in every mode, absent and null fields included",
+        arguments: [DataFormat.ndjson, .json])
     func jsonRecords(format: DataFormat) throws {
         let dir = TemporaryDirectory()
         var objects: [String] = []
@@ -206,10 +225,13 @@ struct ReadAheadImportTests {
             switch id % 53 {
             case 0: objects.append(#"{"id": \#(id), "name": "n\#(id)", "size": "big"}"#)
             case 1: objects.append(#"{"id": \#(id), "name": null}"#)
-            case 2: objects.append(#"{"id": \#(id), "name": "n", "flag": true, "parent_id": null, "extra": [1, {"a": 2}]}"#)
+            case 2:
+                objects.append(#"{"id": \#(id), "name": "n", "flag": true, "parent_id": null, "extra": [1, {"a": 2}]}"#)
             case 3: objects.append("[\(id)]")
             default:
-                objects.append(#"{"id": \#(id), "name": "n\#(id)", "size": \#(id % 500), "weight": 1.5e2, "price": "\#(id).25", "seen": "2024-03-01T00:00:00.000Z", "parent_id": \#(max(1, id / 3))}"#)
+                objects.append(
+                    #"{"id": \#(id), "name": "n\#(id)", "size": \#(id % 500), "weight": 1.5e2, "price": "\#(id).25", "seen": "2024-03-01T00:00:00.000Z", "parent_id": \#(max(1, id / 3))}"#
+                )
             }
         }
         let source: String
@@ -220,7 +242,9 @@ struct ReadAheadImportTests {
         }
         let outcomes = try Mode.all.map { mode in
             try run(source, format: format, mode: mode, dir: dir) { step in
-                step.relationships = [RelationshipMapping(relationship: "parent", field: "parent_id", match: "id", missing: .null)]
+                step.relationships = [
+                    RelationshipMapping(relationship: "parent", field: "parent_id", match: "id", missing: .null)
+                ]
             }
         }
         expectSame(outcomes)
@@ -248,7 +272,10 @@ struct ReadAheadImportTests {
             if mode.fastPath { #expect(runner.fastPathRecords > 5_000) }
             let rows = try store.withConnection { try $0.rows(#"SELECT * FROM "Node" ORDER BY ferry_pk"#) }
             let rejects = ImportRunnerTests.reasons(try String(contentsOfFile: step.rejectsPath!, encoding: .utf8))
-            outcomes.append(Outcome(counts: [report.read, report.inserted, report.updated, report.skipped, report.rejected], rows: rows, rejects: rejects, error: nil))
+            outcomes.append(
+                Outcome(
+                    counts: [report.read, report.inserted, report.updated, report.skipped, report.rejected], rows: rows,
+                    rejects: rejects, error: nil))
         }
         expectSame(outcomes)
         #expect(outcomes[0].counts[0] == 6_000)

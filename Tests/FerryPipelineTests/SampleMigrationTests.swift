@@ -15,7 +15,9 @@ final class TestPhoneNormalizer: EntityMigrationPolicy {
         return "+64" + (digits.hasPrefix("0") ? String(digits.dropFirst()) : digits)
     }
 
-    func createDestinationInstances(forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws {
+    func createDestinationInstances(
+        forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager
+    ) throws {
         var values = try manager.mappedValues(forSource: source, mapping: mapping)
         if case .string(let phone) = values["phone"] ?? .null { values["phone"] = .string(Self.normalize(phone)) }
         try manager.insertDestinationInstance(values, forSource: source, mapping: mapping)
@@ -35,7 +37,8 @@ struct SampleMigrationTests {
         registry.register("PhoneNormalizer") { TestPhoneNormalizer() }
         var options = MigrationOptions(registry: registry)
         options.checksums = true
-        let migrator = Migrator(storePath: path, bundle: bundle, options: options, mappingProvider: MigrationMappings.provider(for: bundle))
+        let migrator = Migrator(
+            storePath: path, bundle: bundle, options: options, mappingProvider: MigrationMappings.provider(for: bundle))
         return (path, try migrator.run())
     }
 
@@ -44,12 +47,18 @@ struct SampleMigrationTests {
     @Test("v1 → v2 → v3: every customer's values, field by field through the mapping")
     func customersFieldByField() throws {
         let dir = TemporaryDirectory()
-        let before = try rows("\(Self.snapshots)/shop-v1.sqlite", "SELECT ferry_pk, id, email, name, phone, age, balance, created_at, active, address FROM Customer ORDER BY ferry_pk")
+        let before = try rows(
+            "\(Self.snapshots)/shop-v1.sqlite",
+            "SELECT ferry_pk, id, email, name, phone, age, balance, created_at, active, address FROM Customer ORDER BY ferry_pk"
+        )
         let (path, report) = try migrate("shop-v1.sqlite", in: dir)
         #expect(report.fromVersion == "1")
         #expect(report.toVersion == "3")
         #expect(report.steps.map { "\($0.from)→\($0.to)" } == ["1→2", "2→3"])
-        let after = try rows(path, "SELECT ferry_pk, id, email, first_name, last_name, phone, age, balance, created_at, active, address, tier FROM Customer ORDER BY ferry_pk")
+        let after = try rows(
+            path,
+            "SELECT ferry_pk, id, email, first_name, last_name, phone, age, balance, created_at, active, address, tier FROM Customer ORDER BY ferry_pk"
+        )
         #expect(after.count == before.count)
         #expect(after.count == 197)
         for (old, new) in zip(before, after) {
@@ -81,12 +90,16 @@ struct SampleMigrationTests {
     @Test("v2 → v3: one Brand per distinct brand, each product pointing at its brand")
     func brands() throws {
         let dir = TemporaryDirectory()
-        let before = try rows("\(Self.snapshots)/shop-v2.sqlite", "SELECT ferry_pk, sku, brand FROM Product ORDER BY ferry_pk")
+        let before = try rows(
+            "\(Self.snapshots)/shop-v2.sqlite", "SELECT ferry_pk, sku, brand FROM Product ORDER BY ferry_pk")
         let (path, report) = try migrate("shop-v2.sqlite", in: dir)
         #expect(report.steps.count == 1)
         let distinct = Set(before.compactMap { $0[2].text })
         #expect(try rows(path, "SELECT count(*) FROM Brand") == [[.integer(Int64(distinct.count))]])
-        let after = try rows(path, "SELECT p.ferry_pk, p.sku, b.name FROM Product p LEFT JOIN Brand b ON b.ferry_pk = p.brand ORDER BY p.ferry_pk")
+        let after = try rows(
+            path,
+            "SELECT p.ferry_pk, p.sku, b.name FROM Product p LEFT JOIN Brand b ON b.ferry_pk = p.brand ORDER BY p.ferry_pk"
+        )
         #expect(after == before)
         let checksum = try #require(report.steps[0].entities.first { $0.mapping == "Product" })
         #expect(checksum.unchanged?.contains("sku") == true)
@@ -118,7 +131,8 @@ struct SnapshotCheckerTests {
     @Test("without the policy the 2 → 3 step fails, naming the policy")
     func missingPolicy() throws {
         let bundle = try ModelLoader().load(path: SampleMigrationTests.bundlePath)
-        let report = SnapshotChecker(bundle: bundle, registry: PolicyRegistry()).check(snapshot: "\(SampleMigrationTests.snapshots)/shop-v2.sqlite")
+        let report = SnapshotChecker(bundle: bundle, registry: PolicyRegistry()).check(
+            snapshot: "\(SampleMigrationTests.snapshots)/shop-v2.sqlite")
         #expect(!report.succeeded)
         let failed = try #require(report.failedResults.first)
         #expect(failed.name == "migrate 2 → 3")

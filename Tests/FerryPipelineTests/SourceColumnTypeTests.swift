@@ -9,9 +9,12 @@ struct SourceColumnTypeTests {
     @Test("SQLite declared types are read by affinity, with ferry's type names")
     func sqliteDeclaredTypes() {
         let cases: [(String?, AttributeType?)] = [
-            ("INTEGER", .int64), ("BIGINT", .int64), ("int", .int64), ("VARCHAR(80)", .string), ("NVARCHAR(120)", .string), ("TEXT", .string),
-            ("CLOB", .string), ("DECIMAL(10,2)", .decimal), ("NUMERIC", .decimal), ("REAL", .double), ("DOUBLE PRECISION", .double),
-            ("FLOAT", .double), ("BOOLEAN", .bool), ("DATETIME", .date), ("DATE", .date), ("TIMESTAMP", .date), ("BLOB", .binary),
+            ("INTEGER", .int64), ("BIGINT", .int64), ("int", .int64), ("VARCHAR(80)", .string),
+            ("NVARCHAR(120)", .string), ("TEXT", .string),
+            ("CLOB", .string), ("DECIMAL(10,2)", .decimal), ("NUMERIC", .decimal), ("REAL", .double),
+            ("DOUBLE PRECISION", .double),
+            ("FLOAT", .double), ("BOOLEAN", .bool), ("DATETIME", .date), ("DATE", .date), ("TIMESTAMP", .date),
+            ("BLOB", .binary),
             ("UUID", .uuid), ("JSON", .json), ("", nil), (nil, nil), ("GEOMETRY", nil),
         ]
         for (declared, expected) in cases {
@@ -34,7 +37,9 @@ struct SourceColumnTypeTests {
     @Test("inference from typed values: each type holds its own values; text is text; mixed kinds widen to string")
     func typedValues() {
         #expect(ModelInference.inferType([.typed(.integer(1)), .null, .typed(.integer(-7))]) == .int64)
-        #expect(ModelInference.inferType([.typed(.integer(1)), .typed(.double(1.5))]) == .string, "no type holds both losslessly")
+        #expect(
+            ModelInference.inferType([.typed(.integer(1)), .typed(.double(1.5))]) == .string,
+            "no type holds both losslessly")
         #expect(ModelInference.inferType([.typed(.binary([1, 2]))]) == .binary)
         #expect(ModelInference.inferType([.typed(.string("12"))]) == .string, "a database's text stays text")
         #expect(ModelInference.inferType([.typed(.string("2024-01-02T10:00:00Z"))]) == .date)

@@ -11,12 +11,17 @@ import Testing
 @Suite("Core Data's lightweight verdicts on the real Xcode models")
 struct XcodeLightweightVerdictTests {
     static func package(_ app: String) -> String {
-        CoreDataSamples.root.appendingPathComponent("\(app)/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld").path
+        CoreDataSamples.root.appendingPathComponent(
+            "\(app)/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld"
+        ).path
     }
     static func sync(_ name: String) -> String {
         CoreDataSamples.root.appendingPathComponent("3lvis-Sync/Tests/Sync/Models/\(name).xcdatamodeld").path
     }
-    static let labels = ["CoreDataMigration_Example", "CoreDataMigration_Example 2", "CoreDataMigration_Example 3", "CoreDataMigration_Example 4"]
+    static let labels = [
+        "CoreDataMigration_Example", "CoreDataMigration_Example 2", "CoreDataMigration_Example 3",
+        "CoreDataMigration_Example 4",
+    ]
 
     /// The verdict of one step: the subjects of its refused changes.
     static func refused(_ diff: ModelDiff) -> [String] { diff.refusals.map { "\($0.subject) \($0.kind.rawValue)" } }
@@ -43,9 +48,13 @@ struct XcodeLightweightVerdictTests {
         #expect(pairs == 6)
     }
 
-    @Test("the original wibosco app: 1→2 drops color for hexColor (no Renaming ID), 2→3 needs its mapping model, 3→4 adds an optional Bool")
+    @Test(
+        "the original wibosco app: 1→2 drops color for hexColor (no Renaming ID), 2→3 needs its mapping model, 3→4 adds an optional Bool"
+    )
     func originalApp() throws {
-        let steps = try ModelDiff.steps(in: ModelLoader().load(path: Self.package("wibosco-CoreDataMigration-Example")), from: Self.labels[0], to: Self.labels[3])
+        let steps = try ModelDiff.steps(
+            in: ModelLoader().load(path: Self.package("wibosco-CoreDataMigration-Example")), from: Self.labels[0],
+            to: Self.labels[3])
         #expect(steps.count == 3)
         #expect(steps[0].isInferable)
         #expect(steps[0].changes.map(\.kind) == [.attributeAdded, .attributeRemoved])
@@ -56,9 +65,13 @@ struct XcodeLightweightVerdictTests {
         #expect(steps[2].changes.map { "\($0.subject) \($0.kind.rawValue)" } == ["Post.hide attribute_added"])
     }
 
-    @Test("the revised wibosco app: 1→2 renames color through its Renaming ID, 2→3 needs its mapping model, 3→4 adds a non-optional Bool with a default")
+    @Test(
+        "the revised wibosco app: 1→2 renames color through its Renaming ID, 2→3 needs its mapping model, 3→4 adds a non-optional Bool with a default"
+    )
     func revisedApp() throws {
-        let steps = try ModelDiff.steps(in: ModelLoader().load(path: Self.package("wibosco-CoreDataMigrationRevised")), from: Self.labels[0], to: Self.labels[3])
+        let steps = try ModelDiff.steps(
+            in: ModelLoader().load(path: Self.package("wibosco-CoreDataMigrationRevised")), from: Self.labels[0],
+            to: Self.labels[3])
         #expect(steps[0].isInferable)
         #expect(steps[0].changes.map { "\($0.subject) \($0.kind.rawValue)" } == ["Post.hexColor attribute_renamed"])
         #expect(try steps[0].inferredMapping().entity(named: "Post")?.attribute(named: "hexColor")?.source == "color")
@@ -71,7 +84,9 @@ struct XcodeLightweightVerdictTests {
     @Test("Sync's variants: to-many ↔ to-one, unordered ↔ ordered and added or removed relationships are inferred")
     func syncVariants() throws {
         func diff(_ old: String, _ new: String) throws -> ModelDiff {
-            ModelDiff(from: try ModelLoader().load(path: Self.sync(old)).current, to: try ModelLoader().load(path: Self.sync(new)).current)
+            ModelDiff(
+                from: try ModelLoader().load(path: Self.sync(old)).current,
+                to: try ModelLoader().load(path: Self.sync(new)).current)
         }
         // 375: Speech.series (to-many) is replaced by Speech.serie (to-one).
         let toOne = try diff("375", "375-to-one")

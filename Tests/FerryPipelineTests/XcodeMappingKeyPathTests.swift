@@ -31,19 +31,26 @@ struct XcodeMappingKeyPathTests {
         """
 
     /// Version 3: Continent.moods and its inverse Mood.continent are new.
-    static let version3 = version2
+    static let version3 =
+        version2
         .replacingOccurrences(
             of: "inverseName=\"continent\" inverseEntity=\"Country\"/>\n",
-            with: "inverseName=\"continent\" inverseEntity=\"Country\"/>\n        <relationship name=\"moods\" optional=\"YES\" toMany=\"YES\" deletionRule=\"Nullify\" destinationEntity=\"Mood\" inverseName=\"continent\" inverseEntity=\"Mood\"/>\n")
+            with:
+                "inverseName=\"continent\" inverseEntity=\"Country\"/>\n        <relationship name=\"moods\" optional=\"YES\" toMany=\"YES\" deletionRule=\"Nullify\" destinationEntity=\"Mood\" inverseName=\"continent\" inverseEntity=\"Mood\"/>\n"
+        )
         .replacingOccurrences(
             of: "<attribute name=\"colors\" optional=\"YES\" attributeType=\"String\"/>\n",
-            with: "<attribute name=\"colors\" optional=\"YES\" attributeType=\"String\"/>\n        <relationship name=\"continent\" optional=\"YES\" maxCount=\"1\" deletionRule=\"Nullify\" destinationEntity=\"Continent\" inverseName=\"moods\" inverseEntity=\"Continent\"/>\n")
+            with:
+                "<attribute name=\"colors\" optional=\"YES\" attributeType=\"String\"/>\n        <relationship name=\"continent\" optional=\"YES\" maxCount=\"1\" deletionRule=\"Nullify\" destinationEntity=\"Continent\" inverseName=\"moods\" inverseEntity=\"Continent\"/>\n"
+        )
 
     /// A relationship mapping: (name, sourcekeypath, sourcemappingname), or just a name.
     typealias Relationship = (name: String, keyPath: String?, mapping: String?)
 
     /// An `xcmapping.xml` in Xcode's XML-store form with one entity mapping per entry.
-    static func mappingXML(_ entities: [(source: String, destination: String, attributes: [String], relationships: [Relationship])]) -> String {
+    static func mappingXML(
+        _ entities: [(source: String, destination: String, attributes: [String], relationships: [Relationship])]
+    ) -> String {
         var objects: [String] = []
         var next = 200
         var entityIDs: [String] = []
@@ -56,7 +63,8 @@ struct XcodeMappingKeyPathTests {
                 let attributeID = "z\(next)"
                 next += 1
                 attributeIDs.append(attributeID)
-                objects.append("""
+                objects.append(
+                    """
                         <object type="XDDEVATTRIBUTEMAPPING" id="\(attributeID)">
                             <attribute name="name" type="string">\(attribute)</attribute>
                             <relationship name="entitymapping" type="1/1" destination="XDDEVENTITYMAPPING" idrefs="\(id)"></relationship>
@@ -69,16 +77,22 @@ struct XcodeMappingKeyPathTests {
                 next += 1
                 relationshipIDs.append(relationshipID)
                 var fields = "        <attribute name=\"autogenerateexpression\" type=\"bool\">1</attribute>\n"
-                if let keyPath = relationship.keyPath { fields += "        <attribute name=\"sourcekeypath\" type=\"string\">\(keyPath)</attribute>\n" }
-                if let mapping = relationship.mapping { fields += "        <attribute name=\"sourcemappingname\" type=\"string\">\(mapping)</attribute>\n" }
-                objects.append("""
+                if let keyPath = relationship.keyPath {
+                    fields += "        <attribute name=\"sourcekeypath\" type=\"string\">\(keyPath)</attribute>\n"
+                }
+                if let mapping = relationship.mapping {
+                    fields += "        <attribute name=\"sourcemappingname\" type=\"string\">\(mapping)</attribute>\n"
+                }
+                objects.append(
+                    """
                         <object type="XDDEVRELATIONSHIPMAPPING" id="\(relationshipID)">
                     \(fields)        <attribute name="name" type="string">\(relationship.name)</attribute>
                             <relationship name="entitymapping" type="1/1" destination="XDDEVENTITYMAPPING" idrefs="\(id)"></relationship>
                         </object>
                     """)
             }
-            objects.append("""
+            objects.append(
+                """
                     <object type="XDDEVENTITYMAPPING" id="\(id)">
                         <attribute name="sourcename" type="string">\(entity.source)</attribute>
                         <attribute name="mappingtypename" type="string">Undefined</attribute>
@@ -108,23 +122,36 @@ struct XcodeMappingKeyPathTests {
     }
 
     static let objcioMapping = mappingXML([
-        ("Mood", "Mood", ["colors"], [("continent", "$source.country.continent", "ContinentToContinent"), ("country", "$source.country", "CountryToCountry")]),
+        (
+            "Mood", "Mood", ["colors"],
+            [
+                ("continent", "$source.country.continent", "ContinentToContinent"),
+                ("country", "$source.country", "CountryToCountry"),
+            ]
+        ),
         ("Country", "Country", ["name"], [("continent", nil, nil), ("moods", nil, nil)]),
-        ("Continent", "Continent", ["name"], [("countries", nil, nil), ("moods", "$source.countries.@distinctUnionOfSets.moods", "MoodToMood")]),
+        (
+            "Continent", "Continent", ["name"],
+            [("countries", nil, nil), ("moods", "$source.countries.@distinctUnionOfSets.moods", "MoodToMood")]
+        ),
     ])
 
     /// The Moody-like project in `directory`: `Moody/Moody.xcdatamodeld` and `Moody 2-Moody 3.xcmappingmodel`.
-    static func project(in directory: TemporaryDirectory, mapping: String) throws -> (package: String, mappings: String) {
+    static func project(in directory: TemporaryDirectory, mapping: String) throws -> (package: String, mappings: String)
+    {
         let package = directory.file("Moody/Moody.xcdatamodeld")
         for (label, contents) in [("Moody 2", version2), ("Moody 3", version3)] {
-            try FileManager.default.createDirectory(atPath: "\(package)/\(label).xcdatamodel", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: "\(package)/\(label).xcdatamodel", withIntermediateDirectories: true)
             _ = try directory.write("Moody/Moody.xcdatamodeld/\(label).xcdatamodel/contents", contents)
         }
         _ = try directory.write(
             "Moody/Moody.xcdatamodeld/.xccurrentversion",
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\"><dict><key>_XCCurrentVersionName</key><string>Moody 3.xcdatamodel</string></dict></plist>\n")
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\"><dict><key>_XCCurrentVersionName</key><string>Moody 3.xcdatamodel</string></dict></plist>\n"
+        )
         let mappings = directory.file("Migrations")
-        try FileManager.default.createDirectory(atPath: mappings + "/Moody 2-Moody 3.xcmappingmodel", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: mappings + "/Moody 2-Moody 3.xcmappingmodel", withIntermediateDirectories: true)
         _ = try directory.write("Migrations/Moody 2-Moody 3.xcmappingmodel/xcmapping.xml", mapping)
         return (package, mappings)
     }
@@ -136,10 +163,16 @@ struct XcodeMappingKeyPathTests {
         let bundle = try ModelLoader().load(path: package)
         #expect(bundle.versions[1].entity(named: "Mood")?.relationship(named: "continent") != nil)
         #expect(bundle.versions[1].entity(named: "Continent")?.relationship(named: "moods")?.isToMany == true)
-        let mapping = try #require(try XcodeMappingSearch(folders: [mappings]).mapping(from: bundle.versions[0], to: bundle.versions[1], in: bundle))
-        #expect(mapping.entity(named: "Mood")?.relationship(named: "continent")?.value == .keyPath(["country", "continent"]))
+        let mapping = try #require(
+            try XcodeMappingSearch(folders: [mappings]).mapping(
+                from: bundle.versions[0], to: bundle.versions[1], in: bundle))
+        #expect(
+            mapping.entity(named: "Mood")?.relationship(named: "continent")?.value
+                == .keyPath(["country", "continent"]))
         #expect(mapping.entity(named: "Mood")?.relationship(named: "country")?.value == .carry(source: "country"))
-        #expect(mapping.entity(named: "ContinentToContinent")?.relationship(named: "moods")?.value == MappingModel.RelationshipValue.none)
+        #expect(
+            mapping.entity(named: "ContinentToContinent")?.relationship(named: "moods")?.value
+                == MappingModel.RelationshipValue.none)
         let yaml = try MappingYAMLWriter.text(of: mapping)
         #expect(yaml.contains("      continent:\n        source: country.continent\n"), "\(yaml)")
     }
@@ -153,36 +186,54 @@ struct XcodeMappingKeyPathTests {
         _ = try Store.open(at: path, model: bundle.versions[0])
         let connection = try Connection(path: path)
         try connection.execute("INSERT INTO Continent (ferry_pk, name) VALUES (1, 'Europe'), (2, 'Oceania')")
-        try connection.execute("INSERT INTO Country (ferry_pk, name, continent) VALUES (1, 'France', 1), (2, 'New Zealand', 2), (3, 'Nowhere', NULL)")
-        try connection.execute("INSERT INTO Mood (ferry_pk, colors, country) VALUES (1, 'red', 1), (2, 'blue', 2), (3, 'green', 2), (4, 'grey', 3), (5, 'black', NULL)")
+        try connection.execute(
+            "INSERT INTO Country (ferry_pk, name, continent) VALUES (1, 'France', 1), (2, 'New Zealand', 2), (3, 'Nowhere', NULL)"
+        )
+        try connection.execute(
+            "INSERT INTO Mood (ferry_pk, colors, country) VALUES (1, 'red', 1), (2, 'blue', 2), (3, 'green', 2), (4, 'grey', 3), (5, 'black', NULL)"
+        )
         let migrator = Migrator(
             storePath: path, bundle: bundle, options: MigrationOptions(backup: false),
             mappingProvider: MigrationMappings.provider(for: bundle, folders: [mappings]))
         let report = try migrator.run()
         #expect(report.steps.first?.mappingFile?.hasSuffix("Moody 2-Moody 3.xcmappingmodel/xcmapping.xml") == true)
-        let moods = try Connection(path: path).rows("SELECT colors, country, continent FROM Mood ORDER BY ferry_pk").map { $0.map(\.description) }
-        #expect(moods == [["red", "1", "1"], ["blue", "2", "2"], ["green", "2", "2"], ["grey", "3", "NULL"], ["black", "NULL", "NULL"]])
+        let moods = try Connection(path: path).rows("SELECT colors, country, continent FROM Mood ORDER BY ferry_pk").map
+        { $0.map(\.description) }
+        #expect(
+            moods == [
+                ["red", "1", "1"], ["blue", "2", "2"], ["green", "2", "2"], ["grey", "3", "NULL"],
+                ["black", "NULL", "NULL"],
+            ])
     }
 
-    @Test("a ferry mapping file says the same with {source: country.continent}; a key path through a to-many or into a to-many is an error")
+    @Test(
+        "a ferry mapping file says the same with {source: country.continent}; a key path through a to-many or into a to-many is an error"
+    )
     func mappingFileKeyPath() throws {
         let directory = TemporaryDirectory()
         let (package, _) = try Self.project(in: directory, mapping: Self.objcioMapping)
         let bundle = try ModelLoader().load(path: package)
-        let good = try directory.write("Moody 2-to-Moody 3.yml", "entities:\n  Mood:\n    relationships:\n      continent: {source: country.continent}\n")
+        let good = try directory.write(
+            "Moody 2-to-Moody 3.yml",
+            "entities:\n  Mood:\n    relationships:\n      continent: {source: country.continent}\n")
         let mapping = try MappingLoader().load(path: good, source: bundle.versions[0], destination: bundle.versions[1])
-        #expect(mapping.entity(named: "Mood")?.relationship(named: "continent")?.value == .keyPath(["country", "continent"]))
+        #expect(
+            mapping.entity(named: "Mood")?.relationship(named: "continent")?.value
+                == .keyPath(["country", "continent"]))
 
         try FileManager.default.createDirectory(atPath: directory.file("bad"), withIntermediateDirectories: true)
         let bad = try directory.write(
             "bad/Moody 2-to-Moody 3.yml",
-            "entities:\n  Mood:\n    relationships:\n      continent: {source: country.moods}\n  Continent:\n    relationships:\n      moods: {source: countries.moods}\n")
+            "entities:\n  Mood:\n    relationships:\n      continent: {source: country.moods}\n  Continent:\n    relationships:\n      moods: {source: countries.moods}\n"
+        )
         do {
             _ = try MappingLoader().load(path: bad, source: bundle.versions[0], destination: bundle.versions[1])
             Issue.record("key paths through to-many relationships were accepted")
         } catch let errors as FerryErrors {
             #expect(errors.description.contains("bad/Moody 2-to-Moody 3.yml:4:"), "\(errors)")
-            #expect(errors.description.contains("'country.moods': Country.moods is to-many; a key path follows to-one relationships"), "\(errors)")
+            #expect(
+                errors.description.contains(
+                    "'country.moods': Country.moods is to-many; a key path follows to-one relationships"), "\(errors)")
             #expect(errors.description.contains("'countries.moods': Continent.countries is to-many"), "\(errors)")
         }
     }
@@ -192,7 +243,13 @@ struct XcodeMappingKeyPathTests {
         let cases: [(mapping: String, message: String)] = [
             (
                 Self.mappingXML([
-                    ("Mood", "Mood", ["colors"], [("continent", "$source.country.moods.country.continent", "ContinentToContinent"), ("country", "$source.country", "CountryToCountry")]),
+                    (
+                        "Mood", "Mood", ["colors"],
+                        [
+                            ("continent", "$source.country.moods.country.continent", "ContinentToContinent"),
+                            ("country", "$source.country", "CountryToCountry"),
+                        ]
+                    ),
                     ("Country", "Country", ["name"], []), ("Continent", "Continent", ["name"], []),
                 ]),
                 "MoodToMood gives Mood.continent the value expression FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"ContinentToContinent\", $source.country.moods.country.continent), which ferry cannot translate: Mood.continent links one object, but the key path 'country.moods.country.continent' goes through to-many relationships"
@@ -201,7 +258,10 @@ struct XcodeMappingKeyPathTests {
                 Self.mappingXML([
                     ("Mood", "Mood", ["colors"], [("continent", nil, nil), ("country", nil, nil)]),
                     ("Country", "Country", ["name"], []),
-                    ("Continent", "Continent", ["name"], [("moods", "$source.countries.@distinctUnionOfSets.moods", "MoodToMood")]),
+                    (
+                        "Continent", "Continent", ["name"],
+                        [("moods", "$source.countries.@distinctUnionOfSets.moods", "MoodToMood")]
+                    ),
                 ]),
                 "which ferry cannot translate: ferry writes Continent.moods through its inverse Mood.continent, which no entity mapping sets"
             ),
@@ -218,11 +278,14 @@ struct XcodeMappingKeyPathTests {
             let (package, mappings) = try Self.project(in: directory, mapping: item.mapping)
             let bundle = try ModelLoader().load(path: package)
             do {
-                _ = try XcodeMappingSearch(folders: [mappings]).mapping(from: bundle.versions[0], to: bundle.versions[1], in: bundle)
+                _ = try XcodeMappingSearch(folders: [mappings]).mapping(
+                    from: bundle.versions[0], to: bundle.versions[1], in: bundle)
                 Issue.record("case \(number) was accepted")
             } catch let errors as FerryErrors {
                 #expect(errors.description.contains(item.message), "case \(number): \(errors)")
-                #expect(errors.description.contains("Moody 2-Moody 3.xcmappingmodel/xcmapping.xml:"), "case \(number): \(errors)")
+                #expect(
+                    errors.description.contains("Moody 2-Moody 3.xcmappingmodel/xcmapping.xml:"),
+                    "case \(number): \(errors)")
             }
         }
     }

@@ -14,7 +14,11 @@ struct XcodeModelTests {
     func package() throws {
         let bundle = try ModelLoader().load(path: Self.fixture("Migration.xcdatamodeld"))
         #expect(bundle.name == "Migration")
-        #expect(bundle.versions.map(\.version) == ["CoreDataMigration_Example", "CoreDataMigration_Example 2", "CoreDataMigration_Example 3", "CoreDataMigration_Example 4"])
+        #expect(
+            bundle.versions.map(\.version) == [
+                "CoreDataMigration_Example", "CoreDataMigration_Example 2", "CoreDataMigration_Example 3",
+                "CoreDataMigration_Example 4",
+            ])
         #expect(bundle.currentVersion == "CoreDataMigration_Example 4")
         let post = try #require(bundle.version("CoreDataMigration_Example 2")?.entity(named: "Post"))
         #expect(post.attribute(named: "hexColor")?.renamedFrom == "color")
@@ -71,7 +75,8 @@ struct XcodeModelTests {
 
         let directory = TemporaryDirectory()
         let errors = renderedErrors { _ = try Store.open(at: directory.file("store.sqlite"), model: model) }
-        #expect(errors?.contains { $0.contains("entity inheritance: entity 'Racecar' has parent entity 'Car'") } == true)
+        #expect(
+            errors?.contains { $0.contains("entity inheritance: entity 'Racecar' has parent entity 'Car'") } == true)
         #expect(errors?.contains { $0.contains("entity 'Sedan'") } == true)
         #expect(!FileManager.default.fileExists(atPath: directory.file("store.sqlite")))
     }
@@ -139,7 +144,9 @@ struct XcodeModelTests {
 
     // MARK: - Version order
 
-    @Test("versions sort naturally (Model 9 before Model 10), by version identifiers when all have one, or as a model.yml lists them")
+    @Test(
+        "versions sort naturally (Model 9 before Model 10), by version identifiers when all have one, or as a model.yml lists them"
+    )
     func versionOrder() throws {
         let directory = TemporaryDirectory()
         let labels = ["Model 10", "Model", "Model 2", "Model 9"]
@@ -159,7 +166,9 @@ struct XcodeModelTests {
         try XcodeTestModels.writeCurrent("first", in: identified)
         #expect(try ModelLoader().load(path: identified).versions.map(\.version) == ["second", "third", "first"])
 
-        let index = try directory.write("model.yml", """
+        let index = try directory.write(
+            "model.yml",
+            """
             name: Listed
             current: Model 2
             versions:
@@ -177,7 +186,8 @@ struct XcodeModelTests {
         let directory = TemporaryDirectory()
         let package = directory.file("Big.xcdatamodeld")
         for number in 1...120 {
-            try XcodeTestModels.writeVersion(label: number == 1 ? "Big" : "Big \(number)", identifier: "", in: package, entities: 40)
+            try XcodeTestModels.writeVersion(
+                label: number == 1 ? "Big" : "Big \(number)", identifier: "", in: package, entities: 40)
         }
         try XcodeTestModels.writeCurrent("Big 120", in: package)
         let bundle = try ModelLoader().load(path: package)
@@ -195,7 +205,9 @@ struct XcodeModelTests {
         let directory = TemporaryDirectory()
         let folder = directory.file("Bad.xcdatamodel")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let contents = try directory.write("Bad.xcdatamodel/contents", """
+        let contents = try directory.write(
+            "Bad.xcdatamodel/contents",
+            """
             <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
             <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
                 <entity name="Car" syncable="YES">
@@ -212,8 +224,11 @@ struct XcodeModelTests {
     @Test("unknown and invalid attribute values are reported at their element, every one")
     func invalidValues() throws {
         let directory = TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: directory.file("Bad.xcdatamodel"), withIntermediateDirectories: true)
-        let contents = try directory.write("Bad.xcdatamodel/contents", """
+        try FileManager.default.createDirectory(
+            atPath: directory.file("Bad.xcdatamodel"), withIntermediateDirectories: true)
+        let contents = try directory.write(
+            "Bad.xcdatamodel/contents",
+            """
             <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
             <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
                 <entity name="Car" syncable="YES">
@@ -225,12 +240,24 @@ struct XcodeModelTests {
                 </entity>
             </model>
             """)
-        let errors = try #require(renderedErrors { _ = try ModelLoader().load(path: directory.file("Bad.xcdatamodel")) })
-        #expect(errors.contains { $0.hasPrefix("\(contents):4:") && $0.contains("unknown attributeType 'Strnig' for attribute 'Car.name'; did you mean 'String'?") }, "\(errors)")
-        #expect(errors.contains { $0.hasPrefix("\(contents):5:") && $0.contains("invalid value 'MAYBE' for 'optional'") }, "\(errors)")
-        #expect(errors.contains { $0.hasPrefix("\(contents):6:") && $0.contains("invalid defaultValueString 'many'") }, "\(errors)")
-        #expect(errors.contains { $0.hasPrefix("\(contents):7:") && $0.contains("unknown deletionRule 'Explode'") }, "\(errors)")
-        #expect(errors.contains { $0.hasPrefix("\(contents):8:") && $0.contains("unknown element <wheel>") }, "\(errors)")
+        let errors = try #require(
+            renderedErrors { _ = try ModelLoader().load(path: directory.file("Bad.xcdatamodel")) })
+        #expect(
+            errors.contains {
+                $0.hasPrefix("\(contents):4:")
+                    && $0.contains("unknown attributeType 'Strnig' for attribute 'Car.name'; did you mean 'String'?")
+            }, "\(errors)")
+        #expect(
+            errors.contains { $0.hasPrefix("\(contents):5:") && $0.contains("invalid value 'MAYBE' for 'optional'") },
+            "\(errors)")
+        #expect(
+            errors.contains { $0.hasPrefix("\(contents):6:") && $0.contains("invalid defaultValueString 'many'") },
+            "\(errors)")
+        #expect(
+            errors.contains { $0.hasPrefix("\(contents):7:") && $0.contains("unknown deletionRule 'Explode'") },
+            "\(errors)")
+        #expect(
+            errors.contains { $0.hasPrefix("\(contents):8:") && $0.contains("unknown element <wheel>") }, "\(errors)")
     }
 
     @Test("package problems: no versions, a missing contents, a current version that does not exist, an unknown parent")
@@ -238,21 +265,31 @@ struct XcodeModelTests {
         let directory = TemporaryDirectory()
         let empty = directory.file("Empty.xcdatamodeld")
         try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
-        #expect(renderedErrors { _ = try ModelLoader().load(path: empty) }?.first?.contains("holds no .xcdatamodel version folder") == true)
+        #expect(
+            renderedErrors { _ = try ModelLoader().load(path: empty) }?.first?.contains(
+                "holds no .xcdatamodel version folder") == true)
 
         let hollow = directory.file("Hollow.xcdatamodeld/Hollow.xcdatamodel")
         try FileManager.default.createDirectory(atPath: hollow, withIntermediateDirectories: true)
-        #expect(renderedErrors { _ = try ModelLoader().load(path: directory.file("Hollow.xcdatamodeld")) }?.first?.contains("has no readable 'contents' file") == true)
+        #expect(
+            renderedErrors { _ = try ModelLoader().load(path: directory.file("Hollow.xcdatamodeld")) }?.first?.contains(
+                "has no readable 'contents' file") == true)
 
         let package = directory.file("Wrong.xcdatamodeld")
         try XcodeTestModels.writeVersion(label: "Wrong", identifier: "", in: package)
         try XcodeTestModels.writeVersion(label: "Wrong 2", identifier: "", in: package)
         try XcodeTestModels.writeCurrent("Wrnog 2", in: package)
         let errors = try #require(renderedErrors { _ = try ModelLoader().load(path: package) })
-        #expect(errors.first?.contains(".xccurrentversion:1:1: error: .xccurrentversion names 'Wrnog 2.xcdatamodel', which is not a version") == true, "\(errors)")
+        #expect(
+            errors.first?.contains(
+                ".xccurrentversion:1:1: error: .xccurrentversion names 'Wrnog 2.xcdatamodel', which is not a version")
+                == true, "\(errors)")
 
-        try FileManager.default.createDirectory(atPath: directory.file("Orphan.xcdatamodel"), withIntermediateDirectories: true)
-        try directory.write("Orphan.xcdatamodel/contents", """
+        try FileManager.default.createDirectory(
+            atPath: directory.file("Orphan.xcdatamodel"), withIntermediateDirectories: true)
+        try directory.write(
+            "Orphan.xcdatamodel/contents",
+            """
             <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
             <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
                 <entity name="Car" parentEntity="Vehicle" syncable="YES"/>
@@ -260,8 +297,11 @@ struct XcodeModelTests {
                 <entity name="Loop2" parentEntity="Loop" syncable="YES"/>
             </model>
             """)
-        let orphan = try #require(renderedErrors { _ = try ModelLoader().load(path: directory.file("Orphan.xcdatamodel")) })
-        #expect(orphan.contains { $0.contains(":3:") && $0.contains("unknown parent entity 'Vehicle' of 'Car'") }, "\(orphan)")
+        let orphan = try #require(
+            renderedErrors { _ = try ModelLoader().load(path: directory.file("Orphan.xcdatamodel")) })
+        #expect(
+            orphan.contains { $0.contains(":3:") && $0.contains("unknown parent entity 'Vehicle' of 'Car'") },
+            "\(orphan)")
         #expect(orphan.contains { $0.contains("entity 'Loop' inherits from itself") }, "\(orphan)")
     }
 
@@ -300,26 +340,32 @@ enum XcodeTestModels {
         for number in 0..<entities {
             xml += "    <entity name=\"Entity\(number)\" representedClassName=\"Entity\(number)\" syncable=\"YES\">\n"
             for attribute in 0..<12 {
-                xml += "        <attribute name=\"field\(attribute)\" optional=\"YES\" attributeType=\"\(["String", "Integer 64", "Date", "Boolean"][attribute % 4])\"/>\n"
+                xml +=
+                    "        <attribute name=\"field\(attribute)\" optional=\"YES\" attributeType=\"\(["String", "Integer 64", "Date", "Boolean"][attribute % 4])\"/>\n"
             }
-            xml += "        <relationship name=\"next\" optional=\"YES\" maxCount=\"1\" deletionRule=\"Nullify\" destinationEntity=\"Entity\(number)\" inverseName=\"previous\" inverseEntity=\"Entity\(number)\"/>\n"
-            xml += "        <relationship name=\"previous\" optional=\"YES\" maxCount=\"1\" deletionRule=\"Nullify\" destinationEntity=\"Entity\(number)\" inverseName=\"next\" inverseEntity=\"Entity\(number)\"/>\n"
+            xml +=
+                "        <relationship name=\"next\" optional=\"YES\" maxCount=\"1\" deletionRule=\"Nullify\" destinationEntity=\"Entity\(number)\" inverseName=\"previous\" inverseEntity=\"Entity\(number)\"/>\n"
+            xml +=
+                "        <relationship name=\"previous\" optional=\"YES\" maxCount=\"1\" deletionRule=\"Nullify\" destinationEntity=\"Entity\(number)\" inverseName=\"next\" inverseEntity=\"Entity\(number)\"/>\n"
             xml += "    </entity>\n"
         }
         xml += "</model>"
-        try xml.write(toFile: (folder as NSString).appendingPathComponent("contents"), atomically: true, encoding: .utf8)
+        try xml.write(
+            toFile: (folder as NSString).appendingPathComponent("contents"), atomically: true, encoding: .utf8)
     }
 
     static func writeCurrent(_ label: String, in package: String) throws {
         try """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-            <plist version="1.0">
-            <dict>
-            \t<key>_XCCurrentVersionName</key>
-            \t<string>\(label).xcdatamodel</string>
-            </dict>
-            </plist>
-            """.write(toFile: (package as NSString).appendingPathComponent(".xccurrentversion"), atomically: true, encoding: .utf8)
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0">
+        <dict>
+        \t<key>_XCCurrentVersionName</key>
+        \t<string>\(label).xcdatamodel</string>
+        </dict>
+        </plist>
+        """.write(
+            toFile: (package as NSString).appendingPathComponent(".xccurrentversion"), atomically: true, encoding: .utf8
+        )
     }
 }

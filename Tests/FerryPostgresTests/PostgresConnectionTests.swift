@@ -16,8 +16,10 @@ struct PostgresConnectionTests {
                    $6::text AS n, 12345678901234567890.25::numeric AS big, 7::smallint AS s,
                    'b1a1e9a4-5a43-4f3e-9a54-1a2b3c4d5e6f'::uuid AS u, $7::int AS i4
             """,
-            [.integer(Int64.min), .bool(true), .real(-0.125), .text("Żółć\ttab\\ 'q' \u{1F600}"),
-             .bytes([0, 1, 0xFF, 0x5C]), .null, .integer(42)])
+            [
+                .integer(Int64.min), .bool(true), .real(-0.125), .text("Żółć\ttab\\ 'q' \u{1F600}"),
+                .bytes([0, 1, 0xFF, 0x5C]), .null, .integer(42),
+            ])
         #expect(result.columns.map(\.name) == ["i", "b", "d", "t", "y", "n", "big", "s", "u", "i4"])
         let row = try #require(result.rows.first)
         #expect(try row.int(0) == Int64.min)
@@ -158,7 +160,8 @@ struct PostgresConnectionTests {
         let directory = try #require(try settings.string(0).split(separator: ",").first)
             .trimmingCharacters(in: .whitespaces)
         let encoded = try #require(directory.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
-        let url = "postgresql://\(try settings.string(2))@/\(try settings.string(3))?host=\(encoded)&port=\(try settings.string(1))"
+        let url =
+            "postgresql://\(try settings.string(2))@/\(try settings.string(3))?host=\(encoded)&port=\(try settings.string(1))"
         let socket = try PostgresConnection(url)
         let address = try socket.execute("SELECT inet_client_addr() IS NULL").rows[0]
         #expect(try address.bool(0), "a Unix-socket session has no client address")

@@ -55,7 +55,8 @@ struct PostgresCopyTests {
         #expect(mismatches == 0)
         // Text that looks like an escape stays text: "\\N" is not NULL, "" is not NULL.
         let literal = try scratch.connection.execute(
-            "SELECT count(*) FROM \(scratch.table("people")) WHERE note = '\\N'").rows[0].int(0)
+            "SELECT count(*) FROM \(scratch.table("people")) WHERE note = '\\N'"
+        ).rows[0].int(0)
         #expect(literal > 0)
     }
 
@@ -127,7 +128,8 @@ struct PostgresCopyTests {
         #expect(throws: PostgresError.self) {
             try db.transaction {
                 try db.execute(
-                    "INSERT INTO \(scratch.table("people")) (id, label) VALUES ($1, $2)", [.integer(-1), .text("before")])
+                    "INSERT INTO \(scratch.table("people")) (id, label) VALUES ($1, $2)",
+                    [.integer(-1), .text("before")])
                 try db.copy(into: "people", schema: scratch.schema, columns: Self.columns) { writer in
                     for n in 1...1000 { try writer.append(Self.row(n)) }
                     try writer.append([.integer(1001), .null, .null, .text("x"), .null, .null, .null])

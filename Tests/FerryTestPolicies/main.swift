@@ -17,10 +17,14 @@ import Foundation
 final class ColorPerPostPolicy: EntityMigrationPolicy {
     init() {}
 
-    func createDestinationInstances(forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws {
-        let post = try manager.insertDestinationInstance(manager.mappedValues(forSource: source, mapping: mapping), forSource: source, mapping: mapping)
+    func createDestinationInstances(
+        forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager
+    ) throws {
+        let post = try manager.insertDestinationInstance(
+            manager.mappedValues(forSource: source, mapping: mapping), forSource: source, mapping: mapping)
         let color = try manager.insertDestinationInstance(
-            ["colorID": .string(UUID().uuidString), "hex": source["hexColor"]], forSource: source, mappingNamed: "Color")
+            ["colorID": .string(UUID().uuidString), "hex": source["hexColor"]], forSource: source, mappingNamed: "Color"
+        )
         try manager.setRelationship("color", of: post, to: color.primaryKey)
         try manager.setRelationship("post", of: color, to: post.primaryKey)
     }

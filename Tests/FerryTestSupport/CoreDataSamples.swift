@@ -93,11 +93,14 @@ public enum ModelComparison {
             return "versions \(a.versions.map(\.version)) ≠ \(b.versions.map(\.version))"
         }
         for (x, y) in zip(a.versions.map(normalized), b.versions.map(normalized)) where x != y {
-            if x.entityNames != y.entityNames { return "version \(x.version): entities \(x.entityNames) ≠ \(y.entityNames)" }
+            if x.entityNames != y.entityNames {
+                return "version \(x.version): entities \(x.entityNames) ≠ \(y.entityNames)"
+            }
             for (e, f) in zip(x.entities, y.entities) where e != f {
                 return "version \(x.version), entity \(e.name):\n\(e)\n≠\n\(f)"
             }
-            return "version \(x.version): \(x.fetchRequests) \(x.configurations) \(String(describing: x.versionIdentifier)) ≠ \(y.fetchRequests) \(y.configurations) \(String(describing: y.versionIdentifier))"
+            return
+                "version \(x.version): \(x.fetchRequests) \(x.configurations) \(String(describing: x.versionIdentifier)) ≠ \(y.fetchRequests) \(y.configurations) \(String(describing: y.versionIdentifier))"
         }
         return nil
     }
@@ -111,16 +114,22 @@ extension CoreDataSamples {
     /// and its metadata is a real store's (`wibosco…Revised` v1). Rows: 1 Car, 2 Racecars,
     /// 3 Sedans, 4 Passengers.
     public static func writeInheritanceStore(at path: String) throws {
-        let source = root.appendingPathComponent("wibosco-CoreDataMigrationRevised/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_1.sqlite").path
+        let source = root.appendingPathComponent(
+            "wibosco-CoreDataMigrationRevised/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_1.sqlite"
+        ).path
         let scratch = path + ".metadata-source"
         try FileManager.default.copyItem(atPath: source, toPath: scratch)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: scratch)
-        guard case .blob(let plist) = try Connection(path: scratch, create: false).scalar("SELECT Z_PLIST FROM Z_METADATA") else {
+        guard
+            case .blob(let plist) = try Connection(path: scratch, create: false).scalar(
+                "SELECT Z_PLIST FROM Z_METADATA")
+        else {
             throw SampleError(description: "no Z_PLIST in \(source)")
         }
         let store = try Connection(path: path)
-        try store.executeScript("""
+        try store.executeScript(
+            """
             CREATE TABLE ZCAR ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZMAXSPEED INTEGER, ZREMOTEID INTEGER );
             CREATE TABLE ZPASSENGER ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZREMOTEID INTEGER, ZCAR INTEGER, Z1_CAR INTEGER, ZNAME VARCHAR );
             CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER);
@@ -130,6 +139,7 @@ extension CoreDataSamples {
             INSERT INTO ZCAR (Z_PK, Z_ENT, Z_OPT, ZMAXSPEED, ZREMOTEID) VALUES (1, 1, 1, NULL, NULL), (2, 2, 1, 300, 7), (3, 2, 1, 320, 8), (4, 3, 1, NULL, NULL), (5, 3, 1, NULL, NULL), (6, 3, 1, NULL, NULL);
             INSERT INTO ZPASSENGER (Z_PK, Z_ENT, Z_OPT, ZREMOTEID, ZCAR, Z1_CAR, ZNAME) VALUES (1, 4, 1, 1, 2, 2, 'Ann'), (2, 4, 1, 2, 4, 3, 'Bo'), (3, 4, 1, 3, NULL, NULL, 'Cy'), (4, 4, 1, 4, 1, 1, 'Di');
             """)
-        try store.execute("INSERT INTO Z_METADATA VALUES (1, 'A0B1C2D3-0000-4000-8000-000000000239', ?)", [.blob(plist)])
+        try store.execute(
+            "INSERT INTO Z_METADATA VALUES (1, 'A0B1C2D3-0000-4000-8000-000000000239', ?)", [.blob(plist)])
     }
 }

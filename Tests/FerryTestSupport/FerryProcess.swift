@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// What a finished `ferry` process left behind.
@@ -41,7 +41,9 @@ public enum FerryBinary {
             candidates.append(executable.deletingLastPathComponent().appendingPathComponent("ferry").path)
         }
         for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-            candidates.append(URL(fileURLWithPath: bundle.bundlePath).deletingLastPathComponent().appendingPathComponent("ferry").path)
+            candidates.append(
+                URL(fileURLWithPath: bundle.bundlePath).deletingLastPathComponent().appendingPathComponent("ferry").path
+            )
         }
         candidates.append(TestPaths.packageRoot.appendingPathComponent(".build/debug/ferry").path)
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
@@ -52,7 +54,8 @@ public enum FerryBinary {
     public static func sibling(_ name: String) throws -> String {
         let path = ((try require() as NSString).deletingLastPathComponent as NSString).appendingPathComponent(name)
         guard FileManager.default.isExecutableFile(atPath: path) else {
-            throw FerryProcessError(description: "\(name) was not built beside ferry (\(path)); run `swift build --build-tests`")
+            throw FerryProcessError(
+                description: "\(name) was not built beside ferry (\(path)); run `swift build --build-tests`")
         }
         return path
     }
@@ -60,7 +63,10 @@ public enum FerryBinary {
     /// The binary's path, or an error telling how to build it.
     public static func require() throws -> String {
         guard let path else {
-            throw FerryProcessError(description: "the ferry executable was not found beside the tests or at .build/debug/ferry; run `swift build` first (or set FERRY_BINARY)")
+            throw FerryProcessError(
+                description:
+                    "the ferry executable was not found beside the tests or at .build/debug/ferry; run `swift build` first (or set FERRY_BINARY)"
+            )
         }
         return path
     }
@@ -76,7 +82,10 @@ public final class FerryProcess: @unchecked Sendable {
 
     /// Starts `ferry args…` with its output going to temporary files; with `executable`, that
     /// program instead (`/bin/sh -c '… ferry …'` for redirections, limits and terminals).
-    public init(_ arguments: [String], cwd: String? = nil, env: [String: String]? = nil, stdin: String? = nil, executable: String? = nil) throws {
+    public init(
+        _ arguments: [String], cwd: String? = nil, env: [String: String]? = nil, stdin: String? = nil,
+        executable: String? = nil
+    ) throws {
         let binary = try executable ?? FerryBinary.require()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
@@ -141,7 +150,9 @@ public final class FerryProcess: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: stderrFile)
         if let stdinFile { try? FileManager.default.removeItem(atPath: stdinFile) }
         if timedOut {
-            throw FerryProcessError(description: "ferry \(process.arguments?.joined(separator: " ") ?? "") did not finish within \(timeout)\n\(err)")
+            throw FerryProcessError(
+                description:
+                    "ferry \(process.arguments?.joined(separator: " ") ?? "") did not finish within \(timeout)\n\(err)")
         }
         return ProcessResult(
             exitCode: process.terminationStatus, stdout: out, stderr: err,
@@ -166,15 +177,18 @@ public func runFerry(
 /// Runs `/bin/sh -c script ferry args…` to the end: the script runs the binary as `"$0" "$@"`
 /// under whatever it sets up first (`ulimit`, `trap`, redirections).
 public func runFerryInShell(
-    _ script: String, _ arguments: [String], cwd: String? = nil, env: [String: String]? = nil, timeout: Duration = .seconds(120)
+    _ script: String, _ arguments: [String], cwd: String? = nil, env: [String: String]? = nil,
+    timeout: Duration = .seconds(120)
 ) throws -> ProcessResult {
-    try FerryProcess(["-c", script, try FerryBinary.require()] + arguments, cwd: cwd, env: env, executable: "/bin/sh").wait(timeout: timeout)
+    try FerryProcess(["-c", script, try FerryBinary.require()] + arguments, cwd: cwd, env: env, executable: "/bin/sh")
+        .wait(timeout: timeout)
 }
 
 /// Runs another program (`/bin/sh`, `/usr/bin/sqlite3`, `gzip`) to the end, the same way as
 /// ``runFerry(_:cwd:env:stdin:timeout:)``: the one process runner of the tests.
 public func runProgram(
-    _ executable: String, _ arguments: [String], cwd: String? = nil, env: [String: String]? = nil, timeout: Duration = .seconds(120)
+    _ executable: String, _ arguments: [String], cwd: String? = nil, env: [String: String]? = nil,
+    timeout: Duration = .seconds(120)
 ) throws -> ProcessResult {
     try FerryProcess(arguments, cwd: cwd, env: env, executable: executable).wait(timeout: timeout)
 }

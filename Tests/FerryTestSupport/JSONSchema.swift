@@ -85,7 +85,9 @@ public struct JSONSchema {
             }
         }
         if let array = value as? [Any], let items = schema["items"] as? [String: Any] {
-            for (index, element) in array.enumerated() { check(element, against: items, at: "\(path)[\(index)]", into: &problems) }
+            for (index, element) in array.enumerated() {
+                check(element, against: items, at: "\(path)[\(index)]", into: &problems)
+            }
         }
     }
 

@@ -13,7 +13,9 @@ package enum PostgresStoreLoader {
         }
         let store = try Store.open(at: url, model: model)
         try store.withDatabase { database in
-            guard let postgres = database as? PostgresDatabase else { throw FerryError(.internal, "\(url) is not a PostgreSQL store") }
+            guard let postgres = database as? PostgresDatabase else {
+                throw FerryError(.internal, "\(url) is not a PostgreSQL store")
+            }
             try postgres.writeTransaction {
                 try postgres.execute("DELETE FROM ferry_metadata")
                 try postgres.execute("DELETE FROM ferry_entities")
@@ -26,13 +28,20 @@ package enum PostgresStoreLoader {
     /// (JSON attributes left out: `jsonb` normalizes their text), by entity, with the model's
     /// version under `version`.
     package static func exports(_ store: String, cwd: String? = nil) throws -> [String: String] {
-        guard let model = try Store.metadata(at: store)?.model else { throw FerryError(.store, "'\(store)' records no model") }
+        guard let model = try Store.metadata(at: store)?.model else {
+            throw FerryError(.store, "'\(store)' records no model")
+        }
         var result: [String: String] = ["version": model.version]
         for entity in model.entities {
             let fields = entity.attributes.filter { $0.type != .json }.map(\.name)
             let export = try runFerry(
-                ["export", "--store", store, "--entity", entity.name, "--format", "ndjson", "--quiet", "--fields", fields.joined(separator: ",")], cwd: cwd)
-            guard export.exitCode == 0 else { throw FerryError(.store, "export of \(entity.name) from '\(store)' failed: \(export.stderr)") }
+                [
+                    "export", "--store", store, "--entity", entity.name, "--format", "ndjson", "--quiet", "--fields",
+                    fields.joined(separator: ","),
+                ], cwd: cwd)
+            guard export.exitCode == 0 else {
+                throw FerryError(.store, "export of \(entity.name) from '\(store)' failed: \(export.stderr)")
+            }
             result[entity.name] = export.stdout
         }
         return result
@@ -41,14 +50,18 @@ package enum PostgresStoreLoader {
     /// The schemas of the test server whose names start with `prefix`, in name order.
     package static func schemas(startingWith prefix: String) throws -> [String] {
         let database = try Store.inspectionSession(at: try PostgresTestServer.requireURL() + "?schema=public").session
-        return try database.rows("SELECT nspname FROM pg_namespace WHERE starts_with(nspname, ?) ORDER BY 1", [.text(prefix)]).compactMap(\.first?.text)
+        return try database.rows(
+            "SELECT nspname FROM pg_namespace WHERE starts_with(nspname, ?) ORDER BY 1", [.text(prefix)]
+        ).compactMap(\.first?.text)
     }
 
     /// True while a session of the test server runs a `COPY` into a table of `schema`.
     package static func isCopying(into schema: String) throws -> Bool {
         let database = try Store.inspectionSession(at: try PostgresTestServer.requireURL() + "?schema=public").session
         let pattern = "COPY \"\(schema)\".%"
-        return try database.scalar("SELECT count(*) FROM pg_stat_activity WHERE query LIKE ? AND pid <> pg_backend_pid()", [.text(pattern)])?.int64 ?? 0 > 0
+        return try database.scalar(
+            "SELECT count(*) FROM pg_stat_activity WHERE query LIKE ? AND pid <> pg_backend_pid()", [.text(pattern)])?
+            .int64 ?? 0 > 0
     }
 
     /// Drops every schema whose name starts with `prefix` (a test's store, its backups and scratch).

@@ -12,15 +12,21 @@ public enum SampleModels {
                     name: "Customer",
                     attributes: [
                         AttributeDescription(name: "id", type: .int64, isOptional: false),
-                        AttributeDescription(name: "email", type: .string, isOptional: false, validation: ValidationRules(maxLength: 40, pattern: "[^@ ]+@[^@ ]+")),
+                        AttributeDescription(
+                            name: "email", type: .string, isOptional: false,
+                            validation: ValidationRules(maxLength: 40, pattern: "[^@ ]+@[^@ ]+")),
                         AttributeDescription(name: "name", type: .string),
-                        AttributeDescription(name: "age", type: .int16, validation: ValidationRules(minValue: .integer(0), maxValue: .integer(150))),
+                        AttributeDescription(
+                            name: "age", type: .int16,
+                            validation: ValidationRules(minValue: .integer(0), maxValue: .integer(150))),
                         AttributeDescription(name: "balance", type: .decimal, defaultValue: .decimal("0")),
                         AttributeDescription(name: "active", type: .bool, defaultValue: .bool(true)),
                         AttributeDescription(name: "joined", type: .date),
                     ],
                     relationships: [
-                        RelationshipDescription(name: "orders", destination: "Order", isToMany: true, inverse: "customer", deleteRule: .cascade)
+                        RelationshipDescription(
+                            name: "orders", destination: "Order", isToMany: true, inverse: "customer",
+                            deleteRule: .cascade)
                     ],
                     uniquenessConstraints: [["id"], ["email"]]
                 ),
@@ -31,7 +37,8 @@ public enum SampleModels {
                         AttributeDescription(name: "total", type: .decimal),
                     ],
                     relationships: [
-                        RelationshipDescription(name: "customer", destination: "Customer", inverse: "orders", isOptional: false)
+                        RelationshipDescription(
+                            name: "customer", destination: "Customer", inverse: "orders", isOptional: false)
                     ],
                     uniquenessConstraints: [["number"]]
                 ),

@@ -18,7 +18,8 @@ public struct StoreSnapshot: Equatable, CustomStringConvertible {
     public var integrity: String
 
     public var description: String {
-        tables.keys.sorted().map { "\($0): \(tables[$0]?.rows ?? 0) rows \(tables[$0]?.checksum.prefix(12) ?? "")" }.joined(separator: ", ")
+        tables.keys.sorted().map { "\($0): \(tables[$0]?.rows ?? 0) rows \(tables[$0]?.checksum.prefix(12) ?? "")" }
+            .joined(separator: ", ")
             + "; integrity \(integrity)"
     }
 
@@ -31,14 +32,21 @@ public struct StoreSnapshot: Equatable, CustomStringConvertible {
     public static func take(_ path: String, excluding excluded: Set<String> = ["ferry_runs"]) throws -> StoreSnapshot {
         let connection = try Connection(path: path, readOnly: false, create: false)
         connection.setBusyTimeout(milliseconds: 30_000)
-        let integrity = try connection.rows("PRAGMA integrity_check").compactMap { $0.first?.text }.joined(separator: "\n")
+        let integrity = try connection.rows("PRAGMA integrity_check").compactMap { $0.first?.text }.joined(
+            separator: "\n")
         var tables: [String: Table] = [:]
-        let names = try connection.rows("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
-            .compactMap { $0.first?.text }
+        let names = try connection.rows(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        )
+        .compactMap { $0.first?.text }
         for name in names where !excluded.contains(name) {
             let quoted = "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-            let columns = try connection.rows("SELECT name FROM pragma_table_info(?)", [.text(name)]).compactMap { $0.first?.text }
-            let order = columns.contains(FerryLayout.primaryKey) ? FerryLayout.primaryKey : (1...max(1, columns.count)).map(String.init).joined(separator: ", ")
+            let columns = try connection.rows("SELECT name FROM pragma_table_info(?)", [.text(name)]).compactMap {
+                $0.first?.text
+            }
+            let order =
+                columns.contains(FerryLayout.primaryKey)
+                ? FerryLayout.primaryKey : (1...max(1, columns.count)).map(String.init).joined(separator: ", ")
             var hash = SHA256()
             var count = 0
             for row in try connection.rows("SELECT * FROM \(quoted) ORDER BY \(order)") {

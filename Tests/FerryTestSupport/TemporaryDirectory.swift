@@ -37,7 +37,8 @@ public final class TemporaryDirectory: @unchecked Sendable {
 public enum TestPaths {
     /// The package root (the folder holding Package.swift).
     public static var packageRoot: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
     }
 
     /// `../shared/data` beside the project (where CI puts the conformance suites), or nil.

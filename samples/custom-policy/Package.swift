@@ -7,7 +7,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         // In your project: .package(url: "https://…/ferry.git", from: "0.1.0")
-        .package(name: "ferry", path: "../.."),
+        .package(name: "ferry", path: "../..")
     ],
     targets: [
         .executableTarget(

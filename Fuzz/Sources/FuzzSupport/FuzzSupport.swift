@@ -44,7 +44,8 @@ public enum FuzzModel {
             attributes: [
                 AttributeDescription(name: "id", type: .int64, isOptional: false),
                 AttributeDescription(name: "name", type: .string),
-                AttributeDescription(name: "email", type: .string, validation: ValidationRules(pattern: "[^@ ]+@[^@ ]+")),
+                AttributeDescription(
+                    name: "email", type: .string, validation: ValidationRules(pattern: "[^@ ]+@[^@ ]+")),
                 AttributeDescription(name: "age", type: .int16),
                 AttributeDescription(name: "score", type: .decimal),
                 AttributeDescription(name: "ratio", type: .double),
@@ -56,7 +57,7 @@ public enum FuzzModel {
                 AttributeDescription(name: "extra", type: .json),
             ],
             relationships: [
-                RelationshipDescription(name: "orders", destination: "Order", isToMany: true, inverse: "customer"),
+                RelationshipDescription(name: "orders", destination: "Order", isToMany: true, inverse: "customer")
             ],
             uniquenessConstraints: [["id"]])
         let order = EntityDescription(

@@ -14,12 +14,15 @@ enum FuzzExpression {
 func test(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard let data else { return 0 }
     let text = FuzzInput.text(data, size)
-    if let expression = try? Expression.parse(text), let bound = try? expression.bind(source: FuzzModel.customer, model: FuzzModel.model) {
+    if let expression = try? Expression.parse(text),
+        let bound = try? expression.bind(source: FuzzModel.customer, model: FuzzModel.model)
+    {
         _ = bound.sql { slot in "s.\"\(bound.keyPaths[slot].attribute.name)\"" }
     }
     if let update = try? Expression.parse(text, bareNamesAreAttributes: true) {
         for attribute in ["name", "age", "score"] {
-            let request = BatchUpdateRequest(entity: "Customer", predicate: .constant(true), propertiesToUpdate: [attribute: .expression(update)])
+            let request = BatchUpdateRequest(
+                entity: "Customer", predicate: .constant(true), propertiesToUpdate: [attribute: .expression(update)])
             guard (try? request.check(model: FuzzModel.model)) != nil else { continue }
             do {
                 _ = try FuzzModel.store.execute(request, dryRun: true)

@@ -13,9 +13,12 @@ enum FuzzPredicate {
 func test(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard let data else { return 0 }
     let text = FuzzInput.text(data, size)
-    guard let predicate = try? Predicate(format: text), (try? predicate.bound(to: FuzzModel.customer, model: FuzzModel.model)) != nil else { return 0 }
+    guard let predicate = try? Predicate(format: text),
+        (try? predicate.bound(to: FuzzModel.customer, model: FuzzModel.model)) != nil
+    else { return 0 }
     do {
-        try FuzzModel.store.fetch(FetchRequest(entity: FuzzModel.customer.name, predicate: predicate, limit: 0)) { _ in }
+        try FuzzModel.store.fetch(FetchRequest(entity: FuzzModel.customer.name, predicate: predicate, limit: 0)) { _ in
+        }
     } catch let error as FerryError where error.code == .store {
         fatalError("SQLite refused the SQL of an accepted predicate \(text.debugDescription): \(error)")
     } catch {

@@ -28,13 +28,19 @@ struct CheckCommand: ParsableCommand {
 
     @Option(
         name: .customLong("mappings"),
-        help: ArgumentHelp("A folder of mapping files (FROM-to-TO.yml) and Xcode mapping models (.xcmappingmodel); repeatable.", valueName: "dir"))
+        help: ArgumentHelp(
+            "A folder of mapping files (FROM-to-TO.yml) and Xcode mapping models (.xcmappingmodel); repeatable.",
+            valueName: "dir"))
     var mappings: [String] = []
 
-    @Option(name: .customLong("param"), help: ArgumentHelp("A value for $name in mapping expressions.", valueName: "name=value"))
+    @Option(
+        name: .customLong("param"),
+        help: ArgumentHelp("A value for $name in mapping expressions.", valueName: "name=value"))
     var parameters: [String] = []
 
-    @Option(help: ArgumentHelp("Expectations to check after migrating (counts, assertions, records).", valueName: "file.yml"))
+    @Option(
+        help: ArgumentHelp(
+            "Expectations to check after migrating (counts, assertions, records).", valueName: "file.yml"))
     var expect: String?
 
     @Option(help: ArgumentHelp("Write a JUnit XML report (a test suite per snapshot).", valueName: "file.xml"))
@@ -53,7 +59,10 @@ struct CheckCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             try CommandFiles.checkOutputs(
-                store: nil, inputs: snapshots.map { ($0, "the snapshot") } + [(model, "the model"), (expect, "the expectations file")],
+                store: nil,
+                inputs: snapshots.map { ($0, "the snapshot") } + [
+                    (model, "the model"), (expect, "the expectations file"),
+                ],
                 outputs: [(report, "--report"), (junit, "--junit")])
             try MappingFolders.check(mappings)
             let bundle = try ModelLoader().load(path: model)
@@ -62,11 +71,13 @@ struct CheckCommand: ParsableCommand {
             var checker = SnapshotChecker(bundle: bundle, registry: FerryCommandLine.registry)
             checker.targetVersion = to
             checker.parameters = ParameterValue.typed(try global.parameterValues())
-            checker.mappingProvider = MigrationMappings.provider(for: bundle, parameters: checker.parameters, folders: mappings)
+            checker.mappingProvider = MigrationMappings.provider(
+                for: bundle, parameters: checker.parameters, folders: mappings)
             if let expect { checker.expectations = try ExpectationsLoader().load(path: expect) }
             let paths = try snapshots.flatMap { try SnapshotChecker.snapshots(at: $0) }
             var runReport = RunReport(
-                command: "check", job: "ferry check", jobFile: nil, store: paths.joined(separator: ", "), model: bundle.name,
+                command: "check", job: "ferry check", jobFile: nil, store: paths.joined(separator: ", "),
+                model: bundle.name,
                 modelVersion: to ?? bundle.currentVersion, dryRun: false)
             var reports: [VerificationReport] = []
             for path in paths {
@@ -74,7 +85,9 @@ struct CheckCommand: ParsableCommand {
                 reports.append(result)
                 let outcome = result.succeeded ? "ok" : "FAILED"
                 if !quiet || !result.succeeded {
-                    print("\(path): \(outcome) (\(result.passed) passed, \(result.failures) failed, \(result.errors) errors, \(result.skipped) skipped in \(String(format: "%.2f", result.elapsedSeconds)) s)")
+                    print(
+                        "\(path): \(outcome) (\(result.passed) passed, \(result.failures) failed, \(result.errors) errors, \(result.skipped) skipped in \(String(format: "%.2f", result.elapsedSeconds)) s)"
+                    )
                 }
                 for failed in result.failedResults {
                     print("  \(failed.name)\(failed.entity.map { " [\($0)]" } ?? ""): \(failed.message)")
@@ -83,13 +96,23 @@ struct CheckCommand: ParsableCommand {
                     }
                 }
             }
-            if let junit { try writeText(VerificationReport.junitXML(reports, name: "ferry check", suiteKind: "check"), to: junit) }
+            if let junit {
+                try writeText(VerificationReport.junitXML(reports, name: "ferry check", suiteKind: "check"), to: junit)
+            }
             let failed = reports.filter { !$0.succeeded }
             if !quiet || !failed.isEmpty {
-                print("\(reports.count - failed.count) of \(reports.count) snapshot\(reports.count == 1 ? "" : "s") passed")
+                print(
+                    "\(reports.count - failed.count) of \(reports.count) snapshot\(reports.count == 1 ? "" : "s") passed"
+                )
             }
-            let migrationFailed = failed.contains { $0.results.contains { ($0.check == "migrate" || $0.check == "version" || $0.check == "copy") && $0.isFailure } }
-            let exitCode = failed.isEmpty ? ExitStatus.success : migrationFailed ? ExitStatus.stepFailed : ExitStatus.verificationFailed
+            let migrationFailed = failed.contains {
+                $0.results.contains {
+                    ($0.check == "migrate" || $0.check == "version" || $0.check == "copy") && $0.isFailure
+                }
+            }
+            let exitCode =
+                failed.isEmpty
+                ? ExitStatus.success : migrationFailed ? ExitStatus.stepFailed : ExitStatus.verificationFailed
             if let report {
                 runReport.steps = reports.enumerated().map { index, verification in
                     var step = StepReport.verify(index: index + 1, verification: verification)

@@ -6,7 +6,8 @@ import Foundation
 struct CopyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "copy",
-        abstract: "Copy a store into a new store of the same model and version, keys and relationships kept, verified by counts and checksums.",
+        abstract:
+            "Copy a store into a new store of the same model and version, keys and relationships kept, verified by counts and checksums.",
         discussion: """
             SRC is a ferry store or a Core Data store (read through a private copy; the copy is a ferry \
             store). DST must not exist or be an empty ferry store; --replace replaces a store that holds \
@@ -34,7 +35,8 @@ struct CopyCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
-            try CommandFiles.checkOutputs(store: destination, inputs: [(source, "the source store")], outputs: [(report, "--report")])
+            try CommandFiles.checkOutputs(
+                store: destination, inputs: [(source, "the source store")], outputs: [(report, "--report")])
             var copier = StoreCopier(from: source, to: destination)
             copier.replacesExisting = replace
             let result = try copier.run()
@@ -47,7 +49,8 @@ struct CopyCommand: ParsableCommand {
                 let objects = result.entities.reduce(0) { $0 + $1.copied }
                 console.line(
                     "copied \(source) → \(destination): \(result.model) v\(result.modelVersion), \(objects) objects in \(result.entities.count) entities, "
-                        + "checksums agree for \(result.checksummed.count) in \(String(format: "%.2f", result.seconds)) s")
+                        + "checksums agree for \(result.checksummed.count) in \(String(format: "%.2f", result.seconds)) s"
+                )
             }
             return 0
         }

@@ -26,7 +26,8 @@ struct ExportCommand: ParsableCommand {
     @Option(help: ArgumentHelp("A fetch request stored in the model, by name.", valueName: "name"))
     var fetch: String?
 
-    @Option(name: .customLong("where"), help: ArgumentHelp("A predicate in NSPredicate syntax.", valueName: "predicate"))
+    @Option(
+        name: .customLong("where"), help: ArgumentHelp("A predicate in NSPredicate syntax.", valueName: "predicate"))
     var predicate: String?
 
     @Option(help: ArgumentHelp("A sort key, optionally :desc; repeat for several.", valueName: "key[:desc]"))
@@ -62,21 +63,34 @@ struct ExportCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             let formatName = format ?? (output == "-" ? nil : URL(fileURLWithPath: output).pathExtension)
-            guard let formatName else { throw FerryError(.usage, "--format is needed when writing to standard output (csv, json, ndjson)") }
-            guard let dataFormat = DataFormat(name: formatName) ?? (format == nil ? DataFormat(pathExtension: formatName) : nil) else {
-                throw FerryError(.usage, format == nil
-                    ? "cannot tell the format of '\(output)' from its extension; pass --format csv|json|ndjson"
-                    : "unknown format '\(formatName)' (csv, json, ndjson)\(Suggestions.didYouMean(formatName, in: ["csv", "json", "ndjson"]))")
+            guard let formatName else {
+                throw FerryError(.usage, "--format is needed when writing to standard output (csv, json, ndjson)")
+            }
+            guard
+                let dataFormat = DataFormat(name: formatName)
+                    ?? (format == nil ? DataFormat(pathExtension: formatName) : nil)
+            else {
+                throw FerryError(
+                    .usage,
+                    format == nil
+                        ? "cannot tell the format of '\(output)' from its extension; pass --format csv|json|ndjson"
+                        : "unknown format '\(formatName)' (csv, json, ndjson)\(Suggestions.didYouMean(formatName, in: ["csv", "json", "ndjson"]))"
+                )
             }
             if dataFormat == .fixed { throw FerryError(.usage, DataFormat.fixedExportMessage) }
-            if format != nil, output != "-", let implied = DataFormat(pathExtension: URL(fileURLWithPath: output).pathExtension), implied != dataFormat, !quiet {
-                Console.printError("warning: writing \(dataFormat.rawValue) to '\(output)', whose extension says \(implied.rawValue)")
+            if format != nil, output != "-",
+                let implied = DataFormat(pathExtension: URL(fileURLWithPath: output).pathExtension),
+                implied != dataFormat, !quiet
+            {
+                Console.printError(
+                    "warning: writing \(dataFormat.rawValue) to '\(output)', whose extension says \(implied.rawValue)")
             }
             try CommandFiles.requireExistingStore(store)
             try CommandFiles.checkOutputs(
                 store: store, inputs: [(model, "the model")], outputs: [(output, "--output"), (report, "--report")])
             // A Core Data store is read from a private copy, at the version of --model it is at.
-            let coreDataStore = try CoreDataStoreFile.isCoreDataStore(store)
+            let coreDataStore =
+                try CoreDataStoreFile.isCoreDataStore(store)
                 ? Store.openCoreData(at: store, bundle: model.map { try ModelLoader().load(path: $0) }) : nil
             let storeModel: ObjectModel
             if let coreDataStore {
@@ -85,26 +99,36 @@ struct ExportCommand: ParsableCommand {
                 storeModel = try ModelLoader().load(path: model).current
             } else {
                 guard let metadata = try Store.metadata(at: store) else {
-                    throw FerryError(.store, "'\(store)' is not a ferry store (it has no ferry_metadata table); pass --model")
+                    throw FerryError(
+                        .store, "'\(store)' is not a ferry store (it has no ferry_metadata table); pass --model")
                 }
                 guard let recorded = metadata.model else {
                     throw FerryError(.store, "store '\(store)' does not record its model; pass --model")
                 }
                 storeModel = recorded
             }
-            let filter = try predicate.map { text throws(FerryError) in try Predicate(format: text, location: InputLocation(file: "--where", line: 1, column: 1)) }
+            let filter = try predicate.map { text throws(FerryError) in
+                try Predicate(format: text, location: InputLocation(file: "--where", line: 1, column: 1))
+            }
             var step: ExportStep
             if let fetch {
-                step = try ExportStep.fetching(fetch, in: storeModel, entity: entity, predicate: filter, limit: limit, format: dataFormat, output: output)
+                step = try ExportStep.fetching(
+                    fetch, in: storeModel, entity: entity, predicate: filter, limit: limit, format: dataFormat,
+                    output: output)
             } else {
-                guard let entity else { throw FerryError(.usage, "pass --entity (the entity to export) or --fetch (a fetch request of the model)") }
+                guard let entity else {
+                    throw FerryError(
+                        .usage, "pass --entity (the entity to export) or --fetch (a fetch request of the model)")
+                }
                 step = ExportStep(entity: entity, format: dataFormat, output: output)
                 step.entityLocation = InputLocation(file: "--entity")
                 step.predicate = filter
                 step.limit = limit
             }
             if let delimiter = DataFormat.impliedDelimiter(formatName) { step.csvDelimiter = delimiter }
-            step.sort = try sort.map { text throws(FerryError) in try SortDescriptor.parse(text, location: InputLocation(file: "--sort", line: 1, column: 1)) }
+            step.sort = try sort.map { text throws(FerryError) in
+                try SortDescriptor.parse(text, location: InputLocation(file: "--sort", line: 1, column: 1))
+            }
             if let fields {
                 step.fields = FetchProperty.list(fields, location: InputLocation(file: "--fields", line: 1, column: 1))
                 if step.fields?.isEmpty ?? true { throw FerryError(.usage, "--fields names no key paths") }
@@ -115,11 +139,15 @@ struct ExportCommand: ParsableCommand {
             // Check the request before opening anything for writing.
             try step.fetchRequest.check(model: storeModel)
 
-            let opened = try coreDataStore ?? Store.open(at: store, model: storeModel, options: Store.Options(createIfMissing: false, readOnly: true))
+            let opened =
+                try coreDataStore
+                ?? Store.open(
+                    at: store, model: storeModel, options: Store.Options(createIfMissing: false, readOnly: true))
             let runner = ExportStepRunner(step: step, store: opened, index: 1)
             runner.dryRun = dryRun
             var runReport = RunReport(
-                command: "export", job: "ferry export", jobFile: nil, store: store, model: storeModel.name, modelVersion: storeModel.version, dryRun: dryRun)
+                command: "export", job: "ferry export", jobFile: nil, store: store, model: storeModel.name,
+                modelVersion: storeModel.version, dryRun: dryRun)
             do {
                 let stepReport = try runner.run()
                 runReport.steps = [stepReport]

@@ -10,11 +10,16 @@ extension ImportCommand {
         guard table != nil || query != nil else { return nil }
         if table != nil && query != nil { throw FerryError(.usage, "pass --table or --query, not both") }
         guard files.count == 1, file != "-" else {
-            throw FerryError(.usage, "--table and --query read one database: give its file or postgresql:// URL once (not standard input)")
+            throw FerryError(
+                .usage,
+                "--table and --query read one database: give its file or postgresql:// URL once (not standard input)")
         }
-        if format != nil { throw FerryError(.usage, "--format applies to data files; a database's columns have their own types") }
+        if format != nil {
+            throw FerryError(.usage, "--format applies to data files; a database's columns have their own types")
+        }
         if encoding != nil || decimalComma || !jsonPointer.isEmpty || jsonShape != nil || keyField != nil {
-            throw FerryError(.usage, "--encoding, --decimal-comma and the JSON flags apply to data files, not to a database")
+            throw FerryError(
+                .usage, "--encoding, --decimal-comma and the JSON flags apply to data files, not to a database")
         }
         let database: DatabaseSource.Database
         if PostgresURL.isPostgresURL(file) {
@@ -25,7 +30,12 @@ extension ImportCommand {
             }
             database = .postgresql(url: file)
         } else if CoreDataStoreFile.isCoreDataStore(file) {
-            guard table != nil else { throw FerryError(.usage, "'\(file)' is a Core Data store: read an entity with --table ENTITY (a query would read Core Data's own tables)") }
+            guard table != nil else {
+                throw FerryError(
+                    .usage,
+                    "'\(file)' is a Core Data store: read an entity with --table ENTITY (a query would read Core Data's own tables)"
+                )
+            }
             database = .coreData(path: file)
         } else {
             database = .sqlite(path: file)
@@ -37,6 +47,8 @@ extension ImportCommand {
             guard entity != nil else { throw FerryError(.usage, "--query needs --entity: the entity its rows become") }
             selection = .query(query ?? "")
         }
-        return DatabaseSource(database: database, selection: selection, selectionLocation: InputLocation(file: table != nil ? "--table" : "--query"))
+        return DatabaseSource(
+            database: database, selection: selection,
+            selectionLocation: InputLocation(file: table != nil ? "--table" : "--query"))
     }
 }

@@ -8,7 +8,8 @@ import Foundation
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import CSV, TSV, JSON or NDJSON files (optionally .gz, .zst, .bz2, .xz) into a store, without a job file.",
+        abstract:
+            "Import CSV, TSV, JSON or NDJSON files (optionally .gz, .zst, .bz2, .xz) into a store, without a job file.",
         discussion: """
             Without --model, ferry infers a one-entity model from the data the way sqlite-utils \
             does (attribute names from the header or keys, types from the first records) and records it \
@@ -27,16 +28,25 @@ struct ImportCommand: ParsableCommand {
             JSON keyed by id: ferry import users.json --json-pointer /users --json-shape object --key-field id --store s.sqlite
             """)
 
-    @Argument(help: ArgumentHelp("The data files or quoted glob patterns, read in order as one source (- for standard input).", valueName: "file"))
+    @Argument(
+        help: ArgumentHelp(
+            "The data files or quoted glob patterns, read in order as one source (- for standard input).",
+            valueName: "file"))
     var files: [String]
 
     /// The first source: it decides the format, the default entity name and the CSV dialect.
     var file: String { files[0] }
 
-    @Option(help: ArgumentHelp("Read this table (or view) of the SQLite database or postgresql:// URL given instead of a data file, or this entity of a Core Data store, e.g. ferry import legacy.db --table customers --store new.sqlite.", valueName: "name"))
+    @Option(
+        help: ArgumentHelp(
+            "Read this table (or view) of the SQLite database or postgresql:// URL given instead of a data file, or this entity of a Core Data store, e.g. ferry import legacy.db --table customers --store new.sqlite.",
+            valueName: "name"))
     var table: String?
 
-    @Option(help: ArgumentHelp("Read the rows of this read-only SQL query on the SQLite database or postgresql:// URL given, e.g. --query \"SELECT id, name FROM customers WHERE active\" --entity Customer.", valueName: "sql"))
+    @Option(
+        help: ArgumentHelp(
+            "Read the rows of this read-only SQL query on the SQLite database or postgresql:// URL given, e.g. --query \"SELECT id, name FROM customers WHERE active\" --entity Customer.",
+            valueName: "sql"))
     var query: String?
 
     @Option(help: "The store to import into (created when missing).")
@@ -48,34 +58,58 @@ struct ImportCommand: ParsableCommand {
     @Option(help: "A model bundle or model file; without it the model is inferred or taken from the store.")
     var model: String?
 
-    @Option(help: ArgumentHelp("The layout of a store the import creates: ferry (the default) or coredata, a Core Data store for the --model (an existing store's layout is detected).", valueName: "layout"))
+    @Option(
+        help: ArgumentHelp(
+            "The layout of a store the import creates: ferry (the default) or coredata, a Core Data store for the --model (an existing store's layout is detected).",
+            valueName: "layout"))
     var layout: String?
 
-    @Option(help: ArgumentHelp("With --layout coredata: the compiled model (App.momd or its VersionInfo.plist), whose version hashes the new store's metadata records.", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "With --layout coredata: the compiled model (App.momd or its VersionInfo.plist), whose version hashes the new store's metadata records.",
+            valueName: "path"))
     var compiledModel: String?
 
-    @Option(help: "csv, tsv, json, ndjson or fixed (default: from the extension; .tsv and tsv read tab-separated CSV; fixed needs --columns name:start:width,…).")
+    @Option(
+        help:
+            "csv, tsv, json, ndjson or fixed (default: from the extension; .tsv and tsv read tab-separated CSV; fixed needs --columns name:start:width,…)."
+    )
     var format: String?
 
     @Option(help: "error, update, keep or replace.")
     var onConflict: String = "error"
 
-    @Option(help: ArgumentHelp("append (the default) or sync: make the entity hold exactly the file's records, deleting the rows whose key the file no longer has (see --key).", valueName: "mode"))
+    @Option(
+        help: ArgumentHelp(
+            "append (the default) or sync: make the entity hold exactly the file's records, deleting the rows whose key the file no longer has (see --key).",
+            valueName: "mode"))
     var mode: String = "append"
 
-    @Option(help: ArgumentHelp("With --mode sync: the attributes that identify a record, e.g. --key id or --key region,code (default: the entity's first uniqueness constraint).", valueName: "a[,b]"))
+    @Option(
+        help: ArgumentHelp(
+            "With --mode sync: the attributes that identify a record, e.g. --key id or --key region,code (default: the entity's first uniqueness constraint).",
+            valueName: "a[,b]"))
     var key: String?
 
-    @Option(help: ArgumentHelp("How attributes not named by --field find their source fields: as_is (the default) or snake_case (firstName reads first_name, remoteID reads id, a model's sync.remoteKey user info wins), as JSON APIs synced into Core Data models are written.", valueName: "style"))
+    @Option(
+        help: ArgumentHelp(
+            "How attributes not named by --field find their source fields: as_is (the default) or snake_case (firstName reads first_name, remoteID reads id, a model's sync.remoteKey user info wins), as JSON APIs synced into Core Data models are written.",
+            valueName: "style"))
     var keyStyle: String = "as_is"
 
-    @Flag(help: "With --model and a JSON or NDJSON file: nested objects and arrays create, update and link related objects, keys (company_id, tags_ids) link existing ones (see 'Nested related objects' in docs/files.md).")
+    @Flag(
+        help:
+            "With --model and a JSON or NDJSON file: nested objects and arrays create, update and link related objects, keys (company_id, tags_ids) link existing ones (see 'Nested related objects' in docs/files.md)."
+    )
     var nested = false
 
     @Option(help: ArgumentHelp("--nested, with related objects at most N levels deep (default 8).", valueName: "N"))
     var nestedDepth: Int?
 
-    @Flag(help: "With --mode sync: let an empty source delete every row of the entity (refused by default, as a guard against a truncated file).")
+    @Flag(
+        help:
+            "With --mode sync: let an empty source delete every row of the entity (refused by default, as a guard against a truncated file)."
+    )
     var allowEmptySync = false
 
     @Option(help: ArgumentHelp("Write rejected records here (NDJSON).", valueName: "file"))
@@ -87,28 +121,46 @@ struct ImportCommand: ParsableCommand {
     @Option(help: ArgumentHelp("A JSON pointer to the records array.", valueName: "pointer"))
     var jsonPointer: String = ""
 
-    @Option(help: ArgumentHelp("How JSON records are laid out: records (objects, the default), object (one object whose members are the records; see --key-field) or rows (arrays of values, the first naming the columns unless --columns does).", valueName: "shape"))
+    @Option(
+        help: ArgumentHelp(
+            "How JSON records are laid out: records (objects, the default), object (one object whose members are the records; see --key-field) or rows (arrays of values, the first naming the columns unless --columns does).",
+            valueName: "shape"))
     var jsonShape: String?
 
-    @Option(help: ArgumentHelp("With --json-shape object: the field each member's name goes to, e.g. --key-field id (default: key).", valueName: "name"))
+    @Option(
+        help: ArgumentHelp(
+            "With --json-shape object: the field each member's name goes to, e.g. --key-field id (default: key).",
+            valueName: "name"))
     var keyField: String?
 
-    @Option(help: ArgumentHelp("The CSV delimiter, e.g. --delimiter ';' (\\t or tab for a tab; default: detected from , tab ; |).", valueName: "char"))
+    @Option(
+        help: ArgumentHelp(
+            "The CSV delimiter, e.g. --delimiter ';' (\\t or tab for a tab; default: detected from , tab ; |).",
+            valueName: "char"))
     var delimiter: String?
 
     @Option(help: ArgumentHelp("The CSV quote character, e.g. --quote \"'\" (default: \").", valueName: "char"))
     var quote: String?
 
-    @Option(help: ArgumentHelp("The CSV escape character of MySQL/PostgreSQL text exports, e.g. --escape '\\': it makes the next character literal (\\\", \\, and escaped line breaks), and an unquoted \\N is null.", valueName: "char"))
+    @Option(
+        help: ArgumentHelp(
+            "The CSV escape character of MySQL/PostgreSQL text exports, e.g. --escape '\\': it makes the next character literal (\\\", \\, and escaped line breaks), and an unquoted \\N is null.",
+            valueName: "char"))
     var escape: String?
 
     @Flag(help: "The CSV file has no header row; name the columns with --columns.")
     var noHeader = false
 
-    @Option(help: ArgumentHelp("Name the CSV columns, e.g. --columns id,name,city (with --no-header, or to replace the header's names); for --format fixed, name:start:width with 1-based starts, e.g. --columns id:1:5,name:6:20.", valueName: "a,b,c"))
+    @Option(
+        help: ArgumentHelp(
+            "Name the CSV columns, e.g. --columns id,name,city (with --no-header, or to replace the header's names); for --format fixed, name:start:width with 1-based starts, e.g. --columns id:1:5,name:6:20.",
+            valueName: "a,b,c"))
     var columns: String?
 
-    @Option(help: ArgumentHelp("Skip this many lines before the CSV header, e.g. --skip-lines 2 for a title and a blank line.", valueName: "n"))
+    @Option(
+        help: ArgumentHelp(
+            "Skip this many lines before the CSV header, e.g. --skip-lines 2 for a title and a blank line.",
+            valueName: "n"))
     var skipLines: Int = 0
 
     @Option(help: ArgumentHelp("Skip CSV lines that start with this character, e.g. --comment '#'.", valueName: "char"))
@@ -117,31 +169,56 @@ struct ImportCommand: ParsableCommand {
     @Flag(help: "Skip blanks at the start of CSV fields, so that a, \"b\" reads b as a quoted field.")
     var skipInitialSpace = false
 
-    @Option(name: .customLong("null"), help: ArgumentHelp("A word that means null in an unquoted CSV field, e.g. --null NA --null - (repeatable; replaces the default list; --null '' for empty fields only).", valueName: "word"))
+    @Option(
+        name: .customLong("null"),
+        help: ArgumentHelp(
+            "A word that means null in an unquoted CSV field, e.g. --null NA --null - (repeatable; replaces the default list; --null '' for empty fields only).",
+            valueName: "word"))
     var nullWords: [String] = []
 
     @Flag(help: "Trim white space around unquoted values before reading them.")
     var trim = false
 
-    @Option(help: ArgumentHelp("The input's text encoding, e.g. --encoding windows-1252 (utf-8 default; utf-16le, utf-16be, latin-1 or any iconv name; a UTF-16/32 byte order mark is detected).", valueName: "name"))
+    @Option(
+        help: ArgumentHelp(
+            "The input's text encoding, e.g. --encoding windows-1252 (utf-8 default; utf-16le, utf-16be, latin-1 or any iconv name; a UTF-16/32 byte order mark is detected).",
+            valueName: "name"))
     var encoding: String?
 
     @Flag(help: "Numbers are written with a decimal comma and . or blanks between thousands, e.g. 1.234,56.")
     var decimalComma = false
 
-    @Option(help: ArgumentHelp("How dates are written, e.g. --date-format dd.MM.yyyy (iso8601, unix, unix_ms, excel or a pattern; repeat it to try several in order).", valueName: "format"))
+    @Option(
+        help: ArgumentHelp(
+            "How dates are written, e.g. --date-format dd.MM.yyyy (iso8601, unix, unix_ms, excel or a pattern; repeat it to try several in order).",
+            valueName: "format"))
     var dateFormat: [String] = []
 
-    @Option(name: .customLong("field"), help: ArgumentHelp("Map an attribute to a source field, e.g. --field city=address.city (a path into nested JSON objects) or --field id=\"Customer No\" (repeatable).", valueName: "attribute=field"))
+    @Option(
+        name: .customLong("field"),
+        help: ArgumentHelp(
+            "Map an attribute to a source field, e.g. --field city=address.city (a path into nested JSON objects) or --field id=\"Customer No\" (repeatable).",
+            valueName: "attribute=field"))
     var fieldMappings: [String] = []
 
-    @Option(name: .customLong("type"), help: ArgumentHelp("Set the type of a column of an inferred model, by header or attribute name, e.g. --type \"Zip Code=string\" (repeatable).", valueName: "column=TYPE"))
+    @Option(
+        name: .customLong("type"),
+        help: ArgumentHelp(
+            "Set the type of a column of an inferred model, by header or attribute name, e.g. --type \"Zip Code=string\" (repeatable).",
+            valueName: "column=TYPE"))
     var types: [String] = []
 
-    @Option(name: .customLong("unique"), help: ArgumentHelp("Add a uniqueness constraint to an inferred model, e.g. --unique sku or --unique region,code.", valueName: "column[,column]"))
+    @Option(
+        name: .customLong("unique"),
+        help: ArgumentHelp(
+            "Add a uniqueness constraint to an inferred model, e.g. --unique sku or --unique region,code.",
+            valueName: "column[,column]"))
     var unique: [String] = []
 
-    @Flag(help: "Add the input's new columns to an inferred entity the store already has (as sqlite-utils --alter does), with inferred types.")
+    @Flag(
+        help:
+            "Add the input's new columns to an inferred entity the store already has (as sqlite-utils --alter does), with inferred types."
+    )
     var alter = false
 
     @Option(help: "How many records to sample when inferring types.")
@@ -150,13 +227,19 @@ struct ImportCommand: ParsableCommand {
     @Flag(help: "Skip validation rules (types are still checked).")
     var noValidate = false
 
-    @Option(help: ArgumentHelp("true (default): the import is one transaction; false: each batch commits on its own, with the progress that --resume continues from.", valueName: "true|false"))
+    @Option(
+        help: ArgumentHelp(
+            "true (default): the import is one transaction; false: each batch commits on its own, with the progress that --resume continues from.",
+            valueName: "true|false"))
     var atomic: Bool = true
 
     @Option(help: ArgumentHelp("Records per batch (with --atomic false, per commit).", valueName: "n"))
     var batchSize: Int = 10_000
 
-    @Flag(help: "Continue an interrupted --atomic false import of the same files into the same entity after its last committed batch.")
+    @Flag(
+        help:
+            "Continue an interrupted --atomic false import of the same files into the same entity after its last committed batch."
+    )
     var resume = false
 
     @OptionGroup var options: GlobalOptions
@@ -172,10 +255,14 @@ struct ImportCommand: ParsableCommand {
             if importMode != .sync, key != nil || allowEmptySync {
                 throw FerryError(.usage, "--key and --allow-empty-sync apply only to --mode sync")
             }
-            guard !files.isEmpty else { throw FerryError(.usage, "ferry import needs a file to read (or - for standard input)") }
+            guard !files.isEmpty else {
+                throw FerryError(.usage, "ferry import needs a file to read (or - for standard input)")
+            }
             try SourceFiles.checkStandardInput(files)
             let database = try databaseSource()
-            if database == nil, model == nil, files.count == 1, PostgresURL.isPostgresURL(file) || Self.isSQLiteDatabase(file) {
+            if database == nil, model == nil, files.count == 1,
+                PostgresURL.isPostgresURL(file) || Self.isSQLiteDatabase(file)
+            {
                 return try importWholeDatabase(console: Console(quiet: options.quiet))
             }
             let formatName = database != nil ? "csv" : format ?? DataFormat.dataExtension(of: file)
@@ -183,8 +270,13 @@ struct ImportCommand: ParsableCommand {
                 throw FerryError(.usage, "cannot tell the format of '\(file)'; pass --format csv|tsv|json|ndjson")
             }
             // One import reads one format: without --format, every file's extension must agree.
-            if format == nil, database == nil, let other = files.dropFirst().first(where: { DataFormat.dataExtension(of: $0) != formatName }) {
-                throw FerryError(.usage, "'\(other)' is not a .\(formatName) file like '\(file)'; one import reads one format (pass --format to read them all alike)")
+            if format == nil, database == nil,
+                let other = files.dropFirst().first(where: { DataFormat.dataExtension(of: $0) != formatName })
+            {
+                throw FerryError(
+                    .usage,
+                    "'\(other)' is not a .\(formatName) file like '\(file)'; one import reads one format (pass --format to read them all alike)"
+                )
             }
             try PathOrURL.requireStore(store)
             let isCoreDataStore = try checkLayout()
@@ -211,19 +303,25 @@ struct ImportCommand: ParsableCommand {
                 throw FerryError(.usage, "--key-style must be as_is or snake_case, not '\(keyStyle)'")
             }
             // An inferred model names its attributes after the source's keys already.
-            if style != .asIs, model == nil { throw FerryError(.usage, "--key-style applies to a model's attributes: pass --model") }
+            if style != .asIs, model == nil {
+                throw FerryError(.usage, "--key-style applies to a model's attributes: pass --model")
+            }
             step.keyStyle = style
             if nested || nestedDepth != nil {
                 let nestedDepth = nestedDepth ?? NestedOptions().maxDepth
                 guard (1...NestedOptions.depthLimit).contains(nestedDepth) else {
-                    throw FerryError(.usage, "--nested-depth must be between 1 and \(NestedOptions.depthLimit), not \(nestedDepth)")
+                    throw FerryError(
+                        .usage, "--nested-depth must be between 1 and \(NestedOptions.depthLimit), not \(nestedDepth)")
                 }
-                if model == nil { throw FerryError(.usage, "--nested links the related objects of a model's entity: pass --model") }
+                if model == nil {
+                    throw FerryError(.usage, "--nested links the related objects of a model's entity: pass --model")
+                }
                 if let problem = NestedOptions.problem(with: dataFormat) { throw FerryError(.usage, problem) }
                 step.nested = NestedOptions(maxDepth: nestedDepth)
             }
             if !jsonPointer.isEmpty && dataFormat != .json {
-                throw FerryError(.usage, "--json-pointer applies to JSON documents, not to \(dataFormat.rawValue) input '\(file)'")
+                throw FerryError(
+                    .usage, "--json-pointer applies to JSON documents, not to \(dataFormat.rawValue) input '\(file)'")
             }
             step.jsonPointer = jsonPointer
             try configureJSONShape(&step)
@@ -233,7 +331,9 @@ struct ImportCommand: ParsableCommand {
             let console = Console(quiet: options.quiet)
             if database == nil {
                 try configureCSV(&step, formatName: formatName, firstFile: paths[0], console: console)
-            } else if delimiter != nil || quote != nil || escape != nil || noHeader || columns != nil || skipInitialSpace || skipLines != 0 || comment != nil {
+            } else if delimiter != nil || quote != nil || escape != nil || noHeader || columns != nil
+                || skipInitialSpace || skipLines != 0 || comment != nil
+            {
                 throw FerryError(.usage, "the CSV flags apply to data files, not to a database")
             } else if !nullWords.isEmpty {
                 step.coercion.nullTokens = Set(nullWords)
@@ -246,7 +346,11 @@ struct ImportCommand: ParsableCommand {
                 case .failure(let error): throw FerryError(.usage, "--date-format \(text): \(error.message)")
                 }
             }
-            if formats.count == 1 { step.coercion.dateFormat = formats[0] } else if formats.count > 1 { step.coercion.dateFormat = .firstOf(formats) }
+            if formats.count == 1 {
+                step.coercion.dateFormat = formats[0]
+            } else if formats.count > 1 {
+                step.coercion.dateFormat = .firstOf(formats)
+            }
             // Checked before any file is opened: a usage error is reported as one (exit 64).
             let overrides = try Self.typeOverrides(types)
             let explicitFields = try Self.fieldMappings(fieldMappings)
@@ -270,41 +374,58 @@ struct ImportCommand: ParsableCommand {
             if options.dryRun && isCoreDataStore {
                 // A dry run writes into a copy of the Core Data store and its -wal.
                 try Self.copyForDryRun(store, to: scratch)
-                if FileManager.default.fileExists(atPath: store + "-wal") { try Self.copyForDryRun(store + "-wal", to: scratch + "-wal") }
+                if FileManager.default.fileExists(atPath: store + "-wal") {
+                    try Self.copyForDryRun(store + "-wal", to: scratch + "-wal")
+                }
                 target = scratch
             }
             // Held from reading the store's model to the end of the import: the model read, the
             // table added and the rows imported all belong to the same file.
-            let writerLock = target == store
-                ? try StoreLock.acquire(for: store, timeout: .seconds(30), policy: options.dryRun ? .takeIfPresent : .take) : nil
+            let writerLock =
+                target == store
+                ? try StoreLock.acquire(
+                    for: store, timeout: .seconds(30), policy: options.dryRun ? .takeIfPresent : .take) : nil
             defer { withExtendedLifetime(writerLock) {} }
             var reader: (any RecordReader)? = nil
             let storeModel: ObjectModel
-            let coreDataStore = try openCoreData(target: target, existing: isCoreDataStore, lockPolicy: options.dryRun ? (target == store ? .takeIfPresent : .none) : .take)
+            let coreDataStore = try openCoreData(
+                target: target, existing: isCoreDataStore,
+                lockPolicy: options.dryRun ? (target == store ? .takeIfPresent : .none) : .take)
             if let coreDataStore {
                 storeModel = coreDataStore.model
                 guard storeModel.entity(named: entityName) != nil else {
-                    throw FerryError(.usage, "the Core Data store's model \(storeModel.name) has no entity '\(entityName)'; pass --entity (entities: \(storeModel.entityNames.joined(separator: ", ")))")
+                    throw FerryError(
+                        .usage,
+                        "the Core Data store's model \(storeModel.name) has no entity '\(entityName)'; pass --entity (entities: \(storeModel.entityNames.joined(separator: ", ")))"
+                    )
                 }
             } else if let model {
                 storeModel = try ModelLoader().load(path: model).current
                 guard storeModel.entity(named: entityName) != nil else {
-                    throw FerryError(.usage, "model \(storeModel.name) has no entity '\(entityName)'; pass --entity (entities: \(storeModel.entityNames.joined(separator: ", ")))")
+                    throw FerryError(
+                        .usage,
+                        "model \(storeModel.name) has no entity '\(entityName)'; pass --entity (entities: \(storeModel.entityNames.joined(separator: ", ")))"
+                    )
                 }
             } else {
-                let existing = FileManager.default.fileExists(atPath: store) ? try Store.metadata(at: store)?.model : nil
+                let existing =
+                    FileManager.default.fileExists(atPath: store) ? try Store.metadata(at: store)?.model : nil
                 let source = try ReaderFactory.open(step: step)
                 // Mapped fields (paths into nested objects among them) are read from the sample on.
-                for mapping in explicitFields { if case .field(let name) = mapping.source { _ = source.fieldIndex(of: name) } }
+                for mapping in explicitFields {
+                    if case .field(let name) = mapping.source { _ = source.fieldIndex(of: name) }
+                }
                 let sampled = try SampledReader(source, sampleSize: max(1, sample))
                 reader = sampled
                 // A database's columns have the types it declares (where the values fit them).
-                let inferenceTypes = ((source as? DatabaseRecordReader)?.declaredTypes(fitting: sampled.samples) ?? [:]).merging(overrides) { _, given in given }
+                let inferenceTypes = ((source as? DatabaseRecordReader)?.declaredTypes(fitting: sampled.samples) ?? [:])
+                    .merging(overrides) { _, given in given }
                 let textIsUntyped = database == nil && dataFormat.readsTextColumns
                 if let existing, let recorded = existing.entity(named: entityName) {
                     try Self.refuseChanges(to: recorded, overrides: overrides, unique: unique)
                     let inferred = ModelInference.infer(
-                        entityNamed: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples, overrides: inferenceTypes,
+                        entityNamed: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples,
+                        overrides: inferenceTypes,
                         textIsUntyped: textIsUntyped, decimalComma: decimalComma)
                     let added = zip(inferred.entity.attributes, inferred.fieldNames).filter { attribute, field in
                         recorded.attribute(named: attribute.name) == nil && recorded.attribute(named: field) == nil
@@ -322,7 +443,9 @@ struct ImportCommand: ParsableCommand {
                             target = scratch
                         }
                         try Store.addAttributes(added.map(\.0), to: entityName, at: target, model: extended)
-                        let addition = ModelInference.Result(entity: EntityDescription(name: entityName, attributes: added.map(\.0)), fieldNames: added.map(\.1))
+                        let addition = ModelInference.Result(
+                            entity: EntityDescription(name: entityName, attributes: added.map(\.0)),
+                            fieldNames: added.map(\.1))
                         step.fields += addition.renamedFields
                         storeModel = extended
                         if !options.quiet { console.line("added to \(entityName): " + addition.summary) }
@@ -330,11 +453,16 @@ struct ImportCommand: ParsableCommand {
                         storeModel = existing
                     }
                 } else {
-                    let constraints = unique.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
+                    let constraints = unique.map {
+                        $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+                    }
                     var inferred = ModelInference.infer(
-                        entityNamed: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples, overrides: inferenceTypes, unique: constraints,
+                        entityNamed: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples,
+                        overrides: inferenceTypes, unique: constraints,
                         textIsUntyped: textIsUntyped, decimalComma: decimalComma)
-                    for mapping in explicitFields { if case .field(let name) = mapping.source { inferred.name(mapping.attribute, fromField: name) } }
+                    for mapping in explicitFields {
+                        if case .field(let name) = mapping.source { inferred.name(mapping.attribute, fromField: name) }
+                    }
                     try Self.checkNamed(overrides: overrides, constraints: constraints, in: inferred)
                     step.fields = inferred.renamedFields
                     if let existing {
@@ -359,14 +487,17 @@ struct ImportCommand: ParsableCommand {
                 }
             }
             // --field mappings win over the ones derived from names.
-            step.fields = step.fields.filter { field in !explicitFields.contains { $0.attribute == field.attribute } } + explicitFields
+            step.fields =
+                step.fields.filter { field in !explicitFields.contains { $0.attribute == field.attribute } }
+                + explicitFields
             if step.mode == .sync, let destination = storeModel.entity(named: entityName) {
                 // Refused before the store is opened: nothing is touched.
                 do {
                     _ = try SyncKey.attributes(of: step, entity: destination)
                 } catch let error as FerryError {
                     // The job's wording names step keys; the command line has --key instead.
-                    throw FerryError(.usage, error.message.replacingOccurrences(of: "'key: [attribute]' to the step", with: "--key"))
+                    throw FerryError(
+                        .usage, error.message.replacingOccurrences(of: "'key: [attribute]' to the step", with: "--key"))
                 }
             }
             var openOptions = Store.Options()
@@ -378,8 +509,14 @@ struct ImportCommand: ParsableCommand {
             runner.resumeCommand = ResumeCommandLine.text()
             runner.allowsEmptySync = allowEmptySync
             runner.progress = console
-            console.stepStarted(index: 1, of: 1, title: "import \(entityName) from \(database != nil || paths.count == 1 ? step.source : "\(paths.count) files (\(step.source))")")
-            var report = RunReport(command: "import", job: "ferry import", jobFile: nil, store: store, model: storeModel.name, modelVersion: storeModel.version, dryRun: options.dryRun)
+            console.stepStarted(
+                index: 1, of: 1,
+                title:
+                    "import \(entityName) from \(database != nil || paths.count == 1 ? step.source : "\(paths.count) files (\(step.source))")"
+            )
+            var report = RunReport(
+                command: "import", job: "ferry import", jobFile: nil, store: store, model: storeModel.name,
+                modelVersion: storeModel.version, dryRun: options.dryRun)
             do {
                 report.steps = [try runner.run()]
                 report.finish(exitCode: 0)
@@ -403,14 +540,21 @@ struct ImportCommand: ParsableCommand {
         case nil: break
         case "coredata":
             if exists && !isCoreDataStore {
-                throw FerryError(.usage, "--layout coredata creates a new Core Data store, but '\(store)' exists and is not one (an existing store's layout is detected, never given)")
+                throw FerryError(
+                    .usage,
+                    "--layout coredata creates a new Core Data store, but '\(store)' exists and is not one (an existing store's layout is detected, never given)"
+                )
             }
             if !exists && model == nil {
-                throw FerryError(.usage, "--layout coredata needs --model App.xcdatamodeld: the new Core Data store is laid out for the model")
+                throw FerryError(
+                    .usage,
+                    "--layout coredata needs --model App.xcdatamodeld: the new Core Data store is laid out for the model"
+                )
             }
         case "ferry":
             if isCoreDataStore {
-                throw FerryError(.usage, "'\(store)' is a Core Data store: its layout is detected, --layout ferry does not apply")
+                throw FerryError(
+                    .usage, "'\(store)' is a Core Data store: its layout is detected, --layout ferry does not apply")
             }
         case let other?:
             throw FerryError(.usage, "--layout must be ferry or coredata, not '\(other)'")
@@ -418,7 +562,10 @@ struct ImportCommand: ParsableCommand {
         // Before ferry's lock file is made beside it: a store that cannot be written gets nothing.
         if isCoreDataStore && !options.dryRun { try Store.checkWritable(store) }
         if compiledModel != nil && (layout != "coredata" || exists) {
-            throw FerryError(.usage, "--compiled-model applies when --layout coredata creates a new Core Data store (an existing store keeps its metadata)")
+            throw FerryError(
+                .usage,
+                "--compiled-model applies when --layout coredata creates a new Core Data store (an existing store keeps its metadata)"
+            )
         }
         return isCoreDataStore
     }
@@ -452,7 +599,9 @@ struct ImportCommand: ParsableCommand {
     /// Applies the CSV options: the delimiter (given, implied by tsv, or detected), the quote,
     /// header and column names, null words and initial blanks.
     func configureCSV(_ step: inout ImportStep, formatName: String, firstFile file: String, console: Console) throws {
-        let csvFlagsGiven = delimiter != nil || quote != nil || escape != nil || noHeader || columns != nil || skipInitialSpace || !nullWords.isEmpty || skipLines != 0 || comment != nil
+        let csvFlagsGiven =
+            delimiter != nil || quote != nil || escape != nil || noHeader || columns != nil || skipInitialSpace
+            || !nullWords.isEmpty || skipLines != 0 || comment != nil
         if step.format == .fixed {
             try configureFixedWidth(&step)
             return
@@ -460,8 +609,14 @@ struct ImportCommand: ParsableCommand {
         guard step.format == .csv else {
             let rowColumns: Bool
             if case .rows = step.jsonShape { rowColumns = true } else { rowColumns = false }
-            if csvFlagsGiven && !(rowColumns && columns != nil && delimiter == nil && quote == nil && escape == nil && !noHeader && !skipInitialSpace && nullWords.isEmpty && skipLines == 0 && comment == nil) {
-                throw FerryError(.usage, "--delimiter, --quote, --escape, --no-header, --columns, --skip-lines, --comment, --skip-initial-space and --null apply to CSV, not \(step.format.rawValue)")
+            if csvFlagsGiven
+                && !(rowColumns && columns != nil && delimiter == nil && quote == nil && escape == nil && !noHeader
+                    && !skipInitialSpace && nullWords.isEmpty && skipLines == 0 && comment == nil)
+            {
+                throw FerryError(
+                    .usage,
+                    "--delimiter, --quote, --escape, --no-header, --columns, --skip-lines, --comment, --skip-initial-space and --null apply to CSV, not \(step.format.rawValue)"
+                )
             }
             return
         }
@@ -475,17 +630,21 @@ struct ImportCommand: ParsableCommand {
             step.csv.delimiter = try Self.oneByte(delimiter, flag: "--delimiter")
         } else if let implied = DataFormat.impliedDelimiter(formatName) {
             step.csv.delimiter = implied
-        } else if let sample, let detected = CSVDialectSniffer.sniffDelimiter(
-            sample.bytes, quote: step.csv.quote, isComplete: sample.isComplete, skipLines: step.csv.skipLines, comment: step.csv.comment)
+        } else if let sample,
+            let detected = CSVDialectSniffer.sniffDelimiter(
+                sample.bytes, quote: step.csv.quote, isComplete: sample.isComplete, skipLines: step.csv.skipLines,
+                comment: step.csv.comment)
         {
             step.csv.delimiter = detected
             if detected != UInt8(ascii: ",") && !options.quiet {
                 console.line("detected delimiter \(Self.describe(detected)) in \(file)")
             }
         }
-        if model == nil && !noHeader && columns == nil, let sample, let count = CSVDialectSniffer.headerlessColumnCount(
-            sample.bytes, delimiter: step.csv.delimiter, quote: step.csv.quote, isComplete: sample.isComplete, skipLines: step.csv.skipLines,
-            comment: step.csv.comment)
+        if model == nil && !noHeader && columns == nil, let sample,
+            let count = CSVDialectSniffer.headerlessColumnCount(
+                sample.bytes, delimiter: step.csv.delimiter, quote: step.csv.quote, isComplete: sample.isComplete,
+                skipLines: step.csv.skipLines,
+                comment: step.csv.comment)
         {
             // The first row is data: the columns are named by position.
             step.csv.hasHeader = false
@@ -493,10 +652,14 @@ struct ImportCommand: ParsableCommand {
             if !options.quiet { console.line("detected no header row in \(file): columns column_1 … column_\(count)") }
         }
         if let columns {
-            step.csv.columns = columns.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingCharacters(in: .whitespaces) }
+            step.csv.columns = columns.split(separator: ",", omittingEmptySubsequences: false).map {
+                String($0).trimmingCharacters(in: .whitespaces)
+            }
         }
         if noHeader {
-            guard step.csv.columns != nil else { throw FerryError(.usage, "--no-header needs --columns a,b,c to name the columns") }
+            guard step.csv.columns != nil else {
+                throw FerryError(.usage, "--no-header needs --columns a,b,c to name the columns")
+            }
             step.csv.hasHeader = false
         }
         step.csv.skipInitialSpace = skipInitialSpace
@@ -510,16 +673,25 @@ struct ImportCommand: ParsableCommand {
     func configureJSONShape(_ step: inout ImportStep) throws {
         guard jsonShape != nil || keyField != nil else { return }
         guard step.format == .json || step.format == .ndjson else {
-            throw FerryError(.usage, "--json-shape and --key-field apply to JSON and NDJSON, not \(step.format.rawValue)")
+            throw FerryError(
+                .usage, "--json-shape and --key-field apply to JSON and NDJSON, not \(step.format.rawValue)")
         }
         switch jsonShape ?? "records" {
         case "records":
             step.jsonShape = .records
         case "object":
-            guard step.format == .json else { throw FerryError(.usage, "--json-shape object applies to a JSON document, not to NDJSON (whose lines are the records)") }
+            guard step.format == .json else {
+                throw FerryError(
+                    .usage,
+                    "--json-shape object applies to a JSON document, not to NDJSON (whose lines are the records)")
+            }
             step.jsonShape = .object(keyField: keyField ?? "key")
         case "rows":
-            let names = columns.map { $0.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingCharacters(in: .whitespaces) } }
+            let names = columns.map {
+                $0.split(separator: ",", omittingEmptySubsequences: false).map {
+                    String($0).trimmingCharacters(in: .whitespaces)
+                }
+            }
             if let names, Set(names).count != names.count || names.contains("") {
                 throw FerryError(.usage, "--columns for rows must be distinct, non-empty names, not '\(columns ?? "")'")
             }
@@ -527,18 +699,28 @@ struct ImportCommand: ParsableCommand {
         case let other:
             throw FerryError(.usage, "--json-shape must be records, object or rows, not '\(other)'")
         }
-        if keyField != nil, case .records = step.jsonShape { throw FerryError(.usage, "--key-field applies to --json-shape object") }
-        if keyField != nil, case .rows = step.jsonShape { throw FerryError(.usage, "--key-field applies to --json-shape object") }
+        if keyField != nil, case .records = step.jsonShape {
+            throw FerryError(.usage, "--key-field applies to --json-shape object")
+        }
+        if keyField != nil, case .rows = step.jsonShape {
+            throw FerryError(.usage, "--key-field applies to --json-shape object")
+        }
     }
 
     /// Applies `--columns name:start:width,…` (required), `--skip-lines` and `--null` to a
     /// fixed-width import; the other CSV flags do not apply to it.
     func configureFixedWidth(_ step: inout ImportStep) throws {
         if delimiter != nil || quote != nil || escape != nil || noHeader || skipInitialSpace || comment != nil {
-            throw FerryError(.usage, "--delimiter, --quote, --escape, --no-header, --comment and --skip-initial-space apply to CSV, not fixed-width text")
+            throw FerryError(
+                .usage,
+                "--delimiter, --quote, --escape, --no-header, --comment and --skip-initial-space apply to CSV, not fixed-width text"
+            )
         }
         guard let columns else {
-            throw FerryError(.usage, "--format fixed needs --columns name:start:width,… to say where the fields are (1-based, e.g. --columns id:1:5,name:6:20)")
+            throw FerryError(
+                .usage,
+                "--format fixed needs --columns name:start:width,… to say where the fields are (1-based, e.g. --columns id:1:5,name:6:20)"
+            )
         }
         guard skipLines >= 0 else { throw FerryError(.usage, "--skip-lines must be 0 or more, not \(skipLines)") }
         step.fixedWidth = FixedWidthLayout(columns: try FixedWidthLayout.parse(columns), skipLines: skipLines)
@@ -568,23 +750,31 @@ struct ImportCommand: ParsableCommand {
     static func renamedFields(_ fieldNames: [String], into entity: EntityDescription) -> [FieldMapping] {
         let names = AttributeNaming.attributeNames(for: fieldNames)
         return zip(fieldNames, names).compactMap { field, name in
-            guard name != field, entity.attribute(named: field) == nil, entity.attribute(named: name) != nil else { return nil }
+            guard name != field, entity.attribute(named: field) == nil, entity.attribute(named: name) != nil else {
+                return nil
+            }
             return FieldMapping(attribute: name, source: .field(field))
         }
     }
 
     /// `--type` and `--unique` change a model; on an entity the store already has they would be
     /// silently ignored, so anything that differs is refused.
-    static func refuseChanges(to entity: EntityDescription, overrides: [String: AttributeType], unique: [String]) throws {
+    static func refuseChanges(to entity: EntityDescription, overrides: [String: AttributeType], unique: [String]) throws
+    {
         for (name, type) in overrides.sorted(by: { $0.key < $1.key }) {
-            let attributeName = entity.attribute(named: name) != nil ? name : AttributeNaming.identifier(name, fallback: name)
+            let attributeName =
+                entity.attribute(named: name) != nil ? name : AttributeNaming.identifier(name, fallback: name)
             guard let attribute = entity.attribute(named: attributeName) else {
-                throw FerryError(.usage, "--type \(name)=\(type.rawValue): \(entity.name) has no attribute '\(name)' (attributes: \(entity.attributes.map(\.name).joined(separator: ", ")))")
+                throw FerryError(
+                    .usage,
+                    "--type \(name)=\(type.rawValue): \(entity.name) has no attribute '\(name)' (attributes: \(entity.attributes.map(\.name).joined(separator: ", ")))"
+                )
             }
             if attribute.type != type {
                 throw FerryError(
                     .usage,
-                    "--type \(name)=\(type.rawValue): the store already has \(entity.name).\(attribute.name) as \(attribute.type.rawValue); --type applies only when a model is inferred (change a stored type by migrating the store to a new model version)")
+                    "--type \(name)=\(type.rawValue): the store already has \(entity.name).\(attribute.name) as \(attribute.type.rawValue); --type applies only when a model is inferred (change a stored type by migrating the store to a new model version)"
+                )
             }
         }
         // Like a matching --type, a constraint the entity already has changes nothing (a resumed import repeats its command).
@@ -594,20 +784,33 @@ struct ImportCommand: ParsableCommand {
                 return entity.attribute(named: name) != nil ? name : AttributeNaming.identifier(name, fallback: name)
             }
         }
-        if constraints.contains(where: { constraint in !entity.uniquenessConstraints.contains { Set($0) == Set(constraint) } }) {
-            throw FerryError(.usage, "--unique applies only when a model is inferred; the store already has \(entity.name) (add a constraint by migrating the store to a new model version)")
+        if constraints.contains(where: { constraint in
+            !entity.uniquenessConstraints.contains { Set($0) == Set(constraint) }
+        }) {
+            throw FerryError(
+                .usage,
+                "--unique applies only when a model is inferred; the store already has \(entity.name) (add a constraint by migrating the store to a new model version)"
+            )
         }
     }
 
     /// Every `--type` and `--unique` column must be a field (or derived attribute) of the input.
-    static func checkNamed(overrides: [String: AttributeType], constraints: [[String]], in inferred: ModelInference.Result) throws {
+    static func checkNamed(
+        overrides: [String: AttributeType], constraints: [[String]], in inferred: ModelInference.Result
+    ) throws {
         let known = Set(inferred.fieldNames).union(inferred.entity.attributes.map(\.name))
         let columns = inferred.fieldNames.joined(separator: ", ")
         for name in overrides.keys.sorted() where !known.contains(name) {
-            throw FerryError(.usage, "--type \(name)=…: the input has no column '\(name)' (columns: \(columns))\(Suggestions.didYouMean(name, in: inferred.fieldNames))")
+            throw FerryError(
+                .usage,
+                "--type \(name)=…: the input has no column '\(name)' (columns: \(columns))\(Suggestions.didYouMean(name, in: inferred.fieldNames))"
+            )
         }
         for name in constraints.joined() where !known.contains(name) {
-            throw FerryError(.usage, "--unique \(name): the input has no column '\(name)' (columns: \(columns))\(Suggestions.didYouMean(name, in: inferred.fieldNames))")
+            throw FerryError(
+                .usage,
+                "--unique \(name): the input has no column '\(name)' (columns: \(columns))\(Suggestions.didYouMean(name, in: inferred.fieldNames))"
+            )
         }
     }
 
@@ -643,7 +846,8 @@ struct ImportCommand: ParsableCommand {
         for item in items {
             let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2, let type = AttributeType(name: parts[1]) else {
-                throw FerryError(.usage, "--type needs column=TYPE with a type such as int64, decimal, date; got '\(item)'")
+                throw FerryError(
+                    .usage, "--type needs column=TYPE with a type such as int64, decimal, date; got '\(item)'")
             }
             result[parts[0]] = type
         }

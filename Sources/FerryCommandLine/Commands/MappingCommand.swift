@@ -31,19 +31,23 @@ struct MappingShowCommand: ParsableCommand {
             let file = try XcodeMappingReader().read(path: mapping)
             guard let modelPath = model ?? file.modelPackagePath else {
                 throw FerryError(
-                    .usage, "the model of mapping model \(file.name) was not found from its source model path '\(file.sourceModelPath)'",
+                    .usage,
+                    "the model of mapping model \(file.name) was not found from its source model path '\(file.sourceModelPath)'",
                     notes: ["give it with --model App.xcdatamodeld"])
             }
             let bundle = try ModelLoader().load(path: modelPath)
             func version(_ label: String, role: String) throws -> ObjectModel {
                 guard let found = bundle.versions.first(where: { $0.version == label }) else {
                     throw FerryError(
-                        .usage, "mapping model \(file.name) maps from \(file.sourceVersion) to \(file.destinationVersion), but \(modelPath) has no \(role) version '\(label)'\(Suggestions.didYouMean(label, in: bundle.versions.map(\.version)))",
+                        .usage,
+                        "mapping model \(file.name) maps from \(file.sourceVersion) to \(file.destinationVersion), but \(modelPath) has no \(role) version '\(label)'\(Suggestions.didYouMean(label, in: bundle.versions.map(\.version)))",
                         notes: ["versions: \(bundle.versions.map(\.version).joined(separator: ", "))"])
                 }
                 return found
             }
-            let translated = try file.mappingModel(from: try version(file.sourceVersion, role: "source"), to: try version(file.destinationVersion, role: "destination"))
+            let translated = try file.mappingModel(
+                from: try version(file.sourceVersion, role: "source"),
+                to: try version(file.destinationVersion, role: "destination"))
             let text = try MappingYAMLWriter.text(
                 of: translated,
                 comment: [

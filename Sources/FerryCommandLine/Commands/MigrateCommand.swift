@@ -32,10 +32,15 @@ struct MigrateCommand: ParsableCommand {
 
     @Option(
         name: .customLong("mappings"),
-        help: ArgumentHelp("A folder of mapping files (FROM-to-TO.yml) and Xcode mapping models (.xcmappingmodel); repeatable.", valueName: "dir"))
+        help: ArgumentHelp(
+            "A folder of mapping files (FROM-to-TO.yml) and Xcode mapping models (.xcmappingmodel); repeatable.",
+            valueName: "dir"))
     var mappings: [String] = []
 
-    @Option(help: ArgumentHelp("For a Core Data store: the compiled model (.momd or its VersionInfo.plist) whose hashes the migrated store's metadata records.", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "For a Core Data store: the compiled model (.momd or its VersionInfo.plist) whose hashes the migrated store's metadata records.",
+            valueName: "path"))
     var compiledModel: String?
 
     @Flag(help: "Print the plan (steps, mappings, records to read) and change nothing.")
@@ -50,7 +55,9 @@ struct MigrateCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Write a JSON report of the migration.", valueName: "file.json"))
     var report: String?
 
-    @Option(name: .customLong("param"), help: ArgumentHelp("A value for $name in mapping expressions.", valueName: "name=value"))
+    @Option(
+        name: .customLong("param"),
+        help: ArgumentHelp("A value for $name in mapping expressions.", valueName: "name=value"))
     var parameters: [String] = []
 
     @Flag(help: "Print only errors.")
@@ -61,7 +68,9 @@ struct MigrateCommand: ParsableCommand {
             var global = GlobalOptions()
             global.parameters = parameters
             try CommandFiles.requireExistingStore(store)
-            try CommandFiles.checkOutputs(store: store, inputs: [(model, "the model"), (compiledModel, "the compiled model")], outputs: [(report, "--report")])
+            try CommandFiles.checkOutputs(
+                store: store, inputs: [(model, "the model"), (compiledModel, "the compiled model")],
+                outputs: [(report, "--report")])
             try MappingFolders.check(mappings)
             let bundle = try ModelLoader().load(path: model)
             var options = MigrationOptions(targetVersion: to, backup: !noBackup, registry: FerryCommandLine.registry)
@@ -70,7 +79,8 @@ struct MigrateCommand: ParsableCommand {
             options.parameters = ParameterValue.typed(try global.parameterValues())
             let migrator = Migrator(
                 storePath: store, bundle: bundle, options: options,
-                mappingProvider: MigrationMappings.provider(for: bundle, parameters: options.parameters, folders: mappings))
+                mappingProvider: MigrationMappings.provider(
+                    for: bundle, parameters: options.parameters, folders: mappings))
             let console = MigrationConsole(quiet: quiet)
             migrator.observer = console
             var runReport = RunReport(
@@ -110,10 +120,15 @@ struct MigrateCommand: ParsableCommand {
                     print("\(PathOrURL(store).shown) is already at \(bundle.name) version \(result.toVersion)")
                 } else {
                     for step in result.steps {
-                        let written = step.entities.map { "\($0.destination) \(Console.grouped($0.written))" }.joined(separator: ", ")
-                        print("step \(step.from) → \(step.to)\(step.mappingFile.map { " (\($0))" } ?? " (inferred)"): \(written) in \(String(format: "%.2f", step.seconds)) s")
+                        let written = step.entities.map { "\($0.destination) \(Console.grouped($0.written))" }.joined(
+                            separator: ", ")
+                        print(
+                            "step \(step.from) → \(step.to)\(step.mappingFile.map { " (\($0))" } ?? " (inferred)"): \(written) in \(String(format: "%.2f", step.seconds)) s"
+                        )
                     }
-                    print("\(PathOrURL(store).shown): migrated from version \(result.fromVersion) to \(result.toVersion)\(result.backup.map { "; original kept as \($0)" } ?? "")")
+                    print(
+                        "\(PathOrURL(store).shown): migrated from version \(result.fromVersion) to \(result.toVersion)\(result.backup.map { "; original kept as \($0)" } ?? "")"
+                    )
                 }
             }
             return 0
@@ -135,7 +150,10 @@ final class MigrationConsole: MigrationObserver {
 
     func migrationStepStarted(_ index: Int, of total: Int, from: String, to: String) {
         step = "[\(index)/\(total)] \(from) → \(to)"
-        if !quiet && !isTerminal { print("\(step) ..."); fflush(nil) }
+        if !quiet && !isTerminal {
+            print("\(step) ...")
+            fflush(nil)
+        }
     }
 
     func migrationEntityStarted(_ mapping: String) {
@@ -153,12 +171,16 @@ final class MigrationConsole: MigrationObserver {
         var lines = ["\(store): \(plan.source.name) version \(plan.source.version) → \(plan.target.version)"]
         if plan.steps.isEmpty { lines.append("nothing to do: the store is at the target version") }
         for mapping in plan.steps {
-            lines.append("step \(mapping.source.version) → \(mapping.destination.version)\(mapping.location.map { " (mapping file \($0.file))" } ?? " (inferred)")")
+            lines.append(
+                "step \(mapping.source.version) → \(mapping.destination.version)\(mapping.location.map { " (mapping file \($0.file))" } ?? " (inferred)")"
+            )
             for entity in mapping.entities {
                 var line = "  \(entity.name)"
                 if let source = entity.source {
                     line += " ← \(source)"
-                    if mapping.source.version == plan.source.version, let count = plan.counts[source] { line += " (\(Console.grouped(count)) records)" }
+                    if mapping.source.version == plan.source.version, let count = plan.counts[source] {
+                        line += " (\(Console.grouped(count)) records)"
+                    }
                 } else {
                     line += " (new, empty)"
                 }
@@ -170,17 +192,27 @@ final class MigrationConsole: MigrationObserver {
                     switch attribute.value {
                     case .copy(let source, let conversion, _):
                         if source != attribute.destination || conversion != nil {
-                            lines.append("    \(attribute.destination) ← \(source)\(conversion.map { " (\($0.from.rawValue) → \($0.to.rawValue))" } ?? "")")
+                            lines.append(
+                                "    \(attribute.destination) ← \(source)\(conversion.map { " (\($0.from.rawValue) → \($0.to.rawValue))" } ?? "")"
+                            )
                         }
                     case .expression(let text): lines.append("    \(attribute.destination) = \(text)")
-                    case .constant(let value): if !value.isNull { lines.append("    \(attribute.destination) = \(value) (default)") }
+                    case .constant(let value):
+                        if !value.isNull { lines.append("    \(attribute.destination) = \(value) (default)") }
                     }
                 }
                 for relationship in entity.relationships {
                     switch relationship.value {
-                    case .carry(let source): if source != relationship.destination { lines.append("    \(relationship.destination) ← \(source)") }
-                    case .keyPath(let path): lines.append("    \(relationship.destination) ← \(path.joined(separator: "."))")
-                    case .fromMapping(let name): lines.append("    \(relationship.destination) → the \(name) made from the same \(entity.source ?? "object")")
+                    case .carry(let source):
+                        if source != relationship.destination {
+                            lines.append("    \(relationship.destination) ← \(source)")
+                        }
+                    case .keyPath(let path):
+                        lines.append("    \(relationship.destination) ← \(path.joined(separator: "."))")
+                    case .fromMapping(let name):
+                        lines.append(
+                            "    \(relationship.destination) → the \(name) made from the same \(entity.source ?? "object")"
+                        )
                     case .none: lines.append("    \(relationship.destination) (empty)")
                     }
                 }
@@ -190,15 +222,17 @@ final class MigrationConsole: MigrationObserver {
     }
 }
 
-
 /// The `--mappings` folders of `migrate` and `check`.
 enum MappingFolders {
     /// Throws a usage error for the first path that is not a folder.
     static func check(_ folders: [String]) throws {
         for folder in folders {
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw FerryError(.usage, "--mappings '\(folder)' is not a folder", notes: ["give the folder that holds FROM-to-TO.yml files or .xcmappingmodel packages"])
+            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue
+            else {
+                throw FerryError(
+                    .usage, "--mappings '\(folder)' is not a folder",
+                    notes: ["give the folder that holds FROM-to-TO.yml files or .xcmappingmodel packages"])
             }
         }
     }

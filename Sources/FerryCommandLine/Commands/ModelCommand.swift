@@ -5,14 +5,18 @@ import Foundation
 
 struct ModelCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "model", abstract: "Inspect models.", subcommands: [ModelShowCommand.self, ModelDiffCommand.self, ModelConvertCommand.self])
+        commandName: "model", abstract: "Inspect models.",
+        subcommands: [ModelShowCommand.self, ModelDiffCommand.self, ModelConvertCommand.self])
 }
 
 struct ModelShowCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show", abstract: "Show a model bundle's versions, entities and version hashes.")
 
-    @Argument(help: ArgumentHelp("A model bundle folder, its model.yml, a model file, an .xcdatamodeld package or an .xcdatamodel.", valueName: "model"))
+    @Argument(
+        help: ArgumentHelp(
+            "A model bundle folder, its model.yml, a model file, an .xcdatamodeld package or an .xcdatamodel.",
+            valueName: "model"))
     var model: String
 
     @Flag(help: "Print JSON.")
@@ -32,7 +36,8 @@ struct ModelShowCommand: ParsableCommand {
 
             enum CodingKeys: String, CodingKey {
                 case name, parent, abstract, attributes, relationships, unique, hash
-                case fetchedProperties = "fetched_properties", userInfo = "user_info"
+                case fetchedProperties = "fetched_properties"
+                case userInfo = "user_info"
             }
         }
         var version: String
@@ -49,9 +54,12 @@ struct ModelShowCommand: ParsableCommand {
 
     /// `name: type?` and what else the attribute is: transient, derived, transformable, user info.
     static func describe(_ attribute: AttributeDescription) -> String {
-        var text = "\(attribute.name): \(attribute.coreDataKind?.typeName ?? attribute.type.rawValue)\(attribute.isOptional ? "?" : "")"
+        var text =
+            "\(attribute.name): \(attribute.coreDataKind?.typeName ?? attribute.type.rawValue)\(attribute.isOptional ? "?" : "")"
         if case .transformable(let transformer, let valueClass) = attribute.coreDataKind {
-            let details = [transformer.map { "transformer \($0)" }, valueClass.map { "value class \($0)" }].compactMap { $0 }
+            let details = [transformer.map { "transformer \($0)" }, valueClass.map { "value class \($0)" }].compactMap {
+                $0
+            }
             if !details.isEmpty { text += " (\(details.joined(separator: ", ")))" }
         }
         if attribute.isTransient { text += " transient" }
@@ -60,7 +68,8 @@ struct ModelShowCommand: ParsableCommand {
     }
 
     static func describe(_ relationship: RelationshipDescription) -> String {
-        var text = "\(relationship.name): \(relationship.isToMany ? "[\(relationship.destination)]" : relationship.destination)\(relationship.isOptional ? "?" : "")"
+        var text =
+            "\(relationship.name): \(relationship.isToMany ? "[\(relationship.destination)]" : relationship.destination)\(relationship.isOptional ? "?" : "")"
         if relationship.isOrdered { text += " ordered" }
         return text + describe(relationship.userInfo)
     }
@@ -74,7 +83,8 @@ struct ModelShowCommand: ParsableCommand {
 
     static func describe(_ userInfo: [String: String]) -> String {
         guard !userInfo.isEmpty else { return "" }
-        return " {" + userInfo.sorted { $0.key < $1.key }.map { "\($0.key) = \($0.value)" }.joined(separator: ", ") + "}"
+        return " {" + userInfo.sorted { $0.key < $1.key }.map { "\($0.key) = \($0.value)" }.joined(separator: ", ")
+            + "}"
     }
 
     func run() throws {
@@ -83,21 +93,28 @@ struct ModelShowCommand: ParsableCommand {
             let versions = bundle.versions.map { version in
                 let hashes = version.entityHashes
                 return VersionInfo(
-                    version: version.version, current: version.version == bundle.currentVersion, hash: version.versionHash,
+                    version: version.version, current: version.version == bundle.currentVersion,
+                    hash: version.versionHash,
                     entities: version.entities.map { entity in
                         VersionInfo.EntityInfo(
                             name: entity.name, parent: entity.parent, abstract: entity.isAbstract,
                             attributes: entity.attributes.map(Self.describe),
                             relationships: entity.relationships.map(Self.describe),
                             unique: entity.uniquenessConstraints,
-                            fetchedProperties: entity.fetchedProperties.map { "\($0.name): [\($0.entity)]\($0.predicate.map { " where \($0)" } ?? "")" },
+                            fetchedProperties: entity.fetchedProperties.map {
+                                "\($0.name): [\($0.entity)]\($0.predicate.map { " where \($0)" } ?? "")"
+                            },
                             userInfo: entity.userInfo,
                             hash: hashes[entity.name] ?? "")
                     },
                     fetchRequests: version.fetchRequests.map(Self.describe))
             }
             if json {
-                try writeJSON(["name": AnyEncodable(bundle.name), "current": AnyEncodable(bundle.currentVersion), "versions": AnyEncodable(versions)], to: "-")
+                try writeJSON(
+                    [
+                        "name": AnyEncodable(bundle.name), "current": AnyEncodable(bundle.currentVersion),
+                        "versions": AnyEncodable(versions),
+                    ], to: "-")
                 return 0
             }
             print("model \(bundle.name) (current version \(bundle.currentVersion))")

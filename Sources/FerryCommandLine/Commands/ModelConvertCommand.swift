@@ -6,7 +6,8 @@ import Foundation
 struct ModelConvertCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Write a model in another format: an Xcode model as a YAML bundle, a YAML bundle as an .xcdatamodeld.",
+        abstract:
+            "Write a model in another format: an Xcode model as a YAML bundle, a YAML bundle as an .xcdatamodeld.",
         discussion: """
             OUT's name chooses the format: NAME.xcdatamodeld (an Xcode package with every version), \
             NAME.xcdatamodel (one Xcode version: the current one), NAME.yml (one YAML model file: the \
@@ -14,7 +15,10 @@ struct ModelConvertCommand: ParsableCommand {
             OUT must not exist.
             """)
 
-    @Argument(help: ArgumentHelp("The model to read: a bundle folder, model.yml, a model file, an .xcdatamodeld or an .xcdatamodel.", valueName: "in"))
+    @Argument(
+        help: ArgumentHelp(
+            "The model to read: a bundle folder, model.yml, a model file, an .xcdatamodeld or an .xcdatamodel.",
+            valueName: "in"))
     var input: String
 
     @Argument(help: ArgumentHelp("Where to write it (must not exist).", valueName: "out"))
@@ -25,7 +29,9 @@ struct ModelConvertCommand: ParsableCommand {
             let bundle = try ModelLoader().load(path: input)
             let warnings = try ModelConverter.write(bundle, to: output)
             for warning in warnings { Console.printError("warning: \(warning)") }
-            print("wrote model \(bundle.name) (\(bundle.versions.count) version\(bundle.versions.count == 1 ? "" : "s"), current \(bundle.currentVersion)) to \(output)")
+            print(
+                "wrote model \(bundle.name) (\(bundle.versions.count) version\(bundle.versions.count == 1 ? "" : "s"), current \(bundle.currentVersion)) to \(output)"
+            )
             return 0
         }
     }

@@ -42,7 +42,9 @@ struct ModelDiffCommand: ParsableCommand {
 
     func validate() throws {
         if new == nil && from == nil {
-            throw ValidationError("give two models (ferry model diff OLD NEW) or one bundle with --from (ferry model diff BUNDLE --from 1 --to 2)")
+            throw ValidationError(
+                "give two models (ferry model diff OLD NEW) or one bundle with --from (ferry model diff BUNDLE --from 1 --to 2)"
+            )
         }
     }
 
@@ -99,7 +101,8 @@ struct ModelDiffCommand: ParsableCommand {
             if diff.source.name == diff.destination.name {
                 print("\(diff.destination.name) \(diff.source.version) → \(diff.destination.version)")
             } else {
-                print("\(diff.source.name) \(diff.source.version) → \(diff.destination.name) \(diff.destination.version)")
+                print(
+                    "\(diff.source.name) \(diff.source.version) → \(diff.destination.name) \(diff.destination.version)")
             }
             if diff.rules == .coreData { print("  rules: \(diff.rules.title)") }
             var entities: [String] = []
@@ -120,11 +123,15 @@ struct ModelDiffCommand: ParsableCommand {
         let refused = diffs.filter { !$0.isInferable }
         if refused.isEmpty {
             let count = diffs.reduce(0) { $0 + $1.changes.count }
-            print("verdict: lightweight: \(model) \(from) → \(to) can be migrated with an inferred mapping (\(count) \(count == 1 ? "change" : "changes"))")
+            print(
+                "verdict: lightweight: \(model) \(from) → \(to) can be migrated with an inferred mapping (\(count) \(count == 1 ? "change" : "changes"))"
+            )
         } else {
             let count = refused.reduce(0) { $0 + $1.refusals.count }
             let files = refused.map(\.mappingFile).joined(separator: ", ")
-            print("verdict: needs a mapping: \(count) \(count == 1 ? "change" : "changes") cannot be inferred; apply the fixes above or write \(files)")
+            print(
+                "verdict: needs a mapping: \(count) \(count == 1 ? "change" : "changes") cannot be inferred; apply the fixes above or write \(files)"
+            )
         }
     }
 
@@ -164,7 +171,10 @@ struct DiffReport: Encodable {
         var inferredMapping: MappingJSON?
         enum CodingKeys: String, CodingKey {
             case from, to, rules, lightweight, changes
-            case fromHash = "from_hash", toHash = "to_hash", mappingFile = "mapping_file", inferredMapping = "inferred_mapping"
+            case fromHash = "from_hash"
+            case toHash = "to_hash"
+            case mappingFile = "mapping_file"
+            case inferredMapping = "inferred_mapping"
         }
     }
     struct MappingJSON: Encodable {
@@ -228,7 +238,9 @@ struct DiffReport: Encodable {
                             conversion: $0.conversion.map { "\($0.from.rawValue) → \($0.to.rawValue)" },
                             valueIfNil: $0.valueIfNil.isNull ? nil : $0.valueIfNil.description)
                     },
-                    relationships: entity.relationships.map { Relationship(destination: $0.destination, source: $0.source) },
+                    relationships: entity.relationships.map {
+                        Relationship(destination: $0.destination, source: $0.source)
+                    },
                     dropped: entity.droppedProperties)
             }
             droppedEntities = mapping.droppedEntities
@@ -255,7 +267,8 @@ struct DiffReport: Encodable {
         steps = diffs.map { diff in
             Step(
                 from: diff.source.version, to: diff.destination.version, fromHash: diff.source.versionHash,
-                toHash: diff.destination.versionHash, rules: diff.rules, lightweight: diff.isInferable, mappingFile: diff.mappingFile,
+                toHash: diff.destination.versionHash, rules: diff.rules, lightweight: diff.isInferable,
+                mappingFile: diff.mappingFile,
                 changes: diff.changes, inferredMapping: (try? diff.inferredMapping()).map(MappingJSON.init))
         }
     }
@@ -267,10 +280,11 @@ func loadModel(_ path: String) throws -> ModelBundle {
     do {
         return try ModelLoader().load(path: path)
     } catch let errors as FerryErrors where errors.code == .io {
-        throw FerryErrors(errors.errors.map { error in
-            var usage = error
-            usage.code = .usage
-            return usage
-        })
+        throw FerryErrors(
+            errors.errors.map { error in
+                var usage = error
+                usage.code = .usage
+                return usage
+            })
     }
 }

@@ -11,7 +11,9 @@ struct MutationOptions: ParsableArguments {
     @Option(help: "The entity whose objects change.")
     var entity: String
 
-    @Option(name: .customLong("where"), help: ArgumentHelp("A predicate selecting the objects (TRUEPREDICATE for all).", valueName: "predicate"))
+    @Option(
+        name: .customLong("where"),
+        help: ArgumentHelp("A predicate selecting the objects (TRUEPREDICATE for all).", valueName: "predicate"))
     var predicate: String
 
     @Option(help: "A model bundle or model file (default: the model recorded in the store).")
@@ -26,7 +28,8 @@ struct MutationOptions: ParsableArguments {
             do {
                 try FileManager.default.copyItem(atPath: store + suffix, toPath: scratch + suffix)
             } catch {
-                throw FerryError(.io, "cannot copy '\(store + suffix)' for the dry run: \(FileErrorReason.describe(error))")
+                throw FerryError(
+                    .io, "cannot copy '\(store + suffix)' for the dry run: \(FileErrorReason.describe(error))")
             }
         }
         return scratch
@@ -35,12 +38,14 @@ struct MutationOptions: ParsableArguments {
     /// The store's model (or `--model`) and the parsed predicate, located at `--where`.
     func load(options: GlobalOptions, command: String) throws -> (ObjectModel, FerryCore.Predicate) {
         try CommandFiles.requireExistingStore(store)
-        try CommandFiles.checkOutputs(store: store, inputs: [(model, "the model")], outputs: [(options.report, "--report")])
+        try CommandFiles.checkOutputs(
+            store: store, inputs: [(model, "the model")], outputs: [(options.report, "--report")])
         let objectModel: ObjectModel
         if isCoreDataStore {
             // Written in place: refused before any file is made beside it when it cannot be.
             if !options.dryRun { try Store.checkWritable(store) }
-            objectModel = try Store.coreDataModel(of: CoreDataStoreFile.read(store), bundle: model.map { try ModelLoader().load(path: $0) })
+            objectModel = try Store.coreDataModel(
+                of: CoreDataStoreFile.read(store), bundle: model.map { try ModelLoader().load(path: $0) })
         } else if let model {
             objectModel = try ModelLoader().load(path: model).current
         } else {
@@ -49,15 +54,19 @@ struct MutationOptions: ParsableArguments {
             }
             objectModel = recorded
         }
-        let parsed = try FerryCore.Predicate(format: predicate, location: InputLocation(file: "--where", line: 1, column: 1))
+        let parsed = try FerryCore.Predicate(
+            format: predicate, location: InputLocation(file: "--where", line: 1, column: 1))
         return (objectModel, parsed)
     }
 
     /// Checks the step's request against the model, runs it against the store and prints its
     /// summary line; the `--report` is written whether the step ran or its request was refused.
-    func run(_ step: Step, check: () throws -> Void, model: ObjectModel, options: GlobalOptions, command: String) throws -> Int32 {
+    func run(
+        _ step: Step, check: () throws -> Void, model: ObjectModel, options: GlobalOptions, command: String
+    ) throws -> Int32 {
         var report = RunReport(
-            command: command, job: "ferry \(command)", jobFile: nil, store: store, model: model.name, modelVersion: model.version, dryRun: options.dryRun)
+            command: command, job: "ferry \(command)", jobFile: nil, store: store, model: model.name,
+            modelVersion: model.version, dryRun: options.dryRun)
         do {
             try check()
         } catch {
@@ -77,7 +86,8 @@ struct MutationOptions: ParsableArguments {
             // A dry run changes a copy of the Core Data store and its -wal, never the store.
             let target = options.dryRun ? try Self.copyCoreDataStore(store, to: scratch) : store
             if options.dryRun { openOptions.writerLock = .none }
-            opened = try Store.openCoreDataForWriting(at: target, bundle: self.model.map { try ModelLoader().load(path: $0) }, options: openOptions)
+            opened = try Store.openCoreDataForWriting(
+                at: target, bundle: self.model.map { try ModelLoader().load(path: $0) }, options: openOptions)
         } else {
             opened = try Store.open(at: store, model: model, options: openOptions)
         }
@@ -107,7 +117,9 @@ struct UpdateCommand: ParsableCommand {
 
     @OptionGroup var target: MutationOptions
 
-    @Option(name: .customLong("set"), help: ArgumentHelp("An attribute's new value: name=constant or name==expression.", valueName: "name=value"))
+    @Option(
+        name: .customLong("set"),
+        help: ArgumentHelp("An attribute's new value: name=constant or name==expression.", valueName: "name=value"))
     var assignments: [String] = []
 
     @Flag(help: "Skip the model's validation rules for the new values.")
@@ -126,18 +138,23 @@ struct UpdateCommand: ParsableCommand {
                 }
                 let name = String(item[..<equals])
                 guard values[name] == nil else {
-                    throw FerryError(.usage, "--set gives '\(name)' twice (#\(index + 1) '\(item)'); set each attribute once")
+                    throw FerryError(
+                        .usage, "--set gives '\(name)' twice (#\(index + 1) '\(item)'); set each attribute once")
                 }
                 let rest = item[item.index(after: equals)...]
                 if rest.hasPrefix("=") {
                     let location = InputLocation(file: "--set #\(index + 1)", line: 1, column: name.utf8.count + 3)
-                    values[name] = .expression(try Expression.parse(String(rest.dropFirst()), location: location, bareNamesAreAttributes: true))
+                    values[name] = .expression(
+                        try Expression.parse(String(rest.dropFirst()), location: location, bareNamesAreAttributes: true)
+                    )
                 } else {
                     values[name] = .constant(rest.isEmpty ? .null : .string(String(rest)))
                 }
             }
             let step = UpdateStep(entity: target.entity, predicate: predicate, values: values, validate: !noValidate)
-            return try target.run(.update(step), check: { try step.request.check(model: model) }, model: model, options: options, command: "update")
+            return try target.run(
+                .update(step), check: { try step.request.check(model: model) }, model: model, options: options,
+                command: "update")
         }
     }
 }
@@ -145,11 +162,16 @@ struct UpdateCommand: ParsableCommand {
 struct DeleteCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "delete",
-        abstract: "Delete the objects a predicate selects (a batch delete), applying the model's delete rules, without a job file.")
+        abstract:
+            "Delete the objects a predicate selects (a batch delete), applying the model's delete rules, without a job file."
+    )
 
     @OptionGroup var target: MutationOptions
 
-    @Flag(help: "Delete only the selected rows, as Core Data's NSBatchDeleteRequest does (fails if other objects refer to them).")
+    @Flag(
+        help:
+            "Delete only the selected rows, as Core Data's NSBatchDeleteRequest does (fails if other objects refer to them)."
+    )
     var ignoreDeleteRules = false
 
     @OptionGroup var options: GlobalOptions
@@ -157,8 +179,11 @@ struct DeleteCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             let (model, predicate) = try target.load(options: options, command: "delete")
-            let step = DeleteStep(entity: target.entity, predicate: predicate, deleteRules: ignoreDeleteRules ? .ignore : .apply)
-            return try target.run(.delete(step), check: { try step.request.check(model: model) }, model: model, options: options, command: "delete")
+            let step = DeleteStep(
+                entity: target.entity, predicate: predicate, deleteRules: ignoreDeleteRules ? .ignore : .apply)
+            return try target.run(
+                .delete(step), check: { try step.request.check(model: model) }, model: model, options: options,
+                command: "delete")
         }
     }
 }

@@ -12,12 +12,21 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var options: GlobalOptions
 
-    @Option(help: ArgumentHelp("Write a JUnit XML report of the run's checks (a test suite per verify step and per checked import).", valueName: "file.xml"))
+    @Option(
+        help: ArgumentHelp(
+            "Write a JUnit XML report of the run's checks (a test suite per verify step and per checked import).",
+            valueName: "file.xml"))
     var junit: String?
 
-    @Flag(help: "Continue the job's interrupted run: skip the steps it completed and resume its `atomic: false` import after the last committed batch.")
+    @Flag(
+        help:
+            "Continue the job's interrupted run: skip the steps it completed and resume its `atomic: false` import after the last committed batch."
+    )
     var resume = false
-    @Flag(help: "Let a mode: sync import step whose source is empty delete every row of its entity (refused by default, as a guard against a truncated nightly file).")
+    @Flag(
+        help:
+            "Let a mode: sync import step whose source is empty delete every row of its entity (refused by default, as a guard against a truncated nightly file)."
+    )
     var allowEmptySync = false
 
     func run() throws {
@@ -27,7 +36,9 @@ struct RunCommand: ParsableCommand {
             var files = JobValidator().files(of: job)
             files.output(options.report, role: "--report")
             files.output(junit, role: "--junit")
-            for path in [options.report, junit].compactMap({ $0 }) { try PathOrURL.requireFile(path, role: path == junit ? "--junit" : "--report") }
+            for path in [options.report, junit].compactMap({ $0 }) {
+                try PathOrURL.requireFile(path, role: path == junit ? "--junit" : "--report")
+            }
             try files.check()
             let console = Console(quiet: options.quiet)
             let runner = JobRunner(job: job, model: model, bundle: bundle)
@@ -52,7 +63,9 @@ struct RunCommand: ParsableCommand {
             if let failed = report.steps.last(where: { $0.outcome == .failed }), let error = failed.error {
                 Console.printError(error)
             } else if !options.quiet {
-                console.line("\(job.name): \(report.outcome) (\(report.steps.count) step\(report.steps.count == 1 ? "" : "s")) → \(job.store.path)")
+                console.line(
+                    "\(job.name): \(report.outcome) (\(report.steps.count) step\(report.steps.count == 1 ? "" : "s")) → \(job.store.path)"
+                )
             }
             return report.exitCode
         }
@@ -76,7 +89,9 @@ struct ValidateCommand: ParsableCommand {
             let (job, model, _) = try loadAndValidate(jobPath: job, parameters: try options.parameterValues())
             let missing = JobValidator().missingSources(job)
             if !missing.isEmpty { throw FerryErrors(missing) }
-            print("\(self.job): ok (\(job.steps.count) step\(job.steps.count == 1 ? "" : "s"), model \(model.name) version \(model.version))")
+            print(
+                "\(self.job): ok (\(job.steps.count) step\(job.steps.count == 1 ? "" : "s"), model \(model.name) version \(model.version))"
+            )
             return 0
         }
     }
@@ -86,12 +101,15 @@ struct ValidateCommand: ParsableCommand {
 func loadAndValidate(jobPath: String, parameters: [String: String]) throws -> (Job, ObjectModel, ModelBundle) {
     let job = try JobLoader().load(path: jobPath, parameters: parameters)
     guard let modelPath = job.modelPath else {
-        throw FerryError(.invalidDefinition, "the job names no model", at: InputLocation(file: jobPath, line: 1, column: 1))
+        throw FerryError(
+            .invalidDefinition, "the job names no model", at: InputLocation(file: jobPath, line: 1, column: 1))
     }
     let fileProblems = JobValidator().validateFiles(job)
     if !fileProblems.isEmpty { throw FerryErrors(fileProblems) }
     guard FileManager.default.fileExists(atPath: modelPath) else {
-        throw FerryError(.invalidDefinition, "model '\(modelPath)' does not exist", at: job.modelLocation ?? InputLocation(file: jobPath, line: 1, column: 1))
+        throw FerryError(
+            .invalidDefinition, "model '\(modelPath)' does not exist",
+            at: job.modelLocation ?? InputLocation(file: jobPath, line: 1, column: 1))
     }
     let bundle = try ModelLoader().load(path: modelPath)
     let model = try job.model(in: bundle)

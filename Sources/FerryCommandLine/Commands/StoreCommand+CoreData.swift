@@ -67,7 +67,8 @@ enum CoreDataStoreCommands {
         let version = match.version.version
         let path = (try? bundle.path(from: version, to: bundle.currentVersion).map(\.version)) ?? []
         return VersionInfo(
-            store: file.path, model: bundle.name, version: version, method: match.method.rawValue, alsoMatching: match.alsoMatching,
+            store: file.path, model: bundle.name, version: version, method: match.method.rawValue,
+            alsoMatching: match.alsoMatching,
             current: bundle.currentVersion, upToDate: version == bundle.currentVersion, path: path)
     }
 
@@ -83,12 +84,15 @@ enum CoreDataStoreCommands {
         let names = Dictionary(file.entities.map { ($0.number, $0.name) }, uniquingKeysWith: { first, _ in first })
         let entities = file.entities.map { record in
             Info.EntityInfo(
-                number: record.number, name: record.name, parent: record.superNumber == 0 ? nil : names[record.superNumber],
-                abstract: cached?.entity(named: record.name)?.isAbstract ?? false, table: record.table, count: record.rows,
+                number: record.number, name: record.name,
+                parent: record.superNumber == 0 ? nil : names[record.superNumber],
+                abstract: cached?.entity(named: record.name)?.isAbstract ?? false, table: record.table,
+                count: record.rows,
                 hash: file.metadata.versionHashes[record.name].map { Data($0).base64EncodedString() })
         }
         let info = Info(
-            store: store, uuid: file.metadata.uuid, storeType: file.metadata.storeType, frameworkVersion: file.metadata.frameworkVersion,
+            store: store, uuid: file.metadata.uuid, storeType: file.metadata.storeType,
+            frameworkVersion: file.metadata.frameworkVersion,
             sqliteVersion: file.sqliteVersion, journalMode: file.journalMode.description, walFrames: file.walFrames,
             walHasData: file.walHasData, versionIdentifiers: file.metadata.versionIdentifiers,
             otherMetadataKeys: file.metadata.otherKeyNames,
@@ -103,8 +107,11 @@ enum CoreDataStoreCommands {
         print("store:      \(store)")
         print("kind:       Core Data SQLite store (\(info.storeType ?? "no NSStoreType"))")
         print("uuid:       \(info.uuid)")
-        print("framework:  Core Data \(info.frameworkVersion.map(String.init) ?? "unknown"), written by SQLite \(info.sqliteVersion)")
-        let wal = info.walHasData ? "the -wal holds \(info.walFrames) frames (read with the store)" : "no data in a -wal"
+        print(
+            "framework:  Core Data \(info.frameworkVersion.map(String.init) ?? "unknown"), written by SQLite \(info.sqliteVersion)"
+        )
+        let wal =
+            info.walHasData ? "the -wal holds \(info.walFrames) frames (read with the store)" : "no data in a -wal"
         print("journal:    \(info.journalMode); \(wal)")
         if let version = info.version {
             print("version:    \(version.model) \(version.version) (by \(describe(version.method)))")
@@ -114,13 +121,17 @@ enum CoreDataStoreCommands {
         } else if let cacheError {
             print("cache:      unreadable: \(cacheError)")
         }
-        if !info.otherMetadataKeys.isEmpty { print("metadata:   also \(info.otherMetadataKeys.joined(separator: ", "))") }
+        if !info.otherMetadataKeys.isEmpty {
+            print("metadata:   also \(info.otherMetadataKeys.joined(separator: ", "))")
+        }
         print("entities:")
         let width = entities.map { $0.name.count + ($0.abstract ? 11 : 0) }.max() ?? 0
         for entity in entities {
             let name = entity.name + (entity.abstract ? " (abstract)" : "")
             let parent = entity.parent.map { "  sub-entity of \($0)" } ?? ""
-            print("  \(String(entity.number).leftPad(3)) \(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(Console.grouped(entity.count).leftPad(12))  \(entity.table ?? "no table")\(parent)")
+            print(
+                "  \(String(entity.number).leftPad(3)) \(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(Console.grouped(entity.count).leftPad(12))  \(entity.table ?? "no table")\(parent)"
+            )
         }
         if !info.history.isEmpty {
             print("history:")

@@ -5,12 +5,16 @@ import Foundation
 
 struct StoreCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "store", abstract: "Inspect stores.", subcommands: [StoreInfoCommand.self, StoreVersionCommand.self])
+        commandName: "store", abstract: "Inspect stores.",
+        subcommands: [StoreInfoCommand.self, StoreVersionCommand.self])
 }
 
 struct StoreInfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "info", abstract: "Show a store's model, version, hashes, entity counts and recent runs (for a Core Data store: its metadata, entities and counts, journal and cached model).")
+        commandName: "info",
+        abstract:
+            "Show a store's model, version, hashes, entity counts and recent runs (for a Core Data store: its metadata, entities and counts, journal and cached model)."
+    )
 
     @Argument(help: ArgumentHelp("The store file.", valueName: "store"))
     var store: String
@@ -24,7 +28,10 @@ struct StoreInfoCommand: ParsableCommand {
     @Option(help: ArgumentHelp("For a Core Data store: the model bundle whose version to name.", valueName: "bundle"))
     var model: String?
 
-    @Option(help: ArgumentHelp("For a Core Data store: a compiled model (.momd folder or its VersionInfo.plist) to match hashes against.", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "For a Core Data store: a compiled model (.momd folder or its VersionInfo.plist) to match hashes against.",
+            valueName: "path"))
     var compiledModel: String?
 
     struct Info: Encodable {
@@ -44,7 +51,8 @@ struct StoreInfoCommand: ParsableCommand {
             var read, inserted, updated, skipped, rejected: Int64
             enum CodingKeys: String, CodingKey {
                 case id, job, step, entity, outcome, read, inserted, updated, skipped, rejected
-                case startedAt = "started_at", endedAt = "ended_at"
+                case startedAt = "started_at"
+                case endedAt = "ended_at"
             }
         }
         var store: String
@@ -57,7 +65,9 @@ struct StoreInfoCommand: ParsableCommand {
         var runs: [RunInfo]
         enum CodingKeys: String, CodingKey {
             case store, model, version, entities, runs
-            case modelHash = "model_hash", formatVersion = "format_version", createdAt = "created_at"
+            case modelHash = "model_hash"
+            case formatVersion = "format_version"
+            case createdAt = "created_at"
         }
     }
 
@@ -74,13 +84,18 @@ struct StoreInfoCommand: ParsableCommand {
             var entities: [Info.EntityInfo] = []
             let names = metadata.model?.entityNames ?? metadata.entityHashes.keys.sorted()
             for name in names {
-                let count = try connection.scalar("SELECT count(*) FROM \(layout.dialect.quote(layout.table(forEntityNamed: name)))")?.int64 ?? 0
+                let count =
+                    try connection.scalar(
+                        "SELECT count(*) FROM \(layout.dialect.quote(layout.table(forEntityNamed: name)))")?.int64 ?? 0
                 entities.append(Info.EntityInfo(name: name, count: Int(count), hash: metadata.entityHashes[name]))
             }
-            let recent = try (RunLog(on: connection, layout: layout)?.recent(limit: runs < 0 ? nil : runs) ?? []).map { run in
+            let recent = try (RunLog(on: connection, layout: layout)?.recent(limit: runs < 0 ? nil : runs) ?? []).map {
+                run in
                 Info.RunInfo(
-                    id: run.id ?? 0, job: run.job, step: run.step, entity: run.entity, startedAt: run.startedAt, endedAt: run.endedAt,
-                    outcome: run.outcome, read: Int64(run.read), inserted: Int64(run.inserted), updated: Int64(run.updated),
+                    id: run.id ?? 0, job: run.job, step: run.step, entity: run.entity, startedAt: run.startedAt,
+                    endedAt: run.endedAt,
+                    outcome: run.outcome, read: Int64(run.read), inserted: Int64(run.inserted),
+                    updated: Int64(run.updated),
                     skipped: Int64(run.skipped), rejected: Int64(run.rejected))
             }
             let info = Info(
@@ -97,12 +112,16 @@ struct StoreInfoCommand: ParsableCommand {
             print("entities:")
             let width = entities.map(\.name.count).max() ?? 0
             for entity in entities {
-                print("  \(entity.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(Console.grouped(entity.count).leftPad(12))")
+                print(
+                    "  \(entity.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(Console.grouped(entity.count).leftPad(12))"
+                )
             }
             print("recent runs:")
             if recent.isEmpty { print("  none") }
             for run in recent {
-                print("  #\(run.id) \(run.startedAt) \(run.job) \(run.step) \(run.entity ?? ""): \(run.outcome), read \(run.read), inserted \(run.inserted), updated \(run.updated), skipped \(run.skipped), rejected \(run.rejected)")
+                print(
+                    "  #\(run.id) \(run.startedAt) \(run.job) \(run.step) \(run.entity ?? ""): \(run.outcome), read \(run.read), inserted \(run.inserted), updated \(run.updated), skipped \(run.skipped), rejected \(run.rejected)"
+                )
             }
             return 0
         }
@@ -129,7 +148,10 @@ struct StoreVersionCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The model bundle (folder, model.yml, or a model file).", valueName: "bundle"))
     var model: String
 
-    @Option(help: ArgumentHelp("For a Core Data store: a compiled model (.momd folder or its VersionInfo.plist) whose entity hashes are compared first.", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "For a Core Data store: a compiled model (.momd folder or its VersionInfo.plist) whose entity hashes are compared first.",
+            valueName: "path"))
     var compiledModel: String?
 
     @Flag(help: "Print JSON.")
@@ -146,7 +168,8 @@ struct StoreVersionCommand: ParsableCommand {
         var path: [String]
         enum CodingKeys: String, CodingKey {
             case store, model, version, hash, current, path
-            case recordedVersion = "recorded_version", upToDate = "up_to_date"
+            case recordedVersion = "recorded_version"
+            case upToDate = "up_to_date"
         }
     }
 
@@ -154,7 +177,8 @@ struct StoreVersionCommand: ParsableCommand {
         try runReportingErrors {
             try CommandFiles.requireExistingStore(store)
             if CoreDataStoreFile.isCoreDataStore(store) {
-                return try CoreDataStoreCommands.versionCommand(store, model: model, compiledModel: compiledModel, json: json)
+                return try CoreDataStoreCommands.versionCommand(
+                    store, model: model, compiledModel: compiledModel, json: json)
             }
             guard let metadata = try Store.metadata(at: store) else {
                 throw FerryError(.store, "'\(store)' is not a ferry store (it has no ferry metadata)")
@@ -186,7 +210,9 @@ struct StoreVersionCommand: ParsableCommand {
             print("status:   up to date")
         } else if path.count > 1 {
             let steps = path.count - 1
-            print("status:   \(steps) \(steps == 1 ? "step" : "steps") behind (\(path.joined(separator: " → ")))\(advice)")
+            print(
+                "status:   \(steps) \(steps == 1 ? "step" : "steps") behind (\(path.joined(separator: " → ")))\(advice)"
+            )
         } else {
             print("status:   at version \(version), which comes after the current version \(current)")
         }

@@ -6,7 +6,8 @@ import Foundation
 struct VerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Check a store: counts, integrity, foreign keys, uniqueness, required values, types, validation rules, relationships, model hash, and expectations.",
+        abstract:
+            "Check a store: counts, integrity, foreign keys, uniqueness, required values, types, validation rules, relationships, model hash, and expectations.",
         discussion: """
             Exit codes: 0 every check passed · 3 a check failed · 64 a bad model, expectations file or option.
             Without --model the store is read with the model it records; with --model the store must be at \
@@ -21,10 +22,14 @@ struct VerifyCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The model bundle (or model file) the store must be at.", valueName: "bundle"))
     var model: String?
 
-    @Option(help: ArgumentHelp("An expectations file: counts, assertions, records (docs/files.md).", valueName: "file.yml"))
+    @Option(
+        help: ArgumentHelp("An expectations file: counts, assertions, records (docs/files.md).", valueName: "file.yml"))
     var expect: String?
 
-    @Option(help: ArgumentHelp("Built-in checks: all, cheap (counts, quick_check, foreign keys, model hash) or none. Default: the expectations file's 'checks', else all.", valueName: "level"))
+    @Option(
+        help: ArgumentHelp(
+            "Built-in checks: all, cheap (counts, quick_check, foreign keys, model hash) or none. Default: the expectations file's 'checks', else all.",
+            valueName: "level"))
     var checks: String?
 
     @Option(help: ArgumentHelp("Offending records listed per check.", valueName: "n"))
@@ -53,7 +58,8 @@ struct VerifyCommand: ParsableCommand {
                 outputs: [(report, "--report"), (junit, "--junit")])
             // A Core Data store is read from a private copy, at the version of --model it is at
             // (none matching is an error), else with the model it caches.
-            let coreDataStore = try CoreDataStoreFile.isCoreDataStore(store)
+            let coreDataStore =
+                try CoreDataStoreFile.isCoreDataStore(store)
                 ? Store.openCoreData(at: store, bundle: model.map { try ModelLoader().load(path: $0) }) : nil
             var expected: ObjectModel?
             var structure: ObjectModel?
@@ -68,7 +74,8 @@ struct VerifyCommand: ParsableCommand {
                     let bundle = try ModelLoader().load(path: model)
                     expected = bundle.current
                     // Read the tables with the version the store is at, when the bundle has it.
-                    structure = bundle.versions.first { $0.versionHash == metadata.modelHash } ?? structure ?? bundle.current
+                    structure =
+                        bundle.versions.first { $0.versionHash == metadata.modelHash } ?? structure ?? bundle.current
                 }
             }
             guard let structure else {
@@ -86,12 +93,17 @@ struct VerifyCommand: ParsableCommand {
                 }
                 if !list.contains(where: { $0.kind == "model_hash" }) { list.append(.modelHash(expected: expected)) }
             }
-            let opened = try coreDataStore ?? Store.open(at: store, model: structure, options: Store.Options(createIfMissing: false, allowModelMismatch: true, readOnly: true))
+            let opened =
+                try coreDataStore
+                ?? Store.open(
+                    at: store, model: structure,
+                    options: Store.Options(createIfMissing: false, allowModelMismatch: true, readOnly: true))
             let result = Verifier(model: structure, maxOffending: maxOffending).run(list, on: opened)
             let exitCode = result.succeeded ? ExitStatus.success : ExitStatus.verificationFailed
             if let report {
                 var runReport = RunReport(
-                    command: "verify", job: "ferry verify", jobFile: nil, store: store, model: structure.name, modelVersion: structure.version,
+                    command: "verify", job: "ferry verify", jobFile: nil, store: store, model: structure.name,
+                    modelVersion: structure.version,
                     dryRun: false, startedAt: result.timestamp)
                 runReport.steps = [.verify(index: 1, verification: result)]
                 runReport.finish(exitCode: exitCode)
@@ -99,7 +111,9 @@ struct VerifyCommand: ParsableCommand {
             }
             if let junit { try writeText(VerificationReport.junitXML([result]), to: junit) }
             // --quiet: nothing when every check passed, else only the failed checks.
-            if !quiet || !result.succeeded { print(Console.verificationTable(result, onlyFailures: quiet), terminator: "") }
+            if !quiet || !result.succeeded {
+                print(Console.verificationTable(result, onlyFailures: quiet), terminator: "")
+            }
             return exitCode
         }
     }

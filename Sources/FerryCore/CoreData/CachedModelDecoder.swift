@@ -10,7 +10,8 @@ package enum CachedModelDecoder {
     static let attributeTypes: [Int64: (type: AttributeType, kind: CoreDataAttributeKind?)] = [
         0: (.binary, .undefined), 100: (.int16, nil), 200: (.int32, nil), 300: (.int64, nil), 400: (.decimal, nil),
         500: (.double, nil), 600: (.float, nil), 700: (.string, nil), 800: (.bool, nil), 900: (.date, nil),
-        1000: (.binary, nil), 1100: (.uuid, nil), 1200: (.uri, nil), 1800: (.binary, .transformable(transformer: nil, valueClass: nil)),
+        1000: (.binary, nil), 1100: (.uuid, nil), 1200: (.uri, nil),
+        1800: (.binary, .transformable(transformer: nil, valueClass: nil)),
         2000: (.uri, .objectID),
     ]
 
@@ -24,7 +25,8 @@ package enum CachedModelDecoder {
         let archive = try KeyedArchive(bytes, source: source)
         let root = try archive.root()
         guard root.isKind(of: "NSManagedObjectModel") else {
-            throw FerryError(.invalidInput, "\(source): the archive holds a \(root.className), not an NSManagedObjectModel")
+            throw FerryError(
+                .invalidInput, "\(source): the archive holds a \(root.className), not an NSManagedObjectModel")
         }
         let reader = Reader(archive: archive)
         var model = ObjectModel(name: name, version: version, entities: [])
@@ -51,10 +53,13 @@ package enum CachedModelDecoder {
             model.entities[index].relationships.removeAll { ancestors.contains($0.name) }
             model.entities[index].fetchedProperties.removeAll { ancestors.contains($0.name) }
             // An inherited attribute's `NSIsIndexed` index belongs to the ancestor.
-            model.entities[index].indexes.removeAll { $0.name == nil && $0.attributes.count == 1 && ancestors.contains($0.attributes[0]) }
+            model.entities[index].indexes.removeAll {
+                $0.name == nil && $0.attributes.count == 1 && ancestors.contains($0.attributes[0])
+            }
         }
         model.entities.sort { $0.name < $1.name }
-        model.versionIdentifier = try archive.array(root["NSVersionIdentifiers"]).compactMap { try archive.string($0) }.sorted().first
+        model.versionIdentifier = try archive.array(root["NSVersionIdentifiers"]).compactMap { try archive.string($0) }
+            .sorted().first
         for (configuration, reference) in try archive.dictionary(root["NSConfigurations"]) {
             let members = try archive.array(reference).map { try reader.entityName($0) }
             model.configurations.append(ModelConfiguration(name: configuration, entities: members.sorted()))
@@ -62,7 +67,10 @@ package enum CachedModelDecoder {
         model.configurations.sort { $0.name < $1.name }
         for (requestName, reference) in try archive.dictionary(root["NSFetchRequestTemplates"]) {
             guard let request = try archive.object(reference) else { continue }
-            guard let entity = try reader.entityName(request["NSEntity"], fallback: request["_NSFetchRequestEntityName"] ?? request["NSEntityName"]) else {
+            guard
+                let entity = try reader.entityName(
+                    request["NSEntity"], fallback: request["_NSFetchRequestEntityName"] ?? request["NSEntityName"])
+            else {
                 throw FerryError(.invalidInput, "\(source): fetch request '\(requestName)' names no entity")
             }
             var template = FetchRequestTemplate(name: requestName, entity: entity)
@@ -96,9 +104,13 @@ package enum CachedModelDecoder {
                 if property.isKind(of: "NSRelationshipDescription") {
                     entity.relationships.append(try relationship(property, name: propertyName, path: path))
                 } else if property.isKind(of: "NSFetchedPropertyDescription") {
-                    let target = try entityName(nil, fallback: property["_NSFetchRequestEntityName"])
-                        ?? archive.object(property["NSFetchRequest"]).flatMap { try entityName($0["NSEntity"], fallback: $0["_NSFetchRequestEntityName"]) }
-                    entity.fetchedProperties.append(FetchedPropertyDescription(name: propertyName, entity: target ?? ""))
+                    let target =
+                        try entityName(nil, fallback: property["_NSFetchRequestEntityName"])
+                        ?? archive.object(property["NSFetchRequest"]).flatMap {
+                            try entityName($0["NSEntity"], fallback: $0["_NSFetchRequestEntityName"])
+                        }
+                    entity.fetchedProperties.append(
+                        FetchedPropertyDescription(name: propertyName, entity: target ?? ""))
                 } else if property.isKind(of: "NSAttributeDescription") {
                     let attribute = try attribute(property, name: propertyName, path: path)
                     entity.attributes.append(attribute)
@@ -106,7 +118,9 @@ package enum CachedModelDecoder {
                         entity.indexes.append(IndexDescription(attributes: [attribute.name]))
                     }
                 } else {
-                    throw FerryError(.invalidInput, "\(source): property '\(path)' is a \(property.className), not an attribute or relationship")
+                    throw FerryError(
+                        .invalidInput,
+                        "\(source): property '\(path)' is a \(property.className), not an attribute or relationship")
                 }
             }
             entity.attributes.sort { $0.name < $1.name }
@@ -128,7 +142,9 @@ package enum CachedModelDecoder {
                     if try archive.bool(element["NSAscending"]) == false { descending.append(property) }
                 }
                 if !names.isEmpty {
-                    entity.indexes.append(IndexDescription(name: try archive.string(index["NSIndexName"]), attributes: names, descending: descending))
+                    entity.indexes.append(
+                        IndexDescription(
+                            name: try archive.string(index["NSIndexName"]), attributes: names, descending: descending))
                 }
             }
             // Legacy compound indexes; Core Data mirrors fetch indexes here too (COREDATA.md §1.6).
@@ -146,7 +162,8 @@ package enum CachedModelDecoder {
             guard let (type, kind) = CachedModelDecoder.attributeTypes[code] else {
                 throw FerryError(.invalidInput, "\(source): attribute '\(path)' has the unknown attribute type \(code)")
             }
-            var attribute = AttributeDescription(name: name, type: type, isOptional: try archive.bool(object["NSIsOptional"]) ?? false)
+            var attribute = AttributeDescription(
+                name: name, type: type, isOptional: try archive.bool(object["NSIsOptional"]) ?? false)
             attribute.isTransient = try archive.bool(object["NSIsTransient"]) ?? false
             attribute.renamedFrom = try renamingIdentifier(object, name: name)
             attribute.hashModifier = try nonEmpty(archive.string(object["NSVersionHashModifier"]))
@@ -157,7 +174,9 @@ package enum CachedModelDecoder {
                     valueClass: try nonEmpty(archive.string(object["NSAttributeValueClassName"])))
             } else {
                 attribute.coreDataKind = kind
-                if kind == nil { attribute.defaultValue = try defaultValue(object["NSDefaultValue"], type: type, path: path) }
+                if kind == nil {
+                    attribute.defaultValue = try defaultValue(object["NSDefaultValue"], type: type, path: path)
+                }
             }
             if object.isKind(of: "NSDerivedAttributeDescription") {
                 attribute.derivation = try CachedModelDecoder.derivation(object["NSDerivationExpression"], in: archive)
@@ -166,7 +185,10 @@ package enum CachedModelDecoder {
         }
 
         func relationship(_ object: KeyedArchive.Object, name: String, path: String) throws -> RelationshipDescription {
-            guard let destination = try entityName(object["NSDestinationEntity"], fallback: object["_NSDestinationEntityName"]) else {
+            guard
+                let destination = try entityName(
+                    object["NSDestinationEntity"], fallback: object["_NSDestinationEntityName"])
+            else {
                 throw FerryError(.invalidInput, "\(source): relationship '\(path)' has no destination entity")
             }
             var inverse = try archive.string(object["_NSInverseRelationshipName"])
@@ -213,7 +235,9 @@ package enum CachedModelDecoder {
 
         /// A property name, or the name of a referenced property description.
         func propertyName(_ reference: PropertyListValue?) throws -> String {
-            if let object = try? archive.object(reference), object.isKind(of: "NSPropertyDescription") || object["NSPropertyName"] != nil {
+            if let object = try? archive.object(reference),
+                object.isKind(of: "NSPropertyDescription") || object["NSPropertyName"] != nil
+            {
                 if let name = try archive.string(object["NSPropertyName"]) { return name }
             }
             guard let name = try archive.string(reference) else {
@@ -225,14 +249,17 @@ package enum CachedModelDecoder {
         /// The renaming identifier when it differs from the name (Core Data sets it to the
         /// name when none is given).
         func renamingIdentifier(_ object: KeyedArchive.Object, name: String) throws -> String? {
-            guard let identifier = try nonEmpty(archive.string(object["NSRenamingIdentifier"])), identifier != name else { return nil }
+            guard let identifier = try nonEmpty(archive.string(object["NSRenamingIdentifier"])), identifier != name
+            else { return nil }
             return identifier
         }
 
         func userInfo(_ reference: PropertyListValue?) throws -> [String: String] {
             var info: [String: String] = [:]
             for (key, value) in try archive.dictionary(reference) {
-                if let text = try? archive.string(value) { info[key] = text } else if let number = try archive.resolve(value) {
+                if let text = try? archive.string(value) {
+                    info[key] = text
+                } else if let number = try archive.resolve(value) {
                     info[key] = "\(number.integer.map(String.init) ?? number.real.map { String($0) } ?? "")"
                 }
             }
@@ -242,7 +269,9 @@ package enum CachedModelDecoder {
         func defaultValue(_ reference: PropertyListValue?, type: AttributeType, path: String) throws -> Value? {
             guard let value = try archive.resolve(reference) else { return nil }
             func wrong() -> FerryError {
-                FerryError(.invalidInput, "\(source): the default value of attribute '\(path)' does not fit its type \(type.rawValue)")
+                FerryError(
+                    .invalidInput,
+                    "\(source): the default value of attribute '\(path)' does not fit its type \(type.rawValue)")
             }
             switch type {
             case .int16, .int32, .int64:
@@ -255,7 +284,9 @@ package enum CachedModelDecoder {
                 guard let number = value.real else { throw wrong() }
                 return .double(number)
             case .decimal:
-                if let object = try archive.object(reference), let text = try archive.string(object["NS.decimal"] ?? object["NS.string"]) {
+                if let object = try archive.object(reference),
+                    let text = try archive.string(object["NS.decimal"] ?? object["NS.string"])
+                {
                     return .decimal(text)
                 }
                 guard let number = value.real else { throw wrong() }
@@ -266,7 +297,9 @@ package enum CachedModelDecoder {
                 return type == .string ? .string(text) : .uri(text)
             case .date:
                 let seconds: Double?
-                if case .date(let interval) = value { seconds = interval } else if let object = try archive.object(reference) {
+                if case .date(let interval) = value {
+                    seconds = interval
+                } else if let object = try archive.object(reference) {
                     seconds = try archive.resolve(object["NS.time"])?.real
                 } else {
                     seconds = value.real
@@ -274,13 +307,18 @@ package enum CachedModelDecoder {
                 guard let seconds, seconds.isFinite, abs(seconds) < 1e15 else { throw wrong() }
                 return .date(Int64(((seconds + CachedModelDecoder.referenceDateOffset) * 1000).rounded()))
             case .uuid:
-                if let object = try archive.object(reference), let bytes = try archive.resolve(object["NS.uuidbytes"])?.data, bytes.count == 16 {
+                if let object = try archive.object(reference),
+                    let bytes = try archive.resolve(object["NS.uuidbytes"])?.data, bytes.count == 16
+                {
                     return .uuid(CoreDataValueCoding.uuidText(bytes))
                 }
                 throw wrong()
             case .binary, .json:
                 if let bytes = value.data { return .binary(bytes) }
-                if let object = try archive.object(reference), let bytes = try archive.resolve(object["NS.data"])?.data { return .binary(bytes) }
+                if let object = try archive.object(reference), let bytes = try archive.resolve(object["NS.data"])?.data
+                {
+                    return .binary(bytes)
+                }
                 throw wrong()
             }
         }
@@ -296,7 +334,8 @@ package enum CachedModelDecoder {
     static func derivation(_ reference: PropertyListValue?, in archive: KeyedArchive) throws -> String {
         guard let expression = try ArchivedExpression.decode(reference, in: archive) else { return "" }
         if let form = expression.undecodedForm {
-            throw FerryError(.invalidInput, "\(archive.source): ferry cannot read a derivation that uses an archived \(form)")
+            throw FerryError(
+                .invalidInput, "\(archive.source): ferry cannot read a derivation that uses an archived \(form)")
         }
         return expression.description
     }

@@ -19,7 +19,8 @@ package struct CompiledModelVersions: Sendable, Hashable {
         }
         let file = isDirectory.boolValue ? (path as NSString).appendingPathComponent("VersionInfo.plist") : path
         guard let data = FileManager.default.contents(atPath: file) else {
-            throw FerryError(.usage, "cannot read the compiled model's '\(file)' (a .momd folder holds a VersionInfo.plist)")
+            throw FerryError(
+                .usage, "cannot read the compiled model's '\(file)' (a .momd folder holds a VersionInfo.plist)")
         }
         let source = "compiled model '\(file)'"
         let top = try BinaryPropertyList.decode([UInt8](data), source: source)
@@ -34,13 +35,15 @@ package struct CompiledModelVersions: Sendable, Hashable {
             var entityHashes: [String: [UInt8]] = [:]
             for (entity, hash) in entities.entries {
                 guard let bytes = hash.data else {
-                    throw FerryError(.invalidModel, "\(source): the hash of entity '\(entity)' in version '\(version)' is not data")
+                    throw FerryError(
+                        .invalidModel, "\(source): the hash of entity '\(entity)' in version '\(version)' is not data")
                 }
                 entityHashes[entity] = bytes
             }
             hashes[version] = entityHashes
         }
-        return CompiledModelVersions(versionHashes: hashes, currentVersion: top["NSManagedObjectModel_CurrentVersionName"]?.string, path: file)
+        return CompiledModelVersions(
+            versionHashes: hashes, currentVersion: top["NSManagedObjectModel_CurrentVersionName"]?.string, path: file)
     }
 }
 

@@ -28,10 +28,14 @@ package struct CoreDataInsertBookkeeping {
         keyColumns: [(parameter: Int, relationship: RelationshipDescription)], suppliedAttributes: Set<String>
     ) throws {
         if entity.isAbstract {
-            let concrete = model.entities.filter { !$0.isAbstract && model.isKind($0.name, of: entity.name) && $0.name != entity.name }.map(\.name)
+            let concrete = model.entities.filter {
+                !$0.isAbstract && model.isKind($0.name, of: entity.name) && $0.name != entity.name
+            }.map(\.name)
             throw FerryError(
-                .usage, "\(entity.name) is an abstract entity: it has no objects of its own, so none can be inserted"
-                    + (concrete.isEmpty ? "" : " (insert one of its sub-entities: \(concrete.joined(separator: ", ")))"))
+                .usage,
+                "\(entity.name) is an abstract entity: it has no objects of its own, so none can be inserted"
+                    + (concrete.isEmpty ? "" : " (insert one of its sub-entities: \(concrete.joined(separator: ", ")))")
+            )
         }
         guard let number = layout.entityNumbers[entity.name] else {
             throw FerryError(.usage, "the store has no entity number for \(entity.name)")
@@ -39,15 +43,19 @@ package struct CoreDataInsertBookkeeping {
         let root = model.ancestors(of: entity).last ?? entity
         let rootNumber = layout.entityNumbers[root.name] ?? number
         var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
-        var values = ["(SELECT coalesce(Z_MAX, 0) + 1 FROM Z_PRIMARYKEY WHERE Z_ENT = \(rootNumber))", String(number), "1"]
+        var values = [
+            "(SELECT coalesce(Z_MAX, 0) + 1 FROM Z_PRIMARYKEY WHERE Z_ENT = \(rootNumber))", String(number), "1",
+        ]
         let table = layout.table(for: entity)
-        for attribute in entity.attributes where attribute.isStored && !attribute.isDerived && !suppliedAttributes.contains(attribute.name) {
+        for attribute in entity.attributes
+        where attribute.isStored && !attribute.isDerived && !suppliedAttributes.contains(attribute.name) {
             if let value = attribute.defaultValue, !value.isNull {
                 columns.append(layout.column(forAttribute: attribute.name, in: entity))
                 values.append(layout.valueCoding.sqlLiteral(value, in: layout.dialect))
             } else if !attribute.isOptional {
                 throw FerryError(
-                    .usage, "\(entity.name).\(attribute.name) is required and has no default, but the import gives it no value (map a field to it)",
+                    .usage,
+                    "\(entity.name).\(attribute.name) is required and has no default, but the import gives it no value (map a field to it)",
                     at: attribute.location)
             }
         }
@@ -61,7 +69,9 @@ package struct CoreDataInsertBookkeeping {
             }
             if let order = layout.orderColumn(forForeignKeyOf: relationship, in: entity, model: model) {
                 columns.append(order)
-                values.append("CASE WHEN ?\(parameter) IS NULL THEN NULL ELSE (SELECT coalesce(max(\(order)), 0) + 1 FROM \(table) WHERE \(key) = ?\(parameter)) END")
+                values.append(
+                    "CASE WHEN ?\(parameter) IS NULL THEN NULL ELSE (SELECT coalesce(max(\(order)), 0) + 1 FROM \(table) WHERE \(key) = ?\(parameter)) END"
+                )
             }
         }
         self.columns = columns

@@ -29,7 +29,8 @@ package struct CoreDataNewStoreMetadata {
         if let versionHashes {
             try Self.check(versionHashes, model: model)
             let names = versionHashes.keys.sorted()
-            dictionary["NSStoreModelVersionHashes"] = .dictionary(PropertyListDictionary(names.map { ($0, .data(versionHashes[$0] ?? [])) }))
+            dictionary["NSStoreModelVersionHashes"] = .dictionary(
+                PropertyListDictionary(names.map { ($0, .data(versionHashes[$0] ?? [])) }))
             dictionary["NSStoreModelVersionHashesDigest"] = .string(Self.base64(Self.digest(versionHashes)))
             dictionary["NSStoreModelVersionChecksumKey"] = .string(Self.base64(Self.checksum(versionHashes)))
         }
@@ -49,16 +50,25 @@ package struct CoreDataNewStoreMetadata {
     }
 
     private static func check(_ hashes: [String: [UInt8]], model: ObjectModel) throws {
-        let entities = Set(model.entityNames), hashed = Set(hashes.keys)
+        let entities = Set(model.entityNames)
+        let hashed = Set(hashes.keys)
         guard entities == hashed else {
-            let missing = entities.subtracting(hashed).sorted(), extra = hashed.subtracting(entities).sorted()
+            let missing = entities.subtracting(hashed).sorted()
+            let extra = hashed.subtracting(entities).sorted()
             var parts: [String] = []
             if !missing.isEmpty { parts.append("no hash for \(missing.joined(separator: ", "))") }
-            if !extra.isEmpty { parts.append("hashes of entities the model does not have: \(extra.joined(separator: ", "))") }
-            throw FerryError(.invalidModel, "the compiled model's hashes are not those of model \(model.name) version \(model.version): \(parts.joined(separator: "; "))")
+            if !extra.isEmpty {
+                parts.append("hashes of entities the model does not have: \(extra.joined(separator: ", "))")
+            }
+            throw FerryError(
+                .invalidModel,
+                "the compiled model's hashes are not those of model \(model.name) version \(model.version): \(parts.joined(separator: "; "))"
+            )
         }
         for (name, hash) in hashes.sorted(by: { $0.key < $1.key }) where hash.count != 32 {
-            throw FerryError(.invalidModel, "the compiled model's hash of entity '\(name)' has \(hash.count) bytes; Core Data's have 32")
+            throw FerryError(
+                .invalidModel,
+                "the compiled model's hash of entity '\(name)' has \(hash.count) bytes; Core Data's have 32")
         }
     }
 

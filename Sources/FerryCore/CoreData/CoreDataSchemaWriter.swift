@@ -32,12 +32,15 @@ package enum CoreDataSchemaWriter {
     ///
     /// - Throws: `.store` when the database is not empty; `.invalidModel` when the model has a
     ///   derived attribute or the hashes do not name exactly its entities.
-    package static func create(for model: ObjectModel, on connection: Connection, versionHashes: [String: [UInt8]]?) throws -> CoreDataLayout {
+    package static func create(
+        for model: ObjectModel, on connection: Connection, versionHashes: [String: [UInt8]]?
+    ) throws -> CoreDataLayout {
         try checkWritable(model)
         let metadata = try CoreDataNewStoreMetadata(model: model, versionHashes: versionHashes)
         let tables = try connection.scalar("SELECT count(*) FROM sqlite_master")?.int64 ?? 0
         guard tables == 0 else {
-            throw FerryError(.store, "cannot create a Core Data store in '\(connection.path)': the database is not empty")
+            throw FerryError(
+                .store, "cannot create a Core Data store in '\(connection.path)': the database is not empty")
         }
         try connection.execute("PRAGMA page_size = 4096")
         try connection.execute("PRAGMA auto_vacuum = INCREMENTAL")
@@ -45,13 +48,16 @@ package enum CoreDataSchemaWriter {
         let schema = Schema(model: model)
         let write = {
             for statement in schema.statements { try connection.execute(statement) }
-            try connection.execute("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
-            try connection.execute("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
+            try connection.execute(
+                "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
+            try connection.execute(
+                "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
             try connection.execute("CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
             for (name, number) in schema.layout.entityNumbers.sorted(by: { $0.value < $1.value }) {
                 let parent = model.entity(named: name)?.parent.flatMap { schema.layout.entityNumbers[$0] } ?? 0
                 try connection.execute(
-                    "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)", [.integer(number), .text(name), .integer(parent)])
+                    "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
+                    [.integer(number), .text(name), .integer(parent)])
             }
             try connection.execute(
                 "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
@@ -82,7 +88,9 @@ package enum CoreDataSchemaWriter {
             let numbering = CoreDataLayout(model: model)
             let joinTables = Self.joinTables(model: model, layout: numbering)
             layout = CoreDataLayout(model: model, tables: joinTables.mapValues { $0 })
-            for root in model.entities.filter({ $0.parent.flatMap(model.entity(named:)) == nil }).sorted(by: { $0.name < $1.name }) {
+            for root in model.entities.filter({ $0.parent.flatMap(model.entity(named:)) == nil }).sorted(by: {
+                $0.name < $1.name
+            }) {
                 statements += tableStatements(root: root, model: model)
             }
             for (name, columns) in joinTables.sorted(by: { $0.key < $1.key }) {
@@ -99,14 +107,20 @@ package enum CoreDataSchemaWriter {
                 // A sub-entity's inherited relationships (a model with inherited properties lists
                 // them) are its ancestor's, whose join table they share.
                 let inherited = Set(model.ancestors(of: entity).flatMap(\.propertyNames))
-                for relationship in entity.relationships where relationship.isToMany && !inherited.contains(relationship.name) {
+                for relationship in entity.relationships
+                where relationship.isToMany && !inherited.contains(relationship.name) {
                     let inverse = model.inverse(of: relationship, in: entity)
                     if let inverse {
                         guard inverse.isToMany else { continue }
                         // Named from one side only: the entity name, then the relationship name, sorting first.
-                        guard (entity.name, relationship.name) <= (relationship.destination, inverse.name) else { continue }
+                        guard (entity.name, relationship.name) <= (relationship.destination, inverse.name) else {
+                            continue
+                        }
                     }
-                    guard case .joinTable(let table, let source, let target) = layout.storage(of: relationship, in: entity, model: model) else { continue }
+                    guard
+                        case .joinTable(let table, let source, let target) = layout.storage(
+                            of: relationship, in: entity, model: model)
+                    else { continue }
                     var columns = [source, target]
                     if relationship.isOrdered { columns.append("Z_FOK_" + target) }
                     if inverse?.isOrdered == true { columns.append("Z_FOK_" + source) }
@@ -126,16 +140,23 @@ package enum CoreDataSchemaWriter {
             var keyIndexes: [String] = []
             for entity in members {
                 let inherited = Set(model.ancestors(of: entity).flatMap(\.propertyNames))
-                let attributes = entity.attributes.filter { $0.isStored && !inherited.contains($0.name) }.sorted { $0.name < $1.name }
+                let attributes = entity.attributes.filter { $0.isStored && !inherited.contains($0.name) }.sorted {
+                    $0.name < $1.name
+                }
                 for attribute in attributes {
                     let group = Self.group(of: attribute)
-                    groups[group].append("\(layout.column(forAttribute: attribute.name, in: entity)) \(Self.declaredType(of: attribute))")
+                    groups[group].append(
+                        "\(layout.column(forAttribute: attribute.name, in: entity)) \(Self.declaredType(of: attribute))"
+                    )
                 }
                 // To-one keys follow the entity's integers, in the first group.
-                let toOnes = entity.relationships.filter { !$0.isToMany && !inherited.contains($0.name) }.sorted { $0.name < $1.name }
+                let toOnes = entity.relationships.filter { !$0.isToMany && !inherited.contains($0.name) }.sorted {
+                    $0.name < $1.name
+                }
                 var keyColumns: [String] = []
                 for relationship in toOnes {
-                    guard case .foreignKey(let column) = layout.storage(of: relationship, in: entity, model: model) else { continue }
+                    guard case .foreignKey(let column) = layout.storage(of: relationship, in: entity, model: model)
+                    else { continue }
                     keyColumns.append("\(column) INTEGER")
                     if let entityColumn = layout.entityColumn(forForeignKeyOf: relationship, in: entity, model: model) {
                         keyColumns.append("\(entityColumn) INTEGER")
@@ -162,18 +183,24 @@ package enum CoreDataSchemaWriter {
             for index in entity.indexes {
                 let columns = index.attributes.map(column)
                 if let name = index.name {
-                    let elements = index.attributes.map { "\(column($0)) COLLATE BINARY \(index.descending.contains($0) ? "DESC" : "ASC")" }
-                    statements.append("CREATE INDEX Z_\(entity.name)_\(name) ON \(table) (\(elements.joined(separator: ", ")))")
+                    let elements = index.attributes.map {
+                        "\(column($0)) COLLATE BINARY \(index.descending.contains($0) ? "DESC" : "ASC")"
+                    }
+                    statements.append(
+                        "CREATE INDEX Z_\(entity.name)_\(name) ON \(table) (\(elements.joined(separator: ", ")))")
                 } else if columns.count == 1 {
                     statements.append("CREATE INDEX \(table)_\(columns[0])_INDEX ON \(table) (\(columns[0]))")
                 } else {
-                    statements.append("CREATE INDEX \(table)_\(columns.joined(separator: "_")) ON \(table) (\(columns.joined(separator: ", ")))")
+                    statements.append(
+                        "CREATE INDEX \(table)_\(columns.joined(separator: "_")) ON \(table) (\(columns.joined(separator: ", ")))"
+                    )
                 }
             }
             for constraint in entity.uniquenessConstraints {
                 let elements = constraint.map { "\(column($0)) COLLATE BINARY ASC" }
                 statements.append(
-                    "CREATE UNIQUE INDEX \(layout.uniqueIndexName(entity: entity.name, columns: constraint)) ON \(table) (\(elements.joined(separator: ", ")))")
+                    "CREATE UNIQUE INDEX \(layout.uniqueIndexName(entity: entity.name, columns: constraint)) ON \(table) (\(elements.joined(separator: ", ")))"
+                )
             }
             return statements
         }

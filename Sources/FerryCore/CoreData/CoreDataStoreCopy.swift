@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// A private copy of a Core Data store (main file, `-wal`, `-journal`) in a temporary folder,
@@ -33,7 +33,8 @@ package final class CoreDataStoreCopy {
     package init(of path: String) throws {
         original = path
         Self.removeAbandonedCopies()
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(Self.folderPrefix)\(getpid())-\(UUID().uuidString)")
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "\(Self.folderPrefix)\(getpid())-\(UUID().uuidString)")
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
         } catch {
@@ -83,7 +84,9 @@ package final class CoreDataStoreCopy {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: temporary.path) else { return }
         for name in names where name.hasPrefix(folderPrefix) {
             let rest = name.dropFirst(folderPrefix.count)
-            guard let dash = rest.firstIndex(of: "-"), let pid = pid_t(rest[rest.startIndex..<dash]), pid > 0 else { continue }
+            guard let dash = rest.firstIndex(of: "-"), let pid = pid_t(rest[rest.startIndex..<dash]), pid > 0 else {
+                continue
+            }
             if kill(pid, 0) != 0 && errno == ESRCH {
                 try? FileManager.default.removeItem(at: temporary.appendingPathComponent(name))
             }

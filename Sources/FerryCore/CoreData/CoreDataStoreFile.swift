@@ -127,12 +127,15 @@ package struct CoreDataStoreFile: Sendable {
         let tables = try tableNames(connection)
         guard hasSystemTables(tables) else {
             let missing = systemTables.filter { !tables.contains($0) }.joined(separator: " and ")
-            throw FerryError(.store, "'\(path)' is a SQLite database but not a Core Data store (it has no \(missing) table)")
+            throw FerryError(
+                .store, "'\(path)' is a SQLite database but not a Core Data store (it has no \(missing) table)")
         }
         let metadata = try readMetadata(connection, path: path)
         var columns: [String: [String]] = [:]
         for table in tables {
-            columns[table] = try connection.rows("SELECT name FROM pragma_table_info(?)", [.text(table)]).compactMap { $0.first?.text }
+            columns[table] = try connection.rows("SELECT name FROM pragma_table_info(?)", [.text(table)]).compactMap {
+                $0.first?.text
+            }
         }
         // Rows per Z_ENT over every entity table: robust to stale Z_NAMEs and shared root tables.
         var rows: [Int64: Int] = [:]
@@ -155,23 +158,30 @@ package struct CoreDataStoreFile: Sendable {
             guard let number = row[0].int64, let name = row[1].text else {
                 throw FerryError(.store, "store '\(path)': Z_PRIMARYKEY has a row without an entity number or name")
             }
-            records.append(EntityRecord(
-                number: number, name: name, superNumber: row[2].int64 ?? 0, maxKey: row[3].int64 ?? 0,
-                table: tableOf[number], rows: rows[number] ?? 0))
+            records.append(
+                EntityRecord(
+                    number: number, name: name, superNumber: row[2].int64 ?? 0, maxKey: row[3].int64 ?? 0,
+                    table: tableOf[number], rows: rows[number] ?? 0))
         }
         // An entity without rows lives in its root's table.
         let byNumber = Dictionary(records.map { ($0.number, $0) }, uniquingKeysWith: { first, _ in first })
         for index in records.indices where records[index].table == nil {
             var root = records[index]
             var seen: Set<Int64> = [root.number]
-            while root.superNumber != 0, let parent = byNumber[root.superNumber], seen.insert(parent.number).inserted { root = parent }
+            while root.superNumber != 0, let parent = byNumber[root.superNumber], seen.insert(parent.number).inserted {
+                root = parent
+            }
             let table = "Z" + root.name.uppercased()
             if tables.contains(table) { records[index].table = table }
         }
-        let indexes = try connection.rows("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%' ORDER BY name")
-            .compactMap { $0.first?.text }
+        let indexes = try connection.rows(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        )
+        .compactMap { $0.first?.text }
         var cache: [UInt8]?
-        if tables.contains("Z_MODELCACHE"), let value = try connection.scalar("SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1") {
+        if tables.contains("Z_MODELCACHE"),
+            let value = try connection.scalar("SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1")
+        {
             if case .blob(let bytes) = value { cache = bytes }
         }
         return CoreDataStoreFile(
@@ -281,10 +291,14 @@ package struct CoreDataStoreFile: Sendable {
             throw FerryError(.store, "store '\(path)': Z_METADATA has no row (a Core Data store has exactly one)")
         }
         guard rows.count == 1 else {
-            throw FerryError(.store, "store '\(path)': Z_METADATA has \(rows.count) rows (a Core Data store has exactly one)")
+            throw FerryError(
+                .store, "store '\(path)': Z_METADATA has \(rows.count) rows (a Core Data store has exactly one)")
         }
         guard case .blob(let plist) = row[2] else {
-            throw FerryError(.store, "store '\(path)': Z_METADATA.Z_PLIST is \(row[2].isNull ? "NULL" : "not a blob"); expected a binary property list")
+            throw FerryError(
+                .store,
+                "store '\(path)': Z_METADATA.Z_PLIST is \(row[2].isNull ? "NULL" : "not a blob"); expected a binary property list"
+            )
         }
         return try CoreDataStoreMetadata(
             version: row[0].int64 ?? 0, uuid: row[1].text ?? "", plist: plist, source: "Z_METADATA of store '\(path)'")

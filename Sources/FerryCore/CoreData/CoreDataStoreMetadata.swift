@@ -27,7 +27,8 @@ package struct CoreDataStoreMetadata: Sendable, Hashable {
     /// The keys this type reads into named fields.
     static let knownKeys: Set<String> = [
         "NSStoreType", "NSPersistenceFrameworkVersion", "NSStoreModelVersionHashes", "NSStoreModelVersionHashesVersion",
-        "NSStoreModelVersionIdentifiers", "NSStoreModelVersionHashesDigest", "NSStoreModelVersionChecksumKey", "_NSAutoVacuumLevel",
+        "NSStoreModelVersionIdentifiers", "NSStoreModelVersionHashesDigest", "NSStoreModelVersionChecksumKey",
+        "_NSAutoVacuumLevel",
     ]
 
     /// Names of the keys kept in ``otherKeys``.
@@ -77,6 +78,7 @@ package struct CoreDataStoreMetadata: Sendable, Hashable {
             }
             versionIdentifiers = items.compactMap(\.string)
         }
-        otherKeys = PropertyListDictionary(dictionary.entries.filter { !Self.knownKeys.contains($0.key) }.map { ($0.key, $0.value) })
+        otherKeys = PropertyListDictionary(
+            dictionary.entries.filter { !Self.knownKeys.contains($0.key) }.map { ($0.key, $0.value) })
     }
 }

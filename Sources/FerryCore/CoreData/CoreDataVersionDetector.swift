@@ -38,7 +38,9 @@ package enum CoreDataVersionDetector {
 
     /// The version of `bundle` the Core Data store at `path` is at, read from a private copy:
     /// the entry point for commands that detect a store's version (`migrate`, `check`).
-    package static func detect(storeAt path: String, bundle: ModelBundle, compiled: CompiledModelVersions? = nil) throws -> Match {
+    package static func detect(
+        storeAt path: String, bundle: ModelBundle, compiled: CompiledModelVersions? = nil
+    ) throws -> Match {
         try detect(store: CoreDataStoreFile.read(path), bundle: bundle, compiled: compiled)
     }
 
@@ -48,15 +50,23 @@ package enum CoreDataVersionDetector {
     ///   exactly the store's entity hashes, that version wins.
     /// - Throws: `FerryError` (`.modelMismatch`) naming the closest version and exactly what
     ///   differs (entities and properties) when none matches.
-    package static func detect(store: CoreDataStoreFile, bundle: ModelBundle, compiled: CompiledModelVersions? = nil) throws -> Match {
+    package static func detect(
+        store: CoreDataStoreFile, bundle: ModelBundle, compiled: CompiledModelVersions? = nil
+    ) throws -> Match {
         var notes: [String] = []
         if let compiled {
-            let names = compiled.versionHashes.keys.sorted().filter { compiled.versionHashes[$0] == store.metadata.versionHashes }
+            let names = compiled.versionHashes.keys.sorted().filter {
+                compiled.versionHashes[$0] == store.metadata.versionHashes
+            }
             if let name = names.first(where: { bundle.version($0) != nil }) {
-                return Match(version: bundle.version(name)!, method: .compiledModelHashes, alsoMatching: names.filter { $0 != name })
+                return Match(
+                    version: bundle.version(name)!, method: .compiledModelHashes,
+                    alsoMatching: names.filter { $0 != name })
             }
             if let name = names.first {
-                notes.append("the compiled model's version '\(name)' has the store's hashes, but model \(bundle.name) has no version of that name")
+                notes.append(
+                    "the compiled model's version '\(name)' has the store's hashes, but model \(bundle.name) has no version of that name"
+                )
             } else {
                 notes.append("no version of the compiled model '\(compiled.path)' has the store's entity hashes")
             }
@@ -71,21 +81,30 @@ package enum CoreDataVersionDetector {
             let comparisons = bundle.versions.map { (model: $0, differences: differences(store: cached, version: $0)) }
             let matching = comparisons.filter { $0.differences.isEmpty }.map(\.model)
             if let best = preferred(matching, store: store) {
-                return Match(version: best, method: .cachedModel, alsoMatching: matching.map(\.version).filter { $0 != best.version })
+                return Match(
+                    version: best, method: .cachedModel,
+                    alsoMatching: matching.map(\.version).filter { $0 != best.version })
             }
             let closest = comparisons.min { $0.differences.count < $1.differences.count }
             if let closest {
-                notes.append("closest: version \(closest.model.version) (by the cached model); what differs: " + closest.differences.joined(separator: "; "))
+                notes.append(
+                    "closest: version \(closest.model.version) (by the cached model); what differs: "
+                        + closest.differences.joined(separator: "; "))
             }
             throw mismatch(store: store, bundle: bundle, notes: notes)
         }
-        let comparisons = bundle.versions.map { (model: $0, differences: structuralDifferences(store: store, version: $0)) }
+        let comparisons = bundle.versions.map {
+            (model: $0, differences: structuralDifferences(store: store, version: $0))
+        }
         let matching = comparisons.filter { $0.differences.isEmpty }.map(\.model)
         if let best = preferred(matching, store: store) {
-            return Match(version: best, method: .structure, alsoMatching: matching.map(\.version).filter { $0 != best.version })
+            return Match(
+                version: best, method: .structure, alsoMatching: matching.map(\.version).filter { $0 != best.version })
         }
         if let closest = comparisons.min(by: { $0.differences.count < $1.differences.count }) {
-            notes.append("closest: version \(closest.model.version) (by tables and columns); what differs: " + closest.differences.joined(separator: "; "))
+            notes.append(
+                "closest: version \(closest.model.version) (by tables and columns); what differs: "
+                    + closest.differences.joined(separator: "; "))
         }
         throw mismatch(store: store, bundle: bundle, notes: notes)
     }
@@ -100,7 +119,9 @@ package enum CoreDataVersionDetector {
         FerryError(
             .modelMismatch,
             "Core Data store '\(store.path)' matches no version of model \(bundle.name) (versions: \(bundle.versions.map(\.version).joined(separator: ", ")))",
-            notes: notes + ["the store was made with another model; give the model it was made with, or add its version to the bundle"])
+            notes: notes + [
+                "the store was made with another model; give the model it was made with, or add its version to the bundle"
+            ])
     }
 
     // MARK: - (A) Cached model
@@ -137,7 +158,9 @@ package enum CoreDataVersionDetector {
                     destination: relationship.destination, toMany: relationship.isToMany)
             }
             for fetched in owner.fetchedProperties {
-                result[fetched.name] = PropertyShape(kind: "fetched property", optional: true, transient: true, destination: fetched.entity, toMany: true)
+                result[fetched.name] = PropertyShape(
+                    kind: "fetched property", optional: true, transient: true, destination: fetched.entity, toMany: true
+                )
             }
         }
         return result
@@ -149,24 +172,35 @@ package enum CoreDataVersionDetector {
         var differences: [String] = []
         let storeNames = Set(cached.entityNames)
         let versionNames = Set(version.entityNames)
-        for name in storeNames.subtracting(versionNames).sorted() { differences.append("entity \(name) is only in the store") }
-        for name in versionNames.subtracting(storeNames).sorted() { differences.append("entity \(name) is only in version \(version.version)") }
+        for name in storeNames.subtracting(versionNames).sorted() {
+            differences.append("entity \(name) is only in the store")
+        }
+        for name in versionNames.subtracting(storeNames).sorted() {
+            differences.append("entity \(name) is only in version \(version.version)")
+        }
         for name in storeNames.intersection(versionNames).sorted() {
             guard let mine = cached.entity(named: name), let theirs = version.entity(named: name) else { continue }
             if mine.parent != theirs.parent {
-                differences.append("\(name): parent \(mine.parent ?? "none") in the store, \(theirs.parent ?? "none") in version \(version.version)")
+                differences.append(
+                    "\(name): parent \(mine.parent ?? "none") in the store, \(theirs.parent ?? "none") in version \(version.version)"
+                )
             }
             if mine.isAbstract != theirs.isAbstract {
-                differences.append("\(name): \(mine.isAbstract ? "abstract" : "concrete") in the store, \(theirs.isAbstract ? "abstract" : "concrete") in version \(version.version)")
+                differences.append(
+                    "\(name): \(mine.isAbstract ? "abstract" : "concrete") in the store, \(theirs.isAbstract ? "abstract" : "concrete") in version \(version.version)"
+                )
             }
             let a = shapes(cached, mine)
             let b = shapes(version, theirs)
             for property in Set(a.keys).union(b.keys).sorted() {
                 switch (a[property], b[property]) {
                 case (let x?, nil): differences.append("\(name).\(property) (\(x.description)) is only in the store")
-                case (nil, let y?): differences.append("\(name).\(property) (\(y.description)) is only in version \(version.version)")
+                case (nil, let y?):
+                    differences.append("\(name).\(property) (\(y.description)) is only in version \(version.version)")
                 case (let x?, let y?) where x != y:
-                    differences.append("\(name).\(property): \(x.description) in the store, \(y.description) in version \(version.version)")
+                    differences.append(
+                        "\(name).\(property): \(x.description) in the store, \(y.description) in version \(version.version)"
+                    )
                 default: break
                 }
             }
@@ -184,8 +218,12 @@ package enum CoreDataVersionDetector {
         for entity in model.entities {
             let root = model.ancestors(of: entity).last ?? entity
             var columns = tables["Z" + root.name.uppercased(), default: ["Z_PK", "Z_ENT", "Z_OPT"]]
-            for attribute in entity.attributes where attribute.isStored { columns.insert("Z" + attribute.name.uppercased()) }
-            for relationship in entity.relationships where !relationship.isToMany { columns.insert("Z" + relationship.name.uppercased()) }
+            for attribute in entity.attributes where attribute.isStored {
+                columns.insert("Z" + attribute.name.uppercased())
+            }
+            for relationship in entity.relationships where !relationship.isToMany {
+                columns.insert("Z" + relationship.name.uppercased())
+            }
             tables["Z" + root.name.uppercased()] = columns
         }
         return tables
@@ -201,22 +239,30 @@ package enum CoreDataVersionDetector {
         for (table, columns) in store.tableColumns where table.hasPrefix("Z") && !table.hasPrefix("Z_") {
             actual[table] = Set(columns.filter { !isEntityOrOrderColumn($0) })
         }
-        for table in Set(actual.keys).subtracting(predicted.keys).sorted() { differences.append("table \(table) is only in the store") }
+        for table in Set(actual.keys).subtracting(predicted.keys).sorted() {
+            differences.append("table \(table) is only in the store")
+        }
         for table in Set(predicted.keys).subtracting(actual.keys).sorted() {
             differences.append("table \(table) is missing from the store (version \(version.version) has it)")
         }
         for table in Set(actual.keys).intersection(predicted.keys).sorted() {
             let mine = actual[table] ?? []
             let theirs = predicted[table] ?? []
-            for column in mine.subtracting(theirs).sorted() { differences.append("column \(table).\(column) is only in the store") }
-            for column in theirs.subtracting(mine).sorted() { differences.append("column \(table).\(column) is missing from the store") }
+            for column in mine.subtracting(theirs).sorted() {
+                differences.append("column \(table).\(column) is only in the store")
+            }
+            for column in theirs.subtracting(mine).sorted() {
+                differences.append("column \(table).\(column) is missing from the store")
+            }
         }
         let entityNames = Set(version.entities.flatMap { [$0.name] + ($0.renamedFrom.map { [$0] } ?? []) })
         for record in store.entities where !entityNames.contains(record.name) {
             differences.append("entity \(record.name) (Z_PRIMARYKEY) is not in version \(version.version)")
         }
         if store.entities.count != version.entities.count {
-            differences.append("the store numbers \(store.entities.count) entities, version \(version.version) has \(version.entities.count)")
+            differences.append(
+                "the store numbers \(store.entities.count) entities, version \(version.version) has \(version.entities.count)"
+            )
         }
         return differences
     }
@@ -224,7 +270,9 @@ package enum CoreDataVersionDetector {
     private static func isEntityOrOrderColumn(_ column: String) -> Bool {
         if column.hasPrefix("Z_FOK_") { return true }
         let rest = column.dropFirst()
-        guard column.hasPrefix("Z"), let underscore = rest.firstIndex(of: "_"), underscore > rest.startIndex else { return false }
+        guard column.hasPrefix("Z"), let underscore = rest.firstIndex(of: "_"), underscore > rest.startIndex else {
+            return false
+        }
         return rest[rest.startIndex..<underscore].allSatisfy(\.isASCIIDigit)
     }
 }

@@ -36,7 +36,9 @@ package enum RawDeflate {
         switch status {
         case Z_STREAM_END:
             guard stream.avail_in == 0 else {
-                throw FerryError(.invalidInput, "\(source) is corrupt: \(stream.avail_in) bytes follow the end of the compressed data")
+                throw FerryError(
+                    .invalidInput,
+                    "\(source) is corrupt: \(stream.avail_in) bytes follow the end of the compressed data")
             }
             return output
         case tooLarge:

@@ -4,8 +4,19 @@
 /// or one of the named formats `iso8601`, `unix`, `unix_ms`.
 struct DateFormatting: Sendable {
     enum Part: Sendable {
-        case year(Int), month(Int), day(Int), hour24(Int), hour12(Int), minute(Int), second(Int), fraction(Int)
-        case amPm, weekday(Int), zone(Int), letter(Character), literal(String)
+        case year(Int)
+        case month(Int)
+        case day(Int)
+        case hour24(Int)
+        case hour12(Int)
+        case minute(Int)
+        case second(Int)
+        case fraction(Int)
+        case amPm
+        case weekday(Int)
+        case zone(Int)
+        case letter(Character)
+        case literal(String)
         case iso8601, unixSeconds, unixMilliseconds
     }
     let parts: [Part]
@@ -59,9 +70,12 @@ struct DateFormatting: Sendable {
             case "E": parts.append(.weekday(run))
             case "X", "x", "Z": parts.append(.zone(run))
             default:
-                return .failure(FerryError(
-                    .invalidExpression, "unsupported letter '\(c)' in date format '\(text)'",
-                    notes: ["supported: yyyy yy MM M MMM MMMM dd d HH H hh h mm m ss s S… a EEE EEEE X XXX Z, 'quoted' literals, iso8601, unix, unix_ms"]))
+                return .failure(
+                    FerryError(
+                        .invalidExpression, "unsupported letter '\(c)' in date format '\(text)'",
+                        notes: [
+                            "supported: yyyy yy MM M MMM MMMM dd d HH H hh h mm m ss s S… a EEE EEEE X XXX Z, 'quoted' literals, iso8601, unix, unix_ms"
+                        ]))
             }
             i += run
         }

@@ -13,7 +13,8 @@ package enum DecimalArithmetic {
     /// `a + b`, exactly. Both operands must be canonical (or at least `[-]digits[.digits]`).
     package static func add(_ a: String, _ b: String) -> String {
         if let fast = smallSum(a, b, negateSecond: false) { return fast }
-        let x = Number(a), y = Number(b)
+        let x = Number(a)
+        let y = Number(b)
         return x.adding(y).text
     }
 
@@ -31,15 +32,19 @@ package enum DecimalArithmetic {
             let (product, overflow) = x.multipliedReportingOverflow(by: y)
             if !overflow { return format(product, scale: xs + ys) }
         }
-        let x = Number(a), y = Number(b)
-        let product = Number(negative: x.negative != y.negative, digits: multiplyMagnitudes(x.digits, y.digits), scale: x.scale + y.scale)
+        let x = Number(a)
+        let y = Number(b)
+        let product = Number(
+            negative: x.negative != y.negative, digits: multiplyMagnitudes(x.digits, y.digits), scale: x.scale + y.scale
+        )
         return product.text
     }
 
     /// `a / b` rounded half away from zero to ``divisionScale`` fractional digits, or nil when
     /// `b` is zero.
     package static func divide(_ a: String, _ b: String) -> String? {
-        let x = Number(a), y = Number(b)
+        let x = Number(a)
+        let y = Number(b)
         guard !y.isZero else { return nil }
         // Quotient with one extra digit: (x.digits * 10^k) / y.digits has scale divisionScale + 1.
         var numerator = x.digits
@@ -59,7 +64,8 @@ package enum DecimalArithmetic {
 
     /// The remainder of `a / b` truncated toward zero (the sign follows `a`), or nil when `b` is zero.
     package static func remainder(_ a: String, _ b: String) -> String? {
-        let x = Number(a), y = Number(b)
+        let x = Number(a)
+        let y = Number(b)
         guard !y.isZero else { return nil }
         let scale = max(x.scale, y.scale)
         let xd = x.digits + [UInt8](repeating: 0, count: scale - x.scale)
@@ -202,7 +208,8 @@ package enum DecimalArithmetic {
         /// Canonical text.
         var text: String {
             var integer = digits.count > scale ? Array(digits[..<(digits.count - scale)]) : []
-            var fraction = digits.count > scale
+            var fraction =
+                digits.count > scale
                 ? Array(digits[(digits.count - scale)...])
                 : [UInt8](repeating: 0, count: scale - digits.count) + digits
             while integer.count > 1, integer.first == 0 { integer.removeFirst() }
@@ -229,7 +236,8 @@ package enum DecimalArithmetic {
     }
 
     static func compareMagnitudes(_ a: [UInt8], _ b: [UInt8]) -> Int {
-        let a = stripped(a), b = stripped(b)
+        let a = stripped(a)
+        let b = stripped(b)
         if a.count != b.count { return a.count < b.count ? -1 : 1 }
         for (x, y) in zip(a, b) where x != y { return x < y ? -1 : 1 }
         return 0
@@ -237,7 +245,9 @@ package enum DecimalArithmetic {
 
     static func addMagnitudes(_ a: [UInt8], _ b: [UInt8]) -> [UInt8] {
         var result = [UInt8](repeating: 0, count: max(a.count, b.count) + 1)
-        var i = a.count - 1, j = b.count - 1, k = result.count - 1
+        var i = a.count - 1
+        var j = b.count - 1
+        var k = result.count - 1
         var carry: UInt8 = 0
         while k >= 0 {
             var sum = carry
@@ -245,7 +255,9 @@ package enum DecimalArithmetic {
             if j >= 0 { sum += b[j] }
             result[k] = sum % 10
             carry = sum / 10
-            i -= 1; j -= 1; k -= 1
+            i -= 1
+            j -= 1
+            k -= 1
         }
         return stripped(result)
     }
@@ -265,7 +277,8 @@ package enum DecimalArithmetic {
                 borrow = 0
             }
             result[i] = UInt8(difference)
-            i -= 1; j -= 1
+            i -= 1
+            j -= 1
         }
         return stripped(result)
     }

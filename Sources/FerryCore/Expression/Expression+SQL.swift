@@ -97,7 +97,9 @@ enum ExpressionFitting {
         }
     }
 
-    static func fit(_ bound: BoundExpression, to attribute: AttributeDescription) throws(FerryError) -> ExpressionProgram {
+    static func fit(
+        _ bound: BoundExpression, to attribute: AttributeDescription
+    ) throws(FerryError) -> ExpressionProgram {
         let result = bound.resultType
         let type = attribute.type
         let location = bound.source.base
@@ -105,7 +107,8 @@ enum ExpressionFitting {
         if result.kind == .null {
             guard attribute.isOptional else {
                 throw FerryError(
-                    .invalidExpression, "'\(bound.text)' is always nil, but attribute '\(attribute.name)' is not optional",
+                    .invalidExpression,
+                    "'\(bound.text)' is always nil, but attribute '\(attribute.name)' is not optional",
                     at: location)
             }
             return run
@@ -121,12 +124,14 @@ enum ExpressionFitting {
             accepted = false
         }
         guard accepted else {
-            var message = "'\(bound.text)' is \(result.kind.rawValue), but attribute '\(attribute.name)' is \(type.rawValue)"
+            var message =
+                "'\(bound.text)' is \(result.kind.rawValue), but attribute '\(attribute.name)' is \(type.rawValue)"
             if let function = converter(for: type) { message += "; convert it with \(function)(…)" }
             throw FerryError(.invalidExpression, message, at: location)
         }
         if sqlFits(result, type) { return run }
-        let site = ExpressionSite(bound.source, ExpressionNode(kind: .literal(.null), range: 0..<bound.text.utf8.count, mark: 0))
+        let site = ExpressionSite(
+            bound.source, ExpressionNode(kind: .literal(.null), range: 0..<bound.text.utf8.count, mark: 0))
         let name = attribute.name
         return { c throws(FerryError) in
             let value = try run(c)

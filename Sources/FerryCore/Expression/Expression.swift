@@ -36,7 +36,9 @@ public struct Expression: Sendable {
     ///     `$source.customer.name`. Batch updates' `set:` values and `ferry update --set` are
     ///     parsed this way; mapping files are not (there a bare name is an error).
     /// - Throws: `FerryError` with code `.invalidExpression`, located at the offending token.
-    public static func parse(_ text: String, location: InputLocation? = nil, bareNamesAreAttributes: Bool = false) throws(FerryError) -> Expression {
+    public static func parse(
+        _ text: String, location: InputLocation? = nil, bareNamesAreAttributes: Bool = false
+    ) throws(FerryError) -> Expression {
         let source = ExpressionSource(text, base: location)
         var parser = try ExpressionParser(source, bareNamesAreAttributes: bareNamesAreAttributes)
         return Expression(source: source, root: try parser.parse())
@@ -183,7 +185,10 @@ public struct BoundExpression: Sendable {
     let program: ExpressionProgram
     let sqlTemplate: SQLTemplate?
 
-    init(source: ExpressionSource, resultType: ExpressionType, keyPaths: [ExpressionKeyPath], program: @escaping ExpressionProgram, sqlTemplate: SQLTemplate?) {
+    init(
+        source: ExpressionSource, resultType: ExpressionType, keyPaths: [ExpressionKeyPath],
+        program: @escaping ExpressionProgram, sqlTemplate: SQLTemplate?
+    ) {
         self.source = source
         self.resultType = resultType
         self.keyPaths = keyPaths
@@ -211,7 +216,8 @@ public struct BoundExpression: Sendable {
     public func fitted(to attribute: AttributeDescription) throws(FerryError) -> BoundExpression {
         let run = try ExpressionFitting.fit(self, to: attribute)
         return BoundExpression(
-            source: source, resultType: ExpressionType(attributeType: attribute.type, optional: resultType.isOptional), keyPaths: keyPaths,
+            source: source, resultType: ExpressionType(attributeType: attribute.type, optional: resultType.isOptional),
+            keyPaths: keyPaths,
             program: run, sqlTemplate: ExpressionFitting.sqlFits(resultType, attribute.type) ? sqlTemplate : nil)
     }
 

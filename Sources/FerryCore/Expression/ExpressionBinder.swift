@@ -45,7 +45,10 @@ struct ExpressionBinder {
     /// Key paths in slot order.
     private(set) var keyPaths: [ExpressionKeyPath] = []
 
-    init(source: ExpressionSource, entity: EntityDescription?, model: ObjectModel, parameters: [String: Value], now: Int64) {
+    init(
+        source: ExpressionSource, entity: EntityDescription?, model: ObjectModel, parameters: [String: Value],
+        now: Int64
+    ) {
         self.source = source
         self.entity = entity
         self.model = model
@@ -128,21 +131,28 @@ struct ExpressionBinder {
             let compiled = try compile(operand)
             try requireCondition(compiled, operand, "not")
             let run = compiled.run
-            return CompiledExpression(type: ExpressionType(.bool), run: { c throws(FerryError) in
-                .bool(!ExpressionRuntime.truth(try run(c)))
-            })
+            return CompiledExpression(
+                type: ExpressionType(.bool),
+                run: { c throws(FerryError) in
+                    .bool(!ExpressionRuntime.truth(try run(c)))
+                })
         case .binary(let op, let lhs, let rhs):
             return try compileBinary(op, lhs, rhs, node)
         case .conditional(let condition, let whenTrue, let whenFalse):
             let test = try compile(condition)
             try requireCondition(test, condition, "the condition")
-            let a = try compile(whenTrue), b = try compile(whenFalse)
-            let type = try unify([a, b], [whenTrue, whenFalse], what: "the branches of the conditional", at: node.mark)
+            let a = try compile(whenTrue)
+            let b = try compile(whenFalse)
+            let type = try unify(
+                [a, b], [whenTrue, whenFalse], what: "the branches of the conditional", at: node.mark)
             let testRun = test.run
-            let aRun = try convert(a, to: type, node: whenTrue), bRun = try convert(b, to: type, node: whenFalse)
-            return CompiledExpression(type: type, run: { c throws(FerryError) in
-                ExpressionRuntime.truth(try testRun(c)) ? try aRun(c) : try bRun(c)
-            })
+            let aRun = try convert(a, to: type, node: whenTrue)
+            let bRun = try convert(b, to: type, node: whenFalse)
+            return CompiledExpression(
+                type: type,
+                run: { c throws(FerryError) in
+                    ExpressionRuntime.truth(try testRun(c)) ? try aRun(c) : try bRun(c)
+                })
         case .call(let name, let arguments):
             return try compileCall(name, arguments, node)
         }
@@ -167,7 +177,8 @@ struct ExpressionBinder {
                         at: offsets[index + 1])
                 }
                 optional = optional || attribute.isOptional
-                let path = ExpressionKeyPath(components: components, attribute: attribute, entity: current.name, isOptional: optional)
+                let path = ExpressionKeyPath(
+                    components: components, attribute: attribute, entity: current.name, isOptional: optional)
                 let slot: Int
                 if let existing = keyPaths.firstIndex(where: { $0.components == components }) {
                     slot = existing
@@ -192,7 +203,8 @@ struct ExpressionBinder {
                 }
                 guard let destination = model.entity(named: relationship.destination) else {
                     throw error(
-                        "relationship '\(name)' of \(current.name) leads to \(relationship.destination), which the model lacks", at: offset)
+                        "relationship '\(name)' of \(current.name) leads to \(relationship.destination), which the model lacks",
+                        at: offset)
                 }
                 optional = optional || relationship.isOptional
                 current = destination
@@ -208,15 +220,21 @@ struct ExpressionBinder {
 
     // MARK: - Types
 
-    private func requireCondition(_ compiled: CompiledExpression, _ node: ExpressionNode, _ what: String) throws(FerryError) {
+    private func requireCondition(
+        _ compiled: CompiledExpression, _ node: ExpressionNode, _ what: String
+    ) throws(FerryError) {
         guard compiled.type.kind == .bool || compiled.type.kind == .null else {
-            throw error("\(what) must be a bool, but \(describe(node, compiled)) is not; compare it, as in x == 0", at: node.mark)
+            throw error(
+                "\(what) must be a bool, but \(describe(node, compiled)) is not; compare it, as in x == 0",
+                at: node.mark)
         }
     }
 
     /// The common type of several values (branches, coalesce and min/max arguments): equal kinds,
     /// or numbers widened integer → decimal → double; nil joins anything.
-    func unify(_ items: [CompiledExpression], _ nodes: [ExpressionNode], what: String, at offset: Int) throws(FerryError) -> ExpressionType {
+    func unify(
+        _ items: [CompiledExpression], _ nodes: [ExpressionNode], what: String, at offset: Int
+    ) throws(FerryError) -> ExpressionType {
         var kind: ExpressionType.Kind = .null
         var optional = false
         for (item, node) in zip(items, nodes) {
@@ -238,7 +256,9 @@ struct ExpressionBinder {
     }
 
     /// A program giving `compiled`'s value widened to `type` (only number widening is needed).
-    func convert(_ compiled: CompiledExpression, to type: ExpressionType, node: ExpressionNode) throws(FerryError) -> ExpressionProgram {
+    func convert(
+        _ compiled: CompiledExpression, to type: ExpressionType, node: ExpressionNode
+    ) throws(FerryError) -> ExpressionProgram {
         let run = compiled.run
         guard compiled.type.kind != type.kind, compiled.type.kind != .null else { return run }
         let site = ExpressionSite(source, node)
@@ -247,14 +267,18 @@ struct ExpressionBinder {
             return { c throws(FerryError) in
                 let value = try run(c)
                 if value.isNull { return .null }
-                guard let text = ExpressionRuntime.decimalText(value) else { throw site.fail("\(value.typeName) is not a number", c) }
+                guard let text = ExpressionRuntime.decimalText(value) else {
+                    throw site.fail("\(value.typeName) is not a number", c)
+                }
                 return .decimal(text)
             }
         case .double:
             return { c throws(FerryError) in
                 let value = try run(c)
                 if value.isNull { return .null }
-                guard let number = ExpressionRuntime.doubleValue(value) else { throw site.fail("\(value.typeName) is not a number", c) }
+                guard let number = ExpressionRuntime.doubleValue(value) else {
+                    throw site.fail("\(value.typeName) is not a number", c)
+                }
                 return .double(number)
             }
         default:
@@ -264,33 +288,41 @@ struct ExpressionBinder {
 
     // MARK: - Operators
 
-    private func compileNegate(_ operand: CompiledExpression, _ node: ExpressionNode, _ parent: ExpressionNode) throws(FerryError) -> CompiledExpression {
+    private func compileNegate(
+        _ operand: CompiledExpression, _ node: ExpressionNode, _ parent: ExpressionNode
+    ) throws(FerryError) -> CompiledExpression {
         let run = operand.run
         let site = ExpressionSite(source, parent)
         switch operand.type.kind {
         case .integer:
-            return CompiledExpression(type: operand.type, run: { c throws(FerryError) in
-                switch try run(c) {
-                case .integer(let v):
-                    guard v != Int64.min else { throw site.fail("integer overflow", c) }
-                    return .integer(-v)
-                case let other: return try ExpressionRuntime.nullOrFail(other, "an integer", site, c)
-                }
-            })
+            return CompiledExpression(
+                type: operand.type,
+                run: { c throws(FerryError) in
+                    switch try run(c) {
+                    case .integer(let v):
+                        guard v != Int64.min else { throw site.fail("integer overflow", c) }
+                        return .integer(-v)
+                    case let other: return try ExpressionRuntime.nullOrFail(other, "an integer", site, c)
+                    }
+                })
         case .decimal:
-            return CompiledExpression(type: operand.type, run: { c throws(FerryError) in
-                switch try run(c) {
-                case .decimal(let v): return .decimal(DecimalArithmetic.negate(v))
-                case let other: return try ExpressionRuntime.nullOrFail(other, "a decimal", site, c)
-                }
-            })
+            return CompiledExpression(
+                type: operand.type,
+                run: { c throws(FerryError) in
+                    switch try run(c) {
+                    case .decimal(let v): return .decimal(DecimalArithmetic.negate(v))
+                    case let other: return try ExpressionRuntime.nullOrFail(other, "a decimal", site, c)
+                    }
+                })
         case .double:
-            return CompiledExpression(type: operand.type, run: { c throws(FerryError) in
-                switch try run(c) {
-                case .double(let v): return .double(-v)
-                case let other: return try ExpressionRuntime.nullOrFail(other, "a double", site, c)
-                }
-            })
+            return CompiledExpression(
+                type: operand.type,
+                run: { c throws(FerryError) in
+                    switch try run(c) {
+                    case .double(let v): return .double(-v)
+                    case let other: return try ExpressionRuntime.nullOrFail(other, "a double", site, c)
+                    }
+                })
         case .null:
             return operand
         default:
@@ -301,27 +333,34 @@ struct ExpressionBinder {
     private mutating func compileBinary(
         _ op: BinaryOperator, _ lhsNode: ExpressionNode, _ rhsNode: ExpressionNode, _ node: ExpressionNode
     ) throws(FerryError) -> CompiledExpression {
-        let lhs = try compile(lhsNode), rhs = try compile(rhsNode)
+        let lhs = try compile(lhsNode)
+        let rhs = try compile(rhsNode)
         let site = ExpressionSite(source, node)
-        let l = lhs.run, r = rhs.run
+        let l = lhs.run
+        let r = rhs.run
         switch op {
         case .and, .or:
             try requireCondition(lhs, lhsNode, "'\(op.rawValue)'")
             try requireCondition(rhs, rhsNode, "'\(op.rawValue)'")
             if op == .and {
-                return CompiledExpression(type: ExpressionType(.bool), run: { c throws(FerryError) in
-                    guard ExpressionRuntime.truth(try l(c)) else { return .bool(false) }
+                return CompiledExpression(
+                    type: ExpressionType(.bool),
+                    run: { c throws(FerryError) in
+                        guard ExpressionRuntime.truth(try l(c)) else { return .bool(false) }
+                        return .bool(ExpressionRuntime.truth(try r(c)))
+                    })
+            }
+            return CompiledExpression(
+                type: ExpressionType(.bool),
+                run: { c throws(FerryError) in
+                    if ExpressionRuntime.truth(try l(c)) { return .bool(true) }
                     return .bool(ExpressionRuntime.truth(try r(c)))
                 })
-            }
-            return CompiledExpression(type: ExpressionType(.bool), run: { c throws(FerryError) in
-                if ExpressionRuntime.truth(try l(c)) { return .bool(true) }
-                return .bool(ExpressionRuntime.truth(try r(c)))
-            })
         case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual:
             return try compileComparison(op, lhs, rhs, lhsNode, rhsNode, node)
         case .add where lhs.type.kind == .string || rhs.type.kind == .string:
-            for (side, sideNode) in [(lhs, lhsNode), (rhs, rhsNode)] where side.type.kind != .string && side.type.kind != .null {
+            for (side, sideNode) in [(lhs, lhsNode), (rhs, rhsNode)]
+            where side.type.kind != .string && side.type.kind != .null {
                 throw error(
                     "'+' joins strings, but \(describe(sideNode, side)) is not a string; convert it with string(…) or use concat(…)",
                     at: node.mark)
@@ -330,7 +369,8 @@ struct ExpressionBinder {
             return CompiledExpression(
                 type: ExpressionType(.string, optional: lhs.type.isOptional || rhs.type.isOptional),
                 run: { c throws(FerryError) in
-                    let a = try l(c), b = try r(c)
+                    let a = try l(c)
+                    let b = try r(c)
                     if case .string(let x) = a, case .string(let y) = b { return .string(x + y) }
                     if a.isNull || b.isNull { return .null }
                     throw site.fail("'+' needs two strings but found \(a.typeName) and \(b.typeName)", c)
@@ -345,78 +385,89 @@ struct ExpressionBinder {
         _ lhsNode: ExpressionNode, _ rhsNode: ExpressionNode, _ node: ExpressionNode
     ) throws(FerryError) -> CompiledExpression {
         for (side, sideNode) in [(lhs, lhsNode), (rhs, rhsNode)] where !side.type.isNumber && side.type.kind != .null {
-            throw error("'\(op.rawValue)' needs numbers, but \(describe(sideNode, side)) is not a number", at: node.mark)
+            throw error(
+                "'\(op.rawValue)' needs numbers, but \(describe(sideNode, side)) is not a number", at: node.mark)
         }
         let type = try unify([lhs, rhs], [lhsNode, rhsNode], what: "the operands of '\(op.rawValue)'", at: node.mark)
         let optional = lhs.type.isOptional || rhs.type.isOptional
         let site = ExpressionSite(source, node)
-        let l = lhs.run, r = rhs.run
+        let l = lhs.run
+        let r = rhs.run
         switch type.kind {
         case .null:
             return CompiledExpression(type: ExpressionType(.null), run: { _ throws(FerryError) in .null })
         case .integer:
-            return CompiledExpression(type: ExpressionType(.integer, optional: optional), run: { c throws(FerryError) in
-                let a = try l(c), b = try r(c)
-                guard case .integer(let x) = a, case .integer(let y) = b else {
-                    if a.isNull || b.isNull { return .null }
-                    throw site.fail("'\(op.rawValue)' needs numbers but found \(a.typeName) and \(b.typeName)", c)
-                }
-                let result: (Int64, Bool)
-                switch op {
-                case .add: result = x.addingReportingOverflow(y)
-                case .subtract: result = x.subtractingReportingOverflow(y)
-                case .multiply: result = x.multipliedReportingOverflow(by: y)
-                case .divide:
-                    guard y != 0 else { throw site.fail("division by zero", c) }
-                    result = x.dividedReportingOverflow(by: y)
-                default:
-                    guard y != 0 else { throw site.fail("division by zero", c) }
-                    result = x.remainderReportingOverflow(dividingBy: y)
-                }
-                guard !result.1 else { throw site.fail("integer overflow", c) }
-                return .integer(result.0)
-            })
+            return CompiledExpression(
+                type: ExpressionType(.integer, optional: optional),
+                run: { c throws(FerryError) in
+                    let a = try l(c)
+                    let b = try r(c)
+                    guard case .integer(let x) = a, case .integer(let y) = b else {
+                        if a.isNull || b.isNull { return .null }
+                        throw site.fail("'\(op.rawValue)' needs numbers but found \(a.typeName) and \(b.typeName)", c)
+                    }
+                    let result: (Int64, Bool)
+                    switch op {
+                    case .add: result = x.addingReportingOverflow(y)
+                    case .subtract: result = x.subtractingReportingOverflow(y)
+                    case .multiply: result = x.multipliedReportingOverflow(by: y)
+                    case .divide:
+                        guard y != 0 else { throw site.fail("division by zero", c) }
+                        result = x.dividedReportingOverflow(by: y)
+                    default:
+                        guard y != 0 else { throw site.fail("division by zero", c) }
+                        result = x.remainderReportingOverflow(dividingBy: y)
+                    }
+                    guard !result.1 else { throw site.fail("integer overflow", c) }
+                    return .integer(result.0)
+                })
         case .decimal:
-            return CompiledExpression(type: ExpressionType(.decimal, optional: optional), run: { c throws(FerryError) in
-                let a = try l(c), b = try r(c)
-                if a.isNull || b.isNull { return .null }
-                guard let x = ExpressionRuntime.decimalText(a), let y = ExpressionRuntime.decimalText(b) else {
-                    throw site.fail("'\(op.rawValue)' needs numbers but found \(a.typeName) and \(b.typeName)", c)
-                }
-                switch op {
-                case .add: return .decimal(DecimalArithmetic.add(x, y))
-                case .subtract: return .decimal(DecimalArithmetic.subtract(x, y))
-                case .multiply: return .decimal(DecimalArithmetic.multiply(x, y))
-                case .divide:
-                    guard let q = DecimalArithmetic.divide(x, y) else { throw site.fail("division by zero", c) }
-                    return .decimal(q)
-                default:
-                    guard let q = DecimalArithmetic.remainder(x, y) else { throw site.fail("division by zero", c) }
-                    return .decimal(q)
-                }
-            })
+            return CompiledExpression(
+                type: ExpressionType(.decimal, optional: optional),
+                run: { c throws(FerryError) in
+                    let a = try l(c)
+                    let b = try r(c)
+                    if a.isNull || b.isNull { return .null }
+                    guard let x = ExpressionRuntime.decimalText(a), let y = ExpressionRuntime.decimalText(b) else {
+                        throw site.fail("'\(op.rawValue)' needs numbers but found \(a.typeName) and \(b.typeName)", c)
+                    }
+                    switch op {
+                    case .add: return .decimal(DecimalArithmetic.add(x, y))
+                    case .subtract: return .decimal(DecimalArithmetic.subtract(x, y))
+                    case .multiply: return .decimal(DecimalArithmetic.multiply(x, y))
+                    case .divide:
+                        guard let q = DecimalArithmetic.divide(x, y) else { throw site.fail("division by zero", c) }
+                        return .decimal(q)
+                    default:
+                        guard let q = DecimalArithmetic.remainder(x, y) else { throw site.fail("division by zero", c) }
+                        return .decimal(q)
+                    }
+                })
         default:
-            return CompiledExpression(type: ExpressionType(.double, optional: optional), run: { c throws(FerryError) in
-                let a = try l(c), b = try r(c)
-                if a.isNull || b.isNull { return .null }
-                guard let x = ExpressionRuntime.doubleValue(a), let y = ExpressionRuntime.doubleValue(b) else {
-                    throw site.fail("'\(op.rawValue)' needs numbers but found \(a.typeName) and \(b.typeName)", c)
-                }
-                let result: Double
-                switch op {
-                case .add: result = x + y
-                case .subtract: result = x - y
-                case .multiply: result = x * y
-                case .divide:
-                    guard y != 0 else { throw site.fail("division by zero", c) }
-                    result = x / y
-                default:
-                    guard y != 0 else { throw site.fail("division by zero", c) }
-                    result = x.truncatingRemainder(dividingBy: y)
-                }
-                guard result.isFinite else { throw site.fail("the result is not a finite number", c) }
-                return .double(result)
-            })
+            return CompiledExpression(
+                type: ExpressionType(.double, optional: optional),
+                run: { c throws(FerryError) in
+                    let a = try l(c)
+                    let b = try r(c)
+                    if a.isNull || b.isNull { return .null }
+                    guard let x = ExpressionRuntime.doubleValue(a), let y = ExpressionRuntime.doubleValue(b) else {
+                        throw site.fail("'\(op.rawValue)' needs numbers but found \(a.typeName) and \(b.typeName)", c)
+                    }
+                    let result: Double
+                    switch op {
+                    case .add: result = x + y
+                    case .subtract: result = x - y
+                    case .multiply: result = x * y
+                    case .divide:
+                        guard y != 0 else { throw site.fail("division by zero", c) }
+                        result = x / y
+                    default:
+                        guard y != 0 else { throw site.fail("division by zero", c) }
+                        result = x.truncatingRemainder(dividingBy: y)
+                    }
+                    guard result.isFinite else { throw site.fail("the result is not a finite number", c) }
+                    return .double(result)
+                })
         }
     }
 
@@ -438,39 +489,45 @@ struct ExpressionBinder {
         _ op: BinaryOperator, _ lhs: CompiledExpression, _ rhs: CompiledExpression,
         _ lhsNode: ExpressionNode, _ rhsNode: ExpressionNode, _ node: ExpressionNode
     ) throws(FerryError) -> CompiledExpression {
-        let a = Self.comparisonClass(lhs.type.kind), b = Self.comparisonClass(rhs.type.kind)
+        let a = Self.comparisonClass(lhs.type.kind)
+        let b = Self.comparisonClass(rhs.type.kind)
         let ordering = op != .equal && op != .notEqual
         if a != b, a != .null, b != .null {
             throw error("cannot compare \(describe(lhsNode, lhs)) with \(describe(rhsNode, rhs))", at: node.mark)
         }
         if ordering {
-            for (cls, side, sideNode) in [(a, lhs, lhsNode), (b, rhs, rhsNode)] where cls == .null || cls == .bool || cls == .binary {
+            for (cls, side, sideNode) in [(a, lhs, lhsNode), (b, rhs, rhsNode)]
+            where cls == .null || cls == .bool || cls == .binary {
                 throw error("'\(op.rawValue)' cannot order \(describe(sideNode, side)); use == or !=", at: node.mark)
             }
         }
-        let l = lhs.run, r = rhs.run
+        let l = lhs.run
+        let r = rhs.run
         let site = ExpressionSite(source, node)
-        return CompiledExpression(type: ExpressionType(.bool), run: { c throws(FerryError) in
-            let x = try l(c), y = try r(c)
-            if x.isNull || y.isNull {
-                switch op {
-                case .equal: return .bool(x.isNull && y.isNull)
-                case .notEqual: return .bool(x.isNull != y.isNull)
-                default: return .bool(false)
+        return CompiledExpression(
+            type: ExpressionType(.bool),
+            run: { c throws(FerryError) in
+                let x = try l(c)
+                let y = try r(c)
+                if x.isNull || y.isNull {
+                    switch op {
+                    case .equal: return .bool(x.isNull && y.isNull)
+                    case .notEqual: return .bool(x.isNull != y.isNull)
+                    default: return .bool(false)
+                    }
                 }
-            }
-            guard let order = ExpressionRuntime.compare(x, y) else {
-                throw site.fail("cannot compare \(x.typeName) with \(y.typeName)", c)
-            }
-            switch op {
-            case .equal: return .bool(order == 0)
-            case .notEqual: return .bool(order != 0)
-            case .less: return .bool(order < 0)
-            case .lessOrEqual: return .bool(order <= 0)
-            case .greater: return .bool(order > 0)
-            default: return .bool(order >= 0)
-            }
-        })
+                guard let order = ExpressionRuntime.compare(x, y) else {
+                    throw site.fail("cannot compare \(x.typeName) with \(y.typeName)", c)
+                }
+                switch op {
+                case .equal: return .bool(order == 0)
+                case .notEqual: return .bool(order != 0)
+                case .less: return .bool(order < 0)
+                case .lessOrEqual: return .bool(order <= 0)
+                case .greater: return .bool(order > 0)
+                default: return .bool(order >= 0)
+                }
+            })
     }
 }
 

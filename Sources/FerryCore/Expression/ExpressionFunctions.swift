@@ -9,14 +9,19 @@ final class CompiledRegex: @unchecked Sendable {
 extension ExpressionBinder {
     /// Every function name, for "did you mean" suggestions.
     static let functionNames: [String] = [
-        "abs", "after", "after_last", "before", "before_last", "bool", "coalesce", "concat", "date", "decimal", "double",
-        "format_date", "if", "int", "length", "lowercase", "max", "min", "now", "regex_replace", "replace", "round", "split",
+        "abs", "after", "after_last", "before", "before_last", "bool", "coalesce", "concat", "date", "decimal",
+        "double",
+        "format_date", "if", "int", "length", "lowercase", "max", "min", "now", "regex_replace", "replace", "round",
+        "split",
         "string", "substring", "trim", "uppercase", "uuid",
     ]
 
     // MARK: - Argument checks
 
-    private func arity(_ name: String, _ arguments: [ExpressionNode], _ node: ExpressionNode, _ range: ClosedRange<Int>, _ shape: String) throws(FerryError) {
+    private func arity(
+        _ name: String, _ arguments: [ExpressionNode], _ node: ExpressionNode, _ range: ClosedRange<Int>,
+        _ shape: String
+    ) throws(FerryError) {
         guard range.contains(arguments.count) else {
             let count: String
             if range.lowerBound == range.upperBound {
@@ -38,25 +43,33 @@ extension ExpressionBinder {
     ) throws(FerryError) {
         guard kinds.contains(compiled.type.kind) || compiled.type.kind == .null else {
             throw error(
-                "\(function)() needs \(what) as argument \(index + 1), but \(describe(node, compiled)) is not\(hint)", at: node.mark)
+                "\(function)() needs \(what) as argument \(index + 1), but \(describe(node, compiled)) is not\(hint)",
+                at: node.mark)
         }
     }
 
     private static let textKinds: Set<ExpressionType.Kind> = [.string, .uri, .uuid, .json]
     private static let numberKinds: Set<ExpressionType.Kind> = [.integer, .decimal, .double]
 
-    private func requireText(_ c: CompiledExpression, _ node: ExpressionNode, _ function: String, _ index: Int) throws(FerryError) {
+    private func requireText(
+        _ c: CompiledExpression, _ node: ExpressionNode, _ function: String, _ index: Int
+    ) throws(FerryError) {
         try require(c, node, Self.textKinds, function, index, "a string", hint: "; convert it with string(…)")
     }
 
-    private func requireInteger(_ c: CompiledExpression, _ node: ExpressionNode, _ function: String, _ index: Int) throws(FerryError) {
+    private func requireInteger(
+        _ c: CompiledExpression, _ node: ExpressionNode, _ function: String, _ index: Int
+    ) throws(FerryError) {
         try require(c, node, [.integer], function, index, "an integer")
     }
 
     /// A literal string argument (patterns and formats are fixed when the expression is bound).
-    private func literalText(_ c: CompiledExpression, _ node: ExpressionNode, _ function: String, _ index: Int, _ what: String) throws(FerryError) -> String {
+    private func literalText(
+        _ c: CompiledExpression, _ node: ExpressionNode, _ function: String, _ index: Int, _ what: String
+    ) throws(FerryError) -> String {
         guard case .string(let text)? = c.constant else {
-            throw error("\(function)() needs \(what) as argument \(index + 1) written as a string literal", at: node.mark)
+            throw error(
+                "\(function)() needs \(what) as argument \(index + 1) written as a string literal", at: node.mark)
         }
         return text
     }
@@ -67,11 +80,15 @@ extension ExpressionBinder {
         _ body: @escaping @Sendable (String) -> Value
     ) -> CompiledExpression {
         let run = argument.run
-        return CompiledExpression(type: ExpressionType(type, optional: argument.type.isOptional), run: { c throws(FerryError) in
-            let value = try run(c)
-            guard let text = ExpressionRuntime.text(value) else { return try ExpressionRuntime.nullOrFail(value, "a string", site, c) }
-            return body(text)
-        })
+        return CompiledExpression(
+            type: ExpressionType(type, optional: argument.type.isOptional),
+            run: { c throws(FerryError) in
+                let value = try run(c)
+                guard let text = ExpressionRuntime.text(value) else {
+                    return try ExpressionRuntime.nullOrFail(value, "a string", site, c)
+                }
+                return body(text)
+            })
     }
 
     /// A conversion: nil stays nil, a failure is a runtime error with its reason.
@@ -80,17 +97,21 @@ extension ExpressionBinder {
         _ convert: @escaping @Sendable (Value) -> Result<Value, CoercionFailure>
     ) -> CompiledExpression {
         let run = argument.run
-        return CompiledExpression(type: ExpressionType(kind, optional: argument.type.isOptional), run: { c throws(FerryError) in
-            switch convert(try run(c)) {
-            case .success(let value): return value
-            case .failure(let failure): throw site.fail(failure.reason, c)
-            }
-        })
+        return CompiledExpression(
+            type: ExpressionType(kind, optional: argument.type.isOptional),
+            run: { c throws(FerryError) in
+                switch convert(try run(c)) {
+                case .success(let value): return value
+                case .failure(let failure): throw site.fail(failure.reason, c)
+                }
+            })
     }
 
     // MARK: - Calls
 
-    mutating func compileCall(_ name: String, _ argumentNodes: [ExpressionNode], _ node: ExpressionNode) throws(FerryError) -> CompiledExpression {
+    mutating func compileCall(
+        _ name: String, _ argumentNodes: [ExpressionNode], _ node: ExpressionNode
+    ) throws(FerryError) -> CompiledExpression {
         guard Self.functionNames.contains(name) else {
             var message = "unknown function '\(name)'"
             if let match = Suggestions.closest(to: name, in: Self.functionNames) {
@@ -112,7 +133,8 @@ extension ExpressionBinder {
             switch name {
             case "lowercase": return textFunction(args[0], site) { .string($0.lowercased()) }
             case "uppercase": return textFunction(args[0], site) { .string($0.uppercased()) }
-            case "trim": return textFunction(args[0], site) { .string($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            case "trim":
+                return textFunction(args[0], site) { .string($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
             default: return textFunction(args[0], site, type: .integer) { .integer(Int64($0.count)) }
             }
 
@@ -120,78 +142,106 @@ extension ExpressionBinder {
             try arity(name, nodes, node, 2...3, "text, separator[, index]")
             try requireText(args[0], nodes[0], name, 0)
             try requireText(args[1], nodes[1], name, 1)
-            if case .string("")? = args[1].constant { throw error("split() needs a non-empty separator", at: nodes[1].mark) }
-            let text = args[0].run, separator = args[1].run
+            if case .string("")? = args[1].constant {
+                throw error("split() needs a non-empty separator", at: nodes[1].mark)
+            }
+            let text = args[0].run
+            let separator = args[1].run
             guard args.count == 3 else {
-                return CompiledExpression(type: ExpressionType(.json, optional: args[0].type.isOptional || args[1].type.isOptional), run: { c throws(FerryError) in
-                    let value = try text(c), sep = try separator(c)
-                    guard let s = ExpressionRuntime.text(value), let p = ExpressionRuntime.text(sep) else { return .null }
-                    guard !p.isEmpty else { throw site.fail("the separator is empty", c) }
-                    return .json(ExpressionRuntime.jsonArray(s.split(separator: p, omittingEmptySubsequences: false)))
-                })
+                return CompiledExpression(
+                    type: ExpressionType(.json, optional: args[0].type.isOptional || args[1].type.isOptional),
+                    run: { c throws(FerryError) in
+                        let value = try text(c)
+                        let sep = try separator(c)
+                        guard let s = ExpressionRuntime.text(value), let p = ExpressionRuntime.text(sep) else {
+                            return .null
+                        }
+                        guard !p.isEmpty else { throw site.fail("the separator is empty", c) }
+                        return .json(
+                            ExpressionRuntime.jsonArray(s.split(separator: p, omittingEmptySubsequences: false)))
+                    })
             }
             try requireInteger(args[2], nodes[2], name, 2)
             let index = args[2].run
-            return CompiledExpression(type: ExpressionType(.string, optional: true), run: { c throws(FerryError) in
-                let value = try text(c), sep = try separator(c), position = try index(c)
-                guard let s = ExpressionRuntime.text(value), let p = ExpressionRuntime.text(sep), case .integer(let i) = position
-                else { return .null }
-                guard !p.isEmpty else { throw site.fail("the separator is empty", c) }
-                if let part = ExpressionRuntime.asciiSplitPart(s, separator: p, index: i) { return part }
-                let parts = s.split(separator: p, omittingEmptySubsequences: false)
-                let resolved = i < 0 ? Int64(parts.count) + i : i
-                guard resolved >= 0, resolved < Int64(parts.count) else { return .null }
-                return .string(String(parts[Int(resolved)]))
-            })
+            return CompiledExpression(
+                type: ExpressionType(.string, optional: true),
+                run: { c throws(FerryError) in
+                    let value = try text(c)
+                    let sep = try separator(c)
+                    let position = try index(c)
+                    guard let s = ExpressionRuntime.text(value), let p = ExpressionRuntime.text(sep),
+                        case .integer(let i) = position
+                    else { return .null }
+                    guard !p.isEmpty else { throw site.fail("the separator is empty", c) }
+                    if let part = ExpressionRuntime.asciiSplitPart(s, separator: p, index: i) { return part }
+                    let parts = s.split(separator: p, omittingEmptySubsequences: false)
+                    let resolved = i < 0 ? Int64(parts.count) + i : i
+                    guard resolved >= 0, resolved < Int64(parts.count) else { return .null }
+                    return .string(String(parts[Int(resolved)]))
+                })
 
         case "before", "after", "before_last", "after_last":
             try arity(name, nodes, node, 2...2, "text, separator")
             try requireText(args[0], nodes[0], name, 0)
             try requireText(args[1], nodes[1], name, 1)
-            let text = args[0].run, separator = args[1].run
-            let last = name.hasSuffix("_last"), before = name.hasPrefix("before")
-            return CompiledExpression(type: ExpressionType(.string, optional: true), run: { c throws(FerryError) in
-                guard let s = ExpressionRuntime.text(try text(c)), let p = ExpressionRuntime.text(try separator(c)), !p.isEmpty
-                else { return .null }
-                guard let range = last ? s.ranges(of: p).last : s.firstRange(of: p) else { return .null }
-                return .string(String(before ? s[..<range.lowerBound] : s[range.upperBound...]))
-            })
+            let text = args[0].run
+            let separator = args[1].run
+            let last = name.hasSuffix("_last")
+            let before = name.hasPrefix("before")
+            return CompiledExpression(
+                type: ExpressionType(.string, optional: true),
+                run: { c throws(FerryError) in
+                    guard let s = ExpressionRuntime.text(try text(c)), let p = ExpressionRuntime.text(try separator(c)),
+                        !p.isEmpty
+                    else { return .null }
+                    guard let range = last ? s.ranges(of: p).last : s.firstRange(of: p) else { return .null }
+                    return .string(String(before ? s[..<range.lowerBound] : s[range.upperBound...]))
+                })
 
         case "substring":
             try arity(name, nodes, node, 2...3, "text, start[, length]")
             try requireText(args[0], nodes[0], name, 0)
             try requireInteger(args[1], nodes[1], name, 1)
             if args.count == 3 { try requireInteger(args[2], nodes[2], name, 2) }
-            let text = args[0].run, start = args[1].run
+            let text = args[0].run
+            let start = args[1].run
             let length: ExpressionProgram? = args.count == 3 ? args[2].run : nil
-            return CompiledExpression(type: ExpressionType(.string, optional: args.contains { $0.type.isOptional }), run: { c throws(FerryError) in
-                guard let s = ExpressionRuntime.text(try text(c)), case .integer(let from) = try start(c) else { return .null }
-                var count = Int64.max
-                if let length {
-                    guard case .integer(let n) = try length(c) else { return .null }
-                    guard n >= 0 else { throw site.fail("the length \(n) is negative", c) }
-                    count = n
-                }
-                let total = Int64(s.count)
-                var lower = from < 0 ? max(total + from, 0) : min(from, total)
-                lower = max(lower, 0)
-                let upper = count >= total - lower ? total : lower + count
-                let startIndex = s.index(s.startIndex, offsetBy: Int(lower))
-                let endIndex = s.index(startIndex, offsetBy: Int(upper - lower))
-                return .string(String(s[startIndex..<endIndex]))
-            })
+            return CompiledExpression(
+                type: ExpressionType(.string, optional: args.contains { $0.type.isOptional }),
+                run: { c throws(FerryError) in
+                    guard let s = ExpressionRuntime.text(try text(c)), case .integer(let from) = try start(c) else {
+                        return .null
+                    }
+                    var count = Int64.max
+                    if let length {
+                        guard case .integer(let n) = try length(c) else { return .null }
+                        guard n >= 0 else { throw site.fail("the length \(n) is negative", c) }
+                        count = n
+                    }
+                    let total = Int64(s.count)
+                    var lower = from < 0 ? max(total + from, 0) : min(from, total)
+                    lower = max(lower, 0)
+                    let upper = count >= total - lower ? total : lower + count
+                    let startIndex = s.index(s.startIndex, offsetBy: Int(lower))
+                    let endIndex = s.index(startIndex, offsetBy: Int(upper - lower))
+                    return .string(String(s[startIndex..<endIndex]))
+                })
 
         case "replace":
             try arity(name, nodes, node, 3...3, "text, find, replacement")
             for i in 0..<3 { try requireText(args[i], nodes[i], name, i) }
-            let text = args[0].run, find = args[1].run, with = args[2].run
-            return CompiledExpression(type: ExpressionType(.string, optional: args[0].type.isOptional), run: { c throws(FerryError) in
-                let value = try text(c)
-                guard let s = ExpressionRuntime.text(value) else { return .null }
-                guard let f = ExpressionRuntime.text(try find(c)), !f.isEmpty else { return .string(s) }
-                let w = ExpressionRuntime.text(try with(c)) ?? ""
-                return .string(s.replacing(f, with: w))
-            })
+            let text = args[0].run
+            let find = args[1].run
+            let with = args[2].run
+            return CompiledExpression(
+                type: ExpressionType(.string, optional: args[0].type.isOptional),
+                run: { c throws(FerryError) in
+                    let value = try text(c)
+                    guard let s = ExpressionRuntime.text(value) else { return .null }
+                    guard let f = ExpressionRuntime.text(try find(c)), !f.isEmpty else { return .string(s) }
+                    let w = ExpressionRuntime.text(try with(c)) ?? ""
+                    return .string(s.replacing(f, with: w))
+                })
 
         case "regex_replace":
             try arity(name, nodes, node, 3...3, "text, pattern, replacement")
@@ -204,26 +254,34 @@ extension ExpressionBinder {
             } catch {
                 throw self.error("invalid regular expression '\(pattern)'", at: nodes[1].mark)
             }
-            let text = args[0].run, template = args[2].run
-            return CompiledExpression(type: ExpressionType(.string, optional: args[0].type.isOptional), run: { c throws(FerryError) in
-                guard let s = ExpressionRuntime.text(try text(c)) else { return .null }
-                let t = ExpressionRuntime.text(try template(c)) ?? ""
-                let range = NSRange(s.startIndex..<s.endIndex, in: s)
-                return .string(regex.regex.stringByReplacingMatches(in: s, options: [], range: range, withTemplate: t))
-            })
+            let text = args[0].run
+            let template = args[2].run
+            return CompiledExpression(
+                type: ExpressionType(.string, optional: args[0].type.isOptional),
+                run: { c throws(FerryError) in
+                    guard let s = ExpressionRuntime.text(try text(c)) else { return .null }
+                    let t = ExpressionRuntime.text(try template(c)) ?? ""
+                    let range = NSRange(s.startIndex..<s.endIndex, in: s)
+                    return .string(
+                        regex.regex.stringByReplacingMatches(in: s, options: [], range: range, withTemplate: t))
+                })
 
         case "concat":
             try arity(name, nodes, node, 1...Int.max, "value, …")
             let runs = args.map(\.run)
             let allText = args.allSatisfy { $0.type.kind == .string && !$0.type.isOptional }
-            let sql: SQLTemplate? = allText ? args.reduce(Optional<[SQLTemplate]>.some([])) { list, arg in
-                list.flatMap { l in arg.sql.map { l + [$0] } }
-            }.map { .concatenate($0) } : nil
-            return CompiledExpression(type: ExpressionType(.string), run: { c throws(FerryError) in
-                var out = ""
-                for run in runs { out += ExpressionRuntime.string(try run(c)) }
-                return .string(out)
-            }, sql: sql)
+            let sql: SQLTemplate? =
+                allText
+                ? args.reduce(Optional<[SQLTemplate]>.some([])) { list, arg in
+                    list.flatMap { l in arg.sql.map { l + [$0] } }
+                }.map { .concatenate($0) } : nil
+            return CompiledExpression(
+                type: ExpressionType(.string),
+                run: { c throws(FerryError) in
+                    var out = ""
+                    for run in runs { out += ExpressionRuntime.string(try run(c)) }
+                    return .string(out)
+                }, sql: sql)
 
         case "coalesce":
             try arity(name, nodes, node, 1...Int.max, "value, …")
@@ -233,16 +291,20 @@ extension ExpressionBinder {
             for (arg, argNode) in zip(args, nodes) { runs.append(try convert(arg, to: type, node: argNode)) }
             let frozen = runs
             let sameKind = args.allSatisfy { $0.type.kind == type.kind }
-            let sql: SQLTemplate? = sameKind ? args.reduce(Optional<[SQLTemplate]>.some([])) { list, arg in
-                list.flatMap { l in arg.sql.map { l + [$0] } }
-            }.map { .coalesce($0) } : nil
-            return CompiledExpression(type: type, run: { c throws(FerryError) in
-                for run in frozen {
-                    let value = try run(c)
-                    if !value.isNull { return value }
-                }
-                return .null
-            }, sql: sql)
+            let sql: SQLTemplate? =
+                sameKind
+                ? args.reduce(Optional<[SQLTemplate]>.some([])) { list, arg in
+                    list.flatMap { l in arg.sql.map { l + [$0] } }
+                }.map { .coalesce($0) } : nil
+            return CompiledExpression(
+                type: type,
+                run: { c throws(FerryError) in
+                    for run in frozen {
+                        let value = try run(c)
+                        if !value.isNull { return value }
+                    }
+                    return .null
+                }, sql: sql)
 
         case "min", "max":
             try arity(name, nodes, node, 2...Int.max, "value, value, …")
@@ -254,34 +316,41 @@ extension ExpressionBinder {
             for (arg, argNode) in zip(args, nodes) { runs.append(try convert(arg, to: type, node: argNode)) }
             let frozen = runs
             let wantLess = name == "min"
-            return CompiledExpression(type: ExpressionType(type.kind, optional: args.allSatisfy { $0.type.isOptional }), run: { c throws(FerryError) in
-                var best = Value.null
-                for run in frozen {
-                    let value = try run(c)
-                    if value.isNull { continue }
-                    if best.isNull { best = value; continue }
-                    guard let order = ExpressionRuntime.compare(value, best) else {
-                        throw site.fail("cannot compare \(value.typeName) with \(best.typeName)", c)
+            return CompiledExpression(
+                type: ExpressionType(type.kind, optional: args.allSatisfy { $0.type.isOptional }),
+                run: { c throws(FerryError) in
+                    var best = Value.null
+                    for run in frozen {
+                        let value = try run(c)
+                        if value.isNull { continue }
+                        if best.isNull {
+                            best = value
+                            continue
+                        }
+                        guard let order = ExpressionRuntime.compare(value, best) else {
+                            throw site.fail("cannot compare \(value.typeName) with \(best.typeName)", c)
+                        }
+                        if wantLess ? order < 0 : order > 0 { best = value }
                     }
-                    if wantLess ? order < 0 : order > 0 { best = value }
-                }
-                return best
-            })
+                    return best
+                })
 
         case "abs":
             try arity(name, nodes, node, 1...1, "number")
             try require(args[0], nodes[0], Self.numberKinds, name, 0, "a number")
             let run = args[0].run
-            return CompiledExpression(type: args[0].type, run: { c throws(FerryError) in
-                switch try run(c) {
-                case .integer(let v):
-                    guard v != Int64.min else { throw site.fail("integer overflow", c) }
-                    return .integer(abs(v))
-                case .decimal(let text): return .decimal(DecimalArithmetic.absolute(text))
-                case .double(let v): return .double(abs(v))
-                case let other: return try ExpressionRuntime.nullOrFail(other, "a number", site, c)
-                }
-            })
+            return CompiledExpression(
+                type: args[0].type,
+                run: { c throws(FerryError) in
+                    switch try run(c) {
+                    case .integer(let v):
+                        guard v != Int64.min else { throw site.fail("integer overflow", c) }
+                        return .integer(abs(v))
+                    case .decimal(let text): return .decimal(DecimalArithmetic.absolute(text))
+                    case .double(let v): return .double(abs(v))
+                    case let other: return try ExpressionRuntime.nullOrFail(other, "a number", site, c)
+                    }
+                })
 
         case "round":
             try arity(name, nodes, node, 1...2, "number[, places]")
@@ -290,21 +359,23 @@ extension ExpressionBinder {
             let run = args[0].run
             let zero: ExpressionProgram = { _ throws(FerryError) in .integer(0) }
             let places = args.count == 2 ? args[1].run : zero
-            return CompiledExpression(type: args[0].type, run: { c throws(FerryError) in
-                let value = try run(c)
-                guard case .integer(let n) = try places(c) else { return .null }
-                guard n >= 0, n <= 1000 else { throw site.fail("round() needs 0 to 1000 places, not \(n)", c) }
-                switch value {
-                case .integer: return value
-                case .decimal(let text): return .decimal(DecimalArithmetic.round(text, places: Int(n)))
-                case .double(let v):
-                    guard n <= 300 else { return value }
-                    let scale = pow(10.0, Double(n))
-                    let rounded = (v * scale).rounded(.toNearestOrAwayFromZero) / scale
-                    return .double(rounded.isFinite ? rounded : v)
-                default: return try ExpressionRuntime.nullOrFail(value, "a number", site, c)
-                }
-            })
+            return CompiledExpression(
+                type: args[0].type,
+                run: { c throws(FerryError) in
+                    let value = try run(c)
+                    guard case .integer(let n) = try places(c) else { return .null }
+                    guard n >= 0, n <= 1000 else { throw site.fail("round() needs 0 to 1000 places, not \(n)", c) }
+                    switch value {
+                    case .integer: return value
+                    case .decimal(let text): return .decimal(DecimalArithmetic.round(text, places: Int(n)))
+                    case .double(let v):
+                        guard n <= 300 else { return value }
+                        let scale = pow(10.0, Double(n))
+                        let rounded = (v * scale).rounded(.toNearestOrAwayFromZero) / scale
+                        return .double(rounded.isFinite ? rounded : v)
+                    default: return try ExpressionRuntime.nullOrFail(value, "a number", site, c)
+                    }
+                })
 
         case "int", "decimal", "double", "string", "bool":
             try arity(name, nodes, node, 1...1, "value")
@@ -325,7 +396,8 @@ extension ExpressionBinder {
 
         case "date":
             try arity(name, nodes, node, 1...2, "value[, format]")
-            try require(args[0], nodes[0], [.string, .integer, .decimal, .date], name, 0, "a string, a number or a date")
+            try require(
+                args[0], nodes[0], [.string, .integer, .decimal, .date], name, 0, "a string, a number or a date")
             var format: DateFormat?
             if args.count == 2 {
                 let text = try literalText(args[1], nodes[1], name, 1, "a date format")
@@ -347,16 +419,21 @@ extension ExpressionBinder {
             case .failure(let failure): throw error(failure.message, at: nodes[1].mark)
             }
             let run = args[0].run
-            return CompiledExpression(type: ExpressionType(.string, optional: args[0].type.isOptional), run: { c throws(FerryError) in
-                let value = try run(c)
-                guard case .date(let millis) = value else { return try ExpressionRuntime.nullOrFail(value, "a date", site, c) }
-                return .string(formatter.format(millis))
-            })
+            return CompiledExpression(
+                type: ExpressionType(.string, optional: args[0].type.isOptional),
+                run: { c throws(FerryError) in
+                    let value = try run(c)
+                    guard case .date(let millis) = value else {
+                        return try ExpressionRuntime.nullOrFail(value, "a date", site, c)
+                    }
+                    return .string(formatter.format(millis))
+                })
 
         case "uuid":
             try arity(name, nodes, node, 0...1, "[text]")
             if args.isEmpty {
-                return CompiledExpression(type: ExpressionType(.uuid), run: { _ throws(FerryError) in ExpressionRuntime.randomUUID() })
+                return CompiledExpression(
+                    type: ExpressionType(.uuid), run: { _ throws(FerryError) in ExpressionRuntime.randomUUID() })
             }
             try require(args[0], nodes[0], [.string, .uuid], name, 0, "a string")
             return conversion(args[0], site, .uuid, ExpressionRuntime.toUUID)

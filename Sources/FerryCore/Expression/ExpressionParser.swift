@@ -24,8 +24,17 @@ struct ExpressionNode: Sendable {
 }
 
 enum BinaryOperator: String, Sendable {
-    case add = "+", subtract = "-", multiply = "*", divide = "/", remainder = "%"
-    case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+    case add = "+"
+    case subtract = "-"
+    case multiply = "*"
+    case divide = "/"
+    case remainder = "%"
+    case equal = "=="
+    case notEqual = "!="
+    case less = "<"
+    case lessOrEqual = "<="
+    case greater = ">"
+    case greaterOrEqual = ">="
     case and, or
 
     var isComparison: Bool {
@@ -84,14 +93,21 @@ struct ExpressionParser {
 
     /// Enters one nesting level at `offset`, or throws when that is one too many.
     private mutating func descend(at offset: Int) throws(FerryError) {
-        guard depth.enter() else { throw source.error(SyntaxLimits.tooDeep("expression", "parentheses, not, ? :, function calls and chained operators"), at: offset) }
+        guard depth.enter() else {
+            throw source.error(
+                SyntaxLimits.tooDeep("expression", "parentheses, not, ? :, function calls and chained operators"),
+                at: offset)
+        }
     }
 
     mutating func parse() throws(FerryError) -> ExpressionNode {
-        if current.kind == .end { throw source.error("expected an expression but found end of input", at: current.offset) }
+        if current.kind == .end {
+            throw source.error("expected an expression but found end of input", at: current.offset)
+        }
         let node = try parseConditional()
         guard current.kind == .end else {
-            throw source.error("expected an operator or end of input but found \(current.described)", at: current.offset)
+            throw source.error(
+                "expected an operator or end of input but found \(current.described)", at: current.offset)
         }
         return node
     }
@@ -110,7 +126,8 @@ struct ExpressionParser {
         _ = advance()
         let whenFalse = try parseConditional()
         return ExpressionNode(
-            kind: .conditional(condition, whenTrue, whenFalse), range: condition.range.lowerBound..<whenFalse.range.upperBound,
+            kind: .conditional(condition, whenTrue, whenFalse),
+            range: condition.range.lowerBound..<whenFalse.range.upperBound,
             mark: question.offset)
     }
 
@@ -123,7 +140,8 @@ struct ExpressionParser {
             chained += 1
             let op = advance()
             let rhs = try parseAnd()
-            lhs = ExpressionNode(kind: .binary(.or, lhs, rhs), range: lhs.range.lowerBound..<rhs.range.upperBound, mark: op.offset)
+            lhs = ExpressionNode(
+                kind: .binary(.or, lhs, rhs), range: lhs.range.lowerBound..<rhs.range.upperBound, mark: op.offset)
         }
         return lhs
     }
@@ -137,7 +155,8 @@ struct ExpressionParser {
             chained += 1
             let op = advance()
             let rhs = try parseNot()
-            lhs = ExpressionNode(kind: .binary(.and, lhs, rhs), range: lhs.range.lowerBound..<rhs.range.upperBound, mark: op.offset)
+            lhs = ExpressionNode(
+                kind: .binary(.and, lhs, rhs), range: lhs.range.lowerBound..<rhs.range.upperBound, mark: op.offset)
         }
         return lhs
     }
@@ -162,9 +181,11 @@ struct ExpressionParser {
         let rhs = try parseAdditive()
         if case .symbol(let next) = current.kind, let nextOp = BinaryOperator(rawValue: next), nextOp.isComparison {
             throw source.error(
-                "comparisons cannot be chained; write 'a \(op.rawValue) b and b \(nextOp.rawValue) c'", at: current.offset)
+                "comparisons cannot be chained; write 'a \(op.rawValue) b and b \(nextOp.rawValue) c'",
+                at: current.offset)
         }
-        return ExpressionNode(kind: .binary(op, lhs, rhs), range: lhs.range.lowerBound..<rhs.range.upperBound, mark: token.offset)
+        return ExpressionNode(
+            kind: .binary(op, lhs, rhs), range: lhs.range.lowerBound..<rhs.range.upperBound, mark: token.offset)
     }
 
     private mutating func parseAdditive() throws(FerryError) -> ExpressionNode {
@@ -177,7 +198,8 @@ struct ExpressionParser {
             let token = advance()
             let op: BinaryOperator = token.text == "+" ? .add : .subtract
             let rhs = try parseMultiplicative()
-            lhs = ExpressionNode(kind: .binary(op, lhs, rhs), range: lhs.range.lowerBound..<rhs.range.upperBound, mark: token.offset)
+            lhs = ExpressionNode(
+                kind: .binary(op, lhs, rhs), range: lhs.range.lowerBound..<rhs.range.upperBound, mark: token.offset)
         }
         return lhs
     }
@@ -192,7 +214,8 @@ struct ExpressionParser {
             let token = advance()
             let op: BinaryOperator = token.text == "*" ? .multiply : token.text == "/" ? .divide : .remainder
             let rhs = try parseUnary()
-            lhs = ExpressionNode(kind: .binary(op, lhs, rhs), range: lhs.range.lowerBound..<rhs.range.upperBound, mark: token.offset)
+            lhs = ExpressionNode(
+                kind: .binary(op, lhs, rhs), range: lhs.range.lowerBound..<rhs.range.upperBound, mark: token.offset)
         }
         return lhs
     }
@@ -215,13 +238,15 @@ struct ExpressionParser {
             if text == "9223372036854775808" {
                 return ExpressionNode(kind: .literal(.integer(Int64.min)), range: range, mark: token.offset)
             }
-            return ExpressionNode(kind: .literal(.decimal(DecimalArithmetic.negate(text))), range: range, mark: token.offset)
+            return ExpressionNode(
+                kind: .literal(.decimal(DecimalArithmetic.negate(text))), range: range, mark: token.offset)
         }
         return ExpressionNode(kind: .negate(operand), range: range, mark: token.offset)
     }
 
     /// `.name` components of a key path, each with its offset.
-    private mutating func parsePathComponents(into components: inout [String], offsets: inout [Int]) throws(FerryError) {
+    private mutating func parsePathComponents(into components: inout [String], offsets: inout [Int]) throws(FerryError)
+    {
         while isSymbol(".") {
             _ = advance()
             guard case .identifier(let component) = current.kind else { throw expected("an attribute name") }
@@ -247,7 +272,8 @@ struct ExpressionParser {
             _ = advance()
             guard name == "source" else {
                 if isSymbol("."), tokens[index + 1].kind != .end {
-                    throw source.error("parameter '$\(name)' has no properties; only $source has key paths", at: current.offset)
+                    throw source.error(
+                        "parameter '$\(name)' has no properties; only $source has key paths", at: current.offset)
                 }
                 return ExpressionNode(kind: .parameter(name), range: token.offset..<token.end, mark: token.offset)
             }
@@ -255,14 +281,17 @@ struct ExpressionParser {
             var offsets: [Int] = []
             try parsePathComponents(into: &components, offsets: &offsets)
             guard !components.isEmpty else {
-                throw source.error("expected '.' and an attribute name after '$source', as in $source.name", at: current.offset)
+                throw source.error(
+                    "expected '.' and an attribute name after '$source', as in $source.name", at: current.offset)
             }
-            return ExpressionNode(kind: .sourcePath(components, offsets: offsets), range: token.offset..<lastEnd, mark: token.offset)
+            return ExpressionNode(
+                kind: .sourcePath(components, offsets: offsets), range: token.offset..<lastEnd, mark: token.offset)
         case .identifier(let name):
             _ = advance()
             switch name {
             case "true", "false":
-                return ExpressionNode(kind: .literal(.bool(name == "true")), range: token.offset..<token.end, mark: token.offset)
+                return ExpressionNode(
+                    kind: .literal(.bool(name == "true")), range: token.offset..<token.end, mark: token.offset)
             case "nil":
                 return ExpressionNode(kind: .literal(.null), range: token.offset..<token.end, mark: token.offset)
             case "and", "or", "not":
@@ -271,9 +300,11 @@ struct ExpressionParser {
                 break
             }
             if bareNamesAreAttributes, !isSymbol("(") {
-                var components = [name], offsets = [token.offset]
+                var components = [name]
+                var offsets = [token.offset]
                 try parsePathComponents(into: &components, offsets: &offsets)
-                return ExpressionNode(kind: .sourcePath(components, offsets: offsets), range: token.offset..<lastEnd, mark: token.offset)
+                return ExpressionNode(
+                    kind: .sourcePath(components, offsets: offsets), range: token.offset..<lastEnd, mark: token.offset)
             }
             guard isSymbol("(") else {
                 throw source.error(
@@ -305,9 +336,12 @@ struct ExpressionParser {
             let range = token.offset..<lastEnd
             if name == "if" {
                 guard arguments.count == 3 else {
-                    throw source.error("if(condition, then, else) takes 3 arguments but was given \(arguments.count)", at: token.offset)
+                    throw source.error(
+                        "if(condition, then, else) takes 3 arguments but was given \(arguments.count)", at: token.offset
+                    )
                 }
-                return ExpressionNode(kind: .conditional(arguments[0], arguments[1], arguments[2]), range: range, mark: token.offset)
+                return ExpressionNode(
+                    kind: .conditional(arguments[0], arguments[1], arguments[2]), range: range, mark: token.offset)
             }
             return ExpressionNode(kind: .call(name, arguments), range: range, mark: token.offset)
         case .symbol("("):

@@ -10,7 +10,9 @@ enum ExpressionRuntime {
     }
 
     /// `.null` for nil, else a runtime error saying what was expected.
-    static func nullOrFail(_ value: Value, _ expected: String, _ site: ExpressionSite, _ context: any ExpressionContext) throws(FerryError) -> Value {
+    static func nullOrFail(
+        _ value: Value, _ expected: String, _ site: ExpressionSite, _ context: any ExpressionContext
+    ) throws(FerryError) -> Value {
         if value.isNull { return .null }
         throw site.fail("expected \(expected) but found \(value.typeName)", context)
     }
@@ -96,7 +98,9 @@ enum ExpressionRuntime {
         switch value {
         case .null, .decimal: return .success(value)
         case .integer, .double:
-            guard let text = decimalText(value) else { return .failure(CoercionFailure("\(value) is not a finite number")) }
+            guard let text = decimalText(value) else {
+                return .failure(CoercionFailure("\(value) is not a finite number"))
+            }
             return .success(.decimal(text))
         case .bool(let flag): return .success(.decimal(flag ? "1" : "0"))
         case .string(let text):
@@ -158,7 +162,8 @@ enum ExpressionRuntime {
         case .string, .integer, .decimal:
             let text = string(value)
             let format = format ?? .iso8601
-            guard let millis = Coercion.parseDate(text.trimmingCharacters(in: .whitespacesAndNewlines), format: format) else {
+            guard let millis = Coercion.parseDate(text.trimmingCharacters(in: .whitespacesAndNewlines), format: format)
+            else {
                 let name = format == .iso8601 ? "an ISO-8601 date" : "a date in format \(format)"
                 return .failure(CoercionFailure("'\(Coercion.excerpt(text))' is not \(name)"))
             }

@@ -32,13 +32,16 @@ package struct CoreDataMigrationDestination {
             dictionary[key] = sourceMetadata.otherKeys[key]
         }
         try connection.execute(
-            "UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ?", [.text(sourceMetadata.uuid), .blob(BinaryPropertyListWriter.encode(.dictionary(dictionary)))])
+            "UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ?",
+            [.text(sourceMetadata.uuid), .blob(BinaryPropertyListWriter.encode(.dictionary(dictionary)))])
     }
 
     /// Columns a new row of `entity` gets besides its values in `layout`, with their SQL
     /// values: Core Data's `Z_ENT` (the entity's number in the new model) and `Z_OPT` (`version`:
     /// the source row's when carried, else 1, a new object's). None in ferry's layout.
-    static func rowBookkeeping(of entity: EntityDescription, in layout: any StoreLayout, version: String = "1") -> [(column: String, value: String)] {
+    static func rowBookkeeping(
+        of entity: EntityDescription, in layout: any StoreLayout, version: String = "1"
+    ) -> [(column: String, value: String)] {
         guard let layout = layout as? CoreDataLayout, let number = layout.entityNumbers[entity.name] else { return [] }
         return [(CoreDataLayout.entityColumn, String(number)), (layout.versionColumn ?? "Z_OPT", version)]
     }
@@ -48,11 +51,15 @@ package struct CoreDataMigrationDestination {
     /// reuse the keys of deleted objects); sub-entities keep 0, as Core Data keeps them. New
     /// objects the app saves get keys after every migrated one. `sourceSchema` is the source
     /// Core Data store's schema on the connection.
-    static func recordKeyMaxima(on connection: Connection, schema: String, sourceSchema: String, model: ObjectModel, layout: CoreDataLayout) throws {
+    static func recordKeyMaxima(
+        on connection: Connection, schema: String, sourceSchema: String, model: ObjectModel, layout: CoreDataLayout
+    ) throws {
         let dialect = layout.dialect
         for entity in model.entities where entity.parent == nil {
             guard let number = layout.entityNumbers[entity.name] else { continue }
-            let members = model.entities.filter { model.isKind($0.name, of: entity.name) }.map { DatabaseValue.text($0.name) }
+            let members = model.entities.filter { model.isKind($0.name, of: entity.name) }.map {
+                DatabaseValue.text($0.name)
+            }
             let marks = Array(repeating: "?", count: members.count).joined(separator: ", ")
             try connection.execute(
                 """
@@ -71,7 +78,9 @@ package struct CoreDataMigrationDestination {
     ///   sub-entities (NULL without a link);
     /// - `Z_FOK_<NAME>` where the inverse is an ordered to-many: positions carried from the
     ///   source are kept; linked objects without one follow, in key order; NULL without a link.
-    static func recordLinkBookkeeping(on connection: Connection, schema: String, model: ObjectModel, layout: CoreDataLayout) throws {
+    static func recordLinkBookkeeping(
+        on connection: Connection, schema: String, model: ObjectModel, layout: CoreDataLayout
+    ) throws {
         let quote = layout.dialect.quote
         let key = quote(layout.keyColumn)
         var done: Set<String> = []
@@ -80,16 +89,19 @@ package struct CoreDataMigrationDestination {
             let qualified = layout.dialect.qualified(table, in: schema)
             for relationship in entity.relationships {
                 guard case .foreignKey(let column) = layout.storage(of: relationship, in: entity, model: model),
-                    let target = model.entity(named: relationship.destination), done.insert("\(table).\(column)").inserted
+                    let target = model.entity(named: relationship.destination),
+                    done.insert("\(table).\(column)").inserted
                 else { continue }
                 let link = quote(column)
                 if let entityColumn = layout.entityColumn(forForeignKeyOf: relationship, in: entity, model: model) {
                     let targets = layout.dialect.qualified(layout.table(for: target), in: schema)
                     try connection.execute(
-                        "UPDATE \(qualified) AS o SET \(quote(entityColumn)) = (SELECT t.\(quote(CoreDataLayout.entityColumn)) FROM \(targets) AS t WHERE t.\(key) = o.\(link))")
+                        "UPDATE \(qualified) AS o SET \(quote(entityColumn)) = (SELECT t.\(quote(CoreDataLayout.entityColumn)) FROM \(targets) AS t WHERE t.\(key) = o.\(link))"
+                    )
                 }
                 if let order = layout.orderColumn(forForeignKeyOf: relationship, in: entity, model: model).map(quote) {
-                    try connection.execute("UPDATE \(qualified) SET \(order) = NULL WHERE \(link) IS NULL AND \(order) IS NOT NULL")
+                    try connection.execute(
+                        "UPDATE \(qualified) SET \(order) = NULL WHERE \(link) IS NULL AND \(order) IS NOT NULL")
                     try connection.execute("DROP TABLE IF EXISTS temp.ferry_positions")
                     try connection.execute(
                         """
@@ -99,7 +111,8 @@ package struct CoreDataMigrationDestination {
                         FROM \(qualified) AS o WHERE o.\(link) IS NOT NULL AND o.\(order) IS NULL
                         """)
                     try connection.execute(
-                        "UPDATE \(qualified) AS o SET \(order) = (SELECT p.position FROM temp.ferry_positions AS p WHERE p.object = o.\(key)) WHERE o.\(key) IN (SELECT object FROM temp.ferry_positions)")
+                        "UPDATE \(qualified) AS o SET \(order) = (SELECT p.position FROM temp.ferry_positions AS p WHERE p.object = o.\(key)) WHERE o.\(key) IN (SELECT object FROM temp.ferry_positions)"
+                    )
                     try connection.execute("DROP TABLE temp.ferry_positions")
                 }
             }
@@ -114,8 +127,10 @@ package struct CoreDataMigrationDestination {
         let model = model.withInheritedProperties
         let layout = try CoreDataLayout.reading(connection, model: model)
         let metadata = StoreMetadata(
-            formatVersion: 0, modelName: model.name, modelVersion: model.version, modelHash: "", entityHashes: [:], model: model, createdAt: nil)
-        return Store(path: path, model: model, layout: layout, connection: connection, metadata: metadata, writerLock: nil)
+            formatVersion: 0, modelName: model.name, modelVersion: model.version, modelHash: "", entityHashes: [:],
+            model: model, createdAt: nil)
+        return Store(
+            path: path, model: model, layout: layout, connection: connection, metadata: metadata, writerLock: nil)
     }
 
     /// Refuses a step whose objects could not keep their keys in the new store: a mapping that
@@ -129,15 +144,21 @@ package struct CoreDataMigrationDestination {
         for entityMapping in identities {
             guard let source = entityMapping.source else { continue }
             let table = destinationLayout.table(forEntityNamed: entityMapping.destination)
-            readers[table, default: [:]][sourceLayout.table(forEntityNamed: source)] = readers[table]?[sourceLayout.table(forEntityNamed: source)] ?? entityMapping
+            readers[table, default: [:]][sourceLayout.table(forEntityNamed: source)] =
+                readers[table]?[sourceLayout.table(forEntityNamed: source)] ?? entityMapping
         }
         for (table, sources) in readers.sorted(by: { $0.key < $1.key }) where sources.count > 1 {
-            let described = sources.sorted { $0.key < $1.key }.map { "\($0.value.name) (\($0.value.source ?? "") from \($0.key))" }.joined(separator: ", ")
+            let described = sources.sorted { $0.key < $1.key }.map {
+                "\($0.value.name) (\($0.value.source ?? "") from \($0.key))"
+            }.joined(separator: ", ")
             throw FerryError(
                 .migration,
                 "mappings \(described) all write into table \(table), keeping the keys of objects from different tables, which may collide: entities of separate hierarchies cannot be merged into one by keeping their objects",
                 at: sources.values.first?.location,
-                notes: ["nothing was changed: the original store is as it was", "keep the entities in separate hierarchies, or give the mappings a policy that makes new objects"])
+                notes: [
+                    "nothing was changed: the original store is as it was",
+                    "keep the entities in separate hierarchies, or give the mappings a policy that makes new objects",
+                ])
         }
     }
 
@@ -146,15 +167,25 @@ package struct CoreDataMigrationDestination {
     /// higher: new objects get keys above it, so that they never take a key a copied object
     /// needs, whichever mapping runs first (a hierarchy's entities share one table).
     static func newKeyFloor(
-        table: String, identities: [MappingModel.EntityMapping], sourceLayout: any StoreLayout, destinationLayout: any StoreLayout,
+        table: String, identities: [MappingModel.EntityMapping], sourceLayout: any StoreLayout,
+        destinationLayout: any StoreLayout,
         on connection: Connection, sourceSchema: String, destinationSchema: String
     ) throws -> Int64 {
         let key = destinationLayout.dialect.quote(destinationLayout.keyColumn)
-        var floor = try connection.scalar("SELECT coalesce(max(\(key)), 0) FROM \(destinationLayout.dialect.qualified(table, in: destinationSchema))")?.int64 ?? 0
-        let sources = Set(identities.filter { destinationLayout.table(forEntityNamed: $0.destination) == table }.compactMap { $0.source.map(sourceLayout.table(forEntityNamed:)) })
+        var floor =
+            try connection.scalar(
+                "SELECT coalesce(max(\(key)), 0) FROM \(destinationLayout.dialect.qualified(table, in: destinationSchema))"
+            )?.int64 ?? 0
+        let sources = Set(
+            identities.filter { destinationLayout.table(forEntityNamed: $0.destination) == table }.compactMap {
+                $0.source.map(sourceLayout.table(forEntityNamed:))
+            })
         for source in sources.sorted() {
             let sourceKey = sourceLayout.dialect.quote(sourceLayout.keyColumn)
-            let highest = try connection.scalar("SELECT coalesce(max(\(sourceKey)), 0) FROM \(sourceLayout.dialect.qualified(source, in: sourceSchema))")?.int64 ?? 0
+            let highest =
+                try connection.scalar(
+                    "SELECT coalesce(max(\(sourceKey)), 0) FROM \(sourceLayout.dialect.qualified(source, in: sourceSchema))"
+                )?.int64 ?? 0
             floor = max(floor, highest)
         }
         return floor
@@ -162,12 +193,17 @@ package struct CoreDataMigrationDestination {
 
     /// Refuses objects written into an abstract entity: Core Data has no objects of an abstract
     /// entity itself, only of its sub-entities.
-    static func checkNotAbstract(_ entity: EntityDescription, written: Int, by entityMapping: MappingModel.EntityMapping) throws {
+    static func checkNotAbstract(
+        _ entity: EntityDescription, written: Int, by entityMapping: MappingModel.EntityMapping
+    ) throws {
         guard entity.isAbstract, written > 0 else { return }
         throw FerryError(
             .migration,
             "mapping \(entityMapping.name) wrote \(written) objects of \(entity.name), which is abstract in the new version: an abstract entity has no objects of its own",
             at: entityMapping.location,
-            notes: ["nothing was changed: the original store is as it was", "make \(entity.name) concrete, or map its objects to one of its sub-entities"])
+            notes: [
+                "nothing was changed: the original store is as it was",
+                "make \(entity.name) concrete, or map its objects to one of its sub-entities",
+            ])
     }
 }

@@ -25,12 +25,14 @@ public protocol EntityMigrationPolicy: AnyObject {
     func begin(mapping: MappingContext, manager: MigrationManager) throws
     /// Creates the destination object(s) for one source object. The default inserts one object
     /// with the mapping's values (``MigrationManager/mappedValues(forSource:mapping:)``).
-    func createDestinationInstances(forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws
+    func createDestinationInstances(
+        forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws
     /// After every source object was processed.
     func endInstanceCreation(mapping: MappingContext, manager: MigrationManager) throws
     /// Sets relationships of one destination object, once every mapping created its objects. The
     /// default does nothing: relationships the mapping describes are already set.
-    func createRelationships(forDestination destination: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws
+    func createRelationships(
+        forDestination destination: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws
     /// After every destination object's relationships were set.
     func endRelationshipCreation(mapping: MappingContext, manager: MigrationManager) throws
     /// A last check of the mapping's objects; throw to fail the migration (nothing is changed).
@@ -43,14 +45,18 @@ extension EntityMigrationPolicy {
     /// Does nothing by default.
     public func begin(mapping: MappingContext, manager: MigrationManager) throws {}
     /// Inserts one destination object with the mapping's values (the default).
-    public func createDestinationInstances(forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws {
+    public func createDestinationInstances(
+        forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager
+    ) throws {
         let values = try manager.mappedValues(forSource: source, mapping: mapping)
         try manager.insertDestinationInstance(values, forSource: source, mapping: mapping)
     }
     /// Does nothing by default.
     public func endInstanceCreation(mapping: MappingContext, manager: MigrationManager) throws {}
     /// Does nothing by default: the relationships the mapping describes are already set.
-    public func createRelationships(forDestination destination: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws {}
+    public func createRelationships(
+        forDestination destination: MigrationObject, mapping: MappingContext, manager: MigrationManager
+    ) throws {}
     /// Does nothing by default.
     public func endRelationshipCreation(mapping: MappingContext, manager: MigrationManager) throws {}
     /// Does nothing by default.
@@ -120,8 +126,13 @@ public final class PolicyRegistry: Sendable {
 
     /// Registers hooks run around one version step, like SwiftData's
     /// `MigrationStage.custom(fromVersion:toVersion:willMigrate:didMigrate:)`.
-    public func registerStage(from: String, to: String, willMigrate: (@Sendable (MigrationStageContext) throws -> Void)? = nil, didMigrate: (@Sendable (MigrationStageContext) throws -> Void)? = nil) {
-        entries.withLock { $0.stages["\(from)->\(to)"] = MigrationStageHooks(willMigrate: willMigrate, didMigrate: didMigrate) }
+    public func registerStage(
+        from: String, to: String, willMigrate: (@Sendable (MigrationStageContext) throws -> Void)? = nil,
+        didMigrate: (@Sendable (MigrationStageContext) throws -> Void)? = nil
+    ) {
+        entries.withLock {
+            $0.stages["\(from)->\(to)"] = MigrationStageHooks(willMigrate: willMigrate, didMigrate: didMigrate)
+        }
     }
 
     /// A new policy instance for a name, or nil when none is registered.
@@ -216,7 +227,8 @@ public final class MigrationManager {
     private let writer: any MigrationWriting
     private var cancelled = false
 
-    init(connection: Connection, sourceModel: ObjectModel, destinationModel: ObjectModel, writer: any MigrationWriting) {
+    init(connection: Connection, sourceModel: ObjectModel, destinationModel: ObjectModel, writer: any MigrationWriting)
+    {
         self.connection = connection
         self.sourceModel = sourceModel
         self.destinationModel = destinationModel
@@ -231,7 +243,9 @@ public final class MigrationManager {
     /// Inserts a destination object for a source object and associates the two. The first object
     /// made from a source object keeps its primary key; further ones get new keys.
     @discardableResult
-    public func insertDestinationInstance(_ values: [String: Value], forSource source: MigrationObject?, mapping: MappingContext) throws -> MigrationObject {
+    public func insertDestinationInstance(
+        _ values: [String: Value], forSource source: MigrationObject?, mapping: MappingContext
+    ) throws -> MigrationObject {
         try writer.insertDestination(values, forSource: source, mappingName: mapping.name)
     }
 
@@ -241,7 +255,9 @@ public final class MigrationManager {
     /// on the manager's destination context). With a `source`, the object is associated with it
     /// under that mapping, for ``destinationInstances(forMapping:sourceInstances:)``.
     @discardableResult
-    public func insertDestinationInstance(_ values: [String: Value], forSource source: MigrationObject?, mappingNamed name: String) throws -> MigrationObject {
+    public func insertDestinationInstance(
+        _ values: [String: Value], forSource source: MigrationObject?, mappingNamed name: String
+    ) throws -> MigrationObject {
         try writer.insertDestination(values, forSource: source, mappingName: name)
     }
 
@@ -262,7 +278,8 @@ public final class MigrationManager {
 
     /// Sets a to-one relationship of a destination object to another destination object.
     public func setRelationship(_ relationship: String, of destination: MigrationObject, to target: Int64?) throws {
-        try writer.setRelationship(relationship, entity: destination.entity, key: destination.primaryKey, target: target)
+        try writer.setRelationship(
+            relationship, entity: destination.entity, key: destination.primaryKey, target: target)
     }
 
     /// How far the step is (objects processed in the current mapping).

@@ -47,13 +47,17 @@ struct EntityPlan {
     /// without copying the plan's descriptions.
     private(set) var programs: [(_ row: [Value], _ key: Int64) throws -> Value] = []
 
-    init(mapping: MappingModel.EntityMapping, source: EntityDescription, destination: EntityDescription, step: MigrationStepScope) throws {
+    init(
+        mapping: MappingModel.EntityMapping, source: EntityDescription, destination: EntityDescription,
+        step: MigrationStepScope
+    ) throws {
         self.mapping = mapping
         self.source = source
         self.destination = destination
         let sourceModel = step.source
         let destinationModel = step.destination
-        let sourceLayout = step.sourceLayout, destinationLayout = step.destinationLayout
+        let sourceLayout = step.sourceLayout
+        let destinationLayout = step.destinationLayout
         self.sourceLayout = sourceLayout
         self.destinationLayout = destinationLayout
         self.sourceCoding = DispatchedValueCoding(sourceLayout.valueCoding)
@@ -64,11 +68,15 @@ struct EntityPlan {
 
         // Every source attribute, so that copies, policies and expressions can read them.
         for attribute in source.attributes {
-            sourceColumns[attribute.name] = select(SQLText(text: "t0.\(sourceLayout.quotedColumn(forAttribute: attribute.name, in: source))", arguments: []), type: attribute.type)
+            sourceColumns[attribute.name] = select(
+                SQLText(
+                    text: "t0.\(sourceLayout.quotedColumn(forAttribute: attribute.name, in: source))", arguments: []),
+                type: attribute.type)
         }
         for relationship in source.relationships where !relationship.isToMany {
             if case .foreignKey(let column) = sourceLayout.storage(of: relationship, in: source, model: sourceModel) {
-                sourceRelationshipColumns[relationship.name] = select(SQLText(text: "t0.\(sourceQuote(column))", arguments: []), type: nil)
+                sourceRelationshipColumns[relationship.name] = select(
+                    SQLText(text: "t0.\(sourceQuote(column))", arguments: []), type: nil)
             }
         }
 
@@ -76,10 +84,18 @@ struct EntityPlan {
             let rule = mapping.attribute(named: attribute.name)?.value ?? .constant(attribute.defaultValue ?? .null)
             switch rule {
             case .constant(let value):
-                attributes.append((attribute.name, .constant(value), SQLText(text: "?", arguments: [destinationLayout.valueCoding.encode(value)])))
+                attributes.append(
+                    (
+                        attribute.name, .constant(value),
+                        SQLText(text: "?", arguments: [destinationLayout.valueCoding.encode(value)])
+                    ))
             case .copy(let sourceName, let conversion, let valueIfNil):
-                guard let index = sourceColumns[sourceName], let sourceAttribute = source.attribute(named: sourceName) else {
-                    throw FerryError(.migration, "mapping \(mapping.name): \(source.name) has no attribute '\(sourceName)' to copy into \(attribute.name)", at: mapping.location)
+                guard let index = sourceColumns[sourceName], let sourceAttribute = source.attribute(named: sourceName)
+                else {
+                    throw FerryError(
+                        .migration,
+                        "mapping \(mapping.name): \(source.name) has no attribute '\(sourceName)' to copy into \(attribute.name)",
+                        at: mapping.location)
                 }
                 var text = "t0.\(sourceLayout.quotedColumn(forAttribute: sourceName, in: source))"
                 var exact = setBased
@@ -100,7 +116,11 @@ struct EntityPlan {
                     text = "COALESCE(\(text), ?)"
                     arguments.append(destinationLayout.valueCoding.encode(valueIfNil))
                 }
-                attributes.append((attribute.name, .column(index, conversion: conversion, valueIfNil: valueIfNil), exact ? SQLText(text: text, arguments: arguments) : nil))
+                attributes.append(
+                    (
+                        attribute.name, .column(index, conversion: conversion, valueIfNil: valueIfNil),
+                        exact ? SQLText(text: text, arguments: arguments) : nil
+                    ))
             case .expression(let text):
                 let location = mapping.attribute(named: attribute.name)?.location
                 let bound: BoundExpression
@@ -123,13 +143,20 @@ struct EntityPlan {
                     slotSQL.append(sql)
                 }
                 // Expressions compile to SQL over ferry's stored forms.
-                let sql = setBased ? bound.sql { slotSQL[$0] }.map { SQLText(text: $0.text, arguments: $0.arguments.map(destinationLayout.valueCoding.encode)) } : nil
+                let sql =
+                    setBased
+                    ? bound.sql { slotSQL[$0] }.map {
+                        SQLText(text: $0.text, arguments: $0.arguments.map(destinationLayout.valueCoding.encode))
+                    } : nil
                 attributes.append((attribute.name, .expression(bound, slots: slots), sql))
             }
         }
 
         for relationship in destination.relationships {
-            guard case .foreignKey(let column) = destinationLayout.storage(of: relationship, in: destination, model: destinationModel) else { continue }
+            guard
+                case .foreignKey(let column) = destinationLayout.storage(
+                    of: relationship, in: destination, model: destinationModel)
+            else { continue }
             let rule = mapping.relationship(named: relationship.name)?.value ?? .none
             var sql = SQLText(text: "NULL", arguments: [])
             switch rule {
@@ -137,42 +164,60 @@ struct EntityPlan {
                 break
             case .carry(let sourceName):
                 guard let sourceRelationship = source.relationship(named: sourceName) else {
-                    throw FerryError(.migration, "mapping \(mapping.name): \(source.name) has no relationship '\(sourceName)' to carry into \(relationship.name)", at: mapping.location)
+                    throw FerryError(
+                        .migration,
+                        "mapping \(mapping.name): \(source.name) has no relationship '\(sourceName)' to carry into \(relationship.name)",
+                        at: mapping.location)
                 }
                 var key = Self.relatedKeySQL(sourceRelationship, in: source, model: sourceModel, layout: sourceLayout)
                 if let kept = Self.keptLinkSQL(
-                    sourceRelationship, becoming: relationship, in: source, sourceModel: sourceModel, destinationModel: destinationModel, layout: sourceLayout)
+                    sourceRelationship, becoming: relationship, in: source, sourceModel: sourceModel,
+                    destinationModel: destinationModel, layout: sourceLayout)
                 {
                     key = kept
                 }
-                sql = try step.mappedKeySQL(key, entity: relationship.destination, sourceEntity: sourceRelationship.destination)
+                sql = try step.mappedKeySQL(
+                    key, entity: relationship.destination, sourceEntity: sourceRelationship.destination)
             case .keyPath(let path):
                 var entity = source
                 for name in path {
-                    guard let hop = entity.relationship(named: name), !hop.isToMany, let next = sourceModel.entity(named: hop.destination) else {
+                    guard let hop = entity.relationship(named: name), !hop.isToMany,
+                        let next = sourceModel.entity(named: hop.destination)
+                    else {
                         throw FerryError(
-                            .migration, "mapping \(mapping.name): \(path.joined(separator: ".")) is not a chain of to-one relationships of \(source.name) (at '\(name)')",
+                            .migration,
+                            "mapping \(mapping.name): \(path.joined(separator: ".")) is not a chain of to-one relationships of \(source.name) (at '\(name)')",
                             at: mapping.location)
                     }
                     entity = next
                 }
-                let key = Self.keyPathSQL(path, in: source, model: sourceModel, layout: sourceLayout, selectingKey: true)
+                let key = Self.keyPathSQL(
+                    path, in: source, model: sourceModel, layout: sourceLayout, selectingKey: true)
                 sql = try step.mappedKeySQL(key, entity: relationship.destination, sourceEntity: entity.name)
             case .fromMapping(let name):
                 guard let target = step.mapping.entity(named: name) else {
-                    throw FerryError(.migration, "mapping \(mapping.name): relationship \(relationship.name) names an unknown mapping '\(name)'", at: mapping.location)
+                    throw FerryError(
+                        .migration,
+                        "mapping \(mapping.name): relationship \(relationship.name) names an unknown mapping '\(name)'",
+                        at: mapping.location)
                 }
                 if step.isIdentity(target) {
                     sql = SQLText(text: "t0.\(sourceQuote(sourceLayout.keyColumn))", arguments: [])
                 } else {
-                    sql = SQLText(text: "(SELECT destination FROM links.assoc WHERE mapping = ? AND source = t0.\(sourceQuote(sourceLayout.keyColumn)) LIMIT 1)", arguments: [.text(name)])
+                    sql = SQLText(
+                        text:
+                            "(SELECT destination FROM links.assoc WHERE mapping = ? AND source = t0.\(sourceQuote(sourceLayout.keyColumn)) LIMIT 1)",
+                        arguments: [.text(name)])
                 }
             }
             foreignKeys.append((column, select(sql, type: nil), sql))
-            if let order = (destinationLayout as? CoreDataLayout)?.orderColumn(forForeignKeyOf: relationship, in: destination, model: destinationModel) {
+            if let order = (destinationLayout as? CoreDataLayout)?.orderColumn(
+                forForeignKeyOf: relationship, in: destination, model: destinationModel)
+            {
                 var position = SQLText(text: "NULL", arguments: [])
                 if case .carry(let sourceName) = rule, let sourceRelationship = source.relationship(named: sourceName),
-                    let carried = (sourceLayout as? CoreDataLayout)?.orderColumn(forForeignKeyOf: sourceRelationship, in: source, model: sourceModel)
+                    let carried = (sourceLayout as? CoreDataLayout)?.orderColumn(
+                        forForeignKeyOf: sourceRelationship, in: source, model: sourceModel)
                 {
                     position = SQLText(text: "t0.\(sourceQuote(carried))", arguments: [])
                 }
@@ -181,7 +226,8 @@ struct EntityPlan {
         }
 
         if let text = mapping.filter {
-            let predicate = try Predicate(format: text, location: mapping.filterLocation).bound(to: source, model: sourceModel)
+            let predicate = try Predicate(format: text, location: mapping.filterLocation).bound(
+                to: source, model: sourceModel)
             let compiled = try predicate.sql(for: source, model: sourceModel, layout: sourceLayout, alias: "t0")
             filter = SQLText(text: compiled.sql, arguments: compiled.arguments)
         } else {
@@ -195,7 +241,12 @@ struct EntityPlan {
                 if keyPath.components.count == 1, let index = sourceColumns[keyPath.components[0]] {
                     slots.append(index)
                 } else {
-                    slots.append(select(SQLText(text: Self.keyPathSQL(keyPath.components, in: source, model: sourceModel, layout: sourceLayout), arguments: []), type: keyPath.attribute.type))
+                    slots.append(
+                        select(
+                            SQLText(
+                                text: Self.keyPathSQL(
+                                    keyPath.components, in: source, model: sourceModel, layout: sourceLayout),
+                                arguments: []), type: keyPath.attribute.type))
                 }
             }
             distinct = bound
@@ -217,7 +268,10 @@ struct EntityPlan {
                             throw FerryError(
                                 .migration,
                                 "\(sourceName) object \(key): \(name) value \(row[index]) does not fit \(conversion.to.rawValue); the inferred \(conversion.from.rawValue) → \(conversion.to.rawValue) conversion converts only values that fit exactly",
-                                notes: ["nothing was changed: the original store is as it was", "fix the value, or write a mapping that converts \(name)"])
+                                notes: [
+                                    "nothing was changed: the original store is as it was",
+                                    "fix the value, or write a mapping that converts \(name)",
+                                ])
                         }
                         return value
                     }
@@ -227,7 +281,9 @@ struct EntityPlan {
                 }
                 return { row, _ in row[index].isNull ? valueIfNil : row[index] }
             case .expression(let expression, let slots):
-                return { row, key in try expression.evaluate(on: SlotContext(row: row, slots: slots, entity: sourceName, key: key)) }
+                return { row, key in
+                    try expression.evaluate(on: SlotContext(row: row, slots: slots, entity: sourceName, key: key))
+                }
             }
         }
     }
@@ -264,12 +320,15 @@ struct EntityPlan {
         }
         // Core Data's Z_ENT, and Z_OPT carried from a Core Data source (1 otherwise).
         let carried = sourceLayout.versionColumn.map { "t0.\(sourceLayout.dialect.quote($0))" } ?? "1"
-        for (column, value) in CoreDataMigrationDestination.rowBookkeeping(of: destination, in: destinationLayout, version: carried) {
+        for (column, value) in CoreDataMigrationDestination.rowBookkeeping(
+            of: destination, in: destinationLayout, version: carried)
+        {
             columns.append(quote(column))
             values.append(value)
         }
         let table = destinationLayout.dialect.qualified(destinationLayout.table(for: destination), in: schema)
-        var text = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) \(fromClause)"
+        var text =
+            "INSERT INTO \(table) (\(columns.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) \(fromClause)"
         if let filter {
             text += " WHERE \(filter.text)"
             arguments += filter.arguments
@@ -281,14 +340,15 @@ struct EntityPlan {
     /// value coding, same type, a constant at most for nil) and constants: its rows are as
     /// well-typed as the source's, so the step need not check their value forms again.
     var copiesStoredForms: Bool {
-        !copiesAcrossTypes && attributes.allSatisfy { attribute in
-            guard attribute.sql != nil else { return false }
-            switch attribute.source {
-            case .constant: return true
-            case .column(_, let conversion, _): return conversion == nil
-            case .expression: return false
+        !copiesAcrossTypes
+            && attributes.allSatisfy { attribute in
+                guard attribute.sql != nil else { return false }
+                switch attribute.source {
+                case .constant: return true
+                case .column(_, let conversion, _): return conversion == nil
+                case .expression: return false
+                }
             }
-        }
     }
 
     /// The row path's query: the primary key, then every selected column.
@@ -355,7 +415,10 @@ struct EntityPlan {
 
     /// The key of the object a to-one (or the first of a to-many) relationship points to, for the
     /// source row `t0`.
-    static func relatedKeySQL(_ relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel, layout: any StoreLayout) -> String {
+    static func relatedKeySQL(
+        _ relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel,
+        layout: any StoreLayout
+    ) -> String {
         let quote = layout.dialect.quote
         let pk = quote(layout.keyColumn)
         switch layout.storage(of: relationship, in: entity, model: model) {
@@ -364,7 +427,8 @@ struct EntityPlan {
         case .inverseForeignKey(let table, let column):
             return "(SELECT \(pk) FROM \(quote(table)) WHERE \(quote(column)) = t0.\(pk) ORDER BY \(pk) LIMIT 1)"
         case .joinTable(let table, let sourceColumn, let targetColumn):
-            return "(SELECT \(quote(targetColumn)) FROM \(quote(table)) WHERE \(quote(sourceColumn)) = t0.\(pk) ORDER BY \(quote(targetColumn)) LIMIT 1)"
+            return
+                "(SELECT \(quote(targetColumn)) FROM \(quote(table)) WHERE \(quote(sourceColumn)) = t0.\(pk) ORDER BY \(quote(targetColumn)) LIMIT 1)"
         }
     }
 
@@ -374,29 +438,38 @@ struct EntityPlan {
     /// (the other side reads the first link in key order, ``relatedKeySQL(_:in:model:layout:)``).
     /// Nil when the relationship is not such a to-one.
     static func keptLinkSQL(
-        _ sourceRelationship: RelationshipDescription, becoming relationship: RelationshipDescription, in entity: EntityDescription,
+        _ sourceRelationship: RelationshipDescription, becoming relationship: RelationshipDescription,
+        in entity: EntityDescription,
         sourceModel: ObjectModel, destinationModel: ObjectModel, layout: any StoreLayout
     ) -> String? {
         guard case .foreignKey(let column) = layout.storage(of: sourceRelationship, in: entity, model: sourceModel),
-            let oldInverse = sourceRelationship.inverse, let oldTarget = sourceModel.entity(named: sourceRelationship.destination),
+            let oldInverse = sourceRelationship.inverse,
+            let oldTarget = sourceModel.entity(named: sourceRelationship.destination),
             sourceModel.relationship(named: oldInverse, in: oldTarget)?.isToMany == true,
-            let newInverse = relationship.inverse, let newTarget = destinationModel.entity(named: relationship.destination),
+            let newInverse = relationship.inverse,
+            let newTarget = destinationModel.entity(named: relationship.destination),
             destinationModel.relationship(named: newInverse, in: newTarget)?.isToMany == false
         else { return nil }
         let quote = layout.dialect.quote
         let pk = quote(layout.keyColumn)
-        return "CASE WHEN t0.\(pk) = (SELECT MIN(k.\(pk)) FROM \(layout.quotedTable(for: entity)) k WHERE k.\(quote(column)) = t0.\(quote(column))) THEN t0.\(quote(column)) END"
+        return
+            "CASE WHEN t0.\(pk) = (SELECT MIN(k.\(pk)) FROM \(layout.quotedTable(for: entity)) k WHERE k.\(quote(column)) = t0.\(quote(column))) THEN t0.\(quote(column)) END"
     }
 
     /// All (owner, target) key pairs of a relationship in the source store.
-    static func pairsSQL(of relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel, layout: any StoreLayout) -> String {
+    static func pairsSQL(
+        of relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel,
+        layout: any StoreLayout
+    ) -> String {
         let quote = layout.dialect.quote
         let pk = quote(layout.keyColumn)
         switch layout.storage(of: relationship, in: entity, model: model) {
         case .foreignKey(let column):
-            return "SELECT \(pk) AS owner, \(quote(column)) AS target FROM \(layout.quotedTable(for: entity)) WHERE \(quote(column)) IS NOT NULL"
+            return
+                "SELECT \(pk) AS owner, \(quote(column)) AS target FROM \(layout.quotedTable(for: entity)) WHERE \(quote(column)) IS NOT NULL"
         case .inverseForeignKey(let table, let column):
-            return "SELECT \(quote(column)) AS owner, \(pk) AS target FROM \(quote(table)) WHERE \(quote(column)) IS NOT NULL"
+            return
+                "SELECT \(quote(column)) AS owner, \(pk) AS target FROM \(quote(table)) WHERE \(quote(column)) IS NOT NULL"
         case .joinTable(let table, let sourceColumn, let targetColumn):
             return "SELECT \(quote(sourceColumn)) AS owner, \(quote(targetColumn)) AS target FROM \(quote(table))"
         }
@@ -405,7 +478,10 @@ struct EntityPlan {
     /// A key path of `$source` (to-one relationships, then an attribute) as SQL over `t0`; with
     /// `selectingKey`, every component is a relationship and the SQL is the key of the object at
     /// the end of the path.
-    static func keyPathSQL(_ components: [String], in entity: EntityDescription, model: ObjectModel, layout: any StoreLayout, selectingKey: Bool = false) -> String {
+    static func keyPathSQL(
+        _ components: [String], in entity: EntityDescription, model: ObjectModel, layout: any StoreLayout,
+        selectingKey: Bool = false
+    ) -> String {
         let quote = layout.dialect.quote
         let pk = quote(layout.keyColumn)
         let hops = selectingKey ? components : Array(components.dropLast())
@@ -414,7 +490,8 @@ struct EntityPlan {
         var previousAlias = "t0"
         var previousEntity = entity
         for (depth, name) in zip(1..., hops) {
-            guard let hop = previousEntity.relationship(named: name), let target = model.entity(named: hop.destination) else { break }
+            guard let hop = previousEntity.relationship(named: name), let target = model.entity(named: hop.destination)
+            else { break }
             let alias = "t\(depth)"
             let condition: String
             switch layout.storage(of: hop, in: previousEntity, model: model) {
@@ -423,13 +500,17 @@ struct EntityPlan {
             case .inverseForeignKey(_, let column):
                 condition = "\(alias).\(quote(column)) = \(previousAlias).\(pk)"
             case .joinTable(let table, let sourceColumn, let targetColumn):
-                condition = "\(alias).\(pk) = (SELECT \(quote(targetColumn)) FROM \(quote(table)) WHERE \(quote(sourceColumn)) = \(previousAlias).\(pk) LIMIT 1)"
+                condition =
+                    "\(alias).\(pk) = (SELECT \(quote(targetColumn)) FROM \(quote(table)) WHERE \(quote(sourceColumn)) = \(previousAlias).\(pk) LIMIT 1)"
             }
             joins.append((layout.quotedTable(for: target), alias, condition))
             previousAlias = alias
             previousEntity = target
         }
-        let inner = selectingKey ? "\(previousAlias).\(pk)" : "\(previousAlias).\(layout.quotedColumn(forAttribute: components.last ?? "", in: previousEntity))"
+        let inner =
+            selectingKey
+            ? "\(previousAlias).\(pk)"
+            : "\(previousAlias).\(layout.quotedColumn(forAttribute: components.last ?? "", in: previousEntity))"
         guard !joins.isEmpty else { return inner }
         let from = joins.map { "\($0.table) AS \($0.alias)" }.joined(separator: ", ")
         let conditions = joins.map(\.condition).joined(separator: " AND ")

@@ -39,7 +39,8 @@ public struct InferredMapping: Sendable, Hashable, Codable {
 
     /// A mapping between two versions of model `modelName`.
     public init(
-        modelName: String, sourceVersion: String, destinationVersion: String, sourceHash: String, destinationHash: String,
+        modelName: String, sourceVersion: String, destinationVersion: String, sourceHash: String,
+        destinationHash: String,
         entities: [EntityMapping], droppedEntities: [String]
     ) {
         self.modelName = modelName
@@ -60,7 +61,9 @@ public struct InferredMapping: Sendable, Hashable, Codable {
     /// `intermediates` (the versions between them, oldest first).
     /// - Throws: `FerryError` (code `.migration`) listing every change inference refuses, each
     ///   with its reason and fix.
-    public static func infer(from source: ObjectModel, to destination: ObjectModel, through intermediates: [ObjectModel] = []) throws -> InferredMapping {
+    public static func infer(
+        from source: ObjectModel, to destination: ObjectModel, through intermediates: [ObjectModel] = []
+    ) throws -> InferredMapping {
         try ModelDiff(from: source, to: destination, through: intermediates).inferredMapping()
     }
 
@@ -114,7 +117,8 @@ public struct InferredMapping: Sendable, Hashable, Codable {
         public var valueIfNil: Value
 
         /// The mapping of `destination` from `source` (nil: a new attribute), converted by `conversion`.
-        public init(destination: String, source: String?, conversion: TypeConversion? = nil, valueIfNil: Value = .null) {
+        public init(destination: String, source: String?, conversion: TypeConversion? = nil, valueIfNil: Value = .null)
+        {
             self.destination = destination
             self.source = source
             self.conversion = conversion

@@ -7,7 +7,9 @@ struct ManyToManyLinks {
 
     /// Writes the links of every carried many-to-many relationship (each join table once).
     func write() throws {
-        let mapping = scope.mapping, source = scope.source, destination = scope.destination
+        let mapping = scope.mapping
+        let source = scope.source
+        let destination = scope.destination
         let destinationLayout = scope.destinationLayout
         var done: Set<String> = []
         for entityMapping in mapping.entities {
@@ -17,7 +19,8 @@ struct ManyToManyLinks {
             for relationshipMapping in entityMapping.relationships {
                 guard case .carry(let sourceRelationshipName) = relationshipMapping.value,
                     let relationship = destinationEntity.relationship(named: relationshipMapping.destination),
-                    case .joinTable(let table, let sourceColumn, let targetColumn) = destinationLayout.storage(of: relationship, in: destinationEntity, model: destination),
+                    case .joinTable(let table, let sourceColumn, let targetColumn) = destinationLayout.storage(
+                        of: relationship, in: destinationEntity, model: destination),
                     !done.contains(table),
                     let sourceRelationship = sourceEntity.relationship(named: sourceRelationshipName)
                 else { continue }
@@ -26,14 +29,18 @@ struct ManyToManyLinks {
                 // relationship: owners are objects of the entity that declares it.
                 let sourceOwner = Self.declaring(sourceRelationshipName, of: sourceEntity, in: source)
                 let destinationOwner = Self.declaring(relationship.name, of: destinationEntity, in: destination)
-                let pairs = EntityPlan.pairsSQL(of: sourceRelationship, in: sourceOwner, model: source, layout: scope.sourceLayout)
-                let owner = try scope.mappedKeySQL("p.owner", entity: destinationOwner.name, sourceEntity: sourceOwner.name)
-                let target = try scope.mappedKeySQL("p.target", entity: relationship.destination, sourceEntity: sourceRelationship.destination)
+                let pairs = EntityPlan.pairsSQL(
+                    of: sourceRelationship, in: sourceOwner, model: source, layout: scope.sourceLayout)
+                let owner = try scope.mappedKeySQL(
+                    "p.owner", entity: destinationOwner.name, sourceEntity: sourceOwner.name)
+                let target = try scope.mappedKeySQL(
+                    "p.target", entity: relationship.destination, sourceEntity: sourceRelationship.destination)
                 let quote = destinationLayout.dialect.quote
                 try connection.execute(
                     destinationLayout.dialect.insert(
                         into: scope.destinationTable(table), columns: [quote(sourceColumn), quote(targetColumn)],
-                        values: "SELECT \(owner.text), \(target.text) FROM (\(pairs)) AS p WHERE \(owner.text) IS NOT NULL AND \(target.text) IS NOT NULL",
+                        values:
+                            "SELECT \(owner.text), \(target.text) FROM (\(pairs)) AS p WHERE \(owner.text) IS NOT NULL AND \(target.text) IS NOT NULL",
                         onConflict: .ignore),
                     owner.arguments + target.arguments + owner.arguments + target.arguments)
             }

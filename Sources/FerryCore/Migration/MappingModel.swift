@@ -16,7 +16,9 @@ public struct MappingModel: Sendable {
     public var location: InputLocation?
 
     /// A mapping model with these entity mappings.
-    public init(source: ObjectModel, destination: ObjectModel, entities: [EntityMapping], location: InputLocation? = nil) {
+    public init(
+        source: ObjectModel, destination: ObjectModel, entities: [EntityMapping], location: InputLocation? = nil
+    ) {
         self.source = source
         self.destination = destination
         self.entities = entities
@@ -30,7 +32,9 @@ public struct MappingModel: Sendable {
     }
 
     /// A mapping model from an inferred mapping.
-    public init(source: ObjectModel, destination: ObjectModel, inferred: InferredMapping, location: InputLocation? = nil) {
+    public init(
+        source: ObjectModel, destination: ObjectModel, inferred: InferredMapping, location: InputLocation? = nil
+    ) {
         self.source = source
         self.destination = destination
         self.location = location
@@ -40,9 +44,10 @@ public struct MappingModel: Sendable {
     /// The entity mapping with this name; also by Core Data's compiled name of a mapping,
     /// `<Source>To<Destination>` (`PostToPost`), so that policies written for Core Data find it.
     public func entity(named name: String) -> EntityMapping? {
-        entities.first { $0.name == name } ?? entities.first { mapping in
-            mapping.source.map { "\($0)To\(mapping.destination)" } == name
-        }
+        entities.first { $0.name == name }
+            ?? entities.first { mapping in
+                mapping.source.map { "\($0)To\(mapping.destination)" } == name
+            }
     }
 
     /// The entity mappings with those that others name in ``RelationshipValue/fromMapping(_:)``
@@ -55,7 +60,9 @@ public struct MappingModel: Sendable {
         while !remaining.isEmpty {
             let ready = remaining.firstIndex { mapping in
                 mapping.relationships.allSatisfy { relationship in
-                    guard case .fromMapping(let name) = relationship.value, let target = entity(named: name), target.name != mapping.name else { return true }
+                    guard case .fromMapping(let name) = relationship.value, let target = entity(named: name),
+                        target.name != mapping.name
+                    else { return true }
                     return done.contains(target.name)
                 }
             }
@@ -99,7 +106,8 @@ public struct MappingModel: Sendable {
         /// An entity mapping named `name` filling `destination` from `source` (nil: it starts empty).
         public init(
             name: String, destination: String, source: String?, filter: String? = nil, distinct: String? = nil,
-            attributes: [AttributeMapping], relationships: [RelationshipMapping], policy: String? = nil, location: InputLocation? = nil
+            attributes: [AttributeMapping], relationships: [RelationshipMapping], policy: String? = nil,
+            location: InputLocation? = nil
         ) {
             self.name = name
             self.destination = destination
@@ -117,19 +125,26 @@ public struct MappingModel: Sendable {
                 name: inferred.destination, destination: inferred.destination, source: inferred.source,
                 attributes: inferred.attributes.map { attribute in
                     if let source = attribute.source {
-                        return AttributeMapping(destination: attribute.destination, value: .copy(source: source, conversion: attribute.conversion, valueIfNil: attribute.valueIfNil))
+                        return AttributeMapping(
+                            destination: attribute.destination,
+                            value: .copy(
+                                source: source, conversion: attribute.conversion, valueIfNil: attribute.valueIfNil))
                     }
                     return AttributeMapping(destination: attribute.destination, value: .constant(attribute.valueIfNil))
                 },
                 relationships: inferred.relationships.map { relationship in
-                    RelationshipMapping(destination: relationship.destination, value: relationship.source.map { .carry(source: $0) } ?? .none)
+                    RelationshipMapping(
+                        destination: relationship.destination,
+                        value: relationship.source.map { .carry(source: $0) } ?? .none)
                 })
         }
 
         /// The mapping of the destination attribute with this name.
         public func attribute(named name: String) -> AttributeMapping? { attributes.first { $0.destination == name } }
         /// The mapping of the destination relationship with this name.
-        public func relationship(named name: String) -> RelationshipMapping? { relationships.first { $0.destination == name } }
+        public func relationship(named name: String) -> RelationshipMapping? {
+            relationships.first { $0.destination == name }
+        }
     }
 
     /// How one destination attribute gets its value.

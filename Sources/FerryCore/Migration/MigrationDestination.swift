@@ -19,7 +19,9 @@ enum MigrationDestination {
         switch self {
         case .ferry:
             let layout = FerryLayout()
-            try connection.transaction(.immediate) { try Store.createSchema(for: model, on: connection, layout: layout, includingIndexes: false) }
+            try connection.transaction(.immediate) {
+                try Store.createSchema(for: model, on: connection, layout: layout, includingIndexes: false)
+            }
             return layout
         case .coreData(let destination):
             return try destination.createSchema(for: model, on: connection)
@@ -35,10 +37,14 @@ enum MigrationDestination {
     /// The bookkeeping a step writes once every object is in (inside the step's transaction,
     /// the new store attached as `schema`, the source as `sourceSchema`): Core Data's entity and order columns beside keys,
     /// and `Z_PRIMARYKEY.Z_MAX`.
-    func finish(on connection: Connection, schema: String, sourceSchema: String, model: ObjectModel, layout: any StoreLayout) throws {
+    func finish(
+        on connection: Connection, schema: String, sourceSchema: String, model: ObjectModel, layout: any StoreLayout
+    ) throws {
         guard case .coreData = self, let layout = layout as? CoreDataLayout else { return }
-        try CoreDataMigrationDestination.recordLinkBookkeeping(on: connection, schema: schema, model: model, layout: layout)
-        try CoreDataMigrationDestination.recordKeyMaxima(on: connection, schema: schema, sourceSchema: sourceSchema, model: model, layout: layout)
+        try CoreDataMigrationDestination.recordLinkBookkeeping(
+            on: connection, schema: schema, model: model, layout: layout)
+        try CoreDataMigrationDestination.recordKeyMaxima(
+            on: connection, schema: schema, sourceSchema: sourceSchema, model: model, layout: layout)
     }
 
     /// Opens a finished step's store to verify it (a scratch file: no writer lock).

@@ -10,7 +10,10 @@ final class MigrationEntityCopier {
     /// One report per entity mapping, in the order they ran.
     private(set) var reports: [MigrationStepReport.EntityReport] = []
 
-    init(scope: MigrationStepScope, connection: Connection, writer: MigrationObjectWriter, manager: MigrationManager, observer: (any MigrationObserver)?) {
+    init(
+        scope: MigrationStepScope, connection: Connection, writer: MigrationObjectWriter, manager: MigrationManager,
+        observer: (any MigrationObserver)?
+    ) {
         self.scope = scope
         self.connection = connection
         self.writer = writer
@@ -25,9 +28,13 @@ final class MigrationEntityCopier {
     func migrate(_ entityMapping: MappingModel.EntityMapping, policy: (any EntityMigrationPolicy)?) throws {
         let started = ContinuousClock.now
         guard let destinationEntity = destination.entity(named: entityMapping.destination) else {
-            throw FerryError(.migration, "mapping \(entityMapping.name): the destination model has no entity '\(entityMapping.destination)'", at: entityMapping.location)
+            throw FerryError(
+                .migration,
+                "mapping \(entityMapping.name): the destination model has no entity '\(entityMapping.destination)'",
+                at: entityMapping.location)
         }
-        var report = MigrationStepReport.EntityReport(mapping: entityMapping.name, destination: destinationEntity.name, source: entityMapping.source)
+        var report = MigrationStepReport.EntityReport(
+            mapping: entityMapping.name, destination: destinationEntity.name, source: entityMapping.source)
         // Objects policies insert through the manager are counted for their own entity there.
         let managerInsertsBefore = writer.managerInserts
         let writtenBefore = writer.written[destinationEntity.name, default: 0]
@@ -45,11 +52,16 @@ final class MigrationEntityCopier {
             return
         }
         guard let sourceEntity = source.entity(named: sourceName) else {
-            throw FerryError(.migration, "mapping \(entityMapping.name): the source model has no entity '\(sourceName)'", at: entityMapping.location)
+            throw FerryError(
+                .migration, "mapping \(entityMapping.name): the source model has no entity '\(sourceName)'",
+                at: entityMapping.location)
         }
-        let plan = try EntityPlan(mapping: entityMapping, source: sourceEntity, destination: destinationEntity, step: scope)
+        let plan = try EntityPlan(
+            mapping: entityMapping, source: sourceEntity, destination: destinationEntity, step: scope)
         observer?.migrationEntityStarted(entityMapping.name)
-        if policy == nil && entityMapping.distinct == nil, let sql = plan.insertSelectSQL(into: MigrationStepScope.destinationSchema) {
+        if policy == nil && entityMapping.distinct == nil,
+            let sql = plan.insertSelectSQL(into: MigrationStepScope.destinationSchema)
+        {
             if !plan.copiesStoredForms { writer.noteComputedValues(of: destinationEntity.name) }
             try execute(sql, entityMapping: entityMapping)
             let count = connection.changes
@@ -61,7 +73,10 @@ final class MigrationEntityCopier {
         }
         writer.count(report.written - (writer.managerInserts - managerInsertsBefore), of: destinationEntity.name)
         report.written = writer.written[destinationEntity.name, default: 0] - writtenBefore
-        if scope.writesCoreData { try CoreDataMigrationDestination.checkNotAbstract(destinationEntity, written: report.written, by: entityMapping) }
+        if scope.writesCoreData {
+            try CoreDataMigrationDestination.checkNotAbstract(
+                destinationEntity, written: report.written, by: entityMapping)
+        }
         observer?.migrationProgress(mapping: entityMapping.name, processed: report.read)
     }
 
@@ -70,7 +85,9 @@ final class MigrationEntityCopier {
     func creditObjectsMadeByOtherMappings() {
         for (entity, count) in writer.written {
             let reported = reports.filter { $0.destination == entity }.reduce(0) { $0 + $1.written }
-            guard count > reported, let index = reports.firstIndex(where: { $0.destination == entity }) else { continue }
+            guard count > reported, let index = reports.firstIndex(where: { $0.destination == entity }) else {
+                continue
+            }
             reports[index].written += count - reported
         }
     }
@@ -99,7 +116,8 @@ final class MigrationEntityCopier {
         var distinctInsert: Statement?
         if plan.distinct != nil {
             let table = "distinct_\(scope.mapping.entities.firstIndex { $0.name == entityMapping.name } ?? 0)"
-            try connection.execute("CREATE TABLE IF NOT EXISTS links.\(table) (key PRIMARY KEY, destination INTEGER NOT NULL)")
+            try connection.execute(
+                "CREATE TABLE IF NOT EXISTS links.\(table) (key PRIMARY KEY, destination INTEGER NOT NULL)")
             distinctLookup = try connection.prepare("SELECT destination FROM links.\(table) WHERE key = ?")
             distinctInsert = try connection.prepare("INSERT INTO links.\(table) (key, destination) VALUES (?, ?)")
         }
@@ -113,13 +131,15 @@ final class MigrationEntityCopier {
             if let distinct = plan.distinct, let distinctLookup, let distinctInsert {
                 // One destination object per distinct non-nil value; every source object with
                 // that value is associated with it.
-                let value = try distinct.evaluate(on: SlotContext(row: row, slots: plan.distinctSlots, entity: plan.source.name, key: sourceKey))
+                let value = try distinct.evaluate(
+                    on: SlotContext(row: row, slots: plan.distinctSlots, entity: plan.source.name, key: sourceKey))
                 if value.isNull { continue }
                 let encoded = destinationCoding.encode(value)
                 distinctLookup.reset()
                 try distinctLookup.bind(encoded, at: 1)
                 if try distinctLookup.step() {
-                    try writer.associate(source: sourceKey, destination: distinctLookup.int64(at: 0), mapping: entityMapping.name)
+                    try writer.associate(
+                        source: sourceKey, destination: distinctLookup.int64(at: 0), mapping: entityMapping.name)
                     continue
                 }
                 let created = try writer.insert(values, mapping: entityMapping, primaryKey: nil)
@@ -129,8 +149,11 @@ final class MigrationEntityCopier {
                 try writer.associate(source: sourceKey, destination: created, mapping: entityMapping.name)
                 createdHere += 1
             } else if let policy {
-                try writer.withCurrentRow(mapping: entityMapping.name, source: sourceKey, values: values, columns: plan.insertColumns) {
-                    try policy.createDestinationInstances(forSource: plan.sourceObject(row: row, key: sourceKey), mapping: context, manager: manager)
+                try writer.withCurrentRow(
+                    mapping: entityMapping.name, source: sourceKey, values: values, columns: plan.insertColumns
+                ) {
+                    try policy.createDestinationInstances(
+                        forSource: plan.sourceObject(row: row, key: sourceKey), mapping: context, manager: manager)
                 }
             } else {
                 _ = try writer.insert(values, mapping: entityMapping, primaryKey: sourceKey)

@@ -4,7 +4,9 @@ protocol MigrationWriting: AnyObject {
     /// For ``MigrationManager/mappedValues(forSource:mapping:)``.
     func mappedValues(forSource source: MigrationObject, mappingName: String) throws -> [String: Value]
     /// For ``MigrationManager/insertDestinationInstance(_:forSource:mapping:)``.
-    func insertDestination(_ values: [String: Value], forSource source: MigrationObject?, mappingName: String) throws -> MigrationObject
+    func insertDestination(
+        _ values: [String: Value], forSource source: MigrationObject?, mappingName: String
+    ) throws -> MigrationObject
     /// For ``MigrationManager/associate(source:destination:mapping:)``.
     func associate(source: Int64, destination: Int64, mapping name: String) throws
     /// For ``MigrationManager/destinationInstances(forMapping:sourceInstances:)``.
@@ -67,7 +69,9 @@ final class MigrationObjectWriter: MigrationWriting {
 
     /// Runs `body` (a policy's `createDestinationInstances`) with the row whose mapped values
     /// ``mappedValues(forSource:mappingName:)`` hands out.
-    func withCurrentRow(mapping: String, source: Int64, values: [Value], columns: [String], _ body: () throws -> Void) rethrows {
+    func withCurrentRow(
+        mapping: String, source: Int64, values: [Value], columns: [String], _ body: () throws -> Void
+    ) rethrows {
         currentRow = (mapping, source, values, columns)
         defer { currentRow = nil }
         try body()
@@ -75,7 +79,9 @@ final class MigrationObjectWriter: MigrationWriting {
 
     /// Inserts one destination object given by column name (policies); `primaryKey` nil lets
     /// SQLite choose a new one.
-    func insert(_ values: [String: Value], mapping entityMapping: MappingModel.EntityMapping, primaryKey: Int64?) throws -> Int64 {
+    func insert(
+        _ values: [String: Value], mapping entityMapping: MappingModel.EntityMapping, primaryKey: Int64?
+    ) throws -> Int64 {
         guard let entity = destination.entity(named: entityMapping.destination) else {
             throw FerryError(.migration, "the destination model has no entity '\(entityMapping.destination)'")
         }
@@ -84,7 +90,9 @@ final class MigrationObjectWriter: MigrationWriting {
     }
 
     /// Inserts one destination object from values in the insert statement's column order.
-    func insert(_ values: [Value], mapping entityMapping: MappingModel.EntityMapping, primaryKey: Int64?) throws -> Int64 {
+    func insert(
+        _ values: [Value], mapping entityMapping: MappingModel.EntityMapping, primaryKey: Int64?
+    ) throws -> Int64 {
         guard let entity = destination.entity(named: entityMapping.destination) else {
             throw FerryError(.migration, "the destination model has no entity '\(entityMapping.destination)'")
         }
@@ -113,10 +121,13 @@ final class MigrationObjectWriter: MigrationWriting {
     /// mappings keep in the same table, whichever runs first (the table is shared by a hierarchy).
     private func newKey(for entity: EntityDescription) throws -> Int64 {
         let table = scope.destinationLayout.table(for: entity)
-        let last = try lastNewKeys[table]
+        let last =
+            try lastNewKeys[table]
             ?? CoreDataMigrationDestination.newKeyFloor(
-                table: table, identities: scope.mapping.entities.filter(scope.isIdentity), sourceLayout: scope.sourceLayout,
-                destinationLayout: scope.destinationLayout, on: connection, sourceSchema: MigrationStepScope.sourceSchema,
+                table: table, identities: scope.mapping.entities.filter(scope.isIdentity),
+                sourceLayout: scope.sourceLayout,
+                destinationLayout: scope.destinationLayout, on: connection,
+                sourceSchema: MigrationStepScope.sourceSchema,
                 destinationSchema: MigrationStepScope.destinationSchema)
         lastNewKeys[table] = last + 1
         return last + 1
@@ -126,7 +137,8 @@ final class MigrationObjectWriter: MigrationWriting {
         if let cached = insertStatements[entity.name] { return cached }
         let layout = scope.destinationLayout
         var columns = entity.attributes.map(\.name)
-        var stored = [layout.dialect.quote(layout.keyColumn)] + columns.map { layout.quotedColumn(forAttribute: $0, in: entity) }
+        var stored =
+            [layout.dialect.quote(layout.keyColumn)] + columns.map { layout.quotedColumn(forAttribute: $0, in: entity) }
         for relationship in entity.relationships {
             if case .foreignKey(let column) = layout.storage(of: relationship, in: entity, model: destination) {
                 columns.append(column)
@@ -135,7 +147,9 @@ final class MigrationObjectWriter: MigrationWriting {
         }
         // Core Data's order columns after the keys, as ``EntityPlan/insertColumns`` has them.
         for relationship in entity.relationships {
-            if let order = (layout as? CoreDataLayout)?.orderColumn(forForeignKeyOf: relationship, in: entity, model: destination) {
+            if let order = (layout as? CoreDataLayout)?.orderColumn(
+                forForeignKeyOf: relationship, in: entity, model: destination)
+            {
                 columns.append(order)
                 stored.append(layout.dialect.quote(order))
             }
@@ -143,21 +157,29 @@ final class MigrationObjectWriter: MigrationWriting {
         // Core Data's Z_ENT and Z_OPT (a new object's) after the values, so the `?`s keep their numbers.
         let bookkeeping = CoreDataMigrationDestination.rowBookkeeping(of: entity, in: layout)
         stored += bookkeeping.map { layout.dialect.quote($0.column) }
-        let marks = "VALUES (" + (Array(repeating: "?", count: columns.count + 1) + bookkeeping.map(\.value)).joined(separator: ", ") + ")"
+        let marks =
+            "VALUES ("
+            + (Array(repeating: "?", count: columns.count + 1) + bookkeeping.map(\.value)).joined(separator: ", ") + ")"
         let statement = try connection.prepare(
-            layout.dialect.insert(into: scope.destinationTable(layout.table(for: entity)), columns: stored, values: marks, onConflict: .fail))
+            layout.dialect.insert(
+                into: scope.destinationTable(layout.table(for: entity)), columns: stored, values: marks,
+                onConflict: .fail))
         insertStatements[entity.name] = (statement, columns)
         return (statement, columns)
     }
 
     func mappedValues(forSource source: MigrationObject, mappingName: String) throws -> [String: Value] {
         guard let row = currentRow, row.mapping == mappingName, row.source == source.primaryKey else {
-            throw FerryError(.migration, "mappedValues(forSource:) works for the source object being migrated by mapping \(mappingName) only")
+            throw FerryError(
+                .migration,
+                "mappedValues(forSource:) works for the source object being migrated by mapping \(mappingName) only")
         }
         return Dictionary(uniqueKeysWithValues: zip(row.columns, row.values))
     }
 
-    func insertDestination(_ values: [String: Value], forSource source: MigrationObject?, mappingName: String) throws -> MigrationObject {
+    func insertDestination(
+        _ values: [String: Value], forSource source: MigrationObject?, mappingName: String
+    ) throws -> MigrationObject {
         guard let entityMapping = scope.mapping.entity(named: mappingName) else {
             throw FerryError(.migration, "no entity mapping named '\(mappingName)'")
         }
@@ -169,7 +191,8 @@ final class MigrationObjectWriter: MigrationWriting {
                 statement = cached
             } else {
                 statement = try connection.prepare(
-                    "SELECT 1 FROM \(scope.destinationTable(scope.destinationLayout.table(forEntityNamed: entityMapping.destination))) WHERE \(scope.destinationKey) = ?")
+                    "SELECT 1 FROM \(scope.destinationTable(scope.destinationLayout.table(forEntityNamed: entityMapping.destination))) WHERE \(scope.destinationKey) = ?"
+                )
                 keyTakenStatements[entityMapping.destination] = statement
             }
             statement.reset()
@@ -191,7 +214,8 @@ final class MigrationObjectWriter: MigrationWriting {
         if let associateStatement {
             statement = associateStatement
         } else {
-            statement = try connection.prepare("INSERT INTO links.assoc (mapping, source, destination) VALUES (?, ?, ?)")
+            statement = try connection.prepare(
+                "INSERT INTO links.assoc (mapping, source, destination) VALUES (?, ?, ?)")
             associateStatement = statement
         }
         statement.reset()
@@ -209,8 +233,12 @@ final class MigrationObjectWriter: MigrationWriting {
 
     /// The keys associated with `keys` by the named mapping, from one side of `links.assoc` to
     /// the other (a mapping that keeps its objects' keys associates each key with itself).
-    private func associatedKeys(forMapping name: String, keys given: [Int64], given side: String, wanted other: String) throws -> [Int64] {
-        guard let entityMapping = scope.mapping.entity(named: name) else { throw FerryError(.migration, "no entity mapping named '\(name)'") }
+    private func associatedKeys(
+        forMapping name: String, keys given: [Int64], given side: String, wanted other: String
+    ) throws -> [Int64] {
+        guard let entityMapping = scope.mapping.entity(named: name) else {
+            throw FerryError(.migration, "no entity mapping named '\(name)'")
+        }
         if scope.isIdentity(entityMapping) { return given }
         var keys: [Int64] = []
         let statement = try connection.prepare("SELECT \(other) FROM links.assoc WHERE mapping = ? AND \(side) = ?")
@@ -223,7 +251,9 @@ final class MigrationObjectWriter: MigrationWriting {
     }
 
     func setRelationship(_ relationship: String, entity: String, key: Int64, target: Int64?) throws {
-        guard let destinationEntity = destination.entity(named: entity), let description = destinationEntity.relationship(named: relationship) else {
+        guard let destinationEntity = destination.entity(named: entity),
+            let description = destinationEntity.relationship(named: relationship)
+        else {
             throw FerryError(.migration, "\(entity) has no relationship '\(relationship)'")
         }
         let destinationLayout = scope.destinationLayout
@@ -236,19 +266,24 @@ final class MigrationObjectWriter: MigrationWriting {
         case .inverseForeignKey(let table, let column):
             guard let target else { break }
             try connection.execute(
-                "UPDATE \(scope.destinationTable(table)) SET \(quote(column)) = ? WHERE \(scope.destinationKey) = ?", [.integer(key), .integer(target)])
+                "UPDATE \(scope.destinationTable(table)) SET \(quote(column)) = ? WHERE \(scope.destinationKey) = ?",
+                [.integer(key), .integer(target)])
         case .joinTable(let table, let sourceColumn, let targetColumn):
             guard let target else { break }
             try connection.execute(
                 destinationLayout.dialect.insert(
-                    into: scope.destinationTable(table), columns: [quote(sourceColumn), quote(targetColumn)], values: "VALUES (?, ?)", onConflict: .ignore),
+                    into: scope.destinationTable(table), columns: [quote(sourceColumn), quote(targetColumn)],
+                    values: "VALUES (?, ?)", onConflict: .ignore),
                 [.integer(key), .integer(target)])
         }
     }
 
     /// Calls `body` with every destination object the mapping made (policies' second stage).
-    func forEachDestination(of entityMapping: MappingModel.EntityMapping, _ body: (MigrationObject) throws -> Void) throws {
-        let statement = try connection.prepare("SELECT destination FROM links.assoc WHERE mapping = ? ORDER BY destination")
+    func forEachDestination(
+        of entityMapping: MappingModel.EntityMapping, _ body: (MigrationObject) throws -> Void
+    ) throws {
+        let statement = try connection.prepare(
+            "SELECT destination FROM links.assoc WHERE mapping = ? ORDER BY destination")
         try statement.bind([.text(entityMapping.name)])
         var keys: [Int64] = []
         while try statement.step() { keys.append(statement.int64(at: 0)) }

@@ -28,21 +28,24 @@ struct MigrationSource {
     /// holds every commit is read where it is, opened `immutable=1` (nothing of it is locked,
     /// written or created), instead of through a private copy.
     static func open(
-        _ path: String, bundle: ModelBundle, givenBundle: ModelBundle, compiledModel: CompiledModelVersions? = nil, inPlaceWhenComplete: Bool = false
+        _ path: String, bundle: ModelBundle, givenBundle: ModelBundle, compiledModel: CompiledModelVersions? = nil,
+        inPlaceWhenComplete: Bool = false
     ) throws -> MigrationSource {
         guard CoreDataStoreFile.isCoreDataStore(path) else {
             guard let metadata = try Store.metadata(at: path) else {
                 throw FerryError(.store, "'\(path)' is not a ferry store (it has no ferry metadata)")
             }
             let model = try VersionDetector.detect(metadata: metadata, bundle: bundle, store: path)
-            return MigrationSource(model: model, layout: FerryLayout(), readPath: path, copy: nil, coreDataMetadata: nil)
+            return MigrationSource(
+                model: model, layout: FerryLayout(), readPath: path, copy: nil, coreDataMetadata: nil)
         }
         if inPlaceWhenComplete, CoreDataStoreFile.readsInPlace(path), let uri = CoreDataStoreFile.immutableURI(path) {
             let connection = try Connection(path: uri, readOnly: true, create: false)
             let file = try CoreDataStoreFile.read(connection: connection, path: path)
             let model = try version(of: file, bundle: bundle, givenBundle: givenBundle, compiledModel: compiledModel)
             let layout = try CoreDataLayout.reading(connection, model: model)
-            return MigrationSource(model: model, layout: layout, readPath: uri, copy: nil, coreDataMetadata: file.metadata)
+            return MigrationSource(
+                model: model, layout: layout, readPath: uri, copy: nil, coreDataMetadata: file.metadata)
         }
         let copy = try CoreDataStoreCopy(of: path)
         do {
@@ -52,7 +55,8 @@ struct MigrationSource {
             // The -wal's commits move into the copy's main file, which the steps read.
             _ = try connection.rows("PRAGMA wal_checkpoint(TRUNCATE)")
             let layout = try CoreDataLayout.reading(connection, model: model)
-            return MigrationSource(model: model, layout: layout, readPath: copy.path, copy: copy, coreDataMetadata: file.metadata)
+            return MigrationSource(
+                model: model, layout: layout, readPath: copy.path, copy: copy, coreDataMetadata: file.metadata)
         } catch {
             copy.remove()
             throw error
@@ -65,7 +69,8 @@ struct MigrationSource {
     ) throws -> ObjectModel {
         let match = try CoreDataVersionDetector.detect(store: file, bundle: givenBundle, compiled: compiledModel)
         guard let version = bundle.version(match.version.version) else {
-            throw FerryError(.internal, "model \(bundle.name) lost version '\(match.version.version)' in its stored form")
+            throw FerryError(
+                .internal, "model \(bundle.name) lost version '\(match.version.version)' in its stored form")
         }
         return version.withInheritedProperties
     }

@@ -62,10 +62,12 @@ final class MigrationStepRunner {
             destinationLayout = try destinationKind.createSchema(for: destination, on: create)
         }
         let scope = MigrationStepScope(
-            mapping: mapping, options: options, now: now, sourceLayout: sourceLayout, destinationLayout: destinationLayout, destinationKind: destinationKind)
+            mapping: mapping, options: options, now: now, sourceLayout: sourceLayout,
+            destinationLayout: destinationLayout, destinationKind: destinationKind)
         if case .coreData = destinationKind {
             try CoreDataMigrationDestination.checkKeysStayUnique(
-                mapping.entities.filter(scope.isIdentity), sourceLayout: sourceLayout, destinationLayout: destinationLayout)
+                mapping.entities.filter(scope.isIdentity), sourceLayout: sourceLayout,
+                destinationLayout: destinationLayout)
         }
         let linksPath = destinationPath + "-links"
         StoreFiles.remove(linksPath)
@@ -73,10 +75,15 @@ final class MigrationStepRunner {
         let connection = try openStepConnection(linksPath: linksPath)
         let writer = MigrationObjectWriter(connection: connection, scope: scope)
         // The manager holds the writer; nothing the step owns holds the manager but the copier.
-        let manager = MigrationManager(connection: connection, sourceModel: source, destinationModel: destination, writer: writer)
-        let copier = MigrationEntityCopier(scope: scope, connection: connection, writer: writer, manager: manager, observer: observer)
+        let manager = MigrationManager(
+            connection: connection, sourceModel: source, destinationModel: destination, writer: writer)
+        let copier = MigrationEntityCopier(
+            scope: scope, connection: connection, writer: writer, manager: manager, observer: observer)
         let hooks = options.registry.stageHooks(from: source.version, to: destination.version)
-        try hooks?.willMigrate?(MigrationStageContext(fromVersion: source.version, toVersion: destination.version, connection: connection, schema: MigrationStepScope.sourceSchema))
+        try hooks?.willMigrate?(
+            MigrationStageContext(
+                fromVersion: source.version, toVersion: destination.version, connection: connection,
+                schema: MigrationStepScope.sourceSchema))
         let policies = try makePolicies()
 
         try connection.transaction(.immediate) {
@@ -95,9 +102,13 @@ final class MigrationStepRunner {
             }
             if destinationKind.buildsIndexesAfterData { try buildIndexes(on: connection) }
             try destinationKind.finish(
-                on: connection, schema: MigrationStepScope.destinationSchema, sourceSchema: MigrationStepScope.sourceSchema, model: destination,
+                on: connection, schema: MigrationStepScope.destinationSchema,
+                sourceSchema: MigrationStepScope.sourceSchema, model: destination,
                 layout: destinationLayout)
-            try hooks?.didMigrate?(MigrationStageContext(fromVersion: source.version, toVersion: destination.version, connection: connection, schema: MigrationStepScope.destinationSchema))
+            try hooks?.didMigrate?(
+                MigrationStageContext(
+                    fromVersion: source.version, toVersion: destination.version, connection: connection,
+                    schema: MigrationStepScope.destinationSchema))
             for entityMapping in mapping.entities {
                 guard let policy = policies[entityMapping.name] else { continue }
                 let context = try scope.context(for: entityMapping)
@@ -115,7 +126,9 @@ final class MigrationStepRunner {
         _ = try connection.scalar("PRAGMA shrink_memory")
         // The checks read the new store through one connection of their own, the source through
         // the step's; `dst` stays attached (idle, no transaction) for the journal mode.
-        let verifier = MigrationStepVerifier(scope: scope, stepConnection: connection, destinationPath: destinationPath, destinationKind: destinationKind)
+        let verifier = MigrationStepVerifier(
+            scope: scope, stepConnection: connection, destinationPath: destinationPath, destinationKind: destinationKind
+        )
         copier.creditObjectsMadeByOtherMappings()
         var reports = copier.reports
         do {
@@ -170,7 +183,11 @@ final class MigrationStepRunner {
                     throw FerryError(
                         .migration, "no migration policy named '\(name)' is registered (mapping \(entityMapping.name))",
                         at: entityMapping.policyLocation ?? entityMapping.location,
-                        notes: [known.isEmpty ? "this ferry binary has no policies; build your own with the policies registered (samples/custom-policy)" : "registered: \(known.joined(separator: ", "))"])
+                        notes: [
+                            known.isEmpty
+                                ? "this ferry binary has no policies; build your own with the policies registered (samples/custom-policy)"
+                                : "registered: \(known.joined(separator: ", "))"
+                        ])
                 }
                 policies[entityMapping.name] = policy
             }
@@ -181,14 +198,17 @@ final class MigrationStepRunner {
     /// Builds the destination's indexes once its data is in: a sort per index instead of a
     /// b-tree update per row. A uniqueness constraint the migrated objects break fails here.
     private func buildIndexes(on connection: Connection) throws {
-        for statement in StoreSchema.indexStatements(for: destination, layout: destinationLayout, schema: MigrationStepScope.destinationSchema) {
+        for statement in StoreSchema.indexStatements(
+            for: destination, layout: destinationLayout, schema: MigrationStepScope.destinationSchema)
+        {
             do {
                 try connection.execute(statement)
             } catch let error as FerryError {
                 guard let result = error.underlying as? SQLiteResult, result.isConstraint else { throw error }
                 let detail = error.message.components(separatedBy: "constraint failed: ").last ?? error.message
                 throw FerryError(
-                    .migration, "the migrated objects break a uniqueness constraint: two or more have the same \(detail)",
+                    .migration,
+                    "the migrated objects break a uniqueness constraint: two or more have the same \(detail)",
                     notes: ["nothing was changed: the original store is as it was"], underlying: error.underlying)
             }
         }
@@ -197,15 +217,21 @@ final class MigrationStepRunner {
     // MARK: - History
 
     /// Carries the source's run log into the new store and records the migration in it.
-    private func carryRunHistory(on connection: Connection, reports: [MigrationStepReport.EntityReport], started: ContinuousClock.Instant) throws {
-        guard let log = RunLog(on: connection, layout: destinationLayout, schema: MigrationStepScope.destinationSchema) else { return }
+    private func carryRunHistory(
+        on connection: Connection, reports: [MigrationStepReport.EntityReport], started: ContinuousClock.Instant
+    ) throws {
+        guard let log = RunLog(on: connection, layout: destinationLayout, schema: MigrationStepScope.destinationSchema)
+        else { return }
         if let sourceLog = RunLog(on: connection, layout: sourceLayout, schema: MigrationStepScope.sourceSchema) {
             try log.copy(from: sourceLog)
         }
-        try log.record(RunRecord(
-            job: "ferry migrate", step: "migrate", source: sourcePath, startedAt: DateCoding.format(now), endedAt: DateCoding.nowText(),
-            outcome: "succeeded", read: reports.reduce(0) { $0 + $1.read }, inserted: reports.reduce(0) { $0 + $1.written },
-            message: "\(source.name) version \(source.version) → \(destination.version)"))
+        try log.record(
+            RunRecord(
+                job: "ferry migrate", step: "migrate", source: sourcePath, startedAt: DateCoding.format(now),
+                endedAt: DateCoding.nowText(),
+                outcome: "succeeded", read: reports.reduce(0) { $0 + $1.read },
+                inserted: reports.reduce(0) { $0 + $1.written },
+                message: "\(source.name) version \(source.version) → \(destination.version)"))
     }
 
     // MARK: - Store URIs

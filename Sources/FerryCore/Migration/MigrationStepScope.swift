@@ -47,7 +47,8 @@ struct MigrationStepScope {
             throw FerryError(.migration, "the destination model has no entity '\(entityMapping.destination)'")
         }
         return MappingContext(
-            name: entityMapping.name, source: entityMapping.source.flatMap { source.entity(named: $0) }, destination: destinationEntity,
+            name: entityMapping.name, source: entityMapping.source.flatMap { source.entity(named: $0) },
+            destination: destinationEntity,
             sourceModel: source, destinationModel: destination)
     }
 
@@ -64,10 +65,13 @@ struct MigrationStepScope {
         let identities = candidates.filter(isIdentity)
         let kept: String?
         let copied = Set(identities.compactMap(\.source))
-        let everyKindCopied = source.entities.allSatisfy { !source.isKind($0.name, of: sourceEntity) || copied.contains($0.name) }
+        let everyKindCopied = source.entities.allSatisfy {
+            !source.isKind($0.name, of: sourceEntity) || copied.contains($0.name)
+        }
         // Objects kept one to one keep their keys. A filter may have left some out, which then
         // are not there: point at nothing rather than dangle.
-        let present = "(SELECT \(destinationKey) FROM \(destinationTable(destinationLayout.table(forEntityNamed: entity))) WHERE \(destinationKey) = \(expression))"
+        let present =
+            "(SELECT \(destinationKey) FROM \(destinationTable(destinationLayout.table(forEntityNamed: entity))) WHERE \(destinationKey) = \(expression))"
         if identities.isEmpty {
             kept = nil
         } else if identities.contains(where: { $0.filter != nil }) {
@@ -79,13 +83,17 @@ struct MigrationStepScope {
             // Other entities of the source hierarchy are made anew or leave the hierarchy: the
             // key is kept for source objects of the entities copied one to one, told apart by
             // their entity numbers (whichever mapping runs first).
-            let filters = identities.compactMap { $0.source.flatMap(source.entity(named:)).flatMap { sourceLayout.entityFilter(for: $0) } }
+            let filters = identities.compactMap {
+                $0.source.flatMap(source.entity(named:)).flatMap { sourceLayout.entityFilter(for: $0) }
+            }
             if filters.count == identities.count, let column = filters.first?.column {
                 let quote = sourceLayout.dialect.quote
                 let sourceKey = quote(sourceLayout.keyColumn)
-                let table = sourceLayout.dialect.qualified(sourceLayout.table(forEntityNamed: sourceEntity), in: Self.sourceSchema)
+                let table = sourceLayout.dialect.qualified(
+                    sourceLayout.table(forEntityNamed: sourceEntity), in: Self.sourceSchema)
                 let own = filters.compactMap(\.values.first).map(String.init).joined(separator: ", ")
-                kept = "(SELECT s.\(sourceKey) FROM \(table) AS s WHERE s.\(sourceKey) = \(expression) AND s.\(quote(column)) IN (\(own)))"
+                kept =
+                    "(SELECT s.\(sourceKey) FROM \(table) AS s WHERE s.\(sourceKey) = \(expression) AND s.\(quote(column)) IN (\(own)))"
             } else {
                 kept = present
             }
@@ -93,8 +101,10 @@ struct MigrationStepScope {
         let made = candidates.filter { !isIdentity($0) }
         guard !made.isEmpty else { return EntityPlan.SQLText(text: kept ?? "NULL", arguments: []) }
         let marks = Array(repeating: "?", count: made.count).joined(separator: ", ")
-        let associated = "(SELECT destination FROM links.assoc WHERE mapping IN (\(marks)) AND source = \(expression) LIMIT 1)"
-        return EntityPlan.SQLText(text: kept.map { "COALESCE(\(associated), \($0))" } ?? associated, arguments: made.map { .text($0.name) })
+        let associated =
+            "(SELECT destination FROM links.assoc WHERE mapping IN (\(marks)) AND source = \(expression) LIMIT 1)"
+        return EntityPlan.SQLText(
+            text: kept.map { "COALESCE(\(associated), \($0))" } ?? associated, arguments: made.map { .text($0.name) })
     }
 
     /// A constraint or store failure while writing the mapping's objects, as a migration error
@@ -103,7 +113,8 @@ struct MigrationStepScope {
         guard error.code == .constraint || error.code == .store else { return error }
         let detail = error.message.components(separatedBy: ": ").dropFirst().joined(separator: ": ")
         return FerryError(
-            .migration, "mapping \(mapping.name) → \(mapping.destination): \(detail.isEmpty ? error.message : detail)", at: mapping.location,
+            .migration, "mapping \(mapping.name) → \(mapping.destination): \(detail.isEmpty ? error.message : detail)",
+            at: mapping.location,
             notes: ["nothing was changed: the original store is as it was"], underlying: error.underlying)
     }
 }

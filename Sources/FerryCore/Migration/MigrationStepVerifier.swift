@@ -33,21 +33,27 @@ struct MigrationStepVerifier {
         if case .coreData = destinationKind { undeclaredConstraints = true } else { undeclaredConstraints = false }
         for entity in destination.entities {
             // An entity's objects include its sub-entities' (as Core Data counts them).
-            let expected = destination.entities.filter { destination.isKind($0.name, of: entity.name) }.reduce(0) { $0 + written[$1.name, default: 0] }
-            checks.append(.count(entity: entity.name, expectation: .exactly(expected), basis: "objects the mappings wrote"))
+            let expected = destination.entities.filter { destination.isKind($0.name, of: entity.name) }.reduce(0) {
+                $0 + written[$1.name, default: 0]
+            }
+            checks.append(
+                .count(entity: entity.name, expectation: .exactly(expected), basis: "objects the mappings wrote"))
             checks.append(.uniqueness(entity: entity.name))
             if undeclaredConstraints {
                 checks.append(.required(entity: entity.name))
                 // Values copied in their stored form are as well-typed as in the source: only
                 // rows with computed values (of the entity or a sub-entity) are scanned.
-                if destination.entities.contains(where: { computedValues.contains($0.name) && destination.isKind($0.name, of: entity.name) }) {
+                if destination.entities.contains(where: {
+                    computedValues.contains($0.name) && destination.isKind($0.name, of: entity.name)
+                }) {
                     checks.append(.types(entity: entity.name))
                 }
                 checks.append(.relationships(entity: entity.name))
             }
             if mayBreakValidationRules(entity) { checks.append(.validationRules(entity: entity.name)) }
         }
-        let report = Verifier(model: destination).run(checks, on: store, name: "migration \(source.version) → \(destination.version)")
+        let report = Verifier(model: destination).run(
+            checks, on: store, name: "migration \(source.version) → \(destination.version)")
         if let failure = report.failure {
             var notes = failure.notes
             for result in report.failedResults {
@@ -56,7 +62,8 @@ struct MigrationStepVerifier {
                 }
             }
             throw FerryError(
-                .migration, "the migrated store failed verification: \(failure.message)", notes: notes + ["nothing was changed: the original store is as it was"])
+                .migration, "the migrated store failed verification: \(failure.message)",
+                notes: notes + ["nothing was changed: the original store is as it was"])
         }
     }
 
@@ -68,7 +75,8 @@ struct MigrationStepVerifier {
         let mappings = mapping.entities.filter { $0.destination == entity.name }
         for attribute in entity.attributes where attribute.validation != ValidationRules() {
             for entityMapping in mappings {
-                guard entityMapping.policy == nil, case .copy(let sourceName, nil, _)? = entityMapping.attribute(named: attribute.name)?.value,
+                guard entityMapping.policy == nil,
+                    case .copy(let sourceName, nil, _)? = entityMapping.attribute(named: attribute.name)?.value,
                     let sourceEntity = entityMapping.source.flatMap({ source.entity(named: $0) }),
                     sourceEntity.attribute(named: sourceName)?.validation == attribute.validation
                 else { return true }
@@ -83,7 +91,8 @@ struct MigrationStepVerifier {
     /// the step's connection (`main` is searched before attached databases).
     func compareChecksums(_ reports: inout [MigrationStepReport.EntityReport], destination store: Store) throws {
         for (index, report) in reports.enumerated() {
-            guard let entityMapping = mapping.entity(named: report.mapping), let sourceName = entityMapping.source else { continue }
+            guard let entityMapping = mapping.entity(named: report.mapping), let sourceName = entityMapping.source
+            else { continue }
             var sourceAttributes: [String] = []
             var destinationAttributes: [String] = []
             var notComparable: [String] = []
@@ -105,11 +114,13 @@ struct MigrationStepVerifier {
                 continue
             }
             let before = try EntityChecksum.compute(
-                connection: stepConnection, model: source, layout: scope.sourceLayout, entity: sourceName, attributes: sourceAttributes,
+                connection: stepConnection, model: source, layout: scope.sourceLayout, entity: sourceName,
+                attributes: sourceAttributes,
                 ownObjectsOnly: true)
             let after = try store.readDatabase { connection in
                 try EntityChecksum.compute(
-                    connection: connection, model: destination, layout: scope.destinationLayout, entity: entityMapping.destination,
+                    connection: connection, model: destination, layout: scope.destinationLayout,
+                    entity: entityMapping.destination,
                     attributes: destinationAttributes, ownObjectsOnly: true)
             }
             guard before.matches(after) else {

@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// Options of a migration.
@@ -27,7 +27,10 @@ public struct MigrationOptions: Sendable {
     package var compiledModel: CompiledModelVersions?
 
     /// Options migrating to `targetVersion` (nil: the current version), with a backup unless `backup` is false.
-    public init(targetVersion: String? = nil, backup: Bool = true, parameters: [String: Value] = [:], registry: PolicyRegistry = .shared) {
+    public init(
+        targetVersion: String? = nil, backup: Bool = true, parameters: [String: Value] = [:],
+        registry: PolicyRegistry = .shared
+    ) {
         self.targetVersion = targetVersion
         self.backup = backup
         self.parameters = parameters
@@ -107,7 +110,8 @@ public struct MigrationReport: Sendable, Codable, Hashable {
 
     enum CodingKeys: String, CodingKey {
         case store, model, steps, backup
-        case fromVersion = "from_version", toVersion = "to_version"
+        case fromVersion = "from_version"
+        case toVersion = "to_version"
     }
 }
 
@@ -148,7 +152,10 @@ public final class Migrator {
     ///   - options: the target version, backup, parameters and policy registry.
     ///   - mappingProvider: the mapping for one adjacent version step (a mapping file's,
     ///     or the inferred one).
-    public init(storePath: String, bundle: ModelBundle, options: MigrationOptions = MigrationOptions(), mappingProvider: @escaping (ObjectModel, ObjectModel) throws -> MappingModel) {
+    public init(
+        storePath: String, bundle: ModelBundle, options: MigrationOptions = MigrationOptions(),
+        mappingProvider: @escaping (ObjectModel, ObjectModel) throws -> MappingModel
+    ) {
         self.storePath = storePath
         self.givenBundle = bundle
         // Transient attributes have no storage: migrations move only what stores hold.
@@ -182,7 +189,8 @@ public final class Migrator {
     package func plan(countingObjects: Bool) throws -> Plan {
         if PathOrURL(storePath).isPostgreSQL { return try schemaMigration.plan(countingObjects: countingObjects) }
         let source = try MigrationSource.open(
-            storePath, bundle: bundle, givenBundle: givenBundle, compiledModel: options.compiledModel, inPlaceWhenComplete: true)
+            storePath, bundle: bundle, givenBundle: givenBundle, compiledModel: options.compiledModel,
+            inPlaceWhenComplete: true)
         defer { source.close() }
         return try plan(source, countingObjects: countingObjects)
     }
@@ -190,7 +198,10 @@ public final class Migrator {
     private func plan(_ source: MigrationSource, countingObjects: Bool) throws -> Plan {
         let targetLabel = options.targetVersion ?? bundle.currentVersion
         guard let target = bundle.version(targetLabel) else {
-            throw FerryError(.usage, "model \(bundle.name) has no version '\(targetLabel)' (versions: \(bundle.versions.map(\.version).joined(separator: ", ")))")
+            throw FerryError(
+                .usage,
+                "model \(bundle.name) has no version '\(targetLabel)' (versions: \(bundle.versions.map(\.version).joined(separator: ", ")))"
+            )
         }
         let path = source.stepVersions(try bundle.path(from: source.model.version, to: target.version))
         // A Core Data store's own version is read in Core Data's layout, which must handle it too.
@@ -201,10 +212,12 @@ public final class Migrator {
         }
         var counts: [String: Int] = [:]
         guard countingObjects else { return Plan(source: source.model, target: target, steps: steps, counts: counts) }
-        let connection = try Connection(path: MigrationStepRunner.readOnlyURI(source.readPath), readOnly: true, create: false)
+        let connection = try Connection(
+            path: MigrationStepRunner.readOnlyURI(source.readPath), readOnly: true, create: false)
         // Each entity's own objects (its sub-entities' are theirs), as each entity mapping reads them.
         for entity in source.model.entities {
-            counts[entity.name] = Int(try connection.scalar(source.layout.objectCountQuery(for: entity, ownObjectsOnly: true))?.int64 ?? 0)
+            counts[entity.name] = Int(
+                try connection.scalar(source.layout.objectCountQuery(for: entity, ownObjectsOnly: true))?.int64 ?? 0)
         }
         return Plan(source: source.model, target: path.last ?? target, steps: steps, counts: counts)
     }
@@ -220,7 +233,9 @@ public final class Migrator {
         if CoreDataStoreFile.isCoreDataStore(storePath) {
             let preview = try plan(countingObjects: false)
             if preview.steps.isEmpty {
-                return MigrationReport(store: storePath, model: bundle.name, fromVersion: preview.source.version, toVersion: preview.target.version, steps: [])
+                return MigrationReport(
+                    store: storePath, model: bundle.name, fromVersion: preview.source.version,
+                    toVersion: preview.target.version, steps: [])
             }
         }
         let writerLock = try StoreLock.acquire(for: storePath, timeout: options.busyTimeout)
@@ -243,10 +258,13 @@ public final class Migrator {
         }
         defer { releaseGuard() }
 
-        let source = try MigrationSource.open(storePath, bundle: bundle, givenBundle: givenBundle, compiledModel: options.compiledModel)
+        let source = try MigrationSource.open(
+            storePath, bundle: bundle, givenBundle: givenBundle, compiledModel: options.compiledModel)
         defer { source.close() }
         let plan = try self.plan(source, countingObjects: false)
-        var report = MigrationReport(store: storePath, model: bundle.name, fromVersion: plan.source.version, toVersion: plan.target.version, steps: [])
+        var report = MigrationReport(
+            store: storePath, model: bundle.name, fromVersion: plan.source.version, toVersion: plan.target.version,
+            steps: [])
         guard !plan.steps.isEmpty else { return report }
         let destination = source.destination(compiledModel: options.compiledModel)
 
@@ -257,11 +275,13 @@ public final class Migrator {
         var backup: String?
         do {
             for (index, mapping) in plan.steps.enumerated() {
-                observer?.migrationStepStarted(index + 1, of: plan.steps.count, from: mapping.source.version, to: mapping.destination.version)
+                observer?.migrationStepStarted(
+                    index + 1, of: plan.steps.count, from: mapping.source.version, to: mapping.destination.version)
                 let next = storePath + StoreFiles.migrationScratchMark + "\(index + 1)"
                 scratch.append(next)
                 let runner = MigrationStepRunner(
-                    mapping: mapping, sourcePath: current, destinationPath: next, options: options, now: now, sourceLayout: currentLayout,
+                    mapping: mapping, sourcePath: current, destinationPath: next, options: options, now: now,
+                    sourceLayout: currentLayout,
                     destination: destination)
                 runner.observer = observer
                 report.steps.append(try runner.run())
@@ -291,12 +311,14 @@ public final class Migrator {
     /// The migration of a store in a PostgreSQL schema, with this migrator's bundle, options,
     /// mappings and observer.
     private var schemaMigration: PostgresSchemaMigration {
-        PostgresSchemaMigration(storeURL: storePath, bundle: bundle, options: options, mappings: mappings, observer: observer)
+        PostgresSchemaMigration(
+            storeURL: storePath, bundle: bundle, options: options, mappings: mappings, observer: observer)
     }
 
     /// `error` with the scratch files' hidden names replaced by what they are to the user: the
     /// version-N copy of the store.
-    private func namingTheStore(_ error: any Error, scratch: [String], steps: [MappingModel], copy: String) -> any Error {
+    private func namingTheStore(_ error: any Error, scratch: [String], steps: [MappingModel], copy: String) -> any Error
+    {
         guard var error = error as? FerryError else { return error }
         func rename(_ text: String) -> String {
             // A Core Data store's private copy is the store to the user.
@@ -328,7 +350,9 @@ public final class Migrator {
     /// migration waits for it a few seconds and refuses, changing nothing.
     private func settleWriteAheadLog() throws {
         let wal = storePath + "-wal"
-        guard let size = (try? FileManager.default.attributesOfItem(atPath: wal))?[.size] as? Int, size > 0 else { return }
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: wal))?[.size] as? Int, size > 0 else {
+            return
+        }
         let connection = try Connection(path: storePath, create: false)
         // A reader is waited for briefly: it may keep its transaction open for hours.
         connection.setBusyTimeout(milliseconds: min(options.busyTimeout, .seconds(5)).milliseconds)
@@ -345,7 +369,8 @@ public final class Migrator {
     }
 
     static func stamp(_ millis: Int64) -> String {
-        DateCoding.format(millis).replacingOccurrences(of: ":", with: "").replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ".", with: "")
+        DateCoding.format(millis).replacingOccurrences(of: ":", with: "").replacingOccurrences(of: "-", with: "")
+            .replacingOccurrences(of: ".", with: "")
     }
 }
 
@@ -359,11 +384,13 @@ extension StoreFiles {
     static func swapIn(_ newPath: String, at path: String) throws {
         for companion in [path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: companion) {
             guard unlink(companion) == 0 || errno == ENOENT else {
-                throw FerryError(.io, "cannot remove '\(companion)' before replacing '\(path)': \(String(cString: strerror(errno)))")
+                throw FerryError(
+                    .io, "cannot remove '\(companion)' before replacing '\(path)': \(String(cString: strerror(errno)))")
             }
         }
         guard rename(newPath, path) == 0 else {
-            throw FerryError(.io, "cannot move the migrated store into place at '\(path)': \(String(cString: strerror(errno)))")
+            throw FerryError(
+                .io, "cannot move the migrated store into place at '\(path)': \(String(cString: strerror(errno)))")
         }
         try synchronize(path)
     }
@@ -382,9 +409,13 @@ extension StoreFiles {
     /// Flushes a file and its folder to disk (the swap must not reach the disk before the data).
     static func synchronize(_ path: String) throws {
         let descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else { throw FerryError(.io, "cannot open '\(path)' to flush it: \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else {
+            throw FerryError(.io, "cannot open '\(path)' to flush it: \(String(cString: strerror(errno)))")
+        }
         defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw FerryError(.io, "cannot flush '\(path)': \(String(cString: strerror(errno)))") }
+        guard fsync(descriptor) == 0 else {
+            throw FerryError(.io, "cannot flush '\(path)': \(String(cString: strerror(errno)))")
+        }
         let folder = (path as NSString).deletingLastPathComponent
         let directory = open(folder.isEmpty ? "." : folder, O_RDONLY)
         if directory >= 0 {

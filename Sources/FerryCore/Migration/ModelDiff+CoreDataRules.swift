@@ -45,7 +45,9 @@ extension Builder {
         guard rules == .coreData else { return nil }
         return ModelChange(
             kind: .relationshipCardinalityChanged, entity: entity, property: relationship,
-            detail: "to-many → to-one (Core Data infers it; each record keeps the linked \(destination) with the lowest primary key)")
+            detail:
+                "to-many → to-one (Core Data infers it; each record keeps the linked \(destination) with the lowest primary key)"
+        )
     }
 
     /// An attribute type change, for the verdict's wording. Apple's lists of inferable changes
@@ -56,7 +58,9 @@ extension Builder {
     var typeChangeNote: String {
         switch rules {
         case .ferry: return "lightweight migration converts only lossless widenings"
-        case .coreData: return "Core Data's documented lightweight migration lists no type changes; ferry infers only lossless widenings and checked numeric narrowings (ferry's extension)"
+        case .coreData:
+            return
+                "Core Data's documented lightweight migration lists no type changes; ferry infers only lossless widenings and checked numeric narrowings (ferry's extension)"
         }
     }
 
@@ -88,7 +92,9 @@ extension Builder {
             let members = byDestinationRoot[root] ?? []
             var sourceRoots: [String: String] = [:]  // source root → a destination entity from it
             for member in members {
-                guard let sourceName = entityMap[member.name], let old = source.entity(named: sourceName) else { continue }
+                guard let sourceName = entityMap[member.name], let old = source.entity(named: sourceName) else {
+                    continue
+                }
                 let sourceRoot = Self.root(of: old, in: source)
                 if sourceRoots[sourceRoot] == nil { sourceRoots[sourceRoot] = member.name }
             }
@@ -99,7 +105,8 @@ extension Builder {
                 kind: .entityParentChanged, entity: root,
                 detail: "hierarchy \(root) merges entities that share no parent in version \(source.version): \(list)")
             change.verdict = .refused
-            change.reason = "Core Data cannot merge entity hierarchies: \(list) have no common parent in version \(source.version) but share \(root) in version \(destinationVersion)"
+            change.reason =
+                "Core Data cannot merge entity hierarchies: \(list) have no common parent in version \(source.version) but share \(root) in version \(destinationVersion)"
             change.fix = "keep them in separate hierarchies, or write \(mappingFile) that moves the records"
             changes.append(change)
         }

@@ -46,12 +46,16 @@ public struct ModelDiff: Sendable {
         // Core Data compares each entity with the properties it inherits (its mappings list
         // them): a property moved up to a parent stays the sub-entity's, an entity leaving its
         // hierarchy keeps what it inherited.
-        func compared(_ model: ObjectModel) -> ObjectModel { rules == .coreData ? model.withInheritedProperties : model }
+        func compared(_ model: ObjectModel) -> ObjectModel {
+            rules == .coreData ? model.withInheritedProperties : model
+        }
         self.source = compared(source)
         self.destination = compared(destination)
         self.intermediates = intermediates.map(compared)
         let mappingFile = Builder.mappingPhrase(rules, file: "mappings/\(source.version)-to-\(destination.version).yml")
-        var builder = Builder(source: self.source, destination: self.destination, intermediates: self.intermediates, mappingFile: mappingFile, rules: rules)
+        var builder = Builder(
+            source: self.source, destination: self.destination, intermediates: self.intermediates,
+            mappingFile: mappingFile, rules: rules)
         builder.run()
         changes = builder.changes
         entitySources = builder.entityMap
@@ -82,7 +86,9 @@ public struct ModelDiff: Sendable {
             throw FerryError(
                 .migration,
                 "cannot infer a mapping from \(source.name) version \(source.version) to version \(destination.version): \(refused.count) \(refused.count == 1 ? "change needs" : "changes need") \(rules == .coreData ? Builder.mappingPhrase(rules, file: mappingFile) : "a mapping file (\(mappingFile))")",
-                notes: refused.map { "\($0.subject): \($0.reason ?? $0.detail); fix: \($0.fix ?? "write \(mappingFile)")" })
+                notes: refused.map {
+                    "\($0.subject): \($0.reason ?? $0.detail); fix: \($0.fix ?? "write \(mappingFile)")"
+                })
         }
         return bestEffortMapping()
     }
@@ -97,25 +103,33 @@ public struct ModelDiff: Sendable {
             let sourceName = entitySources[entity.name]
             let sourceEntity = sourceName.flatMap { source.entity(named: $0) }
             let attributes = entity.attributes.map { attribute -> InferredMapping.AttributeMapping in
-                guard let from = attributeSources[entity.name]?[attribute.name], let old = sourceEntity?.attribute(named: from) else {
-                    return InferredMapping.AttributeMapping(destination: attribute.name, source: nil, valueIfNil: attribute.defaultValue ?? .null)
+                guard let from = attributeSources[entity.name]?[attribute.name],
+                    let old = sourceEntity?.attribute(named: from)
+                else {
+                    return InferredMapping.AttributeMapping(
+                        destination: attribute.name, source: nil, valueIfNil: attribute.defaultValue ?? .null)
                 }
                 let fill = attribute.isOptional ? Value.null : (attribute.defaultValue ?? .null)
                 return InferredMapping.AttributeMapping(
-                    destination: attribute.name, source: from, conversion: TypeConversion(from: old.type, to: attribute.type, rules: rules), valueIfNil: fill)
+                    destination: attribute.name, source: from,
+                    conversion: TypeConversion(from: old.type, to: attribute.type, rules: rules), valueIfNil: fill)
             }
             let relationships = entity.relationships.map {
-                InferredMapping.RelationshipMapping(destination: $0.name, source: relationshipSources[entity.name]?[$0.name])
+                InferredMapping.RelationshipMapping(
+                    destination: $0.name, source: relationshipSources[entity.name]?[$0.name])
             }
             var dropped: [String] = []
             if let sourceEntity {
                 let keptAttributes = Set(attributeSources[entity.name]?.values.map { $0 } ?? [])
                 let keptRelationships = Set(relationshipSources[entity.name]?.values.map { $0 } ?? [])
-                dropped = sourceEntity.attributes.map(\.name).filter { !keptAttributes.contains($0) }
+                dropped =
+                    sourceEntity.attributes.map(\.name).filter { !keptAttributes.contains($0) }
                     + sourceEntity.relationships.map(\.name).filter { !keptRelationships.contains($0) }
             }
-            entities.append(InferredMapping.EntityMapping(
-                destination: entity.name, source: sourceName, attributes: attributes, relationships: relationships, droppedProperties: dropped))
+            entities.append(
+                InferredMapping.EntityMapping(
+                    destination: entity.name, source: sourceName, attributes: attributes, relationships: relationships,
+                    droppedProperties: dropped))
         }
         let kept = Set(entitySources.values)
         return InferredMapping(
@@ -160,7 +174,10 @@ extension ModelBundle {
         let start = try index(from)
         let end = try index(to)
         guard start <= end else {
-            throw FerryError(.usage, "version \(to) comes before version \(from) in model \(name); ferry migrates only to later versions", at: location)
+            throw FerryError(
+                .usage,
+                "version \(to) comes before version \(from) in model \(name); ferry migrates only to later versions",
+                at: location)
         }
         return Array(versions[start...end])
     }
@@ -183,7 +200,10 @@ struct Builder {
     /// Subjects (`Entity` or `Entity.property`) with an unresolved rename: not also reported as added.
     var unresolved: Set<String> = []
 
-    init(source: ObjectModel, destination: ObjectModel, intermediates: [ObjectModel], mappingFile: String, rules: MigrationRuleSet) {
+    init(
+        source: ObjectModel, destination: ObjectModel, intermediates: [ObjectModel], mappingFile: String,
+        rules: MigrationRuleSet
+    ) {
         self.source = source
         self.destination = destination
         self.intermediates = intermediates
@@ -204,7 +224,8 @@ struct Builder {
             }
         }
         for entity in source.entities where entityForward[entity.name] == nil {
-            changes.append(ModelChange(kind: .entityRemoved, entity: entity.name, detail: "removed (its records are dropped)"))
+            changes.append(
+                ModelChange(kind: .entityRemoved, entity: entity.name, detail: "removed (its records are dropped)"))
         }
         refuseMergedHierarchies()
     }
@@ -212,18 +233,22 @@ struct Builder {
     /// Resolves each adjacent step and composes them from the destination back to the source.
     mutating func composeCorrespondence() {
         let path = [source] + intermediates + [destination]
-        let steps = zip(path, path.dropFirst()).map { StepCorrespondence(source: $0, destination: $1, mappingFile: mappingFile) }
+        let steps = zip(path, path.dropFirst()).map {
+            StepCorrespondence(source: $0, destination: $1, mappingFile: mappingFile)
+        }
         for step in steps {
             changes += step.problems
             for problem in step.problems { unresolved.insert(problem.subject) }
         }
         var entities = Dictionary(uniqueKeysWithValues: destination.entities.map { ($0.name, $0.name) })
-        var attributes = Dictionary(uniqueKeysWithValues: destination.entities.map { entity in
-            (entity.name, Dictionary(uniqueKeysWithValues: entity.attributes.map { ($0.name, $0.name) }))
-        })
-        var relationships = Dictionary(uniqueKeysWithValues: destination.entities.map { entity in
-            (entity.name, Dictionary(uniqueKeysWithValues: entity.relationships.map { ($0.name, $0.name) }))
-        })
+        var attributes = Dictionary(
+            uniqueKeysWithValues: destination.entities.map { entity in
+                (entity.name, Dictionary(uniqueKeysWithValues: entity.attributes.map { ($0.name, $0.name) }))
+            })
+        var relationships = Dictionary(
+            uniqueKeysWithValues: destination.entities.map { entity in
+                (entity.name, Dictionary(uniqueKeysWithValues: entity.relationships.map { ($0.name, $0.name) }))
+            })
         for step in steps.reversed() {
             var nextEntities: [String: String] = [:]
             var nextAttributes: [String: [String: String]] = [:]
@@ -232,7 +257,9 @@ struct Builder {
                 guard let previous = step.entities[current] else { continue }
                 nextEntities[name] = previous
                 nextAttributes[name] = (attributes[name] ?? [:]).compactMapValues { step.attributes[current]?[$0] }
-                nextRelationships[name] = (relationships[name] ?? [:]).compactMapValues { step.relationships[current]?[$0] }
+                nextRelationships[name] = (relationships[name] ?? [:]).compactMapValues {
+                    step.relationships[current]?[$0]
+                }
             }
             entities = nextEntities
             attributes = nextAttributes
@@ -249,7 +276,8 @@ struct Builder {
         var change = ModelChange(kind: .entityAdded, entity: entity.name, detail: "added (starts empty)")
         let removed = source.entities.filter { old in !entityMap.values.contains(old.name) }
         if let similar = Self.similarEntity(to: entity, among: removed) {
-            change.warning = "if it is \(similar) renamed, \(renameFix("entity \(entity.name)", from: similar)), or the records of \(similar) are dropped"
+            change.warning =
+                "if it is \(similar) renamed, \(renameFix("entity \(entity.name)", from: similar)), or the records of \(similar) are dropped"
         }
         changes.append(change)
     }
@@ -268,9 +296,12 @@ struct Builder {
             changes.append(ModelChange(kind: .entityRenamed, entity: new.name, detail: "renamed from \(old.name)"))
         }
         if old.hashModifier != new.hashModifier {
-            changes.append(ModelChange(
-                kind: .entityHashModifierChanged, entity: new.name,
-                detail: "hash modifier \(Self.text(old.hashModifier)) → \(Self.text(new.hashModifier)) (changes the version hash only)"))
+            changes.append(
+                ModelChange(
+                    kind: .entityHashModifierChanged, entity: new.name,
+                    detail:
+                        "hash modifier \(Self.text(old.hashModifier)) → \(Self.text(new.hashModifier)) (changes the version hash only)"
+                ))
         }
         compareHierarchy(old, new, entityForward: entityForward)
         let attributes = attributeMap[new.name] ?? [:]
@@ -295,9 +326,13 @@ struct Builder {
         }
         // An attribute that a same-named new relationship replaces is reported as a kind change below.
         for attribute in removedAttributes
-        where new.relationship(named: attribute.name) == nil || relationships[attribute.name] != nil || unresolved.contains("\(new.name).\(attribute.name)") {
-            changes.append(ModelChange(
-                kind: .attributeRemoved, entity: new.name, property: attribute.name, detail: "removed (\(attribute.type.rawValue); its values are dropped)"))
+        where new.relationship(named: attribute.name) == nil || relationships[attribute.name] != nil
+            || unresolved.contains("\(new.name).\(attribute.name)")
+        {
+            changes.append(
+                ModelChange(
+                    kind: .attributeRemoved, entity: new.name, property: attribute.name,
+                    detail: "removed (\(attribute.type.rawValue); its values are dropped)"))
         }
         for relationship in new.relationships {
             if let from = relationships[relationship.name], let previous = old.relationship(named: from) {
@@ -311,9 +346,12 @@ struct Builder {
                 added(relationship, in: new)
             }
         }
-        for relationship in old.relationships where !keptRelationships.contains(relationship.name) && !kindChanged.contains(relationship.name) {
-            changes.append(ModelChange(
-                kind: .relationshipRemoved, entity: new.name, property: relationship.name, detail: "removed (its links are dropped)"))
+        for relationship in old.relationships
+        where !keptRelationships.contains(relationship.name) && !kindChanged.contains(relationship.name) {
+            changes.append(
+                ModelChange(
+                    kind: .relationshipRemoved, entity: new.name, property: relationship.name,
+                    detail: "removed (its links are dropped)"))
         }
         compareConstraints(old, new, attributes: attributes, relationships: relationships)
     }
@@ -323,11 +361,16 @@ struct Builder {
         return ModelChange(
             kind: .propertyKindChanged, entity: entity, property: name, detail: "\(from) → \(to)", verdict: .refused,
             reason: "\(entity).\(name) changes from \(from) to \(to)",
-            fix: "write \(mappingFile) that fills \(entity).\(name) from the old \(toRelationship ? "attribute" : "relationship")")
+            fix:
+                "write \(mappingFile) that fills \(entity).\(name) from the old \(toRelationship ? "attribute" : "relationship")"
+        )
     }
 
     /// Uniqueness constraints and indexes, with source names carried forward through renames.
-    mutating func compareConstraints(_ old: EntityDescription, _ new: EntityDescription, attributes: [String: String], relationships: [String: String]) {
+    mutating func compareConstraints(
+        _ old: EntityDescription, _ new: EntityDescription, attributes: [String: String],
+        relationships: [String: String]
+    ) {
         var forward: [String: String] = [:]
         for (to, from) in attributes { forward[from] = to }
         var relationshipForward: [String: String] = [:]
@@ -349,25 +392,35 @@ struct Builder {
         let newConstraints = new.uniquenessConstraints.map(Set.init)
         for (index, constraint) in old.uniquenessConstraints.enumerated() {
             guard let mapped = oldConstraints[index], newConstraints.contains(mapped) else {
-                changes.append(ModelChange(
-                    kind: .uniquenessConstraintRemoved, entity: new.name, detail: "uniqueness constraint (\(constraint.joined(separator: ", "))) removed"))
+                changes.append(
+                    ModelChange(
+                        kind: .uniquenessConstraintRemoved, entity: new.name,
+                        detail: "uniqueness constraint (\(constraint.joined(separator: ", "))) removed"))
                 continue
             }
         }
         for constraint in new.uniquenessConstraints where !oldConstraints.contains(Set(constraint)) {
             let list = constraint.joined(separator: ", ")
-            changes.append(ModelChange(
-                kind: .uniquenessConstraintAdded, entity: new.name, detail: "uniqueness constraint (\(list)) added",
-                warning: "the migration fails if stored \(new.name) records share a value of (\(list)); remove duplicates first"))
+            changes.append(
+                ModelChange(
+                    kind: .uniquenessConstraintAdded, entity: new.name, detail: "uniqueness constraint (\(list)) added",
+                    warning:
+                        "the migration fails if stored \(new.name) records share a value of (\(list)); remove duplicates first"
+                ))
         }
-        func key(_ index: IndexDescription, _ names: [String]) -> String { "\(index.name ?? "")|\(names.joined(separator: ","))" }
+        func key(_ index: IndexDescription, _ names: [String]) -> String {
+            "\(index.name ?? "")|\(names.joined(separator: ","))"
+        }
         let oldIndexes = old.indexes.map { index in carried(index.attributes).map { key(index, $0) } }
         let newIndexes = new.indexes.map { key($0, $0.attributes) }
-        for (offset, index) in old.indexes.enumerated() where oldIndexes[offset].map({ !newIndexes.contains($0) }) ?? true {
-            changes.append(ModelChange(kind: .indexRemoved, entity: new.name, detail: "index \(Self.describe(index)) removed"))
+        for (offset, index) in old.indexes.enumerated()
+        where oldIndexes[offset].map({ !newIndexes.contains($0) }) ?? true {
+            changes.append(
+                ModelChange(kind: .indexRemoved, entity: new.name, detail: "index \(Self.describe(index)) removed"))
         }
         for (offset, index) in new.indexes.enumerated() where !oldIndexes.contains(newIndexes[offset]) {
-            changes.append(ModelChange(kind: .indexAdded, entity: new.name, detail: "index \(Self.describe(index)) added"))
+            changes.append(
+                ModelChange(kind: .indexAdded, entity: new.name, detail: "index \(Self.describe(index)) added"))
         }
     }
 
@@ -378,20 +431,27 @@ struct Builder {
 
     // MARK: Attributes
 
-    mutating func added(_ attribute: AttributeDescription, in entity: EntityDescription, removed: [AttributeDescription], added: [AttributeDescription]) {
+    mutating func added(
+        _ attribute: AttributeDescription, in entity: EntityDescription, removed: [AttributeDescription],
+        added: [AttributeDescription]
+    ) {
         let subject = "\(entity.name).\(attribute.name)"
         var facts = [attribute.type.rawValue, attribute.isOptional ? "optional" : "non-optional"]
         if let value = attribute.defaultValue { facts.append("default \(Self.literal(value))") }
-        var change = ModelChange(kind: .attributeAdded, entity: entity.name, property: attribute.name, detail: "added (\(facts.joined(separator: ", ")))")
+        var change = ModelChange(
+            kind: .attributeAdded, entity: entity.name, property: attribute.name,
+            detail: "added (\(facts.joined(separator: ", ")))")
         let similar = Self.similarAttribute(to: attribute, among: removed, added: added)
         if !attribute.isOptional && attribute.defaultValue == nil {
             change.verdict = .refused
-            change.reason = "new non-optional attribute \(subject) has no default value; stored \(entity.name) records would have none"
+            change.reason =
+                "new non-optional attribute \(subject) has no default value; stored \(entity.name) records would have none"
             var fix = "\(setDefaultFix(subject)), or make it optional"
             if let similar { fix += ", or \(renameFix(nil, from: similar)) if it is \(similar) renamed" }
             change.fix = fix
         } else if let similar {
-            change.warning = "if it is \(similar) renamed, \(renameFix(subject, from: similar)), or the values of \(similar) are dropped"
+            change.warning =
+                "if it is \(similar) renamed, \(renameFix(subject, from: similar)), or the values of \(similar) are dropped"
         }
         changes.append(change)
     }
@@ -399,18 +459,26 @@ struct Builder {
     /// The removed attribute most likely to be this one under another name, among those of the
     /// same (or a widened) type: one whose name contains the other's or is close to it, else the
     /// only candidate when exactly one attribute of that type was removed and one added.
-    static func similarAttribute(to attribute: AttributeDescription, among removed: [AttributeDescription], added: [AttributeDescription]) -> String? {
+    static func similarAttribute(
+        to attribute: AttributeDescription, among removed: [AttributeDescription], added: [AttributeDescription]
+    ) -> String? {
         func fits(_ old: AttributeDescription, _ new: AttributeDescription) -> Bool {
             old.type == new.type || TypeConversion.isLosslessWidening(from: old.type, to: new.type)
         }
         let candidates = removed.filter { fits($0, attribute) }
         let name = attribute.name.lowercased()
         let target = Array(name.unicodeScalars)
-        func distance(_ other: AttributeDescription) -> Int { Suggestions.editDistance(target, Array(other.name.lowercased().unicodeScalars)) }
-        if let contained = candidates.first(where: { $0.name.lowercased().contains(name) || name.contains($0.name.lowercased()) }) {
+        func distance(_ other: AttributeDescription) -> Int {
+            Suggestions.editDistance(target, Array(other.name.lowercased().unicodeScalars))
+        }
+        if let contained = candidates.first(where: {
+            $0.name.lowercased().contains(name) || name.contains($0.name.lowercased())
+        }) {
             return contained.name
         }
-        if let close = candidates.min(by: { distance($0) < distance($1) }), distance(close) * 2 <= max(name.count, close.name.count) {
+        if let close = candidates.min(by: { distance($0) < distance($1) }),
+            distance(close) * 2 <= max(name.count, close.name.count)
+        {
             return close.name
         }
         if candidates.count == 1, added.filter({ fits(candidates[0], $0) }).count == 1 { return candidates[0].name }
@@ -434,8 +502,10 @@ struct Builder {
                 typeChange.warning = checked.warning(subject)
             } else {
                 typeChange.verdict = .refused
-                typeChange.reason = "\(subject) changes type from \(old.type.rawValue) to \(new.type.rawValue); \(typeChangeNote)"
-                typeChange.fix = "write \(mappingFile) with an expression that converts \(subject), or keep it \(old.type.rawValue)"
+                typeChange.reason =
+                    "\(subject) changes type from \(old.type.rawValue) to \(new.type.rawValue); \(typeChangeNote)"
+                typeChange.fix =
+                    "write \(mappingFile) with an expression that converts \(subject), or keep it \(old.type.rawValue)"
             }
             changes.append(typeChange)
         }
@@ -443,19 +513,25 @@ struct Builder {
             if new.isOptional {
                 changes.append(change(.attributeOptionalityChanged, "non-optional → optional"))
             } else if let value = new.defaultValue {
-                changes.append(change(.attributeOptionalityChanged, "optional → non-optional (nil values become the default \(Self.literal(value)))"))
+                changes.append(
+                    change(
+                        .attributeOptionalityChanged,
+                        "optional → non-optional (nil values become the default \(Self.literal(value)))"))
             } else {
                 var optionality = change(.attributeOptionalityChanged, "optional → non-optional")
                 optionality.verdict = .refused
-                optionality.reason = "\(subject) becomes non-optional without a default value; stored \(entity.name) records with no \(new.name) could not be migrated"
+                optionality.reason =
+                    "\(subject) becomes non-optional without a default value; stored \(entity.name) records with no \(new.name) could not be migrated"
                 optionality.fix = "\(setDefaultFix(subject)), keep it optional, or write \(mappingFile) that fills it"
                 changes.append(optionality)
             }
         }
         if old.defaultValue != new.defaultValue {
-            changes.append(change(
-                .attributeDefaultChanged,
-                "default \(old.defaultValue.map(Self.literal) ?? "none") → \(new.defaultValue.map(Self.literal) ?? "none") (stored values are kept)"))
+            changes.append(
+                change(
+                    .attributeDefaultChanged,
+                    "default \(old.defaultValue.map(Self.literal) ?? "none") → \(new.defaultValue.map(Self.literal) ?? "none") (stored values are kept)"
+                ))
         }
         if old.validation != new.validation {
             let (details, tightened) = Self.compare(old.validation, new.validation)
@@ -467,9 +543,11 @@ struct Builder {
         }
         compareStorage(old, new, in: entity)
         if old.hashModifier != new.hashModifier {
-            changes.append(change(
-                .attributeHashModifierChanged,
-                "hash modifier \(Self.text(old.hashModifier)) → \(Self.text(new.hashModifier)) (changes the version hash only)"))
+            changes.append(
+                change(
+                    .attributeHashModifierChanged,
+                    "hash modifier \(Self.text(old.hashModifier)) → \(Self.text(new.hashModifier)) (changes the version hash only)"
+                ))
         }
     }
 
@@ -488,14 +566,17 @@ struct Builder {
             if stricterWhenHigher ? order > 0 : order < 0 { tightened = true }
         }
         func length(_ name: String, _ a: Int?, _ b: Int?, stricterWhenHigher: Bool) {
-            value(name, a.map { .integer(Int64($0)) }, b.map { .integer(Int64($0)) }, stricterWhenHigher: stricterWhenHigher)
+            value(
+                name, a.map { .integer(Int64($0)) }, b.map { .integer(Int64($0)) },
+                stricterWhenHigher: stricterWhenHigher)
         }
         value("min", old.minValue, new.minValue, stricterWhenHigher: true)
         value("max", old.maxValue, new.maxValue, stricterWhenHigher: false)
         length("min_length", old.minLength, new.minLength, stricterWhenHigher: true)
         length("max_length", old.maxLength, new.maxLength, stricterWhenHigher: false)
         if old.pattern != new.pattern {
-            details.append("pattern \(old.pattern.map { "'\($0)'" } ?? "none") → \(new.pattern.map { "'\($0)'" } ?? "none")")
+            details.append(
+                "pattern \(old.pattern.map { "'\($0)'" } ?? "none") → \(new.pattern.map { "'\($0)'" } ?? "none")")
             if new.pattern != nil { tightened = true }
         }
         return (details, tightened)
@@ -511,7 +592,8 @@ struct Builder {
         if !relationship.isOptional {
             change.verdict = .refused
             change.reason = "new non-optional relationship \(subject) has no value for stored \(entity.name) records"
-            change.fix = "make \(subject) optional in version \(destinationVersion), or write \(mappingFile) that sets it"
+            change.fix =
+                "make \(subject) optional in version \(destinationVersion), or write \(mappingFile) that sets it"
         }
         changes.append(change)
     }
@@ -520,7 +602,10 @@ struct Builder {
         "\(relationship.isToMany ? "to-many" : "to-one") \(relationship.destination), \(relationship.isOptional ? "optional" : "non-optional")"
     }
 
-    mutating func compare(_ old: RelationshipDescription, _ new: RelationshipDescription, in entity: EntityDescription, entityForward: [String: String]) {
+    mutating func compare(
+        _ old: RelationshipDescription, _ new: RelationshipDescription, in entity: EntityDescription,
+        entityForward: [String: String]
+    ) {
         let subject = "\(entity.name).\(new.name)"
         func change(_ kind: ModelChange.Kind, _ detail: String) -> ModelChange {
             ModelChange(kind: kind, entity: entity.name, property: new.name, detail: detail)
@@ -532,9 +617,11 @@ struct Builder {
         if carriedDestination == nil && unresolved.contains(new.destination) {
             // The destination entity's own rename is refused already; nothing to compare against.
         } else if carriedDestination != new.destination {
-            var destination = change(.relationshipDestinationChanged, "destination \(old.destination) → \(new.destination)")
+            var destination = change(
+                .relationshipDestinationChanged, "destination \(old.destination) → \(new.destination)")
             destination.verdict = .refused
-            destination.reason = "\(subject) now points at \(new.destination) instead of \(old.destination)\(carriedDestination == nil ? " (removed)" : "")"
+            destination.reason =
+                "\(subject) now points at \(new.destination) instead of \(old.destination)\(carriedDestination == nil ? " (removed)" : "")"
             destination.fix = "write \(mappingFile) that links \(subject) to \(new.destination)"
             changes.append(destination)
         } else {
@@ -543,20 +630,26 @@ struct Builder {
                 relationshipMap[new.destination]?.first(where: { $0.value == inverse })?.key
             }
             if carriedInverse != new.inverse || (old.inverse != nil && carriedInverse == nil) {
-                changes.append(change(
-                    .relationshipInverseChanged,
-                    "inverse \(old.inverse ?? "none") → \(new.inverse ?? "none") (links are carried over from \(entity.name).\(new.name))"))
+                changes.append(
+                    change(
+                        .relationshipInverseChanged,
+                        "inverse \(old.inverse ?? "none") → \(new.inverse ?? "none") (links are carried over from \(entity.name).\(new.name))"
+                    ))
             }
         }
         if old.isToMany != new.isToMany {
             if new.isToMany {
-                changes.append(change(.relationshipCardinalityChanged, "to-one → to-many (each link becomes a one-element set)"))
-            } else if let inferred = toManyBecomesToOne(entity: entity.name, relationship: new.name, destination: new.destination) {
+                changes.append(
+                    change(.relationshipCardinalityChanged, "to-one → to-many (each link becomes a one-element set)"))
+            } else if let inferred = toManyBecomesToOne(
+                entity: entity.name, relationship: new.name, destination: new.destination)
+            {
                 changes.append(inferred)
             } else {
                 var cardinality = change(.relationshipCardinalityChanged, "to-many → to-one")
                 cardinality.verdict = .refused
-                cardinality.reason = "\(subject) becomes to-one; a stored \(entity.name) linked to several \(old.destination) records would have to lose all but one"
+                cardinality.reason =
+                    "\(subject) becomes to-one; a stored \(entity.name) linked to several \(old.destination) records would have to lose all but one"
                 cardinality.fix = "keep it to-many, or write \(mappingFile) that chooses the \(new.destination) to keep"
                 changes.append(cardinality)
             }
@@ -567,18 +660,25 @@ struct Builder {
             } else {
                 var optionality = change(.relationshipOptionalityChanged, "optional → non-optional")
                 optionality.verdict = .refused
-                optionality.reason = "\(subject) becomes non-optional; stored \(entity.name) records without one could not be migrated"
+                optionality.reason =
+                    "\(subject) becomes non-optional; stored \(entity.name) records without one could not be migrated"
                 optionality.fix = "keep it optional, or write \(mappingFile) that sets it"
                 changes.append(optionality)
             }
         }
         if old.isOrdered != new.isOrdered {
-            changes.append(change(
-                .relationshipOrderingChanged,
-                new.isOrdered ? "unordered → ordered (existing links get an arbitrary order)" : "ordered → unordered (the order is dropped)"))
+            changes.append(
+                change(
+                    .relationshipOrderingChanged,
+                    new.isOrdered
+                        ? "unordered → ordered (existing links get an arbitrary order)"
+                        : "ordered → unordered (the order is dropped)"))
         }
         if old.deleteRule != new.deleteRule {
-            changes.append(change(.relationshipDeleteRuleChanged, "delete rule \(old.deleteRule.rawValue) → \(new.deleteRule.rawValue)"))
+            changes.append(
+                change(
+                    .relationshipDeleteRuleChanged,
+                    "delete rule \(old.deleteRule.rawValue) → \(new.deleteRule.rawValue)"))
         }
         if old.minCount != new.minCount || old.maxCount != new.maxCount {
             var details: [String] = []
@@ -592,13 +692,18 @@ struct Builder {
                 if let limit = new.maxCount, limit < (old.maxCount ?? Int.max) { tightened = true }
             }
             var count = change(.relationshipCountChanged, details.joined(separator: ", "))
-            if tightened { count.warning = "stricter: the migration fails if a stored \(entity.name) has a number of \(new.name) outside the new bounds" }
+            if tightened {
+                count.warning =
+                    "stricter: the migration fails if a stored \(entity.name) has a number of \(new.name) outside the new bounds"
+            }
             changes.append(count)
         }
         if old.hashModifier != new.hashModifier {
-            changes.append(change(
-                .relationshipHashModifierChanged,
-                "hash modifier \(Self.text(old.hashModifier)) → \(Self.text(new.hashModifier)) (changes the version hash only)"))
+            changes.append(
+                change(
+                    .relationshipHashModifierChanged,
+                    "hash modifier \(Self.text(old.hashModifier)) → \(Self.text(new.hashModifier)) (changes the version hash only)"
+                ))
         }
     }
 

@@ -44,12 +44,16 @@ struct PostgresSchemaMigration {
     private func plan(on session: PostgresDatabase, countingObjects: Bool) throws -> Migrator.Plan {
         let layout = FerryLayout(backend: .postgresql)
         guard let metadata = try StoreMetadata.read(from: session, layout: layout) else {
-            throw FerryError(.store, "'\(storeURL)' is not a ferry store (schema '\(session.schema)' has no ferry metadata)")
+            throw FerryError(
+                .store, "'\(storeURL)' is not a ferry store (schema '\(session.schema)' has no ferry metadata)")
         }
         let source = try VersionDetector.detect(metadata: metadata, bundle: bundle, store: storeURL)
         let targetLabel = options.targetVersion ?? bundle.currentVersion
         guard let target = bundle.version(targetLabel) else {
-            throw FerryError(.usage, "model \(bundle.name) has no version '\(targetLabel)' (versions: \(bundle.versions.map(\.version).joined(separator: ", ")))")
+            throw FerryError(
+                .usage,
+                "model \(bundle.name) has no version '\(targetLabel)' (versions: \(bundle.versions.map(\.version).joined(separator: ", ")))"
+            )
         }
         let path = try bundle.path(from: source.version, to: target.version)
         for version in path.dropFirst() { try layout.checkRepresentable(version) }
@@ -58,7 +62,8 @@ struct PostgresSchemaMigration {
         var counts: [String: Int] = [:]
         if countingObjects {
             for entity in source.entities {
-                counts[entity.name] = Int(try session.scalar("SELECT count(*) FROM \(layout.quotedTable(for: entity))")?.int64 ?? 0)
+                counts[entity.name] = Int(
+                    try session.scalar("SELECT count(*) FROM \(layout.quotedTable(for: entity))")?.int64 ?? 0)
             }
         }
         return Migrator.Plan(source: source, target: target, steps: steps, counts: counts)
@@ -80,7 +85,9 @@ struct PostgresSchemaMigration {
         try? FileManager.default.removeItem(atPath: scratch)
 
         let plan = try self.plan(on: session, countingObjects: false)
-        var report = MigrationReport(store: url.description, model: bundle.name, fromVersion: plan.source.version, toVersion: plan.target.version, steps: [])
+        var report = MigrationReport(
+            store: url.description, model: bundle.name, fromVersion: plan.source.version,
+            toVersion: plan.target.version, steps: [])
         guard !plan.steps.isEmpty else { return report }
         let backup = options.backup ? "\(schema)_backup_v\(plan.source.version)_\(Migrator.stamp(now))" : nil
         if let backup { try Self.checkLength(of: backup, for: schema) }
@@ -93,7 +100,9 @@ struct PostgresSchemaMigration {
         // The steps: the SQLite engine on the snapshot, which becomes the new version in place.
         var stepOptions = options
         stepOptions.backup = false
-        let migrator = Migrator(storePath: snapshot, bundle: bundle, options: stepOptions) { from, to in try mappings.mapping(from: from, to: to) }
+        let migrator = Migrator(storePath: snapshot, bundle: bundle, options: stepOptions) { from, to in
+            try mappings.mapping(from: from, to: to)
+        }
         migrator.observer = observer
         do {
             report.steps = try migrator.run().steps
@@ -107,11 +116,13 @@ struct PostgresSchemaMigration {
         // The swap: both renames commit together, under the writer lock.
         try session.writeTransaction {
             if let backup {
-                try session.execute("ALTER SCHEMA \(PostgresIdentifier.quote(schema)) RENAME TO \(PostgresIdentifier.quote(backup))")
+                try session.execute(
+                    "ALTER SCHEMA \(PostgresIdentifier.quote(schema)) RENAME TO \(PostgresIdentifier.quote(backup))")
             } else {
                 try session.execute("DROP SCHEMA \(PostgresIdentifier.quote(schema)) CASCADE")
             }
-            try session.execute("ALTER SCHEMA \(PostgresIdentifier.quote(next)) RENAME TO \(PostgresIdentifier.quote(schema))")
+            try session.execute(
+                "ALTER SCHEMA \(PostgresIdentifier.quote(next)) RENAME TO \(PostgresIdentifier.quote(schema))")
         }
         report.backup = backup.map { Self.url(url.description, schema: $0) }
         return report
@@ -122,7 +133,8 @@ struct PostgresSchemaMigration {
     private static func checkLength(of name: String, for schema: String) throws {
         guard name.utf8.count > maximumNameLength else { return }
         throw FerryError(
-            .usage, "cannot migrate the store in schema '\(schema)': the schema '\(name)' it needs has a name longer than PostgreSQL's \(maximumNameLength) bytes",
+            .usage,
+            "cannot migrate the store in schema '\(schema)': the schema '\(name)' it needs has a name longer than PostgreSQL's \(maximumNameLength) bytes",
             notes: ["use a shorter schema name (or --no-backup, when the backup's name is the long one)"])
     }
 
@@ -130,13 +142,19 @@ struct PostgresSchemaMigration {
     /// hold the lock), and it holds a complete ferry store, since it is created and filled in one
     /// transaction. A schema of that name that is no ferry store is someone else's: refused.
     private func dropLeftover(_ next: String, on session: PostgresDatabase) throws {
-        let exists = try session.scalar("SELECT count(*) FROM pg_catalog.pg_namespace WHERE nspname = ?", [.text(next)])?.int64 == 1
+        let exists =
+            try session.scalar("SELECT count(*) FROM pg_catalog.pg_namespace WHERE nspname = ?", [.text(next)])?.int64
+            == 1
         guard exists else { return }
         let metadata = FerryLayout(backend: .postgresql).bookkeeping?.metadata ?? "ferry_metadata"
-        let isStore = try session.scalar("SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = ? AND tablename = ?", [.text(next), .text(metadata)])?.int64 == 1
+        let isStore =
+            try session.scalar(
+                "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = ? AND tablename = ?",
+                [.text(next), .text(metadata)])?.int64 == 1
         guard isStore else {
             throw FerryError(
-                .usage, "cannot migrate the store in schema '\(session.schema)': the schema '\(next)' the new version is built in already exists and is not a ferry store",
+                .usage,
+                "cannot migrate the store in schema '\(session.schema)': the schema '\(next)' the new version is built in already exists and is not a ferry store",
                 notes: ["rename or drop that schema; nothing was changed"])
         }
         try session.execute("DROP SCHEMA \(PostgresIdentifier.quote(next)) CASCADE")
@@ -167,7 +185,9 @@ struct PostgresSchemaMigration {
         let layout = FerryLayout(backend: .postgresql)
         try loader.writeTransaction {
             try loader.execute("CREATE SCHEMA \(PostgresIdentifier.quote(next))")
-            for statement in StoreSchema.bookkeepingTables(in: layout) + StoreSchema.tableStatements(for: target, layout: layout) {
+            for statement in StoreSchema.bookkeepingTables(in: layout)
+                + StoreSchema.tableStatements(for: target, layout: layout)
+            {
                 try loader.execute(statement)
             }
             try StoreTableTransfer(model: target).copy(from: source, into: loader, schema: next)
@@ -181,23 +201,32 @@ struct PostgresSchemaMigration {
         let sqlite = try Connection(path: MigrationStepRunner.readOnlyURI(snapshot), readOnly: true, create: false)
         let postgres = try PostgresDatabase(url: url, schema: next)
         let transfer = StoreTableTransfer(model: target)
-        let expected = try transfer.keySums(on: sqlite), actual = try transfer.keySums(on: postgres)
+        let expected = try transfer.keySums(on: sqlite)
+        let actual = try transfer.keySums(on: postgres)
         for (wanted, found) in zip(expected, actual) where wanted != found {
-            throw failedVerification("table \(found) (rows, then sums of keys) differs from the migrated objects' \(wanted)")
+            throw failedVerification(
+                "table \(found) (rows, then sums of keys) differs from the migrated objects' \(wanted)")
         }
         for entity in target.entities {
             let attributes = entity.attributes.filter { $0.type != .json }.map(\.name)
             guard !attributes.isEmpty else { continue }
-            let wanted = try EntityChecksum.compute(connection: sqlite, model: target, layout: FerryLayout(), entity: entity.name, attributes: attributes)
-            let found = try EntityChecksum.compute(connection: postgres, model: target, layout: FerryLayout(backend: .postgresql), entity: entity.name, attributes: attributes)
+            let wanted = try EntityChecksum.compute(
+                connection: sqlite, model: target, layout: FerryLayout(), entity: entity.name, attributes: attributes)
+            let found = try EntityChecksum.compute(
+                connection: postgres, model: target, layout: FerryLayout(backend: .postgresql), entity: entity.name,
+                attributes: attributes)
             guard wanted.matches(found) else {
-                throw failedVerification("the checksum of \(entity.name)'s attributes (\(attributes.joined(separator: ", "))) differs from the migrated objects'")
+                throw failedVerification(
+                    "the checksum of \(entity.name)'s attributes (\(attributes.joined(separator: ", "))) differs from the migrated objects'"
+                )
             }
         }
     }
 
     private func failedVerification(_ detail: String) -> FerryError {
-        FerryError(.verification, "the migrated store loaded into PostgreSQL does not match the migration's result: \(detail)", notes: ["nothing was changed: the original schema is as it was"])
+        FerryError(
+            .verification, "the migrated store loaded into PostgreSQL does not match the migration's result: \(detail)",
+            notes: ["nothing was changed: the original schema is as it was"])
     }
 
     /// A step's error, naming the store instead of the private snapshot.
@@ -216,9 +245,11 @@ struct PostgresSchemaMigration {
     /// (server, database and schema; not the user): one per store, so that a migration removes
     /// what a killed migration of the same store left there.
     static func scratchDirectory(for url: PostgresURL) -> String {
-        let store = "\(url.host ?? "")|\(url.port.map(String.init) ?? "")|\(url.database ?? "")|\(url.schema ?? Store.defaultPostgreSQLSchema)"
+        let store =
+            "\(url.host ?? "")|\(url.port.map(String.init) ?? "")|\(url.database ?? "")|\(url.schema ?? Store.defaultPostgreSQLSchema)"
         let key = UInt64(bitPattern: PostgresConnection.advisoryLockKey(for: store))
-        return FileManager.default.temporaryDirectory.appendingPathComponent("ferry-migrate-" + String(key, radix: 16)).path
+        return FileManager.default.temporaryDirectory.appendingPathComponent("ferry-migrate-" + String(key, radix: 16))
+            .path
     }
 
     /// The store URL `text` with its `schema=` parameter set to `schema`.

@@ -23,23 +23,33 @@ struct StepCorrespondence: Sendable {
         let matched = Self.resolve(
             destination.entities.map { Claimant(name: $0.name, renamedFrom: $0.renamedFrom) }, sources: entityNames,
             problem: { problem in
-                Self.change(problem, kind: "entity", entity: nil, sourceEntity: nil, source: source, destination: destination, mappingFile: mappingFile)
+                Self.change(
+                    problem, kind: "entity", entity: nil, sourceEntity: nil, source: source, destination: destination,
+                    mappingFile: mappingFile)
             })
         entities = matched.map
         problems += matched.problems
         for entity in destination.entities {
-            guard let sourceName = entities[entity.name], let sourceEntity = source.entity(named: sourceName) else { continue }
+            guard let sourceName = entities[entity.name], let sourceEntity = source.entity(named: sourceName) else {
+                continue
+            }
             let attributes = Self.resolve(
-                entity.attributes.map { Claimant(name: $0.name, renamedFrom: $0.renamedFrom) }, sources: sourceEntity.attributes.map(\.name),
+                entity.attributes.map { Claimant(name: $0.name, renamedFrom: $0.renamedFrom) },
+                sources: sourceEntity.attributes.map(\.name),
                 problem: { problem in
-                    Self.change(problem, kind: "attribute", entity: entity.name, sourceEntity: sourceName, source: source, destination: destination, mappingFile: mappingFile)
+                    Self.change(
+                        problem, kind: "attribute", entity: entity.name, sourceEntity: sourceName, source: source,
+                        destination: destination, mappingFile: mappingFile)
                 })
             self.attributes[entity.name] = attributes.map
             problems += attributes.problems
             let relationships = Self.resolve(
-                entity.relationships.map { Claimant(name: $0.name, renamedFrom: $0.renamedFrom) }, sources: sourceEntity.relationships.map(\.name),
+                entity.relationships.map { Claimant(name: $0.name, renamedFrom: $0.renamedFrom) },
+                sources: sourceEntity.relationships.map(\.name),
                 problem: { problem in
-                    Self.change(problem, kind: "relationship", entity: entity.name, sourceEntity: sourceName, source: source, destination: destination, mappingFile: mappingFile)
+                    Self.change(
+                        problem, kind: "relationship", entity: entity.name, sourceEntity: sourceName, source: source,
+                        destination: destination, mappingFile: mappingFile)
                 })
             self.relationships[entity.name] = relationships.map
             problems += relationships.problems
@@ -60,7 +70,9 @@ struct StepCorrespondence: Sendable {
         case ambiguous([Claimant], source: String)
     }
 
-    static func resolve(_ claimants: [Claimant], sources: [String], problem: (Problem) -> ModelChange) -> (map: [String: String], problems: [ModelChange]) {
+    static func resolve(
+        _ claimants: [Claimant], sources: [String], problem: (Problem) -> ModelChange
+    ) -> (map: [String: String], problems: [ModelChange]) {
         let available = Set(sources)
         var claims: [String: [Claimant]] = [:]
         var problems: [ModelChange] = []
@@ -87,13 +99,15 @@ struct StepCorrespondence: Sendable {
     }
 
     private static func change(
-        _ problem: Problem, kind: String, entity: String?, sourceEntity: String?, source: ObjectModel, destination: ObjectModel, mappingFile: String
+        _ problem: Problem, kind: String, entity: String?, sourceEntity: String?, source: ObjectModel,
+        destination: ObjectModel, mappingFile: String
     ) -> ModelChange {
         func subject(_ name: String) -> String { entity.map { "\($0).\(name)" } ?? name }
         /// `attribute name of Customer in version 1`, `entity Purchase of version 1`.
         func scope(_ name: String?) -> String {
             let what = name.map { "\(kind) \($0)" } ?? kind
-            return sourceEntity.map { "\(what) of \($0) in version \(source.version)" } ?? "\(what) of version \(source.version)"
+            return sourceEntity.map { "\(what) of \($0) in version \(source.version)" }
+                ?? "\(what) of version \(source.version)"
         }
         switch problem {
         case .missing(let claimant, let candidates):
@@ -115,15 +129,18 @@ struct StepCorrespondence: Sendable {
             let explicit = claimants.filter { $0.rename != nil }.map { entity == nil ? $0.name : subject($0.name) }
             let fix: String
             if explicit.count == claimants.count {
-                fix = "keep `renamed_from: \(sourceName)` on only one of \(explicit.joined(separator: ", ")), or write \(mappingFile)"
+                fix =
+                    "keep `renamed_from: \(sourceName)` on only one of \(explicit.joined(separator: ", ")), or write \(mappingFile)"
             } else {
-                fix = "remove `renamed_from: \(sourceName)` from \(explicit.joined(separator: ", ")), or write \(mappingFile)"
+                fix =
+                    "remove `renamed_from: \(sourceName)` from \(explicit.joined(separator: ", ")), or write \(mappingFile)"
             }
             let first = claimants[0]
             return ModelChange(
                 kind: .renameUnresolved, entity: entity ?? first.name, property: entity == nil ? nil : first.name,
                 detail: "ambiguous rename of \(sourceName)", verdict: .refused,
-                reason: "\(names.joined(separator: " and ")) \(names.count == 2 ? "both" : "all") claim \(scope(sourceName))",
+                reason:
+                    "\(names.joined(separator: " and ")) \(names.count == 2 ? "both" : "all") claim \(scope(sourceName))",
                 fix: fix)
         }
     }

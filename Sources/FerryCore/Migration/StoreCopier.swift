@@ -75,9 +75,14 @@ public struct StoreCopier {
             sourceFile = source.coreDataCopyPath ?? sourcePath
         } else {
             guard let metadata = try Store.metadata(at: sourcePath) else {
-                throw FerryError(.store, "'\(sourcePath)' is not a ferry store or a Core Data store (it has no ferry metadata); to read a plain SQLite database's tables use ferry import")
+                throw FerryError(
+                    .store,
+                    "'\(sourcePath)' is not a ferry store or a Core Data store (it has no ferry metadata); to read a plain SQLite database's tables use ferry import"
+                )
             }
-            guard let model = metadata.model else { throw FerryError(.store, "store '\(sourcePath)' does not record its model") }
+            guard let model = metadata.model else {
+                throw FerryError(.store, "store '\(sourcePath)' does not record its model")
+            }
             var options = Store.Options()
             options.readOnly = true
             options.createIfMissing = false
@@ -97,12 +102,14 @@ public struct StoreCopier {
         options.checksums = true
         options.busyTimeout = busyTimeout
         let step = MigrationStepRunner(
-            mapping: try MappingModel.inferred(from: model, to: model), sourcePath: sourceFile, destinationPath: scratch, options: options,
+            mapping: try MappingModel.inferred(from: model, to: model), sourcePath: sourceFile,
+            destinationPath: scratch, options: options,
             now: DateCoding.nowMilliseconds(), sourceLayout: source.layout, destination: .ferry)
         let stepReport = try step.run()
 
         // Counts of the source and of the copy, entity by entity, before the copy is put in place.
-        let sourceCounts = Dictionary(try source.entityCounts().map { ($0.entity, $0.count) }, uniquingKeysWith: { first, _ in first })
+        let sourceCounts = Dictionary(
+            try source.entityCounts().map { ($0.entity, $0.count) }, uniquingKeysWith: { first, _ in first })
         var copyOptions = Store.Options()
         copyOptions.readOnly = true
         copyOptions.createIfMissing = false
@@ -112,14 +119,18 @@ public struct StoreCopier {
         for (entity, copied) in copyCounts {
             let expected = sourceCounts[entity] ?? 0
             guard expected == copied else {
-                throw FerryError(.verification, "the copy of '\(sourcePath)' has \(copied) \(entity) objects, the source \(expected); '\(destinationPath)' was not changed")
+                throw FerryError(
+                    .verification,
+                    "the copy of '\(sourcePath)' has \(copied) \(entity) objects, the source \(expected); '\(destinationPath)' was not changed"
+                )
             }
             entities.append(Report.EntityCount(entity: entity, source: expected, copied: copied))
         }
         try StoreFiles.replace(destinationPath, with: scratch)
         try StoreFiles.synchronize(destinationPath)
         return Report(
-            source: sourcePath, destination: destinationPath, model: model.name, modelVersion: model.version, entities: entities,
+            source: sourcePath, destination: destinationPath, model: model.name, modelVersion: model.version,
+            entities: entities,
             checksummed: stepReport.entities.filter { !($0.unchanged ?? []).isEmpty }.map(\.destination),
             seconds: started.duration(to: .now).seconds)
     }
@@ -129,7 +140,10 @@ public struct StoreCopier {
         guard FileManager.default.fileExists(atPath: destinationPath) else { return }
         if replacesExisting { return }
         guard let metadata = try? Store.metadata(at: destinationPath), let model = metadata.model else {
-            throw FerryError(.usage, "'\(destinationPath)' exists and is not a ferry store; ferry copy never overwrites it (pass --replace to replace it)")
+            throw FerryError(
+                .usage,
+                "'\(destinationPath)' exists and is not a ferry store; ferry copy never overwrites it (pass --replace to replace it)"
+            )
         }
         var options = Store.Options()
         options.readOnly = true
@@ -139,7 +153,10 @@ public struct StoreCopier {
         let counts = try Store.open(at: destinationPath, model: model, options: options).entityCounts()
         let objects = counts.reduce(0) { $0 + $1.count }
         if objects > 0 {
-            throw FerryError(.usage, "the store '\(destinationPath)' already holds \(objects) objects; ferry copy writes only into a new or empty store (pass --replace to replace it)")
+            throw FerryError(
+                .usage,
+                "the store '\(destinationPath)' already holds \(objects) objects; ferry copy writes only into a new or empty store (pass --replace to replace it)"
+            )
         }
     }
 }

@@ -32,13 +32,17 @@ package struct StoreTableTransfer {
         let key = layout.keyColumn
         var tables: [Table] = []
         if let bookkeeping = layout.bookkeeping {
-            tables.append(Table(name: bookkeeping.metadata, columns: [("key", nil), ("value", nil)], keyColumns: [], entity: nil))
-            tables.append(Table(name: bookkeeping.entities, columns: [("name", nil), ("hash", nil)], keyColumns: [], entity: nil))
+            tables.append(
+                Table(name: bookkeeping.metadata, columns: [("key", nil), ("value", nil)], keyColumns: [], entity: nil))
+            tables.append(
+                Table(name: bookkeeping.entities, columns: [("name", nil), ("hash", nil)], keyColumns: [], entity: nil))
             let runColumns = [
-                "id", "job", "step_index", "step", "entity", "source", "started_at", "ended_at", "outcome", "read", "inserted", "updated",
+                "id", "job", "step_index", "step", "entity", "source", "started_at", "ended_at", "outcome", "read",
+                "inserted", "updated",
                 "skipped", "rejected", "message",
             ]
-            tables.append(Table(name: bookkeeping.runs, columns: runColumns.map { ($0, nil) }, keyColumns: ["id"], entity: nil))
+            tables.append(
+                Table(name: bookkeeping.runs, columns: runColumns.map { ($0, nil) }, keyColumns: ["id"], entity: nil))
         }
         var joinTables: Set<String> = []
         for entity in model.entities {
@@ -68,18 +72,22 @@ package struct StoreTableTransfer {
     /// Copies every table of a PostgreSQL store (read on `source`, in its schema) into the empty
     /// tables of a SQLite database, inside one transaction of each.
     func copy(from source: PostgresDatabase, into destination: Connection) throws {
-        let reading = PostgresValueCoding(), writing = FerryValueCoding()
+        let reading = PostgresValueCoding()
+        let writing = FerryValueCoding()
         try source.readTransaction {
             try destination.transaction(.immediate) {
                 for table in tables {
                     let columns = table.columns.map { layout.dialect.quote($0.name) }
                     let insert = try destination.prepare(
-                        "INSERT INTO \(layout.dialect.quote(table.name)) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))")
-                    let select = "SELECT \(columns.joined(separator: ", ")) FROM \(PostgresIdentifier.quote(table.name)) ORDER BY 1"
+                        "INSERT INTO \(layout.dialect.quote(table.name)) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+                    )
+                    let select =
+                        "SELECT \(columns.joined(separator: ", ")) FROM \(PostgresIdentifier.quote(table.name)) ORDER BY 1"
                     try source.forEachRow(select, []) { row in
                         insert.reset(clearBindings: true)
                         for (index, column) in table.columns.enumerated() {
-                            let value = column.type.map { writing.encode(reading.decode(row[index], as: $0)) } ?? row[index]
+                            let value =
+                                column.type.map { writing.encode(reading.decode(row[index], as: $0)) } ?? row[index]
                             try insert.bind(value, at: index + 1)
                         }
                         while try insert.step() {}
@@ -94,26 +102,35 @@ package struct StoreTableTransfer {
     /// caller's transaction; then moves each identity column's sequence past the largest key,
     /// so that objects created later get new keys.
     package func copy(from source: Connection, into destination: PostgresDatabase, schema: String) throws {
-        let reading = FerryValueCoding(), writing = PostgresValueCoding()
+        let reading = FerryValueCoding()
+        let writing = PostgresValueCoding()
         for table in tables {
             let columns = table.columns.map(\.name)
             let statement = try source.prepare(
-                "SELECT \(columns.map { layout.dialect.quote($0) }.joined(separator: ", ")) FROM \(layout.dialect.quote(table.name)) ORDER BY 1")
+                "SELECT \(columns.map { layout.dialect.quote($0) }.joined(separator: ", ")) FROM \(layout.dialect.quote(table.name)) ORDER BY 1"
+            )
             do {
                 try destination.connection.copy(into: table.name, schema: schema, columns: columns) { writer in
                     while try statement.step() {
                         try writer.append(
                             table.columns.enumerated().map { index, column in
                                 let stored = statement.value(at: index)
-                                return PostgresDatabase.postgresValue(column.type.map { writing.encode(reading.decode(stored, as: $0)) } ?? stored)
+                                return PostgresDatabase.postgresValue(
+                                    column.type.map { writing.encode(reading.decode(stored, as: $0)) } ?? stored)
                             })
                     }
                 }
             } catch let error as PostgresError {
-                throw FerryError(.store, "PostgreSQL store \(destination.location) (schema \(schema)), table \(table.name): \(error.description)")
+                throw FerryError(
+                    .store,
+                    "PostgreSQL store \(destination.location) (schema \(schema)), table \(table.name): \(error.description)"
+                )
             }
             // The identity columns: each entity's key and the run log's `id`.
-            guard let identity = table.entity != nil ? layout.keyColumn : table.name == layout.bookkeeping?.runs ? "id" : nil else { continue }
+            guard
+                let identity = table.entity != nil
+                    ? layout.keyColumn : table.name == layout.bookkeeping?.runs ? "id" : nil
+            else { continue }
             let qualified = PostgresIdentifier.quote(schema) + "." + PostgresIdentifier.quote(table.name)
             try destination.execute(
                 "SELECT setval(pg_get_serial_sequence(?, ?), coalesce(max(\(PostgresIdentifier.quote(identity))), 0) + 1, false) FROM \(qualified)",
@@ -126,8 +143,12 @@ package struct StoreTableTransfer {
     func keySums(on connection: any DatabaseConnection) throws -> [String] {
         try tables.map { table in
             // As text: PostgreSQL sums `bigint`s into a `numeric`, SQLite into an integer.
-            let sums = (["count(*)"] + table.keyColumns.map { "coalesce(sum(\(layout.dialect.quote($0))), 0)" }).map { "CAST(\($0) AS TEXT)" }
-            let row = try connection.rows("SELECT \(sums.joined(separator: ", ")) FROM \(layout.dialect.quote(table.name))").first ?? []
+            let sums = (["count(*)"] + table.keyColumns.map { "coalesce(sum(\(layout.dialect.quote($0))), 0)" }).map {
+                "CAST(\($0) AS TEXT)"
+            }
+            let row =
+                try connection.rows("SELECT \(sums.joined(separator: ", ")) FROM \(layout.dialect.quote(table.name))")
+                .first ?? []
             return "\(table.name): " + row.map { value in value.text ?? "\(value)" }.joined(separator: " ")
         }
     }

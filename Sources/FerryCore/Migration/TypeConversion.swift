@@ -85,7 +85,8 @@ public struct TypeConversion: Sendable, Hashable, Codable {
         case (.integer(let number), .double): return .double(Double(number))
         case (.integer(let number), .string): return .string(String(number))
         case (.double, .double): return value
-        case (.decimal(let text), .string), (.uuid(let text), .string), (.uri(let text), .string), (.json(let text), .string):
+        case (.decimal(let text), .string), (.uuid(let text), .string), (.uri(let text), .string),
+            (.json(let text), .string):
             return .string(text)
         default: return value
         }

@@ -17,7 +17,8 @@ public enum VersionDetector {
     /// - Throws: `FerryError` (`.modelMismatch`) when no version matches, listing the bundle's
     ///   versions and which entities differ from the closest one (the version sharing the most
     ///   entity hashes with the store).
-    public static func detect(metadata: StoreMetadata, bundle: ModelBundle, store: String? = nil) throws -> ObjectModel {
+    public static func detect(metadata: StoreMetadata, bundle: ModelBundle, store: String? = nil) throws -> ObjectModel
+    {
         let matches = bundle.versions.filter { $0.versionHash == metadata.modelHash }
         if let match = matches.first(where: { $0.version == metadata.modelVersion }) ?? matches.last {
             return match
@@ -69,8 +70,10 @@ public enum VersionDetector {
                 best = comparison
                 continue
             }
-            let better = comparison.matching.count > current.matching.count
-                || (comparison.matching.count == current.matching.count && comparison.differences.count <= current.differences.count)
+            let better =
+                comparison.matching.count > current.matching.count
+                || (comparison.matching.count == current.matching.count
+                    && comparison.differences.count <= current.differences.count)
             if better { best = comparison }
         }
         return best
@@ -78,11 +81,15 @@ public enum VersionDetector {
 
     static func noMatch(metadata: StoreMetadata, bundle: ModelBundle, store: String?) -> FerryError {
         let what = store.map { "store '\($0)'" } ?? "the store"
-        var notes = ["versions of \(bundle.name): " + bundle.versions.map { "\($0.version) (hash \($0.versionHash.prefix(12)))" }.joined(separator: ", ")]
+        var notes = [
+            "versions of \(bundle.name): "
+                + bundle.versions.map { "\($0.version) (hash \($0.versionHash.prefix(12)))" }.joined(separator: ", ")
+        ]
         if let closest = closest(metadata: metadata, bundle: bundle) {
             let total = Set(metadata.entityHashes.keys).union(bundle.version(closest.version)?.entityNames ?? []).count
             notes.append(
-                "closest: version \(closest.version) (\(closest.matching.count) of \(total) entities match); entities that differ: \(closest.differences.joined(separator: ", "))")
+                "closest: version \(closest.version) (\(closest.matching.count) of \(total) entities match); entities that differ: \(closest.differences.joined(separator: ", "))"
+            )
         }
         notes.append("the store was made with another model; open it with that model, or add its version to the bundle")
         return FerryError(

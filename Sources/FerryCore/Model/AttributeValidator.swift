@@ -19,7 +19,8 @@ package final class AttributeValidator {
         self.rules = attribute.validation
         if let pattern = attribute.validation.pattern {
             guard let rule = PatternRule(pattern) else {
-                throw CoercionFailure("invalid pattern '\(pattern)' for \(attribute.name): not a valid ICU regular expression")
+                throw CoercionFailure(
+                    "invalid pattern '\(pattern)' for \(attribute.name): not a valid ICU regular expression")
             }
             patternRule = rule
         } else {

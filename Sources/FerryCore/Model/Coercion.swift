@@ -6,12 +6,15 @@ import Foundation
 package enum Coercion {
     /// Coerces `text` to `type`. Null tokens and trimming from `options` apply first.
     /// Returns `.null` for a null token; fails with a reason such as `'abc' is not an int16`.
-    package static func coerce(_ text: String, to type: AttributeType, options: CoercionOptions = CoercionOptions()) -> Result<Value, CoercionFailure> {
+    package static func coerce(
+        _ text: String, to type: AttributeType, options: CoercionOptions = CoercionOptions()
+    ) -> Result<Value, CoercionFailure> {
         let text = options.trim ? text.trimmingCharacters(in: .whitespacesAndNewlines) : text
         if !options.nullTokens.isEmpty, options.nullTokens.contains(text) { return .success(.null) }
         if options.decimalComma && type.isNumeric {
             guard let plain = DecimalCommaText.plain(text) else {
-                return .failure(CoercionFailure("'\(excerpt(text))' is not a number written with a decimal comma (like 1.234,56)"))
+                return .failure(
+                    CoercionFailure("'\(excerpt(text))' is not a number written with a decimal comma (like 1.234,56)"))
             }
             return coerce(plain, to: type, options: CoercionOptions())
         }
@@ -50,7 +53,10 @@ package enum Coercion {
             let lowered = text.lowercased()
             if options.trueWords.contains(where: { $0.lowercased() == lowered }) { return .success(.bool(true)) }
             if options.falseWords.contains(where: { $0.lowercased() == lowered }) { return .success(.bool(false)) }
-            return .failure(CoercionFailure("'\(excerpt(text))' is not a boolean (expected one of \(options.trueWords.union(options.falseWords).sorted().joined(separator: ", ")))"))
+            return .failure(
+                CoercionFailure(
+                    "'\(excerpt(text))' is not a boolean (expected one of \(options.trueWords.union(options.falseWords).sorted().joined(separator: ", ")))"
+                ))
         case .date:
             guard let millis = parseDate(text, format: options.dateFormat) else {
                 return .failure(CoercionFailure("'\(excerpt(text))' is not a date in format \(options.dateFormat)"))
@@ -81,7 +87,9 @@ package enum Coercion {
 
     /// Coerces a typed value to another attribute type where that is lossless (integers to
     /// decimals or doubles, booleans to integers, strings through ``coerce(_:to:options:)``).
-    package static func convert(_ value: Value, to type: AttributeType, options: CoercionOptions = CoercionOptions()) -> Result<Value, CoercionFailure> {
+    package static func convert(
+        _ value: Value, to type: AttributeType, options: CoercionOptions = CoercionOptions()
+    ) -> Result<Value, CoercionFailure> {
         switch (value, type) {
         case (.null, _): return .success(.null)
         case (.integer(let v), .int16), (.integer(let v), .int32), (.integer(let v), .int64):
@@ -94,7 +102,8 @@ package enum Coercion {
         case (.double(let v), .double): return .success(.double(v))
         case (.double(let v), .float): return .success(.double(Double(Float(v))))
         case (.bool(let v), .bool): return .success(.bool(v))
-        case (.bool(let v), .int16), (.bool(let v), .int32), (.bool(let v), .int64): return .success(.integer(v ? 1 : 0))
+        case (.bool(let v), .int16), (.bool(let v), .int32), (.bool(let v), .int64):
+            return .success(.integer(v ? 1 : 0))
         case (.decimal(let v), .decimal): return .success(.decimal(v))
         case (.date(let v), .date): return storableDate(v)
         case (.binary(let v), .binary): return .success(.binary(v))
@@ -116,7 +125,8 @@ package enum Coercion {
     package static func storableDate(_ millis: Int64) -> Result<Value, CoercionFailure> {
         guard DateCoding.storableMilliseconds.contains(millis) else {
             let year = DateCoding.civil(days: Int(millis).quotientAndRemainderFloored(dividingBy: 86_400_000).0).year
-            return .failure(CoercionFailure("a date in the year \(year) is outside the years 0000–9999 that a store holds"))
+            return .failure(
+                CoercionFailure("a date in the year \(year) is outside the years 0000–9999 that a store holds"))
         }
         return .success(.date(millis))
     }

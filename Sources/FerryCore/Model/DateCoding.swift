@@ -62,7 +62,9 @@ package enum DateCoding {
     /// Calls `body` with the stored form's UTF-8 bytes, formatted on the stack (no allocation for
     /// years 0000–9999): the import hot path binds them directly.
     @inline(__always)
-    package static func withFormatted<T>(_ millis: Int64, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+    package static func withFormatted<T>(
+        _ millis: Int64, _ body: (UnsafeBufferPointer<UInt8>) throws -> T
+    ) rethrows -> T {
         let (dayCount, msOfDay) = Int(millis).quotientAndRemainderFloored(dividingBy: 86_400_000)
         let (year, month, day) = civil(days: dayCount)
         guard year >= 0 && year <= 9999 else {
@@ -123,12 +125,18 @@ package enum DateCoding {
             put(year, digits: 4)
         }
         if buffer.count < index + 20 { buffer += [UInt8](repeating: 0, count: 24) }
-        char(UInt8(ascii: "-")); put(month, digits: 2)
-        char(UInt8(ascii: "-")); put(day, digits: 2)
-        char(UInt8(ascii: "T")); put(msOfDay / 3_600_000, digits: 2)
-        char(UInt8(ascii: ":")); put(msOfDay / 60_000 % 60, digits: 2)
-        char(UInt8(ascii: ":")); put(msOfDay / 1000 % 60, digits: 2)
-        char(UInt8(ascii: ".")); put(msOfDay % 1000, digits: 3)
+        char(UInt8(ascii: "-"))
+        put(month, digits: 2)
+        char(UInt8(ascii: "-"))
+        put(day, digits: 2)
+        char(UInt8(ascii: "T"))
+        put(msOfDay / 3_600_000, digits: 2)
+        char(UInt8(ascii: ":"))
+        put(msOfDay / 60_000 % 60, digits: 2)
+        char(UInt8(ascii: ":"))
+        put(msOfDay / 1000 % 60, digits: 2)
+        char(UInt8(ascii: "."))
+        put(msOfDay % 1000, digits: 3)
         char(UInt8(ascii: "Z"))
         return index
     }
@@ -161,12 +169,16 @@ package enum DateCoding {
             scanner.take(UInt8(ascii: "-")), let day = scanner.digits(exactly: 2)
         else { return nil }
         guard (1...12).contains(month), day >= 1, day <= daysInMonth(year: year, month: month) else { return nil }
-        var hour = 0, minute = 0, second = 0, millis = 0
+        var hour = 0
+        var minute = 0
+        var second = 0
+        var millis = 0
         var offset = defaultOffsetSeconds
         if !scanner.atEnd {
             guard scanner.take(UInt8(ascii: "T")) || scanner.take(UInt8(ascii: "t")) || scanner.take(UInt8(ascii: " "))
             else { return nil }
-            guard let h = scanner.digits(exactly: 2), scanner.take(UInt8(ascii: ":")), let m = scanner.digits(exactly: 2)
+            guard let h = scanner.digits(exactly: 2), scanner.take(UInt8(ascii: ":")),
+                let m = scanner.digits(exactly: 2)
             else { return nil }
             hour = h
             minute = m

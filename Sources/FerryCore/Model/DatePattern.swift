@@ -61,7 +61,13 @@ public struct DatePattern: Sendable, Hashable {
             case "E": token = .weekday
             case "X", "x", "Z": token = .zone
             default:
-                return .failure(FerryError(.invalidDefinition, "unsupported letter '\(Character(UnicodeScalar(c)))' in date pattern '\(text)'", notes: ["supported: yyyy yy MM M MMM dd d HH H hh h mm ss S… a EEE X XXX Z, and 'quoted' literals"]))
+                return .failure(
+                    FerryError(
+                        .invalidDefinition,
+                        "unsupported letter '\(Character(UnicodeScalar(c)))' in date pattern '\(text)'",
+                        notes: [
+                            "supported: yyyy yy MM M MMM dd d HH H hh h mm ss S… a EEE X XXX Z, and 'quoted' literals"
+                        ]))
             }
             tokens.append(token)
             i += run
@@ -69,7 +75,9 @@ public struct DatePattern: Sendable, Hashable {
         return .success(DatePattern(text: text, tokens: tokens))
     }
 
-    static let monthNames: [[UInt8]] = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"].map { Array($0.utf8) }
+    static let monthNames: [[UInt8]] = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ].map { Array($0.utf8) }
 
     /// Milliseconds since the epoch, or nil when the text does not match the pattern.
     public func parse(_ text: String, defaultOffsetSeconds: Int = 0) -> Int64? {
@@ -79,7 +87,13 @@ public struct DatePattern: Sendable, Hashable {
 
     package func parse(bytes: UnsafeBufferPointer<UInt8>, defaultOffsetSeconds: Int = 0) -> Int64? {
         var s = ByteScanner(bytes)
-        var year = 1970, month = 1, day = 1, hour = 0, minute = 0, second = 0, millis = 0
+        var year = 1970
+        var month = 1
+        var day = 1
+        var hour = 0
+        var minute = 0
+        var second = 0
+        var millis = 0
         var pm: Bool? = nil
         var offset = defaultOffsetSeconds
         for token in tokens {
@@ -120,7 +134,8 @@ public struct DatePattern: Sendable, Hashable {
             case .amPm:
                 guard s.position + 2 <= bytes.count else { return nil }
                 let first = bytes[s.position] | 0x20
-                guard first == UInt8(ascii: "a") || first == UInt8(ascii: "p"), bytes[s.position + 1] | 0x20 == UInt8(ascii: "m")
+                guard first == UInt8(ascii: "a") || first == UInt8(ascii: "p"),
+                    bytes[s.position + 1] | 0x20 == UInt8(ascii: "m")
                 else { return nil }
                 pm = first == UInt8(ascii: "p")
                 s.position += 2

@@ -120,7 +120,8 @@ package enum DecimalText {
     private static func compareMagnitude(_ a: String, _ b: String) -> Int {
         let aParts = a.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         let bParts = b.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        let aInt = aParts[0], bInt = bParts[0]
+        let aInt = aParts[0]
+        let bInt = bParts[0]
         if aInt.count != bInt.count { return aInt.count < bInt.count ? -1 : 1 }
         if aInt != bInt { return aInt < bInt ? -1 : 1 }
         let aFrac = aParts.count > 1 ? aParts[1] : ""

@@ -31,13 +31,16 @@ extension Bool: EmptyValue { public static var empty: Bool { false } }
 /// `[]`.
 extension Array: EmptyValue where Element: Hashable & Codable { public static var empty: [Element] { [] } }
 /// `[:]`.
-extension Dictionary: EmptyValue where Key: Codable, Value: Hashable & Codable { public static var empty: [Key: Value] { [:] } }
+extension Dictionary: EmptyValue where Key: Codable, Value: Hashable & Codable {
+    public static var empty: [Key: Value] { [:] }
+}
 
 extension DecodedOrEmpty: Sendable where Wrapped: Sendable {}
 
 extension KeyedDecodingContainer {
     /// Missing keys of ``DecodedOrEmpty`` properties decode as the empty value.
-    public func decode<Wrapped>(_ type: DecodedOrEmpty<Wrapped>.Type, forKey key: Key) throws -> DecodedOrEmpty<Wrapped> {
+    public func decode<Wrapped>(_ type: DecodedOrEmpty<Wrapped>.Type, forKey key: Key) throws -> DecodedOrEmpty<Wrapped>
+    {
         try decodeIfPresent(type, forKey: key) ?? DecodedOrEmpty(wrappedValue: Wrapped.empty)
     }
 }

@@ -43,10 +43,14 @@ extension ObjectModel {
             var flattened = entity
             let own = Set(entity.propertyNames)
             flattened.attributes = ancestors.flatMap(\.attributes).filter { !own.contains($0.name) } + entity.attributes
-            flattened.relationships = ancestors.flatMap(\.relationships).filter { !own.contains($0.name) } + entity.relationships
-            let inherited = ancestors.flatMap(\.uniquenessConstraints).filter { !entity.uniquenessConstraints.contains($0) }
+            flattened.relationships =
+                ancestors.flatMap(\.relationships).filter { !own.contains($0.name) } + entity.relationships
+            let inherited = ancestors.flatMap(\.uniquenessConstraints).filter {
+                !entity.uniquenessConstraints.contains($0)
+            }
             flattened.uniquenessConstraints = inherited + entity.uniquenessConstraints
-            flattened.uniquenessConstraintLocations = Array(repeating: nil, count: inherited.count) + entity.uniquenessConstraintLocations
+            flattened.uniquenessConstraintLocations =
+                Array(repeating: nil, count: inherited.count) + entity.uniquenessConstraintLocations
             return flattened
         }
         return model

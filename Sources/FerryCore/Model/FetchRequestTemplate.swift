@@ -17,7 +17,10 @@ public struct FetchRequestTemplate: Sendable, Hashable, Codable {
     public var location: InputLocation?
 
     /// A stored fetch request named `name` of `entity`.
-    public init(name: String, entity: String, predicate: String? = nil, limit: Int? = nil, batchSize: Int? = nil, options: [String: String] = [:], location: InputLocation? = nil) {
+    public init(
+        name: String, entity: String, predicate: String? = nil, limit: Int? = nil, batchSize: Int? = nil,
+        options: [String: String] = [:], location: InputLocation? = nil
+    ) {
         self.name = name
         self.entity = entity
         self.predicate = predicate

@@ -190,7 +190,10 @@ public struct ValidationRules: Sendable, Hashable, Codable {
     public var pattern: String?
 
     /// Rules; none by default.
-    public init(minValue: Value? = nil, maxValue: Value? = nil, minLength: Int? = nil, maxLength: Int? = nil, pattern: String? = nil) {
+    public init(
+        minValue: Value? = nil, maxValue: Value? = nil, minLength: Int? = nil, maxLength: Int? = nil,
+        pattern: String? = nil
+    ) {
         self.minValue = minValue
         self.maxValue = maxValue
         self.minLength = minLength

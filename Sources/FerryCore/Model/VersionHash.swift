@@ -30,7 +30,8 @@ package enum VersionHash {
         if let parent = entity.parent { lines.append("parent \(field(parent))") }
         if entity.isAbstract { lines.append("abstract") }
         for attribute in entity.attributes.sorted(by: { $0.name < $1.name }) where attribute.isStored {
-            var line = "attribute \(field(attribute.name)) \(attribute.type.rawValue) \(attribute.isOptional ? "optional" : "required")"
+            var line =
+                "attribute \(field(attribute.name)) \(attribute.type.rawValue) \(attribute.isOptional ? "optional" : "required")"
             if let modifier = attribute.hashModifier { line += " modifier \(field(modifier))" }
             if let kind = attribute.coreDataKind { line += " as \(kind.typeName)" }
             if let derivation = attribute.derivation { line += " derived \(field(derivation))" }
@@ -49,7 +50,8 @@ package enum VersionHash {
         for constraint in constraints { lines.append("unique \(constraint)") }
         // Index column order matters to SQLite, so the attributes keep their order.
         let indexes = entity.indexes.map { index in
-            let descending = index.descending.isEmpty ? "" : " descending \(index.descending.map(field).joined(separator: ","))"
+            let descending =
+                index.descending.isEmpty ? "" : " descending \(index.descending.map(field).joined(separator: ","))"
             return "\(field(index.name ?? "")) \(index.attributes.map(field).joined(separator: ","))" + descending
         }.sorted()
         for index in indexes { lines.append("index \(index)") }

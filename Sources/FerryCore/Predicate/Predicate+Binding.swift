@@ -135,13 +135,16 @@ struct PredicateBinder {
         var best: (String, Int)?
         for candidate in candidates {
             let distance = editDistance(lowered, candidate.lowercased())
-            if distance <= max(2, name.count / 3), best.map({ distance < $0.1 }) ?? true { best = (candidate, distance) }
+            if distance <= max(2, name.count / 3), best.map({ distance < $0.1 }) ?? true {
+                best = (candidate, distance)
+            }
         }
         return best?.0
     }
 
     static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
+        let a = Array(a)
+        let b = Array(b)
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
         var previous = Array(0...b.count)
@@ -174,7 +177,8 @@ struct PredicateBinder {
         case .variable(let name, let mark):
             guard scope.variables[name] != nil else {
                 throw FerryError(
-                    .invalidPredicate, "variable '$\(name)' has no value; substitute it before binding", at: mark.location)
+                    .invalidPredicate, "variable '$\(name)' has no value; substitute it before binding",
+                    at: mark.location)
             }
             return .object(name: "$" + name, many: false)
         case .keyPath(let path):
@@ -215,7 +219,9 @@ struct PredicateBinder {
             return (resolved, nil)
         case .subquery(let subquery):
             guard case .keyPath(let path) = subquery.collection else {
-                throw FerryError(.invalidPredicate, "SUBQUERY needs a to-many key path as its collection", at: subquery.mark.location)
+                throw FerryError(
+                    .invalidPredicate, "SUBQUERY needs a to-many key path as its collection", at: subquery.mark.location
+                )
             }
             let resolved = try resolve(path, scope: scope)
             guard resolved.isToMany, resolved.attribute == nil else {
@@ -241,7 +247,8 @@ struct PredicateBinder {
         var attribute = resolved.attribute
         if !property.isEmpty {
             guard attribute == nil else {
-                throw FerryError(.invalidPredicate, "\(name) cannot be followed by a key after an attribute", at: mark.location)
+                throw FerryError(
+                    .invalidPredicate, "\(name) cannot be followed by a key after an attribute", at: mark.location)
             }
             let element = resolved.endEntity
             guard property.count == 1, let propertyAttribute = element.attribute(named: property[0]) else {
@@ -264,10 +271,13 @@ struct PredicateBinder {
         case .sum, .avg:
             guard attribute.type.isNumeric || attribute.type == .bool else {
                 throw FerryError(
-                    .invalidPredicate, "\(name) needs a number attribute, but '\(attribute.name)' is \(attribute.type.rawValue)",
+                    .invalidPredicate,
+                    "\(name) needs a number attribute, but '\(attribute.name)' is \(attribute.type.rawValue)",
                     at: mark.location)
             }
-            if function == .avg || !attribute.type.isInteger && attribute.type != .bool { return .typed(.double, name: label, many: false) }
+            if function == .avg || !attribute.type.isInteger && attribute.type != .bool {
+                return .typed(.double, name: label, many: false)
+            }
             return .typed(.int64, name: label, many: false)
         default:
             guard attribute.type != .binary, attribute.type != .json else {
@@ -291,7 +301,8 @@ struct PredicateBinder {
         // `value IN toMany.key` is `ANY toMany.key == value`.
         if comparison.op == .in, rhs.isMany, !lhs.isMany, comparison.modifier == .direct {
             comparison = Comparison(
-                comparison.rhs, .equal, comparison.lhs, modifier: .any, options: comparison.options, mark: comparison.mark)
+                comparison.rhs, .equal, comparison.lhs, modifier: .any, options: comparison.options,
+                mark: comparison.mark)
             swap(&lhs, &rhs)
         }
         if rhs.isMany {
@@ -302,7 +313,8 @@ struct PredicateBinder {
         if comparison.modifier != .direct, !lhs.isMany {
             let word = comparison.modifier.rawValue.uppercased()
             throw FerryError(
-                .invalidPredicate, "\(word) needs a to-many key path on the left of '\(opName)'", at: comparison.lhs.mark.location)
+                .invalidPredicate, "\(word) needs a to-many key path on the left of '\(opName)'",
+                at: comparison.lhs.mark.location)
         }
 
         switch comparison.op {
@@ -314,27 +326,34 @@ struct PredicateBinder {
             }
             comparison.rhs = .list(
                 try values.map { value throws(FerryError) in
-                    .constant(try coerce(value, against: lhs, op: comparison.op, mark: comparison.rhs.mark), comparison.rhs.mark)
+                    .constant(
+                        try coerce(value, against: lhs, op: comparison.op, mark: comparison.rhs.mark),
+                        comparison.rhs.mark)
                 }, comparison.rhs.mark)
             return comparison
         case .between:
             guard case .list(let values) = rhs, values.count == 2 else {
                 throw FerryError(
-                    .invalidPredicate, "BETWEEN needs a list of two values, like {1, 10}", at: comparison.rhs.mark.location)
+                    .invalidPredicate, "BETWEEN needs a list of two values, like {1, 10}",
+                    at: comparison.rhs.mark.location)
             }
             comparison.rhs = .list(
                 try values.map { value throws(FerryError) in
-                    .constant(try coerce(value, against: lhs, op: comparison.op, mark: comparison.rhs.mark), comparison.rhs.mark)
+                    .constant(
+                        try coerce(value, against: lhs, op: comparison.op, mark: comparison.rhs.mark),
+                        comparison.rhs.mark)
                 }, comparison.rhs.mark)
             return comparison
         default:
             break
         }
         if case .list = rhs {
-            throw FerryError(.invalidPredicate, "a list can only follow IN or BETWEEN", at: comparison.rhs.mark.location)
+            throw FerryError(
+                .invalidPredicate, "a list can only follow IN or BETWEEN", at: comparison.rhs.mark.location)
         }
         if case .list = lhs {
-            throw FerryError(.invalidPredicate, "a list can only follow IN or BETWEEN", at: comparison.lhs.mark.location)
+            throw FerryError(
+                .invalidPredicate, "a list can only follow IN or BETWEEN", at: comparison.lhs.mark.location)
         }
 
         if comparison.op.isStringOperator {
@@ -356,15 +375,20 @@ struct PredicateBinder {
         switch (lhs, rhs) {
         case (.object(let name, _), .literal(.null)), (.literal(.null), .object(let name, _)):
             guard comparison.op == .equal || comparison.op == .notEqual else {
-                throw FerryError(.invalidPredicate, "\(name) is a relationship; it can only be compared with nil using == or !=", at: location)
+                throw FerryError(
+                    .invalidPredicate, "\(name) is a relationship; it can only be compared with nil using == or !=",
+                    at: location)
             }
             return comparison
         case (.object(let name, _), _), (_, .object(let name, _)):
-            throw FerryError(.invalidPredicate, "\(name) is a relationship; it can only be compared with nil", at: location)
+            throw FerryError(
+                .invalidPredicate, "\(name) is a relationship; it can only be compared with nil", at: location)
         case (.typed, .literal(let value)):
-            comparison.rhs = .constant(try coerce(value, against: lhs, op: comparison.op, mark: comparison.rhs.mark), comparison.rhs.mark)
+            comparison.rhs = .constant(
+                try coerce(value, against: lhs, op: comparison.op, mark: comparison.rhs.mark), comparison.rhs.mark)
         case (.literal(let value), .typed):
-            comparison.lhs = .constant(try coerce(value, against: rhs, op: comparison.op, mark: comparison.lhs.mark), comparison.lhs.mark)
+            comparison.lhs = .constant(
+                try coerce(value, against: rhs, op: comparison.op, mark: comparison.lhs.mark), comparison.lhs.mark)
         case (.typed(let left, let leftName, _), .typed(let right, let rightName, _)):
             guard Self.typeClass(left) == Self.typeClass(right) else {
                 throw FerryError(
@@ -395,22 +419,28 @@ struct PredicateBinder {
         switch kind {
         case .typed(let type, let name, _):
             guard Self.typeClass(type) == .text else {
-                throw FerryError(.invalidPredicate, "\(opName) needs text, but \(name) is \(type.rawValue)", at: mark.location)
+                throw FerryError(
+                    .invalidPredicate, "\(opName) needs text, but \(name) is \(type.rawValue)", at: mark.location)
             }
         case .literal(let value):
             guard case .string = value else {
-                throw FerryError(.invalidPredicate, "\(opName) needs text, but found \(Self.describe(value))", at: mark.location)
+                throw FerryError(
+                    .invalidPredicate, "\(opName) needs text, but found \(Self.describe(value))", at: mark.location)
             }
         case .object(let name, _):
-            throw FerryError(.invalidPredicate, "\(opName) needs text, but \(name) is a relationship", at: mark.location)
+            throw FerryError(
+                .invalidPredicate, "\(opName) needs text, but \(name) is a relationship", at: mark.location)
         case .list:
             throw FerryError(.invalidPredicate, "\(opName) needs text, but found a list", at: mark.location)
         }
     }
 
-    private func requireOrderable(_ type: AttributeType, _ name: String, _ op: ComparisonOperator, _ location: InputLocation?) throws(FerryError) {
+    private func requireOrderable(
+        _ type: AttributeType, _ name: String, _ op: ComparisonOperator, _ location: InputLocation?
+    ) throws(FerryError) {
         if op.isOrdering, type == .binary {
-            throw FerryError(.invalidPredicate, "\(name) is binary; it can only be compared with == or !=", at: location)
+            throw FerryError(
+                .invalidPredicate, "\(name) is binary; it can only be compared with == or !=", at: location)
         }
     }
 
@@ -429,7 +459,9 @@ struct PredicateBinder {
     }
 
     /// Converts a literal to the type of the attribute it is compared with.
-    private func coerce(_ value: Value, against kind: BoundKind, op: ComparisonOperator, mark: SourceMark) throws(FerryError) -> Value {
+    private func coerce(
+        _ value: Value, against kind: BoundKind, op: ComparisonOperator, mark: SourceMark
+    ) throws(FerryError) -> Value {
         guard case .typed(let type, let name, _) = kind else { return value }
         if value.isNull { return value }
         func mismatch() -> FerryError {

@@ -331,7 +331,8 @@ enum PredicateSemantics {
         if var a = text(lhs), var b = text(rhs) {
             if case .uuid = lhs { b = b.lowercased() }
             if case .uuid = rhs { a = a.lowercased() }
-            return bytesOrder(Array(PredicateFunctions.fold(a, options).utf8), Array(PredicateFunctions.fold(b, options).utf8))
+            return bytesOrder(
+                Array(PredicateFunctions.fold(a, options).utf8), Array(PredicateFunctions.fold(b, options).utf8))
         }
         if case .binary(let a) = lhs, case .binary(let b) = rhs { return bytesOrder(a, b) }
         return nil
@@ -376,7 +377,11 @@ enum PredicateSemantics {
             var best: Value?
             for value in values {
                 let candidate: Value
-                if case .decimal(let text) = value { candidate = Double(text).map(Value.double) ?? .null } else { candidate = value }
+                if case .decimal(let text) = value {
+                    candidate = Double(text).map(Value.double) ?? .null
+                } else {
+                    candidate = value
+                }
                 guard let current = best else {
                     best = candidate
                     continue

@@ -22,7 +22,8 @@ extension Predicate {
         let bound = try bound(to: entity, model: model)
         var compiler = PredicateSQLCompiler(binder: PredicateBinder(model: model), layout: layout)
         var isExact = true
-        let text = try compiler.superset(bound, scope: SQLScope(entity: entity, alias: alias), negated: false, isExact: &isExact)
+        let text = try compiler.superset(
+            bound, scope: SQLScope(entity: entity, alias: alias), negated: false, isExact: &isExact)
         let sql = PredicateSQL(
             sql: text ?? compiler.syntax.constant(true), arguments: compiler.arguments,
             from: "\(layout.quotedSource(for: entity)) AS \(alias)")
@@ -42,7 +43,9 @@ extension PredicateSQLCompiler {
     /// The SQL of `predicate` with every comparison that cannot be pushed down left out, so that
     /// it selects at least the matching rows; nil when nothing of it can be pushed down (it then
     /// reads as true). Clears `isExact` when anything was left out.
-    mutating func superset(_ predicate: Predicate, scope: SQLScope, negated: Bool, isExact: inout Bool) throws(FerryError) -> String? {
+    mutating func superset(
+        _ predicate: Predicate, scope: SQLScope, negated: Bool, isExact: inout Bool
+    ) throws(FerryError) -> String? {
         let mark = arguments.count
         switch predicate {
         case .constant, .comparison:
@@ -81,14 +84,18 @@ extension PredicateSQLCompiler {
 
     /// Throws a ``PredicatePushdownLimit`` when PostgreSQL would not compute `comparison`
     /// exactly as ferry does.
-    func requirePushable(_ comparison: Comparison, lhsKind: BoundKind, rhsKind: BoundKind, options: StringOptions) throws(FerryError) {
+    func requirePushable(
+        _ comparison: Comparison, lhsKind: BoundKind, rhsKind: BoundKind, options: StringOptions
+    ) throws(FerryError) {
         func limit(_ reason: String) -> FerryError {
             FerryError(
                 .usage, "this predicate cannot be compiled to PostgreSQL SQL: \(reason)", at: comparison.mark.location,
                 underlying: PredicatePushdownLimit(reason: reason))
         }
         for kind in [lhsKind, rhsKind] {
-            if case .typed(.json, _, _) = kind { throw limit("JSON attributes are compared as ferry stores their text, PostgreSQL's jsonb normalizes it") }
+            if case .typed(.json, _, _) = kind {
+                throw limit("JSON attributes are compared as ferry stores their text, PostgreSQL's jsonb normalizes it")
+            }
         }
         if !options.isEmpty { throw limit("[c] and [d] fold text with Foundation's Unicode rules") }
         switch comparison.op {
@@ -98,7 +105,8 @@ extension PredicateSQLCompiler {
             var rhsIsText = Self.isTextColumn(rhsKind)
             if case .literal(.string) = rhsKind { rhsIsText = true }
             guard Self.isTextColumn(lhsKind), rhsIsText else {
-                throw limit("\(comparison.op.rawValue) on values that are not text compares their text as ferry spells it")
+                throw limit(
+                    "\(comparison.op.rawValue) on values that are not text compares their text as ferry spells it")
             }
         default:
             return
@@ -108,7 +116,9 @@ extension PredicateSQLCompiler {
     /// `BEGINSWITH`, `ENDSWITH` and `CONTAINS` of text in PostgreSQL's functions: by code point,
     /// which for valid UTF-8 is byte for byte, as ferry's functions compare. NULL gives NULL,
     /// which counts as false.
-    mutating func postgresStringTest(_ lhs: String, _ comparison: Comparison, rhsKind: BoundKind, scope: SQLScope) throws(FerryError) -> (String, Bool) {
+    mutating func postgresStringTest(
+        _ lhs: String, _ comparison: Comparison, rhsKind: BoundKind, scope: SQLScope
+    ) throws(FerryError) -> (String, Bool) {
         let rhs = "CAST(\(try operand(comparison.rhs, kind: rhsKind, scope: scope, options: [])) AS text)"
         switch comparison.op {
         case .beginsWith:
@@ -119,7 +129,8 @@ extension PredicateSQLCompiler {
         case .contains:
             return ("strpos(\(lhs), \(rhs)) > 0", true)
         default:
-            throw FerryError(.internal, "\(comparison.op.rawValue) is not pushed down to PostgreSQL", at: comparison.mark.location)
+            throw FerryError(
+                .internal, "\(comparison.op.rawValue) is not pushed down to PostgreSQL", at: comparison.mark.location)
         }
     }
 }

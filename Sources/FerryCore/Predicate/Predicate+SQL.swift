@@ -33,12 +33,16 @@ extension Predicate {
     /// The SQL calls the functions of ``PredicateFunctions``; register them on the connection.
     /// Results equal those of ``evaluate(on:)`` on the same rows: `nil` never equals a value,
     /// `nil == nil` holds, and `NOT` of a comparison with `nil` is true, as in memory.
-    package func sql(for entity: EntityDescription, model: ObjectModel, alias: String = "t0") throws(FerryError) -> PredicateSQL {
+    package func sql(
+        for entity: EntityDescription, model: ObjectModel, alias: String = "t0"
+    ) throws(FerryError) -> PredicateSQL {
         try sql(for: entity, model: model, layout: FerryLayout(), alias: alias)
     }
 
     /// The predicate compiled for a store in `layout` (its tables, columns and value forms).
-    package func sql(for entity: EntityDescription, model: ObjectModel, layout: any StoreLayout, alias: String = "t0") throws(FerryError) -> PredicateSQL {
+    package func sql(
+        for entity: EntityDescription, model: ObjectModel, layout: any StoreLayout, alias: String = "t0"
+    ) throws(FerryError) -> PredicateSQL {
         let bound = try bound(to: entity, model: model)
         var compiler = PredicateSQLCompiler(binder: PredicateBinder(model: model), layout: layout)
         let scope = SQLScope(entity: entity, alias: alias)
@@ -123,16 +127,21 @@ struct PredicateSQLCompiler {
 
     // MARK: - Comparisons
 
-    private mutating func comparison(_ comparison: Comparison, scope: SQLScope, negated: Bool) throws(FerryError) -> String {
+    private mutating func comparison(
+        _ comparison: Comparison, scope: SQLScope, negated: Bool
+    ) throws(FerryError) -> String {
         let lhsKind = try binder.kind(of: comparison.lhs, scope: scope.binderScope)
         let rhsKind = try binder.kind(of: comparison.rhs, scope: scope.binderScope)
         let isText = Self.isText(lhsKind) || Self.isText(rhsKind)
         let options = isText ? comparison.options : []
-        if syntax == .postgresql { try requirePushable(comparison, lhsKind: lhsKind, rhsKind: rhsKind, options: options) }
+        if syntax == .postgresql {
+            try requirePushable(comparison, lhsKind: lhsKind, rhsKind: rhsKind, options: options)
+        }
 
         guard lhsKind.isMany else {
             let lhs = try operand(comparison.lhs, kind: lhsKind, scope: scope, options: options)
-            let (sql, nullable) = try test(lhs, comparison, lhsKind: lhsKind, rhsKind: rhsKind, scope: scope, options: options)
+            let (sql, nullable) = try test(
+                lhs, comparison, lhsKind: lhsKind, rhsKind: rhsKind, scope: scope, options: options)
             return negate(sql, negated: negated, nullable: nullable)
         }
         // A to-many key path: EXISTS over its elements.
@@ -144,13 +153,15 @@ struct PredicateSQLCompiler {
         var element = column(resolved.attribute, of: resolved.endEntity, on: source.last)
         if resolved.attribute?.type == .decimal { element = syntax.real(element) }
         if !options.isEmpty { element = "ferry_fold(\(element), \(options.rawValue))" }
-        let (test, nullable) = try test(element, comparison, lhsKind: lhsKind, rhsKind: rhsKind, scope: scope, options: options)
+        let (test, nullable) = try test(
+            element, comparison, lhsKind: lhsKind, rhsKind: rhsKind, scope: scope, options: options)
         let exists: String
         switch comparison.modifier {
         case .direct, .any, .none:
             exists = "EXISTS (SELECT 1 \(source.from) WHERE \(source.condition) AND \(test))"
         case .all:
-            exists = "NOT EXISTS (SELECT 1 \(source.from) WHERE \(source.condition) AND \(negate(test, negated: true, nullable: nullable)))"
+            exists =
+                "NOT EXISTS (SELECT 1 \(source.from) WHERE \(source.condition) AND \(negate(test, negated: true, nullable: nullable)))"
         }
         let isNone = comparison.modifier == .none
         return isNone != negated ? "NOT \(exists)" : exists
@@ -167,7 +178,8 @@ struct PredicateSQLCompiler {
 
     /// The SQL test of `lhs` against the comparison's right side, and whether it can be NULL.
     private mutating func test(
-        _ lhs: String, _ comparison: Comparison, lhsKind: BoundKind, rhsKind: BoundKind, scope: SQLScope, options: StringOptions
+        _ lhs: String, _ comparison: Comparison, lhsKind: BoundKind, rhsKind: BoundKind, scope: SQLScope,
+        options: StringOptions
     ) throws(FerryError) -> (String, Bool) {
         let falseSQL = syntax.constant(false)
         // Text compared by order: byte-wise, as SQLite does, on the side that is a text column.
@@ -185,7 +197,8 @@ struct PredicateSQLCompiler {
             }
             if present.count < values.count { parts.append("\(lhs) IS NULL") }
             if parts.isEmpty { return (falseSQL, false) }
-            return parts.count == 1 ? (parts[0], !parts[0].hasSuffix("IS NULL")) : ("(" + parts.joined(separator: " OR ") + ")", true)
+            return parts.count == 1
+                ? (parts[0], !parts[0].hasSuffix("IS NULL")) : ("(" + parts.joined(separator: " OR ") + ")", true)
         case .between:
             guard case .list(let values) = rhsKind, values.count == 2 else { return (falseSQL, false) }
             let low = bind(storage(values[0], options: options))
@@ -230,16 +243,22 @@ struct PredicateSQLCompiler {
     /// `substr` and `instr` count bytes and do not stop at a NUL character) and compared with the
     /// literal's UTF-8 bytes bound as a BLOB. A NULL text gives NULL, which counts as false.
     /// (SQLite's `LIKE` is never used: it ignores ASCII case and treats `%` and `_` as wildcards.)
-    private mutating func nativeStringTest(_ lhs: String, _ comparison: Comparison, options: StringOptions) -> (String, Bool)? {
+    private mutating func nativeStringTest(
+        _ lhs: String, _ comparison: Comparison, options: StringOptions
+    ) -> (String, Bool)? {
         guard options.isEmpty, case .constant(.string(let text), _) = comparison.rhs else { return nil }
         let bytes = Array(text.utf8)
         switch comparison.op {
         case .beginsWith:
             if bytes.isEmpty { return ("\(lhs) IS NOT NULL", false) }
-            return ("substr(CAST(\(lhs) AS BLOB), 1, \(bind(.integer(Int64(bytes.count))))) = \(bind(.blob(bytes)))", true)
+            return (
+                "substr(CAST(\(lhs) AS BLOB), 1, \(bind(.integer(Int64(bytes.count))))) = \(bind(.blob(bytes)))", true
+            )
         case .endsWith:
             if bytes.isEmpty { return ("\(lhs) IS NOT NULL", false) }
-            return ("substr(CAST(\(lhs) AS BLOB), -\(bind(.integer(Int64(bytes.count))))) = \(bind(.blob(bytes)))", true)
+            return (
+                "substr(CAST(\(lhs) AS BLOB), -\(bind(.integer(Int64(bytes.count))))) = \(bind(.blob(bytes)))", true
+            )
         case .contains:
             if bytes.isEmpty { return ("\(lhs) IS NOT NULL", false) }
             return ("instr(CAST(\(lhs) AS BLOB), \(bind(.blob(bytes)))) > 0", true)
@@ -293,7 +312,8 @@ struct PredicateSQLCompiler {
             if resolved.steps.isEmpty {
                 column = self.column(resolved.attribute, of: resolved.endEntity, on: base)
             } else if resolved.attribute == nil, resolved.steps.count == 1,
-                case .foreignKey(let fk) = layout.storage(of: resolved.steps[0].relationship, in: resolved.steps[0].source, model: model)
+                case .foreignKey(let fk) = layout.storage(
+                    of: resolved.steps[0].relationship, in: resolved.steps[0].source, model: model)
             {
                 column = "\(base).\(quote(fk))"
             } else {
@@ -309,7 +329,8 @@ struct PredicateSQLCompiler {
             if !options.isEmpty { sql = "ferry_fold(\(sql), \(options.rawValue))" }
             return sql
         case .subquery(let subquery):
-            throw FerryError(.invalidPredicate, "SUBQUERY must be followed by a collection operator", at: subquery.mark.location)
+            throw FerryError(
+                .invalidPredicate, "SUBQUERY must be followed by a collection operator", at: subquery.mark.location)
         }
     }
 

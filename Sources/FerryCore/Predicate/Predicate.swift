@@ -141,7 +141,8 @@ public indirect enum PredicateExpression: Sendable, Hashable {
     /// Where the expression starts in the source.
     public var mark: SourceMark {
         switch self {
-        case .constant(_, let mark), .list(_, let mark), .variable(_, let mark), .aggregate(_, _, _, let mark): return mark
+        case .constant(_, let mark), .list(_, let mark), .variable(_, let mark), .aggregate(_, _, _, let mark):
+            return mark
         case .keyPath(let path): return path.marks.first ?? SourceMark()
         case .subquery(let subquery): return subquery.mark
         }
@@ -223,7 +224,9 @@ public struct Subquery: Sendable, Hashable {
     public var mark: SourceMark
 
     /// `SUBQUERY(collection, $variable, predicate)`.
-    public init(collection: PredicateExpression, variable: String, predicate: Predicate, mark: SourceMark = SourceMark()) {
+    public init(
+        collection: PredicateExpression, variable: String, predicate: Predicate, mark: SourceMark = SourceMark()
+    ) {
         self.collection = collection
         self.variable = variable
         self.predicate = predicate

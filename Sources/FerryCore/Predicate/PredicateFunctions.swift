@@ -88,17 +88,20 @@ package enum PredicateFunctions {
     }
 
     static func beginsWith(_ text: String, _ prefix: String, _ options: StringOptions) -> Bool {
-        let t = Array(fold(text, options).utf8), p = Array(fold(prefix, options).utf8)
+        let t = Array(fold(text, options).utf8)
+        let p = Array(fold(prefix, options).utf8)
         return t.count >= p.count && t[0..<p.count].elementsEqual(p)
     }
 
     static func endsWith(_ text: String, _ suffix: String, _ options: StringOptions) -> Bool {
-        let t = Array(fold(text, options).utf8), s = Array(fold(suffix, options).utf8)
+        let t = Array(fold(text, options).utf8)
+        let s = Array(fold(suffix, options).utf8)
         return t.count >= s.count && t[(t.count - s.count)...].elementsEqual(s)
     }
 
     static func contains(_ text: String, _ part: String, _ options: StringOptions) -> Bool {
-        let t = Array(fold(text, options).utf8), p = Array(fold(part, options).utf8)
+        let t = Array(fold(text, options).utf8)
+        let p = Array(fold(part, options).utf8)
         if p.isEmpty { return true }
         guard t.count >= p.count else { return false }
         for start in 0...(t.count - p.count) where t[start] == p[0] {
@@ -110,9 +113,12 @@ package enum PredicateFunctions {
     /// `LIKE`: `*` matches any run of characters, `?` one character, `\` escapes the next one;
     /// the whole text must match.
     static func like(_ text: String, _ pattern: String, _ options: StringOptions) -> Bool {
-        let t = Array(fold(text, options)), p = Array(fold(pattern, options))
-        var ti = 0, pi = 0
-        var starP = -1, starT = 0
+        let t = Array(fold(text, options))
+        let p = Array(fold(pattern, options))
+        var ti = 0
+        var pi = 0
+        var starP = -1
+        var starT = 0
         while ti < t.count {
             if pi < p.count {
                 let c = p[pi]
@@ -170,7 +176,9 @@ package enum PredicateFunctions {
         var regexOptions: NSRegularExpression.Options = []
         if options.contains(.caseInsensitive) { regexOptions.insert(.caseInsensitive) }
         // The expression must compile on its own too: `a)|(b` would otherwise compile once wrapped.
-        let regex = isValidRegularExpression(source) ? try? NSRegularExpression(pattern: "\\A(?:" + source + ")\\z", options: regexOptions) : nil
+        let regex =
+            isValidRegularExpression(source)
+            ? try? NSRegularExpression(pattern: "\\A(?:" + source + ")\\z", options: regexOptions) : nil
         regexCache.withLock { cache in
             if cache.count > 256 { cache.removeAll() }
             cache[key] = CachedRegex(regex: regex)

@@ -41,7 +41,10 @@ struct PredicateLexer: SyntaxLexer {
         "ANY", "ALL", "NONE", "SOME", "TRUEPREDICATE", "FALSEPREDICATE", "NIL", "NULL", "YES", "NO",
         "TRUE", "FALSE", "SUBQUERY", "CAST",
     ]
-    static let symbols = ["==", "!=", "<>", "<=", "=<", ">=", "=>", "&&", "||", "=", "<", ">", "!", "(", ")", "{", "}", ",", ".", "[", "]", "-"]
+    static let symbols = [
+        "==", "!=", "<>", "<=", "=<", ">=", "=>", "&&", "||", "=", "<", ">", "!", "(", ")", "{", "}", ",", ".", "[",
+        "]", "-",
+    ]
 
     let source: PredicateSource
     var scanner: TokenScanner
@@ -75,7 +78,9 @@ struct PredicateLexer: SyntaxLexer {
         case UInt8(ascii: "#"), UInt8(ascii: "$"):
             scanner.position += 1
             guard scanner.atName else {
-                throw source.error(byte == UInt8(ascii: "#") ? "expected a key name after '#'" : "expected a variable name after '$'", at: start)
+                throw source.error(
+                    byte == UInt8(ascii: "#") ? "expected a key name after '#'" : "expected a variable name after '$'",
+                    at: start)
             }
             let name = scanner.scanName()
             let kind: PredicateToken.Kind = byte == UInt8(ascii: "#") ? .identifier(name) : .variable(name)
@@ -90,10 +95,13 @@ struct PredicateLexer: SyntaxLexer {
             return PredicateToken(kind: .aggregate(name.lowercased()), offset: start, text: scanner.text(from: start))
         case UInt8(ascii: "%"):
             scanner.position += 1
-            while let b = scanner.peek(), b == UInt8(ascii: "l") || b == UInt8(ascii: "h") || b == UInt8(ascii: "q") { scanner.position += 1 }
+            while let b = scanner.peek(), b == UInt8(ascii: "l") || b == UInt8(ascii: "h") || b == UInt8(ascii: "q") {
+                scanner.position += 1
+            }
             guard let b = scanner.peek(), "@KdiufFgeExXscDUoO".utf8.contains(b) else {
                 if let b = scanner.peek(), TokenScanner.isNamePart(b) { scanner.position += 1 }
-                throw source.error("unknown placeholder '\(scanner.text(from: start))'; expected %@, %K, %d or %f", at: start)
+                throw source.error(
+                    "unknown placeholder '\(scanner.text(from: start))'; expected %@, %K, %d or %f", at: start)
             }
             scanner.position += 1
             let spec = scanner.text(from: start + 1)
@@ -108,8 +116,11 @@ struct PredicateLexer: SyntaxLexer {
     }
 
     private mutating func number(start: Int) throws(FerryError) -> PredicateToken {
-        if scanner.peek() == UInt8(ascii: "0"), let x = scanner.peek(1), let radix = [UInt8(ascii: "x"): 16, UInt8(ascii: "X"): 16,
-            UInt8(ascii: "o"): 8, UInt8(ascii: "O"): 8, UInt8(ascii: "b"): 2, UInt8(ascii: "B"): 2][x]
+        if scanner.peek() == UInt8(ascii: "0"), let x = scanner.peek(1),
+            let radix = [
+                UInt8(ascii: "x"): 16, UInt8(ascii: "X"): 16,
+                UInt8(ascii: "o"): 8, UInt8(ascii: "O"): 8, UInt8(ascii: "b"): 2, UInt8(ascii: "B"): 2,
+            ][x]
         {
             scanner.position += 2
             let digits = scanner.scanName()

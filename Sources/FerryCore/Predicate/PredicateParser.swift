@@ -11,7 +11,8 @@ extension Predicate {
     ///   - location: where the format string's first character is (a job file position, or
     ///     `--where`); errors point at the offending token's line and column from there.
     /// - Throws: `FerryError` with code `.invalidPredicate`, located at the offending token.
-    public init(format: String, arguments: [PredicateArgument] = [], location: InputLocation? = nil) throws(FerryError) {
+    public init(format: String, arguments: [PredicateArgument] = [], location: InputLocation? = nil) throws(FerryError)
+    {
         var parser = try PredicateParser(PredicateSource(format, base: location), arguments: arguments)
         self = try parser.parse()
     }
@@ -74,7 +75,10 @@ struct PredicateParser {
 
     /// Enters one nesting level at the current token, or throws when that is one too many.
     private mutating func descend(_ levels: Int = 1) throws(FerryError) {
-        guard depth.enter(levels) else { throw source.error(SyntaxLimits.tooDeep("predicate", "parentheses, NOT, SUBQUERY, CAST and lists"), at: current.offset) }
+        guard depth.enter(levels) else {
+            throw source.error(
+                SyntaxLimits.tooDeep("predicate", "parentheses, NOT, SUBQUERY, CAST and lists"), at: current.offset)
+        }
     }
 
     // MARK: - Predicates
@@ -181,7 +185,9 @@ struct PredicateParser {
                 case "d", "D": options.insert(.diacriticInsensitive)
                 case "n", "N": options.formUnion([.caseInsensitive, .diacriticInsensitive])
                 default:
-                    throw source.error("unknown comparison option '\(letter)' in '[\(letters)]'; expected c, d or n", at: current.offset)
+                    throw source.error(
+                        "unknown comparison option '\(letter)' in '[\(letters)]'; expected c, d or n",
+                        at: current.offset)
                 }
             }
             _ = advance()
@@ -193,7 +199,8 @@ struct PredicateParser {
         guard let rhs = try parseExpression() else { throw expected("a value", after: operatorText) }
         if op == .between {
             if case .list(let items, _) = rhs, items.count != 2 {
-                throw source.error("BETWEEN needs a list of two values, like {1, 10}, but found \(items.count)", at: rhsStart.offset)
+                throw source.error(
+                    "BETWEEN needs a list of two values, like {1, 10}, but found \(items.count)", at: rhsStart.offset)
             }
             if case .constant = rhs {
                 throw source.error("BETWEEN needs a list of two values, like {1, 10}", at: rhsStart.offset)
@@ -329,9 +336,12 @@ struct PredicateParser {
             switch argument {
             case .keyPath(let text), .value(.string(let text)): path = text
             case .value(let value):
-                throw source.error("'%K' needs a key path argument, but argument \(argumentIndex) is the value \(value)", at: token.offset)
+                throw source.error(
+                    "'%K' needs a key path argument, but argument \(argumentIndex) is the value \(value)",
+                    at: token.offset)
             case .list:
-                throw source.error("'%K' needs a key path argument, but argument \(argumentIndex) is a list", at: token.offset)
+                throw source.error(
+                    "'%K' needs a key path argument, but argument \(argumentIndex) is a list", at: token.offset)
             }
             let components = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
             guard !components.contains(where: \.isEmpty) else {
@@ -343,7 +353,9 @@ struct PredicateParser {
         case .value(let value): return .constant(value, mark)
         case .list(let values): return .list(values.map { .constant($0, mark) }, mark)
         case .keyPath(let path):
-            throw source.error("'\(token.text)' needs a value, but argument \(argumentIndex) is the key path '\(path)'; use %K for key paths", at: token.offset)
+            throw source.error(
+                "'\(token.text)' needs a value, but argument \(argumentIndex) is the key path '\(path)'; use %K for key paths",
+                at: token.offset)
         }
     }
 
@@ -412,7 +424,9 @@ struct PredicateParser {
             Subquery(collection: collection, variable: variable, predicate: predicate, mark: mark))
         if isSymbol(".") {
             _ = advance()
-            guard case .aggregate(let name) = current.kind else { throw expected("a collection operator such as @count") }
+            guard case .aggregate(let name) = current.kind else {
+                throw expected("a collection operator such as @count")
+            }
             _ = advance()
             return try parseAggregate(name, collection: subquery, mark: mark)
         }
@@ -474,7 +488,8 @@ struct PredicateParser {
             throw source.error("cannot CAST \(value.description) to \"\(typeName)\"", at: valueToken.offset)
         default:
             throw source.error(
-                "CAST to \"\(typeName)\" is not supported; use \"NSDate\", \"NSNumber\" or \"NSString\"", at: typeToken.offset)
+                "CAST to \"\(typeName)\" is not supported; use \"NSDate\", \"NSNumber\" or \"NSString\"",
+                at: typeToken.offset)
         }
         return .constant(result, mark)
     }

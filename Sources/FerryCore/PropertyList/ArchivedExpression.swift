@@ -36,7 +36,8 @@ package indirect enum ArchivedExpression: Sendable, Hashable, CustomStringConver
         case .keyPath(.evaluatedObject, let path): return path
         case .keyPath(let operand, let path): return "\(operand).\(path)"
         case .function(let operand, let selector, let arguments):
-            return "FUNCTION(\(([operand.description, Self.quoted(selector)] + arguments.map(\.description)).joined(separator: ", ")))"
+            return
+                "FUNCTION(\(([operand.description, Self.quoted(selector)] + arguments.map(\.description)).joined(separator: ", ")))"
         case .other(let className, let type): return "<\(className)\(type.map { " type \($0)" } ?? "")>"
         }
     }
@@ -57,7 +58,8 @@ package indirect enum ArchivedExpression: Sendable, Hashable, CustomStringConver
 
     /// Decodes an expression stored inside another archive (a cached model's derivation); nil
     /// for `$null`.
-    package static func decode(_ reference: PropertyListValue?, in archive: KeyedArchive) throws -> ArchivedExpression? {
+    package static func decode(_ reference: PropertyListValue?, in archive: KeyedArchive) throws -> ArchivedExpression?
+    {
         guard try archive.resolve(reference) != nil else { return nil }
         var decoder = Decoder(archive: archive)
         return try decoder.expression(reference, depth: 0)
@@ -69,7 +71,8 @@ package indirect enum ArchivedExpression: Sendable, Hashable, CustomStringConver
         switch self {
         case .constant, .variable, .evaluatedObject: return nil
         case .keyPath(let operand, _): return operand.undecodedForm
-        case .function(let operand, _, let arguments): return operand.undecodedForm ?? arguments.lazy.compactMap(\.undecodedForm).first
+        case .function(let operand, _, let arguments):
+            return operand.undecodedForm ?? arguments.lazy.compactMap(\.undecodedForm).first
         case .other(let className, _): return className
         }
     }
@@ -86,7 +89,8 @@ package indirect enum ArchivedExpression: Sendable, Hashable, CustomStringConver
 
         mutating func expression(_ object: KeyedArchive.Object, depth: Int) throws -> ArchivedExpression {
             guard depth < Self.maximumDepth else {
-                throw FerryError(.invalidInput, "\(archive.source): the expression nests more than \(Self.maximumDepth) levels")
+                throw FerryError(
+                    .invalidInput, "\(archive.source): the expression nests more than \(Self.maximumDepth) levels")
             }
             let type = try archive.integer(object["NSExpressionType"])
             switch object.className {
@@ -117,7 +121,10 @@ package indirect enum ArchivedExpression: Sendable, Hashable, CustomStringConver
                     return .keyPath(operand: operand, path: path)
                 }
                 if object.className == "NSKeyPathExpression" {
-                    throw FerryError(.invalidInput, "\(archive.source): a key path expression with selector '\(selector)' and \(arguments.count) arguments")
+                    throw FerryError(
+                        .invalidInput,
+                        "\(archive.source): a key path expression with selector '\(selector)' and \(arguments.count) arguments"
+                    )
                 }
                 return .function(operand: operand, selector: selector, arguments: arguments)
             default:
@@ -129,7 +136,9 @@ package indirect enum ArchivedExpression: Sendable, Hashable, CustomStringConver
             guard let resolved = try archive.resolve(reference) else { return nil }
             if resolved.dictionary != nil, let object = try archive.object(reference) {
                 if let text = try? archive.string(reference) { return .string(text) }
-                if let number = try archive.resolve(object["NS.intval"]) ?? archive.resolve(object["NS.dblval"]) { return number }
+                if let number = try archive.resolve(object["NS.intval"]) ?? archive.resolve(object["NS.dblval"]) {
+                    return number
+                }
                 throw FerryError(.invalidInput, "\(archive.source): a constant of class \(object.className)")
             }
             return resolved

@@ -41,7 +41,9 @@ package struct BinaryPropertyList {
         self.bytes = bytes
         self.source = source
         guard bytes.count >= 8 + 32, Self.isBinaryPropertyList(bytes) else {
-            throw FerryError(.invalidInput, "\(source) is not a binary property list (it does not start with 'bplist0' or is too short)")
+            throw FerryError(
+                .invalidInput,
+                "\(source) is not a binary property list (it does not start with 'bplist0' or is too short)")
         }
         let trailer = bytes.count - 32
         offsetSize = Int(bytes[trailer + 6])
@@ -50,7 +52,8 @@ package struct BinaryPropertyList {
         let top = Self.bigEndian(bytes, at: trailer + 16, size: 8)
         let table = Self.bigEndian(bytes, at: trailer + 24, size: 8)
         guard (1...8).contains(offsetSize), (1...8).contains(referenceSize) else {
-            throw Self.malformed(source, "offset size \(offsetSize) or reference size \(referenceSize) is not 1 to 8 bytes", at: trailer)
+            throw Self.malformed(
+                source, "offset size \(offsetSize) or reference size \(referenceSize) is not 1 to 8 bytes", at: trailer)
         }
         guard count > 0, count <= UInt64(Self.maxObjects), top < count else {
             throw Self.malformed(source, "\(count) objects with the top object at \(top)", at: trailer)
@@ -123,7 +126,9 @@ package struct BinaryPropertyList {
             let raw = Self.bigEndian(bytes, at: offset + 1, size: size)
             return .real(size == 4 ? Double(Float(bitPattern: UInt32(raw))) : Double(bitPattern: raw))
         case 0x3:
-            guard info == 3 else { throw Self.malformed(source, "a date marker 0x\(String(marker, radix: 16))", at: offset) }
+            guard info == 3 else {
+                throw Self.malformed(source, "a date marker 0x\(String(marker, radix: 16))", at: offset)
+            }
             try need(offset + 1, 8)
             return .date(Double(bitPattern: Self.bigEndian(bytes, at: offset + 1, size: 8)))
         case 0x4:
@@ -204,7 +209,9 @@ package struct BinaryPropertyList {
         let (byteCount, overflow) = count.multipliedReportingOverflow(by: referenceSize)
         guard !overflow else { throw Self.malformed(source, "a container of \(count) objects", at: offset) }
         try need(start, byteCount)
-        return (0..<count).map { Int(truncatingIfNeeded: Self.bigEndian(bytes, at: start + $0 * referenceSize, size: referenceSize)) }
+        return (0..<count).map {
+            Int(truncatingIfNeeded: Self.bigEndian(bytes, at: start + $0 * referenceSize, size: referenceSize))
+        }
     }
 
     /// Throws unless `count` bytes from `start` lie before the offset table.
@@ -221,6 +228,8 @@ package struct BinaryPropertyList {
     }
 
     private static func malformed(_ source: String, _ why: String, at offset: Int?) -> FerryError {
-        FerryError(.invalidInput, "\(source) is a malformed binary property list: \(why)" + (offset.map { " (byte \($0))" } ?? ""))
+        FerryError(
+            .invalidInput,
+            "\(source) is a malformed binary property list: \(why)" + (offset.map { " (byte \($0))" } ?? ""))
     }
 }

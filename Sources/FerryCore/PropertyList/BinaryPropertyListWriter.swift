@@ -127,10 +127,18 @@ package enum BinaryPropertyListWriter {
     /// 1, 2 and 4-byte integers are unsigned; anything else is a signed 8-byte integer.
     private static func integer(_ number: Int64, to bytes: inout [UInt8]) {
         switch number {
-        case 0...0xFF: bytes.append(0x10); append(UInt64(number), size: 1, to: &bytes)
-        case 0x100...0xFFFF: bytes.append(0x11); append(UInt64(number), size: 2, to: &bytes)
-        case 0x10000...0xFFFF_FFFF: bytes.append(0x12); append(UInt64(number), size: 4, to: &bytes)
-        default: bytes.append(0x13); append(UInt64(bitPattern: number), size: 8, to: &bytes)
+        case 0...0xFF:
+            bytes.append(0x10)
+            append(UInt64(number), size: 1, to: &bytes)
+        case 0x100...0xFFFF:
+            bytes.append(0x11)
+            append(UInt64(number), size: 2, to: &bytes)
+        case 0x10000...0xFFFF_FFFF:
+            bytes.append(0x12)
+            append(UInt64(number), size: 4, to: &bytes)
+        default:
+            bytes.append(0x13)
+            append(UInt64(bitPattern: number), size: 8, to: &bytes)
         }
     }
 

@@ -36,7 +36,9 @@ package struct KeyedArchive: Sendable {
     /// Reads a keyed archive from binary-plist bytes; `source` names it in errors.
     package init(_ bytes: [UInt8], source: String) throws {
         let top = try BinaryPropertyList.decode(bytes, source: source)
-        guard let objects = top["$objects"]?.array, let root = top["$top"]?["root"] ?? top["$top"]?.dictionary?.entries.first?.value else {
+        guard let objects = top["$objects"]?.array,
+            let root = top["$top"]?["root"] ?? top["$top"]?.dictionary?.entries.first?.value
+        else {
             throw FerryError(.invalidInput, "\(source) is not a keyed archive (it has no $objects or $top)")
         }
         self.objects = objects
@@ -101,7 +103,9 @@ package struct KeyedArchive: Sendable {
         if let items = resolved.array { return items }
         guard let object = try object(value) else { return [] }
         guard let items = try resolve(object["NS.objects"])?.array else {
-            if object.isKind(of: "NSArray") || object.isKind(of: "NSSet") || object.isKind(of: "NSOrderedSet") { return [] }
+            if object.isKind(of: "NSArray") || object.isKind(of: "NSSet") || object.isKind(of: "NSOrderedSet") {
+                return []
+            }
             throw FerryError(.invalidInput, "\(source): expected a collection, found a \(object.className)")
         }
         return items
@@ -129,7 +133,8 @@ package struct KeyedArchive: Sendable {
             throw FerryError(.invalidInput, "\(source): expected a dictionary, found a \(object.className)")
         }
         guard keys.count == values.count else {
-            throw FerryError(.invalidInput, "\(source): a \(object.className) with \(keys.count) keys and \(values.count) values")
+            throw FerryError(
+                .invalidInput, "\(source): a \(object.className) with \(keys.count) keys and \(values.count) values")
         }
         var entries: [(key: String, value: PropertyListValue)] = []
         entries.reserveCapacity(keys.count)

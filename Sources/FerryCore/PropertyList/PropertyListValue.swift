@@ -108,7 +108,8 @@ package struct PropertyListDictionary: Sendable, Hashable {
     }
 
     package static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.entries.count == rhs.entries.count && zip(lhs.entries, rhs.entries).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+        lhs.entries.count == rhs.entries.count
+            && zip(lhs.entries, rhs.entries).allSatisfy { $0.key == $1.key && $0.value == $1.value }
     }
 
     package func hash(into hasher: inout Hasher) {

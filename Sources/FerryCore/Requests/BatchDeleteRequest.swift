@@ -38,7 +38,10 @@ public struct BatchDeleteRequest: Sendable {
     public var location: InputLocation?
 
     /// A delete of the `entity` objects that `predicate` selects.
-    public init(entity: String, predicate: Predicate = .constant(true), deleteRules: DeleteRules = .apply, location: InputLocation? = nil) {
+    public init(
+        entity: String, predicate: Predicate = .constant(true), deleteRules: DeleteRules = .apply,
+        location: InputLocation? = nil
+    ) {
         self.entity = entity
         self.predicate = predicate
         self.deleteRules = deleteRules
@@ -138,7 +141,9 @@ struct BatchDeleter {
     /// A delete of the rows of `entity` that `selection` (SQL over the entity's table aliased
     /// `t0`) selects, with the model's delete rules: how a sync import deletes the rows its
     /// source no longer has.
-    init(entity: String, selection: String, model: ObjectModel, layout: any StoreLayout, location: InputLocation?) throws(FerryError) {
+    init(
+        entity: String, selection: String, model: ObjectModel, layout: any StoreLayout, location: InputLocation?
+    ) throws(FerryError) {
         try self.init(request: BatchDeleteRequest(entity: entity, location: location), model: model, layout: layout)
         predicate = PredicateSQL(sql: selection, arguments: [], from: predicate.from)
     }
@@ -152,15 +157,19 @@ struct BatchDeleter {
     private var foreignKeys: [ForeignKey] {
         model.entities.flatMap { entity in
             entity.relationships.compactMap { relationship -> ForeignKey? in
-                guard case .foreignKey(let column) = layout.storage(of: relationship, in: entity, model: model) else { return nil }
-                return ForeignKey(entity: entity, relationship: relationship, column: column, destination: relationship.destination)
+                guard case .foreignKey(let column) = layout.storage(of: relationship, in: entity, model: model) else {
+                    return nil
+                }
+                return ForeignKey(
+                    entity: entity, relationship: relationship, column: column, destination: relationship.destination)
             }
         }
     }
 
     /// True when nothing in the model can refer to or depend on the entity: a plain DELETE does.
     private var isIsolated: Bool {
-        entity.relationships.isEmpty && !model.entities.contains { other in other.relationships.contains { $0.destination == entity.name } }
+        entity.relationships.isEmpty
+            && !model.entities.contains { other in other.relationships.contains { $0.destination == entity.name } }
     }
 
     func run(on connection: any DatabaseConnection) throws -> BatchDeleteResult {
@@ -169,11 +178,13 @@ struct BatchDeleter {
         var this = self
         if let residual, let database = connection as? PostgresDatabase {
             // The keys ferry selected, in a temporary table the statements below test against.
-            let keys = try PostgresFetchRows.keys(of: entity, matching: residual, database: database, model: model, layout: layout)
+            let keys = try PostgresFetchRows.keys(
+                of: entity, matching: residual, database: database, model: model, layout: layout)
             let selected = try createKeyTable("ferry_delete_selected", on: connection)
             selectedTable = selected
             try Self.insert(keys, into: selected, on: connection)
-            this.predicate = PredicateSQL(sql: "t0.\(pk) IN (SELECT pk FROM \(selected))", arguments: [], from: predicate.from)
+            this.predicate = PredicateSQL(
+                sql: "t0.\(pk) IN (SELECT pk FROM \(selected))", arguments: [], from: predicate.from)
         }
         return try this.deleteSelected(on: connection)
     }
@@ -183,7 +194,8 @@ struct BatchDeleter {
         let dialect = layout.dialect
         let table = dialect.temporaryTable(name)
         try connection.execute("DROP TABLE IF EXISTS \(table)")
-        try connection.execute("CREATE TABLE \(table) (pk \(dialect.keyReferenceType) PRIMARY KEY, round INTEGER NOT NULL)")
+        try connection.execute(
+            "CREATE TABLE \(table) (pk \(dialect.keyReferenceType) PRIMARY KEY, round INTEGER NOT NULL)")
         try connection.execute(dialect.createTemporaryIndex(name + "_round", on: name, column: "round"))
         return table
     }
@@ -230,7 +242,8 @@ struct BatchDeleter {
         }
         let start = try keyTable(entity.name)
         try connection.execute(
-            "INSERT INTO \(start)(pk, round) SELECT t0.\(pk), 0 FROM \(predicate.from) WHERE \(predicate.sql)", predicate.arguments)
+            "INSERT INTO \(start)(pk, round) SELECT t0.\(pk), 0 FROM \(predicate.from) WHERE \(predicate.sql)",
+            predicate.arguments)
         var frontier: [String: Bool] = [entity.name: connection.changes > 0]
         var round = 0
         while frontier.values.contains(true) {
@@ -243,7 +256,8 @@ struct BatchDeleter {
                         of: "(SELECT pk FROM \(sourceKeys) WHERE round = \(round))", via: relationship, in: source)
                     try connection.execute(
                         layout.dialect.insert(
-                            into: targetKeys, columns: ["pk", "round"], values: "SELECT k, \(round + 1) FROM (\(related)) AS r WHERE k IS NOT NULL",
+                            into: targetKeys, columns: ["pk", "round"],
+                            values: "SELECT k, \(round + 1) FROM (\(related)) AS r WHERE k IS NOT NULL",
                             onConflict: .ignore))
                     if connection.changes > 0 { next[relationship.destination] = true }
                 }
@@ -262,8 +276,10 @@ struct BatchDeleter {
             guard let source = model.entity(named: name) else { continue }
             for relationship in source.relationships where relationship.deleteRule == .deny {
                 let related = relatedKeys(of: "(SELECT pk FROM \(keys))", via: relationship, in: source)
-                let count = try connection.scalar(
-                    "SELECT count(DISTINCT k) FROM (\(related)) AS r WHERE k IS NOT NULL AND \(notDeleted(relationship.destination, "k"))")?.int64 ?? 0
+                let count =
+                    try connection.scalar(
+                        "SELECT count(DISTINCT k) FROM (\(related)) AS r WHERE k IS NOT NULL AND \(notDeleted(relationship.destination, "k"))"
+                    )?.int64 ?? 0
                 if count > 0 {
                     let deleting = try connection.scalar("SELECT count(*) FROM \(keys)")?.int64 ?? 0
                     throw FerryError(
@@ -284,28 +300,37 @@ struct BatchDeleter {
                 case .inverseForeignKey(let destinationTable, let column):
                     let destination = quote(destinationTable)
                     let destinationEntity = relationship.destination
-                    let condition = "\(quote(column)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(destinationEntity, pk))"
+                    let condition =
+                        "\(quote(column)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(destinationEntity, pk))"
                     let inverse = model.inverse(of: relationship, in: source)
                     if let inverse, !inverse.isOptional {
-                        let count = try connection.scalar("SELECT count(*) FROM \(destination) WHERE \(condition)")?.int64 ?? 0
+                        let count =
+                            try connection.scalar("SELECT count(*) FROM \(destination) WHERE \(condition)")?.int64 ?? 0
                         if count > 0 {
                             throw FerryError(
                                 .constraint,
                                 "cannot nullify \(name).\(relationship.name): \(count) \(destinationEntity) object\(count == 1 ? "" : "s") would lose \(destinationEntity).\(inverse.name), which is required; nothing was deleted",
                                 at: request.location,
-                                notes: ["give \(name).\(relationship.name) delete rule cascade, or delete or reassign those \(destinationEntity) objects first"])
+                                notes: [
+                                    "give \(name).\(relationship.name) delete rule cascade, or delete or reassign those \(destinationEntity) objects first"
+                                ])
                         }
                     }
-                    let cleared = inverse.map { nullified(column, of: $0, in: destinationEntity) } ?? "\(quote(column)) = NULL"
+                    let cleared =
+                        inverse.map { nullified(column, of: $0, in: destinationEntity) } ?? "\(quote(column)) = NULL"
                     try connection.execute("UPDATE \(destination) SET \(cleared) WHERE \(condition)")
                     if connection.changes > 0 {
-                        result.nullified["\(destinationEntity).\(inverse?.name ?? column)", default: 0] += connection.changes
+                        result.nullified["\(destinationEntity).\(inverse?.name ?? column)", default: 0] +=
+                            connection.changes
                     }
                 case .joinTable(let link, let sourceColumn, let targetColumn):
                     // Rows whose other end is deleted too go with it (ON DELETE CASCADE): not a nullification.
                     try connection.execute(
-                        "DELETE FROM \(quote(link)) WHERE \(quote(sourceColumn)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(relationship.destination, quote(targetColumn)))")
-                    if connection.changes > 0 { result.nullified["\(name).\(relationship.name)", default: 0] += connection.changes }
+                        "DELETE FROM \(quote(link)) WHERE \(quote(sourceColumn)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(relationship.destination, quote(targetColumn)))"
+                    )
+                    if connection.changes > 0 {
+                        result.nullified["\(name).\(relationship.name)", default: 0] += connection.changes
+                    }
                 }
             }
         }
@@ -314,18 +339,25 @@ struct BatchDeleter {
         for key in foreignKeys where key.relationship.inverse == nil {
             guard let keys = keyTables[key.destination], key.relationship.isOptional else { continue }
             try connection.execute(
-                "UPDATE \(tableSQL(key.entity.name)) SET \(nullified(key.column, of: key.relationship, in: key.entity.name)) WHERE \(quote(key.column)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(key.entity.name, pk))")
-            if connection.changes > 0 { result.nullified["\(key.entity.name).\(key.relationship.name)", default: 0] += connection.changes }
+                "UPDATE \(tableSQL(key.entity.name)) SET \(nullified(key.column, of: key.relationship, in: key.entity.name)) WHERE \(quote(key.column)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(key.entity.name, pk))"
+            )
+            if connection.changes > 0 {
+                result.nullified["\(key.entity.name).\(key.relationship.name)", default: 0] += connection.changes
+            }
         }
 
         // 5. Anything that would still dangle (no_action, required references) stops the delete.
         for key in foreignKeys {
             guard let keys = keyTables[key.destination] else { continue }
-            let count = try connection.scalar(
-                "SELECT count(*) FROM \(tableSQL(key.entity.name)) WHERE \(quote(key.column)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(key.entity.name, pk))")?.int64 ?? 0
+            let count =
+                try connection.scalar(
+                    "SELECT count(*) FROM \(tableSQL(key.entity.name)) WHERE \(quote(key.column)) IN (SELECT pk FROM \(keys)) AND \(notDeleted(key.entity.name, pk))"
+                )?.int64 ?? 0
             guard count > 0 else { continue }
             let inverse = model.inverse(of: key.relationship, in: key.entity)
-            let rule = inverse.map { "delete rule \($0.deleteRule.rawValue) of \(key.destination).\($0.name)" } ?? "no inverse relationship and \(key.entity.name).\(key.relationship.name) is required"
+            let rule =
+                inverse.map { "delete rule \($0.deleteRule.rawValue) of \(key.destination).\($0.name)" }
+                ?? "no inverse relationship and \(key.entity.name).\(key.relationship.name) is required"
             throw FerryError(
                 .constraint,
                 "cannot delete the \(key.destination) objects: \(count) \(key.entity.name) object\(count == 1 ? " still refers" : "s still refer") to them through \(key.entity.name).\(key.relationship.name) (\(rule)), and the store's foreign keys forbid dangling references; nothing was deleted",
@@ -338,9 +370,11 @@ struct BatchDeleter {
             // Join rows of deleted objects go with them (a Core Data join table has no ON DELETE CASCADE).
             for relationship in model.entity(named: name)?.relationships ?? [] {
                 guard let source = model.entity(named: name),
-                    case .joinTable(let link, let sourceColumn, _) = layout.storage(of: relationship, in: source, model: model)
+                    case .joinTable(let link, let sourceColumn, _) = layout.storage(
+                        of: relationship, in: source, model: model)
                 else { continue }
-                try connection.execute("DELETE FROM \(quote(link)) WHERE \(quote(sourceColumn)) IN (SELECT pk FROM \(keys))")
+                try connection.execute(
+                    "DELETE FROM \(quote(link)) WHERE \(quote(sourceColumn)) IN (SELECT pk FROM \(keys))")
             }
             try connection.execute("DELETE FROM \(tableSQL(name)) WHERE \(pk) IN (SELECT pk FROM \(keys))")
             if connection.changes > 0 || name == entity.name { result.deleted[name] = connection.changes }
@@ -367,14 +401,17 @@ struct BatchDeleter {
 
     /// A query with one column `k`: the keys of the objects related through `relationship` to
     /// the objects of `source` whose keys `keys` (a subquery) selects.
-    private func relatedKeys(of keys: String, via relationship: RelationshipDescription, in source: EntityDescription) -> String {
+    private func relatedKeys(
+        of keys: String, via relationship: RelationshipDescription, in source: EntityDescription
+    ) -> String {
         switch layout.storage(of: relationship, in: source, model: model) {
         case .foreignKey(let column):
             return "SELECT s.\(quote(column)) AS k FROM \(tableSQL(source.name)) AS s WHERE s.\(pk) IN \(keys)"
         case .inverseForeignKey(let destinationTable, let column):
             return "SELECT d.\(pk) AS k FROM \(quote(destinationTable)) AS d WHERE d.\(quote(column)) IN \(keys)"
         case .joinTable(let link, let sourceColumn, let targetColumn):
-            return "SELECT l.\(quote(targetColumn)) AS k FROM \(quote(link)) AS l WHERE l.\(quote(sourceColumn)) IN \(keys)"
+            return
+                "SELECT l.\(quote(targetColumn)) AS k FROM \(quote(link)) AS l WHERE l.\(quote(sourceColumn)) IN \(keys)"
         }
     }
 
@@ -383,15 +420,23 @@ struct BatchDeleter {
     private func danglingError(on connection: any DatabaseConnection, onlyIfAny: Bool) throws -> FerryError? {
         var parts: [String] = []
         for key in foreignKeys where key.destination == entity.name {
-            let count = try connection.scalar(
-                "SELECT count(*) FROM \(tableSQL(key.entity.name)) AS r WHERE r.\(quote(key.column)) IN (SELECT t0.\(pk) FROM \(predicate.from) WHERE \(predicate.sql))",
-                predicate.arguments)?.int64 ?? 0
-            if count > 0 { parts.append("\(count) \(key.entity.name) object\(count == 1 ? "" : "s") through \(key.entity.name).\(key.relationship.name)") }
+            let count =
+                try connection.scalar(
+                    "SELECT count(*) FROM \(tableSQL(key.entity.name)) AS r WHERE r.\(quote(key.column)) IN (SELECT t0.\(pk) FROM \(predicate.from) WHERE \(predicate.sql))",
+                    predicate.arguments)?.int64 ?? 0
+            if count > 0 {
+                parts.append(
+                    "\(count) \(key.entity.name) object\(count == 1 ? "" : "s") through \(key.entity.name).\(key.relationship.name)"
+                )
+            }
         }
         if onlyIfAny && parts.isEmpty { return nil }
         return FerryError(
             .constraint,
             "with delete_rules: ignore only the selected \(entity.name) objects are deleted, but other objects still refer to them (\(parts.isEmpty ? "a foreign key" : parts.joined(separator: ", "))) and the store's foreign keys forbid dangling references; nothing was deleted",
-            at: request.location, notes: ["apply the model's delete rules (delete_rules: apply), or delete or reassign the referring objects first"])
+            at: request.location,
+            notes: [
+                "apply the model's delete rules (delete_rules: apply), or delete or reassign the referring objects first"
+            ])
     }
 }

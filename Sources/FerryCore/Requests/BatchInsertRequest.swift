@@ -27,7 +27,10 @@ public struct BatchInsertRequest {
     public var onReject: ((Int, String) -> Void)?
 
     /// An insert of the rows `rowHandler` produces into `entity`.
-    public init(entity: String, columns: [InsertColumn], conflictPolicy: ConflictPolicy = .error, validate: Bool = true, rowHandler: @escaping (inout [Value]) throws -> Bool) {
+    public init(
+        entity: String, columns: [InsertColumn], conflictPolicy: ConflictPolicy = .error, validate: Bool = true,
+        rowHandler: @escaping (inout [Value]) throws -> Bool
+    ) {
         self.entity = entity
         self.columns = columns
         self.conflictPolicy = conflictPolicy
@@ -71,7 +74,9 @@ extension Store {
     public func execute(_ request: BatchInsertRequest) throws -> BatchInsertResult {
         if isPostgreSQL {
             return try writeDatabase { database in
-                guard let postgres = database as? PostgresDatabase else { throw FerryError(.internal, "a PostgreSQL store without a PostgreSQL session") }
+                guard let postgres = database as? PostgresDatabase else {
+                    throw FerryError(.internal, "a PostgreSQL store without a PostgreSQL session")
+                }
                 return try PostgresBatchInsert.run(request, on: postgres, model: model, layout: layout)
             }
         }

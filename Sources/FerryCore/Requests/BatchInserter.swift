@@ -61,7 +61,8 @@ package final class BatchInserter {
 
     /// Prepares the statements for `columns` of `entityName` in a store of `layout`.
     package init(
-        connection: Connection, model: ObjectModel, layout: any StoreLayout, entity entityName: String, columns: [InsertColumn],
+        connection: Connection, model: ObjectModel, layout: any StoreLayout, entity entityName: String,
+        columns: [InsertColumn],
         policy: ConflictPolicy = .error, validate: Bool = true, sync: SyncTracker? = nil, matchKey: [String]? = nil
     ) throws {
         // A sync updates what it finds (replace if asked, else update).
@@ -78,7 +79,10 @@ package final class BatchInserter {
             var keyColumns: [Int] = []
             for name in sync.key {
                 guard let index = columns.firstIndex(of: .attribute(name)) else {
-                    throw FerryError(.invalidInput, "the source supplies no value for \(entity.name).\(name), which is part of the sync key (\(sync.key.joined(separator: ", ")))")
+                    throw FerryError(
+                        .invalidInput,
+                        "the source supplies no value for \(entity.name).\(name), which is part of the sync key (\(sync.key.joined(separator: ", ")))"
+                    )
                 }
                 keyColumns.append(index)
             }
@@ -108,7 +112,9 @@ package final class BatchInserter {
         let values = Array(repeating: "?", count: columns.count) + (coreData?.values ?? [])
         let placeholders = values.isEmpty ? "" : "VALUES (" + values.joined(separator: ", ") + ")"
         let insertNames = names + (coreData?.columns.map { dialect.quote($0) } ?? [])
-        insert = try connection.prepare(dialect.insert(into: table, columns: insertNames, values: placeholders, onConflict: policy == .keep ? .ignore : .fail))
+        insert = try connection.prepare(
+            dialect.insert(
+                into: table, columns: insertNames, values: placeholders, onConflict: policy == .keep ? .ignore : .fail))
 
         if policy == .update || policy == .replace {
             // `?N` is the value and `?(N + count + 1)` says whether this record supplied it, so one
@@ -131,27 +137,42 @@ package final class BatchInserter {
             var condition = "\(dialect.quote(layout.keyColumn)) = ?\(keyIndex)"
             if sync != nil {
                 // A sync writes only a row whose values differ (changes() tells updated from unchanged).
-                var differences = names.enumerated().map { "(?\(flagBase + $0.offset + 1) AND \($0.element) IS NOT ?\($0.offset + 1))" }
+                var differences = names.enumerated().map {
+                    "(?\(flagBase + $0.offset + 1) AND \($0.element) IS NOT ?\($0.offset + 1))"
+                }
                 if policy == .replace {
                     let supplied = Set(columns.map(\.name))
                     for attribute in entity.attributes where !supplied.contains(attribute.name) {
-                        let value = attribute.defaultValue.map { layout.valueCoding.sqlLiteral($0, in: dialect) } ?? "NULL"
-                        differences.append("\(layout.quotedColumn(forAttribute: attribute.name, in: entity)) IS NOT \(value)")
+                        let value =
+                            attribute.defaultValue.map { layout.valueCoding.sqlLiteral($0, in: dialect) } ?? "NULL"
+                        differences.append(
+                            "\(layout.quotedColumn(forAttribute: attribute.name, in: entity)) IS NOT \(value)")
                     }
                 }
                 if !differences.isEmpty { condition += " AND (\(differences.joined(separator: " OR ")))" }
             }
-            update = assignments.isEmpty ? nil : try connection.prepare(
-                "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(condition)")
+            update =
+                assignments.isEmpty
+                ? nil
+                : try connection.prepare(
+                    "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(condition)")
             var finders: [(Statement, [Int])] = []
             for constraint in sync.map({ [$0.key] }) ?? matchKey.map({ [$0] }) ?? entity.uniquenessConstraints {
                 let indexes = constraint.compactMap { name in columns.firstIndex { $0.name == name } }
                 guard indexes.count == constraint.count else { continue }
-                let condition = constraint.map { "\(layout.quotedColumn(forAttribute: $0, in: entity)) IS ?" }.joined(separator: " AND ")
-                finders.append((try connection.prepare("SELECT \(dialect.quote(layout.keyColumn)) FROM \(table) WHERE \(condition)"), indexes))
+                let condition = constraint.map { "\(layout.quotedColumn(forAttribute: $0, in: entity)) IS ?" }.joined(
+                    separator: " AND ")
+                finders.append(
+                    (
+                        try connection.prepare(
+                            "SELECT \(dialect.quote(layout.keyColumn)) FROM \(table) WHERE \(condition)"), indexes
+                    ))
             }
             guard !finders.isEmpty else {
-                throw FerryError(.usage, "on_conflict: \(policy.rawValue) needs the record to supply every attribute of one of \(entity.name)'s uniqueness constraints")
+                throw FerryError(
+                    .usage,
+                    "on_conflict: \(policy.rawValue) needs the record to supply every attribute of one of \(entity.name)'s uniqueness constraints"
+                )
             }
             self.finders = finders
         } else {
@@ -207,7 +228,10 @@ package final class BatchInserter {
         if policy == .update || policy == .replace, let key = try existingKey() {
             lastKey = key
             if let sync, !(try sync.markSeen(key)) {
-                return .rejected(reason: "an earlier record of the source has the same key (\(syncKeyDescription)): a sync needs each key once", column: syncKeyColumns.first)
+                return .rejected(
+                    reason:
+                        "an earlier record of the source has the same key (\(syncKeyDescription)): a sync needs each key once",
+                    column: syncKeyColumns.first)
             }
             // The object exists: change it in place, keeping its identity (and relationships to it).
             guard let update else { return sync == nil ? .skipped : .unchanged }
@@ -327,7 +351,10 @@ package final class BatchInserter {
             columns.firstIndex { "\(entity.name).\($0.name)" == qualified }
         }
         if result.isUniqueConstraint {
-            return .rejected(reason: "another \(entity.name) already has the same \(names.map { $0.replacingOccurrences(of: "\(entity.name).", with: "") }.joined(separator: ", ")) (uniqueness constraint)", column: column)
+            return .rejected(
+                reason:
+                    "another \(entity.name) already has the same \(names.map { $0.replacingOccurrences(of: "\(entity.name).", with: "") }.joined(separator: ", ")) (uniqueness constraint)",
+                column: column)
         }
         if result.isNotNullConstraint {
             let name = names.first?.replacingOccurrences(of: "\(entity.name).", with: "") ?? "a property"
@@ -364,11 +391,19 @@ package final class ReferenceResolver {
     /// The largest copy of a destination's keys: 2^19 runs, 12 MiB.
     package static let maximumSnapshotRuns = 1 << 19
 
-    package convenience init(connection: Connection, model: ObjectModel, layout: any StoreLayout, entity entityName: String, relationship relationshipName: String, match: String) throws {
-        try self.init(database: connection, model: model, layout: layout, entity: entityName, relationship: relationshipName, match: match)
+    package convenience init(
+        connection: Connection, model: ObjectModel, layout: any StoreLayout, entity entityName: String,
+        relationship relationshipName: String, match: String
+    ) throws {
+        try self.init(
+            database: connection, model: model, layout: layout, entity: entityName, relationship: relationshipName,
+            match: match)
     }
 
-    package init(database: any DatabaseConnection, model: ObjectModel, layout: any StoreLayout, entity entityName: String, relationship relationshipName: String, match: String) throws {
+    package init(
+        database: any DatabaseConnection, model: ObjectModel, layout: any StoreLayout, entity entityName: String,
+        relationship relationshipName: String, match: String
+    ) throws {
         guard let entity = model.entity(named: entityName),
             let relationship = entity.relationship(named: relationshipName), !relationship.isToMany
         else {
@@ -382,11 +417,13 @@ package final class ReferenceResolver {
         self.destination = destination
         self.matchAttribute = attribute
         coding = layout.valueCoding
-        let sql = "SELECT \(layout.dialect.quote(layout.keyColumn)) FROM \(layout.quotedSource(for: destination)) WHERE \(layout.quotedColumn(forAttribute: match, in: destination)) = ? LIMIT 2"
+        let sql =
+            "SELECT \(layout.dialect.quote(layout.keyColumn)) FROM \(layout.quotedSource(for: destination)) WHERE \(layout.quotedColumn(forAttribute: match, in: destination)) = ? LIMIT 2"
         if let connection = database as? Connection {
             if attribute.type.isInteger && destination.uniquenessConstraints.contains([match]) {
                 let column = layout.quotedColumn(forAttribute: match, in: destination)
-                let sql = "SELECT \(column), \(layout.dialect.quote(layout.keyColumn)) FROM \(layout.quotedSource(for: destination)) WHERE \(column) IS NOT NULL ORDER BY \(column)"
+                let sql =
+                    "SELECT \(column), \(layout.dialect.quote(layout.keyColumn)) FROM \(layout.quotedSource(for: destination)) WHERE \(column) IS NOT NULL ORDER BY \(column)"
                 snapshotSource = (connection, sql)
             } else {
                 snapshotSource = nil
@@ -409,7 +446,9 @@ package final class ReferenceResolver {
     /// The primary key of the matching object, nil when none matches.
     package func resolve(_ value: Value) throws -> Int64? {
         let encoded = coding.encode(value)
-        if snapshotEnabled, case .integer(let key) = encoded, let runs = try currentSnapshot(), let primaryKey = runs.primaryKey(for: key) {
+        if snapshotEnabled, case .integer(let key) = encoded, let runs = try currentSnapshot(),
+            let primaryKey = runs.primaryKey(for: key)
+        {
             return primaryKey
         }
         return try lookup(encoded)

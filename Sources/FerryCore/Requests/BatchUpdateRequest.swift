@@ -54,7 +54,8 @@ public struct BatchUpdateRequest: Sendable {
     /// let result = try store.execute(request)      // result.updated
     /// ```
     public init(
-        entity: String, predicate: Predicate = .constant(true), propertiesToUpdate: [String: PropertyValue], validate: Bool = true,
+        entity: String, predicate: Predicate = .constant(true), propertiesToUpdate: [String: PropertyValue],
+        validate: Bool = true,
         propertyLocations: [String: InputLocation] = [:], location: InputLocation? = nil
     ) {
         self.entity = entity
@@ -142,9 +143,11 @@ extension BatchUpdateRequest {
         if let name = unknown.first {
             let message: String
             if let relationship = entity.relationship(named: name) {
-                message = "'\(name)' is a relationship of \(entity.name); a batch update sets attributes only (relationship '\(relationship.name)' cannot be set)"
+                message =
+                    "'\(name)' is a relationship of \(entity.name); a batch update sets attributes only (relationship '\(relationship.name)' cannot be set)"
             } else {
-                message = "\(entity.name) has no attribute '\(name)'\(Suggestions.didYouMean(name, in: entity.attributes.map(\.name)))"
+                message =
+                    "\(entity.name) has no attribute '\(name)'\(Suggestions.didYouMean(name, in: entity.attributes.map(\.name)))"
             }
             throw FerryError(.invalidDefinition, message, at: propertyLocations[name] ?? location)
         }
@@ -179,9 +182,13 @@ extension BatchUpdateRequest {
             case .expression(let expression):
                 expressionAttributes.append(attribute.name)
                 let value: BatchUpdatePlan.Value
-                switch try SetExpression.bind(expression, to: attribute, of: entity, model: model, layout: layout, now: now).form {
+                switch try SetExpression.bind(
+                    expression, to: attribute, of: entity, model: model, layout: layout, now: now
+                ).form {
                 case .sql(let sql, let arguments): value = BatchUpdatePlan.Value(sql: sql, arguments: arguments)
-                case .evaluated(let bound, let keyPathSQL): value = BatchUpdatePlan.Value(sql: evaluated.add(bound, keyPathSQL: keyPathSQL, key: key), arguments: [])
+                case .evaluated(let bound, let keyPathSQL):
+                    value = BatchUpdatePlan.Value(
+                        sql: evaluated.add(bound, keyPathSQL: keyPathSQL, key: key), arguments: [])
                 }
                 assignments.append("\(column) = \(value.sql)")
                 setArguments += value.arguments
@@ -248,7 +255,9 @@ struct BatchUpdatePlan {
 
     func run(on database: any DatabaseConnection) throws -> BatchUpdateResult {
         if let postgres = database as? PostgresDatabase { return try run(onPostgreSQL: postgres) }
-        guard let connection = database as? Connection else { throw FerryError(.internal, "no batch update on \(type(of: database))") }
+        guard let connection = database as? Connection else {
+            throw FerryError(.internal, "no batch update on \(type(of: database))")
+        }
         try evaluated.fill(on: connection, entity: entity, layout: layout, key: key, predicate: predicate)
         try validate(on: connection)
         let updated: Int
@@ -275,7 +284,8 @@ struct BatchUpdatePlan {
         var sql = updateSQL
         var arguments = updateArguments
         if let residual {
-            let keys = try PostgresFetchRows.keys(of: entity, matching: residual, database: database, model: model, layout: layout)
+            let keys = try PostgresFetchRows.keys(
+                of: entity, matching: residual, database: database, model: model, layout: layout)
             sql = "UPDATE \(table) AS t0 SET \(assignments) WHERE t0.\(key) = ANY (CAST(? AS bigint[]))"
             arguments = setArguments + [.text("{" + keys.map(String.init).joined(separator: ",") + "}")]
         }
@@ -302,11 +312,13 @@ struct BatchUpdatePlan {
             rules += Self.rules(for: check.attribute, column: column, layout: layout)
         }
         guard !rules.isEmpty else { return }
-        let source = "(SELECT t0.\(key) AS ferry_pk, \(values.joined(separator: ", ")) FROM \(predicate.from) WHERE \(predicate.sql))"
+        let source =
+            "(SELECT t0.\(key) AS ferry_pk, \(values.joined(separator: ", ")) FROM \(predicate.from) WHERE \(predicate.sql))"
         let sums = rules.map { "COALESCE(SUM(CASE WHEN \($0.violation) THEN 1 ELSE 0 END), 0)" }
         let ruleArguments = rules.flatMap(\.arguments)
         let counts = try connection.rows(
-            "SELECT \(sums.joined(separator: ", ")) FROM \(source)", ruleArguments + valueArguments + predicate.arguments)
+            "SELECT \(sums.joined(separator: ", ")) FROM \(source)",
+            ruleArguments + valueArguments + predicate.arguments)
         guard let row = counts.first else { return }
         for (index, rule) in rules.enumerated() {
             let count = row[index].int64 ?? 0
@@ -336,7 +348,8 @@ struct BatchUpdatePlan {
                 add("type: int64", "\(v) IS NOT NULL AND NOT \(isInteger)")
             } else {
                 add(
-                    "type: \(attribute.type.rawValue)", "\(v) IS NOT NULL AND (NOT \(isInteger) OR \(v) < ? OR \(v) > ?)",
+                    "type: \(attribute.type.rawValue)",
+                    "\(v) IS NOT NULL AND (NOT \(isInteger) OR \(v) < ? OR \(v) > ?)",
                     [.integer(range.lowerBound), .integer(range.upperBound)])
             }
         }
@@ -381,7 +394,8 @@ struct BatchUpdatePlan {
         }
         if isNotNull {
             return FerryError(
-                .constraint, "the update would set \(entity.name).\(columns.joined(separator: ", ")), which is required, to nil; nothing was changed",
+                .constraint,
+                "the update would set \(entity.name).\(columns.joined(separator: ", ")), which is required, to nil; nothing was changed",
                 at: location)
         }
         return error

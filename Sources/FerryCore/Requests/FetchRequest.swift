@@ -68,7 +68,8 @@ public struct SortDescriptor: Sendable, Hashable {
         }
         let trimmed = key.trimmingSpaces()
         guard !trimmed.isEmpty else {
-            throw FerryError(.invalidDefinition, "a sort key needs a key path, as in 'name' or 'name:desc'", at: location)
+            throw FerryError(
+                .invalidDefinition, "a sort key needs a key path, as in 'name' or 'name:desc'", at: location)
         }
         return SortDescriptor(trimmed, ascending: ascending, location: location)
     }
@@ -133,7 +134,8 @@ public struct FetchRequest: Sendable {
 
     /// A fetch of `entity`'s objects, filtered, sorted, paged and projected onto `properties`.
     public init(
-        entity: String, predicate: Predicate? = nil, sortDescriptors: [SortDescriptor] = [], limit: Int? = nil, offset: Int = 0,
+        entity: String, predicate: Predicate? = nil, sortDescriptors: [SortDescriptor] = [], limit: Int? = nil,
+        offset: Int = 0,
         properties: [FetchProperty]? = nil, entityLocation: InputLocation? = nil
     ) {
         self.entity = entity
@@ -166,7 +168,9 @@ public struct FetchRequest: Sendable {
         _ = try compiled(model: model, layout: FerryLayout(), selectingKey: false)
     }
 
-    private func compiled(model: ObjectModel, layout: any StoreLayout, selectingKey: Bool) throws(FerryError) -> FetchQuery {
+    private func compiled(
+        model: ObjectModel, layout: any StoreLayout, selectingKey: Bool
+    ) throws(FerryError) -> FetchQuery {
         guard let entity = model.entity(named: entity) else {
             throw FerryError(
                 .invalidDefinition,
@@ -191,7 +195,9 @@ public struct FetchRequest: Sendable {
         }
         var arguments: [DatabaseValue] = []
         let key = "t0.\(layout.dialect.quote(layout.keyColumn))"
-        var text = "SELECT " + (selectingKey ? key + ", " : "") + (selected.isEmpty ? "NULL" : selected.joined(separator: ", "))
+        var text =
+            "SELECT " + (selectingKey ? key + ", " : "")
+            + (selected.isEmpty ? "NULL" : selected.joined(separator: ", "))
         text += " FROM \(layout.quotedSource(for: entity)) AS t0"
         for join in builder.joins { text += " " + join }
         var predicateIsExact = true
@@ -215,12 +221,14 @@ public struct FetchRequest: Sendable {
             arguments += [limit.map { .integer(Int64($0)) } ?? layout.dialect.unlimited, .integer(Int64(offset))]
         }
         return FetchQuery(
-            sql: text, arguments: arguments, columns: selected.isEmpty ? [] : columns, predicateIsExact: predicateIsExact)
+            sql: text, arguments: arguments, columns: selected.isEmpty ? [] : columns,
+            predicateIsExact: predicateIsExact)
     }
 
     /// Every attribute, then every to-one relationship (fetched as the related object's key).
     public static func defaultProperties(of entity: EntityDescription) -> [FetchProperty] {
-        entity.attributes.map { FetchProperty($0.name) } + entity.relationships.filter { !$0.isToMany }.map { FetchProperty($0.name) }
+        entity.attributes.map { FetchProperty($0.name) }
+            + entity.relationships.filter { !$0.isToMany }.map { FetchProperty($0.name) }
     }
 
     /// The key of a destination entity: the attribute of its first single-attribute uniqueness
@@ -283,7 +291,9 @@ struct FetchQueryBuilder {
                         at: here)
                 }
                 let sql = "\(alias).\(layout.quotedColumn(forAttribute: attribute.name, in: current))"
-                return (sql, FetchColumn(name: keyPath, type: attribute.type, isRelationshipKey: false, keyAttribute: nil))
+                return (
+                    sql, FetchColumn(name: keyPath, type: attribute.type, isRelationshipKey: false, keyAttribute: nil)
+                )
             }
             guard let relationship = current.relationship(named: name) else {
                 let candidates = isLast ? current.propertyNames : current.relationships.map(\.name)
@@ -300,19 +310,31 @@ struct FetchQueryBuilder {
             }
             guard let destination = model.entity(named: relationship.destination) else {
                 throw FerryError(
-                    .invalidDefinition, "relationship '\(name)' of \(current.name) leads to \(relationship.destination), which the model lacks",
+                    .invalidDefinition,
+                    "relationship '\(name)' of \(current.name) leads to \(relationship.destination), which the model lacks",
                     at: here)
             }
             path += (path.isEmpty ? "" : ".") + name
             if isLast {
                 let key = FetchRequest.keyAttribute(of: destination)
-                if key == nil, case .foreignKey(let column) = layout.storage(of: relationship, in: current, model: model) {
+                if key == nil,
+                    case .foreignKey(let column) = layout.storage(of: relationship, in: current, model: model)
+                {
                     // The foreign key is the related object's ferry_pk: no join needed.
-                    return ("\(alias).\(layout.dialect.quote(column))", FetchColumn(name: keyPath, type: .int64, isRelationshipKey: true, keyAttribute: nil))
+                    return (
+                        "\(alias).\(layout.dialect.quote(column))",
+                        FetchColumn(name: keyPath, type: .int64, isRelationshipKey: true, keyAttribute: nil)
+                    )
                 }
                 let joined = join(relationship, from: current, alias: alias, path: path, destination: destination)
-                let sql = key.map { "\(joined).\(layout.quotedColumn(forAttribute: $0.name, in: destination))" } ?? "\(joined).\(layout.dialect.quote(layout.keyColumn))"
-                return (sql, FetchColumn(name: keyPath, type: key?.type ?? .int64, isRelationshipKey: true, keyAttribute: key?.name))
+                let sql =
+                    key.map { "\(joined).\(layout.quotedColumn(forAttribute: $0.name, in: destination))" }
+                    ?? "\(joined).\(layout.dialect.quote(layout.keyColumn))"
+                return (
+                    sql,
+                    FetchColumn(
+                        name: keyPath, type: key?.type ?? .int64, isRelationshipKey: true, keyAttribute: key?.name)
+                )
             }
             alias = join(relationship, from: current, alias: alias, path: path, destination: destination)
             current = destination
@@ -322,7 +344,8 @@ struct FetchQueryBuilder {
 
     /// The alias of `destination` joined through `relationship` (added once per path).
     private mutating func join(
-        _ relationship: RelationshipDescription, from source: EntityDescription, alias: String, path: String, destination: EntityDescription
+        _ relationship: RelationshipDescription, from source: EntityDescription, alias: String, path: String,
+        destination: EntityDescription
     ) -> String {
         if let existing = aliases[path] { return existing }
         let next = "j\(aliases.count + 1)"
@@ -363,7 +386,9 @@ public final class FetchCursor {
     private var done = false
 
     /// Prepares the request on a connection to a store of `layout` (inside `store.read { … }`).
-    package init(_ request: FetchRequest, connection: any DatabaseConnection, model: ObjectModel, layout: any StoreLayout) throws {
+    package init(
+        _ request: FetchRequest, connection: any DatabaseConnection, model: ObjectModel, layout: any StoreLayout
+    ) throws {
         query = try request.compile(model: model, layout: layout)
         columns = query.columns
         if let postgres = connection as? PostgresDatabase {
@@ -373,7 +398,9 @@ public final class FetchCursor {
             postgresRows = try PostgresFetchRows(request, database: postgres, model: model, layout: layout)
             return
         }
-        guard let connection = connection as? Connection else { throw FerryError(.internal, "no cursor for \(type(of: connection))") }
+        guard let connection = connection as? Connection else {
+            throw FerryError(.internal, "no cursor for \(type(of: connection))")
+        }
         coding = DispatchedValueCoding(layout.valueCoding)
         postgresRows = nil
         let statement = try connection.prepare(query.sql)
@@ -471,7 +498,9 @@ extension Store {
     /// }
     /// ```
     public func fetch<T>(_ request: FetchRequest, _ body: (FetchCursor) throws -> T) throws -> T {
-        try readDatabase { connection in try body(FetchCursor(request, connection: connection, model: model, layout: layout)) }
+        try readDatabase { connection in
+            try body(FetchCursor(request, connection: connection, model: model, layout: layout))
+        }
     }
 }
 

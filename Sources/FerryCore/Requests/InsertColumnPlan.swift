@@ -13,7 +13,10 @@ struct InsertColumnPlan {
     ///
     /// - Throws: `.usage` for an unknown attribute or a relationship that is not a to-one stored
     ///   in the entity's table; `.invalidModel` for an attribute whose pattern does not compile.
-    init(columns: [InsertColumn], of entity: EntityDescription, model: ObjectModel, layout: any StoreLayout, validate: Bool) throws {
+    init(
+        columns: [InsertColumn], of entity: EntityDescription, model: ObjectModel, layout: any StoreLayout,
+        validate: Bool
+    ) throws {
         for column in columns {
             switch column {
             case .attribute(let name):
@@ -36,7 +39,8 @@ struct InsertColumnPlan {
                 guard let relationship = entity.relationship(named: name),
                     case .foreignKey(let column) = layout.storage(of: relationship, in: entity, model: model)
                 else {
-                    throw FerryError(.usage, "\(entity.name).\(name) is not a to-one relationship stored in \(entity.name)")
+                    throw FerryError(
+                        .usage, "\(entity.name).\(name) is not a to-one relationship stored in \(entity.name)")
                 }
                 types.append(nil)
                 defaults.append(nil)

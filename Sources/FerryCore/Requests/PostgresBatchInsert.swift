@@ -9,7 +9,9 @@ import FerryPostgres
 /// key makes the server fail the COPY, and the whole request is rolled back with PostgreSQL's
 /// error (the row and column it names). `update`, `keep` and `replace` are refused.
 enum PostgresBatchInsert {
-    static func run(_ request: BatchInsertRequest, on database: PostgresDatabase, model: ObjectModel, layout: any StoreLayout) throws -> BatchInsertResult {
+    static func run(
+        _ request: BatchInsertRequest, on database: PostgresDatabase, model: ObjectModel, layout: any StoreLayout
+    ) throws -> BatchInsertResult {
         guard request.conflictPolicy == .error else {
             throw FerryError(
                 .usage, "on_conflict: \(request.conflictPolicy.rawValue) is not available on a PostgreSQL store yet",
@@ -18,13 +20,16 @@ enum PostgresBatchInsert {
         guard let entity = model.entity(named: request.entity) else {
             throw FerryError(.usage, "the model has no entity '\(request.entity)'")
         }
-        let plan = try InsertColumnPlan(columns: request.columns, of: entity, model: model, layout: layout, validate: request.validate)
+        let plan = try InsertColumnPlan(
+            columns: request.columns, of: entity, model: model, layout: layout, validate: request.validate)
         let (validators, defaults) = (plan.validators, plan.defaults)
         let coding = layout.valueCoding
         var result = BatchInsertResult()
         var row = Array(repeating: Value.null, count: request.columns.count)
         do {
-            try database.connection.copy(into: layout.table(for: entity), schema: database.schema, columns: plan.storedNames) { writer in
+            try database.connection.copy(
+                into: layout.table(for: entity), schema: database.schema, columns: plan.storedNames
+            ) { writer in
                 rows: while try !request.rowHandler(&row) {
                     var encoded: [PostgresValue] = []
                     encoded.reserveCapacity(row.count)
@@ -44,7 +49,10 @@ enum PostgresBatchInsert {
             }
         } catch let error as PostgresError {
             let kind: FerryError.Code = error.sqlState?.hasPrefix("23") == true ? .constraint : .store
-            throw FerryError(kind, "import into \(entity.name) on PostgreSQL store \(database.location) failed: \(error.description); nothing of it was stored")
+            throw FerryError(
+                kind,
+                "import into \(entity.name) on PostgreSQL store \(database.location) failed: \(error.description); nothing of it was stored"
+            )
         }
         return result
     }

@@ -34,14 +34,21 @@ final class PostgresFetchRows {
             remaining = nil
             return
         }
-        guard let entity = model.entity(named: request.entity) else { throw FerryError(.internal, "no entity \(request.entity)") }
+        guard let entity = model.entity(named: request.entity) else {
+            throw FerryError(.internal, "no entity \(request.entity)")
+        }
         var candidates = request
         candidates.limit = nil
         candidates.offset = 0
-        candidates.properties = (request.properties ?? FetchRequest.defaultProperties(of: entity)) + entity.attributes.map { FetchProperty($0.name) }
+        candidates.properties =
+            (request.properties ?? FetchRequest.defaultProperties(of: entity))
+            + entity.attributes.map { FetchProperty($0.name) }
         let candidateQuery = try candidates.compileSelectingKey(model: model, layout: layout)
         cursor = try database.openCursor(candidateQuery.sql, candidateQuery.arguments)
-        residual = (try predicate.bound(to: entity, model: model), PostgresObjectGraph(database: database, model: model, layout: layout), entity)
+        residual = (
+            try predicate.bound(to: entity, model: model),
+            PostgresObjectGraph(database: database, model: model, layout: layout), entity
+        )
         toSkip = request.offset
         remaining = request.limit
     }
@@ -49,13 +56,16 @@ final class PostgresFetchRows {
     /// Moves to the next matching row; false at the end.
     func advance() throws -> Bool {
         while remaining.map({ $0 > 0 }) ?? true, let stored = try cursor.next() {
-            guard case .integer(let key) = stored[0] else { throw FerryError(.internal, "a PostgreSQL row without its key") }
+            guard case .integer(let key) = stored[0] else {
+                throw FerryError(.internal, "a PostgreSQL row without its key")
+            }
             if let residual {
                 var values: [String: Value] = [:]
                 for (offset, attribute) in residual.entity.attributes.enumerated() {
                     values[attribute.name] = coding.decode(stored[first + types.count + offset], as: attribute.type)
                 }
-                let object = PostgresStoredObject(graph: residual.graph, entity: residual.entity, key: key, values: values)
+                let object = PostgresStoredObject(
+                    graph: residual.graph, entity: residual.entity, key: key, values: values)
                 guard try residual.graph.evaluate(residual.predicate, on: object) else { continue }
                 if toSkip > 0 {
                     toSkip -= 1
@@ -74,7 +84,8 @@ final class PostgresFetchRows {
     /// caller's transaction): how update and delete find their objects on PostgreSQL when ferry
     /// evaluates part of the predicate.
     static func keys(
-        of entity: EntityDescription, matching predicate: Predicate, database: PostgresDatabase, model: ObjectModel, layout: any StoreLayout
+        of entity: EntityDescription, matching predicate: Predicate, database: PostgresDatabase, model: ObjectModel,
+        layout: any StoreLayout
     ) throws -> [Int64] {
         let request = FetchRequest(entity: entity.name, predicate: predicate, properties: [])
         let rows = try PostgresFetchRows(request, database: database, model: model, layout: layout)

@@ -21,7 +21,9 @@ struct PostgresRecordRules {
     /// attributes and the names of its stored columns, in the model's order.
     let constraints: [(columns: [Int], attributes: [String], names: [String])]
 
-    init(model: ObjectModel, layout: any StoreLayout, entity entityName: String, columns: [InsertColumn], validate: Bool) throws {
+    init(
+        model: ObjectModel, layout: any StoreLayout, entity entityName: String, columns: [InsertColumn], validate: Bool
+    ) throws {
         guard let entity = model.entity(named: entityName) else {
             throw FerryError(.usage, "the model has no entity '\(entityName)'")
         }
@@ -30,7 +32,9 @@ struct PostgresRecordRules {
         plan = try InsertColumnPlan(columns: columns, of: entity, model: model, layout: layout, validate: validate)
         coding = layout.valueCoding
         let supplied = Set(columns.map(\.name))
-        missingRequired = entity.attributes.filter { !$0.isOptional && $0.defaultValue == nil && !supplied.contains($0.name) }.map {
+        missingRequired = entity.attributes.filter {
+            !$0.isOptional && $0.defaultValue == nil && !supplied.contains($0.name)
+        }.map {
             layout.column(forAttribute: $0.name, in: entity)
         }
         requiredColumns = columns.map { column in
@@ -85,9 +89,13 @@ struct PostgresRecordRules {
     /// nil names no constraint.
     func conflict(constraint index: Int?) -> InsertOutcome {
         guard let index else {
-            return .rejected(reason: "another \(entity.name) already has the same values (uniqueness constraint)", column: nil)
+            return .rejected(
+                reason: "another \(entity.name) already has the same values (uniqueness constraint)", column: nil)
         }
         let constraint = constraints[index]
-        return .rejected(reason: "another \(entity.name) already has the same \(constraint.names.joined(separator: ", ")) (uniqueness constraint)", column: constraint.columns.first)
+        return .rejected(
+            reason:
+                "another \(entity.name) already has the same \(constraint.names.joined(separator: ", ")) (uniqueness constraint)",
+            column: constraint.columns.first)
     }
 }

@@ -25,10 +25,12 @@ package final class PostgresRowInserter: RecordInserting {
 
     /// Prepares the SQL for `columns` of `entityName` in a PostgreSQL store of `layout`.
     package init(
-        database: any DatabaseConnection, model: ObjectModel, layout: any StoreLayout, entity entityName: String, columns: [InsertColumn],
+        database: any DatabaseConnection, model: ObjectModel, layout: any StoreLayout, entity entityName: String,
+        columns: [InsertColumn],
         policy: ConflictPolicy = .error, validate: Bool = true
     ) throws {
-        rules = try PostgresRecordRules(model: model, layout: layout, entity: entityName, columns: columns, validate: validate)
+        rules = try PostgresRecordRules(
+            model: model, layout: layout, entity: entityName, columns: columns, validate: validate)
         let entity = rules.entity
         self.entity = entity
         self.columns = columns
@@ -41,15 +43,24 @@ package final class PostgresRowInserter: RecordInserting {
         quotedNames = rules.plan.storedNames.map { dialect.quote($0) }
         let supplied = Set(columns.map(\.name))
         finders = rules.constraints.map { constraint in
-            let condition = constraint.attributes.enumerated().map { "\(layout.quotedColumn(forAttribute: $0.element, in: entity)) = ?\($0.offset + 1)" }
-            return "SELECT \(dialect.quote(layout.keyColumn)) FROM \(table) WHERE \(condition.joined(separator: " AND ")) LIMIT 1"
+            let condition = constraint.attributes.enumerated().map {
+                "\(layout.quotedColumn(forAttribute: $0.element, in: entity)) = ?\($0.offset + 1)"
+            }
+            return
+                "SELECT \(dialect.quote(layout.keyColumn)) FROM \(table) WHERE \(condition.joined(separator: " AND ")) LIMIT 1"
         }
         if (policy == .update || policy == .replace) && rules.constraints.isEmpty {
-            throw FerryError(.usage, "on_conflict: \(policy.rawValue) needs the record to supply every attribute of one of \(entity.name)'s uniqueness constraints")
+            throw FerryError(
+                .usage,
+                "on_conflict: \(policy.rawValue) needs the record to supply every attribute of one of \(entity.name)'s uniqueness constraints"
+            )
         }
-        resetAssignments = policy != .replace ? [] : entity.attributes.filter { !supplied.contains($0.name) }.map { attribute in
-            "\(layout.quotedColumn(forAttribute: attribute.name, in: entity)) = \(attribute.defaultValue.map { layout.valueCoding.sqlLiteral($0, in: dialect) } ?? "NULL")"
-        }
+        resetAssignments =
+            policy != .replace
+            ? []
+            : entity.attributes.filter { !supplied.contains($0.name) }.map { attribute in
+                "\(layout.quotedColumn(forAttribute: attribute.name, in: entity)) = \(attribute.defaultValue.map { layout.valueCoding.sqlLiteral($0, in: dialect) } ?? "NULL")"
+            }
     }
 
     package func insert(_ values: [Value], supplied: [Bool]? = nil) throws -> InsertOutcome {
@@ -65,7 +76,8 @@ package final class PostgresRowInserter: RecordInserting {
     private func insertNew(_ encoded: [DatabaseValue]) throws -> InsertOutcome {
         if let rejection = rules.missingValue(in: encoded) { return rejection }
         let placeholders = encoded.indices.map { "?\($0 + 1)" }.joined(separator: ", ")
-        let sql = quotedNames.isEmpty
+        let sql =
+            quotedNames.isEmpty
             ? "INSERT INTO \(table) DEFAULT VALUES ON CONFLICT DO NOTHING"
             : "INSERT INTO \(table) (\(quotedNames.joined(separator: ", "))) VALUES (\(placeholders)) ON CONFLICT DO NOTHING"
         try database.execute(sql, encoded)
@@ -85,12 +97,15 @@ package final class PostgresRowInserter: RecordInserting {
         assignments += resetAssignments
         guard !assignments.isEmpty else { return .skipped }
         arguments.append(.integer(key))
-        let sql = "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(layout.dialect.quote(layout.keyColumn)) = ?\(arguments.count)"
+        let sql =
+            "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(layout.dialect.quote(layout.keyColumn)) = ?\(arguments.count)"
         do {
             try database.savepoint("ferry_update") { try database.execute(sql, arguments) }
         } catch let error as FerryError where error.code == .constraint {
             // Another object holds one of the new unique values (or a required value is missing).
-            if let index = encoded.indices.first(where: { rules.requiredColumns[$0] && encoded[$0].isNull && (policy == .replace || (supplied?[$0] ?? true)) }) {
+            if let index = encoded.indices.first(where: {
+                rules.requiredColumns[$0] && encoded[$0].isNull && (policy == .replace || (supplied?[$0] ?? true))
+            }) {
                 return .rejected(reason: "\(rules.plan.storedNames[index]) is required", column: index)
             }
             return try conflict(encoded, excluding: key)
@@ -105,11 +120,15 @@ package final class PostgresRowInserter: RecordInserting {
 
     /// The first uniqueness constraint of `order` (indexes into the rules' constraints) whose values in
     /// `encoded` an object other than `excluded` holds, with that object's key. NULLs never conflict.
-    private func holder(of encoded: [DatabaseValue], excluding excluded: Int64?, in order: [Int]) throws -> (constraint: Int, key: Int64)? {
+    private func holder(
+        of encoded: [DatabaseValue], excluding excluded: Int64?, in order: [Int]
+    ) throws -> (constraint: Int, key: Int64)? {
         for offset in order {
             let arguments = rules.constraints[offset].columns.map { encoded[$0] }
             if arguments.contains(where: \.isNull) { continue }
-            if let key = try database.scalar(finders[offset], arguments)?.int64, key != excluded { return (offset, key) }
+            if let key = try database.scalar(finders[offset], arguments)?.int64, key != excluded {
+                return (offset, key)
+            }
         }
         return nil
     }
@@ -118,6 +137,8 @@ package final class PostgresRowInserter: RecordInserting {
     /// SQLite does. When several are broken, SQLite names the one declared last (it checks the
     /// newest index first).
     private func conflict(_ encoded: [DatabaseValue], excluding excluded: Int64? = nil) throws -> InsertOutcome {
-        rules.conflict(constraint: try holder(of: encoded, excluding: excluded, in: rules.constraints.indices.reversed())?.constraint)
+        rules.conflict(
+            constraint: try holder(of: encoded, excluding: excluded, in: rules.constraints.indices.reversed())?
+                .constraint)
     }
 }

@@ -53,13 +53,16 @@ package final class PostgresStagedInserter: StagingRecordInserter {
 
     /// Prepares the SQL for `columns` of `entityName` in the PostgreSQL store `database`.
     package init(
-        database: PostgresDatabase, model: ObjectModel, layout: any StoreLayout, entity entityName: String, columns: [InsertColumn],
+        database: PostgresDatabase, model: ObjectModel, layout: any StoreLayout, entity entityName: String,
+        columns: [InsertColumn],
         policy: ConflictPolicy, validate: Bool = true, capacity: Int = 10_000
     ) throws {
         guard policy == .error || policy == .keep else {
-            throw FerryError(.internal, "a staged PostgreSQL insert decides on_conflict: error or keep, not \(policy.rawValue)")
+            throw FerryError(
+                .internal, "a staged PostgreSQL insert decides on_conflict: error or keep, not \(policy.rawValue)")
         }
-        rules = try PostgresRecordRules(model: model, layout: layout, entity: entityName, columns: columns, validate: validate)
+        rules = try PostgresRecordRules(
+            model: model, layout: layout, entity: entityName, columns: columns, validate: validate)
         entity = rules.entity
         self.policy = policy
         self.database = database
@@ -106,14 +109,19 @@ package final class PostgresStagedInserter: StagingRecordInserter {
             return Array(repeating: .inserted, count: count)
         }
         try database.execute(
-            "CREATE TEMPORARY TABLE IF NOT EXISTS \(staging) ON COMMIT DROP AS SELECT \(([keyColumn] + quotedNames).joined(separator: ", ")) FROM \(table) WITH NO DATA")
+            "CREATE TEMPORARY TABLE IF NOT EXISTS \(staging) ON COMMIT DROP AS SELECT \(([keyColumn] + quotedNames).joined(separator: ", ")) FROM \(table) WITH NO DATA"
+        )
         do {
             try copyRows(into: stagingName, schema: "pg_temp", count: count, width: width)
         } catch let error as PostgresError {
-            throw FerryError(.store, "import into \(entity.name) on PostgreSQL store \(database.location) failed: \(error.description)")
+            throw FerryError(
+                .store,
+                "import into \(entity.name) on PostgreSQL store \(database.location) failed: \(error.description)")
         }
         let names = ([keyColumn] + quotedNames).joined(separator: ", ")
-        try database.execute("INSERT INTO \(table) (\(names)) SELECT \(names) FROM \(staging) ORDER BY \(keyColumn) ON CONFLICT DO NOTHING")
+        try database.execute(
+            "INSERT INTO \(table) (\(names)) SELECT \(names) FROM \(staging) ORDER BY \(keyColumn) ON CONFLICT DO NOTHING"
+        )
         var outcomes = Array(repeating: InsertOutcome.inserted, count: count)
         lastBatchCollided = database.changes < count
         if database.changes < count {
@@ -139,13 +147,16 @@ package final class PostgresStagedInserter: StagingRecordInserter {
             lastBatchCollided = true
             return false
         } catch let error as PostgresError {
-            throw FerryError(.store, "import into \(entity.name) on PostgreSQL store \(database.location) failed: \(error.description)")
+            throw FerryError(
+                .store,
+                "import into \(entity.name) on PostgreSQL store \(database.location) failed: \(error.description)")
         }
     }
 
     /// Sends the staged rows (key first) into `schema.table` with one COPY.
     private func copyRows(into table: String, schema: String, count: Int, width: Int) throws {
-        try database.connection.copy(into: table, schema: schema, columns: [keyName] + rules.plan.storedNames) { writer in
+        try database.connection.copy(into: table, schema: schema, columns: [keyName] + rules.plan.storedNames) {
+            writer in
             for row in 0..<count {
                 try writer.append(Array(rows[(row * width)..<((row + 1) * width)]))
             }
@@ -161,7 +172,9 @@ package final class PostgresStagedInserter: StagingRecordInserter {
             "SELECT setval(\(sequence), GREATEST(nextval(\(sequence)), (SELECT COALESCE(max(\(keyColumn)), 0) + 1 FROM \(table))) + ?3 - 1)",
             arguments + [.integer(Int64(count))])
         guard let last = last?.int64 else {
-            throw FerryError(.store, "PostgreSQL store \(database.location): \(entity.name) has no key sequence to number new objects")
+            throw FerryError(
+                .store,
+                "PostgreSQL store \(database.location): \(entity.name) has no key sequence to number new objects")
         }
         return last - Int64(count) + 1
     }
@@ -171,12 +184,17 @@ package final class PostgresStagedInserter: StagingRecordInserter {
     /// none is found). NULLs never conflict.
     private func collisions() throws -> [(key: Int64, constraint: Int?)] {
         // `keep` needs no reason: a row left out is skipped.
-        let checks: [String] = policy == .keep ? [] : rules.constraints.map { constraint in
-            let condition = constraint.columns.map { "t.\(quotedNames[$0]) = s.\(quotedNames[$0])" }.joined(separator: " AND ")
-            return "EXISTS (SELECT 1 FROM \(table) AS t WHERE \(condition) AND t.\(keyColumn) < s.\(keyColumn))"
-        }
+        let checks: [String] =
+            policy == .keep
+            ? []
+            : rules.constraints.map { constraint in
+                let condition = constraint.columns.map { "t.\(quotedNames[$0]) = s.\(quotedNames[$0])" }.joined(
+                    separator: " AND ")
+                return "EXISTS (SELECT 1 FROM \(table) AS t WHERE \(condition) AND t.\(keyColumn) < s.\(keyColumn))"
+            }
         let notInserted = "NOT EXISTS (SELECT 1 FROM \(table) AS t WHERE t.\(keyColumn) = s.\(keyColumn))"
-        let sql = "SELECT s.\(keyColumn)\(checks.map { ", " + $0 }.joined()) FROM \(staging) AS s WHERE \(notInserted) ORDER BY s.\(keyColumn)"
+        let sql =
+            "SELECT s.\(keyColumn)\(checks.map { ", " + $0 }.joined()) FROM \(staging) AS s WHERE \(notInserted) ORDER BY s.\(keyColumn)"
         return try database.rows(sql, []).map { row in
             let key = row[0].int64 ?? 0
             let broken = row.indices.dropFirst().last { row[$0].int64 == 1 }

@@ -29,9 +29,12 @@ struct SetExpression {
         layout: any StoreLayout, now: Int64
     ) throws(FerryError) -> SetExpression {
         let bound = try expression.bind(source: entity, model: model, now: now).fitted(to: attribute)
-        let keyPathSQL = bound.keyPaths.map { EntityPlan.keyPathSQL($0.components, in: entity, model: model, layout: layout) }
+        let keyPathSQL = bound.keyPaths.map {
+            EntityPlan.keyPathSQL($0.components, in: entity, model: model, layout: layout)
+        }
         if let sql = bound.sql(column: { keyPathSQL[$0] }) {
-            return SetExpression(attribute: attribute, form: .sql(sql.text, sql.arguments.map(layout.valueCoding.encode)))
+            return SetExpression(
+                attribute: attribute, form: .sql(sql.text, sql.arguments.map(layout.valueCoding.encode)))
         }
         return SetExpression(attribute: attribute, form: .evaluated(bound, keyPathSQL: keyPathSQL))
     }
@@ -69,24 +72,30 @@ struct EvaluatedSetValues {
     /// the first value that cannot be computed throws (`.validation`, naming the object) before
     /// anything is written.
     func fill(
-        on connection: Connection, entity: EntityDescription, layout: any StoreLayout, key: String, predicate: PredicateSQL
+        on connection: Connection, entity: EntityDescription, layout: any StoreLayout, key: String,
+        predicate: PredicateSQL
     ) throws {
         guard !columns.isEmpty else { return }
         let names = columns.indices.map { "v\($0)" }
         try connection.execute("DROP TABLE IF EXISTS \(Self.table)")
         try connection.execute("CREATE TABLE \(Self.table) (k INTEGER PRIMARY KEY, \(names.joined(separator: ", ")))")
         let selected = columns.flatMap(\.keyPathSQL)
-        let select = "SELECT t0.\(key)\(selected.isEmpty ? "" : ", " + selected.joined(separator: ", ")) FROM \(predicate.from) WHERE \(predicate.sql)"
+        let select =
+            "SELECT t0.\(key)\(selected.isEmpty ? "" : ", " + selected.joined(separator: ", ")) FROM \(predicate.from) WHERE \(predicate.sql)"
         let placeholders = Array(repeating: "?", count: names.count + 1).joined(separator: ", ")
-        let insert = try connection.prepare("INSERT INTO \(Self.table) (k, \(names.joined(separator: ", "))) VALUES (\(placeholders))")
+        let insert = try connection.prepare(
+            "INSERT INTO \(Self.table) (k, \(names.joined(separator: ", "))) VALUES (\(placeholders))")
         try connection.forEachRow(select, predicate.arguments) { row in
             var output: [DatabaseValue] = [row[0]]
             var next = 1
             for column in columns {
                 let keyPaths = column.expression.keyPaths
-                let values = keyPaths.indices.map { layout.valueCoding.decode(row[next + $0], as: keyPaths[$0].attribute.type) }
+                let values = keyPaths.indices.map {
+                    layout.valueCoding.decode(row[next + $0], as: keyPaths[$0].attribute.type)
+                }
                 next += keyPaths.count
-                let context = SetExpressionRow(values: values, objectDescription: "\(entity.name) \(layout.keyColumn) \(row[0])")
+                let context = SetExpressionRow(
+                    values: values, objectDescription: "\(entity.name) \(layout.keyColumn) \(row[0])")
                 output.append(layout.valueCoding.encode(try column.expression.evaluate(on: context)))
             }
             try insert.bind(output)

@@ -17,7 +17,9 @@ package final class SyncTracker {
     private let finder: Statement
     private static let table = "temp.ferry_sync_seen"
 
-    package init(connection: Connection, model: ObjectModel, layout: any StoreLayout, entity: EntityDescription, key: [String]) throws {
+    package init(
+        connection: Connection, model: ObjectModel, layout: any StoreLayout, entity: EntityDescription, key: [String]
+    ) throws {
         self.connection = connection
         self.model = model
         self.layout = layout
@@ -26,10 +28,13 @@ package final class SyncTracker {
         coding = layout.valueCoding
         try connection.execute("DROP TABLE IF EXISTS \(Self.table)")
         try connection.execute("CREATE TABLE \(Self.table) (pk INTEGER PRIMARY KEY)")
-        mark = try connection.prepare(layout.dialect.insert(into: Self.table, columns: ["pk"], values: "VALUES (?)", onConflict: .ignore))
-        let condition = key.map { "\(layout.quotedColumn(forAttribute: $0, in: entity)) = ?" }.joined(separator: " AND ")
+        mark = try connection.prepare(
+            layout.dialect.insert(into: Self.table, columns: ["pk"], values: "VALUES (?)", onConflict: .ignore))
+        let condition = key.map { "\(layout.quotedColumn(forAttribute: $0, in: entity)) = ?" }.joined(
+            separator: " AND ")
         finder = try connection.prepare(
-            "SELECT \(layout.dialect.quote(layout.keyColumn)) FROM \(layout.quotedTable(for: entity)) WHERE \(condition) LIMIT 1")
+            "SELECT \(layout.dialect.quote(layout.keyColumn)) FROM \(layout.quotedTable(for: entity)) WHERE \(condition) LIMIT 1"
+        )
     }
 
     /// Drops the temporary table (the tracker is not used afterwards).
@@ -71,7 +76,9 @@ package final class SyncTracker {
 
     /// How many rows of the entity the source does not have.
     package func absentCount() throws -> Int {
-        Int(try connection.scalar("SELECT count(*) FROM \(layout.quotedTable(for: entity)) AS t0 WHERE \(absentSelection)")?.int64 ?? 0)
+        Int(
+            try connection.scalar(
+                "SELECT count(*) FROM \(layout.quotedTable(for: entity)) AS t0 WHERE \(absentSelection)")?.int64 ?? 0)
     }
 
     /// The keys of the first `limit` absent rows (in primary-key order), as `id=4` or
@@ -80,7 +87,8 @@ package final class SyncTracker {
         let columns = key.map { "t0.\(layout.quotedColumn(forAttribute: $0, in: entity))" }.joined(separator: ", ")
         let pk = layout.dialect.quote(layout.keyColumn)
         let rows = try connection.rows(
-            "SELECT \(columns) FROM \(layout.quotedTable(for: entity)) AS t0 WHERE \(absentSelection) ORDER BY t0.\(pk) LIMIT \(limit)")
+            "SELECT \(columns) FROM \(layout.quotedTable(for: entity)) AS t0 WHERE \(absentSelection) ORDER BY t0.\(pk) LIMIT \(limit)"
+        )
         return rows.map { row in
             let values = key.indices.map { index -> Value in
                 let type = entity.attribute(named: key[index])?.type ?? .string
@@ -93,7 +101,8 @@ package final class SyncTracker {
     /// Deletes every row of the entity the source does not have, applying the model's delete
     /// rules (a `deny` failure throws, naming the relationship).
     package func deleteAbsent(location: InputLocation?) throws -> BatchDeleteResult {
-        let deleter = try BatchDeleter(entity: entity.name, selection: absentSelection, model: model, layout: layout, location: location)
+        let deleter = try BatchDeleter(
+            entity: entity.name, selection: absentSelection, model: model, layout: layout, location: location)
         return try deleter.run(on: connection)
     }
 

@@ -65,7 +65,9 @@ package struct CoreDataLayout: StoreLayout {
         var tables: [String: [String]] = [:]
         for row in try connection.rows("SELECT name FROM sqlite_schema WHERE type = 'table'") {
             guard let name = row.first?.text, isJoinTableName(name) else { continue }
-            tables[name] = try connection.rows("SELECT name FROM pragma_table_info(?)", [.text(name)]).compactMap { $0.first?.text }
+            tables[name] = try connection.rows("SELECT name FROM pragma_table_info(?)", [.text(name)]).compactMap {
+                $0.first?.text
+            }
         }
         return CoreDataLayout(model: model, tables: tables)
     }
@@ -73,7 +75,8 @@ package struct CoreDataLayout: StoreLayout {
     /// `Z_` followed by a digit: a join table (entity tables are `Z` + a name, system tables `Z_` + a word).
     private static func isJoinTableName(_ name: String) -> Bool {
         let bytes = Array(name.utf8)
-        return bytes.count > 2 && bytes[0] == UInt8(ascii: "Z") && bytes[1] == UInt8(ascii: "_") && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[2])
+        return bytes.count > 2 && bytes[0] == UInt8(ascii: "Z") && bytes[1] == UInt8(ascii: "_")
+            && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[2])
     }
 
     package var valueCoding: any ValueCoding { CoreDataValueCoding() }
@@ -95,28 +98,40 @@ package struct CoreDataLayout: StoreLayout {
         return EntityFilter(column: Self.entityColumn, values: numbers)
     }
 
-    package func column(forAttribute attribute: String, in entity: EntityDescription) -> String { "Z" + attribute.uppercased() }
+    package func column(forAttribute attribute: String, in entity: EntityDescription) -> String {
+        "Z" + attribute.uppercased()
+    }
 
-    package func storage(of relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel) -> RelationshipStorage {
+    package func storage(
+        of relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel
+    ) -> RelationshipStorage {
         let name = relationship.name.uppercased()
         if !relationship.isToMany { return .foreignKey(column: "Z" + name) }
         let inverse = model.inverse(of: relationship, in: entity)
         if let inverse, !inverse.isToMany {
-            return .inverseForeignKey(destinationTable: table(forEntityNamed: relationship.destination), column: "Z" + inverse.name.uppercased())
+            return .inverseForeignKey(
+                destinationTable: table(forEntityNamed: relationship.destination),
+                column: "Z" + inverse.name.uppercased())
         }
         // Many-to-many: `Z_<k><NAME>` holds keys of entity k, NAME the relationship leading to it.
         let sourceNumber = entityNumbers[inverse?.destination ?? entity.name] ?? 0
         let targetNumber = entityNumbers[relationship.destination] ?? 0
         let sourceColumn = "Z_\(sourceNumber)" + (inverse.map { $0.name.uppercased() } ?? name + "INVERSE")
         let targetColumn = "Z_\(targetNumber)\(name)"
-        let table = joinTables.filter { $0.value.contains(sourceColumn) && $0.value.contains(targetColumn) }.keys.sorted().first
-        return .joinTable(table: table ?? "Z_\(sourceNumber)\(name)", sourceColumn: sourceColumn, targetColumn: targetColumn)
+        let table = joinTables.filter { $0.value.contains(sourceColumn) && $0.value.contains(targetColumn) }.keys
+            .sorted().first
+        return .joinTable(
+            table: table ?? "Z_\(sourceNumber)\(name)", sourceColumn: sourceColumn, targetColumn: targetColumn)
     }
 
     /// The column `Z<n>_<NAME>` holding the target's `Z_ENT` beside a to-one relationship's key,
     /// when its destination has sub-entities (nil otherwise).
-    package func entityColumn(forForeignKeyOf relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel) -> String? {
-        guard !relationship.isToMany, let numbers = hierarchy[relationship.destination], numbers.count > 1 else { return nil }
+    package func entityColumn(
+        forForeignKeyOf relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel
+    ) -> String? {
+        guard !relationship.isToMany, let numbers = hierarchy[relationship.destination], numbers.count > 1 else {
+            return nil
+        }
         return "Z\(numbers[0])_\(relationship.name.uppercased())"
     }
 
@@ -126,20 +141,26 @@ package struct CoreDataLayout: StoreLayout {
 
     /// The `Z_FOK_<NAME>` column beside the key of a to-one `relationship` whose inverse is an
     /// ordered to-many (nil otherwise): the object's position among its owner's objects.
-    package func orderColumn(forForeignKeyOf relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel) -> String? {
+    package func orderColumn(
+        forForeignKeyOf relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel
+    ) -> String? {
         guard case .foreignKey(let column) = storage(of: relationship, in: entity, model: model),
             let inverse = model.inverse(of: relationship, in: entity), inverse.isToMany, inverse.isOrdered
         else { return nil }
         return Self.orderColumn(forForeignKey: column)
     }
 
-    package func uniqueIndexName(entity: String, columns: [String]) -> String { "Z_\(entity)_UNIQUE_\(columns.joined(separator: "_"))" }
+    package func uniqueIndexName(entity: String, columns: [String]) -> String {
+        "Z_\(entity)_UNIQUE_\(columns.joined(separator: "_"))"
+    }
 
     package func indexName(entity: String, index: IndexDescription) -> String {
         "Z_\(entity)_\(index.name ?? index.attributes.joined(separator: "_"))"
     }
 
-    package func foreignKeyIndexName(entity: String, column: String) -> String { "\(table(forEntityNamed: entity))_\(column)_INDEX" }
+    package func foreignKeyIndexName(entity: String, column: String) -> String {
+        "\(table(forEntityNamed: entity))_\(column)_INDEX"
+    }
 
     package func joinTargetIndexName(table: String) -> String { "\(table)_INDEX" }
 

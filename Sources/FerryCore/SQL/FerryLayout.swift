@@ -21,7 +21,8 @@ package struct FerryLayout: StoreLayout {
     package static let primaryKey = "ferry_pk"
     package static let linkSourceColumn = "ferry_source"
     package static let linkTargetColumn = "ferry_target"
-    package static let tables = BookkeepingTables(metadata: "ferry_metadata", entities: "ferry_entities", runs: "ferry_runs")
+    package static let tables = BookkeepingTables(
+        metadata: "ferry_metadata", entities: "ferry_entities", runs: "ferry_runs")
 
     /// The engine the store is in.
     package let backend: Backend
@@ -50,11 +51,15 @@ package struct FerryLayout: StoreLayout {
     package func entityFilter(for entity: EntityDescription) -> EntityFilter? { nil }
     package func column(forAttribute attribute: String, in entity: EntityDescription) -> String { attribute }
 
-    package func storage(of relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel) -> RelationshipStorage {
+    package func storage(
+        of relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel
+    ) -> RelationshipStorage {
         let inverse = model.inverse(of: relationship, in: entity)
         if !relationship.isToMany {
             if let inverse, !inverse.isToMany,
-                !Self.isCanonicalSide(entity: entity.name, relationship: relationship.name, otherEntity: relationship.destination, otherRelationship: inverse.name)
+                !Self.isCanonicalSide(
+                    entity: entity.name, relationship: relationship.name, otherEntity: relationship.destination,
+                    otherRelationship: inverse.name)
             {
                 // One-to-one where the other side holds the key.
                 return .inverseForeignKey(destinationTable: relationship.destination, column: inverse.name)
@@ -65,13 +70,23 @@ package struct FerryLayout: StoreLayout {
             return .inverseForeignKey(destinationTable: relationship.destination, column: inverse.name)
         }
         // Many-to-many (or to-many without inverse): a join table named from the canonical side.
-        if let inverse, !Self.isCanonicalSide(entity: entity.name, relationship: relationship.name, otherEntity: relationship.destination, otherRelationship: inverse.name) {
-            return .joinTable(table: Self.linkTableName(entity: relationship.destination, relationship: inverse.name), sourceColumn: Self.linkTargetColumn, targetColumn: Self.linkSourceColumn)
+        if let inverse,
+            !Self.isCanonicalSide(
+                entity: entity.name, relationship: relationship.name, otherEntity: relationship.destination,
+                otherRelationship: inverse.name)
+        {
+            return .joinTable(
+                table: Self.linkTableName(entity: relationship.destination, relationship: inverse.name),
+                sourceColumn: Self.linkTargetColumn, targetColumn: Self.linkSourceColumn)
         }
-        return .joinTable(table: Self.linkTableName(entity: entity.name, relationship: relationship.name), sourceColumn: Self.linkSourceColumn, targetColumn: Self.linkTargetColumn)
+        return .joinTable(
+            table: Self.linkTableName(entity: entity.name, relationship: relationship.name),
+            sourceColumn: Self.linkSourceColumn, targetColumn: Self.linkTargetColumn)
     }
 
-    static func isCanonicalSide(entity: String, relationship: String, otherEntity: String, otherRelationship: String) -> Bool {
+    static func isCanonicalSide(
+        entity: String, relationship: String, otherEntity: String, otherRelationship: String
+    ) -> Bool {
         (entity, relationship) <= (otherEntity, otherRelationship)
     }
 

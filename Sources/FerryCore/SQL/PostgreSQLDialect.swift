@@ -58,7 +58,8 @@ package struct PostgreSQLDialect: SQLDialect {
     package var joinTableOptions: String { "" }
 
     package func insert(into table: String, columns: [String], values: String, onConflict: ConflictAction) -> String {
-        let head = columns.isEmpty ? "INSERT INTO \(table)" : "INSERT INTO \(table) (\(columns.joined(separator: ", ")))"
+        let head =
+            columns.isEmpty ? "INSERT INTO \(table)" : "INSERT INTO \(table) (\(columns.joined(separator: ", ")))"
         let body = columns.isEmpty && values.isEmpty ? " DEFAULT VALUES" : " " + values
         switch onConflict {
         case .fail:

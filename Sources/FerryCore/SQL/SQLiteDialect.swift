@@ -32,7 +32,8 @@ package struct SQLiteDialect: SQLDialect {
     package var joinTableOptions: String { " WITHOUT ROWID" }
 
     package func insert(into table: String, columns: [String], values: String, onConflict: ConflictAction) -> String {
-        let head = columns.isEmpty ? "INSERT INTO \(table)" : "INSERT INTO \(table) (\(columns.joined(separator: ", ")))"
+        let head =
+            columns.isEmpty ? "INSERT INTO \(table)" : "INSERT INTO \(table) (\(columns.joined(separator: ", ")))"
         let body = columns.isEmpty && values.isEmpty ? " DEFAULT VALUES" : " " + values
         if case .fail = onConflict { return head + body }
         // A SELECT needs a WHERE before an upsert clause, or SQLite reads its ON as a join's.
@@ -48,7 +49,9 @@ package struct SQLiteDialect: SQLDialect {
 
     package var tableExistsQuery: String { "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?" }
 
-    package var userTableCountQuery: String { "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'" }
+    package var userTableCountQuery: String {
+        "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    }
 
     package var deferForeignKeysStatement: String { "PRAGMA defer_foreign_keys = ON" }
 

@@ -31,7 +31,9 @@ package protocol StoreLayout: Sendable {
     /// The column of the attribute named `attribute` of `entity`.
     func column(forAttribute attribute: String, in entity: EntityDescription) -> String
     /// How `relationship` of `entity` is stored in a store of `model`.
-    func storage(of relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel) -> RelationshipStorage
+    func storage(
+        of relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel
+    ) -> RelationshipStorage
 
     /// The name of the unique index for a uniqueness constraint over `columns`.
     func uniqueIndexName(entity: String, columns: [String]) -> String
@@ -47,7 +49,9 @@ package protocol StoreLayout: Sendable {
 
 extension StoreLayout {
     /// True when a to-one relationship is a foreign-key column in the entity's own table.
-    package func ownsForeignKey(_ relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel) -> Bool {
+    package func ownsForeignKey(
+        _ relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel
+    ) -> Bool {
         guard !relationship.isToMany else { return false }
         if case .foreignKey = storage(of: relationship, in: entity, model: model) { return true }
         return false
@@ -94,7 +98,9 @@ extension StoreLayout {
     /// quoted table when it is the entity's own, otherwise the subquery of the rows whose entity
     /// column holds the entity's own number.
     package func quotedOwnRows(for entity: EntityDescription) -> String {
-        guard let filter = entityFilter(for: entity), let own = filter.values.first else { return quotedTable(for: entity) }
+        guard let filter = entityFilter(for: entity), let own = filter.values.first else {
+            return quotedTable(for: entity)
+        }
         return "(SELECT * FROM \(quotedTable(for: entity)) WHERE \(dialect.quote(filter.column)) = \(own))"
     }
 
@@ -143,8 +149,12 @@ package struct BookkeepingTables: Sendable, Hashable {
 
 extension ObjectModel {
     /// The inverse of `relationship` of `entity`, when declared and present.
-    package func inverse(of relationship: RelationshipDescription, in entity: EntityDescription) -> RelationshipDescription? {
-        guard let name = relationship.inverse, let destination = self.entity(named: relationship.destination) else { return nil }
+    package func inverse(
+        of relationship: RelationshipDescription, in entity: EntityDescription
+    ) -> RelationshipDescription? {
+        guard let name = relationship.inverse, let destination = self.entity(named: relationship.destination) else {
+            return nil
+        }
         return destination.relationship(named: name)
     }
 }

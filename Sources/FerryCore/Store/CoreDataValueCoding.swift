@@ -61,7 +61,8 @@ package struct CoreDataValueCoding: ValueCoding {
         var bytes: [UInt8] = []
         var high: UInt8?
         for character in canonical.utf8 where character != UInt8(ascii: "-") {
-            let nibble = character <= UInt8(ascii: "9") ? character - UInt8(ascii: "0") : character - UInt8(ascii: "a") + 10
+            let nibble =
+                character <= UInt8(ascii: "9") ? character - UInt8(ascii: "0") : character - UInt8(ascii: "a") + 10
             if let first = high {
                 bytes.append(first << 4 | nibble)
                 high = nil

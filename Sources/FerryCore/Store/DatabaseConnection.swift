@@ -46,7 +46,9 @@ extension DatabaseConnection {
 extension Connection: DatabaseConnection {
     package var location: String { path }
 
-    package func forEachRow(_ sql: String, _ arguments: [DatabaseValue], _ body: ([DatabaseValue]) throws -> Void) throws {
+    package func forEachRow(
+        _ sql: String, _ arguments: [DatabaseValue], _ body: ([DatabaseValue]) throws -> Void
+    ) throws {
         let statement = try prepare(sql)
         try statement.bind(arguments)
         let count = statement.columnCount

@@ -45,7 +45,9 @@ package struct PostgresValueCoding: ValueCoding {
         bytes[10] = UInt8(ascii: "T")
         bytes.removeLast(3)
         // At most three fractional digits: ferry's dates are milliseconds.
-        if let dot = bytes.firstIndex(of: UInt8(ascii: ".")), bytes.count - dot > 4 { bytes.removeLast(bytes.count - dot - 4) }
+        if let dot = bytes.firstIndex(of: UInt8(ascii: ".")), bytes.count - dot > 4 {
+            bytes.removeLast(bytes.count - dot - 4)
+        }
         bytes.append(UInt8(ascii: "Z"))
         return DateCoding.parseISO8601(String(decoding: bytes, as: UTF8.self))
     }

@@ -13,7 +13,8 @@ enum PredicateSupport {
 /// costs nothing on ordinary data. Text that is not a decimal sorts after decimals, byte-wise.
 enum DecimalCollation {
     static func compare(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
-        let textA = String(decoding: a, as: UTF8.self), textB = String(decoding: b, as: UTF8.self)
+        let textA = String(decoding: a, as: UTF8.self)
+        let textB = String(decoding: b, as: UTF8.self)
         switch (DecimalText.canonical(textA), DecimalText.canonical(textB)) {
         case (let x?, let y?): return DecimalText.compare(x, y)
         case (nil, .some): return 1

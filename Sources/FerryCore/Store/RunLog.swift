@@ -23,7 +23,8 @@ package struct RunRecord: Sendable, Hashable {
     package var message: String?
 
     package init(
-        id: Int64? = nil, job: String, stepIndex: Int? = nil, step: String, entity: String? = nil, source: String? = nil,
+        id: Int64? = nil, job: String, stepIndex: Int? = nil, step: String, entity: String? = nil,
+        source: String? = nil,
         startedAt: String, endedAt: String? = nil, outcome: String, read: Int = 0, inserted: Int = 0, updated: Int = 0,
         skipped: Int = 0, rejected: Int = 0, message: String? = nil
     ) {
@@ -64,7 +65,8 @@ package struct RunLog {
 
     /// Every column but `id`, in the order ``record(_:)`` binds them.
     private static let columns = [
-        "job", "step_index", "step", "entity", "source", "started_at", "ended_at", "outcome", "read", "inserted", "updated",
+        "job", "step_index", "step", "entity", "source", "started_at", "ended_at", "outcome", "read", "inserted",
+        "updated",
         "skipped", "rejected", "message",
     ]
 
@@ -99,7 +101,8 @@ package struct RunLog {
         try connection.execute(
             dialect.insert(into: table, columns: Self.columns, values: placeholders, onConflict: .fail),
             [
-                .text(run.job), run.stepIndex.map { .integer(Int64($0)) } ?? .null, .text(run.step), text(run.entity), text(run.source),
+                .text(run.job), run.stepIndex.map { .integer(Int64($0)) } ?? .null, .text(run.step), text(run.entity),
+                text(run.source),
                 .text(run.startedAt), text(run.endedAt), .text(run.outcome), integer(run.read), integer(run.inserted),
                 integer(run.updated), integer(run.skipped), integer(run.rejected), text(run.message),
             ])
@@ -115,7 +118,8 @@ package struct RunLog {
         }
         return try connection.rows(sql, arguments).map { row in
             RunRecord(
-                id: row[0].int64, job: row[1].text ?? "", stepIndex: row[2].int64.map { Int($0) }, step: row[3].text ?? "",
+                id: row[0].int64, job: row[1].text ?? "", stepIndex: row[2].int64.map { Int($0) },
+                step: row[3].text ?? "",
                 entity: row[4].text, source: row[5].text, startedAt: row[6].text ?? "", endedAt: row[7].text,
                 outcome: row[8].text ?? "", read: Int(row[9].int64 ?? 0), inserted: Int(row[10].int64 ?? 0),
                 updated: Int(row[11].int64 ?? 0), skipped: Int(row[12].int64 ?? 0), rejected: Int(row[13].int64 ?? 0),

@@ -17,7 +17,9 @@ extension Store {
     /// - Throws: `.store` when the file is not a Core Data store, cannot be written, or its
     ///   `Z_PRIMARYKEY` lacks an entity of the model; `.modelMismatch` when no version of
     ///   `bundle` matches the store.
-    public static func openCoreDataForWriting(at path: String, bundle: ModelBundle?, options: Options = Options()) throws -> Store {
+    public static func openCoreDataForWriting(
+        at path: String, bundle: ModelBundle?, options: Options = Options()
+    ) throws -> Store {
         let header = try CoreDataStoreFile.header(of: path)
         let writerLock = try StoreLock.acquire(for: path, timeout: options.busyTimeout, policy: options.writerLock)
         try checkWritable(path)
@@ -34,7 +36,9 @@ extension Store {
         try CoreDataTriggerFunctions.register(on: connection)
         let layout = try CoreDataLayout.reading(connection, model: model)
         try checkPrimaryKeys(connection, model: model, layout: layout, path: path)
-        return Store(path: path, model: model, layout: layout, connection: connection, metadata: coreDataMetadata(model), writerLock: writerLock)
+        return Store(
+            path: path, model: model, layout: layout, connection: connection, metadata: coreDataMetadata(model),
+            writerLock: writerLock)
     }
 
     /// Creates a new Core Data store at `path` for `model` (`CoreDataSchemaWriter`) and opens
@@ -43,10 +47,15 @@ extension Store {
     ///
     /// - Throws: `.store` when a file is at `path` already (it is never overwritten);
     ///   `.invalidModel` when the model cannot be written as a Core Data store.
-    public static func createCoreData(at path: String, model: ObjectModel, versionHashes: [String: [UInt8]]?, options: Options = Options()) throws -> Store {
+    public static func createCoreData(
+        at path: String, model: ObjectModel, versionHashes: [String: [UInt8]]?, options: Options = Options()
+    ) throws -> Store {
         try PathOrURL.requireStore(path)
         guard !FileManager.default.fileExists(atPath: path) else {
-            throw FerryError(.store, "'\(path)' exists already; a new Core Data store is only created where there is no file (nothing was changed)")
+            throw FerryError(
+                .store,
+                "'\(path)' exists already; a new Core Data store is only created where there is no file (nothing was changed)"
+            )
         }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -66,12 +75,16 @@ extension Store {
             throw error
         }
         let stored = model.withInheritedProperties
-        return Store(path: path, model: stored, layout: layout, connection: connection, metadata: coreDataMetadata(stored), writerLock: writerLock)
+        return Store(
+            path: path, model: stored, layout: layout, connection: connection, metadata: coreDataMetadata(stored),
+            writerLock: writerLock)
     }
 
     /// Core Data stores record no ferry model hash.
     private static func coreDataMetadata(_ model: ObjectModel) -> StoreMetadata {
-        StoreMetadata(formatVersion: 0, modelName: model.name, modelVersion: model.version, modelHash: "", entityHashes: [:], model: model, createdAt: nil)
+        StoreMetadata(
+            formatVersion: 0, modelName: model.name, modelVersion: model.version, modelHash: "", entityHashes: [:],
+            model: model, createdAt: nil)
     }
 
     /// Throws unless the Core Data store at `path` and its folder (where SQLite puts the journal
@@ -80,17 +93,25 @@ extension Store {
         let mode = (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? nil
         // Read-only by its mode even for a user SQLite could write it as (root).
         guard FileManager.default.isWritableFile(atPath: path), (mode ?? 0o200) & 0o222 != 0 else {
-            throw FerryError(.store, "cannot write Core Data store '\(path)': the file is read-only (permission denied); nothing was changed")
+            throw FerryError(
+                .store,
+                "cannot write Core Data store '\(path)': the file is read-only (permission denied); nothing was changed"
+            )
         }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         guard FileManager.default.isWritableFile(atPath: folder) else {
-            throw FerryError(.store, "cannot write Core Data store '\(path)': its folder '\(folder)' is read-only, and SQLite writes the store's journal there; nothing was changed")
+            throw FerryError(
+                .store,
+                "cannot write Core Data store '\(path)': its folder '\(folder)' is read-only, and SQLite writes the store's journal there; nothing was changed"
+            )
         }
     }
 
     /// Every entity of the model needs its `Z_PRIMARYKEY` row, with its number: new keys come
     /// from its root's `Z_MAX`.
-    private static func checkPrimaryKeys(_ connection: Connection, model: ObjectModel, layout: CoreDataLayout, path: String) throws {
+    private static func checkPrimaryKeys(
+        _ connection: Connection, model: ObjectModel, layout: CoreDataLayout, path: String
+    ) throws {
         var numbers: [Int64: String] = [:]
         for row in try connection.rows("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY") {
             if let number = row[0].int64 { numbers[number] = row[1].text ?? "" }

@@ -24,14 +24,17 @@ extension Store {
         } else {
             try takeWriterLock(on: database, schema: schema, timeout: options.busyTimeout, store: path)
         }
-        let schemaExists = try database.scalar("SELECT count(*) FROM pg_catalog.pg_namespace WHERE nspname = ?", [.text(schema)])?.int64 == 1
+        let schemaExists =
+            try database.scalar("SELECT count(*) FROM pg_catalog.pg_namespace WHERE nspname = ?", [.text(schema)])?
+            .int64 == 1
         if schemaExists, let metadata = try StoreMetadata.read(from: database, layout: layout) {
             try checkModel(path: path, model: model, metadata: metadata, options: options)
             return Store(path: path, model: model, layout: layout, postgres: database, metadata: metadata)
         }
         if schemaExists { try checkNoUserTables(path: path, connection: database, layout: layout) }
         guard options.createIfMissing else {
-            throw FerryError(.store, "store '\(path)' does not exist (the database has no ferry store in schema '\(schema)')")
+            throw FerryError(
+                .store, "store '\(path)' does not exist (the database has no ferry store in schema '\(schema)')")
         }
         guard !options.readOnly else {
             throw FerryError(.store, "store '\(path)' is empty and was opened read-only")
@@ -56,12 +59,17 @@ extension Store {
     /// A session on the store at `path` for inspecting it (`ferry store info`), with the layout
     /// its tables are in: SQLite's connection (opened for writing when the file allows it, so that
     /// a killed writer's journal is rolled back), or a PostgreSQL session in the store's schema.
-    package static func inspectionSession(at path: String) throws -> (session: any DatabaseConnection, layout: FerryLayout) {
+    package static func inspectionSession(
+        at path: String
+    ) throws -> (session: any DatabaseConnection, layout: FerryLayout) {
         guard PathOrURL(path).isPostgreSQL else {
             return (try Connection(path: path, readOnly: false, create: false), FerryLayout())
         }
         let url = try postgresURL(path)
-        return (try PostgresDatabase(url: url, schema: url.schema ?? defaultPostgreSQLSchema), FerryLayout(backend: .postgresql))
+        return (
+            try PostgresDatabase(url: url, schema: url.schema ?? defaultPostgreSQLSchema),
+            FerryLayout(backend: .postgresql)
+        )
     }
 
     /// The advisory-lock key of the store in `schema` (advisory locks are per database).
@@ -70,12 +78,15 @@ extension Store {
     }
 
     /// Takes the store's writer lock on `database`'s session, waiting up to `timeout`.
-    package static func takeWriterLock(on database: PostgresDatabase, schema: String, timeout: Duration, store: String) throws {
+    package static func takeWriterLock(
+        on database: PostgresDatabase, schema: String, timeout: Duration, store: String
+    ) throws {
         do {
             try database.connection.acquireAdvisoryLock(postgreSQLLockKey(schema: schema), timeout: timeout)
-        } catch where error.kind == .lockTimeout {
+        } catch  where error.kind == .lockTimeout {
             throw FerryError(
-                .store, "the store is locked by another process (store '\(store)': another ferry session is writing to schema '\(schema)'; waited \(timeout))",
+                .store,
+                "the store is locked by another process (store '\(store)': another ferry session is writing to schema '\(schema)'; waited \(timeout))",
                 notes: ["wait for the other job to finish, or raise the busy timeout"])
         } catch {
             throw FerryError(.store, "store '\(store)': \(error.description)")

@@ -18,10 +18,12 @@ extension Store {
     static func withSchema(_ schema: String, in text: String) -> String {
         let value = "schema=" + (schema.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? schema)
         guard let mark = text.firstIndex(of: "?") else { return text + "?" + value }
-        let parameters = text[text.index(after: mark)...].split(separator: "&", omittingEmptySubsequences: false).filter {
+        let parameters = text[text.index(after: mark)...].split(separator: "&", omittingEmptySubsequences: false).filter
+        {
             !$0.lowercased().hasPrefix("schema=")
         }
-        return text[..<mark] + "?" + (parameters.map(String.init) + [value]).filter { !$0.isEmpty }.joined(separator: "&")
+        return text[..<mark] + "?"
+            + (parameters.map(String.init) + [value]).filter { !$0.isEmpty }.joined(separator: "&")
     }
 
     /// True when the PostgreSQL URL names a schema holding a ferry store.
@@ -40,17 +42,23 @@ extension Store {
     /// transaction: the old schema is renamed aside, the work schema takes its name, and the old
     /// one is dropped. Waits for the target's writer lock (up to `timeout`); a failure leaves
     /// both schemas as they were.
-    package static func replacePostgreSQLSchema(_ target: String, with work: String, timeout: Duration = .seconds(30)) throws {
+    package static func replacePostgreSQLSchema(
+        _ target: String, with work: String, timeout: Duration = .seconds(30)
+    ) throws {
         let targetURL = try postgresURL(target)
         let workURL = try postgresURL(work)
         let schema = targetURL.schema ?? defaultPostgreSQLSchema
         let workSchema = workURL.schema ?? defaultPostgreSQLSchema
         let database = try PostgresDatabase(url: targetURL, schema: schema)
         try takeWriterLock(on: database, schema: schema, timeout: timeout, store: targetURL.description)
-        let aside = try PostgresURL(postgreSQLWorkURL(target, mark: "ferry_old", suffix: String(workSchema.suffix(8)))).schema ?? schema + "_ferry_old"
+        let aside =
+            try PostgresURL(postgreSQLWorkURL(target, mark: "ferry_old", suffix: String(workSchema.suffix(8)))).schema
+            ?? schema + "_ferry_old"
         let quote = PostgresIdentifier.quote
         try database.writeTransaction {
-            let exists = try database.scalar("SELECT count(*) FROM pg_catalog.pg_namespace WHERE nspname = ?", [.text(schema)])?.int64 == 1
+            let exists =
+                try database.scalar("SELECT count(*) FROM pg_catalog.pg_namespace WHERE nspname = ?", [.text(schema)])?
+                .int64 == 1
             if exists { try database.execute("ALTER SCHEMA \(quote(schema)) RENAME TO \(quote(aside))") }
             try database.execute("ALTER SCHEMA \(quote(workSchema)) RENAME TO \(quote(schema))")
             if exists { try database.execute("DROP SCHEMA \(quote(aside)) CASCADE") }

@@ -52,7 +52,10 @@ public final class Store: @unchecked Sendable {
         package var writerLock: StoreLock.Policy = .take
 
         /// Options; the defaults create a missing store and wait up to 30 seconds for a writer.
-        public init(createIfMissing: Bool = true, busyTimeout: Duration = .seconds(30), allowModelMismatch: Bool = false, readOnly: Bool = false) {
+        public init(
+            createIfMissing: Bool = true, busyTimeout: Duration = .seconds(30), allowModelMismatch: Bool = false,
+            readOnly: Bool = false
+        ) {
             self.createIfMissing = createIfMissing
             self.busyTimeout = busyTimeout
             self.allowModelMismatch = allowModelMismatch
@@ -61,7 +64,8 @@ public final class Store: @unchecked Sendable {
     }
 
     init(
-        path: String, model: ObjectModel, layout: any StoreLayout, connection: Connection, metadata: StoreMetadata, writerLock: StoreLock?,
+        path: String, model: ObjectModel, layout: any StoreLayout, connection: Connection, metadata: StoreMetadata,
+        writerLock: StoreLock?,
         coreDataCopy: CoreDataStoreCopy? = nil
     ) {
         self.coreDataCopy = coreDataCopy
@@ -80,7 +84,8 @@ public final class Store: @unchecked Sendable {
 
     /// A store in a PostgreSQL schema (see `Store+PostgreSQL.swift`); the session holds the
     /// store's advisory lock when it writes.
-    init(path: String, model: ObjectModel, layout: any StoreLayout, postgres: PostgresDatabase, metadata: StoreMetadata) {
+    init(path: String, model: ObjectModel, layout: any StoreLayout, postgres: PostgresDatabase, metadata: StoreMetadata)
+    {
         self.coreDataCopy = nil
         self.path = path
         self.layout = layout
@@ -123,8 +128,11 @@ public final class Store: @unchecked Sendable {
             try connection.execute("PRAGMA query_only = ON")
             let layout = try CoreDataLayout.reading(connection, model: model)
             let metadata = StoreMetadata(
-                formatVersion: 0, modelName: model.name, modelVersion: model.version, modelHash: "", entityHashes: [:], model: model, createdAt: nil)
-            return Store(path: path, model: model, layout: layout, connection: connection, metadata: metadata, writerLock: nil, coreDataCopy: copy)
+                formatVersion: 0, modelName: model.name, modelVersion: model.version, modelHash: "", entityHashes: [:],
+                model: model, createdAt: nil)
+            return Store(
+                path: path, model: model, layout: layout, connection: connection, metadata: metadata, writerLock: nil,
+                coreDataCopy: copy)
         } catch {
             copy.remove()
             throw error
@@ -143,7 +151,8 @@ public final class Store: @unchecked Sendable {
         let layout = FerryLayout()
         try layout.checkRepresentable(model)
         let model = model.storedForm
-        let exists = path == ":memory:" || path.hasPrefix("file:") ? false : FileManager.default.fileExists(atPath: path)
+        let exists =
+            path == ":memory:" || path.hasPrefix("file:") ? false : FileManager.default.fileExists(atPath: path)
         if !exists && path != ":memory:" && !options.createIfMissing {
             throw FerryError(.store, "store '\(path)' does not exist")
         }
@@ -154,11 +163,15 @@ public final class Store: @unchecked Sendable {
         }
         // Before the file is opened, so that the file opened is the one at the path once no
         // other writer (a migration about to swap it, a rebuild) is busy with it.
-        let writerLock = options.readOnly ? nil : try StoreLock.acquire(for: path, timeout: options.busyTimeout, policy: options.writerLock)
+        let writerLock =
+            options.readOnly
+            ? nil : try StoreLock.acquire(for: path, timeout: options.busyTimeout, policy: options.writerLock)
         let connection = try Connection(path: path, readOnly: options.readOnly, create: options.createIfMissing)
         try configure(connection, busyTimeout: options.busyTimeout)
         if let metadata = try StoreMetadata.read(from: connection, layout: layout) {
-            return try opened(path: path, model: model, layout: layout, connection: connection, metadata: metadata, options: options, writerLock: writerLock)
+            return try opened(
+                path: path, model: model, layout: layout, connection: connection, metadata: metadata, options: options,
+                writerLock: writerLock)
         }
         guard !options.readOnly else {
             try checkNoUserTables(path: path, connection: connection, layout: layout)
@@ -173,7 +186,9 @@ public final class Store: @unchecked Sendable {
         guard let metadata = try StoreMetadata.read(from: connection, layout: layout) else {
             throw FerryError(.internal, "store '\(path)' has no metadata right after creation")
         }
-        return try opened(path: path, model: model, layout: layout, connection: connection, metadata: metadata, options: options, writerLock: writerLock)
+        return try opened(
+            path: path, model: model, layout: layout, connection: connection, metadata: metadata, options: options,
+            writerLock: writerLock)
     }
 
     /// Fails with `.modelMismatch` when the store's model hash is not the model's (unless allowed).
@@ -183,25 +198,39 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    private static func opened(path: String, model: ObjectModel, layout: any StoreLayout, connection: Connection, metadata: StoreMetadata, options: Options, writerLock: StoreLock?) throws -> Store {
+    private static func opened(
+        path: String, model: ObjectModel, layout: any StoreLayout, connection: Connection, metadata: StoreMetadata,
+        options: Options, writerLock: StoreLock?
+    ) throws -> Store {
         try checkModel(path: path, model: model, metadata: metadata, options: options)
-        return Store(path: path, model: model, layout: layout, connection: connection, metadata: metadata, writerLock: writerLock)
+        return Store(
+            path: path, model: model, layout: layout, connection: connection, metadata: metadata, writerLock: writerLock
+        )
     }
 
     static func checkNoUserTables(path: String, connection: any DatabaseConnection, layout: any StoreLayout) throws {
         let userTables = try connection.scalar(layout.dialect.userTableCountQuery)
         if let count = userTables?.int64, count > 0 {
             let kind = connection is PostgresDatabase ? "a PostgreSQL schema" : "a SQLite database"
-            throw FerryError(.store, "'\(path)' is \(kind) but not a ferry store (it has no \(layout.bookkeeping?.metadata ?? "metadata") table)")
+            throw FerryError(
+                .store,
+                "'\(path)' is \(kind) but not a ferry store (it has no \(layout.bookkeeping?.metadata ?? "metadata") table)"
+            )
         }
     }
 
     /// Creates ferry's tables and the model's tables in `layout` on an empty database (inside the
     /// caller's transaction).
-    package static func createSchema(for model: ObjectModel, on connection: any DatabaseConnection, layout: any StoreLayout, includingIndexes: Bool = true) throws {
+    package static func createSchema(
+        for model: ObjectModel, on connection: any DatabaseConnection, layout: any StoreLayout,
+        includingIndexes: Bool = true
+    ) throws {
         try layout.checkRepresentable(model)
         let model = model.storedForm
-        let statements = includingIndexes ? StoreSchema.statements(for: model, layout: layout) : StoreSchema.tableStatements(for: model, layout: layout)
+        let statements =
+            includingIndexes
+            ? StoreSchema.statements(for: model, layout: layout)
+            : StoreSchema.tableStatements(for: model, layout: layout)
         for statement in StoreSchema.bookkeepingTables(in: layout) + statements {
             try connection.execute(statement)
         }
@@ -211,7 +240,9 @@ public final class Store: @unchecked Sendable {
     /// The model a Core Data store is at: the version of `bundle` detected, else the model it
     /// caches; sub-entities with their inherited properties, as Core Data fetches them.
     package static func coreDataModel(of file: CoreDataStoreFile, bundle: ModelBundle?) throws -> ObjectModel {
-        let version = try bundle.map { try CoreDataVersionDetector.detect(store: file, bundle: $0).version } ?? cachedModel(of: file)
+        let version =
+            try bundle.map { try CoreDataVersionDetector.detect(store: file, bundle: $0).version }
+            ?? cachedModel(of: file)
         return version.withInheritedProperties
     }
 
@@ -221,7 +252,9 @@ public final class Store: @unchecked Sendable {
         do {
             return try file.cachedModel()
         } catch var error as FerryError {
-            error.notes.append("give the model the store was made with (--model App.xcdatamodeld): ferry reads the store at the version of it the store is at")
+            error.notes.append(
+                "give the model the store was made with (--model App.xcdatamodeld): ferry reads the store at the version of it the store is at"
+            )
             throw error
         }
     }
@@ -240,7 +273,8 @@ public final class Store: @unchecked Sendable {
             let header = (try? handle.read(upToCount: 16)) ?? Data()
             try? handle.close()
             if !header.isEmpty && header != Data("SQLite format 3\0".utf8) {
-                throw FerryError(.store, "'\(path)' is not a SQLite database (its first bytes are not the SQLite header)")
+                throw FerryError(
+                    .store, "'\(path)' is not a SQLite database (its first bytes are not the SQLite header)")
             }
         }
         let connection = try Connection(path: path, readOnly: false, create: false)
@@ -345,7 +379,8 @@ public final class Store: @unchecked Sendable {
     /// Counts the objects of the entity named `name`.
     public func entityCount(_ name: String) throws -> Int {
         guard let entity = model.entity(named: name) else {
-            throw FerryError(.usage, "the model has no entity '\(name)'\(Suggestions.didYouMean(name, in: model.entityNames))")
+            throw FerryError(
+                .usage, "the model has no entity '\(name)'\(Suggestions.didYouMean(name, in: model.entityNames))")
         }
         return try readDatabase { connection in try count(entity, on: connection) }
     }
@@ -366,7 +401,9 @@ extension Store {
         try configure(connection, busyTimeout: .seconds(30))
         let layout = FerryLayout()
         try connection.transaction(.immediate) {
-            let partial = ObjectModel(name: model.name, version: model.version, entities: model.entities.filter { newEntities.contains($0.name) })
+            let partial = ObjectModel(
+                name: model.name, version: model.version,
+                entities: model.entities.filter { newEntities.contains($0.name) })
             for statement in StoreSchema.statements(for: partial, layout: layout) {
                 try connection.execute(statement)
             }
@@ -377,7 +414,9 @@ extension Store {
     /// Adds optional attributes to an entity the store has (`ALTER TABLE … ADD COLUMN`), in one
     /// transaction with recording `model`, which must be the store's model plus those attributes
     /// (`ferry import --alter` on an inferred store).
-    package static func addAttributes(_ attributes: [AttributeDescription], to entity: String, at path: String, model: ObjectModel) throws {
+    package static func addAttributes(
+        _ attributes: [AttributeDescription], to entity: String, at path: String, model: ObjectModel
+    ) throws {
         let connection = try Connection(path: path, create: false)
         try configure(connection, busyTimeout: .seconds(30))
         let layout = FerryLayout()
@@ -387,7 +426,8 @@ extension Store {
         try connection.transaction(.immediate) {
             for attribute in attributes {
                 try connection.execute(
-                    "ALTER TABLE \(layout.quotedTable(for: description)) ADD COLUMN \(StoreSchema.columnDefinition(attribute, of: description, layout: layout))")
+                    "ALTER TABLE \(layout.quotedTable(for: description)) ADD COLUMN \(StoreSchema.columnDefinition(attribute, of: description, layout: layout))"
+                )
             }
             try StoreMetadata.write(for: model, to: connection, layout: layout, createdAt: DateCoding.nowText())
         }

@@ -2,9 +2,9 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// ferry's writer lock on a store file: an exclusive `flock(2)` on `STORE.ferry-lock` beside it.
@@ -107,7 +107,8 @@ package final class StoreLock: Sendable {
                 }
                 guard descriptor >= 0 else {
                     let reason = String(cString: strerror(errno))
-                    return .failure(FerryError(.io, "cannot create the lock file '\(path)' of the store '\(storePath)': \(reason)"))
+                    return .failure(
+                        FerryError(.io, "cannot create the lock file '\(path)' of the store '\(storePath)': \(reason)"))
                 }
                 guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
                     _ = close(descriptor)
@@ -119,7 +120,8 @@ package final class StoreLock: Sendable {
             if try outcome.get() { return StoreLock(path: path) }
             guard ContinuousClock.now < deadline else {
                 throw FerryError(
-                    .store, "the store '\(storePath)' is locked by another process (waited \(timeout.formattedSeconds))",
+                    .store,
+                    "the store '\(storePath)' is locked by another process (waited \(timeout.formattedSeconds))",
                     notes: ["another ferry job, import or migration is writing to it; run again when it has finished"])
             }
             Thread.sleep(forTimeInterval: 0.02)

@@ -18,7 +18,8 @@ public struct StoreMetadata: Sendable, Hashable {
     public var createdAt: String?
 
     /// Reads the metadata of a store in `layout`, or nil when the database has no ferry metadata.
-    package static func read(from connection: any DatabaseConnection, layout: any StoreLayout) throws -> StoreMetadata? {
+    package static func read(from connection: any DatabaseConnection, layout: any StoreLayout) throws -> StoreMetadata?
+    {
         guard let tables = layout.bookkeeping else { return nil }
         let dialect = layout.dialect
         let exists = try connection.scalar(dialect.tableExistsQuery, [.text(tables.metadata)])
@@ -27,7 +28,8 @@ public struct StoreMetadata: Sendable, Hashable {
         for row in try connection.rows("SELECT key, value FROM \(dialect.quote(tables.metadata))") {
             if case .text(let key) = row[0], case .text(let value) = row[1] { values[key] = value }
         }
-        guard let name = values["model_name"], let version = values["model_version"], let hash = values["model_hash"] else {
+        guard let name = values["model_name"], let version = values["model_version"], let hash = values["model_hash"]
+        else {
             return nil
         }
         var hashes: [String: String] = [:]
@@ -41,12 +43,15 @@ public struct StoreMetadata: Sendable, Hashable {
     }
 
     /// Writes (replaces) the metadata for `model` into the bookkeeping tables of `layout`.
-    static func write(for model: ObjectModel, to connection: any DatabaseConnection, layout: any StoreLayout, createdAt: String) throws {
+    static func write(
+        for model: ObjectModel, to connection: any DatabaseConnection, layout: any StoreLayout, createdAt: String
+    ) throws {
         guard let tables = layout.bookkeeping else {
             throw FerryError(.internal, "this store layout has no tables for ferry's metadata")
         }
         let dialect = layout.dialect
-        let metadataTable = dialect.quote(tables.metadata), entitiesTable = dialect.quote(tables.entities)
+        let metadataTable = dialect.quote(tables.metadata)
+        let entitiesTable = dialect.quote(tables.entities)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let json = String(decoding: try encoder.encode(model), as: UTF8.self)
@@ -58,13 +63,18 @@ public struct StoreMetadata: Sendable, Hashable {
             ("model_json", json),
         ]
         try connection.execute(
-            dialect.insert(into: metadataTable, columns: ["key", "value"], values: "VALUES ('created_at', ?)", onConflict: .ignore), [.text(createdAt)])
-        let upsert = dialect.insert(into: metadataTable, columns: ["key", "value"], values: "VALUES (?, ?)", onConflict: .update(key: ["key"], columns: ["value"]))
+            dialect.insert(
+                into: metadataTable, columns: ["key", "value"], values: "VALUES ('created_at', ?)", onConflict: .ignore),
+            [.text(createdAt)])
+        let upsert = dialect.insert(
+            into: metadataTable, columns: ["key", "value"], values: "VALUES (?, ?)",
+            onConflict: .update(key: ["key"], columns: ["value"]))
         for (key, value) in values {
             try connection.execute(upsert, [.text(key), .text(value)])
         }
         try connection.execute("DELETE FROM \(entitiesTable)")
-        let insert = dialect.insert(into: entitiesTable, columns: ["name", "hash"], values: "VALUES (?, ?)", onConflict: .fail)
+        let insert = dialect.insert(
+            into: entitiesTable, columns: ["name", "hash"], values: "VALUES (?, ?)", onConflict: .fail)
         for (name, hash) in model.entityHashes.sorted(by: { $0.key < $1.key }) {
             try connection.execute(insert, [.text(name), .text(hash)])
         }

@@ -8,7 +8,8 @@ extension FerryLayout {
     package func checkRepresentable(_ model: ObjectModel) throws {
         var problems: [FerryError] = []
         func refuse(_ message: String, at location: InputLocation?) {
-            problems.append(FerryError(.invalidModel, "a ferry store cannot hold \(message) yet", at: location ?? model.location))
+            problems.append(
+                FerryError(.invalidModel, "a ferry store cannot hold \(message) yet", at: location ?? model.location))
         }
         for entity in model.entities {
             if let parent = entity.parent {
@@ -17,10 +18,14 @@ extension FerryLayout {
                 refuse("abstract entities: entity '\(entity.name)' is abstract", at: entity.location)
             }
             for attribute in entity.attributes where attribute.isDerived && attribute.isStored {
-                refuse("derived attributes: '\(entity.name).\(attribute.name)' is derived from '\(attribute.derivation ?? "")'", at: attribute.location)
+                refuse(
+                    "derived attributes: '\(entity.name).\(attribute.name)' is derived from '\(attribute.derivation ?? "")'",
+                    at: attribute.location)
             }
             for relationship in entity.relationships where relationship.isOrdered {
-                refuse("ordered to-many relationships: '\(entity.name).\(relationship.name)' is ordered", at: relationship.location)
+                refuse(
+                    "ordered to-many relationships: '\(entity.name).\(relationship.name)' is ordered",
+                    at: relationship.location)
             }
         }
         if !problems.isEmpty { throw FerryErrors(problems) }

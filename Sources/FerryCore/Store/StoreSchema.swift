@@ -34,7 +34,9 @@ package enum StoreSchema {
     /// The index statements of `model` on their own, qualified with a schema name (`dst`) when
     /// given: migrations build indexes after the data, in bulk, which is much faster than
     /// maintaining them row by row.
-    package static func indexStatements(for model: ObjectModel, layout: any StoreLayout, schema: String? = nil) -> [String] {
+    package static func indexStatements(
+        for model: ObjectModel, layout: any StoreLayout, schema: String? = nil
+    ) -> [String] {
         let indexes = tablesAndIndexes(for: model, layout: layout).indexes
         guard let schema else { return indexes }
         return indexes.map { statement in
@@ -46,9 +48,12 @@ package enum StoreSchema {
     }
 
     /// An attribute's column: quoted name, type, `NOT NULL` and `DEFAULT` as the model says.
-    static func columnDefinition(_ attribute: AttributeDescription, of entity: EntityDescription, layout: any StoreLayout) -> String {
+    static func columnDefinition(
+        _ attribute: AttributeDescription, of entity: EntityDescription, layout: any StoreLayout
+    ) -> String {
         let dialect = layout.dialect
-        var column = "\(layout.quotedColumn(forAttribute: attribute.name, in: entity)) \(dialect.columnType(for: attribute.type, storedAs: layout.valueCoding.storageClass(for: attribute.type)))"
+        var column =
+            "\(layout.quotedColumn(forAttribute: attribute.name, in: entity)) \(dialect.columnType(for: attribute.type, storedAs: layout.valueCoding.storageClass(for: attribute.type)))"
         if !attribute.isOptional { column += " NOT NULL" }
         if let value = attribute.defaultValue, !value.isNull {
             column += " DEFAULT \(layout.valueCoding.sqlLiteral(value, in: dialect))"
@@ -61,7 +66,9 @@ package enum StoreSchema {
         tablesAndIndexes(for: model, layout: layout).tables
     }
 
-    static func tablesAndIndexes(for model: ObjectModel, layout: any StoreLayout) -> (tables: [String], indexes: [String]) {
+    static func tablesAndIndexes(
+        for model: ObjectModel, layout: any StoreLayout
+    ) -> (tables: [String], indexes: [String]) {
         let dialect = layout.dialect
         let key = dialect.quote(layout.keyColumn)
         var tables: [String] = []
@@ -83,7 +90,8 @@ package enum StoreSchema {
                 case .foreignKey(let column):
                     var text = "\(dialect.quote(column)) \(dialect.keyReferenceType)"
                     if !relationship.isOptional { text += " NOT NULL" }
-                    let references = "REFERENCES \(layout.quotedTable(for: destination))(\(key))\(dialect.foreignKeyOptions)"
+                    let references =
+                        "REFERENCES \(layout.quotedTable(for: destination))(\(key))\(dialect.foreignKeyOptions)"
                     if laterReferences {
                         after.append("ALTER TABLE \(table) ADD FOREIGN KEY (\(dialect.quote(column))) \(references)")
                     } else {
@@ -99,7 +107,8 @@ package enum StoreSchema {
                     links.insert(name)
                     // The columns in name order, whichever side is met first, each referencing
                     // the entity whose keys it holds; the second is indexed for lookups from its side.
-                    let ownTable = table, destinationTable = layout.quotedTable(for: destination)
+                    let ownTable = table
+                    let destinationTable = layout.quotedTable(for: destination)
                     let columns = [(sourceColumn, ownTable), (targetColumn, destinationTable)].sorted { $0.0 < $1.0 }
                     let definitions = columns.map { column, referenced in
                         "\(dialect.quote(column)) \(dialect.keyReferenceType) NOT NULL REFERENCES \(referenced)(\(key)) ON DELETE CASCADE\(dialect.foreignKeyOptions)"
@@ -112,7 +121,9 @@ package enum StoreSchema {
                         )\(dialect.joinTableOptions)
                         """
                     if laterReferences { after.append(link) } else { tables.append(link) }
-                    indexes.append("CREATE INDEX \(dialect.quote(layout.joinTargetIndexName(table: name))) ON \(dialect.quote(name))(\(dialect.quote(columns[1].0)))")
+                    indexes.append(
+                        "CREATE INDEX \(dialect.quote(layout.joinTargetIndexName(table: name))) ON \(dialect.quote(name))(\(dialect.quote(columns[1].0)))"
+                    )
                 case .inverseForeignKey:
                     continue
                 }
@@ -120,11 +131,16 @@ package enum StoreSchema {
             tables.append("CREATE TABLE \(table) (\n    " + columns.joined(separator: ",\n    ") + "\n)")
             for constraint in entity.uniquenessConstraints {
                 let cols = constraint.map { layout.quotedColumn(forAttribute: $0, in: entity) }.joined(separator: ", ")
-                indexes.append("CREATE UNIQUE INDEX \(dialect.quote(layout.uniqueIndexName(entity: entity.name, columns: constraint))) ON \(table)(\(cols))")
+                indexes.append(
+                    "CREATE UNIQUE INDEX \(dialect.quote(layout.uniqueIndexName(entity: entity.name, columns: constraint))) ON \(table)(\(cols))"
+                )
             }
             for index in entity.indexes {
-                let cols = index.attributes.map { layout.quotedColumn(forAttribute: $0, in: entity) }.joined(separator: ", ")
-                indexes.append("CREATE INDEX \(dialect.quote(layout.indexName(entity: entity.name, index: index))) ON \(table)(\(cols))")
+                let cols = index.attributes.map { layout.quotedColumn(forAttribute: $0, in: entity) }.joined(
+                    separator: ", ")
+                indexes.append(
+                    "CREATE INDEX \(dialect.quote(layout.indexName(entity: entity.name, index: index))) ON \(table)(\(cols))"
+                )
             }
         }
         return (tables + after, indexes)

@@ -8,7 +8,8 @@ enum CanonicalJSON {
     /// The canonical text of `json`, or nil when it is not valid JSON (then hashed as written).
     static func text(_ json: String) -> String? {
         guard let value = try? JSONSerialization.jsonObject(with: Data(json.utf8), options: [.fragmentsAllowed]),
-            let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes])
+            let data = try? JSONSerialization.data(
+                withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes])
         else { return nil }
         return String(decoding: data, as: UTF8.self)
     }

@@ -132,7 +132,9 @@
 
         /// The rest of a UTF-8 sequence whose lead byte was just read (``UTF8Sequence``).
         mutating func multiByteCharacter(lead: UInt8) -> Bool {
-            guard let (count, second) = UTF8Sequence.shape(lead: lead), let byte = current, second.contains(byte) else { return false }
+            guard let (count, second) = UTF8Sequence.shape(lead: lead), let byte = current, second.contains(byte) else {
+                return false
+            }
             index += 1
             for _ in 2..<count {
                 guard let byte = current, byte & 0xC0 == 0x80 else { return false }

@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// The one rule that keeps a command from destroying its own data: no output (`--output`,
@@ -68,11 +68,18 @@ package struct OutputConflicts: Sendable {
                 }
             }
             if let input = inputs.first(where: { output.identity.sameFile(as: $0.identity) }) {
-                problems.append(refusal(output, "is \(input.role) '\(input.path)'\(Self.shown(input.location, beside: output.location))"))
+                problems.append(
+                    refusal(
+                        output, "is \(input.role) '\(input.path)'\(Self.shown(input.location, beside: output.location))"
+                    ))
                 continue
             }
             if let earlier = outputs[..<index].first(where: { output.identity.sameFile(as: $0.identity) }) {
-                problems.append(refusal(output, "is also written as \(earlier.role) '\(earlier.path)'\(Self.shown(earlier.location, beside: output.location))"))
+                problems.append(
+                    refusal(
+                        output,
+                        "is also written as \(earlier.role) '\(earlier.path)'\(Self.shown(earlier.location, beside: output.location))"
+                    ))
             }
         }
         return problems
@@ -92,7 +99,9 @@ package struct OutputConflicts: Sendable {
     }
 
     private func refusal(_ output: Named, _ what: String) -> FerryError {
-        FerryError(.usage, "refusing to write \(output.role) '\(output.path)': it \(what); nothing was written", at: output.location)
+        FerryError(
+            .usage, "refusing to write \(output.role) '\(output.path)': it \(what); nothing was written",
+            at: output.location)
     }
 }
 

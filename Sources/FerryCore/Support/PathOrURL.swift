@@ -20,7 +20,9 @@ package struct PathOrURL: Sendable, Hashable {
         guard let colon = text.firstIndex(of: ":") else { return nil }
         let scheme = text[..<colon]
         guard scheme.count >= 2, let first = scheme.unicodeScalars.first, first.isASCIILetter,
-            scheme.unicodeScalars.allSatisfy({ $0.isASCIILetter || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0) })
+            scheme.unicodeScalars.allSatisfy({
+                $0.isASCIILetter || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0)
+            })
         else { return nil }
         let lowered = scheme.lowercased()
         if text[colon...].hasPrefix("://") || Self.databaseSchemes.contains(lowered) { return lowered }
@@ -40,7 +42,9 @@ package struct PathOrURL: Sendable, Hashable {
         return url.description
     }
 
-    static let databaseSchemes: Set<String> = ["postgres", "postgresql", "mysql", "mariadb", "sqlite", "sqlite3", "redis", "mongodb"]
+    static let databaseSchemes: Set<String> = [
+        "postgres", "postgresql", "mysql", "mariadb", "sqlite", "sqlite3", "redis", "mongodb",
+    ]
 
     /// Throws a usage error when a store location is not something this build can open: a URL
     /// other than a PostgreSQL one. SQLite `file:` URIs and `:memory:` are stores, not URLs to
@@ -48,7 +52,10 @@ package struct PathOrURL: Sendable, Hashable {
     package static func requireStore(_ text: String, location: InputLocation? = nil) throws(FerryError) {
         let value = PathOrURL(text)
         guard let scheme = value.scheme, scheme != "file", !value.isPostgreSQL else { return }
-        throw FerryError(.usage, "store '\(text)' is a \(scheme): URL, not a file path; a store is a SQLite file path or a postgresql:// URL", at: location)
+        throw FerryError(
+            .usage,
+            "store '\(text)' is a \(scheme): URL, not a file path; a store is a SQLite file path or a postgresql:// URL",
+            at: location)
     }
 
     /// Throws a usage error when `text`, given as `role` (`--output`, `rejects`), is a URL:

@@ -18,7 +18,8 @@ package enum XMLEscaping {
             case "\t": out += "&#9;"
             default:
                 let value = scalar.value
-                let allowed = (value >= 0x20 && value <= 0xD7FF) || (value >= 0xE000 && value <= 0xFFFD) || value >= 0x10000
+                let allowed =
+                    (value >= 0x20 && value <= 0xD7FF) || (value >= 0xE000 && value <= 0xFFFD) || value >= 0x10000
                 if allowed { out.unicodeScalars.append(scalar) } else { out += "\u{FFFD}" }
             }
         }

@@ -44,11 +44,14 @@ enum QuotedLiteral {
                         position += 1
                     }
                 }
-                guard let code = UInt32(String(decoding: hex, as: UTF8.self), radix: 16), let scalar = Unicode.Scalar(code)
+                guard let code = UInt32(String(decoding: hex, as: UTF8.self), radix: 16),
+                    let scalar = Unicode.Scalar(code)
                 else { throw error("invalid Unicode escape; expected \\uXXXX or \\u{X…}", escapeStart) }
                 result.append(contentsOf: Array(String(Character(scalar)).utf8))
             default:
-                throw error("unknown escape sequence '\\\(String(decoding: [escaped], as: UTF8.self))' in string literal", escapeStart)
+                throw error(
+                    "unknown escape sequence '\\\(String(decoding: [escaped], as: UTF8.self))' in string literal",
+                    escapeStart)
             }
         }
         return String(decoding: result, as: UTF8.self)

@@ -60,7 +60,9 @@ public struct CheckResult: Sendable, Hashable, Codable {
 }
 
 /// A measured number or text in a ``CheckResult``; encoded in JSON as a plain number or string.
-public enum MeasuredValue: Sendable, Hashable, Codable, CustomStringConvertible, ExpressibleByIntegerLiteral, ExpressibleByStringLiteral {
+public enum MeasuredValue: Sendable, Hashable, Codable, CustomStringConvertible, ExpressibleByIntegerLiteral,
+    ExpressibleByStringLiteral
+{
     /// A count.
     case integer(Int)
     /// A fraction or other real number.
@@ -124,7 +126,10 @@ public struct OffendingRecord: Sendable, Hashable, Codable, CustomStringConverti
     public var problem: String?
 
     /// A record named by any of its primary key, key attribute and value, and what is wrong with it.
-    public init(entity: String? = nil, primaryKey: Int64? = nil, keyAttribute: String? = nil, keyValue: String? = nil, problem: String? = nil) {
+    public init(
+        entity: String? = nil, primaryKey: Int64? = nil, keyAttribute: String? = nil, keyValue: String? = nil,
+        problem: String? = nil
+    ) {
         self.entity = entity
         self.primaryKey = primaryKey
         self.keyAttribute = keyAttribute
@@ -157,6 +162,9 @@ public struct OffendingRecord: Sendable, Hashable, Codable, CustomStringConverti
 
     enum CodingKeys: String, CodingKey {
         case entity, problem
-        case primaryKey = "ferry_pk", keyColumn = "key_column", keyAttribute = "key_attribute", keyValue = "key_value"
+        case primaryKey = "ferry_pk"
+        case keyColumn = "key_column"
+        case keyAttribute = "key_attribute"
+        case keyValue = "key_value"
     }
 }

@@ -26,7 +26,9 @@ final class ConcurrentIntegrity: @unchecked Sendable {
             do {
                 let connection = try Connection(path: path, readOnly: true, create: false)
                 try connection.execute("PRAGMA cache_size = \(cacheSize)")
-                problems = try connection.rows("PRAGMA \(pragma)(100)").compactMap { $0.first?.text }.filter { $0 != "ok" }
+                problems = try connection.rows("PRAGMA \(pragma)(100)").compactMap { $0.first?.text }.filter {
+                    $0 != "ok"
+                }
             } catch {
                 problems = nil
             }
@@ -47,7 +49,9 @@ final class ConcurrentIntegrity: @unchecked Sendable {
     /// state (see the type's description); nil otherwise.
     static func start(for connection: Connection, quick: Bool) -> ConcurrentIntegrity? {
         let path = connection.path
-        guard connection.isInTransaction, path != ":memory:", !path.hasPrefix("file:"), FileManager.default.fileExists(atPath: path) else {
+        guard connection.isInTransaction, path != ":memory:", !path.hasPrefix("file:"),
+            FileManager.default.fileExists(atPath: path)
+        else {
             return nil
         }
         do {

@@ -46,7 +46,10 @@ public struct EntityChecksum: Sendable, Hashable, Codable, CustomStringConvertib
 
     /// Computes the checksum of `attributes` of `entity` in `store` (with the store's model).
     public static func compute(store: Store, entity: String, attributes: [String]) throws -> EntityChecksum {
-        try store.readDatabase { try compute(connection: $0, model: store.model, layout: store.layout, entity: entity, attributes: attributes) }
+        try store.readDatabase {
+            try compute(
+                connection: $0, model: store.model, layout: store.layout, entity: entity, attributes: attributes)
+        }
     }
 
     /// Computes the checksum on a connection to a store of `model` in `layout` (over typed values,
@@ -54,19 +57,28 @@ public struct EntityChecksum: Sendable, Hashable, Codable, CustomStringConvertib
     /// With `ownObjectsOnly`, the objects of the entity's sub-entities are left out (a
     /// migration compares each entity mapping's own objects).
     package static func compute(
-        connection: any DatabaseConnection, model: ObjectModel, layout: any StoreLayout, entity name: String, attributes: [String], ownObjectsOnly: Bool = false
+        connection: any DatabaseConnection, model: ObjectModel, layout: any StoreLayout, entity name: String,
+        attributes: [String], ownObjectsOnly: Bool = false
     ) throws -> EntityChecksum {
         guard let entity = model.entity(named: name) else {
-            throw FerryError(.verification, "cannot compute a checksum: model \(model.name) has no entity '\(name)'\(Suggestions.didYouMean(name, in: model.entityNames))")
+            throw FerryError(
+                .verification,
+                "cannot compute a checksum: model \(model.name) has no entity '\(name)'\(Suggestions.didYouMean(name, in: model.entityNames))"
+            )
         }
         var types: [AttributeType] = []
         for attribute in attributes {
             guard let description = entity.attribute(named: attribute) else {
-                throw FerryError(.verification, "cannot compute a checksum: '\(name)' has no attribute '\(attribute)'\(Suggestions.didYouMean(attribute, in: entity.attributes.map(\.name)))")
+                throw FerryError(
+                    .verification,
+                    "cannot compute a checksum: '\(name)' has no attribute '\(attribute)'\(Suggestions.didYouMean(attribute, in: entity.attributes.map(\.name)))"
+                )
             }
             types.append(description.type)
         }
-        let columns = attributes.isEmpty ? "1" : attributes.map { layout.quotedColumn(forAttribute: $0, in: entity) }.joined(separator: ", ")
+        let columns =
+            attributes.isEmpty
+            ? "1" : attributes.map { layout.quotedColumn(forAttribute: $0, in: entity) }.joined(separator: ", ")
         let coding = layout.valueCoding
         var rows = 0
         var sum: UInt64 = 0
@@ -81,7 +93,9 @@ public struct EntityChecksum: Sendable, Hashable, Codable, CustomStringConvertib
             rows += 1
         }
         let hex = String(sum, radix: 16)
-        return EntityChecksum(entity: name, attributes: attributes, rows: rows, value: String(repeating: "0", count: 16 - hex.count) + hex)
+        return EntityChecksum(
+            entity: name, attributes: attributes, rows: rows, value: String(repeating: "0", count: 16 - hex.count) + hex
+        )
     }
 }
 

@@ -20,10 +20,12 @@ struct OrderedForeignKeyProof {
         let ids = keys.compactMap { $0.first?.int64 }
         guard Set(ids).count == ids.count else { return false }
         for key in keys {
-            guard key.count > 4, let parent = key[2].text, let column = key[3].text, key[4].text == layout.keyColumn else { return false }
+            guard key.count > 4, let parent = key[2].text, let column = key[3].text, key[4].text == layout.keyColumn
+            else { return false }
             let dangling = try? connection.scalar(
                 "SELECT count(*) FROM \(dialect.quote(table)) AS t WHERE t.\(dialect.quote(column)) IS NOT NULL AND NOT EXISTS "
-                    + "(SELECT 1 FROM \(dialect.quote(parent)) AS p WHERE p.\(dialect.quote(layout.keyColumn)) = t.\(dialect.quote(column)))")
+                    + "(SELECT 1 FROM \(dialect.quote(parent)) AS p WHERE p.\(dialect.quote(layout.keyColumn)) = t.\(dialect.quote(column)))"
+            )
             guard dangling == .integer(0) else { return false }
         }
         return true

@@ -23,7 +23,9 @@ struct Probe {
     var rule: (attribute: AttributeDescription, rule: RuleCondition.Rule)? = nil
 
     /// Every probe of `entity` for the aspects asked for.
-    static func probes(for entity: EntityDescription, model: ObjectModel, layout: any StoreLayout, aspects: Set<Aspect>) throws -> [Probe] {
+    static func probes(
+        for entity: EntityDescription, model: ObjectModel, layout: any StoreLayout, aspects: Set<Aspect>
+    ) throws -> [Probe] {
         var probes: [Probe] = []
         if aspects.contains(.required) { probes += required(entity, model: model, layout: layout) }
         if aspects.contains(.types) { probes += entity.attributes.map { typeProbe($0, of: entity, layout: layout) } }
@@ -44,16 +46,26 @@ struct Probe {
         let quote = layout.dialect.quote
         var probes: [Probe] = []
         for attribute in entity.attributes where !attribute.isOptional {
-            probes.append(Probe(aspect: .required, property: attribute.name, problem: "is nil", measure: "nil_\(attribute.name)", condition: "\(column(attribute.name, of: entity, layout: layout)) IS NULL"))
+            probes.append(
+                Probe(
+                    aspect: .required, property: attribute.name, problem: "is nil", measure: "nil_\(attribute.name)",
+                    condition: "\(column(attribute.name, of: entity, layout: layout)) IS NULL"))
         }
         for relationship in entity.relationships where !relationship.isOptional && !relationship.isToMany {
             switch layout.storage(of: relationship, in: entity, model: model) {
             case .foreignKey(let name):
-                probes.append(Probe(aspect: .required, property: relationship.name, problem: "is nil", measure: "nil_\(relationship.name)", condition: "t0.\(quote(name)) IS NULL"))
+                probes.append(
+                    Probe(
+                        aspect: .required, property: relationship.name, problem: "is nil",
+                        measure: "nil_\(relationship.name)", condition: "t0.\(quote(name)) IS NULL"))
             case .inverseForeignKey(let table, let name):
-                probes.append(Probe(
-                    aspect: .required, property: relationship.name, problem: "is nil", measure: "nil_\(relationship.name)",
-                    condition: "NOT EXISTS (SELECT 1 FROM \(quote(table)) AS r WHERE r.\(quote(name)) = t0.\(quote(layout.keyColumn)))"))
+                probes.append(
+                    Probe(
+                        aspect: .required, property: relationship.name, problem: "is nil",
+                        measure: "nil_\(relationship.name)",
+                        condition:
+                            "NOT EXISTS (SELECT 1 FROM \(quote(table)) AS r WHERE r.\(quote(name)) = t0.\(quote(layout.keyColumn)))"
+                    ))
             case .joinTable:
                 break
             }
@@ -64,7 +76,9 @@ struct Probe {
     // MARK: Types
 
     /// Whether a value is in the stored form of its type in the store's value coding (``WellTyped``).
-    static func typeProbe(_ attribute: AttributeDescription, of entity: EntityDescription, layout: any StoreLayout) -> Probe {
+    static func typeProbe(
+        _ attribute: AttributeDescription, of entity: EntityDescription, layout: any StoreLayout
+    ) -> Probe {
         let c = column(attribute.name, of: entity, layout: layout)
         let code = WellTyped.code(for: attribute.type, storedAs: layout.valueCoding.storageClass(for: attribute.type))
         let problem: String
@@ -97,12 +111,17 @@ struct Probe {
 
     // MARK: Validation rules
 
-    static func validation(_ attribute: AttributeDescription, of entity: EntityDescription, layout: any StoreLayout) throws -> [Probe] {
+    static func validation(
+        _ attribute: AttributeDescription, of entity: EntityDescription, layout: any StoreLayout
+    ) throws -> [Probe] {
         if let pattern = attribute.validation.pattern, attribute.type != .binary, PatternRule(pattern) == nil {
-            throw FerryError(.verification, "the pattern of \(attribute.name) is not a valid regular expression: \(pattern)")
+            throw FerryError(
+                .verification, "the pattern of \(attribute.name) is not a valid regular expression: \(pattern)")
         }
         let unit = attribute.type == .binary ? "bytes" : "characters"
-        return RuleCondition.conditions(for: attribute, value: column(attribute.name, of: entity, layout: layout), coding: layout.valueCoding).map { condition in
+        return RuleCondition.conditions(
+            for: attribute, value: column(attribute.name, of: entity, layout: layout), coding: layout.valueCoding
+        ).map { condition in
             let (problem, key): (String, String)
             switch condition.rule {
             case .minValue(let min): (problem, key) = ("is below the minimum \(min)", "min")

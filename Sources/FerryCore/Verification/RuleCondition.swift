@@ -11,7 +11,11 @@
 /// | `pattern` | `ferry_matches(v, ?, 0)` | ``PatternRule`` |
 struct RuleCondition {
     enum Rule {
-        case minValue(Value), maxValue(Value), minLength(Int), maxLength(Int), pattern(String)
+        case minValue(Value)
+        case maxValue(Value)
+        case minLength(Int)
+        case maxLength(Int)
+        case pattern(String)
     }
 
     var rule: Rule
@@ -20,7 +24,9 @@ struct RuleCondition {
     var arguments: [DatabaseValue]
 
     /// The conditions of every validation rule of `attribute`, over the SQL value `v`.
-    static func conditions(for attribute: AttributeDescription, value v: String, coding: any ValueCoding) -> [RuleCondition] {
+    static func conditions(
+        for attribute: AttributeDescription, value v: String, coding: any ValueCoding
+    ) -> [RuleCondition] {
         let rules = attribute.validation
         var conditions: [RuleCondition] = []
         func bound(_ rule: Rule, _ value: Value, _ op: String) {
@@ -28,9 +34,14 @@ struct RuleCondition {
             case (.decimal, _):
                 let text: String
                 if case .decimal(let canonical) = value { text = canonical } else { text = value.description }
-                conditions.append(RuleCondition(rule: rule, violation: "\(v) IS NOT NULL AND ferry_decimal_cmp(\(v), ?) \(op) 0", arguments: [.text(text)]))
+                conditions.append(
+                    RuleCondition(
+                        rule: rule, violation: "\(v) IS NOT NULL AND ferry_decimal_cmp(\(v), ?) \(op) 0",
+                        arguments: [.text(text)]))
             case (.int16, _), (.int32, _), (.int64, _), (.double, _), (.float, _), (.date, _), (.bool, _):
-                conditions.append(RuleCondition(rule: rule, violation: "\(v) IS NOT NULL AND \(v) \(op) ?", arguments: [coding.encode(value)]))
+                conditions.append(
+                    RuleCondition(
+                        rule: rule, violation: "\(v) IS NOT NULL AND \(v) \(op) ?", arguments: [coding.encode(value)]))
             default:
                 break
             }
@@ -40,13 +51,22 @@ struct RuleCondition {
         let hasLength = attribute.type == .string || attribute.type == .uri || attribute.type == .binary
         let length = "\(LengthRuleFunction.functionName)(\(v))"
         if hasLength, let min = rules.minLength {
-            conditions.append(RuleCondition(rule: .minLength(min), violation: "\(v) IS NOT NULL AND \(length) < ?", arguments: [.integer(Int64(min))]))
+            conditions.append(
+                RuleCondition(
+                    rule: .minLength(min), violation: "\(v) IS NOT NULL AND \(length) < ?",
+                    arguments: [.integer(Int64(min))]))
         }
         if hasLength, let max = rules.maxLength {
-            conditions.append(RuleCondition(rule: .maxLength(max), violation: "\(v) IS NOT NULL AND \(length) > ?", arguments: [.integer(Int64(max))]))
+            conditions.append(
+                RuleCondition(
+                    rule: .maxLength(max), violation: "\(v) IS NOT NULL AND \(length) > ?",
+                    arguments: [.integer(Int64(max))]))
         }
         if let pattern = rules.pattern, attribute.type != .binary {
-            conditions.append(RuleCondition(rule: .pattern(pattern), violation: "\(v) IS NOT NULL AND ferry_matches(\(v), ?, 0) = 0", arguments: [.text(pattern)]))
+            conditions.append(
+                RuleCondition(
+                    rule: .pattern(pattern), violation: "\(v) IS NOT NULL AND ferry_matches(\(v), ?, 0) = 0",
+                    arguments: [.text(pattern)]))
         }
         return conditions
     }

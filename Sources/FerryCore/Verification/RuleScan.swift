@@ -8,16 +8,23 @@ struct RuleScan {
 
     /// The count of rows breaking each probe's rule (aligned with `probes`, which must all carry
     /// a ``Probe/rule``), and up to ``maxOffending`` offending records per probe.
-    func run(_ probes: [Probe], of entity: EntityDescription, keyAttribute: String?, on connection: any DatabaseConnection) throws -> [(count: Int, offending: [OffendingRecord])] {
+    func run(
+        _ probes: [Probe], of entity: EntityDescription, keyAttribute: String?, on connection: any DatabaseConnection
+    ) throws -> [(count: Int, offending: [OffendingRecord])] {
         var results = Array(repeating: (count: 0, offending: [OffendingRecord]()), count: probes.count)
-        let checked = probes.map { probe in probe.rule.map { (attribute: $0.attribute, rule: $0.rule, pattern: Self.pattern(of: $0.rule)) } }
+        let checked = probes.map { probe in
+            probe.rule.map { (attribute: $0.attribute, rule: $0.rule, pattern: Self.pattern(of: $0.rule)) }
+        }
         var attributes: [String] = []
-        for case let item? in checked where !attributes.contains(item.attribute.name) { attributes.append(item.attribute.name) }
+        for case let item? in checked where !attributes.contains(item.attribute.name) {
+            attributes.append(item.attribute.name)
+        }
         guard !attributes.isEmpty else { return results }
         let key = layout.dialect.quote(layout.keyColumn)
         let keyColumn = keyAttribute.map { layout.quotedColumn(forAttribute: $0, in: entity) } ?? "NULL"
         let columns = attributes.map { layout.quotedColumn(forAttribute: $0, in: entity) }
-        let sql = "SELECT \(key), \(keyColumn), \(columns.joined(separator: ", ")) FROM \(layout.quotedSource(for: entity)) ORDER BY \(key)"
+        let sql =
+            "SELECT \(key), \(keyColumn), \(columns.joined(separator: ", ")) FROM \(layout.quotedSource(for: entity)) ORDER BY \(key)"
         try connection.forEachRow(sql, []) { row in
             for (index, item) in checked.enumerated() {
                 guard let item, let position = attributes.firstIndex(of: item.attribute.name) else { continue }
@@ -25,9 +32,11 @@ struct RuleScan {
                 guard !value.isNull, Self.breaks(value, item.rule, pattern: item.pattern) else { continue }
                 results[index].count += 1
                 if results[index].offending.count < maxOffending {
-                    results[index].offending.append(OffendingRecord(
-                        entity: entity.name, primaryKey: row[0].int64, keyAttribute: keyAttribute, keyValue: row[1].isNull ? nil : row[1].description,
-                        problem: "\(probes[index].property) \(probes[index].problem)"))
+                    results[index].offending.append(
+                        OffendingRecord(
+                            entity: entity.name, primaryKey: row[0].int64, keyAttribute: keyAttribute,
+                            keyValue: row[1].isNull ? nil : row[1].description,
+                            problem: "\(probes[index].property) \(probes[index].problem)"))
                 }
             }
         }

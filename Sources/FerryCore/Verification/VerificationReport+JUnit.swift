@@ -16,14 +16,17 @@
 /// `<testsuite>`.
 extension VerificationReport {
     /// A JUnit document with one `<testsuite>` per report.
-    public static func junitXML(_ reports: [VerificationReport], name: String = "ferry", suiteKind: String = "verify") -> String {
+    public static func junitXML(
+        _ reports: [VerificationReport], name: String = "ferry", suiteKind: String = "verify"
+    ) -> String {
         let tests = reports.reduce(0) { $0 + $1.tests }
         let failures = reports.reduce(0) { $0 + $1.failures }
         let errors = reports.reduce(0) { $0 + $1.errors }
         let skipped = reports.reduce(0) { $0 + $1.skipped }
         let time = reports.reduce(0.0) { $0 + $1.elapsedSeconds }
         var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
-        xml += "<testsuites name=\"\(escape(name))\" tests=\"\(tests)\" failures=\"\(failures)\" errors=\"\(errors)\" skipped=\"\(skipped)\" time=\"\(seconds(time))\">\n"
+        xml +=
+            "<testsuites name=\"\(escape(name))\" tests=\"\(tests)\" failures=\"\(failures)\" errors=\"\(errors)\" skipped=\"\(skipped)\" time=\"\(seconds(time))\">\n"
         for (index, report) in reports.enumerated() {
             xml += report.junitSuite(id: index, suiteKind: suiteKind)
         }
@@ -40,13 +43,15 @@ extension VerificationReport {
         // JUnit's timestamp is ISO-8601 without a zone designator (xs:dateTime pattern in the schema).
         let stamp = timestamp.hasSuffix("Z") ? String(timestamp.dropLast()) : timestamp
         let localTimestamp = stamp.count > 19 ? String(stamp.prefix(19)) : stamp
-        var xml = "  <testsuite name=\"\(Self.escape(name))\" id=\"\(id)\" package=\"ferry.\(Self.escape(suiteKind))\" hostname=\"localhost\" tests=\"\(tests)\" failures=\"\(failures)\" errors=\"\(errors)\" skipped=\"\(skipped)\" time=\"\(Self.seconds(elapsedSeconds))\" timestamp=\"\(Self.escape(localTimestamp))\">\n"
+        var xml =
+            "  <testsuite name=\"\(Self.escape(name))\" id=\"\(id)\" package=\"ferry.\(Self.escape(suiteKind))\" hostname=\"localhost\" tests=\"\(tests)\" failures=\"\(failures)\" errors=\"\(errors)\" skipped=\"\(skipped)\" time=\"\(Self.seconds(elapsedSeconds))\" timestamp=\"\(Self.escape(localTimestamp))\">\n"
         xml += "    <properties>\n"
         xml += "      <property name=\"store\" value=\"\(Self.escape(store))\"/>\n"
         xml += "    </properties>\n"
         for result in results {
             let classname = "ferry.\(suiteKind).\(result.entity ?? "store")"
-            xml += "    <testcase classname=\"\(Self.escape(classname))\" name=\"\(Self.escape(result.name))\" time=\"\(Self.seconds(result.elapsedSeconds))\""
+            xml +=
+                "    <testcase classname=\"\(Self.escape(classname))\" name=\"\(Self.escape(result.name))\" time=\"\(Self.seconds(result.elapsedSeconds))\""
             switch result.outcome {
             case .passed:
                 xml += "/>\n"
@@ -57,7 +62,8 @@ extension VerificationReport {
                 var body = result.message
                 if !result.measured.isEmpty { body += "\nmeasured: \(result.measuredSummary)" }
                 for record in result.offending { body += "\n  \(record)" }
-                xml += ">\n      <\(element) message=\"\(Self.escape(result.message))\" type=\"\(Self.escape(result.check))\">\(Self.escape(body))</\(element)>\n    </testcase>\n"
+                xml +=
+                    ">\n      <\(element) message=\"\(Self.escape(result.message))\" type=\"\(Self.escape(result.check))\">\(Self.escape(body))</\(element)>\n    </testcase>\n"
             }
         }
         xml += "    <system-out></system-out>\n"

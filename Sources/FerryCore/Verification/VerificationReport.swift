@@ -15,7 +15,8 @@ public struct VerificationReport: Sendable, Hashable, Codable {
     public var results: [CheckResult]
 
     /// A report on `store`, named `name`, whose checks started at `timestamp`.
-    public init(name: String, store: String, timestamp: String, elapsedSeconds: Double = 0, results: [CheckResult] = []) {
+    public init(name: String, store: String, timestamp: String, elapsedSeconds: Double = 0, results: [CheckResult] = [])
+    {
         self.name = name
         self.store = store
         self.timestamp = timestamp

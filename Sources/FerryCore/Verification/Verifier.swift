@@ -43,7 +43,8 @@ public struct Verifier: Sendable {
             for entity in model.entities {
                 checks += [
                     .uniqueness(entity: entity.name), .required(entity: entity.name), .types(entity: entity.name),
-                    .validationRules(entity: entity.name), .relationships(entity: entity.name), .toManyCounts(entity: entity.name),
+                    .validationRules(entity: entity.name), .relationships(entity: entity.name),
+                    .toManyCounts(entity: entity.name),
                 ]
             }
             return checks
@@ -53,10 +54,11 @@ public struct Verifier: Sendable {
     /// Merges explicit checks into built-in ones: an explicit `count` of an entity replaces the
     /// measuring-only count of the same entity; everything else is appended.
     public static func merge(_ builtIn: [Check], with explicit: [Check]) -> [Check] {
-        let counted = Set(explicit.compactMap { check -> String? in
-            if case .count(let entity, _, _) = check { return entity }
-            return nil
-        })
+        let counted = Set(
+            explicit.compactMap { check -> String? in
+                if case .count(let entity, _, _) = check { return entity }
+                return nil
+            })
         let kept = builtIn.filter { check in
             if case .count(let entity, nil, _) = check { return !counted.contains(entity) }
             return true
@@ -84,8 +86,10 @@ public struct Verifier: Sendable {
 
     /// Runs the checks on a session of a store of ``model`` in `layout` (on SQLite, the predicate
     /// and verification SQL functions must be registered on it, as every ``Store`` does).
-    package func run(_ checks: [Check], on connection: any DatabaseConnection, layout: any StoreLayout) -> [CheckResult] {
-        let session = VerificationSession(connection: connection, model: model, layout: layout, maxOffending: maxOffending, checks: checks)
+    package func run(_ checks: [Check], on connection: any DatabaseConnection, layout: any StoreLayout) -> [CheckResult]
+    {
+        let session = VerificationSession(
+            connection: connection, model: model, layout: layout, maxOffending: maxOffending, checks: checks)
         session.startConcurrentIntegrity()
         // Integrity checks running on their own thread are collected after the other checks, so
         // those run meanwhile; uniqueness checks come last, as a passed integrity_check proves
@@ -164,7 +168,10 @@ final class VerificationSession {
     /// The integrity checks running on a second connection, by `quick`.
     private var concurrent: [Bool: ConcurrentIntegrity] = [:]
 
-    init(connection: any DatabaseConnection, model: ObjectModel, layout: any StoreLayout, maxOffending: Int, checks: [Check]) {
+    init(
+        connection: any DatabaseConnection, model: ObjectModel, layout: any StoreLayout, maxOffending: Int,
+        checks: [Check]
+    ) {
         self.connection = connection
         self.sqlite = connection as? Connection
         self.model = model
@@ -220,7 +227,8 @@ final class VerificationSession {
             case .modelHash(let expected): results = [try modelHash(expected)]
             case .assertion(let assertion): results = [try self.assertion(assertion)]
             case .record(let record): results = [try self.record(record)]
-            case .checksum(let entity, let attributes, let expected): results = [try checksum(entity, attributes, expected)]
+            case .checksum(let entity, let attributes, let expected):
+                results = [try checksum(entity, attributes, expected)]
             }
         } catch {
             let entity = check.entityName
@@ -239,7 +247,9 @@ final class VerificationSession {
 
     private func lookup(_ name: String) throws -> EntityDescription {
         guard let entity = model.entity(named: name) else {
-            throw FerryError(.verification, "model \(model.name) has no entity '\(name)'\(Suggestions.didYouMean(name, in: model.entityNames))")
+            throw FerryError(
+                .verification,
+                "model \(model.name) has no entity '\(name)'\(Suggestions.didYouMean(name, in: model.entityNames))")
         }
         return entity
     }
@@ -271,7 +281,8 @@ final class VerificationSession {
 
     /// Up to `limit` records of `entity` (as `t0`) matching `condition`.
     private func offenders(
-        _ entity: EntityDescription, where condition: String, _ arguments: [DatabaseValue] = [], problem: String?, limit: Int? = nil,
+        _ entity: EntityDescription, where condition: String, _ arguments: [DatabaseValue] = [], problem: String?,
+        limit: Int? = nil,
         orderBy: String? = nil
     ) throws -> [OffendingRecord] {
         let orderBy = orderBy ?? "t0.\(self.key)"
@@ -279,10 +290,12 @@ final class VerificationSession {
         guard limit > 0 else { return [] }
         let key = keyAttribute(of: entity)
         let keyColumn = key.map { column($0, of: entity) } ?? "NULL"
-        let sql = "SELECT t0.\(self.key), \(keyColumn) FROM \(table(entity)) AS t0 WHERE \(condition) ORDER BY \(orderBy) LIMIT \(limit)"
+        let sql =
+            "SELECT t0.\(self.key), \(keyColumn) FROM \(table(entity)) AS t0 WHERE \(condition) ORDER BY \(orderBy) LIMIT \(limit)"
         return try connection.rows(sql, arguments).map { row in
             OffendingRecord(
-                entity: entity.name, primaryKey: row[0].int64, keyAttribute: key, keyValue: row[1].isNull ? nil : row[1].description,
+                entity: entity.name, primaryKey: row[0].int64, keyAttribute: key,
+                keyValue: row[1].isNull ? nil : row[1].description,
                 problem: problem)
         }
     }
@@ -295,11 +308,15 @@ final class VerificationSession {
         var measured: [String: MeasuredValue] = ["count": .integer(rows)]
         let suffix = basis.map { ", \($0)" } ?? ""
         guard let expectation else {
-            return CheckResult(check: "count", name: "count \(name)", entity: name, outcome: .passed, measured: measured, message: "\(rows) rows")
+            return CheckResult(
+                check: "count", name: "count \(name)", entity: name, outcome: .passed, measured: measured,
+                message: "\(rows) rows")
         }
         measured["expected"] = .text(expectation.description)
         if expectation.accepts(rows, total: rows) {
-            return CheckResult(check: "count", name: "count \(name)", entity: name, outcome: .passed, measured: measured, message: "\(rows) rows (expected \(expectation)\(suffix))")
+            return CheckResult(
+                check: "count", name: "count \(name)", entity: name, outcome: .passed, measured: measured,
+                message: "\(rows) rows (expected \(expectation)\(suffix))")
         }
         return CheckResult(
             check: "count", name: "count \(name)", entity: name, outcome: .failed, measured: measured,
@@ -313,7 +330,8 @@ final class VerificationSession {
         guard let sqlite else {
             return CheckResult(
                 check: pragma, name: pragma, outcome: .skipped,
-                message: "PostgreSQL has no \(pragma): the server checks its own pages (data_checksums) and constraints")
+                message: "PostgreSQL has no \(pragma): the server checks its own pages (data_checksums) and constraints"
+            )
         }
         let problems: [String]
         var elapsed = 0.0
@@ -325,12 +343,15 @@ final class VerificationSession {
         let measured: [String: MeasuredValue] = ["problems": .integer(problems.count)]
         if problems.isEmpty && !quick { integrityPassed = true }
         if problems.isEmpty {
-            return CheckResult(check: pragma, name: pragma, outcome: .passed, measured: measured, message: "ok", elapsedSeconds: elapsed)
+            return CheckResult(
+                check: pragma, name: pragma, outcome: .passed, measured: measured, message: "ok",
+                elapsedSeconds: elapsed)
         }
         let shown = problems.prefix(maxOffending).joined(separator: "; ")
         return CheckResult(
             check: pragma, name: pragma, outcome: .failed, measured: measured,
-            message: "\(problems.count)\(problems.count >= 100 ? "+" : "") problem\(problems.count == 1 ? "" : "s"): \(shown)",
+            message:
+                "\(problems.count)\(problems.count >= 100 ? "+" : "") problem\(problems.count == 1 ? "" : "s"): \(shown)",
             elapsedSeconds: elapsed)
     }
 
@@ -345,25 +366,33 @@ final class VerificationSession {
             byTable[table, default: 0] += 1
             if sample.count < maxOffending { sample.append((table, rowid, parent)) }
         }
-        if let sqlite, let entity, OrderedForeignKeyProof(layout: layout).holds(forTable: layout.table(for: entity), on: sqlite) {
+        if let sqlite, let entity,
+            OrderedForeignKeyProof(layout: layout).holds(forTable: layout.table(for: entity), on: sqlite)
+        {
             // Proven in key order; the pragma below would only confirm it, row by row.
         } else if let sqlite {
-            let statement = try sqlite.prepare(entity.map { "PRAGMA foreign_key_check(\(layout.quotedTable(for: $0)))" } ?? "PRAGMA foreign_key_check")
+            let statement = try sqlite.prepare(
+                entity.map { "PRAGMA foreign_key_check(\(layout.quotedTable(for: $0)))" } ?? "PRAGMA foreign_key_check")
             while try statement.step() {
-                note(table: statement.text(at: 0) ?? "", rowid: statement.isNull(at: 1) ? nil : statement.int64(at: 1), parent: statement.text(at: 2) ?? "")
+                note(
+                    table: statement.text(at: 0) ?? "", rowid: statement.isNull(at: 1) ? nil : statement.int64(at: 1),
+                    parent: statement.text(at: 2) ?? "")
             }
         } else {
             try ForeignKeyScan(model: model, layout: layout).forEachDangling(in: entity, on: connection, note)
         }
         let measured: [String: MeasuredValue] = ["violations": .integer(total)]
         if total == 0 {
-            return CheckResult(check: "foreign_key_check", name: checkName, entity: name, outcome: .passed, measured: measured, message: "no dangling references")
+            return CheckResult(
+                check: "foreign_key_check", name: checkName, entity: name, outcome: .passed, measured: measured,
+                message: "no dangling references")
         }
         var offending: [OffendingRecord] = []
         for item in sample {
             let problem = "refers to a missing \(item.parent)"
             if let described = model.entity(named: item.table), let rowid = item.rowid {
-                offending += try offenders(described, where: "t0.\(key) = ?", [.integer(rowid)], problem: problem, limit: 1)
+                offending += try offenders(
+                    described, where: "t0.\(key) = ?", [.integer(rowid)], problem: problem, limit: 1)
             } else {
                 offending.append(OffendingRecord(entity: item.table, primaryKey: item.rowid, problem: problem))
             }
@@ -378,7 +407,11 @@ final class VerificationSession {
 
     private func uniqueness(_ entity: EntityDescription) throws -> [CheckResult] {
         guard !entity.uniquenessConstraints.isEmpty else {
-            return [CheckResult(check: "unique", name: "unique \(entity.name)", entity: entity.name, outcome: .skipped, message: "\(entity.name) has no uniqueness constraints")]
+            return [
+                CheckResult(
+                    check: "unique", name: "unique \(entity.name)", entity: entity.name, outcome: .skipped,
+                    message: "\(entity.name) has no uniqueness constraints")
+            ]
         }
         var results: [CheckResult] = []
         for constraint in entity.uniquenessConstraints {
@@ -387,7 +420,8 @@ final class VerificationSession {
             if let index = try provingIndex(entity, constraint) {
                 var result = CheckResult(
                     check: "unique", name: name, entity: entity.name, outcome: .passed,
-                    measured: ["duplicate_values": 0, "rows": 0, "unique_index": .text(index)], message: "no duplicates")
+                    measured: ["duplicate_values": 0, "rows": 0, "unique_index": .text(index)], message: "no duplicates"
+                )
                 result.elapsedSeconds = max(Verifier.seconds(since: started), 1e-9)
                 results.append(result)
                 continue
@@ -395,7 +429,8 @@ final class VerificationSession {
             let columns = constraint.map { layout.quotedColumn(forAttribute: $0, in: entity) }
             let list = columns.joined(separator: ", ")
             let notNull = columns.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")
-            let duplicates = "SELECT \(list) FROM \(table(entity)) WHERE \(notNull) GROUP BY \(list) HAVING count(*) > 1"
+            let duplicates =
+                "SELECT \(list) FROM \(table(entity)) WHERE \(notNull) GROUP BY \(list) HAVING count(*) > 1"
             let row = try connection.rows(
                 "SELECT count(*), coalesce(sum(n), 0) FROM (SELECT count(*) AS n FROM \(table(entity)) WHERE \(notNull) GROUP BY \(list) HAVING count(*) > 1) AS groups"
             ).first
@@ -404,16 +439,21 @@ final class VerificationSession {
             let measured: [String: MeasuredValue] = ["duplicate_values": .integer(groups), "rows": .integer(rows)]
             var result: CheckResult
             if groups == 0 {
-                result = CheckResult(check: "unique", name: name, entity: entity.name, outcome: .passed, measured: measured, message: "no duplicates")
+                result = CheckResult(
+                    check: "unique", name: name, entity: entity.name, outcome: .passed, measured: measured,
+                    message: "no duplicates")
             } else {
-                let qualified = constraint.count == 1 ? "t0.\(columns[0])" : "(" + columns.map { "t0.\($0)" }.joined(separator: ", ") + ")"
+                let qualified =
+                    constraint.count == 1
+                    ? "t0.\(columns[0])" : "(" + columns.map { "t0.\($0)" }.joined(separator: ", ") + ")"
                 let offending = try offenders(
                     entity, where: "\(qualified) IN (\(duplicates))",
                     problem: "shares its \(constraint.joined(separator: ", ")) with another record",
                     orderBy: columns.map { "t0.\($0)" }.joined(separator: ", ") + ", t0.\(key)")
                 result = CheckResult(
                     check: "unique", name: name, entity: entity.name, outcome: .failed, measured: measured,
-                    message: "\(groups) value\(groups == 1 ? "" : "s") of \(constraint.joined(separator: ", ")) \(groups == 1 ? "is" : "are") shared by \(rows) records",
+                    message:
+                        "\(groups) value\(groups == 1 ? "" : "s") of \(constraint.joined(separator: ", ")) \(groups == 1 ? "is" : "are") shared by \(rows) records",
                     offending: offending)
             }
             result.elapsedSeconds = max(Verifier.seconds(since: started), 1e-9)
@@ -434,16 +474,23 @@ final class VerificationSession {
     private func provingIndex(_ entity: EntityDescription, _ constraint: [String]) throws -> String? {
         guard integrityPassed, let connection = sqlite else { return nil }
         let tableName = layout.table(for: entity)
-        let sql = try connection.scalar("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", [.text(tableName)])?.text ?? ""
+        let sql =
+            try connection.scalar(
+                "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", [.text(tableName)])?.text ?? ""
         guard !sql.uppercased().contains("COLLATE") else { return nil }
         let wanted = Set(constraint.map { layout.column(forAttribute: $0, in: entity) })
-        let indexes = try connection.rows("SELECT name FROM pragma_index_list(?) WHERE \"unique\" = 1 AND partial = 0", [.text(tableName)])
+        let indexes = try connection.rows(
+            "SELECT name FROM pragma_index_list(?) WHERE \"unique\" = 1 AND partial = 0", [.text(tableName)])
         for row in indexes {
             guard let index = row.first?.text else { continue }
-            let keys = try connection.rows("SELECT cid, name, coll FROM pragma_index_xinfo(?) WHERE key = 1", [.text(index)])
-            let proves = !keys.isEmpty && keys.allSatisfy { key in
-                (key[safe: 0]?.int64 ?? -1) >= 0 && key[safe: 1]?.text.map(wanted.contains) == true && key[safe: 2]?.text?.uppercased() == "BINARY"
-            }
+            let keys = try connection.rows(
+                "SELECT cid, name, coll FROM pragma_index_xinfo(?) WHERE key = 1", [.text(index)])
+            let proves =
+                !keys.isEmpty
+                && keys.allSatisfy { key in
+                    (key[safe: 0]?.int64 ?? -1) >= 0 && key[safe: 1]?.text.map(wanted.contains) == true
+                        && key[safe: 2]?.text?.uppercased() == "BINARY"
+                }
             if proves { return index }
         }
         return nil
@@ -453,7 +500,9 @@ final class VerificationSession {
 
     private func scanResult(_ entity: EntityDescription, aspect: Probe.Aspect) throws -> CheckResult {
         let started = ContinuousClock.now
-        if sqlite == nil, let refusal = Self.postgreSQLRefusal(of: aspect, entity: entity, started: started) { return refusal }
+        if sqlite == nil, let refusal = Self.postgreSQLRefusal(of: aspect, entity: entity, started: started) {
+            return refusal
+        }
         let counts = try scan(entity)
         let mine = counts.filter { $0.probe.aspect == aspect }
         let kind = aspect.rawValue
@@ -465,7 +514,9 @@ final class VerificationSession {
             case .types: reason = "\(entity.name) has no attributes"
             case .validation: reason = "\(entity.name) has no validation rules"
             }
-            return CheckResult(check: kind, name: name, entity: entity.name, outcome: .skipped, message: reason, elapsedSeconds: max(Verifier.seconds(since: started), 1e-9))
+            return CheckResult(
+                check: kind, name: name, entity: entity.name, outcome: .skipped, message: reason,
+                elapsedSeconds: max(Verifier.seconds(since: started), 1e-9))
         }
         let violations = mine.reduce(0) { $0 + $1.count }
         let rows = counts.first?.rows ?? 0
@@ -479,7 +530,8 @@ final class VerificationSession {
             case .validation: what = "\(mine.count) rule\(mine.count == 1 ? "" : "s") kept"
             }
             return CheckResult(
-                check: kind, name: name, entity: entity.name, outcome: .passed, measured: measured, message: "\(rows) rows, \(what)",
+                check: kind, name: name, entity: entity.name, outcome: .passed, measured: measured,
+                message: "\(rows) rows, \(what)",
                 elapsedSeconds: max(Verifier.seconds(since: started), 1e-9))
         }
         var offending: [OffendingRecord] = []
@@ -490,11 +542,14 @@ final class VerificationSession {
                 continue
             }
             offending += try offenders(
-                entity, where: item.probe.condition, item.probe.arguments, problem: "\(item.probe.property) \(item.probe.problem)",
+                entity, where: item.probe.condition, item.probe.arguments,
+                problem: "\(item.probe.property) \(item.probe.problem)",
                 limit: maxOffending - offending.count)
         }
         for item in failing { measured[item.probe.measure] = .integer(item.count) }
-        let message = failing.map { "\($0.probe.property) \($0.probe.problem) in \($0.count) row\($0.count == 1 ? "" : "s")" }.joined(separator: "; ")
+        let message = failing.map {
+            "\($0.probe.property) \($0.probe.problem) in \($0.count) row\($0.count == 1 ? "" : "s")"
+        }.joined(separator: "; ")
         return CheckResult(
             check: kind, name: name, entity: entity.name, outcome: .failed, measured: measured, message: message,
             elapsedSeconds: max(Verifier.seconds(since: started), 1e-9), offending: offending)
@@ -506,7 +561,8 @@ final class VerificationSession {
         let wanted = aspects[entity.name] ?? []
         // On PostgreSQL the types check is skipped (see postgreSQLRefusal) and validation rules
         // are checked in ferry (RuleScan); the required probes run in SQL on both backends.
-        let probes = try Probe.probes(for: entity, model: model, layout: layout, aspects: sqlite == nil ? wanted.subtracting([.types]) : wanted)
+        let probes = try Probe.probes(
+            for: entity, model: model, layout: layout, aspects: sqlite == nil ? wanted.subtracting([.types]) : wanted)
         var result: [ProbeCount] = []
         if probes.isEmpty {
             scans[entity.name] = []
@@ -517,22 +573,33 @@ final class VerificationSession {
         let rows = try rowCount(entity)
         if sqlite == nil, probes.contains(where: { $0.rule != nil }) {
             let inSQL = probes.filter { $0.rule == nil }
-            let sums = inSQL.isEmpty ? [] : try connection.rows(
-                "SELECT \(inSQL.map { "count(CASE WHEN \($0.condition) THEN 1 END)" }.joined(separator: ", ")) FROM \(table(entity)) AS t0",
-                inSQL.flatMap(\.arguments)
-            ).first ?? []
+            let sums =
+                inSQL.isEmpty
+                ? []
+                : try connection.rows(
+                    "SELECT \(inSQL.map { "count(CASE WHEN \($0.condition) THEN 1 END)" }.joined(separator: ", ")) FROM \(table(entity)) AS t0",
+                    inSQL.flatMap(\.arguments)
+                ).first ?? []
             let inFerry = probes.filter { $0.rule != nil }
-            let found = try RuleScan(layout: layout, maxOffending: maxOffending).run(inFerry, of: entity, keyAttribute: keyAttribute(of: entity), on: connection)
-            result = inSQL.enumerated().map { ProbeCount(probe: $0.element, count: Int(sums[safe: $0.offset]?.int64 ?? 0), rows: rows) }
-                + zip(inFerry, found).map { ProbeCount(probe: $0.0, count: $0.1.count, rows: rows, offending: $0.1.offending) }
+            let found = try RuleScan(layout: layout, maxOffending: maxOffending).run(
+                inFerry, of: entity, keyAttribute: keyAttribute(of: entity), on: connection)
+            result =
+                inSQL.enumerated().map {
+                    ProbeCount(probe: $0.element, count: Int(sums[safe: $0.offset]?.int64 ?? 0), rows: rows)
+                }
+                + zip(inFerry, found).map {
+                    ProbeCount(probe: $0.0, count: $0.1.count, rows: rows, offending: $0.1.offending)
+                }
             scans[entity.name] = result
             return result
         }
         let sums = probes.map { "count(CASE WHEN \($0.condition) THEN 1 END)" }.joined(separator: ", ")
         let filter = Self.anyProbe(probes)
-        let row = try connection.rows(
-            "SELECT \(sums) FROM \(table(entity)) AS t0 WHERE \(filter.sql)", probes.flatMap(\.arguments) + filter.arguments
-        ).first ?? []
+        let row =
+            try connection.rows(
+                "SELECT \(sums) FROM \(table(entity)) AS t0 WHERE \(filter.sql)",
+                probes.flatMap(\.arguments) + filter.arguments
+            ).first ?? []
         for (index, probe) in probes.enumerated() {
             result.append(ProbeCount(probe: probe, count: Int(row[safe: index]?.int64 ?? 0), rows: rows))
         }
@@ -558,7 +625,8 @@ final class VerificationSession {
         while start < typed.count {
             let chunk = typed[start..<min(start + WellTyped.maxColumns, typed.count)]
             let codes = String(chunk.map(\.code))
-            conditions.append("\(WellTyped.functionName)('\(codes)', \(chunk.map(\.column).joined(separator: ", "))) = 0")
+            conditions.append(
+                "\(WellTyped.functionName)('\(codes)', \(chunk.map(\.column).joined(separator: ", "))) = 0")
             start += WellTyped.maxColumns
         }
         return (conditions.joined(separator: " OR "), arguments)
@@ -567,7 +635,9 @@ final class VerificationSession {
     /// On PostgreSQL, what a scan check reports instead of scanning when it cannot run there
     /// (nil for the required check, which runs in SQL on both backends, and for validation rules,
     /// which ferry checks over the decoded values there).
-    private static func postgreSQLRefusal(of aspect: Probe.Aspect, entity: EntityDescription, started: ContinuousClock.Instant) -> CheckResult? {
+    private static func postgreSQLRefusal(
+        of aspect: Probe.Aspect, entity: EntityDescription, started: ContinuousClock.Instant
+    ) -> CheckResult? {
         let name = "\(aspect.rawValue) \(entity.name)"
         switch aspect {
         case .required:
@@ -575,7 +645,8 @@ final class VerificationSession {
         case .types:
             return CheckResult(
                 check: aspect.rawValue, name: name, entity: entity.name, outcome: .skipped,
-                message: "PostgreSQL's typed columns hold only values of their type (\(entity.name)'s columns are typed as the model says)",
+                message:
+                    "PostgreSQL's typed columns hold only values of their type (\(entity.name)'s columns are typed as the model says)",
                 elapsedSeconds: max(Verifier.seconds(since: started), 1e-9))
         case .validation:
             return nil
@@ -590,7 +661,10 @@ final class VerificationSession {
             let started = ContinuousClock.now
             let name = "relationship \(entity.name).\(relationship.name)"
             guard let destination = model.entity(named: relationship.destination) else {
-                results.append(CheckResult(check: "relationship", name: name, entity: entity.name, outcome: .error, message: "destination '\(relationship.destination)' is not in the model"))
+                results.append(
+                    CheckResult(
+                        check: "relationship", name: name, entity: entity.name, outcome: .error,
+                        message: "destination '\(relationship.destination)' is not in the model"))
                 continue
             }
             let inverse = model.inverse(of: relationship, in: entity)
@@ -600,36 +674,49 @@ final class VerificationSession {
                 continue  // checked from the side that holds the key
             case .foreignKey(let column):
                 let col = "t0.\(quote(column))"
-                let dangling = "\(col) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(table(destination)) AS d WHERE d.\(key) = \(col))"
-                let row = try connection.rows("SELECT count(\(col)), count(CASE WHEN \(dangling) THEN 1 END) FROM \(table(entity)) AS t0").first ?? []
+                let dangling =
+                    "\(col) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(table(destination)) AS d WHERE d.\(key) = \(col))"
+                let row =
+                    try connection.rows(
+                        "SELECT count(\(col)), count(CASE WHEN \(dangling) THEN 1 END) FROM \(table(entity)) AS t0"
+                    ).first ?? []
                 let links = Int(row[safe: 0]?.int64 ?? 0)
                 let missing = Int(row[safe: 1]?.int64 ?? 0)
                 var shared = 0
                 let oneToOne = inverse.map { !$0.isToMany } ?? false
                 if oneToOne {
-                    shared = Int(try connection.scalar(
-                        "SELECT count(*) FROM (SELECT \(quote(column)) FROM \(table(entity)) WHERE \(quote(column)) IS NOT NULL GROUP BY \(quote(column)) HAVING count(*) > 1) AS shared"
-                    )?.int64 ?? 0)
+                    shared = Int(
+                        try connection.scalar(
+                            "SELECT count(*) FROM (SELECT \(quote(column)) FROM \(table(entity)) WHERE \(quote(column)) IS NOT NULL GROUP BY \(quote(column)) HAVING count(*) > 1) AS shared"
+                        )?.int64 ?? 0)
                 }
                 var measured: [String: MeasuredValue] = ["links": .integer(links), "dangling": .integer(missing)]
                 if oneToOne { measured["shared"] = .integer(shared) }
                 if missing == 0 && shared == 0 {
                     result = CheckResult(
                         check: "relationship", name: name, entity: entity.name, outcome: .passed, measured: measured,
-                        message: "\(links) link\(links == 1 ? "" : "s"), every one to an existing \(destination.name)\(oneToOne ? ", none shared" : "")")
+                        message:
+                            "\(links) link\(links == 1 ? "" : "s"), every one to an existing \(destination.name)\(oneToOne ? ", none shared" : "")"
+                    )
                 } else {
                     var problems: [String] = []
                     var offending: [OffendingRecord] = []
                     if missing > 0 {
                         problems.append("\(missing) link\(missing == 1 ? "" : "s") to a missing \(destination.name)")
-                        offending += try offenders(entity, where: dangling, problem: "\(relationship.name) refers to a missing \(destination.name)")
+                        offending += try offenders(
+                            entity, where: dangling,
+                            problem: "\(relationship.name) refers to a missing \(destination.name)")
                     }
                     if shared > 0 {
-                        problems.append("\(shared) \(destination.name) record\(shared == 1 ? " is" : "s are") linked from more than one \(entity.name) (one-to-one with \(destination.name).\(inverse?.name ?? ""))")
+                        problems.append(
+                            "\(shared) \(destination.name) record\(shared == 1 ? " is" : "s are") linked from more than one \(entity.name) (one-to-one with \(destination.name).\(inverse?.name ?? ""))"
+                        )
                         offending += try offenders(
                             entity,
-                            where: "\(col) IN (SELECT \(quote(column)) FROM \(table(entity)) WHERE \(quote(column)) IS NOT NULL GROUP BY \(quote(column)) HAVING count(*) > 1)",
-                            problem: "shares its \(relationship.name) with another \(entity.name)", limit: max(0, maxOffending - offending.count))
+                            where:
+                                "\(col) IN (SELECT \(quote(column)) FROM \(table(entity)) WHERE \(quote(column)) IS NOT NULL GROUP BY \(quote(column)) HAVING count(*) > 1)",
+                            problem: "shares its \(relationship.name) with another \(entity.name)",
+                            limit: max(0, maxOffending - offending.count))
                     }
                     result = CheckResult(
                         check: "relationship", name: name, entity: entity.name, outcome: .failed, measured: measured,
@@ -638,31 +725,46 @@ final class VerificationSession {
             case .joinTable(let link, let source, let target):
                 // Report each join table once, from the side whose key column comes first by name.
                 guard source < target else { continue }
-                let missingSource = "NOT EXISTS (SELECT 1 FROM \(table(entity)) AS s WHERE s.\(key) = l.\(quote(source)))"
-                let missingTarget = "NOT EXISTS (SELECT 1 FROM \(table(destination)) AS d WHERE d.\(key) = l.\(quote(target)))"
-                let row = try connection.rows(
-                    "SELECT count(*), count(CASE WHEN \(missingSource) THEN 1 END), count(CASE WHEN \(missingTarget) THEN 1 END) FROM \(quote(link)) AS l"
-                ).first ?? []
+                let missingSource =
+                    "NOT EXISTS (SELECT 1 FROM \(table(entity)) AS s WHERE s.\(key) = l.\(quote(source)))"
+                let missingTarget =
+                    "NOT EXISTS (SELECT 1 FROM \(table(destination)) AS d WHERE d.\(key) = l.\(quote(target)))"
+                let row =
+                    try connection.rows(
+                        "SELECT count(*), count(CASE WHEN \(missingSource) THEN 1 END), count(CASE WHEN \(missingTarget) THEN 1 END) FROM \(quote(link)) AS l"
+                    ).first ?? []
                 let links = Int(row[safe: 0]?.int64 ?? 0)
                 let badSource = Int(row[safe: 1]?.int64 ?? 0)
                 let badTarget = Int(row[safe: 2]?.int64 ?? 0)
-                let measured: [String: MeasuredValue] = ["links": .integer(links), "missing_source": .integer(badSource), "missing_target": .integer(badTarget)]
+                let measured: [String: MeasuredValue] = [
+                    "links": .integer(links), "missing_source": .integer(badSource),
+                    "missing_target": .integer(badTarget),
+                ]
                 if badSource == 0 && badTarget == 0 {
                     result = CheckResult(
                         check: "relationship", name: name, entity: entity.name, outcome: .passed, measured: measured,
                         message: "\(links) link\(links == 1 ? "" : "s") in \(link), both ends of each exist")
                 } else {
                     let sample = try connection.rows(
-                        "SELECT l.\(quote(source)), l.\(quote(target)), \(missingSource), \(missingTarget) FROM \(quote(link)) AS l WHERE \(missingSource) OR \(missingTarget) ORDER BY l.\(quote(source)), l.\(quote(target)) LIMIT \(maxOffending)")
+                        "SELECT l.\(quote(source)), l.\(quote(target)), \(missingSource), \(missingTarget) FROM \(quote(link)) AS l WHERE \(missingSource) OR \(missingTarget) ORDER BY l.\(quote(source)), l.\(quote(target)) LIMIT \(maxOffending)"
+                    )
                     let offending = sample.map { row in
-                        let gone = [row[2].int64 == 1 ? "\(entity.name) \(row[0])" : nil, row[3].int64 == 1 ? "\(destination.name) \(row[1])" : nil].compactMap { $0 }
+                        let gone = [
+                            row[2].int64 == 1 ? "\(entity.name) \(row[0])" : nil,
+                            row[3].int64 == 1 ? "\(destination.name) \(row[1])" : nil,
+                        ].compactMap { $0 }
                         return OffendingRecord(
                             entity: link, keyAttribute: "\(source),\(target)", keyValue: "\(row[0]),\(row[1])",
                             problem: "links a missing \(gone.joined(separator: " and "))")
                     }
                     var problems: [String] = []
-                    if badSource > 0 { problems.append("\(badSource) link\(badSource == 1 ? "" : "s") from a missing \(entity.name)") }
-                    if badTarget > 0 { problems.append("\(badTarget) link\(badTarget == 1 ? "" : "s") to a missing \(destination.name)") }
+                    if badSource > 0 {
+                        problems.append("\(badSource) link\(badSource == 1 ? "" : "s") from a missing \(entity.name)")
+                    }
+                    if badTarget > 0 {
+                        problems.append(
+                            "\(badTarget) link\(badTarget == 1 ? "" : "s") to a missing \(destination.name)")
+                    }
                     result = CheckResult(
                         check: "relationship", name: name, entity: entity.name, outcome: .failed, measured: measured,
                         message: problems.joined(separator: "; ") + " in \(link)", offending: offending)
@@ -672,14 +774,19 @@ final class VerificationSession {
             results.append(result)
         }
         if results.isEmpty {
-            return [CheckResult(check: "relationship", name: "relationship \(entity.name)", entity: entity.name, outcome: .skipped, message: "\(entity.name) stores no relationships of its own")]
+            return [
+                CheckResult(
+                    check: "relationship", name: "relationship \(entity.name)", entity: entity.name, outcome: .skipped,
+                    message: "\(entity.name) stores no relationships of its own")
+            ]
         }
         return results
     }
 
     private func toManyCounts(_ entity: EntityDescription) throws -> [CheckResult] {
         var results: [CheckResult] = []
-        for relationship in entity.relationships where relationship.isToMany && (relationship.minCount != nil || relationship.maxCount != nil) {
+        for relationship in entity.relationships
+        where relationship.isToMany && (relationship.minCount != nil || relationship.maxCount != nil) {
             let started = ContinuousClock.now
             let name = "to_many_count \(entity.name).\(relationship.name)"
             let countSQL: String
@@ -702,23 +809,32 @@ final class VerificationSession {
                 bounds.append("at most \(max)")
             }
             let condition = conditions.joined(separator: " OR ")
-            let violations = Int(try connection.scalar("SELECT count(*) FROM \(table(entity)) AS t0 WHERE \(condition)")?.int64 ?? 0)
+            let violations = Int(
+                try connection.scalar("SELECT count(*) FROM \(table(entity)) AS t0 WHERE \(condition)")?.int64 ?? 0)
             let expected = bounds.joined(separator: " and ")
             let measured: [String: MeasuredValue] = ["violations": .integer(violations), "expected": .text(expected)]
             var result: CheckResult
             if violations == 0 {
-                result = CheckResult(check: "to_many_count", name: name, entity: entity.name, outcome: .passed, measured: measured, message: "every \(entity.name) has \(expected) \(relationship.name)")
+                result = CheckResult(
+                    check: "to_many_count", name: name, entity: entity.name, outcome: .passed, measured: measured,
+                    message: "every \(entity.name) has \(expected) \(relationship.name)")
             } else {
                 result = CheckResult(
                     check: "to_many_count", name: name, entity: entity.name, outcome: .failed, measured: measured,
-                    message: "\(violations) \(entity.name) record\(violations == 1 ? " does" : "s do") not have \(expected) \(relationship.name)",
-                    offending: try offenders(entity, where: condition, problem: "\(relationship.name) count out of range"))
+                    message:
+                        "\(violations) \(entity.name) record\(violations == 1 ? " does" : "s do") not have \(expected) \(relationship.name)",
+                    offending: try offenders(
+                        entity, where: condition, problem: "\(relationship.name) count out of range"))
             }
             result.elapsedSeconds = max(Verifier.seconds(since: started), 1e-9)
             results.append(result)
         }
         if results.isEmpty {
-            return [CheckResult(check: "to_many_count", name: "to_many_count \(entity.name)", entity: entity.name, outcome: .skipped, message: "\(entity.name) has no to-many relationship with a min or max count")]
+            return [
+                CheckResult(
+                    check: "to_many_count", name: "to_many_count \(entity.name)", entity: entity.name,
+                    outcome: .skipped, message: "\(entity.name) has no to-many relationship with a min or max count")
+            ]
         }
         return results
     }
@@ -731,23 +847,34 @@ final class VerificationSession {
             // A store another tool made (Core Data's): its version was matched when it was opened.
             return CheckResult(
                 check: name, name: name, outcome: .skipped,
-                message: "the store records no ferry model hash (not a ferry store); it was read with model \(model.name) version \(model.version), the version it matched when opened")
+                message:
+                    "the store records no ferry model hash (not a ferry store); it was read with model \(model.name) version \(model.version), the version it matched when opened"
+            )
         }
         guard let metadata = try StoreMetadata.read(from: connection, layout: layout) else {
-            return CheckResult(check: name, name: name, outcome: .failed, message: "the store has no ferry metadata (\(layout.bookkeeping?.metadata ?? "no metadata table"))")
+            return CheckResult(
+                check: name, name: name, outcome: .failed,
+                message: "the store has no ferry metadata (\(layout.bookkeeping?.metadata ?? "no metadata table"))")
         }
         var measured: [String: MeasuredValue] = [
-            "model_hash": .text(metadata.modelHash), "model": .text(metadata.modelName), "version": .text(metadata.modelVersion),
+            "model_hash": .text(metadata.modelHash), "model": .text(metadata.modelName),
+            "version": .text(metadata.modelVersion),
         ]
         var problems: [String] = []
         if let recorded = metadata.model {
             if recorded.versionHash != metadata.modelHash {
-                problems.append("the store claims model hash \(metadata.modelHash.prefix(12)) but its recorded model \(recorded.name) version \(recorded.version) hashes to \(recorded.versionHash.prefix(12))")
+                problems.append(
+                    "the store claims model hash \(metadata.modelHash.prefix(12)) but its recorded model \(recorded.name) version \(recorded.version) hashes to \(recorded.versionHash.prefix(12))"
+                )
             }
             let recordedHashes = recorded.entityHashes
-            let differing = Set(recordedHashes.keys).union(metadata.entityHashes.keys).filter { recordedHashes[$0] != metadata.entityHashes[$0] }.sorted()
+            let differing = Set(recordedHashes.keys).union(metadata.entityHashes.keys).filter {
+                recordedHashes[$0] != metadata.entityHashes[$0]
+            }.sorted()
             if !differing.isEmpty {
-                problems.append("entity hashes in \(layout.bookkeeping?.entities ?? "the store") differ from the recorded model for \(differing.joined(separator: ", "))")
+                problems.append(
+                    "entity hashes in \(layout.bookkeeping?.entities ?? "the store") differ from the recorded model for \(differing.joined(separator: ", "))"
+                )
             }
         } else {
             problems.append("the store records no readable model (model_json)")
@@ -755,15 +882,20 @@ final class VerificationSession {
         if let expected {
             measured["expected_hash"] = .text(expected.versionHash)
             if expected.versionHash != metadata.modelHash {
-                problems.append("the store is at model \(metadata.modelName) version \(metadata.modelVersion) (hash \(metadata.modelHash.prefix(12))), not model \(expected.name) version \(expected.version) (hash \(expected.versionHash.prefix(12)))")
+                problems.append(
+                    "the store is at model \(metadata.modelName) version \(metadata.modelVersion) (hash \(metadata.modelHash.prefix(12))), not model \(expected.name) version \(expected.version) (hash \(expected.versionHash.prefix(12)))"
+                )
             }
         }
         if problems.isEmpty {
             return CheckResult(
                 check: name, name: name, outcome: .passed, measured: measured,
-                message: "model \(metadata.modelName) version \(metadata.modelVersion), hash \(metadata.modelHash.prefix(12))")
+                message:
+                    "model \(metadata.modelName) version \(metadata.modelVersion), hash \(metadata.modelHash.prefix(12))"
+            )
         }
-        return CheckResult(check: name, name: name, outcome: .failed, measured: measured, message: problems.joined(separator: "; "))
+        return CheckResult(
+            check: name, name: name, outcome: .failed, measured: measured, message: problems.joined(separator: "; "))
     }
 
     // MARK: Assertions, records, checksums
@@ -774,35 +906,49 @@ final class VerificationSession {
         let predicate = try Predicate(format: assertion.predicate, location: assertion.location)
         let compiled: PredicateSQL
         if let postgres = connection as? PostgresDatabase {
-            compiled = try Self.postgresSelection(predicate, of: entity, database: postgres, model: model, layout: layout)
+            compiled = try Self.postgresSelection(
+                predicate, of: entity, database: postgres, model: model, layout: layout)
         } else {
             compiled = try predicate.sql(for: entity, model: model, layout: layout)
         }
-        let row = try connection.rows("SELECT count(*), count(CASE WHEN \(compiled.sql) THEN 1 END) FROM \(compiled.from)", compiled.arguments).first ?? []
+        let row =
+            try connection.rows(
+                "SELECT count(*), count(CASE WHEN \(compiled.sql) THEN 1 END) FROM \(compiled.from)", compiled.arguments
+            ).first ?? []
         let total = Int(row[safe: 0]?.int64 ?? 0)
         let matching = Int(row[safe: 1]?.int64 ?? 0)
-        let measured: [String: MeasuredValue] = ["matching": .integer(matching), "rows": .integer(total), "expected": .text(assertion.expectation.description)]
+        let measured: [String: MeasuredValue] = [
+            "matching": .integer(matching), "rows": .integer(total),
+            "expected": .text(assertion.expectation.description),
+        ]
         if assertion.expectation.accepts(matching, total: total) {
             return CheckResult(
                 check: "assertion", name: name, entity: entity.name, outcome: .passed, measured: measured,
                 message: "\(matching) of \(total) rows match (expected \(assertion.expectation))")
         }
-        let offending = assertion.expectation.isUpperBound
-            ? try offenders(entity, where: compiled.sql, compiled.arguments, problem: "matches '\(assertion.predicate)'") : []
+        let offending =
+            assertion.expectation.isUpperBound
+            ? try offenders(
+                entity, where: compiled.sql, compiled.arguments, problem: "matches '\(assertion.predicate)'") : []
         return CheckResult(
             check: "assertion", name: name, entity: entity.name, outcome: .failed, measured: measured,
-            message: "\(matching) of \(total) \(entity.name) rows match '\(assertion.predicate)', expected \(assertion.expectation)",
+            message:
+                "\(matching) of \(total) \(entity.name) rows match '\(assertion.predicate)', expected \(assertion.expectation)",
             offending: offending)
     }
 
     /// The objects `predicate` selects on PostgreSQL, as SQL over `t0`: the predicate's own SQL
     /// when PostgreSQL computes all of it, else the keys ferry selected (``PostgresPredicateFilter``).
     private static func postgresSelection(
-        _ predicate: Predicate, of entity: EntityDescription, database: PostgresDatabase, model: ObjectModel, layout: any StoreLayout
+        _ predicate: Predicate, of entity: EntityDescription, database: PostgresDatabase, model: ObjectModel,
+        layout: any StoreLayout
     ) throws -> PredicateSQL {
         let filter = try predicate.postgresFilter(for: entity, model: model, layout: layout)
         if filter.isExact { return filter.sql }
-        let select = { try PostgresFetchRows.keys(of: entity, matching: predicate, database: database, model: model, layout: layout) }
+        let select = {
+            try PostgresFetchRows.keys(
+                of: entity, matching: predicate, database: database, model: model, layout: layout)
+        }
         let keys = database.isInTransaction ? try select() : try database.readTransaction(select)
         return PredicateSQL(
             sql: "t0.\(layout.dialect.quote(layout.keyColumn)) = ANY (CAST(? AS bigint[]))",
@@ -815,7 +961,10 @@ final class VerificationSession {
         var conditions: [String] = []
         var arguments: [DatabaseValue] = []
         for item in expectation.key + expectation.expected where entity.attribute(named: item.attribute) == nil {
-            throw FerryError(.verification, "'\(entity.name)' has no attribute '\(item.attribute)'\(Suggestions.didYouMean(item.attribute, in: entity.attributes.map(\.name)))", at: expectation.location)
+            throw FerryError(
+                .verification,
+                "'\(entity.name)' has no attribute '\(item.attribute)'\(Suggestions.didYouMean(item.attribute, in: entity.attributes.map(\.name)))",
+                at: expectation.location)
         }
         for item in expectation.key {
             if item.value.isNull {
@@ -827,28 +976,45 @@ final class VerificationSession {
         }
         let columns = ["t0.\(key)"] + expectation.expected.map { column($0.attribute, of: entity) }
         let where_ = conditions.isEmpty ? "1 = 1" : conditions.joined(separator: " AND ")
-        let rows = try connection.rows("SELECT \(columns.joined(separator: ", ")) FROM \(table(entity)) AS t0 WHERE \(where_) LIMIT 2", arguments)
+        let rows = try connection.rows(
+            "SELECT \(columns.joined(separator: ", ")) FROM \(table(entity)) AS t0 WHERE \(where_) LIMIT 2", arguments)
         guard rows.count == 1, let row = rows.first else {
-            let message = rows.isEmpty ? "no \(entity.name) with \(expectation.keyDescription)" : "more than one \(entity.name) with \(expectation.keyDescription)"
-            return CheckResult(check: "record", name: name, entity: entity.name, outcome: .failed, measured: ["found": .integer(rows.count)], message: message)
+            let message =
+                rows.isEmpty
+                ? "no \(entity.name) with \(expectation.keyDescription)"
+                : "more than one \(entity.name) with \(expectation.keyDescription)"
+            return CheckResult(
+                check: "record", name: name, entity: entity.name, outcome: .failed,
+                measured: ["found": .integer(rows.count)], message: message)
         }
         var mismatches: [String] = []
         for (index, item) in expectation.expected.enumerated() {
             guard let attribute = entity.attribute(named: item.attribute) else { continue }
             let actual = layout.valueCoding.decode(row[index + 1], as: attribute.type)
-            let same = actual == item.value || (AttributeValidator.compare(Self.canonical(actual), Self.canonical(item.value)) == 0)
+            let same =
+                actual == item.value
+                || (AttributeValidator.compare(Self.canonical(actual), Self.canonical(item.value)) == 0)
             if !same {
-                mismatches.append("\(item.attribute) is \(RecordExpectation.render(actual)), expected \(RecordExpectation.render(item.value))")
+                mismatches.append(
+                    "\(item.attribute) is \(RecordExpectation.render(actual)), expected \(RecordExpectation.render(item.value))"
+                )
             }
         }
         let measured: [String: MeasuredValue] = ["found": 1, "mismatches": .integer(mismatches.count)]
         if mismatches.isEmpty {
-            return CheckResult(check: "record", name: name, entity: entity.name, outcome: .passed, measured: measured, message: "\(expectation.expected.count) value\(expectation.expected.count == 1 ? "" : "s") as expected")
+            return CheckResult(
+                check: "record", name: name, entity: entity.name, outcome: .passed, measured: measured,
+                message: "\(expectation.expected.count) value\(expectation.expected.count == 1 ? "" : "s") as expected")
         }
-        let record = OffendingRecord(entity: entity.name, primaryKey: row[0].int64, keyAttribute: expectation.key.map(\.attribute).joined(separator: ","), keyValue: expectation.key.map { $0.value.description }.joined(separator: ","), problem: "\(mismatches.count) value\(mismatches.count == 1 ? "" : "s") differ")
+        let record = OffendingRecord(
+            entity: entity.name, primaryKey: row[0].int64,
+            keyAttribute: expectation.key.map(\.attribute).joined(separator: ","),
+            keyValue: expectation.key.map { $0.value.description }.joined(separator: ","),
+            problem: "\(mismatches.count) value\(mismatches.count == 1 ? "" : "s") differ")
         return CheckResult(
             check: "record", name: name, entity: entity.name, outcome: .failed, measured: measured,
-            message: "\(entity.name) with \(expectation.keyDescription): " + mismatches.joined(separator: "; "), offending: [record])
+            message: "\(entity.name) with \(expectation.keyDescription): " + mismatches.joined(separator: "; "),
+            offending: [record])
     }
 
     private static func canonical(_ value: Value) -> Value {
@@ -857,16 +1023,24 @@ final class VerificationSession {
     }
 
     private func checksum(_ entity: String, _ attributes: [String], _ expected: EntityChecksum) throws -> CheckResult {
-        let actual = try EntityChecksum.compute(connection: connection, model: model, layout: layout, entity: entity, attributes: attributes)
+        let actual = try EntityChecksum.compute(
+            connection: connection, model: model, layout: layout, entity: entity, attributes: attributes)
         let name = "checksum \(entity)(\(attributes.joined(separator: ", ")))"
         let measured: [String: MeasuredValue] = [
-            "rows": .integer(actual.rows), "checksum": .text(actual.value), "expected_rows": .integer(expected.rows), "expected_checksum": .text(expected.value),
+            "rows": .integer(actual.rows), "checksum": .text(actual.value), "expected_rows": .integer(expected.rows),
+            "expected_checksum": .text(expected.value),
         ]
         if actual.matches(expected) {
-            return CheckResult(check: "checksum", name: name, entity: entity, outcome: .passed, measured: measured, message: "\(actual.rows) rows, checksum \(actual.value) as before")
+            return CheckResult(
+                check: "checksum", name: name, entity: entity, outcome: .passed, measured: measured,
+                message: "\(actual.rows) rows, checksum \(actual.value) as before")
         }
-        let what = actual.rows != expected.rows ? "\(actual.rows) rows, expected \(expected.rows)" : "checksum \(actual.value), expected \(expected.value)"
-        return CheckResult(check: "checksum", name: name, entity: entity, outcome: .failed, measured: measured, message: "values changed: \(what)")
+        let what =
+            actual.rows != expected.rows
+            ? "\(actual.rows) rows, expected \(expected.rows)" : "checksum \(actual.value), expected \(expected.value)"
+        return CheckResult(
+            check: "checksum", name: name, entity: entity, outcome: .failed, measured: measured,
+            message: "values changed: \(what)")
     }
 }
 
@@ -874,7 +1048,8 @@ extension Check {
     /// The entity a check is about, if any.
     var entityName: String? {
         switch self {
-        case .count(let entity, _, _), .uniqueness(let entity), .required(let entity), .validationRules(let entity), .types(let entity),
+        case .count(let entity, _, _), .uniqueness(let entity), .required(let entity), .validationRules(let entity),
+            .types(let entity),
             .relationships(let entity), .toManyCounts(let entity), .checksum(let entity, _, _):
             return entity
         case .foreignKeys(let entity): return entity

@@ -89,8 +89,10 @@ enum WellTyped {
         let type = sqlite3_value_type(value)
         if type == SQLITE_NULL { return true }
         switch code {
-        case UInt8(ascii: "s"): return type == SQLITE_INTEGER && Int64(Int16.min)...Int64(Int16.max) ~= sqlite3_value_int64(value)
-        case UInt8(ascii: "i"): return type == SQLITE_INTEGER && Int64(Int32.min)...Int64(Int32.max) ~= sqlite3_value_int64(value)
+        case UInt8(ascii: "s"):
+            return type == SQLITE_INTEGER && Int64(Int16.min)...Int64(Int16.max) ~= sqlite3_value_int64(value)
+        case UInt8(ascii: "i"):
+            return type == SQLITE_INTEGER && Int64(Int32.min)...Int64(Int32.max) ~= sqlite3_value_int64(value)
         case UInt8(ascii: "l"): return type == SQLITE_INTEGER
         case UInt8(ascii: "b"): return type == SQLITE_INTEGER && 0...1 ~= sqlite3_value_int64(value)
         case UInt8(ascii: "f"): return type == SQLITE_FLOAT

@@ -10,7 +10,9 @@ import FerryCore
 ///   `1,Ann,34` above `2,Bob,41`. Anything less certain keeps the header.
 package enum CSVDialectSniffer {
     /// The candidates, in the order that breaks ties.
-    package static let candidates: [UInt8] = [UInt8(ascii: ","), UInt8(ascii: "\t"), UInt8(ascii: ";"), UInt8(ascii: "|")]
+    package static let candidates: [UInt8] = [
+        UInt8(ascii: ","), UInt8(ascii: "\t"), UInt8(ascii: ";"), UInt8(ascii: "|"),
+    ]
 
     /// How many bytes ``sniffDelimiter(path:quote:)`` reads.
     static let sampleBytes = 64 * 1024
@@ -22,14 +24,18 @@ package enum CSVDialectSniffer {
     package static func sample(path: String, encoding: TextEncoding? = nil) -> (bytes: [UInt8], isComplete: Bool)? {
         guard let input = try? InputFile(path: path, encoding: encoding) else { return nil }
         var bytes: [UInt8] = []
-        while bytes.count < sampleBytes, let count = try? input.append(to: &bytes, chunkSize: sampleBytes - bytes.count), count > 0 {}
+        while bytes.count < sampleBytes,
+            let count = try? input.append(to: &bytes, chunkSize: sampleBytes - bytes.count), count > 0
+        {}
         return (bytes, bytes.count < sampleBytes)
     }
 
     /// The delimiter of CSV text that starts with `bytes`; `isComplete` says whether the last
     /// line is whole (the end of the input) or possibly cut off (then it is not compared).
     /// Lines before `skipLines` and lines starting with `comment` are not compared.
-    package static func sniffDelimiter(_ bytes: [UInt8], quote: UInt8 = UInt8(ascii: "\""), isComplete: Bool, skipLines: Int = 0, comment: UInt8? = nil) -> UInt8? {
+    package static func sniffDelimiter(
+        _ bytes: [UInt8], quote: UInt8 = UInt8(ascii: "\""), isComplete: Bool, skipLines: Int = 0, comment: UInt8? = nil
+    ) -> UInt8? {
         var bytes = bytes[...]
         for _ in 0..<skipLines {
             guard let end = bytes.firstIndex(where: { $0 == 10 || $0 == 13 }) else { return nil }
@@ -74,13 +80,17 @@ package enum CSVDialectSniffer {
     /// The number of columns when the sampled rows show that the first row is data, not a header
     /// (see the type's notes); nil when it looks like a header or cannot be told.
     package static func headerlessColumnCount(
-        _ bytes: [UInt8], delimiter: UInt8, quote: UInt8 = UInt8(ascii: "\""), isComplete: Bool, skipLines: Int = 0, comment: UInt8? = nil
+        _ bytes: [UInt8], delimiter: UInt8, quote: UInt8 = UInt8(ascii: "\""), isComplete: Bool, skipLines: Int = 0,
+        comment: UInt8? = nil
     ) -> Int? {
-        let rows = sampleRows(bytes, delimiter: delimiter, quote: quote, isComplete: isComplete, skipLines: skipLines, comment: comment)
+        let rows = sampleRows(
+            bytes, delimiter: delimiter, quote: quote, isComplete: isComplete, skipLines: skipLines, comment: comment)
         guard rows.count >= 2, let first = rows.first else { return nil }
         var typedColumns = 0
         for column in first.indices {
-            let below = rows.dropFirst().compactMap { column < $0.count && !$0[column].isEmpty ? kind(of: $0[column]) : nil }
+            let below = rows.dropFirst().compactMap {
+                column < $0.count && !$0[column].isEmpty ? kind(of: $0[column]) : nil
+            }
             guard let kindBelow = below.first, below.allSatisfy({ $0 == kindBelow }) else { return nil }
             guard !first[column].isEmpty, kind(of: first[column]) == kindBelow else { return nil }
             if kindBelow != .text { typedColumns += 1 }
@@ -92,13 +102,17 @@ package enum CSVDialectSniffer {
 
     private static func kind(of value: String) -> ValueKind {
         if Int64(value) != nil { return .integer }
-        if let number = Double(value), number.isFinite, value.first?.isNumber == true || value.first == "-" { return .number }
+        if let number = Double(value), number.isFinite, value.first?.isNumber == true || value.first == "-" {
+            return .number
+        }
         if value.utf8.count >= 10, DateCoding.parseISO8601(value) != nil { return .date }
         return .text
     }
 
     /// The first sampled lines split into fields (quotes removed, doubled quotes undone).
-    private static func sampleRows(_ bytes: [UInt8], delimiter: UInt8, quote: UInt8, isComplete: Bool, skipLines: Int, comment: UInt8?) -> [[String]] {
+    private static func sampleRows(
+        _ bytes: [UInt8], delimiter: UInt8, quote: UInt8, isComplete: Bool, skipLines: Int, comment: UInt8?
+    ) -> [[String]] {
         var rows: [[String]] = []
         var row: [String] = []
         var field: [UInt8] = []

@@ -1,9 +1,9 @@
 public import FerryCore
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// A streaming RFC 4180 CSV reader.
@@ -163,7 +163,8 @@ public final class CSVReader: ByteFieldReader {
         byteClass[13] = 3
         byteClass[Int(options.quote)] = 4
         // An escape that clashes with another role is refused by `prepare()`.
-        if let escape = options.escape, escape != options.delimiter, escape != options.quote, escape != 10, escape != 13 {
+        if let escape = options.escape, escape != options.delimiter, escape != options.quote, escape != 10, escape != 13
+        {
             byteClass[Int(escape)] = 5
             escapeByte = Int(escape)
         } else {
@@ -290,7 +291,9 @@ public final class CSVReader: ByteFieldReader {
 
     /// Calls `body` with a field's content with doubled quotes (in a quoted field) and escapes
     /// undone, in a scratch buffer reused between fields.
-    private func withUnescaped<T>(_ start: UnsafePointer<UInt8>, _ length: Int, quoted: Bool, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+    private func withUnescaped<T>(
+        _ start: UnsafePointer<UInt8>, _ length: Int, quoted: Bool, _ body: (UnsafeBufferPointer<UInt8>) throws -> T
+    ) rethrows -> T {
         let quote = options.quote
         let escape = escapeByte
         var scratch = self.unescaped
@@ -345,22 +348,27 @@ public final class CSVReader: ByteFieldReader {
         }
         if let escape = o.escape, escape == o.delimiter || escape == o.quote || escape == 10 || escape == 13 {
             throw FerryError(
-                .invalidDefinition, "the CSV escape character must differ from the delimiter, the quote (a doubled quote already escapes it) and line breaks",
+                .invalidDefinition,
+                "the CSV escape character must differ from the delimiter, the quote (a doubled quote already escapes it) and line breaks",
                 at: InputLocation(file: sourceName))
         }
         if let comment = o.comment, comment == o.delimiter || comment == o.quote || comment == 10 || comment == 13 {
             throw FerryError(
-                .invalidDefinition, "the CSV comment character must differ from the delimiter, the quote and line breaks",
+                .invalidDefinition,
+                "the CSV comment character must differ from the delimiter, the quote and line breaks",
                 at: InputLocation(file: sourceName))
         }
         if let columns = options.columns {
             var seen = Set<String>()
             for name in columns {
                 guard !name.isEmpty else {
-                    throw FerryError(.invalidDefinition, "empty column name in 'columns'", at: InputLocation(file: sourceName))
+                    throw FerryError(
+                        .invalidDefinition, "empty column name in 'columns'", at: InputLocation(file: sourceName))
                 }
                 guard seen.insert(name).inserted else {
-                    throw FerryError(.invalidDefinition, "duplicate column name '\(name)' in 'columns'", at: InputLocation(file: sourceName))
+                    throw FerryError(
+                        .invalidDefinition, "duplicate column name '\(name)' in 'columns'",
+                        at: InputLocation(file: sourceName))
                 }
             }
         } else if !options.hasHeader {
@@ -405,7 +413,8 @@ public final class CSVReader: ByteFieldReader {
         var seen = Set<String>()
         let base = buffer + recordStart
         for (index, span) in spans.enumerated() {
-            guard let name = text(base + span.start, span.end - span.start, escaped: span.escaped, quoted: span.quoted) else {
+            guard let name = text(base + span.start, span.end - span.start, escaped: span.escaped, quoted: span.quoted)
+            else {
                 throw utf8Error(span: span, fieldName: nil, record: nil, header: true)
             }
             let location = InputLocation(file: sourceName, line: span.line, column: span.column)
@@ -476,7 +485,8 @@ public final class CSVReader: ByteFieldReader {
             )
         }
         let raw = [UInt8](UnsafeBufferPointer(start: base, count: recordEnd - recordStart))
-        return SourceRecord(number: number, line: recordLine, column: 1, fields: fields, rawBytes: raw, problem: problem)
+        return SourceRecord(
+            number: number, line: recordLine, column: 1, fields: fields, rawBytes: raw, problem: problem)
     }
 
     private func isNullToken(_ start: UnsafePointer<UInt8>, _ length: Int) -> Bool {
@@ -544,7 +554,10 @@ public final class CSVReader: ByteFieldReader {
         let hex = String(base[bad], radix: 16, uppercase: true)
         let byte = "0x" + (hex.count == 1 ? "0" + hex : hex)
         // A transcoded input marks a sequence invalid in its encoding with 0xFF (never UTF-8).
-        let invalid = input.encoding.map { encoding in base[bad] == 0xFF ? "text that is not valid \(encoding)" : "invalid UTF-8 (byte \(byte))" }
+        let invalid =
+            input.encoding.map { encoding in
+                base[bad] == 0xFF ? "text that is not valid \(encoding)" : "invalid UTF-8 (byte \(byte))"
+            }
             ?? "invalid UTF-8 (byte \(byte))"
         let message: String
         if header {
@@ -554,7 +567,8 @@ public final class CSVReader: ByteFieldReader {
         } else {
             message = invalid
         }
-        return FerryError(.invalidInput, message, at: InputLocation(file: sourceName, line: line, column: column, record: record))
+        return FerryError(
+            .invalidInput, message, at: InputLocation(file: sourceName, line: line, column: column, record: record))
     }
 
     private func tooLongError(fieldLine: Int, fieldColumn: Int) -> FerryError {
@@ -562,7 +576,8 @@ public final class CSVReader: ByteFieldReader {
         return FerryError(
             .invalidInput,
             "record is longer than \(limit) (is a quote not closed?)",
-            at: InputLocation(file: sourceName, line: fieldLine, column: fieldColumn, record: scanningHeader ? nil : recordCount + 1)
+            at: InputLocation(
+                file: sourceName, line: fieldLine, column: fieldColumn, record: scanningHeader ? nil : recordCount + 1)
         )
     }
 
@@ -692,7 +707,8 @@ public final class CSVReader: ByteFieldReader {
                             // An unclosed quote: the record ends with the line the quote opened
                             // on, is returned as a problem, and reading goes on with the next line.
                             return resynchronize(
-                                recordStart: rs, quoteContent: contentStart, end: end, spans: &spans, fieldLine: fieldLine, fieldColumn: fieldColumn)
+                                recordStart: rs, quoteContent: contentStart, end: end, spans: &spans,
+                                fieldLine: fieldLine, fieldColumn: fieldColumn)
                         }
                         line = lineNumber
                         throw FerryError(
@@ -705,11 +721,16 @@ public final class CSVReader: ByteFieldReader {
                         )
                     case .quoteInQuoted:
                         spans.append(
-                            Span(start: contentStart - rs, end: p - 1 - rs, line: fieldLine, column: fieldColumn, quoted: true, escaped: escaped)
+                            Span(
+                                start: contentStart - rs, end: p - 1 - rs, line: fieldLine, column: fieldColumn,
+                                quoted: true, escaped: escaped)
                         )
                         break scan
                     }
-                    spans.append(Span(start: contentStart - rs, end: p - rs, line: fieldLine, column: fieldColumn, quoted: false, escaped: escaped))
+                    spans.append(
+                        Span(
+                            start: contentStart - rs, end: p - rs, line: fieldLine, column: fieldColumn, quoted: false,
+                            escaped: escaped))
                     break scan
                 }
                 continue
@@ -741,7 +762,10 @@ public final class CSVReader: ByteFieldReader {
                 if p == end { continue scan }
                 switch classes[Int(base[p])] {
                 case 1:
-                    spans.append(Span(start: contentStart - rs, end: p - rs, line: fieldLine, column: fieldColumn, quoted: false, escaped: escaped))
+                    spans.append(
+                        Span(
+                            start: contentStart - rs, end: p - rs, line: fieldLine, column: fieldColumn, quoted: false,
+                            escaped: escaped))
                     p += 1
                     fieldStart = p
                     fieldLine = lineNumber
@@ -757,7 +781,10 @@ public final class CSVReader: ByteFieldReader {
                     escaped = true
                     state = .escapeInUnquoted
                 default:
-                    spans.append(Span(start: contentStart - rs, end: p - rs, line: fieldLine, column: fieldColumn, quoted: false, escaped: escaped))
+                    spans.append(
+                        Span(
+                            start: contentStart - rs, end: p - rs, line: fieldLine, column: fieldColumn, quoted: false,
+                            escaped: escaped))
                     terminatorIsCR = base[p] == 13
                     break scan
                 }
@@ -809,7 +836,10 @@ public final class CSVReader: ByteFieldReader {
                     p += 1
                     state = .quoted
                 case 1:
-                    spans.append(Span(start: contentStart - rs, end: p - 1 - rs, line: fieldLine, column: fieldColumn, quoted: true, escaped: escaped))
+                    spans.append(
+                        Span(
+                            start: contentStart - rs, end: p - 1 - rs, line: fieldLine, column: fieldColumn,
+                            quoted: true, escaped: escaped))
                     p += 1
                     fieldStart = p
                     fieldLine = lineNumber
@@ -817,7 +847,10 @@ public final class CSVReader: ByteFieldReader {
                     escaped = false
                     state = .fieldStart
                 case 2, 3:
-                    spans.append(Span(start: contentStart - rs, end: p - 1 - rs, line: fieldLine, column: fieldColumn, quoted: true, escaped: escaped))
+                    spans.append(
+                        Span(
+                            start: contentStart - rs, end: p - 1 - rs, line: fieldLine, column: fieldColumn,
+                            quoted: true, escaped: escaped))
                     terminatorIsCR = base[p] == 13
                     break scan
                 default:
@@ -882,11 +915,16 @@ public final class CSVReader: ByteFieldReader {
     /// Ends the record at the end of the line where an unclosed quote opened (the input ended
     /// inside the quoted field, so everything after it is still in the window) and moves to the
     /// next line: one bad quote costs one rejected record, not the step.
-    private func resynchronize(recordStart rs: Int, quoteContent: Int, end: Int, spans: inout [Span], fieldLine: Int, fieldColumn: Int) -> Outcome {
+    private func resynchronize(
+        recordStart rs: Int, quoteContent: Int, end: Int, spans: inout [Span], fieldLine: Int, fieldColumn: Int
+    ) -> Outcome {
         let base = buffer
         var cut = quoteContent
         while cut < end && base[cut] != 10 && base[cut] != 13 { cut += 1 }
-        spans.append(Span(start: quoteContent - rs, end: cut - rs, line: fieldLine, column: fieldColumn, quoted: true, escaped: false))
+        spans.append(
+            Span(
+                start: quoteContent - rs, end: cut - rs, line: fieldLine, column: fieldColumn, quoted: true,
+                escaped: false))
         scanProblem = (.unclosedQuote, fieldLine, fieldColumn)
         recordStart = rs
         recordEnd = cut
@@ -944,9 +982,18 @@ func firstInvalidUTF8(_ start: UnsafePointer<UInt8>, _ length: Int) -> Int {
         let minimum: UInt32
         var scalar: UInt32
         switch byte {
-        case 0xC2...0xDF: count = 2; minimum = 0x80; scalar = UInt32(byte & 0x1F)
-        case 0xE0...0xEF: count = 3; minimum = 0x800; scalar = UInt32(byte & 0x0F)
-        case 0xF0...0xF4: count = 4; minimum = 0x10000; scalar = UInt32(byte & 0x07)
+        case 0xC2...0xDF:
+            count = 2
+            minimum = 0x80
+            scalar = UInt32(byte & 0x1F)
+        case 0xE0...0xEF:
+            count = 3
+            minimum = 0x800
+            scalar = UInt32(byte & 0x0F)
+        case 0xF0...0xF4:
+            count = 4
+            minimum = 0x10000
+            scalar = UInt32(byte & 0x07)
         default: return index
         }
         var next = index + 1

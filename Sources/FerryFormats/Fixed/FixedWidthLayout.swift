@@ -46,12 +46,19 @@ public struct FixedWidthLayout: Sendable, Hashable {
         for column in columns {
             if column.name.isEmpty { problems.append("a fixed-width column needs a name") }
             if !seen.insert(column.name).inserted { problems.append("column '\(column.name)' is named twice") }
-            if column.start < 1 { problems.append("column '\(column.name)' starts at \(column.start); positions start at 1") }
-            if column.width < 1 { problems.append("column '\(column.name)' has width \(column.width); a column is at least 1 character wide") }
+            if column.start < 1 {
+                problems.append("column '\(column.name)' starts at \(column.start); positions start at 1")
+            }
+            if column.width < 1 {
+                problems.append(
+                    "column '\(column.name)' has width \(column.width); a column is at least 1 character wide")
+            }
         }
         let ordered = columns.filter { $0.start >= 1 && $0.width >= 1 }.sorted { $0.start < $1.start }
         for (left, right) in zip(ordered, ordered.dropFirst()) where right.start <= left.end {
-            problems.append("columns '\(left.name)' (\(left.start)–\(left.end)) and '\(right.name)' (\(right.start)–\(right.end)) overlap")
+            problems.append(
+                "columns '\(left.name)' (\(left.start)–\(left.end)) and '\(right.name)' (\(right.start)–\(right.end)) overlap"
+            )
         }
         return problems
     }
@@ -62,7 +69,9 @@ public struct FixedWidthLayout: Sendable, Hashable {
         for item in text.split(separator: ",", omittingEmptySubsequences: false) {
             let parts = item.split(separator: ":", omittingEmptySubsequences: false).map { $0.trimmingBlanks() }
             guard parts.count == 3, !parts[0].isEmpty, let start = Int(parts[1]), let width = Int(parts[2]) else {
-                throw FerryError(.usage, "a fixed-width column is name:start:width (1-based start, e.g. id:1:5,name:6:20), not '\(item)'")
+                throw FerryError(
+                    .usage,
+                    "a fixed-width column is name:start:width (1-based start, e.g. id:1:5,name:6:20), not '\(item)'")
             }
             columns.append(Column(name: parts[0], start: start, width: width))
         }

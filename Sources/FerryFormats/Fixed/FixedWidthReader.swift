@@ -36,12 +36,17 @@ public final class FixedWidthReader: RecordReader {
     private var offsets: [Int] = []
 
     /// Opens `path` (`-` for standard input) and reads it with `layout`.
-    public convenience init(path: String, layout: FixedWidthLayout, nullTokens: Set<String> = [""], encoding: TextEncoding? = nil) throws {
+    public convenience init(
+        path: String, layout: FixedWidthLayout, nullTokens: Set<String> = [""], encoding: TextEncoding? = nil
+    ) throws {
         self.init(input: try InputFile(path: path, encoding: encoding), layout: layout, nullTokens: nullTokens)
     }
 
     /// A reader with a given chunk size and record limit (tests use tiny ones).
-    init(input: InputFile, layout: FixedWidthLayout, nullTokens: Set<String>, chunkSize: Int = 1 << 18, maxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes) {
+    init(
+        input: InputFile, layout: FixedWidthLayout, nullTokens: Set<String>, chunkSize: Int = 1 << 18,
+        maxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes
+    ) {
         self.input = input
         self.layout = layout
         self.nullTokens = nullTokens
@@ -101,7 +106,9 @@ public final class FixedWidthReader: RecordReader {
         let raw = Array(line)
         func problem(_ message: String, byte: Int) -> SourceRecord {
             let location = InputLocation(file: sourceName, line: lastLine, column: byte + 1, record: number)
-            return SourceRecord(number: number, line: lastLine, fields: [], rawBytes: raw, problem: FerryError(.invalidInput, message, at: location))
+            return SourceRecord(
+                number: number, line: lastLine, fields: [], rawBytes: raw,
+                problem: FerryError(.invalidInput, message, at: location))
         }
         let invalid = firstInvalidUTF8(line.baseAddress!, line.count)
         if invalid < line.count {
@@ -121,9 +128,13 @@ public final class FixedWidthReader: RecordReader {
                 "the line has \(characters) character\(characters == 1 ? "" : "s") but the layout needs \(layout.width): column '\(lacking.name)' is characters \(lacking.start)–\(lacking.end)",
                 byte: line.count)
         }
-        if let extra = (layout.width..<characters).first(where: { line[offsets[$0]] != 0x20 && line[offsets[$0]] != 0x09 }) {
+        if let extra = (layout.width..<characters).first(where: {
+            line[offsets[$0]] != 0x20 && line[offsets[$0]] != 0x09
+        }) {
             let text = String(decoding: line[offsets[extra]...], as: UTF8.self)
-            return problem("text after the last column (character \(extra + 1) of a \(layout.width)-character layout): '\(text)'", byte: offsets[extra])
+            return problem(
+                "text after the last column (character \(extra + 1) of a \(layout.width)-character layout): '\(text)'",
+                byte: offsets[extra])
         }
         var fields: [Field?] = []
         fields.reserveCapacity(layout.columns.count)
@@ -134,7 +145,8 @@ public final class FixedWidthReader: RecordReader {
             while from < to && (line[from] == 0x20 || line[from] == 0x09) { from += 1 }
             while to > from && (line[to - 1] == 0x20 || line[to - 1] == 0x09) { to -= 1 }
             let text = String(decoding: line[from..<to], as: UTF8.self)
-            fields.append(Field(value: nullTokens.contains(text) ? .null : .text(text), line: lastLine, column: startColumn))
+            fields.append(
+                Field(value: nullTokens.contains(text) ? .null : .text(text), line: lastLine, column: startColumn))
         }
         return SourceRecord(number: number, line: lastLine, fields: fields, rawBytes: raw)
     }

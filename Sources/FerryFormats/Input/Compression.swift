@@ -6,7 +6,9 @@ public enum Compression: String, Sendable, Hashable, CaseIterable {
 
     /// The format whose magic number starts `bytes`, or nil for uncompressed input.
     public init?(magic bytes: [UInt8]) {
-        func starts(_ magic: [UInt8]) -> Bool { bytes.count >= magic.count && Array(bytes.prefix(magic.count)) == magic }
+        func starts(_ magic: [UInt8]) -> Bool {
+            bytes.count >= magic.count && Array(bytes.prefix(magic.count)) == magic
+        }
         if starts([0x1F, 0x8B]) {
             self = .gzip
         } else if starts([0x28, 0xB5, 0x2F, 0xFD]) {

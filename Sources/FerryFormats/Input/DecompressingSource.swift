@@ -43,7 +43,9 @@ final class DecompressingSource: ByteSource {
             }
             let finishing = input.sourceEnded
             let step = try input.withPending { pending in
-                try codec.decode(UnsafeRawBufferPointer(pending), into: UnsafeMutableRawBufferPointer(start: buffer, count: count), finishing: finishing)
+                try codec.decode(
+                    UnsafeRawBufferPointer(pending), into: UnsafeMutableRawBufferPointer(start: buffer, count: count),
+                    finishing: finishing)
             }
             input.start += step.consumed
             if step.ended { streamEnded = true }
@@ -51,10 +53,14 @@ final class DecompressingSource: ByteSource {
             if step.ended || step.consumed > 0 { continue }
             // No progress: the codec needs more input than is buffered.
             if input.sourceEnded {
-                throw FerryError(.invalidInput, "the \(compression.rawValue) data ends before its stream does (is the file cut short?)", at: InputLocation(file: name))
+                throw FerryError(
+                    .invalidInput,
+                    "the \(compression.rawValue) data ends before its stream does (is the file cut short?)",
+                    at: InputLocation(file: name))
             }
             if input.isFull {
-                throw FerryError(.invalidInput, "cannot decompress the \(compression.rawValue) data", at: InputLocation(file: name))
+                throw FerryError(
+                    .invalidInput, "cannot decompress the \(compression.rawValue) data", at: InputLocation(file: name))
             }
             try input.refill(from: inner)
         }
@@ -72,7 +78,9 @@ struct DecompressionStep {
 /// One decompression library, driven in steps.
 protocol DecompressionCodec {
     /// Decompresses from `input` into `output`. `finishing` says no input follows `input`.
-    mutating func decode(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, finishing: Bool) throws -> DecompressionStep
+    mutating func decode(
+        _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, finishing: Bool
+    ) throws -> DecompressionStep
 }
 
 private func corrupt(_ format: String, _ name: String, _ detail: String) -> FerryError {
@@ -93,13 +101,17 @@ final class GzipCodec: DecompressionCodec {
 
     deinit { inflateEnd(&stream) }
 
-    func decode(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, finishing: Bool) throws -> DecompressionStep {
+    func decode(
+        _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, finishing: Bool
+    ) throws -> DecompressionStep {
         stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
         stream.avail_in = uInt(input.count)
         stream.next_out = output.baseAddress?.assumingMemoryBound(to: Bytef.self)
         stream.avail_out = uInt(output.count)
         let status = inflate(&stream, Z_NO_FLUSH)
-        let step = DecompressionStep(consumed: input.count - Int(stream.avail_in), produced: output.count - Int(stream.avail_out), ended: status == Z_STREAM_END)
+        let step = DecompressionStep(
+            consumed: input.count - Int(stream.avail_in), produced: output.count - Int(stream.avail_out),
+            ended: status == Z_STREAM_END)
         if status != Z_OK && status != Z_STREAM_END && status != Z_BUF_ERROR {
             let detail = stream.msg.map { String(cString: $0) } ?? "error \(status)"
             throw corrupt("gzip", name, detail)
@@ -123,7 +135,9 @@ final class ZstdCodec: DecompressionCodec {
 
     deinit { ZSTD_freeDStream(stream) }
 
-    func decode(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, finishing: Bool) throws -> DecompressionStep {
+    func decode(
+        _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, finishing: Bool
+    ) throws -> DecompressionStep {
         var inBuffer = ZSTD_inBuffer(src: input.baseAddress, size: input.count, pos: 0)
         var outBuffer = ZSTD_outBuffer(dst: output.baseAddress, size: output.count, pos: 0)
         let result = ZSTD_decompressStream(stream, &outBuffer, &inBuffer)
@@ -147,14 +161,18 @@ final class Bzip2Codec: DecompressionCodec {
 
     deinit { BZ2_bzDecompressEnd(&stream) }
 
-    func decode(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, finishing: Bool) throws -> DecompressionStep {
+    func decode(
+        _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, finishing: Bool
+    ) throws -> DecompressionStep {
         stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: CChar.self))
         stream.avail_in = UInt32(input.count)
         stream.next_out = output.baseAddress?.assumingMemoryBound(to: CChar.self)
         stream.avail_out = UInt32(output.count)
         let status = BZ2_bzDecompress(&stream)
         guard status == BZ_OK || status == BZ_STREAM_END else { throw corrupt("bzip2", name, "error \(status)") }
-        return DecompressionStep(consumed: input.count - Int(stream.avail_in), produced: output.count - Int(stream.avail_out), ended: status == BZ_STREAM_END)
+        return DecompressionStep(
+            consumed: input.count - Int(stream.avail_in), produced: output.count - Int(stream.avail_out),
+            ended: status == BZ_STREAM_END)
     }
 }
 
@@ -166,18 +184,24 @@ final class XZCodec: DecompressionCodec {
 
     init(name: String) throws {
         self.name = name
-        guard lzma_stream_decoder(&stream, UInt64.max, 0) == LZMA_OK else { throw corrupt("xz", name, "liblzma cannot start") }
+        guard lzma_stream_decoder(&stream, UInt64.max, 0) == LZMA_OK else {
+            throw corrupt("xz", name, "liblzma cannot start")
+        }
     }
 
     deinit { lzma_end(&stream) }
 
-    func decode(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, finishing: Bool) throws -> DecompressionStep {
+    func decode(
+        _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, finishing: Bool
+    ) throws -> DecompressionStep {
         stream.next_in = input.baseAddress?.assumingMemoryBound(to: UInt8.self)
         stream.avail_in = input.count
         stream.next_out = output.baseAddress?.assumingMemoryBound(to: UInt8.self)
         stream.avail_out = output.count
         let status = lzma_code(&stream, finishing ? LZMA_FINISH : LZMA_RUN)
-        let step = DecompressionStep(consumed: input.count - stream.avail_in, produced: output.count - stream.avail_out, ended: status == LZMA_STREAM_END)
+        let step = DecompressionStep(
+            consumed: input.count - stream.avail_in, produced: output.count - stream.avail_out,
+            ended: status == LZMA_STREAM_END)
         switch status {
         case LZMA_OK, LZMA_STREAM_END, LZMA_BUF_ERROR: return step
         case LZMA_DATA_ERROR, LZMA_FORMAT_ERROR: throw corrupt("xz", name, "the data is corrupt")

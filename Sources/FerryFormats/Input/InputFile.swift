@@ -1,9 +1,9 @@
 import FerryCore
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// A file (or standard input) read in chunks through `read(2)`, for the streaming readers.
@@ -43,7 +43,8 @@ package final class InputFile {
                 let code = errno
                 let reason = String(cString: strerror(code))
                 // A missing input is sysexits' EX_NOINPUT (exit 66), like a pattern matching no file.
-                throw FerryError(code == ENOENT ? .noInput : .io, "cannot open '\(path)': \(reason)", at: InputLocation(file: path))
+                throw FerryError(
+                    code == ENOENT ? .noInput : .io, "cannot open '\(path)': \(reason)", at: InputLocation(file: path))
             }
             var status = stat()
             let isRegular = fstat(fd, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG
@@ -64,7 +65,9 @@ package final class InputFile {
             let start = try PrefixedSource.peek(source, count: 4)
             if let (declared, length) = TextEncoding.byteOrderMark(start) {
                 self.encoding = declared
-                source = try TranscodingSource(PrefixedSource(prefix: Array(start.dropFirst(length)), rest: source), encoding: declared, name: name)
+                source = try TranscodingSource(
+                    PrefixedSource(prefix: Array(start.dropFirst(length)), rest: source), encoding: declared, name: name
+                )
             } else {
                 source = PrefixedSource(prefix: start, rest: source)
             }
@@ -114,9 +117,9 @@ final class DescriptorSource: ByteSource {
     func read(into buffer: UnsafeMutableRawPointer, count: Int) throws -> Int {
         while true {
             #if canImport(Glibc)
-                let n = Glibc.read(descriptor, buffer, count)
+            let n = Glibc.read(descriptor, buffer, count)
             #else
-                let n = Darwin.read(descriptor, buffer, count)
+            let n = Darwin.read(descriptor, buffer, count)
             #endif
             if n >= 0 {
                 progress.add(n)

@@ -1,9 +1,9 @@
 import FerryCore
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// An input read line by line in a bounded window: each line is handed out as a range of the
@@ -58,7 +58,9 @@ final class LineWindow {
         let base = window.base
         var stop = lineEnd
         if stop > start && base[stop - 1] == 0x0D { stop -= 1 }
-        if lineNumber == 1 && stop - start >= 3 && base[start] == 0xEF && base[start + 1] == 0xBB && base[start + 2] == 0xBF {
+        if lineNumber == 1 && stop - start >= 3 && base[start] == 0xEF && base[start + 1] == 0xBB
+            && base[start + 2] == 0xBF
+        {
             start += 3
         }
         return (start, stop)

@@ -1,9 +1,9 @@
 import FerryCore
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// The files an import reads: paths and glob patterns (`nightly/*.csv.gz`), expanded by ferry
@@ -53,7 +53,9 @@ package enum SourceFiles {
                 if !path.hasSuffix("/") { files.append(path) }
             }
         } else if status != GLOB_NOMATCH {
-            throw FerryError(.io, "cannot list the files matching '\(pattern)' (glob error \(status))", at: InputLocation(file: pattern))
+            throw FerryError(
+                .io, "cannot list the files matching '\(pattern)' (glob error \(status))",
+                at: InputLocation(file: pattern))
         }
         guard !files.isEmpty else {
             throw FerryError(.noInput, "no file matches '\(pattern)'", at: InputLocation(file: pattern))

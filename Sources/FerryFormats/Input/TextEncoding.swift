@@ -1,9 +1,9 @@
 public import FerryCore
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// The character encoding of an input: UTF-8 (the default), or any encoding iconv knows
@@ -28,7 +28,8 @@ public struct TextEncoding: Sendable, Hashable, CustomStringConvertible {
     public init(named name: String) throws(FerryError) {
         let key = String(name.lowercased().map { $0 == "_" ? "-" : $0 })
         let aliases = [
-            "utf8": "UTF-8", "utf-8": "UTF-8", "latin1": "ISO-8859-1", "latin-1": "ISO-8859-1", "iso-8859-1": "ISO-8859-1",
+            "utf8": "UTF-8", "utf-8": "UTF-8", "latin1": "ISO-8859-1", "latin-1": "ISO-8859-1",
+            "iso-8859-1": "ISO-8859-1",
             "cp1252": "WINDOWS-1252", "windows-1252": "WINDOWS-1252", "win1252": "WINDOWS-1252",
             "utf16": "UTF-16", "utf-16": "UTF-16", "utf-16le": "UTF-16LE", "utf-16be": "UTF-16BE",
             "utf32": "UTF-32", "utf-32": "UTF-32", "utf-32le": "UTF-32LE", "utf-32be": "UTF-32BE",
@@ -36,7 +37,10 @@ public struct TextEncoding: Sendable, Hashable, CustomStringConvertible {
         let iconvName = aliases[key] ?? name.uppercased()
         let probe = iconv_open("UTF-8", iconvName)
         guard probe != iconv_t(bitPattern: -1) else {
-            throw FerryError(.usage, "unknown encoding '\(name)' (utf-8, utf-16le, utf-16be, utf-32, latin-1, windows-1252 or any name `iconv -l` lists)")
+            throw FerryError(
+                .usage,
+                "unknown encoding '\(name)' (utf-8, utf-16le, utf-16be, utf-32, latin-1, windows-1252 or any name `iconv -l` lists)"
+            )
         }
         iconv_close(probe)
         self.init(name: name, iconvName: iconvName)

@@ -64,7 +64,8 @@ public final class JSONArrayReader: JSONObjectReader {
     ///   - shape: how the records are laid out (``JSONShape``).
     public init(
         path: String, pointer: String = "", chunkSize: Int = 1 << 18, maxDepth: Int = JSONSyntax.maxDepth,
-        maxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes, encoding: TextEncoding? = nil, shape: JSONShape = .records
+        maxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes, encoding: TextEncoding? = nil,
+        shape: JSONShape = .records
     ) throws {
         self.pointer = pointer
         self.shape = shape
@@ -94,7 +95,8 @@ public final class JSONArrayReader: JSONObjectReader {
 
     /// Where the reader is now: the current record's start.
     public var currentLocation: InputLocation {
-        InputLocation(file: sourceName, line: tokenizer.line, column: tokenizer.tokenColumn, record: number > 0 ? number : nil)
+        InputLocation(
+            file: sourceName, line: tokenizer.line, column: tokenizer.tokenColumn, record: number > 0 ? number : nil)
     }
 
     /// The largest the reader's byte window has been (for tests of bounded memory).
@@ -155,7 +157,9 @@ public final class JSONArrayReader: JSONObjectReader {
         if case .rows = shape, rowIndexes == nil {
             // The first element names the columns.
             guard token == .beginArray else {
-                throw tokenizer.error("the first element must be the header row (an array of column names), not \(JSONObjectDecoder.describe(token))", at: tokenizer.tokenStart)
+                throw tokenizer.error(
+                    "the first element must be the header row (an array of column names), not \(JSONObjectDecoder.describe(token))",
+                    at: tokenizer.tokenStart)
             }
             rowIndexes = try decoder.decodeHeader(tokenizer)
             tokenizer.record = number + 1
@@ -182,7 +186,9 @@ public final class JSONArrayReader: JSONObjectReader {
                     problem = "the record has a member '\(keyField)', the key field its name would go to"
                     break
                 }
-                key.withUnsafeBufferPointer { decoder.fields.set(keyIndex, kind: .string, bytes: $0, line: line, column: column) }
+                key.withUnsafeBufferPointer {
+                    decoder.fields.set(keyIndex, kind: .string, bytes: $0, line: line, column: column)
+                }
                 return true
             case (.rows(let columns), .beginArray):
                 let count = try decoder.decodeRow(tokenizer, indexes: rowIndexes ?? [])
@@ -190,7 +196,8 @@ public final class JSONArrayReader: JSONObjectReader {
                 hasCurrent = true
                 let expected = rowIndexes?.count ?? 0
                 if count == expected { return true }
-                problem = JSONObjectDecoder.rowLengthProblem(expected: expected, found: count, headerRow: columns == nil)
+                problem = JSONObjectDecoder.rowLengthProblem(
+                    expected: expected, found: count, headerRow: columns == nil)
             case (_, .beginArray), (_, .beginObject):
                 try tokenizer.skipContainer()
                 try checkLength(line: line, column: column)
@@ -205,7 +212,9 @@ public final class JSONArrayReader: JSONObjectReader {
         }
         problemRecord = SourceRecord(
             number: number, line: line, column: column, fields: [], rawBytes: tokenizer.markedBytes(),
-            problem: FerryError(.invalidInput, problem, at: InputLocation(file: sourceName, line: line, column: column, record: number)))
+            problem: FerryError(
+                .invalidInput, problem, at: InputLocation(file: sourceName, line: line, column: column, record: number))
+        )
         tokenizer.mark = nil
         hasCurrent = true
         return true

@@ -30,7 +30,9 @@ package struct JSONFieldPath: Sendable, Hashable {
         var members: [(name: String, indexes: [Int])] = []
         for part in name.split(separator: ".", omittingEmptySubsequences: false) {
             guard let bracket = part.firstIndex(of: "[") else {
-                if part.isEmpty || part.contains("]") { return part.isEmpty ? nil : .failure(PathError(name: name, reason: "']' without '['")) }
+                if part.isEmpty || part.contains("]") {
+                    return part.isEmpty ? nil : .failure(PathError(name: name, reason: "']' without '['"))
+                }
                 members.append((String(part), []))
                 continue
             }
@@ -39,11 +41,18 @@ package struct JSONFieldPath: Sendable, Hashable {
             var rest = part[bracket...]
             while !rest.isEmpty {
                 guard rest.first == "[", let close = rest.firstIndex(of: "]") else {
-                    return .failure(PathError(name: name, reason: rest.first == "[" ? "'[' without ']'" : "text after ']': '\(rest)'"))
+                    return .failure(
+                        PathError(
+                            name: name, reason: rest.first == "[" ? "'[' without ']'" : "text after ']': '\(rest)'"))
                 }
                 let number = rest[rest.index(after: rest.startIndex)..<close]
                 guard let index = Int(number), !number.hasPrefix("+") else {
-                    return .failure(PathError(name: name, reason: "'[\(number)]' is not an array index (a whole number, e.g. [0], or [-1] for the last element)"))
+                    return .failure(
+                        PathError(
+                            name: name,
+                            reason:
+                                "'[\(number)]' is not an array index (a whole number, e.g. [0], or [-1] for the last element)"
+                        ))
                 }
                 indexes.append(index)
                 rest = rest[rest.index(after: close)...]

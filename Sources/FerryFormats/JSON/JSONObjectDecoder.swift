@@ -97,7 +97,9 @@ final class JSONObjectDecoder {
             let token = try tokenizer.next()
             if token == .endArray { break }
             guard token == .string else {
-                throw tokenizer.error("the header row must hold column names (strings), not \(Self.describe(token))", at: tokenizer.tokenStart)
+                throw tokenizer.error(
+                    "the header row must hold column names (strings), not \(Self.describe(token))",
+                    at: tokenizer.tokenStart)
             }
             let name = tokenizer.stringValue()
             guard names.insert(name).inserted else {

@@ -145,7 +145,8 @@ package final class JSONObjectFields {
 
     private func extend(to newCount: Int) {
         if newCount > slotCapacity { growSlots(to: newCount) }
-        (slots + count).initialize(repeating: Slot(kind: .absent, start: 0, count: 0, line: 0, column: 0), count: newCount - count)
+        (slots + count).initialize(
+            repeating: Slot(kind: .absent, start: 0, count: 0, line: 0, column: 0), count: newCount - count)
         count = newCount
     }
 

@@ -34,12 +34,18 @@ final class JSONPathFields {
         if table.count > scanned { scan(table) }
         guard !paths.isEmpty else { return }
         for position in paths.indices where fields.kind(paths[position].index) == .absent {
-            if paths[position].rootIndex == nil { paths[position].rootIndex = table.existingIndex(of: paths[position].root) }
-            guard let root = paths[position].rootIndex, fields.kind(root) == .nested, let (line, column) = fields.position(root) else { continue }
+            if paths[position].rootIndex == nil {
+                paths[position].rootIndex = table.existingIndex(of: paths[position].root)
+            }
+            guard let root = paths[position].rootIndex, fields.kind(root) == .nested,
+                let (line, column) = fields.position(root)
+            else { continue }
             // Copied out first: setting a field may move the bytes being read.
             let found = fields.withBytes(root) { Self.extract($0, path: paths[position].rest[...], into: &value) }
             guard let kind = found else { continue }
-            value.withUnsafeBufferPointer { fields.set(paths[position].index, kind: kind, bytes: $0, line: line, column: column) }
+            value.withUnsafeBufferPointer {
+                fields.set(paths[position].index, kind: kind, bytes: $0, line: line, column: column)
+            }
         }
     }
 
@@ -63,7 +69,9 @@ final class JSONPathFields {
 
     /// The value at `path` inside the compact JSON value `json`: its kind, with its bytes in
     /// `value` (a string decoded, a number's spelling, a nested value's text); nil when absent.
-    static func extract(_ json: UnsafeBufferPointer<UInt8>, path: ArraySlice<Step>, into value: inout [UInt8]) -> JSONFieldKind? {
+    static func extract(
+        _ json: UnsafeBufferPointer<UInt8>, path: ArraySlice<Step>, into value: inout [UInt8]
+    ) -> JSONFieldKind? {
         var position = 0
         var components = path
         while let step = components.first {
@@ -161,7 +169,9 @@ final class JSONPathFields {
         return position
     }
 
-    private static func classify(_ json: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int, into value: inout [UInt8]) -> JSONFieldKind {
+    private static func classify(
+        _ json: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int, into value: inout [UInt8]
+    ) -> JSONFieldKind {
         value.removeAll(keepingCapacity: true)
         switch json[start] {
         case UInt8(ascii: "\""):
@@ -180,7 +190,9 @@ final class JSONPathFields {
     }
 
     /// The text of a JSON string's content with its escapes undone.
-    private static func unescape(_ json: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int, into value: inout [UInt8]) {
+    private static func unescape(
+        _ json: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int, into value: inout [UInt8]
+    ) {
         value.removeAll(keepingCapacity: true)
         var position = start
         while position < end {
@@ -199,7 +211,8 @@ final class JSONPathFields {
             case UInt8(ascii: "b"): value.append(0x08)
             case UInt8(ascii: "f"): value.append(0x0C)
             case UInt8(ascii: "u"):
-                guard position + 4 <= end, let code = UInt32(String(decoding: json[position..<position + 4], as: UTF8.self), radix: 16),
+                guard position + 4 <= end,
+                    let code = UInt32(String(decoding: json[position..<position + 4], as: UTF8.self), radix: 16),
                     let scalar = Unicode.Scalar(code)
                 else { continue }
                 value.append(contentsOf: Array(String(Character(scalar)).utf8))

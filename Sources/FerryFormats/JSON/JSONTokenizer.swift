@@ -59,7 +59,10 @@ final class JSONTokenizer {
     @exclusivity(unchecked) private var scratch: [UInt8] = []
 
     /// A streaming tokenizer over a whole document.
-    init(window: ByteWindow, sourceName: String, maxDepth: Int = JSONSyntax.maxDepth, maxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes) {
+    init(
+        window: ByteWindow, sourceName: String, maxDepth: Int = JSONSyntax.maxDepth,
+        maxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes
+    ) {
         self.window = window
         self.sourceName = sourceName
         self.maxDepth = maxDepth

@@ -41,7 +41,9 @@ package struct LocatedJSON: Sendable {
             case .typed(let typed): return JSONEscaping.quote("\(typed)")
             }
         case .array(let items): return "[" + items.map(\.compactText).joined(separator: ",") + "]"
-        case .object(let members): return "{" + members.map { JSONEscaping.quote($0.key) + ":" + $0.value.compactText }.joined(separator: ",") + "}"
+        case .object(let members):
+            return "{" + members.map { JSONEscaping.quote($0.key) + ":" + $0.value.compactText }.joined(separator: ",")
+                + "}"
         }
     }
 
@@ -49,12 +51,17 @@ package struct LocatedJSON: Sendable {
     /// position, so that every nested part keeps its own line and column; from the field's
     /// compact text (every part then located at the field) when the raw bytes do not hold it.
     package static func value(of field: Field, in record: SourceRecord) -> LocatedJSON? {
-        guard case .json(let text) = field.value else { return LocatedJSON(content: .scalar(field.value), line: field.line, column: field.column) }
+        guard case .json(let text) = field.value else {
+            return LocatedJSON(content: .scalar(field.value), line: field.line, column: field.column)
+        }
         if let offset = offset(ofLine: field.line, column: field.column, in: record) {
-            var parser = Parser(bytes: record.rawBytes, position: offset, line: field.line, lineStart: offset - (field.column - 1))
+            var parser = Parser(
+                bytes: record.rawBytes, position: offset, line: field.line, lineStart: offset - (field.column - 1))
             if let value = try? parser.parseValue() { return value }
         }
-        var parser = Parser(bytes: Array(text.utf8), position: 0, line: field.line, lineStart: -(field.column - 1), fixedAt: (field.line, field.column))
+        var parser = Parser(
+            bytes: Array(text.utf8), position: 0, line: field.line, lineStart: -(field.column - 1),
+            fixedAt: (field.line, field.column))
         return try? parser.parseValue()
     }
 
@@ -71,7 +78,8 @@ package struct LocatedJSON: Sendable {
             currentLine += 1
         }
         let index = lineStart + (column - lineStartColumn)
-        return index >= lineStart && index < bytes.count && (bytes[index] == UInt8(ascii: "{") || bytes[index] == UInt8(ascii: "[")) ? index : nil
+        return index >= lineStart && index < bytes.count
+            && (bytes[index] == UInt8(ascii: "{") || bytes[index] == UInt8(ascii: "[")) ? index : nil
     }
 
     /// A recursive reader of JSON the record's reader has already checked (so it only needs to
@@ -94,7 +102,10 @@ package struct LocatedJSON: Sendable {
                 position += 1
                 var members: [(key: String, value: LocatedJSON)] = []
                 skipWhitespace()
-                if peek == UInt8(ascii: "}") { position += 1; return LocatedJSON(content: .object(members), line: here.0, column: here.1) }
+                if peek == UInt8(ascii: "}") {
+                    position += 1
+                    return LocatedJSON(content: .object(members), line: here.0, column: here.1)
+                }
                 while true {
                     skipWhitespace()
                     let key = try parseString()
@@ -102,7 +113,10 @@ package struct LocatedJSON: Sendable {
                     try expect(UInt8(ascii: ":"))
                     members.append((key, try parseValue()))
                     skipWhitespace()
-                    if peek == UInt8(ascii: ",") { position += 1; continue }
+                    if peek == UInt8(ascii: ",") {
+                        position += 1
+                        continue
+                    }
                     try expect(UInt8(ascii: "}"))
                     return LocatedJSON(content: .object(members), line: here.0, column: here.1)
                 }
@@ -110,11 +124,17 @@ package struct LocatedJSON: Sendable {
                 position += 1
                 var items: [LocatedJSON] = []
                 skipWhitespace()
-                if peek == UInt8(ascii: "]") { position += 1; return LocatedJSON(content: .array(items), line: here.0, column: here.1) }
+                if peek == UInt8(ascii: "]") {
+                    position += 1
+                    return LocatedJSON(content: .array(items), line: here.0, column: here.1)
+                }
                 while true {
                     items.append(try parseValue())
                     skipWhitespace()
-                    if peek == UInt8(ascii: ",") { position += 1; continue }
+                    if peek == UInt8(ascii: ",") {
+                        position += 1
+                        continue
+                    }
                     try expect(UInt8(ascii: "]"))
                     return LocatedJSON(content: .array(items), line: here.0, column: here.1)
                 }
@@ -154,7 +174,9 @@ package struct LocatedJSON: Sendable {
 
         mutating func scanWord() -> String {
             let start = position
-            while let byte = peek, !(byte == UInt8(ascii: ",") || byte == UInt8(ascii: "}") || byte == UInt8(ascii: "]") || byte <= 0x20) { position += 1 }
+            while let byte = peek,
+                !(byte == UInt8(ascii: ",") || byte == UInt8(ascii: "}") || byte == UInt8(ascii: "]") || byte <= 0x20)
+            { position += 1 }
             return String(decoding: bytes[start..<position], as: UTF8.self)
         }
 
@@ -200,7 +222,9 @@ package struct LocatedJSON: Sendable {
         }
 
         mutating func hex4() throws -> UInt32 {
-            guard position + 4 <= bytes.count, let value = UInt32(String(decoding: bytes[position..<position + 4], as: UTF8.self), radix: 16) else { throw Malformed() }
+            guard position + 4 <= bytes.count,
+                let value = UInt32(String(decoding: bytes[position..<position + 4], as: UTF8.self), radix: 16)
+            else { throw Malformed() }
             position += 4
             return value
         }

@@ -1,9 +1,9 @@
 public import FerryCore
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// Reads newline-delimited JSON (NDJSON, JSON Lines): one JSON object per line, streaming.
@@ -62,7 +62,8 @@ public final class NDJSONReader: JSONObjectReader {
     ///   - encoding: the file's text encoding (nil: UTF-8, or what a byte order mark says).
     ///   - shape: how the records are laid out (``JSONShape``).
     public init(
-        path: String, chunkSize: Int = 1 << 18, maxDepth: Int = JSONSyntax.maxDepth, maxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes,
+        path: String, chunkSize: Int = 1 << 18, maxDepth: Int = JSONSyntax.maxDepth,
+        maxRecordBytes: Int = RecordLimits.defaultMaxRecordBytes,
         encoding: TextEncoding? = nil, shape: JSONShape = .records
     ) throws {
         self.maxRecordBytes = max(1, maxRecordBytes)
@@ -74,7 +75,9 @@ public final class NDJSONReader: JSONObjectReader {
         switch shape {
         case .records: break
         case .object:
-            throw FerryError(.invalidDefinition, "the object shape applies to a JSON document, not to NDJSON", at: InputLocation(file: input.name))
+            throw FerryError(
+                .invalidDefinition, "the object shape applies to a JSON document, not to NDJSON",
+                at: InputLocation(file: input.name))
         case .rows(let columns): rowIndexes = columns.map { decoder.columnIndexes($0) }
         }
     }
@@ -118,7 +121,8 @@ public final class NDJSONReader: JSONObjectReader {
     package func currentRecord() -> SourceRecord {
         if let problemRecord { return problemRecord }
         let raw = [UInt8](UnsafeBufferPointer(start: window.base + rawStart, count: rawCount))
-        return SourceRecord(number: number, line: recordLine, column: recordColumn, fields: decoder.fields.materialize(), rawBytes: raw)
+        return SourceRecord(
+            number: number, line: recordLine, column: recordColumn, fields: decoder.fields.materialize(), rawBytes: raw)
     }
 
     package func advance() throws -> Bool {
@@ -135,7 +139,9 @@ public final class NDJSONReader: JSONObjectReader {
                 tokenizer.reset(lineFrom: first, to: stop, line: lineNumber)
                 let token = try tokenizer.next()
                 guard token == .beginArray else {
-                    throw tokenizer.error("the first line must be the header row (an array of column names), not \(JSONObjectDecoder.describe(token))", at: tokenizer.tokenStart)
+                    throw tokenizer.error(
+                        "the first line must be the header row (an array of column names), not \(JSONObjectDecoder.describe(token))",
+                        at: tokenizer.tokenStart)
                 }
                 rowIndexes = try decoder.decodeHeader(tokenizer)
                 _ = try tokenizer.next()  // only white space may follow: anything else throws
@@ -161,7 +167,8 @@ public final class NDJSONReader: JSONObjectReader {
             if case .rows = shape { wanted = .beginArray } else { wanted = .beginObject }
             guard token == wanted else {
                 throw FerryError(
-                    .invalidInput, "expected a JSON \(JSONArrayReader.recordKind(shape)), found \(JSONObjectDecoder.describe(token))",
+                    .invalidInput,
+                    "expected a JSON \(JSONArrayReader.recordKind(shape)), found \(JSONObjectDecoder.describe(token))",
                     at: InputLocation(file: sourceName, line: lineNumber, column: column, record: number))
             }
             let objectStart = tokenizer.tokenStart
@@ -188,7 +195,8 @@ public final class NDJSONReader: JSONObjectReader {
                 error as? FerryError
                 ?? FerryError(.invalidInput, "\(error)", at: InputLocation(file: sourceName, line: lineNumber))
             let raw = [UInt8](UnsafeBufferPointer(start: window.base + start, count: stop - start))
-            problemRecord = SourceRecord(number: number, line: lineNumber, column: column, fields: [], rawBytes: raw, problem: problem)
+            problemRecord = SourceRecord(
+                number: number, line: lineNumber, column: column, fields: [], rawBytes: raw, problem: problem)
         }
     }
 }

@@ -2,9 +2,9 @@ import FerryCore
 import Foundation
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// Where an export writes, decided once before the first byte.
@@ -47,7 +47,8 @@ public struct ExportDestination: Sendable {
         let resolved = Self.followingSymlinks(path)
         let url = URL(fileURLWithPath: resolved)
         target = resolved
-        writePath = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).ferry-\(getpid())").path
+        writePath =
+            url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).ferry-\(getpid())").path
     }
 
     /// True when the output is written as it goes (standard output, a FIFO, a device).
@@ -64,7 +65,8 @@ public struct ExportDestination: Sendable {
         if rename(writePath, target) != 0 {
             let reason = String(cString: strerror(errno))
             discard()
-            throw FerryError(.io, "cannot write '\(path)': \(reason); the file was not changed", at: InputLocation(file: path))
+            throw FerryError(
+                .io, "cannot write '\(path)': \(reason); the file was not changed", at: InputLocation(file: path))
         }
     }
 
@@ -82,7 +84,10 @@ public struct ExportDestination: Sendable {
             guard lstat(current, &info) == 0, info.st_mode & S_IFMT == S_IFLNK,
                 let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: current)
             else { return current }
-            current = destination.hasPrefix("/") ? destination : URL(fileURLWithPath: current).deletingLastPathComponent().appendingPathComponent(destination).path
+            current =
+                destination.hasPrefix("/")
+                ? destination
+                : URL(fileURLWithPath: current).deletingLastPathComponent().appendingPathComponent(destination).path
         }
         return current
     }

@@ -2,9 +2,9 @@ import FerryCore
 import Foundation
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// A buffered writer to a file or standard output, flushed in large blocks.
@@ -27,7 +27,9 @@ public final class OutputFile {
     ///   - append: add to the end of an existing file instead of replacing it.
     ///   - capacity: the buffer's size in bytes; writes reach the file in blocks of about this size.
     /// - Throws: a usage error when `path` is a URL; an I/O error naming the file otherwise.
-    public init(path: String, name: String? = nil, append: Bool = false, truncate: Bool = true, capacity: Int = 1 << 16) throws {
+    public init(
+        path: String, name: String? = nil, append: Bool = false, truncate: Bool = true, capacity: Int = 1 << 16
+    ) throws {
         self.capacity = capacity
         buffer.reserveCapacity(capacity)
         if path == "-" {
@@ -45,7 +47,9 @@ public final class OutputFile {
         let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : truncate ? O_TRUNC : 0)
         let fd = open(path, flags, 0o644)
         guard fd >= 0 else {
-            throw FerryError(.io, "cannot write '\(shownName)': \(String(cString: strerror(errno)))", at: InputLocation(file: shownName))
+            throw FerryError(
+                .io, "cannot write '\(shownName)': \(String(cString: strerror(errno)))",
+                at: InputLocation(file: shownName))
         }
         descriptor = fd
         ownsDescriptor = true
@@ -77,9 +81,9 @@ public final class OutputFile {
         while offset < buffer.count {
             let n = buffer.withUnsafeBytes { raw in
                 #if canImport(Glibc)
-                    Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
                 #else
-                    Darwin.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                Darwin.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
                 #endif
             }
             if n < 0 {
@@ -99,7 +103,9 @@ public final class OutputFile {
         try flush()
         guard descriptor >= 0, fsync(descriptor) != 0 else { return }
         guard errno == EINVAL || errno == EROFS else {
-            throw FerryError(.io, "cannot write '\(name)' to the disk: \(String(cString: strerror(errno)))", at: InputLocation(file: name))
+            throw FerryError(
+                .io, "cannot write '\(name)' to the disk: \(String(cString: strerror(errno)))",
+                at: InputLocation(file: name))
         }
     }
 
@@ -109,13 +115,14 @@ public final class OutputFile {
         try flush()
         if ownsDescriptor, descriptor >= 0 {
             #if canImport(Glibc)
-                let result = Glibc.close(descriptor)
+            let result = Glibc.close(descriptor)
             #else
-                let result = Darwin.close(descriptor)
+            let result = Darwin.close(descriptor)
             #endif
             descriptor = -1
             if result != 0 && errno != EINTR {
-                throw FerryError(.io, "cannot write '\(name)': \(String(cString: strerror(errno)))", at: InputLocation(file: name))
+                throw FerryError(
+                    .io, "cannot write '\(name)': \(String(cString: strerror(errno)))", at: InputLocation(file: name))
             }
         }
     }
@@ -124,9 +131,9 @@ public final class OutputFile {
         try? flush()
         if ownsDescriptor, descriptor >= 0 {
             #if canImport(Glibc)
-                _ = Glibc.close(descriptor)
+            _ = Glibc.close(descriptor)
             #else
-                _ = Darwin.close(descriptor)
+            _ = Darwin.close(descriptor)
             #endif
         }
     }

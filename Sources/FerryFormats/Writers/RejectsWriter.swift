@@ -33,13 +33,18 @@ public final class RejectsWriter {
         let found = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value
         guard let found, found >= size else {
             throw FerryError(
-                .usage, found == nil
+                .usage,
+                found == nil
                     ? "the rejects file is missing; the interrupted import had written \(size) bytes of rejects to it"
                     : "the rejects file has \(found!) bytes, fewer than the \(size) the interrupted import had written to it",
-                at: InputLocation(file: path), notes: ["the rejects of the committed batches must stay; run the import again without --resume"])
+                at: InputLocation(file: path),
+                notes: ["the rejects of the committed batches must stay; run the import again without --resume"])
         }
         guard truncate(path, off_t(size)) == 0 else {
-            throw FerryError(.io, "cannot cut the rejects of the interrupted batch from '\(path)': \(String(cString: strerror(errno)))", at: InputLocation(file: path))
+            throw FerryError(
+                .io,
+                "cannot cut the rejects of the interrupted batch from '\(path)': \(String(cString: strerror(errno)))",
+                at: InputLocation(file: path))
         }
         output = try OutputFile(path: path, append: true)
         self.size = size
@@ -49,7 +54,9 @@ public final class RejectsWriter {
     public var isDryRun: Bool { output == nil }
 
     /// Writes one reject; `file` names the file it came from when the step reads several.
-    public func write(file: String? = nil, record: Int, line: Int, column: Int, field: String?, reason: String, raw: String) throws {
+    public func write(
+        file: String? = nil, record: Int, line: Int, column: Int, field: String?, reason: String, raw: String
+    ) throws {
         var text = "{"
         if let file { text += "\"file\":" + JSONText.quote(file) + "," }
         text += "\"record\":\(record),\"line\":\(line),\"column\":\(column)"

@@ -145,7 +145,11 @@ public final class RowWriter {
                 cursor.withTextBytes(at: index) { appendCSVText($0) }
             case (.date, .text):
                 cursor.withTextBytes(at: index) { bytes in
-                    if Self.isStoredDate(bytes) { buffer.append(contentsOf: bytes) } else { appendCSVGeneric(cursor.value(at: index)) }
+                    if Self.isStoredDate(bytes) {
+                        buffer.append(contentsOf: bytes)
+                    } else {
+                        appendCSVGeneric(cursor.value(at: index))
+                    }
                 }
             case (.binary, .blob):
                 cursor.withBlobBytes(at: index) { bytes in
@@ -165,7 +169,11 @@ public final class RowWriter {
         case .double(let v): appendDouble(v)
         case .bool(let v): appendBool(v)
         case .binary(let bytes):
-            if bytes.isEmpty { buffer.append(contentsOf: [34, 34]) } else { bytes.withUnsafeBufferPointer { appendBase64($0) } }
+            if bytes.isEmpty {
+                buffer.append(contentsOf: [34, 34])
+            } else {
+                bytes.withUnsafeBufferPointer { appendBase64($0) }
+            }
         case .decimal(var text), .string(var text), .uuid(var text), .uri(var text), .json(var text):
             text.withUTF8 { appendCSVText($0) }
         case .date(let millis):
@@ -333,7 +341,8 @@ public final class RowWriter {
         text.withUTF8 { buffer.append(contentsOf: $0) }
     }
 
-    private static let base64Alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    private static let base64Alphabet: [UInt8] = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
     private func appendBase64(_ bytes: UnsafeBufferPointer<UInt8>) {
         let alphabet = Self.base64Alphabet

@@ -13,17 +13,24 @@ final class CoreDataSourceCursor: DatabaseCursor {
     init(path: String, source: DatabaseSource) throws {
         self.source = source
         guard case .entity(let name) = source.selection else {
-            throw FerryError(.invalidDefinition, "a Core Data store is read by entity: use 'entity:' (its tables are Core Data's, not the model's)", at: source.selectionLocation)
+            throw FerryError(
+                .invalidDefinition,
+                "a Core Data store is read by entity: use 'entity:' (its tables are Core Data's, not the model's)",
+                at: source.selectionLocation)
         }
         store = try Store.openCoreData(at: path, bundle: nil)
         guard let entity = store.model.entity(named: name) else {
             throw FerryError(
-                .invalidDefinition, "the Core Data store '\(path)' has no entity '\(name)'\(Suggestions.didYouMean(name, in: store.model.entityNames))",
-                at: source.selectionLocation, notes: ["its entities: \(store.model.entityNames.joined(separator: ", "))"])
+                .invalidDefinition,
+                "the Core Data store '\(path)' has no entity '\(name)'\(Suggestions.didYouMean(name, in: store.model.entityNames))",
+                at: source.selectionLocation,
+                notes: ["its entities: \(store.model.entityNames.joined(separator: ", "))"])
         }
         let request = FetchRequest(entity: entity.name, properties: FetchRequest.defaultProperties(of: entity))
         let store = store
-        cursor = try store.withConnection { try FetchCursor(request, connection: $0, model: store.model, layout: store.layout) }
+        cursor = try store.withConnection {
+            try FetchCursor(request, connection: $0, model: store.model, layout: store.layout)
+        }
         columns = cursor.columns.map { DatabaseColumn(name: $0.name, type: $0.type) }
     }
 
@@ -31,7 +38,8 @@ final class CoreDataSourceCursor: DatabaseCursor {
         do {
             return try cursor.next()
         } catch let error as FerryError {
-            throw FerryError(error.code, "reading \(source.label) failed: \(error.message)", at: source.selectionLocation)
+            throw FerryError(
+                error.code, "reading \(source.label) failed: \(error.message)", at: source.selectionLocation)
         }
     }
 }

@@ -23,7 +23,9 @@ package enum DatabaseModelInference {
         package var notes: [String]
     }
 
-    package static func plan(database: DatabaseSource.Database, schema: SourceSchema, modelName: String, sampleSize: Int) throws -> Plan {
+    package static func plan(
+        database: DatabaseSource.Database, schema: SourceSchema, modelName: String, sampleSize: Int
+    ) throws -> Plan {
         guard !schema.tables.isEmpty else {
             throw FerryError(.invalidInput, "the database has no tables to import")
         }
@@ -46,7 +48,8 @@ package enum DatabaseModelInference {
         var fieldOfAttribute: [String: [String: String]] = [:]
         for table in schema.tables {
             let entityName = entityNames[table.name]!
-            let reader = try DatabaseRecordReader.open(DatabaseSource(database: database, selection: .table(table.name)))
+            let reader = try DatabaseRecordReader.open(
+                DatabaseSource(database: database, selection: .table(table.name)))
             let sampled = try SampledReader(reader, sampleSize: max(1, sampleSize))
             let inferred = ModelInference.infer(
                 entityNamed: entityName, fieldNames: reader.fieldNames, samples: sampled.samples,
@@ -56,11 +59,15 @@ package enum DatabaseModelInference {
             for (index, field) in inferred.fieldNames.enumerated() where notNull.contains(field) {
                 entity.attributes[index].isOptional = false
             }
-            fieldOfAttribute[entityName] = Dictionary(zip(entity.attributes.map(\.name), inferred.fieldNames), uniquingKeysWith: { first, _ in first })
-            let attributeOfField = Dictionary(zip(inferred.fieldNames, entity.attributes.map(\.name)), uniquingKeysWith: { first, _ in first })
+            fieldOfAttribute[entityName] = Dictionary(
+                zip(entity.attributes.map(\.name), inferred.fieldNames), uniquingKeysWith: { first, _ in first })
+            let attributeOfField = Dictionary(
+                zip(inferred.fieldNames, entity.attributes.map(\.name)), uniquingKeysWith: { first, _ in first })
             for key in (table.primaryKey.isEmpty ? [] : [table.primaryKey]) + table.uniqueKeys {
                 let names = key.compactMap { attributeOfField[$0] }
-                if names.count == key.count, !entity.uniquenessConstraints.contains(names) { entity.uniquenessConstraints.append(names) }
+                if names.count == key.count, !entity.uniquenessConstraints.contains(names) {
+                    entity.uniquenessConstraints.append(names)
+                }
             }
             entities[entityName] = entity
         }
@@ -81,28 +88,42 @@ package enum DatabaseModelInference {
         for table in schema.tables {
             let entityName = entityNames[table.name]!
             for key in table.foreignKeys {
-                guard key.columns.count == 1, let column = key.columns.first, let target = schema.table(named: key.table), let targetEntity = entityNames[target.name] else {
-                    notes.append("\(table.name)(\(key.columns.joined(separator: ", "))) → \(key.table): a composite key or an unknown table; kept as plain values")
+                guard key.columns.count == 1, let column = key.columns.first,
+                    let target = schema.table(named: key.table), let targetEntity = entityNames[target.name]
+                else {
+                    notes.append(
+                        "\(table.name)(\(key.columns.joined(separator: ", "))) → \(key.table): a composite key or an unknown table; kept as plain values"
+                    )
                     continue
                 }
-                let referenced = key.referencedColumns.first ?? (target.primaryKey.count == 1 ? target.primaryKey[0] : "")
+                let referenced =
+                    key.referencedColumns.first ?? (target.primaryKey.count == 1 ? target.primaryKey[0] : "")
                 let isKey = target.primaryKey == [referenced] || target.uniqueKeys.contains([referenced])
-                guard isKey, let match = fieldOfAttribute[targetEntity]?.first(where: { $0.value == referenced })?.key else {
-                    notes.append("\(table.name).\(column) → \(key.table): the referenced column is not a single-column key; kept as plain values")
+                guard isKey, let match = fieldOfAttribute[targetEntity]?.first(where: { $0.value == referenced })?.key
+                else {
+                    notes.append(
+                        "\(table.name).\(column) → \(key.table): the referenced column is not a single-column key; kept as plain values"
+                    )
                     continue
                 }
                 guard targetEntity != entityName, !reaches(targetEntity, entityName) else {
-                    let why = targetEntity == entityName ? "the table references itself" : "the tables reference each other"
-                    notes.append("\(table.name).\(column) → \(key.table): \(why) (a cycle ferry cannot order); kept as plain values")
+                    let why =
+                        targetEntity == entityName ? "the table references itself" : "the tables reference each other"
+                    notes.append(
+                        "\(table.name).\(column) → \(key.table): \(why) (a cycle ferry cannot order); kept as plain values"
+                    )
                     continue
                 }
                 guard var entity = entities[entityName], var destination = entities[targetEntity],
-                    let position = entity.attributes.firstIndex(where: { fieldOfAttribute[entityName]?[$0.name] == column })
+                    let position = entity.attributes.firstIndex(where: {
+                        fieldOfAttribute[entityName]?[$0.name] == column
+                    })
                 else { continue }
                 // The key column becomes the relationship: customer_id → customer.
                 let attribute = entity.attributes.remove(at: position)
                 entity.uniquenessConstraints.removeAll { $0.contains(attribute.name) }
-                var name = AttributeNaming.identifier(Self.relationshipName(forColumn: column), fallback: attribute.name)
+                var name = AttributeNaming.identifier(
+                    Self.relationshipName(forColumn: column), fallback: attribute.name)
                 if entity.propertyNames.contains(name) { name = attribute.name }
                 var inverse = entityName
                 var suffix = 2
@@ -110,12 +131,16 @@ package enum DatabaseModelInference {
                     inverse = "\(entityName)_by_\(name)" + (suffix > 2 ? "_\(suffix)" : "")
                     suffix += 1
                 }
-                entity.relationships.append(RelationshipDescription(name: name, destination: targetEntity, inverse: inverse, isOptional: attribute.isOptional))
-                destination.relationships.append(RelationshipDescription(name: inverse, destination: entityName, isToMany: true, inverse: name))
+                entity.relationships.append(
+                    RelationshipDescription(
+                        name: name, destination: targetEntity, inverse: inverse, isOptional: attribute.isOptional))
+                destination.relationships.append(
+                    RelationshipDescription(name: inverse, destination: entityName, isToMany: true, inverse: name))
                 entities[entityName] = entity
                 entities[targetEntity] = destination
                 dependsOn[entityName, default: []].insert(targetEntity)
-                relationshipsOfTable[table.name, default: []].append(RelationshipMapping(relationship: name, field: column, match: match))
+                relationshipsOfTable[table.name, default: []].append(
+                    RelationshipMapping(relationship: name, field: column, match: match))
             }
         }
 
@@ -127,13 +152,16 @@ package enum DatabaseModelInference {
             guard !done.contains(entityName) else { return }
             done.insert(entityName)
             for dependency in (dependsOn[entityName] ?? []).sorted() {
-                if let referenced = schema.tables.first(where: { entityNames[$0.name] == dependency }) { visit(referenced) }
+                if let referenced = schema.tables.first(where: { entityNames[$0.name] == dependency }) {
+                    visit(referenced)
+                }
             }
             ordered.append(table)
         }
         schema.tables.forEach(visit)
 
-        let model = ObjectModel(name: modelName, version: "1", entities: schema.tables.map { entities[entityNames[$0.name]!]! })
+        let model = ObjectModel(
+            name: modelName, version: "1", entities: schema.tables.map { entities[entityNames[$0.name]!]! })
         let problems = ModelChecker.check(model)
         if !problems.isEmpty { throw FerryErrors(problems) }
         let steps = ordered.map { table -> ImportStep in
@@ -141,7 +169,9 @@ package enum DatabaseModelInference {
             var step = ImportStep(source: table.name, format: .csv, entity: entityName)
             step.database = DatabaseSource(database: database, selection: .table(table.name))
             step.fields = (entities[entityName]?.attributes ?? []).compactMap { attribute in
-                guard let field = fieldOfAttribute[entityName]?[attribute.name], field != attribute.name else { return nil }
+                guard let field = fieldOfAttribute[entityName]?[attribute.name], field != attribute.name else {
+                    return nil
+                }
                 return FieldMapping(attribute: attribute.name, source: .field(field))
             }
             step.relationships = relationshipsOfTable[table.name] ?? []
@@ -156,7 +186,9 @@ package enum DatabaseModelInference {
     static func relationshipName(forColumn column: String) -> String {
         if column.count > 3, column.lowercased().hasSuffix("_id") { return String(column.dropLast(3)) }
         let characters = Array(column)
-        if characters.count > 2, column.hasSuffix("Id"), characters[characters.count - 3].isLowercase { return String(column.dropLast(2)) }
+        if characters.count > 2, column.hasSuffix("Id"), characters[characters.count - 3].isLowercase {
+            return String(column.dropLast(2))
+        }
         return column
     }
 }

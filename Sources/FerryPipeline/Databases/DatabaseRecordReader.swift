@@ -82,7 +82,9 @@ package final class DatabaseRecordReader: RecordReader {
         for (offset, value) in values.enumerated() {
             fields.append(Field(value: value.isNull ? .null : .typed(value), line: row, column: offset + 1))
         }
-        return SourceRecord(number: row, line: row, column: 1, fields: fields, rawBytes: Array(Self.jsonObject(names: fieldNames, values: values).utf8))
+        return SourceRecord(
+            number: row, line: row, column: 1, fields: fields,
+            rawBytes: Array(Self.jsonObject(names: fieldNames, values: values).utf8))
     }
 
     package var currentLocation: InputLocation {

@@ -30,7 +30,9 @@ final class PostgresSourceCursor: DatabaseCursor {
             try connection.execute("SET LOCAL TimeZone = 'UTC'")
             try connection.execute("SET LOCAL DateStyle = 'ISO, YMD'")
             try connection.execute("SET LOCAL extra_float_digits = 3")
-            if let schema = parsed.schema { try connection.execute("SET LOCAL search_path TO \(PostgresIdentifier.quote(schema))") }
+            if let schema = parsed.schema {
+                try connection.execute("SET LOCAL search_path TO \(PostgresIdentifier.quote(schema))")
+            }
         } catch {
             throw FerryError(.io, "cannot read \(source.label): \(Self.reason(error))", at: source.selectionLocation)
         }
@@ -41,13 +43,19 @@ final class PostgresSourceCursor: DatabaseCursor {
         case .query(let sql):
             query = sql
         case .entity(let name):
-            throw FerryError(.invalidDefinition, "'entity: \(name)' reads a Core Data store; for PostgreSQL use 'table:' or 'query:'", at: source.selectionLocation)
+            throw FerryError(
+                .invalidDefinition,
+                "'entity: \(name)' reads a Core Data store; for PostgreSQL use 'table:' or 'query:'",
+                at: source.selectionLocation)
         }
         do {
             try connection.execute("DECLARE ferry_source NO SCROLL CURSOR FOR \(query)")
             try fetch()
         } catch {
-            throw FerryError(.invalidDefinition, "the \(source.defaultEntityName == nil ? "query" : "table") of \(source.label) fails: \(Self.reason(error))", at: source.selectionLocation)
+            throw FerryError(
+                .invalidDefinition,
+                "the \(source.defaultEntityName == nil ? "query" : "table") of \(source.label) fails: \(Self.reason(error))",
+                at: source.selectionLocation)
         }
     }
 
@@ -60,22 +68,28 @@ final class PostgresSourceCursor: DatabaseCursor {
         let quoted = parts.map(PostgresIdentifier.quote).joined(separator: ".")
         let found = try connection.execute("SELECT to_regclass($1) IS NOT NULL", [.text(quoted)]).rows[0].bool(0)
         if found { return quoted }
-        let names = try connection.execute("""
+        let names = try connection.execute(
+            """
             SELECT CASE WHEN n.nspname = ANY (current_schemas(false)) THEN c.relname ELSE n.nspname || '.' || c.relname END
             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
             WHERE c.relkind IN ('r', 'v', 'm', 'p', 'f') AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%'
             ORDER BY 1
-            """).rows.map { try $0.string(0) }
+            """
+        ).rows.map { try $0.string(0) }
         throw FerryError(
-            .invalidDefinition, "\(source.databaseLabel) has no table '\(name)'\(Suggestions.didYouMean(name, in: names))",
-            at: source.selectionLocation, notes: names.isEmpty ? ["it has no tables"] : ["its tables: \(names.prefix(50).joined(separator: ", "))"])
+            .invalidDefinition,
+            "\(source.databaseLabel) has no table '\(name)'\(Suggestions.didYouMean(name, in: names))",
+            at: source.selectionLocation,
+            notes: names.isEmpty ? ["it has no tables"] : ["its tables: \(names.prefix(50).joined(separator: ", "))"])
     }
 
     /// Fetches the next rows; the first fetch also names the columns.
     private func fetch() throws {
         let result = try connection.execute("FETCH FORWARD \(Self.batchSize) FROM ferry_source")
         if columns.isEmpty {
-            columns = result.columns.map { DatabaseColumn(name: $0.name, type: SourceColumnType.postgres(oid: $0.typeOID)) }
+            columns = result.columns.map {
+                DatabaseColumn(name: $0.name, type: SourceColumnType.postgres(oid: $0.typeOID))
+            }
             types = columns.map(\.type)
         }
         buffered = result.rows
@@ -92,7 +106,8 @@ final class PostgresSourceCursor: DatabaseCursor {
             do {
                 try fetch()
             } catch {
-                throw FerryError(.io, "reading \(source.label) failed: \(Self.reason(error))", at: source.selectionLocation)
+                throw FerryError(
+                    .io, "reading \(source.label) failed: \(Self.reason(error))", at: source.selectionLocation)
             }
             if buffered.isEmpty { return nil }
         }

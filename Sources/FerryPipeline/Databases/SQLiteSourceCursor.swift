@@ -21,36 +21,48 @@ final class SQLiteSourceCursor: DatabaseCursor {
         switch source.selection {
         case .table(let name):
             let tables = try Self.tableNames(connection)
-            guard let table = tables.first(where: { $0 == name }) ?? tables.first(where: { $0.lowercased() == name.lowercased() }) else {
+            guard
+                let table = tables.first(where: { $0 == name })
+                    ?? tables.first(where: { $0.lowercased() == name.lowercased() })
+            else {
                 throw FerryError(
                     .invalidDefinition,
                     "the SQLite database '\(path)' has no table '\(name)'\(Suggestions.didYouMean(name, in: tables))",
-                    at: source.selectionLocation, notes: tables.isEmpty ? ["it has no tables"] : ["its tables: \(tables.joined(separator: ", "))"])
+                    at: source.selectionLocation,
+                    notes: tables.isEmpty ? ["it has no tables"] : ["its tables: \(tables.joined(separator: ", "))"])
             }
             statement = try connection.prepare("SELECT * FROM \(SQL.quote(table))")
         case .query(let sql):
             do {
                 statement = try connection.prepareSingle(sql)
             } catch let error as FerryError {
-                throw FerryError(.invalidDefinition, "the query on '\(path)' fails: \(error.message)", at: source.selectionLocation)
+                throw FerryError(
+                    .invalidDefinition, "the query on '\(path)' fails: \(error.message)", at: source.selectionLocation)
             }
             guard statement.isReadOnly, statement.columnCount > 0 else {
                 throw FerryError(
-                    .invalidDefinition, "the query on '\(path)' is not a read-only query; a source query must only read (SELECT … or WITH … SELECT …)",
+                    .invalidDefinition,
+                    "the query on '\(path)' is not a read-only query; a source query must only read (SELECT … or WITH … SELECT …)",
                     at: source.selectionLocation)
             }
         case .entity(let name):
-            throw FerryError(.invalidDefinition, "'entity: \(name)' reads a Core Data store; for a SQLite database use 'table:' or 'query:'", at: source.selectionLocation)
+            throw FerryError(
+                .invalidDefinition,
+                "'entity: \(name)' reads a Core Data store; for a SQLite database use 'table:' or 'query:'",
+                at: source.selectionLocation)
         }
         let prepared = statement
         columns = (0..<prepared.columnCount).map { index in
-            DatabaseColumn(name: prepared.columnName(at: index), type: SourceColumnType.sqlite(prepared.declaredType(at: index)))
+            DatabaseColumn(
+                name: prepared.columnName(at: index), type: SourceColumnType.sqlite(prepared.declaredType(at: index)))
         }
     }
 
     /// The user tables and views of a database (not SQLite's own `sqlite_…` tables), by name.
     static func tableNames(_ connection: Connection) throws -> [String] {
-        try connection.rows("SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name").compactMap { $0[0].text }
+        try connection.rows(
+            "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
+        ).compactMap { $0[0].text }
     }
 
     func next() throws -> [Value]? {
@@ -61,7 +73,8 @@ final class SQLiteSourceCursor: DatabaseCursor {
                 return nil
             }
         } catch let error as FerryError {
-            throw FerryError(error.code, "reading \(source.label) failed: \(error.message)", at: source.selectionLocation)
+            throw FerryError(
+                error.code, "reading \(source.label) failed: \(error.message)", at: source.selectionLocation)
         }
         var values: [Value] = []
         values.reserveCapacity(columns.count)

@@ -16,28 +16,39 @@ extension SourceSchema {
             try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             schema = try parsed.schema ?? connection.execute("SELECT current_schema()").rows[0].string(0)
         } catch {
-            throw FerryError(.io, "cannot read the schema of \((try? PostgresURL(url).description) ?? "the PostgreSQL URL"): \(PostgresSourceCursor.reason(error))")
+            throw FerryError(
+                .io,
+                "cannot read the schema of \((try? PostgresURL(url).description) ?? "the PostgreSQL URL"): \(PostgresSourceCursor.reason(error))"
+            )
         }
         defer { connection.close() }
         let separator = "\u{1F}"
         func names(_ text: String) -> [String] { text.isEmpty ? [] : text.components(separatedBy: separator) }
         do {
             var tables: [Table] = []
-            let tableNames = try connection.execute("""
+            let tableNames = try connection.execute(
+                """
                 SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                 WHERE c.relkind IN ('r', 'p') AND n.nspname = $1 AND NOT c.relispartition ORDER BY c.relname
-                """, [.text(schema)]).rows.map { try $0.string(0) }
+                """, [.text(schema)]
+            ).rows.map { try $0.string(0) }
             for name in tableNames {
-                let relation = PostgresValue.text(PostgresIdentifier.quote(schema) + "." + PostgresIdentifier.quote(name))
-                let columns = try connection.execute("""
+                let relation = PostgresValue.text(
+                    PostgresIdentifier.quote(schema) + "." + PostgresIdentifier.quote(name))
+                let columns = try connection.execute(
+                    """
                     SELECT attname, atttypid::bigint, attnotnull FROM pg_attribute
                     WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum
-                    """, [relation]).rows.map { row in
-                    Column(name: try row.string(0), declaredType: SourceColumnType.postgres(oid: UInt32(try row.int(1))), notNull: try row.bool(2))
+                    """, [relation]
+                ).rows.map { row in
+                    Column(
+                        name: try row.string(0), declaredType: SourceColumnType.postgres(oid: UInt32(try row.int(1))),
+                        notNull: try row.bool(2))
                 }
                 var primaryKey: [String] = []
                 var foreignKeys: [ForeignKey] = []
-                for row in try connection.execute("""
+                for row in try connection.execute(
+                    """
                     SELECT con.contype::text,
                         array_to_string(ARRAY(SELECT a.attname FROM unnest(con.conkey) WITH ORDINALITY k(n, o)
                             JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.n ORDER BY k.o), E'\\x1f'),
@@ -46,33 +57,43 @@ extension SourceSchema {
                         array_to_string(ARRAY(SELECT a.attname FROM unnest(con.confkey) WITH ORDINALITY k(n, o)
                             JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.n ORDER BY k.o), E'\\x1f')
                     FROM pg_constraint con WHERE con.conrelid = $1::regclass AND con.contype IN ('p', 'f') ORDER BY con.conname
-                    """, [relation, .text(schema)]).rows {
+                    """, [relation, .text(schema)]
+                ).rows {
                     if try row.string(0) == "p" {
                         primaryKey = names(try row.string(1))
                     } else {
-                        foreignKeys.append(ForeignKey(columns: names(try row.string(1)), table: try row.string(2), referencedColumns: names(try row.string(3))))
+                        foreignKeys.append(
+                            ForeignKey(
+                                columns: names(try row.string(1)), table: try row.string(2),
+                                referencedColumns: names(try row.string(3))))
                     }
                 }
                 // Unique indexes (UNIQUE constraints among them) on plain columns, not partial ones.
                 var uniqueKeys: [[String]] = []
-                for row in try connection.execute("""
+                for row in try connection.execute(
+                    """
                     SELECT array_to_string(ARRAY(SELECT a.attname FROM unnest(i.indkey::int2[]) WITH ORDINALITY k(n, o)
                             JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.n ORDER BY k.o), E'\\x1f'),
                         i.indexprs IS NULL AND i.indpred IS NULL AND i.indnkeyatts = cardinality(i.indkey::int2[])
                     FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
                     WHERE i.indrelid = $1::regclass AND i.indisunique AND NOT i.indisprimary ORDER BY ic.relname
-                    """, [relation]).rows where try row.bool(1) {
+                    """, [relation]
+                ).rows where try row.bool(1) {
                     let key = names(try row.string(0))
                     if !key.isEmpty, !uniqueKeys.contains(key) { uniqueKeys.append(key) }
                 }
-                tables.append(Table(name: name, columns: columns, primaryKey: primaryKey, foreignKeys: foreignKeys, uniqueKeys: uniqueKeys))
+                tables.append(
+                    Table(
+                        name: name, columns: columns, primaryKey: primaryKey, foreignKeys: foreignKeys,
+                        uniqueKeys: uniqueKeys))
             }
             _ = try? connection.execute("COMMIT")
             return SourceSchema(tables: tables)
         } catch let error as FerryError {
             throw error
         } catch {
-            throw FerryError(.io, "cannot read the schema '\(schema)' of \(connection.url): \(PostgresSourceCursor.reason(error))")
+            throw FerryError(
+                .io, "cannot read the schema '\(schema)' of \(connection.url): \(PostgresSourceCursor.reason(error))")
         }
     }
 }

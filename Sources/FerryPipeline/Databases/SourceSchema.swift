@@ -52,7 +52,9 @@ package struct SourceSchema: Sendable, Hashable {
             // cid, name, type, notnull, dflt_value, pk
             for row in try connection.rows("PRAGMA table_info(\(quoted))") {
                 let column = row[1].text ?? ""
-                columns.append(Column(name: column, declaredType: SourceColumnType.sqlite(row[2].text), notNull: row[3].int64 == 1))
+                columns.append(
+                    Column(name: column, declaredType: SourceColumnType.sqlite(row[2].text), notNull: row[3].int64 == 1)
+                )
                 if let position = row[5].int64, position > 0 { primaryKey.append((position, column)) }
             }
             // id, seq, table, from, to, on_update, on_delete, match
@@ -66,7 +68,8 @@ package struct SourceSchema: Sendable, Hashable {
             }
             // seq, name, unique, origin, partial
             var uniqueKeys: [[String]] = []
-            for row in try connection.rows("PRAGMA index_list(\(quoted))") where row[2].int64 == 1 && row[4].int64 != 1 {
+            for row in try connection.rows("PRAGMA index_list(\(quoted))") where row[2].int64 == 1 && row[4].int64 != 1
+            {
                 guard let index = row[1].text else { continue }
                 let info = try connection.rows("PRAGMA index_info(\(SQL.quote(index)))")
                 let indexed = info.compactMap { $0[2].text }
@@ -75,9 +78,10 @@ package struct SourceSchema: Sendable, Hashable {
                     uniqueKeys.append(indexed)
                 }
             }
-            tables.append(Table(
-                name: name, columns: columns, primaryKey: primaryKey.sorted { $0.0 < $1.0 }.map(\.1),
-                foreignKeys: foreignKeys.keys.sorted().compactMap { foreignKeys[$0] }, uniqueKeys: uniqueKeys))
+            tables.append(
+                Table(
+                    name: name, columns: columns, primaryKey: primaryKey.sorted { $0.0 < $1.0 }.map(\.1),
+                    foreignKeys: foreignKeys.keys.sorted().compactMap { foreignKeys[$0] }, uniqueKeys: uniqueKeys))
         }
         return SourceSchema(tables: tables)
     }

@@ -74,7 +74,9 @@ public struct DatabaseSource: Sendable, Hashable {
     public var defaultEntityName: String? {
         switch selection {
         case .entity(let name): return name
-        case .table(let name): return AttributeNaming.identifier(String(name.split(separator: ".").last ?? Substring(name)), fallback: "records")
+        case .table(let name):
+            return AttributeNaming.identifier(
+                String(name.split(separator: ".").last ?? Substring(name)), fallback: "records")
         case .query: return nil
         }
     }

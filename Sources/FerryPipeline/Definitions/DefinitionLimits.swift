@@ -16,7 +16,8 @@ enum DefinitionLimits {
 extension DefinitionReader {
     /// Reports a `count` above `maximum` at `location` (the list or mapping that holds the items);
     /// true when the count is within the limit.
-    func checkCount(_ count: Int, maximum: Int, of what: String, in context: String, at location: InputLocation) -> Bool {
+    func checkCount(_ count: Int, maximum: Int, of what: String, in context: String, at location: InputLocation) -> Bool
+    {
         guard count > maximum else { return true }
         fail("\(context) has \(count) \(what); at most \(maximum) are allowed", at: location)
         return false

@@ -89,7 +89,9 @@ public struct Expectations: Sendable {
     /// The checks these expectations ask for on `model`, with every problem located
     /// (`invalidDefinition`). `imported` gives, per entity, what earlier import steps of the
     /// run accounted for (inserted + updated) and which steps those were.
-    public func checks(model: ObjectModel, imported: [String: (count: Int, steps: [Int])] = [:]) -> (checks: [Check], problems: [FerryError]) {
+    public func checks(
+        model: ObjectModel, imported: [String: (count: Int, steps: [Int])] = [:]
+    ) -> (checks: [Check], problems: [FerryError]) {
         var problems: [FerryError] = []
         var explicit: [Check] = []
         func fail(_ message: String, _ location: InputLocation?) {
@@ -97,7 +99,9 @@ public struct Expectations: Sendable {
         }
         func entity(_ name: String, _ location: InputLocation?) -> EntityDescription? {
             if let entity = model.entity(named: name) { return entity }
-            fail("unknown entity '\(name)' in model '\(model.name)'\(Suggestions.didYouMean(name, in: model.entityNames))", location)
+            fail(
+                "unknown entity '\(name)' in model '\(model.name)'\(Suggestions.didYouMean(name, in: model.entityNames))",
+                location)
             return nil
         }
         for count in counts {
@@ -107,18 +111,28 @@ public struct Expectations: Sendable {
                 explicit.append(.count(entity: count.entity, expectation: expectation))
             case .imported:
                 guard let done = imported[count.entity] else {
-                    fail("'\(count.entity): {equals: imported}' needs an earlier import step of \(count.entity) in the job", count.location)
+                    fail(
+                        "'\(count.entity): {equals: imported}' needs an earlier import step of \(count.entity) in the job",
+                        count.location)
                     continue
                 }
                 let steps = done.steps.map(String.init).joined(separator: ", ")
-                explicit.append(.count(entity: count.entity, expectation: .exactly(done.count), basis: "imported by step\(done.steps.count == 1 ? "" : "s") \(steps)"))
+                explicit.append(
+                    .count(
+                        entity: count.entity, expectation: .exactly(done.count),
+                        basis: "imported by step\(done.steps.count == 1 ? "" : "s") \(steps)"))
             }
         }
         for assertion in assertions {
             guard let described = entity(assertion.entity, assertion.location) else { continue }
             do {
-                _ = try Predicate(format: assertion.predicate, location: assertion.predicateLocation).bound(to: described, model: model)
-                explicit.append(.assertion(PredicateAssertion(entity: assertion.entity, predicate: assertion.predicate, expectation: assertion.expectation, location: assertion.predicateLocation)))
+                _ = try Predicate(format: assertion.predicate, location: assertion.predicateLocation).bound(
+                    to: described, model: model)
+                explicit.append(
+                    .assertion(
+                        PredicateAssertion(
+                            entity: assertion.entity, predicate: assertion.predicate,
+                            expectation: assertion.expectation, location: assertion.predicateLocation)))
             } catch {
                 problems.append(error)
             }
@@ -130,7 +144,9 @@ public struct Expectations: Sendable {
                 var ok = true
                 for field in fields {
                     guard let attribute = described.attribute(named: field.attribute) else {
-                        fail("'\(described.name)' has no attribute '\(field.attribute)'\(Suggestions.didYouMean(field.attribute, in: described.attributes.map(\.name)))", field.location)
+                        fail(
+                            "'\(described.name)' has no attribute '\(field.attribute)'\(Suggestions.didYouMean(field.attribute, in: described.attributes.map(\.name)))",
+                            field.location)
                         ok = false
                         continue
                     }
@@ -141,14 +157,18 @@ public struct Expectations: Sendable {
                     switch Coercion.coerce(text, to: attribute.type) {
                     case .success(let value): result.append(AttributeValue(attribute.name, value))
                     case .failure(let failure):
-                        fail("'\(text)' is not a valid \(attribute.type.rawValue) for '\(described.name).\(attribute.name)': \(failure.reason)", field.location)
+                        fail(
+                            "'\(text)' is not a valid \(attribute.type.rawValue) for '\(described.name).\(attribute.name)': \(failure.reason)",
+                            field.location)
                         ok = false
                     }
                 }
                 return ok ? result : nil
             }
             guard let key = values(record.key), let expect = values(record.expect) else { continue }
-            explicit.append(.record(RecordExpectation(entity: record.entity, key: key, expected: expect, location: record.location)))
+            explicit.append(
+                .record(RecordExpectation(entity: record.entity, key: key, expected: expect, location: record.location))
+            )
         }
         return (Verifier.merge(Verifier.builtInChecks(for: model, level: checks), with: explicit), problems)
     }
@@ -181,7 +201,9 @@ public struct ExpectationsLoader: Sendable {
     }
 
     /// Reads the expectation keys of a mapping (an expectations file or a `verify` step).
-    static func read(_ mapping: YAMLMapping, reader: DefinitionReader, allowImported: Bool, context: String, extraKeys: [String] = []) -> Expectations {
+    static func read(
+        _ mapping: YAMLMapping, reader: DefinitionReader, allowImported: Bool, context: String, extraKeys: [String] = []
+    ) -> Expectations {
         reader.checkKeys(mapping, allowed: keys + extraKeys, in: context)
         var result = Expectations()
         result.location = mapping.location
@@ -192,7 +214,8 @@ public struct ExpectationsLoader: Sendable {
         if let node = mapping["counts"], let counts = reader.mapping(node, for: "counts") {
             for entry in counts.entries {
                 if let count = readCount(entry, reader: reader, allowImported: allowImported) {
-                    result.counts.append(Expectations.EntityCount(entity: entry.key, count: count, location: entry.keyLocation))
+                    result.counts.append(
+                        Expectations.EntityCount(entity: entry.key, count: count, location: entry.keyLocation))
                 }
             }
         }
@@ -209,24 +232,32 @@ public struct ExpectationsLoader: Sendable {
         return result
     }
 
-    private static func readCount(_ entry: YAMLMapping.Entry, reader: DefinitionReader, allowImported: Bool) -> Expectations.Count? {
+    private static func readCount(
+        _ entry: YAMLMapping.Entry, reader: DefinitionReader, allowImported: Bool
+    ) -> Expectations.Count? {
         if case .scalar = entry.value.content {
             return reader.int(entry.value, for: entry.key).map { .expectation(.exactly($0)) }
         }
         guard let mapping = reader.mapping(entry.value, for: entry.key) else { return nil }
         reader.checkKeys(mapping, allowed: countKeys, in: "count of '\(entry.key)'")
         guard mapping.entries.count == 1, let only = mapping.entries.first else {
-            reader.fail("count of '\(entry.key)' needs exactly one of exactly, at_least, at_most, between, equals", at: mapping.location)
+            reader.fail(
+                "count of '\(entry.key)' needs exactly one of exactly, at_least, at_most, between, equals",
+                at: mapping.location)
             return nil
         }
         if only.key == "equals" {
             guard let text = reader.string(only.value, for: "equals") else { return nil }
             guard text == "imported" else {
-                reader.fail("'equals' takes 'imported' (what earlier import steps accounted for), not '\(text)'; write a number as '\(entry.key): N'", at: only.value.location)
+                reader.fail(
+                    "'equals' takes 'imported' (what earlier import steps accounted for), not '\(text)'; write a number as '\(entry.key): N'",
+                    at: only.value.location)
                 return nil
             }
             guard allowImported else {
-                reader.fail("'equals: imported' refers to import steps of a job; it only works in a job's verify step", at: only.value.location)
+                reader.fail(
+                    "'equals: imported' refers to import steps of a job; it only works in a job's verify step",
+                    at: only.value.location)
                 return nil
             }
             return .imported
@@ -235,12 +266,18 @@ public struct ExpectationsLoader: Sendable {
     }
 
     /// `count: N`, `at_least: N`, `at_most: N` or `"5%"`, `between: [A, B]`.
-    private static func readExpectation(_ entry: YAMLMapping.Entry, reader: DefinitionReader, allowPercent: Bool) -> CountExpectation? {
+    private static func readExpectation(
+        _ entry: YAMLMapping.Entry, reader: DefinitionReader, allowPercent: Bool
+    ) -> CountExpectation? {
         switch entry.key {
         case "between":
             guard let items = reader.list(entry.value, for: "between") else { return nil }
-            guard items.count == 2, let low = reader.int(items[0], for: "between"), let high = reader.int(items[1], for: "between") else {
-                if items.count != 2 { reader.fail("'between' takes two numbers, [low, high]", at: entry.value.location) }
+            guard items.count == 2, let low = reader.int(items[0], for: "between"),
+                let high = reader.int(items[1], for: "between")
+            else {
+                if items.count != 2 {
+                    reader.fail("'between' takes two numbers, [low, high]", at: entry.value.location)
+                }
                 return nil
             }
             guard low <= high else {
@@ -251,7 +288,9 @@ public struct ExpectationsLoader: Sendable {
         case "at_least", "at_most":
             if allowPercent, case .scalar(let text, _) = entry.value.content, text.hasSuffix("%") {
                 guard let percent = Double(text.dropLast()), percent >= 0, percent <= 100 else {
-                    reader.fail("expected a percentage from 0% to 100% for '\(entry.key)' but found '\(text)'", at: entry.value.location)
+                    reader.fail(
+                        "expected a percentage from 0% to 100% for '\(entry.key)' but found '\(text)'",
+                        at: entry.value.location)
                     return nil
                 }
                 return entry.key == "at_least" ? .atLeastPercent(percent) : .atMostPercent(percent)
@@ -270,25 +309,31 @@ public struct ExpectationsLoader: Sendable {
             reader.fail("an assertion needs 'entity' and 'where'", at: node.location)
             return nil
         }
-        guard let entity = reader.string(entityNode, for: "entity"), let predicate = reader.string(whereNode, for: "where") else { return nil }
+        guard let entity = reader.string(entityNode, for: "entity"),
+            let predicate = reader.string(whereNode, for: "where")
+        else { return nil }
         let counts = mapping.entries.filter { ["count", "at_least", "at_most", "between"].contains($0.key) }
         guard counts.count == 1, let only = counts.first else {
             reader.fail("an assertion needs exactly one of count, at_least, at_most, between", at: node.location)
             return nil
         }
         guard let expectation = readExpectation(only, reader: reader, allowPercent: true) else { return nil }
-        return Expectations.Assertion(entity: entity, predicate: predicate, expectation: expectation, location: entityNode.location, predicateLocation: whereNode.location)
+        return Expectations.Assertion(
+            entity: entity, predicate: predicate, expectation: expectation, location: entityNode.location,
+            predicateLocation: whereNode.location)
     }
 
     private static func readRecord(_ node: YAMLNode, reader: DefinitionReader) -> Expectations.Record? {
         guard let mapping = reader.mapping(node, for: "records") else { return nil }
         reader.checkKeys(mapping, allowed: recordKeys, in: "a record expectation")
-        guard let entityNode = mapping["entity"], let keyNode = mapping["key"], let expectNode = mapping["expect"] else {
+        guard let entityNode = mapping["entity"], let keyNode = mapping["key"], let expectNode = mapping["expect"]
+        else {
             reader.fail("a record expectation needs 'entity', 'key' and 'expect'", at: node.location)
             return nil
         }
         guard let entity = reader.string(entityNode, for: "entity"),
-            let key = fields(keyNode, for: "key", reader: reader), let expect = fields(expectNode, for: "expect", reader: reader)
+            let key = fields(keyNode, for: "key", reader: reader),
+            let expect = fields(expectNode, for: "expect", reader: reader)
         else { return nil }
         if key.isEmpty {
             reader.fail("'key' needs at least one attribute, e.g. {id: 42}", at: keyNode.location)
@@ -297,7 +342,9 @@ public struct ExpectationsLoader: Sendable {
         return Expectations.Record(entity: entity, key: key, expect: expect, location: entityNode.location)
     }
 
-    private static func fields(_ node: YAMLNode, for name: String, reader: DefinitionReader) -> [Expectations.Record.Field]? {
+    private static func fields(
+        _ node: YAMLNode, for name: String, reader: DefinitionReader
+    ) -> [Expectations.Record.Field]? {
         guard let mapping = reader.mapping(node, for: name) else { return nil }
         var result: [Expectations.Record.Field] = []
         for entry in mapping.entries {

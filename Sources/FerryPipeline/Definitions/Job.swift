@@ -30,8 +30,10 @@ public struct Job: Sendable {
 
     /// A job with its store, model and steps, as ``JobLoader`` builds it from a job file.
     public init(
-        name: String, description: String? = nil, path: String, store: StoreReference, modelPath: String?, modelLocation: InputLocation? = nil,
-        modelVersion: String? = nil, modelVersionLocation: InputLocation? = nil, steps: [Step], parameters: [String: Value] = [:]
+        name: String, description: String? = nil, path: String, store: StoreReference, modelPath: String?,
+        modelLocation: InputLocation? = nil,
+        modelVersion: String? = nil, modelVersionLocation: InputLocation? = nil, steps: [Step],
+        parameters: [String: Value] = [:]
     ) {
         self.name = name
         self.description = description
@@ -85,7 +87,10 @@ public struct StoreReference: Sendable, Hashable {
     public var location: InputLocation?
 
     /// A store at `path`, created when missing unless `create` is false.
-    public init(path: String, create: Bool = true, rebuild: Bool = false, copyFrom: String? = nil, location: InputLocation? = nil) {
+    public init(
+        path: String, create: Bool = true, rebuild: Bool = false, copyFrom: String? = nil,
+        location: InputLocation? = nil
+    ) {
         self.path = path
         self.create = create
         self.rebuild = rebuild
@@ -150,7 +155,9 @@ public struct MigrateStep: Sendable, Hashable {
     public var toLocation: InputLocation?
 
     /// A step to `to` (nil: the bundle's current version), keeping a backup unless `backup` is false.
-    public init(to: String? = nil, backup: Bool = true, location: InputLocation? = nil, toLocation: InputLocation? = nil) {
+    public init(
+        to: String? = nil, backup: Bool = true, location: InputLocation? = nil, toLocation: InputLocation? = nil
+    ) {
         self.to = to
         self.backup = backup
         self.location = location
@@ -188,7 +195,8 @@ public enum DataFormat: String, Sendable, Hashable, CaseIterable {
     public var readsTextColumns: Bool { self == .csv || self == .fixed }
 
     /// Why an export cannot be fixed-width.
-    package static let fixedExportMessage = "ferry exports csv, tsv, json or ndjson; fixed-width text is read, not written"
+    package static let fixedExportMessage =
+        "ferry exports csv, tsv, json or ndjson; fixed-width text is read, not written"
 
     /// The format for a file name's extension (`.csv`, `.tsv`, `.json`, `.ndjson`, `.jsonl`), or nil.
     public init?(pathExtension: String) {
@@ -203,7 +211,8 @@ public enum DataFormat: String, Sendable, Hashable, CaseIterable {
     /// The extension that names a file's data format, looking through a compression extension:
     /// `csv` for `orders.csv` and `orders.csv.gz`, `gz` for `orders.gz`.
     package static func dataExtension(of path: String) -> String {
-        var parts = (path.split(separator: "/").last ?? "").split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        var parts = (path.split(separator: "/").last ?? "").split(separator: ".", omittingEmptySubsequences: false).map(
+            String.init)
         func popExtension() -> String? {
             guard parts.count > 1, let last = parts.last, !(parts.count == 2 && parts[0].isEmpty) else { return nil }
             parts.removeLast()
@@ -263,7 +272,11 @@ public struct FieldMapping: Sendable, Hashable {
     public var location: InputLocation?
 
     /// A mapping of `attribute` from `source`, with optional per-field coercion overrides.
-    public init(attribute: String, source: Source, trim: Bool? = nil, dateFormat: DateFormat? = nil, trueWords: Set<String>? = nil, falseWords: Set<String>? = nil, nullTokens: Set<String>? = nil, location: InputLocation? = nil) {
+    public init(
+        attribute: String, source: Source, trim: Bool? = nil, dateFormat: DateFormat? = nil,
+        trueWords: Set<String>? = nil, falseWords: Set<String>? = nil, nullTokens: Set<String>? = nil,
+        location: InputLocation? = nil
+    ) {
         self.attribute = attribute
         self.source = source
         self.trim = trim
@@ -298,7 +311,9 @@ public struct RelationshipMapping: Sendable, Hashable {
     public var location: InputLocation?
 
     /// Resolves `relationship` by looking up the value of `field` in the destination's `match` attribute.
-    public init(relationship: String, field: String, match: String, missing: Missing = .reject, location: InputLocation? = nil) {
+    public init(
+        relationship: String, field: String, match: String, missing: Missing = .reject, location: InputLocation? = nil
+    ) {
         self.relationship = relationship
         self.field = field
         self.match = match
@@ -500,8 +515,10 @@ public struct ExportStep: Sendable {
 
     /// An export of `entity` to `output` (`-`: standard output) in `format`.
     public init(
-        entity: String, predicate: Predicate? = nil, sort: [SortDescriptor] = [], fields: [FetchProperty]? = nil, limit: Int? = nil,
-        offset: Int = 0, format: DataFormat, output: String = "-", location: InputLocation? = nil, entityLocation: InputLocation? = nil
+        entity: String, predicate: Predicate? = nil, sort: [SortDescriptor] = [], fields: [FetchProperty]? = nil,
+        limit: Int? = nil,
+        offset: Int = 0, format: DataFormat, output: String = "-", location: InputLocation? = nil,
+        entityLocation: InputLocation? = nil
     ) {
         self.entity = entity
         self.predicate = predicate
@@ -518,7 +535,8 @@ public struct ExportStep: Sendable {
     /// The fetch request the step runs.
     public var fetchRequest: FetchRequest {
         FetchRequest(
-            entity: entity, predicate: predicate, sortDescriptors: sort, limit: limit, offset: offset, properties: fields,
+            entity: entity, predicate: predicate, sortDescriptors: sort, limit: limit, offset: offset,
+            properties: fields,
             entityLocation: entityLocation)
     }
 }
@@ -542,7 +560,8 @@ public struct UpdateStep: Sendable {
 
     /// An update of the `entity` objects that `predicate` selects, setting `values`.
     public init(
-        entity: String, predicate: Predicate, values: [String: BatchUpdateRequest.PropertyValue], valueLocations: [String: InputLocation] = [:],
+        entity: String, predicate: Predicate, values: [String: BatchUpdateRequest.PropertyValue],
+        valueLocations: [String: InputLocation] = [:],
         validate: Bool = true, location: InputLocation? = nil, entityLocation: InputLocation? = nil
     ) {
         self.entity = entity
@@ -557,7 +576,8 @@ public struct UpdateStep: Sendable {
     /// The library request this step runs.
     public var request: BatchUpdateRequest {
         BatchUpdateRequest(
-            entity: entity, predicate: predicate, propertiesToUpdate: values, validate: validate, propertyLocations: valueLocations,
+            entity: entity, predicate: predicate, propertiesToUpdate: values, validate: validate,
+            propertyLocations: valueLocations,
             location: location)
     }
 }
@@ -578,7 +598,8 @@ public struct DeleteStep: Sendable {
 
     /// A delete of the `entity` objects that `predicate` selects.
     public init(
-        entity: String, predicate: Predicate, deleteRules: BatchDeleteRequest.DeleteRules = .apply, location: InputLocation? = nil,
+        entity: String, predicate: Predicate, deleteRules: BatchDeleteRequest.DeleteRules = .apply,
+        location: InputLocation? = nil,
         entityLocation: InputLocation? = nil
     ) {
         self.entity = entity

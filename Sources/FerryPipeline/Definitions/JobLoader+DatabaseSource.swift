@@ -10,12 +10,15 @@ extension JobLoader {
 
     /// `source: {sqlite: legacy.db, table: customers}`, `{postgresql: URL, query: "SELECT …"}`,
     /// `{coredata: Shop.sqlite, entity: Customer}`: a database an import step reads.
-    func loadDatabaseSource(_ node: YAMLNode, resolve: (String) -> String, reader: DefinitionReader) -> DatabaseSource? {
+    func loadDatabaseSource(_ node: YAMLNode, resolve: (String) -> String, reader: DefinitionReader) -> DatabaseSource?
+    {
         guard let mapping = reader.mapping(node, for: "source") else { return nil }
         reader.checkKeys(mapping, allowed: Self.databaseSourceKeys, in: "a database source")
-        guard let databaseEntry = onlyEntry(
-            of: ["sqlite", "postgresql", "postgres", "coredata"], in: mapping, reader: reader,
-            missing: "a database source names its database: 'sqlite: FILE', 'postgresql: URL' or 'coredata: FILE'", several: "a database source names one database")
+        guard
+            let databaseEntry = onlyEntry(
+                of: ["sqlite", "postgresql", "postgres", "coredata"], in: mapping, reader: reader,
+                missing: "a database source names its database: 'sqlite: FILE', 'postgresql: URL' or 'coredata: FILE'",
+                several: "a database source names one database")
         else { return nil }
         guard let target = reader.string(databaseEntry.value, for: databaseEntry.key) else { return nil }
         let database: DatabaseSource.Database
@@ -32,14 +35,18 @@ extension JobLoader {
             database = .postgresql(url: target)
         }
         let allowed = databaseEntry.key == "coredata" ? "'entity: NAME'" : "'table: NAME' or 'query: SELECT …'"
-        guard let selectionEntry = onlyEntry(
-            of: ["table", "query", "entity"], in: mapping, reader: reader,
-            missing: "a \(databaseEntry.key) source says what to read: \(allowed)", several: "a database source reads one thing")
+        guard
+            let selectionEntry = onlyEntry(
+                of: ["table", "query", "entity"], in: mapping, reader: reader,
+                missing: "a \(databaseEntry.key) source says what to read: \(allowed)",
+                several: "a database source reads one thing")
         else { return nil }
         guard let text = reader.string(selectionEntry.value, for: selectionEntry.key) else { return nil }
         let isCoreData = databaseEntry.key == "coredata"
         guard (selectionEntry.key == "entity") == isCoreData else {
-            reader.fail("'\(selectionEntry.key)' does not apply to a \(databaseEntry.key) source; use \(allowed)", at: selectionEntry.keyLocation)
+            reader.fail(
+                "'\(selectionEntry.key)' does not apply to a \(databaseEntry.key) source; use \(allowed)",
+                at: selectionEntry.keyLocation)
             return nil
         }
         guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
@@ -52,12 +59,15 @@ extension JobLoader {
         case "query": selection = .query(text)
         default: selection = .entity(text)
         }
-        return DatabaseSource(database: database, selection: selection, selectionLocation: selectionEntry.value.location)
+        return DatabaseSource(
+            database: database, selection: selection, selectionLocation: selectionEntry.value.location)
     }
 
     /// The one entry of `mapping` whose key is one of `keys`; none or several fail with `missing`
     /// or `several` (followed by the keys found).
-    private func onlyEntry(of keys: [String], in mapping: YAMLMapping, reader: DefinitionReader, missing: String, several: String) -> YAMLMapping.Entry? {
+    private func onlyEntry(
+        of keys: [String], in mapping: YAMLMapping, reader: DefinitionReader, missing: String, several: String
+    ) -> YAMLMapping.Entry? {
         let found = mapping.entries.filter { keys.contains($0.key) }
         guard found.count == 1, let entry = found.first else {
             reader.fail(

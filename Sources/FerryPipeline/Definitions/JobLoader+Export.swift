@@ -16,7 +16,8 @@ extension JobLoader {
             return nil
         }
         guard let entity = reader.string(entityNode, for: "entity") else { return nil }
-        var step = ExportStep(entity: entity, format: .csv, location: entry.keyLocation, entityLocation: entityNode.location)
+        var step = ExportStep(
+            entity: entity, format: .csv, location: entry.keyLocation, entityLocation: entityNode.location)
 
         if let node = mapping["output"], let output = reader.string(node, for: "output") {
             step.output = output == "-" ? "-" : resolve(output)
@@ -30,7 +31,9 @@ extension JobLoader {
                     step.format = format
                     if let delimiter = DataFormat.impliedDelimiter(name) { step.csvDelimiter = delimiter }
                 } else {
-                    reader.fail("unknown format '\(name)' (csv, json, ndjson)\(Suggestions.didYouMean(name, in: ["csv", "json", "ndjson", "jsonl"]))", at: node.location)
+                    reader.fail(
+                        "unknown format '\(name)' (csv, json, ndjson)\(Suggestions.didYouMean(name, in: ["csv", "json", "ndjson", "jsonl"]))",
+                        at: node.location)
                     complete = false
                 }
             }
@@ -39,9 +42,13 @@ extension JobLoader {
             complete = false
         } else if let format = DataFormat(pathExtension: (step.output as NSString).pathExtension) {
             step.format = format
-            if let delimiter = DataFormat.impliedDelimiter((step.output as NSString).pathExtension) { step.csvDelimiter = delimiter }
+            if let delimiter = DataFormat.impliedDelimiter((step.output as NSString).pathExtension) {
+                step.csvDelimiter = delimiter
+            }
         } else {
-            reader.fail("cannot tell the format of '\(step.output)' from its extension; add 'format:' (csv, json, ndjson)", at: mapping["output"]?.location ?? entry.keyLocation)
+            reader.fail(
+                "cannot tell the format of '\(step.output)' from its extension; add 'format:' (csv, json, ndjson)",
+                at: mapping["output"]?.location ?? entry.keyLocation)
             complete = false
         }
 

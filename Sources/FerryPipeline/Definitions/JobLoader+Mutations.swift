@@ -10,7 +10,9 @@ extension JobLoader {
         guard let mapping = reader.mapping(entry.value, for: "update") else { return nil }
         reader.checkKeys(mapping, allowed: Self.updateKeys, in: "an update step")
         let entity = Self.requiredString("entity", in: mapping, step: "update", at: entry.keyLocation, reader: reader)
-        let predicate = Self.predicate(in: mapping, step: "update", at: entry.keyLocation, reader: reader, hint: "TRUEPREDICATE to update every object")
+        let predicate = Self.predicate(
+            in: mapping, step: "update", at: entry.keyLocation, reader: reader,
+            hint: "TRUEPREDICATE to update every object")
         var values: [String: BatchUpdateRequest.PropertyValue] = [:]
         var locations: [String: InputLocation] = [:]
         var complete = entity != nil && predicate != nil
@@ -21,17 +23,24 @@ extension JobLoader {
             }
             for item in set.entries {
                 locations[item.key] = item.keyLocation
-                if let value = Self.setValue(item, reader: reader) { values[item.key] = value } else { complete = false }
+                if let value = Self.setValue(item, reader: reader) {
+                    values[item.key] = value
+                } else {
+                    complete = false
+                }
             }
         } else {
-            if mapping["set"] == nil { reader.fail("the update step needs 'set' (attribute: value or =expression)", at: entry.keyLocation) }
+            if mapping["set"] == nil {
+                reader.fail("the update step needs 'set' (attribute: value or =expression)", at: entry.keyLocation)
+            }
             complete = false
         }
         var validate = true
         if let node = mapping["validate"], let value = reader.bool(node, for: "validate") { validate = value }
         guard complete, let entity, let predicate else { return nil }
         return UpdateStep(
-            entity: entity.0, predicate: predicate, values: values, valueLocations: locations, validate: validate, location: entry.keyLocation,
+            entity: entity.0, predicate: predicate, values: values, valueLocations: locations, validate: validate,
+            location: entry.keyLocation,
             entityLocation: entity.1)
     }
 
@@ -39,17 +48,27 @@ extension JobLoader {
         guard let mapping = reader.mapping(entry.value, for: "delete") else { return nil }
         reader.checkKeys(mapping, allowed: Self.deleteKeys, in: "a delete step")
         let entity = Self.requiredString("entity", in: mapping, step: "delete", at: entry.keyLocation, reader: reader)
-        let predicate = Self.predicate(in: mapping, step: "delete", at: entry.keyLocation, reader: reader, hint: "TRUEPREDICATE to delete every object")
+        let predicate = Self.predicate(
+            in: mapping, step: "delete", at: entry.keyLocation, reader: reader,
+            hint: "TRUEPREDICATE to delete every object")
         var rules = BatchDeleteRequest.DeleteRules.apply
         var complete = true
         if let node = mapping["delete_rules"] {
-            if let value = reader.choice(node, for: "delete_rules", as: BatchDeleteRequest.DeleteRules.self) { rules = value } else { complete = false }
+            if let value = reader.choice(node, for: "delete_rules", as: BatchDeleteRequest.DeleteRules.self) {
+                rules = value
+            } else {
+                complete = false
+            }
         }
         guard complete, let entity, let predicate else { return nil }
-        return DeleteStep(entity: entity.0, predicate: predicate, deleteRules: rules, location: entry.keyLocation, entityLocation: entity.1)
+        return DeleteStep(
+            entity: entity.0, predicate: predicate, deleteRules: rules, location: entry.keyLocation,
+            entityLocation: entity.1)
     }
 
-    private static func requiredString(_ key: String, in mapping: YAMLMapping, step: String, at location: InputLocation, reader: DefinitionReader) -> (String, InputLocation)? {
+    private static func requiredString(
+        _ key: String, in mapping: YAMLMapping, step: String, at location: InputLocation, reader: DefinitionReader
+    ) -> (String, InputLocation)? {
         guard let node = mapping[key] else {
             reader.fail("the \(step) step needs '\(key)'", at: location)
             return nil
@@ -58,7 +77,9 @@ extension JobLoader {
     }
 
     /// The parsed `where:` predicate; syntax errors are reported at their column.
-    private static func predicate(in mapping: YAMLMapping, step: String, at location: InputLocation, reader: DefinitionReader, hint: String) -> Predicate? {
+    private static func predicate(
+        in mapping: YAMLMapping, step: String, at location: InputLocation, reader: DefinitionReader, hint: String
+    ) -> Predicate? {
         guard let node = mapping["where"] else {
             reader.fail("the \(step) step needs 'where' (a predicate; \(hint))", at: location)
             return nil
@@ -74,7 +95,9 @@ extension JobLoader {
 
     /// `attribute: constant`, `attribute: =expression`, `attribute: {value: …}` or
     /// `attribute: {expression: …}`; a null is the constant nil.
-    private static func setValue(_ item: YAMLMapping.Entry, reader: DefinitionReader) -> BatchUpdateRequest.PropertyValue? {
+    private static func setValue(
+        _ item: YAMLMapping.Entry, reader: DefinitionReader
+    ) -> BatchUpdateRequest.PropertyValue? {
         func expression(_ text: String, at location: InputLocation) -> BatchUpdateRequest.PropertyValue? {
             do {
                 return .expression(try Expression.parse(text, location: location, bareNamesAreAttributes: true))

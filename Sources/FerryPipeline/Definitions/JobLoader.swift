@@ -21,12 +21,16 @@ public struct JobLoader: Sendable {
     static let modelKeys = ["path", "version"]
     static let migrateKeys = ["to", "backup"]
     static let importKeys = [
-        "source", "format", "entity", "encoding", "fields", "relationships", "csv", "json", "fixed", "null", "trim", "date_format", "decimal_comma", "true", "false",
-        "on_conflict", "validate", "batch_size", "rejects", "max_rejects", "atomic", "verify", "mode", "key", "allow_empty", "unkeyed_rejects", "key_style", "nested",
+        "source", "format", "entity", "encoding", "fields", "relationships", "csv", "json", "fixed", "null", "trim",
+        "date_format", "decimal_comma", "true", "false",
+        "on_conflict", "validate", "batch_size", "rejects", "max_rejects", "atomic", "verify", "mode", "key",
+        "allow_empty", "unkeyed_rejects", "key_style", "nested",
     ]
     static let fieldKeys = ["field", "value", "trim", "date_format", "true", "false", "null"]
     static let relationshipKeys = ["field", "match", "missing"]
-    static let csvKeys = ["delimiter", "quote", "escape", "header", "columns", "null", "skip_initial_space", "skip_lines", "comment"]
+    static let csvKeys = [
+        "delimiter", "quote", "escape", "header", "columns", "null", "skip_initial_space", "skip_lines", "comment",
+    ]
     static let fixedKeys = ["columns", "skip_lines"]
     static let fixedColumnKeys = ["name", "start", "width"]
     /// Step kinds a job may name; `import` and `verify` run today.
@@ -34,7 +38,10 @@ public struct JobLoader: Sendable {
 
     /// Loads the job at `path`. `${name}` takes its value from `parameters` (`--param`), else
     /// `environment`, else the job's `params:`, else the `${name:-default}` default.
-    public func load(path: String, parameters: [String: String] = [:], environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Job {
+    public func load(
+        path: String, parameters: [String: String] = [:],
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> Job {
         let reader = DefinitionReader(code: .invalidDefinition)
         let root: YAMLNode?
         do {
@@ -43,15 +50,23 @@ public struct JobLoader: Sendable {
             throw FerryErrors([error])
         }
         guard let root else {
-            throw FerryErrors([FerryError(.invalidDefinition, "the job file is empty", at: InputLocation(file: path, line: 1, column: 1))])
+            throw FerryErrors([
+                FerryError(
+                    .invalidDefinition, "the job file is empty", at: InputLocation(file: path, line: 1, column: 1))
+            ])
         }
         let job = load(root, path: path, parameters: parameters, environment: environment, reader: reader)
         if !reader.errors.isEmpty { throw FerryErrors(reader.errors) }
-        guard let job else { throw FerryErrors([FerryError(.invalidDefinition, "no job", at: InputLocation(file: path))]) }
+        guard let job else {
+            throw FerryErrors([FerryError(.invalidDefinition, "no job", at: InputLocation(file: path))])
+        }
         return job
     }
 
-    private func load(_ root: YAMLNode, path: String, parameters: [String: String], environment: [String: String], reader: DefinitionReader) -> Job? {
+    private func load(
+        _ root: YAMLNode, path: String, parameters: [String: String], environment: [String: String],
+        reader: DefinitionReader
+    ) -> Job? {
         guard let top = reader.mapping(root, for: "the job file") else { return nil }
         reader.checkKeys(top, allowed: Self.jobKeys, in: "the job")
 
@@ -62,7 +77,9 @@ public struct JobLoader: Sendable {
             }
         }
         reader.substitute = { text, location, reader in
-            Self.substitute(text, at: location, reader: reader) { name in parameters[name] ?? environment[name] ?? defaults[name] }
+            Self.substitute(text, at: location, reader: reader) { name in
+                parameters[name] ?? environment[name] ?? defaults[name]
+            }
         }
 
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
@@ -76,36 +93,53 @@ public struct JobLoader: Sendable {
             if case .mapping = node.content, let mapping = reader.mapping(node, for: "store") {
                 reader.checkKeys(mapping, allowed: Self.storeKeys, in: "'store'")
                 if let pathNode = mapping["path"] {
-                    if let value = reader.string(pathNode, for: "path") { store = StoreReference(path: resolve(value), location: pathNode.location) }
+                    if let value = reader.string(pathNode, for: "path") {
+                        store = StoreReference(path: resolve(value), location: pathNode.location)
+                    }
                 } else {
                     reader.fail("'store' needs a 'path'", at: node.location)
                 }
-                if let createNode = mapping["create"], let create = reader.bool(createNode, for: "create") { store.create = create }
-                if let rebuildNode = mapping["rebuild"], let rebuild = reader.bool(rebuildNode, for: "rebuild") { store.rebuild = rebuild }
+                if let createNode = mapping["create"], let create = reader.bool(createNode, for: "create") {
+                    store.create = create
+                }
+                if let rebuildNode = mapping["rebuild"], let rebuild = reader.bool(rebuildNode, for: "rebuild") {
+                    store.rebuild = rebuild
+                }
                 if let migrateNode = mapping["migrate"], let mode = reader.string(migrateNode, for: "migrate") {
                     switch mode {
                     case "auto": store.migrateAutomatically = true
                     case "never": store.migrateAutomatically = false
-                    default: reader.fail("'migrate' on a store is 'auto' or 'never', not '\(mode)'", at: migrateNode.location)
+                    default:
+                        reader.fail(
+                            "'migrate' on a store is 'auto' or 'never', not '\(mode)'", at: migrateNode.location)
                     }
                 }
                 if let layoutNode = mapping["layout"], let layout = reader.string(layoutNode, for: "layout") {
                     switch layout {
                     case "coredata": store.createsCoreDataStore = true
                     case "ferry": store.createsCoreDataStore = false
-                    default: reader.fail("'layout' of a store is 'ferry' or 'coredata', not '\(layout)'", at: layoutNode.location)
+                    default:
+                        reader.fail(
+                            "'layout' of a store is 'ferry' or 'coredata', not '\(layout)'", at: layoutNode.location)
                     }
                 }
-                if let compiledNode = mapping["compiled_model"], let compiled = reader.string(compiledNode, for: "compiled_model") {
-                    if store.createsCoreDataStore { store.compiledModel = resolve(compiled) } else {
-                        reader.fail("'compiled_model' applies to a store with 'layout: coredata'", at: compiledNode.location)
+                if let compiledNode = mapping["compiled_model"],
+                    let compiled = reader.string(compiledNode, for: "compiled_model")
+                {
+                    if store.createsCoreDataStore {
+                        store.compiledModel = resolve(compiled)
+                    } else {
+                        reader.fail(
+                            "'compiled_model' applies to a store with 'layout: coredata'", at: compiledNode.location)
                     }
                 }
                 if let copyNode = mapping["copy_from"], let copy = reader.string(copyNode, for: "copy_from") {
                     if store.isInMemory {
                         reader.fail("'copy_from' needs a store file, not \":memory:\"", at: copyNode.location)
                     } else if store.rebuild {
-                        reader.fail("'copy_from' and 'rebuild: true' exclude each other: a rebuilt store starts empty", at: copyNode.location)
+                        reader.fail(
+                            "'copy_from' and 'rebuild: true' exclude each other: a rebuilt store starts empty",
+                            at: copyNode.location)
                     } else {
                         store.copyFrom = resolve(copy)
                     }
@@ -130,7 +164,8 @@ public struct JobLoader: Sendable {
                         modelLocation = pathNode.location
                     }
                 } else {
-                    reader.fail("'model' needs a 'path' (a bundle folder, model.yml, or a model file)", at: node.location)
+                    reader.fail(
+                        "'model' needs a 'path' (a bundle folder, model.yml, or a model file)", at: node.location)
                 }
                 if let versionNode = mapping["version"], let value = reader.string(versionNode, for: "version") {
                     modelVersion = value
@@ -144,7 +179,8 @@ public struct JobLoader: Sendable {
 
         var steps: [Step] = []
         if let node = top["steps"], let items = reader.list(node, for: "steps"),
-            reader.checkCount(items.count, maximum: DefinitionLimits.maximumSteps, of: "steps", in: "the job", at: node.location)
+            reader.checkCount(
+                items.count, maximum: DefinitionLimits.maximumSteps, of: "steps", in: "the job", at: node.location)
         {
             for item in items {
                 if let step = loadStep(item, resolve: resolve, reader: reader) { steps.append(step) }
@@ -157,7 +193,8 @@ public struct JobLoader: Sendable {
         // Precedence as for `${name}`: --param, then the environment, then `params:`. Migrate
         // steps' mapping expressions read the same values.
         let values = ParameterValue.typed(
-            defaults.merging(environment, uniquingKeysWith: { _, env in env }).merging(parameters, uniquingKeysWith: { _, cli in cli }))
+            defaults.merging(environment, uniquingKeysWith: { _, env in env }).merging(
+                parameters, uniquingKeysWith: { _, cli in cli }))
         let variables = values.mapValues { PredicateArgument.value($0) }
         steps = steps.map { step in
             do {
@@ -182,7 +219,8 @@ public struct JobLoader: Sendable {
             }
         }
         var job = Job(
-            name: name, description: description, path: path, store: store, modelPath: modelPath, modelLocation: modelLocation,
+            name: name, description: description, path: path, store: store, modelPath: modelPath,
+            modelLocation: modelLocation,
             modelVersion: modelVersion, modelVersionLocation: modelVersionLocation, steps: steps, parameters: values)
         job.stepsLocation = top["steps"]?.location
         return job
@@ -193,7 +231,9 @@ public struct JobLoader: Sendable {
     /// Replaces every `${name}` and `${name:-default}` (the default may hold references itself:
     /// `${store:-${out}/shop.sqlite}`) in `text`; nil after reporting an
     /// undefined parameter or a malformed reference.
-    static func substitute(_ text: String, at location: InputLocation, reader: DefinitionReader, lookup: (String) -> String?) -> String? {
+    static func substitute(
+        _ text: String, at location: InputLocation, reader: DefinitionReader, lookup: (String) -> String?
+    ) -> String? {
         guard text.contains("${") else { return text }
         var result = ""
         var rest = Substring(text)
@@ -240,7 +280,11 @@ public struct JobLoader: Sendable {
                 guard let value = substitute(fallback, at: location, reader: reader, lookup: lookup) else { return nil }
                 result += value
             } else {
-                reader.fail("undefined parameter '\(name)'", at: location, notes: ["give --param \(name)=VALUE, set the environment variable \(name), or add \(name) under params:"])
+                reader.fail(
+                    "undefined parameter '\(name)'", at: location,
+                    notes: [
+                        "give --param \(name)=VALUE, set the environment variable \(name), or add \(name) under params:"
+                    ])
                 ok = false
             }
             rest = rest[rest.index(after: end)...]
@@ -264,7 +308,9 @@ public struct JobLoader: Sendable {
             if mapping.entries.isEmpty {
                 reader.fail("a step needs a kind (\(Self.stepKinds.joined(separator: ", ")))", at: node.location)
             } else {
-                reader.fail("a step has one key, its kind, but found \(mapping.keys.map { "'\($0)'" }.joined(separator: ", ")) (indent the step's keys under its kind)", at: node.location)
+                reader.fail(
+                    "a step has one key, its kind, but found \(mapping.keys.map { "'\($0)'" }.joined(separator: ", ")) (indent the step's keys under its kind)",
+                    at: node.location)
             }
             return nil
         }
@@ -285,7 +331,9 @@ public struct JobLoader: Sendable {
             reader.fail("step '\(kind)' is not supported yet", at: entry.keyLocation)
             return nil
         default:
-            reader.fail("unknown step '\(entry.key)'\(Suggestions.didYouMean(entry.key, in: Self.stepKinds))", at: entry.keyLocation)
+            reader.fail(
+                "unknown step '\(entry.key)'\(Suggestions.didYouMean(entry.key, in: Self.stepKinds))",
+                at: entry.keyLocation)
             return nil
         }
     }
@@ -318,15 +366,23 @@ public struct JobLoader: Sendable {
             step.keyLocation = node.location
         }
         for name in ["key", "allow_empty", "unkeyed_rejects"] where step.mode != .sync {
-            if let location = mapping.keyLocation(name) { reader.fail("'\(name)' applies only to 'mode: sync'", at: location) }
+            if let location = mapping.keyLocation(name) {
+                reader.fail("'\(name)' applies only to 'mode: sync'", at: location)
+            }
         }
-        if let node = mapping["allow_empty"], let allow = reader.bool(node, for: "allow_empty") { step.sync.allowEmpty = allow }
-        if let node = mapping["unkeyed_rejects"], let choice = reader.choice(node, for: "unkeyed_rejects", as: SyncOptions.UnkeyedRejects.self) {
+        if let node = mapping["allow_empty"], let allow = reader.bool(node, for: "allow_empty") {
+            step.sync.allowEmpty = allow
+        }
+        if let node = mapping["unkeyed_rejects"],
+            let choice = reader.choice(node, for: "unkeyed_rejects", as: SyncOptions.UnkeyedRejects.self)
+        {
             step.sync.unkeyedRejects = choice
         }
     }
 
-    private func loadImport(_ entry: YAMLMapping.Entry, resolve: (String) -> String, reader: DefinitionReader) -> ImportStep? {
+    private func loadImport(
+        _ entry: YAMLMapping.Entry, resolve: (String) -> String, reader: DefinitionReader
+    ) -> ImportStep? {
         guard let mapping = reader.mapping(entry.value, for: "import") else { return nil }
         reader.checkKeys(mapping, allowed: Self.importKeys, in: "an import step")
         var complete = true
@@ -352,7 +408,9 @@ public struct JobLoader: Sendable {
                 database = loadDatabaseSource(node, resolve: resolve, reader: reader)
                 if database == nil { complete = false }
                 for key in Self.fileOnlyImportKeys where mapping[key] != nil {
-                    reader.fail("'\(key)' applies to files, not to a database source (whose columns have types)", at: mapping.keyLocation(key) ?? node.location)
+                    reader.fail(
+                        "'\(key)' applies to files, not to a database source (whose columns have types)",
+                        at: mapping.keyLocation(key) ?? node.location)
                 }
             } else if let list = reader.strings(node, for: "source") {
                 if list.isEmpty {
@@ -370,7 +428,9 @@ public struct JobLoader: Sendable {
         }
         let entity = required("entity")
 
-        var step = ImportStep(source: "-", format: .csv, entity: entity?.0 ?? "", location: entry.keyLocation, entityLocation: entity?.1.location)
+        var step = ImportStep(
+            source: "-", format: .csv, entity: entity?.0 ?? "", location: entry.keyLocation,
+            entityLocation: entity?.1.location)
         if !sources.isEmpty { step.sources = sources }
         step.database = database
         do {
@@ -386,27 +446,36 @@ public struct JobLoader: Sendable {
                     step.format = format
                     tabSeparated = DataFormat.impliedDelimiter(name) == 9
                 } else {
-                    reader.fail("unknown format '\(name)' (csv, json, ndjson, fixed)\(Suggestions.didYouMean(name, in: ["csv", "json", "ndjson", "jsonl", "tsv", "fixed"]))", at: node.location)
+                    reader.fail(
+                        "unknown format '\(name)' (csv, json, ndjson, fixed)\(Suggestions.didYouMean(name, in: ["csv", "json", "ndjson", "jsonl", "tsv", "fixed"]))",
+                        at: node.location)
                     complete = false
                 }
             }
         } else if let (path, node) = source {
             let pathExtension = DataFormat.dataExtension(of: path)
             if path == "-" {
-                reader.fail("cannot tell the format of standard input; add 'format:' (csv, json, ndjson)", at: node.location)
+                reader.fail(
+                    "cannot tell the format of standard input; add 'format:' (csv, json, ndjson)", at: node.location)
                 complete = false
             } else if let format = DataFormat(pathExtension: pathExtension) {
                 step.format = format
                 tabSeparated = DataFormat.impliedDelimiter(pathExtension) == 9
             } else {
-                reader.fail("cannot tell the format of '\(path)' from its extension; add 'format:' (csv, json, ndjson)", at: node.location)
+                reader.fail(
+                    "cannot tell the format of '\(path)' from its extension; add 'format:' (csv, json, ndjson)",
+                    at: node.location)
                 complete = false
             }
             // One step reads one format: the other files' extensions must say the same.
             for other in sources.dropFirst() where complete {
                 let format = DataFormat(pathExtension: DataFormat.dataExtension(of: other))
-                if format != step.format || (DataFormat.impliedDelimiter(DataFormat.dataExtension(of: other)) == 9) != tabSeparated {
-                    reader.fail("the sources of one step must have one format: '\(other)' is not \(tabSeparated ? "tsv" : step.format.rawValue) like '\(path)'; add 'format:' to read them all alike", at: node.location)
+                if format != step.format
+                    || (DataFormat.impliedDelimiter(DataFormat.dataExtension(of: other)) == 9) != tabSeparated
+                {
+                    reader.fail(
+                        "the sources of one step must have one format: '\(other)' is not \(tabSeparated ? "tsv" : step.format.rawValue) like '\(path)'; add 'format:' to read them all alike",
+                        at: node.location)
                     complete = false
                 }
             }
@@ -418,60 +487,93 @@ public struct JobLoader: Sendable {
         if let node = mapping["csv"], let csv = reader.mapping(node, for: "csv") {
             reader.checkKeys(csv, allowed: Self.csvKeys, in: "'csv'")
             if step.format != .csv, complete {
-                reader.fail("'csv' options apply only to the csv format, not \(step.format.rawValue)", at: mapping.keyLocation("csv") ?? node.location)
+                reader.fail(
+                    "'csv' options apply only to the csv format, not \(step.format.rawValue)",
+                    at: mapping.keyLocation("csv") ?? node.location)
             }
-            if let node = csv["delimiter"], let byte = oneByte(node, for: "delimiter", reader: reader) { step.csv.delimiter = byte }
+            if let node = csv["delimiter"], let byte = oneByte(node, for: "delimiter", reader: reader) {
+                step.csv.delimiter = byte
+            }
             if let node = csv["quote"], let byte = oneByte(node, for: "quote", reader: reader) { step.csv.quote = byte }
             if let node = csv["header"], let header = reader.bool(node, for: "header") { step.csv.hasHeader = header }
-            if let node = csv["columns"], let columns = reader.strings(node, for: "columns") { step.csv.columns = columns }
-            if let node = csv["skip_initial_space"], let skip = reader.bool(node, for: "skip_initial_space") { step.csv.skipInitialSpace = skip }
-            if let node = csv["skip_lines"], let count = reader.int(node, for: "skip_lines") { step.csv.skipLines = count }
-            if let node = csv["comment"], let byte = oneByte(node, for: "comment", reader: reader) { step.csv.comment = byte }
+            if let node = csv["columns"], let columns = reader.strings(node, for: "columns") {
+                step.csv.columns = columns
+            }
+            if let node = csv["skip_initial_space"], let skip = reader.bool(node, for: "skip_initial_space") {
+                step.csv.skipInitialSpace = skip
+            }
+            if let node = csv["skip_lines"], let count = reader.int(node, for: "skip_lines") {
+                step.csv.skipLines = count
+            }
+            if let node = csv["comment"], let byte = oneByte(node, for: "comment", reader: reader) {
+                step.csv.comment = byte
+            }
             if let node = csv["escape"], let byte = oneByte(node, for: "escape", reader: reader) {
                 if byte == step.csv.delimiter || byte == step.csv.quote || byte == 10 || byte == 13 {
-                    reader.fail("the CSV escape character must differ from the delimiter, the quote (a doubled quote already escapes it) and line breaks", at: node.location)
+                    reader.fail(
+                        "the CSV escape character must differ from the delimiter, the quote (a doubled quote already escapes it) and line breaks",
+                        at: node.location)
                 }
                 step.csv.escape = byte
             }
-            if let node = csv["null"], let words = reader.strings(node, for: "null") { nullTokens = (nullTokens ?? []).union(words) }
+            if let node = csv["null"], let words = reader.strings(node, for: "null") {
+                nullTokens = (nullTokens ?? []).union(words)
+            }
             if !step.csv.hasHeader, step.csv.columns == nil {
-                reader.fail("'header: false' needs 'columns: [...]' to name the columns", at: csv["header"]?.location ?? csv.location)
+                reader.fail(
+                    "'header: false' needs 'columns: [...]' to name the columns",
+                    at: csv["header"]?.location ?? csv.location)
             }
         }
         if let node = mapping["json"], let json = reader.mapping(node, for: "json") {
-            reader.checkKeys(json, allowed: ["pointer", "max_depth", "max_record_bytes", "shape", "key_field", "columns"], in: "'json'")
+            reader.checkKeys(
+                json, allowed: ["pointer", "max_depth", "max_record_bytes", "shape", "key_field", "columns"],
+                in: "'json'")
             loadJSONShape(json, into: &step, reader: reader)
             if step.format.readsTextColumns, complete {
-                reader.fail("'json' options apply only to the json and ndjson formats, not \(step.format.rawValue)", at: mapping.keyLocation("json") ?? node.location)
+                reader.fail(
+                    "'json' options apply only to the json and ndjson formats, not \(step.format.rawValue)",
+                    at: mapping.keyLocation("json") ?? node.location)
             }
-            if let node = json["max_depth"], let depth = reader.int(node, for: "max_depth", minimum: 1) { step.jsonMaxDepth = depth }
+            if let node = json["max_depth"], let depth = reader.int(node, for: "max_depth", minimum: 1) {
+                step.jsonMaxDepth = depth
+            }
             if let node = json["max_record_bytes"], let bytes = reader.int(node, for: "max_record_bytes", minimum: 1) {
                 step.jsonMaxRecordBytes = bytes
             }
             if let node = json["pointer"], let pointer = reader.string(node, for: "pointer") {
                 if step.format == .ndjson, complete {
-                    reader.fail("'pointer' applies only to the json format, not ndjson", at: json.keyLocation("pointer") ?? node.location)
+                    reader.fail(
+                        "'pointer' applies only to the json format, not ndjson",
+                        at: json.keyLocation("pointer") ?? node.location)
                 }
                 if pointer.hasPrefix("/") {
                     step.jsonPointer = pointer
                 } else {
-                    reader.fail("a JSON pointer starts with '/' (e.g. /data/items), not '\(pointer)'", at: node.location)
+                    reader.fail(
+                        "a JSON pointer starts with '/' (e.g. /data/items), not '\(pointer)'", at: node.location)
                 }
             }
         }
 
         if let node = mapping["fixed"], let fixed = reader.mapping(node, for: "fixed") {
             if step.format != .fixed, complete {
-                reader.fail("'fixed' options apply only to the fixed format, not \(step.format.rawValue)", at: mapping.keyLocation("fixed") ?? node.location)
+                reader.fail(
+                    "'fixed' options apply only to the fixed format, not \(step.format.rawValue)",
+                    at: mapping.keyLocation("fixed") ?? node.location)
             }
             loadFixedWidth(fixed, into: &step, reader: reader)
         } else if step.format == .fixed {
-            reader.fail("'format: fixed' needs 'fixed: {columns: [{name: id, start: 1, width: 5}, …]}' to say where the fields are", at: mapping["format"]?.location ?? entry.keyLocation)
+            reader.fail(
+                "'format: fixed' needs 'fixed: {columns: [{name: id, start: 1, width: 5}, …]}' to say where the fields are",
+                at: mapping["format"]?.location ?? entry.keyLocation)
         }
 
         step.coercion.nullTokens = nullTokens ?? (step.format.readsTextColumns && database == nil ? [""] : [])
         if let node = mapping["trim"], let trim = reader.bool(node, for: "trim") { step.coercion.trim = trim }
-        if let node = mapping["decimal_comma"], let flag = reader.bool(node, for: "decimal_comma") { step.coercion.decimalComma = flag }
+        if let node = mapping["decimal_comma"], let flag = reader.bool(node, for: "decimal_comma") {
+            step.coercion.decimalComma = flag
+        }
         if let node = mapping["encoding"], let name = reader.string(node, for: "encoding") {
             do {
                 step.encoding = try TextEncoding(named: name)
@@ -479,9 +581,15 @@ public struct JobLoader: Sendable {
                 reader.fail(error.message, at: node.location)
             }
         }
-        if let node = mapping["date_format"], let format = dateFormat(node, reader: reader) { step.coercion.dateFormat = format }
-        if let node = mapping["true"], let words = reader.strings(node, for: "true") { step.coercion.trueWords = Set(words.map { $0.lowercased() }) }
-        if let node = mapping["false"], let words = reader.strings(node, for: "false") { step.coercion.falseWords = Set(words.map { $0.lowercased() }) }
+        if let node = mapping["date_format"], let format = dateFormat(node, reader: reader) {
+            step.coercion.dateFormat = format
+        }
+        if let node = mapping["true"], let words = reader.strings(node, for: "true") {
+            step.coercion.trueWords = Set(words.map { $0.lowercased() })
+        }
+        if let node = mapping["false"], let words = reader.strings(node, for: "false") {
+            step.coercion.falseWords = Set(words.map { $0.lowercased() })
+        }
 
         if let node = mapping["fields"], let fields = reader.mapping(node, for: "fields") {
             for field in fields.entries {
@@ -493,18 +601,28 @@ public struct JobLoader: Sendable {
                 if let mapping = loadRelationship(relationship, reader: reader) { step.relationships.append(mapping) }
             }
         }
-        if let node = mapping["on_conflict"], let policy = reader.choice(node, for: "on_conflict", as: ConflictPolicy.self) {
+        if let node = mapping["on_conflict"],
+            let policy = reader.choice(node, for: "on_conflict", as: ConflictPolicy.self)
+        {
             step.onConflict = policy
             step.onConflictLocation = node.location
         }
-        if let node = mapping["validate"], let validate = reader.bool(node, for: "validate") { step.validate = validate }
-        if let node = mapping["batch_size"], let size = reader.int(node, for: "batch_size", minimum: 1) { step.batchSize = size }
+        if let node = mapping["validate"], let validate = reader.bool(node, for: "validate") {
+            step.validate = validate
+        }
+        if let node = mapping["batch_size"], let size = reader.int(node, for: "batch_size", minimum: 1) {
+            step.batchSize = size
+        }
         if let node = mapping["atomic"], let atomic = reader.bool(node, for: "atomic") { step.atomic = atomic }
         if let node = mapping["verify"], let verify = reader.bool(node, for: "verify") { step.verify = verify }
         loadSync(mapping, into: &step, reader: reader)
-        if let node = mapping["key_style"], let style = reader.choice(node, for: "key_style", as: SourceKeyStyle.self) { step.keyStyle = style }
+        if let node = mapping["key_style"], let style = reader.choice(node, for: "key_style", as: SourceKeyStyle.self) {
+            step.keyStyle = style
+        }
         if let node = mapping["nested"] { loadNested(node, into: &step, reader: reader) }
-        if let node = mapping["rejects"], let rejects = reader.string(node, for: "rejects") { step.rejectsPath = resolve(rejects) }
+        if let node = mapping["rejects"], let rejects = reader.string(node, for: "rejects") {
+            step.rejectsPath = resolve(rejects)
+        }
         if let node = mapping["max_rejects"], let budget = rejectBudget(node, reader: reader) {
             step.maxRejects = budget
             let allowsRejects: Bool
@@ -514,7 +632,9 @@ public struct JobLoader: Sendable {
             case .unlimited: allowsRejects = true
             }
             if allowsRejects, step.rejectsPath == nil {
-                reader.fail("'max_rejects' allows rejected records but the step has no 'rejects' file: they would be lost", at: node.location)
+                reader.fail(
+                    "'max_rejects' allows rejected records but the step has no 'rejects' file: they would be lost",
+                    at: node.location)
             }
         }
         return complete ? step : nil
@@ -522,9 +642,12 @@ public struct JobLoader: Sendable {
 
     private func loadVerify(_ entry: YAMLMapping.Entry, reader: DefinitionReader) -> VerifyStep? {
         guard let mapping = reader.mapping(entry.value, for: "verify") else { return nil }
-        let expectations = ExpectationsLoader.read(mapping, reader: reader, allowImported: true, context: "a verify step", extraKeys: ["max_offending"])
+        let expectations = ExpectationsLoader.read(
+            mapping, reader: reader, allowImported: true, context: "a verify step", extraKeys: ["max_offending"])
         var step = VerifyStep(expectations: expectations, location: entry.keyLocation)
-        if let node = mapping["max_offending"], let limit = reader.int(node, for: "max_offending") { step.maxOffending = limit }
+        if let node = mapping["max_offending"], let limit = reader.int(node, for: "max_offending") {
+            step.maxOffending = limit
+        }
         return step
     }
 
@@ -554,8 +677,12 @@ public struct JobLoader: Sendable {
         }
         if let node = mapping["trim"] { result.trim = reader.bool(node, for: "trim") }
         if let node = mapping["date_format"] { result.dateFormat = dateFormat(node, reader: reader) }
-        if let node = mapping["true"] { result.trueWords = reader.strings(node, for: "true").map { Set($0.map { $0.lowercased() }) } }
-        if let node = mapping["false"] { result.falseWords = reader.strings(node, for: "false").map { Set($0.map { $0.lowercased() }) } }
+        if let node = mapping["true"] {
+            result.trueWords = reader.strings(node, for: "true").map { Set($0.map { $0.lowercased() }) }
+        }
+        if let node = mapping["false"] {
+            result.falseWords = reader.strings(node, for: "false").map { Set($0.map { $0.lowercased() }) }
+        }
         if let node = mapping["null"] { result.nullTokens = reader.strings(node, for: "null").map(Set.init) }
         return result
     }
@@ -564,16 +691,21 @@ public struct JobLoader: Sendable {
         guard let mapping = reader.mapping(entry.value, for: entry.key) else { return nil }
         reader.checkKeys(mapping, allowed: Self.relationshipKeys, in: "relationship mapping '\(entry.key)'")
         guard let matchNode = mapping["match"] else {
-            reader.fail("relationship mapping '\(entry.key)' needs 'match' (a unique attribute of the destination)", at: entry.keyLocation)
+            reader.fail(
+                "relationship mapping '\(entry.key)' needs 'match' (a unique attribute of the destination)",
+                at: entry.keyLocation)
             return nil
         }
         guard let match = reader.string(matchNode, for: "match") else { return nil }
-        var result = RelationshipMapping(relationship: entry.key, field: entry.key, match: match, location: entry.keyLocation)
+        var result = RelationshipMapping(
+            relationship: entry.key, field: entry.key, match: match, location: entry.keyLocation)
         if let node = mapping["field"] {
             guard let field = reader.string(node, for: "field") else { return nil }
             result.field = field
         }
-        if let node = mapping["missing"], let missing = reader.choice(node, for: "missing", as: RelationshipMapping.Missing.self) {
+        if let node = mapping["missing"],
+            let missing = reader.choice(node, for: "missing", as: RelationshipMapping.Missing.self)
+        {
             result.missing = missing
         }
         return result
@@ -618,7 +750,8 @@ public struct JobLoader: Sendable {
             return .percent(percent)
         }
         if let count = Int(text), count >= 0 { return .count(count) }
-        reader.fail("expected a count or a percentage like \"1%\" for 'max_rejects' but found '\(text)'", at: node.location)
+        reader.fail(
+            "expected a count or a percentage like \"1%\" for 'max_rejects' but found '\(text)'", at: node.location)
         return nil
     }
 }
@@ -628,7 +761,9 @@ extension JobLoader {
     /// source, checked here (names, 1-based starts, widths, overlaps) at its location.
     func loadFixedWidth(_ fixed: YAMLMapping, into step: inout ImportStep, reader: DefinitionReader) {
         reader.checkKeys(fixed, allowed: Self.fixedKeys, in: "'fixed'")
-        if let node = fixed["skip_lines"], let count = reader.int(node, for: "skip_lines") { step.fixedWidth.skipLines = count }
+        if let node = fixed["skip_lines"], let count = reader.int(node, for: "skip_lines") {
+            step.fixedWidth.skipLines = count
+        }
         guard let node = fixed["columns"] else {
             reader.fail("'fixed' needs 'columns: [{name: id, start: 1, width: 5}, …]'", at: fixed.location)
             return
@@ -642,7 +777,8 @@ extension JobLoader {
                 reader.fail("a fixed-width column needs 'name', 'start' (1-based) and 'width'", at: column.location)
                 continue
             }
-            guard let name = reader.string(nameNode, for: "name"), let start = reader.int(startNode, for: "start", minimum: 1),
+            guard let name = reader.string(nameNode, for: "name"),
+                let start = reader.int(startNode, for: "start", minimum: 1),
                 let width = reader.int(widthNode, for: "width", minimum: 1)
             else { continue }
             columns.append(FixedWidthLayout.Column(name: name, start: start, width: width))
@@ -661,27 +797,36 @@ extension JobLoader {
         var shape = "records"
         if let node = json["shape"], let name = reader.string(node, for: "shape") {
             guard ["records", "object", "rows"].contains(name) else {
-                reader.fail("unknown JSON shape '\(name)' (records, object, rows)\(Suggestions.didYouMean(name, in: ["records", "object", "rows"]))", at: node.location)
+                reader.fail(
+                    "unknown JSON shape '\(name)' (records, object, rows)\(Suggestions.didYouMean(name, in: ["records", "object", "rows"]))",
+                    at: node.location)
                 return
             }
             shape = name
         }
         let location = json["shape"]?.location ?? json.location
         if keyField != nil && shape != "object" {
-            reader.fail("'key_field' applies to 'shape: object' (an object whose members are the records)", at: json.keyLocation("key_field") ?? location)
+            reader.fail(
+                "'key_field' applies to 'shape: object' (an object whose members are the records)",
+                at: json.keyLocation("key_field") ?? location)
         }
         if columns != nil && shape != "rows" {
-            reader.fail("'columns' applies to 'shape: rows' (arrays of values)", at: json.keyLocation("columns") ?? location)
+            reader.fail(
+                "'columns' applies to 'shape: rows' (arrays of values)", at: json.keyLocation("columns") ?? location)
         }
         switch shape {
         case "object":
             if step.format == .ndjson {
-                reader.fail("'shape: object' applies to a JSON document, not to NDJSON (whose lines are the records)", at: location)
+                reader.fail(
+                    "'shape: object' applies to a JSON document, not to NDJSON (whose lines are the records)",
+                    at: location)
             }
             step.jsonShape = .object(keyField: keyField ?? "key")
         case "rows":
             if let columns, Set(columns).count != columns.count || columns.contains("") {
-                reader.fail("the columns of 'shape: rows' must be distinct, non-empty names", at: json["columns"]?.location ?? location)
+                reader.fail(
+                    "the columns of 'shape: rows' must be distinct, non-empty names",
+                    at: json["columns"]?.location ?? location)
             }
             step.jsonShape = .rows(columns: columns)
         default:

@@ -21,7 +21,9 @@ extension JobValidator {
             case .export(let step): exported.insert(step.output)
             case .import(let step):
                 // A pattern's files are those it matches now.
-                let paths = step.inputFiles.flatMap { SourceFiles.isPattern($0) ? (try? SourceFiles.matching($0)) ?? [] : [$0] }
+                let paths = step.inputFiles.flatMap {
+                    SourceFiles.isPattern($0) ? (try? SourceFiles.matching($0)) ?? [] : [$0]
+                }
                 for path in paths where !exported.contains(path) {
                     files.input(path, role: "the source", location: step.location)
                 }
@@ -45,9 +47,10 @@ extension JobValidator {
         var errors: [FerryError] = []
         if job.steps.isEmpty {
             // Loading such a job is fine (a library may add steps); running or validating it is not.
-            errors.append(FerryError(
-                .invalidDefinition, "the job's 'steps' list is empty: a job needs at least one step",
-                at: job.stepsLocation ?? InputLocation(file: job.path, line: 1, column: 1)))
+            errors.append(
+                FerryError(
+                    .invalidDefinition, "the job's 'steps' list is empty: a job needs at least one step",
+                    at: job.stepsLocation ?? InputLocation(file: job.path, line: 1, column: 1)))
         }
         do {
             try PathOrURL.requireStore(job.store.path, location: job.store.location)
@@ -81,7 +84,8 @@ extension JobValidator {
             switch step {
             case .export(let step): written.insert(step.output)
             case .import(let step):
-                for source in step.inputFiles where source != "-" && !written.contains(source) && !PathOrURL(source).isURL {
+                for source in step.inputFiles
+                where source != "-" && !written.contains(source) && !PathOrURL(source).isURL {
                     if SourceFiles.isPattern(source) {
                         if (try? SourceFiles.matching(source)) == nil {
                             errors.append(FerryError(.noInput, "source '\(source)' matches no file", at: step.location))

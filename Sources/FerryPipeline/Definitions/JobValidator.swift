@@ -15,7 +15,9 @@ package struct JobValidator: Sendable {
     package func validate(_ job: Job, model given: ObjectModel) -> [FerryError] {
         var errors: [FerryError] = []
         // A Core Data store holds inheritance: its steps see each sub-entity with what it inherits.
-        let coreData = job.store.createsCoreDataStore || (!job.store.isInMemory && CoreDataStoreFile.isCoreDataStore(job.store.path))
+        let coreData =
+            job.store.createsCoreDataStore
+            || (!job.store.isInMemory && CoreDataStoreFile.isCoreDataStore(job.store.path))
         let model = coreData ? given.withInheritedProperties : given
         // Steps other than migrations open the store with this model: it must fit the store layout.
         if !coreData && job.steps.contains(where: { if case .migrate = $0 { false } else { true } }) {
@@ -37,9 +39,13 @@ package struct JobValidator: Sendable {
                 errors += step.expectations.checks(model: model, imported: imported).problems
             case .export(let step): validate(step, model: model, into: &errors)
             case .update(let step):
-                check(entity: step.entity, at: step.entityLocation ?? step.location, model: model, into: &errors) { () throws(FerryError) in try step.request.check(model: model) }
+                check(entity: step.entity, at: step.entityLocation ?? step.location, model: model, into: &errors) {
+                    () throws(FerryError) in try step.request.check(model: model)
+                }
             case .delete(let step):
-                check(entity: step.entity, at: step.entityLocation ?? step.location, model: model, into: &errors) { () throws(FerryError) in try step.request.check(model: model) }
+                check(entity: step.entity, at: step.entityLocation ?? step.location, model: model, into: &errors) {
+                    () throws(FerryError) in try step.request.check(model: model)
+                }
             case .migrate: break  // checked against the bundle: validateMigrations(_:bundle:)
             }
         }
@@ -76,14 +82,22 @@ package struct JobValidator: Sendable {
                 check(request)
             }
         }
-        errors += found.sorted { ($0.location?.line ?? 0, $0.location?.column ?? 0) < ($1.location?.line ?? 0, $1.location?.column ?? 0) }
+        errors += found.sorted {
+            ($0.location?.line ?? 0, $0.location?.column ?? 0) < ($1.location?.line ?? 0, $1.location?.column ?? 0)
+        }
     }
 
     /// The entity, then the request (predicate, attributes, constants, expressions) against the model.
-    private func check(entity: String, at location: InputLocation?, model: ObjectModel, into errors: inout [FerryError], _ request: () throws(FerryError) -> Void) {
+    private func check(
+        entity: String, at location: InputLocation?, model: ObjectModel, into errors: inout [FerryError],
+        _ request: () throws(FerryError) -> Void
+    ) {
         guard model.entity(named: entity) != nil else {
-            errors.append(FerryError(
-                .invalidDefinition, "unknown entity '\(entity)' in model '\(model.name)'\(Suggestions.didYouMean(entity, in: model.entityNames))", at: location))
+            errors.append(
+                FerryError(
+                    .invalidDefinition,
+                    "unknown entity '\(entity)' in model '\(model.name)'\(Suggestions.didYouMean(entity, in: model.entityNames))",
+                    at: location))
             return
         }
         do {
@@ -95,26 +109,37 @@ package struct JobValidator: Sendable {
 
     private func validate(_ step: ImportStep, model: ObjectModel, job: Job, into errors: inout [FerryError]) {
         func fail(_ message: String, at location: InputLocation?) {
-            errors.append(FerryError(.invalidDefinition, message, at: location ?? step.location ?? InputLocation(file: job.path)))
+            errors.append(
+                FerryError(.invalidDefinition, message, at: location ?? step.location ?? InputLocation(file: job.path)))
         }
         guard let entity = model.entity(named: step.entity) else {
-            fail("unknown entity '\(step.entity)' in model '\(model.name)'\(Suggestions.didYouMean(step.entity, in: model.entityNames))", at: step.entityLocation)
+            fail(
+                "unknown entity '\(step.entity)' in model '\(model.name)'\(Suggestions.didYouMean(step.entity, in: model.entityNames))",
+                at: step.entityLocation)
             return
         }
         for field in step.fields {
             guard let attribute = entity.attribute(named: field.attribute) else {
                 if entity.relationship(named: field.attribute) != nil {
-                    fail("'\(field.attribute)' is a relationship of '\(entity.name)'; map it under 'relationships'", at: field.location)
+                    fail(
+                        "'\(field.attribute)' is a relationship of '\(entity.name)'; map it under 'relationships'",
+                        at: field.location)
                 } else {
-                    fail("'\(entity.name)' has no attribute '\(field.attribute)'\(Suggestions.didYouMean(field.attribute, in: entity.attributes.map(\.name)))", at: field.location)
+                    fail(
+                        "'\(entity.name)' has no attribute '\(field.attribute)'\(Suggestions.didYouMean(field.attribute, in: entity.attributes.map(\.name)))",
+                        at: field.location)
                 }
                 continue
             }
             if !attribute.isStored {
-                fail("'\(entity.name).\(attribute.name)' is transient: it has no storage, so nothing can be imported into it", at: field.location)
+                fail(
+                    "'\(entity.name).\(attribute.name)' is transient: it has no storage, so nothing can be imported into it",
+                    at: field.location)
                 continue
             }
-            if case .field(let name) = field.source, !step.format.readsTextColumns, case .failure(let problem) = JSONFieldPath.parse(name) {
+            if case .field(let name) = field.source, !step.format.readsTextColumns,
+                case .failure(let problem) = JSONFieldPath.parse(name)
+            {
                 fail(problem.description, at: field.location)
                 continue
             }
@@ -126,30 +151,44 @@ package struct JobValidator: Sendable {
                 if let words = field.falseWords { options.falseWords = words }
                 if let tokens = field.nullTokens { options.nullTokens = tokens }
                 if case .failure(let failure) = Coercion.coerce(text, to: attribute.type, options: options) {
-                    fail("constant for '\(entity.name).\(attribute.name)' is not a valid \(attribute.type.rawValue): \(failure.reason)", at: field.location)
+                    fail(
+                        "constant for '\(entity.name).\(attribute.name)' is not a valid \(attribute.type.rawValue): \(failure.reason)",
+                        at: field.location)
                 }
             }
         }
         for mapping in step.relationships {
             guard let relationship = entity.relationship(named: mapping.relationship) else {
-                fail("'\(entity.name)' has no relationship '\(mapping.relationship)'\(Suggestions.didYouMean(mapping.relationship, in: entity.relationships.map(\.name)))", at: mapping.location)
+                fail(
+                    "'\(entity.name)' has no relationship '\(mapping.relationship)'\(Suggestions.didYouMean(mapping.relationship, in: entity.relationships.map(\.name)))",
+                    at: mapping.location)
                 continue
             }
             if relationship.isToMany {
-                fail("'\(entity.name).\(relationship.name)' is to-many; 'relationships:' resolves only to-one relationships (a JSON source's nested arrays link to-many ones with 'nested: true')", at: mapping.location)
+                fail(
+                    "'\(entity.name).\(relationship.name)' is to-many; 'relationships:' resolves only to-one relationships (a JSON source's nested arrays link to-many ones with 'nested: true')",
+                    at: mapping.location)
                 continue
             }
             guard let destination = model.entity(named: relationship.destination) else { continue }
             guard destination.attribute(named: mapping.match) != nil else {
-                fail("'\(destination.name)' has no attribute '\(mapping.match)' to match\(Suggestions.didYouMean(mapping.match, in: destination.attributes.map(\.name)))", at: mapping.location)
+                fail(
+                    "'\(destination.name)' has no attribute '\(mapping.match)' to match\(Suggestions.didYouMean(mapping.match, in: destination.attributes.map(\.name)))",
+                    at: mapping.location)
                 continue
             }
             if !destination.uniquenessConstraints.contains([mapping.match]) {
-                fail("'match: \(mapping.match)' needs '\(destination.name).\(mapping.match)' to be unique on its own (unique: true)", at: mapping.location)
+                fail(
+                    "'match: \(mapping.match)' needs '\(destination.name).\(mapping.match)' to be unique on its own (unique: true)",
+                    at: mapping.location)
             }
         }
-        if step.onConflict == .update || step.onConflict == .replace, entity.uniquenessConstraints.isEmpty, step.mode != .sync {
-            fail("'on_conflict: \(step.onConflict.rawValue)' needs a uniqueness constraint on '\(entity.name)' to find the existing object", at: step.onConflictLocation)
+        if step.onConflict == .update || step.onConflict == .replace, entity.uniquenessConstraints.isEmpty,
+            step.mode != .sync
+        {
+            fail(
+                "'on_conflict: \(step.onConflict.rawValue)' needs a uniqueness constraint on '\(entity.name)' to find the existing object",
+                at: step.onConflictLocation)
         }
         if step.nested != nil, let problem = NestedOptions.problem(with: step.format) {
             fail(problem, at: step.location)
@@ -175,10 +214,11 @@ package struct JobValidator: Sendable {
             let target = migrate.to ?? bundle.currentVersion
             let labels = bundle.versions.map(\.version)
             guard labels.contains(target) else {
-                errors.append(FerryError(
-                    .invalidDefinition,
-                    "model \(bundle.name) has no version '\(target)' to migrate to (versions: \(labels.joined(separator: ", ")))\(Suggestions.didYouMean(target, in: labels))",
-                    at: migrate.toLocation ?? migrate.location ?? InputLocation(file: job.path)))
+                errors.append(
+                    FerryError(
+                        .invalidDefinition,
+                        "model \(bundle.name) has no version '\(target)' to migrate to (versions: \(labels.joined(separator: ", ")))\(Suggestions.didYouMean(target, in: labels))",
+                        at: migrate.toLocation ?? migrate.location ?? InputLocation(file: job.path)))
                 continue
             }
             guard let steps = try? ModelDiff.steps(in: bundle, from: first.version, to: target) else { continue }
@@ -189,7 +229,10 @@ package struct JobValidator: Sendable {
                     errors += problems.errors
                 } catch let error as FerryError {
                     // Inference refusing a step without a mapping file: a problem of the definitions.
-                    errors.append(FerryError(.invalidDefinition, error.message, at: error.location ?? migrate.location, notes: error.notes))
+                    errors.append(
+                        FerryError(
+                            .invalidDefinition, error.message, at: error.location ?? migrate.location,
+                            notes: error.notes))
                 } catch {
                     errors.append(FerryError(.migration, "\(error)", at: migrate.location))
                 }

@@ -41,7 +41,9 @@ public struct MappingLoader: Sendable {
     ///
     /// `parameters` are the values of `$name` in the file's expressions (migration parameters);
     /// an expression naming another parameter is an error.
-    public func load(path: String, source: ObjectModel, destination: ObjectModel, parameters: [String: Value] = [:]) throws -> MappingModel {
+    public func load(
+        path: String, source: ObjectModel, destination: ObjectModel, parameters: [String: Value] = [:]
+    ) throws -> MappingModel {
         let root: YAMLNode?
         do {
             root = try YAMLNode.load(path: path, code: .invalidDefinition)
@@ -49,7 +51,8 @@ public struct MappingLoader: Sendable {
             throw FerryErrors([error])
         }
         let reader = DefinitionReader(code: .invalidDefinition)
-        var builder = Builder(path: path, source: source, destination: destination, parameters: parameters, reader: reader)
+        var builder = Builder(
+            path: path, source: source, destination: destination, parameters: parameters, reader: reader)
         if let root {
             builder.read(root)
         } else {
@@ -70,7 +73,8 @@ extension MappingLoader {
     public static func mappingFilePath(in bundle: ModelBundle, from: String, to: String) -> String? {
         guard let file = bundle.location?.file else { return nil }
         var isDirectory: ObjCBool = false
-        let folder = FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) && isDirectory.boolValue
+        let folder =
+            FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) && isDirectory.boolValue
             ? file : (file as NSString).deletingLastPathComponent
         let mappings = (folder as NSString).appendingPathComponent("mappings")
         let yml = (mappings as NSString).appendingPathComponent("\(from)-to-\(to).yml")
@@ -81,7 +85,8 @@ extension MappingLoader {
 
     /// The mapping file of the step `from` → `to` when it exists, else nil.
     public static func existingMappingFile(in bundle: ModelBundle, from: String, to: String) -> String? {
-        guard let path = mappingFilePath(in: bundle, from: from, to: to), FileManager.default.fileExists(atPath: path) else { return nil }
+        guard let path = mappingFilePath(in: bundle, from: from, to: to), FileManager.default.fileExists(atPath: path)
+        else { return nil }
         return path
     }
 
@@ -90,7 +95,9 @@ extension MappingLoader {
     /// package, else the inferred mapping.
     /// - Throws: `FerryErrors` for a bad mapping file or mapping model; `FerryError`
     ///   (`.migration`) when there is none and inference refuses a change.
-    public func mapping(for step: ModelDiff, in bundle: ModelBundle, parameters: [String: Value] = [:]) throws -> MappingModel {
+    public func mapping(
+        for step: ModelDiff, in bundle: ModelBundle, parameters: [String: Value] = [:]
+    ) throws -> MappingModel {
         try MigrationMappings.provider(for: bundle, parameters: parameters)(step.source, step.destination)
     }
 }
@@ -125,7 +132,10 @@ private struct Builder {
         var relationships: Set<String> = []
     }
 
-    init(path: String, source: ObjectModel, destination: ObjectModel, parameters: [String: Value], reader: DefinitionReader) {
+    init(
+        path: String, source: ObjectModel, destination: ObjectModel, parameters: [String: Value],
+        reader: DefinitionReader
+    ) {
         self.path = path
         self.source = source
         self.destination = destination
@@ -133,7 +143,8 @@ private struct Builder {
         self.reader = reader
         diff = ModelDiff(from: source, to: destination)
         model = MappingModel(
-            source: source, destination: destination, inferred: diff.bestEffortMapping(), location: InputLocation(file: path, line: 1, column: 1))
+            source: source, destination: destination, inferred: diff.bestEffortMapping(),
+            location: InputLocation(file: path, line: 1, column: 1))
     }
 
     var fileStart: InputLocation { InputLocation(file: path, line: 1, column: 1) }
@@ -166,13 +177,16 @@ private struct Builder {
         guard parts.count == 2, parts[0] != source.version || parts[1] != destination.version else { return }
         reader.fail(
             "the mapping file '\((path as NSString).lastPathComponent)' is named for versions \(parts[0]) → \(parts[1]), but it is used for \(source.name) \(source.version) → \(destination.version)",
-            at: fileStart, notes: ["name it \(source.version)-to-\(destination.version).yml, or use it for the step its name says"])
+            at: fileStart,
+            notes: ["name it \(source.version)-to-\(destination.version).yml, or use it for the step its name says"])
     }
 
     func checkVersion(_ node: YAMLNode?, key: String, model: ObjectModel, role: String) {
         guard let node, let label = reader.string(node, for: key) else { return }
         if label != model.version {
-            reader.fail("'\(key): \(label)' does not match the \(role) model, \(model.name) version \(model.version)", at: node.location)
+            reader.fail(
+                "'\(key): \(label)' does not match the \(role) model, \(model.name) version \(model.version)",
+                at: node.location)
         }
     }
 
@@ -193,7 +207,9 @@ private struct Builder {
                 return nil
             }
             if entity != name, destination.entity(named: name) != nil {
-                reader.fail("the mapping name '\(name)' is an entity of \(destination.name) version \(destination.version); give a mapping into \(entity) another name", at: entry.keyLocation)
+                reader.fail(
+                    "the mapping name '\(name)' is an entity of \(destination.name) version \(destination.version); give a mapping into \(entity) another name",
+                    at: entry.keyLocation)
                 return nil
             }
             destinationName = entity
@@ -210,8 +226,10 @@ private struct Builder {
         let isNew = index == nil
         if index == nil {
             // A second mapping into the entity, placed after the others into it.
-            let created = EntityMapping(name: name, destination: destinationName, source: nil, attributes: [], relationships: [])
-            let position = (model.entities.lastIndex { $0.destination == destinationName } ?? (model.entities.count - 1)) + 1
+            let created = EntityMapping(
+                name: name, destination: destinationName, source: nil, attributes: [], relationships: [])
+            let position =
+                (model.entities.lastIndex { $0.destination == destinationName } ?? (model.entities.count - 1)) + 1
             model.entities.insert(created, at: position)
             index = position
         }
@@ -239,7 +257,9 @@ private struct Builder {
                 }
             }
         } else if isNew {
-            reader.fail("the mapping '\(name)' into \(destinationName) needs a 'source' (an entity of \(source.name) version \(source.version))", at: entry.keyLocation)
+            reader.fail(
+                "the mapping '\(name)' into \(destinationName) needs a 'source' (an entity of \(source.name) version \(source.version))",
+                at: entry.keyLocation)
             return nil
         }
         let sourceEntity = sourceName.flatMap { source.entity(named: $0) }
@@ -270,7 +290,9 @@ private struct Builder {
                 result.policy = text
                 result.policyLocation = node.location
             } else {
-                reader.fail("'policy' names a registered policy, like PhoneNormalizer; '\(text)' is not a name", at: node.location)
+                reader.fail(
+                    "'policy' names a registered policy, like PhoneNormalizer; '\(text)' is not a name",
+                    at: node.location)
             }
         }
 
@@ -290,19 +312,24 @@ private struct Builder {
     /// Infers attribute and relationship values anew for a mapping whose source the file chose:
     /// same-named attributes are copied (widened when lossless), others get their default or nil;
     /// same-named relationships are carried. A `distinct` mapping copies nothing.
-    func reinfer(_ mapping: inout EntityMapping, into entity: EntityDescription, from sourceEntity: EntityDescription?) {
+    func reinfer(_ mapping: inout EntityMapping, into entity: EntityDescription, from sourceEntity: EntityDescription?)
+    {
         let copies = mapping.distinct == nil ? sourceEntity : nil
         mapping.attributes = entity.attributes.map { attribute in
             let fill = attribute.isOptional ? Value.null : (attribute.defaultValue ?? .null)
             if let old = copies?.attribute(named: attribute.name) {
                 if old.type == attribute.type {
-                    return MappingModel.AttributeMapping(destination: attribute.name, value: .copy(source: old.name, conversion: nil, valueIfNil: fill))
+                    return MappingModel.AttributeMapping(
+                        destination: attribute.name, value: .copy(source: old.name, conversion: nil, valueIfNil: fill))
                 }
                 if let conversion = TypeConversion(from: old.type, to: attribute.type) {
-                    return MappingModel.AttributeMapping(destination: attribute.name, value: .copy(source: old.name, conversion: conversion, valueIfNil: fill))
+                    return MappingModel.AttributeMapping(
+                        destination: attribute.name,
+                        value: .copy(source: old.name, conversion: conversion, valueIfNil: fill))
                 }
             }
-            return MappingModel.AttributeMapping(destination: attribute.name, value: .constant(attribute.defaultValue ?? .null))
+            return MappingModel.AttributeMapping(
+                destination: attribute.name, value: .constant(attribute.defaultValue ?? .null))
         }
         mapping.relationships = entity.relationships.map { relationship in
             if let old = copies?.relationship(named: relationship.name) {
@@ -324,9 +351,13 @@ private struct Builder {
             for item in attributes.entries {
                 guard let attribute = entity.attribute(named: item.key) else {
                     if entity.relationship(named: item.key) != nil {
-                        reader.fail("'\(item.key)' is a relationship of \(entity.name); map it under 'relationships'", at: item.keyLocation)
+                        reader.fail(
+                            "'\(item.key)' is a relationship of \(entity.name); map it under 'relationships'",
+                            at: item.keyLocation)
                     } else {
-                        reader.fail("\(entity.name) has no attribute '\(item.key)'\(Suggestions.didYouMean(item.key, in: entity.attributes.map(\.name)))", at: item.keyLocation)
+                        reader.fail(
+                            "\(entity.name) has no attribute '\(item.key)'\(Suggestions.didYouMean(item.key, in: entity.attributes.map(\.name)))",
+                            at: item.keyLocation)
                     }
                     continue
                 }
@@ -334,25 +365,32 @@ private struct Builder {
                 guard let value = attributeValue(item.value, for: attribute, of: entity, sourceEntity: sourceEntity),
                     let position = mapping.attributes.firstIndex(where: { $0.destination == attribute.name })
                 else { continue }
-                mapping.attributes[position] = MappingModel.AttributeMapping(destination: attribute.name, value: value.0, location: value.1)
+                mapping.attributes[position] = MappingModel.AttributeMapping(
+                    destination: attribute.name, value: value.0, location: value.1)
             }
         }
         if let node = entry.mapping["relationships"], let relationships = reader.mapping(node, for: "relationships") {
             for item in relationships.entries {
                 guard let relationship = entity.relationship(named: item.key) else {
                     if entity.attribute(named: item.key) != nil {
-                        reader.fail("'\(item.key)' is an attribute of \(entity.name); map it under 'attributes'", at: item.keyLocation)
+                        reader.fail(
+                            "'\(item.key)' is an attribute of \(entity.name); map it under 'attributes'",
+                            at: item.keyLocation)
                     } else {
                         reader.fail(
-                            "\(entity.name) has no relationship '\(item.key)'\(Suggestions.didYouMean(item.key, in: entity.relationships.map(\.name)))", at: item.keyLocation)
+                            "\(entity.name) has no relationship '\(item.key)'\(Suggestions.didYouMean(item.key, in: entity.relationships.map(\.name)))",
+                            at: item.keyLocation)
                     }
                     continue
                 }
                 entry.relationships.insert(relationship.name)
-                guard let value = relationshipValue(item.value, for: relationship, of: entity, mapping: mapping, sourceEntity: sourceEntity),
+                guard
+                    let value = relationshipValue(
+                        item.value, for: relationship, of: entity, mapping: mapping, sourceEntity: sourceEntity),
                     let position = mapping.relationships.firstIndex(where: { $0.destination == relationship.name })
                 else { continue }
-                mapping.relationships[position] = MappingModel.RelationshipMapping(destination: relationship.name, value: value, location: item.value.textLocation)
+                mapping.relationships[position] = MappingModel.RelationshipMapping(
+                    destination: relationship.name, value: value, location: item.value.textLocation)
             }
         }
         model.entities[index] = mapping
@@ -362,7 +400,8 @@ private struct Builder {
     /// An attribute's value: an expression (a scalar), nil (null), `{value: constant}` or
     /// `{source: attribute}`; with the location of the value's text.
     func attributeValue(
-        _ node: YAMLNode, for attribute: AttributeDescription, of entity: EntityDescription, sourceEntity: EntityDescription?
+        _ node: YAMLNode, for attribute: AttributeDescription, of entity: EntityDescription,
+        sourceEntity: EntityDescription?
     ) -> (MappingModel.AttributeValue, InputLocation)? {
         let subject = "\(entity.name).\(attribute.name)"
         switch node.content {
@@ -374,7 +413,8 @@ private struct Builder {
             return (.constant(.null), node.location)
         case .scalar:
             guard let text = reader.string(node, for: attribute.name),
-                checkExpression(text, at: node.textLocation, key: attribute.name, source: sourceEntity, fitting: attribute)
+                checkExpression(
+                    text, at: node.textLocation, key: attribute.name, source: sourceEntity, fitting: attribute)
             else { return nil }
             return (.expression(text), node.textLocation)
         case .sequence:
@@ -385,18 +425,23 @@ private struct Builder {
             reader.checkKeys(mapping, allowed: MappingLoader.attributeValueKeys, in: "the value of '\(attribute.name)'")
             switch (mapping["value"], mapping["source"]) {
             case (.some(let valueNode), nil):
-                if valueNode.isNull { return attributeValue(valueNode, for: attribute, of: entity, sourceEntity: sourceEntity) }
+                if valueNode.isNull {
+                    return attributeValue(valueNode, for: attribute, of: entity, sourceEntity: sourceEntity)
+                }
                 guard let text = reader.string(valueNode, for: "value") else { return nil }
                 switch Coercion.coerce(text, to: attribute.type) {
                 case .success(let value): return (.constant(value), valueNode.textLocation)
                 case .failure(let failure):
-                    reader.fail("the value for \(subject) is not a valid \(attribute.type.rawValue): \(failure.reason)", at: valueNode.textLocation)
+                    reader.fail(
+                        "the value for \(subject) is not a valid \(attribute.type.rawValue): \(failure.reason)",
+                        at: valueNode.textLocation)
                     return nil
                 }
             case (nil, .some(let sourceNode)):
                 guard let name = reader.string(sourceNode, for: "source") else { return nil }
                 guard let sourceEntity else {
-                    reader.fail("'source: \(name)' needs a source entity, but the mapping has none", at: sourceNode.location)
+                    reader.fail(
+                        "'source: \(name)' needs a source entity, but the mapping has none", at: sourceNode.location)
                     return nil
                 }
                 guard let old = sourceEntity.attribute(named: name) else {
@@ -415,7 +460,9 @@ private struct Builder {
                 let fill = attribute.isOptional ? Value.null : (attribute.defaultValue ?? .null)
                 return (.copy(source: old.name, conversion: conversion, valueIfNil: fill), sourceNode.location)
             default:
-                reader.fail("the value of '\(attribute.name)' needs one of 'value' (a constant) or 'source' (a source attribute)", at: node.location)
+                reader.fail(
+                    "the value of '\(attribute.name)' needs one of 'value' (a constant) or 'source' (a source attribute)",
+                    at: node.location)
                 return nil
             }
         }
@@ -423,7 +470,8 @@ private struct Builder {
 
     /// A relationship's value: `{mapping: name}`, `{source: relationship}` or `none` (null).
     func relationshipValue(
-        _ node: YAMLNode, for relationship: RelationshipDescription, of entity: EntityDescription, mapping: EntityMapping,
+        _ node: YAMLNode, for relationship: RelationshipDescription, of entity: EntityDescription,
+        mapping: EntityMapping,
         sourceEntity: EntityDescription?
     ) -> MappingModel.RelationshipValue? {
         let subject = "\(entity.name).\(relationship.name)"
@@ -439,17 +487,21 @@ private struct Builder {
             return nil
         }
         guard let values = reader.mapping(node, for: relationship.name) else { return nil }
-        reader.checkKeys(values, allowed: MappingLoader.relationshipValueKeys, in: "the value of '\(relationship.name)'")
+        reader.checkKeys(
+            values, allowed: MappingLoader.relationshipValueKeys, in: "the value of '\(relationship.name)'")
         switch (values["mapping"], values["source"]) {
         case (.some(let mappingNode), nil):
             guard let name = reader.string(mappingNode, for: "mapping") else { return nil }
             guard let target = model.entity(named: name) else {
                 reader.fail(
-                    "no entity mapping named '\(name)'\(Suggestions.didYouMean(name, in: model.entities.map(\.name)))", at: mappingNode.location)
+                    "no entity mapping named '\(name)'\(Suggestions.didYouMean(name, in: model.entities.map(\.name)))",
+                    at: mappingNode.location)
                 return nil
             }
             guard target.destination == relationship.destination else {
-                reader.fail("the mapping '\(name)' makes \(target.destination) objects, but \(subject) links to \(relationship.destination)", at: mappingNode.location)
+                reader.fail(
+                    "the mapping '\(name)' makes \(target.destination) objects, but \(subject) links to \(relationship.destination)",
+                    at: mappingNode.location)
                 return nil
             }
             guard let ownSource = mapping.source, target.source == ownSource else {
@@ -462,20 +514,28 @@ private struct Builder {
         case (nil, .some(let sourceNode)):
             guard let name = reader.string(sourceNode, for: "source") else { return nil }
             guard let sourceEntity else {
-                reader.fail("'source: \(name)' needs a source entity, but the mapping '\(mapping.name)' has none", at: sourceNode.location)
+                reader.fail(
+                    "'source: \(name)' needs a source entity, but the mapping '\(mapping.name)' has none",
+                    at: sourceNode.location)
                 return nil
             }
-            if name.contains(".") { return keyPath(name, at: sourceNode.location, for: relationship, of: entity, from: sourceEntity) }
+            if name.contains(".") {
+                return keyPath(name, at: sourceNode.location, for: relationship, of: entity, from: sourceEntity)
+            }
             guard sourceEntity.relationship(named: name) != nil else {
-                let hint = sourceEntity.attribute(named: name) != nil
+                let hint =
+                    sourceEntity.attribute(named: name) != nil
                     ? "; it is an attribute (use `mapping:` to link to objects made from it)"
                     : Suggestions.didYouMean(name, in: sourceEntity.relationships.map(\.name))
-                reader.fail("source entity \(sourceEntity.name) has no relationship '\(name)'\(hint)", at: sourceNode.location)
+                reader.fail(
+                    "source entity \(sourceEntity.name) has no relationship '\(name)'\(hint)", at: sourceNode.location)
                 return nil
             }
             return .carry(source: name)
         default:
-            reader.fail("the value of '\(relationship.name)' needs one of 'mapping' (an entity mapping's name) or 'source' (a source relationship)", at: node.location)
+            reader.fail(
+                "the value of '\(relationship.name)' needs one of 'mapping' (an entity mapping's name) or 'source' (a source relationship)",
+                at: node.location)
             return nil
         }
     }
@@ -483,30 +543,40 @@ private struct Builder {
     /// `{source: country.continent}`: a chain of to-one source relationships, into a to-one
     /// relationship stored on this side, linking the object made from the one it reaches.
     func keyPath(
-        _ text: String, at location: InputLocation, for relationship: RelationshipDescription, of entity: EntityDescription, from sourceEntity: EntityDescription
+        _ text: String, at location: InputLocation, for relationship: RelationshipDescription,
+        of entity: EntityDescription, from sourceEntity: EntityDescription
     ) -> MappingModel.RelationshipValue? {
         let path = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         var current = sourceEntity
         for name in path {
             guard let hop = current.relationship(named: name) else {
                 reader.fail(
-                    "'\(text)': \(current.name) has no relationship '\(name)'\(Suggestions.didYouMean(name, in: current.relationships.map(\.name)))", at: location)
+                    "'\(text)': \(current.name) has no relationship '\(name)'\(Suggestions.didYouMean(name, in: current.relationships.map(\.name)))",
+                    at: location)
                 return nil
             }
             guard !hop.isToMany, let next = source.entity(named: hop.destination) else {
-                reader.fail("'\(text)': \(current.name).\(name) is to-many; a key path follows to-one relationships", at: location)
+                reader.fail(
+                    "'\(text)': \(current.name).\(name) is to-many; a key path follows to-one relationships",
+                    at: location)
                 return nil
             }
             current = next
         }
-        guard !relationship.isToMany, case .foreignKey = FerryLayout().storage(of: relationship, in: entity, model: destination) else {
+        guard !relationship.isToMany,
+            case .foreignKey = FerryLayout().storage(of: relationship, in: entity, model: destination)
+        else {
             reader.fail(
                 "'\(text)' links one object; \(entity.name).\(relationship.name) is \(relationship.isToMany ? "to-many" : "stored on its inverse's side"): set its inverse instead",
                 at: location)
             return nil
         }
-        guard model.entities.contains(where: { $0.source == current.name && $0.destination == relationship.destination }) else {
-            reader.fail("'\(text)' reaches \(current.name) objects, but no mapping makes \(relationship.destination) objects from them", at: location)
+        guard
+            model.entities.contains(where: { $0.source == current.name && $0.destination == relationship.destination })
+        else {
+            reader.fail(
+                "'\(text)' reaches \(current.name) objects, but no mapping makes \(relationship.destination) objects from them",
+                at: location)
             return nil
         }
         return .keyPath(path)
@@ -524,11 +594,16 @@ private struct Builder {
             guard let property = change.property else {
                 if entry?.mapping["source"] != nil { continue }
                 reader.fail(
-                    "the file does not cover \(change.subject): \(reason); add `source: …` under `\(change.entity)` in this file", at: location)
+                    "the file does not cover \(change.subject): \(reason); add `source: …` under `\(change.entity)` in this file",
+                    at: location)
                 continue
             }
-            if entry?.attributes.contains(property) == true || entry?.relationships.contains(property) == true { continue }
-            let section = destination.entity(named: change.entity)?.relationship(named: property) != nil ? "relationships" : "attributes"
+            if entry?.attributes.contains(property) == true || entry?.relationships.contains(property) == true {
+                continue
+            }
+            let section =
+                destination.entity(named: change.entity)?.relationship(named: property) != nil
+                ? "relationships" : "attributes"
             reader.fail(
                 "the file does not cover \(change.subject): \(reason); add `\(section): {\(property): …}` under `\(change.entity)` in this file",
                 at: location)
@@ -539,17 +614,21 @@ private struct Builder {
     /// and every non-optional relationship left empty that the file does not mention.
     func checkReinferred(_ order: [String]) {
         for name in order {
-            guard let entry = entries[name], entry.reinferred, let mapping = model.entity(named: name), mapping.source != nil,
+            guard let entry = entries[name], entry.reinferred, let mapping = model.entity(named: name),
+                mapping.source != nil,
                 let entity = destination.entity(named: mapping.destination)
             else { continue }
-            for attribute in entity.attributes where !attribute.isOptional && !entry.attributes.contains(attribute.name) {
+            for attribute in entity.attributes where !attribute.isOptional && !entry.attributes.contains(attribute.name)
+            {
                 guard case .constant(.null) = mapping.attribute(named: attribute.name)?.value else { continue }
                 reader.fail(
                     "the mapping '\(name)' gives non-optional \(entity.name).\(attribute.name) no value (\(mapping.source ?? "") has no attribute of that name and type, and it has no default); add `attributes: {\(attribute.name): …}` under `\(name)` in this file",
                     at: entry.keyLocation)
             }
-            for relationship in entity.relationships where !relationship.isOptional && !entry.relationships.contains(relationship.name) {
-                guard mapping.relationship(named: relationship.name)?.value == MappingModel.RelationshipValue.none else { continue }
+            for relationship in entity.relationships
+            where !relationship.isOptional && !entry.relationships.contains(relationship.name) {
+                guard mapping.relationship(named: relationship.name)?.value == MappingModel.RelationshipValue.none
+                else { continue }
                 reader.fail(
                     "the mapping '\(name)' leaves non-optional \(entity.name).\(relationship.name) empty; add `relationships: {\(relationship.name): …}` under `\(name)` in this file",
                     at: entry.keyLocation)
@@ -577,14 +656,16 @@ private struct Builder {
     /// and, for an attribute's value, checks that its result fits the attribute; records the
     /// problems, located in the file.
     func checkExpression(
-        _ text: String, at location: InputLocation, key: String, source sourceEntity: EntityDescription?, fitting attribute: AttributeDescription? = nil
+        _ text: String, at location: InputLocation, key: String, source sourceEntity: EntityDescription?,
+        fitting attribute: AttributeDescription? = nil
     ) -> Bool {
         if text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             reader.fail("the expression for '\(key)' is empty", at: location)
             return false
         }
         do {
-            let bound = try Expression.parse(text, location: location).bind(source: sourceEntity, model: source, parameters: parameters)
+            let bound = try Expression.parse(text, location: location).bind(
+                source: sourceEntity, model: source, parameters: parameters)
             if let attribute { _ = try bound.fitted(to: attribute) }
             return true
         } catch {
@@ -594,7 +675,10 @@ private struct Builder {
     }
 
     static func isIdentifier(_ text: String) -> Bool {
-        guard let first = text.unicodeScalars.first, first == "_" || (first.isASCII && first.properties.isAlphabetic) else { return false }
-        return text.unicodeScalars.allSatisfy { $0 == "_" || $0 == "." || ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) }
+        guard let first = text.unicodeScalars.first, first == "_" || (first.isASCII && first.properties.isAlphabetic)
+        else { return false }
+        return text.unicodeScalars.allSatisfy {
+            $0 == "_" || $0 == "." || ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)))
+        }
     }
 }

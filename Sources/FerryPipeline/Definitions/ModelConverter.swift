@@ -36,13 +36,16 @@ package enum ModelConverter {
     package static func write(_ bundle: ModelBundle, to path: String) throws -> [String] {
         let format = format(of: path)
         if FileManager.default.fileExists(atPath: path) {
-            throw FerryError(.usage, "'\(path)' already exists; ferry does not overwrite it (remove it or choose another output)")
+            throw FerryError(
+                .usage, "'\(path)' already exists; ferry does not overwrite it (remove it or choose another output)")
         }
         var warnings: [String] = []
         switch format {
         case .xcodeVersion, .yamlFile:
             if bundle.versions.count > 1 {
-                warnings.append("'\(path)' holds one version: writing the current version '\(bundle.currentVersion)' of \(bundle.versions.count)")
+                warnings.append(
+                    "'\(path)' holds one version: writing the current version '\(bundle.currentVersion)' of \(bundle.versions.count)"
+                )
             }
         case .xcodePackage:
             for version in bundle.versions where version.version.contains("/") || version.version.hasPrefix(".") {
@@ -51,13 +54,15 @@ package enum ModelConverter {
             let reread = XcodeVersionOrder.ordered(bundle.versions).map(\.version)
             if reread != bundle.versions.map(\.version) {
                 warnings.append(
-                    "an .xcdatamodeld does not record the order of its versions; read back, they sort as \(reread.joined(separator: ", ")) instead of \(bundle.versions.map(\.version).joined(separator: ", ")) (give every version a version_identifier, or list the .xcdatamodel folders in a model.yml index)")
+                    "an .xcdatamodeld does not record the order of its versions; read back, they sort as \(reread.joined(separator: ", ")) instead of \(bundle.versions.map(\.version).joined(separator: ", ")) (give every version a version_identifier, or list the .xcdatamodel folders in a model.yml index)"
+                )
             }
         case .yamlBundle:
             break
         }
         let folder = (path as NSString).deletingLastPathComponent
-        let staging = ((folder.isEmpty ? "." : folder) as NSString).appendingPathComponent(".\((path as NSString).lastPathComponent).ferry-\(UUID().uuidString)")
+        let staging = ((folder.isEmpty ? "." : folder) as NSString).appendingPathComponent(
+            ".\((path as NSString).lastPathComponent).ferry-\(UUID().uuidString)")
         do {
             switch format {
             case .xcodePackage:
@@ -73,7 +78,8 @@ package enum ModelConverter {
         } catch {
             try? FileManager.default.removeItem(atPath: staging)
             if let error = error as? FerryError { throw error }
-            throw FerryError(.io, "cannot write '\(path)': \(error.localizedDescription)", at: InputLocation(file: path))
+            throw FerryError(
+                .io, "cannot write '\(path)': \(error.localizedDescription)", at: InputLocation(file: path))
         }
         return warnings
     }

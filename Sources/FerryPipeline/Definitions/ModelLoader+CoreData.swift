@@ -9,10 +9,15 @@ extension ModelLoader {
     static let fetchedPropertyKeys = ["entity", "predicate"]
 
     func loadModelExtras(_ top: YAMLMapping, into model: inout ObjectModel, reader: DefinitionReader) {
-        model.versionIdentifier = top["version_identifier"].flatMap { reader.optionalString($0, for: "version_identifier") }
+        model.versionIdentifier = top["version_identifier"].flatMap {
+            reader.optionalString($0, for: "version_identifier")
+        }
         if let node = top["fetch_requests"], let requests = reader.mapping(node, for: "fetch_requests") {
             for entry in requests.entries {
-                guard let (mapping, entity) = query(entry, kind: "fetch request", keys: Self.fetchRequestKeys, reader: reader) else { continue }
+                guard
+                    let (mapping, entity) = query(
+                        entry, kind: "fetch request", keys: Self.fetchRequestKeys, reader: reader)
+                else { continue }
                 var request = FetchRequestTemplate(name: entry.key, entity: entity, location: entry.keyLocation)
                 request.predicate = mapping["predicate"].flatMap { reader.optionalString($0, for: "predicate") }
                 request.limit = mapping["limit"].flatMap { reader.int($0, for: "limit") }
@@ -27,7 +32,8 @@ extension ModelLoader {
                 reader.checkKeys(mapping, allowed: Self.configurationKeys, in: "configuration '\(entry.key)'")
                 let entities = mapping["entities"].flatMap { reader.strings($0, for: "entities") } ?? []
                 let cloudKit = mapping["cloudkit"].flatMap { reader.bool($0, for: "cloudkit") } ?? false
-                model.configurations.append(ModelConfiguration(name: entry.key, entities: entities, usedWithCloudKit: cloudKit))
+                model.configurations.append(
+                    ModelConfiguration(name: entry.key, entities: entities, usedWithCloudKit: cloudKit))
             }
         }
     }
@@ -39,15 +45,24 @@ extension ModelLoader {
         entity.userInfo = mapping["user_info"].map { userInfo($0, reader: reader) } ?? [:]
         if let node = mapping["fetched_properties"], let properties = reader.mapping(node, for: "fetched_properties") {
             for entry in properties.entries {
-                guard let (property, target) = query(entry, kind: "fetched property", keys: Self.fetchedPropertyKeys, reader: reader) else { continue }
+                guard
+                    let (property, target) = query(
+                        entry, kind: "fetched property", keys: Self.fetchedPropertyKeys, reader: reader)
+                else { continue }
                 let predicate = property["predicate"].flatMap { reader.optionalString($0, for: "predicate") }
-                entity.fetchedProperties.append(FetchedPropertyDescription(name: entry.key, entity: target, predicate: predicate, location: entry.keyLocation))
+                entity.fetchedProperties.append(
+                    FetchedPropertyDescription(
+                        name: entry.key, entity: target, predicate: predicate, location: entry.keyLocation))
             }
         }
     }
 
-    func loadAttributeExtras(_ mapping: YAMLMapping, into attribute: inout AttributeDescription, reader: DefinitionReader) {
-        if let node = mapping["transient"], let value = reader.bool(node, for: "transient") { attribute.isTransient = value }
+    func loadAttributeExtras(
+        _ mapping: YAMLMapping, into attribute: inout AttributeDescription, reader: DefinitionReader
+    ) {
+        if let node = mapping["transient"], let value = reader.bool(node, for: "transient") {
+            attribute.isTransient = value
+        }
         attribute.derivation = mapping["derived"].flatMap { reader.string($0, for: "derived") }
         attribute.userInfo = mapping["user_info"].map { userInfo($0, reader: reader) } ?? [:]
         let transformer = mapping["transformer"].flatMap { reader.string($0, for: "transformer") }
@@ -56,13 +71,17 @@ extension ModelLoader {
             attribute.coreDataKind = .transformable(transformer: transformer, valueClass: valueClass)
         } else {
             for key in ["transformer", "value_class"] where mapping[key] != nil {
-                reader.fail("'\(key)' applies only to transformable attributes, not to attribute '\(attribute.name)'", at: mapping.keyLocation(key) ?? mapping.location)
+                reader.fail(
+                    "'\(key)' applies only to transformable attributes, not to attribute '\(attribute.name)'",
+                    at: mapping.keyLocation(key) ?? mapping.location)
             }
         }
     }
 
     /// A fetch request or fetched property: its mapping (keys checked) and its required `entity`.
-    private func query(_ entry: YAMLMapping.Entry, kind: String, keys: [String], reader: DefinitionReader) -> (YAMLMapping, String)? {
+    private func query(
+        _ entry: YAMLMapping.Entry, kind: String, keys: [String], reader: DefinitionReader
+    ) -> (YAMLMapping, String)? {
         guard let mapping = reader.mapping(entry.value, for: entry.key) else { return nil }
         reader.checkKeys(mapping, allowed: keys, in: "\(kind) '\(entry.key)'")
         guard let entityNode = mapping["entity"] else {
@@ -78,7 +97,11 @@ extension ModelLoader {
         guard let mapping = reader.mapping(node, for: "user_info") else { return [:] }
         var info: [String: String] = [:]
         for entry in mapping.entries {
-            if let value = reader.optionalString(entry.value, for: entry.key) { info[entry.key] = value } else if entry.value.isNull { info[entry.key] = "" }
+            if let value = reader.optionalString(entry.value, for: entry.key) {
+                info[entry.key] = value
+            } else if entry.value.isNull {
+                info[entry.key] = ""
+            }
         }
         return info
     }

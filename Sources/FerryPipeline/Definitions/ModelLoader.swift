@@ -16,17 +16,22 @@ public struct ModelLoader: Sendable {
     public init() {}
 
     static let indexKeys = ["name", "description", "current", "versions"]
-    static let modelKeys = ["name", "description", "version", "entities", "version_identifier", "fetch_requests", "configurations"]
+    static let modelKeys = [
+        "name", "description", "version", "entities", "version_identifier", "fetch_requests", "configurations",
+    ]
     static let entityKeys = [
-        "attributes", "relationships", "unique", "indexes", "renamed_from", "hash_modifier", "parent", "abstract", "class_name",
+        "attributes", "relationships", "unique", "indexes", "renamed_from", "hash_modifier", "parent", "abstract",
+        "class_name",
         "fetched_properties", "user_info",
     ]
     static let attributeKeys = [
-        "type", "optional", "default", "unique", "min", "max", "min_length", "max_length", "pattern", "renamed_from", "hash_modifier",
+        "type", "optional", "default", "unique", "min", "max", "min_length", "max_length", "pattern", "renamed_from",
+        "hash_modifier",
         "transient", "derived", "transformer", "value_class", "user_info",
     ]
     static let relationshipKeys = [
-        "destination", "to_many", "inverse", "delete_rule", "optional", "min_count", "max_count", "renamed_from", "hash_modifier",
+        "destination", "to_many", "inverse", "delete_rule", "optional", "min_count", "max_count", "renamed_from",
+        "hash_modifier",
         "ordered", "user_info",
     ]
 
@@ -38,7 +43,9 @@ public struct ModelLoader: Sendable {
         let reader = DefinitionReader(code: .invalidModel)
         let bundle = load(path: path, reader: reader)
         if !reader.errors.isEmpty { throw FerryErrors(reader.errors) }
-        guard let bundle else { throw FerryErrors([FerryError(.invalidModel, "no model", at: InputLocation(file: path))]) }
+        guard let bundle else {
+            throw FerryErrors([FerryError(.invalidModel, "no model", at: InputLocation(file: path))])
+        }
         let problems = bundle.versions.flatMap { ModelChecker.check($0) }
         if !problems.isEmpty { throw FerryErrors(problems) }
         return bundle
@@ -49,12 +56,17 @@ public struct ModelLoader: Sendable {
             // A Core Data store stands for the model it caches (Z_MODELCACHE).
             do {
                 let model = try CoreDataStoreFile.read(path).cachedModel()
-                return ModelBundle(name: model.name, versions: [model], currentVersion: model.version, location: InputLocation(file: path))
+                return ModelBundle(
+                    name: model.name, versions: [model], currentVersion: model.version,
+                    location: InputLocation(file: path))
             } catch let error as FerryError {
                 reader.record(error)
                 return nil
             } catch {
-                reader.record(FerryError(.invalidModel, "cannot read the cached model of store '\(path)': \(error)", at: InputLocation(file: path)))
+                reader.record(
+                    FerryError(
+                        .invalidModel, "cannot read the cached model of store '\(path)': \(error)",
+                        at: InputLocation(file: path)))
                 return nil
             }
         }
@@ -66,19 +78,25 @@ public struct ModelLoader: Sendable {
         }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            reader.record(FerryError(.invalidModel, "no model at '\(path)': No such file or directory", at: InputLocation(file: path)))
+            reader.record(
+                FerryError(
+                    .invalidModel, "no model at '\(path)': No such file or directory", at: InputLocation(file: path)))
             return nil
         }
         var filePath = path
         if isDirectory.boolValue {
             let candidates = ["model.yml", "model.yaml"].map { (path as NSString).appendingPathComponent($0) }
             guard let index = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) else {
-                reader.record(FerryError(.invalidModel, "'\(path)' is a folder without a model.yml index", at: InputLocation(file: path)))
+                reader.record(
+                    FerryError(
+                        .invalidModel, "'\(path)' is a folder without a model.yml index", at: InputLocation(file: path))
+                )
                 return nil
             }
             filePath = index
         }
-        guard let root = readRoot(filePath, reader: reader), let top = reader.mapping(root, for: "the model file") else { return nil }
+        guard let root = readRoot(filePath, reader: reader), let top = reader.mapping(root, for: "the model file")
+        else { return nil }
         if top["versions"] != nil {
             return loadBundle(top, file: filePath, reader: reader)
         }
@@ -86,7 +104,10 @@ public struct ModelLoader: Sendable {
             reader.fail("expected 'entities' (a model) or 'versions' (a model bundle index)", at: top.location)
             return nil
         }
-        guard let model = loadVersion(top, file: filePath, defaultName: Self.baseName(filePath), defaultVersion: "1", reader: reader) else { return nil }
+        guard
+            let model = loadVersion(
+                top, file: filePath, defaultName: Self.baseName(filePath), defaultVersion: "1", reader: reader)
+        else { return nil }
         return ModelBundle(name: model.name, versions: [model], currentVersion: model.version, location: model.location)
     }
 
@@ -112,7 +133,8 @@ public struct ModelLoader: Sendable {
     private func loadBundle(_ index: YAMLMapping, file: String, reader: DefinitionReader) -> ModelBundle? {
         reader.checkKeys(index, allowed: Self.indexKeys, in: "the model index")
         let folder = (file as NSString).deletingLastPathComponent
-        let name = index["name"].flatMap { reader.string($0, for: "name") }
+        let name =
+            index["name"].flatMap { reader.string($0, for: "name") }
             ?? Self.baseName(folder.isEmpty ? FileManager.default.currentDirectoryPath : folder)
         var versions: [ObjectModel] = []
         var labels: [String: InputLocation] = [:]
@@ -120,7 +142,8 @@ public struct ModelLoader: Sendable {
             if items.isEmpty { reader.fail("'versions' lists no model versions", at: node.location) }
             for item in items {
                 guard let relative = reader.string(item, for: "versions") else { continue }
-                let versionPath = relative.hasPrefix("/") ? relative : (folder as NSString).appendingPathComponent(relative)
+                let versionPath =
+                    relative.hasPrefix("/") ? relative : (folder as NSString).appendingPathComponent(relative)
                 guard FileManager.default.fileExists(atPath: versionPath) else {
                     reader.fail("model version file '\(relative)' does not exist", at: item.location)
                     continue
@@ -132,14 +155,20 @@ public struct ModelLoader: Sendable {
                     loaded = XcodeModelPackage.loadVersion(folder: versionPath, name: name, errors: &errors)
                     errors.forEach(reader.record)
                 } else {
-                    guard let root = readRoot(versionPath, reader: reader), let top = reader.mapping(root, for: "the model file") else { continue }
-                    loaded = loadVersion(top, file: versionPath, defaultName: name, defaultVersion: Self.baseName(versionPath), reader: reader)
+                    guard let root = readRoot(versionPath, reader: reader),
+                        let top = reader.mapping(root, for: "the model file")
+                    else { continue }
+                    loaded = loadVersion(
+                        top, file: versionPath, defaultName: name, defaultVersion: Self.baseName(versionPath),
+                        reader: reader)
                 }
                 guard let model = loaded else { continue }
                 var named = model
                 named.name = name
                 if let first = labels[model.version] {
-                    reader.fail("version '\(model.version)' is declared twice (also at \(first))", at: model.location ?? item.location)
+                    reader.fail(
+                        "version '\(model.version)' is declared twice (also at \(first))",
+                        at: model.location ?? item.location)
                     continue
                 }
                 labels[model.version] = model.location ?? item.location
@@ -151,23 +180,30 @@ public struct ModelLoader: Sendable {
             if versions.contains(where: { $0.version == label }) {
                 current = label
             } else if !versions.isEmpty {
-                reader.fail("current version '\(label)' is not one of the versions (\(versions.map(\.version).joined(separator: ", ")))\(Suggestions.didYouMean(label, in: versions.map(\.version)))", at: node.location)
+                reader.fail(
+                    "current version '\(label)' is not one of the versions (\(versions.map(\.version).joined(separator: ", ")))\(Suggestions.didYouMean(label, in: versions.map(\.version)))",
+                    at: node.location)
             }
         }
         guard !versions.isEmpty else { return nil }
-        return ModelBundle(name: name, versions: versions, currentVersion: current, location: InputLocation(file: file, line: 1, column: 1))
+        return ModelBundle(
+            name: name, versions: versions, currentVersion: current,
+            location: InputLocation(file: file, line: 1, column: 1))
     }
 
     // MARK: - A model version
 
-    private func loadVersion(_ top: YAMLMapping, file: String, defaultName: String, defaultVersion: String, reader: DefinitionReader) -> ObjectModel? {
+    private func loadVersion(
+        _ top: YAMLMapping, file: String, defaultName: String, defaultVersion: String, reader: DefinitionReader
+    ) -> ObjectModel? {
         reader.checkKeys(top, allowed: Self.modelKeys, in: "the model file")
         let name = top["name"].flatMap { reader.string($0, for: "name") } ?? defaultName
         let version = top["version"].flatMap { reader.string($0, for: "version") } ?? defaultVersion
         var entities: [EntityDescription] = []
         if let node = top["entities"], let mapping = reader.mapping(node, for: "entities"),
             reader.checkCount(
-                mapping.entries.count, maximum: DefinitionLimits.maximumEntities, of: "entities", in: "the model", at: node.location)
+                mapping.entries.count, maximum: DefinitionLimits.maximumEntities, of: "entities", in: "the model",
+                at: node.location)
         {
             for entry in mapping.entries {
                 if let entity = loadEntity(entry, reader: reader) { entities.append(entity) }
@@ -175,7 +211,8 @@ public struct ModelLoader: Sendable {
         } else if top["entities"] == nil {
             reader.fail("the model file has no 'entities'", at: top.location)
         }
-        var model = ObjectModel(name: name, version: version, entities: entities, location: InputLocation(file: file, line: 1, column: 1))
+        var model = ObjectModel(
+            name: name, version: version, entities: entities, location: InputLocation(file: file, line: 1, column: 1))
         loadModelExtras(top, into: &model, reader: reader)
         return model
     }
@@ -203,7 +240,9 @@ public struct ModelLoader: Sendable {
         }
         if let node = mapping["relationships"], let relationships = reader.mapping(node, for: "relationships") {
             for relationshipEntry in relationships.entries {
-                if let relationship = loadRelationship(relationshipEntry, reader: reader) { entity.relationships.append(relationship) }
+                if let relationship = loadRelationship(relationshipEntry, reader: reader) {
+                    entity.relationships.append(relationship)
+                }
             }
         }
         if let node = mapping["unique"], let items = reader.list(node, for: "unique") {
@@ -216,7 +255,8 @@ public struct ModelLoader: Sendable {
                 constraints.append((names, item.location))
             }
         }
-        for (names, location) in constraints where !entity.uniquenessConstraints.contains(where: { Set($0) == Set(names) }) {
+        for (names, location) in constraints
+        where !entity.uniquenessConstraints.contains(where: { Set($0) == Set(names) }) {
             entity.uniquenessConstraints.append(names)
             entity.uniquenessConstraintLocations.append(location)
         }
@@ -231,18 +271,31 @@ public struct ModelLoader: Sendable {
         return entity
     }
 
-    static var typeNames: [String] { AttributeType.allCases.map(\.rawValue) + coreDataKinds.map(\.typeName) + AttributeType.aliases.keys.sorted() }
+    static var typeNames: [String] {
+        AttributeType.allCases.map(\.rawValue) + coreDataKinds.map(\.typeName) + AttributeType.aliases.keys.sorted()
+    }
 
     /// The type, and the Core Data kind for `transformable`, `object_id` and `undefined`.
-    private func attributeType(_ node: YAMLNode, attribute: String, reader: DefinitionReader) -> (AttributeType, CoreDataAttributeKind?)? {
+    private func attributeType(
+        _ node: YAMLNode, attribute: String, reader: DefinitionReader
+    ) -> (AttributeType, CoreDataAttributeKind?)? {
         guard let text = reader.string(node, for: "type") else { return nil }
         if let type = AttributeType(name: text) { return (type, nil) }
-        if let kind = Self.coreDataKinds.first(where: { $0.typeName == text.lowercased() }) { return (kind.storedType, kind) }
-        reader.fail("unknown type '\(text)' for attribute '\(attribute)'\(Suggestions.didYouMean(text, in: Self.typeNames))", at: node.location, notes: ["types: \((AttributeType.allCases.map(\.rawValue) + Self.coreDataKinds.map(\.typeName)).joined(separator: ", "))"])
+        if let kind = Self.coreDataKinds.first(where: { $0.typeName == text.lowercased() }) {
+            return (kind.storedType, kind)
+        }
+        reader.fail(
+            "unknown type '\(text)' for attribute '\(attribute)'\(Suggestions.didYouMean(text, in: Self.typeNames))",
+            at: node.location,
+            notes: [
+                "types: \((AttributeType.allCases.map(\.rawValue) + Self.coreDataKinds.map(\.typeName)).joined(separator: ", "))"
+            ])
         return nil
     }
 
-    static let coreDataKinds: [CoreDataAttributeKind] = [.transformable(transformer: nil, valueClass: nil), .objectID, .undefined]
+    static let coreDataKinds: [CoreDataAttributeKind] = [
+        .transformable(transformer: nil, valueClass: nil), .objectID, .undefined,
+    ]
 
     /// The attribute, and whether it declared `unique: true`.
     private func loadAttribute(_ entry: YAMLMapping.Entry, reader: DefinitionReader) -> (AttributeDescription, Bool)? {
@@ -265,7 +318,9 @@ public struct ModelLoader: Sendable {
         guard let (type, kind) = attributeType(typeNode, attribute: name, reader: reader) else { return nil }
         var attribute = AttributeDescription(name: name, type: type, location: entry.keyLocation)
         attribute.coreDataKind = kind
-        if let node = mapping["optional"], let value = reader.bool(node, for: "optional") { attribute.isOptional = value }
+        if let node = mapping["optional"], let value = reader.bool(node, for: "optional") {
+            attribute.isOptional = value
+        }
         let unique = mapping["unique"].flatMap { reader.bool($0, for: "unique") } ?? false
         func typed(_ key: String) -> Value? {
             guard let node = mapping[key], let text = reader.optionalString(node, for: key) else { return nil }
@@ -279,20 +334,32 @@ public struct ModelLoader: Sendable {
         attribute.defaultValue = typed("default")
         for key in ["min", "max"] where mapping[key] != nil {
             guard type.isNumeric || type == .date, let node = mapping[key] else {
-                reader.fail("'\(key)' applies only to numbers and dates, not to \(type.rawValue) attribute '\(name)'", at: mapping.keyLocation(key) ?? entry.keyLocation)
+                reader.fail(
+                    "'\(key)' applies only to numbers and dates, not to \(type.rawValue) attribute '\(name)'",
+                    at: mapping.keyLocation(key) ?? entry.keyLocation)
                 continue
             }
             _ = node
-            if key == "min" { attribute.validation.minValue = typed(key) } else { attribute.validation.maxValue = typed(key) }
+            if key == "min" {
+                attribute.validation.minValue = typed(key)
+            } else {
+                attribute.validation.maxValue = typed(key)
+            }
         }
         for key in ["min_length", "max_length"] {
             guard let node = mapping[key] else { continue }
             guard type == .string || type == .uri || type == .binary else {
-                reader.fail("'\(key)' applies only to string, uri and binary attributes, not to \(type.rawValue) attribute '\(name)'", at: mapping.keyLocation(key) ?? entry.keyLocation)
+                reader.fail(
+                    "'\(key)' applies only to string, uri and binary attributes, not to \(type.rawValue) attribute '\(name)'",
+                    at: mapping.keyLocation(key) ?? entry.keyLocation)
                 continue
             }
             let value = reader.int(node, for: key)
-            if key == "min_length" { attribute.validation.minLength = value } else { attribute.validation.maxLength = value }
+            if key == "min_length" {
+                attribute.validation.minLength = value
+            } else {
+                attribute.validation.maxLength = value
+            }
         }
         if let node = mapping["pattern"], let pattern = reader.string(node, for: "pattern") {
             // Reported here at the value, and left out so that nothing compiles it.
@@ -318,15 +385,23 @@ public struct ModelLoader: Sendable {
         }
         guard let destination = reader.string(destinationNode, for: "destination") else { return nil }
         var relationship = RelationshipDescription(name: name, destination: destination, location: entry.keyLocation)
-        if let node = mapping["to_many"], let value = reader.bool(node, for: "to_many") { relationship.isToMany = value }
+        if let node = mapping["to_many"], let value = reader.bool(node, for: "to_many") {
+            relationship.isToMany = value
+        }
         relationship.inverse = mapping["inverse"].flatMap { reader.optionalString($0, for: "inverse") }
-        if let node = mapping["delete_rule"], let rule = reader.choice(node, for: "delete_rule", as: DeleteRule.self) { relationship.deleteRule = rule }
-        if let node = mapping["optional"], let value = reader.bool(node, for: "optional") { relationship.isOptional = value }
+        if let node = mapping["delete_rule"], let rule = reader.choice(node, for: "delete_rule", as: DeleteRule.self) {
+            relationship.deleteRule = rule
+        }
+        if let node = mapping["optional"], let value = reader.bool(node, for: "optional") {
+            relationship.isOptional = value
+        }
         relationship.minCount = mapping["min_count"].flatMap { reader.int($0, for: "min_count") }
         relationship.maxCount = mapping["max_count"].flatMap { reader.int($0, for: "max_count") }
         relationship.renamedFrom = mapping["renamed_from"].flatMap { reader.string($0, for: "renamed_from") }
         relationship.hashModifier = mapping["hash_modifier"].flatMap { reader.string($0, for: "hash_modifier") }
-        if let node = mapping["ordered"], let value = reader.bool(node, for: "ordered") { relationship.isOrdered = value }
+        if let node = mapping["ordered"], let value = reader.bool(node, for: "ordered") {
+            relationship.isOrdered = value
+        }
         relationship.userInfo = mapping["user_info"].map { userInfo($0, reader: reader) } ?? [:]
         return relationship
     }
@@ -344,7 +419,9 @@ public struct ModelLoader: Sendable {
             var descending: [String] = []
             if let node = mapping["descending"], let listed = reader.strings(node, for: "descending") {
                 for item in listed where !names.contains(item) {
-                    reader.fail("'descending' names '\(item)', which is not one of the index's attributes (\(names.joined(separator: ", ")))", at: node.location)
+                    reader.fail(
+                        "'descending' names '\(item)', which is not one of the index's attributes (\(names.joined(separator: ", ")))",
+                        at: node.location)
                 }
                 descending = listed.filter(names.contains)
             }

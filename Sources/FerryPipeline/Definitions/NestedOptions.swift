@@ -14,6 +14,8 @@ public struct NestedOptions: Sendable, Hashable {
 
     /// Why a step reading `format` cannot nest related objects (nil when it can).
     package static func problem(with format: DataFormat) -> String? {
-        format == .json || format == .ndjson ? nil : "'nested' reads nested JSON objects and arrays: it needs a json or ndjson source, not \(format.rawValue)"
+        format == .json || format == .ndjson
+            ? nil
+            : "'nested' reads nested JSON objects and arrays: it needs a json or ndjson source, not \(format.rawValue)"
     }
 }

@@ -14,7 +14,9 @@ public enum SourceKeyStyle: String, Sendable, Hashable, CaseIterable {
     /// The source field an attribute reads when `fields:` does not name one.
     public func fieldName(for attribute: AttributeDescription) -> String {
         guard self == .snakeCase else { return attribute.name }
-        if let remote = attribute.userInfo["sync.remoteKey"] ?? attribute.userInfo["hyper.remoteKey"], !remote.isEmpty { return remote }
+        if let remote = attribute.userInfo["sync.remoteKey"] ?? attribute.userInfo["hyper.remoteKey"], !remote.isEmpty {
+            return remote
+        }
         if attribute.name == "remoteID" { return "id" }
         return Self.snakeCased(attribute.name)
     }
@@ -24,7 +26,11 @@ public enum SourceKeyStyle: String, Sendable, Hashable, CaseIterable {
     /// its name (`superNotes` → `super_notes`); else its name.
     public func fieldName(for relationship: RelationshipDescription) -> String {
         guard self == .snakeCase else { return relationship.name }
-        if let remote = relationship.userInfo["sync.remoteKey"] ?? relationship.userInfo["hyper.remoteKey"], !remote.isEmpty { return remote }
+        if let remote = relationship.userInfo["sync.remoteKey"] ?? relationship.userInfo["hyper.remoteKey"],
+            !remote.isEmpty
+        {
+            return remote
+        }
         return Self.snakeCased(relationship.name)
     }
 
@@ -37,7 +43,9 @@ public enum SourceKeyStyle: String, Sendable, Hashable, CaseIterable {
             if character.isUppercase, index > 0 {
                 let previous = characters[index - 1]
                 let nextIsLower = index + 1 < characters.count && characters[index + 1].isLowercase
-                if previous.isLowercase || previous.isNumber || (previous.isUppercase && nextIsLower) { result.append("_") }
+                if previous.isLowercase || previous.isNumber || (previous.isUppercase && nextIsLower) {
+                    result.append("_")
+                }
             }
             result += character.lowercased()
         }
@@ -47,7 +55,9 @@ public enum SourceKeyStyle: String, Sendable, Hashable, CaseIterable {
     /// True when an attribute's user info marks it as the primary key (`sync.isPrimaryKey` or
     /// `hyper.isPrimaryKey` set to YES or true), as Sync's models do.
     static func isPrimaryKey(_ attribute: AttributeDescription) -> Bool {
-        guard let flag = attribute.userInfo["sync.isPrimaryKey"] ?? attribute.userInfo["hyper.isPrimaryKey"] else { return false }
+        guard let flag = attribute.userInfo["sync.isPrimaryKey"] ?? attribute.userInfo["hyper.isPrimaryKey"] else {
+            return false
+        }
         return ["yes", "true", "1"].contains(flag.lowercased())
     }
 }

@@ -11,12 +11,14 @@ package enum SyncKey {
     package static func attributes(of step: ImportStep, entity: EntityDescription) throws(FerryError) -> [String] {
         if !step.atomic {
             throw FerryError(
-                .invalidDefinition, "'mode: sync' runs in one transaction (its deletions need the whole source); remove 'atomic: false'",
+                .invalidDefinition,
+                "'mode: sync' runs in one transaction (its deletions need the whole source); remove 'atomic: false'",
                 at: step.modeLocation ?? step.location)
         }
         if step.onConflictLocation != nil, step.onConflict != .update, step.onConflict != .replace {
             throw FerryError(
-                .invalidDefinition, "'mode: sync' updates the rows it finds by key: 'on_conflict' may be update (the default) or replace, not \(step.onConflict.rawValue)",
+                .invalidDefinition,
+                "'mode: sync' updates the rows it finds by key: 'on_conflict' may be update (the default) or replace, not \(step.onConflict.rawValue)",
                 at: step.onConflictLocation)
         }
         if let key = step.key {
@@ -27,7 +29,9 @@ package enum SyncKey {
                     at: step.keyLocation)
             }
             if Set(key).count != key.count {
-                throw FerryError(.invalidDefinition, "'key' names an attribute twice: \(key.joined(separator: ", "))", at: step.keyLocation)
+                throw FerryError(
+                    .invalidDefinition, "'key' names an attribute twice: \(key.joined(separator: ", "))",
+                    at: step.keyLocation)
             }
             return key
         }

@@ -54,7 +54,9 @@ package enum AttributeNaming {
     /// One name under rules 1–3.
     package static func identifier(_ name: String, fallback: String) -> String {
         if ModelChecker.isIdentifier(name) && !isReserved(name) { return name }
-        let folded = name.folding(options: [.diacriticInsensitive, .widthInsensitive, .caseInsensitive], locale: Locale(identifier: "en_US_POSIX"))
+        let folded = name.folding(
+            options: [.diacriticInsensitive, .widthInsensitive, .caseInsensitive],
+            locale: Locale(identifier: "en_US_POSIX"))
         var result = ""
         var pendingSeparator = false
         for byte in folded.utf8 {

@@ -99,7 +99,8 @@ final class CoercedRows: DirectRowSink {
             case .value(let value): try inserter.bindDirect(value, column: column)
             case .text(let start, let count):
                 try bytes.withUnsafeBufferPointer {
-                    try inserter.bindDirect(utf8: UnsafeBufferPointer(rebasing: $0[start..<(start + count)]), column: column)
+                    try inserter.bindDirect(
+                        utf8: UnsafeBufferPointer(rebasing: $0[start..<(start + count)]), column: column)
                 }
             }
         }

@@ -34,18 +34,24 @@ package final class ExportStepRunner {
                 if dryRun {
                     while try cursor.advance() {
                         report.read += 1
-                        if report.read & 16383 == 0 { progress?.stepProgress(read: report.read, rejected: 0, fraction: nil) }
+                        if report.read & 16383 == 0 {
+                            progress?.stepProgress(read: report.read, rejected: 0, fraction: nil)
+                        }
                     }
                     return
                 }
                 guard let destination else { return }
                 let output = try destination.open(capacity: 1 << 18)
-                let writer = RowWriter(output: output, format: try Self.rowFormat(step.format), columns: cursor.columns, delimiter: step.csvDelimiter)
+                let writer = RowWriter(
+                    output: output, format: try Self.rowFormat(step.format), columns: cursor.columns,
+                    delimiter: step.csvDelimiter)
                 try writer.begin()
                 while try cursor.advance() {
                     try writer.write(cursor)
                     report.read += 1
-                    if report.read & 16383 == 0 { progress?.stepProgress(read: report.read, rejected: 0, fraction: nil) }
+                    if report.read & 16383 == 0 {
+                        progress?.stepProgress(read: report.read, rejected: 0, fraction: nil)
+                    }
                 }
                 try writer.finish()
                 try output.close()

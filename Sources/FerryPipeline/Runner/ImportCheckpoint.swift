@@ -18,14 +18,19 @@ struct ImportCheckpoint: Codable {
     /// model, the sources and their format, the mapping, the conflict policy and the rejects file.
     static func definition(of step: ImportStep, model: ObjectModel) -> [String: String] {
         let entity = model.entity(named: step.entity)
-        let attributes = entity.map { $0.attributes.map { "\($0.name):\($0.type)\($0.isOptional ? "?" : "")" }.joined(separator: ",") } ?? ""
+        let attributes =
+            entity.map {
+                $0.attributes.map { "\($0.name):\($0.type)\($0.isOptional ? "?" : "")" }.joined(separator: ",")
+            } ?? ""
         let fields = step.fields.map { field -> String in
             switch field.source {
             case .field(let name): return "\(field.attribute)=field:\(name)"
             case .constant(let value): return "\(field.attribute)=value:\(value)"
             }
         }
-        let relationships = step.relationships.map { "\($0.relationship)=\($0.field)->\($0.match)/\($0.missing.rawValue)" }
+        let relationships = step.relationships.map {
+            "\($0.relationship)=\($0.field)->\($0.match)/\($0.missing.rawValue)"
+        }
         var definition = [
             "entity": step.entity,
             "model": "\(model.name) \(model.version): \(attributes)",

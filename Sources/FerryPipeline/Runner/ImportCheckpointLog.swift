@@ -41,32 +41,40 @@ struct ImportCheckpointLog {
         let data = try JSONEncoder().encode(checkpoint)
         try connection.execute(
             "INSERT INTO \(quoted) (job, step_index, entity, checkpoint, updated_at) VALUES (?, ?, ?, ?, ?)",
-            [.text(job), .integer(Int64(step)), .text(entity), .text(String(decoding: data, as: UTF8.self)), .text(DateCoding.nowText())])
+            [
+                .text(job), .integer(Int64(step)), .text(entity), .text(String(decoding: data, as: UTF8.self)),
+                .text(DateCoding.nowText()),
+            ])
     }
 
     /// The step's checkpoint, or nil when it has none.
     func load(job: String, step: Int, entity: String) throws -> ImportCheckpoint? {
         guard try exists else { return nil }
         let rows = try connection.rows(
-            "SELECT checkpoint FROM \(quoted) WHERE job = ? AND step_index = ? AND entity = ?", [.text(job), .integer(Int64(step)), .text(entity)])
+            "SELECT checkpoint FROM \(quoted) WHERE job = ? AND step_index = ? AND entity = ?",
+            [.text(job), .integer(Int64(step)), .text(entity)])
         guard let text = rows.first?[0].text else { return nil }
         do {
             return try JSONDecoder().decode(ImportCheckpoint.self, from: Data(text.utf8))
         } catch {
-            throw FerryError(.store, "the progress of the interrupted import of \(entity) in \(Self.table) cannot be read: \(error)")
+            throw FerryError(
+                .store, "the progress of the interrupted import of \(entity) in \(Self.table) cannot be read: \(error)")
         }
     }
 
     /// The first step of `job` with a checkpoint: the one its `--resume` continues.
     func interruptedStep(job: String) throws -> Int? {
         guard try exists else { return nil }
-        return try connection.scalar("SELECT min(step_index) FROM \(quoted) WHERE job = ?", [.text(job)])?.int64.map { Int($0) }
+        return try connection.scalar("SELECT min(step_index) FROM \(quoted) WHERE job = ?", [.text(job)])?.int64.map {
+            Int($0)
+        }
     }
 
     /// Removes the step's checkpoint (it finished, or starts afresh).
     func clear(job: String, step: Int, entity: String) throws {
         guard try exists else { return }
         try connection.execute(
-            "DELETE FROM \(quoted) WHERE job = ? AND step_index = ? AND entity = ?", [.text(job), .integer(Int64(step)), .text(entity)])
+            "DELETE FROM \(quoted) WHERE job = ? AND step_index = ? AND entity = ?",
+            [.text(job), .integer(Int64(step)), .text(entity)])
     }
 }

@@ -2,9 +2,9 @@ import FerryCore
 import FerryFormats
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// The import fast path: coerces fields straight from a ``ByteFieldReader``'s bytes and binds
@@ -51,7 +51,9 @@ extension ImportPlan {
                 continue
             }
             // Trimming, per-field null words and decimal commas take the coercion route for that column.
-            if column.options.trim || !column.options.nullTokens.isEmpty || (column.options.decimalComma && column.type.isNumeric) {
+            if column.options.trim || !column.options.nullTokens.isEmpty
+                || (column.options.decimalComma && column.type.isNumeric)
+            {
                 kinds.append(.viaCoercion)
                 continue
             }
@@ -62,11 +64,14 @@ extension ImportPlan {
             case .float: kinds.append(.double(isFloat: true))
             case .decimal: kinds.append(.decimal)
             case .bool:
-                let asciiOnly = (column.options.trueWords.union(column.options.falseWords)).allSatisfy { $0.utf8.allSatisfy { $0 < 0x80 } }
+                let asciiOnly = (column.options.trueWords.union(column.options.falseWords)).allSatisfy {
+                    $0.utf8.allSatisfy { $0 < 0x80 }
+                }
                 if asciiOnly {
-                    kinds.append(.bool(
-                        trueWords: column.options.trueWords.map { Array($0.lowercased().utf8) },
-                        falseWords: column.options.falseWords.map { Array($0.lowercased().utf8) }))
+                    kinds.append(
+                        .bool(
+                            trueWords: column.options.trueWords.map { Array($0.lowercased().utf8) },
+                            falseWords: column.options.falseWords.map { Array($0.lowercased().utf8) }))
                 } else {
                     kinds.append(.viaCoercion)
                 }
@@ -114,7 +119,9 @@ extension ImportPlan {
     /// through `Coercion` as text); `true`/`false`, `null`, nested values and absent fields get
     /// exactly the general path's treatment (see ``ImportPlan/coerce(_:to:options:)`` and
     /// ``BatchInserter/insert(_:supplied:)``).
-    func coerceAttributes<Reader: ByteFieldReader, Sink: DirectRowSink>(from reader: Reader, kinds: [FastKind], into sink: Sink) throws -> Bool {
+    func coerceAttributes<Reader: ByteFieldReader, Sink: DirectRowSink>(
+        from reader: Reader, kinds: [FastKind], into sink: Sink
+    ) throws -> Bool {
         let checkUTF8 = !reader.textIsValidUTF8
         for index in 0..<kinds.count {
             let column = attributes[index]
@@ -140,21 +147,28 @@ extension ImportPlan {
                 // Only columns that trim or have null words read quoted fields differently.
                 let literal = fieldKind == .quotedText && column.readsQuotedFieldsDifferently
                 ok = try reader.withFieldBytes(fieldIndex) { bytes in
-                    try bindField(bytes, kind: kind, column: index, literal: literal, validator: validator, checkUTF8: checkUTF8, into: sink)
+                    try bindField(
+                        bytes, kind: kind, column: index, literal: literal, validator: validator, checkUTF8: checkUTF8,
+                        into: sink)
                 }
             case .true, .false:
                 let flag = fieldKind == .true
                 switch column.type {
                 case .bool: ok = try bindValue(.bool(flag), column: index, validator: validator, into: sink)
-                case .string: ok = try bindValue(.string(flag ? "true" : "false"), column: index, validator: validator, into: sink)
-                case .json: ok = try bindValue(.json(flag ? "true" : "false"), column: index, validator: validator, into: sink)
+                case .string:
+                    ok = try bindValue(
+                        .string(flag ? "true" : "false"), column: index, validator: validator, into: sink)
+                case .json:
+                    ok = try bindValue(.json(flag ? "true" : "false"), column: index, validator: validator, into: sink)
                 default: return false
                 }
             case .nested:
                 switch column.type {
                 case .json, .string:
                     let text = reader.withFieldBytes(fieldIndex) { String(decoding: $0, as: UTF8.self) }
-                    ok = try bindValue(column.type == .json ? .json(text) : .string(text), column: index, validator: validator, into: sink)
+                    ok = try bindValue(
+                        column.type == .json ? .json(text) : .string(text), column: index, validator: validator,
+                        into: sink)
                 default: return false
                 }
             }
@@ -197,16 +211,25 @@ extension ImportPlan {
         let reference = references[offset]
         let fieldKind = reader.fieldKind(reference.fieldIndex)
         if fieldKind == .absent { return reference.mapping.missing == .reject ? .generalPath : .null }
-        if !reader.textIsValidUTF8 && fieldKind.hasBytes && !reader.withFieldBytes(reference.fieldIndex, UTF8Bytes.isValid) { return .generalPath }
+        if !reader.textIsValidUTF8 && fieldKind.hasBytes
+            && !reader.withFieldBytes(reference.fieldIndex, UTF8Bytes.isValid)
+        {
+            return .generalPath
+        }
         guard let value = reader.fieldValue(reference.fieldIndex),
-            let key = try? Self.coerce(value, to: reference.resolver.matchAttribute.type, options: reference.options(quoted: fieldKind == .quotedText)).get()
+            let key = try? Self.coerce(
+                value, to: reference.resolver.matchAttribute.type,
+                options: reference.options(quoted: fieldKind == .quotedText)
+            ).get()
         else { return .generalPath }
         return key.isNull ? .null : .key(key)
     }
 
     /// Binds a non-null value after the checks `BatchInserter.insert` makes.
     @inline(__always)
-    private func bindValue<Sink: DirectRowSink>(_ value: Value, column index: Int, validator: AttributeValidator?, into sink: Sink) throws -> Bool {
+    private func bindValue<Sink: DirectRowSink>(
+        _ value: Value, column index: Int, validator: AttributeValidator?, into sink: Sink
+    ) throws -> Bool {
         if let validator, validator.problem(with: value) != nil { return false }
         try sink.bindDirect(value, column: index)
         return true
@@ -242,7 +265,9 @@ extension ImportPlan {
     }
 
     @inline(__always)
-    func bindNull<Sink: DirectRowSink>(column index: Int, validator: AttributeValidator?, into sink: Sink) throws -> Bool {
+    func bindNull<Sink: DirectRowSink>(
+        column index: Int, validator: AttributeValidator?, into sink: Sink
+    ) throws -> Bool {
         let value = inserter.defaultValue(forColumn: index) ?? .null
         if let validator, validator.problem(with: value) != nil { return false }
         if value.isNull && !attributes[index].attribute.isOptional { return false }
@@ -252,7 +277,8 @@ extension ImportPlan {
 
     @inline(__always)
     func bindField<Sink: DirectRowSink>(
-        _ bytes: UnsafeBufferPointer<UInt8>, kind: FastKind, column index: Int, literal: Bool, validator: AttributeValidator?, checkUTF8: Bool, into sink: Sink
+        _ bytes: UnsafeBufferPointer<UInt8>, kind: FastKind, column index: Int, literal: Bool,
+        validator: AttributeValidator?, checkUTF8: Bool, into sink: Sink
     ) throws -> Bool {
         switch kind {
         case .string:
@@ -277,7 +303,9 @@ extension ImportPlan {
             if let validator, validator.hasRules, validator.problem(with: .double(value)) != nil { return false }
             try sink.bindDirect(value, column: index)
         case .decimal:
-            guard Self.isCanonicalDecimal(bytes) else { return try bindViaCoercion(bytes, column: index, literal: literal, validator: validator, into: sink) }
+            guard Self.isCanonicalDecimal(bytes) else {
+                return try bindViaCoercion(bytes, column: index, literal: literal, validator: validator, into: sink)
+            }
             if let validator, validator.hasRules {
                 if validator.problem(with: .decimal(String(decoding: bytes, as: UTF8.self))) != nil { return false }
             }
@@ -305,7 +333,9 @@ extension ImportPlan {
             if let validator, validator.hasRules, validator.problem(with: .date(millis)) != nil { return false }
             try DateCoding.withFormatted(millis) { try sink.bindDirect(utf8: $0, column: index) }
         case .uuid:
-            guard Self.isCanonicalUUID(bytes) else { return try bindViaCoercion(bytes, column: index, literal: literal, validator: validator, into: sink) }
+            guard Self.isCanonicalUUID(bytes) else {
+                return try bindViaCoercion(bytes, column: index, literal: literal, validator: validator, into: sink)
+            }
             if let validator, validator.hasRules {
                 if validator.problem(with: .uuid(String(decoding: bytes, as: UTF8.self))) != nil { return false }
             }
@@ -318,10 +348,17 @@ extension ImportPlan {
         return true
     }
 
-    private func bindViaCoercion<Sink: DirectRowSink>(_ bytes: UnsafeBufferPointer<UInt8>, column index: Int, literal: Bool, validator: AttributeValidator?, into sink: Sink) throws -> Bool {
+    private func bindViaCoercion<Sink: DirectRowSink>(
+        _ bytes: UnsafeBufferPointer<UInt8>, column index: Int, literal: Bool, validator: AttributeValidator?,
+        into sink: Sink
+    ) throws -> Bool {
         guard UTF8Bytes.isValid(bytes) else { return false }
         let column = attributes[index]
-        guard var value = try? Coercion.coerce(String(decoding: bytes, as: UTF8.self), to: column.type, options: column.options(quoted: literal)).get() else { return false }
+        guard
+            var value = try? Coercion.coerce(
+                String(decoding: bytes, as: UTF8.self), to: column.type, options: column.options(quoted: literal)
+            ).get()
+        else { return false }
         if value.isNull {
             value = inserter.defaultValue(forColumn: index) ?? .null
             if value.isNull && !attributes[index].attribute.isOptional { return false }
@@ -348,7 +385,9 @@ extension ImportPlan {
             let digit = bytes[index] &- 48
             guard digit < 10 else { return nil }
             let (times, o1) = value.multipliedReportingOverflow(by: 10)
-            let (sum, o2) = negative ? times.subtractingReportingOverflow(Int64(digit)) : times.addingReportingOverflow(Int64(digit))
+            let (sum, o2) =
+                negative
+                ? times.subtractingReportingOverflow(Int64(digit)) : times.addingReportingOverflow(Int64(digit))
             guard !o1, !o2 else { return nil }
             value = sum
             index += 1

@@ -45,7 +45,10 @@ final class ImportPlan {
         /// the entity or an ancestor), so to an earlier record of the same import.
         let reachesOwnEntity: Bool
 
-        init(mapping: RelationshipMapping, fieldIndex: Int, resolver: ReferenceResolver, options: CoercionOptions, reachesOwnEntity: Bool) {
+        init(
+            mapping: RelationshipMapping, fieldIndex: Int, resolver: ReferenceResolver, options: CoercionOptions,
+            reachesOwnEntity: Bool
+        ) {
             self.mapping = mapping
             self.fieldIndex = fieldIndex
             self.resolver = resolver
@@ -96,7 +99,10 @@ final class ImportPlan {
         return names
     }
 
-    init(step: ImportStep, reader: any RecordReader, database: any DatabaseConnection, model: ObjectModel, layout: any StoreLayout) throws {
+    init(
+        step: ImportStep, reader: any RecordReader, database: any DatabaseConnection, model: ObjectModel,
+        layout: any StoreLayout
+    ) throws {
         guard let entity = model.entity(named: step.entity) else {
             throw FerryError(.invalidDefinition, "the model has no entity '\(step.entity)'", at: step.location)
         }
@@ -121,9 +127,13 @@ final class ImportPlan {
                 switch explicit.source {
                 case .constant(let text):
                     switch Coercion.coerce(text, to: attribute.type, options: options) {
-                    case .success(let value): attributes.append(AttributeColumn(attribute: attribute, source: .constant(value), options: options))
+                    case .success(let value):
+                        attributes.append(
+                            AttributeColumn(attribute: attribute, source: .constant(value), options: options))
                     case .failure(let failure):
-                        throw FerryError(.invalidDefinition, "constant for \(entity.name).\(attribute.name): \(failure.reason)", at: explicit.location)
+                        throw FerryError(
+                            .invalidDefinition, "constant for \(entity.name).\(attribute.name): \(failure.reason)",
+                            at: explicit.location)
                     }
                 case .field(let name):
                     if isCSV && !reader.hasField(name) {
@@ -131,12 +141,18 @@ final class ImportPlan {
                             .invalidInput, "\(step.source) has no column '\(name)' (mapped to \(attribute.name))",
                             at: explicit.location, notes: ["columns: \(reader.fieldNames.joined(separator: ", "))"])
                     }
-                    attributes.append(AttributeColumn(attribute: attribute, source: .field(index: reader.fieldIndex(of: name), name: name), options: options))
+                    attributes.append(
+                        AttributeColumn(
+                            attribute: attribute, source: .field(index: reader.fieldIndex(of: name), name: name),
+                            options: options))
                 }
             } else {
                 let name = step.keyStyle.fieldName(for: attribute)
                 if !isCSV || reader.hasField(name) {
-                    attributes.append(AttributeColumn(attribute: attribute, source: .field(index: reader.fieldIndex(of: name), name: name), options: options))
+                    attributes.append(
+                        AttributeColumn(
+                            attribute: attribute, source: .field(index: reader.fieldIndex(of: name), name: name),
+                            options: options))
                 }
             }
         }
@@ -144,27 +160,35 @@ final class ImportPlan {
         for mapping in step.relationships {
             if isCSV && !reader.hasField(mapping.field) {
                 throw FerryError(
-                    .invalidInput, "\(step.source) has no column '\(mapping.field)' (used for relationship \(mapping.relationship))",
+                    .invalidInput,
+                    "\(step.source) has no column '\(mapping.field)' (used for relationship \(mapping.relationship))",
                     at: mapping.location, notes: ["columns: \(reader.fieldNames.joined(separator: ", "))"])
             }
             let resolver: ReferenceResolver
             do {
-                resolver = try ReferenceResolver(database: database, model: model, layout: layout, entity: entity.name, relationship: mapping.relationship, match: mapping.match)
+                resolver = try ReferenceResolver(
+                    database: database, model: model, layout: layout, entity: entity.name,
+                    relationship: mapping.relationship, match: mapping.match)
             } catch var error as FerryError {
                 error.location = mapping.location
                 throw error
             }
             var options = step.coercion
             if isCSV { options.nullTokens = [] }
-            references.append(ReferenceColumn(
-                mapping: mapping, fieldIndex: reader.fieldIndex(of: mapping.field), resolver: resolver, options: options,
-                reachesOwnEntity: model.isKind(entity.name, of: resolver.destination.name)))
+            references.append(
+                ReferenceColumn(
+                    mapping: mapping, fieldIndex: reader.fieldIndex(of: mapping.field), resolver: resolver,
+                    options: options,
+                    reachesOwnEntity: model.isKind(entity.name, of: resolver.destination.name)))
         }
-        let readsAField = !references.isEmpty || attributes.contains { if case .field = $0.source { return true } else { return false } }
+        let readsAField =
+            !references.isEmpty
+            || attributes.contains { if case .field = $0.source { return true } else { return false } }
         if isCSV && !readsAField && !entity.attributes.isEmpty {
             // Every record would lack every field: rows of empty values, never what was meant.
             throw FerryError(
-                .invalidInput, "no column of \(step.source) matches an attribute of \(entity.name) (is the delimiter right?)",
+                .invalidInput,
+                "no column of \(step.source) matches an attribute of \(entity.name) (is the delimiter right?)",
                 at: InputLocation(file: step.source, line: 1, column: 1),
                 notes: [
                     "columns: \(reader.fieldNames.joined(separator: ", "))",
@@ -174,7 +198,9 @@ final class ImportPlan {
         self.attributes = attributes
         self.references = references
         self.hasOptionalFields = !isCSV
-        let columns = attributes.map { InsertColumn.attribute($0.attribute.name) } + references.map { InsertColumn.relationship($0.mapping.relationship) }
+        let columns =
+            attributes.map { InsertColumn.attribute($0.attribute.name) }
+            + references.map { InsertColumn.relationship($0.mapping.relationship) }
         let tracker: SyncTracker?
         if step.mode == .sync {
             let key = try SyncKey.attributes(of: step, entity: entity)
@@ -182,15 +208,19 @@ final class ImportPlan {
             for name in key {
                 guard let index = attributes.firstIndex(where: { $0.attribute.name == name }) else {
                     throw FerryError(
-                        .invalidInput, "\(step.source) supplies no field for \(entity.name).\(name), which is part of the sync key (\(key.joined(separator: ", ")))",
-                        at: step.keyLocation ?? step.location, notes: reader.fieldNames.isEmpty ? [] : ["fields: \(reader.fieldNames.joined(separator: ", "))"])
+                        .invalidInput,
+                        "\(step.source) supplies no field for \(entity.name).\(name), which is part of the sync key (\(key.joined(separator: ", ")))",
+                        at: step.keyLocation ?? step.location,
+                        notes: reader.fieldNames.isEmpty ? [] : ["fields: \(reader.fieldNames.joined(separator: ", "))"]
+                    )
                 }
                 keyColumns.append(index)
             }
             syncKeyColumns = keyColumns
             guard let connection = database as? Connection else {
                 throw FerryError(
-                    .usage, "mode: sync is not available on a PostgreSQL store yet (store '\(database.location)')", at: step.location,
+                    .usage, "mode: sync is not available on a PostgreSQL store yet (store '\(database.location)')",
+                    at: step.location,
                     notes: ["on PostgreSQL, imports insert, keep, update or replace (on_conflict); docs/postgresql.md"])
             }
             tracker = try SyncTracker(connection: connection, model: model, layout: layout, entity: entity, key: key)
@@ -202,12 +232,14 @@ final class ImportPlan {
         if let connection = database as? Connection {
             let nested = step.nested.map {
                 NestedObjects(
-                    step: step, options: $0, entity: entity, reader: reader, connection: connection, model: model, layout: layout, firstColumn: columns.count,
+                    step: step, options: $0, entity: entity, reader: reader, connection: connection, model: model,
+                    layout: layout, firstColumn: columns.count,
                     sync: tracker)
             }
             self.nested = nested
             let inserter = try BatchInserter(
-                connection: connection, model: model, layout: layout, entity: entity.name, columns: columns + (nested?.insertColumns ?? []),
+                connection: connection, model: model, layout: layout, entity: entity.name,
+                columns: columns + (nested?.insertColumns ?? []),
                 policy: step.onConflict, validate: step.validate, sync: tracker)
             sqliteInserter = inserter
             recordInserter = inserter
@@ -220,19 +252,24 @@ final class ImportPlan {
         } else {
             if step.nested != nil {
                 throw FerryError(
-                    .usage, "nested: is not available on a PostgreSQL store yet (store '\(database.location)')", at: step.location,
-                    notes: ["on PostgreSQL, an import writes the records' own attributes and to-one relationships; docs/postgresql.md"])
+                    .usage, "nested: is not available on a PostgreSQL store yet (store '\(database.location)')",
+                    at: step.location,
+                    notes: [
+                        "on PostgreSQL, an import writes the records' own attributes and to-one relationships; docs/postgresql.md"
+                    ])
             }
             nested = nil
             sqliteInserter = nil
             if let postgres = database as? PostgresDatabase, step.onConflict == .error || step.onConflict == .keep {
                 recordInserter = nil
                 stagingInserter = try PostgresStagedInserter(
-                    database: postgres, model: model, layout: layout, entity: entity.name, columns: columns, policy: step.onConflict, validate: step.validate)
+                    database: postgres, model: model, layout: layout, entity: entity.name, columns: columns,
+                    policy: step.onConflict, validate: step.validate)
             } else {
                 stagingInserter = nil
                 recordInserter = try PostgresRowInserter(
-                    database: database, model: model, layout: layout, entity: entity.name, columns: columns, policy: step.onConflict, validate: step.validate)
+                    database: database, model: model, layout: layout, entity: entity.name, columns: columns,
+                    policy: step.onConflict, validate: step.validate)
             }
         }
     }
@@ -277,7 +314,8 @@ final class ImportPlan {
                 values.append(value)
             case .field(let fieldIndex, _):
                 guard let field = record[fieldIndex],
-                    case .success(let value) = Self.coerce(field.value, to: column.type, options: column.options(quoted: field.quoted)), !value.isNull
+                    case .success(let value) = Self.coerce(
+                        field.value, to: column.type, options: column.options(quoted: field.quoted)), !value.isNull
                 else { return nil }
                 values.append(value)
             }
@@ -287,7 +325,8 @@ final class ImportPlan {
 
     /// A sync's key of the values just written (aligned with the inserter's columns): `id=4`.
     func syncKeyDescription(of values: [Value]) -> String {
-        SyncTracker.describe(key: syncKeyColumns.map { attributes[$0].attribute.name }, values: syncKeyColumns.map { values[$0] })
+        SyncTracker.describe(
+            key: syncKeyColumns.map { attributes[$0].attribute.name }, values: syncKeyColumns.map { values[$0] })
     }
 
     /// Fills `values` (one per column) from a record; a failure names the field and its location.
@@ -295,7 +334,9 @@ final class ImportPlan {
     /// `writeStaged` writes the records a ``stagingInserter`` keeps (returning false when it
     /// kept none): called before a reference to this entity's own table that found no object is
     /// looked up again, since the object may be an earlier record of the same import.
-    func fill(record: SourceRecord, values: inout [Value], supplied: inout [Bool], writeStaged: () throws -> Bool = { false }) throws -> Result<Void, Failure> {
+    func fill(
+        record: SourceRecord, values: inout [Value], supplied: inout [Bool], writeStaged: () throws -> Bool = { false }
+    ) throws -> Result<Void, Failure> {
         for index in 0..<attributes.count {
             let column = attributes[index]
             switch column.source {
@@ -312,7 +353,10 @@ final class ImportPlan {
                 switch Self.coerce(field.value, to: column.type, options: column.options(quoted: field.quoted)) {
                 case .success(let value): values[index] = value
                 case .failure(let failure):
-                    return .failure(Failure(field: name, line: field.line, column: field.column, reason: "\(column.attribute.name): \(failure.reason)"))
+                    return .failure(
+                        Failure(
+                            field: name, line: field.line, column: field.column,
+                            reason: "\(column.attribute.name): \(failure.reason)"))
                 }
             }
         }
@@ -323,15 +367,26 @@ final class ImportPlan {
             guard let field = record[reference.fieldIndex] else {
                 values[index] = .null
                 if reference.mapping.missing == .reject {
-                    return .failure(Failure(field: reference.mapping.field, line: record.line, column: record.column, reason: "\(reference.mapping.relationship): the record has no field '\(reference.mapping.field)'"))
+                    return .failure(
+                        Failure(
+                            field: reference.mapping.field, line: record.line, column: record.column,
+                            reason:
+                                "\(reference.mapping.relationship): the record has no field '\(reference.mapping.field)'"
+                        ))
                 }
                 continue
             }
             let key: Value
-            switch Self.coerce(field.value, to: reference.resolver.matchAttribute.type, options: reference.options(quoted: field.quoted)) {
+            switch Self.coerce(
+                field.value, to: reference.resolver.matchAttribute.type,
+                options: reference.options(quoted: field.quoted))
+            {
             case .success(let value): key = value
             case .failure(let failure):
-                return .failure(Failure(field: reference.mapping.field, line: field.line, column: field.column, reason: "\(reference.mapping.relationship): \(failure.reason)"))
+                return .failure(
+                    Failure(
+                        field: reference.mapping.field, line: field.line, column: field.column,
+                        reason: "\(reference.mapping.relationship): \(failure.reason)"))
             }
             if key.isNull {
                 values[index] = .null
@@ -346,9 +401,12 @@ final class ImportPlan {
             } else if reference.mapping.missing == .null {
                 values[index] = .null
             } else {
-                return .failure(Failure(
-                    field: reference.mapping.field, line: field.line, column: field.column,
-                    reason: "\(reference.mapping.relationship): no \(reference.resolver.destination.name) with \(reference.mapping.match) = \(key)"))
+                return .failure(
+                    Failure(
+                        field: reference.mapping.field, line: field.line, column: field.column,
+                        reason:
+                            "\(reference.mapping.relationship): no \(reference.resolver.destination.name) with \(reference.mapping.match) = \(key)"
+                    ))
             }
         }
         return .success(())
@@ -378,7 +436,9 @@ final class ImportPlan {
     }
 
     /// Coerces a reader's field value to an attribute type.
-    static func coerce(_ value: FieldValue, to type: AttributeType, options: CoercionOptions) -> Result<Value, CoercionFailure> {
+    static func coerce(
+        _ value: FieldValue, to type: AttributeType, options: CoercionOptions
+    ) -> Result<Value, CoercionFailure> {
         switch value {
         case .null: return .success(.null)
         case .text(let text):
@@ -399,7 +459,10 @@ final class ImportPlan {
             switch type {
             case .json: return .success(.json(text))
             case .string: return .success(.string(text))
-            default: return .failure(CoercionFailure("expected \(type.rawValue) but found a JSON \(text.hasPrefix("[") ? "array" : "object")"))
+            default:
+                return .failure(
+                    CoercionFailure(
+                        "expected \(type.rawValue) but found a JSON \(text.hasPrefix("[") ? "array" : "object")"))
             }
         case .typed(let typed):
             return Coercion.convert(typed, to: type, options: options)

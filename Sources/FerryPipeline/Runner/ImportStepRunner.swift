@@ -43,7 +43,9 @@ package final class ImportStepRunner {
     /// Records read after the first record a staging inserter keeps, in order, until its flush.
     private var pending: [PendingRecord] = []
 
-    package init(step: ImportStep, store: Store, index: Int = 1, jobName: String = "import", reader: (any RecordReader)? = nil) {
+    package init(
+        step: ImportStep, store: Store, index: Int = 1, jobName: String = "import", reader: (any RecordReader)? = nil
+    ) {
         self.step = step
         self.store = store
         self.index = index
@@ -95,18 +97,23 @@ package final class ImportStepRunner {
             stepReader = reader
             defer { stepReader = nil }
             let rejects = try step.rejectsPath.map { path in
-                try checkpoint?.rejectsSize.map { try RejectsWriter(continuing: path, at: $0) } ?? RejectsWriter(path: path, dryRun: dryRun)
+                try checkpoint?.rejectsSize.map { try RejectsWriter(continuing: path, at: $0) }
+                    ?? RejectsWriter(path: path, dryRun: dryRun)
             }
             defer { try? rejects?.close() }
             // The plan (field indexes, coercions, prepared statements) is made once per step.
-            let plan = try store.withDatabase { try ImportPlan(step: step, reader: reader, database: $0, model: store.model, layout: store.layout) }
+            let plan = try store.withDatabase {
+                try ImportPlan(step: step, reader: reader, database: $0, model: store.model, layout: store.layout)
+            }
             defer { store.withDatabase { _ in plan.sync?.close() } }
             // ferry proves the step's references itself: SQLite's per-row check is off meanwhile.
             let foreignKeysSuspended = try store.withDatabase { try plan.suspendForeignKeyChecks(on: $0) }
             defer { if foreignKeysSuspended { try? store.withDatabase { try plan.resumeForeignKeyChecks(on: $0) } } }
             state.syncKeys.key = plan.sync?.key
             nestedPlan = plan.nested
-            let kinds = allowsFastPath && plan.sqliteInserter?.supportsDirectBinding == true && plan.nested == nil ? ImportPlan.fastKinds(for: plan.attributes) : nil
+            let kinds =
+                allowsFastPath && plan.sqliteInserter?.supportsDirectBinding == true && plan.nested == nil
+                ? ImportPlan.fastKinds(for: plan.attributes) : nil
             let records = try StepRecords(reader: reader, readAhead: readsAhead, coercion: kinds.map { (plan, $0) })
             defer { records.stop() }
             if let checkpoint {
@@ -114,7 +121,8 @@ package final class ImportStepRunner {
             }
             if step.atomic || dryRun {
                 try store.writeDatabase { connection in
-                    try importRecords(records, plan: plan, kinds: kinds, rejects: rejects, state: &state, batchLimit: nil)
+                    try importRecords(
+                        records, plan: plan, kinds: kinds, rejects: rejects, state: &state, batchLimit: nil)
                     try checkBudgetAtEnd(state)
                     if let sync = plan.sync { try deleteAbsentRows(sync, state: &state) }
                     if dryRun {
@@ -130,16 +138,23 @@ package final class ImportStepRunner {
                 if let trail, checkpoint == nil {
                     // A kill before the first batch commits resumes at the first record (a job's
                     // `--resume` then skips the steps before this one).
-                    try store.writeDatabase { try saveCheckpoint($0, trail: trail, records: records, rejects: rejects, state: state) }
+                    try store.writeDatabase {
+                        try saveCheckpoint($0, trail: trail, records: records, rejects: rejects, state: state)
+                    }
                 }
                 var done = false
                 while !done {
                     done = try store.writeDatabase { connection in
-                        let finished = try importRecords(records, plan: plan, kinds: kinds, rejects: rejects, state: &state, batchLimit: step.batchSize)
+                        let finished = try importRecords(
+                            records, plan: plan, kinds: kinds, rejects: rejects, state: &state,
+                            batchLimit: step.batchSize)
                         // This batch's rejects are on disk before the batch commits.
                         try rejects?.synchronize()
                         // Where the batch ends commits with it: a kill leaves rows and checkpoint agreeing.
-                        if let trail { try saveCheckpoint(connection, trail: trail, records: records, rejects: rejects, state: state) }
+                        if let trail {
+                            try saveCheckpoint(
+                                connection, trail: trail, records: records, rejects: rejects, state: state)
+                        }
                         return finished
                     }
                 }
@@ -147,7 +162,8 @@ package final class ImportStepRunner {
                 try checkBudgetAtEnd(state)
                 try store.writeDatabase { connection in
                     try recordRun(connection, state: state, startedAt: startedAt, outcome: "succeeded", message: nil)
-                    try ImportCheckpointLog(on: connection, layout: store.layout)?.clear(job: jobName, step: index, entity: step.entity)
+                    try ImportCheckpointLog(on: connection, layout: store.layout)?.clear(
+                        job: jobName, step: index, entity: step.entity)
                 }
             }
             // The input is read to its end: the reader thread, if any, is done with the names.
@@ -161,7 +177,9 @@ package final class ImportStepRunner {
             report.error = "\(error)"
             report.elapsedSeconds = started.duration(to: .now).seconds
             if !dryRun {
-                try? store.writeDatabase { try recordRun($0, state: state, startedAt: startedAt, outcome: "failed", message: "\(error)") }
+                try? store.writeDatabase {
+                    try recordRun($0, state: state, startedAt: startedAt, outcome: "failed", message: "\(error)")
+                }
             }
             progress?.stepFinished(report)
             throw ImportStepFailure(report: report, error: error)
@@ -182,15 +200,22 @@ package final class ImportStepRunner {
     /// Several files are read one after the other, each through its own stream (so each keeps
     /// its fast path), and a batch may span files.
     @discardableResult
-    private func importRecords(_ records: StepRecords, plan: ImportPlan, kinds: [ImportPlan.FastKind]?, rejects: RejectsWriter?, state: inout ImportState, batchLimit: Int?) throws -> Bool {
+    private func importRecords(
+        _ records: StepRecords, plan: ImportPlan, kinds: [ImportPlan.FastKind]?, rejects: RejectsWriter?,
+        state: inout ImportState, batchLimit: Int?
+    ) throws -> Bool {
         try plan.beginTransaction()
-        let finished = try readRecords(records, plan: plan, kinds: kinds, rejects: rejects, state: &state, batchLimit: batchLimit)
+        let finished = try readRecords(
+            records, plan: plan, kinds: kinds, rejects: rejects, state: &state, batchLimit: batchLimit)
         // The batch (or the step) ends with every record written and counted.
         try writeStaged(plan: plan, rejects: rejects, state: &state)
         return finished
     }
 
-    private func readRecords(_ records: StepRecords, plan: ImportPlan, kinds: [ImportPlan.FastKind]?, rejects: RejectsWriter?, state: inout ImportState, batchLimit: Int?) throws -> Bool {
+    private func readRecords(
+        _ records: StepRecords, plan: ImportPlan, kinds: [ImportPlan.FastKind]?, rejects: RejectsWriter?,
+        state: inout ImportState, batchLimit: Int?
+    ) throws -> Bool {
         var values = Array(repeating: Value.null, count: plan.columnCount)
         var supplied = Array(repeating: true, count: plan.columnCount)
         var inBatch = 0
@@ -206,9 +231,13 @@ package final class ImportStepRunner {
             let finished: Bool
             if let readAhead = stream.reader as? ReadAheadReader {
                 // The concrete type lets the compiler specialize the loop for the pipelined case.
-                finished = try importRecords(from: readAhead, plan: plan, kinds: kinds, rejects: rejects, values: &values, supplied: &supplied, state: &state, inBatch: &inBatch, batchLimit: batchLimit)
+                finished = try importRecords(
+                    from: readAhead, plan: plan, kinds: kinds, rejects: rejects, values: &values, supplied: &supplied,
+                    state: &state, inBatch: &inBatch, batchLimit: batchLimit)
             } else {
-                finished = try importRecords(from: stream.reader, plan: plan, kinds: kinds, rejects: rejects, values: &values, supplied: &supplied, state: &state, inBatch: &inBatch, batchLimit: batchLimit)
+                finished = try importRecords(
+                    from: stream.reader, plan: plan, kinds: kinds, rejects: rejects, values: &values,
+                    supplied: &supplied, state: &state, inBatch: &inBatch, batchLimit: batchLimit)
             }
             guard finished else { return false }
             try records.nextFile()
@@ -217,17 +246,21 @@ package final class ImportStepRunner {
     }
 
     private func importRecords<Reader: ByteFieldReader>(
-        from reader: Reader, plan: ImportPlan, kinds: [ImportPlan.FastKind]?, rejects: RejectsWriter?, values: inout [Value], supplied: inout [Bool],
+        from reader: Reader, plan: ImportPlan, kinds: [ImportPlan.FastKind]?, rejects: RejectsWriter?,
+        values: inout [Value], supplied: inout [Bool],
         state: inout ImportState, inBatch: inout Int, batchLimit: Int?
     ) throws -> Bool {
         while try advance(reader, state) {
             state.read += 1
             inBatch += 1
             if state.read & 4095 == 0 {
-                progress?.stepProgress(read: state.read, rejected: state.rejected, fraction: stepReader?.progressFraction)
+                progress?.stepProgress(
+                    read: state.read, rejected: state.rejected, fraction: stepReader?.progressFraction)
                 try checkInterruption(state)
             }
-            if let kinds, reader.currentRecordIsWellFormed, case .done(let outcome) = try fastInsert(from: reader, plan: plan, kinds: kinds) {
+            if let kinds, reader.currentRecordIsWellFormed,
+                case .done(let outcome) = try fastInsert(from: reader, plan: plan, kinds: kinds)
+            {
                 fastPathRecords += 1
                 switch outcome {
                 case .inserted: state.inserted += 1
@@ -237,7 +270,9 @@ package final class ImportStepRunner {
                 case .rejected: preconditionFailure("the fast path hands rejected records to the general path")
                 }
             } else {
-                try process(reader.currentRecord(), plan: plan, values: &values, supplied: &supplied, rejects: rejects, state: &state)
+                try process(
+                    reader.currentRecord(), plan: plan, values: &values, supplied: &supplied, rejects: rejects,
+                    state: &state)
             }
             if let batchLimit, inBatch >= batchLimit { return false }
         }
@@ -247,7 +282,9 @@ package final class ImportStepRunner {
     /// The fast path for the current record: the values the read-ahead thread coerced, when it
     /// did, else the reader's bytes.
     @inline(__always)
-    private func fastInsert<Reader: ByteFieldReader>(from reader: Reader, plan: ImportPlan, kinds: [ImportPlan.FastKind]) throws -> ImportPlan.FastOutcome {
+    private func fastInsert<Reader: ByteFieldReader>(
+        from reader: Reader, plan: ImportPlan, kinds: [ImportPlan.FastKind]
+    ) throws -> ImportPlan.FastOutcome {
         if let readAhead = reader as? ReadAheadReader, let coerced = readAhead.currentCoercedRow {
             return try plan.fastInsert(coerced: coerced.rows, row: coerced.row)
         }
@@ -267,15 +304,25 @@ package final class ImportStepRunner {
     }
 
     /// The general path for one record: coerce every field, insert, count or reject.
-    private func process(_ record: SourceRecord, plan: ImportPlan, values: inout [Value], supplied: inout [Bool], rejects: RejectsWriter?, state: inout ImportState) throws {
+    private func process(
+        _ record: SourceRecord, plan: ImportPlan, values: inout [Value], supplied: inout [Bool],
+        rejects: RejectsWriter?, state: inout ImportState
+    ) throws {
         if let problem = record.problem {
-            try reject(record: record, field: nil, line: problem.location?.line ?? record.line, column: problem.location?.column ?? record.column, reason: problem.message, plan: plan, rejects: rejects, state: &state)
+            try reject(
+                record: record, field: nil, line: problem.location?.line ?? record.line,
+                column: problem.location?.column ?? record.column, reason: problem.message, plan: plan,
+                rejects: rejects, state: &state)
             return
         }
-        let filled = try plan.fill(record: record, values: &values, supplied: &supplied) { try writeStaged(plan: plan, rejects: rejects, state: &state) }
+        let filled = try plan.fill(record: record, values: &values, supplied: &supplied) {
+            try writeStaged(plan: plan, rejects: rejects, state: &state)
+        }
         switch filled {
         case .failure(let failure):
-            try reject(record: record, field: failure.field, line: failure.line, column: failure.column, reason: failure.reason, plan: plan, rejects: rejects, state: &state)
+            try reject(
+                record: record, field: failure.field, line: failure.line, column: failure.column,
+                reason: failure.reason, plan: plan, rejects: rejects, state: &state)
         case .success:
             let outcome: InsertOutcome
             if let staging = plan.stagingInserter {
@@ -286,10 +333,15 @@ package final class ImportStepRunner {
                 }
                 outcome = decided
             } else if let nested = plan.nested {
-                switch try nested.write(record: record, values: &values, supplied: &supplied, inserter: plan.inserter, suppliedMatters: plan.hasOptionalFields) {
+                switch try nested.write(
+                    record: record, values: &values, supplied: &supplied, inserter: plan.inserter,
+                    suppliedMatters: plan.hasOptionalFields)
+                {
                 case .success(let written): outcome = written
                 case .failure(let failure):
-                    try reject(record: record, field: failure.field, line: failure.line, column: failure.column, reason: failure.reason, plan: plan, rejects: rejects, state: &state)
+                    try reject(
+                        record: record, field: failure.field, line: failure.line, column: failure.column,
+                        reason: failure.reason, plan: plan, rejects: rejects, state: &state)
                     return
                 }
             } else if let inserter = plan.recordInserter {
@@ -302,22 +354,26 @@ package final class ImportStepRunner {
     }
 
     /// Counts a written record's outcome (a rejection goes to ``reject(record:field:line:column:reason:plan:rejects:state:)``).
-    private func count(_ outcome: InsertOutcome, of record: SourceRecord, plan: ImportPlan, values: [Value], rejects: RejectsWriter?, state: inout ImportState) throws {
-            switch outcome {
-            case .inserted:
-                state.inserted += 1
-                if plan.sync != nil { state.syncKeys.note(inserted: plan.syncKeyDescription(of: values)) }
-            case .updated:
-                state.updated += 1
-                if plan.sync != nil { state.syncKeys.note(updated: plan.syncKeyDescription(of: values)) }
-            case .unchanged: state.unchanged += 1
-            case .skipped: state.skipped += 1
-            case .rejected(let reason, let column):
-                let location = column.flatMap { plan.location(ofColumn: $0, in: record) }
-                try reject(
-                    record: record, field: column.flatMap { plan.fieldName(ofColumn: $0) }, line: location?.line ?? record.line, column: location?.column ?? record.column,
-                    reason: reason, plan: plan, rejects: rejects, state: &state)
-            }
+    private func count(
+        _ outcome: InsertOutcome, of record: SourceRecord, plan: ImportPlan, values: [Value], rejects: RejectsWriter?,
+        state: inout ImportState
+    ) throws {
+        switch outcome {
+        case .inserted:
+            state.inserted += 1
+            if plan.sync != nil { state.syncKeys.note(inserted: plan.syncKeyDescription(of: values)) }
+        case .updated:
+            state.updated += 1
+            if plan.sync != nil { state.syncKeys.note(updated: plan.syncKeyDescription(of: values)) }
+        case .unchanged: state.unchanged += 1
+        case .skipped: state.skipped += 1
+        case .rejected(let reason, let column):
+            let location = column.flatMap { plan.location(ofColumn: $0, in: record) }
+            try reject(
+                record: record, field: column.flatMap { plan.fieldName(ofColumn: $0) },
+                line: location?.line ?? record.line, column: location?.column ?? record.column,
+                reason: reason, plan: plan, rejects: rejects, state: &state)
+        }
     }
 
     // MARK: - Staged records (PostgreSQL)
@@ -350,7 +406,8 @@ package final class ImportStepRunner {
             state.read += 1
             if let rejection = entry.rejection {
                 try reject(
-                    record: entry.record, field: rejection.field, line: rejection.line, column: rejection.column, reason: rejection.reason, plan: plan, rejects: rejects,
+                    record: entry.record, field: rejection.field, line: rejection.line, column: rejection.column,
+                    reason: rejection.reason, plan: plan, rejects: rejects,
                     state: &state)
             } else if let outcome = outcomes.next() {
                 try count(outcome, of: entry.record, plan: plan, values: [], rejects: rejects, state: &state)
@@ -359,7 +416,10 @@ package final class ImportStepRunner {
         return true
     }
 
-    private func reject(record: SourceRecord, field: String?, line: Int, column: Int, reason: String, plan: ImportPlan, rejects: RejectsWriter?, state: inout ImportState) throws {
+    private func reject(
+        record: SourceRecord, field: String?, line: Int, column: Int, reason: String, plan: ImportPlan,
+        rejects: RejectsWriter?, state: inout ImportState
+    ) throws {
         if !pending.isEmpty {
             // Staged records read before this one are counted first.
             pending.append(PendingRecord(record: record, rejection: (field, line, column, reason)))
@@ -384,18 +444,28 @@ package final class ImportStepRunner {
             }
         }()
         if let rejects {
-            try rejects.write(file: state.file, record: record.number, line: line, column: column, field: field, reason: reason, raw: record.raw)
+            try rejects.write(
+                file: state.file, record: record.number, line: line, column: column, field: field, reason: reason,
+                raw: record.raw)
         }
         if let limit, state.rejected > limit {
             if rejects == nil {
                 throw FerryError(
                     .rejectBudget, reason, at: location,
-                    notes: ["the step allows no rejected records; add `rejects: FILE` and `max_rejects:` to the step to set them aside and go on"])
+                    notes: [
+                        "the step allows no rejected records; add `rejects: FILE` and `max_rejects:` to the step to set them aside and go on"
+                    ])
             }
             throw FerryError(
                 .rejectBudget,
                 "more than \(limit) record\(limit == 1 ? " was" : "s were") rejected; the step was rolled back",
-                at: location, notes: ["last reject: \(reason)", rejects.map { $0.isDryRun ? "dry run: \($0.path) was not written" : "rejected records are in \($0.path)" } ?? ""])
+                at: location,
+                notes: [
+                    "last reject: \(reason)",
+                    rejects.map {
+                        $0.isDryRun ? "dry run: \($0.path) was not written" : "rejected records are in \($0.path)"
+                    } ?? "",
+                ])
         }
     }
 
@@ -410,11 +480,16 @@ package final class ImportStepRunner {
     }
 
     /// Records where the step stands (inside the transaction of the batch that got it there).
-    private func saveCheckpoint(_ connection: any DatabaseConnection, trail: SourceTrail, records: StepRecords, rejects: RejectsWriter?, state: ImportState) throws {
+    private func saveCheckpoint(
+        _ connection: any DatabaseConnection, trail: SourceTrail, records: StepRecords, rejects: RejectsWriter?,
+        state: ImportState
+    ) throws {
         try trail.update(openedFiles: records.openedFiles, bytesRead: records.current?.inputProgress?.bytesRead)
         let checkpoint = ImportCheckpoint(
-            definition: ImportCheckpoint.definition(of: step, model: store.model), files: trail.identities, state: state, rejectsSize: rejects?.size)
-        try ImportCheckpointLog(on: connection, layout: store.layout)?.save(checkpoint, job: jobName, step: index, entity: step.entity)
+            definition: ImportCheckpoint.definition(of: step, model: store.model), files: trail.identities,
+            state: state, rejectsSize: rejects?.size)
+        try ImportCheckpointLog(on: connection, layout: store.layout)?.save(
+            checkpoint, job: jobName, step: index, entity: step.entity)
     }
 
     /// The checkpoint `--resume` continues from, after checking that there is one and that the
@@ -425,32 +500,44 @@ package final class ImportStepRunner {
         }
         if step.atomic {
             throw FerryError(
-                .usage, "step \(index) import \(step.entity) is atomic: an interrupted run committed nothing, so there is nothing to resume",
-                at: step.location, notes: ["run it again without --resume; to make an import resumable, set `atomic: false` (`--atomic false`)"])
+                .usage,
+                "step \(index) import \(step.entity) is atomic: an interrupted run committed nothing, so there is nothing to resume",
+                at: step.location,
+                notes: [
+                    "run it again without --resume; to make an import resumable, set `atomic: false` (`--atomic false`)"
+                ])
         }
         if step.sources == ["-"] {
-            throw FerryError(.usage, "an import from standard input cannot be resumed: its records cannot be read again", at: step.location)
+            throw FerryError(
+                .usage, "an import from standard input cannot be resumed: its records cannot be read again",
+                at: step.location)
         }
         let found = try store.withDatabase { connection in
-            try ImportCheckpointLog(on: connection, layout: store.layout)?.load(job: jobName, step: index, entity: step.entity)
+            try ImportCheckpointLog(on: connection, layout: store.layout)?.load(
+                job: jobName, step: index, entity: step.entity)
         }
         guard let checkpoint = found else {
             throw FerryError(
-                .usage, "no interrupted import of step \(index) (import \(step.entity) from \(step.source)) to resume; run without --resume",
+                .usage,
+                "no interrupted import of step \(index) (import \(step.entity) from \(step.source)) to resume; run without --resume",
                 at: step.location)
         }
         let changes = checkpoint.changes(from: ImportCheckpoint.definition(of: step, model: store.model))
         if !changes.isEmpty {
             throw FerryError(
-                .usage, "cannot resume step \(index) import \(step.entity): its \(changes.joined(separator: ", ")) changed since the interrupted run",
+                .usage,
+                "cannot resume step \(index) import \(step.entity): its \(changes.joined(separator: ", ")) changed since the interrupted run",
                 at: step.location,
-                notes: changes.map { "\($0) was '\(checkpoint.definition[$0] ?? "")', now '\(ImportCheckpoint.definition(of: step, model: store.model)[$0] ?? "")'" })
+                notes: changes.map {
+                    "\($0) was '\(checkpoint.definition[$0] ?? "")', now '\(ImportCheckpoint.definition(of: step, model: store.model)[$0] ?? "")'"
+                })
         }
         let files = try SourceFiles.expand(step.sources)
         let recorded = checkpoint.files.map(\.path)
         if Array(files.prefix(recorded.count)) != recorded {
             throw FerryError(
-                .usage, "cannot resume step \(index) import \(step.entity): the files of \(step.source) are not the ones the interrupted run read (\(recorded.joined(separator: ", ")))",
+                .usage,
+                "cannot resume step \(index) import \(step.entity): the files of \(step.source) are not the ones the interrupted run read (\(recorded.joined(separator: ", ")))",
                 at: step.location)
         }
         return checkpoint
@@ -481,7 +568,9 @@ package final class ImportStepRunner {
                 .invalidInput,
                 "the source has no records: a sync would delete all \(absent) \(step.entity) row\(absent == 1 ? "" : "s"); the step was rolled back",
                 at: InputLocation(file: step.source),
-                notes: ["if the source is meant to be empty, pass --allow-empty-sync (or set 'allow_empty: true' on the step)"])
+                notes: [
+                    "if the source is meant to be empty, pass --allow-empty-sync (or set 'allow_empty: true' on the step)"
+                ])
         }
         if state.unkeyedRejects > 0, step.sync.unkeyedRejects == .skipDeletes {
             let first = state.firstUnkeyedReject.map { " (the first at \($0))" } ?? ""
@@ -495,12 +584,17 @@ package final class ImportStepRunner {
         state.nullified = result.nullified
     }
 
-    private func recordRun(_ connection: any DatabaseConnection, state: ImportState, startedAt: String, outcome: String, message: String?) throws {
-        try RunLog(on: connection, layout: store.layout)?.record(RunRecord(
-            job: jobName, stepIndex: index, step: "import", entity: step.entity, source: step.source, startedAt: startedAt,
-            endedAt: DateCoding.nowText(), outcome: outcome, read: state.read, inserted: state.inserted, updated: state.updated,
-            // The run log has no column for a sync's unchanged records: they count as skipped there.
-            skipped: state.skipped + state.unchanged, rejected: state.rejected, message: message))
+    private func recordRun(
+        _ connection: any DatabaseConnection, state: ImportState, startedAt: String, outcome: String, message: String?
+    ) throws {
+        try RunLog(on: connection, layout: store.layout)?.record(
+            RunRecord(
+                job: jobName, stepIndex: index, step: "import", entity: step.entity, source: step.source,
+                startedAt: startedAt,
+                endedAt: DateCoding.nowText(), outcome: outcome, read: state.read, inserted: state.inserted,
+                updated: state.updated,
+                // The run log has no column for a sync's unchanged records: they count as skipped there.
+                skipped: state.skipped + state.unchanged, rejected: state.rejected, message: message))
     }
 }
 
@@ -544,13 +638,17 @@ struct ImportState: Codable {
         guard name != file else { return }
         if file != nil { finishedFiles.append(currentFileCounts) }
         file = name
-        atFileStart = SourceFileReport(file: name, read: read, inserted: inserted, updated: updated, unchanged: unchanged, skipped: skipped, rejected: rejected)
+        atFileStart = SourceFileReport(
+            file: name, read: read, inserted: inserted, updated: updated, unchanged: unchanged, skipped: skipped,
+            rejected: rejected)
     }
 
     private var currentFileCounts: SourceFileReport {
         SourceFileReport(
-            file: atFileStart.file, read: read - atFileStart.read, inserted: inserted - atFileStart.inserted, updated: updated - atFileStart.updated,
-            unchanged: unchanged - atFileStart.unchanged, skipped: skipped - atFileStart.skipped, rejected: rejected - atFileStart.rejected)
+            file: atFileStart.file, read: read - atFileStart.read, inserted: inserted - atFileStart.inserted,
+            updated: updated - atFileStart.updated,
+            unchanged: unchanged - atFileStart.unchanged, skipped: skipped - atFileStart.skipped,
+            rejected: rejected - atFileStart.rejected)
     }
 
     func fill(_ report: inout StepReport) {
@@ -566,8 +664,8 @@ struct ImportState: Codable {
             report.cascadeDeleted = cascadeDeleted.isEmpty ? nil : cascadeDeleted
             report.nullified = nullified.isEmpty ? nil : nullified
             report.sync = SyncReport(
-                key: key, insertedKeys: syncKeys.inserted, updatedKeys: syncKeys.updated, deletedKeys: syncKeys.deleted, deletionsSkipped: deletionsSkipped)
+                key: key, insertedKeys: syncKeys.inserted, updatedKeys: syncKeys.updated, deletedKeys: syncKeys.deleted,
+                deletionsSkipped: deletionsSkipped)
         }
     }
 }
-

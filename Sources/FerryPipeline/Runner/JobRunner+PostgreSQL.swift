@@ -33,9 +33,14 @@ extension JobRunner {
         if workPath != target {
             // Messages name the user's store, never ferry's work schema.
             let shown = Self.shown(workPath)
-            let name = job.store.rebuild && !dryRun ? "the new store being built for '\(Self.shown(target))'" : "the dry run's scratch store for '\(Self.shown(target))'"
+            let name =
+                job.store.rebuild && !dryRun
+                ? "the new store being built for '\(Self.shown(target))'"
+                : "the dry run's scratch store for '\(Self.shown(target))'"
             for index in report.steps.indices {
-                report.steps[index].error = report.steps[index].error?.replacingOccurrences(of: "'\(shown)'", with: name).replacingOccurrences(of: shown, with: name)
+                report.steps[index].error = report.steps[index].error?.replacingOccurrences(
+                    of: "'\(shown)'", with: name
+                ).replacingOccurrences(of: shown, with: name)
             }
             if report.outcome == "succeeded" && !dryRun {
                 do {

@@ -41,7 +41,8 @@ public final class JobRunner {
 
     /// True when the job migrates its store (a `migrate` step, or `migrate: auto`).
     var migrates: Bool {
-        job.store.migrateAutomatically || job.steps.contains { if case .migrate = $0 { return true } else { return false } }
+        job.store.migrateAutomatically
+            || job.steps.contains { if case .migrate = $0 { return true } else { return false } }
     }
 
     /// Opens (or creates) the job's store and runs every step.
@@ -51,14 +52,17 @@ public final class JobRunner {
     /// then sees everything it did.
     public func run() -> RunReport {
         var report = RunReport(
-            command: "run", job: job.name, jobFile: job.path, store: job.store.path, model: model.name, modelVersion: model.version,
+            command: "run", job: job.name, jobFile: job.path, store: job.store.path, model: model.name,
+            modelVersion: model.version,
             dryRun: dryRun)
         // A dry run never creates the store: it works in a scratch store beside it, removed after.
         let scratch = dryRun && job.store.create && !FileManager.default.fileExists(atPath: job.store.path)
         let rebuild = (job.store.rebuild || scratch) && !job.store.isInMemory
         // A dry run of a job that migrates works on a copy: a migration cannot be rolled back.
         // So does one on a Core Data store, whose -wal and -shm an open in place would touch.
-        let dryCopy = dryRun && !rebuild && (migrates || CoreDataStoreFile.isCoreDataStore(job.store.path)) && !job.store.isInMemory
+        let dryCopy =
+            dryRun && !rebuild && (migrates || CoreDataStoreFile.isCoreDataStore(job.store.path))
+            && !job.store.isInMemory
             && FileManager.default.fileExists(atPath: job.store.path)
         if let refusal = Self.postgreSQLRefusal(job: job, dryRun: dryRun) {
             report.fail(step: 0, kind: "open", error: refusal)
@@ -72,9 +76,13 @@ public final class JobRunner {
             do {
                 // Imports, updates, deletes, exports and verifies write or read a Core Data store in
                 // place; migrating one is `ferry migrate`'s work.
-                if migrates || job.store.migrateAutomatically { try CoreDataStoreFile.refuseInPlace(job.store.path, command: "run") }
+                if migrates || job.store.migrateAutomatically {
+                    try CoreDataStoreFile.refuseInPlace(job.store.path, command: "run")
+                }
                 // Before the lock file is made beside it: a store that cannot be written gets nothing.
-                if !dryRun && !job.store.rebuild && CoreDataStoreFile.isCoreDataStore(job.store.path) { try Store.checkWritable(job.store.path) }
+                if !dryRun && !job.store.rebuild && CoreDataStoreFile.isCoreDataStore(job.store.path) {
+                    try Store.checkWritable(job.store.path)
+                }
             } catch {
                 report.fail(step: 0, kind: "open", error: error)
                 report.endedAt = RunReport.timestamp()
@@ -84,7 +92,8 @@ public final class JobRunner {
         if !job.store.isInMemory && !scratch {
             do {
                 // A dry run creates no file: it takes the lock only when the store has its lock file.
-                writerLock = try StoreLock.acquire(for: job.store.path, timeout: .seconds(30), policy: dryRun ? .takeIfPresent : .take)
+                writerLock = try StoreLock.acquire(
+                    for: job.store.path, timeout: .seconds(30), policy: dryRun ? .takeIfPresent : .take)
             } catch {
                 report.fail(step: 0, kind: "open", error: error)
                 report.endedAt = RunReport.timestamp()
@@ -96,7 +105,9 @@ public final class JobRunner {
         // Work files are unique per run: two runs never share one, even without the lock (a dry run).
         let workSuffix = "\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
         // A dry run's scratch store lives in the temporary folder: the store's folder is not created.
-        var workPath = scratch ? NSTemporaryDirectory() + "/ferry-dry-run-\(workSuffix).sqlite"
+        var workPath =
+            scratch
+            ? NSTemporaryDirectory() + "/ferry-dry-run-\(workSuffix).sqlite"
             : rebuild ? job.store.path + StoreFiles.rebuildMark + "-\(workSuffix)" : job.store.path
         if dryCopy {
             workPath = job.store.path + StoreFiles.dryRunMark + "-\(workSuffix)"
@@ -121,10 +132,13 @@ public final class JobRunner {
         runSteps(storePath: workPath, create: rebuild || job.store.create, into: &report)
         if workPath != job.store.path {
             // Messages name the user's store, never ferry's hidden work file.
-            let shown = rebuild && !scratch ? "the new store being built for '\(job.store.path)'" : "the dry run's copy of '\(job.store.path)'"
+            let shown =
+                rebuild && !scratch
+                ? "the new store being built for '\(job.store.path)'" : "the dry run's copy of '\(job.store.path)'"
             for index in report.steps.indices {
                 report.steps[index].error = report.steps[index].error?
-                    .replacingOccurrences(of: "'\(workPath)'", with: shown).replacingOccurrences(of: workPath, with: shown)
+                    .replacingOccurrences(of: "'\(workPath)'", with: shown).replacingOccurrences(
+                        of: workPath, with: shown)
             }
         }
         if rebuild {
@@ -152,7 +166,9 @@ public final class JobRunner {
         guard PathOrURL(job.store.path).isPostgreSQL, job.store.copyFrom != nil else { return nil }
         return FerryError(
             .usage, "copy_from is not available on a PostgreSQL store yet (store '\(Self.shown(job.store.path))')",
-            notes: ["on PostgreSQL, a job runs on the store in place, or rebuilds it (rebuild: true); docs/postgresql.md"])
+            notes: [
+                "on PostgreSQL, a job runs on the store in place, or rebuilds it (rebuild: true); docs/postgresql.md"
+            ])
     }
 
     /// A store path for messages: a PostgreSQL URL without its password.
@@ -202,7 +218,9 @@ public final class JobRunner {
         if job.store.migrateAutomatically, !job.store.isInMemory, FileManager.default.fileExists(atPath: storePath) {
             // Core Data's shouldMigrateStoreAutomatically: bring the store to the job's model first.
             let automatic = MigrateStep(to: model.version, backup: true, location: job.store.location)
-            guard runMigration(automatic, index: 0, storePath: storePath, onlyIfNeeded: true, into: &report) else { return }
+            guard runMigration(automatic, index: 0, storePath: storePath, onlyIfNeeded: true, into: &report) else {
+                return
+            }
         }
         var start = 0
         while start < job.steps.count {
@@ -212,11 +230,14 @@ public final class JobRunner {
                     start += 1
                     continue
                 }
-                guard runMigration(step, index: start + 1, storePath: storePath, onlyIfNeeded: false, into: &report) else { return }
+                guard runMigration(step, index: start + 1, storePath: storePath, onlyIfNeeded: false, into: &report)
+                else { return }
                 start += 1
                 continue
             }
-            let end = job.steps[start...].firstIndex { if case .migrate = $0 { return true } else { return false } } ?? job.steps.count
+            let end =
+                job.steps[start...].firstIndex { if case .migrate = $0 { return true } else { return false } }
+                ?? job.steps.count
             guard runSegment(start..<end, storePath: storePath, create: create, into: &report) else { return }
             start = end
         }
@@ -224,21 +245,28 @@ public final class JobRunner {
     }
 
     /// Runs a `migrate` step on the store file; false when it failed (recorded in the report).
-    private func runMigration(_ step: MigrateStep, index: Int, storePath: String, onlyIfNeeded: Bool, into report: inout RunReport) -> Bool {
+    private func runMigration(
+        _ step: MigrateStep, index: Int, storePath: String, onlyIfNeeded: Bool, into report: inout RunReport
+    ) -> Bool {
         let started = ContinuousClock.now
         var stepReport = StepReport(index: index, kind: "migrate", entity: nil, source: nil)
         do {
             guard let bundle else {
-                throw FerryError(.invalidDefinition, "a migrate step needs the job's model to be a bundle of versions", at: step.location)
+                throw FerryError(
+                    .invalidDefinition, "a migrate step needs the job's model to be a bundle of versions",
+                    at: step.location)
             }
-            var options = MigrationOptions(targetVersion: step.to ?? model.version, backup: step.backup && !dryRun, registry: registry)
+            var options = MigrationOptions(
+                targetVersion: step.to ?? model.version, backup: step.backup && !dryRun, registry: registry)
             options.checksums = false
             options.parameters = job.parameters
             let migrator = Migrator(
                 storePath: storePath, bundle: bundle, options: options,
                 mappingProvider: MigrationMappings.provider(for: bundle, parameters: job.parameters))
             if onlyIfNeeded, try migrator.plan(countingObjects: false).steps.isEmpty { return true }
-            progress?.stepStarted(index: index, of: job.steps.count, title: "migrate \(job.store.path) to version \(step.to ?? model.version)")
+            progress?.stepStarted(
+                index: index, of: job.steps.count,
+                title: "migrate \(job.store.path) to version \(step.to ?? model.version)")
             let result = try migrator.run()
             stepReport.record(result)
             stepReport.outcome = dryRun ? .dryRun : .succeeded
@@ -259,7 +287,8 @@ public final class JobRunner {
     }
 
     /// Runs the steps in `range` on one open store; false when a step failed.
-    private func runSegment(_ range: Range<Int>, storePath: String, create: Bool, into report: inout RunReport) -> Bool {
+    private func runSegment(_ range: Range<Int>, storePath: String, create: Bool, into report: inout RunReport) -> Bool
+    {
         let store: Store
         do {
             var options = Store.Options(createIfMissing: create)
@@ -281,7 +310,10 @@ public final class JobRunner {
             }
         }
         defer {
-            if dryRun { store.withDatabase { connection in if connection.isInTransaction { try? connection.execute("ROLLBACK") } } }
+            if dryRun {
+                store.withDatabase { connection in if connection.isInTransaction { try? connection.execute("ROLLBACK") }
+                }
+            }
         }
         for (offset, step) in job.steps.enumerated() where range.contains(offset) {
             if let resumeAt, offset + 1 < resumeAt {
@@ -295,7 +327,9 @@ public final class JobRunner {
             }
             switch step {
             case .import(let importStep):
-                progress?.stepStarted(index: offset + 1, of: job.steps.count, title: "import \(importStep.entity) from \(importStep.source)")
+                progress?.stepStarted(
+                    index: offset + 1, of: job.steps.count,
+                    title: "import \(importStep.entity) from \(importStep.source)")
                 let runner = ImportStepRunner(step: importStep, store: store, index: offset + 1, jobName: job.name)
                 runner.dryRun = dryRun
                 runner.resume = offset + 1 == resumeAt
@@ -316,7 +350,8 @@ public final class JobRunner {
                     report.fail(step: offset + 1, kind: step.kind, error: error)
                     return false
                 }
-                imported[importStep.entity, default: (0, [])].count += stepReport.inserted + stepReport.updated + stepReport.unchanged
+                imported[importStep.entity, default: (0, [])].count +=
+                    stepReport.inserted + stepReport.updated + stepReport.unchanged
                 imported[importStep.entity, default: (0, [])].steps.append(offset + 1)
                 if checkAfter, stepReport.outcome == .succeeded {
                     // A resumed step's report counts the rows its interrupted run had inserted.
@@ -325,7 +360,8 @@ public final class JobRunner {
                         // Nested objects of the step's own entity (a person's nested mentees) are rows it added too.
                         inserted: stepReport.inserted + (stepReport.nested?[importStep.entity]?.inserted ?? 0),
                         deleted: stepReport.deleted)
-                    let verification = Verifier(model: model).run(checks, on: store, name: "step \(offset + 1) import \(importStep.entity)")
+                    let verification = Verifier(model: model).run(
+                        checks, on: store, name: "step \(offset + 1) import \(importStep.entity)")
                     stepReport.verification = verification
                     stepReport.verification?.store = job.store.path
                     if let failure = stepReport.verification?.failure {
@@ -367,7 +403,9 @@ public final class JobRunner {
                 progress?.stepFinished(stepReport)
                 report.steps.append(stepReport)
             case .export(let exportStep):
-                progress?.stepStarted(index: offset + 1, of: job.steps.count, title: "export \(exportStep.entity) to \(exportStep.output)")
+                progress?.stepStarted(
+                    index: offset + 1, of: job.steps.count, title: "export \(exportStep.entity) to \(exportStep.output)"
+                )
                 let runner = ExportStepRunner(step: exportStep, store: store, index: offset + 1)
                 runner.dryRun = dryRun
                 runner.progress = progress
@@ -405,7 +443,8 @@ public final class JobRunner {
     /// store. Throws when there is none (nothing to resume).
     private func interruptedStep(storePath: String) throws -> Int {
         if dryRun { throw FerryError(.usage, "--resume cannot be combined with --dry-run") }
-        let nothing = FerryError(.usage, "no interrupted import of job \(job.name) to resume in \(job.store.path); run without --resume")
+        let nothing = FerryError(
+            .usage, "no interrupted import of job \(job.name) to resume in \(job.store.path); run without --resume")
         guard job.store.isInMemory == false, FileManager.default.fileExists(atPath: storePath) else { throw nothing }
         var options = Store.Options(createIfMissing: false)
         options.writerLock = .none
@@ -416,7 +455,9 @@ public final class JobRunner {
         guard let step else { throw nothing }
         guard step <= job.steps.count, case .import = job.steps[step - 1] else {
             throw FerryError(
-                .usage, "cannot resume job \(job.name): its run was interrupted in step \(step), which is no longer an import step; run without --resume")
+                .usage,
+                "cannot resume job \(job.name): its run was interrupted in step \(step), which is no longer an import step; run without --resume"
+            )
         }
         return step
     }
@@ -426,7 +467,9 @@ public final class JobRunner {
     private func completedBeforeResume(index: Int, kind: String, in store: Store?) -> StepReport {
         let logged = store.flatMap { store in
             try? store.withConnection { connection in
-                try RunLog(on: connection, layout: store.layout)?.recent(limit: nil).first { $0.job == job.name && $0.stepIndex == index }
+                try RunLog(on: connection, layout: store.layout)?.recent(limit: nil).first {
+                    $0.job == job.name && $0.stepIndex == index
+                }
             }
         }
         var done = StepReport(index: index, kind: kind, entity: logged?.entity, source: logged?.source)
@@ -450,7 +493,9 @@ public final class JobRunner {
         StoreFiles.remove(path)
         do {
             let folder = (path as NSString).deletingLastPathComponent
-            if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+            if !folder.isEmpty {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            }
             try FileManager.default.copyItem(atPath: source, toPath: path)
             if FileManager.default.fileExists(atPath: source + "-wal") {
                 try FileManager.default.copyItem(atPath: source + "-wal", toPath: path + "-wal")
@@ -467,7 +512,8 @@ public final class JobRunner {
     package static func afterImportChecks(entity: String, before: Int?, inserted: Int, deleted: Int = 0) -> [Check] {
         var checks: [Check] = []
         if let before {
-            let basis = "\(before) before the step + \(inserted) inserted" + (deleted > 0 ? " - \(deleted) deleted" : "")
+            let basis =
+                "\(before) before the step + \(inserted) inserted" + (deleted > 0 ? " - \(deleted) deleted" : "")
             checks.append(.count(entity: entity, expectation: .exactly(before + inserted - deleted), basis: basis))
         } else {
             checks.append(.count(entity: entity, expectation: nil))

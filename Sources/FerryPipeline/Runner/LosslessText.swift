@@ -27,7 +27,9 @@ enum LosslessText {
 
     /// A JSON number a Double holds exactly (JSON's grammar already excludes `+` and leading zeros).
     static func isDoubleNumber(_ text: String) -> Bool {
-        guard let value = Coercion.parseDouble(text), value.isFinite, let exact = DecimalText.canonical(text) else { return false }
+        guard let value = Coercion.parseDouble(text), value.isFinite, let exact = DecimalText.canonical(text) else {
+            return false
+        }
         return DecimalText.canonical("\(value)") == exact
     }
 

@@ -26,11 +26,15 @@ package enum MigrationMappings {
                     return try loader.load(path: path, source: from, destination: to, parameters: parameters)
                 }
             }
-            if let mapping = try XcodeMappingSearch(folders: folders).mapping(from: from, to: to, in: bundle) { return mapping }
+            if let mapping = try XcodeMappingSearch(folders: folders).mapping(from: from, to: to, in: bundle) {
+                return mapping
+            }
             if let path = MappingLoader.existingMappingFile(in: bundle, from: from.version, to: to.version) {
                 return try loader.load(path: path, source: from, destination: to, parameters: parameters)
             }
-            if let mapping = try XcodeMappingSearch(folders: XcodeMappingSearch.besideModel(bundle)).mapping(from: from, to: to, in: bundle) {
+            if let mapping = try XcodeMappingSearch(folders: XcodeMappingSearch.besideModel(bundle)).mapping(
+                from: from, to: to, in: bundle)
+            {
                 return mapping
             }
             let step = ModelDiff(from: from, to: to)

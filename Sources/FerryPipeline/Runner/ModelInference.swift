@@ -53,22 +53,30 @@ package enum ModelInference {
     ///     are strings.
     ///   - decimalComma: CSV numbers are written `1.234,56` (see ``DecimalCommaText``).
     package static func infer(
-        entityNamed name: String, fieldNames: [String], samples: [SourceRecord], overrides: [String: AttributeType] = [:],
+        entityNamed name: String, fieldNames: [String], samples: [SourceRecord],
+        overrides: [String: AttributeType] = [:],
         unique: [[String]] = [], textIsUntyped: Bool = true, decimalComma: Bool = false
     ) -> Result {
         let names = AttributeNaming.attributeNames(for: fieldNames)
         var attributes: [AttributeDescription] = []
         for (index, field) in fieldNames.enumerated() {
-            let type = overrides[field] ?? overrides[names[index]] ?? inferType(samples.compactMap { $0[index]?.value }, textIsUntyped: textIsUntyped, decimalComma: decimalComma)
+            let type =
+                overrides[field] ?? overrides[names[index]]
+                ?? inferType(
+                    samples.compactMap { $0[index]?.value }, textIsUntyped: textIsUntyped, decimalComma: decimalComma)
             attributes.append(AttributeDescription(name: names[index], type: type))
         }
         let attributeByField = Dictionary(zip(fieldNames, names), uniquingKeysWith: { first, _ in first })
         let constraints = unique.map { $0.map { attributeByField[$0] ?? $0 } }
-        return Result(entity: EntityDescription(name: name, attributes: attributes, uniquenessConstraints: constraints), fieldNames: fieldNames)
+        return Result(
+            entity: EntityDescription(name: name, attributes: attributes, uniquenessConstraints: constraints),
+            fieldNames: fieldNames)
     }
 
     /// The narrowest lossless type for a set of field values.
-    package static func inferType(_ values: [FieldValue], textIsUntyped: Bool = true, decimalComma: Bool = false) -> AttributeType {
+    package static func inferType(
+        _ values: [FieldValue], textIsUntyped: Bool = true, decimalComma: Bool = false
+    ) -> AttributeType {
         let order: [AttributeType] = [.int64, .double, .decimal, .bool, .date, .uuid, .json, .binary]
         var candidates = Set(order)
         var sawValue = false

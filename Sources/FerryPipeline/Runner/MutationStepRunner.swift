@@ -66,10 +66,12 @@ package final class MutationStepRunner {
         report.recordsPerSecond = report.elapsedSeconds > 0 ? Double(affected) / report.elapsedSeconds : 0
         if !dryRun {
             try? store.write { connection in
-                try RunLog(on: connection, layout: store.layout)?.record(RunRecord(
-                    job: jobName, stepIndex: index, step: step.kind, entity: report.entity, startedAt: startedAt,
-                    endedAt: DateCoding.nowText(), outcome: report.outcome.rawValue, read: report.read, updated: report.updated,
-                    message: message))
+                try RunLog(on: connection, layout: store.layout)?.record(
+                    RunRecord(
+                        job: jobName, stepIndex: index, step: step.kind, entity: report.entity, startedAt: startedAt,
+                        endedAt: DateCoding.nowText(), outcome: report.outcome.rawValue, read: report.read,
+                        updated: report.updated,
+                        message: message))
             }
         }
         progress?.stepFinished(report)
@@ -80,10 +82,14 @@ package final class MutationStepRunner {
     static func describe(_ result: BatchDeleteResult) -> String {
         var text = "deleted \(result.deletedCount) \(result.entity)"
         if !result.cascaded.isEmpty {
-            text += "; cascade: " + result.cascaded.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+            text +=
+                "; cascade: "
+                + result.cascaded.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
         }
         if !result.nullified.isEmpty {
-            text += "; nullified: " + result.nullified.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+            text +=
+                "; nullified: "
+                + result.nullified.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
         }
         return text
     }

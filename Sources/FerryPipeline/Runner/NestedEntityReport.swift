@@ -25,8 +25,12 @@ public struct NestedEntityReport: Sendable, Codable, Hashable {
 extension NestedObjects {
     /// The counts of the step so far, per related entity (nil when nothing was nested).
     var report: [String: NestedEntityReport]? {
-        counts.isEmpty ? nil : counts.mapValues {
-            NestedEntityReport(inserted: $0.inserted, updated: $0.updated, unchanged: $0.unchanged, linked: $0.linked, unlinked: $0.unlinked)
-        }
+        counts.isEmpty
+            ? nil
+            : counts.mapValues {
+                NestedEntityReport(
+                    inserted: $0.inserted, updated: $0.updated, unchanged: $0.unchanged, linked: $0.linked,
+                    unlinked: $0.unlinked)
+            }
     }
 }

@@ -44,13 +44,18 @@ final class NestedObjects {
         /// The statement linking a related object outside the parent's row (made on first use).
         var connect: Statement?
 
-        init(source: EntityDescription, relationship: RelationshipDescription, destination: EntityDescription, keyStyle: SourceKeyStyle, storage: RelationshipStorage, depth: Int) {
+        init(
+            source: EntityDescription, relationship: RelationshipDescription, destination: EntityDescription,
+            keyStyle: SourceKeyStyle, storage: RelationshipStorage, depth: Int
+        ) {
             self.source = source
             self.relationship = relationship
             self.destination = destination
             field = keyStyle.fieldName(for: relationship)
             // Sync's convention: `company_id` for a to-one, `notes_ids` for a to-many.
-            keysField = (keyStyle == .snakeCase ? SourceKeyStyle.snakeCased(relationship.name) : relationship.name) + (relationship.isToMany ? "_ids" : "_id")
+            keysField =
+                (keyStyle == .snakeCase ? SourceKeyStyle.snakeCased(relationship.name) : relationship.name)
+                + (relationship.isToMany ? "_ids" : "_id")
             self.storage = storage
             self.depth = depth
         }
@@ -74,8 +79,12 @@ final class NestedObjects {
             self.entity = entity
             attributes = entity.attributes.map { ($0, context.keyStyle.fieldName(for: $0)) }
             let inverse = context.model.inverse(of: link.relationship, in: link.source)
-            links = Self.links(of: entity, excluding: inverse.map { [$0.name] } ?? [], firstColumn: attributes.count, depth: link.depth + 1, context: context)
-            var columns = attributes.map { InsertColumn.attribute($0.attribute.name) } + links.compactMap { $0.column == nil ? nil : InsertColumn.relationship($0.relationship.name) }
+            links = Self.links(
+                of: entity, excluding: inverse.map { [$0.name] } ?? [], firstColumn: attributes.count,
+                depth: link.depth + 1, context: context)
+            var columns =
+                attributes.map { InsertColumn.attribute($0.attribute.name) }
+                + links.compactMap { $0.column == nil ? nil : InsertColumn.relationship($0.relationship.name) }
             if case .inverseForeignKey = link.storage, let inverse {
                 parentColumn = columns.count
                 columns.append(.relationship(inverse.name))
@@ -86,12 +95,15 @@ final class NestedObjects {
             let key = SyncKey.modelKey(of: entity, keyStyle: context.keyStyle)
             self.key = key
             inserter = try BatchInserter(
-                connection: context.connection, model: context.model, layout: context.layout, entity: entity.name, columns: columns,
-                policy: key == nil ? .error : (context.policy == .replace ? .replace : .update), validate: context.validate, matchKey: key)
+                connection: context.connection, model: context.model, layout: context.layout, entity: entity.name,
+                columns: columns,
+                policy: key == nil ? .error : (context.policy == .replace ? .replace : .update),
+                validate: context.validate, matchKey: key)
             if let key, key.count == 1 {
                 let layout = context.layout
                 keyLookup = try context.connection.prepare(
-                    "SELECT \(layout.dialect.quote(layout.keyColumn)) FROM \(layout.quotedSource(for: entity)) WHERE \(layout.quotedColumn(forAttribute: key[0], in: entity)) = ? LIMIT 1")
+                    "SELECT \(layout.dialect.quote(layout.keyColumn)) FROM \(layout.quotedSource(for: entity)) WHERE \(layout.quotedColumn(forAttribute: key[0], in: entity)) = ? LIMIT 1"
+                )
             } else {
                 keyLookup = nil
             }
@@ -99,7 +111,9 @@ final class NestedObjects {
 
         /// The links of an entity's relationships, but those in `excluding`; the to-one keys
         /// stored in the entity's table take the inserter columns from `firstColumn` on.
-        static func links(of entity: EntityDescription, excluding: [String], firstColumn: Int, depth: Int, context: NestedObjects) -> [Link] {
+        static func links(
+            of entity: EntityDescription, excluding: [String], firstColumn: Int, depth: Int, context: NestedObjects
+        ) -> [Link] {
             var links: [Link] = []
             var column = firstColumn
             for relationship in entity.relationships where !excluding.contains(relationship.name) {
@@ -141,7 +155,8 @@ final class NestedObjects {
     /// The nested relationships of the step's entity, but those `relationships:` maps; their
     /// to-one keys take the top-level inserter's columns from `firstColumn` on.
     init(
-        step: ImportStep, options: NestedOptions, entity: EntityDescription, reader: any RecordReader, connection: Connection, model: ObjectModel, layout: any StoreLayout,
+        step: ImportStep, options: NestedOptions, entity: EntityDescription, reader: any RecordReader,
+        connection: Connection, model: ObjectModel, layout: any StoreLayout,
         firstColumn: Int, sync: SyncTracker?
     ) {
         self.connection = connection
@@ -155,14 +170,18 @@ final class NestedObjects {
         maxDepth = options.maxDepth
         self.sync = sync
         entityName = entity.name
-        links = Node.links(of: entity, excluding: step.relationships.map(\.relationship), firstColumn: firstColumn, depth: 1, context: self)
+        links = Node.links(
+            of: entity, excluding: step.relationships.map(\.relationship), firstColumn: firstColumn, depth: 1,
+            context: self)
         for link in links {
             link.fieldIndexes = (reader.fieldIndex(of: link.field), reader.fieldIndex(of: link.keysField))
         }
     }
 
     /// The columns the top-level inserter adds for to-one links.
-    var insertColumns: [InsertColumn] { links.compactMap { $0.column == nil ? nil : .relationship($0.relationship.name) } }
+    var insertColumns: [InsertColumn] {
+        links.compactMap { $0.column == nil ? nil : .relationship($0.relationship.name) }
+    }
     /// The fields the links read.
     var fieldNames: [String] { links.flatMap { [$0.field, $0.keysField] } }
 
@@ -170,13 +189,20 @@ final class NestedObjects {
 
     /// Writes a record whose attribute values `fill` put in `values`, with everything it nests,
     /// under a savepoint: a failure or a rejected outcome anywhere rolls the record back.
-    func write(record: SourceRecord, values: inout [Value], supplied: inout [Bool], inserter: BatchInserter, suppliedMatters: Bool) throws -> Result<InsertOutcome, Failure> {
-        let savepoint = try self.savepoint ?? (
-            connection.prepare("SAVEPOINT ferry_nested"), connection.prepare("ROLLBACK TO ferry_nested"), connection.prepare("RELEASE ferry_nested"))
+    func write(
+        record: SourceRecord, values: inout [Value], supplied: inout [Bool], inserter: BatchInserter,
+        suppliedMatters: Bool
+    ) throws -> Result<InsertOutcome, Failure> {
+        let savepoint =
+            try self.savepoint ?? (
+                connection.prepare("SAVEPOINT ferry_nested"), connection.prepare("ROLLBACK TO ferry_nested"),
+                connection.prepare("RELEASE ferry_nested")
+            )
         self.savepoint = savepoint
         try Self.run(savepoint.begin)
         pending.removeAll(keepingCapacity: true)
-        let result = try writeRecord(record, values: &values, supplied: &supplied, inserter: inserter, suppliedMatters: suppliedMatters)
+        let result = try writeRecord(
+            record, values: &values, supplied: &supplied, inserter: inserter, suppliedMatters: suppliedMatters)
         // A rejected record leaves nothing; nor does one `on_conflict: keep` skipped.
         var keep = false
         if case .success(let outcome) = result, !outcome.isRejected, outcome != .skipped { keep = true }
@@ -196,7 +222,10 @@ final class NestedObjects {
         statement.reset()
     }
 
-    private func writeRecord(_ record: SourceRecord, values: inout [Value], supplied: inout [Bool], inserter: BatchInserter, suppliedMatters: Bool) throws -> Result<InsertOutcome, Failure> {
+    private func writeRecord(
+        _ record: SourceRecord, values: inout [Value], supplied: inout [Bool], inserter: BatchInserter,
+        suppliedMatters: Bool
+    ) throws -> Result<InsertOutcome, Failure> {
         var nested: [(link: Link, value: LocatedJSON?, keys: LocatedJSON?)] = []
         for link in links {
             guard let indexes = link.fieldIndexes else { continue }
@@ -222,9 +251,13 @@ final class NestedObjects {
             }
         }
         let outcome = try inserter.insert(values, supplied: suppliedMatters ? supplied : nil)
-        guard !outcome.isRejected, outcome != .skipped, let parentKey = inserter.lastKey else { return .success(outcome) }
+        guard !outcome.isRejected, outcome != .skipped, let parentKey = inserter.lastKey else {
+            return .success(outcome)
+        }
         for item in nested where item.link.column == nil {
-            if case .failure(let failure) = try linkAfter(item.link, value: item.value, keys: item.keys, path: item.link.field, parentKey: parentKey) {
+            if case .failure(let failure) = try linkAfter(
+                item.link, value: item.value, keys: item.keys, path: item.link.field, parentKey: parentKey)
+            {
                 return .failure(failure)
             }
         }
@@ -233,7 +266,9 @@ final class NestedObjects {
 
     /// The key of the object a to-one's value stands for: a nested object written (with
     /// `parentKey` in its column back to the parent, when it has one), a key looked up, or nil for null.
-    private func toOneKey(_ link: Link, _ value: LocatedJSON, path: String, parentKey: Int64?) throws -> Result<Int64?, Failure> {
+    private func toOneKey(
+        _ link: Link, _ value: LocatedJSON, path: String, parentKey: Int64?
+    ) throws -> Result<Int64?, Failure> {
         switch value.content {
         case .object:
             return try writeObject(value, through: link, path: path, parentKey: parentKey).map { $0 }
@@ -242,15 +277,20 @@ final class NestedObjects {
         case .scalar:
             return try lookUp(value, through: link, path: path).map { $0 }
         case .array:
-            return .failure(Failure(
-                field: path, line: value.line, column: value.column,
-                reason: "\(link.source.name).\(link.relationship.name) is a to-one relationship: expected an object or a key of \(link.destination.name), found an array"))
+            return .failure(
+                Failure(
+                    field: path, line: value.line, column: value.column,
+                    reason:
+                        "\(link.source.name).\(link.relationship.name) is a to-one relationship: expected an object or a key of \(link.destination.name), found an array"
+                ))
         }
     }
 
     /// Links the objects of a relationship not stored in the parent's row (a to-many, or a
     /// one-to-one whose key the other side holds) to the parent at `parentKey`.
-    private func linkAfter(_ link: Link, value: LocatedJSON?, keys: LocatedJSON?, path: String, parentKey: Int64) throws -> Result<Void, Failure> {
+    private func linkAfter(
+        _ link: Link, value: LocatedJSON?, keys: LocatedJSON?, path: String, parentKey: Int64
+    ) throws -> Result<Void, Failure> {
         var linked: [Int64] = []
         var sawValue = false
         for (given, fieldPath) in [(value, path), (keys, link.keysField)] {
@@ -262,29 +302,41 @@ final class NestedObjects {
                 case .array(let items): elements = items.enumerated().map { ($0.element, "\(fieldPath)[\($0.offset)]") }
                 case .scalar(.null): break
                 default:
-                    return .failure(Failure(
-                        field: fieldPath, line: given.line, column: given.column,
-                        reason: "\(link.source.name).\(link.relationship.name) is a to-many relationship: expected an array of \(link.destination.name) objects or keys, found \(given.kindDescription)"))
+                    return .failure(
+                        Failure(
+                            field: fieldPath, line: given.line, column: given.column,
+                            reason:
+                                "\(link.source.name).\(link.relationship.name) is a to-many relationship: expected an array of \(link.destination.name) objects or keys, found \(given.kindDescription)"
+                        ))
                 }
             } else {
                 elements = [(given, fieldPath)]
             }
             for (element, elementPath) in elements {
                 if link.relationship.isToMany, case .scalar(.null) = element.content {
-                    return .failure(Failure(field: elementPath, line: element.line, column: element.column, reason: "\(link.source.name).\(link.relationship.name): null is not a \(link.destination.name) object or key"))
+                    return .failure(
+                        Failure(
+                            field: elementPath, line: element.line, column: element.column,
+                            reason:
+                                "\(link.source.name).\(link.relationship.name): null is not a \(link.destination.name) object or key"
+                        ))
                 }
                 switch try toOneKey(link, element, path: elementPath, parentKey: parentKey) {
                 case .failure(let failure): return .failure(failure)
                 case .success(let key):
                     guard let key else { continue }
-                    if let failure = try connect(link, parent: parentKey, child: key, at: element, path: elementPath) { return .failure(failure) }
+                    if let failure = try connect(link, parent: parentKey, child: key, at: element, path: elementPath) {
+                        return .failure(failure)
+                    }
                     pending[link.destination.name, default: Counts()].linked += 1
                     linked.append(key)
                 }
             }
         }
         if sawValue, replacesSets || !link.relationship.isToMany {
-            if let failure = try unlinkOthers(link, parent: parentKey, keeping: linked, at: value ?? keys, path: path) { return .failure(failure) }
+            if let failure = try unlinkOthers(link, parent: parentKey, keeping: linked, at: value ?? keys, path: path) {
+                return .failure(failure)
+            }
         }
         return .success(())
     }
@@ -299,11 +351,16 @@ final class NestedObjects {
     }
 
     /// Writes a nested object (matched by its entity's key, else inserted) with what it nests; its key.
-    private func writeObject(_ object: LocatedJSON, through link: Link, path: String, parentKey: Int64?) throws -> Result<Int64, Failure> {
+    private func writeObject(
+        _ object: LocatedJSON, through link: Link, path: String, parentKey: Int64?
+    ) throws -> Result<Int64, Failure> {
         if link.depth > maxDepth {
-            return .failure(Failure(
-                field: path, line: object.line, column: object.column,
-                reason: "related objects are nested deeper than \(maxDepth) levels (\(link.source.name).\(link.relationship.name)); raise 'nested: {max_depth: N}' if this is meant"))
+            return .failure(
+                Failure(
+                    field: path, line: object.line, column: object.column,
+                    reason:
+                        "related objects are nested deeper than \(maxDepth) levels (\(link.source.name).\(link.relationship.name)); raise 'nested: {max_depth: N}' if this is meant"
+                ))
         }
         let node = try node(of: link)
         var values = Array(repeating: Value.null, count: node.columnCount)
@@ -318,16 +375,24 @@ final class NestedObjects {
                 supplied[index] = true
                 fieldPaths[index] = ("\(path).\(column.field)", member)
             case .failure(let failure):
-                return .failure(Failure(field: "\(path).\(column.field)", line: member.line, column: member.column, reason: "\(node.entity.name).\(column.attribute.name): \(failure.reason)"))
+                return .failure(
+                    Failure(
+                        field: "\(path).\(column.field)", line: member.line, column: member.column,
+                        reason: "\(node.entity.name).\(column.attribute.name): \(failure.reason)"))
             }
         }
         if let key = node.key {
             for name in key {
-                guard let index = node.attributes.firstIndex(where: { $0.attribute.name == name }), supplied[index], !values[index].isNull else {
+                guard let index = node.attributes.firstIndex(where: { $0.attribute.name == name }), supplied[index],
+                    !values[index].isNull
+                else {
                     let field = node.attributes.first { $0.attribute.name == name }?.field ?? name
-                    return .failure(Failure(
-                        field: path, line: object.line, column: object.column,
-                        reason: "a nested \(node.entity.name) needs its key: '\(field)' (\(node.entity.name).\(name)) is missing or null"))
+                    return .failure(
+                        Failure(
+                            field: path, line: object.line, column: object.column,
+                            reason:
+                                "a nested \(node.entity.name) needs its key: '\(field)' (\(node.entity.name).\(name)) is missing or null"
+                        ))
                 }
             }
         }
@@ -338,7 +403,9 @@ final class NestedObjects {
             guard value != nil || keys != nil else { continue }
             if let column = link.column {
                 let given = (value ?? keys)!
-                switch try toOneKey(link, given, path: "\(path).\(value != nil ? link.field : link.keysField)", parentKey: nil) {
+                switch try toOneKey(
+                    link, given, path: "\(path).\(value != nil ? link.field : link.keysField)", parentKey: nil)
+                {
                 case .failure(let failure): return .failure(failure)
                 case .success(let key):
                     values[column] = key.map(Value.integer) ?? .null
@@ -357,18 +424,27 @@ final class NestedObjects {
         switch outcome {
         case .rejected(let reason, let column):
             let place = column.flatMap { fieldPaths[$0] }
-            return .failure(Failure(
-                field: place?.0 ?? path, line: place?.1.line ?? object.line, column: place?.1.column ?? object.column, reason: "\(node.entity.name): \(reason)"))
+            return .failure(
+                Failure(
+                    field: place?.0 ?? path, line: place?.1.line ?? object.line,
+                    column: place?.1.column ?? object.column, reason: "\(node.entity.name): \(reason)"))
         case .inserted: pending[node.entity.name, default: Counts()].inserted += 1
         case .updated: pending[node.entity.name, default: Counts()].updated += 1
         case .unchanged, .skipped: pending[node.entity.name, default: Counts()].unchanged += 1
         }
         guard let key = node.inserter.lastKey else {
-            return .failure(Failure(field: path, line: object.line, column: object.column, reason: "\(node.entity.name): the nested object was not written"))
+            return .failure(
+                Failure(
+                    field: path, line: object.line, column: object.column,
+                    reason: "\(node.entity.name): the nested object was not written"))
         }
         if let sync, node.entity.name == entityName { _ = try sync.markSeen(key) }
         for (link, value, keys) in later {
-            if case .failure(let failure) = try linkAfter(link, value: value, keys: keys, path: "\(path).\(link.field)", parentKey: key) { return .failure(failure) }
+            if case .failure(let failure) = try linkAfter(
+                link, value: value, keys: keys, path: "\(path).\(link.field)", parentKey: key)
+            {
+                return .failure(failure)
+            }
         }
         return .success(key)
     }
@@ -377,20 +453,38 @@ final class NestedObjects {
     private func lookUp(_ value: LocatedJSON, through link: Link, path: String) throws -> Result<Int64, Failure> {
         let node = try node(of: link)
         guard let key = node.key, let lookup = node.keyLookup else {
-            let why = node.key == nil ? "has no key to link by (mark one with the user info sync.isPrimaryKey, or add 'unique:')" : "has a key of several attributes (\(node.key!.joined(separator: ", "))): nest the objects instead"
-            return .failure(Failure(field: path, line: value.line, column: value.column, reason: "\(link.source.name).\(link.relationship.name): \(node.entity.name) \(why)"))
+            let why =
+                node.key == nil
+                ? "has no key to link by (mark one with the user info sync.isPrimaryKey, or add 'unique:')"
+                : "has a key of several attributes (\(node.key!.joined(separator: ", "))): nest the objects instead"
+            return .failure(
+                Failure(
+                    field: path, line: value.line, column: value.column,
+                    reason: "\(link.source.name).\(link.relationship.name): \(node.entity.name) \(why)"))
         }
-        guard let attribute = node.entity.attribute(named: key[0]) else { preconditionFailure("a key names attributes") }
+        guard let attribute = node.entity.attribute(named: key[0]) else {
+            preconditionFailure("a key names attributes")
+        }
         let typed: Value
         switch ImportPlan.coerce(value.field.value, to: attribute.type, options: coercion) {
         case .success(let coerced): typed = coerced
         case .failure(let failure):
-            return .failure(Failure(field: path, line: value.line, column: value.column, reason: "\(link.source.name).\(link.relationship.name): a key of \(node.entity.name) (\(key[0])): \(failure.reason)"))
+            return .failure(
+                Failure(
+                    field: path, line: value.line, column: value.column,
+                    reason:
+                        "\(link.source.name).\(link.relationship.name): a key of \(node.entity.name) (\(key[0])): \(failure.reason)"
+                ))
         }
         lookup.reset()
         try lookup.bind(layout.valueCoding.encode(typed), at: 1)
         guard try lookup.step() else {
-            return .failure(Failure(field: path, line: value.line, column: value.column, reason: "\(link.source.name).\(link.relationship.name): no \(node.entity.name) with \(key[0]) = \(typed)"))
+            return .failure(
+                Failure(
+                    field: path, line: value.line, column: value.column,
+                    reason:
+                        "\(link.source.name).\(link.relationship.name): no \(node.entity.name) with \(key[0]) = \(typed)"
+                ))
         }
         let found = lookup.int64(at: 0)
         lookup.reset()
@@ -400,7 +494,9 @@ final class NestedObjects {
     // MARK: - Links
 
     /// Links `child` to `parent` where the link is not the parent's own column.
-    private func connect(_ link: Link, parent: Int64, child: Int64, at value: LocatedJSON, path: String) throws -> Failure? {
+    private func connect(
+        _ link: Link, parent: Int64, child: Int64, at value: LocatedJSON, path: String
+    ) throws -> Failure? {
         let dialect = layout.dialect
         let sql: String
         let arguments: [DatabaseValue]
@@ -408,11 +504,13 @@ final class NestedObjects {
         case .foreignKey:
             return nil
         case .inverseForeignKey(let table, let column):
-            sql = "UPDATE \(dialect.quote(table)) SET \(dialect.quote(column)) = ? WHERE \(dialect.quote(layout.keyColumn)) = ? AND \(dialect.quote(column)) IS NOT ?"
+            sql =
+                "UPDATE \(dialect.quote(table)) SET \(dialect.quote(column)) = ? WHERE \(dialect.quote(layout.keyColumn)) = ? AND \(dialect.quote(column)) IS NOT ?"
             arguments = [.integer(parent), .integer(child), .integer(parent)]
         case .joinTable(let table, let source, let target):
             let quoted = dialect.quote(table)
-            sql = "INSERT INTO \(quoted) (\(dialect.quote(source)), \(dialect.quote(target))) SELECT ?, ? WHERE NOT EXISTS (SELECT 1 FROM \(quoted) WHERE \(dialect.quote(source)) = ? AND \(dialect.quote(target)) = ?)"
+            sql =
+                "INSERT INTO \(quoted) (\(dialect.quote(source)), \(dialect.quote(target))) SELECT ?, ? WHERE NOT EXISTS (SELECT 1 FROM \(quoted) WHERE \(dialect.quote(source)) = ? AND \(dialect.quote(target)) = ?)"
             arguments = [.integer(parent), .integer(child), .integer(parent), .integer(child)]
         }
         do {
@@ -420,23 +518,30 @@ final class NestedObjects {
             link.connect = statement
             try Self.run(statement, arguments)
         } catch let error as FerryError {
-            return Failure(field: path, line: value.line, column: value.column, reason: "\(link.source.name).\(link.relationship.name): cannot link: \(error.message)")
+            return Failure(
+                field: path, line: value.line, column: value.column,
+                reason: "\(link.source.name).\(link.relationship.name): cannot link: \(error.message)")
         }
         return nil
     }
 
     /// Unlinks the objects related to `parent` through `link` that are not in `keeping`.
-    private func unlinkOthers(_ link: Link, parent: Int64, keeping: [Int64], at value: LocatedJSON?, path: String) throws -> Failure? {
+    private func unlinkOthers(
+        _ link: Link, parent: Int64, keeping: [Int64], at value: LocatedJSON?, path: String
+    ) throws -> Failure? {
         let dialect = layout.dialect
         func absent(_ column: String) -> String {
-            keeping.isEmpty ? "" : " AND \(dialect.quote(column)) NOT IN (\(keeping.map(String.init).joined(separator: ", ")))"
+            keeping.isEmpty
+                ? "" : " AND \(dialect.quote(column)) NOT IN (\(keeping.map(String.init).joined(separator: ", ")))"
         }
         let sql: String
         switch link.storage {
         case .foreignKey:
             return nil
         case .inverseForeignKey(let table, let column):
-            sql = "UPDATE \(dialect.quote(table)) SET \(dialect.quote(column)) = NULL WHERE \(dialect.quote(column)) = ?" + absent(layout.keyColumn)
+            sql =
+                "UPDATE \(dialect.quote(table)) SET \(dialect.quote(column)) = NULL WHERE \(dialect.quote(column)) = ?"
+                + absent(layout.keyColumn)
         case .joinTable(let table, let source, let target):
             sql = "DELETE FROM \(dialect.quote(table)) WHERE \(dialect.quote(source)) = ?" + absent(target)
         }
@@ -445,7 +550,9 @@ final class NestedObjects {
         } catch let error as FerryError {
             return Failure(
                 field: path, line: value?.line ?? 0, column: value?.column ?? 0,
-                reason: "\(link.source.name).\(link.relationship.name): cannot unlink the \(link.destination.name) objects absent from the array: \(error.message)")
+                reason:
+                    "\(link.source.name).\(link.relationship.name): cannot unlink the \(link.destination.name) objects absent from the array: \(error.message)"
+            )
         }
         if connection.changes > 0 { pending[link.destination.name, default: Counts()].unlinked += connection.changes }
         return nil

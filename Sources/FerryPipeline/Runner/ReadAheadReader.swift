@@ -42,7 +42,9 @@ final class ReadAheadReader: ByteFieldReader {
             free = (0..<ReadAheadReader.batchCount).map { _ in
                 RecordBatch(
                     capacity: ReadAheadReader.recordsPerBatch, byteCapacity: ReadAheadReader.bytesPerBatch,
-                    coerced: coercion.map { CoercedRows(columnCount: $0.plan.attributes.count, referenceCount: $0.plan.references.count) })
+                    coerced: coercion.map {
+                        CoercedRows(columnCount: $0.plan.attributes.count, referenceCount: $0.plan.references.count)
+                    })
             }
         }
 
@@ -59,7 +61,9 @@ final class ReadAheadReader: ByteFieldReader {
             }
         }
 
-        private func fill<Reader: ByteFieldReader>(_ batch: RecordBatch, from reader: Reader, coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])?) throws {
+        private func fill<Reader: ByteFieldReader>(
+            _ batch: RecordBatch, from reader: Reader, coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])?
+        ) throws {
             while batch.count < ReadAheadReader.recordsPerBatch && batch.byteCount < ReadAheadReader.bytesPerBatch {
                 guard try reader.advance() else {
                     batch.isLast = true
@@ -138,7 +142,9 @@ final class ReadAheadReader: ByteFieldReader {
     func prepare() throws { if !channel.started { try channel.base.prepare() } }
 
     var currentLocation: InputLocation {
-        InputLocation(file: sourceName, line: max(record.line, 1), column: max(record.column, 1), record: record.number > 0 ? record.number : nil)
+        InputLocation(
+            file: sourceName, line: max(record.line, 1), column: max(record.column, 1),
+            record: record.number > 0 ? record.number : nil)
     }
 
     func next() throws -> SourceRecord? {
@@ -214,7 +220,9 @@ final class ReadAheadReader: ByteFieldReader {
 
     @inline(__always)
     func withFieldBytes<T>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
-        guard index >= 0 && index < record.fieldCount else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
+        guard index >= 0 && index < record.fieldCount else {
+            return try body(UnsafeBufferPointer(start: nil, count: 0))
+        }
         let batch = batch.unsafelyUnwrapped
         let slot = batch.fields[record.firstField + index]
         return try batch.withBytes(slot.start, slot.count, body)
@@ -230,7 +238,9 @@ final class ReadAheadReader: ByteFieldReader {
 
     func withCurrentRawBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         let batch = batch.unsafelyUnwrapped
-        if record.materialized >= 0 { return try batch.materialized[record.materialized].rawBytes.withUnsafeBufferPointer(body) }
+        if record.materialized >= 0 {
+            return try batch.materialized[record.materialized].rawBytes.withUnsafeBufferPointer(body)
+        }
         return try batch.withBytes(record.rawStart, record.rawCount, body)
     }
 

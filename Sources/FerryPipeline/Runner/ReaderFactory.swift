@@ -25,13 +25,16 @@ package enum ReaderFactory {
             return try CSVReader(path: file, options: options, encoding: step.encoding)
         case .json:
             return try JSONArrayReader(
-                path: file, pointer: step.jsonPointer, maxDepth: step.jsonMaxDepth, maxRecordBytes: step.jsonMaxRecordBytes,
+                path: file, pointer: step.jsonPointer, maxDepth: step.jsonMaxDepth,
+                maxRecordBytes: step.jsonMaxRecordBytes,
                 encoding: step.encoding, shape: step.jsonShape)
         case .fixed:
-            return try FixedWidthReader(path: file, layout: step.fixedWidth, nullTokens: step.coercion.nullTokens, encoding: step.encoding)
+            return try FixedWidthReader(
+                path: file, layout: step.fixedWidth, nullTokens: step.coercion.nullTokens, encoding: step.encoding)
         case .ndjson:
             return try NDJSONReader(
-                path: file, maxDepth: step.jsonMaxDepth, maxRecordBytes: step.jsonMaxRecordBytes, encoding: step.encoding, shape: step.jsonShape)
+                path: file, maxDepth: step.jsonMaxDepth, maxRecordBytes: step.jsonMaxRecordBytes,
+                encoding: step.encoding, shape: step.jsonShape)
         }
     }
 }

@@ -73,7 +73,9 @@ final class RecordBatch {
 
     /// Copies the reader's current record and, when the batch has ``coerced`` rows, coerces it
     /// with `plan` (a record the plan cannot coerce is left to the importing thread).
-    func append<Reader: ByteFieldReader>(from reader: Reader, coercingWith plan: (plan: ImportPlan, kinds: [ImportPlan.FastKind])?) {
+    func append<Reader: ByteFieldReader>(
+        from reader: Reader, coercingWith plan: (plan: ImportPlan, kinds: [ImportPlan.FastKind])?
+    ) {
         guard reader.currentRecordIsWellFormed else {
             records.append(materialize(reader.currentRecord()))
             return
@@ -82,7 +84,8 @@ final class RecordBatch {
         let rawStart = bytes.count
         reader.withCurrentRawBytes { bytes.append(contentsOf: $0) }
         var record = Record(
-            number: start.number, line: start.line, column: start.column, rawStart: rawStart, rawCount: bytes.count - rawStart,
+            number: start.number, line: start.line, column: start.column, rawStart: rawStart,
+            rawCount: bytes.count - rawStart,
             firstField: fields.count, fieldCount: 0, materialized: -1)
         do {
             let count = reader.currentFieldCount
@@ -90,7 +93,8 @@ final class RecordBatch {
             for index in 0..<count {
                 let kind = reader.fieldKind(index)
                 let position = reader.fieldPosition(index) ?? (0, 0)
-                var slot = FieldSlot(kind: kind, start: bytes.count, count: 0, line: position.line, column: position.column)
+                var slot = FieldSlot(
+                    kind: kind, start: bytes.count, count: 0, line: position.line, column: position.column)
                 if kind.hasBytes {
                     let valid = reader.withFieldBytes(index) { field -> Bool in
                         if checkText && !UTF8Bytes.isValid(field) { return false }
@@ -152,7 +156,9 @@ final class RecordBatch {
     }
 
     private func text(_ start: Int, _ count: Int) -> String {
-        bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<(start + count)]), as: UTF8.self) }
+        bytes.withUnsafeBufferPointer {
+            String(decoding: UnsafeBufferPointer(rebasing: $0[start..<(start + count)]), as: UTF8.self)
+        }
     }
 
     @inline(__always)

@@ -13,7 +13,9 @@ final class RecordStream {
 
     /// When `readAhead` is true, starts reading on a second thread at the first record
     /// (coercing records there too with `coercion`).
-    init(reader: any RecordReader, readAhead: Bool, coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])? = nil) throws {
+    init(
+        reader: any RecordReader, readAhead: Bool, coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])? = nil
+    ) throws {
         inputProgress = reader.inputProgress
         let byteReader = (reader as? any ByteFieldReader) ?? RecordByRecordReader(reader)
         if readAhead {
@@ -61,7 +63,9 @@ final class RecordByRecordReader: ByteFieldReader {
         try body(UnsafeBufferPointer(start: nil, count: 0))
     }
     func fieldPosition(_ index: Int) -> (line: Int, column: Int)? { current?[index].map { ($0.line, $0.column) } }
-    var currentRecordStart: (number: Int, line: Int, column: Int) { (current?.number ?? 0, current?.line ?? 0, current?.column ?? 1) }
+    var currentRecordStart: (number: Int, line: Int, column: Int) {
+        (current?.number ?? 0, current?.line ?? 0, current?.column ?? 1)
+    }
     func withCurrentRawBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         try (current?.rawBytes ?? []).withUnsafeBufferPointer(body)
     }
@@ -81,7 +85,9 @@ final class StepRecords {
     /// The files opened so far, in order (the last is the one being read, unless all are done).
     private(set) var openedFiles: [String] = []
 
-    init(reader: any RecordReader, readAhead: Bool, coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])? = nil) throws {
+    init(
+        reader: any RecordReader, readAhead: Bool, coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])? = nil
+    ) throws {
         var reader = reader
         while let forwarding = reader as? any ForwardingRecordReader {
             held += forwarding.takeHeldRecords()
@@ -132,7 +138,8 @@ final class StepRecords {
         while remaining > 0 {
             guard let stream = current else {
                 throw FerryError(
-                    .invalidInput, "the input ends \(remaining) record\(remaining == 1 ? "" : "s") before the \(count) the interrupted import had committed",
+                    .invalidInput,
+                    "the input ends \(remaining) record\(remaining == 1 ? "" : "s") before the \(count) the interrupted import had committed",
                     at: InputLocation(file: openedFiles.last ?? ""))
             }
             if try advance(stream.reader) {

@@ -101,10 +101,16 @@ public struct StepReport: Sendable, Codable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case index, kind, entity, source, outcome, read, inserted, updated, unchanged, skipped, rejected, written, output, deleted, sync
-        case cascadeDeleted = "cascade_deleted", nullified
-        case elapsedSeconds = "elapsed_seconds", recordsPerSecond = "records_per_second"
-        case rejectsFile = "rejects_file", error, migration, ignoredFields = "ignored_fields", verification, files
+        case index, kind, entity, source, outcome, read, inserted, updated, unchanged, skipped, rejected, written,
+            output, deleted, sync
+        case cascadeDeleted = "cascade_deleted"
+        case nullified
+        case elapsedSeconds = "elapsed_seconds"
+        case recordsPerSecond = "records_per_second"
+        case rejectsFile = "rejects_file"
+        case error, migration
+        case ignoredFields = "ignored_fields"
+        case verification, files
         case nested
     }
 }
@@ -127,7 +133,10 @@ public struct SourceFileReport: Sendable, Codable, Hashable {
     public var rejected = 0
 
     /// The counts of one file.
-    public init(file: String, read: Int = 0, inserted: Int = 0, updated: Int = 0, unchanged: Int = 0, skipped: Int = 0, rejected: Int = 0) {
+    public init(
+        file: String, read: Int = 0, inserted: Int = 0, updated: Int = 0, unchanged: Int = 0, skipped: Int = 0,
+        rejected: Int = 0
+    ) {
         self.file = file
         self.read = read
         self.inserted = inserted
@@ -177,7 +186,8 @@ public struct RunReport: Sendable, Codable, Hashable {
 
     /// A report whose run starts now (or at `startedAt`).
     public init(
-        command: String, job: String, jobFile: String?, store: String, model: String?, modelVersion: String?, dryRun: Bool,
+        command: String, job: String, jobFile: String?, store: String, model: String?, modelVersion: String?,
+        dryRun: Bool,
         startedAt: String = RunReport.timestamp()
     ) {
         self.command = command
@@ -194,9 +204,17 @@ public struct RunReport: Sendable, Codable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case schemaVersion = "schema_version", command, job, jobFile = "job_file", store, model
-        case modelVersion = "model_version", dryRun = "dry_run", startedAt = "started_at", endedAt = "ended_at"
-        case outcome, exitCode = "exit_code", steps
+        case schemaVersion = "schema_version"
+        case command, job
+        case jobFile = "job_file"
+        case store, model
+        case modelVersion = "model_version"
+        case dryRun = "dry_run"
+        case startedAt = "started_at"
+        case endedAt = "ended_at"
+        case outcome
+        case exitCode = "exit_code"
+        case steps
     }
 
     /// Ends the run with `exitCode`: the outcome follows from it (`failed` unless 0, else

@@ -31,7 +31,8 @@ package struct SnapshotChecker {
             throw FerryError(.usage, "snapshot '\(path)' does not exist")
         }
         guard isDirectory.boolValue else { return [path] }
-        let names = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".sqlite") }.sorted()
+        let names = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0.hasSuffix(".sqlite") }
+            .sorted()
         guard !names.isEmpty else { throw FerryError(.usage, "folder '\(path)' holds no .sqlite snapshot") }
         return names.map { (path as NSString).appendingPathComponent($0) }
     }
@@ -41,7 +42,7 @@ package struct SnapshotChecker {
         let started = ContinuousClock.now
         let name = (snapshot as NSString).lastPathComponent
         var report = VerificationReport(name: name, store: snapshot, timestamp: DateCoding.nowText())
-        defer { }
+        defer {}
         func finish(_ report: inout VerificationReport) {
             report.elapsedSeconds = started.duration(to: .now).seconds
         }
@@ -57,7 +58,10 @@ package struct SnapshotChecker {
                 try FileManager.default.copyItem(atPath: snapshot + suffix, toPath: copy + suffix)
             }
         } catch {
-            report.results.append(CheckResult(check: "copy", name: "copy \(name)", outcome: .error, message: "cannot copy the snapshot: \(error)"))
+            report.results.append(
+                CheckResult(
+                    check: "copy", name: "copy \(name)", outcome: .error, message: "cannot copy the snapshot: \(error)")
+            )
             finish(&report)
             return report
         }
@@ -75,13 +79,21 @@ package struct SnapshotChecker {
                 guard let metadata = try Store.metadata(at: copy) else {
                     throw FerryError(.store, "'\(snapshot)' is not a ferry store (it has no ferry metadata)")
                 }
-                (version, method) = (try VersionDetector.detect(metadata: metadata, bundle: bundle, store: snapshot), "")
+                (version, method) = (
+                    try VersionDetector.detect(metadata: metadata, bundle: bundle, store: snapshot), ""
+                )
             }
-            report.results.append(CheckResult(
-                check: "version", name: "version", outcome: .passed, measured: ["version": .text(version.version)],
-                message: "\(bundle.name) version \(version.version)\(method)", elapsedSeconds: clock.duration(to: .now).seconds))
+            report.results.append(
+                CheckResult(
+                    check: "version", name: "version", outcome: .passed, measured: ["version": .text(version.version)],
+                    message: "\(bundle.name) version \(version.version)\(method)",
+                    elapsedSeconds: clock.duration(to: .now).seconds))
         } catch {
-            report.results.append(CheckResult(check: "version", name: "version", outcome: .failed, message: Self.describe(error, copy: copy, snapshot: snapshot), elapsedSeconds: clock.duration(to: .now).seconds))
+            report.results.append(
+                CheckResult(
+                    check: "version", name: "version", outcome: .failed,
+                    message: Self.describe(error, copy: copy, snapshot: snapshot),
+                    elapsedSeconds: clock.duration(to: .now).seconds))
             finish(&report)
             return report
         }
@@ -101,25 +113,35 @@ package struct SnapshotChecker {
             migration = try migrator.run()
             for step in migration.steps {
                 let objects = step.entities.reduce(0) { $0 + $1.written }
-                report.results.append(CheckResult(
-                    check: "migrate", name: "migrate \(step.from) → \(step.to)", outcome: .passed,
-                    measured: ["objects": .integer(objects)],
-                    message: step.mappingFile.map { "mapping \($0)" } ?? "inferred (lightweight)", elapsedSeconds: step.seconds))
+                report.results.append(
+                    CheckResult(
+                        check: "migrate", name: "migrate \(step.from) → \(step.to)", outcome: .passed,
+                        measured: ["objects": .integer(objects)],
+                        message: step.mappingFile.map { "mapping \($0)" } ?? "inferred (lightweight)",
+                        elapsedSeconds: step.seconds))
             }
             if migration.steps.isEmpty {
-                report.results.append(CheckResult(
-                    check: "migrate", name: "migrate \(version.version) → \(target)", outcome: .passed, measured: ["objects": .integer(0)],
-                    message: "already at version \(target)", elapsedSeconds: clock.duration(to: .now).seconds))
+                report.results.append(
+                    CheckResult(
+                        check: "migrate", name: "migrate \(version.version) → \(target)", outcome: .passed,
+                        measured: ["objects": .integer(0)],
+                        message: "already at version \(target)", elapsedSeconds: clock.duration(to: .now).seconds))
             }
         } catch {
             // The steps before the failing one passed; the migration as a whole changed nothing.
             for (from, to, seconds) in steps.finished {
-                report.results.append(CheckResult(check: "migrate", name: "migrate \(from) → \(to)", outcome: .passed, message: "migrated", elapsedSeconds: seconds))
+                report.results.append(
+                    CheckResult(
+                        check: "migrate", name: "migrate \(from) → \(to)", outcome: .passed, message: "migrated",
+                        elapsedSeconds: seconds))
             }
             let failing = steps.current.map { "\($0.from) → \($0.to)" } ?? "\(version.version) → \(target)"
-            report.results.append(CheckResult(
-                check: "migrate", name: "migrate \(failing)", outcome: .failed, message: Self.describe(error, copy: copy, snapshot: snapshot),
-                elapsedSeconds: steps.current.map { $0.started.duration(to: .now).seconds } ?? clock.duration(to: .now).seconds))
+            report.results.append(
+                CheckResult(
+                    check: "migrate", name: "migrate \(failing)", outcome: .failed,
+                    message: Self.describe(error, copy: copy, snapshot: snapshot),
+                    elapsedSeconds: steps.current.map { $0.started.duration(to: .now).seconds }
+                        ?? clock.duration(to: .now).seconds))
             finish(&report)
             return report
         }
@@ -127,11 +149,17 @@ package struct SnapshotChecker {
             for entity in step.entities where entity.source != nil {
                 let unchanged = entity.unchanged ?? []
                 let transformed = entity.notComparable ?? []
-                var message = unchanged.isEmpty ? "no attribute is copied unchanged" : "unchanged: \(unchanged.joined(separator: ", "))"
-                if !transformed.isEmpty { message += "; not comparable (transformed): \(transformed.joined(separator: ", "))" }
-                report.results.append(CheckResult(
-                    check: "checksum", name: "checksum \(step.from) → \(step.to) \(entity.mapping)", entity: entity.destination, outcome: .passed,
-                    measured: ["objects": .integer(entity.written)], message: message))
+                var message =
+                    unchanged.isEmpty
+                    ? "no attribute is copied unchanged" : "unchanged: \(unchanged.joined(separator: ", "))"
+                if !transformed.isEmpty {
+                    message += "; not comparable (transformed): \(transformed.joined(separator: ", "))"
+                }
+                report.results.append(
+                    CheckResult(
+                        check: "checksum", name: "checksum \(step.from) → \(step.to) \(entity.mapping)",
+                        entity: entity.destination, outcome: .passed,
+                        measured: ["objects": .integer(entity.written)], message: message))
             }
         }
 
@@ -154,7 +182,10 @@ package struct SnapshotChecker {
             let verification = Verifier(model: store.model).run(resolved.checks, on: store, name: name)
             report.results += verification.results
         } catch {
-            report.results.append(CheckResult(check: "verify", name: "verify", outcome: .error, message: Self.describe(error, copy: copy, snapshot: snapshot)))
+            report.results.append(
+                CheckResult(
+                    check: "verify", name: "verify", outcome: .error,
+                    message: Self.describe(error, copy: copy, snapshot: snapshot)))
         }
         finish(&report)
         return report
@@ -171,7 +202,6 @@ package struct SnapshotChecker {
         describe(error).replacingOccurrences(of: copy, with: snapshot)
     }
 }
-
 
 /// Which version step of a migration is running, and how long the finished ones took: names
 /// the step that failed.

@@ -37,12 +37,14 @@ final class SourceFingerprint {
         self.path = path
         descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
-            throw FerryError(.io, "cannot open '\(path)': \(String(cString: strerror(errno)))", at: InputLocation(file: path))
+            throw FerryError(
+                .io, "cannot open '\(path)': \(String(cString: strerror(errno)))", at: InputLocation(file: path))
         }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else {
             close(descriptor)
-            throw FerryError(.io, "cannot read '\(path)': \(String(cString: strerror(errno)))", at: InputLocation(file: path))
+            throw FerryError(
+                .io, "cannot read '\(path)': \(String(cString: strerror(errno)))", at: InputLocation(file: path))
         }
         size = Int64(status.st_size)
         modified = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
@@ -52,7 +54,9 @@ final class SourceFingerprint {
 
     /// The identity as far as the file is hashed.
     var identity: SourceIdentity {
-        SourceIdentity(path: path, size: size, modified: modified, hashedBytes: hashedBytes, sha256: SHA256.hexString(hasher.finalize()))
+        SourceIdentity(
+            path: path, size: size, modified: modified, hashedBytes: hashedBytes,
+            sha256: SHA256.hexString(hasher.finalize()))
     }
 
     /// Hashes on up to `bytes` bytes from the start (or the end of the file, when sooner).
@@ -86,11 +90,16 @@ final class SourceFingerprint {
                 ])
         }
         if size != recorded.size {
-            throw refusal(size > recorded.size ? "the file grew from \(recorded.size) to \(size) bytes" : "the file shrank from \(recorded.size) to \(size) bytes")
+            throw refusal(
+                size > recorded.size
+                    ? "the file grew from \(recorded.size) to \(size) bytes"
+                    : "the file shrank from \(recorded.size) to \(size) bytes")
         }
         try hash(upTo: recorded.hashedBytes)
         if hashedBytes != recorded.hashedBytes || identity.sha256 != recorded.sha256 {
-            let when = modified == recorded.modified ? "" : " (modified \(Self.describe(modified)), was \(Self.describe(recorded.modified)))"
+            let when =
+                modified == recorded.modified
+                ? "" : " (modified \(Self.describe(modified)), was \(Self.describe(recorded.modified)))"
             throw refusal("the first \(recorded.hashedBytes) bytes of the file changed\(when)")
         }
     }

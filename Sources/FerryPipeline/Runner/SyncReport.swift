@@ -16,7 +16,10 @@ public struct SyncReport: Sendable, Codable, Hashable {
     public var deletionsSkipped: String?
 
     /// A report of a sync matched by `key`.
-    public init(key: [String], insertedKeys: [String] = [], updatedKeys: [String] = [], deletedKeys: [String] = [], deletionsSkipped: String? = nil) {
+    public init(
+        key: [String], insertedKeys: [String] = [], updatedKeys: [String] = [], deletedKeys: [String] = [],
+        deletionsSkipped: String? = nil
+    ) {
         self.key = key
         self.insertedKeys = insertedKeys
         self.updatedKeys = updatedKeys
@@ -25,7 +28,11 @@ public struct SyncReport: Sendable, Codable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case key, insertedKeys = "inserted_keys", updatedKeys = "updated_keys", deletedKeys = "deleted_keys", deletionsSkipped = "deletions_skipped"
+        case key
+        case insertedKeys = "inserted_keys"
+        case updatedKeys = "updated_keys"
+        case deletedKeys = "deleted_keys"
+        case deletionsSkipped = "deletions_skipped"
     }
 }
 

@@ -30,8 +30,12 @@ struct XMLElementNode {
         guard succeeded, let root = builder.root else {
             let line = builder.failureLine ?? parser.lineNumber
             let column = builder.failureColumn ?? parser.columnNumber
-            let reason = builder.failureReason ?? (parser.parserError.map { Self.describe($0) } ?? "the document has no root element")
-            throw FerryError(code, "malformed XML: \(reason)", at: InputLocation(file: path, line: max(line, 1), column: max(column, 1)))
+            let reason =
+                builder.failureReason
+                ?? (parser.parserError.map { Self.describe($0) } ?? "the document has no root element")
+            throw FerryError(
+                code, "malformed XML: \(reason)",
+                at: InputLocation(file: path, line: max(line, 1), column: max(column, 1)))
         }
         return root
     }
@@ -59,12 +63,17 @@ struct XMLElementNode {
             self.parser = parser
         }
 
-        func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
+        func parser(
+            _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
+            qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]
+        ) {
             let location = InputLocation(file: path, line: parser.lineNumber, column: parser.columnNumber)
             stack.append(XMLElementNode(name: elementName, attributes: attributeDict, children: [], location: location))
         }
 
-        func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
+        func parser(
+            _ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?
+        ) {
             guard let element = stack.popLast() else { return }
             if stack.isEmpty {
                 root = element

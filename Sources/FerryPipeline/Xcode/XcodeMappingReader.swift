@@ -57,7 +57,9 @@ public struct XcodeMappingReader: Sendable {
     public static func isMappingModel(_ path: String) -> Bool {
         var trimmed = path
         while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed.removeLast() }
-        if (trimmed as NSString).lastPathComponent == documentName { trimmed = (trimmed as NSString).deletingLastPathComponent }
+        if (trimmed as NSString).lastPathComponent == documentName {
+            trimmed = (trimmed as NSString).deletingLastPathComponent
+        }
         return (trimmed as NSString).pathExtension == packageExtension
     }
 
@@ -66,13 +68,18 @@ public struct XcodeMappingReader: Sendable {
     public func read(path: String) throws -> XcodeMappingFile {
         var package = path
         while package.count > 1, package.hasSuffix("/") { package.removeLast() }
-        if (package as NSString).lastPathComponent == Self.documentName { package = (package as NSString).deletingLastPathComponent }
+        if (package as NSString).lastPathComponent == Self.documentName {
+            package = (package as NSString).deletingLastPathComponent
+        }
         let document = (package as NSString).appendingPathComponent(Self.documentName)
         guard let data = FileManager.default.contents(atPath: document) else {
             let exists = FileManager.default.fileExists(atPath: package)
             throw FerryErrors([
                 FerryError(
-                    .io, exists ? "'\(package)' has no readable \(Self.documentName)" : "no mapping model at '\(path)': No such file or directory",
+                    .io,
+                    exists
+                        ? "'\(package)' has no readable \(Self.documentName)"
+                        : "no mapping model at '\(path)': No such file or directory",
                     at: InputLocation(file: exists ? document : path))
             ])
         }
@@ -86,7 +93,11 @@ public struct XcodeMappingReader: Sendable {
         var parser = DocumentParser(path: document, name: name, package: package)
         let file = parser.parse(root)
         if !parser.errors.isEmpty { throw FerryErrors(parser.errors) }
-        guard let file else { throw FerryErrors([FerryError(.invalidDefinition, "\(document) holds no mapping model", at: InputLocation(file: document))]) }
+        guard let file else {
+            throw FerryErrors([
+                FerryError(.invalidDefinition, "\(document) holds no mapping model", at: InputLocation(file: document))
+            ])
+        }
         return file
     }
 }
@@ -104,7 +115,9 @@ extension XcodeMappingFile {
     /// until `sourcemodelpath` (project-relative) names an existing folder; nil when none does.
     public var modelPackagePath: String? {
         let versionFolder = sourceModelPath
-        let package = (versionFolder as NSString).pathExtension == "xcdatamodel" ? (versionFolder as NSString).deletingLastPathComponent : versionFolder
+        let package =
+            (versionFolder as NSString).pathExtension == "xcdatamodel"
+            ? (versionFolder as NSString).deletingLastPathComponent : versionFolder
         var folder = (path as NSString).deletingLastPathComponent
         while true {
             let candidate = (folder as NSString).appendingPathComponent(package)
@@ -141,13 +154,19 @@ private struct DocumentParser {
     }
 
     static let knownFields: [String: Set<String>] = [
-        "XDDEVMAPPINGMODEL": ["sourcemodelpath", "destinationmodelpath", "sourcemodeldata", "destinationmodeldata", "entitymappings"],
+        "XDDEVMAPPINGMODEL": [
+            "sourcemodelpath", "destinationmodelpath", "sourcemodeldata", "destinationmodeldata", "entitymappings",
+        ],
         "XDDEVENTITYMAPPING": [
-            "sourcename", "destinationname", "mappingtypename", "mappingnumber", "migrationpolicyclassname", "autogenerateexpression",
+            "sourcename", "destinationname", "mappingtypename", "mappingnumber", "migrationpolicyclassname",
+            "autogenerateexpression",
             "mappingmodel", "attributemappings", "relationshipmappings",
         ],
         "XDDEVATTRIBUTEMAPPING": ["name", "valueexpressiondata", "entitymapping", "autogenerateexpression"],
-        "XDDEVRELATIONSHIPMAPPING": ["name", "valueexpressiondata", "entitymapping", "autogenerateexpression", "sourcekeypath", "sourcemappingname"],
+        "XDDEVRELATIONSHIPMAPPING": [
+            "name", "valueexpressiondata", "entitymapping", "autogenerateexpression", "sourcekeypath",
+            "sourcemappingname",
+        ],
     ]
 
     mutating func fail(_ message: String, at element: XMLElementNode) {
@@ -156,7 +175,9 @@ private struct DocumentParser {
 
     mutating func parse(_ root: XMLElementNode) -> XcodeMappingFile? {
         guard root.name == "database" else {
-            fail("\(XcodeMappingReader.documentName) must be a Core Data XML store document (<database>), found <\(root.name)>", at: root)
+            fail(
+                "\(XcodeMappingReader.documentName) must be a Core Data XML store document (<database>), found <\(root.name)>",
+                at: root)
             return nil
         }
         for element in root.children(named: "object") {
@@ -168,18 +189,25 @@ private struct DocumentParser {
             let known = Self.knownFields[type]
             if known == nil { fail("unknown mapping object type '\(type)'", at: element) }
             for field in element.children {
-                guard let fieldName = field.attributes["name"], field.name == "attribute" || field.name == "relationship" else {
-                    fail("an <object> holds <attribute name=…> and <relationship name=…> elements, found <\(field.name)>", at: field)
+                guard let fieldName = field.attributes["name"],
+                    field.name == "attribute" || field.name == "relationship"
+                else {
+                    fail(
+                        "an <object> holds <attribute name=…> and <relationship name=…> elements, found <\(field.name)>",
+                        at: field)
                     continue
                 }
                 if let known, !known.contains(fieldName) {
-                    fail("the \(type) field '\(fieldName)' is not read by ferry; edit the mapping in Xcode, or write it as a ferry mapping file", at: field)
+                    fail(
+                        "the \(type) field '\(fieldName)' is not read by ferry; edit the mapping in Xcode, or write it as a ferry mapping file",
+                        at: field)
                     continue
                 }
                 if field.name == "attribute" {
                     object.attributes[fieldName] = field
                 } else {
-                    object.relationships[fieldName] = (field.attributes["idrefs"] ?? "").split(separator: " ").map(String.init)
+                    object.relationships[fieldName] = (field.attributes["idrefs"] ?? "").split(separator: " ").map(
+                        String.init)
                 }
             }
             if objects[id] != nil { fail("two objects have the id '\(id)'", at: element) }
@@ -190,7 +218,11 @@ private struct DocumentParser {
             fail("\(XcodeMappingReader.documentName) has no XDDEVMAPPINGMODEL object", at: root)
             return nil
         }
-        if models.count > 1 { fail("\(XcodeMappingReader.documentName) has \(models.count) XDDEVMAPPINGMODEL objects; a mapping model has one", at: models[1].element) }
+        if models.count > 1 {
+            fail(
+                "\(XcodeMappingReader.documentName) has \(models.count) XDDEVMAPPINGMODEL objects; a mapping model has one",
+                at: models[1].element)
+        }
         let sourcePath = string(model, "sourcemodelpath")
         let sourceVersion = modelVersion(model, field: "sourcemodelpath")
         let destinationVersion = modelVersion(model, field: "destinationmodelpath")
@@ -201,7 +233,8 @@ private struct DocumentParser {
         entityMappings.sort { $0.number < $1.number }
         guard let sourcePath, let sourceVersion, let destinationVersion else { return nil }
         return XcodeMappingFile(
-            name: name, path: package, sourceVersion: sourceVersion, destinationVersion: destinationVersion, sourceModelPath: sourcePath,
+            name: name, path: package, sourceVersion: sourceVersion, destinationVersion: destinationVersion,
+            sourceModelPath: sourcePath,
             entityMappings: entityMappings)
     }
 
@@ -224,16 +257,23 @@ private struct DocumentParser {
         var number = Int.max
         if let text = string(object, "mappingnumber") {
             guard let value = Int(text) else {
-                fail("'mappingnumber' must be an integer, found '\(text)'", at: object.attributes["mappingnumber"] ?? object.element)
+                fail(
+                    "'mappingnumber' must be an integer, found '\(text)'",
+                    at: object.attributes["mappingnumber"] ?? object.element)
                 return nil
             }
             number = value
         }
-        let attributes = related(object, "attributemappings", type: "XDDEVATTRIBUTEMAPPING").compactMap { propertyMapping($0, owner: destination) }
-        let relationships = related(object, "relationshipmappings", type: "XDDEVRELATIONSHIPMAPPING").compactMap { propertyMapping($0, owner: destination) }
+        let attributes = related(object, "attributemappings", type: "XDDEVATTRIBUTEMAPPING").compactMap {
+            propertyMapping($0, owner: destination)
+        }
+        let relationships = related(object, "relationshipmappings", type: "XDDEVRELATIONSHIPMAPPING").compactMap {
+            propertyMapping($0, owner: destination)
+        }
         return XcodeMappingFile.EntityMapping(
             source: string(object, "sourcename"), destination: destination, number: number,
-            policyClassName: string(object, "migrationpolicyclassname"), attributes: attributes, relationships: relationships,
+            policyClassName: string(object, "migrationpolicyclassname"), attributes: attributes,
+            relationships: relationships,
             location: object.element.location)
     }
 
@@ -243,11 +283,14 @@ private struct DocumentParser {
             return nil
         }
         var expression: ArchivedExpression?
-        if let field = object.attributes["valueexpressiondata"], !field.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+        if let field = object.attributes["valueexpressiondata"],
+            !field.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+        {
             let base64 = field.text.filter { !$0.isWhitespace }
             if let data = Data(base64Encoded: base64) {
                 do {
-                    expression = try ArchivedExpression.decode([UInt8](data), source: "the value expression of \(owner).\(name)")
+                    expression = try ArchivedExpression.decode(
+                        [UInt8](data), source: "the value expression of \(owner).\(name)")
                 } catch let error as FerryError {
                     errors.append(FerryError(.invalidDefinition, error.message, at: field.location))
                 } catch {
@@ -271,12 +314,16 @@ private struct DocumentParser {
                 path.removeFirst("$source.".count)
                 operand = .variable("source")
             } else {
-                fail("\(owner).\(name): the source key path '\(keyPath)' does not start with $source", at: object.attributes["sourcekeypath"] ?? object.element)
+                fail(
+                    "\(owner).\(name): the source key path '\(keyPath)' does not start with $source",
+                    at: object.attributes["sourcekeypath"] ?? object.element)
                 return nil
             }
             expression = .function(
                 operand: .variable("manager"), selector: "destinationInstancesForEntityMappingNamed:sourceInstances:",
-                arguments: [.constant(.string(mappingName)), path.isEmpty ? operand : .keyPath(operand: operand, path: path)])
+                arguments: [
+                    .constant(.string(mappingName)), path.isEmpty ? operand : .keyPath(operand: operand, path: path),
+                ])
         }
         return XcodeMappingFile.PropertyMapping(name: name, expression: expression, location: object.element.location)
     }
@@ -290,7 +337,9 @@ private struct DocumentParser {
                 continue
             }
             guard target.type == type else {
-                fail("'\(field)' of \(object.id) names '\(id)', a \(target.type); expected a \(type)", at: object.element)
+                fail(
+                    "'\(field)' of \(object.id) names '\(id)', a \(target.type); expected a \(type)", at: object.element
+                )
                 continue
             }
             result.append(target)

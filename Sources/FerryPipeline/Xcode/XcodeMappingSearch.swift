@@ -34,7 +34,8 @@ package struct XcodeMappingSearch: Sendable {
                 continue
             }
             let entries = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-            for entry in entries.sorted() where (entry as NSString).pathExtension == XcodeMappingReader.packageExtension {
+            for entry in entries.sorted() where (entry as NSString).pathExtension == XcodeMappingReader.packageExtension
+            {
                 result.append((folder as NSString).appendingPathComponent(entry))
             }
         }
@@ -45,7 +46,9 @@ package struct XcodeMappingSearch: Sendable {
     /// package is made for it.
     /// - Throws: ``FerryErrors`` when the matching package cannot be read or translated, or when
     ///   several match.
-    package func mapping(from source: ObjectModel, to destination: ObjectModel, in bundle: ModelBundle) throws -> MappingModel? {
+    package func mapping(
+        from source: ObjectModel, to destination: ObjectModel, in bundle: ModelBundle
+    ) throws -> MappingModel? {
         let reader = XcodeMappingReader()
         var files: [XcodeMappingFile] = []
         var problems: [FerryError] = []
@@ -67,7 +70,9 @@ package struct XcodeMappingSearch: Sendable {
         }
         if let file = named.first { return try file.mappingModel(from: source, to: destination) }
         let versions = Set(bundle.versions.map(\.version))
-        let unplaced = files.filter { !versions.contains($0.sourceVersion) || !versions.contains($0.destinationVersion) }
+        let unplaced = files.filter {
+            !versions.contains($0.sourceVersion) || !versions.contains($0.destinationVersion)
+        }
         let fitting = unplaced.compactMap { try? $0.mappingModel(from: source, to: destination) }
         if fitting.count == 1 { return fitting[0] }
         if fitting.count > 1 {

@@ -22,14 +22,16 @@ struct XcodeModelReader {
             errors.append(error)
             return nil
         } catch {
-            errors.append(FerryError(.invalidModel, "malformed XML: \(error)", at: InputLocation(file: path, line: 1, column: 1)))
+            errors.append(
+                FerryError(.invalidModel, "malformed XML: \(error)", at: InputLocation(file: path, line: 1, column: 1)))
             return nil
         }
         guard root.name == "model" else {
             fail("expected a <model> root element, found <\(root.name)>", at: root)
             return nil
         }
-        var model = ObjectModel(name: name, version: version, entities: [], location: InputLocation(file: path, line: 1, column: 1))
+        var model = ObjectModel(
+            name: name, version: version, entities: [], location: InputLocation(file: path, line: 1, column: 1))
         model.origin = .xcode
         if let identifier = root.attributes["userDefinedModelVersionIdentifier"], !identifier.isEmpty {
             model.versionIdentifier = identifier
@@ -67,7 +69,9 @@ struct XcodeModelReader {
                     unnamed.append(IndexDescription(attributes: [attribute.name], location: child.location))
                 }
             case "relationship":
-                if let relationship = readRelationship(child, entity: name) { entity.relationships.append(relationship) }
+                if let relationship = readRelationship(child, entity: name) {
+                    entity.relationships.append(relationship)
+                }
             case "fetchedProperty":
                 if let property = readFetchedProperty(child) { entity.fetchedProperties.append(property) }
             case "fetchIndex":
@@ -75,14 +79,18 @@ struct XcodeModelReader {
             case "compoundIndexes":
                 for index in elements(child, named: "compoundIndex") {
                     let names = values(index, element: "index", attribute: "value")
-                    if names.isEmpty { fail("<compoundIndex> of '\(name)' names no property", at: index) } else {
+                    if names.isEmpty {
+                        fail("<compoundIndex> of '\(name)' names no property", at: index)
+                    } else {
                         unnamed.append(IndexDescription(attributes: names, location: index.location))
                     }
                 }
             case "uniquenessConstraints":
                 for constraint in elements(child, named: "uniquenessConstraint") {
                     let names = values(constraint, element: "constraint", attribute: "value")
-                    if names.isEmpty { fail("<uniquenessConstraint> of '\(name)' names no property", at: constraint) } else {
+                    if names.isEmpty {
+                        fail("<uniquenessConstraint> of '\(name)' names no property", at: constraint)
+                    } else {
                         entity.uniquenessConstraints.append(names)
                         entity.uniquenessConstraintLocations.append(constraint.location)
                     }
@@ -96,19 +104,25 @@ struct XcodeModelReader {
     }
 
     private mutating func readAttribute(_ element: XMLElementNode, entity: String) -> AttributeDescription? {
-        guard let name = required("name", of: element), let typeName = required("attributeType", of: element) else { return nil }
-        guard let spelling = XcodeSpelling.attributeTypes.first(where: { $0.xml == typeName }) else {
-            fail("unknown attributeType '\(typeName)' for attribute '\(entity).\(name)'\(Suggestions.didYouMean(typeName, in: XcodeSpelling.attributeTypes.map(\.xml)))", at: element)
+        guard let name = required("name", of: element), let typeName = required("attributeType", of: element) else {
             return nil
         }
-        var attribute = AttributeDescription(name: name, type: spelling.type, isOptional: flag("optional", of: element), location: element.location)
+        guard let spelling = XcodeSpelling.attributeTypes.first(where: { $0.xml == typeName }) else {
+            fail(
+                "unknown attributeType '\(typeName)' for attribute '\(entity).\(name)'\(Suggestions.didYouMean(typeName, in: XcodeSpelling.attributeTypes.map(\.xml)))",
+                at: element)
+            return nil
+        }
+        var attribute = AttributeDescription(
+            name: name, type: spelling.type, isOptional: flag("optional", of: element), location: element.location)
         attribute.isTransient = flag("transient", of: element)
         attribute.renamedFrom = renamingIdentifier(of: element, name: name)
         attribute.hashModifier = nonEmpty(element.attributes["versionHashModifier"])
         switch spelling.kind {
         case .transformable:
             attribute.coreDataKind = .transformable(
-                transformer: nonEmpty(element.attributes["valueTransformerName"]), valueClass: nonEmpty(element.attributes["customClassName"]))
+                transformer: nonEmpty(element.attributes["valueTransformerName"]),
+                valueClass: nonEmpty(element.attributes["customClassName"]))
         case let kind?: attribute.coreDataKind = kind
         case nil: break
         }
@@ -137,7 +151,9 @@ struct XcodeModelReader {
     /// `defaultValueString`, `minValueString`, `maxValueString`, `regularExpressionString` and
     /// their date forms (seconds since 2001-01-01). Xcode accepts sloppy defaults (`0.0` or `NO`
     /// for integers), so numbers are read leniently.
-    private mutating func readDefaultAndRules(_ element: XMLElementNode, into attribute: inout AttributeDescription, path: String) {
+    private mutating func readDefaultAndRules(
+        _ element: XMLElementNode, into attribute: inout AttributeDescription, path: String
+    ) {
         let type = attribute.type
         func value(_ key: String) -> Value? {
             guard let text = element.attributes[key] else { return nil }
@@ -169,7 +185,9 @@ struct XcodeModelReader {
             return number
         }
         let valued = attribute.coreDataKind == nil && type != .binary
-        if valued { attribute.defaultValue = type == .date ? date("defaultDateTimeInterval") : value("defaultValueString") }
+        if valued {
+            attribute.defaultValue = type == .date ? date("defaultDateTimeInterval") : value("defaultValueString")
+        }
         if type.isNumeric {
             attribute.validation.minValue = value("minValueString")
             attribute.validation.maxValue = value("maxValueString")
@@ -184,7 +202,8 @@ struct XcodeModelReader {
     }
 
     private mutating func readRelationship(_ element: XMLElementNode, entity: String) -> RelationshipDescription? {
-        guard let name = required("name", of: element), let destination = required("destinationEntity", of: element) else { return nil }
+        guard let name = required("name", of: element), let destination = required("destinationEntity", of: element)
+        else { return nil }
         var relationship = RelationshipDescription(name: name, destination: destination, location: element.location)
         relationship.isToMany = flag("toMany", of: element)
         relationship.isOptional = flag("optional", of: element)
@@ -196,7 +215,9 @@ struct XcodeModelReader {
             if let match = XcodeSpelling.deleteRules.first(where: { $0.xml == rule }) {
                 relationship.deleteRule = match.rule
             } else {
-                fail("unknown deletionRule '\(rule)' for relationship '\(entity).\(name)'\(Suggestions.didYouMean(rule, in: XcodeSpelling.deleteRules.map(\.xml)))", at: element)
+                fail(
+                    "unknown deletionRule '\(rule)' for relationship '\(entity).\(name)'\(Suggestions.didYouMean(rule, in: XcodeSpelling.deleteRules.map(\.xml)))",
+                    at: element)
             }
         }
         let minCount = count("minCount", of: element, path: "\(entity).\(name)")
@@ -206,7 +227,9 @@ struct XcodeModelReader {
             relationship.minCount = minCount == 0 ? nil : minCount
             relationship.maxCount = maxCount == 0 ? nil : maxCount
         } else if let maxCount, maxCount != 1 {
-            fail("to-one relationship '\(entity).\(name)' has maxCount \(maxCount); a to-one has maxCount 1 (set toMany=\"YES\" for more)", at: element)
+            fail(
+                "to-one relationship '\(entity).\(name)' has maxCount \(maxCount); a to-one has maxCount 1 (set toMany=\"YES\" for more)",
+                at: element)
         }
         for child in element.children {
             switch child.name {
@@ -224,7 +247,9 @@ struct XcodeModelReader {
             return nil
         }
         guard let entity = required("entity", of: request) else { return nil }
-        return FetchedPropertyDescription(name: name, entity: entity, predicate: nonEmpty(request.attributes["predicateString"]), location: element.location)
+        return FetchedPropertyDescription(
+            name: name, entity: entity, predicate: nonEmpty(request.attributes["predicateString"]),
+            location: element.location)
     }
 
     private mutating func readFetchIndex(_ element: XMLElementNode, entity: String) -> IndexDescription? {
@@ -232,16 +257,23 @@ struct XcodeModelReader {
         var index = IndexDescription(name: name, attributes: [], location: element.location)
         for item in elements(element, named: "fetchIndexElement") {
             guard let property = item.attributes["property"] else {
-                fail("fetch index '\(entity).\(name)' has an element without 'property' (expression elements are not supported)", at: item)
+                fail(
+                    "fetch index '\(entity).\(name)' has an element without 'property' (expression elements are not supported)",
+                    at: item)
                 continue
             }
             if let type = item.attributes["type"], type != "Binary" {
-                fail("fetch index '\(entity).\(name)' has element type '\(type)'; ferry supports only 'Binary' indexes", at: item)
+                fail(
+                    "fetch index '\(entity).\(name)' has element type '\(type)'; ferry supports only 'Binary' indexes",
+                    at: item)
             }
             switch item.attributes["order"] ?? "ascending" {
             case "ascending": break
             case "descending": index.descending.append(property)
-            case let order: fail("invalid order '\(order)' in fetch index '\(entity).\(name)' (expected ascending or descending)", at: item)
+            case let order:
+                fail(
+                    "invalid order '\(order)' in fetch index '\(entity).\(name)' (expected ascending or descending)",
+                    at: item)
             }
             index.attributes.append(property)
         }
@@ -256,9 +288,13 @@ struct XcodeModelReader {
 
     private mutating func readFetchRequest(_ element: XMLElementNode) -> FetchRequestTemplate? {
         guard let name = required("name", of: element), let entity = required("entity", of: element) else { return nil }
-        var request = FetchRequestTemplate(name: name, entity: entity, predicate: nonEmpty(element.attributes["predicateString"]), location: element.location)
+        var request = FetchRequestTemplate(
+            name: name, entity: entity, predicate: nonEmpty(element.attributes["predicateString"]),
+            location: element.location)
         request.limit = count("fetchLimit", of: element, path: "fetch request '\(name)'").flatMap { $0 == 0 ? nil : $0 }
-        request.batchSize = count("fetchBatchSize", of: element, path: "fetch request '\(name)'").flatMap { $0 == 0 ? nil : $0 }
+        request.batchSize = count("fetchBatchSize", of: element, path: "fetch request '\(name)'").flatMap {
+            $0 == 0 ? nil : $0
+        }
         request.options = element.attributes.filter { !Self.fetchRequestOwnKeys.contains($0.key) }
         return request
     }
@@ -266,7 +302,8 @@ struct XcodeModelReader {
     private mutating func readConfiguration(_ element: XMLElementNode) -> ModelConfiguration {
         let name = required("name", of: element) ?? ""
         return ModelConfiguration(
-            name: name, entities: values(element, element: "memberEntity", attribute: "name"), usedWithCloudKit: flag("usedWithCloudKit", of: element))
+            name: name, entities: values(element, element: "memberEntity", attribute: "name"),
+            usedWithCloudKit: flag("usedWithCloudKit", of: element))
     }
 
     // MARK: - Values
@@ -314,7 +351,9 @@ struct XcodeModelReader {
         case "YES": return true
         case "NO": return false
         default:
-            fail("invalid value '\(value)' for '\(key)' of <\(element.name)>\(element.attributes["name"].map { " '\($0)'" } ?? ""): expected YES or NO", at: element)
+            fail(
+                "invalid value '\(value)' for '\(key)' of <\(element.name)>\(element.attributes["name"].map { " '\($0)'" } ?? ""): expected YES or NO",
+                at: element)
             return false
         }
     }

@@ -8,7 +8,8 @@ enum XcodeModelWriter {
     /// The `contents` XML of one model version.
     static func contents(of model: ObjectModel) -> String {
         var out = "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
-        out += "<model type=\"com.apple.IDECoreDataModeler.DataModel\" documentVersion=\"1.0\" lastSavedToolsVersion=\"22758\""
+        out +=
+            "<model type=\"com.apple.IDECoreDataModeler.DataModel\" documentVersion=\"1.0\" lastSavedToolsVersion=\"22758\""
         out += " systemVersion=\"23E224\" minimumToolsVersion=\"Automatic\" sourceLanguage=\"Swift\""
         out += " userDefinedModelVersionIdentifier=\"\(XMLEscaping.escape(model.versionIdentifier ?? ""))\">\n"
         for entity in model.entities.sorted(by: { $0.name < $1.name }) {
@@ -26,7 +27,9 @@ enum XcodeModelWriter {
             var attributes = [("name", configuration.name)]
             if configuration.usedWithCloudKit { attributes.append(("usedWithCloudKit", "YES")) }
             out += "    " + element("configuration", attributes, close: false) + "\n"
-            for member in configuration.entities { out += "        " + element("memberEntity", [("name", member)]) + "\n" }
+            for member in configuration.entities {
+                out += "        " + element("memberEntity", [("name", member)]) + "\n"
+            }
             out += "    </configuration>\n"
         }
         // Like Xcode's own files: no newline after the closing tag.
@@ -51,7 +54,10 @@ enum XcodeModelWriter {
     /// Writes `bundle` as a `.xcdatamodeld` package into the (new, empty) folder `folder`.
     static func writePackage(_ bundle: ModelBundle, to folder: String) throws {
         for version in bundle.versions {
-            try writeVersion(version, to: (folder as NSString).appendingPathComponent("\(version.version).\(XcodeModelPackage.versionExtension)"))
+            try writeVersion(
+                version,
+                to: (folder as NSString).appendingPathComponent(
+                    "\(version.version).\(XcodeModelPackage.versionExtension)"))
         }
         let plist = (folder as NSString).appendingPathComponent(XcodeModelPackage.currentVersionFile)
         try Data(currentVersionPlist(label: bundle.currentVersion).utf8).write(to: URL(fileURLWithPath: plist))
@@ -60,7 +66,8 @@ enum XcodeModelWriter {
     /// Writes one version as a `.xcdatamodel` folder holding its `contents`.
     static func writeVersion(_ model: ObjectModel, to folder: String) throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try Data(contents(of: model).utf8).write(to: URL(fileURLWithPath: (folder as NSString).appendingPathComponent("contents")))
+        try Data(contents(of: model).utf8).write(
+            to: URL(fileURLWithPath: (folder as NSString).appendingPathComponent("contents")))
     }
 
     // MARK: - Elements
@@ -74,19 +81,27 @@ enum XcodeModelWriter {
         if let modifier = entity.hashModifier { attributes.append(("versionHashModifier", modifier)) }
         attributes.append(("syncable", "YES"))
         var children: [String] = []
-        for attribute in entity.attributes.sorted(by: { XcodeSpelling.precedes($0.name, $1.name) }) { children.append(attributeXML(attribute)) }
-        for relationship in entity.relationships.sorted(by: { XcodeSpelling.precedes($0.name, $1.name) }) { children.append(relationshipXML(relationship)) }
+        for attribute in entity.attributes.sorted(by: { XcodeSpelling.precedes($0.name, $1.name) }) {
+            children.append(attributeXML(attribute))
+        }
+        for relationship in entity.relationships.sorted(by: { XcodeSpelling.precedes($0.name, $1.name) }) {
+            children.append(relationshipXML(relationship))
+        }
         for property in entity.fetchedProperties {
             var request: [(String, String)] = [("name", "fetchedPropertyFetchRequest"), ("entity", property.entity)]
             if let predicate = property.predicate { request.append(("predicateString", predicate)) }
-            children.append(element("fetchedProperty", [("name", property.name), ("optional", "YES")], close: false) + "\n            "
-                + element("fetchRequest", request) + "\n        </fetchedProperty>")
+            children.append(
+                element("fetchedProperty", [("name", property.name), ("optional", "YES")], close: false)
+                    + "\n            "
+                    + element("fetchRequest", request) + "\n        </fetchedProperty>")
         }
         for index in entity.indexes where index.name != nil {
             var text = element("fetchIndex", [("name", index.name ?? "")], close: false)
             for name in index.attributes {
                 let order = index.descending.contains(name) ? "descending" : "ascending"
-                text += "\n            " + element("fetchIndexElement", [("property", name), ("type", "Binary"), ("order", order)])
+                text +=
+                    "\n            "
+                    + element("fetchIndexElement", [("property", name), ("type", "Binary"), ("order", order)])
             }
             children.append(text + "\n        </fetchIndex>")
         }
@@ -95,11 +110,15 @@ enum XcodeModelWriter {
             children.append(list("compoundIndexes", item: "compoundIndex", entry: "index", unnamed.map(\.attributes)))
         }
         if !entity.uniquenessConstraints.isEmpty {
-            children.append(list("uniquenessConstraints", item: "uniquenessConstraint", entry: "constraint", entity.uniquenessConstraints))
+            children.append(
+                list(
+                    "uniquenessConstraints", item: "uniquenessConstraint", entry: "constraint",
+                    entity.uniquenessConstraints))
         }
         if let info = userInfoXML(entity.userInfo, indent: "        ") { children.append(info) }
         guard !children.isEmpty else { return "    " + element("entity", attributes) + "\n" }
-        return "    " + element("entity", attributes, close: false) + "\n" + children.map { "        " + $0 + "\n" }.joined() + "    </entity>\n"
+        return "    " + element("entity", attributes, close: false) + "\n"
+            + children.map { "        " + $0 + "\n" }.joined() + "    </entity>\n"
     }
 
     private static func attributeXML(_ attribute: AttributeDescription) -> String {
@@ -119,7 +138,9 @@ enum XcodeModelWriter {
         }
         if let pattern = rules.pattern { attributes.append(("regularExpressionString", pattern)) }
         if let value = attribute.defaultValue, !value.isNull {
-            attributes.append(attribute.type == .date ? ("defaultDateTimeInterval", interval(value)) : ("defaultValueString", text(value)))
+            attributes.append(
+                attribute.type == .date
+                    ? ("defaultDateTimeInterval", interval(value)) : ("defaultValueString", text(value)))
         }
         if let derivation = attribute.derivation {
             attributes.append(("derived", "YES"))
@@ -160,8 +181,11 @@ enum XcodeModelWriter {
         }
         if let renamed = relationship.renamedFrom { attributes.append(("elementID", renamed)) }
         if let modifier = relationship.hashModifier { attributes.append(("versionHashModifier", modifier)) }
-        guard let infoXML = userInfoXML(relationship.userInfo, indent: "            ") else { return element("relationship", attributes) }
-        return element("relationship", attributes, close: false) + "\n            " + infoXML + "\n        </relationship>"
+        guard let infoXML = userInfoXML(relationship.userInfo, indent: "            ") else {
+            return element("relationship", attributes)
+        }
+        return element("relationship", attributes, close: false) + "\n            " + infoXML
+            + "\n        </relationship>"
     }
 
     private static func list(_ container: String, item: String, entry: String, _ groups: [[String]]) -> String {
@@ -176,7 +200,9 @@ enum XcodeModelWriter {
 
     private static func userInfoXML(_ info: [String: String], indent: String) -> String? {
         guard !info.isEmpty else { return nil }
-        let entries = info.sorted { $0.key < $1.key }.map { "\(indent)    " + element("entry", [("key", $0.key), ("value", $0.value)]) + "\n" }
+        let entries = info.sorted { $0.key < $1.key }.map {
+            "\(indent)    " + element("entry", [("key", $0.key), ("value", $0.value)]) + "\n"
+        }
         return "<userInfo>\n" + entries.joined() + indent + "</userInfo>"
     }
 

@@ -20,11 +20,13 @@ enum XcodeVersionOrder {
         let (ca, cb) = (chunks(a), chunks(b))
         for (x, y) in zip(ca, cb) where x != y {
             switch (x, y) {
-            case (.number(let m, _), .number(let n, _)) where m != n: return m.count != n.count ? m.count < n.count : m < n
+            case (.number(let m, _), .number(let n, _)) where m != n:
+                return m.count != n.count ? m.count < n.count : m < n
             case (.number(_, let m), .number(_, let n)): return m < n
             case (.number, .text): return true
             case (.text, .number): return false
-            case (.text(let s), .text(let t)): return s.lowercased() != t.lowercased() ? s.lowercased() < t.lowercased() : s < t
+            case (.text(let s), .text(let t)):
+                return s.lowercased() != t.lowercased() ? s.lowercased() < t.lowercased() : s < t
             }
         }
         return ca.count != cb.count ? ca.count < cb.count : a < b
@@ -52,7 +54,10 @@ enum XcodeVersionOrder {
         }
         for character in text {
             let isDigit = character.isASCII && character.isNumber
-            if isDigit != inDigits { flush(); inDigits = isDigit }
+            if isDigit != inDigits {
+                flush()
+                inDigits = isDigit
+            }
             current.append(character)
         }
         flush()

@@ -65,7 +65,9 @@ final class DefinitionReader {
             var entries: [YAMLMapping.Entry] = []
             for pair in pairs {
                 guard case .scalar(let key, _) = pair.key.content else {
-                    fail("expected a name as a key in '\(name)' but found \(pair.key.kindDescription)", at: pair.key.location)
+                    fail(
+                        "expected a name as a key in '\(name)' but found \(pair.key.kindDescription)",
+                        at: pair.key.location)
                     continue
                 }
                 entries.append(YAMLMapping.Entry(key: key, keyLocation: pair.key.location, value: pair.value))
@@ -80,7 +82,9 @@ final class DefinitionReader {
     /// Reports every key that is not in `allowed`, with the closest allowed key as a suggestion.
     func checkKeys(_ mapping: YAMLMapping, allowed: [String], in context: String) {
         for entry in mapping.entries where !allowed.contains(entry.key) {
-            fail("unknown key '\(entry.key)' in \(context)\(Suggestions.didYouMean(entry.key, in: allowed))", at: entry.keyLocation)
+            fail(
+                "unknown key '\(entry.key)' in \(context)\(Suggestions.didYouMean(entry.key, in: allowed))",
+                at: entry.keyLocation)
         }
     }
 
@@ -168,11 +172,14 @@ final class DefinitionReader {
     }
 
     /// One of an enumeration's raw values, with a suggestion when misspelt.
-    func choice<T: RawRepresentable & CaseIterable>(_ node: YAMLNode, for name: String, as type: T.Type = T.self) -> T? where T.RawValue == String {
+    func choice<T: RawRepresentable & CaseIterable>(_ node: YAMLNode, for name: String, as type: T.Type = T.self) -> T?
+    where T.RawValue == String {
         guard let text = string(node, for: name) else { return nil }
         if let value = T(rawValue: text) { return value }
         let names = T.allCases.map(\.rawValue)
-        fail("'\(text)' is not a valid '\(name)' (one of \(names.joined(separator: ", ")))\(Suggestions.didYouMean(text, in: names))", at: node.location)
+        fail(
+            "'\(text)' is not a valid '\(name)' (one of \(names.joined(separator: ", ")))\(Suggestions.didYouMean(text, in: names))",
+            at: node.location)
         return nil
     }
 }

@@ -9,7 +9,9 @@ package enum MappingYAMLWriter {
     /// The YAML text of `mapping`; `comment` lines (without `#`) go first.
     package static func text(of mapping: MappingModel, comment: [String] = []) throws -> String {
         typealias Y = ModelYAMLWriter
-        var top: [(String, Node)] = [("from", Y.scalar(mapping.source.version)), ("to", Y.scalar(mapping.destination.version))]
+        var top: [(String, Node)] = [
+            ("from", Y.scalar(mapping.source.version)), ("to", Y.scalar(mapping.destination.version)),
+        ]
         var entities: [(String, Node)] = []
         for entity in mapping.entities {
             var fields: [(String, Node)] = []
@@ -24,14 +26,17 @@ package enum MappingYAMLWriter {
                 case .expression(let text): return (attribute.destination, Node(text, .implicit, .doubleQuoted))
                 case .constant(let value):
                     if value.isNull { return (attribute.destination, Node("~")) }
-                    return (attribute.destination, Y.mapping([("value", Node(Y.text(value), .implicit, .doubleQuoted))]))
+                    return (
+                        attribute.destination, Y.mapping([("value", Node(Y.text(value), .implicit, .doubleQuoted))])
+                    )
                 }
             }
             if !attributes.isEmpty { fields.append(("attributes", Y.mapping(attributes))) }
             let relationships: [(String, Node)] = entity.relationships.map { relationship in
                 switch relationship.value {
                 case .carry(let source): return (relationship.destination, Y.mapping([("source", Y.scalar(source))]))
-                case .keyPath(let path): return (relationship.destination, Y.mapping([("source", Y.scalar(path.joined(separator: ".")))]))
+                case .keyPath(let path):
+                    return (relationship.destination, Y.mapping([("source", Y.scalar(path.joined(separator: ".")))]))
                 case .fromMapping(let name): return (relationship.destination, Y.mapping([("mapping", Y.scalar(name))]))
                 case .none: return (relationship.destination, Y.scalar("none"))
                 }

@@ -11,28 +11,39 @@ package enum ModelYAMLWriter {
         if let identifier = model.versionIdentifier { top.append(("version_identifier", scalar(identifier))) }
         top.append(("entities", mapping(model.entities.map { ($0.name, entityNode($0)) })))
         if !model.fetchRequests.isEmpty {
-            top.append(("fetch_requests", mapping(model.fetchRequests.map { request in
-                var fields: [(String, Node)] = [("entity", scalar(request.entity))]
-                if let predicate = request.predicate { fields.append(("predicate", scalar(predicate))) }
-                if let limit = request.limit { fields.append(("limit", scalar(String(limit)))) }
-                if let size = request.batchSize { fields.append(("batch_size", scalar(String(size)))) }
-                if !request.options.isEmpty { fields.append(("options", dictionary(request.options))) }
-                return (request.name, mapping(fields))
-            })))
+            top.append(
+                (
+                    "fetch_requests",
+                    mapping(
+                        model.fetchRequests.map { request in
+                            var fields: [(String, Node)] = [("entity", scalar(request.entity))]
+                            if let predicate = request.predicate { fields.append(("predicate", scalar(predicate))) }
+                            if let limit = request.limit { fields.append(("limit", scalar(String(limit)))) }
+                            if let size = request.batchSize { fields.append(("batch_size", scalar(String(size)))) }
+                            if !request.options.isEmpty { fields.append(("options", dictionary(request.options))) }
+                            return (request.name, mapping(fields))
+                        })
+                ))
         }
         if !model.configurations.isEmpty {
-            top.append(("configurations", mapping(model.configurations.map { configuration in
-                var fields: [(String, Node)] = [("entities", sequence(configuration.entities.map(scalar)))]
-                if configuration.usedWithCloudKit { fields.append(("cloudkit", scalar("true"))) }
-                return (configuration.name, mapping(fields))
-            })))
+            top.append(
+                (
+                    "configurations",
+                    mapping(
+                        model.configurations.map { configuration in
+                            var fields: [(String, Node)] = [("entities", sequence(configuration.entities.map(scalar)))]
+                            if configuration.usedWithCloudKit { fields.append(("cloudkit", scalar("true"))) }
+                            return (configuration.name, mapping(fields))
+                        })
+                ))
         }
         return try serialize(mapping(top))
     }
 
     /// The text of a bundle index (`model.yml`) listing `files` in order.
     static func indexText(name: String, current: String, files: [String]) throws -> String {
-        try serialize(mapping([("name", scalar(name)), ("current", scalar(current)), ("versions", sequence(files.map(scalar)))]))
+        try serialize(
+            mapping([("name", scalar(name)), ("current", scalar(current)), ("versions", sequence(files.map(scalar)))]))
     }
 
     /// Writes `bundle` into the (new, empty) folder `folder`: `model.yml` and one file per version.
@@ -42,7 +53,8 @@ package enum ModelYAMLWriter {
         for version in bundle.versions {
             let file = fileName(for: version.version, taken: files)
             files.append(file)
-            try Data(text(of: version).utf8).write(to: URL(fileURLWithPath: (folder as NSString).appendingPathComponent(file)))
+            try Data(text(of: version).utf8).write(
+                to: URL(fileURLWithPath: (folder as NSString).appendingPathComponent(file)))
         }
         let index = try indexText(name: bundle.name, current: bundle.currentVersion, files: files)
         try Data(index.utf8).write(to: URL(fileURLWithPath: (folder as NSString).appendingPathComponent("model.yml")))
@@ -71,26 +83,43 @@ package enum ModelYAMLWriter {
         if let className = entity.className { fields.append(("class_name", scalar(className))) }
         if let renamed = entity.renamedFrom { fields.append(("renamed_from", scalar(renamed))) }
         if let modifier = entity.hashModifier { fields.append(("hash_modifier", scalar(modifier))) }
-        if !entity.attributes.isEmpty { fields.append(("attributes", mapping(entity.attributes.map { ($0.name, attributeNode($0)) }))) }
-        if !entity.relationships.isEmpty { fields.append(("relationships", mapping(entity.relationships.map { ($0.name, relationshipNode($0)) }))) }
+        if !entity.attributes.isEmpty {
+            fields.append(("attributes", mapping(entity.attributes.map { ($0.name, attributeNode($0)) })))
+        }
+        if !entity.relationships.isEmpty {
+            fields.append(("relationships", mapping(entity.relationships.map { ($0.name, relationshipNode($0)) })))
+        }
         if !entity.uniquenessConstraints.isEmpty {
-            fields.append(("unique", sequence(entity.uniquenessConstraints.map { sequence($0.map(scalar), flow: true) })))
+            fields.append(
+                ("unique", sequence(entity.uniquenessConstraints.map { sequence($0.map(scalar), flow: true) })))
         }
         if !entity.indexes.isEmpty {
-            fields.append(("indexes", sequence(entity.indexes.map { index in
-                var parts: [(String, Node)] = []
-                if let name = index.name { parts.append(("name", scalar(name))) }
-                parts.append(("attributes", sequence(index.attributes.map(scalar), flow: true)))
-                if !index.descending.isEmpty { parts.append(("descending", sequence(index.descending.map(scalar), flow: true))) }
-                return mapping(parts)
-            })))
+            fields.append(
+                (
+                    "indexes",
+                    sequence(
+                        entity.indexes.map { index in
+                            var parts: [(String, Node)] = []
+                            if let name = index.name { parts.append(("name", scalar(name))) }
+                            parts.append(("attributes", sequence(index.attributes.map(scalar), flow: true)))
+                            if !index.descending.isEmpty {
+                                parts.append(("descending", sequence(index.descending.map(scalar), flow: true)))
+                            }
+                            return mapping(parts)
+                        })
+                ))
         }
         if !entity.fetchedProperties.isEmpty {
-            fields.append(("fetched_properties", mapping(entity.fetchedProperties.map { property in
-                var parts: [(String, Node)] = [("entity", scalar(property.entity))]
-                if let predicate = property.predicate { parts.append(("predicate", scalar(predicate))) }
-                return (property.name, mapping(parts))
-            })))
+            fields.append(
+                (
+                    "fetched_properties",
+                    mapping(
+                        entity.fetchedProperties.map { property in
+                            var parts: [(String, Node)] = [("entity", scalar(property.entity))]
+                            if let predicate = property.predicate { parts.append(("predicate", scalar(predicate))) }
+                            return (property.name, mapping(parts))
+                        })
+                ))
         }
         if !entity.userInfo.isEmpty { fields.append(("user_info", dictionary(entity.userInfo))) }
         return mapping(fields)
@@ -101,7 +130,9 @@ package enum ModelYAMLWriter {
             ("type", scalar(attribute.coreDataKind?.typeName ?? attribute.type.rawValue)),
             ("optional", scalar(attribute.isOptional ? "true" : "false")),
         ]
-        if let value = attribute.defaultValue { fields.append(("default", value.isNull ? Node("~") : scalar(text(value)))) }
+        if let value = attribute.defaultValue {
+            fields.append(("default", value.isNull ? Node("~") : scalar(text(value))))
+        }
         let rules = attribute.validation
         if let value = rules.minValue { fields.append(("min", scalar(text(value)))) }
         if let value = rules.maxValue { fields.append(("max", scalar(text(value)))) }

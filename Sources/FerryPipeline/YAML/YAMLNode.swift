@@ -57,7 +57,8 @@ struct YAMLNode {
             defer { try? handle.close() }
             data = try handle.read(upToCount: YAMLLimits.maximumBytes + 1) ?? Data()
         } catch {
-            throw FerryError(code, "cannot read '\(path)': \(FileErrorReason.describe(error))", at: InputLocation(file: path))
+            throw FerryError(
+                code, "cannot read '\(path)': \(FileErrorReason.describe(error))", at: InputLocation(file: path))
         }
         guard let text = String(data: data, encoding: .utf8) else {
             throw FerryError(code, "'\(path)' is not UTF-8 text", at: InputLocation(file: path))
@@ -102,13 +103,18 @@ struct YAMLNode {
         func located(_ problem: String, _ context: YamlError.Context?, _ mark: Mark) -> FerryError {
             // libyaml's own nesting limit (1,000 levels) can stop the scanner before YAMLPreflight sees the 65th.
             if problem.hasPrefix("Maximum nesting level reached") {
-                let message = "YAML is nested too deeply: more than \(YAMLLimits.maximumDepth) levels of mappings and lists"
+                let message =
+                    "YAML is nested too deeply: more than \(YAMLLimits.maximumDepth) levels of mappings and lists"
                 return FerryError(code, message, at: InputLocation(file: file, line: mark.line, column: mark.column))
             }
             var message = problem
-            if let context { message += " (\(context.text) at line \(context.mark.line), column \(context.mark.column))" }
-            let snippet = mark.snippet(from: text).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-            return FerryError(code, message, at: InputLocation(file: file, line: mark.line, column: mark.column), notes: snippet)
+            if let context {
+                message += " (\(context.text) at line \(context.mark.line), column \(context.mark.column))"
+            }
+            let snippet = mark.snippet(from: text).split(separator: "\n", omittingEmptySubsequences: false).map(
+                String.init)
+            return FerryError(
+                code, message, at: InputLocation(file: file, line: mark.line, column: mark.column), notes: snippet)
         }
         switch error {
         case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _),
@@ -116,7 +122,9 @@ struct YAMLNode {
             return located(problem, context, mark)
         case .duplicatedKeysInMapping(let duplicates, let context):
             let names = duplicates.map { "'\($0)'" }.joined(separator: ", ")
-            return FerryError(code, "duplicate key \(names) in a mapping", at: InputLocation(file: file, line: context.mark.line, column: context.mark.column))
+            return FerryError(
+                code, "duplicate key \(names) in a mapping",
+                at: InputLocation(file: file, line: context.mark.line, column: context.mark.column))
         case .reader(let problem, let offset, _, _):
             var location = InputLocation(file: file)
             if let offset {

@@ -60,7 +60,8 @@ enum YAMLPreflight {
         var aliases = 0
 
         func fail(_ message: String, _ mark: yaml_mark_t) -> FerryError {
-            FerryError(code, message, at: InputLocation(file: file, line: Int(mark.line) + 1, column: Int(mark.column) + 1))
+            FerryError(
+                code, message, at: InputLocation(file: file, line: Int(mark.line) + 1, column: Int(mark.column) + 1))
         }
         func name(_ pointer: UnsafeMutablePointer<yaml_char_t>?) -> String? {
             pointer.map { String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self)) }
@@ -71,7 +72,8 @@ enum YAMLPreflight {
             if stack.isEmpty == false { stack[stack.count - 1].size += size }
             if total.nodes > YAMLLimits.maximumNodes {
                 throw fail(
-                    "YAML document is too large: more than \(YAMLLimits.maximumNodes) values once its aliases are expanded", mark)
+                    "YAML document is too large: more than \(YAMLLimits.maximumNodes) values once its aliases are expanded",
+                    mark)
             }
             if total.bytes > YAMLLimits.maximumScalarBytes {
                 throw fail(
@@ -94,9 +96,12 @@ enum YAMLPreflight {
                 try add(size, at: mark)
             case YAML_SEQUENCE_START_EVENT, YAML_MAPPING_START_EVENT:
                 guard stack.count < YAMLLimits.maximumDepth else {
-                    throw fail("YAML is nested too deeply: more than \(YAMLLimits.maximumDepth) levels of mappings and lists", mark)
+                    throw fail(
+                        "YAML is nested too deeply: more than \(YAMLLimits.maximumDepth) levels of mappings and lists",
+                        mark)
                 }
-                let anchor = event.type == YAML_SEQUENCE_START_EVENT
+                let anchor =
+                    event.type == YAML_SEQUENCE_START_EVENT
                     ? name(event.data.sequence_start.anchor) : name(event.data.mapping_start.anchor)
                 stack.append(Frame(anchor: anchor))
             case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT:

@@ -69,7 +69,9 @@ package final class PostgresDatabase: DatabaseConnection {
 
     /// Streams through a cursor, fetched 1,000 rows at a time (in a transaction of its own when
     /// none is open, as cursors need one).
-    package func forEachRow(_ sql: String, _ arguments: [DatabaseValue], _ body: ([DatabaseValue]) throws -> Void) throws {
+    package func forEachRow(
+        _ sql: String, _ arguments: [DatabaseValue], _ body: ([DatabaseValue]) throws -> Void
+    ) throws {
         cursorCount += 1
         let cursor = "ferry_cursor_\(cursorCount)"
         if isInTransaction {
@@ -79,7 +81,9 @@ package final class PostgresDatabase: DatabaseConnection {
         }
     }
 
-    private func stream(_ sql: String, _ arguments: [DatabaseValue], cursor: String, _ body: ([DatabaseValue]) throws -> Void) throws {
+    private func stream(
+        _ sql: String, _ arguments: [DatabaseValue], cursor: String, _ body: ([DatabaseValue]) throws -> Void
+    ) throws {
         try run("DECLARE \(cursor) NO SCROLL CURSOR FOR \(sql)", arguments)
         defer { _ = try? connection.execute("CLOSE \(cursor)") }
         while true {
@@ -127,7 +131,9 @@ package final class PostgresDatabase: DatabaseConnection {
     private func failure(_ error: PostgresError, sql: String) -> FerryError {
         let kind: FerryError.Code = error.sqlState?.hasPrefix("23") == true ? .constraint : .store
         let shown = sql.count > 200 ? String(sql.prefix(200)) + "…" : sql
-        return FerryError(kind, "PostgreSQL store \(location) (schema \(schema)): \(error.description)", underlying: PostgresStatementFailure(sqlState: error.sqlState, statement: shown))
+        return FerryError(
+            kind, "PostgreSQL store \(location) (schema \(schema)): \(error.description)",
+            underlying: PostgresStatementFailure(sqlState: error.sqlState, statement: shown))
     }
 
     /// ferry's SQL with SQLite's placeholders (`?`, `?N`) rewritten as PostgreSQL's (`$N`);
@@ -157,7 +163,9 @@ package final class PostgresDatabase: DatabaseConnection {
                 var end = index + 1
                 while end < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[end]) { end += 1 }
                 // As SQLite numbers them: `?N` is N, a bare `?` one more than the largest so far.
-                let number = end > index + 1 ? Int(String(decoding: bytes[(index + 1)..<end], as: UTF8.self)) ?? largest + 1 : largest + 1
+                let number =
+                    end > index + 1
+                    ? Int(String(decoding: bytes[(index + 1)..<end], as: UTF8.self)) ?? largest + 1 : largest + 1
                 largest = max(largest, number)
                 output.append(contentsOf: Array("$\(number)".utf8))
                 index = end

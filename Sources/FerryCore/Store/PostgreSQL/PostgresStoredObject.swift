@@ -34,7 +34,8 @@ final class PostgresObjectGraph {
     fileprivate func attributes(of entity: EntityDescription, key: Int64) throws -> [String: Value] {
         guard !entity.attributes.isEmpty else { return [:] }
         let columns = entity.attributes.map { layout.quotedColumn(forAttribute: $0.name, in: entity) }
-        let sql = "SELECT \(columns.joined(separator: ", ")) FROM \(layout.quotedSource(for: entity)) WHERE \(self.key) = ?"
+        let sql =
+            "SELECT \(columns.joined(separator: ", ")) FROM \(layout.quotedSource(for: entity)) WHERE \(self.key) = ?"
         guard let row = try database.rows(sql, [.integer(key)]).first else { return [:] }
         var values: [String: Value] = [:]
         for (index, attribute) in entity.attributes.enumerated() {
@@ -44,17 +45,22 @@ final class PostgresObjectGraph {
     }
 
     /// The keys of the objects `relationship` of the object `key` of `entity` leads to, in key order.
-    fileprivate func related(_ relationship: RelationshipDescription, of entity: EntityDescription, key: Int64) throws -> [Int64] {
+    fileprivate func related(
+        _ relationship: RelationshipDescription, of entity: EntityDescription, key: Int64
+    ) throws -> [Int64] {
         let sql: String
         switch layout.storage(of: relationship, in: entity, model: model) {
         case .foreignKey(let column):
-            sql = "SELECT \(layout.dialect.quote(column)) FROM \(layout.quotedSource(for: entity)) WHERE \(self.key) = ?"
+            sql =
+                "SELECT \(layout.dialect.quote(column)) FROM \(layout.quotedSource(for: entity)) WHERE \(self.key) = ?"
         case .inverseForeignKey(_, let column):
             guard let destination = model.entity(named: relationship.destination) else { return [] }
-            sql = "SELECT \(self.key) FROM \(layout.quotedSource(for: destination)) WHERE \(layout.dialect.quote(column)) = ? ORDER BY \(self.key)"
+            sql =
+                "SELECT \(self.key) FROM \(layout.quotedSource(for: destination)) WHERE \(layout.dialect.quote(column)) = ? ORDER BY \(self.key)"
         case .joinTable(let table, let source, let target):
             let quotedTarget = layout.dialect.quote(target)
-            sql = "SELECT \(quotedTarget) FROM \(layout.dialect.quote(table)) WHERE \(layout.dialect.quote(source)) = ? ORDER BY \(quotedTarget)"
+            sql =
+                "SELECT \(quotedTarget) FROM \(layout.dialect.quote(table)) WHERE \(layout.dialect.quote(source)) = ? ORDER BY \(quotedTarget)"
         }
         return try database.rows(sql, [.integer(key)]).compactMap(\.first?.int64)
     }
@@ -81,7 +87,9 @@ final class PostgresStoredObject: PredicateEvaluable {
     func predicateValue(forKey name: String) -> PredicateValue {
         do {
             if let relationship = entity.relationship(named: name) {
-                guard let destination = graph.model.entity(named: relationship.destination) else { return .value(.null) }
+                guard let destination = graph.model.entity(named: relationship.destination) else {
+                    return .value(.null)
+                }
                 let objects = try graph.related(relationship, of: entity, key: key).map {
                     PostgresStoredObject(graph: graph, entity: destination, key: $0)
                 }

@@ -87,13 +87,17 @@ package final class Connection {
     private func executeFirst(of bytes: [UInt8], sql: String, only: Bool) throws -> ArraySlice<UInt8> {
         let (code, statement, consumed) = compileFirst(of: bytes)
         guard code == SQLITE_OK else {
-            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql, path: path, systemError: sqlite3_system_errno(handle))
+            throw Connection.error(
+                code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql, path: path,
+                systemError: sqlite3_system_errno(handle))
         }
         let remainder = bytes[consumed...]
         guard let statement else { return remainder }  // only blanks or a comment
         let prepared = Statement(handle: statement, connection: self, sql: sql)
         if only && !remainder.allSatisfy(Self.isBlank) {
-            throw FerryError(.internal, "refused to run SQL text holding more than one statement", notes: ["while executing `\(sql.prefix(200))`"])
+            throw FerryError(
+                .internal, "refused to run SQL text holding more than one statement",
+                notes: ["while executing `\(sql.prefix(200))`"])
         }
         while try prepared.step() {}
         return remainder
@@ -111,7 +115,9 @@ package final class Connection {
         var statement: OpaquePointer?
         let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard code == SQLITE_OK, let statement else {
-            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql, path: path, systemError: sqlite3_system_errno(handle))
+            throw Connection.error(
+                code: code, message: String(cString: sqlite3_errmsg(handle)), sql: sql, path: path,
+                systemError: sqlite3_system_errno(handle))
         }
         return Statement(handle: statement, connection: self, sql: sql)
     }
@@ -122,7 +128,8 @@ package final class Connection {
         let bytes = Array(sql.utf8)
         let (code, statement, consumed) = compileFirst(of: bytes)
         guard code == SQLITE_OK else {
-            throw FerryError(.invalidInput, String(cString: sqlite3_errmsg(handle)), underlying: SQLiteResult(code: code))
+            throw FerryError(
+                .invalidInput, String(cString: sqlite3_errmsg(handle)), underlying: SQLiteResult(code: code))
         }
         guard let statement else { throw FerryError(.invalidInput, "the SQL text holds no statement") }
         let prepared = Statement(handle: statement, connection: self, sql: sql)
@@ -132,7 +139,8 @@ package final class Connection {
             let second = compileFirst(of: rest)
             sqlite3_finalize(second.statement)
             if second.code != SQLITE_OK || second.statement != nil {
-                throw FerryError(.invalidInput, "the SQL text holds more than one statement; a query source runs exactly one")
+                throw FerryError(
+                    .invalidInput, "the SQL text holds more than one statement; a query source runs exactly one")
             }
         }
         return prepared
@@ -172,7 +180,9 @@ package final class Connection {
     // MARK: - Transactions
 
     package enum TransactionKind: String, Sendable {
-        case deferred = "DEFERRED", immediate = "IMMEDIATE", exclusive = "EXCLUSIVE"
+        case deferred = "DEFERRED"
+        case immediate = "IMMEDIATE"
+        case exclusive = "EXCLUSIVE"
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
@@ -208,7 +218,9 @@ package final class Connection {
     package func keepWriteAheadLogOnClose() throws {
         let code = ferry_sqlite_keep_wal_on_close(handle)
         guard code == SQLITE_OK else {
-            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: "SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE", path: path)
+            throw Connection.error(
+                code: code, message: String(cString: sqlite3_errmsg(handle)), sql: "SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE",
+                path: path)
         }
     }
 
@@ -251,14 +263,18 @@ package final class Connection {
                             }
                         }
                     case .blob(let v):
-                        v.withUnsafeBytes { sqlite3_result_blob(context, $0.baseAddress, Int32($0.count), ferry_sqlite_transient()) }
+                        v.withUnsafeBytes {
+                            sqlite3_result_blob(context, $0.baseAddress, Int32($0.count), ferry_sqlite_transient())
+                        }
                     }
                 } catch {
                     sqlite3_result_error(context, "\(error)", -1)
                 }
             }, nil, nil, nil)
         guard code == SQLITE_OK else {
-            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: "function \(name)", path: path, systemError: sqlite3_system_errno(handle))
+            throw Connection.error(
+                code: code, message: String(cString: sqlite3_errmsg(handle)), sql: "function \(name)", path: path,
+                systemError: sqlite3_system_errno(handle))
         }
     }
 
@@ -269,9 +285,11 @@ package final class Connection {
 
     /// Registers a deterministic ``RawFunction``; `argumentCount` -1 takes any number.
     func registerRawFunction(_ name: String, argumentCount: Int32, _ function: RawFunction) throws {
-        let code = sqlite3_create_function_v2(handle, name, argumentCount, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, function, nil, nil, nil)
+        let code = sqlite3_create_function_v2(
+            handle, name, argumentCount, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, function, nil, nil, nil)
         guard code == SQLITE_OK else {
-            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: "function \(name)", path: path)
+            throw Connection.error(
+                code: code, message: String(cString: sqlite3_errmsg(handle)), sql: "function \(name)", path: path)
         }
     }
 
@@ -293,7 +311,9 @@ package final class Connection {
                 return result < 0 ? -1 : (result > 0 ? 1 : 0)
             }, nil)
         guard code == SQLITE_OK else {
-            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(handle)), sql: "collation \(name)", path: path, systemError: sqlite3_system_errno(handle))
+            throw Connection.error(
+                code: code, message: String(cString: sqlite3_errmsg(handle)), sql: "collation \(name)", path: path,
+                systemError: sqlite3_system_errno(handle))
         }
     }
 
@@ -312,7 +332,8 @@ package final class Connection {
             switch systemError {
             case ENOSPC: primary = SQLITE_FULL
             case EDQUOT: (primary, ranOut) = (SQLITE_FULL, "the disk quota is used up: there is no space left")
-            case EFBIG: (primary, ranOut) = (SQLITE_FULL, "the file size limit (ulimit -f) was reached: there is no room left")
+            case EFBIG:
+                (primary, ranOut) = (SQLITE_FULL, "the file size limit (ulimit -f) was reached: there is no room left")
             default: break
             }
         }
@@ -323,10 +344,12 @@ package final class Connection {
         case SQLITE_BUSY, SQLITE_LOCKED:
             text = "the store is locked by another process (\(store): \(message))"
         case SQLITE_FULL:
-            text = "\(ranOut) to write \(store) or its temporary files; "
+            text =
+                "\(ranOut) to write \(store) or its temporary files; "
                 + "the changes in progress were rolled back, so the store is as it was before them"
         case SQLITE_IOERR:
-            text = "the disk reported an input/output error on \(store) (\(message)); the changes in progress were rolled back"
+            text =
+                "the disk reported an input/output error on \(store) (\(message)); the changes in progress were rolled back"
         case SQLITE_READONLY:
             text = "\(store) cannot be written: the file or its folder is read-only (\(message))"
         case SQLITE_PERM, SQLITE_AUTH:
@@ -361,7 +384,9 @@ package struct SQLiteResult: Error, Sendable, Hashable {
 
 final class CollationBox {
     let compare: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Int
-    init(_ compare: @escaping (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Int) { self.compare = compare }
+    init(_ compare: @escaping (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Int) {
+        self.compare = compare
+    }
 }
 
 final class FunctionBox {
@@ -381,7 +406,10 @@ extension DatabaseValue {
             // sqlite3_value_text before sqlite3_value_bytes, as SQLite documents; the byte count
             // keeps a text with an embedded NUL whole.
             if let text = sqlite3_value_text(value) {
-                self = .text(String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))), as: UTF8.self))
+                self = .text(
+                    String(
+                        decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_value_bytes(value))),
+                        as: UTF8.self))
             } else {
                 self = .null
             }

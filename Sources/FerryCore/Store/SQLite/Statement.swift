@@ -92,7 +92,9 @@ package final class Statement {
 
     package func bind(blob: [UInt8], at index: Int) throws {
         let code = blob.withUnsafeBytes { buffer in
-            sqlite3_bind_blob(handle, Int32(index), buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), ferry_sqlite_transient())
+            sqlite3_bind_blob(
+                handle, Int32(index), buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count),
+                ferry_sqlite_transient())
         }
         try check(code)
     }
@@ -111,7 +113,9 @@ package final class Statement {
             let extended = sqlite3_extended_errcode(connection.handle)
             let systemError = sqlite3_system_errno(connection.handle)  // before the reset clears it
             sqlite3_reset(handle)
-            throw Connection.error(code: extended != 0 ? extended : code, message: message, sql: sql, path: connection.path, systemError: systemError)
+            throw Connection.error(
+                code: extended != 0 ? extended : code, message: message, sql: sql, path: connection.path,
+                systemError: systemError)
         }
     }
 
@@ -150,7 +154,8 @@ package final class Statement {
     package func withBlobBytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         let pointer = sqlite3_column_blob(handle, Int32(index))
         let count = Int(sqlite3_column_bytes(handle, Int32(index)))
-        return try body(UnsafeBufferPointer(start: pointer?.assumingMemoryBound(to: UInt8.self), count: pointer == nil ? 0 : count))
+        return try body(
+            UnsafeBufferPointer(start: pointer?.assumingMemoryBound(to: UInt8.self), count: pointer == nil ? 0 : count))
     }
 
     package func isNull(at index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
@@ -179,7 +184,9 @@ package final class Statement {
     @inline(__always)
     private func check(_ code: Int32) throws {
         if code != SQLITE_OK {
-            throw Connection.error(code: code, message: String(cString: sqlite3_errmsg(connection.handle)), sql: sql, path: connection.path, systemError: sqlite3_system_errno(connection.handle))
+            throw Connection.error(
+                code: code, message: String(cString: sqlite3_errmsg(connection.handle)), sql: sql,
+                path: connection.path, systemError: sqlite3_system_errno(connection.handle))
         }
     }
 }

@@ -9,10 +9,15 @@ import FerryCore
 final class SectionPerPostPolicy: EntityMigrationPolicy {
     init() {}
 
-    func createDestinationInstances(forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws {
-        let post = try manager.insertDestinationInstance(manager.mappedValues(forSource: source, mapping: mapping), forSource: source, mapping: mapping)
+    func createDestinationInstances(
+        forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager
+    ) throws {
+        let post = try manager.insertDestinationInstance(
+            manager.mappedValues(forSource: source, mapping: mapping), forSource: source, mapping: mapping)
         var section: [String: Value] = ["body": source["content"], "index": .integer(0)]
-        if case .string(let content) = source["content"] { section["title"] = .string(String(content.prefix(4)) + "...") }
+        if case .string(let content) = source["content"] {
+            section["title"] = .string(String(content.prefix(4)) + "...")
+        }
         let made = try manager.insertDestinationInstance(section, forSource: source, mappingNamed: "Section")
         try manager.setRelationship("post", of: made, to: post.primaryKey)
     }

@@ -14,13 +14,17 @@ final class PhoneNormalizer: EntityMigrationPolicy {
         self.defaultCountryCode = defaultCountryCode
     }
 
-    func createDestinationInstances(forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws {
+    func createDestinationInstances(
+        forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager
+    ) throws {
         // Everything else as the mapping file says (names split, the rest carried over).
         var values = try manager.mappedValues(forSource: source, mapping: mapping)
         if case .string(let phone) = values["phone"] ?? .null {
             guard let normalized = normalize(phone) else {
                 let id = source["id"]
-                throw FerryError(.migration, "\(mapping.name) \(id): cannot normalise the phone number '\(phone)' (fewer than 6 digits)")
+                throw FerryError(
+                    .migration,
+                    "\(mapping.name) \(id): cannot normalise the phone number '\(phone)' (fewer than 6 digits)")
             }
             values["phone"] = .string(normalized)
         }

@@ -19,12 +19,19 @@ registry.registerStage(
     didMigrate: { stage in
         let customers = try stage.scalar("SELECT count(*) FROM \(stage.schema).Customer")?.int64 ?? 0
         let phones = try stage.scalar("SELECT count(phone) FROM \(stage.schema).Customer")?.int64 ?? 0
-        let malformed = try stage.scalar(
-            "SELECT count(*) FROM \(stage.schema).Customer WHERE phone IS NOT NULL AND (phone NOT GLOB '+[1-9]*' OR substr(phone, 2) GLOB '*[^0-9]*')")?.int64 ?? 0
+        let malformed =
+            try stage.scalar(
+                "SELECT count(*) FROM \(stage.schema).Customer WHERE phone IS NOT NULL AND (phone NOT GLOB '+[1-9]*' OR substr(phone, 2) GLOB '*[^0-9]*')"
+            )?.int64 ?? 0
         guard malformed == 0 else {
-            throw FerryError(.migration, "Shop \(stage.fromVersion) → \(stage.toVersion): \(malformed) phone numbers are not in E.164 form")
+            throw FerryError(
+                .migration,
+                "Shop \(stage.fromVersion) → \(stage.toVersion): \(malformed) phone numbers are not in E.164 form")
         }
-        FileHandle.standardError.write(Data("shop-ferry: Shop \(stage.fromVersion) → \(stage.toVersion): \(phones) of \(customers) customers have a phone number, all in E.164 form\n".utf8))
+        FileHandle.standardError.write(
+            Data(
+                "shop-ferry: Shop \(stage.fromVersion) → \(stage.toVersion): \(phones) of \(customers) customers have a phone number, all in E.164 form\n"
+                    .utf8))
     })
 
 FerryCommandLine.main(registry: registry)
