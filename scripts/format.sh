@@ -5,10 +5,17 @@
 #
 #   scripts/format.sh           format in place
 #   scripts/format.sh --check   fail (exit 1) if any file is not formatted; CI runs this
+#   scripts/format.sh --lint    swift format lint --strict over ferry's sources, the fuzz targets and
+#                               the samples (the Never* rules: no force unwrap, force try or implicitly
+#                               unwrapped optional); tests may unwrap; CI runs this too
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mapfile -t files < <(git ls-files '*.swift')
+if [[ "${1:-}" == "--lint" ]]; then
+    mapfile -t linted < <(git ls-files 'Sources/*.swift' 'Fuzz/*.swift' 'samples/*.swift')
+    exec swift format lint --strict --configuration .swift-format --parallel "${linted[@]}"
+fi
 if [[ "${1:-}" == "--check" ]]; then
     scratch=$(mktemp -d)
     trap 'rm -rf "$scratch"' EXIT

@@ -70,7 +70,8 @@ public final class PostgresConnection {
         }
         defer { PQclear(result) }
         try check(result)
-        return Self.read(result!)
+        guard let result else { throw PostgresError(kind: .server, message: Self.errorText(handle)) }
+        return Self.read(result)
     }
 
     /// Runs several `;`-separated statements without parameters (DDL scripts).
@@ -91,8 +92,9 @@ public final class PostgresConnection {
             try execute("BEGIN")
         } else {
             savepointDepth += 1
-            savepoint = "ferry_savepoint_\(savepointDepth)"
-            try execute("SAVEPOINT \(savepoint!)")
+            let name = "ferry_savepoint_\(savepointDepth)"
+            savepoint = name
+            try execute("SAVEPOINT \(name)")
         }
         defer { if savepoint != nil { savepointDepth -= 1 } }
         let value: T
@@ -166,8 +168,8 @@ public final class PostgresConnection {
         let keys = keywords.map { strdup($0.key) } + [nil]
         let values = keywords.map { strdup($0.value) } + [nil]
         defer {
-            keys.forEach { free($0) }
-            values.forEach { free($0) }
+            for key in keys { free(key) }
+            for value in values { free(value) }
         }
         return keys.map { UnsafePointer($0) }.withUnsafeBufferPointer { keyPointers in
             values.map { UnsafePointer($0) }.withUnsafeBufferPointer { valuePointers in
@@ -189,7 +191,7 @@ public final class PostgresConnection {
         var formats: [Int32] = []
         var lengths: [Int32] = []
         var buffers: [UnsafeMutablePointer<CChar>?] = []
-        defer { buffers.forEach { free($0) } }
+        defer { for buffer in buffers { free(buffer) } }
         for parameter in parameters {
             switch parameter {
             case .bytes(let bytes):

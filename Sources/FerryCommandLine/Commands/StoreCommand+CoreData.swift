@@ -37,10 +37,16 @@ enum CoreDataStoreCommands {
         var history: [HistoryInfo]
         enum CodingKeys: String, CodingKey {
             case store, kind, uuid, version, entities, history
-            case storeType = "store_type", frameworkVersion = "framework_version", sqliteVersion = "sqlite_version"
-            case journalMode = "journal_mode", walFrames = "wal_frames", walHasData = "wal_has_data"
-            case versionIdentifiers = "version_identifiers", otherMetadataKeys = "other_metadata_keys"
-            case cachedModel = "cached_model", cachedModelError = "cached_model_error"
+            case storeType = "store_type"
+            case frameworkVersion = "framework_version"
+            case sqliteVersion = "sqlite_version"
+            case journalMode = "journal_mode"
+            case walFrames = "wal_frames"
+            case walHasData = "wal_has_data"
+            case versionIdentifiers = "version_identifiers"
+            case otherMetadataKeys = "other_metadata_keys"
+            case cachedModel = "cached_model"
+            case cachedModelError = "cached_model_error"
         }
     }
 
@@ -55,7 +61,8 @@ enum CoreDataStoreCommands {
         var path: [String]
         enum CodingKeys: String, CodingKey {
             case store, model, version, method, current, path
-            case alsoMatching = "also_matching", upToDate = "up_to_date"
+            case alsoMatching = "also_matching"
+            case upToDate = "up_to_date"
         }
     }
 

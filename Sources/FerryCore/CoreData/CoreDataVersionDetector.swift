@@ -58,9 +58,9 @@ package enum CoreDataVersionDetector {
             let names = compiled.versionHashes.keys.sorted().filter {
                 compiled.versionHashes[$0] == store.metadata.versionHashes
             }
-            if let name = names.first(where: { bundle.version($0) != nil }) {
+            if let (name, version) = names.lazy.compactMap({ name in bundle.version(name).map { (name, $0) } }).first {
                 return Match(
-                    version: bundle.version(name)!, method: .compiledModelHashes,
+                    version: version, method: .compiledModelHashes,
                     alsoMatching: names.filter { $0 != name })
             }
             if let name = names.first {

@@ -140,7 +140,8 @@ package struct CoreDataMigrationDestination {
     static func checkKeysStayUnique(
         _ identities: [MappingModel.EntityMapping], sourceLayout: any StoreLayout, destinationLayout: any StoreLayout
     ) throws {
-        var readers: [String: [String: MappingModel.EntityMapping]] = [:]  // destination table → source table → a mapping
+        // Destination table → source table → a mapping.
+        var readers: [String: [String: MappingModel.EntityMapping]] = [:]
         for entityMapping in identities {
             guard let source = entityMapping.source else { continue }
             let table = destinationLayout.table(forEntityNamed: entityMapping.destination)

@@ -110,7 +110,7 @@ public final class FixedWidthReader: RecordReader {
                 number: number, line: lastLine, fields: [], rawBytes: raw,
                 problem: FerryError(.invalidInput, message, at: location))
         }
-        let invalid = firstInvalidUTF8(line.baseAddress!, line.count)
+        let invalid = line.baseAddress.map { firstInvalidUTF8($0, line.count) } ?? line.count
         if invalid < line.count {
             let hex = String(line[invalid], radix: 16, uppercase: true)
             // A transcoded input marks a sequence invalid in its encoding with 0xFF (never UTF-8).
@@ -122,8 +122,9 @@ public final class FixedWidthReader: RecordReader {
         for (index, byte) in line.enumerated() where byte & 0xC0 != 0x80 { offsets.append(index) }
         let characters = offsets.count
         offsets.append(line.count)
-        if characters < layout.width {
-            let lacking = layout.columns.filter { $0.end > characters }.min { $0.start < $1.start }!
+        if characters < layout.width,
+            let lacking = layout.columns.filter({ $0.end > characters }).min(by: { $0.start < $1.start })
+        {
             return problem(
                 "the line has \(characters) character\(characters == 1 ? "" : "s") but the layout needs \(layout.width): column '\(lacking.name)' is characters \(lacking.start)–\(lacking.end)",
                 byte: line.count)

@@ -88,7 +88,8 @@ package final class InputFile {
         buffer.append(contentsOf: repeatElement(0, count: chunkSize))
         buffer.withUnsafeMutableBytes { raw in
             do {
-                appended = try read(into: raw.baseAddress! + start, count: chunkSize)
+                guard let base = raw.baseAddress else { return }
+                appended = try read(into: base + start, count: chunkSize)
             } catch {
                 failure = error
             }

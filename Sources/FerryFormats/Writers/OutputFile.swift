@@ -79,11 +79,12 @@ public final class OutputFile {
     public func flush() throws {
         var offset = 0
         while offset < buffer.count {
-            let n = buffer.withUnsafeBytes { raw in
+            let n = buffer.withUnsafeBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return 0 }
                 #if canImport(Glibc)
-                Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                return Glibc.write(descriptor, base + offset, raw.count - offset)
                 #else
-                Darwin.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                return Darwin.write(descriptor, base + offset, raw.count - offset)
                 #endif
             }
             if n < 0 {

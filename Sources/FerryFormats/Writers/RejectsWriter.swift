@@ -34,9 +34,9 @@ public final class RejectsWriter {
         guard let found, found >= size else {
             throw FerryError(
                 .usage,
-                found == nil
-                    ? "the rejects file is missing; the interrupted import had written \(size) bytes of rejects to it"
-                    : "the rejects file has \(found!) bytes, fewer than the \(size) the interrupted import had written to it",
+                found.map {
+                    "the rejects file has \($0) bytes, fewer than the \(size) the interrupted import had written to it"
+                } ?? "the rejects file is missing; the interrupted import had written \(size) bytes of rejects to it",
                 at: InputLocation(file: path),
                 notes: ["the rejects of the committed batches must stay; run the import again without --resume"])
         }

@@ -47,7 +47,7 @@ package enum DatabaseModelInference {
         var entities: [String: EntityDescription] = [:]
         var fieldOfAttribute: [String: [String: String]] = [:]
         for table in schema.tables {
-            let entityName = entityNames[table.name]!
+            let entityName = entityNames[table.name, default: table.name]
             let reader = try DatabaseRecordReader.open(
                 DatabaseSource(database: database, selection: .table(table.name)))
             let sampled = try SampledReader(reader, sampleSize: max(1, sampleSize))
@@ -86,7 +86,7 @@ package enum DatabaseModelInference {
             return false
         }
         for table in schema.tables {
-            let entityName = entityNames[table.name]!
+            let entityName = entityNames[table.name, default: table.name]
             for key in table.foreignKeys {
                 guard key.columns.count == 1, let column = key.columns.first,
                     let target = schema.table(named: key.table), let targetEntity = entityNames[target.name]
@@ -148,7 +148,7 @@ package enum DatabaseModelInference {
         var ordered: [SourceSchema.Table] = []
         var done: Set<String> = []
         func visit(_ table: SourceSchema.Table) {
-            let entityName = entityNames[table.name]!
+            let entityName = entityNames[table.name, default: table.name]
             guard !done.contains(entityName) else { return }
             done.insert(entityName)
             for dependency in (dependsOn[entityName] ?? []).sorted() {
@@ -161,11 +161,12 @@ package enum DatabaseModelInference {
         schema.tables.forEach(visit)
 
         let model = ObjectModel(
-            name: modelName, version: "1", entities: schema.tables.map { entities[entityNames[$0.name]!]! })
+            name: modelName, version: "1",
+            entities: schema.tables.compactMap { entities[entityNames[$0.name, default: $0.name]] })
         let problems = ModelChecker.check(model)
         if !problems.isEmpty { throw FerryErrors(problems) }
         let steps = ordered.map { table -> ImportStep in
-            let entityName = entityNames[table.name]!
+            let entityName = entityNames[table.name, default: table.name]
             var step = ImportStep(source: table.name, format: .csv, entity: entityName)
             step.database = DatabaseSource(database: database, selection: .table(table.name))
             step.fields = (entities[entityName]?.attributes ?? []).compactMap { attribute in

@@ -411,8 +411,9 @@ extension ImportPlan {
             for i in 0..<bytes.count { buffer[i] = CChar(bitPattern: bytes[i]) }
             buffer[bytes.count] = 0
             var end: UnsafeMutablePointer<CChar>? = nil
-            let value = strtod(buffer.baseAddress!, &end)
-            guard let end, end - buffer.baseAddress! == bytes.count, !value.isNaN, value.isFinite else { return nil }
+            guard let start = buffer.baseAddress else { return nil }
+            let value = strtod(start, &end)
+            guard let end, end - start == bytes.count, !value.isNaN, value.isFinite else { return nil }
             return value
         }
     }

@@ -400,9 +400,8 @@ final class NestedObjects {
         for link in node.links {
             let value = object[link.field]
             let keys = object[link.keysField]
-            guard value != nil || keys != nil else { continue }
+            guard let given = value ?? keys else { continue }
             if let column = link.column {
-                let given = (value ?? keys)!
                 switch try toOneKey(
                     link, given, path: "\(path).\(value != nil ? link.field : link.keysField)", parentKey: nil)
                 {
@@ -454,9 +453,10 @@ final class NestedObjects {
         let node = try node(of: link)
         guard let key = node.key, let lookup = node.keyLookup else {
             let why =
-                node.key == nil
-                ? "has no key to link by (mark one with the user info sync.isPrimaryKey, or add 'unique:')"
-                : "has a key of several attributes (\(node.key!.joined(separator: ", "))): nest the objects instead"
+                node.key.map {
+                    "has a key of several attributes (\($0.joined(separator: ", "))): nest the objects instead"
+                }
+                ?? "has no key to link by (mark one with the user info sync.isPrimaryKey, or add 'unique:')"
             return .failure(
                 Failure(
                     field: path, line: value.line, column: value.column,

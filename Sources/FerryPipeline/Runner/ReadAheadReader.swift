@@ -156,7 +156,7 @@ final class ReadAheadReader: ByteFieldReader {
     func advance() throws -> Bool {
         if finished { return false }
         position += 1
-        while batch == nil || position >= batch!.count {
+        while position >= batch?.count ?? 0 {
             if let batch {
                 if let error = batch.error {
                     finished = true
@@ -170,7 +170,8 @@ final class ReadAheadReader: ByteFieldReader {
             try takeNextBatch()
             position = 0
         }
-        record = batch!.records[position]
+        guard let batch else { return false }
+        record = batch.records[position]
         return true
     }
 

@@ -69,7 +69,7 @@ final class RecordByRecordReader: ByteFieldReader {
     func withCurrentRawBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         try (current?.rawBytes ?? []).withUnsafeBufferPointer(body)
     }
-    func currentRecord() -> SourceRecord { current! }
+    func currentRecord() -> SourceRecord { current ?? SourceRecord(number: 0, line: 0, fields: [], raw: "") }
 }
 
 /// The records of an import step, file by file: the records a wrapper holds (a replayed sample),
