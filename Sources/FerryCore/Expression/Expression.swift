@@ -13,7 +13,7 @@
 ///
 /// The main entry points:
 ///
-/// - ``parse(_:location:)``: parse the text.
+/// - ``parse(_:location:bareNamesAreAttributes:)``: parse the text.
 /// - ``bind(source:model:parameters:now:)``: check key paths, parameters and types; compile.
 /// - ``BoundExpression``: evaluate it per row, check its result against an attribute, compile it to SQL.
 public struct Expression: Sendable {

@@ -123,7 +123,7 @@ public struct MigrationReport: Sendable, Codable, Hashable {
 /// only reads the store. The last result is verified, then swapped in with one `rename(2)`, after
 /// the original is hard-linked to a backup. A failure or a kill at any moment leaves either the
 /// untouched original or the fully migrated store in place. A store in a PostgreSQL schema is
-/// migrated into a new schema swapped in by renaming (``PostgresSchemaMigration``).
+/// migrated into a new schema swapped in by renaming (`PostgresSchemaMigration`).
 ///
 /// ```swift
 /// let migrator = Migrator(storePath: "shop.sqlite", bundle: bundle) { from, to in

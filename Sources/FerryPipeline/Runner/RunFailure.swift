@@ -4,7 +4,7 @@ import FerryCore
 /// the kind of failure, never the number).
 public enum RunFailure: Sendable, Hashable {
     /// An error ended the run; `code` says what kind (nil for an error that is not a
-    /// ``FerryCore/FerryError``).
+    /// `FerryError`).
     case error(FerryError.Code?)
     /// A verification check failed.
     case verificationFailed
