@@ -32,6 +32,7 @@ extension Bool: EmptyValue { public static var empty: Bool { false } }
 extension Array: EmptyValue where Element: Hashable & Codable { public static var empty: [Element] { [] } }
 /// `[:]`.
 extension Dictionary: EmptyValue where Key: Codable, Value: Hashable & Codable {
+    /// The empty dictionary.
     public static var empty: [Key: Value] { [:] }
 }
 
