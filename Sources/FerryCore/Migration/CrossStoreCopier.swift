@@ -47,10 +47,7 @@ struct CrossStoreCopier {
                 "'\(Self.shown(sourcePath))' is not a ferry store (it has no ferry metadata); to read a plain database's tables use ferry import"
             )
         }
-        var readOnly = Store.Options()
-        readOnly.readOnly = true
-        readOnly.createIfMissing = false
-        let source = try Store.open(at: sourcePath, model: model, options: readOnly)
+        let source = try Store.open(at: sourcePath, model: model, options: .existingReadOnly)
         try FerryLayout().checkRepresentable(source.model)
         if toPostgreSQL, PathOrURL(sourcePath).isPostgreSQL, try Self.sameSchema(sourcePath, destinationPath) {
             throw FerryError(
@@ -278,17 +275,8 @@ struct CrossStoreCopier {
                 "the store '\(shown)' is at model \(metadata.modelName) version \(metadata.modelVersion), the source at \(model.name) version \(model.version); ferry copy writes only into a new or empty store of the same model (pass --replace to replace it)"
             )
         }
-        var options = Store.Options()
-        options.readOnly = true
-        options.createIfMissing = false
-        let counts = try Store.open(at: copier.destinationPath, model: model, options: options).entityCounts()
-        let objects = counts.reduce(0) { $0 + $1.count }
-        if objects > 0 {
-            throw FerryError(
-                .usage,
-                "the store '\(shown)' already holds \(objects) objects; ferry copy writes only into a new or empty store (pass --replace to replace it)"
-            )
-        }
+        try StoreCopier.requireEmpty(
+            Store.open(at: copier.destinationPath, model: model, options: .existingReadOnly), shown: shown)
     }
 
     private static func remove(_ scratch: Scratch, besides destination: String) {

@@ -83,10 +83,7 @@ public struct StoreCopier {
             guard let model = metadata.model else {
                 throw FerryError(.store, "store '\(sourcePath)' does not record its model")
             }
-            var options = Store.Options()
-            options.readOnly = true
-            options.createIfMissing = false
-            source = try Store.open(at: sourcePath, model: model, options: options)
+            source = try Store.open(at: sourcePath, model: model, options: .existingReadOnly)
             sourceFile = sourcePath
         }
         let model = source.model.storedForm
@@ -110,9 +107,7 @@ public struct StoreCopier {
         // Counts of the source and of the copy, entity by entity, before the copy is put in place.
         let sourceCounts = Dictionary(
             try source.entityCounts().map { ($0.entity, $0.count) }, uniquingKeysWith: { first, _ in first })
-        var copyOptions = Store.Options()
-        copyOptions.readOnly = true
-        copyOptions.createIfMissing = false
+        var copyOptions = Store.Options.existingReadOnly
         copyOptions.writerLock = .none
         let copyCounts = try Store.open(at: scratch, model: model, options: copyOptions).entityCounts()
         var entities: [Report.EntityCount] = []
@@ -145,17 +140,20 @@ public struct StoreCopier {
                 "'\(destinationPath)' exists and is not a ferry store; ferry copy never overwrites it (pass --replace to replace it)"
             )
         }
-        var options = Store.Options()
-        options.readOnly = true
-        options.createIfMissing = false
+        var options = Store.Options.existingReadOnly
         options.allowModelMismatch = true
         options.writerLock = .none
-        let counts = try Store.open(at: destinationPath, model: model, options: options).entityCounts()
-        let objects = counts.reduce(0) { $0 + $1.count }
+        try Self.requireEmpty(Store.open(at: destinationPath, model: model, options: options), shown: destinationPath)
+    }
+
+    /// Refuses a destination store that holds objects: ferry copy writes only into a new or
+    /// empty store unless asked to replace it.
+    static func requireEmpty(_ store: Store, shown: String) throws {
+        let objects = try store.entityCounts().reduce(0) { $0 + $1.count }
         if objects > 0 {
             throw FerryError(
                 .usage,
-                "the store '\(destinationPath)' already holds \(objects) objects; ferry copy writes only into a new or empty store (pass --replace to replace it)"
+                "the store '\(shown)' already holds \(objects) objects; ferry copy writes only into a new or empty store (pass --replace to replace it)"
             )
         }
     }

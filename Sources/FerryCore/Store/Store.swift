@@ -47,6 +47,14 @@ public final class Store: @unchecked Sendable {
         public var allowModelMismatch: Bool = false
         /// Open read-only.
         public var readOnly: Bool = false
+
+        /// An existing store opened for reading only (never created).
+        package static var existingReadOnly: Options {
+            var options = Options()
+            options.readOnly = true
+            options.createIfMissing = false
+            return options
+        }
         /// Whether to take ferry's writer lock (``StoreLock``) for as long as the store is open
         /// (writers always do; read-only stores never).
         package var writerLock: StoreLock.Policy = .take
