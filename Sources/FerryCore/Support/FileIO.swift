@@ -61,6 +61,24 @@ package enum FileIO {
         }
     }
 
+    /// What kind of file a path names.
+    package enum FileKind: Sendable {
+        case regular, directory, symbolicLink, other
+    }
+
+    /// The kind of file at `path` (`stat(2)`; with `followingLinks: false`, `lstat(2)`, which
+    /// sees a symbolic link itself); nil when there is none.
+    package static func kind(of path: String, followingLinks: Bool = true) -> FileKind? {
+        var info = stat()
+        guard (followingLinks ? stat(path, &info) : lstat(path, &info)) == 0 else { return nil }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return .regular
+        case S_IFDIR: return .directory
+        case S_IFLNK: return .symbolicLink
+        default: return .other
+        }
+    }
+
     /// The device and inode of the file at `path`, nil when there is none (`stat(2)`).
     package static func deviceAndInode(of path: String) -> (device: UInt64, inode: UInt64)? {
         var info = stat()
