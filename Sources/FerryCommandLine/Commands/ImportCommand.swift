@@ -362,35 +362,16 @@ struct ImportCommand: ParsableCommand {
 
             // Where the import goes: the store, or for a dry run that would create the store or add
             // a table to it, a scratch store (or copy) removed at the end: a dry run changes nothing.
-            var target = store
-            let scratch = NSTemporaryDirectory() + "/ferry-dry-run-\(UUID().uuidString).sqlite"
-            defer {
-                if target == scratch {
-                    StoreFiles.remove(scratch)
-                    try? FileManager.default.removeItem(atPath: StoreLock.lockPath(for: scratch))
-                }
-            }
-            if options.dryRun && !FileManager.default.fileExists(atPath: store) { target = scratch }
-            if options.dryRun && isCoreDataStore {
-                // A dry run writes into a copy of the Core Data store and its -wal.
-                try Self.copyForDryRun(store, to: scratch)
-                if FileManager.default.fileExists(atPath: store + "-wal") {
-                    try Self.copyForDryRun(store + "-wal", to: scratch + "-wal")
-                }
-                target = scratch
-            }
-            // Held from reading the store's model to the end of the import: the model read, the
-            // table added and the rows imported all belong to the same file.
-            let writerLock =
-                target == store
-                ? try StoreLock.acquire(
-                    for: store, timeout: .seconds(30), policy: options.dryRun ? .takeIfPresent : .take) : nil
+            let target = ImportTarget(store: store, dryRun: options.dryRun)
+            defer { target.close() }
+            // A dry run writes into a copy of the Core Data store and its -wal.
+            if isCoreDataStore { try target.copyForDryRun() }
+            let writerLock = try target.lock()
             defer { withExtendedLifetime(writerLock) {} }
             var reader: (any RecordReader)? = nil
             let storeModel: ObjectModel
             let coreDataStore = try openCoreData(
-                target: target, existing: isCoreDataStore,
-                lockPolicy: options.dryRun ? (target == store ? .takeIfPresent : .none) : .take)
+                target: target.path, existing: isCoreDataStore, lockPolicy: target.lockPolicy)
             if let coreDataStore {
                 storeModel = coreDataStore.model
                 guard storeModel.entity(named: entityName) != nil else {
@@ -408,83 +389,18 @@ struct ImportCommand: ParsableCommand {
                     )
                 }
             } else {
-                let existing =
-                    FileManager.default.fileExists(atPath: store) ? try Store.metadata(at: store)?.model : nil
-                let source = try ReaderFactory.open(step: step)
-                // Mapped fields (paths into nested objects among them) are read from the sample on.
-                for mapping in explicitFields {
-                    if case .field(let name) = mapping.source { _ = source.fieldIndex(of: name) }
+                var inference = ImportInference()
+                inference.typeOverrides = overrides
+                inference.unique = unique.map {
+                    $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
                 }
-                let sampled = try SampledReader(source, sampleSize: max(1, sample))
-                reader = sampled
-                // A database's columns have the types it declares (where the values fit them).
-                let inferenceTypes = ((source as? DatabaseRecordReader)?.declaredTypes(fitting: sampled.samples) ?? [:])
-                    .merging(overrides) { _, given in given }
-                let textIsUntyped = database == nil && dataFormat.readsTextColumns
-                if let existing, let recorded = existing.entity(named: entityName) {
-                    try Self.refuseChanges(to: recorded, overrides: overrides, unique: unique)
-                    let inferred = ModelInference.infer(
-                        entityNamed: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples,
-                        overrides: inferenceTypes,
-                        textIsUntyped: textIsUntyped, decimalComma: decimalComma)
-                    let added = zip(inferred.entity.attributes, inferred.fieldNames).filter { attribute, field in
-                        recorded.attribute(named: attribute.name) == nil && recorded.attribute(named: field) == nil
-                    }
-                    step.fields = Self.renamedFields(sampled.fieldNames, into: recorded)
-                    if alter && !added.isEmpty {
-                        var extended = existing
-                        extended.version = String((Int(existing.version) ?? 0) + 1)
-                        if let position = extended.entities.firstIndex(where: { $0.name == entityName }) {
-                            extended.entities[position].attributes += added.map(\.0)
-                        }
-                        try Self.check(extended)
-                        if options.dryRun {
-                            try Self.copyForDryRun(store, to: scratch)
-                            target = scratch
-                        }
-                        try Store.addAttributes(added.map(\.0), to: entityName, at: target, model: extended)
-                        let addition = ModelInference.Result(
-                            entity: EntityDescription(name: entityName, attributes: added.map(\.0)),
-                            fieldNames: added.map(\.1))
-                        step.fields += addition.renamedFields
-                        storeModel = extended
-                        if !options.quiet { console.line("added to \(entityName): " + addition.summary) }
-                    } else {
-                        storeModel = existing
-                    }
-                } else {
-                    let constraints = unique.map {
-                        $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
-                    }
-                    var inferred = ModelInference.infer(
-                        entityNamed: entityName, fieldNames: sampled.fieldNames, samples: sampled.samples,
-                        overrides: inferenceTypes, unique: constraints,
-                        textIsUntyped: textIsUntyped, decimalComma: decimalComma)
-                    for mapping in explicitFields {
-                        if case .field(let name) = mapping.source { inferred.name(mapping.attribute, fromField: name) }
-                    }
-                    try Self.checkNamed(overrides: overrides, constraints: constraints, in: inferred)
-                    step.fields = inferred.renamedFields
-                    if let existing {
-                        var extended = existing
-                        extended.entities.append(inferred.entity)
-                        extended.version = String((Int(existing.version) ?? 0) + 1)
-                        try Self.check(extended)
-                        if options.dryRun {
-                            try Self.copyForDryRun(store, to: scratch)
-                            target = scratch
-                        }
-                        try Store.addEntities([entityName], at: target, model: extended)
-                        storeModel = extended
-                    } else {
-                        let created = ObjectModel(name: entityName, version: "1", entities: [inferred.entity])
-                        try Self.check(created)
-                        storeModel = created
-                    }
-                    if !options.quiet {
-                        console.line("inferred \(entityName): " + inferred.summary)
-                    }
-                }
+                inference.alter = alter
+                inference.sampleSize = sample
+                inference.explicitFields = explicitFields
+                let inferred = try inference.resolve(&step, target: target)
+                storeModel = inferred.model
+                reader = inferred.reader
+                if !options.quiet { inferred.notes.forEach(console.line) }
             }
             // --field mappings win over the ones derived from names.
             step.fields =
@@ -501,34 +417,39 @@ struct ImportCommand: ParsableCommand {
                 }
             }
             var openOptions = Store.Options()
-            openOptions.writerLock = options.dryRun ? (target == store ? .takeIfPresent : .none) : .take
-            let opened = try coreDataStore ?? Store.open(at: target, model: storeModel, options: openOptions)
-            let runner = ImportStepRunner(step: step, store: opened, index: 1, jobName: "ferry import", reader: reader)
+            openOptions.writerLock = target.lockPolicy
+            let opened = try coreDataStore ?? Store.open(at: target.path, model: storeModel, options: openOptions)
+            // The import runs as the same step in a job would, with `verify: false`: ferry import
+            // runs no checks after the import (ferry verify does).
+            step.verify = false
+            let job = Job(
+                name: "ferry import", path: "ferry import", store: StoreReference(path: store), modelPath: model,
+                steps: [.import(step)])
+            let runner = JobRunner(job: job, model: storeModel)
             runner.dryRun = options.dryRun
             runner.resume = resume
             runner.resumeCommand = ResumeCommandLine.text()
             runner.allowsEmptySync = allowEmptySync
             runner.progress = console
-            console.stepStarted(
-                index: 1, of: 1,
-                title:
-                    "import \(entityName) from \(database != nil || paths.count == 1 ? step.source : "\(paths.count) files (\(step.source))")"
-            )
+            if let reader { runner.readers = [1: reader] }
             var report = RunReport(
-                command: "import", job: "ferry import", jobFile: nil, store: store, model: storeModel.name,
+                command: "import", job: job.name, jobFile: nil, store: store, model: storeModel.name,
                 modelVersion: storeModel.version, dryRun: options.dryRun)
-            do {
-                report.steps = [try runner.run()]
-                report.finish(exitCode: 0)
-            } catch let failure as ImportStepFailure {
-                report.steps = [failure.report]
-                report.finish(exitCode: ExitStatus.code(for: failure))
-                if let path = options.report { try writeJSON(report, to: path) }
-                throw failure
-            }
-            if let path = options.report { try writeJSON(report, to: path) }
-            return 0
+            runner.run(on: opened, into: &report)
+            return try finish(&report)
         }
+    }
+
+    /// Ends the run's report with its exit status, writes it (`--report`) and prints the error of
+    /// a failed step; returns the exit status.
+    func finish(_ report: inout RunReport) throws -> Int32 {
+        let code = ExitStatus.code(for: report.failure)
+        report.finish(exitCode: code)
+        if let path = options.report { try writeJSON(report, to: path) }
+        if let failed = report.steps.last(where: { $0.outcome == .failed }), let error = failed.error {
+            Console.printError(error)
+        }
+        return code
     }
 
     /// Checks `--layout` and `--compiled-model` against the store; true when the store is an
@@ -580,20 +501,6 @@ struct ImportCommand: ParsableCommand {
         guard layout == "coredata", let bundle else { return nil }
         let hashes = try compiledModel.map { try CompiledModelVersions.read($0).hashes(for: bundle.current) }
         return try Store.createCoreData(at: target, model: bundle.current, versionHashes: hashes, options: openOptions)
-    }
-
-    /// A dry run that changes a store's model works on a copy of it.
-    static func copyForDryRun(_ store: String, to scratch: String) throws {
-        do {
-            try FileManager.default.copyItem(atPath: store, toPath: scratch)
-        } catch {
-            throw FerryError(.io, "cannot copy '\(store)' for the dry run: \(FileErrorReason.describe(error))")
-        }
-    }
-
-    static func check(_ model: ObjectModel) throws {
-        let problems = ModelChecker.check(model)
-        if !problems.isEmpty { throw FerryErrors(problems) }
     }
 
     /// Applies the CSV options: the delimiter (given, implied by tsv, or detected), the quote,
@@ -743,75 +650,6 @@ struct ImportCommand: ParsableCommand {
             throw FerryError(.usage, "\(flag) must be one character, got '\(text)'")
         }
         return byte
-    }
-
-    /// Field mappings for headers whose derived attribute names (``AttributeNaming``) differ from
-    /// them, so that a later import into an inferred entity finds `First Name` in `first_name`.
-    static func renamedFields(_ fieldNames: [String], into entity: EntityDescription) -> [FieldMapping] {
-        let names = AttributeNaming.attributeNames(for: fieldNames)
-        return zip(fieldNames, names).compactMap { field, name in
-            guard name != field, entity.attribute(named: field) == nil, entity.attribute(named: name) != nil else {
-                return nil
-            }
-            return FieldMapping(attribute: name, source: .field(field))
-        }
-    }
-
-    /// `--type` and `--unique` change a model; on an entity the store already has they would be
-    /// silently ignored, so anything that differs is refused.
-    static func refuseChanges(to entity: EntityDescription, overrides: [String: AttributeType], unique: [String]) throws
-    {
-        for (name, type) in overrides.sorted(by: { $0.key < $1.key }) {
-            let attributeName =
-                entity.attribute(named: name) != nil ? name : AttributeNaming.identifier(name, fallback: name)
-            guard let attribute = entity.attribute(named: attributeName) else {
-                throw FerryError(
-                    .usage,
-                    "--type \(name)=\(type.rawValue): \(entity.name) has no attribute '\(name)' (attributes: \(entity.attributes.map(\.name).joined(separator: ", ")))"
-                )
-            }
-            if attribute.type != type {
-                throw FerryError(
-                    .usage,
-                    "--type \(name)=\(type.rawValue): the store already has \(entity.name).\(attribute.name) as \(attribute.type.rawValue); --type applies only when a model is inferred (change a stored type by migrating the store to a new model version)"
-                )
-            }
-        }
-        // Like a matching --type, a constraint the entity already has changes nothing (a resumed import repeats its command).
-        let constraints = unique.map { text in
-            text.split(separator: ",").map { name -> String in
-                let name = String(name).trimmingCharacters(in: .whitespaces)
-                return entity.attribute(named: name) != nil ? name : AttributeNaming.identifier(name, fallback: name)
-            }
-        }
-        if constraints.contains(where: { constraint in
-            !entity.uniquenessConstraints.contains { Set($0) == Set(constraint) }
-        }) {
-            throw FerryError(
-                .usage,
-                "--unique applies only when a model is inferred; the store already has \(entity.name) (add a constraint by migrating the store to a new model version)"
-            )
-        }
-    }
-
-    /// Every `--type` and `--unique` column must be a field (or derived attribute) of the input.
-    static func checkNamed(
-        overrides: [String: AttributeType], constraints: [[String]], in inferred: ModelInference.Result
-    ) throws {
-        let known = Set(inferred.fieldNames).union(inferred.entity.attributes.map(\.name))
-        let columns = inferred.fieldNames.joined(separator: ", ")
-        for name in overrides.keys.sorted() where !known.contains(name) {
-            throw FerryError(
-                .usage,
-                "--type \(name)=…: the input has no column '\(name)' (columns: \(columns))\(Suggestions.didYouMean(name, in: inferred.fieldNames))"
-            )
-        }
-        for name in constraints.joined() where !known.contains(name) {
-            throw FerryError(
-                .usage,
-                "--unique \(name): the input has no column '\(name)' (columns: \(columns))\(Suggestions.didYouMean(name, in: inferred.fieldNames))"
-            )
-        }
     }
 
     static func budget(_ text: String?, hasRejectsFile: Bool) throws -> RejectBudget {

@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A private copy of a Core Data store (main file, `-wal`, `-journal`) in a temporary folder,
 /// opened read-write there so that SQLite can replay the WAL and rebuild `-shm` without
 /// touching the user's files (COREDATA.md §2.1: opening an original, even read-only, rewrites
@@ -34,7 +28,7 @@ package final class CoreDataStoreCopy {
         original = path
         Self.removeAbandonedCopies()
         folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "\(Self.folderPrefix)\(getpid())-\(UUID().uuidString)")
+            "\(Self.folderPrefix)\(FileIO.processID)-\(UUID().uuidString)")
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
         } catch {
@@ -84,10 +78,10 @@ package final class CoreDataStoreCopy {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: temporary.path) else { return }
         for name in names where name.hasPrefix(folderPrefix) {
             let rest = name.dropFirst(folderPrefix.count)
-            guard let dash = rest.firstIndex(of: "-"), let pid = pid_t(rest[rest.startIndex..<dash]), pid > 0 else {
+            guard let dash = rest.firstIndex(of: "-"), let pid = Int32(rest[rest.startIndex..<dash]), pid > 0 else {
                 continue
             }
-            if kill(pid, 0) != 0 && errno == ESRCH {
+            if !FileIO.processRuns(pid) {
                 try? FileManager.default.removeItem(at: temporary.appendingPathComponent(name))
             }
         }

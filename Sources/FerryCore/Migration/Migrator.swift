@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Options of a migration.
 public struct MigrationOptions: Sendable {
     /// The version to migrate to; nil for the bundle's current version.
@@ -383,14 +377,16 @@ extension StoreFiles {
     /// the complete original, after it the complete new store.
     static func swapIn(_ newPath: String, at path: String) throws {
         for companion in [path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: companion) {
-            guard unlink(companion) == 0 || errno == ENOENT else {
-                throw FerryError(
-                    .io, "cannot remove '\(companion)' before replacing '\(path)': \(String(cString: strerror(errno)))")
+            do {
+                try FileIO.removeFile(companion)
+            } catch {
+                throw FerryError(.io, "cannot remove '\(companion)' before replacing '\(path)': \(error)")
             }
         }
-        guard rename(newPath, path) == 0 else {
-            throw FerryError(
-                .io, "cannot move the migrated store into place at '\(path)': \(String(cString: strerror(errno)))")
+        do {
+            try FileIO.rename(newPath, to: path)
+        } catch {
+            throw FerryError(.io, "cannot move the migrated store into place at '\(path)': \(error)")
         }
         try synchronize(path)
     }
@@ -398,7 +394,12 @@ extension StoreFiles {
     /// Keeps the file at `path` under a second name (a hard link, or a copy where links are not
     /// possible), so the original survives the swap.
     static func preserve(_ path: String, as backup: String) throws {
-        if link(path, backup) == 0 { return }
+        do {
+            try FileIO.link(path, as: backup)
+            return
+        } catch {
+            // No hard links on this file system (or across devices): a copy keeps the original.
+        }
         do {
             try FileManager.default.copyItem(atPath: path, toPath: backup)
         } catch {
@@ -408,19 +409,10 @@ extension StoreFiles {
 
     /// Flushes a file and its folder to disk (the swap must not reach the disk before the data).
     static func synchronize(_ path: String) throws {
-        let descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else {
-            throw FerryError(.io, "cannot open '\(path)' to flush it: \(String(cString: strerror(errno)))")
-        }
-        defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else {
-            throw FerryError(.io, "cannot flush '\(path)': \(String(cString: strerror(errno)))")
-        }
-        let folder = (path as NSString).deletingLastPathComponent
-        let directory = open(folder.isEmpty ? "." : folder, O_RDONLY)
-        if directory >= 0 {
-            _ = fsync(directory)
-            close(directory)
+        do {
+            try FileIO.synchronize(path)
+        } catch {
+            throw FerryError(.io, "cannot flush '\(path)': \(error)")
         }
     }
 }

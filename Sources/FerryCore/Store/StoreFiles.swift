@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// File-level operations on a store and its companion files (`-journal`, `-wal`, `-shm`).
 package enum StoreFiles {
     /// The companion files SQLite may keep beside a database.
@@ -57,8 +51,10 @@ package enum StoreFiles {
         for file in companions(of: path) where FileManager.default.fileExists(atPath: file) {
             throw FerryError(.store, "cannot replace '\(path)': \(file) is still in use by another process")
         }
-        guard rename(newPath, path) == 0 else {
-            throw FerryError(.io, "cannot move '\(newPath)' to '\(path)': \(String(cString: strerror(errno)))")
+        do {
+            try FileIO.rename(newPath, to: path)
+        } catch {
+            throw FerryError(.io, "cannot move '\(newPath)' to '\(path)': \(error)")
         }
     }
 }

@@ -1,12 +1,6 @@
 import Foundation
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// ferry's writer lock on a store file: an exclusive `flock(2)` on `STORE.ferry-lock` beside it.
 ///
 /// SQLite's own locks are POSIX record locks, which a process loses as soon as it closes *any*
@@ -55,9 +49,20 @@ package final class StoreLock: Sendable {
                 held[path] = entry
             } else {
                 held[path] = nil
-                _ = flock(entry.descriptor, LOCK_UN)
-                _ = close(entry.descriptor)
+                FileIO.unlockAndClose(entry.descriptor)
             }
+        }
+    }
+
+    /// Opens the lock file at `path`, creating it and (like `mkdir -p`) its folder: a writer
+    /// creates the store there next.
+    private static func openLockFile(_ path: String) throws(FileIO.Failure) -> Int32 {
+        do {
+            return try FileIO.openLockFile(path)
+        } catch  where error.isMissingFile {
+            let folder = (path as NSString).deletingLastPathComponent
+            try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            return try FileIO.openLockFile(path)
         }
     }
 
@@ -98,20 +103,15 @@ package final class StoreLock: Sendable {
                     held[path] = entry
                     return .success(true)
                 }
-                var descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-                if descriptor < 0 && errno == ENOENT {
-                    // Like `mkdir -p` for the store's folder: a writer creates the store there next.
-                    let folder = (path as NSString).deletingLastPathComponent
-                    try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-                    descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-                }
-                guard descriptor >= 0 else {
-                    let reason = String(cString: strerror(errno))
+                let descriptor: Int32
+                do {
+                    descriptor = try Self.openLockFile(path)
+                } catch {
                     return .failure(
-                        FerryError(.io, "cannot create the lock file '\(path)' of the store '\(storePath)': \(reason)"))
+                        FerryError(.io, "cannot create the lock file '\(path)' of the store '\(storePath)': \(error)"))
                 }
-                guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-                    _ = close(descriptor)
+                guard FileIO.tryLockExclusively(descriptor) else {
+                    FileIO.close(descriptor)
                     return .success(false)
                 }
                 held[path] = Held(descriptor: descriptor, holders: 1)

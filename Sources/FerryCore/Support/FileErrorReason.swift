@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The cause of a failed Foundation file operation in plain words (`No such file or directory`,
 /// `Permission denied`), never `The operation could not be completed (NSCocoaErrorDomain
 /// error 256)`.
@@ -13,10 +7,10 @@ package enum FileErrorReason {
     /// The POSIX cause of `error` when Foundation kept one, else the best words it has.
     package static func describe(_ error: any Error) -> String {
         let nsError = error as NSError
-        if nsError.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(nsError.code))) }
+        if nsError.domain == NSPOSIXErrorDomain { return FileIO.reason(Int32(nsError.code)) }
         if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain
         {
-            return String(cString: strerror(Int32(underlying.code)))
+            return FileIO.reason(Int32(underlying.code))
         }
         if nsError.domain == NSCocoaErrorDomain {
             switch nsError.code {

@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The one rule that keeps a command from destroying its own data: no output (`--output`,
 /// `--report`, `--junit`, `--rejects`, a job's export `output` or `rejects`) may be the store, one
 /// of the store's companion files (`-wal`, `-shm`, `-journal`, backups, rebuild and dry-run
@@ -113,10 +107,9 @@ package struct FileIdentity: Sendable, Hashable {
     var resolved: String
 
     package init(_ path: String) {
-        var info = stat()
-        if stat(path, &info) == 0 {
-            device = UInt64(info.st_dev)
-            inode = UInt64(info.st_ino)
+        if let file = FileIO.deviceAndInode(of: path) {
+            device = file.device
+            inode = file.inode
         }
         resolved = Self.resolve(path)
     }
@@ -142,16 +135,11 @@ package struct FileIdentity: Sendable, Hashable {
 
     /// The absolute, symlink-free form of `path`; for a missing file, of its folder plus its name.
     static func resolve(_ path: String) -> String {
-        if let real = realpath(path, nil) {
-            defer { free(real) }
-            return String(cString: real)
-        }
+        if let real = FileIO.realPath(path) { return real }
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         let url = URL(fileURLWithPath: absolute).standardizedFileURL
         let folder = url.deletingLastPathComponent().path
-        if let real = realpath(folder, nil) {
-            defer { free(real) }
-            let prefix = String(cString: real)
+        if let prefix = FileIO.realPath(folder) {
             return (prefix == "/" ? "" : prefix) + "/" + url.lastPathComponent
         }
         return url.path

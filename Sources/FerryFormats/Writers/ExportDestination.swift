@@ -1,12 +1,6 @@
 import FerryCore
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Where an export writes, decided once before the first byte.
 ///
 /// A regular file (or a new one) is written under a hidden temporary name beside it and renamed
@@ -32,13 +26,11 @@ public struct ExportDestination: Sendable {
             return
         }
         try PathOrURL.requireFile(path, role: "output")
-        var info = stat()
-        if stat(path, &info) == 0 {
-            let type = info.st_mode & S_IFMT
-            if type == S_IFDIR {
+        if let kind = FileIO.kind(of: path) {
+            if kind == .directory {
                 throw FerryError(.usage, "output '\(path)' is a folder; name a file", at: InputLocation(file: path))
             }
-            if type != S_IFREG {
+            if kind != .regular {
                 writePath = path
                 target = nil
                 return
@@ -48,7 +40,9 @@ public struct ExportDestination: Sendable {
         let url = URL(fileURLWithPath: resolved)
         target = resolved
         writePath =
-            url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).ferry-\(getpid())").path
+            url.deletingLastPathComponent().appendingPathComponent(
+                ".\(url.lastPathComponent).ferry-\(FileIO.processID)"
+            ).path
     }
 
     /// True when the output is written as it goes (standard output, a FIFO, a device).
@@ -62,26 +56,28 @@ public struct ExportDestination: Sendable {
     /// Puts a finished temporary file in place of the output (nothing to do when in place).
     public func commit() throws {
         guard let target else { return }
-        if rename(writePath, target) != 0 {
-            let reason = String(cString: strerror(errno))
+        do {
+            try FileIO.rename(writePath, to: target)
+        } catch {
             discard()
             throw FerryError(
-                .io, "cannot write '\(path)': \(reason); the file was not changed", at: InputLocation(file: path))
+                .io, "cannot write '\(path)': \(error); the file was not changed", at: InputLocation(file: path))
         }
     }
 
     /// Removes the temporary file of a failed export; the output keeps its old content.
     public func discard() {
         guard target != nil else { return }
-        unlink(writePath)
+        // Best effort: the export's own error is the one reported; a temporary file that cannot be
+        // removed stays hidden beside the output.
+        try? FileIO.removeFile(writePath)
     }
 
     /// The file a chain of symlinks ends at (which may not exist yet), else `path` itself.
     static func followingSymlinks(_ path: String) -> String {
         var current = path
         for _ in 0..<40 {
-            var info = stat()
-            guard lstat(current, &info) == 0, info.st_mode & S_IFMT == S_IFLNK,
+            guard FileIO.kind(of: current, followingLinks: false) == .symbolicLink,
                 let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: current)
             else { return current }
             current =

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryFormats
 import FerryPostgres
 import Foundation
 
@@ -29,6 +30,9 @@ public final class JobRunner {
     public var allowsEmptySync = false
     /// Receives progress while the job runs; held weakly.
     public weak var progress: (any ProgressObserver)?
+    /// Readers to use instead of opening an import step's source, by step number (1-based):
+    /// `ferry import` passes the one that replays the records its model was inferred from.
+    package var readers: [Int: any RecordReader] = [:]
     /// Records imported per entity so far (for `equals: imported` in verify steps).
     private var imported: [String: (count: Int, steps: [Int])] = [:]
 
@@ -299,6 +303,27 @@ public final class JobRunner {
             report.fail(step: 0, kind: "open", error: error)
             return false
         }
+        return runSteps(range, on: store, into: &report)
+    }
+
+    /// Runs the job's steps on `store`, which the caller opened after settling its model:
+    /// `ferry import` runs its one-step job this way, so that a flag and its job key run the same
+    /// code. A job with `migrate` steps runs with ``run()``, on its store file. With ``resume``,
+    /// the job's first import step continues its interrupted run (and refuses when there is none).
+    package func run(on store: Store, into report: inout RunReport) {
+        if migrates {
+            report.fail(
+                step: 0, kind: "open",
+                error: FerryError(.internal, "a job that migrates its store runs on the store file, not an open store"))
+            return
+        }
+        resumeAt = resume ? job.steps.firstIndex { if case .import = $0 { true } else { false } }.map { $0 + 1 } : nil
+        guard runSteps(job.steps.indices, on: store, into: &report) else { return }
+        report.outcome = dryRun ? "dry_run" : "succeeded"
+    }
+
+    /// Runs the steps in `range` on `store`; false when a step failed.
+    private func runSteps(_ range: Range<Int>, on store: Store, into report: inout RunReport) -> Bool {
         if dryRun {
             // One transaction around every step, rolled back at the end: each step sees what the
             // steps before it would have written (orders find the customers imported before them).
@@ -327,10 +352,9 @@ public final class JobRunner {
             }
             switch step {
             case .import(let importStep):
-                progress?.stepStarted(
-                    index: offset + 1, of: job.steps.count,
-                    title: "import \(importStep.entity) from \(importStep.source)")
-                let runner = ImportStepRunner(step: importStep, store: store, index: offset + 1, jobName: job.name)
+                progress?.stepStarted(index: offset + 1, of: job.steps.count, title: importStep.title)
+                let runner = ImportStepRunner(
+                    step: importStep, store: store, index: offset + 1, jobName: job.name, reader: readers[offset + 1])
                 runner.dryRun = dryRun
                 runner.resume = offset + 1 == resumeAt
                 runner.resumeCommand = resumeCommand

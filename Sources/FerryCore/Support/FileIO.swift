@@ -1,0 +1,134 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// ferry's calls into the C library for files and processes, the one place in `FerryCore` that
+/// knows which C library the platform has (Glibc or Darwin).
+///
+/// Each call returns or throws the cause of a failure in plain words (`strerror(3)`), which the
+/// caller puts into its own located message. Why a helper and not swift-system: see "File I/O"
+/// in docs/architecture.md.
+package enum FileIO {
+    /// A failed call: its `errno` and the cause in words (`No such file or directory`).
+    package struct Failure: Error, Sendable, CustomStringConvertible {
+        /// The `errno` value.
+        package let code: Int32
+        /// `strerror(code)`.
+        package var description: String { FileIO.reason(code) }
+
+        /// True when the file (or a folder on its path) does not exist (`ENOENT`).
+        package var isMissingFile: Bool { code == ENOENT }
+
+        /// The failure of the call that just set `errno`.
+        static var last: Failure { Failure(code: errno) }
+    }
+
+    /// The cause an `errno` value stands for, in words.
+    package static func reason(_ code: Int32) -> String {
+        String(cString: strerror(code))
+    }
+
+    /// Renames `source` to `destination` in one step (`rename(2)`), replacing a file there.
+    package static func rename(_ source: String, to destination: String) throws(Failure) {
+        guard systemRename(source, destination) == 0 else { throw .last }
+    }
+
+    /// Makes `newPath` a second name of the file at `path` (`link(2)`).
+    package static func link(_ path: String, as newPath: String) throws(Failure) {
+        guard systemLink(path, newPath) == 0 else { throw .last }
+    }
+
+    /// Removes the file at `path` (`unlink(2)`); a file that is already gone is no failure.
+    package static func removeFile(_ path: String) throws(Failure) {
+        guard unlink(path) == 0 || errno == ENOENT else { throw .last }
+    }
+
+    /// Flushes the file at `path` to disk (`fsync(2)`), then its folder's entry for it (best
+    /// effort: not every file system syncs a folder).
+    package static func synchronize(_ path: String) throws(Failure) {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { throw .last }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw .last }
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let directory = open(folder, O_RDONLY)
+        if directory >= 0 {
+            _ = fsync(directory)
+            close(directory)
+        }
+    }
+
+    /// What kind of file a path names.
+    package enum FileKind: Sendable {
+        case regular, directory, symbolicLink, other
+    }
+
+    /// The kind of file at `path` (`stat(2)`; with `followingLinks: false`, `lstat(2)`, which
+    /// sees a symbolic link itself); nil when there is none.
+    package static func kind(of path: String, followingLinks: Bool = true) -> FileKind? {
+        var info = stat()
+        guard (followingLinks ? stat(path, &info) : lstat(path, &info)) == 0 else { return nil }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return .regular
+        case S_IFDIR: return .directory
+        case S_IFLNK: return .symbolicLink
+        default: return .other
+        }
+    }
+
+    /// The device and inode of the file at `path`, nil when there is none (`stat(2)`).
+    package static func deviceAndInode(of path: String) -> (device: UInt64, inode: UInt64)? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return (UInt64(info.st_dev), UInt64(info.st_ino))
+    }
+
+    /// The absolute path of `path` with every symbolic link resolved, nil when it does not exist
+    /// (`realpath(3)`).
+    package static func realPath(_ path: String) -> String? {
+        guard let real = realpath(path, nil) else { return nil }
+        defer { free(real) }
+        return String(cString: real)
+    }
+
+    /// Opens (creating it when missing) the lock file at `path` for `flock(2)`; the descriptor
+    /// is closed on exec. `Failure` with `ENOENT` when its folder does not exist.
+    package static func openLockFile(_ path: String) throws(Failure) -> Int32 {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw .last }
+        return descriptor
+    }
+
+    /// Takes an exclusive `flock(2)` on `descriptor` without waiting; false when another open
+    /// file holds it.
+    package static func tryLockExclusively(_ descriptor: Int32) -> Bool {
+        flock(descriptor, LOCK_EX | LOCK_NB) == 0
+    }
+
+    /// Releases the `flock(2)` on `descriptor` and closes it.
+    package static func unlockAndClose(_ descriptor: Int32) {
+        _ = flock(descriptor, LOCK_UN)
+        close(descriptor)
+    }
+
+    /// Closes `descriptor`.
+    package static func close(_ descriptor: Int32) {
+        _ = systemClose(descriptor)
+    }
+
+    /// This process's id.
+    package static var processID: Int32 { getpid() }
+
+    /// False when no process `pid` runs any more (`kill(pid, 0)` fails with `ESRCH`).
+    package static func processRuns(_ pid: Int32) -> Bool {
+        kill(pid, 0) == 0 || errno != ESRCH
+    }
+}
+
+// The C functions whose names `FileIO`'s members reuse, reached from outside the enum.
+private func systemRename(_ source: String, _ destination: String) -> Int32 { rename(source, destination) }
+private func systemLink(_ path: String, _ newPath: String) -> Int32 { link(path, newPath) }
+private func systemClose(_ descriptor: Int32) -> Int32 { close(descriptor) }

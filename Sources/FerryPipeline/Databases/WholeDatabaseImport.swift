@@ -1,0 +1,143 @@
+import FerryCore
+import FerryFormats
+import FerryPostgres
+import Foundation
+
+/// Every table of a database into a new store (`ferry import legacy.db --store new.sqlite`, or a
+/// `postgresql://` URL, one schema of it), with the model inferred from the schema
+/// (`DatabaseModelInference`), referenced tables first, each table's count checked after.
+///
+/// The store is written beside its path and renamed into place when every table is in (in
+/// PostgreSQL, a work schema renamed to the store's): a failure leaves no store behind. A dry run
+/// builds the store in the work file only and removes it.
+package struct WholeDatabaseImport {
+    /// The database read: a SQLite file or a `postgresql://` URL.
+    package let source: String
+    /// The store created: a file path or a `postgresql://` URL.
+    package let store: String
+    /// Each step's `on_conflict`.
+    package var onConflict: ConflictPolicy = .error
+    /// Each step's `validate`.
+    package var validate = true
+    /// How many rows of each table its types are inferred from.
+    package var sampleSize = 1000
+    /// Build the store and throw it away.
+    package var dryRun = false
+
+    /// An import of every table of `source` into the new store `store`.
+    package init(source: String, store: String) {
+        self.source = source
+        self.store = store
+    }
+
+    private var readsPostgreSQL: Bool { PostgresURL.isPostgresURL(source) }
+    private var writesPostgreSQL: Bool { PathOrURL(store).isPostgreSQL }
+
+    /// The store as messages name it (a URL without its password).
+    package var shownStore: String { PathOrURL(store).shown }
+
+    /// The database read, as a step's `database:` names it.
+    package var database: DatabaseSource.Database {
+        readsPostgreSQL ? .postgresql(url: source) : .sqlite(path: source)
+    }
+
+    /// Refuses a source that is a ferry or Core Data store (copied with `ferry copy`), a store
+    /// that is not a path or URL ferry can create, and a store that exists.
+    package func check() throws {
+        if !readsPostgreSQL, (try? Store.metadata(at: source)) != nil {
+            throw FerryError(
+                .usage,
+                "'\(source)' is a ferry store: copy it with ferry copy \(source) \(store) (or read one of its tables with --table)"
+            )
+        }
+        if !readsPostgreSQL, CoreDataStoreFile.isCoreDataStore(source) {
+            throw FerryError(
+                .usage,
+                "'\(source)' is a Core Data store: copy it into a ferry store with ferry copy \(source) \(store) (or read one entity with --table ENTITY)"
+            )
+        }
+        try PathOrURL.requireStore(store)
+        try CoreDataStoreFile.refuseInPlace(store, command: "import")
+        let exists =
+            writesPostgreSQL ? try Store.postgreSQLStoreExists(store) : FileManager.default.fileExists(atPath: store)
+        guard !exists else {
+            throw FerryError(
+                .usage,
+                "importing a whole database creates a new store, and '\(shownStore)' exists; give a new store path (or import the tables one by one with --table)"
+            )
+        }
+    }
+
+    /// The model inferred from the database's schema and one import step per table.
+    package func plan() throws -> DatabaseModelInference.Plan {
+        let schema = try readsPostgreSQL ? SourceSchema.postgres(url: source) : SourceSchema.sqlite(path: source)
+        let modelName =
+            readsPostgreSQL
+            ? AttributeNaming.identifier((try? PostgresURL(source).database) ?? nil ?? "postgres", fallback: "postgres")
+            : AttributeNaming.entityName(fromPath: source)
+        return try DatabaseModelInference.plan(
+            database: database, schema: schema, modelName: modelName, sampleSize: sampleSize)
+    }
+
+    /// Runs `plan`'s steps into the new store as a job of import steps, checks every table's count
+    /// and (unless a dry run) puts the store in place. The steps' reports are appended to `report`;
+    /// a failed step leaves its failure there and no store behind.
+    ///
+    /// - Throws: `.verification` when a table's count differs from its entity's.
+    package func run(
+        _ plan: DatabaseModelInference.Plan, progress: (any ProgressObserver)?, into report: inout RunReport
+    ) throws {
+        // A dry run builds the store in the scratch file only: it needs no lock on the path.
+        let writerLock = dryRun || writesPostgreSQL ? nil : try StoreLock.acquire(for: store, timeout: .seconds(30))
+        defer { withExtendedLifetime(writerLock) {} }
+        let scratch =
+            writesPostgreSQL
+            ? try Store.postgreSQLWorkURL(
+                store, mark: "ferry_rebuild",
+                suffix: "\(ProcessInfo.processInfo.processIdentifier)_\(UUID().uuidString.prefix(8).lowercased())")
+            : store + StoreFiles.rebuildMark
+        if !writesPostgreSQL { StoreFiles.remove(scratch) }
+        defer { if writesPostgreSQL { try? Store.dropPostgreSQLSchema(scratch) } else { StoreFiles.remove(scratch) } }
+        // The store is closed before it is put in place.
+        do {
+            var openOptions = Store.Options()
+            openOptions.writerLock = .none
+            let opened = try Store.open(at: scratch, model: plan.model, options: openOptions)
+            // The steps run as a job's would, with `verify: false`: the counts are checked below.
+            let steps = plan.steps.map { planned -> Step in
+                var step = planned
+                step.onConflict = onConflict
+                step.validate = validate
+                step.verify = false
+                return .import(step)
+            }
+            let runner = JobRunner(
+                job: Job(
+                    name: "ferry import", path: "ferry import", store: StoreReference(path: store), modelPath: nil,
+                    steps: steps),
+                model: plan.model)
+            runner.progress = progress
+            runner.run(on: opened, into: &report)
+            guard report.failure == nil else { return }
+            // Every row of every table is in the store: the counts must agree.
+            for (table, step) in zip(plan.tables, plan.steps) {
+                let reader = try DatabaseRecordReader.open(
+                    DatabaseSource(database: database, selection: .query("SELECT count(*) FROM \(SQL.quote(table))")))
+                guard case .typed(.integer(let expected))? = try reader.next()?.fields.first??.value else { continue }
+                let count = try opened.entityCount(step.entity)
+                guard count == Int(expected) else {
+                    throw FerryError(
+                        .verification,
+                        "\(step.entity) has \(count) objects but table \(table) of \(database.label) has \(expected) rows; '\(shownStore)' was not created"
+                    )
+                }
+            }
+        }
+        guard !dryRun else { return }
+        if writesPostgreSQL {
+            try Store.replacePostgreSQLSchema(store, with: scratch)
+        } else {
+            try StoreFiles.replace(store, with: scratch)
+        }
+    }
+}
