@@ -175,6 +175,7 @@ package final class PostgresStagedInserter: StagingRecordInserter {
                 .store,
                 "import into \(entity.name) on PostgreSQL store \(database.location) failed: \(error.description)")
         }
+        try database.execute("ANALYZE \(staging)")
         return try merge.write(first: first, count: count, rows: rows, width: width, supplied: supplied)
     }
 

@@ -117,8 +117,8 @@ struct PostgresStagedMerge {
         createImages = """
             CREATE TEMPORARY TABLE \(images) ON COMMIT DROP AS SELECT m.ferry_k, m.ferry_target\
             \(imageColumns.map { ", " + $0 }.joined()) \
-            FROM (SELECT s.\(key) AS ferry_k, \(target) AS ferry_target FROM \(staging) AS s) AS m \
-            JOIN \(staging) AS s ON s.\(key) = m.ferry_k LEFT JOIN \(table) AS o ON o.\(key) = m.ferry_target
+            FROM \(staging) AS s CROSS JOIN LATERAL (SELECT s.\(key) AS ferry_k, \(target) AS ferry_target OFFSET 0) AS m \
+            LEFT JOIN \(table) AS o ON o.\(key) = m.ferry_target
             """
 
         // 2. Records sharing a matched object or a unique value with an earlier staged record.
@@ -181,9 +181,13 @@ struct PostgresStagedMerge {
     ) throws -> [InsertOutcome] {
         var outcomes = [InsertOutcome?](repeating: nil, count: count)
         var remaining = count
+        // The statements are cheap per row but wide: compiling them (JIT) would cost seconds.
+        try database.execute("SET LOCAL jit = off")
         while remaining > 0 {
             try database.execute("DROP TABLE IF EXISTS \(images)")
             try database.execute(createImages)
+            // Statistics, so the joins with the staged rows below are planned as hash joins.
+            try database.execute("ANALYZE \(images)")
             let putOff = Set(try database.rows(deferredQuery, []).compactMap { $0.first?.int64 })
             var leftOut: [Int64] = Array(putOff)
             var round: [Int64] = []
