@@ -153,17 +153,10 @@ struct BackendAgreementTests {
             var results: [BatchInsertResult] = []
             var rejections: [[String]] = []
             for store in [sqlite, postgres] {
-                var next = 0
                 var rejected: [String] = []
                 var request = BatchInsertRequest(
                     entity: "Customer", columns: [.attribute("id"), .attribute("email"), .attribute("name")],
-                    conflictPolicy: policy
-                ) { row in
-                    guard next < rows.count else { return true }
-                    row = rows[next]
-                    next += 1
-                    return false
-                }
+                    conflictPolicy: policy, rows: rows)
                 request.onReject = { index, reason in rejected.append("\(index): \(reason)") }
                 results.append(try store.execute(request))
                 rejections.append(rejected)

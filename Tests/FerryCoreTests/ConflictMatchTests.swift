@@ -23,17 +23,10 @@ struct ConflictMatchTests {
         ])
 
     static func insert(_ rows: [[Value]], into store: Store, policy: ConflictPolicy) throws -> BatchInsertResult {
-        var next = 0
-        let request = BatchInsertRequest(
-            entity: "Person", columns: [.attribute("id"), .attribute("nick"), .attribute("name")],
-            conflictPolicy: policy
-        ) { row in
-            guard next < rows.count else { return true }
-            row = rows[next]
-            next += 1
-            return false
-        }
-        return try store.execute(request)
+        try store.execute(
+            BatchInsertRequest(
+                entity: "Person", columns: [.attribute("id"), .attribute("nick"), .attribute("name")],
+                conflictPolicy: policy, rows: rows))
     }
 
     @Test("a record without a nick is not matched with a stored object without one (update and replace, SQLite)")

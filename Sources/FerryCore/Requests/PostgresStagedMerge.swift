@@ -111,7 +111,8 @@ struct PostgresStagedMerge {
             }
             items.append(parts)
             constraints.append(
-                (constraint.map { layout.column(forAttribute: $0, in: entity) }, constraint.first.flatMap(recordColumn)))
+                (constraint.map { layout.column(forAttribute: $0, in: entity) }, constraint.first.flatMap(recordColumn))
+            )
         }
         self.constraints = constraints
         createImages = """
@@ -211,7 +212,9 @@ struct PostgresStagedMerge {
                     guard let key = row[0].int64 else { continue }
                     // SQLite checks the constraint declared last first.
                     let broken = row.indices.dropFirst().last { row[$0].int64 == 1 }.map { $0 - 1 }
-                    outcomes[Int(key - first)] = broken.map { rules.conflict(names: constraints[$0].names, column: constraints[$0].column) }
+                    outcomes[Int(key - first)] = broken.map {
+                        rules.conflict(names: constraints[$0].names, column: constraints[$0].column)
+                    }
                     collided.append(key)
                 }
                 if !collided.isEmpty {
