@@ -301,3 +301,99 @@ extension PostgresStagedImportCLITests {
         #expect(try PostgresImportCLITests.schemas(brokenURL, prefix: brokenSchema).isEmpty)
     }
 }
+
+extension PostgresStagedImportCLITests {
+    @Test(
+        "on_conflict update and replace write set-based on PostgreSQL with SQLite's record-by-record outcomes: records of one batch updating what an earlier one inserted, freeing or taking unique values, matching through another constraint; atomic or in batches of 1 and 3; JSON records supplying some attributes"
+    )
+    func updateAndReplaceInBatches() throws {
+        let base = """
+            id,email,nick,name,boss
+            1,a@x,ann,Ann,
+            2,b@x,bob,Bob,1
+            3,c@x,,Cy,1
+            4,d@x,dee,Dee,
+            """ + "\n"
+        // Row by row: 5 is inserted, then updated; 1 cannot take c@x while 3 holds it, 3 frees
+        // it, then 1 takes it; 6 takes a@x, which 1 freed; 7 finds Bob by his e-mail and renumbers
+        // him, so id 2 is free again; 8 finds Dee by her nick; 9 lacks its required e-mail; 4 is
+        // new (Dee is 8 now); 10 breaks a rule; 8 again updates Dee; 11 wants Cy's new e-mail
+        // (collides); 13 finds 12 by m@x and renumbers it; then 12 finds Eve by her nick.
+        let changes = """
+            id,email,nick,name,boss
+            5,e@x,,Eve,
+            5,e2@x,eve,Eve2,1
+            1,c@x,,Ann2,
+            3,z@x,,Cy2,
+            1,c@x,ann,Ann3,3
+            6,a@x,,Six,
+            7,b@x,,Seven,4
+            2,q@x,bob,Two,
+            8,h@x,dee,Hal,
+            9,,,NoEmail,
+            4,i@x,,Dup,
+            10,j@x,,,
+            8,k@x,,HalAgain,7
+            11,z@x,,Eleven,
+            12,m@x,,Twelve,
+            13,m@x,,Thirteen,
+            12,n@x,eve,Twelve2,
+            """ + "\n"
+        // Records missing attributes: update leaves them, replace resets them (a required
+        // e-mail reset to nothing is rejected).
+        let partial = """
+            {"id": 1, "name": "Ann4"}
+            {"id": 20, "email": "t@x", "name": "Twenty"}
+            {"id": 20, "nick": "tw"}
+            {"email": "k@x", "name": "Kay", "nick": null}
+            {"id": 3, "email": null}
+            """ + "\n"
+        for policy in ["update", "replace"] {
+            for batch in [nil, 1, 3] {
+                let directory = TemporaryDirectory()
+                let (url, drop) = try PostgresImportCLITests.freshStore("merge")
+                defer { drop() }
+                let round = "\(policy), batch \(batch.map(String.init) ?? "none")"
+                try directory.write("model.yml", Self.model)
+                try directory.write("base.csv", base)
+                try directory.write("changes.csv", changes)
+                try directory.write("partial.ndjson", partial)
+                try directory.write("job.yml", Self.job(source: "base.csv", policy: "error", batch: batch))
+                try Self.compare(directory, url: url, round: round + ": base")
+                try directory.write("job.yml", Self.job(source: "changes.csv", policy: policy, batch: batch))
+                let output = try Self.compare(directory, url: url, round: round)
+                #expect(output.contains("updated"), "\(round): \(output)")
+                let rejects = try String(contentsOfFile: directory.file("pg/employees.rejects.ndjson"), encoding: .utf8)
+                #expect(
+                    rejects.contains("another Employee already has the same email (uniqueness constraint)"),
+                    "\(round): \(rejects)")
+                #expect(rejects.contains("email is required"), "\(round): \(rejects)")
+                try Self.compare(directory, url: url, round: round + ", again")
+                try directory.write(
+                    "job.yml", Self.job(source: "partial.ndjson", policy: policy, batch: batch, manager: false))
+                try Self.compare(directory, url: url, round: round + ", partial records")
+            }
+        }
+    }
+
+    @Test("on_conflict update without a uniqueness constraint among the columns is refused on PostgreSQL as on SQLite")
+    func updateWithoutKeyRefused() throws {
+        let directory = TemporaryDirectory()
+        let (url, drop) = try PostgresImportCLITests.freshStore("mergenokey")
+        defer { drop() }
+        try directory.write("model.yml", Self.model)
+        try directory.write("names.csv", "name\nAnn\n")
+        for store in [directory.file("s.sqlite"), url] {
+            let result = try runFerry(
+                [
+                    "import", "names.csv", "--store", store, "--model", "model.yml", "--entity", "Employee",
+                    "--on-conflict", "update",
+                ], cwd: directory.path)
+            #expect(result.exitCode == 64, "\(store): \(result.stderr)")
+            #expect(
+                result.stderr.contains(
+                    "on_conflict: update needs the record to supply every attribute of one of Employee's uniqueness constraints"
+                ), "\(store): \(result.stderr)")
+        }
+    }
+}

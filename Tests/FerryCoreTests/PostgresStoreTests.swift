@@ -140,12 +140,14 @@ struct PostgresStoreTests {
         let store = try Store.open(at: scratch.url, model: SampleModels.shop())
         let error = try #require(throws: FerryError.self) { try store.write { _ in } }
         #expect(error.message.contains("not available on a PostgreSQL store yet"))
-        var request = BatchInsertRequest(
-            entity: "Customer", columns: [.attribute("id"), .attribute("email")], conflictPolicy: .update
-        ) { _ in true }
-        request.validate = true
+        let request = BatchInsertRequest(entity: "Customer", columns: [.attribute("name")], conflictPolicy: .update) {
+            _ in true
+        }
         let policy = try #require(throws: FerryError.self) { try store.execute(request) }
-        #expect(policy.message.contains("on_conflict: update is not available on a PostgreSQL store yet"))
+        #expect(
+            policy.message.contains(
+                "on_conflict: update needs the record to supply every attribute of one of Customer's uniqueness constraints"
+            ))
     }
 }
 

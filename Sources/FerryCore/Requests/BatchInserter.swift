@@ -160,7 +160,9 @@ package final class BatchInserter {
             for constraint in sync.map({ [$0.key] }) ?? matchKey.map({ [$0] }) ?? entity.uniquenessConstraints {
                 let indexes = constraint.compactMap { name in columns.firstIndex { $0.name == name } }
                 guard indexes.count == constraint.count else { continue }
-                let condition = constraint.map { "\(layout.quotedColumn(forAttribute: $0, in: entity)) IS ?" }.joined(
+                // `=`, not `IS`: a null never matches (nulls never conflict in a unique index),
+                // so a record without a nick does not take over some object without one.
+                let condition = constraint.map { "\(layout.quotedColumn(forAttribute: $0, in: entity)) = ?" }.joined(
                     separator: " AND ")
                 finders.append(
                     (

@@ -1,59 +1,34 @@
-import FerryPostgres
-
-/// A ``BatchInsertRequest`` on a PostgreSQL store: rows are validated in ferry (optionality,
-/// validation rules, defaults, exactly as ``BatchInserter`` does), so rejected rows never reach
-/// the server, and the accepted ones stream into the entity's table through `COPY … FROM STDIN`
-/// in bounded batches, inside the request's transaction.
-///
-/// Only the `error` conflict policy for now: a row breaking a uniqueness constraint or a foreign
-/// key makes the server fail the COPY, and the whole request is rolled back with PostgreSQL's
-/// error (the row and column it names). `update`, `keep` and `replace` are refused.
+/// A ``BatchInsertRequest`` on a PostgreSQL store: the rows go through the import step's
+/// ``PostgresStagedInserter`` (rules and defaults decided in ferry, `COPY` into the table or a
+/// staging table, every conflict policy), inside the request's transaction, so the counts and
+/// the rows reported to `onReject` are those of the same request on SQLite.
 enum PostgresBatchInsert {
     static func run(
         _ request: BatchInsertRequest, on database: PostgresDatabase, model: ObjectModel, layout: any StoreLayout
     ) throws -> BatchInsertResult {
-        guard request.conflictPolicy == .error else {
-            throw FerryError(
-                .usage, "on_conflict: \(request.conflictPolicy.rawValue) is not available on a PostgreSQL store yet",
-                notes: ["on PostgreSQL, imports insert new rows (on_conflict: error)"])
-        }
-        guard let entity = model.entity(named: request.entity) else {
-            throw FerryError(.usage, "the model has no entity '\(request.entity)'")
-        }
-        let plan = try InsertColumnPlan(
-            columns: request.columns, of: entity, model: model, layout: layout, validate: request.validate)
-        let (validators, defaults) = (plan.validators, plan.defaults)
-        let coding = layout.valueCoding
+        let inserter = try PostgresStagedInserter(
+            database: database, model: model, layout: layout, entity: request.entity, columns: request.columns,
+            policy: request.conflictPolicy, validate: request.validate)
         var result = BatchInsertResult()
-        var row = Array(repeating: Value.null, count: request.columns.count)
-        do {
-            try database.connection.copy(
-                into: layout.table(for: entity), schema: database.schema, columns: plan.storedNames
-            ) { writer in
-                rows: while try !request.rowHandler(&row) {
-                    var encoded: [PostgresValue] = []
-                    encoded.reserveCapacity(row.count)
-                    for index in row.indices {
-                        var value = row[index]
-                        if value.isNull, let fallback = defaults[index] { value = fallback }
-                        if let validator = validators[index], let problem = validator.problem(with: value) {
-                            request.onReject?(result.read, problem)
-                            result.count(.rejected(reason: problem, column: index))
-                            continue rows
-                        }
-                        encoded.append(PostgresDatabase.postgresValue(coding.encode(value)))
-                    }
-                    try writer.append(encoded)
-                    result.count(.inserted)
-                }
-            }
-        } catch let error as PostgresError {
-            let kind: FerryError.Code = error.sqlState?.hasPrefix("23") == true ? .constraint : .store
-            throw FerryError(
-                kind,
-                "import into \(entity.name) on PostgreSQL store \(database.location) failed: \(error.description); nothing of it was stored"
-            )
+        /// The rows read since the last flush: nil when staged (its outcome comes from the flush).
+        var pending: [InsertOutcome?] = []
+        func count(_ outcome: InsertOutcome) {
+            if case .rejected(let reason, _) = outcome { request.onReject?(result.read, reason) }
+            result.count(outcome)
         }
+        func flush() throws {
+            var outcomes = try inserter.flush().makeIterator()
+            for entry in pending {
+                if let outcome = entry ?? outcomes.next() { count(outcome) }
+            }
+            pending.removeAll(keepingCapacity: true)
+        }
+        var row = Array(repeating: Value.null, count: request.columns.count)
+        while try !request.rowHandler(&row) {
+            pending.append(try inserter.stage(row, supplied: nil))
+            if inserter.isFull { try flush() }
+        }
+        try flush()
         return result
     }
 }

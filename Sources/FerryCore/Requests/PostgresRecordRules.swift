@@ -1,8 +1,7 @@
 /// What a PostgreSQL store decides about a record in ferry, before it reaches the server: values
 /// take their defaults, validation rules run, required values are checked, and a uniqueness
-/// conflict is worded as SQLite words it. Shared by ``PostgresRowInserter`` (one statement per
-/// record) and ``PostgresStagedInserter`` (COPY into a staging table), so both reject the same
-/// records with the same reasons.
+/// conflict is worded as SQLite words it, so ``PostgresStagedInserter`` and
+/// `PostgresStagedMerge` reject the records SQLite rejects, with the same reasons.
 ///
 /// PostgreSQL cannot go on with a transaction after a failed statement, so nothing a record does
 /// may make one fail: every record-level problem is decided here or by a statement that cannot
@@ -93,9 +92,15 @@ struct PostgresRecordRules {
                 reason: "another \(entity.name) already has the same values (uniqueness constraint)", column: nil)
         }
         let constraint = constraints[index]
-        return .rejected(
+        return conflict(names: constraint.names, column: constraint.columns.first)
+    }
+
+    /// The rejection of a row that broke the uniqueness constraint of the stored columns `names`
+    /// (`column`: the record column of its first attribute), worded as SQLite does.
+    func conflict(names: [String], column: Int?) -> InsertOutcome {
+        .rejected(
             reason:
-                "another \(entity.name) already has the same \(constraint.names.joined(separator: ", ")) (uniqueness constraint)",
-            column: constraint.columns.first)
+                "another \(entity.name) already has the same \(names.joined(separator: ", ")) (uniqueness constraint)",
+            column: column)
     }
 }

@@ -1,7 +1,7 @@
 import FerryPostgres
 
-/// Inserts new records into one entity of a PostgreSQL store at `COPY` speed, with the outcomes
-/// and reasons ``BatchInserter`` gives on SQLite row by row (the `error` and `keep` policies).
+/// Writes records into one entity of a PostgreSQL store at `COPY` speed, with the outcomes and
+/// reasons ``BatchInserter`` gives on SQLite row by row, for every conflict policy.
 ///
 /// A record is decided in two stages. ``stage(_:supplied:)`` checks in ferry what needs no
 /// server (validation rules, defaults, required values: ``PostgresRecordRules``) and keeps the
@@ -21,6 +21,9 @@ import FerryPostgres
 /// 5. when some were left out, one query over the staged rows the table does not hold finds,
 ///    for each, the constraints an object stored before it holds (existing objects and the rows inserted ahead of it), naming the
 ///    one declared last as SQLite does.
+///
+/// `update` and `replace` stage the records the same way (with the values each supplies), then
+/// update the objects they match and insert the others set-based (`PostgresStagedMerge`).
 ///
 /// Only the first COPY can fail on a record's values, inside its savepoint, so the step's
 /// transaction goes on. The outcomes come back in record order.
@@ -45,6 +48,11 @@ package final class PostgresStagedInserter: StagingRecordInserter {
     private let quotedNames: [String]
     /// The staged rows, `columns.count + 1` values each (the reserved key's slot first).
     private var rows: [PostgresValue] = []
+    /// For `update` and `replace`: the staged rows' supplied flags, `columns.count` each (empty
+    /// while every staged record supplies every value), and the set-based writing.
+    private var supplied: [Bool] = []
+    private var tracksSupplied = false
+    private let merge: PostgresStagedMerge?
     private var encoded: [DatabaseValue]
     /// How many rows are staged.
     package private(set) var stagedCount = 0
@@ -57,10 +65,6 @@ package final class PostgresStagedInserter: StagingRecordInserter {
         columns: [InsertColumn],
         policy: ConflictPolicy, validate: Bool = true, capacity: Int = 10_000
     ) throws {
-        guard policy == .error || policy == .keep else {
-            throw FerryError(
-                .internal, "a staged PostgreSQL insert decides on_conflict: error or keep, not \(policy.rawValue)")
-        }
         rules = try PostgresRecordRules(
             model: model, layout: layout, entity: entityName, columns: columns, validate: validate)
         entity = rules.entity
@@ -76,6 +80,12 @@ package final class PostgresStagedInserter: StagingRecordInserter {
         staging = "pg_temp." + dialect.quote(stagingName)
         quotedNames = rules.plan.storedNames.map { dialect.quote($0) }
         encoded = Array(repeating: .null, count: columns.count)
+        merge =
+            policy == .update || policy == .replace
+            ? try PostgresStagedMerge(
+                database: database, model: model, layout: layout, rules: rules, policy: policy, table: table,
+                staging: staging)
+            : nil
     }
 
     /// True when ``capacity`` rows wait for ``flush()``.
@@ -85,7 +95,16 @@ package final class PostgresStagedInserter: StagingRecordInserter {
     /// required value), or nil when the row is staged and ``flush()`` will give its outcome.
     package func stage(_ values: [Value], supplied: [Bool]?) throws -> InsertOutcome? {
         if let rejection = rules.encode(values, supplied: supplied, into: &encoded) { return rejection }
-        if let rejection = rules.missingValue(in: encoded) { return rejection }
+        if merge != nil {
+            // Whether a required value is missing depends on whether the record updates an object.
+            if let supplied, supplied.contains(false), !tracksSupplied {
+                self.supplied = Array(repeating: true, count: stagedCount * encoded.count)
+                tracksSupplied = true
+            }
+            if tracksSupplied { self.supplied += supplied ?? Array(repeating: true, count: encoded.count) }
+        } else if let rejection = rules.missingValue(in: encoded) {
+            return rejection
+        }
         rows.append(.null)  // the key, reserved at the flush
         for value in encoded { rows.append(PostgresDatabase.postgresValue(value)) }
         stagedCount += 1
@@ -100,11 +119,16 @@ package final class PostgresStagedInserter: StagingRecordInserter {
         guard count > 0 else { return [] }
         defer {
             rows.removeAll(keepingCapacity: true)
+            supplied.removeAll(keepingCapacity: true)
+            tracksSupplied = false
             stagedCount = 0
         }
         let first = try reserveKeys(count)
         let width = quotedNames.count + 1
         for row in 0..<count { rows[row * width] = .integer(first + Int64(row)) }
+        if let merge {
+            return try flush(through: merge, first: first, count: count, width: width)
+        }
         if lastBatchCollided == false, try copyDirectly(count: count, width: width) {
             return Array(repeating: .inserted, count: count)
         }
@@ -133,6 +157,28 @@ package final class PostgresStagedInserter: StagingRecordInserter {
         return outcomes
     }
 
+    /// `update` and `replace`: the rows and their supplied flags go into the staging table, and
+    /// `merge` writes them.
+    private func flush(
+        through merge: PostgresStagedMerge, first: Int64, count: Int, width: Int
+    ) throws
+        -> [InsertOutcome]
+    {
+        let names = ([keyColumn] + quotedNames).joined(separator: ", ")
+        try database.execute(
+            "CREATE TEMPORARY TABLE IF NOT EXISTS \(staging) ON COMMIT DROP AS SELECT \(names), ''::text AS \(PostgresIdentifier.quote(merge.maskName)) FROM \(table) WITH NO DATA"
+        )
+        do {
+            try copyRows(into: stagingName, schema: "pg_temp", count: count, width: width, mask: merge.maskName)
+        } catch let error as PostgresError {
+            throw FerryError(
+                .store,
+                "import into \(entity.name) on PostgreSQL store \(database.location) failed: \(error.description)")
+        }
+        try database.execute("ANALYZE \(staging)")
+        return try merge.write(first: first, count: count, rows: rows, width: width, supplied: supplied)
+    }
+
     /// The optimistic path: the rows go straight into the entity's table with one COPY (the
     /// server's bulk insert, as fast as `psql \copy`), inside a savepoint. True when it worked,
     /// so no row collided with a stored object or another row and all are inserted; false when
@@ -153,12 +199,23 @@ package final class PostgresStagedInserter: StagingRecordInserter {
         }
     }
 
-    /// Sends the staged rows (key first) into `schema.table` with one COPY.
-    private func copyRows(into table: String, schema: String, count: Int, width: Int) throws {
-        try database.connection.copy(into: table, schema: schema, columns: [keyName] + rules.plan.storedNames) {
-            writer in
+    /// Sends the staged rows (key first) into `schema.table` with one COPY; with `mask`, each
+    /// row's supplied flags (`1`/`0` per value) go into that column last.
+    private func copyRows(into table: String, schema: String, count: Int, width: Int, mask: String? = nil) throws {
+        let columns = [keyName] + rules.plan.storedNames + (mask.map { [$0] } ?? [])
+        let allSupplied = PostgresValue.text(String(repeating: "1", count: width - 1))
+        try database.connection.copy(into: table, schema: schema, columns: columns) { writer in
             for row in 0..<count {
-                try writer.append(Array(rows[(row * width)..<((row + 1) * width)]))
+                var values = Array(rows[(row * width)..<((row + 1) * width)])
+                if mask != nil {
+                    values.append(
+                        supplied.isEmpty
+                            ? allSupplied
+                            : .text(
+                                String(
+                                    supplied[(row * (width - 1))..<((row + 1) * (width - 1))].map { $0 ? "1" : "0" })))
+                }
+                try writer.append(values)
             }
         }
     }

@@ -2,7 +2,7 @@
 /// per record: what an `import` step needs from a store, whatever its backend.
 ///
 /// ``BatchInserter`` is SQLite's (prepared statements, and the fast path's direct binding);
-/// ``PostgresRowInserter`` is PostgreSQL's for `update` and `replace`.
+/// PostgreSQL writes in batches (``StagingRecordInserter``).
 package protocol RecordInserting: AnyObject {
     /// Validates and writes one record (`values` aligned with the inserter's columns; `supplied`
     /// marks the values the record really has, nil meaning all). Record-level problems come back

@@ -72,10 +72,9 @@ final class ImportPlan {
     let entity: EntityDescription
     let attributes: [AttributeColumn]
     let references: [ReferenceColumn]
-    /// Writes each record: SQLite's ``BatchInserter`` or PostgreSQL's ``PostgresRowInserter``
-    /// (`update`, `replace`); nil when ``stagingInserter`` writes them.
+    /// Writes each record: SQLite's ``BatchInserter``; nil when ``stagingInserter`` writes them.
     let recordInserter: (any RecordInserting)?
-    /// Writes records in batches: PostgreSQL's ``PostgresStagedInserter`` (`error`, `keep`).
+    /// Writes records in batches: PostgreSQL's ``PostgresStagedInserter`` (every conflict policy).
     let stagingInserter: (any StagingRecordInserter)?
     /// SQLite's inserter, which the fast path binds values to directly (nil on PostgreSQL).
     let sqliteInserter: BatchInserter?
@@ -260,17 +259,13 @@ final class ImportPlan {
             }
             nested = nil
             sqliteInserter = nil
-            if let postgres = database as? PostgresDatabase, step.onConflict == .error || step.onConflict == .keep {
-                recordInserter = nil
-                stagingInserter = try PostgresStagedInserter(
-                    database: postgres, model: model, layout: layout, entity: entity.name, columns: columns,
-                    policy: step.onConflict, validate: step.validate)
-            } else {
-                stagingInserter = nil
-                recordInserter = try PostgresRowInserter(
-                    database: database, model: model, layout: layout, entity: entity.name, columns: columns,
-                    policy: step.onConflict, validate: step.validate)
+            guard let postgres = database as? PostgresDatabase else {
+                throw FerryError(.internal, "an import into a store that is neither SQLite nor PostgreSQL")
             }
+            recordInserter = nil
+            stagingInserter = try PostgresStagedInserter(
+                database: postgres, model: model, layout: layout, entity: entity.name, columns: columns,
+                policy: step.onConflict, validate: step.validate)
         }
     }
 

@@ -12,6 +12,8 @@ extension JobRunner {
     /// - A dry run of a store that exists runs every step in one transaction, rolled back at the
     ///   end; of a store that does not exist yet, or with `rebuild: true`, in a scratch schema
     ///   (`SCHEMA_ferry_dry_run_…`) dropped afterwards. Nothing of the store changes.
+    /// - `copy_from:` (a store file or URL) replaces the store with a verified copy of that
+    ///   store before the steps run (`ferry copy --replace`); a dry run leaves it out, as on a file.
     func runOnPostgreSQL(_ initial: RunReport) -> RunReport {
         var report = initial
         let target = job.store.path
@@ -28,6 +30,15 @@ extension JobRunner {
             report.fail(step: 0, kind: "open", error: error)
             report.endedAt = RunReport.timestamp()
             return report
+        }
+        if let copyFrom = job.store.copyFrom, !dryRun {
+            do {
+                try Self.copyStore(from: copyFrom, to: target)
+            } catch {
+                report.fail(step: 0, kind: "copy", error: error)
+                report.endedAt = RunReport.timestamp()
+                return report
+            }
         }
         runSteps(storePath: workPath, create: workPath != target || job.store.create, into: &report)
         if workPath != target {

@@ -68,11 +68,6 @@ public final class JobRunner {
             dryRun && !rebuild && (migrates || CoreDataStoreFile.isCoreDataStore(job.store.path))
             && !job.store.isInMemory
             && FileManager.default.fileExists(atPath: job.store.path)
-        if let refusal = Self.postgreSQLRefusal(job: job, dryRun: dryRun) {
-            report.fail(step: 0, kind: "open", error: refusal)
-            report.endedAt = RunReport.timestamp()
-            return report
-        }
         if PathOrURL(job.store.path).isPostgreSQL { return runOnPostgreSQL(report) }
         var writerLock: StoreLock?
         defer { withExtendedLifetime(writerLock) {} }
@@ -161,18 +156,6 @@ public final class JobRunner {
         // Not in a `defer`: that would run after the returned copy was made.
         report.endedAt = RunReport.timestamp()
         return report
-    }
-
-    /// Why a job cannot run on its PostgreSQL store, nil when it can (or the store is a file):
-    /// `copy_from` copies a store file, which has no PostgreSQL counterpart yet. Refused before
-    /// anything is written.
-    static func postgreSQLRefusal(job: Job, dryRun: Bool) -> FerryError? {
-        guard PathOrURL(job.store.path).isPostgreSQL, job.store.copyFrom != nil else { return nil }
-        return FerryError(
-            .usage, "copy_from is not available on a PostgreSQL store yet (store '\(Self.shown(job.store.path))')",
-            notes: [
-                "on PostgreSQL, a job runs on the store in place, or rebuilds it (rebuild: true); docs/postgresql.md"
-            ])
     }
 
     /// A store path for messages: a PostgreSQL URL without its password.
@@ -509,8 +492,16 @@ public final class JobRunner {
     }
 
     /// Replaces the store at `path` (and its companion files) with a copy of the one at `source`
-    /// and its `-wal`, so that the copy holds everything committed to the original.
+    /// and its `-wal`, so that the copy holds everything committed to the original. When either
+    /// is a PostgreSQL store, `ferry copy`'s machinery copies it (`StoreCopier`, replacing the
+    /// store, verified by counts and checksums).
     static func copyStore(from source: String, to path: String) throws {
+        if PathOrURL(source).isPostgreSQL || PathOrURL(path).isPostgreSQL {
+            var copier = StoreCopier(from: source, to: path)
+            copier.replacesExisting = true
+            _ = try copier.run()
+            return
+        }
         guard FileManager.default.fileExists(atPath: source) else {
             throw FerryError(.io, "cannot copy the store '\(source)': No such file or directory")
         }

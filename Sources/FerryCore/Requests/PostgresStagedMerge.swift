@@ -1,0 +1,251 @@
+import FerryPostgres
+
+/// The set-based writing of `on_conflict: update` and `replace` on PostgreSQL: the records of a
+/// batch, staged by ``PostgresStagedInserter`` in a temporary table, update the objects they
+/// match and insert the others with a few statements per batch, giving each record the outcome
+/// SQLite's record-by-record ``BatchInserter`` gives it (`inserted`, `updated`, or the rejection
+/// and its reason).
+///
+/// Records of one batch may depend on each other: a record may update the object an earlier
+/// record inserted, or take a unique value an earlier record freed. So the batch is written in
+/// rounds. Each round takes the staged records that share nothing with an earlier staged record:
+/// no matched object, and no value of any uniqueness constraint, neither the values the record
+/// writes nor those its object holds before. Such records commute (writing them in any order,
+/// or all at once, leaves the same objects and the same outcomes), so one round is:
+///
+/// 1. match each staged record with the stored object holding its values of the first
+///    uniqueness constraint (in the model's order) that one holds, as SQLite's lookups do;
+/// 2. put off every record sharing a matched object or a unique value with an earlier staged one;
+/// 3. reject in ferry what SQLite's NOT NULL would (a required value written as null);
+/// 4. reject each record whose written unique values another object holds, naming the
+///    constraint declared last, as SQLite does;
+/// 5. one `UPDATE … FROM` changes the matched objects (`update`: the attributes the record
+///    supplies; `replace`: every attribute, the others back to their defaults), one
+///    `INSERT … SELECT` adds the others with the keys reserved for them.
+///
+/// The records put off form the next round, until none is left: a batch without repeated keys
+/// takes one round, a key repeated n times n rounds.
+struct PostgresStagedMerge {
+    private let database: PostgresDatabase
+    private let rules: PostgresRecordRules
+    private let policy: ConflictPolicy
+    private let table: String
+    private let keyColumn: String
+    /// The staging table (quoted) and the images table written each round (unquoted, quoted).
+    private let staging: String
+    private let images: String
+    /// The staging table's column of supplied flags (`1`/`0` per record column), as named.
+    let maskName: String
+    private let createImages: String
+    private let deferredQuery: String
+    private let collisionQuery: String
+    private let updateStatement: String
+    private let insertStatement: String
+    /// Every uniqueness constraint of the entity: its stored columns and the record column of its
+    /// first attribute, for the rejection's wording.
+    private let constraints: [(names: [String], column: Int?)]
+
+    init(
+        database: PostgresDatabase, model: ObjectModel, layout: any StoreLayout, rules: PostgresRecordRules,
+        policy: ConflictPolicy, table: String, staging: String
+    ) throws {
+        let entity = rules.entity
+        guard !rules.constraints.isEmpty else {
+            throw FerryError(
+                .usage,
+                "on_conflict: \(policy.rawValue) needs the record to supply every attribute of one of \(entity.name)'s uniqueness constraints"
+            )
+        }
+        self.database = database
+        self.rules = rules
+        self.policy = policy
+        self.table = table
+        self.staging = staging
+        let dialect = layout.dialect
+        let key = dialect.quote(layout.keyColumn)
+        keyColumn = key
+        let images = "pg_temp." + dialect.quote(database.uniqueTemporaryName("ferry_merge_images"))
+        self.images = images
+        var mask = "ferry_supplied"
+        while rules.plan.storedNames.contains(mask) || mask == layout.keyColumn { mask += "_" }
+        maskName = mask
+        let quotedMask = dialect.quote(mask)
+        let names = rules.plan.storedNames.map { dialect.quote($0) }
+        let recordColumn: (String) -> Int? = { name in rules.columns.firstIndex(of: .attribute(name)) }
+        let supplied: (Int) -> String = { "substr(s.\(quotedMask), \($0 + 1), 1) = '1'" }
+        let defaultLiteral: (AttributeDescription?) -> String = { attribute in
+            attribute?.defaultValue.map { layout.valueCoding.sqlLiteral($0, in: dialect) } ?? "NULL"
+        }
+
+        // 1. The matched object: the first covered constraint's holder, in the model's order.
+        let finders = rules.constraints.map { constraint in
+            let condition = constraint.columns.map { "t.\(names[$0]) = s.\(names[$0])" }.joined(separator: " AND ")
+            return "(SELECT t.\(key) FROM \(table) AS t WHERE \(condition) LIMIT 1)"
+        }
+        let target = finders.count == 1 ? finders[0] : "COALESCE(\(finders.joined(separator: ", ")))"
+        // The values of every uniqueness constraint the record writes (after) and its object
+        // holds (before). A default goes through CASE with the column so it takes its type.
+        var imageColumns: [String] = []
+        var constraints: [(names: [String], column: Int?)] = []
+        var items: [[(after: String, before: String)]] = []
+        for (offset, constraint) in entity.uniquenessConstraints.enumerated() {
+            var parts: [(after: String, before: String)] = []
+            for (part, attribute) in constraint.enumerated() {
+                let column = layout.quotedColumn(forAttribute: attribute, in: entity)
+                let written: String
+                if let index = recordColumn(attribute) {
+                    written =
+                        policy == .replace
+                        ? "s.\(names[index])"
+                        : "CASE WHEN m.ferry_target IS NULL OR \(supplied(index)) THEN s.\(names[index]) ELSE o.\(column) END"
+                } else {
+                    let fallback = defaultLiteral(entity.attribute(named: attribute))
+                    written =
+                        policy == .replace
+                        ? "CASE WHEN FALSE THEN o.\(column) ELSE \(fallback) END"
+                        : "CASE WHEN m.ferry_target IS NULL THEN \(fallback) ELSE o.\(column) END"
+                }
+                imageColumns.append("\(written) AS a\(offset)_\(part)")
+                imageColumns.append("o.\(column) AS b\(offset)_\(part)")
+                parts.append(("a\(offset)_\(part)", "b\(offset)_\(part)"))
+            }
+            items.append(parts)
+            constraints.append(
+                (constraint.map { layout.column(forAttribute: $0, in: entity) }, constraint.first.flatMap(recordColumn))
+            )
+        }
+        self.constraints = constraints
+        createImages = """
+            CREATE TEMPORARY TABLE \(images) ON COMMIT DROP AS SELECT m.ferry_k, m.ferry_target\
+            \(imageColumns.map { ", " + $0 }.joined()) \
+            FROM \(staging) AS s CROSS JOIN LATERAL (SELECT s.\(key) AS ferry_k, \(target) AS ferry_target OFFSET 0) AS m \
+            LEFT JOIN \(table) AS o ON o.\(key) = m.ferry_target
+            """
+
+        // 2. Records sharing a matched object or a unique value with an earlier staged record.
+        var deferred = [
+            "SELECT k FROM (SELECT ferry_k AS k, min(ferry_k) OVER (PARTITION BY ferry_target) AS f FROM \(images) WHERE ferry_target IS NOT NULL) AS w WHERE f < k"
+        ]
+        for parts in items {
+            let values = parts.indices.map { "v\($0)" }
+            func side(_ columns: [String]) -> String {
+                let selected = zip(columns, values).map { "\($0) AS \($1)" }.joined(separator: ", ")
+                let present = columns.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")
+                return "SELECT ferry_k AS k, \(selected) FROM \(images) WHERE \(present)"
+            }
+            deferred.append(
+                "SELECT k FROM (SELECT k, min(k) OVER (PARTITION BY \(values.joined(separator: ", "))) AS f FROM (\(side(parts.map(\.after))) UNION ALL \(side(parts.map(\.before)))) AS x) AS w WHERE f < k"
+            )
+        }
+        deferredQuery = deferred.joined(separator: " UNION ")
+
+        // 4. For each record left, whether another object holds its written values, per constraint.
+        let holders = entity.uniquenessConstraints.enumerated().map { offset, constraint in
+            let condition = constraint.indices.map {
+                "t.\(layout.quotedColumn(forAttribute: constraint[$0], in: entity)) = i.\(items[offset][$0].after)"
+            }
+            return
+                "EXISTS (SELECT 1 FROM \(table) AS t WHERE \(condition.joined(separator: " AND ")) AND t.\(key) IS DISTINCT FROM i.ferry_target)"
+        }
+        collisionQuery =
+            holders.isEmpty
+            ? ""
+            : "SELECT * FROM (SELECT i.ferry_k\(holders.enumerated().map { ", \($0.element) AS c\($0.offset)" }.joined()) FROM \(images) AS i) AS x WHERE \(holders.indices.map { "c\($0)" }.joined(separator: " OR "))"
+
+        // 5. The writes.
+        var assignments = names.indices.map { index in
+            policy == .replace
+                ? "\(names[index]) = s.\(names[index])"
+                : "\(names[index]) = CASE WHEN \(supplied(index)) THEN s.\(names[index]) ELSE t.\(names[index]) END"
+        }
+        if policy == .replace {
+            let columnNames = Set(rules.columns.map(\.name))
+            for attribute in entity.attributes where !columnNames.contains(attribute.name) {
+                assignments.append(
+                    "\(layout.quotedColumn(forAttribute: attribute.name, in: entity)) = \(defaultLiteral(attribute))")
+            }
+        }
+        if let increment = layout.versionIncrement { assignments.append(increment) }
+        updateStatement =
+            "UPDATE \(table) AS t SET \(assignments.joined(separator: ", ")) FROM \(images) AS i JOIN \(staging) AS s ON s.\(key) = i.ferry_k WHERE t.\(key) = i.ferry_target"
+        let inserted = ([key] + names).joined(separator: ", ")
+        insertStatement =
+            "INSERT INTO \(table) (\(inserted)) SELECT \(([key] + names).map { "s." + $0 }.joined(separator: ", ")) FROM \(images) AS i JOIN \(staging) AS s ON s.\(key) = i.ferry_k WHERE i.ferry_target IS NULL ORDER BY s.\(key)"
+    }
+
+    /// Writes the `count` staged records, whose keys are `first`, `first + 1`, … in record order
+    /// (`rows` holds each record's key and values, `width` values per record; `supplied` its
+    /// supplied flags, one per value without the key, empty when every record supplies every
+    /// value), round after round, and returns their outcomes in record order.
+    func write(
+        first: Int64, count: Int, rows: [PostgresValue], width: Int, supplied: [Bool]
+    ) throws -> [InsertOutcome] {
+        var outcomes = [InsertOutcome?](repeating: nil, count: count)
+        var remaining = count
+        // The statements are cheap per row but wide: compiling them (JIT) would cost seconds.
+        try database.execute("SET LOCAL jit = off")
+        while remaining > 0 {
+            try database.execute("DROP TABLE IF EXISTS \(images)")
+            try database.execute(createImages)
+            // Statistics, so the joins with the staged rows below are planned as hash joins.
+            try database.execute("ANALYZE \(images)")
+            let putOff = Set(try database.rows(deferredQuery, []).compactMap { $0.first?.int64 })
+            var leftOut: [Int64] = Array(putOff)
+            var round: [Int64] = []
+            for row in try database.rows("SELECT ferry_k, ferry_target FROM \(images) ORDER BY ferry_k", []) {
+                guard let key = row[0].int64, !putOff.contains(key) else { continue }
+                round.append(key)
+                let index = Int(key - first)
+                let values = rows[(index * width + 1)..<((index + 1) * width)].map(PostgresDatabase.databaseValue)
+                let flags = supplied.isEmpty ? nil : supplied[(index * (width - 1))..<((index + 1) * (width - 1))]
+                if let rejection = missingValue(in: values, supplied: flags, updating: row[1].int64 != nil) {
+                    outcomes[index] = rejection
+                    leftOut.append(key)
+                } else {
+                    outcomes[index] = row[1].int64 == nil ? .inserted : .updated
+                }
+            }
+            try database.execute("DELETE FROM \(images) WHERE ferry_k = ANY(?1::bigint[])", [Self.array(leftOut)])
+            if !collisionQuery.isEmpty {
+                var collided: [Int64] = []
+                for row in try database.rows(collisionQuery, []) {
+                    guard let key = row[0].int64 else { continue }
+                    // SQLite checks the constraint declared last first.
+                    let broken = row.indices.dropFirst().last { row[$0].int64 == 1 }.map { $0 - 1 }
+                    outcomes[Int(key - first)] = broken.map {
+                        rules.conflict(names: constraints[$0].names, column: constraints[$0].column)
+                    }
+                    collided.append(key)
+                }
+                if !collided.isEmpty {
+                    try database.execute(
+                        "DELETE FROM \(images) WHERE ferry_k = ANY(?1::bigint[])", [Self.array(collided)])
+                }
+            }
+            try database.execute(updateStatement)
+            try database.execute(insertStatement)
+            try database.execute("DELETE FROM \(staging) WHERE \(keyColumn) = ANY(?1::bigint[])", [Self.array(round)])
+            remaining -= round.count
+        }
+        try database.execute("DROP TABLE IF EXISTS \(images)")
+        return outcomes.map { $0 ?? .rejected(reason: "the record was not written", column: nil) }
+    }
+
+    /// The rejection SQLite's NOT NULL gives a record that writes null into a required column:
+    /// an insert or a `replace` writes every column (and resets the attributes the record does
+    /// not have), an `update` only the values the record supplies.
+    private func missingValue(in values: [DatabaseValue], supplied: ArraySlice<Bool>?, updating: Bool) -> InsertOutcome?
+    {
+        guard updating && policy == .update else { return rules.missingValue(in: values) }
+        for index in values.indices where rules.requiredColumns[index] && values[index].isNull {
+            if let supplied, !supplied[supplied.startIndex + index] { continue }
+            return .rejected(reason: "\(rules.plan.storedNames[index]) is required", column: index)
+        }
+        return nil
+    }
+
+    /// A PostgreSQL array literal of keys: `{1,2,3}`.
+    private static func array(_ keys: [Int64]) -> DatabaseValue {
+        .text("{" + keys.map(String.init).joined(separator: ",") + "}")
+    }
+}
