@@ -118,6 +118,8 @@ final class MigrationStepRunner {
             try carryRunHistory(on: connection, reports: copier.reports, started: started)
         }
         writer.releaseStatements()
+        // The new file's data goes to disk meanwhile the checks read it (from the page cache).
+        let flush = try BackgroundFlush(destinationPath)
         try connection.execute("DETACH DATABASE links")
         // The copy's page caches go before the checks fill the verification connection's: the
         // step's connection only reads the source's checksums from here on.
@@ -138,7 +140,7 @@ final class MigrationStepRunner {
         }
         try verifier.keepJournalMode()
         try connection.execute("DETACH DATABASE dst")
-        try StoreFiles.synchronize(destinationPath)
+        try flush.finish()
         return MigrationStepReport(
             from: source.version, to: destination.version, mappingFile: mapping.location?.file, entities: reports,
             seconds: started.duration(to: .now).seconds)
