@@ -22,6 +22,8 @@ import Testing
                 """)
         }
         let flush = try BackgroundFlush(path)
+        flush.start()
+        flush.start()  // a second flush queues behind the first
         // A reader meanwhile, as the step's checks are.
         do {
             let reader = try Connection(path: path, readOnly: true, create: false)
@@ -39,7 +41,7 @@ import Testing
         #expect(try check.scalar("SELECT sum(k) FROM t")?.int64 == 20000 * 20001 / 2)
     }
 
-    @Test("a file that is not there: a clear error naming it, before any thread starts")
+    @Test("a file that is not there: a clear error naming it, before any flush starts")
     func missingFile() throws {
         let directory = TemporaryDirectory("ferry-flush")
         let path = directory.file("gone.sqlite")

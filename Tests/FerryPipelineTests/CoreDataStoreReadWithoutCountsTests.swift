@@ -7,7 +7,9 @@ import Testing
 /// A migration reads a Core Data store's metadata, entities and columns without scanning a
 /// table (`countingRows: false`): the same as a full read in everything but the row counts.
 @Suite struct CoreDataStoreReadWithoutCountsTests {
-    @Test("every real store: without counting rows, the metadata, entities, tables, columns and version are those of a full read")
+    @Test(
+        "every real store: without counting rows, the metadata, entities, tables, columns and version are those of a full read"
+    )
     func sameButCounts() throws {
         let directory = TemporaryDirectory("ferry-cd-nocount")
         for sample in CoreDataStoreTests.samples {

@@ -6,52 +6,46 @@ import Glibc
 import Darwin
 #endif
 
-/// Flushes a step's new store file to disk on another thread while the step verifies it: the
-/// disk writes (hundreds of megabytes for a large store) overlap the checks' CPU work instead of
-/// following it. ``finish()`` waits for it, flushes what was written since (the journal-mode
+/// Flushes a step's new store file to disk on another thread while the step goes on: the disk
+/// writes (hundreds of megabytes for a large store) overlap the step's CPU work (building the
+/// indexes, verifying) instead of following it. Each ``start()`` flushes what the file holds at
+/// that moment; ``finish()`` waits for them, flushes what was written since (the journal-mode
 /// byte of the header) and the file's folder, and only then may the file be swapped in.
 ///
 /// The file stays open until ``finish()``, called once every SQLite connection to it is closed:
 /// closing a descriptor drops the process's POSIX locks on the file, which SQLite's connections
 /// to it would still rely on.
 final class BackgroundFlush: @unchecked Sendable {
-    // @unchecked: `failure` is written by the worker thread before it signals `done`, and read
-    // only after waiting for it.
-    private let done = DispatchSemaphore(value: 0)
+    // @unchecked: `failure` is only read and written on `queue`, a serial queue.
+    private let queue = DispatchQueue(label: "ferry.background-flush")
     private var failure: Int32?
     private let descriptor: Int32
     private let path: String
-    private var closed = false
 
-    /// Starts flushing the file at `path`, whose writers have committed.
+    /// Opens the file at `path` (a step's new store, already created) for flushing.
     init(_ path: String) throws {
         self.path = path
         descriptor = open(path, O_RDONLY)
         guard descriptor >= 0 else {
             throw FerryError(.io, "cannot open '\(path)' to flush it: \(String(cString: strerror(errno)))")
         }
-        Thread.detachNewThread { [self] in
-            if fsync(descriptor) != 0 { failure = errno }
-            done.signal()
+    }
+
+    /// Starts flushing what the file holds now (the pages its writers handed to the system).
+    func start() {
+        queue.async { [self] in
+            if failure == nil, fsync(descriptor) != 0 { failure = errno }
         }
     }
 
-    /// Waits for the flush, flushes the rest of the file and its folder, and closes the file.
+    /// Waits for the flushes started, flushes the rest of the file and its folder.
     func finish() throws {
-        done.wait()
-        defer {
-            close(descriptor)
-            closed = true
-        }
-        if let failure {
+        if let failure = queue.sync(execute: { failure }) {
             throw FerryError(.io, "cannot flush '\(path)': \(String(cString: strerror(failure)))")
         }
         try StoreFiles.synchronize(path)
     }
 
-    // A step that failed before `finish()` leaves the file to be removed; the worker thread holds
-    // `self` until it is done, so this runs after it.
-    deinit {
-        if !closed { close(descriptor) }
-    }
+    // Flushes still queued hold `self`, so the file closes after them.
+    deinit { close(descriptor) }
 }
