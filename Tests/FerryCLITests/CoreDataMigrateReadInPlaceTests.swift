@@ -15,6 +15,12 @@ struct CoreDataMigrateReadInPlaceTests {
         ["TMPDIR": directory.file("no-such-folder/tmp")]
     }
 
+    /// A writable copy of the Revised app's version-3 store (12 Posts, 14 Sections, rollback journal).
+    static func version3Store(in directory: TemporaryDirectory) throws -> String {
+        try CoreDataStoreCLITests.writableCopy(
+            CoreDataCheckCLITests.snapshot(revised, "CoreDataMigration_Example_3"), into: directory, name: "App.sqlite")
+    }
+
     static func migrate(_ store: String, env: [String: String]) throws -> ProcessResult {
         try runFerry(
             ["migrate", store, "--model", CoreDataCheckCLITests.package(revised), "--quiet"], env: env)
@@ -25,9 +31,7 @@ struct CoreDataMigrateReadInPlaceTests {
     )
     func rollbackJournalStore() throws {
         let directory = TemporaryDirectory("ferry-cd-in-place")
-        let store = try CoreDataStoreCLITests.writableCopy(
-            CoreDataCheckCLITests.snapshot(Self.revised, "CoreDataMigration_Example_3"), into: directory,
-            name: "App.sqlite")
+        let store = try Self.version3Store(in: directory)
         let pristine = try Data(contentsOf: URL(fileURLWithPath: store))
         let posts = try StoreSnapshot.texts(store, "SELECT Z_PK, ZPOSTID, ZHEXCOLOR, ZDATE FROM ZPOST ORDER BY Z_PK")
         let sections = try StoreSnapshot.texts(
@@ -56,9 +60,7 @@ struct CoreDataMigrateReadInPlaceTests {
     )
     func writeAheadLogStore() throws {
         let directory = TemporaryDirectory("ferry-cd-in-place")
-        let store = try CoreDataStoreCLITests.writableCopy(
-            CoreDataCheckCLITests.snapshot(Self.revised, "CoreDataMigration_Example_3"), into: directory,
-            name: "App.sqlite")
+        let store = try Self.version3Store(in: directory)
         let pending = directory.file("Pending.sqlite")
         do {
             // An app in WAL mode: one more post committed, then checkpointed; a second app's
