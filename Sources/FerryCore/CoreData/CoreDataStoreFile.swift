@@ -116,13 +116,21 @@ package struct CoreDataStoreFile: Sendable {
     }
 
     /// Reads an already copied store (see ``CoreDataStoreCopy``).
-    package static func read(_ copy: CoreDataStoreCopy, header: [UInt8]? = nil) throws -> CoreDataStoreFile {
-        try read(connection: copy.database, path: copy.original, header: header)
+    package static func read(
+        _ copy: CoreDataStoreCopy, header: [UInt8]? = nil, countingRows: Bool = true
+    ) throws -> CoreDataStoreFile {
+        try read(connection: copy.database, path: copy.original, header: header, countingRows: countingRows)
     }
 
     /// Reads the store at `path` through `connection`: a private copy's, or one opened on the
     /// store itself with ``immutableURI(_:)`` when ``readsInPlace(_:)``.
-    package static func read(connection: Connection, path: String, header: [UInt8]? = nil) throws -> CoreDataStoreFile {
+    ///
+    /// Without `countingRows` (a migration, which needs the metadata, entities and columns but
+    /// no row counts) no table is scanned: every ``EntityRecord/rows`` is 0, ``historyTables`` is
+    /// empty, and each entity's ``EntityRecord/table`` is its root's by name.
+    package static func read(
+        connection: Connection, path: String, header: [UInt8]? = nil, countingRows: Bool = true
+    ) throws -> CoreDataStoreFile {
         let header = try header ?? Self.header(of: path)
         let tables = try tableNames(connection)
         guard hasSystemTables(tables) else {
@@ -141,7 +149,7 @@ package struct CoreDataStoreFile: Sendable {
         var rows: [Int64: Int] = [:]
         var tableOf: [Int64: String] = [:]
         var history: [HistoryTable] = []
-        for table in tables.sorted() where columns[table]?.contains("Z_ENT") == true {
+        for table in tables.sorted() where countingRows && columns[table]?.contains("Z_ENT") == true {
             if table.hasPrefix("Z"), !table.hasPrefix("Z_") {
                 for row in try connection.rows("SELECT Z_ENT, count(*) FROM \(SQL.quote(table)) GROUP BY Z_ENT") {
                     guard let number = row[0].int64, let count = row[1].int64 else { continue }

@@ -2,15 +2,28 @@
 /// first step reads.
 ///
 /// A ferry store is read where it is (its `-wal` was checkpointed under the writer lock). A Core
-/// Data store is read from a private copy (``CoreDataStoreCopy``) with its `-wal` replayed
-/// there, so the user's main file, `-wal` and `-shm` are never opened by the steps: its version is
-/// found as ``CoreDataVersionDetector`` does, and its rows are read in ``CoreDataLayout``.
+/// Data store is read where it is too when its main file holds every commit (its `-wal` has no
+/// frames and there is no `-journal`): by a plan opened `immutable=1`, by a migration holding
+/// the store's write locks read-only like a ferry store. Otherwise it is read from a private copy
+/// (``CoreDataStoreCopy``) with its `-wal` replayed there. Its version is found as
+/// ``CoreDataVersionDetector`` does, and its rows are read in ``CoreDataLayout``.
 struct MigrationSource {
+    /// How a Core Data store may be read where it is.
+    enum Access {
+        /// A plan, which holds no lock: a complete main file is opened `immutable=1`, so nothing
+        /// of the store is locked, written or created.
+        case plan
+        /// A migration holding ferry's writer lock and SQLite's write lock on the store (no
+        /// writer can commit until the swap): a complete main file is read in place, read-only,
+        /// with SQLite's own locking (shared with the connection holding the write lock).
+        case writeLocked
+    }
+
     /// The version of the bundle the store is at.
     let model: ObjectModel
     let layout: any StoreLayout
-    /// The file the first step reads: the store itself, or its private copy (or, for a plan,
-    /// the store's `immutable=1` URI).
+    /// The file the first step reads: the store itself, its private copy, or (for a plan) the
+    /// store's `immutable=1` URI.
     let readPath: String
     /// Core Data's private copy, removed by ``close()``.
     private let copy: CoreDataStoreCopy?
@@ -24,12 +37,12 @@ struct MigrationSource {
     /// the bundle as loaded, whose transient attributes a Core Data store's cached model holds),
     /// a Core Data store's first by the hashes of `compiledModel` when given.
     ///
-    /// With `inPlaceWhenComplete` (a plan, which runs no step), a Core Data store whose main file
-    /// holds every commit is read where it is, opened `immutable=1` (nothing of it is locked,
-    /// written or created), instead of through a private copy.
+    /// A Core Data store whose main file holds every commit is read in place as `access` allows,
+    /// else through a private copy. No table is scanned: the version comes from the metadata,
+    /// the entities and the columns.
     static func open(
         _ path: String, bundle: ModelBundle, givenBundle: ModelBundle, compiledModel: CompiledModelVersions? = nil,
-        inPlaceWhenComplete: Bool = false
+        access: Access
     ) throws -> MigrationSource {
         guard CoreDataStoreFile.isCoreDataStore(path) else {
             guard let metadata = try Store.metadata(at: path) else {
@@ -39,17 +52,18 @@ struct MigrationSource {
             return MigrationSource(
                 model: model, layout: FerryLayout(), readPath: path, copy: nil, coreDataMetadata: nil)
         }
-        if inPlaceWhenComplete, CoreDataStoreFile.readsInPlace(path), let uri = CoreDataStoreFile.immutableURI(path) {
-            let connection = try Connection(path: uri, readOnly: true, create: false)
-            let file = try CoreDataStoreFile.read(connection: connection, path: path)
+        if CoreDataStoreFile.readsInPlace(path), let readPath = inPlacePath(path, access: access) {
+            let connection = try Connection(
+                path: MigrationStepRunner.readOnlyURI(readPath), readOnly: true, create: false)
+            let file = try CoreDataStoreFile.read(connection: connection, path: path, countingRows: false)
             let model = try version(of: file, bundle: bundle, givenBundle: givenBundle, compiledModel: compiledModel)
             let layout = try CoreDataLayout.reading(connection, model: model)
             return MigrationSource(
-                model: model, layout: layout, readPath: uri, copy: nil, coreDataMetadata: file.metadata)
+                model: model, layout: layout, readPath: readPath, copy: nil, coreDataMetadata: file.metadata)
         }
         let copy = try CoreDataStoreCopy(of: path)
         do {
-            let file = try CoreDataStoreFile.read(copy)
+            let file = try CoreDataStoreFile.read(copy, countingRows: false)
             let model = try version(of: file, bundle: bundle, givenBundle: givenBundle, compiledModel: compiledModel)
             let connection = try copy.database
             // The -wal's commits move into the copy's main file, which the steps read.
@@ -60,6 +74,15 @@ struct MigrationSource {
         } catch {
             copy.remove()
             throw error
+        }
+    }
+
+    /// What the steps open to read a complete Core Data store in place: its `immutable=1` URI
+    /// for a plan, the path itself under the write locks (nil when the path cannot be encoded).
+    private static func inPlacePath(_ path: String, access: Access) -> String? {
+        switch access {
+        case .plan: return CoreDataStoreFile.immutableURI(path)
+        case .writeLocked: return path
         }
     }
 

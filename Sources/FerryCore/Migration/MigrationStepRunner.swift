@@ -73,6 +73,7 @@ final class MigrationStepRunner {
         StoreFiles.remove(linksPath)
         defer { StoreFiles.remove(linksPath) }
         let connection = try openStepConnection(linksPath: linksPath)
+        let flush = try BackgroundFlush(destinationPath)
         let writer = MigrationObjectWriter(connection: connection, scope: scope)
         // The manager holds the writer; nothing the step owns holds the manager but the copier.
         let manager = MigrationManager(
@@ -91,6 +92,8 @@ final class MigrationStepRunner {
                 try copier.migrate(entityMapping, policy: policies[entityMapping.name])
             }
             try ManyToManyLinks(scope: scope, connection: connection).write()
+            // The rows the copy wrote go to disk while the rest of the step runs.
+            flush.start()
             // Core Data's second and third stages, once every mapping made its objects.
             for entityMapping in mapping.entities {
                 guard let policy = policies[entityMapping.name] else { continue }
@@ -118,6 +121,8 @@ final class MigrationStepRunner {
             try carryRunHistory(on: connection, reports: copier.reports, started: started)
         }
         writer.releaseStatements()
+        // The rest of the new file goes to disk while the checks read it (from the page cache).
+        flush.start()
         try connection.execute("DETACH DATABASE links")
         // The copy's page caches go before the checks fill the verification connection's: the
         // step's connection only reads the source's checksums from here on.
@@ -138,7 +143,7 @@ final class MigrationStepRunner {
         }
         try verifier.keepJournalMode()
         try connection.execute("DETACH DATABASE dst")
-        try StoreFiles.synchronize(destinationPath)
+        try flush.finish()
         return MigrationStepReport(
             from: source.version, to: destination.version, mappingFile: mapping.location?.file, entities: reports,
             seconds: started.duration(to: .now).seconds)

@@ -183,8 +183,7 @@ public final class Migrator {
     package func plan(countingObjects: Bool) throws -> Plan {
         if PathOrURL(storePath).isPostgreSQL { return try schemaMigration.plan(countingObjects: countingObjects) }
         let source = try MigrationSource.open(
-            storePath, bundle: bundle, givenBundle: givenBundle, compiledModel: options.compiledModel,
-            inPlaceWhenComplete: true)
+            storePath, bundle: bundle, givenBundle: givenBundle, compiledModel: options.compiledModel, access: .plan)
         defer { source.close() }
         return try plan(source, countingObjects: countingObjects)
     }
@@ -238,7 +237,7 @@ public final class Migrator {
         // it would hold the lock.
         removeScratchFiles()
         // The store's latest commits move from its -wal into the main file (which is backed up),
-        // a Core Data store's too: its steps read a private copy taken after this.
+        // a Core Data store's too: its steps then read the main file in place.
         try settleWriteAheadLog()
 
         // Writers that do not know ferry's lock (the sqlite3 shell, an app) are held off by
@@ -252,8 +251,10 @@ public final class Migrator {
         }
         defer { releaseGuard() }
 
+        // Read in place when the main file holds every commit: the guard's write lock keeps it so.
         let source = try MigrationSource.open(
-            storePath, bundle: bundle, givenBundle: givenBundle, compiledModel: options.compiledModel)
+            storePath, bundle: bundle, givenBundle: givenBundle, compiledModel: options.compiledModel,
+            access: .writeLocked)
         defer { source.close() }
         let plan = try self.plan(source, countingObjects: false)
         var report = MigrationReport(
