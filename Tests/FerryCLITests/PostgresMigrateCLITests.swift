@@ -240,6 +240,56 @@ struct PostgresMigrateCLITests {
     }
 
     @Test(
+        "a step in the server whose objects break a new uniqueness constraint leaves the original schema and says why, as on SQLite"
+    )
+    func failingStepInServer() throws {
+        let directory = TemporaryDirectory()
+        let (schema, url) = try Self.freshSchema("unique")
+        defer { PostgresStoreLoader.dropSchemas(startingWith: schema) }
+        try Self.peopleStore(url, rows: 1...200, in: directory)
+        let bundle = try MigrationCrashTests.bundle(in: directory, version2: MigrationCrashTests.version2WithUniqueAge)
+        let before = try Self.exports(url, cwd: directory.path)
+
+        let result = try runFerry(["migrate", url, "--model", bundle])
+
+        #expect(result.exitCode == 1, "\(result)")
+        #expect(
+            result.errorLines.first
+                == "error: the migrated objects break a uniqueness constraint: two or more have the same Person.age",
+            "\(result)")
+        #expect(result.errorLines.last == "  nothing was changed: the original store is as it was", "\(result)")
+        #expect(try Self.exports(url, cwd: directory.path) == before)
+        #expect(try PostgresStoreLoader.schemas(startingWith: schema) == [schema])
+    }
+
+    @Test(
+        "a migration through the snapshot path whose temporary directory is missing says so and changes nothing; the same store migrates in the server without it"
+    )
+    func missingTemporaryDirectory() throws {
+        let directory = TemporaryDirectory()
+        let (schema, url) = try Self.freshSchema("tmpdir")
+        defer { PostgresStoreLoader.dropSchemas(startingWith: schema) }
+        try Self.peopleStore(url, rows: 1...50, in: directory)
+        let before = try Self.exports(url, cwd: directory.path)
+        let missing = ["TMPDIR": directory.file("missing")]
+        let snapshot = try runFerry(
+            MigrationCrashTests.migrateArguments(
+                url, ["--to", "2", "--mappings", try Self.expressionMapping(in: directory)]), env: missing)
+        #expect(snapshot.exitCode != 0, "\(snapshot)")
+        #expect(
+            snapshot.errorLines.first?.hasPrefix(
+                "error: cannot create the folder of the migration's private snapshot '\(directory.file("missing"))/ferry-migrate-"
+            ) == true, "\(snapshot)")
+        #expect(snapshot.errorLines.last == "  nothing was changed: the original schema '\(schema)' is as it was")
+        #expect(try Self.exports(url, cwd: directory.path) == before)
+        #expect(try PostgresStoreLoader.schemas(startingWith: schema) == [schema])
+        // An inferred step needs no snapshot: it runs in the server.
+        let server = try runFerry(MigrationCrashTests.migrateArguments(url, ["--to", "2"]), env: missing)
+        #expect(server.exitCode == 0, "\(server)")
+        #expect(try Self.exports(url, cwd: directory.path)["version"] == "2")
+    }
+
+    @Test(
         "SIGKILL during the copy, the load and just before the swap leaves the original schema or the complete new version, never a mix; a rerun finishes and removes the killed run's scratch schema and snapshot"
     )
     func killAtManyMoments() throws {

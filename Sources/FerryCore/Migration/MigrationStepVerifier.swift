@@ -28,6 +28,18 @@ struct MigrationStepVerifier {
     /// neither, so a Core Data store's required values, links and value forms are checked here.
     /// `computedValues` names the entities some of whose values ferry computed or converted.
     func verify(_ store: Store, written: [String: Int], computedValues: Set<String>) throws {
+        try Self.verify(
+            store, mapping: mapping, destinationKind: destinationKind, written: written, computedValues: computedValues)
+    }
+
+    /// The checks of ``verify(_:written:computedValues:)`` on the new store of a step of `mapping`
+    /// (a migration in PostgreSQL's server runs them on its new schema).
+    static func verify(
+        _ store: Store, mapping: MappingModel, destinationKind: MigrationDestination, written: [String: Int],
+        computedValues: Set<String>
+    ) throws {
+        let source = mapping.source
+        let destination = mapping.destination
         var checks: [Check] = [.integrity(quick: false), .foreignKeys(entity: nil)]
         let undeclaredConstraints: Bool
         if case .coreData = destinationKind { undeclaredConstraints = true } else { undeclaredConstraints = false }

@@ -98,7 +98,7 @@ struct PostgresSchemaMigration {
                 try Self.checkLength(of: name, for: schema)
             }
             var builder = PostgresServerMigration(
-                steps: steps, url: url, schema: schema, options: options)
+                steps: steps, storeURL: storeURL, url: url, schema: schema, options: options)
             builder.observer = observer
             report.steps = try builder.build(into: next, now: now)
         case .failure:
@@ -126,7 +126,17 @@ struct PostgresSchemaMigration {
         of session: PostgresDatabase, plan: Migrator.Plan, into next: String, scratch: String, url: PostgresURL
     ) throws -> [MigrationStepReport] {
         let schema = session.schema
-        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: false)
+        do {
+            try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: false)
+        } catch {
+            throw FerryError(
+                .io,
+                "cannot create the folder of the migration's private snapshot '\(scratch)': \(error.localizedDescription)",
+                notes: [
+                    "the snapshot is made in the temporary directory (TMPDIR)",
+                    "nothing was changed: the original schema '\(schema)' is as it was",
+                ])
+        }
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let snapshot = scratch + "/store.sqlite"
         try writeSnapshot(of: session, source: plan.source, to: snapshot)

@@ -17,6 +17,8 @@ import Foundation
 /// transaction on one session: a failure or a killed process leaves no new schema behind.
 struct PostgresServerMigration {
     let steps: [PostgresServerStep]
+    /// The store's URL as given (its password too: the checks open the new schema as a store).
+    let storeURL: String
     let url: PostgresURL
     /// The store's schema.
     let schema: String
@@ -45,7 +47,39 @@ struct PostgresServerMigration {
                 if index > 0 { try session.execute("DROP SCHEMA \(quote(schemas[index])) CASCADE") }
             }
         }
+        if let last = steps.last, let report = reports.last {
+            do {
+                try checkRules(of: last, in: next, report: report)
+            } catch {
+                try? session.execute("DROP SCHEMA IF EXISTS \(quote(next)) CASCADE")
+                throw error
+            }
+        }
         return reports
+    }
+
+    /// The SQLite engine's checks of a step's new store (``MigrationStepVerifier``) on the
+    /// schema `next`, once it is committed, when the step may break a validation rule: the rows
+    /// whose values the rules no longer accept are listed as on SQLite.
+    private func checkRules(of step: PostgresServerStep, in next: String, report: MigrationStepReport) throws {
+        let mapping = step.mapping
+        guard mapping.destination.entities.contains(where: { mapping.mayBreakValidationRules(of: $0) }) else {
+            return
+        }
+        let copy = PostgresSchemaMigration.url(storeURL, schema: next)
+        let store = try Store.open(at: copy, model: mapping.destination, options: .existingReadOnly)
+        var written: [String: Int] = [:]
+        for entity in report.entities { written[entity.destination, default: 0] += entity.written }
+        do {
+            try MigrationStepVerifier.verify(
+                store, mapping: mapping, destinationKind: .ferry, written: written, computedValues: [])
+        } catch var error as FerryError {
+            let shown = "'\(store.path)'"
+            let named = "the version \(mapping.destination.version) copy of '\(url.description)'"
+            error.message = error.message.replacingOccurrences(of: shown, with: named)
+            error.notes = error.notes.map { $0.replacingOccurrences(of: shown, with: named) }
+            throw error
+        }
     }
 
     private func quote(_ name: String) -> String { PostgresIdentifier.quote(name) }
@@ -99,15 +133,17 @@ struct PostgresServerMigration {
                 RunRecord(
                     job: "ferry migrate", step: "migrate", source: url.description,
                     startedAt: DateCoding.format(now), endedAt: DateCoding.nowText(), outcome: "succeeded",
-                    read: entityReports.reduce(0) { $0 + $1.read }, inserted: entityReports.reduce(0) { $0 + $1.written },
+                    read: entityReports.reduce(0) { $0 + $1.read },
+                    inserted: entityReports.reduce(0) { $0 + $1.written },
                     message: "\(step.source.name) version \(step.source.version) → \(step.destination.version)"))
         }
 
         // Keys, indexes and foreign keys, once the rows are in.
         try session.execute("SET LOCAL search_path TO \(quote(destination))")
         try moveSequences(of: model, in: destination, on: session)
-        for statement in parts.indexes { try executeChecked(statement, on: session, kind: .uniqueness) }
-        for statement in parts.references { try executeChecked(statement, on: session, kind: .link) }
+        for statement in parts.indexes { try buildIndex(statement, of: model, on: session) }
+        // Links were carried between objects that keep their keys: each is checked here all the same.
+        for statement in parts.references { try session.execute(statement) }
 
         try session.execute("SET LOCAL search_path TO \(quote(source))")
         try verify(step, from: source, into: destination, reports: entityReports, on: session)
@@ -130,25 +166,23 @@ struct PostgresServerMigration {
         }
     }
 
-    private enum Constraint { case uniqueness, link }
-
-    /// Runs an index or foreign-key statement; the migrated objects breaking it is a migration
-    /// error that says so, as on SQLite.
-    private func executeChecked(_ statement: String, on session: PostgresDatabase, kind: Constraint) throws {
+    /// Builds an index of `model`; objects breaking a uniqueness constraint are a migration
+    /// error naming the constraint's attributes, as on SQLite.
+    private func buildIndex(_ statement: String, of model: ObjectModel, on session: PostgresDatabase) throws {
         do {
             try session.execute(statement)
         } catch let error as FerryError where error.code == .constraint {
-            let detail = error.message.components(separatedBy: "ERROR:  ").last ?? error.message
-            let message =
-                switch kind {
-                case .uniqueness:
-                    "the migrated objects break a uniqueness constraint: \(detail)"
-                case .link:
-                    "the migrated objects hold a link to an object that is not there: \(detail)"
+            var detail = "a uniqueness constraint of \(model.name) version \(model.version)"
+            for entity in model.entities {
+                for constraint in entity.uniquenessConstraints
+                where error.message.contains("\"\(layout.uniqueIndexName(entity: entity.name, columns: constraint))\"")
+                {
+                    detail = constraint.map { "\(entity.name).\($0)" }.joined(separator: ", ")
                 }
+            }
             throw FerryError(
-                .migration, message, notes: ["nothing was changed: the original store is as it was"],
-                underlying: error.underlying)
+                .migration, "the migrated objects break a uniqueness constraint: two or more have the same \(detail)",
+                notes: ["nothing was changed: the original store is as it was"], underlying: error.underlying)
         }
     }
 

@@ -13,8 +13,9 @@ import FerryPostgres
 /// (integer → wider integer, `numeric`, `double` or text; `float` → `double`; `uri` → `string`),
 /// a constant, or a default for nil; each relationship a carried or key-path link between
 /// objects that keep their keys; a filter any predicate (compiled to PostgreSQL). Expressions,
-/// checked narrowings, policies, stage hooks and validation rules the step may break go through
-/// the snapshot path, which runs them exactly as on SQLite.
+/// checked narrowings, policies and stage hooks go through the snapshot path, which runs them
+/// exactly as on SQLite; so do validation rules a step before the last may break (the last
+/// step's are checked on the new version, as on SQLite).
 struct PostgresServerStep {
     /// One entity mapping as SQL over the source schema (found through the `search_path`).
     struct EntityCopy {
@@ -73,13 +74,23 @@ struct PostgresServerStep {
 
     /// Every step of a migration as SQL the server runs, or the reason the migration needs the
     /// snapshot path (the first step that does: the steps run on one path or the other).
-    static func route(for steps: [MappingModel], options: MigrationOptions) -> Result<[PostgresServerStep], Refusal>
-    {
+    static func route(for steps: [MappingModel], options: MigrationOptions) -> Result<[PostgresServerStep], Refusal> {
         var made: [PostgresServerStep] = []
-        for mapping in steps {
+        for (index, mapping) in steps.enumerated() {
             switch make(mapping, options: options) {
             case .success(let step): made.append(step)
             case .failure(let refusal): return .failure(refusal)
+            }
+            // Rules are checked on the new version once it is built; a step between two versions
+            // leaves nothing to check them on.
+            if index < steps.count - 1,
+                let entity = mapping.destination.entities.first(where: { mapping.mayBreakValidationRules(of: $0) })
+            {
+                return .failure(
+                    Refusal(
+                        reason:
+                            "step \(mapping.source.version) → \(mapping.destination.version) may break a validation rule of \(entity.name), and a later step follows"
+                    ))
             }
         }
         return .success(made)
@@ -108,10 +119,6 @@ struct PostgresServerStep {
         var entities: [EntityCopy] = []
         for entityMapping in mapping.entities {
             entities.append(try Self.entityCopy(entityMapping, in: mapping, step: step))
-        }
-        for entity in mapping.destination.entities
-        where mapping.mayBreakValidationRules(of: entity) {
-            throw Refusal(reason: "\(step) may break a validation rule of \(entity.name) (checked row by row)")
         }
         self.entities = entities
         self.links = try Self.linkCopies(in: mapping, step: step)
@@ -145,7 +152,8 @@ struct PostgresServerStep {
         var notComparable: [String] = []
         let coding = PostgresValueCoding()
         for attribute in destination.attributes {
-            let rule = entityMapping.attribute(named: attribute.name)?.value ?? .constant(attribute.defaultValue ?? .null)
+            let rule =
+                entityMapping.attribute(named: attribute.name)?.value ?? .constant(attribute.defaultValue ?? .null)
             let type = layout.dialect.columnType(for: attribute.type, storedAs: .text)
             columns.append(layout.quotedColumn(forAttribute: attribute.name, in: destination))
             switch rule {
@@ -166,7 +174,8 @@ struct PostgresServerStep {
                     guard exactlyInServer(conversion) else {
                         throw Refusal(
                             reason:
-                                "\(name): \(attribute.name) converts \(conversion.from.rawValue) → \(conversion.to.rawValue) in Swift")
+                                "\(name): \(attribute.name) converts \(conversion.from.rawValue) → \(conversion.to.rawValue) in Swift"
+                        )
                     }
                     text = "CAST(\(text) AS \(type))"
                 } else if sourceAttribute.type != attribute.type {
