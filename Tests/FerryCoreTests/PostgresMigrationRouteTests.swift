@@ -22,7 +22,9 @@ struct PostgresMigrationRouteTests {
         return nil
     }
 
-    @Test("an inferred step runs in the server: one INSERT … SELECT per entity from the store's schema, to-one keys kept, a new entity empty")
+    @Test(
+        "an inferred step runs in the server: one INSERT … SELECT per entity from the store's schema, to-one keys kept, a new entity empty"
+    )
     func inferredStepInServer() throws {
         let steps = try PostgresServerStep.route(for: [try Self.inferred()], options: MigrationOptions()).get()
         let step = try #require(steps.first)
@@ -64,7 +66,9 @@ struct PostgresMigrationRouteTests {
         #expect(customer.unchanged.map(\.destination) == ["id", "name"])
     }
 
-    @Test("policies, stage hooks, distinct values, expressions, inexact conversions and rules that may break send the migration to the snapshot path, saying why")
+    @Test(
+        "policies, stage hooks, distinct values, expressions, inexact conversions and rules that may break send the migration to the snapshot path, saying why"
+    )
     func snapshotPathReasons() throws {
         var policy = try Self.inferred()
         policy.entities[0].policy = "Uppercaser"
@@ -111,7 +115,9 @@ struct PostgresMigrationRouteTests {
         }
     }
 
-    @Test("the conversions the server computes exactly as ferry does: integer widenings, integers to numeric, double and text, float to double, uri to string; never a checked narrowing")
+    @Test(
+        "the conversions the server computes exactly as ferry does: integer widenings, integers to numeric, double and text, float to double, uri to string; never a checked narrowing"
+    )
     func exactConversions() {
         var exact: [String] = []
         for (from, targets) in TypeConversion.widenings.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {

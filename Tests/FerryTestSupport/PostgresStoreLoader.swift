@@ -19,7 +19,8 @@ package enum PostgresStoreLoader {
             try postgres.writeTransaction {
                 try postgres.execute("DELETE FROM ferry_metadata")
                 try postgres.execute("DELETE FROM ferry_entities")
-                try StoreTableTransfer(model: model).copy(from: sqlite, into: postgres, schema: postgres.schema)
+                try StoreTableTransfer(model: model).copy(
+                    from: sqlite, FerryLayout(), to: postgres, FerryLayout(backend: .postgresql), bookkeeping: true)
             }
         }
     }

@@ -206,7 +206,12 @@ struct PostgresSchemaMigration {
                 try connection.execute("DELETE FROM \(tables.entities)")
             }
         }
-        try StoreTableTransfer(model: source).copy(from: session, into: connection)
+        try session.readTransaction {
+            try connection.transaction(.immediate) {
+                try StoreTableTransfer(model: source).copy(
+                    from: session, FerryLayout(backend: .postgresql), to: connection, FerryLayout(), bookkeeping: true)
+            }
+        }
     }
 
     /// Creates the schema `next` holding the migrated snapshot, in one transaction of a session
@@ -222,7 +227,8 @@ struct PostgresSchemaMigration {
             {
                 try loader.execute(statement)
             }
-            try StoreTableTransfer(model: target).copy(from: source, into: loader, schema: next)
+            try StoreTableTransfer(model: target).copy(
+                from: source, FerryLayout(), to: loader, layout, bookkeeping: true)
             for statement in StoreSchema.indexStatements(for: target, layout: layout) { try loader.execute(statement) }
         }
     }

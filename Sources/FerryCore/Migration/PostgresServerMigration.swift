@@ -12,8 +12,8 @@ import Foundation
 /// Before anything may be swapped in, each step is verified in the server: per table the rows
 /// the mappings wrote; per entity mapping that keeps its objects one to one, the source's
 /// object count and an order-independent hash of every row's key, unchanged attributes and
-/// to-one keys (`hashtextextended` over the row's text, the same text when the values are the
-/// same), computed on both schemas; per join table the links. Everything runs in one
+/// to-one keys (the sum of `hash_record_extended` over the rows), computed on both schemas; per
+/// join table the links. Everything runs in one
 /// transaction on one session: a failure or a killed process leaves no new schema behind.
 struct PostgresServerMigration {
     let steps: [PostgresServerStep]
@@ -243,11 +243,13 @@ struct PostgresServerMigration {
         try session.scalar("SELECT count(*) FROM \(from)", [])?.int64 ?? 0
     }
 
-    /// The number of rows and the sum of a 64-bit hash of each row's `columns` as text.
+    /// The number of rows and the sum of a 64-bit hash of each row's `columns` (hashed as the
+    /// typed values they are: the same values of the same types hash alike on both schemas).
     private func rowHash(of columns: [String], in from: String, on session: PostgresDatabase) throws -> String {
-        let row = "ROW(\(columns.map { "t.\($0)" }.joined(separator: ", ")))::text"
+        let row = "ROW(\(columns.map { "t.\($0)" }.joined(separator: ", ")))"
         let result = try session.rows(
-            "SELECT count(*)::text || ' ' || coalesce(sum(hashtextextended(\(row), 0)), 0)::text FROM \(from) AS t", []
+            "SELECT count(*)::text || ' ' || coalesce(sum(hash_record_extended(\(row), 0)), 0)::text FROM \(from) AS t",
+            []
         )
         return result.first?.first?.text ?? ""
     }
