@@ -188,6 +188,23 @@ struct PostgresMigrateCLITests {
         #expect(objects["Person"]?.split(separator: "\n").count == 20_000)
     }
 
+    /// The reference of a kill test: the People store of `rows` people as a SQLite file in
+    /// `directory`, migrated there by ferry with `arguments` (`STORE` standing for the file); its
+    /// objects before and after.
+    static func sqliteReference(
+        rows: ClosedRange<Int>, _ arguments: [String], in directory: TemporaryDirectory
+    ) throws -> (original: [String: String], migrated: [String: String]) {
+        let sqlite = directory.file("people.sqlite")
+        let data = try directory.write("people.csv", bytes: BigFiles.csv(ids: rows))
+        #expect(
+            try runFerry([
+                "import", data, "--store", sqlite, "--model", Fixtures.peopleModel, "--entity", "Person", "--quiet",
+            ]).exitCode == 0)
+        let original = try exports(sqlite, cwd: directory.path)
+        #expect(try runFerry(arguments.map { $0 == "STORE" ? sqlite : $0 }).exitCode == 0)
+        return (original, try exports(sqlite, cwd: directory.path))
+    }
+
     /// The People store of the crash tests (`rows` people) imported into PostgreSQL at `url`.
     static func peopleStore(_ url: String, rows: ClosedRange<Int>, in directory: TemporaryDirectory) throws {
         let data = try directory.write("people-\(rows.count).csv", bytes: BigFiles.csv(ids: rows))
@@ -299,16 +316,8 @@ struct PostgresMigrateCLITests {
         let rows = 1...20_000
         // An expression: the snapshot path, whose snapshot folder a kill may leave.
         let step = ["--to", "2", "--mappings", try Self.expressionMapping(in: directory)]
-        // The reference: the same migration on SQLite.
-        let sqlite = directory.file("people.sqlite")
-        let data = try directory.write("people.csv", bytes: BigFiles.csv(ids: rows))
-        #expect(
-            try runFerry([
-                "import", data, "--store", sqlite, "--model", Fixtures.peopleModel, "--entity", "Person", "--quiet",
-            ]).exitCode == 0)
-        let original = try Self.exports(sqlite, cwd: directory.path)
-        #expect(try runFerry(MigrationCrashTests.migrateArguments(sqlite, step)).exitCode == 0)
-        let migrated = try Self.exports(sqlite, cwd: directory.path)
+        let (original, migrated) = try Self.sqliteReference(
+            rows: rows, MigrationCrashTests.migrateArguments("STORE", step), in: directory)
 
         var outcomes: [String] = []
         // The migrations' temporary directory, where their snapshots of the store are made.
@@ -430,15 +439,8 @@ struct PostgresMigrateCLITests {
         let bundle = try Self.serverBundle(in: directory)
         let arguments = ["--model", bundle, "--quiet"]
         // The reference: the same two steps on SQLite.
-        let sqlite = directory.file("people.sqlite")
-        let data = try directory.write("people.csv", bytes: BigFiles.csv(ids: rows))
-        #expect(
-            try runFerry([
-                "import", data, "--store", sqlite, "--model", Fixtures.peopleModel, "--entity", "Person", "--quiet",
-            ]).exitCode == 0)
-        let original = try Self.exports(sqlite, cwd: directory.path)
-        #expect(try runFerry(["migrate", sqlite] + arguments).exitCode == 0)
-        let migrated = try Self.exports(sqlite, cwd: directory.path)
+        let (original, migrated) = try Self.sqliteReference(
+            rows: rows, ["migrate", "STORE"] + arguments, in: directory)
         #expect(migrated["version"] == "3")
 
         let temporary = ["TMPDIR": directory.file("tmp")]

@@ -32,7 +32,7 @@ struct MigrationStepVerifier {
             store, mapping: mapping, destinationKind: destinationKind, written: written, computedValues: computedValues)
     }
 
-    /// The checks of ``verify(_:written:computedValues:)`` on the new store of a step of `mapping`
+    /// The checks of `verify(_:written:computedValues:)` on the new store of a step of `mapping`
     /// (a migration in PostgreSQL's server runs them on its new schema).
     static func verify(
         _ store: Store, mapping: MappingModel, destinationKind: MigrationDestination, written: [String: Int],

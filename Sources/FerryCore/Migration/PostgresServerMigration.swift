@@ -2,7 +2,7 @@ import FerryPostgres
 import Foundation
 
 /// Builds the next version of a PostgreSQL store inside the server, from the store's schema `S`
-/// into a new schema, when every version step can run there (``PostgresServerStep``): per step
+/// into a new schema, when every version step can run there (`PostgresServerStep`): per step
 /// the new model's tables without foreign keys or indexes, the rows through `INSERT … SELECT`
 /// from schema to schema, the join tables, the run log carried and the migration recorded, the
 /// identity sequences moved past the largest keys, then the indexes and foreign keys, checked
@@ -58,7 +58,7 @@ struct PostgresServerMigration {
         return reports
     }
 
-    /// The SQLite engine's checks of a step's new store (``MigrationStepVerifier``) on the
+    /// The SQLite engine's checks of a step's new store (`MigrationStepVerifier`) on the
     /// schema `next`, once it is committed, when the step may break a validation rule: the rows
     /// whose values the rules no longer accept are listed as on SQLite.
     private func checkRules(of step: PostgresServerStep, in next: String, report: MigrationStepReport) throws {

@@ -5,7 +5,7 @@ import FerryPostgres
 /// many-to-many relationship one `INSERT … SELECT` into its join table. Nothing is read into
 /// ferry: the rows go from schema to schema inside the server.
 ///
-/// ``make(_:options:)`` is the one decision between this path and the snapshot path (the SQLite
+/// `route(for:options:)` is the one decision between this path and the snapshot path (the SQLite
 /// engine on a private copy): a step runs in the server only when every value it writes is
 /// computed exactly by PostgreSQL as ferry computes it, and when nothing in it needs Swift.
 /// Each entity mapping must keep its objects one to one (no policy, no `distinct`), each
@@ -23,7 +23,7 @@ struct PostgresServerStep {
         let destination: EntityDescription
         /// The source entity; nil for a new entity, which starts empty.
         let source: EntityDescription?
-        /// Destination columns (quoted), aligned with ``values``.
+        /// Destination columns (quoted), aligned with `values`.
         let columns: [String]
         /// The SQL of each column's value over the source row `t0`.
         let values: [String]

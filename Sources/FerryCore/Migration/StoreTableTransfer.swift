@@ -77,7 +77,7 @@ package struct StoreTableTransfer {
         return tables
     }
 
-    /// Copies the rows of every table of a store of ``model`` on `source` (laid out by
+    /// Copies the rows of every table of a store of `model` on `source` (laid out by
     /// `sourceLayout`) into the empty tables of `destination` (laid out by `destinationLayout`),
     /// in key order: with `bookkeeping`, ferry's metadata, entity hashes and run log too. Values
     /// are decoded from the source's coding and encoded in the destination's; keys are copied as
