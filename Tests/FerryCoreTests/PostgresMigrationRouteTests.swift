@@ -108,6 +108,21 @@ struct PostgresMigrationRouteTests {
         filtered.entities[0].filter = "name != 'ghost'"
         #expect(Self.refusal(filtered)?.contains("do not all keep their source's keys") == true)
 
+        // A filter PostgreSQL computes exactly runs in the server (Order is linked to by no one);
+        // one that needs ferry's evaluation (`[c]`) does not.
+        var exactFilter = try Self.inferred()
+        exactFilter.entities[1].filter = "number != 'O-2'"
+        let step = try #require(
+            try PostgresServerStep.route(for: [exactFilter], options: MigrationOptions()).get().first)
+        #expect(
+            step.entities[1].insertSQL(into: "s", layout: FerryLayout(backend: .postgresql))?.text.contains(" WHERE ")
+                == true)
+        var foldedFilter = try Self.inferred()
+        foldedFilter.entities[1].filter = "number ==[c] 'o-2'"
+        #expect(
+            Self.refusal(foldedFilter)
+                == "step 1 → 2, mapping Order: its filter needs ferry's own evaluation (number ==[c] 'o-2')")
+
         // One bad step sends the whole migration through the snapshot path.
         let second = try MappingModel.inferred(from: Models.v2, to: Models.v2)
         if case .success = PostgresServerStep.route(for: [policy, second], options: MigrationOptions()) {

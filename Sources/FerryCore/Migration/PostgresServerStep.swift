@@ -252,7 +252,11 @@ struct PostgresServerStep {
         var filter: PredicateSQL?
         if let text = entityMapping.filter {
             let predicate = try Predicate(format: text, location: entityMapping.filterLocation)
-            filter = try predicate.sql(for: source, model: mapping.source, layout: layout, alias: "t0")
+            let compiled = try predicate.postgresFilter(for: source, model: mapping.source, layout: layout, alias: "t0")
+            guard compiled.isExact else {
+                throw Refusal(reason: "\(name): its filter needs ferry's own evaluation (\(text))")
+            }
+            filter = compiled.sql
         }
         return EntityCopy(
             mapping: entityMapping, destination: destination, source: source, columns: columns, values: values,
