@@ -218,6 +218,18 @@ struct MigrationCrashTests {
               age: {type: int16, min: 0, max: 90}
         """
 
+    /// People version 2 with a new uniqueness constraint (age) that the stored values break.
+    static let version2WithUniqueAge = """
+        version: "2"
+        entities:
+          Person:
+            attributes:
+              id: {type: int64, optional: false, unique: true}
+              email: {type: string, pattern: "[^@ ]+@[^@ ]+"}
+              name: string
+              age: {type: int16, min: 0, max: 150, unique: true}
+        """
+
     @Test("failing verification (a tightened rule that stored values break) leaves the original and says why")
     func failingVerification() throws {
         let dir = TemporaryDirectory()
@@ -249,18 +261,7 @@ struct MigrationCrashTests {
         let dir = TemporaryDirectory()
         let store = try Self.v1Store(in: dir, rows: 1...200)
         let before = try StoreSnapshot.take(store, excluding: [])
-        let bundle = try Self.bundle(
-            in: dir,
-            version2: """
-                version: "2"
-                entities:
-                  Person:
-                    attributes:
-                      id: {type: int64, optional: false, unique: true}
-                      email: {type: string, pattern: "[^@ ]+@[^@ ]+"}
-                      name: string
-                      age: {type: int16, min: 0, max: 150, unique: true}
-                """)
+        let bundle = try Self.bundle(in: dir, version2: Self.version2WithUniqueAge)
 
         let result = try runFerry(["migrate", store, "--model", bundle])
 

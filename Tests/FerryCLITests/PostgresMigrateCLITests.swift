@@ -168,13 +168,13 @@ struct PostgresMigrateCLITests {
         let temporary = ["TMPDIR": directory.file("tmp")]
         try FileManager.default.createDirectory(atPath: directory.file("tmp"), withIntermediateDirectories: true)
         let migration = try FerryProcess(MigrationCrashTests.migrateArguments(url, ["--to", "2"]), env: temporary)
-        // The snapshot folder exists once the migration holds the lock.
         let started = ContinuousClock.now
-        while try FileManager.default.contentsOfDirectory(atPath: directory.file("tmp")).isEmpty, migration.isRunning,
+        while try !PostgresStoreLoader.isLocked(schema: schema), migration.isRunning,
             ContinuousClock.now - started < .seconds(60)
         {
             Thread.sleep(forTimeInterval: 0.001)
         }
+        #expect(migration.isRunning, "the migration ended before the writer started: nothing was tested")
         let data = try directory.write("more.csv", bytes: BigFiles.csv(ids: 20_001...20_005))
         let writer = try runFerry([
             "import", data, "--store", url, "--model", Fixtures.peopleModel, "--entity", "Person", "--quiet",
@@ -186,6 +186,23 @@ struct PostgresMigrateCLITests {
         let objects = try Self.exports(url, cwd: directory.path)
         #expect(objects["version"] == "2")
         #expect(objects["Person"]?.split(separator: "\n").count == 20_000)
+    }
+
+    /// The reference of a kill test: the People store of `rows` people as a SQLite file in
+    /// `directory`, migrated there by ferry with `arguments` (`STORE` standing for the file); its
+    /// objects before and after.
+    static func sqliteReference(
+        rows: ClosedRange<Int>, _ arguments: [String], in directory: TemporaryDirectory
+    ) throws -> (original: [String: String], migrated: [String: String]) {
+        let sqlite = directory.file("people.sqlite")
+        let data = try directory.write("people.csv", bytes: BigFiles.csv(ids: rows))
+        #expect(
+            try runFerry([
+                "import", data, "--store", sqlite, "--model", Fixtures.peopleModel, "--entity", "Person", "--quiet",
+            ]).exitCode == 0)
+        let original = try exports(sqlite, cwd: directory.path)
+        #expect(try runFerry(arguments.map { $0 == "STORE" ? sqlite : $0 }).exitCode == 0)
+        return (original, try exports(sqlite, cwd: directory.path))
     }
 
     /// The People store of the crash tests (`rows` people) imported into PostgreSQL at `url`.
@@ -223,6 +240,72 @@ struct PostgresMigrateCLITests {
         #expect(try PostgresStoreLoader.schemas(startingWith: schema) == [schema])
     }
 
+    /// A 1 → 2 mapping of the People steps bundle with an expression, which sends the migration
+    /// through the snapshot path (the SQLite engine on a private copy).
+    static func expressionMapping(in directory: TemporaryDirectory) throws -> String {
+        let folder = directory.file("expression-mappings")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try """
+        from: "1"
+        to: "2"
+        entities:
+          Person:
+            attributes:
+              city: lowercase($source.name)
+        """.write(toFile: folder + "/1-to-2.yml", atomically: true, encoding: .utf8)
+        return folder
+    }
+
+    @Test(
+        "a step in the server whose objects break a new uniqueness constraint leaves the original schema and says why, as on SQLite"
+    )
+    func failingStepInServer() throws {
+        let directory = TemporaryDirectory()
+        let (schema, url) = try Self.freshSchema("unique")
+        defer { PostgresStoreLoader.dropSchemas(startingWith: schema) }
+        try Self.peopleStore(url, rows: 1...200, in: directory)
+        let bundle = try MigrationCrashTests.bundle(in: directory, version2: MigrationCrashTests.version2WithUniqueAge)
+        let before = try Self.exports(url, cwd: directory.path)
+
+        let result = try runFerry(["migrate", url, "--model", bundle])
+
+        #expect(result.exitCode == 1, "\(result)")
+        #expect(
+            result.errorLines.first
+                == "error: the migrated objects break a uniqueness constraint: two or more have the same Person.age",
+            "\(result)")
+        #expect(result.errorLines.last == "  nothing was changed: the original store is as it was", "\(result)")
+        #expect(try Self.exports(url, cwd: directory.path) == before)
+        #expect(try PostgresStoreLoader.schemas(startingWith: schema) == [schema])
+    }
+
+    @Test(
+        "a migration through the snapshot path whose temporary directory is missing says so and changes nothing; the same store migrates in the server without it"
+    )
+    func missingTemporaryDirectory() throws {
+        let directory = TemporaryDirectory()
+        let (schema, url) = try Self.freshSchema("tmpdir")
+        defer { PostgresStoreLoader.dropSchemas(startingWith: schema) }
+        try Self.peopleStore(url, rows: 1...50, in: directory)
+        let before = try Self.exports(url, cwd: directory.path)
+        let missing = ["TMPDIR": directory.file("missing")]
+        let snapshot = try runFerry(
+            MigrationCrashTests.migrateArguments(
+                url, ["--to", "2", "--mappings", try Self.expressionMapping(in: directory)]), env: missing)
+        #expect(snapshot.exitCode != 0, "\(snapshot)")
+        #expect(
+            snapshot.errorLines.first?.hasPrefix(
+                "error: cannot create the folder of the migration's private snapshot '\(directory.file("missing"))/ferry-migrate-"
+            ) == true, "\(snapshot)")
+        #expect(snapshot.errorLines.last == "  nothing was changed: the original schema '\(schema)' is as it was")
+        #expect(try Self.exports(url, cwd: directory.path) == before)
+        #expect(try PostgresStoreLoader.schemas(startingWith: schema) == [schema])
+        // An inferred step needs no snapshot: it runs in the server.
+        let server = try runFerry(MigrationCrashTests.migrateArguments(url, ["--to", "2"]), env: missing)
+        #expect(server.exitCode == 0, "\(server)")
+        #expect(try Self.exports(url, cwd: directory.path)["version"] == "2")
+    }
+
     @Test(
         "SIGKILL during the copy, the load and just before the swap leaves the original schema or the complete new version, never a mix; a rerun finishes and removes the killed run's scratch schema and snapshot"
     )
@@ -231,16 +314,10 @@ struct PostgresMigrateCLITests {
         let (schema, url) = try Self.freshSchema("kill")
         defer { PostgresStoreLoader.dropSchemas(startingWith: schema) }
         let rows = 1...20_000
-        // The reference: the same migration on SQLite.
-        let sqlite = directory.file("people.sqlite")
-        let data = try directory.write("people.csv", bytes: BigFiles.csv(ids: rows))
-        #expect(
-            try runFerry([
-                "import", data, "--store", sqlite, "--model", Fixtures.peopleModel, "--entity", "Person", "--quiet",
-            ]).exitCode == 0)
-        let original = try Self.exports(sqlite, cwd: directory.path)
-        #expect(try runFerry(MigrationCrashTests.migrateArguments(sqlite, ["--to", "2"])).exitCode == 0)
-        let migrated = try Self.exports(sqlite, cwd: directory.path)
+        // An expression: the snapshot path, whose snapshot folder a kill may leave.
+        let step = ["--to", "2", "--mappings", try Self.expressionMapping(in: directory)]
+        let (original, migrated) = try Self.sqliteReference(
+            rows: rows, MigrationCrashTests.migrateArguments("STORE", step), in: directory)
 
         var outcomes: [String] = []
         // The migrations' temporary directory, where their snapshots of the store are made.
@@ -255,7 +332,7 @@ struct PostgresMigrateCLITests {
             PostgresStoreLoader.dropSchemas(startingWith: schema)
             try Self.peopleStore(url, rows: rows, in: directory)
             let started = ContinuousClock.now
-            let process = try FerryProcess(MigrationCrashTests.migrateArguments(url, ["--to", "2"]), env: temporary)
+            let process = try FerryProcess(MigrationCrashTests.migrateArguments(url, step), env: temporary)
             while process.isRunning, ContinuousClock.now - started < .seconds(60) {
                 if let moment, ContinuousClock.now - started >= moment { break }
                 if copying, try PostgresStoreLoader.isCopying(into: schema + "_next") { break }
@@ -280,7 +357,7 @@ struct PostgresMigrateCLITests {
             if !result.wasSignaled {
                 #expect(snapshots == [], "\(label): the snapshot folder outlived a finished migration")
             }
-            let rerun = try runFerry(MigrationCrashTests.migrateArguments(url, ["--to", "2"]), env: temporary)
+            let rerun = try runFerry(MigrationCrashTests.migrateArguments(url, step), env: temporary)
             // The rerun removed the killed run's snapshot folder (the same folder for the same store).
             #expect(
                 try FileManager.default.contentsOfDirectory(atPath: temporary["TMPDIR"]!).filter {
@@ -295,7 +372,7 @@ struct PostgresMigrateCLITests {
         // next migration of the store removes it all the same.
         PostgresStoreLoader.dropSchemas(startingWith: schema)
         try Self.peopleStore(url, rows: rows, in: directory)
-        let process = try FerryProcess(MigrationCrashTests.migrateArguments(url, ["--to", "2"]), env: temporary)
+        let process = try FerryProcess(MigrationCrashTests.migrateArguments(url, step), env: temporary)
         while process.isRunning, try !PostgresStoreLoader.isCopying(into: schema + "_next") {
             Thread.sleep(forTimeInterval: 0.002)
         }
@@ -308,9 +385,9 @@ struct PostgresMigrateCLITests {
         try FileManager.default.createDirectory(atPath: directory.file("elsewhere"), withIntermediateDirectories: true)
         #expect(
             try runFerry(
-                MigrationCrashTests.migrateArguments(url, ["--to", "2"]), env: ["TMPDIR": directory.file("elsewhere")]
+                MigrationCrashTests.migrateArguments(url, step), env: ["TMPDIR": directory.file("elsewhere")]
             ).exitCode == 0)
-        let nothingToDo = try runFerry(MigrationCrashTests.migrateArguments(url, ["--to", "2"]), env: temporary)
+        let nothingToDo = try runFerry(MigrationCrashTests.migrateArguments(url, step), env: temporary)
         #expect(nothingToDo.exitCode == 0, "\(nothingToDo)")
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: temporary["TMPDIR"]!).filter {
@@ -323,5 +400,85 @@ struct PostgresMigrateCLITests {
         #expect(outcomes.filter { $0.hasSuffix("killed, original") }.count >= 3, "\(outcomes)")
         #expect(outcomes.contains("during the COPY into the _next schema: killed, original"), "\(outcomes)")
         #expect(outcomes.contains("once the _next schema exists: killed, original"), "\(outcomes)")
+    }
+
+    /// The People steps bundle with a version 3 whose step runs in the server too (a rename and
+    /// an index; the bundle's own 2 → 3 also widens `age`, whose rule sends it to the snapshot path).
+    static func serverBundle(in directory: TemporaryDirectory) throws -> String {
+        let folder = directory.file("server-bundle")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for name in ["model.yml", "v1.yml", "v2.yml"] {
+            try FileManager.default.copyItem(
+                atPath: MigrationCrashTests.bundle + "/" + name, toPath: folder + "/" + name)
+        }
+        try """
+        version: "3"
+        entities:
+          Person:
+            attributes:
+              id: {type: int64, optional: false, unique: true}
+              email: {type: string, pattern: "[^@ ]+@[^@ ]+"}
+              fullName: {type: string, renamed_from: name}
+              age: {type: int16, min: 0, max: 150}
+              city: string
+              level: {type: int16, optional: false, default: 1}
+            indexes:
+              - [level]
+        """.write(toFile: folder + "/v3.yml", atomically: true, encoding: .utf8)
+        return folder
+    }
+
+    @Test(
+        "SIGKILL while a migration runs in the server (by time, and while each step's INSERT … SELECT fills its schema) leaves the original schema or the complete new version; a rerun finishes and leaves no scratch schema"
+    )
+    func killInServer() throws {
+        let directory = TemporaryDirectory()
+        let (schema, url) = try Self.freshSchema("skill")
+        defer { PostgresStoreLoader.dropSchemas(startingWith: schema) }
+        let rows = 1...40_000
+        let bundle = try Self.serverBundle(in: directory)
+        let arguments = ["--model", bundle, "--quiet"]
+        // The reference: the same two steps on SQLite.
+        let (original, migrated) = try Self.sqliteReference(
+            rows: rows, ["migrate", "STORE"] + arguments, in: directory)
+        #expect(migrated["version"] == "3")
+
+        let temporary = ["TMPDIR": directory.file("tmp")]
+        try FileManager.default.createDirectory(atPath: directory.file("tmp"), withIntermediateDirectories: true)
+        var outcomes: [String] = []
+        let moments: [Duration?] = (1...4).map { .milliseconds(200 * $0) } + [nil, nil]
+        for (index, moment) in moments.enumerated() {
+            // The first step fills `_next_1`, the second `_next`.
+            let filling = moment == nil ? schema + (index == moments.count - 2 ? "_next_1" : "_next") : nil
+            PostgresStoreLoader.dropSchemas(startingWith: schema)
+            try Self.peopleStore(url, rows: rows, in: directory)
+            let started = ContinuousClock.now
+            let process = try FerryProcess(["migrate", url] + arguments, env: temporary)
+            while process.isRunning, ContinuousClock.now - started < .seconds(60) {
+                if let moment, ContinuousClock.now - started >= moment { break }
+                if let filling, try PostgresStoreLoader.isInserting(into: filling) { break }
+                Thread.sleep(forTimeInterval: 0.002)
+            }
+            process.kill()
+            let result = try process.wait()
+            let label = moment.map { "after \($0)" } ?? "during the INSERT … SELECT into \(filling ?? "")"
+            if !result.wasSignaled { #expect(result.exitCode == 0, "\(label): \(result)") }
+            let found = try Self.exports(url, cwd: directory.path)
+            #expect(found == original || found == migrated, "\(label): neither the original nor the migrated store")
+            outcomes.append(
+                "\(label.replacing(schema, with: "S")): \(result.wasSignaled ? "killed" : "finished"), \(found == migrated ? "migrated" : "original")"
+            )
+            // Nothing of the killed run is left: its transaction rolled back with its session.
+            #expect(try PostgresStoreLoader.schemas(startingWith: schema + "_next") == [], "\(label)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.file("tmp")) == [], "\(label)")
+            let rerun = try runFerry(["migrate", url] + arguments, env: temporary)
+            #expect(rerun.exitCode == 0, "rerun \(label): \(rerun)")
+            #expect(try Self.exports(url, cwd: directory.path) == migrated, "rerun \(label)")
+            #expect(try PostgresStoreLoader.schemas(startingWith: schema + "_next") == [], "rerun \(label)")
+        }
+        print("PostgreSQL in-server migration kill outcomes:\n  " + outcomes.joined(separator: "\n  "))
+        #expect(outcomes.filter { $0.hasSuffix("killed, original") }.count >= 3, "\(outcomes)")
+        #expect(outcomes.contains("during the INSERT … SELECT into S_next_1: killed, original"), "\(outcomes)")
+        #expect(outcomes.contains("during the INSERT … SELECT into S_next: killed, original"), "\(outcomes)")
     }
 }

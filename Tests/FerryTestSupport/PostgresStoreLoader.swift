@@ -19,7 +19,8 @@ package enum PostgresStoreLoader {
             try postgres.writeTransaction {
                 try postgres.execute("DELETE FROM ferry_metadata")
                 try postgres.execute("DELETE FROM ferry_entities")
-                try StoreTableTransfer(model: model).copy(from: sqlite, into: postgres, schema: postgres.schema)
+                try StoreTableTransfer(model: model).copy(
+                    from: sqlite, FerryLayout(), to: postgres, FerryLayout(backend: .postgresql), bookkeeping: true)
             }
         }
     }
@@ -57,10 +58,31 @@ package enum PostgresStoreLoader {
 
     /// True while a session of the test server runs a `COPY` into a table of `schema`.
     package static func isCopying(into schema: String) throws -> Bool {
+        try isRunning(statementLike: "COPY \"\(schema)\".%")
+    }
+
+    /// True while another session runs an `INSERT INTO "schema".…` (a migration in the server
+    /// filling its new schema).
+    package static func isInserting(into schema: String) throws -> Bool {
+        try isRunning(statementLike: "INSERT INTO \"\(schema)\".%")
+    }
+
+    /// True while another session holds the writer lock of the store in `schema` (its advisory
+    /// lock: PostgreSQL shows a 64-bit key as its high and low 32 bits).
+    package static func isLocked(schema: String) throws -> Bool {
+        let key = UInt64(bitPattern: Store.postgreSQLLockKey(schema: schema))
         let database = try Store.inspectionSession(at: try PostgresTestServer.requireURL() + "?schema=public").session
-        let pattern = "COPY \"\(schema)\".%"
         return try database.scalar(
-            "SELECT count(*) FROM pg_stat_activity WHERE query LIKE ? AND pid <> pg_backend_pid()", [.text(pattern)])?
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid::bigint = ? AND objid::bigint = ? AND pid <> pg_backend_pid()",
+            [.integer(Int64(key >> 32)), .integer(Int64(key & 0xffff_ffff))])?.int64 ?? 0 > 0
+    }
+
+    /// True while another session runs a statement matching the `LIKE` pattern `pattern`.
+    private static func isRunning(statementLike pattern: String) throws -> Bool {
+        let database = try Store.inspectionSession(at: try PostgresTestServer.requireURL() + "?schema=public").session
+        return try database.scalar(
+            "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE ? AND pid <> pg_backend_pid()",
+            [.text(pattern)])?
             .int64 ?? 0 > 0
     }
 

@@ -4,11 +4,10 @@ import Foundation
 /// `ferry copy` when the source or the destination is a PostgreSQL store: SQLite → PostgreSQL,
 /// PostgreSQL → SQLite, PostgreSQL → PostgreSQL (same model and version).
 ///
-/// Store-agnostic: every entity's rows are read from the source in key order, values decoded
-/// from the source's coding and encoded in the destination's, and written with their keys, to-one
-/// keys and join-table rows into a new store beside the destination: through `COPY … FROM STDIN`
-/// into a scratch schema on PostgreSQL (identity sequences then moved past the copied keys), with
-/// one prepared `INSERT` on SQLite, in one transaction with foreign keys checked at its end. The
+/// Store-agnostic: every entity's rows, with their keys, to-one keys and join-table rows, are
+/// copied by `StoreTableTransfer` (the one row copier between backends) into a new store beside
+/// the destination: a scratch schema on PostgreSQL, a scratch file on SQLite, in one transaction
+/// with foreign keys checked at its end. The
 /// copy is then verified (per-entity counts, and checksums of every attribute, which compare
 /// across backends) and only then put in place: a file rename on SQLite; on PostgreSQL, one
 /// transaction that drops the replaced store's schema and renames the scratch schema. A failure
@@ -95,7 +94,8 @@ struct CrossStoreCopier {
             let copy = try Store.open(at: scratchPath, model: source.model)
             try source.readDatabase { from in
                 try copy.writeDatabase { to in
-                    try Self.copyRows(model: source.model, from: from, source.layout, to: to, copy.layout)
+                    try StoreTableTransfer(model: source.model).copy(
+                        from: from, source.layout, to: to, copy.layout, bookkeeping: false)
                 }
             }
             // Verified before it is put in place: counts, then every attribute's checksum.
@@ -143,106 +143,6 @@ struct CrossStoreCopier {
             source: Self.shown(sourcePath), destination: Self.shown(destinationPath), model: source.model.name,
             modelVersion: source.model.version,
             entities: entities, checksummed: checksummed, seconds: started.duration(to: .now).seconds)
-    }
-
-    // MARK: - Rows
-
-    /// Copies every entity's rows (key, attributes, to-one keys), then every join table, in key order.
-    private static func copyRows(
-        model: ObjectModel, from source: any DatabaseConnection, _ sourceLayout: any StoreLayout,
-        to destination: any DatabaseConnection, _ destinationLayout: any StoreLayout
-    ) throws {
-        try destination.execute(destinationLayout.dialect.deferForeignKeysStatement)
-        let sourceCoding = sourceLayout.valueCoding
-        let destinationCoding = destinationLayout.valueCoding
-        var links: Set<String> = []
-        for entity in model.entities {
-            var columns = [
-                (source: sourceLayout.keyColumn, destination: destinationLayout.keyColumn, type: AttributeType?.none)
-            ]
-            for attribute in entity.attributes {
-                columns.append(
-                    (
-                        sourceLayout.column(forAttribute: attribute.name, in: entity),
-                        destinationLayout.column(forAttribute: attribute.name, in: entity),
-                        attribute.type
-                    ))
-            }
-            for relationship in entity.relationships {
-                switch (
-                    sourceLayout.storage(of: relationship, in: entity, model: model),
-                    destinationLayout.storage(of: relationship, in: entity, model: model)
-                ) {
-                case (.foreignKey(let from), .foreignKey(let to)):
-                    columns.append((from, to, nil))
-                case (.joinTable(let table, let sourceColumn, let targetColumn), .joinTable(let destinationTable, _, _))
-                where !links.contains(table):
-                    links.insert(table)
-                    try copyTable(
-                        from: source,
-                        "SELECT \(sourceLayout.dialect.quote(sourceColumn)), \(sourceLayout.dialect.quote(targetColumn)) FROM \(sourceLayout.dialect.quote(table)) ORDER BY 1, 2",
-                        to: destination, table: destinationTable, columns: [sourceColumn, targetColumn],
-                        layout: destinationLayout
-                    ) { $0 }
-                default:
-                    continue
-                }
-            }
-            let select =
-                "SELECT " + columns.map { sourceLayout.dialect.quote($0.source) }.joined(separator: ", ")
-                + " FROM \(sourceLayout.quotedTable(for: entity)) ORDER BY \(sourceLayout.dialect.quote(sourceLayout.keyColumn))"
-            let types = columns.map(\.type)
-            try copyTable(
-                from: source, select, to: destination, table: destinationLayout.table(for: entity),
-                columns: columns.map(\.destination), layout: destinationLayout
-            ) { row in
-                row.indices.map { index in
-                    guard let type = types[index] else { return row[index] }
-                    return destinationCoding.encode(sourceCoding.decode(row[index], as: type))
-                }
-            }
-            if let postgres = destination as? PostgresDatabase {
-                // Keys were given explicitly: new objects must be numbered after them.
-                let table = PostgresIdentifier.quote(postgres.schema) + "." + destinationLayout.quotedTable(for: entity)
-                let key = destinationLayout.dialect.quote(destinationLayout.keyColumn)
-                try postgres.execute(
-                    "SELECT setval(pg_get_serial_sequence(?, ?), COALESCE((SELECT max(\(key)) FROM \(table)), 0) + 1, false)",
-                    [.text(table), .text(destinationLayout.keyColumn)])
-            }
-        }
-    }
-
-    /// The rows of `select` on the source, converted, written into `table` of the destination:
-    /// through `COPY` on PostgreSQL, with one prepared `INSERT` on SQLite.
-    private static func copyTable(
-        from source: any DatabaseConnection, _ select: String, to destination: any DatabaseConnection, table: String,
-        columns: [String],
-        layout: any StoreLayout, convert: ([DatabaseValue]) -> [DatabaseValue]
-    ) throws {
-        if let postgres = destination as? PostgresDatabase {
-            do {
-                try postgres.connection.copy(into: table, schema: postgres.schema, columns: columns) { writer in
-                    try source.forEachRow(select, []) { row in
-                        try writer.append(convert(row).map(PostgresDatabase.postgresValue))
-                    }
-                }
-            } catch let error as PostgresError {
-                throw FerryError(.store, "copying \(table) into \(postgres.location) failed: \(error.description)")
-            }
-            return
-        }
-        guard let connection = destination as? Connection else {
-            throw FerryError(.internal, "no copy into \(type(of: destination))")
-        }
-        let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-        let statement = try connection.prepare(
-            "INSERT INTO \(layout.dialect.quote(table)) (\(columns.map(layout.dialect.quote).joined(separator: ", "))) VALUES (\(marks))"
-        )
-        try source.forEachRow(select, []) { row in
-            try statement.bind(convert(row))
-            _ = try statement.step()
-            statement.reset()
-        }
     }
 
     // MARK: - Destinations

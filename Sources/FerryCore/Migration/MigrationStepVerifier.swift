@@ -28,6 +28,18 @@ struct MigrationStepVerifier {
     /// neither, so a Core Data store's required values, links and value forms are checked here.
     /// `computedValues` names the entities some of whose values ferry computed or converted.
     func verify(_ store: Store, written: [String: Int], computedValues: Set<String>) throws {
+        try Self.verify(
+            store, mapping: mapping, destinationKind: destinationKind, written: written, computedValues: computedValues)
+    }
+
+    /// The checks of `verify(_:written:computedValues:)` on the new store of a step of `mapping`
+    /// (a migration in PostgreSQL's server runs them on its new schema).
+    static func verify(
+        _ store: Store, mapping: MappingModel, destinationKind: MigrationDestination, written: [String: Int],
+        computedValues: Set<String>
+    ) throws {
+        let source = mapping.source
+        let destination = mapping.destination
         var checks: [Check] = [.integrity(quick: false), .foreignKeys(entity: nil)]
         let undeclaredConstraints: Bool
         if case .coreData = destinationKind { undeclaredConstraints = true } else { undeclaredConstraints = false }
@@ -50,7 +62,7 @@ struct MigrationStepVerifier {
                 }
                 checks.append(.relationships(entity: entity.name))
             }
-            if mayBreakValidationRules(entity) { checks.append(.validationRules(entity: entity.name)) }
+            if mapping.mayBreakValidationRules(of: entity) { checks.append(.validationRules(entity: entity.name)) }
         }
         let report = Verifier(model: destination).run(
             checks, on: store, name: "migration \(source.version) → \(destination.version)")
@@ -65,24 +77,6 @@ struct MigrationStepVerifier {
                 .migration, "the migrated store failed verification: \(failure.message)",
                 notes: notes + ["nothing was changed: the original store is as it was"])
         }
-    }
-
-    /// True when some value of the entity may break its validation rules: a rule that is new or
-    /// tightened for a copied attribute, or a rule on a value the mapping or a policy computes.
-    /// Values copied under the same rules were checked when they were stored, so they are not
-    /// scanned again.
-    private func mayBreakValidationRules(_ entity: EntityDescription) -> Bool {
-        let mappings = mapping.entities.filter { $0.destination == entity.name }
-        for attribute in entity.attributes where attribute.validation != ValidationRules() {
-            for entityMapping in mappings {
-                guard entityMapping.policy == nil,
-                    case .copy(let sourceName, nil, _)? = entityMapping.attribute(named: attribute.name)?.value,
-                    let sourceEntity = entityMapping.source.flatMap({ source.entity(named: $0) }),
-                    sourceEntity.attribute(named: sourceName)?.validation == attribute.validation
-                else { return true }
-            }
-        }
-        return false
     }
 
     /// For each entity mapping that keeps its objects one to one, the attributes copied as they
@@ -140,5 +134,25 @@ struct MigrationStepVerifier {
         let mode = try stepConnection.scalar("PRAGMA main.journal_mode")
         guard mode?.text?.lowercased() == "wal" else { return }
         _ = try stepConnection.scalar("PRAGMA \(MigrationStepScope.destinationSchema).journal_mode = WAL")
+    }
+}
+
+extension MappingModel {
+    /// True when some value of `entity` (a destination entity) may break its validation rules:
+    /// a rule that is new or tightened for a copied attribute, or a rule on a value the mapping
+    /// or a policy computes. Values copied under the same rules were checked when they were
+    /// stored, so they are not scanned again.
+    func mayBreakValidationRules(of entity: EntityDescription) -> Bool {
+        let mappings = entities.filter { $0.destination == entity.name }
+        for attribute in entity.attributes where attribute.validation != ValidationRules() {
+            for entityMapping in mappings {
+                guard entityMapping.policy == nil,
+                    case .copy(let sourceName, nil, _)? = entityMapping.attribute(named: attribute.name)?.value,
+                    let sourceEntity = entityMapping.source.flatMap({ source.entity(named: $0) }),
+                    sourceEntity.attribute(named: sourceName)?.validation == attribute.validation
+                else { return true }
+            }
+        }
+        return false
     }
 }

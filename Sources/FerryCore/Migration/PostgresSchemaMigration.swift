@@ -92,26 +92,18 @@ struct PostgresSchemaMigration {
         let backup = options.backup ? "\(schema)_backup_v\(plan.source.version)_\(Migrator.stamp(now))" : nil
         if let backup { try Self.checkLength(of: backup, for: schema) }
 
-        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: false)
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let snapshot = scratch + "/store.sqlite"
-        try writeSnapshot(of: session, source: plan.source, to: snapshot)
-
-        // The steps: the SQLite engine on the snapshot, which becomes the new version in place.
-        var stepOptions = options
-        stepOptions.backup = false
-        let migrator = Migrator(storePath: snapshot, bundle: bundle, options: stepOptions) { from, to in
-            try mappings.mapping(from: from, to: to)
+        switch PostgresServerStep.route(for: plan.steps, options: options) {
+        case .success(let steps):
+            for name in PostgresServerMigration.intermediateSchemas(for: next, steps: steps.count) {
+                try Self.checkLength(of: name, for: schema)
+            }
+            var builder = PostgresServerMigration(
+                steps: steps, storeURL: storeURL, url: url, schema: schema, options: options)
+            builder.observer = observer
+            report.steps = try builder.build(into: next, now: now)
+        case .failure:
+            report.steps = try migrateSnapshot(of: session, plan: plan, into: next, scratch: scratch, url: url)
         }
-        migrator.observer = observer
-        do {
-            report.steps = try migrator.run().steps
-        } catch let error as FerryError {
-            throw naming(error, snapshot: snapshot, schema: schema)
-        }
-
-        try load(snapshot, target: plan.target, into: next, url: url)
-        try verify(next, against: snapshot, target: plan.target, url: url)
 
         // The swap: both renames commit together, under the writer lock.
         try session.writeTransaction {
@@ -126,6 +118,46 @@ struct PostgresSchemaMigration {
         }
         report.backup = backup.map { Self.url(url.description, schema: $0) }
         return report
+    }
+
+    /// The steps through the SQLite engine on a private snapshot of the store (in `scratch`),
+    /// whose result is loaded into the schema `next` and compared with it there.
+    private func migrateSnapshot(
+        of session: PostgresDatabase, plan: Migrator.Plan, into next: String, scratch: String, url: PostgresURL
+    ) throws -> [MigrationStepReport] {
+        let schema = session.schema
+        do {
+            try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: false)
+        } catch {
+            throw FerryError(
+                .io,
+                "cannot create the folder of the migration's private snapshot '\(scratch)': \(error.localizedDescription)",
+                notes: [
+                    "the snapshot is made in the temporary directory (TMPDIR)",
+                    "nothing was changed: the original schema '\(schema)' is as it was",
+                ])
+        }
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let snapshot = scratch + "/store.sqlite"
+        try writeSnapshot(of: session, source: plan.source, to: snapshot)
+
+        // The steps: the SQLite engine on the snapshot, which becomes the new version in place.
+        var stepOptions = options
+        stepOptions.backup = false
+        let migrator = Migrator(storePath: snapshot, bundle: bundle, options: stepOptions) { from, to in
+            try mappings.mapping(from: from, to: to)
+        }
+        migrator.observer = observer
+        let steps: [MigrationStepReport]
+        do {
+            steps = try migrator.run().steps
+        } catch let error as FerryError {
+            throw naming(error, snapshot: snapshot, schema: schema)
+        }
+
+        try load(snapshot, target: plan.target, into: next, url: url)
+        try verify(next, against: snapshot, target: plan.target, url: url)
+        return steps
     }
 
     /// Throws when the schema `name` the migration of the store in `schema` needs is longer than
@@ -174,7 +206,12 @@ struct PostgresSchemaMigration {
                 try connection.execute("DELETE FROM \(tables.entities)")
             }
         }
-        try StoreTableTransfer(model: source).copy(from: session, into: connection)
+        try session.readTransaction {
+            try connection.transaction(.immediate) {
+                try StoreTableTransfer(model: source).copy(
+                    from: session, FerryLayout(backend: .postgresql), to: connection, FerryLayout(), bookkeeping: true)
+            }
+        }
     }
 
     /// Creates the schema `next` holding the migrated snapshot, in one transaction of a session
@@ -190,7 +227,8 @@ struct PostgresSchemaMigration {
             {
                 try loader.execute(statement)
             }
-            try StoreTableTransfer(model: target).copy(from: source, into: loader, schema: next)
+            try StoreTableTransfer(model: target).copy(
+                from: source, FerryLayout(), to: loader, layout, bookkeeping: true)
             for statement in StoreSchema.indexStatements(for: target, layout: layout) { try loader.execute(statement) }
         }
     }

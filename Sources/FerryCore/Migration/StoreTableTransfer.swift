@@ -1,8 +1,8 @@
 import FerryPostgres
 
 /// Moves every row of a store in ferry's layout between a SQLite database and a PostgreSQL
-/// schema: entity tables with their keys, join tables and ferry's bookkeeping tables (metadata,
-/// entity hashes, run log). Attribute values are decoded with the source's value coding and
+/// schema (either way, or between two schemas): entity tables with their keys, join tables and
+/// ferry's bookkeeping tables (metadata, entity hashes, run log). Attribute values are decoded with the source's value coding and
 /// encoded with the destination's, so each value arrives in the destination's own form
 /// (`numeric`, `timestamptz`, `uuid`, `jsonb`, `bytea` on PostgreSQL; ferry's text forms in
 /// SQLite); keys and bookkeeping columns are copied as they are.
@@ -18,6 +18,8 @@ package struct StoreTableTransfer {
         var keyColumns: [String]
         /// The entity whose objects the table holds (nil for join and bookkeeping tables).
         var entity: EntityDescription?
+        /// True for ferry's own tables (metadata, entity hashes, run log).
+        var isBookkeeping = false
     }
 
     package let model: ObjectModel
@@ -33,16 +35,22 @@ package struct StoreTableTransfer {
         var tables: [Table] = []
         if let bookkeeping = layout.bookkeeping {
             tables.append(
-                Table(name: bookkeeping.metadata, columns: [("key", nil), ("value", nil)], keyColumns: [], entity: nil))
+                Table(
+                    name: bookkeeping.metadata, columns: [("key", nil), ("value", nil)], keyColumns: [], entity: nil,
+                    isBookkeeping: true))
             tables.append(
-                Table(name: bookkeeping.entities, columns: [("name", nil), ("hash", nil)], keyColumns: [], entity: nil))
+                Table(
+                    name: bookkeeping.entities, columns: [("name", nil), ("hash", nil)], keyColumns: [], entity: nil,
+                    isBookkeeping: true))
             let runColumns = [
                 "id", "job", "step_index", "step", "entity", "source", "started_at", "ended_at", "outcome", "read",
                 "inserted", "updated",
                 "skipped", "rejected", "message",
             ]
             tables.append(
-                Table(name: bookkeeping.runs, columns: runColumns.map { ($0, nil) }, keyColumns: ["id"], entity: nil))
+                Table(
+                    name: bookkeeping.runs, columns: runColumns.map { ($0, nil) }, keyColumns: ["id"], entity: nil,
+                    isBookkeeping: true))
         }
         var joinTables: Set<String> = []
         for entity in model.entities {
@@ -69,72 +77,83 @@ package struct StoreTableTransfer {
         return tables
     }
 
-    /// Copies every table of a PostgreSQL store (read on `source`, in its schema) into the empty
-    /// tables of a SQLite database, inside one transaction of each.
-    func copy(from source: PostgresDatabase, into destination: Connection) throws {
-        let reading = PostgresValueCoding()
-        let writing = FerryValueCoding()
-        try source.readTransaction {
-            try destination.transaction(.immediate) {
-                for table in tables {
-                    let columns = table.columns.map { layout.dialect.quote($0.name) }
-                    let insert = try destination.prepare(
-                        "INSERT INTO \(layout.dialect.quote(table.name)) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
-                    )
-                    let select =
-                        "SELECT \(columns.joined(separator: ", ")) FROM \(PostgresIdentifier.quote(table.name)) ORDER BY 1"
-                    try source.forEachRow(select, []) { row in
-                        insert.reset(clearBindings: true)
-                        for (index, column) in table.columns.enumerated() {
-                            let value =
-                                column.type.map { writing.encode(reading.decode(row[index], as: $0)) } ?? row[index]
-                            try insert.bind(value, at: index + 1)
-                        }
-                        while try insert.step() {}
-                    }
+    /// Copies the rows of every table of a store of `model` on `source` (laid out by
+    /// `sourceLayout`) into the empty tables of `destination` (laid out by `destinationLayout`),
+    /// in key order: with `bookkeeping`, ferry's metadata, entity hashes and run log too. Values
+    /// are decoded from the source's coding and encoded in the destination's; keys are copied as
+    /// they are. Into PostgreSQL through `COPY … FROM STDIN` (into the session's schema), each
+    /// identity sequence then moved past the largest key, so that objects created later get new
+    /// keys; into SQLite through one prepared `INSERT` per table. Foreign keys are checked once
+    /// every row is in (PostgreSQL), or at the end of the caller's transaction (SQLite), which
+    /// this runs in (it opens none).
+    ///
+    /// The one row copier between backends: `ferry copy`, a migration's snapshot of a PostgreSQL
+    /// store and its load into the new schema all use it.
+    package func copy(
+        from source: any DatabaseConnection, _ sourceLayout: any StoreLayout, to destination: any DatabaseConnection,
+        _ destinationLayout: any StoreLayout, bookkeeping: Bool
+    ) throws {
+        try destination.execute(destinationLayout.dialect.deferForeignKeysStatement)
+        let sourceCoding = sourceLayout.valueCoding
+        let destinationCoding = destinationLayout.valueCoding
+        let runs = layout.bookkeeping?.runs
+        for table in tables where bookkeeping || !table.isBookkeeping {
+            let types = table.columns.map(\.type)
+            let select =
+                "SELECT \(table.columns.map { sourceLayout.dialect.quote($0.name) }.joined(separator: ", ")) FROM \(sourceLayout.dialect.quote(table.name)) ORDER BY 1"
+            try Self.copyRows(
+                of: select, from: source, into: table.name, columns: table.columns.map(\.name), on: destination,
+                layout: destinationLayout
+            ) { row in
+                row.indices.map { index in
+                    guard let type = types[index] else { return row[index] }
+                    return destinationCoding.encode(sourceCoding.decode(row[index], as: type))
                 }
             }
+            // The identity columns: each entity's key and the run log's `id`.
+            guard let postgres = destination as? PostgresDatabase,
+                let identity = table.entity != nil ? layout.keyColumn : table.name == runs ? "id" : nil
+            else { continue }
+            let qualified = PostgresIdentifier.quote(postgres.schema) + "." + PostgresIdentifier.quote(table.name)
+            try postgres.execute(
+                "SELECT setval(pg_get_serial_sequence(?, ?), coalesce(max(\(PostgresIdentifier.quote(identity))), 0) + 1, false) FROM \(qualified)",
+                [.text(qualified), .text(identity)])
         }
+        // The deferred checks run now: PostgreSQL builds no index on a table with checks pending.
+        if destination is PostgresDatabase { try destination.execute("SET CONSTRAINTS ALL IMMEDIATE") }
     }
 
-    /// Copies every table of a SQLite database (read-only on `source`) into the empty tables of
-    /// the PostgreSQL schema `schema` on `destination`, through `COPY … FROM STDIN`, inside the
-    /// caller's transaction; then moves each identity column's sequence past the largest key,
-    /// so that objects created later get new keys.
-    package func copy(from source: Connection, into destination: PostgresDatabase, schema: String) throws {
-        let reading = FerryValueCoding()
-        let writing = PostgresValueCoding()
-        for table in tables {
-            let columns = table.columns.map(\.name)
-            let statement = try source.prepare(
-                "SELECT \(columns.map { layout.dialect.quote($0) }.joined(separator: ", ")) FROM \(layout.dialect.quote(table.name)) ORDER BY 1"
-            )
+    /// The rows of `select` on `source`, converted, written into `table` on `destination`.
+    private static func copyRows(
+        of select: String, from source: any DatabaseConnection, into table: String, columns: [String],
+        on destination: any DatabaseConnection, layout: any StoreLayout, convert: ([DatabaseValue]) -> [DatabaseValue]
+    ) throws {
+        if let postgres = destination as? PostgresDatabase {
             do {
-                try destination.connection.copy(into: table.name, schema: schema, columns: columns) { writer in
-                    while try statement.step() {
-                        try writer.append(
-                            table.columns.enumerated().map { index, column in
-                                let stored = statement.value(at: index)
-                                return PostgresDatabase.postgresValue(
-                                    column.type.map { writing.encode(reading.decode(stored, as: $0)) } ?? stored)
-                            })
+                try postgres.connection.copy(into: table, schema: postgres.schema, columns: columns) { writer in
+                    try source.forEachRow(select, []) { row in
+                        try writer.append(convert(row).map(PostgresDatabase.postgresValue))
                     }
                 }
             } catch let error as PostgresError {
                 throw FerryError(
                     .store,
-                    "PostgreSQL store \(destination.location) (schema \(schema)), table \(table.name): \(error.description)"
+                    "PostgreSQL store \(postgres.location) (schema \(postgres.schema)), table \(table): \(error.description)"
                 )
             }
-            // The identity columns: each entity's key and the run log's `id`.
-            guard
-                let identity = table.entity != nil
-                    ? layout.keyColumn : table.name == layout.bookkeeping?.runs ? "id" : nil
-            else { continue }
-            let qualified = PostgresIdentifier.quote(schema) + "." + PostgresIdentifier.quote(table.name)
-            try destination.execute(
-                "SELECT setval(pg_get_serial_sequence(?, ?), coalesce(max(\(PostgresIdentifier.quote(identity))), 0) + 1, false) FROM \(qualified)",
-                [.text(qualified), .text(identity)])
+            return
+        }
+        guard let connection = destination as? Connection else {
+            throw FerryError(.internal, "no copy into \(type(of: destination))")
+        }
+        let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+        let statement = try connection.prepare(
+            "INSERT INTO \(layout.dialect.quote(table)) (\(columns.map(layout.dialect.quote).joined(separator: ", "))) VALUES (\(marks))"
+        )
+        try source.forEachRow(select, []) { row in
+            try statement.bind(convert(row))
+            _ = try statement.step()
+            statement.reset()
         }
     }
 

@@ -69,6 +69,17 @@ package enum StoreSchema {
     static func tablesAndIndexes(
         for model: ObjectModel, layout: any StoreLayout
     ) -> (tables: [String], indexes: [String]) {
+        let parts = parts(for: model, layout: layout)
+        return (parts.tables + parts.references, parts.indexes)
+    }
+
+    /// The DDL of `model` in three parts, to run in this order: the tables (join tables last),
+    /// the foreign keys PostgreSQL adds to existing tables (none in SQLite, whose tables declare
+    /// them inline), and the indexes. A migration in PostgreSQL adds the foreign keys after the
+    /// rows, checked in bulk rather than row by row.
+    static func parts(
+        for model: ObjectModel, layout: any StoreLayout
+    ) -> (tables: [String], references: [String], indexes: [String]) {
         let dialect = layout.dialect
         let key = dialect.quote(layout.keyColumn)
         var tables: [String] = []
@@ -78,6 +89,7 @@ package enum StoreSchema {
         // after every entity table (SQLite resolves references later, and keeps them inline).
         let laterReferences = dialect.referencesNeedExistingTables
         var after: [String] = []
+        var foreignKeys: [String] = []
         for entity in model.entities {
             let table = layout.quotedTable(for: entity)
             var columns = [dialect.keyColumnDefinition(layout.keyColumn)]
@@ -93,7 +105,8 @@ package enum StoreSchema {
                     let references =
                         "REFERENCES \(layout.quotedTable(for: destination))(\(key))\(dialect.foreignKeyOptions)"
                     if laterReferences {
-                        after.append("ALTER TABLE \(table) ADD FOREIGN KEY (\(dialect.quote(column))) \(references)")
+                        foreignKeys.append(
+                            "ALTER TABLE \(table) ADD FOREIGN KEY (\(dialect.quote(column))) \(references)")
                     } else {
                         text += " " + references
                     }
@@ -143,6 +156,6 @@ package enum StoreSchema {
                 )
             }
         }
-        return (tables + after, indexes)
+        return (tables + after, foreignKeys, indexes)
     }
 }
