@@ -955,6 +955,15 @@ final class VerificationSession {
             arguments: [.text("{" + keys.map(String.init).joined(separator: ",") + "}")], from: filter.sql.from)
     }
 
+    /// A date expected to the millisecond matches an instant within that millisecond (a Core Data
+    /// date's sub-millisecond digits); an expected date with more digits must match exactly.
+    private static func sameMillisecond(_ actual: Value, expected: Value) -> Bool {
+        guard case .date(let instant) = actual, case .date(let wanted) = expected, wanted.isWholeMilliseconds else {
+            return false
+        }
+        return instant.milliseconds == wanted.milliseconds
+    }
+
     private func record(_ expectation: RecordExpectation) throws -> CheckResult {
         let entity = try lookup(expectation.entity)
         let name = "record \(entity.name)(\(expectation.keyDescription))"
@@ -994,6 +1003,7 @@ final class VerificationSession {
             let same =
                 actual == item.value
                 || (AttributeValidator.compare(Self.canonical(actual), Self.canonical(item.value)) == 0)
+                || Self.sameMillisecond(actual, expected: item.value)
             if !same {
                 mismatches.append(
                     "\(item.attribute) is \(RecordExpectation.render(actual)), expected \(RecordExpectation.render(item.value))"
