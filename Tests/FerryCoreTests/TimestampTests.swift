@@ -18,7 +18,10 @@ struct TimestampTests {
             case 0: return Double.random(in: -6.4e10...2.5e11, using: &generator)
             case 1: return Double.random(in: -1e9...1e9, using: &generator)
             case 2: return Double.random(in: -2...2, using: &generator)
-            default: return Timestamp(milliseconds: Int64.random(in: -60_000_000_000_000...200_000_000_000_000, using: &generator)).referenceSeconds
+            default:
+                return Timestamp(
+                    milliseconds: Int64.random(in: -60_000_000_000_000...200_000_000_000_000, using: &generator)
+                ).referenceSeconds
             }
         }
     }
@@ -73,7 +76,8 @@ struct TimestampTests {
     func text() throws {
         #expect(Timestamp(milliseconds: 0).description == "1970-01-01T00:00:00.000Z")
         #expect(Timestamp(milliseconds: 1_547_494_150_059).description == DateCoding.format(Int64(1_547_494_150_059)))
-        #expect(try #require(Timestamp(referenceSeconds: 569186950.058821)).description == "2019-01-14T19:29:10.058821Z")
+        #expect(
+            try #require(Timestamp(referenceSeconds: 569186950.058821)).description == "2019-01-14T19:29:10.058821Z")
         #expect(try #require(Timestamp(referenceSeconds: -0.0001)).description == "2000-12-31T23:59:59.9999Z")
         #expect(try #require(Timestamp(referenceSeconds: -0.25)).description == "2000-12-31T23:59:59.750Z")
         #expect(try #require(Timestamp(referenceSeconds: 1.5e-7)).description == "2001-01-01T00:00:00.00000015Z")
@@ -105,7 +109,9 @@ struct TimestampTests {
     func coding() throws {
         let encoder = JSONEncoder()
         let whole = Value.date(1_547_494_150_059)
-        #expect(String(decoding: try encoder.encode(Timestamp(milliseconds: 1_547_494_150_059)), as: UTF8.self) == "1547494150059")
+        #expect(
+            String(decoding: try encoder.encode(Timestamp(milliseconds: 1_547_494_150_059)), as: UTF8.self)
+                == "1547494150059")
         #expect(try JSONDecoder().decode(Value.self, from: encoder.encode(whole)) == whole)
         for seconds in Self.randomSeconds(count: 500, seed: 5) {
             let value = Value.date(try #require(Timestamp(referenceSeconds: seconds)))
@@ -116,7 +122,9 @@ struct TimestampTests {
         #expect(Timestamp(referenceSeconds: 1e300) == nil)
     }
 
-    @Test("a Core Data store's date through the Core Data coding and back is the same double; whole milliseconds write as before")
+    @Test(
+        "a Core Data store's date through the Core Data coding and back is the same double; whole milliseconds write as before"
+    )
     func coreDataCoding() throws {
         let coding = CoreDataValueCoding()
         for seconds in Self.randomSeconds(count: 5_000, seed: 6) {
