@@ -47,25 +47,33 @@ package struct CoreDataMigrationDestination {
     }
 
     /// Sets each root entity's `Z_PRIMARYKEY.Z_MAX` to the highest key of its table, or to the
-    /// source store's high-water mark of those entities when that is higher (Core Data does not
-    /// reuse the keys of deleted objects); sub-entities keep 0, as Core Data keeps them. New
-    /// objects the app saves get keys after every migrated one. `sourceSchema` is the source
-    /// Core Data store's schema on the connection.
+    /// source store's high-water mark when that is higher: Core Data never reuses the key of a
+    /// deleted object, so the mark is the one of every source hierarchy the new hierarchy's
+    /// entities come from (found by name or renaming identifier, then up through `Z_SUPER` to
+    /// the source root that keeps it: an entity that leaves its hierarchy keeps the old
+    /// hierarchy's mark, one that joins a hierarchy brings its own). Sub-entities keep 0, as Core
+    /// Data keeps them. New objects the app saves get keys after every migrated one.
+    /// `sourceSchema` is the source Core Data store's schema on the connection.
     static func recordKeyMaxima(
         on connection: Connection, schema: String, sourceSchema: String, model: ObjectModel, layout: CoreDataLayout
     ) throws {
         let dialect = layout.dialect
+        let sourceKeys = dialect.qualified("Z_PRIMARYKEY", in: sourceSchema)
         for entity in model.entities where entity.parent == nil {
             guard let number = layout.entityNumbers[entity.name] else { continue }
-            let members = model.entities.filter { model.isKind($0.name, of: entity.name) }.map {
-                DatabaseValue.text($0.name)
-            }
+            let names = Set(
+                model.entities.filter { model.isKind($0.name, of: entity.name) }.flatMap { [$0.name, $0.renamedFrom] }
+                    .compactMap { $0 })
+            let members = names.sorted().map { DatabaseValue.text($0) }
             let marks = Array(repeating: "?", count: members.count).joined(separator: ", ")
             try connection.execute(
                 """
+                WITH RECURSIVE lineage(ent, super) AS (
+                  SELECT Z_ENT, Z_SUPER FROM \(sourceKeys) WHERE Z_NAME IN (\(marks))
+                  UNION SELECT k.Z_ENT, k.Z_SUPER FROM \(sourceKeys) AS k JOIN lineage ON k.Z_ENT = lineage.super)
                 UPDATE \(dialect.qualified("Z_PRIMARYKEY", in: schema)) SET Z_MAX = max(
                   (SELECT coalesce(max(\(dialect.quote(layout.keyColumn))), 0) FROM \(dialect.qualified(layout.table(for: entity), in: schema))),
-                  (SELECT coalesce(max(Z_MAX), 0) FROM \(dialect.qualified("Z_PRIMARYKEY", in: sourceSchema)) WHERE Z_NAME IN (\(marks))))
+                  (SELECT coalesce(max(Z_MAX), 0) FROM \(sourceKeys) WHERE Z_ENT IN (SELECT ent FROM lineage)))
                 WHERE Z_ENT = ?
                 """,
                 members + [.integer(number)])
