@@ -122,8 +122,8 @@ package enum CoreDataSchemaWriter {
                             of: relationship, in: entity, model: model)
                     else { continue }
                     var columns = [source, target]
-                    if relationship.isOrdered { columns.append("Z_FOK_" + target) }
-                    if inverse?.isOrdered == true { columns.append("Z_FOK_" + source) }
+                    if relationship.isOrdered { columns.append(CoreDataLayout.orderColumn(forJoinColumn: target)) }
+                    if inverse?.isOrdered == true { columns.append(CoreDataLayout.orderColumn(forJoinColumn: source)) }
                     tables[table] = columns
                 }
             }

@@ -85,7 +85,8 @@ package struct CoreDataMigrationDestination {
     /// - `Z<n>_<NAME>` = the `Z_ENT` of the linked object, where the destination entity has
     ///   sub-entities (NULL without a link);
     /// - `Z_FOK_<NAME>` where the inverse is an ordered to-many: positions carried from the
-    ///   source are kept; linked objects without one follow, in key order; NULL without a link.
+    ///   source are kept; linked objects without one follow, in key order; NULL without a link;
+    /// - `Z_FOK_<k><NAME>` in the join table of an ordered many-to-many, the same way.
     static func recordLinkBookkeeping(
         on connection: Connection, schema: String, model: ObjectModel, layout: CoreDataLayout
     ) throws {
@@ -110,21 +111,56 @@ package struct CoreDataMigrationDestination {
                 if let order = layout.orderColumn(forForeignKeyOf: relationship, in: entity, model: model).map(quote) {
                     try connection.execute(
                         "UPDATE \(qualified) SET \(order) = NULL WHERE \(link) IS NULL AND \(order) IS NOT NULL")
-                    try connection.execute("DROP TABLE IF EXISTS temp.ferry_positions")
-                    try connection.execute(
-                        """
-                        CREATE TEMP TABLE ferry_positions AS SELECT o.\(key) AS object,
-                          (SELECT coalesce(max(s.\(order)), 0) FROM \(qualified) AS s WHERE s.\(link) = o.\(link))
-                            + row_number() OVER (PARTITION BY o.\(link) ORDER BY o.\(key)) AS position
-                        FROM \(qualified) AS o WHERE o.\(link) IS NOT NULL AND o.\(order) IS NULL
-                        """)
-                    try connection.execute(
-                        "UPDATE \(qualified) AS o SET \(order) = (SELECT p.position FROM temp.ferry_positions AS p WHERE p.object = o.\(key)) WHERE o.\(key) IN (SELECT object FROM temp.ferry_positions)"
-                    )
-                    try connection.execute("DROP TABLE temp.ferry_positions")
+                    try numberPositions(in: qualified, order: order, partition: link, item: key, on: connection)
                 }
             }
         }
+        // Ordered many-to-many: `Z_FOK_3ASSETS` in the join table orders the objects of
+        // `Z_3ASSETS` among those linked to the same object on the other side.
+        for entity in model.entities {
+            for relationship in entity.relationships {
+                guard
+                    case .joinTable(let table, let owner, let target) = layout.storage(
+                        of: relationship, in: entity, model: model),
+                    done.insert(table).inserted
+                else { continue }
+                let qualified = layout.dialect.qualified(table, in: schema)
+                let columns = Set(
+                    try connection.rows("SELECT name FROM pragma_table_info(?, ?)", [.text(table), .text(schema)])
+                        .compactMap { $0.first?.text?.uppercased() })
+                for (ordered, other) in [(target, owner), (owner, target)] {
+                    let order = CoreDataLayout.orderColumn(forJoinColumn: ordered)
+                    guard columns.contains(order) else { continue }
+                    try numberPositions(
+                        in: qualified, order: quote(order), partition: quote(other), item: quote(ordered),
+                        on: connection)
+                }
+            }
+        }
+    }
+
+    /// Numbers the rows of `table` whose `order` is NULL: per value of `partition`, after the
+    /// highest position already there (carried positions are kept), in `item` order. A row is
+    /// one `(partition, item)` pair.
+    private static func numberPositions(
+        in table: String, order: String, partition: String, item: String, on connection: Connection
+    ) throws {
+        try connection.execute("DROP TABLE IF EXISTS temp.ferry_positions")
+        try connection.execute(
+            """
+            CREATE TEMP TABLE ferry_positions AS SELECT o.\(partition) AS part, o.\(item) AS item,
+              (SELECT coalesce(max(s.\(order)), 0) FROM \(table) AS s WHERE s.\(partition) = o.\(partition))
+                + row_number() OVER (PARTITION BY o.\(partition) ORDER BY o.\(item)) AS position
+            FROM \(table) AS o WHERE o.\(partition) IS NOT NULL AND o.\(order) IS NULL
+            """)
+        try connection.execute("CREATE INDEX temp.ferry_positions_pair ON ferry_positions (part, item)")
+        try connection.execute(
+            """
+            UPDATE \(table) AS o SET \(order) = (SELECT p.position FROM temp.ferry_positions AS p
+              WHERE p.part = o.\(partition) AND p.item = o.\(item))
+            WHERE o.\(order) IS NULL AND o.\(partition) IS NOT NULL
+            """)
+        try connection.execute("DROP TABLE temp.ferry_positions")
     }
 
     /// Opens a migrated Core Data store read-only, in place (a scratch file, or `ferry check`'s

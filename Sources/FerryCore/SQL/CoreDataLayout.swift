@@ -139,6 +139,10 @@ package struct CoreDataLayout: StoreLayout {
     /// inverse: `ZBOOK` → `Z_FOK_BOOK` (COREDATA.md §2.5).
     package static func orderColumn(forForeignKey column: String) -> String { "Z_FOK_" + column.dropFirst() }
 
+    /// The column of an ordered many-to-many's join table that orders the objects of its key
+    /// column `column`: `Z_3ASSETS` → `Z_FOK_3ASSETS` (COREDATA.md §2.5).
+    package static func orderColumn(forJoinColumn column: String) -> String { "Z_FOK_" + column.dropFirst(2) }
+
     /// The `Z_FOK_<NAME>` column beside the key of a to-one `relationship` whose inverse is an
     /// ordered to-many (nil otherwise): the object's position among its owner's objects.
     package func orderColumn(
