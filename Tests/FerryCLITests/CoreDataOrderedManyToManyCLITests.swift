@@ -49,8 +49,10 @@ struct CoreDataOrderedManyToManyCLITests {
         #expect(created.exitCode == 0, "\(created)")
         let connection = try Connection(path: store, create: false)
         let joinTable = try #require(
-            try connection.rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_%' ESCAPE '\\' AND name NOT IN ('Z_PRIMARYKEY', 'Z_METADATA', 'Z_MODELCACHE')")
-                .first?.first?.text)
+            try connection.rows(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_%' ESCAPE '\\' AND name NOT IN ('Z_PRIMARYKEY', 'Z_METADATA', 'Z_MODELCACHE')"
+            )
+            .first?.first?.text)
         #expect(joinTable == "Z_1SONGS")
         #expect(
             try connection.rows("SELECT name FROM pragma_table_info('Z_1SONGS') ORDER BY cid").compactMap {
@@ -77,13 +79,24 @@ struct CoreDataOrderedManyToManyCLITests {
         let (package, store) = try Self.library(in: directory)
         let result = try runFerry(["migrate", store, "--model", package, "--checksums", "--no-backup"])
         #expect(result.exitCode == 0, "\(result)")
-        #expect(try StoreSnapshot.texts(store, "SELECT count(*) FROM pragma_table_info('ZSONG') WHERE name = 'ZRATING'") == [["1"]])
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT count(*) FROM pragma_table_info('ZSONG') WHERE name = 'ZRATING'")
+                == [["1"]])
         #expect(
             try StoreSnapshot.texts(store, Self.links) == [
                 ["1", "2", "1"], ["1", "3", "2"], ["1", "1", "3"], ["2", "3", "1"],
             ])
         let verify = try runFerry(["verify", store, "--model", package])
         #expect(verify.exitCode == 0, "\(verify)")
+
+        // A link of the ordered relationship without a position fails verification, naming it.
+        let connection = try Connection(path: store, create: false)
+        try connection.execute("UPDATE Z_1SONGS SET Z_FOK_2SONGS = NULL WHERE Z_2SONGS = 1")
+        let broken = try runFerry(["verify", store, "--model", package])
+        #expect(broken.exitCode == 3, "\(broken)")
+        #expect(
+            (broken.stdout + broken.stderr).contains(
+                "1 link of an ordered relationship without a position in Z_1SONGS.Z_FOK_2SONGS"), "\(broken)")
     }
 
     @Test(
@@ -101,7 +114,8 @@ struct CoreDataOrderedManyToManyCLITests {
             ])
         // Song.playlists is ordered now: each song's playlists, in key order.
         #expect(
-            try StoreSnapshot.texts(store, "SELECT Z_2SONGS, Z_1PLAYLISTS, Z_FOK_1PLAYLISTS FROM Z_1SONGS ORDER BY 1, 2")
+            try StoreSnapshot.texts(
+                store, "SELECT Z_2SONGS, Z_1PLAYLISTS, Z_FOK_1PLAYLISTS FROM Z_1SONGS ORDER BY 1, 2")
                 == [["1", "1", "1"], ["2", "1", "1"], ["3", "1", "1"], ["3", "2", "2"]])
     }
 }
