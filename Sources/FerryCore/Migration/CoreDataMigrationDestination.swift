@@ -125,15 +125,10 @@ package struct CoreDataMigrationDestination {
                     done.insert(table).inserted
                 else { continue }
                 let qualified = layout.dialect.qualified(table, in: schema)
-                let columns = Set(
-                    try connection.rows("SELECT name FROM pragma_table_info(?, ?)", [.text(table), .text(schema)])
-                        .compactMap { $0.first?.text?.uppercased() })
-                for (ordered, other) in [(target, owner), (owner, target)] {
-                    let order = CoreDataLayout.orderColumn(forJoinColumn: ordered)
-                    guard columns.contains(order) else { continue }
+                for (order, partition) in layout.joinOrderColumns(of: relationship, in: entity, model: model) {
                     try numberPositions(
-                        in: qualified, order: quote(order), partition: quote(other), item: quote(ordered),
-                        on: connection)
+                        in: qualified, order: quote(order), partition: quote(partition),
+                        item: quote(partition == owner ? target : owner), on: connection)
                 }
             }
         }

@@ -39,7 +39,7 @@ struct ManyToManyLinks {
                 var columns = [quote(sourceColumn), quote(targetColumn)]
                 var values = [owner.text, target.text]
                 if let positions = try orderPositions(
-                    of: sourceRelationship, in: sourceOwner, destinationTable: table,
+                    of: sourceRelationship, in: sourceOwner, becoming: relationship, in: destinationEntity,
                     destinationColumns: (sourceColumn, targetColumn))
                 {
                     pairs = positions.pairs
@@ -66,14 +66,12 @@ struct ManyToManyLinks {
     /// column (not a Core Data store, or neither side ordered).
     private func orderPositions(
         of sourceRelationship: RelationshipDescription, in sourceOwner: EntityDescription,
-        destinationTable table: String, destinationColumns: (owner: String, target: String)
+        becoming relationship: RelationshipDescription, in destinationEntity: EntityDescription,
+        destinationColumns: (owner: String, target: String)
     ) throws -> (pairs: String, columns: [String], values: [String])? {
-        guard scope.destinationLayout is CoreDataLayout else { return nil }
-        let existing = try Self.columns(of: table, in: MigrationStepScope.destinationSchema, on: connection)
-        let orderColumns = [destinationColumns.target, destinationColumns.owner].map(
-            CoreDataLayout.orderColumn(forJoinColumn:)
-        )
-        .filter(existing.contains)
+        guard let layout = scope.destinationLayout as? CoreDataLayout else { return nil }
+        let orderColumns = layout.joinOrderColumns(of: relationship, in: destinationEntity, model: scope.destination)
+            .map(\.order)
         guard !orderColumns.isEmpty else { return nil }
         let quote = scope.sourceLayout.dialect.quote
         var sourcePositions: [String: String] = [:]
@@ -99,7 +97,8 @@ struct ManyToManyLinks {
         return nil
     }
 
-    /// The columns of `table` in `schema` (SQLite), upper-cased as Core Data names them.
+    /// The columns of `table` in `schema` (SQLite), upper-cased as Core Data names them (a real
+    /// store's join table has a `Z_FOK_` column only where Core Data wrote one).
     private static func columns(of table: String, in schema: String, on connection: Connection) throws -> Set<String> {
         Set(
             try connection.rows("SELECT name FROM pragma_table_info(?, ?)", [.text(table), .text(schema)]).compactMap {
