@@ -5,9 +5,9 @@ import Testing
 
 /// Core Data's ordered many-to-many relationships through the real binary: the join table's
 /// `Z_FOK_<column>` positions (COREDATA.md §2.5: `Z_34ASSETS.Z_FOK_3ASSETS` orders the assets of
-/// each album) written by `ferry import --layout coredata`'s schema, carried over by `ferry
+/// each album) written by `ferry import --layout coredata`'s schema and nested imports, carried over by `ferry
 /// migrate`, and numbered after the carried ones where the source has none.
-@Suite("ferry migrate on Core Data stores with ordered many-to-many relationships", .serialized)
+@Suite("ferry migrate and import on Core Data stores with ordered many-to-many relationships", .serialized)
 struct CoreDataOrderedManyToManyCLITests {
     /// Playlist.songs (ordered) ↔ Song.playlists (unordered); `orderedInverse` orders the inverse
     /// too; version 2 adds `Song.rating`.
@@ -117,5 +117,43 @@ struct CoreDataOrderedManyToManyCLITests {
             try StoreSnapshot.texts(
                 store, "SELECT Z_2SONGS, Z_1PLAYLISTS, Z_FOK_1PLAYLISTS FROM Z_1SONGS ORDER BY 1, 2")
                 == [["1", "1", "1"], ["2", "1", "1"], ["3", "1", "1"], ["3", "2", "2"]])
+    }
+
+    @Test(
+        "a nested import into a new Core Data store writes each playlist's songs with their Z_FOK_ positions, in the order of the array; verify passes"
+    )
+    func nestedImportPositions() throws {
+        let directory = TemporaryDirectory("ferry-cd-ordered")
+        let package = directory.file("Music.xcdatamodeld")
+        try FileManager.default.createDirectory(
+            atPath: "\(package)/Music.xcdatamodel", withIntermediateDirectories: true)
+        _ = try directory.write("Music.xcdatamodeld/Music.xcdatamodel/contents", Self.model(rating: false))
+        try CoreDataHierarchyMigrateCLITests.selectCurrent("Music", in: package)
+        _ = try directory.write(
+            "playlists.json",
+            #"[{"title": "Morning", "songs": [{"title": "Coda"}, {"title": "Aria"}, {"title": "Blues"}]}, {"title": "Evening", "songs": [{"title": "Dusk"}]}]"#
+        )
+        let job = try directory.write(
+            "job.yml",
+            """
+            store: {path: Music.sqlite, layout: coredata}
+            model: Music.xcdatamodeld
+            steps:
+              - import: {source: playlists.json, entity: Playlist, nested: true}
+
+            """)
+        let result = try runFerry(["run", job, "--quiet"])
+        #expect(result.exitCode == 0, "\(result)")
+        let store = directory.file("Music.sqlite")
+        #expect(
+            try StoreSnapshot.texts(
+                store,
+                "SELECT p.ZTITLE, s.ZTITLE, l.Z_FOK_2SONGS FROM Z_1SONGS l JOIN ZPLAYLIST p ON p.Z_PK = l.Z_1PLAYLISTS JOIN ZSONG s ON s.Z_PK = l.Z_2SONGS ORDER BY p.Z_PK, l.Z_FOK_2SONGS"
+            ) == [
+                ["Morning", "Coda", "1"], ["Morning", "Aria", "2"], ["Morning", "Blues", "3"],
+                ["Evening", "Dusk", "1"],
+            ])
+        let verify = try runFerry(["verify", store, "--model", package])
+        #expect(verify.exitCode == 0, "\(verify)")
     }
 }
