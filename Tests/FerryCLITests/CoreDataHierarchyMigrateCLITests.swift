@@ -67,6 +67,15 @@ struct CoreDataHierarchyMigrateCLITests {
         """
     }
 
+    /// Writes `contents` as version `version` of the model package `package` in `directory`.
+    static func writeVersion(
+        _ version: String, _ contents: String, package: String, in directory: TemporaryDirectory
+    ) throws {
+        try FileManager.default.createDirectory(
+            atPath: directory.file("\(package)/\(version).xcdatamodel"), withIntermediateDirectories: true)
+        _ = try directory.write("\(package)/\(version).xcdatamodel/contents", contents)
+    }
+
     static func selectCurrent(_ version: String, in package: String) throws {
         try """
         <?xml version="1.0" encoding="UTF-8"?>
@@ -115,9 +124,7 @@ struct CoreDataHierarchyMigrateCLITests {
     ) throws -> (package: String, store: String) {
         let package = directory.file("Fleet.xcdatamodeld")
         func write(_ version: String, _ contents: String) throws {
-            try FileManager.default.createDirectory(
-                atPath: "\(package)/\(version).xcdatamodel", withIntermediateDirectories: true)
-            _ = try directory.write("Fleet.xcdatamodeld/\(version).xcdatamodel/contents", contents)
+            try writeVersion(version, contents, package: "Fleet.xcdatamodeld", in: directory)
         }
         try write("Fleet", version1)
         try selectCurrent("Fleet", in: package)

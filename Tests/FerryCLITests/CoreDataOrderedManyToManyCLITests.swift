@@ -34,9 +34,8 @@ struct CoreDataOrderedManyToManyCLITests {
     ) throws -> (package: String, store: String) {
         let package = directory.file("Music.xcdatamodeld")
         func write(_ version: String, _ contents: String) throws {
-            try FileManager.default.createDirectory(
-                atPath: "\(package)/\(version).xcdatamodel", withIntermediateDirectories: true)
-            _ = try directory.write("Music.xcdatamodeld/\(version).xcdatamodel/contents", contents)
+            try CoreDataHierarchyMigrateCLITests.writeVersion(
+                version, contents, package: "Music.xcdatamodeld", in: directory)
         }
         try write("Music", model(rating: false))
         try CoreDataHierarchyMigrateCLITests.selectCurrent("Music", in: package)
@@ -125,9 +124,8 @@ struct CoreDataOrderedManyToManyCLITests {
     func nestedImportPositions() throws {
         let directory = TemporaryDirectory("ferry-cd-ordered")
         let package = directory.file("Music.xcdatamodeld")
-        try FileManager.default.createDirectory(
-            atPath: "\(package)/Music.xcdatamodel", withIntermediateDirectories: true)
-        _ = try directory.write("Music.xcdatamodeld/Music.xcdatamodel/contents", Self.model(rating: false))
+        try CoreDataHierarchyMigrateCLITests.writeVersion(
+            "Music", Self.model(rating: false), package: "Music.xcdatamodeld", in: directory)
         try CoreDataHierarchyMigrateCLITests.selectCurrent("Music", in: package)
         _ = try directory.write(
             "playlists.json",
