@@ -50,7 +50,7 @@ struct CoreDataExportVerifyCLITests {
         let posts = try Self.records(json.stdout)
         #expect(posts.count == 84)
         #expect(posts.first?["postID"] as? String == "22F82B9B-304B-4A1E-B870-A86C1AA9BA7F")
-        #expect(posts.first?["date"] as? String == "2017-09-12T16:46:28.940Z")
+        #expect(posts.first?["date"] as? String == "2017-09-12T16:46:28.940283Z", "every digit Core Data keeps")
         #expect(posts.first?["hide"] as? Bool == false)
         #expect(
             posts.first?["color"] as? Int == 1,
@@ -62,7 +62,7 @@ struct CoreDataExportVerifyCLITests {
         let lines = csv.stdout.split(whereSeparator: \.isNewline).map(String.init)
         #expect(lines.count == 85)
         #expect(lines.first == "date,hide,postID,color")
-        #expect(lines.dropFirst().first == "2017-09-12T16:46:28.940Z,false,22F82B9B-304B-4A1E-B870-A86C1AA9BA7F,1")
+        #expect(lines.dropFirst().first == "2017-09-12T16:46:28.940283Z,false,22F82B9B-304B-4A1E-B870-A86C1AA9BA7F,1")
         #expect(try FileFingerprint.of(original) == before)
         #expect(try Self.leftCopies(in: temporary).isEmpty)
         #expect(
@@ -89,8 +89,8 @@ struct CoreDataExportVerifyCLITests {
         #expect(posts.count == 10)
         let newest = try #require(posts.first)
         #expect(newest["postID"] as? String == "FFFECB21-6645-4FDD-B8B0-B960D0E61F5A")
-        // Unix 1547494150.058821 (ZDATE 569186950.058821 seconds since 2001), to the millisecond.
-        #expect(newest["date"] as? String == "2019-01-14T19:29:10.059Z")
+        // Unix 1547494150.058821 (ZDATE 569186950.058821 seconds since 2001), every digit kept.
+        #expect(newest["date"] as? String == "2019-01-14T19:29:10.058821Z")
         #expect(newest["color"] as? String == "1BB732", "v1 calls it color (v2 renames it hexColor)")
         #expect(newest["content"] as? String == "Test body")
     }
@@ -125,7 +125,8 @@ struct CoreDataExportVerifyCLITests {
         #expect(newest.exitCode == 0, "\(newest)")
         #expect(
             newest.stdout
-                == "postID,date,hexColor\r\n7BC43935-3209-404E-836A-06F3C6518CB1,2019-01-17T22:26:55.200Z,BAEFB6\r\n")
+                == "postID,date,hexColor\r\n7BC43935-3209-404E-836A-06F3C6518CB1,2019-01-17T22:26:55.200076Z,BAEFB6\r\n"
+        )
         let withSections = try Self.run(
             [
                 "export", "--store", store, "--model", model, "--entity", "Post", "--where", "sections.@count == 2",

@@ -67,6 +67,15 @@ struct CoreDataHierarchyMigrateCLITests {
         """
     }
 
+    /// Writes `contents` as version `version` of the model package `package` in `directory`.
+    static func writeVersion(
+        _ version: String, _ contents: String, package: String, in directory: TemporaryDirectory
+    ) throws {
+        try FileManager.default.createDirectory(
+            atPath: directory.file("\(package)/\(version).xcdatamodel"), withIntermediateDirectories: true)
+        _ = try directory.write("\(package)/\(version).xcdatamodel/contents", contents)
+    }
+
     static func selectCurrent(_ version: String, in package: String) throws {
         try """
         <?xml version="1.0" encoding="UTF-8"?>
@@ -115,9 +124,7 @@ struct CoreDataHierarchyMigrateCLITests {
     ) throws -> (package: String, store: String) {
         let package = directory.file("Fleet.xcdatamodeld")
         func write(_ version: String, _ contents: String) throws {
-            try FileManager.default.createDirectory(
-                atPath: "\(package)/\(version).xcdatamodel", withIntermediateDirectories: true)
-            _ = try directory.write("Fleet.xcdatamodeld/\(version).xcdatamodel/contents", contents)
+            try writeVersion(version, contents, package: "Fleet.xcdatamodeld", in: directory)
         }
         try write("Fleet", version1)
         try selectCurrent("Fleet", in: package)
@@ -355,11 +362,24 @@ struct CoreDataHierarchyMigrateCLITests {
                 ["1", "Driver", "0"], ["2", "Garage", "0"], ["3", "SportsCar", "0"], ["4", "Vehicle", "0"],
                 ["5", "Bus", "4"], ["6", "Car", "4"],
             ])
+        // SportsCar's keys came from Vehicle's key space, whose high-water mark is 6 (keys 5 and 6
+        // were deleted): a new SportsCar must not get one of them back, so its root keeps 6 too.
         #expect(
             try StoreSnapshot.integers(
                 store, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME IN ('SportsCar', 'Vehicle') ORDER BY Z_ENT") == [
-                    3, 6,
+                    6, 6,
                 ])
+        // A new SportsCar saved after the migration (ferry's Core Data writer) gets key 7.
+        let added = try directory.write("sportscars.csv", "name\nMiura\n")
+        let imported = try runFerry([
+            "import", added, "--store", store, "--model", package, "--entity", "SportsCar", "--quiet",
+        ])
+        #expect(imported.exitCode == 0, "\(imported)")
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT Z_PK, ZNAME FROM ZSPORTSCAR ORDER BY Z_PK") == [
+                ["3", "Zonda"], ["7", "Miura"],
+            ])
+        #expect(try StoreSnapshot.integers(store, "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'SportsCar'") == [7])
         let verify = try runFerry(["verify", store, "--model", package])
         #expect(verify.exitCode == 0, "\(verify)")
     }

@@ -39,6 +39,7 @@ struct CoreDataMigrateCLITests {
         let store = try Self.store(Self.revised, "CoreDataMigration_Example_1", in: directory)
         let pristine = try Data(contentsOf: URL(fileURLWithPath: store))
         let uuid = try StoreSnapshot.texts(store, "SELECT Z_UUID FROM Z_METADATA")
+        let dates = try Self.dateBits(store)
         let result = try Self.migrate(store, app: Self.revised, set: "revised", ["--checksums"]).wait()
         #expect(result.exitCode == 0, "\(result)")
 
@@ -65,13 +66,15 @@ struct CoreDataMigrateCLITests {
                     0
                 ])
         // Values in Core Data's forms: dates as seconds since 2001. The 2 → 3 step's policy handles
-        // each post as ferry values, whose dates have milliseconds: 569186950.058821 becomes .059.
+        // each post as ferry values, whose dates are exact: every bit of every date is kept.
+        #expect(dates.count == 10)
+        #expect(try Self.dateBits(store) == dates)
         #expect(
             try StoreSnapshot.texts(
                 store,
                 "SELECT p.ZHEXCOLOR, p.ZDATE, s.ZTITLE, s.ZBODY FROM ZPOST p JOIN ZSECTION s ON s.ZPOST = p.Z_PK WHERE p.ZPOSTID = 'FFFECB21-6645-4FDD-B8B0-B960D0E61F5A'"
             )
-                == [["1BB732", "569186950.059", "Test...", "Test body"]])
+                == [["1BB732", "569186950.058821", "Test...", "Test body"]])
         #expect(try StoreSnapshot.texts(store, "SELECT Z_UUID FROM Z_METADATA") == uuid)
 
         // ferry reads it back as version 4: its version, its checks, the sample's expectations.
@@ -101,6 +104,68 @@ struct CoreDataMigrateCLITests {
         // Migrating again finds nothing to do.
         let again = try Self.migrate(store, app: Self.revised, set: "revised").wait()
         #expect(again.exitCode == 0, "\(again)")
+    }
+
+    /// Every post's date as the bit pattern of the double the store holds, by postID (17
+    /// significant digits identify a double).
+    static func dateBits(_ store: String) throws -> [String: UInt64] {
+        var bits: [String: UInt64] = [:]
+        let sql = "SELECT ZPOSTID, printf('%!.17g', ZDATE) FROM ZPOST WHERE ZDATE IS NOT NULL"
+        for row in try StoreSnapshot.texts(store, sql) {
+            guard let id = row[0], let text = row[1], let seconds = Double(text) else { continue }
+            bits[id] = seconds.bitPattern
+        }
+        return bits
+    }
+
+    @Test(
+        "Original store 1 → 4 in place through Migration1to2 and the Color-per-Post policy: every post's date keeps every bit, sub-millisecond digits included"
+    )
+    func exactDatesThroughPolicy() throws {
+        let directory = TemporaryDirectory("ferry-cd-migrate")
+        let store = try Self.store(Self.original, "CoreDataMigration_Example_1", in: directory)
+        let dates = try Self.dateBits(store)
+        #expect(dates.count == 1001)
+        // 999 of them carry digits below the millisecond, as Core Data writes Date().
+        #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM ZPOST WHERE ZDATE != round(ZDATE, 3)") == [999])
+        let result = try Self.migrate(store, app: Self.original, set: "original", ["--no-backup", "--checksums"]).wait()
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM ZCOLOR") == [1001], "the policy ran")
+        #expect(try Self.dateBits(store) == dates)
+    }
+
+    @Test(
+        "Original store 1 → 2 through a mapping whose values are computed in Swift ($source.date, coalesce, a Unicode function): every date keeps every bit"
+    )
+    func exactDatesThroughExpressions() throws {
+        let directory = TemporaryDirectory("ferry-cd-migrate")
+        let store = try Self.store(Self.original, "CoreDataMigration_Example_1", in: directory)
+        let dates = try Self.dateBits(store)
+        let folder = directory.file("mappings")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let v1 = "CoreDataMigration_Example"
+        let v2 = "CoreDataMigration_Example 2"
+        _ = try directory.write(
+            "mappings/\(v1)-to-\(v2).yml",
+            """
+            from: \(v1)
+            to: \(v2)
+            entities:
+              Post:
+                source: Post
+                attributes:
+                  date: coalesce($source.date, now())
+                  hexColor: uppercase($source.color)
+                  postID: $source.postID
+
+            """)
+        let result = try FerryProcess([
+            "migrate", store, "--model", CoreDataCheckCLITests.package(Self.original), "--mappings", folder, "--to", v2,
+            "--no-backup", "--quiet",
+        ]).wait()
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM ZPOST WHERE ZHEXCOLOR IS NOT NULL") == [1001])
+        #expect(try Self.dateBits(store) == dates)
     }
 
     @Test(

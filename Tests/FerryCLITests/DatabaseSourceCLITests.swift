@@ -241,7 +241,7 @@ struct DatabaseSourceCLITests {
             try StoreSnapshot.texts(
                 store,
                 "SELECT date, hexColor FROM Post WHERE postID = '7BC43935-3209-404E-836A-06F3C6518CB1' COLLATE NOCASE")
-                == [["2019-01-17T22:26:55.200Z", "BAEFB6"]])
+                == [["2019-01-17T22:26:55.200076Z", "BAEFB6"]], "the Core Data date with every digit it has")
         #expect(try FileFingerprint.of(app) == before, "the Core Data store is read through a private copy")
         let missing = try runFerry(["import", app, "--table", "Pots", "--store", store])
         #expect(missing.exitCode == 64, "\(missing)")

@@ -57,12 +57,12 @@ struct MillisecondDates: ValueCoding {
     }
 
     func encode(_ value: Value) -> DatabaseValue {
-        if case .date(let millis) = value { return .integer(millis) }
+        if case .date(let instant) = value { return .integer(instant.milliseconds) }
         return ferry.encode(value)
     }
 
     func bind(_ value: Value, to statement: Statement, at index: Int) throws {
-        if case .date(let millis) = value { return try statement.bind(millis, at: index) }
+        if case .date(let instant) = value { return try statement.bind(instant.milliseconds, at: index) }
         try ferry.bind(value, to: statement, at: index)
     }
 

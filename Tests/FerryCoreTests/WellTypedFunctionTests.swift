@@ -119,7 +119,10 @@ struct WellTypedFunctionTests {
     static let formerGLOB: [String: String] = [
         "d":
             "s = '' OR s = '-' OR s GLOB '*[^0-9.-]*' OR s GLOB '?*-*' OR s GLOB '*.*.*' OR s GLOB '*.' OR s GLOB '.*' OR s GLOB '-.*'",
-        "t": "s NOT GLOB '[0-9][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9].[0-9][0-9][0-9]Z'",
+        // Dates: the former pattern, with further fractional digits (a Core Data date between two
+        // milliseconds, which ferry writes with the digits that keep it exact).
+        "t":
+            "NOT (substr(s, 1, 23) GLOB '[0-9][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9].[0-9][0-9][0-9]' AND s GLOB '?*Z' AND length(s) >= 24 AND substr(s, 24, length(s) - 24) NOT GLOB '*[^0-9]*')",
         "u": "s NOT GLOB '\([8, 4, 4, 4, 12].map { String(repeating: "[0-9a-f]", count: $0) }.joined(separator: "-"))'",
     ]
 
@@ -134,7 +137,9 @@ struct WellTypedFunctionTests {
             .compactMap { $0.first?.text }
     }
 
-    @Test("decimals, dates and UUIDs: the same verdict as the former GLOB patterns")
+    @Test(
+        "decimals, dates and UUIDs: the same verdict as the former GLOB patterns (dates with further fractional digits too)"
+    )
     func sameAsGLOB() throws {
         // Every text of up to 5 characters over "0", "9", ".", "-", "a", "é".
         var decimals: [String] = [""]
@@ -162,7 +167,9 @@ struct WellTypedFunctionTests {
             }
             return texts
         }
-        let dates = variants(of: "2024-02-29T00:00:00.000Z") + variants(of: "1999-19-39T29:59:69.999Z")
+        let dates =
+            variants(of: "2024-02-29T00:00:00.000Z") + variants(of: "1999-19-39T29:59:69.999Z")
+            + variants(of: "2019-01-14T19:29:10.058821Z")
         #expect(try disagreements("t", dates) == [])
         let uuids =
             variants(of: "6f1c2d3e-0000-4000-8000-00000000000a") + variants(of: "abcdef01-2345-6789-abcd-ef0123456789")

@@ -143,7 +143,8 @@ struct CoreDataLayoutTests {
         #expect(
             newest == [
                 [
-                    .string("7BC43935-3209-404E-836A-06F3C6518CB1"), .date(Self.millis(1547764015.200076)),
+                    .string("7BC43935-3209-404E-836A-06F3C6518CB1"),
+                    .date(try #require(Timestamp(referenceSeconds: 569456815.200076))),
                     .string("BAEFB6"),
                 ]
             ])
@@ -186,7 +187,8 @@ struct CoreDataLayoutTests {
         #expect(rows.count == 10)
         #expect(
             rows.first == [
-                .string("FFFECB21-6645-4FDD-B8B0-B960D0E61F5A"), .date(Self.millis(1547494150.058821)),
+                .string("FFFECB21-6645-4FDD-B8B0-B960D0E61F5A"),
+                .date(try #require(Timestamp(referenceSeconds: 569186950.058821))),
                 .string("1BB732"), .string("Test body"),
             ])
         // A date in a predicate is compared in the store's own form (seconds since 2001).
@@ -198,7 +200,11 @@ struct CoreDataLayoutTests {
         let all = try Self.fetch(
             FetchRequest(entity: "Post", properties: ["date"]), model: model, layout: layout, on: connection)
         let expected = all.filter {
-            if case .date(let millis) = $0[0] { millis >= Self.millis(1547494150.058) } else { false }
+            if case .date(let instant) = $0[0] {
+                instant >= Timestamp(milliseconds: Self.millis(1547494150.058))
+            } else {
+                false
+            }
         }.count
         #expect(later.count == expected)
         #expect(later.count > 0)
@@ -292,8 +298,14 @@ struct CoreDataLayoutTests {
     func valueForms() throws {
         let coding = CoreDataValueCoding()
         // EXPECTED.md: ZDATE 569186950.058821 is Unix 1547494150.058821.
-        #expect(coding.decode(.real(569186950.058821), as: .date) == .date(1_547_494_150_059))
+        let decoded = coding.decode(.real(569186950.058821), as: .date)
+        #expect(decoded == .date(try #require(Timestamp(referenceSeconds: 569186950.058821))))
+        let instant = try #require(Timestamp(referenceSeconds: 569186950.058821))
+        #expect(instant.milliseconds == 1_547_494_150_058)
+        #expect(instant.description == "2019-01-14T19:29:10.058821Z")
+        #expect(coding.encode(decoded) == .real(569186950.058821))
         #expect(coding.encode(.date(1_547_494_150_059)) == .real(569186950.059))
+        #expect(coding.decode(.real(569186950.059), as: .date) == .date(1_547_494_150_059))
         #expect(coding.decode(.real(0), as: .date) == .date(978_307_200_000))
         let uuid = "7bc43935-3209-404e-836a-06f3c6518cb1"
         let bytes: [UInt8] = [

@@ -121,10 +121,9 @@ package enum CoreDataSchemaWriter {
                         case .joinTable(let table, let source, let target) = layout.storage(
                             of: relationship, in: entity, model: model)
                     else { continue }
-                    var columns = [source, target]
-                    if relationship.isOrdered { columns.append("Z_FOK_" + target) }
-                    if inverse?.isOrdered == true { columns.append("Z_FOK_" + source) }
-                    tables[table] = columns
+                    tables[table] =
+                        [source, target]
+                        + layout.joinOrderColumns(of: relationship, in: entity, model: model).map(\.order)
                 }
             }
             return tables

@@ -137,7 +137,7 @@ public struct ExpressionKeyPath: Sendable, Hashable, CustomStringConvertible {
 /// The engine resolves ``BoundExpression/keyPaths`` to columns of its `SELECT` once, then for each
 /// row hands out values by slot index, without any lookup by name. Values must be in the
 /// canonical form of the attribute's type (``Value/integer(_:)`` for integer attributes,
-/// ``Value/decimal(_:)`` text for decimals, ``Value/date(_:)`` milliseconds for dates, …).
+/// ``Value/decimal(_:)`` text for decimals, a ``Timestamp`` for dates, …).
 public protocol ExpressionContext {
     /// The value of key path number `slot` of the bound expression (`.null` for nil).
     func value(atSlot slot: Int) -> Value

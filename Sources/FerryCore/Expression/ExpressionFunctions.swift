@@ -423,10 +423,10 @@ extension ExpressionBinder {
                 type: ExpressionType(.string, optional: args[0].type.isOptional),
                 run: { c throws(FerryError) in
                     let value = try run(c)
-                    guard case .date(let millis) = value else {
+                    guard case .date(let instant) = value else {
                         return try ExpressionRuntime.nullOrFail(value, "a date", site, c)
                     }
-                    return .string(formatter.format(millis))
+                    return .string(formatter.format(instant.milliseconds))
                 })
 
         case "uuid":

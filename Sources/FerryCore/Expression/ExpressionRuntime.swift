@@ -69,7 +69,7 @@ enum ExpressionRuntime {
         switch value {
         case .null, .integer: return .success(value)
         case .bool(let flag): return .success(.integer(flag ? 1 : 0))
-        case .date(let millis): return .success(.integer(millis))
+        case .date(let instant): return .success(.integer(instant.milliseconds))
         case .decimal(let text):
             guard let integer = Int64(DecimalArithmetic.truncated(text)) else {
                 return .failure(CoercionFailure("\(text) is out of range for an integer"))
@@ -137,7 +137,7 @@ enum ExpressionRuntime {
         case .integer(let v): return String(v)
         case .double(let v): return String(v)
         case .bool(let flag): return flag ? "true" : "false"
-        case .date(let millis): return DateCoding.format(millis)
+        case .date(let instant): return DateCoding.format(instant)
         case .binary(let bytes): return Data(bytes).base64EncodedString()
         }
     }

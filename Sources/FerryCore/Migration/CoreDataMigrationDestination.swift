@@ -47,25 +47,33 @@ package struct CoreDataMigrationDestination {
     }
 
     /// Sets each root entity's `Z_PRIMARYKEY.Z_MAX` to the highest key of its table, or to the
-    /// source store's high-water mark of those entities when that is higher (Core Data does not
-    /// reuse the keys of deleted objects); sub-entities keep 0, as Core Data keeps them. New
-    /// objects the app saves get keys after every migrated one. `sourceSchema` is the source
-    /// Core Data store's schema on the connection.
+    /// source store's high-water mark when that is higher: Core Data never reuses the key of a
+    /// deleted object, so the mark is the one of every source hierarchy the new hierarchy's
+    /// entities come from (found by name or renaming identifier, then up through `Z_SUPER` to
+    /// the source root that keeps it: an entity that leaves its hierarchy keeps the old
+    /// hierarchy's mark, one that joins a hierarchy brings its own). Sub-entities keep 0, as Core
+    /// Data keeps them. New objects the app saves get keys after every migrated one.
+    /// `sourceSchema` is the source Core Data store's schema on the connection.
     static func recordKeyMaxima(
         on connection: Connection, schema: String, sourceSchema: String, model: ObjectModel, layout: CoreDataLayout
     ) throws {
         let dialect = layout.dialect
+        let sourceKeys = dialect.qualified("Z_PRIMARYKEY", in: sourceSchema)
         for entity in model.entities where entity.parent == nil {
             guard let number = layout.entityNumbers[entity.name] else { continue }
-            let members = model.entities.filter { model.isKind($0.name, of: entity.name) }.map {
-                DatabaseValue.text($0.name)
-            }
+            let names = Set(
+                model.entities.filter { model.isKind($0.name, of: entity.name) }.flatMap { [$0.name, $0.renamedFrom] }
+                    .compactMap { $0 })
+            let members = names.sorted().map { DatabaseValue.text($0) }
             let marks = Array(repeating: "?", count: members.count).joined(separator: ", ")
             try connection.execute(
                 """
+                WITH RECURSIVE lineage(ent, super) AS (
+                  SELECT Z_ENT, Z_SUPER FROM \(sourceKeys) WHERE Z_NAME IN (\(marks))
+                  UNION SELECT k.Z_ENT, k.Z_SUPER FROM \(sourceKeys) AS k JOIN lineage ON k.Z_ENT = lineage.super)
                 UPDATE \(dialect.qualified("Z_PRIMARYKEY", in: schema)) SET Z_MAX = max(
                   (SELECT coalesce(max(\(dialect.quote(layout.keyColumn))), 0) FROM \(dialect.qualified(layout.table(for: entity), in: schema))),
-                  (SELECT coalesce(max(Z_MAX), 0) FROM \(dialect.qualified("Z_PRIMARYKEY", in: sourceSchema)) WHERE Z_NAME IN (\(marks))))
+                  (SELECT coalesce(max(Z_MAX), 0) FROM \(sourceKeys) WHERE Z_ENT IN (SELECT ent FROM lineage)))
                 WHERE Z_ENT = ?
                 """,
                 members + [.integer(number)])
@@ -77,7 +85,8 @@ package struct CoreDataMigrationDestination {
     /// - `Z<n>_<NAME>` = the `Z_ENT` of the linked object, where the destination entity has
     ///   sub-entities (NULL without a link);
     /// - `Z_FOK_<NAME>` where the inverse is an ordered to-many: positions carried from the
-    ///   source are kept; linked objects without one follow, in key order; NULL without a link.
+    ///   source are kept; linked objects without one follow, in key order; NULL without a link;
+    /// - `Z_FOK_<k><NAME>` in the join table of an ordered many-to-many, the same way.
     static func recordLinkBookkeeping(
         on connection: Connection, schema: String, model: ObjectModel, layout: CoreDataLayout
     ) throws {
@@ -102,21 +111,51 @@ package struct CoreDataMigrationDestination {
                 if let order = layout.orderColumn(forForeignKeyOf: relationship, in: entity, model: model).map(quote) {
                     try connection.execute(
                         "UPDATE \(qualified) SET \(order) = NULL WHERE \(link) IS NULL AND \(order) IS NOT NULL")
-                    try connection.execute("DROP TABLE IF EXISTS temp.ferry_positions")
-                    try connection.execute(
-                        """
-                        CREATE TEMP TABLE ferry_positions AS SELECT o.\(key) AS object,
-                          (SELECT coalesce(max(s.\(order)), 0) FROM \(qualified) AS s WHERE s.\(link) = o.\(link))
-                            + row_number() OVER (PARTITION BY o.\(link) ORDER BY o.\(key)) AS position
-                        FROM \(qualified) AS o WHERE o.\(link) IS NOT NULL AND o.\(order) IS NULL
-                        """)
-                    try connection.execute(
-                        "UPDATE \(qualified) AS o SET \(order) = (SELECT p.position FROM temp.ferry_positions AS p WHERE p.object = o.\(key)) WHERE o.\(key) IN (SELECT object FROM temp.ferry_positions)"
-                    )
-                    try connection.execute("DROP TABLE temp.ferry_positions")
+                    try numberPositions(in: qualified, order: order, partition: link, item: key, on: connection)
                 }
             }
         }
+        // Ordered many-to-many: `Z_FOK_3ASSETS` in the join table orders the objects of
+        // `Z_3ASSETS` among those linked to the same object on the other side.
+        for entity in model.entities {
+            for relationship in entity.relationships {
+                guard
+                    case .joinTable(let table, let owner, let target) = layout.storage(
+                        of: relationship, in: entity, model: model),
+                    done.insert(table).inserted
+                else { continue }
+                let qualified = layout.dialect.qualified(table, in: schema)
+                for (order, partition) in layout.joinOrderColumns(of: relationship, in: entity, model: model) {
+                    try numberPositions(
+                        in: qualified, order: quote(order), partition: quote(partition),
+                        item: quote(partition == owner ? target : owner), on: connection)
+                }
+            }
+        }
+    }
+
+    /// Numbers the rows of `table` whose `order` is NULL: per value of `partition`, after the
+    /// highest position already there (carried positions are kept), in `item` order. A row is
+    /// one `(partition, item)` pair.
+    private static func numberPositions(
+        in table: String, order: String, partition: String, item: String, on connection: Connection
+    ) throws {
+        try connection.execute("DROP TABLE IF EXISTS temp.ferry_positions")
+        try connection.execute(
+            """
+            CREATE TEMP TABLE ferry_positions AS SELECT o.\(partition) AS part, o.\(item) AS item,
+              (SELECT coalesce(max(s.\(order)), 0) FROM \(table) AS s WHERE s.\(partition) = o.\(partition))
+                + row_number() OVER (PARTITION BY o.\(partition) ORDER BY o.\(item)) AS position
+            FROM \(table) AS o WHERE o.\(partition) IS NOT NULL AND o.\(order) IS NULL
+            """)
+        try connection.execute("CREATE INDEX temp.ferry_positions_pair ON ferry_positions (part, item)")
+        try connection.execute(
+            """
+            UPDATE \(table) AS o SET \(order) = (SELECT p.position FROM temp.ferry_positions AS p
+              WHERE p.part = o.\(partition) AND p.item = o.\(item))
+            WHERE o.\(order) IS NULL AND o.\(partition) IS NOT NULL
+            """)
+        try connection.execute("DROP TABLE temp.ferry_positions")
     }
 
     /// Opens a migrated Core Data store read-only, in place (a scratch file, or `ferry check`'s

@@ -116,19 +116,26 @@ package enum Coercion {
         case (.double(let v), _): return coerce(String(v), to: type, options: options)
         case (.integer(let v), _): return coerce(String(v), to: type, options: options)
         case (.bool(let v), _): return coerce(v ? "true" : "false", to: type, options: options)
-        case (.date(let v), .string): return .success(.string(DateCoding.format(v)))
+        case (.date(let instant), .string): return .success(.string(DateCoding.format(instant)))
         default: return .failure(CoercionFailure("a \(value.typeName) value cannot become \(type.rawValue)"))
         }
     }
 
     /// A date a store can hold (``DateCoding/storableMilliseconds``), else the reason it cannot.
     package static func storableDate(_ millis: Int64) -> Result<Value, CoercionFailure> {
+        storableDate(Timestamp(milliseconds: millis))
+    }
+
+    /// A date a store can hold (``DateCoding/storableMilliseconds``), exact to the bit, else the
+    /// reason it cannot.
+    package static func storableDate(_ instant: Timestamp) -> Result<Value, CoercionFailure> {
+        let millis = instant.milliseconds
         guard DateCoding.storableMilliseconds.contains(millis) else {
             let year = DateCoding.civil(days: Int(millis).quotientAndRemainderFloored(dividingBy: 86_400_000).0).year
             return .failure(
                 CoercionFailure("a date in the year \(year) is outside the years 0000–9999 that a store holds"))
         }
-        return .success(.date(millis))
+        return .success(.date(instant))
     }
 
     // MARK: - Parsers

@@ -1,7 +1,8 @@
 /// A typed value of an attribute, in the canonical form ferry stores.
 ///
 /// Canonical forms make values lossless and comparable: decimals are exact decimal text
-/// (`-12.5`, never rounded through `Double`), dates are milliseconds since 1970-01-01 UTC, UUIDs
+/// (`-12.5`, never rounded through `Double`), dates are exact instants (``Timestamp``: whole
+/// milliseconds since 1970-01-01 UTC, or a Core Data store's seconds since 2001 bit for bit), UUIDs
 /// are lowercase 8-4-4-4-12 text, JSON is valid JSON text.
 public enum Value: Sendable, Hashable, Codable, CustomStringConvertible {
     /// No value (nil).
@@ -17,8 +18,8 @@ public enum Value: Sendable, Hashable, Codable, CustomStringConvertible {
     case string(String)
     /// A boolean.
     case bool(Bool)
-    /// Milliseconds since 1970-01-01T00:00:00Z.
-    case date(Int64)
+    /// An instant (whole milliseconds, or a Core Data date's exact seconds since 2001).
+    case date(Timestamp)
     /// Bytes.
     case binary([UInt8])
     /// Lowercase canonical 8-4-4-4-12 form.
@@ -27,6 +28,9 @@ public enum Value: Sendable, Hashable, Codable, CustomStringConvertible {
     case uri(String)
     /// Valid JSON text.
     case json(String)
+
+    /// The date `milliseconds` after 1970-01-01T00:00:00Z.
+    public static func date(_ milliseconds: Int64) -> Value { .date(Timestamp(milliseconds: milliseconds)) }
 
     /// True for `.null`.
     public var isNull: Bool {
@@ -43,7 +47,7 @@ public enum Value: Sendable, Hashable, Codable, CustomStringConvertible {
         case .decimal(let text), .uuid(let text), .uri(let text), .json(let text): return text
         case .string(let text): return text
         case .bool(let value): return value ? "true" : "false"
-        case .date(let millis): return DateCoding.format(millis)
+        case .date(let instant): return DateCoding.format(instant)
         case .binary(let bytes): return "<\(bytes.count) bytes>"
         }
     }

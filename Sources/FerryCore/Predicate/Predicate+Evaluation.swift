@@ -338,12 +338,12 @@ enum PredicateSemantics {
         return nil
     }
 
-    /// A date's milliseconds; a string counts as a date when compared with one.
-    private static func date(_ value: Value, other: Value) -> Int64? {
+    /// A date's instant; a string counts as a date when compared with one.
+    private static func date(_ value: Value, other: Value) -> Timestamp? {
         switch value {
-        case .date(let millis): return millis
+        case .date(let instant): return instant
         case .string(let text):
-            if case .date = other { return DateCoding.parseISO8601(text) }
+            if case .date = other { return DateCoding.parseISO8601(text).map(Timestamp.init(milliseconds:)) }
             return nil
         default: return nil
         }

@@ -463,11 +463,11 @@ struct PredicateParser {
             }
             result = .date(millis)
         case ("NSDate", .double(let seconds)):
-            let millis = ((seconds + Double(Self.referenceDateOffset)) * 1000).rounded()
-            guard millis.magnitude < 9.0e15 else {
+            // Core Data's own form, kept exactly (a store's dates carry sub-millisecond digits).
+            guard let instant = Timestamp(referenceSeconds: seconds) else {
                 throw source.error("\(seconds) is out of range for a date", at: valueToken.offset)
             }
-            result = .date(Int64(millis))
+            result = .date(instant)
         case ("NSDate", .date):
             result = value
         case ("NSNumber", .string(let text)):

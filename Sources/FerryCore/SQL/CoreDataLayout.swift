@@ -139,6 +139,27 @@ package struct CoreDataLayout: StoreLayout {
     /// inverse: `ZBOOK` → `Z_FOK_BOOK` (COREDATA.md §2.5).
     package static func orderColumn(forForeignKey column: String) -> String { "Z_FOK_" + column.dropFirst() }
 
+    /// The column of an ordered many-to-many's join table that orders the objects of its key
+    /// column `column`: `Z_3ASSETS` → `Z_FOK_3ASSETS` (COREDATA.md §2.5).
+    package static func orderColumn(forJoinColumn column: String) -> String { "Z_FOK_" + column.dropFirst(2) }
+
+    /// The order columns of a many-to-many `relationship`'s join table, each with the key column
+    /// that partitions it: `Z_FOK_<target>` per owner when the relationship is ordered,
+    /// `Z_FOK_<owner>` per target when its inverse is. Empty for other relationships.
+    package func joinOrderColumns(
+        of relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel
+    ) -> [(order: String, partition: String)] {
+        guard case .joinTable(_, let owner, let target) = storage(of: relationship, in: entity, model: model) else {
+            return []
+        }
+        var columns: [(order: String, partition: String)] = []
+        if relationship.isOrdered { columns.append((Self.orderColumn(forJoinColumn: target), owner)) }
+        if model.inverse(of: relationship, in: entity)?.isOrdered == true {
+            columns.append((Self.orderColumn(forJoinColumn: owner), target))
+        }
+        return columns
+    }
+
     /// The `Z_FOK_<NAME>` column beside the key of a to-one `relationship` whose inverse is an
     /// ordered to-many (nil otherwise): the object's position among its owner's objects.
     package func orderColumn(

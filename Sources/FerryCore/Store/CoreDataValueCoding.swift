@@ -2,11 +2,12 @@
 /// UUIDs as 16 bytes in RFC 4122 order, decimals as REAL (Core Data keeps a double), booleans
 /// 0/1, strings and URIs as text, binary data as BLOB.
 ///
-/// Two forms lose information, as in Core Data itself: a date keeps milliseconds (``Value``'s
-/// resolution; Core Data's doubles carry microseconds), a decimal becomes the nearest double.
+/// A date read from the store is its double exactly (``Timestamp``), so a date that passes through
+/// an expression or a policy unchanged is written back bit for bit. One form loses information, as
+/// in Core Data itself: a decimal becomes the nearest double.
 package struct CoreDataValueCoding: ValueCoding {
     /// Seconds from 1970-01-01 to 2001-01-01 (Core Data's reference date).
-    package static let referenceDateOffset: Double = 978_307_200
+    package static let referenceDateOffset: Double = Timestamp.referenceDateOffset
 
     package init() {}
 
@@ -29,7 +30,7 @@ package struct CoreDataValueCoding: ValueCoding {
         case .double(let v): return .real(v)
         case .decimal(let text): return Double(text).map { .real($0) } ?? .text(text)
         case .string(let v), .uri(let v), .json(let v): return .text(v)
-        case .date(let millis): return .real(Double(millis) / 1000 - Self.referenceDateOffset)
+        case .date(let instant): return .real(instant.referenceSeconds)
         case .uuid(let text): return Self.uuidBytes(text).map { .blob($0) } ?? .text(text)
         case .binary(let v): return .blob(v)
         }
@@ -48,11 +49,9 @@ package struct CoreDataValueCoding: ValueCoding {
         }
     }
 
-    /// Milliseconds since 1970 for seconds since 2001, rounded to the nearest millisecond.
+    /// The exact instant of seconds since 2001 (a double beyond any date stays a double).
     private static func date(_ seconds: Double) -> Value {
-        let millis = ((seconds + referenceDateOffset) * 1000).rounded()
-        guard millis.isFinite, abs(millis) < 9.2e18 else { return .double(seconds) }
-        return .date(Int64(millis))
+        Timestamp(referenceSeconds: seconds).map(Value.date) ?? .double(seconds)
     }
 
     /// The 16 bytes of a UUID in any form ``Coercion/canonicalUUID(_:)`` accepts.

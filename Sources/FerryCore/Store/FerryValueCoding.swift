@@ -1,6 +1,7 @@
 /// ferry's own value forms (the lossless, sortable forms of DESIGN.md): exact decimal text,
-/// fixed-width UTC ISO-8601 dates with milliseconds, lowercase UUID text, booleans as 0/1,
-/// binary as BLOB.
+/// fixed-width UTC ISO-8601 dates with milliseconds (a Core Data date between two milliseconds
+/// with the further digits that keep it exact), lowercase UUID text, booleans as 0/1, binary as
+/// BLOB.
 package struct FerryValueCoding: ValueCoding {
     package init() {}
 
@@ -24,7 +25,7 @@ package struct FerryValueCoding: ValueCoding {
         case .bool(let v): return .integer(v ? 1 : 0)
         case .double(let v): return .real(v)
         case .decimal(let v), .string(let v), .uuid(let v), .uri(let v), .json(let v): return .text(v)
-        case .date(let millis): return .text(DateCoding.format(millis))
+        case .date(let instant): return .text(DateCoding.format(instant))
         case .binary(let v): return .blob(v)
         }
     }
@@ -38,7 +39,7 @@ package struct FerryValueCoding: ValueCoding {
         case .bool(let v): try statement.bind(Int64(v ? 1 : 0), at: index)
         case .double(let v): try statement.bind(v, at: index)
         case .decimal(let v), .string(let v), .uuid(let v), .uri(let v), .json(let v): try statement.bind(v, at: index)
-        case .date(let millis): try statement.bind(DateCoding.format(millis), at: index)
+        case .date(let instant): try statement.bind(DateCoding.format(instant), at: index)
         case .binary(let v): try statement.bind(blob: v, at: index)
         }
     }
@@ -57,7 +58,7 @@ package struct FerryValueCoding: ValueCoding {
         case (.text(let v), .uuid): return .uuid(v)
         case (.text(let v), .uri): return .uri(v)
         case (.text(let v), .json): return .json(v)
-        case (.text(let v), .date): return DateCoding.parseISO8601(v).map { .date($0) } ?? .string(v)
+        case (.text(let v), .date): return DateCoding.parseStored(v).map(Value.date) ?? .string(v)
         case (.blob(let v), .binary): return .binary(v)
         case (.text(let v), _): return (try? Coercion.coerce(v, to: type).get()) ?? .string(v)
         case (.integer(let v), _): return .integer(v)

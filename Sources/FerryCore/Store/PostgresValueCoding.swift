@@ -4,7 +4,8 @@
 ///
 /// Sent: as ``FerryValueCoding`` encodes them (dates as UTC ISO-8601 with milliseconds), but
 /// booleans as `true`/`false`. Read: `numeric` in PostgreSQL's text (which keeps the scale written: `12.50`),
-/// `timestamptz` (the session is in UTC with ISO dates) as milliseconds, `jsonb` as PostgreSQL
+/// `timestamptz` (the session is in UTC with ISO dates) as an instant (milliseconds, or the
+/// microseconds PostgreSQL keeps of a finer date), `jsonb` as PostgreSQL
 /// writes it (keys sorted by length, then bytes; no insignificant blanks).
 package struct PostgresValueCoding: ValueCoding {
     package init() {}
@@ -30,25 +31,22 @@ package struct PostgresValueCoding: ValueCoding {
     package func decode(_ value: DatabaseValue, as type: AttributeType) -> Value {
         switch (value, type) {
         case (.text(let v), .date):
-            return Self.milliseconds(fromTimestamp: v).map { .date($0) } ?? .string(v)
+            return Self.instant(fromTimestamp: v).map(Value.date) ?? .string(v)
         default:
             return FerryValueCoding().decode(value, as: type)
         }
     }
 
-    /// Milliseconds since 1970 of PostgreSQL's ISO output of a `timestamptz` in UTC
-    /// (`2024-05-01 12:30:00.123456+00`), rounded down to the millisecond as ferry keeps dates;
+    /// The instant of PostgreSQL's ISO output of a `timestamptz` in UTC
+    /// (`2024-05-01 12:30:00.123456+00`): whole milliseconds as ferry keeps dates, microseconds
+    /// (a Core Data date that went in between two milliseconds) as exactly as the server kept them;
     /// nil for anything else (`infinity`, years BC).
-    static func milliseconds(fromTimestamp text: String) -> Int64? {
+    static func instant(fromTimestamp text: String) -> Timestamp? {
         var bytes = Array(text.utf8)
         guard bytes.count >= 19, bytes[10] == UInt8(ascii: " "), text.hasSuffix("+00") else { return nil }
         bytes[10] = UInt8(ascii: "T")
         bytes.removeLast(3)
-        // At most three fractional digits: ferry's dates are milliseconds.
-        if let dot = bytes.firstIndex(of: UInt8(ascii: ".")), bytes.count - dot > 4 {
-            bytes.removeLast(bytes.count - dot - 4)
-        }
         bytes.append(UInt8(ascii: "Z"))
-        return DateCoding.parseISO8601(String(decoding: bytes, as: UTF8.self))
+        return DateCoding.parseStored(String(decoding: bytes, as: UTF8.self))
     }
 }

@@ -138,9 +138,12 @@ struct RowHasher {
             word((v == 0 ? 0.0 : v).bitPattern)
         case .decimal(let text): bytes(4, (DecimalText.canonical(text) ?? text).utf8)
         case .string(let text): bytes(5, text.utf8)
-        case .date(let millis):
+        case .date(let instant):
             byte(6)
-            word(UInt64(bitPattern: millis))
+            word(UInt64(bitPattern: instant.milliseconds))
+            // A Core Data date between two milliseconds: its exact seconds too (whole
+            // milliseconds hash as they always have).
+            if !instant.isWholeMilliseconds { word(instant.referenceSeconds.bitPattern) }
         case .binary(let data): bytes(7, data)
         case .uuid(let text): bytes(8, text.lowercased().utf8)
         case .uri(let text): bytes(9, text.utf8)

@@ -736,11 +736,20 @@ final class VerificationSession {
                 let links = Int(row[safe: 0]?.int64 ?? 0)
                 let badSource = Int(row[safe: 1]?.int64 ?? 0)
                 let badTarget = Int(row[safe: 2]?.int64 ?? 0)
-                let measured: [String: MeasuredValue] = [
+                var measured: [String: MeasuredValue] = [
                     "links": .integer(links), "missing_source": .integer(badSource),
                     "missing_target": .integer(badTarget),
                 ]
-                if badSource == 0 && badTarget == 0 {
+                let unordered = try unpositionedLinks(
+                    in: link, ordering: [(target, relationship.isOrdered), (source, inverse?.isOrdered == true)])
+                if !unordered.isEmpty {
+                    measured["unpositioned"] = .integer(unordered.reduce(0) { $0 + $1.count })
+                    result = CheckResult(
+                        check: "relationship", name: name, entity: entity.name, outcome: .failed, measured: measured,
+                        message: unordered.map {
+                            "\($0.count) link\($0.count == 1 ? "" : "s") of an ordered relationship without a position in \(link).\($0.column)"
+                        }.joined(separator: "; "))
+                } else if badSource == 0 && badTarget == 0 {
                     result = CheckResult(
                         check: "relationship", name: name, entity: entity.name, outcome: .passed, measured: measured,
                         message: "\(links) link\(links == 1 ? "" : "s") in \(link), both ends of each exist")
@@ -781,6 +790,30 @@ final class VerificationSession {
             ]
         }
         return results
+    }
+
+    /// In a Core Data store, the links of an ordered many-to-many's join table that have no
+    /// position in its `Z_FOK_` column (`ordering`: each key column and whether the side it
+    /// orders is ordered), by order column; empty elsewhere.
+    private func unpositionedLinks(
+        in table: String, ordering: [(column: String, ordered: Bool)]
+    ) throws -> [(column: String, count: Int)] {
+        guard layout is CoreDataLayout else { return [] }
+        let columns = Set(
+            try connection.rows("SELECT name FROM pragma_table_info(?)", [.text(table)]).compactMap {
+                $0.first?.text?.uppercased()
+            })
+        var found: [(column: String, count: Int)] = []
+        for (column, ordered) in ordering where ordered {
+            let order = CoreDataLayout.orderColumn(forJoinColumn: column)
+            guard columns.contains(order) else { continue }
+            let count = Int(
+                try connection.scalar(
+                    "SELECT count(*) FROM \(layout.dialect.quote(table)) WHERE \(layout.dialect.quote(order)) IS NULL")?
+                    .int64 ?? 0)
+            if count > 0 { found.append((order, count)) }
+        }
+        return found
     }
 
     private func toManyCounts(_ entity: EntityDescription) throws -> [CheckResult] {
@@ -955,6 +988,15 @@ final class VerificationSession {
             arguments: [.text("{" + keys.map(String.init).joined(separator: ",") + "}")], from: filter.sql.from)
     }
 
+    /// A date expected to the millisecond matches an instant within that millisecond (a Core Data
+    /// date's sub-millisecond digits); an expected date with more digits must match exactly.
+    private static func sameMillisecond(_ actual: Value, expected: Value) -> Bool {
+        guard case .date(let instant) = actual, case .date(let wanted) = expected, wanted.isWholeMilliseconds else {
+            return false
+        }
+        return instant.milliseconds == wanted.milliseconds
+    }
+
     private func record(_ expectation: RecordExpectation) throws -> CheckResult {
         let entity = try lookup(expectation.entity)
         let name = "record \(entity.name)(\(expectation.keyDescription))"
@@ -994,6 +1036,7 @@ final class VerificationSession {
             let same =
                 actual == item.value
                 || (AttributeValidator.compare(Self.canonical(actual), Self.canonical(item.value)) == 0)
+                || Self.sameMillisecond(actual, expected: item.value)
             if !same {
                 mismatches.append(
                     "\(item.attribute) is \(RecordExpectation.render(actual)), expected \(RecordExpectation.render(item.value))"

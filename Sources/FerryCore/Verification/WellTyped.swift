@@ -15,7 +15,7 @@ internal import CFerrySQLite
 /// | `b` | bool | INTEGER 0 or 1 |
 /// | `f` | double, float | REAL |
 /// | `d` | decimal | TEXT: optional `-`, digits, at most one `.` with a digit on each side |
-/// | `t` | date | TEXT matching `[0-9]{4}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9].[0-9]{3}Z` |
+/// | `t` | date | TEXT matching `[0-9]{4}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9].[0-9]{3,}Z` |
 /// | `u` | uuid | TEXT: 8-4-4-4-12 lowercase hexadecimal digits |
 /// | `x` | string, uri | TEXT |
 /// | `o` | binary | BLOB |
@@ -143,15 +143,17 @@ enum WellTyped {
         return true
     }
 
-    /// `YYYY-MM-DDTHH:MM:SS.sssZ` with the digit ranges of the former GLOB pattern.
+    /// `YYYY-MM-DDTHH:MM:SS.sssZ` with the digit ranges of the former GLOB pattern, or with more
+    /// fractional digits (a date between two milliseconds, `DateCoding.format(_:)`).
     static func isDate(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard b.count == 24 else { return false }
+        guard b.count >= 24, b[b.count - 1] == UInt8(ascii: "Z") else { return false }
         func digit(_ i: Int, max: UInt8 = 9) -> Bool { b[i] &- UInt8(ascii: "0") <= max }
+        for index in 20..<(b.count - 1) where !digit(index) { return false }
         return digit(0) && digit(1) && digit(2) && digit(3) && b[4] == UInt8(ascii: "-")
             && digit(5, max: 1) && digit(6) && b[7] == UInt8(ascii: "-") && digit(8, max: 3) && digit(9)
             && b[10] == UInt8(ascii: "T") && digit(11, max: 2) && digit(12) && b[13] == UInt8(ascii: ":")
             && digit(14, max: 5) && digit(15) && b[16] == UInt8(ascii: ":") && digit(17, max: 6) && digit(18)
-            && b[19] == UInt8(ascii: ".") && digit(20) && digit(21) && digit(22) && b[23] == UInt8(ascii: "Z")
+            && b[19] == UInt8(ascii: ".")
     }
 
     /// 8-4-4-4-12 lowercase hexadecimal digits.

@@ -176,8 +176,8 @@ public final class RowWriter {
             }
         case .decimal(var text), .string(var text), .uuid(var text), .uri(var text), .json(var text):
             text.withUTF8 { appendCSVText($0) }
-        case .date(let millis):
-            var text = DateCoding.format(millis)
+        case .date(let instant):
+            var text = DateCoding.format(instant)
             text.withUTF8 { buffer.append(contentsOf: $0) }
         }
     }
@@ -269,8 +269,8 @@ public final class RowWriter {
             }
         case .string(var text), .uuid(var text), .uri(var text):
             text.withUTF8 { appendJSONString($0) }
-        case .date(let millis):
-            var text = DateCoding.format(millis)
+        case .date(let instant):
+            var text = DateCoding.format(instant)
             text.withUTF8 { appendJSONString($0) }
         }
     }

@@ -106,7 +106,7 @@ package final class DatabaseRecordReader: RecordReader {
             case .decimal(let v): text += v
             case .json(let v): text += v
             case .string(let v), .uuid(let v), .uri(let v): text += JSONText.quote(v)
-            case .date(let millis): text += JSONText.quote(DateCoding.format(millis))
+            case .date(let instant): text += JSONText.quote(DateCoding.format(instant))
             case .binary(let bytes): text += JSONText.quote(Data(bytes).base64EncodedString())
             }
         }

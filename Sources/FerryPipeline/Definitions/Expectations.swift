@@ -154,6 +154,13 @@ public struct Expectations: Sendable {
                         result.append(AttributeValue(attribute.name, .null))
                         continue
                     }
+                    // A date in the stored form with more than milliseconds (a Core Data date) is
+                    // kept exactly; other text is coerced as an import would.
+                    if attribute.type == .date, let instant = DateCoding.parseStored(text), !instant.isWholeMilliseconds
+                    {
+                        result.append(AttributeValue(attribute.name, .date(instant)))
+                        continue
+                    }
                     switch Coercion.coerce(text, to: attribute.type) {
                     case .success(let value): result.append(AttributeValue(attribute.name, value))
                     case .failure(let failure):

@@ -509,9 +509,24 @@ final class NestedObjects {
             arguments = [.integer(parent), .integer(child), .integer(parent)]
         case .joinTable(let table, let source, let target):
             let quoted = dialect.quote(table)
+            var columns = [dialect.quote(source), dialect.quote(target)]
+            var values = ["?", "?"]
+            var linkArguments: [DatabaseValue] = [.integer(parent), .integer(child)]
+            // Core Data's ordered many-to-many: the new link goes last (one past the highest
+            // position of its owner's links), as on a to-one whose inverse is ordered.
+            let orders =
+                (layout as? CoreDataLayout)?.joinOrderColumns(of: link.relationship, in: link.source, model: model)
+                ?? []
+            for (order, partition) in orders {
+                columns.append(dialect.quote(order))
+                values.append(
+                    "(SELECT coalesce(max(\(dialect.quote(order))), 0) + 1 FROM \(quoted) WHERE \(dialect.quote(partition)) = ?)"
+                )
+                linkArguments.append(.integer(partition == source ? parent : child))
+            }
             sql =
-                "INSERT INTO \(quoted) (\(dialect.quote(source)), \(dialect.quote(target))) SELECT ?, ? WHERE NOT EXISTS (SELECT 1 FROM \(quoted) WHERE \(dialect.quote(source)) = ? AND \(dialect.quote(target)) = ?)"
-            arguments = [.integer(parent), .integer(child), .integer(parent), .integer(child)]
+                "INSERT INTO \(quoted) (\(columns.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) WHERE NOT EXISTS (SELECT 1 FROM \(quoted) WHERE \(dialect.quote(source)) = ? AND \(dialect.quote(target)) = ?)"
+            arguments = linkArguments + [.integer(parent), .integer(child)]
         }
         do {
             let statement = try link.connect ?? connection.prepare(sql)

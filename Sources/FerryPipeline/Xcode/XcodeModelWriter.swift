@@ -219,7 +219,9 @@ enum XcodeModelWriter {
 
     /// A date as seconds since 2001-01-01 (Xcode's `…DateTimeInterval`).
     private static func interval(_ value: Value) -> String {
-        guard case .date(let millis) = value else { return text(value) }
+        guard case .date(let instant) = value else { return text(value) }
+        guard instant.isWholeMilliseconds else { return String(instant.referenceSeconds) }
+        let millis = instant.milliseconds
         let relative = millis - XcodeSpelling.referenceDateOffset * 1000
         if relative % 1000 == 0 { return String(relative / 1000) }
         return String(Double(relative) / 1000)
