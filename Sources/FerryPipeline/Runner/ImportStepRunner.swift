@@ -36,6 +36,8 @@ package final class ImportStepRunner {
     package private(set) var insertedBeforeResume = 0
     /// How many records the last run wrote through a fast path (for tests).
     @_spi(Testing) public private(set) var fastPathRecords = 0
+    /// How many of those were written several rows per statement (for tests).
+    @_spi(Testing) public private(set) var multiRowRecords = 0
     /// A reader to use instead of opening `step.source` (e.g. one that replays sampled records).
     private let givenReader: (any RecordReader)?
     /// The reader of the running step, for the progress line's percent.
@@ -70,6 +72,7 @@ package final class ImportStepRunner {
         var state = ImportState()
         var ignoredFields: [String] = []
         fastPathRecords = 0
+        multiRowRecords = 0
         pending = []
         var nestedPlan: NestedObjects?
         // Inside a caller's transaction (a job's dry run), the caller rolls everything back at the
@@ -250,7 +253,34 @@ package final class ImportStepRunner {
         values: inout [Value], supplied: inout [Bool],
         state: inout ImportState, inBatch: inout Int, batchLimit: Int?
     ) throws -> Bool {
+        // Records the read-ahead thread coerced are written several rows per statement; after
+        // a statement that wrote nothing, its records are taken one by one.
+        let run = kinds != nil && reader is ReadAheadReader ? try plan.rowsPerMultiRowInsert() : nil
+        var oneByOne = 0
         while try advance(reader, state) {
+            if oneByOne > 0 {
+                oneByOne -= 1
+            } else if let run, let readAhead = reader as? ReadAheadReader,
+                batchLimit.map({ inBatch + run <= $0 }) ?? true,
+                let coerced = readAhead.coercedRun(run)
+            {
+                if (state.read + run) >> 12 != state.read >> 12 {
+                    progress?.stepProgress(
+                        read: state.read, rejected: state.rejected, fraction: stepReader?.progressFraction)
+                    try checkInterruption(state)
+                }
+                if try plan.insertCoerced(coerced.rows, first: coerced.first, count: run) {
+                    readAhead.skip(run - 1)
+                    state.read += run
+                    inBatch += run
+                    state.inserted += run
+                    fastPathRecords += run
+                    multiRowRecords += run
+                    if let batchLimit, inBatch >= batchLimit { return false }
+                    continue
+                }
+                oneByOne = run - 1
+            }
             state.read += 1
             inBatch += 1
             if state.read & 4095 == 0 {

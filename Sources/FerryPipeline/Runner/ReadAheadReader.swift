@@ -208,6 +208,26 @@ final class ReadAheadReader: ByteFieldReader {
         return (rows, record.coercedRow)
     }
 
+    /// The coerced rows of the current record and the `count - 1` after it, when all of them are
+    /// in the current batch and the reader thread coerced every one (their rows in ``CoercedRows``
+    /// are then consecutive, from `first`); nil otherwise.
+    func coercedRun(_ count: Int) -> (rows: CoercedRows, first: Int)? {
+        guard let batch, let rows = batch.coerced, position + count <= batch.count else { return nil }
+        let first = record.coercedRow
+        // Rows are numbered in record order and only coerced records take one, so the last
+        // record's row tells that none in between was left uncoerced.
+        guard first >= 0, batch.records[position + count - 1].coercedRow == first + count - 1 else { return nil }
+        return (rows, first)
+    }
+
+    /// Moves past `count` more records of the current batch (after ``coercedRun(_:)`` covered
+    /// them), as that many ``advance()`` calls would.
+    func skip(_ count: Int) {
+        guard count > 0 else { return }
+        position += count
+        record = batch.unsafelyUnwrapped.records[position]
+    }
+
     /// CSV text was checked while it was copied; JSON strings are valid by construction.
     var textIsValidUTF8: Bool { true }
 

@@ -90,6 +90,22 @@ package final class Statement {
         try check(code)
     }
 
+    /// Binds UTF-8 bytes as TEXT without a copy (`SQLITE_STATIC`): the bytes must stay valid and
+    /// unchanged until the statement has been stepped, and every parameter bound this way must be
+    /// bound again before the next step.
+    @inline(__always)
+    package func bind(borrowingUTF8 bytes: UnsafeBufferPointer<UInt8>, at index: Int) throws {
+        guard let base = bytes.baseAddress, bytes.count > 0 else {
+            // Nothing to borrow: an empty text is copied.
+            try check(sqlite3_bind_text(handle, Int32(index), "", 0, ferry_sqlite_transient()))
+            return
+        }
+        let code = base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+            sqlite3_bind_text(handle, Int32(index), $0, Int32(bytes.count), ferry_sqlite_static())
+        }
+        try check(code)
+    }
+
     package func bind(blob: [UInt8], at index: Int) throws {
         let code = blob.withUnsafeBytes { buffer in
             sqlite3_bind_blob(
