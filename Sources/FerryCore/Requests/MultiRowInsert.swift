@@ -25,7 +25,9 @@ package final class MultiRowInsert {
 
     /// Prepares the statement for `rows` rows of `columns` (quoted names) in `table`; nil when
     /// fewer than two rows fit in one statement.
-    init?(connection: Connection, dialect: any SQLDialect, table: String, columns: [String], coding: DispatchedValueCoding)
+    init?(
+        connection: Connection, dialect: any SQLDialect, table: String, columns: [String], coding: DispatchedValueCoding
+    )
         throws
     {
         guard !columns.isEmpty else { return nil }
@@ -33,7 +35,8 @@ package final class MultiRowInsert {
         guard rows >= 2 else { return nil }
         let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
         let values = "VALUES " + Array(repeating: row, count: rows).joined(separator: ", ")
-        statement = try connection.prepare(dialect.insert(into: table, columns: columns, values: values, onConflict: .fail))
+        statement = try connection.prepare(
+            dialect.insert(into: table, columns: columns, values: values, onConflict: .fail))
         self.connection = connection
         self.coding = coding
         rowCount = rows

@@ -227,7 +227,9 @@ public final class RowWriter {
         buffer.append(UInt8(ascii: "{"))
         for index in 0..<kinds.count {
             if index > 0 { buffer.append(UInt8(ascii: ",")) }
-            keyBytes.withUnsafeBufferPointer { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: $0[keyRanges[index]])) }
+            keyBytes.withUnsafeBufferPointer {
+                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: $0[keyRanges[index]]))
+            }
             let storage = cursor.storageClass(at: index)
             switch (kinds[index], storage) {
             case (_, .null): buffer.append(contentsOf: Self.nullBytes)

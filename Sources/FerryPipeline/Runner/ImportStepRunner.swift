@@ -26,6 +26,9 @@ package final class ImportStepRunner {
     /// ``ReadAheadReader``); by default when the machine has more than one core. Tests set it
     /// both ways to check that it changes nothing but the speed.
     package var readsAhead = ProcessInfo.processInfo.activeProcessorCount > 1
+    /// The read-ahead thread coerces every batch instead of balancing the work with the importing
+    /// thread (tests set it, so that the multi-row statements do not depend on timing).
+    package var readAheadAlwaysCoerces = false
     /// Continue the step's interrupted `atomic: false` import from its last committed batch
     /// (`--resume`) instead of starting at the first record.
     package var resume = false
@@ -117,7 +120,9 @@ package final class ImportStepRunner {
             let kinds =
                 allowsFastPath && plan.sqliteInserter?.supportsDirectBinding == true && plan.nested == nil
                 ? ImportPlan.fastKinds(for: plan.attributes) : nil
-            let records = try StepRecords(reader: reader, readAhead: readsAhead, coercion: kinds.map { (plan, $0) })
+            let records = try StepRecords(
+                reader: reader, readAhead: readsAhead,
+                coercion: kinds.map { ReadAheadCoercion(plan: plan, kinds: $0, always: readAheadAlwaysCoerces) })
             defer { records.stop() }
             if let checkpoint {
                 try records.skip(checkpoint.state.read) { try advance($0, state) }

@@ -74,7 +74,7 @@ final class RecordBatch {
     /// Copies the reader's current record and, when the batch has ``coerced`` rows, coerces it
     /// with `plan` (a record the plan cannot coerce is left to the importing thread).
     func append<Reader: ByteFieldReader>(
-        from reader: Reader, coercingWith plan: (plan: ImportPlan, kinds: [ImportPlan.FastKind])?
+        from reader: Reader, coercingWith plan: ReadAheadCoercion?
     ) {
         guard reader.currentRecordIsWellFormed else {
             records.append(materialize(reader.currentRecord()))
