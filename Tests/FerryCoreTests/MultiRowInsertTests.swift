@@ -8,7 +8,7 @@ import Testing
 struct MultiRowInsertTests {
     let dir = TemporaryDirectory()
 
-    @Test("writes its rows in order with one statement; a refused row leaves none of them written")
+    @Test("writes its rows in order with one statement; a refused row stops it, the rows before it stay written")
     func allOrNothing() throws {
         let store = try Store.open(at: dir.file("shop.sqlite"), model: SampleModels.shop())
         try store.write { connection in
@@ -28,10 +28,11 @@ struct MultiRowInsertTests {
                     try insert.bind(Value.string(String(decoding: $0, as: UTF8.self)), row: row, column: 1)
                 }
             }
-            #expect(try insert.write())
+            #expect(try insert.write() == count)
             inserter.didWriteMultipleRows()
             #expect(inserter.lastKey == Int64(count))
-            // The second set repeats an email in its middle row: nothing of it is written.
+            // The second set repeats an email in its middle row: the rows before it are written,
+            // it and the rows after it are not.
             let second = (1...count).map { Int64(100 + $0) }
             emails = second.map { "c\($0)@x.io" }
             emails[count / 2] = "c3@x.io"
@@ -41,15 +42,27 @@ struct MultiRowInsertTests {
                 try insert.bind(id, row: row, column: 0)
                 try bytes[row].withUnsafeBufferPointer { try insert.bind(borrowingUTF8: $0, row: row, column: 1) }
             }
-            #expect(try insert.write() == false)
+            #expect(try insert.write() == count / 2)
+            let written = first + second.prefix(count / 2)
             let rows = try connection.rows(#"SELECT id, email FROM "Customer" ORDER BY ferry_pk"#)
-            #expect(rows.map { $0[0] } == first.map { DatabaseValue.integer($0) })
-            #expect(rows.map { $0[1] } == first.map { DatabaseValue.text("c\($0)@x.io") })
+            #expect(rows.map { $0[0] } == written.map { DatabaseValue.integer($0) })
+            #expect(rows.map { $0[1] } == written.map { DatabaseValue.text("c\($0)@x.io") })
+            // A refused first row writes nothing.
+            insert.begin()
+            for row in 0..<count {
+                try insert.bind(Int64(row == 0 ? 1 : 500 + row), row: row, column: 0)
+                try Array("d\(row)@x.io".utf8).withUnsafeBufferPointer {
+                    try insert.bind(borrowingUTF8: $0, row: row, column: 1)
+                }
+            }
+            #expect(try insert.write() == 0)
+            #expect(try connection.scalar(#"SELECT count(*) FROM "Customer""#) == .integer(Int64(written.count)))
             // Without the repeated email the same statement writes all of them, text borrowed (the
             // first row's empty, bound without a buffer).
-            let fixed = second.map { Array("c\($0)@x.io".utf8) }
+            let third = (1...count).map { Int64(200 + $0) }
+            let fixed = third.map { Array("c\($0)@x.io".utf8) }
             insert.begin()
-            for (row, id) in second.enumerated() {
+            for (row, id) in third.enumerated() {
                 try insert.bind(Double(id), row: row, column: 0)
                 if row == 0 {
                     try insert.bind(borrowingUTF8: UnsafeBufferPointer(start: nil, count: 0), row: row, column: 1)
@@ -57,13 +70,13 @@ struct MultiRowInsertTests {
                 }
                 try fixed[row].withUnsafeBufferPointer { try insert.bind(borrowingUTF8: $0, row: row, column: 1) }
             }
-            #expect(try insert.write())
+            #expect(try insert.write() == count)
             let all = try connection.rows(#"SELECT id, email FROM "Customer" ORDER BY ferry_pk"#)
-            #expect(all.count == 2 * count)
-            #expect(all.last == [.integer(Int64(100 + count)), .text("c\(100 + count)@x.io")])
+            #expect(all.count == written.count + count)
+            #expect(all.last == [.integer(Int64(200 + count)), .text("c\(200 + count)@x.io")])
             #expect(try connection.scalar(#"SELECT count(*) FROM "Customer" WHERE email = ''"#) == .integer(1))
             // The ids bound as doubles were stored by the column's affinity as integers.
-            #expect(try connection.scalar(#"SELECT typeof(id) FROM "Customer" WHERE id = 101"#) == .text("integer"))
+            #expect(try connection.scalar(#"SELECT typeof(id) FROM "Customer" WHERE id = 201"#) == .text("integer"))
         }
     }
 

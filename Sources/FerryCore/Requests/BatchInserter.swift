@@ -59,7 +59,7 @@ package final class BatchInserter {
     /// outcome wrote or found: how nested imports link related objects.
     package private(set) var lastKey: Int64?
     /// What a ``MultiRowInsert`` for this inserter needs: nil when rows must be written one by one.
-    private let multiRowSource: (dialect: any SQLDialect, table: String, columns: [String])?
+    private let multiRowSource: (table: String, columns: [String])?
     /// The prepared ``MultiRowInsert`` (nil inside when none can be made), once asked for.
     private var preparedMultiRow: MultiRowInsert??
 
@@ -120,9 +120,8 @@ package final class BatchInserter {
             dialect.insert(
                 into: table, columns: insertNames, values: placeholders, onConflict: policy == .keep ? .ignore : .fail))
         // Several rows per statement only where a row's outcome needs no statement of its own:
-        // plain inserts (`error`: a refused row fails the statement, which undoes them all).
-        multiRowSource =
-            policy == .error && sync == nil && coreData == nil ? (dialect, table, insertNames) : nil
+        // plain inserts (`error`: a refused row stops the statement, the rows before it stay).
+        multiRowSource = policy == .error && sync == nil && coreData == nil ? (table, insertNames) : nil
 
         if policy == .update || policy == .replace {
             // `?N` is the value and `?(N + count + 1)` says whether this record supplied it, so one
@@ -334,13 +333,12 @@ package final class BatchInserter {
 
     /// A statement writing several directly bound rows at once (prepared on the first call);
     /// nil when this inserter writes rows one by one (`keep`, `update`, `replace`, a sync, a Core
-    /// Data store) or a row has too many values. After ``MultiRowInsert/write()`` succeeds,
+    /// Data store) or a row has too many values. After ``MultiRowInsert/write()`` wrote rows,
     /// call ``didWriteMultipleRows()``.
     package func multiRowInsert() throws -> MultiRowInsert? {
         if let preparedMultiRow { return preparedMultiRow }
         let made = try multiRowSource.flatMap {
-            try MultiRowInsert(
-                connection: connection, dialect: $0.dialect, table: $0.table, columns: $0.columns, coding: coding)
+            try MultiRowInsert(connection: connection, table: $0.table, columns: $0.columns, coding: coding)
         }
         preparedMultiRow = .some(made)
         return made

@@ -5,9 +5,12 @@
 /// SQLite then runs the statement's setup (its cursors on the table and each index, the
 /// transaction check) once for ``rowCount`` rows instead of once per row, and text is bound
 /// without a copy: together about half of SQLite's CPU time per row for a table like the
-/// benchmark's (see docs/benchmarks.md). The statement is all or nothing: a constraint that
-/// refuses one of its rows undoes the rows it wrote (SQLite's `ABORT`, the default conflict
-/// resolution), so the caller can write the same records one by one to find the one at fault.
+/// benchmark's (see docs/benchmarks.md). The statement is `INSERT OR FAIL`: a constraint that
+/// refuses one of its rows stops it there, the rows before that one stay written (in order) and
+/// ``write()`` says how many they are, so the caller writes the refused record and the ones after
+/// it one by one. (SQLite's default, `ABORT`, would undo the statement's rows instead, which
+/// costs a statement journal: a copy of every existing page the statement changes, a 4 KiB copy
+/// per row when an index is written in random order.)
 package final class MultiRowInsert {
     /// Rows per statement: past 16, the gain per added row is below 1 % (measured with the
     /// benchmark's table).
@@ -25,18 +28,14 @@ package final class MultiRowInsert {
 
     /// Prepares the statement for `rows` rows of `columns` (quoted names) in `table`; nil when
     /// fewer than two rows fit in one statement.
-    init?(
-        connection: Connection, dialect: any SQLDialect, table: String, columns: [String], coding: DispatchedValueCoding
-    )
-        throws
-    {
+    init?(connection: Connection, table: String, columns: [String], coding: DispatchedValueCoding) throws {
         guard !columns.isEmpty else { return nil }
         let rows = min(Self.maximumRows, Self.maximumParameters / columns.count)
         guard rows >= 2 else { return nil }
         let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
         let values = "VALUES " + Array(repeating: row, count: rows).joined(separator: ", ")
         statement = try connection.prepare(
-            dialect.insert(into: table, columns: columns, values: values, onConflict: .fail))
+            "INSERT OR FAIL INTO \(table) (\(columns.joined(separator: ", "))) \(values)")
         self.connection = connection
         self.coding = coding
         rowCount = rows
@@ -73,15 +72,17 @@ package final class MultiRowInsert {
         try statement.bind(borrowingUTF8: bytes, at: parameter(row, column))
     }
 
-    /// Writes the bound rows: true when every row was inserted, false when a constraint refused
-    /// one of them, in which case none was written. Other store failures throw.
-    package func write() throws -> Bool {
+    /// Writes the bound rows and returns how many were written: ``rowCount``, or the index of
+    /// the row a constraint refused (the rows before it are written, it and the rows after it are
+    /// not). Other store failures throw.
+    package func write() throws -> Int {
         do {
             try statement.step()
         } catch let error as FerryError {
             guard let result = error.underlying as? SQLiteResult, result.isConstraint else { throw error }
-            return false
+            // With OR FAIL, SQLite counts the rows the statement wrote before it stopped.
+            return connection.changes
         }
-        return true
+        return rowCount
     }
 }

@@ -312,17 +312,18 @@ extension ImportPlan {
 
     /// Writes `count` (``rowsPerMultiRowInsert()``) records whose attributes the read-ahead
     /// thread coerced, rows `first…` of `rows`, with one statement: binds them, resolves their
-    /// reference keys, writes them. True when all were inserted; false when nothing was written
-    /// (a key needs the general path, or a constraint refused a row), and the caller takes the
-    /// records one by one.
-    func insertCoerced(_ rows: CoercedRows, first: Int, count: Int) throws -> Bool {
-        guard let insert = try inserter.multiRowInsert(), insert.rowCount == count else { return false }
+    /// reference keys, writes them. Returns how many of the records, from the first, were
+    /// inserted: `count`, or fewer when a constraint refused one (the records from it on were not
+    /// written), or 0 when a key needs the general path (nothing was written). The caller takes
+    /// the records not written one by one.
+    func insertCoerced(_ rows: CoercedRows, first: Int, count: Int) throws -> Int {
+        guard let insert = try inserter.multiRowInsert(), insert.rowCount == count else { return 0 }
         insert.begin()
         let written = try rows.withRows(from: first, count: count, boundTo: insert) {
             for row in 0..<count {
                 for offset in 0..<references.count {
                     guard let primaryKey = try resolve(rows.referenceKey(first + row, offset), offset) else {
-                        return false
+                        return 0
                     }
                     let column = attributes.count + offset
                     if let primaryKey {
@@ -334,7 +335,7 @@ extension ImportPlan {
             }
             return try insert.write()
         }
-        if written { inserter.didWriteMultipleRows() }
+        if written > 0 { inserter.didWriteMultipleRows() }
         return written
     }
 

@@ -258,8 +258,8 @@ package final class ImportStepRunner {
         values: inout [Value], supplied: inout [Bool],
         state: inout ImportState, inBatch: inout Int, batchLimit: Int?
     ) throws -> Bool {
-        // Records the read-ahead thread coerced are written several rows per statement; after
-        // a statement that wrote nothing, its records are taken one by one.
+        // Records the read-ahead thread coerced are written several rows per statement; the ones a
+        // statement did not write (from a refused record on) are taken one by one.
         let run = kinds != nil && reader is ReadAheadReader ? try plan.rowsPerMultiRowInsert() : nil
         var oneByOne = 0
         while try advance(reader, state) {
@@ -274,17 +274,21 @@ package final class ImportStepRunner {
                         read: state.read, rejected: state.rejected, fraction: stepReader?.progressFraction)
                     try checkInterruption(state)
                 }
-                if try plan.insertCoerced(coerced.rows, first: coerced.first, count: run) {
+                let written = try plan.insertCoerced(coerced.rows, first: coerced.first, count: run)
+                state.read += written
+                inBatch += written
+                state.inserted += written
+                fastPathRecords += written
+                multiRowRecords += written
+                if written == run {
                     readAhead.skip(run - 1)
-                    state.read += run
-                    inBatch += run
-                    state.inserted += run
-                    fastPathRecords += run
-                    multiRowRecords += run
                     if let batchLimit, inBatch >= batchLimit { return false }
                     continue
                 }
-                oneByOne = run - 1
+                // A constraint refused record `written` (or a key needs the general path): it and
+                // the records after it in the statement go one by one.
+                readAhead.skip(written)
+                oneByOne = run - written - 1
             }
             state.read += 1
             inBatch += 1
