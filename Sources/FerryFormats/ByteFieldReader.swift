@@ -55,6 +55,12 @@ package protocol ByteFieldReader: RecordReader {
     func withFieldBytes<T>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T
     /// The 1-based line and byte column where a field's value starts (nil when absent).
     func fieldPosition(_ index: Int) -> (line: Int, column: Int)?
+    /// Calls `body` with each field of the current (well-formed) record in order, up to
+    /// ``currentFieldCount``: its kind, position (line 0 when absent) and bytes (valid only inside
+    /// `body`); stops when `body` returns false. Returns false when `body` stopped it. A reader
+    /// can give all its fields more cheaply than field by field (the JSON readers look up their
+    /// object once).
+    func forEachField(_ body: (ByteFieldKind, (line: Int, column: Int), UnsafeBufferPointer<UInt8>) -> Bool) -> Bool
     /// The current record's number, and the line and column where it starts.
     var currentRecordStart: (number: Int, line: Int, column: Int) { get }
     /// Calls `body` with the current record's bytes exactly as in the input (without the
@@ -65,6 +71,22 @@ package protocol ByteFieldReader: RecordReader {
 }
 
 extension ByteFieldReader {
+    /// Field by field, through ``fieldKind(_:)``, ``fieldPosition(_:)`` and ``withFieldBytes(_:_:)``.
+    package func forEachField(
+        _ body: (ByteFieldKind, (line: Int, column: Int), UnsafeBufferPointer<UInt8>) -> Bool
+    ) -> Bool {
+        for index in 0..<currentFieldCount {
+            let kind = fieldKind(index)
+            let position = fieldPosition(index) ?? (0, 0)
+            let proceed =
+                kind.hasBytes
+                ? withFieldBytes(index) { body(kind, position, $0) }
+                : body(kind, position, UnsafeBufferPointer(start: nil, count: 0))
+            if !proceed { return false }
+        }
+        return true
+    }
+
     /// A field's value as a ``FieldValue`` (nil when absent), exactly as ``SourceRecord`` has it.
     package func fieldValue(_ index: Int) -> FieldValue? {
         let kind = fieldKind(index)

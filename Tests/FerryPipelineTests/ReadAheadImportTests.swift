@@ -93,17 +93,34 @@ struct ReadAheadImportTests {
         _ source: String, format: DataFormat, mode: Mode, dir: TemporaryDirectory,
         configure: (inout ImportStep) -> Void = { _ in }
     ) throws -> Outcome {
-        let store = try Store.open(at: dir.file("\(mode).sqlite"), model: Self.nodeModel())
-        var step = ImportStep(source: source, format: format, entity: "Node")
-        step.relationships = [
-            RelationshipMapping(relationship: "parent", field: "parent_id", match: "id", missing: .reject)
-        ]
-        step.rejectsPath = dir.file("\(mode).rejects")
+        try Self.importOnce(
+            source, format: format, model: Self.nodeModel(), entity: "Node", store: dir.file("\(mode).sqlite"),
+            rejects: dir.file("\(mode).rejects"), mode: mode
+        ) { step in
+            step.relationships = [
+                RelationshipMapping(relationship: "parent", field: "parent_id", match: "id", missing: .reject)
+            ]
+            configure(&step)
+        }.outcome
+    }
+
+    /// Imports `source` into `entity` of the store at `store` in `mode`, every reject allowed
+    /// and written to `rejects` (`alwaysCoerce`: the read-ahead thread coerces every batch): the
+    /// outcome, and the runner (for its statistics).
+    static func importOnce(
+        _ source: String, format: DataFormat, model: ObjectModel, entity: String, store storePath: String,
+        rejects rejectsPath: String, mode: Mode, alwaysCoerce: Bool = false,
+        configure: (inout ImportStep) -> Void = { _ in }
+    ) throws -> (outcome: Outcome, runner: ImportStepRunner) {
+        let store = try Store.open(at: storePath, model: model)
+        var step = ImportStep(source: source, format: format, entity: entity)
+        step.rejectsPath = rejectsPath
         step.maxRejects = .unlimited
         configure(&step)
         let runner = ImportStepRunner(step: step, store: store)
         runner.allowsFastPath = mode.fastPath
         runner.readsAhead = mode.readsAhead
+        runner.readAheadAlwaysCoerces = alwaysCoerce
         var error: String?
         var report: StepReport
         do {
@@ -115,12 +132,13 @@ struct ReadAheadImportTests {
         if mode.fastPath && error == nil {
             #expect(runner.fastPathRecords > 0, "\(mode) used the fast path")
         }
-        let rows = try store.withConnection { try $0.rows(#"SELECT * FROM "Node" ORDER BY ferry_pk"#) }
+        let rows = try store.withConnection { try $0.rows(#"SELECT * FROM "\#(entity)" ORDER BY ferry_pk"#) }
         let rejects =
-            (try? String(contentsOfFile: step.rejectsPath!, encoding: .utf8)).map(ImportRunnerTests.reasons) ?? []
-        return Outcome(
+            (try? String(contentsOfFile: rejectsPath, encoding: .utf8)).map(ImportRunnerTests.reasons) ?? []
+        let outcome = Outcome(
             counts: [report.read, report.inserted, report.updated, report.skipped, report.rejected], rows: rows,
             rejects: rejects, error: error)
+        return (outcome, runner)
     }
 
     func expectSame(_ outcomes: [Outcome]) {

@@ -58,6 +58,10 @@ package final class BatchInserter {
     /// The primary key of the object the last `.inserted` or `.updated` (or `.unchanged`)
     /// outcome wrote or found: how nested imports link related objects.
     package private(set) var lastKey: Int64?
+    /// What a ``MultiRowInsert`` for this inserter needs: nil when rows must be written one by one.
+    private let multiRowSource: (table: String, columns: [String])?
+    /// The prepared ``MultiRowInsert`` (nil inside when none can be made), once asked for.
+    private var preparedMultiRow: MultiRowInsert??
 
     /// Prepares the statements for `columns` of `entityName` in a store of `layout`.
     package init(
@@ -115,6 +119,9 @@ package final class BatchInserter {
         insert = try connection.prepare(
             dialect.insert(
                 into: table, columns: insertNames, values: placeholders, onConflict: policy == .keep ? .ignore : .fail))
+        // Several rows per statement only where a row's outcome needs no statement of its own:
+        // plain inserts (`error`: a refused row stops the statement, the rows before it stay).
+        multiRowSource = policy == .error && sync == nil && coreData == nil ? (table, insertNames) : nil
 
         if policy == .update || policy == .replace {
             // `?N` is the value and `?(N + count + 1)` says whether this record supplied it, so one
@@ -324,6 +331,24 @@ package final class BatchInserter {
     /// Writes the directly bound row.
     package func finishDirectRow() throws -> InsertOutcome {
         try stepInsert()
+    }
+
+    /// A statement writing several directly bound rows at once (prepared on the first call);
+    /// nil when this inserter writes rows one by one (`keep`, `update`, `replace`, a sync, a Core
+    /// Data store) or a row has too many values. After ``MultiRowInsert/write()`` wrote rows,
+    /// call ``didWriteMultipleRows()``.
+    package func multiRowInsert() throws -> MultiRowInsert? {
+        if let preparedMultiRow { return preparedMultiRow }
+        let made = try multiRowSource.flatMap {
+            try MultiRowInsert(connection: connection, table: $0.table, columns: $0.columns, coding: coding)
+        }
+        preparedMultiRow = .some(made)
+        return made
+    }
+
+    /// Records that a ``MultiRowInsert`` wrote its rows (``lastKey`` is then its last row's key).
+    package func didWriteMultipleRows() {
+        lastKey = connection.lastInsertRowID
     }
 
     private func existingKey() throws -> Int64? {

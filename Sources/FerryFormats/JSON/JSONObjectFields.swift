@@ -13,6 +13,22 @@ package enum JSONFieldKind: UInt8, Sendable {
     case nested
 }
 
+extension JSONFieldKind {
+    /// The kind as a ``ByteFieldReader`` gives it.
+    @inline(__always)
+    package var byteFieldKind: ByteFieldKind {
+        switch self {
+        case .absent: return .absent
+        case .string: return .text
+        case .number: return .number
+        case .true: return .true
+        case .false: return .false
+        case .null: return .null
+        case .nested: return .nested
+        }
+    }
+}
+
 /// The top-level members of the JSON object a reader is on, by field index, as kinds and bytes.
 ///
 /// This is what ``JSONObjectReader/currentObject`` exposes so that an importer can coerce values
@@ -194,15 +210,7 @@ extension JSONObjectReader {
 
     @inline(__always)
     package func fieldKind(_ index: Int) -> ByteFieldKind {
-        switch currentObject?.kind(index) ?? .absent {
-        case .absent: return .absent
-        case .string: return .text
-        case .number: return .number
-        case .true: return .true
-        case .false: return .false
-        case .null: return .null
-        case .nested: return .nested
-        }
+        (currentObject?.kind(index) ?? .absent).byteFieldKind
     }
 
     @inline(__always)
@@ -212,4 +220,23 @@ extension JSONObjectReader {
     }
 
     package func fieldPosition(_ index: Int) -> (line: Int, column: Int)? { currentObject?.position(index) }
+
+    /// The object looked up once for all its fields (each lookup of ``currentObject`` costs a
+    /// retain and a release).
+    package func forEachField(
+        _ body: (ByteFieldKind, (line: Int, column: Int), UnsafeBufferPointer<UInt8>) -> Bool
+    ) -> Bool {
+        guard let fields = currentObject else { return true }
+        for index in 0..<fields.count {
+            let slot = fields.slots[index]
+            let kind = slot.kind.byteFieldKind
+            let position = slot.kind == .absent ? (0, 0) : (slot.line, slot.column)
+            let bytes =
+                kind.hasBytes
+                ? UnsafeBufferPointer(start: fields.arena + slot.start, count: slot.count)
+                : UnsafeBufferPointer(start: nil, count: 0)
+            if !body(kind, position, bytes) { return false }
+        }
+        return true
+    }
 }

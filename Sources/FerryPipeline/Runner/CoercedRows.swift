@@ -106,6 +106,32 @@ final class CoercedRows: DirectRowSink {
         }
     }
 
+    /// Binds the attribute values of `count` rows from `first` as the rows of `insert` (text
+    /// borrowed from this batch, not copied), then runs `body` (which binds the rest and writes)
+    /// while the borrowed bytes are guaranteed in place.
+    func withRows<T>(
+        from first: Int, count: Int, boundTo insert: MultiRowInsert, _ body: () throws -> T
+    ) throws -> T {
+        try bytes.withUnsafeBufferPointer { bytes in
+            for row in 0..<count {
+                let base = (first + row) * columnCount
+                for column in 0..<columnCount {
+                    switch cells[base + column] {
+                    case .null: try insert.bind(Value.null, row: row, column: column)
+                    case .integer(let value): try insert.bind(value, row: row, column: column)
+                    case .double(let value): try insert.bind(value, row: row, column: column)
+                    case .value(let value): try insert.bind(value, row: row, column: column)
+                    case .text(let start, let count):
+                        try insert.bind(
+                            borrowingUTF8: UnsafeBufferPointer(rebasing: bytes[start..<(start + count)]), row: row,
+                            column: column)
+                    }
+                }
+            }
+            return try body()
+        }
+    }
+
     /// The key of reference `offset` of row `row`.
     func referenceKey(_ row: Int, _ offset: Int) -> ImportPlan.ReferenceKey {
         keys[row * referenceCount + offset]

@@ -27,27 +27,58 @@ extension ImportPlan {
         return sqliteInserter
     }
 
-    /// How a column is read on the fast path.
+    /// How a column is read on the fast path. Trivially copyable (no reference-counted payload),
+    /// so reading it for every field costs no retain and release: a boolean's words, a date's
+    /// pattern and a constant's value are in the column (``AttributeColumn``).
     enum FastKind {
         case string
         case integer(ClosedRange<Int64>)
         case double(isFloat: Bool)
         case decimal
-        case bool(trueWords: [[UInt8]], falseWords: [[UInt8]])
+        /// The column's ``AttributeColumn/trueWordBytes`` and ``AttributeColumn/falseWordBytes``.
+        case bool
         case isoDate
-        case patternDate(DatePattern)
+        /// The column's ``AttributeColumn/datePattern``.
+        case patternDate
         case uuid
         /// Through a String and ``Coercion`` (uri, json, binary, unix dates, …).
         case viaCoercion
-        case constant(Value)
+        /// The column's constant (``Source/constant(_:)``).
+        case constant
+    }
+
+    /// What the fast path reads of an attribute column for every record, as plain values (no
+    /// reference counting on the per-field path; the column itself is read only on rarer paths).
+    struct FastField {
+        /// The source field, or -1 for a constant.
+        var fieldIndex: Int
+        var type: AttributeType
+        var isOptional: Bool
+        /// A quoted field is read differently (the column trims or has null words).
+        var readsQuotedFieldsDifferently: Bool
+        /// The column has validation rules beyond optionality: its validator must see each value.
+        var checksRules: Bool
+    }
+
+    /// The per-field plan of `attributes`, with the validators of `inserter` (nil on PostgreSQL,
+    /// where the fast path is not taken).
+    static func fastFields(for attributes: [AttributeColumn], inserter: BatchInserter?) -> [FastField] {
+        attributes.enumerated().map { index, column in
+            let fieldIndex: Int
+            if case .field(let source, _) = column.source { fieldIndex = source } else { fieldIndex = -1 }
+            return FastField(
+                fieldIndex: fieldIndex, type: column.type, isOptional: column.attribute.isOptional,
+                readsQuotedFieldsDifferently: column.readsQuotedFieldsDifferently,
+                checksRules: inserter?.validator(forColumn: index)?.hasRules ?? false)
+        }
     }
 
     /// Per-column fast-path plan; nil when the step cannot use the fast path at all.
     static func fastKinds(for attributes: [AttributeColumn]) -> [FastKind]? {
         var kinds: [FastKind] = []
         for column in attributes {
-            if case .constant(let value) = column.source {
-                kinds.append(.constant(value))
+            if case .constant = column.source {
+                kinds.append(.constant)
                 continue
             }
             // Trimming, per-field null words and decimal commas take the coercion route for that column.
@@ -68,17 +99,14 @@ extension ImportPlan {
                     $0.utf8.allSatisfy { $0 < 0x80 }
                 }
                 if asciiOnly {
-                    kinds.append(
-                        .bool(
-                            trueWords: column.options.trueWords.map { Array($0.lowercased().utf8) },
-                            falseWords: column.options.falseWords.map { Array($0.lowercased().utf8) }))
+                    kinds.append(.bool)
                 } else {
                     kinds.append(.viaCoercion)
                 }
             case .date:
                 switch column.options.dateFormat {
                 case .iso8601: kinds.append(.isoDate)
-                case .pattern(let pattern): kinds.append(.patternDate(pattern))
+                case .pattern: kinds.append(.patternDate)
                 default: kinds.append(.viaCoercion)
                 }
             case .uuid: kinds.append(.uuid)
@@ -124,16 +152,22 @@ extension ImportPlan {
     ) throws -> Bool {
         let checkUTF8 = !reader.textIsValidUTF8
         for index in 0..<kinds.count {
-            let column = attributes[index]
-            let validator = inserter.validator(forColumn: index)
+            let field = fastFields[index]
+            // Only a column with rules needs its validator: for any other, a value is acceptable
+            // unless it is a missing required one, which is checked where a value can be null.
+            let validator = field.checksRules ? inserter.validator(forColumn: index) : nil
             let ok: Bool
             let kind = kinds[index]
-            if case .constant(let value) = kind {
-                if let validator, validator.problem(with: value) != nil { return false }
+            if case .constant = kind {
+                guard case .constant(let value) = attributes[index].source else { return false }
+                if let validator = inserter.validator(forColumn: index), validator.problem(with: value) != nil {
+                    return false
+                }
                 try sink.bindDirect(value, column: index)
                 continue
             }
-            guard case .field(let fieldIndex, _) = column.source else { return false }
+            let fieldIndex = field.fieldIndex
+            guard fieldIndex >= 0 else { return false }
             let fieldKind = reader.fieldKind(fieldIndex)
             switch fieldKind {
             case .absent:
@@ -145,7 +179,7 @@ extension ImportPlan {
                 ok = try bindNull(column: index, validator: validator, into: sink)
             case .text, .quotedText, .number:
                 // Only columns that trim or have null words read quoted fields differently.
-                let literal = fieldKind == .quotedText && column.readsQuotedFieldsDifferently
+                let literal = fieldKind == .quotedText && field.readsQuotedFieldsDifferently
                 ok = try reader.withFieldBytes(fieldIndex) { bytes in
                     try bindField(
                         bytes, kind: kind, column: index, literal: literal, validator: validator, checkUTF8: checkUTF8,
@@ -153,7 +187,7 @@ extension ImportPlan {
                 }
             case .true, .false:
                 let flag = fieldKind == .true
-                switch column.type {
+                switch field.type {
                 case .bool: ok = try bindValue(.bool(flag), column: index, validator: validator, into: sink)
                 case .string:
                     ok = try bindValue(
@@ -163,11 +197,11 @@ extension ImportPlan {
                 default: return false
                 }
             case .nested:
-                switch column.type {
+                switch field.type {
                 case .json, .string:
                     let text = reader.withFieldBytes(fieldIndex) { String(decoding: $0, as: UTF8.self) }
                     ok = try bindValue(
-                        column.type == .json ? .json(text) : .string(text), column: index, validator: validator,
+                        field.type == .json ? .json(text) : .string(text), column: index, validator: validator,
                         into: sink)
                 default: return false
                 }
@@ -238,23 +272,71 @@ extension ImportPlan {
     /// Binds the primary key of the object a reference's key resolves to (NULL for a null key,
     /// or a missing object under `missing: null`); false when the record needs the general path.
     func bindReference(_ key: ReferenceKey, _ offset: Int) throws -> Bool {
-        let index = attributes.count + offset
-        let reference = references[offset]
+        switch try resolve(key, offset) {
+        case nil: return false
+        case .some(nil): try inserter.bindDirect(.null, column: attributes.count + offset)
+        case .some(let primaryKey?): try inserter.bindDirect(primaryKey, column: attributes.count + offset)
+        }
+        return true
+    }
+
+    /// What a reference's key resolves to: the primary key of its object, `.some(nil)` for NULL
+    /// (a null key, or a missing object under `missing: null`), nil when the record needs the
+    /// general path.
+    @inline(__always)
+    private func resolve(_ key: ReferenceKey, _ offset: Int) throws -> Int64?? {
         switch key {
         case .generalPath:
-            return false
+            return nil
         case .null:
-            try inserter.bindDirect(.null, column: index)
-            return true
+            return .some(nil)
         case .key(let key):
+            let reference = references[offset]
             guard let primaryKey = try reference.resolver.resolve(key) else {
-                guard reference.mapping.missing == .null else { return false }
-                try inserter.bindDirect(.null, column: index)
-                return true
+                return reference.mapping.missing == .null ? .some(nil) : nil
             }
-            try inserter.bindDirect(primaryKey, column: index)
-            return true
+            return primaryKey
         }
+    }
+
+    /// The records one ``MultiRowInsert`` of the step writes, or nil when the step writes them one
+    /// by one: a nested or sync step, a conflict policy that decides per row (see
+    /// ``BatchInserter/multiRowInsert()``), or a reference that may point to a record of the same
+    /// import (which must be written before the next record resolves it).
+    func rowsPerMultiRowInsert() throws -> Int? {
+        guard let sqliteInserter, nested == nil, sync == nil, !references.contains(where: \.reachesOwnEntity) else {
+            return nil
+        }
+        return try sqliteInserter.multiRowInsert()?.rowCount
+    }
+
+    /// Writes `count` (``rowsPerMultiRowInsert()``) records whose attributes the read-ahead
+    /// thread coerced, rows `first…` of `rows`, with one statement: binds them, resolves their
+    /// reference keys, writes them. Returns how many of the records, from the first, were
+    /// inserted: `count`, or fewer when a constraint refused one (the records from it on were not
+    /// written), or 0 when a key needs the general path (nothing was written). The caller takes
+    /// the records not written one by one.
+    func insertCoerced(_ rows: CoercedRows, first: Int, count: Int) throws -> Int {
+        guard let insert = try inserter.multiRowInsert(), insert.rowCount == count else { return 0 }
+        insert.begin()
+        let written = try rows.withRows(from: first, count: count, boundTo: insert) {
+            for row in 0..<count {
+                for offset in 0..<references.count {
+                    guard let primaryKey = try resolve(rows.referenceKey(first + row, offset), offset) else {
+                        return 0
+                    }
+                    let column = attributes.count + offset
+                    if let primaryKey {
+                        try insert.bind(primaryKey, row: row, column: column)
+                    } else {
+                        try insert.bind(Value.null, row: row, column: column)
+                    }
+                }
+            }
+            return try insert.write()
+        }
+        if written > 0 { inserter.didWriteMultipleRows() }
+        return written
     }
 
     /// Writes the directly bound row; a rejected row goes to the general path for its reason.
@@ -270,7 +352,7 @@ extension ImportPlan {
     ) throws -> Bool {
         let value = inserter.defaultValue(forColumn: index) ?? .null
         if let validator, validator.problem(with: value) != nil { return false }
-        if value.isNull && !attributes[index].attribute.isOptional { return false }
+        if value.isNull && !fastFields[index].isOptional { return false }
         try sink.bindDirect(value, column: index)
         return true
     }
@@ -310,11 +392,12 @@ extension ImportPlan {
                 if validator.problem(with: .decimal(String(decoding: bytes, as: UTF8.self))) != nil { return false }
             }
             try sink.bindDirect(utf8: bytes, column: index)
-        case .bool(let trueWords, let falseWords):
+        case .bool:
+            let column = attributes[index]
             let value: Bool
-            if Self.matchesWord(bytes, trueWords) {
+            if Self.matchesWord(bytes, column.trueWordBytes) {
                 value = true
-            } else if Self.matchesWord(bytes, falseWords) {
+            } else if Self.matchesWord(bytes, column.falseWordBytes) {
                 value = false
             } else {
                 return false
@@ -323,7 +406,8 @@ extension ImportPlan {
             try sink.bindDirect(Int64(value ? 1 : 0), column: index)
         case .isoDate, .patternDate:
             let millis: Int64?
-            if case .patternDate(let pattern) = kind {
+            if case .patternDate = kind {
+                guard let pattern = attributes[index].datePattern else { return false }
                 millis = pattern.parse(bytes: bytes)
             } else {
                 millis = DateCoding.parseISO8601(bytes: bytes)

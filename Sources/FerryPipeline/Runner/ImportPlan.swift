@@ -20,6 +20,11 @@ final class ImportPlan {
         let literalOptions: CoercionOptions
         /// The options trim or name null words, so a quoted field is read differently.
         let readsQuotedFieldsDifferently: Bool
+        /// The options' words for true and false, lowercased, as bytes (the fast path's booleans).
+        let trueWordBytes: [[UInt8]]
+        let falseWordBytes: [[UInt8]]
+        /// The options' date pattern, if they name one (the fast path's dates).
+        let datePattern: DatePattern?
 
         init(attribute: AttributeDescription, source: Source, options: CoercionOptions) {
             self.attribute = attribute
@@ -28,6 +33,9 @@ final class ImportPlan {
             self.options = options
             self.literalOptions = options.literal
             self.readsQuotedFieldsDifferently = options != options.literal
+            self.trueWordBytes = options.trueWords.map { Array($0.lowercased().utf8) }
+            self.falseWordBytes = options.falseWords.map { Array($0.lowercased().utf8) }
+            if case .pattern(let pattern) = options.dateFormat { datePattern = pattern } else { datePattern = nil }
         }
 
         /// The options for a field: quoted CSV fields are taken literally.
@@ -86,6 +94,8 @@ final class ImportPlan {
     private let syncKeyColumns: [Int]
     /// The related objects records nest (`nested:`), whose to-one keys are the last columns; nil when off.
     let nested: NestedObjects?
+    /// The fast path's plain per-field view of ``attributes`` (see ``FastField``).
+    let fastFields: [FastField]
     var columnCount: Int { attributes.count + references.count + (nested?.insertColumns.count ?? 0) }
 
     /// The source fields some attribute or relationship reads.
@@ -267,6 +277,7 @@ final class ImportPlan {
                 database: postgres, model: model, layout: layout, entity: entity.name, columns: columns,
                 policy: step.onConflict, validate: step.validate)
         }
+        fastFields = Self.fastFields(for: attributes, inserter: sqliteInserter)
     }
 
     /// True when ferry itself proves every reference the step writes: each is the primary key of

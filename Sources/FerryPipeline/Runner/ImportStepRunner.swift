@@ -26,6 +26,9 @@ package final class ImportStepRunner {
     /// ``ReadAheadReader``); by default when the machine has more than one core. Tests set it
     /// both ways to check that it changes nothing but the speed.
     package var readsAhead = ProcessInfo.processInfo.activeProcessorCount > 1
+    /// The read-ahead thread coerces every batch instead of balancing the work with the importing
+    /// thread (tests set it, so that the multi-row statements do not depend on timing).
+    package var readAheadAlwaysCoerces = false
     /// Continue the step's interrupted `atomic: false` import from its last committed batch
     /// (`--resume`) instead of starting at the first record.
     package var resume = false
@@ -36,6 +39,8 @@ package final class ImportStepRunner {
     package private(set) var insertedBeforeResume = 0
     /// How many records the last run wrote through a fast path (for tests).
     @_spi(Testing) public private(set) var fastPathRecords = 0
+    /// How many of those were written several rows per statement (for tests).
+    @_spi(Testing) public private(set) var multiRowRecords = 0
     /// A reader to use instead of opening `step.source` (e.g. one that replays sampled records).
     private let givenReader: (any RecordReader)?
     /// The reader of the running step, for the progress line's percent.
@@ -70,6 +75,7 @@ package final class ImportStepRunner {
         var state = ImportState()
         var ignoredFields: [String] = []
         fastPathRecords = 0
+        multiRowRecords = 0
         pending = []
         var nestedPlan: NestedObjects?
         // Inside a caller's transaction (a job's dry run), the caller rolls everything back at the
@@ -114,7 +120,9 @@ package final class ImportStepRunner {
             let kinds =
                 allowsFastPath && plan.sqliteInserter?.supportsDirectBinding == true && plan.nested == nil
                 ? ImportPlan.fastKinds(for: plan.attributes) : nil
-            let records = try StepRecords(reader: reader, readAhead: readsAhead, coercion: kinds.map { (plan, $0) })
+            let records = try StepRecords(
+                reader: reader, readAhead: readsAhead,
+                coercion: kinds.map { ReadAheadCoercion(plan: plan, kinds: $0, always: readAheadAlwaysCoerces) })
             defer { records.stop() }
             if let checkpoint {
                 try records.skip(checkpoint.state.read) { try advance($0, state) }
@@ -250,7 +258,38 @@ package final class ImportStepRunner {
         values: inout [Value], supplied: inout [Bool],
         state: inout ImportState, inBatch: inout Int, batchLimit: Int?
     ) throws -> Bool {
+        // Records the read-ahead thread coerced are written several rows per statement; the ones a
+        // statement did not write (from a refused record on) are taken one by one.
+        let run = kinds != nil && reader is ReadAheadReader ? try plan.rowsPerMultiRowInsert() : nil
+        var oneByOne = 0
         while try advance(reader, state) {
+            if oneByOne > 0 {
+                oneByOne -= 1
+            } else if let run, let readAhead = reader as? ReadAheadReader,
+                batchLimit.map({ inBatch + run <= $0 }) ?? true,
+                let coerced = readAhead.coercedRun(run)
+            {
+                if (state.read + run) >> 12 != state.read >> 12 {
+                    progress?.stepProgress(
+                        read: state.read, rejected: state.rejected, fraction: stepReader?.progressFraction)
+                    try checkInterruption(state)
+                }
+                let written = try plan.insertCoerced(coerced.rows, first: coerced.first, count: run)
+                state.read += written
+                inBatch += written
+                state.inserted += written
+                fastPathRecords += written
+                multiRowRecords += written
+                if written == run {
+                    readAhead.skip(run - 1)
+                    if let batchLimit, inBatch >= batchLimit { return false }
+                    continue
+                }
+                // A constraint refused record `written` (or a key needs the general path): it and
+                // the records after it in the statement go one by one.
+                readAhead.skip(written)
+                oneByOne = run - written - 1
+            }
             state.read += 1
             inBatch += 1
             if state.read & 4095 == 0 {

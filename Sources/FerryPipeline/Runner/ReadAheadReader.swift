@@ -2,6 +2,15 @@ import FerryCore
 import FerryFormats
 import Foundation
 
+/// What the read-ahead thread coerces with: the step's plan and its fast-path kinds.
+struct ReadAheadCoercion {
+    let plan: ImportPlan
+    let kinds: [ImportPlan.FastKind]
+    /// Coerce every batch, not only while filled batches wait for the importing thread (tests
+    /// use it to make the split, and so the multi-row statements, independent of timing).
+    var always = false
+}
+
 /// A ``ByteFieldReader`` that reads and parses its input on a thread of its own, one or more
 /// batches ahead of the importing thread: the first stage of the two-core import pipeline.
 ///
@@ -34,9 +43,9 @@ final class ReadAheadReader: ByteFieldReader {
         var cancelled = false
         var started = false
         let base: any ByteFieldReader
-        let coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])?
+        let coercion: ReadAheadCoercion?
 
-        init(base: any ByteFieldReader, coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])?) {
+        init(base: any ByteFieldReader, coercion: ReadAheadCoercion?) {
             self.base = base
             self.coercion = coercion
             free = (0..<ReadAheadReader.batchCount).map { _ in
@@ -62,7 +71,7 @@ final class ReadAheadReader: ByteFieldReader {
         }
 
         private func fill<Reader: ByteFieldReader>(
-            _ batch: RecordBatch, from reader: Reader, coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])?
+            _ batch: RecordBatch, from reader: Reader, coercion: ReadAheadCoercion?
         ) throws {
             while batch.count < ReadAheadReader.recordsPerBatch && batch.byteCount < ReadAheadReader.bytesPerBatch {
                 guard try reader.advance() else {
@@ -86,7 +95,7 @@ final class ReadAheadReader: ByteFieldReader {
                 // The split balances itself: while filled batches wait for the importing thread,
                 // this thread has time to coerce; when none wait (parsing is the slower half,
                 // as for JSON), it hands records over uncoerced and the importer coerces them.
-                let coerce = !full.isEmpty
+                let coerce = !full.isEmpty || coercion?.always == true
                 condition.unlock()
                 batch.clear()
                 do {
@@ -119,7 +128,7 @@ final class ReadAheadReader: ByteFieldReader {
     /// Reads `base` ahead; with `coercion`, the reader thread also coerces and validates each
     /// record's attributes with the plan (``currentCoercedRow``), leaving the importing thread
     /// only binding, resolving and writing.
-    init(_ base: any ByteFieldReader, coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])? = nil) {
+    init(_ base: any ByteFieldReader, coercion: ReadAheadCoercion? = nil) {
         channel = Channel(base: base, coercion: coercion)
     }
 
@@ -206,6 +215,26 @@ final class ReadAheadReader: ByteFieldReader {
     var currentCoercedRow: (rows: CoercedRows, row: Int)? {
         guard record.coercedRow >= 0, let rows = batch.unsafelyUnwrapped.coerced else { return nil }
         return (rows, record.coercedRow)
+    }
+
+    /// The coerced rows of the current record and the `count - 1` after it, when all of them are
+    /// in the current batch and the reader thread coerced every one (their rows in ``CoercedRows``
+    /// are then consecutive, from `first`); nil otherwise.
+    func coercedRun(_ count: Int) -> (rows: CoercedRows, first: Int)? {
+        guard let batch, let rows = batch.coerced, position + count <= batch.count else { return nil }
+        let first = record.coercedRow
+        // Rows are numbered in record order and only coerced records take one, so the last
+        // record's row tells that none in between was left uncoerced.
+        guard first >= 0, batch.records[position + count - 1].coercedRow == first + count - 1 else { return nil }
+        return (rows, first)
+    }
+
+    /// Moves past `count` more records of the current batch (after ``coercedRun(_:)`` covered
+    /// them), as that many ``advance()`` calls would.
+    func skip(_ count: Int) {
+        guard count > 0 else { return }
+        position += count
+        record = batch.unsafelyUnwrapped.records[position]
     }
 
     /// CSV text was checked while it was copied; JSON strings are valid by construction.

@@ -74,7 +74,7 @@ final class RecordBatch {
     /// Copies the reader's current record and, when the batch has ``coerced`` rows, coerces it
     /// with `plan` (a record the plan cannot coerce is left to the importing thread).
     func append<Reader: ByteFieldReader>(
-        from reader: Reader, coercingWith plan: (plan: ImportPlan, kinds: [ImportPlan.FastKind])?
+        from reader: Reader, coercingWith plan: ReadAheadCoercion?
     ) {
         guard reader.currentRecordIsWellFormed else {
             records.append(materialize(reader.currentRecord()))
@@ -87,34 +87,26 @@ final class RecordBatch {
             number: start.number, line: start.line, column: start.column, rawStart: rawStart,
             rawCount: bytes.count - rawStart,
             firstField: fields.count, fieldCount: 0, materialized: -1)
-        do {
-            let count = reader.currentFieldCount
-            let checkText = !reader.textIsValidUTF8
-            for index in 0..<count {
-                let kind = reader.fieldKind(index)
-                let position = reader.fieldPosition(index) ?? (0, 0)
-                var slot = FieldSlot(
-                    kind: kind, start: bytes.count, count: 0, line: position.line, column: position.column)
-                if kind.hasBytes {
-                    let valid = reader.withFieldBytes(index) { field -> Bool in
-                        if checkText && !UTF8Bytes.isValid(field) { return false }
-                        bytes.append(contentsOf: field)
-                        return true
-                    }
-                    if !valid {
-                        // The reader names the invalid field in the record's problem.
-                        fields.removeSubrange(record.firstField...)
-                        bytes.removeSubrange(rawStart...)
-                        record = materialize(reader.currentRecord())
-                        records.append(record)
-                        return
-                    }
-                    slot.count = bytes.count - slot.start
-                }
-                fields.append(slot)
+        let checkText = !reader.textIsValidUTF8
+        let valid = reader.forEachField { kind, position, field in
+            var slot = FieldSlot(
+                kind: kind, start: bytes.count, count: 0, line: position.line, column: position.column)
+            if kind.hasBytes {
+                if checkText && !UTF8Bytes.isValid(field) { return false }
+                bytes.append(contentsOf: field)
+                slot.count = field.count
             }
-            record.fieldCount = count
+            fields.append(slot)
+            return true
         }
+        guard valid else {
+            // The reader names the invalid field in the record's problem.
+            fields.removeSubrange(record.firstField...)
+            bytes.removeSubrange(rawStart...)
+            records.append(materialize(reader.currentRecord()))
+            return
+        }
+        record.fieldCount = fields.count - record.firstField
         if let plan, let coerced {
             record.coercedRow = plan.plan.coerceRow(from: reader, kinds: plan.kinds, into: coerced) ?? -1
         }

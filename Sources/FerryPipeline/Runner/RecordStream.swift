@@ -14,7 +14,7 @@ final class RecordStream {
     /// When `readAhead` is true, starts reading on a second thread at the first record
     /// (coercing records there too with `coercion`).
     init(
-        reader: any RecordReader, readAhead: Bool, coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])? = nil
+        reader: any RecordReader, readAhead: Bool, coercion: ReadAheadCoercion? = nil
     ) throws {
         inputProgress = reader.inputProgress
         let byteReader = (reader as? any ByteFieldReader) ?? RecordByRecordReader(reader)
@@ -79,14 +79,14 @@ final class StepRecords {
     private var held: [SourceRecord] = []
     private let files: MultiFileReader?
     private let readAhead: Bool
-    private let coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])?
+    private let coercion: ReadAheadCoercion?
     /// The stream of the file being read; nil once every file is read.
     private(set) var current: RecordStream?
     /// The files opened so far, in order (the last is the one being read, unless all are done).
     private(set) var openedFiles: [String] = []
 
     init(
-        reader: any RecordReader, readAhead: Bool, coercion: (plan: ImportPlan, kinds: [ImportPlan.FastKind])? = nil
+        reader: any RecordReader, readAhead: Bool, coercion: ReadAheadCoercion? = nil
     ) throws {
         var reader = reader
         while let forwarding = reader as? any ForwardingRecordReader {

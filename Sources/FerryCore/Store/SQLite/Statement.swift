@@ -80,12 +80,28 @@ package final class Statement {
     /// Binds UTF-8 bytes as TEXT (copied by SQLite), without making a String.
     @inline(__always)
     package func bind(utf8 bytes: UnsafeBufferPointer<UInt8>, at index: Int) throws {
+        try bindText(bytes, at: index, destructor: ferry_sqlite_transient())
+    }
+
+    /// Binds UTF-8 bytes as TEXT without a copy (`SQLITE_STATIC`): the bytes must stay valid and
+    /// unchanged until the statement has been stepped, and every parameter bound this way must be
+    /// bound again before the next step.
+    @inline(__always)
+    package func bind(borrowingUTF8 bytes: UnsafeBufferPointer<UInt8>, at index: Int) throws {
+        try bindText(bytes, at: index, destructor: ferry_sqlite_static())
+    }
+
+    @inline(__always)
+    private func bindText(
+        _ bytes: UnsafeBufferPointer<UInt8>, at index: Int, destructor: sqlite3_destructor_type?
+    ) throws {
         guard let base = bytes.baseAddress, bytes.count > 0 else {
+            // An empty text: nothing to borrow, SQLite keeps its own.
             try check(sqlite3_bind_text(handle, Int32(index), "", 0, ferry_sqlite_transient()))
             return
         }
         let code = base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-            sqlite3_bind_text(handle, Int32(index), $0, Int32(bytes.count), ferry_sqlite_transient())
+            sqlite3_bind_text(handle, Int32(index), $0, Int32(bytes.count), destructor)
         }
         try check(code)
     }
