@@ -1,7 +1,8 @@
-@testable import FerryCore
 import FerryTestSupport
 import Foundation
 import Testing
+
+@testable import FerryCore
 
 /// Expressions compiled to SQL give, row for row, exactly what ferry's evaluator gives: over
 /// hostile text (non-ASCII case mappings, combining marks, CR LF, NUL, empty text, whitespace of
@@ -23,7 +24,8 @@ struct ExpressionSQLDifferentialTests {
     /// Random strings over an alphabet of troublemakers, reproducible.
     static func randomTexts(count: Int) -> [String?] {
         let alphabet: [String] = [
-            "a", "Z", " ", ",", "\r", "\n", "\r\n", "\0", "É", "é", "e", "\u{301}", "ß", "İ", "ı", "Σ", "ς", "👍", "\u{1F3FB}",
+            "a", "Z", " ", ",", "\r", "\n", "\r\n", "\0", "É", "é", "e", "\u{301}", "ß", "İ", "ı", "Σ", "ς", "👍",
+            "\u{1F3FB}",
             "\u{200D}", "\u{00A0}", "\t", "ﬁ", "-", "Ǆ", "\u{0600}",
         ]
         var generator = SeededGenerator(state: 0x5EED)
@@ -119,7 +121,8 @@ struct ExpressionSQLDifferentialTests {
 
     @Test("what SQL cannot compute exactly stays in Swift; PostgreSQL gets no ferry functions")
     func notCompiled() throws {
-        func compiles(_ text: String, _ type: AttributeType = .string, syntax: PredicateSyntax = .sqlite) throws -> Bool {
+        func compiles(_ text: String, _ type: AttributeType = .string, syntax: PredicateSyntax = .sqlite) throws -> Bool
+        {
             let bound = try M.bind(text).fitted(to: AttributeDescription(name: "x", type: type))
             return bound.sql(column: { "c\($0)" }, syntax: syntax) != nil
         }

@@ -67,7 +67,8 @@ struct MigrationPolicyBulkTests {
         #expect(keptKeys > 0 && keptKeys < expectedContacts)
         #expect(
             try StoreSnapshot.texts(
-                path, "SELECT count(*) FROM Contact c JOIN Customer o ON o.ferry_pk = c.owner WHERE c.ferry_pk = o.ferry_pk"
+                path,
+                "SELECT count(*) FROM Contact c JOIN Customer o ON o.ferry_pk = c.owner WHERE c.ferry_pk = o.ferry_pk"
             ) == [["\(keptKeys)"]])
         #expect(
             try StoreSnapshot.texts(path, "SELECT count(DISTINCT ferry_pk) FROM Contact") == [["\(expectedContacts)"]])
@@ -130,7 +131,8 @@ final class CheckingSplitter: EntityMigrationPolicy {
     func createRelationships(
         forDestination destination: MigrationObject, mapping: MappingContext, manager: MigrationManager
     ) throws {
-        let sources = try manager.sourceInstances(forMapping: mapping.name, destinationInstances: [destination.primaryKey])
+        let sources = try manager.sourceInstances(
+            forMapping: mapping.name, destinationInstances: [destination.primaryKey])
         guard sources.count == 1 else {
             problems.append("Contact \(destination.primaryKey) has sources \(sources)")
             return

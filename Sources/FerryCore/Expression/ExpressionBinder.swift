@@ -516,7 +516,8 @@ struct ExpressionBinder {
         // SQL for integers (and nil): SQLite orders them exactly as ferry does.
         var sql: SQLTemplate? = nil
         let integerOrNil: Set<ExpressionType.Kind> = [.integer, .null]
-        if integerOrNil.contains(lhs.type.kind), integerOrNil.contains(rhs.type.kind), let x = lhs.sql, let y = rhs.sql {
+        if integerOrNil.contains(lhs.type.kind), integerOrNil.contains(rhs.type.kind), let x = lhs.sql, let y = rhs.sql
+        {
             sql = .comparison(op, x, y)
         }
         return CompiledExpression(

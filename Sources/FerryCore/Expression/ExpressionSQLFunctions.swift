@@ -66,7 +66,8 @@ enum ExpressionSQLFunctions {
         guard sqlite3_value_type(value) != SQLITE_NULL else { return nil }
         // sqlite3_value_text before sqlite3_value_bytes, as SQLite documents.
         guard let bytes = sqlite3_value_text(value) else { return "" }
-        return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_value_bytes(value))), as: UTF8.self)
+        let count = Int(sqlite3_value_bytes(value))
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
 
     /// Returns `text` as the function's result (with its byte length: a NUL inside is kept, and

@@ -390,7 +390,6 @@ struct EntityPlan {
         return row
     }
 
-
     /// The destination values for a selected row, aligned with ``insertColumns`` (no dictionary
     /// per row: this runs for every object of the row path).
     func destinationRow(row: [Value], sourceKey: Int64) throws -> [Value] {

@@ -242,7 +242,8 @@ final class MigrationObjectWriter: MigrationWriting {
                 statement = associateStatement
             } else {
                 let rows = Array(repeating: "(?, ?, ?)", count: count).joined(separator: ", ")
-                statement = try connection.prepare("INSERT INTO links.assoc (mapping, source, destination) VALUES \(rows)")
+                statement = try connection.prepare(
+                    "INSERT INTO links.assoc (mapping, source, destination) VALUES \(rows)")
                 if count == batch { associateStatement = statement }
             }
             statement.reset()
