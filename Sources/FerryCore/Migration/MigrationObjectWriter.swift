@@ -37,7 +37,10 @@ final class MigrationObjectWriter: MigrationWriting {
     private var lastNewKeys: [String: Int64] = [:]
     /// The row being migrated by the row path (for ``mappedValues(forSource:mappingName:)``).
     private var currentRow: (mapping: String, source: Int64, values: [Value], columns: [String])?
-    private var insertStatements: [String: (Statement, [String])] = [:]
+    /// Per destination entity (by name): its insert, the columns its `?`s take after the key,
+    /// and the entity (looked up once: policies insert through here for every object).
+    private var insertStatements: [String: (statement: Statement, columns: [String], entity: EntityDescription)] =
+        [:]
     /// Prepared once per step: policies call these for every object.
     /// Associations not yet written: they go to `links.assoc` in bulk, before anything reads it.
     private var pendingAssociations: [(mapping: String, source: Int64, destination: Int64)] = []
@@ -86,10 +89,7 @@ final class MigrationObjectWriter: MigrationWriting {
         _ values: [String: Value], mapping entityMapping: MappingModel.EntityMapping, primaryKey: Int64?,
         keyIfFree: Bool = false
     ) throws -> Int64 {
-        guard let entity = destination.entity(named: entityMapping.destination) else {
-            throw FerryError(.migration, "the destination model has no entity '\(entityMapping.destination)'")
-        }
-        let (_, columns) = try insertStatement(for: entity)
+        let columns = try insertStatement(forEntityNamed: entityMapping.destination).columns
         return try insert(
             columns.map { values[$0] ?? .null }, mapping: entityMapping, primaryKey: primaryKey, keyIfFree: keyIfFree)
     }
@@ -102,10 +102,7 @@ final class MigrationObjectWriter: MigrationWriting {
         _ values: [Value], mapping entityMapping: MappingModel.EntityMapping, primaryKey: Int64?,
         keyIfFree: Bool = false
     ) throws -> Int64 {
-        guard let entity = destination.entity(named: entityMapping.destination) else {
-            throw FerryError(.migration, "the destination model has no entity '\(entityMapping.destination)'")
-        }
-        let (statement, _) = try insertStatement(for: entity)
+        let (statement, _, entity) = try insertStatement(forEntityNamed: entityMapping.destination)
         let coding = destinationCoding
         statement.reset()
         if let primaryKey {
@@ -162,8 +159,13 @@ final class MigrationObjectWriter: MigrationWriting {
         return last + 1
     }
 
-    private func insertStatement(for entity: EntityDescription) throws -> (Statement, [String]) {
-        if let cached = insertStatements[entity.name] { return cached }
+    private func insertStatement(
+        forEntityNamed name: String
+    ) throws -> (statement: Statement, columns: [String], entity: EntityDescription) {
+        if let cached = insertStatements[name] { return cached }
+        guard let entity = destination.entity(named: name) else {
+            throw FerryError(.migration, "the destination model has no entity '\(name)'")
+        }
         let layout = scope.destinationLayout
         var columns = entity.attributes.map(\.name)
         var stored =
@@ -193,8 +195,8 @@ final class MigrationObjectWriter: MigrationWriting {
             layout.dialect.insert(
                 into: scope.destinationTable(layout.table(for: entity)), columns: stored, values: marks,
                 onConflict: .fail))
-        insertStatements[entity.name] = (statement, columns)
-        return (statement, columns)
+        insertStatements[name] = (statement, columns, entity)
+        return (statement, columns, entity)
     }
 
     func mappedValues(forSource source: MigrationObject, mappingName: String) throws -> [String: Value] {
