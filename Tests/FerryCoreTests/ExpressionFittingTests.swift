@@ -106,7 +106,15 @@ struct ExpressionFittingTests {
                 == ExpressionSQL(text: #"(s."name" || ?)"#, arguments: [.string("!")]))
         #expect(try compile("$source.visits", .int64) == ExpressionSQL(text: #"s."visits""#, arguments: []))
         #expect(try compile("nil") == ExpressionSQL(text: "NULL", arguments: []))
-        #expect(try compile("lowercase($source.email)") == nil)
+        #expect(
+            try compile("lowercase($source.email)")
+                == ExpressionSQL(text: #"ferry_lowercase(s."email")"#, arguments: []))
+        #expect(
+            try compile("if($source.visits >= 40, 'senior', 'junior')")
+                == ExpressionSQL(
+                    text: #"(CASE WHEN COALESCE(s."visits" >= ?, 0) THEN ? ELSE ? END)"#,
+                    arguments: [.integer(40), .string("senior"), .string("junior")]))
+        #expect(try compile("substring($source.email, 1)") == nil)
         #expect(try compile("concat($source.first, ' ')") == nil)
         #expect(try compile("$source.visits", .int16) == nil)
         #expect(try compile("$source.visits + 1", .int64) == nil)

@@ -5,6 +5,25 @@ indirect enum SQLTemplate: Sendable {
     /// `a || b || …` (nil when any operand is nil, as `+` on strings).
     case concatenate([SQLTemplate])
     case coalesce([SQLTemplate])
+    /// A call of one of ferry's SQL functions: the Swift code the evaluator runs (SQLite only).
+    case function(ExpressionSQLFunctions.Name, [SQLTemplate])
+    /// Integers (or nil) compared as ferry compares them: 1 or 0, never NULL (SQLite only).
+    case comparison(BinaryOperator, SQLTemplate, SQLTemplate)
+    /// `and` / `or` of conditions, 1 or 0 (SQLite only).
+    case logical(BinaryOperator, SQLTemplate, SQLTemplate)
+    /// `not` of a condition, 1 or 0 (SQLite only).
+    case not(SQLTemplate)
+    /// `condition ? a : b`: a condition (1 or 0), two values of the result's kind (SQLite only).
+    case conditional(SQLTemplate, SQLTemplate, SQLTemplate)
+
+    /// True for the forms that give 1 or 0, never NULL (what `CASE WHEN`, `AND`, `OR` and `NOT`
+    /// need to agree with ferry's two-valued conditions).
+    var isCondition: Bool {
+        switch self {
+        case .comparison, .logical, .not: return true
+        default: return false
+        }
+    }
 }
 
 /// SQL text with `?` placeholders and the values to bind to them, in order.
@@ -26,10 +45,14 @@ extension BoundExpression {
     /// run `INSERT INTO … SELECT …` instead of evaluating per row; nil when SQLite would not give
     /// exactly the same values.
     ///
-    /// Only key paths, string and integer literals, `nil`, `+` on strings, `concat` of non-optional
-    /// strings and `coalesce` of one kind qualify. `lowercase`, `uppercase`, `trim`, `substring`
-    /// and `replace` do not: SQLite's versions are ASCII-only or count code points rather than
-    /// characters. Call it on the result of ``fitted(to:)`` so that the destination type is known.
+    /// Key paths, string and integer literals, `nil`, `+` on strings, `concat` of non-optional
+    /// strings and `coalesce` of one kind qualify; so do `lowercase`, `uppercase`, `trim` and
+    /// `split(text, "literal", index)` of strings, which become calls of ferry's own SQL functions
+    /// (the Swift code evaluation runs: SQLite's `lower()`, `upper()` and `trim()` are ASCII-only),
+    /// comparisons of integers, `and`, `or`, `not`, and conditionals (`if(c, a, b)`, `c ? a : b`)
+    /// whose branches have the result's kind. The SQL runs on connections ferry opened (they have
+    /// those functions). `substring`, `replace`, arithmetic and conversions do not qualify. Call it
+    /// on the result of ``fitted(to:)`` so that the destination type is known.
     ///
     /// ```swift
     /// let sql = bound.sql { slot in "s.\"\(bound.keyPaths[slot].attribute.name)\"" }
@@ -39,13 +62,26 @@ extension BoundExpression {
     /// - Parameter column: the SQL of the column holding key path number `slot` in the `SELECT`
     ///   (already quoted, with its table alias).
     public func sql(column: (Int) -> String) -> ExpressionSQL? {
+        sql(column: column, syntax: .sqlite)
+    }
+
+    /// The expression compiled to SQL of `syntax`: on SQLite, also text functions (as calls of
+    /// ferry's own SQL functions, `ExpressionSQLFunctions`, registered on every connection ferry
+    /// opens), integer comparisons, `and`, `or`, `not` and conditionals; on PostgreSQL only what
+    /// ``sql(column:)`` documents for key paths, literals, `+` on strings, `concat` and `coalesce`.
+    package func sql(column: (Int) -> String, syntax: PredicateSyntax) -> ExpressionSQL? {
         guard let sqlTemplate else { return nil }
         var arguments: [Value] = []
-        guard let text = render(sqlTemplate, column: column, arguments: &arguments) else { return nil }
+        guard let text = render(sqlTemplate, column: column, syntax: syntax, arguments: &arguments) else { return nil }
         return ExpressionSQL(text: text, arguments: arguments)
     }
 
-    private func render(_ template: SQLTemplate, column: (Int) -> String, arguments: inout [Value]) -> String? {
+    private func render(
+        _ template: SQLTemplate, column: (Int) -> String, syntax: PredicateSyntax, arguments: inout [Value]
+    ) -> String? {
+        func render(_ part: SQLTemplate) -> String? {
+            self.render(part, column: column, syntax: syntax, arguments: &arguments)
+        }
         switch template {
         case .slot(let slot):
             guard slot < keyPaths.count, keyPaths[slot].components.count == 1 else { return nil }
@@ -61,11 +97,42 @@ extension BoundExpression {
         case .concatenate(let parts), .coalesce(let parts):
             var rendered: [String] = []
             for part in parts {
-                guard let text = render(part, column: column, arguments: &arguments) else { return nil }
+                guard let text = render(part) else { return nil }
                 rendered.append(text)
             }
             if case .coalesce = template { return "COALESCE(" + rendered.joined(separator: ", ") + ")" }
             return "(" + rendered.joined(separator: " || ") + ")"
+        case .function(let name, let parts):
+            guard syntax == .sqlite else { return nil }
+            var rendered: [String] = []
+            for part in parts {
+                guard let text = render(part) else { return nil }
+                rendered.append(text)
+            }
+            return "\(name.rawValue)(" + rendered.joined(separator: ", ") + ")"
+        case .comparison(let op, let lhs, let rhs):
+            guard syntax == .sqlite, let a = render(lhs), let b = render(rhs) else { return nil }
+            switch op {
+            // ferry: nil equals only nil, which is SQL's IS.
+            case .equal: return "(\(a) IS \(b))"
+            case .notEqual: return "(\(a) IS NOT \(b))"
+            // ferry: ordering with nil is false.
+            case .less, .lessOrEqual, .greater, .greaterOrEqual: return "COALESCE(\(a) \(op.rawValue) \(b), 0)"
+            default: return nil
+            }
+        case .logical(let op, let lhs, let rhs):
+            guard syntax == .sqlite, lhs.isCondition, rhs.isCondition, op == .and || op == .or,
+                let a = render(lhs), let b = render(rhs)
+            else { return nil }
+            return "(\(a) \(op == .and ? "AND" : "OR") \(b))"
+        case .not(let operand):
+            guard syntax == .sqlite, operand.isCondition, let a = render(operand) else { return nil }
+            return "(NOT \(a))"
+        case .conditional(let condition, let whenTrue, let whenFalse):
+            guard syntax == .sqlite, condition.isCondition, let test = render(condition), let a = render(whenTrue),
+                let b = render(whenFalse)
+            else { return nil }
+            return "(CASE WHEN \(test) THEN \(a) ELSE \(b) END)"
         }
     }
 }

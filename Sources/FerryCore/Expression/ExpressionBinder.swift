@@ -135,7 +135,7 @@ struct ExpressionBinder {
                 type: ExpressionType(.bool),
                 run: { c throws(FerryError) in
                     .bool(!ExpressionRuntime.truth(try run(c)))
-                })
+                }, sql: compiled.sql.flatMap { $0.isCondition ? .not($0) : nil })
         case .binary(let op, let lhs, let rhs):
             return try compileBinary(op, lhs, rhs, node)
         case .conditional(let condition, let whenTrue, let whenFalse):
@@ -148,11 +148,18 @@ struct ExpressionBinder {
             let testRun = test.run
             let aRun = try convert(a, to: type, node: whenTrue)
             let bRun = try convert(b, to: type, node: whenFalse)
+            // SQL when no branch needs widening and the condition is 1 or 0.
+            var sql: SQLTemplate? = nil
+            if let testSQL = test.sql, testSQL.isCondition, let aSQL = a.sql, let bSQL = b.sql,
+                [a, b].allSatisfy({ $0.type.kind == type.kind || $0.type.kind == .null })
+            {
+                sql = .conditional(testSQL, aSQL, bSQL)
+            }
             return CompiledExpression(
                 type: type,
                 run: { c throws(FerryError) in
                     ExpressionRuntime.truth(try testRun(c)) ? try aRun(c) : try bRun(c)
-                })
+                }, sql: sql)
         case .call(let name, let arguments):
             return try compileCall(name, arguments, node)
         }
@@ -342,20 +349,22 @@ struct ExpressionBinder {
         case .and, .or:
             try requireCondition(lhs, lhsNode, "'\(op.rawValue)'")
             try requireCondition(rhs, rhsNode, "'\(op.rawValue)'")
+            var sql: SQLTemplate? = nil
+            if let a = lhs.sql, let b = rhs.sql, a.isCondition, b.isCondition { sql = .logical(op, a, b) }
             if op == .and {
                 return CompiledExpression(
                     type: ExpressionType(.bool),
                     run: { c throws(FerryError) in
                         guard ExpressionRuntime.truth(try l(c)) else { return .bool(false) }
                         return .bool(ExpressionRuntime.truth(try r(c)))
-                    })
+                    }, sql: sql)
             }
             return CompiledExpression(
                 type: ExpressionType(.bool),
                 run: { c throws(FerryError) in
                     if ExpressionRuntime.truth(try l(c)) { return .bool(true) }
                     return .bool(ExpressionRuntime.truth(try r(c)))
-                })
+                }, sql: sql)
         case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual:
             return try compileComparison(op, lhs, rhs, lhsNode, rhsNode, node)
         case .add where lhs.type.kind == .string || rhs.type.kind == .string:
@@ -504,6 +513,13 @@ struct ExpressionBinder {
         let l = lhs.run
         let r = rhs.run
         let site = ExpressionSite(source, node)
+        // SQL for integers (and nil): SQLite orders them exactly as ferry does.
+        var sql: SQLTemplate? = nil
+        let integerOrNil: Set<ExpressionType.Kind> = [.integer, .null]
+        if integerOrNil.contains(lhs.type.kind), integerOrNil.contains(rhs.type.kind), let x = lhs.sql, let y = rhs.sql
+        {
+            sql = .comparison(op, x, y)
+        }
         return CompiledExpression(
             type: ExpressionType(.bool),
             run: { c throws(FerryError) in
@@ -527,7 +543,7 @@ struct ExpressionBinder {
                 case .greater: return .bool(order > 0)
                 default: return .bool(order >= 0)
                 }
-            })
+            }, sql: sql)
     }
 }
 

@@ -77,7 +77,7 @@ extension ExpressionBinder {
     /// A program for a function of one text argument that gives nil for nil.
     private func textFunction(
         _ argument: CompiledExpression, _ site: ExpressionSite, type: ExpressionType.Kind = .string,
-        _ body: @escaping @Sendable (String) -> Value
+        sql: SQLTemplate? = nil, _ body: @escaping @Sendable (String) -> Value
     ) -> CompiledExpression {
         let run = argument.run
         return CompiledExpression(
@@ -88,7 +88,7 @@ extension ExpressionBinder {
                     return try ExpressionRuntime.nullOrFail(value, "a string", site, c)
                 }
                 return body(text)
-            })
+            }, sql: sql)
     }
 
     /// A conversion: nil stays nil, a failure is a runtime error with its reason.
@@ -130,11 +130,18 @@ extension ExpressionBinder {
         case "lowercase", "uppercase", "trim", "length":
             try arity(name, nodes, node, 1...1, "text")
             try requireText(args[0], nodes[0], name, 0)
+            // The SQL form calls the same Swift function (ExpressionSQLFunctions), for strings.
+            let argumentSQL = args[0].type.kind == .string ? args[0].sql : nil
+            let sql: (ExpressionSQLFunctions.Name) -> SQLTemplate? = { function in
+                argumentSQL.map { .function(function, [$0]) }
+            }
             switch name {
-            case "lowercase": return textFunction(args[0], site) { .string($0.lowercased()) }
-            case "uppercase": return textFunction(args[0], site) { .string($0.uppercased()) }
+            case "lowercase":
+                return textFunction(args[0], site, sql: sql(.lowercase)) { .string(ExpressionRuntime.lowercase($0)) }
+            case "uppercase":
+                return textFunction(args[0], site, sql: sql(.uppercase)) { .string(ExpressionRuntime.uppercase($0)) }
             case "trim":
-                return textFunction(args[0], site) { .string($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+                return textFunction(args[0], site, sql: sql(.trim)) { .string(ExpressionRuntime.trim($0)) }
             default: return textFunction(args[0], site, type: .integer) { .integer(Int64($0.count)) }
             }
 
@@ -163,6 +170,13 @@ extension ExpressionBinder {
             }
             try requireInteger(args[2], nodes[2], name, 2)
             let index = args[2].run
+            // SQL only with a non-empty literal separator: the evaluation cannot fail then.
+            var sql: SQLTemplate? = nil
+            if args[0].type.kind == .string, args[2].type.kind == .integer, case .string(let p)? = args[1].constant,
+                !p.isEmpty, let textSQL = args[0].sql, let separatorSQL = args[1].sql, let indexSQL = args[2].sql
+            {
+                sql = .function(.splitPart, [textSQL, separatorSQL, indexSQL])
+            }
             return CompiledExpression(
                 type: ExpressionType(.string, optional: true),
                 run: { c throws(FerryError) in
@@ -173,12 +187,8 @@ extension ExpressionBinder {
                         case .integer(let i) = position
                     else { return .null }
                     guard !p.isEmpty else { throw site.fail("the separator is empty", c) }
-                    if let part = ExpressionRuntime.asciiSplitPart(s, separator: p, index: i) { return part }
-                    let parts = s.split(separator: p, omittingEmptySubsequences: false)
-                    let resolved = i < 0 ? Int64(parts.count) + i : i
-                    guard resolved >= 0, resolved < Int64(parts.count) else { return .null }
-                    return .string(String(parts[Int(resolved)]))
-                })
+                    return ExpressionRuntime.splitPart(s, separator: p, index: i)
+                }, sql: sql)
 
         case "before", "after", "before_last", "after_last":
             try arity(name, nodes, node, 2...2, "text, separator")

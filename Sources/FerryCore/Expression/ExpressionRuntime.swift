@@ -201,6 +201,27 @@ enum ExpressionRuntime {
         return out + "]"
     }
 
+    // MARK: - Text functions (the evaluator and their SQL forms, ExpressionSQLFunctions, call these)
+
+    /// `lowercase(text)`: Unicode lowercase mapping (`"ÀB"` → `"àb"`).
+    static func lowercase(_ text: String) -> String { text.lowercased() }
+
+    /// `uppercase(text)`: Unicode uppercase mapping (`"ß"` → `"SS"`).
+    static func uppercase(_ text: String) -> String { text.uppercased() }
+
+    /// `trim(text)`: without leading and trailing Unicode whitespace and newlines.
+    static func trim(_ text: String) -> String { text.trimmingCharacters(in: .whitespacesAndNewlines) }
+
+    /// `split(text, separator, index)`: the part at `index` (negative counts from the end) of the
+    /// text split at every occurrence of a non-empty separator, by Characters; nil outside.
+    static func splitPart(_ text: String, separator: String, index: Int64) -> Value {
+        if let part = asciiSplitPart(text, separator: separator, index: index) { return part }
+        let parts = text.split(separator: separator, omittingEmptySubsequences: false)
+        let resolved = index < 0 ? Int64(parts.count) + index : index
+        guard resolved >= 0, resolved < Int64(parts.count) else { return .null }
+        return .string(String(parts[Int(resolved)]))
+    }
+
     /// `split(text, separator, index)` over bytes, giving exactly what the Character-based split
     /// gives: the separator is ASCII without CR or LF, and every match must sit on grapheme
     /// boundaries (no prepend character just before it, no combining mark, joiner or spacing

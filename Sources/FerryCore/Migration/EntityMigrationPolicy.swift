@@ -73,17 +73,73 @@ public struct MigrationObject: Sendable, Hashable {
     /// The object's primary key (`ferry_pk`).
     public var primaryKey: Int64
     /// The values by property name (to-one relationships as the related object's primary key).
-    public var values: [String: Value]
+    ///
+    /// The source objects the row path hands to policies keep their selected row and make this
+    /// dictionary only when it is read: ``subscript(_:)`` reads one value without it.
+    public var values: [String: Value] {
+        get { storage.dictionary }
+        set { storage = .dictionary(newValue) }
+    }
+    private var storage: MigrationObjectValues
 
     /// An object of `entity` with its primary key and values.
     public init(entity: String, primaryKey: Int64, values: [String: Value]) {
         self.entity = entity
         self.primaryKey = primaryKey
-        self.values = values
+        self.storage = .dictionary(values)
+    }
+
+    /// An object whose values are the selected `row` at the positions `columns` names.
+    init(entity: String, primaryKey: Int64, row: [Value], columns: MigrationObjectColumns) {
+        self.entity = entity
+        self.primaryKey = primaryKey
+        self.storage = .row(row, columns)
     }
 
     /// The value of a property, `.null` when it has none.
-    public subscript(name: String) -> Value { values[name] ?? .null }
+    public subscript(name: String) -> Value { storage.value(named: name) }
+
+    /// Equal entity, key and values.
+    public static func == (lhs: MigrationObject, rhs: MigrationObject) -> Bool {
+        lhs.entity == rhs.entity && lhs.primaryKey == rhs.primaryKey && lhs.values == rhs.values
+    }
+
+    /// Hashes the entity, key and values.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(entity)
+        hasher.combine(primaryKey)
+        hasher.combine(values)
+    }
+}
+
+/// Property names → positions in a selected row, made once per entity mapping and shared by
+/// every source object of it.
+final class MigrationObjectColumns: Sendable {
+    let positions: [String: Int]
+    init(_ positions: [String: Int]) { self.positions = positions }
+}
+
+/// Where a ``MigrationObject``'s values are: a dictionary, or a selected row read by position.
+private enum MigrationObjectValues: Sendable {
+    case dictionary([String: Value])
+    case row([Value], MigrationObjectColumns)
+
+    var dictionary: [String: Value] {
+        switch self {
+        case .dictionary(let values): return values
+        case .row(let row, let columns):
+            var values = [String: Value](minimumCapacity: columns.positions.count)
+            for (name, index) in columns.positions { values[name] = row[index] }
+            return values
+        }
+    }
+
+    func value(named name: String) -> Value {
+        switch self {
+        case .dictionary(let values): return values[name] ?? .null
+        case .row(let row, let columns): return columns.positions[name].map { row[$0] } ?? .null
+        }
+    }
 }
 
 /// What a policy knows about the entity mapping it runs for.

@@ -43,6 +43,11 @@ struct EntityPlan {
     private(set) var filter: SQLText? = nil
     private(set) var distinct: BoundExpression? = nil
     private(set) var distinctSlots: [Int] = []
+    /// Source attributes and to-one relationships → their selected columns, for ``sourceObject(row:key:)``.
+    private(set) var sourceObjectColumns = MigrationObjectColumns([:])
+    /// The destination's columns in insert order: attributes in model order, then foreign keys,
+    /// then Core Data's order columns (as `MigrationObjectWriter` prepares its inserts).
+    private(set) var insertColumns: [String] = []
     /// One closure per destination attribute, made once: the row path calls them per object
     /// without copying the plan's descriptions.
     private(set) var programs: [(_ row: [Value], _ key: Int64) throws -> Value] = []
@@ -145,7 +150,7 @@ struct EntityPlan {
                 // Expressions compile to SQL over ferry's stored forms.
                 let sql =
                     setBased
-                    ? bound.sql { slotSQL[$0] }.map {
+                    ? bound.sql(column: { slotSQL[$0] }, syntax: destinationLayout.dialect.predicateSyntax).map {
                         SQLText(text: $0.text, arguments: $0.arguments.map(destinationLayout.valueCoding.encode))
                     } : nil
                 attributes.append((attribute.name, .expression(bound, slots: slots), sql))
@@ -254,6 +259,9 @@ struct EntityPlan {
         } else {
             distinct = nil
         }
+        sourceObjectColumns = MigrationObjectColumns(
+            sourceColumns.merging(sourceRelationshipColumns) { attribute, _ in attribute })
+        insertColumns = attributes.map(\.name) + foreignKeys.map(\.column) + orderColumns.map(\.column)
         let sourceName = source.name
         programs = attributes.map { attribute in
             switch attribute.source {
@@ -382,10 +390,6 @@ struct EntityPlan {
         return row
     }
 
-    /// The destination's columns in insert order: attributes in model order, then foreign keys,
-    /// then Core Data's order columns (as ``MigrationStepRunner`` prepares its inserts).
-    var insertColumns: [String] { attributes.map(\.name) + foreignKeys.map(\.column) + orderColumns.map(\.column) }
-
     /// The destination values for a selected row, aligned with ``insertColumns`` (no dictionary
     /// per row: this runs for every object of the row path).
     func destinationRow(row: [Value], sourceKey: Int64) throws -> [Value] {
@@ -403,12 +407,10 @@ struct EntityPlan {
         return values
     }
 
-    /// The source object as policies see it: attributes by name, to-one relationships as keys.
+    /// The source object as policies see it: attributes by name, to-one relationships as keys
+    /// (read from the row by position: no dictionary per object).
     func sourceObject(row: [Value], key: Int64) -> MigrationObject {
-        var values: [String: Value] = [:]
-        for (name, index) in sourceColumns { values[name] = row[index] }
-        for (name, index) in sourceRelationshipColumns { values[name] = row[index] }
-        return MigrationObject(entity: source.name, primaryKey: key, values: values)
+        MigrationObject(entity: source.name, primaryKey: key, row: row, columns: sourceObjectColumns)
     }
 
     // MARK: - SQL for relationships and key paths (over the source, as `main`)

@@ -48,6 +48,7 @@ final class MigrationEntityCopier {
                 let context = try scope.context(for: entityMapping)
                 try policy.begin(mapping: context, manager: manager)
                 try policy.endInstanceCreation(mapping: context, manager: manager)
+                try writer.flushAssociations()
             }
             return
         }
@@ -123,6 +124,7 @@ final class MigrationEntityCopier {
         }
         var createdHere = 0
         let insertsBefore = writer.managerInserts
+        let insertColumns = plan.insertColumns
         while try select.step() {
             read += 1
             let sourceKey = select.int64(at: 0)
@@ -150,7 +152,7 @@ final class MigrationEntityCopier {
                 createdHere += 1
             } else if let policy {
                 try writer.withCurrentRow(
-                    mapping: entityMapping.name, source: sourceKey, values: values, columns: plan.insertColumns
+                    mapping: entityMapping.name, source: sourceKey, values: values, columns: insertColumns
                 ) {
                     try policy.createDestinationInstances(
                         forSource: plan.sourceObject(row: row, key: sourceKey), mapping: context, manager: manager)
@@ -163,6 +165,8 @@ final class MigrationEntityCopier {
             try manager.didProcess()
         }
         if let policy { try policy.endInstanceCreation(mapping: context, manager: manager) }
+        // Later mappings' SQL reads the associations.
+        try writer.flushAssociations()
         return (read, createdHere + writer.managerInserts - insertsBefore)
     }
 }

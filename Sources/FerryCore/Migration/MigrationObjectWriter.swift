@@ -37,10 +37,17 @@ final class MigrationObjectWriter: MigrationWriting {
     private var lastNewKeys: [String: Int64] = [:]
     /// The row being migrated by the row path (for ``mappedValues(forSource:mappingName:)``).
     private var currentRow: (mapping: String, source: Int64, values: [Value], columns: [String])?
-    private var insertStatements: [String: (Statement, [String])] = [:]
+    /// Per destination entity (by name): its insert, the columns its `?`s take after the key,
+    /// and the entity (looked up once: policies insert through here for every object).
+    private var insertStatements: [String: (statement: Statement, columns: [String], entity: EntityDescription)] =
+        [:]
     /// Prepared once per step: policies call these for every object.
-    private var keyTakenStatements: [String: Statement] = [:]
+    /// Associations not yet written: they go to `links.assoc` in bulk, before anything reads it.
+    private var pendingAssociations: [(mapping: String, source: Int64, destination: Int64)] = []
+    /// Writes ``associationBatch`` pending associations with one statement.
     private var associateStatement: Statement?
+    /// Rows per bulk association insert (3 parameters each, well under SQLite's limit).
+    static let associationBatch = 256
 
     init(connection: Connection, scope: MigrationStepScope) {
         self.connection = connection
@@ -53,7 +60,6 @@ final class MigrationObjectWriter: MigrationWriting {
     /// Finalizes the prepared statements (the destination cannot be detached while they live).
     func releaseStatements() {
         insertStatements.removeAll()
-        keyTakenStatements.removeAll()
         associateStatement = nil
     }
 
@@ -78,33 +84,31 @@ final class MigrationObjectWriter: MigrationWriting {
     }
 
     /// Inserts one destination object given by column name (policies); `primaryKey` nil lets
-    /// SQLite choose a new one.
+    /// SQLite choose a new one (`keyIfFree`: as for values in column order).
     func insert(
-        _ values: [String: Value], mapping entityMapping: MappingModel.EntityMapping, primaryKey: Int64?
+        _ values: [String: Value], mapping entityMapping: MappingModel.EntityMapping, primaryKey: Int64?,
+        keyIfFree: Bool = false
     ) throws -> Int64 {
-        guard let entity = destination.entity(named: entityMapping.destination) else {
-            throw FerryError(.migration, "the destination model has no entity '\(entityMapping.destination)'")
-        }
-        let (_, columns) = try insertStatement(for: entity)
-        return try insert(columns.map { values[$0] ?? .null }, mapping: entityMapping, primaryKey: primaryKey)
+        let columns = try insertStatement(forEntityNamed: entityMapping.destination).columns
+        return try insert(
+            columns.map { values[$0] ?? .null }, mapping: entityMapping, primaryKey: primaryKey, keyIfFree: keyIfFree)
     }
 
     /// Inserts one destination object from values in the insert statement's column order.
+    ///
+    /// - Parameter keyIfFree: with a `primaryKey`, a new key instead when another object of the
+    ///   table has that one already (no query first: the insert itself tells).
     func insert(
-        _ values: [Value], mapping entityMapping: MappingModel.EntityMapping, primaryKey: Int64?
+        _ values: [Value], mapping entityMapping: MappingModel.EntityMapping, primaryKey: Int64?,
+        keyIfFree: Bool = false
     ) throws -> Int64 {
-        guard let entity = destination.entity(named: entityMapping.destination) else {
-            throw FerryError(.migration, "the destination model has no entity '\(entityMapping.destination)'")
-        }
-        let (statement, _) = try insertStatement(for: entity)
+        let (statement, _, entity) = try insertStatement(forEntityNamed: entityMapping.destination)
         let coding = destinationCoding
         statement.reset()
         if let primaryKey {
             try statement.bind(primaryKey, at: 1)
-        } else if scope.writesCoreData {
-            try statement.bind(try newKey(for: entity), at: 1)
         } else {
-            try statement.bindNull(at: 1)
+            try bindNewKey(for: entity, to: statement)
         }
         for (offset, value) in values.enumerated() {
             try coding.bind(value, to: statement, at: offset + 2)
@@ -112,9 +116,31 @@ final class MigrationObjectWriter: MigrationWriting {
         do {
             try statement.step()
         } catch let error as FerryError {
-            throw MigrationStepScope.wrap(error, mapping: entityMapping)
+            guard keyIfFree, primaryKey != nil, let result = error.underlying as? SQLiteResult,
+                result.code == Self.primaryKeyConflict
+            else { throw MigrationStepScope.wrap(error, mapping: entityMapping) }
+            // The key is taken: the same values under a new key (the other bindings stay).
+            statement.reset()
+            try bindNewKey(for: entity, to: statement)
+            do {
+                try statement.step()
+            } catch let error as FerryError {
+                throw MigrationStepScope.wrap(error, mapping: entityMapping)
+            }
         }
         return connection.lastInsertRowID
+    }
+
+    /// SQLITE_CONSTRAINT_PRIMARYKEY (an extended result code: a C macro Swift cannot import).
+    private static let primaryKeyConflict: Int32 = 1555
+
+    /// Binds the key of a new object: SQLite's choice, or Core Data's next key for the table.
+    private func bindNewKey(for entity: EntityDescription, to statement: Statement) throws {
+        if scope.writesCoreData {
+            try statement.bind(try newKey(for: entity), at: 1)
+        } else {
+            try statement.bindNull(at: 1)
+        }
     }
 
     /// A key for a new object in a Core Data store: above every key the step's one-to-one
@@ -133,8 +159,13 @@ final class MigrationObjectWriter: MigrationWriting {
         return last + 1
     }
 
-    private func insertStatement(for entity: EntityDescription) throws -> (Statement, [String]) {
-        if let cached = insertStatements[entity.name] { return cached }
+    private func insertStatement(
+        forEntityNamed name: String
+    ) throws -> (statement: Statement, columns: [String], entity: EntityDescription) {
+        if let cached = insertStatements[name] { return cached }
+        guard let entity = destination.entity(named: name) else {
+            throw FerryError(.migration, "the destination model has no entity '\(name)'")
+        }
         let layout = scope.destinationLayout
         var columns = entity.attributes.map(\.name)
         var stored =
@@ -164,8 +195,8 @@ final class MigrationObjectWriter: MigrationWriting {
             layout.dialect.insert(
                 into: scope.destinationTable(layout.table(for: entity)), columns: stored, values: marks,
                 onConflict: .fail))
-        insertStatements[entity.name] = (statement, columns)
-        return (statement, columns)
+        insertStatements[name] = (statement, columns, entity)
+        return (statement, columns, entity)
     }
 
     func mappedValues(forSource source: MigrationObject, mappingName: String) throws -> [String: Value] {
@@ -183,23 +214,8 @@ final class MigrationObjectWriter: MigrationWriting {
         guard let entityMapping = scope.mapping.entity(named: mappingName) else {
             throw FerryError(.migration, "no entity mapping named '\(mappingName)'")
         }
-        var primaryKey: Int64? = nil
-        if let source {
-            // The first object made from a source object keeps its key (if it is free).
-            let statement: Statement
-            if let cached = keyTakenStatements[entityMapping.destination] {
-                statement = cached
-            } else {
-                statement = try connection.prepare(
-                    "SELECT 1 FROM \(scope.destinationTable(scope.destinationLayout.table(forEntityNamed: entityMapping.destination))) WHERE \(scope.destinationKey) = ?"
-                )
-                keyTakenStatements[entityMapping.destination] = statement
-            }
-            statement.reset()
-            try statement.bind(source.primaryKey, at: 1)
-            if try !statement.step() { primaryKey = source.primaryKey }
-        }
-        let key = try insert(values, mapping: entityMapping, primaryKey: primaryKey)
+        // The first object made from a source object keeps its key (if it is free).
+        let key = try insert(values, mapping: entityMapping, primaryKey: source?.primaryKey, keyIfFree: true)
         if let source {
             try associate(source: source.primaryKey, destination: key, mapping: entityMapping.name)
         }
@@ -210,17 +226,38 @@ final class MigrationObjectWriter: MigrationWriting {
     }
 
     func associate(source: Int64, destination: Int64, mapping name: String) throws {
-        let statement: Statement
-        if let associateStatement {
-            statement = associateStatement
-        } else {
-            statement = try connection.prepare(
-                "INSERT INTO links.assoc (mapping, source, destination) VALUES (?, ?, ?)")
-            associateStatement = statement
+        pendingAssociations.append((name, source, destination))
+        if pendingAssociations.count >= Self.associationBatch { try flushAssociations() }
+    }
+
+    /// Writes the pending associations to `links.assoc`: whole batches with one prepared
+    /// statement of many rows, the rest with one statement. Called before anything reads the
+    /// table (each mapping's end, the manager's look-ups, the relationship stage).
+    func flushAssociations() throws {
+        guard !pendingAssociations.isEmpty else { return }
+        let batch = Self.associationBatch
+        var start = 0
+        while start < pendingAssociations.count {
+            let count = min(batch, pendingAssociations.count - start)
+            let statement: Statement
+            if count == batch, let associateStatement {
+                statement = associateStatement
+            } else {
+                let rows = Array(repeating: "(?, ?, ?)", count: count).joined(separator: ", ")
+                statement = try connection.prepare(
+                    "INSERT INTO links.assoc (mapping, source, destination) VALUES \(rows)")
+                if count == batch { associateStatement = statement }
+            }
+            statement.reset()
+            for (offset, association) in pendingAssociations[start..<start + count].enumerated() {
+                try statement.bind(association.mapping, at: offset * 3 + 1)
+                try statement.bind(association.source, at: offset * 3 + 2)
+                try statement.bind(association.destination, at: offset * 3 + 3)
+            }
+            try statement.step()
+            start += count
         }
-        statement.reset()
-        try statement.bind([.text(name), .integer(source), .integer(destination)])
-        try statement.step()
+        pendingAssociations.removeAll(keepingCapacity: true)
     }
 
     func destinationKeys(forMapping name: String, sources: [Int64]) throws -> [Int64] {
@@ -240,6 +277,7 @@ final class MigrationObjectWriter: MigrationWriting {
             throw FerryError(.migration, "no entity mapping named '\(name)'")
         }
         if scope.isIdentity(entityMapping) { return given }
+        try flushAssociations()
         var keys: [Int64] = []
         let statement = try connection.prepare("SELECT \(other) FROM links.assoc WHERE mapping = ? AND \(side) = ?")
         for key in given {
@@ -282,6 +320,7 @@ final class MigrationObjectWriter: MigrationWriting {
     func forEachDestination(
         of entityMapping: MappingModel.EntityMapping, _ body: (MigrationObject) throws -> Void
     ) throws {
+        try flushAssociations()
         let statement = try connection.prepare(
             "SELECT destination FROM links.assoc WHERE mapping = ? ORDER BY destination")
         try statement.bind([.text(entityMapping.name)])
@@ -290,5 +329,7 @@ final class MigrationObjectWriter: MigrationWriting {
         for key in keys {
             try body(MigrationObject(entity: entityMapping.destination, primaryKey: key, values: [:]))
         }
+        // What the relationship stage associated is written too.
+        try flushAssociations()
     }
 }

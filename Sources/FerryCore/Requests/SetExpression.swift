@@ -3,9 +3,9 @@
 ///
 /// This is the one place a `set:` value expression is checked and compiled (for every store
 /// kind): it is a mapping expression (see docs/expressions.md) whose bare names are the object's
-/// attributes, fitted to the attribute's type. When SQLite computes exactly what ferry would
-/// (key paths, string and integer literals, `+` on strings, `coalesce`), the value is SQL over
-/// `t0`; otherwise ferry evaluates it per object.
+/// attributes, fitted to the attribute's type. When the store computes exactly what ferry would
+/// (``BoundExpression/sql(column:syntax:)``), the value is SQL over `t0`; otherwise ferry
+/// evaluates it per object.
 struct SetExpression {
     /// How the new value is computed.
     enum Form {
@@ -32,7 +32,7 @@ struct SetExpression {
         let keyPathSQL = bound.keyPaths.map {
             EntityPlan.keyPathSQL($0.components, in: entity, model: model, layout: layout)
         }
-        if let sql = bound.sql(column: { keyPathSQL[$0] }) {
+        if let sql = bound.sql(column: { keyPathSQL[$0] }, syntax: layout.dialect.predicateSyntax) {
             return SetExpression(
                 attribute: attribute, form: .sql(sql.text, sql.arguments.map(layout.valueCoding.encode)))
         }

@@ -1,8 +1,9 @@
-/// Registers the SQL functions and collations that compiled predicates and fetch requests rely
-/// on, on every connection a store opens.
+/// Registers the SQL functions and collations that compiled predicates, fetch requests and
+/// compiled expressions rely on, on every connection a store opens.
 enum PredicateSupport {
     static func register(on connection: Connection) throws {
         try PredicateFunctions.register(on: connection)
+        try ExpressionSQLFunctions.register(on: connection)
         try Verifier.registerFunctions(on: connection)
         try connection.registerCollation(FetchRequest.decimalCollation, DecimalCollation.compare)
     }
