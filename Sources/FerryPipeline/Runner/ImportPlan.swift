@@ -262,9 +262,12 @@ final class ImportPlan {
             sqliteInserter = nil
             if let postgres = database as? PostgresDatabase, step.onConflict == .error || step.onConflict == .keep {
                 recordInserter = nil
+                // Without references to look up or sync keys to note, nothing but the inserter
+                // uses the connection between records: its COPY streams while records are read.
                 stagingInserter = try PostgresStagedInserter(
                     database: postgres, model: model, layout: layout, entity: entity.name, columns: columns,
-                    policy: step.onConflict, validate: step.validate)
+                    policy: step.onConflict, validate: step.validate,
+                    streamsWhileStaging: references.isEmpty && tracker == nil)
             } else {
                 stagingInserter = nil
                 recordInserter = try PostgresRowInserter(
