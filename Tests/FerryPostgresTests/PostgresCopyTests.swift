@@ -191,11 +191,18 @@ struct PostgresCopyTests {
         #expect(error.message.contains("relation \"\(scratch.schema).absent\" does not exist"))
     }
 
-    @Test("an open COPY stream stores rows sent in parts while the caller works between sends")
-    func streamInParts() throws {
+    /// A scratch schema with the `people` table and a COPY into it, open.
+    private func openStream() throws -> (PostgresScratch, PostgresCopyStream) {
         let scratch = try PostgresScratch()
         try createTable(scratch)
-        let stream = try scratch.connection.beginCopy(into: "people", schema: scratch.schema, columns: Self.columns)
+        return (
+            scratch, try scratch.connection.beginCopy(into: "people", schema: scratch.schema, columns: Self.columns)
+        )
+    }
+
+    @Test("an open COPY stream stores rows sent in parts while the caller works between sends")
+    func streamInParts() throws {
+        let (scratch, stream) = try openStream()
         var text = PostgresCopyText(columns: Self.columns)
         var sent = 0
         for n in 1...20_000 {
@@ -215,9 +222,7 @@ struct PostgresCopyTests {
 
     @Test("another statement on the connection aborts an open COPY: nothing of it stays, its finish says why")
     func otherStatementAbortsStream() throws {
-        let scratch = try PostgresScratch()
-        try createTable(scratch)
-        let stream = try scratch.connection.beginCopy(into: "people", schema: scratch.schema, columns: Self.columns)
+        let (scratch, stream) = try openStream()
         var text = PostgresCopyText(columns: Self.columns)
         for n in 1...100 { try text.append(Self.row(n)) }
         try stream.send(text.bytes[...])
@@ -229,9 +234,7 @@ struct PostgresCopyTests {
 
     @Test("a constraint violation in a streamed COPY comes from finish, or from a later send once the server refused")
     func streamConstraintViolation() throws {
-        let scratch = try PostgresScratch()
-        try createTable(scratch)
-        let stream = try scratch.connection.beginCopy(into: "people", schema: scratch.schema, columns: Self.columns)
+        let (scratch, stream) = try openStream()
         var text = PostgresCopyText(columns: Self.columns)
         try text.append(Self.row(7))
         try text.append(Self.row(7))
