@@ -10,7 +10,8 @@
 #   scripts/bench.sh --mutations     # only batch update/delete against sqlite3
 #   scripts/bench.sh --verify        # only ferry verify against sqlite3 (reuses bench-out/run/ferry.sqlite)
 #   scripts/bench.sh --imports-only  # only the import section (no export, verify, update/delete)
-#   scripts/bench.sh --postgres      # only the PostgreSQL import: ferry import vs psql \copy
+#   scripts/bench.sh --postgres      # only PostgreSQL: ferry import vs psql \copy FROM, ferry export
+#                                    # (CSV, NDJSON) vs psql \copy (SELECT …) TO and row_to_json
 #                                    # (server: FERRY_BENCH_POSTGRES_URL, else FERRY_TEST_POSTGRES_URL;
 #                                    #  eval "$(scripts/pg-test-server.sh start)" makes one)
 #   scripts/bench.sh --rows 10000000 --imports-only   # the 10M-row scale run (same as ROWS=10000000)
@@ -288,7 +289,7 @@ PY
     RESULTS=$saved
 }
 
-# --- PostgreSQL import ----------------------------------------------------------------------
+# --- PostgreSQL import and export -----------------------------------------------------------
 # ferry import of the CSV into a new PostgreSQL store (schema bench_ferry, made by each run)
 # against psql's \copy of the same file into a table with the same columns, types, identity key,
 # constraints and indexes (made from ferry's table with LIKE … INCLUDING ALL, emptied before each
@@ -315,19 +316,49 @@ bench_postgres() {
             psql -v ON_ERROR_STOP=1 "$url" -c "\\copy bench_psql.customers ($cols) FROM '$CSV' WITH (FORMAT csv, HEADER true)"
         [ "$(psql -tA "$url" -c 'SELECT count(*) FROM bench_psql.customers')" = "$ROWS" ] || die "bench_psql.customers does not hold $ROWS rows"
     done
+    # Export of the same rows: ferry export (CSV, NDJSON) of the store against psql writing the
+    # same columns in the same order, alternating. CSV: psql's \copy (SELECT …) TO (the server
+    # formats the CSV); NDJSON: one row_to_json per row, printed unaligned by psql.
+    local select="SELECT $cols FROM bench_psql.customers ORDER BY ferry_pk"
+    for run in $(seq 1 "$RUNS"); do
+        measure ferry export-csv "$run" "$WORK/pg-export-ferry.csv" -- \
+            "$FERRY" export --store "$store" --entity customers --format csv --quiet
+        measure psql export-csv "$run" "$WORK/pg-export-psql.log" -- \
+            psql -v ON_ERROR_STOP=1 "$url" -c "\\copy ($select) TO '$WORK/pg-export-psql.csv' WITH (FORMAT csv, HEADER true)"
+        measure ferry export-ndjson "$run" "$WORK/pg-export-ferry.ndjson" -- \
+            "$FERRY" export --store "$store" --entity customers --format ndjson --quiet
+        measure psql export-ndjson "$run" "$WORK/pg-export-psql.ndjson" -- \
+            psql -v ON_ERROR_STOP=1 -At "$url" -c "SELECT row_to_json(c) FROM ($select) AS c"
+    done
+    python3 - "$WORK" "$ROWS" <<'PY'
+import csv, sys
+work, rows = sys.argv[1], int(sys.argv[2])
+def records(path, kind):
+    with open(path, encoding="utf-8", newline="") as f:
+        return sum(1 for _ in csv.reader(f)) - 1 if kind == "csv" else sum(1 for line in f if line.strip())
+for name, kind in (("pg-export-ferry.csv", "csv"), ("pg-export-psql.csv", "csv"), ("pg-export-ferry.ndjson", "ndjson"), ("pg-export-psql.ndjson", "ndjson")):
+    got = records(f"{work}/{name}", kind)
+    if got != rows:
+        sys.exit(f"bench.sh: {name} holds {got} records, expected {rows}")
+PY
     python3 - "$RESULTS" "$ROWS" <<'PY'
 import statistics, sys
 runs = {}
 for line in open(sys.argv[1]).read().splitlines()[1:]:
     tool, fmt, _, wall, rss = line.split("\t")
-    runs.setdefault(tool, []).append((float(wall), int(rss)))
+    runs.setdefault((fmt, tool), []).append((float(wall), int(rss)))
 rows = int(sys.argv[2])
-base = statistics.median(w for w, _ in runs["psql"])
-print(f"PostgreSQL import of {rows} records; wall time is the median, RSS the largest")
-print(f"{'tool':<8} {'median s':>9} {'records/s':>11} {'peak MiB':>9} {'vs psql':>9}")
-for tool, values in runs.items():
-    wall = statistics.median(w for w, _ in values)
-    print(f"{tool:<8} {wall:>9.2f} {rows / wall:>11,.0f} {max(r for _, r in values) / 1024:>9.1f} {wall / base:>8.2f}x   (target: ferry <= 1.20x)")
+print(f"PostgreSQL import and export of {rows} records; wall time is the median, RSS the largest")
+print(f"{'case':<14} {'tool':<6} {'median s':>9} {'records/s':>11} {'peak MiB':>9} {'vs psql':>9}")
+for fmt in ("postgres", "export-csv", "export-ndjson"):
+    base = statistics.median(w for w, _ in runs[(fmt, "psql")])
+    for tool in ("ferry", "psql"):
+        values = runs[(fmt, tool)]
+        wall = statistics.median(w for w, _ in values)
+        runs_text = ", ".join(f"{w:.2f}" for w, _ in values)
+        case = "import" if fmt == "postgres" else fmt
+        target = "   (target: ferry <= 1.20x)" if tool == "ferry" else ""
+        print(f"{case:<14} {tool:<6} {wall:>9.2f} {rows / wall:>11,.0f} {max(r for _, r in values) / 1024:>9.1f} {wall / base:>8.2f}x{target}  [{runs_text}]")
 PY
     echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg); raw runs: ${RESULTS#$ROOT/}" >&2
 }

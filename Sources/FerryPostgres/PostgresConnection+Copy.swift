@@ -17,6 +17,28 @@ extension PostgresConnection {
         into table: String, schema: String? = nil, columns: [String],
         batchBytes: Int = 1 << 20, _ produce: (PostgresCopyWriter) throws -> Void
     ) throws -> Int {
+        let stream = try beginCopy(into: table, schema: schema, columns: columns)
+        let writer = PostgresCopyWriter(stream: stream, batchBytes: max(batchBytes, 1))
+        do {
+            try produce(writer)
+            try writer.flush()
+        } catch {
+            stream.abort(because: error)
+            throw error
+        }
+        return try stream.finish()
+    }
+
+    /// Starts `COPY table (columns) FROM STDIN` (text format) and returns the open stream: send
+    /// encoded rows with ``PostgresCopyStream/send(_:)`` while doing other work, then
+    /// ``PostgresCopyStream/finish()`` (or ``PostgresCopyStream/abort(because:)``). The server
+    /// stores rows as they arrive, so the caller can prepare the next rows meanwhile.
+    ///
+    /// While the stream is open the connection serves nothing else: any other statement on it
+    /// first aborts the COPY (its ``PostgresCopyStream/finish()`` then throws).
+    public func beginCopy(
+        into table: String, schema: String? = nil, columns: [String]
+    ) throws(PostgresError) -> PostgresCopyStream {
         let connection = try liveHandle()
         let target =
             (schema.map { PostgresIdentifier.quote($0) + "." } ?? "")
@@ -28,39 +50,14 @@ extension PostgresConnection {
         guard PQresultStatus(start) == PGRES_COPY_IN else {
             throw PostgresError(kind: .server, message: "the server did not enter COPY IN mode")
         }
-        let writer = PostgresCopyWriter(
-            connection: self, handle: connection, columns: columns, batchBytes: max(batchBytes, 1))
-        do {
-            try produce(writer)
-            try writer.flush()
-        } catch is PostgresCopyWriter.ServerEndedCopy {
-            throw finishCopy(connection, failure: nil)
-                ?? PostgresError(
-                    kind: .server, message: "the server ended COPY into \(target) early")
-        } catch {
-            PQputCopyEnd(connection, "ferry aborted the COPY: \(error)")
-            _ = finishCopy(connection, failure: error)
-            throw error
-        }
-        if PQputCopyEnd(connection, nil) != 1 {
-            throw finishCopy(connection, failure: nil)
-                ?? PostgresError(kind: .server, message: Self.errorText(connection))
-        }
-        var stored = 0
-        if let error = finishCopy(connection, failure: nil, stored: &stored) { throw error }
-        return stored
+        let stream = PostgresCopyStream(connection: self, handle: connection, target: target, columns: columns)
+        openCopy = stream
+        return stream
     }
 
     /// Reads the results that end a COPY; returns the server's error, if any, with the row and
     /// column from its CONTEXT line (`COPY t, line 3, column age: "x"`).
-    private func finishCopy(_ connection: OpaquePointer, failure: (any Error)?) -> PostgresError? {
-        var stored = 0
-        return finishCopy(connection, failure: failure, stored: &stored)
-    }
-
-    private func finishCopy(
-        _ connection: OpaquePointer, failure: (any Error)?, stored: inout Int
-    ) -> PostgresError? {
+    func finishCopy(_ connection: OpaquePointer, stored: inout Int) -> PostgresError? {
         var firstError: PostgresError?
         while let result = PQgetResult(connection) {
             defer { PQclear(result) }
@@ -97,85 +94,130 @@ extension PostgresConnection {
     }
 }
 
-/// Encodes rows in COPY's text format and hands them to libpq in batches.
+/// An open `COPY … FROM STDIN` (``PostgresConnection/beginCopy(into:schema:columns:)``): rows
+/// reach the server as they are sent, and the statement's result comes with ``finish()``.
+///
+/// Atomic like any statement: after ``abort(because:)``, a failed ``send(_:)`` or a row the
+/// server refuses, no row of the COPY stays (inside a transaction, the transaction fails).
+public final class PostgresCopyStream {
+    private unowned let connection: PostgresConnection
+    private let handle: OpaquePointer
+    /// The table, schema-qualified and quoted, for messages.
+    private let target: String
+    /// The columns the COPY names, in order.
+    public let columns: [String]
+    /// Open until ``finish()`` or ``abort(because:)``.
+    private var isOpen = true
+    /// Why the stream was ended by another statement on the connection, if it was.
+    private var endedBy: String?
+
+    init(connection: PostgresConnection, handle: OpaquePointer, target: String, columns: [String]) {
+        self.connection = connection
+        self.handle = handle
+        self.target = target
+        self.columns = columns
+    }
+
+    /// Sends encoded rows (whole lines of ``PostgresCopyText``). Blocks only while the server's
+    /// socket buffer is full; throws the server's error when it has already refused a row.
+    public func send(_ bytes: ArraySlice<UInt8>) throws(PostgresError) {
+        try checkOpen()
+        guard !bytes.isEmpty else { return }
+        let status = bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) {
+                PQputCopyData(handle, $0.baseAddress, Int32($0.count))
+            }
+        }
+        guard status == 1 else {
+            // The server left COPY mode (it refused an earlier row): its error says which.
+            close()
+            var stored = 0
+            throw connection.finishCopy(handle, stored: &stored)
+                ?? PostgresError(kind: .server, message: "the server ended COPY into \(target) early")
+        }
+    }
+
+    /// Ends the COPY and waits for the server to store the last rows.
+    ///
+    /// - Returns: the number of rows the server stored.
+    @discardableResult
+    public func finish() throws(PostgresError) -> Int {
+        try checkOpen()
+        close()
+        var stored = 0
+        if PQputCopyEnd(handle, nil) != 1 {
+            throw connection.finishCopy(handle, stored: &stored)
+                ?? PostgresError(kind: .server, message: PostgresConnection.errorText(handle))
+        }
+        if let error = connection.finishCopy(handle, stored: &stored) { throw error }
+        return stored
+    }
+
+    /// Ends the COPY as failed, so nothing of it stays; does nothing once the stream is closed.
+    public func abort(because error: any Error) {
+        guard isOpen else { return }
+        close()
+        PQputCopyEnd(handle, "ferry aborted the COPY: \(error)")
+        var stored = 0
+        _ = connection.finishCopy(handle, stored: &stored)
+    }
+
+    /// Aborts the COPY because another statement needs the connection.
+    func abortForOtherStatement() {
+        abort(because: PostgresError(kind: .invalidValue, message: "another statement ran on the connection"))
+        endedBy = "another statement ran on the connection while COPY into \(target) was open"
+    }
+
+    private func close() {
+        isOpen = false
+        if connection.openCopy === self { connection.openCopy = nil }
+    }
+
+    private func checkOpen() throws(PostgresError) {
+        guard isOpen else {
+            throw PostgresError(
+                kind: .invalidValue,
+                message: endedBy.map { "the COPY was aborted: \($0)" } ?? "the COPY into \(target) is already over")
+        }
+    }
+}
+
+/// Encodes rows in COPY's text format (``PostgresCopyText``) and sends them in batches through
+/// an open ``PostgresCopyStream``.
 ///
 /// Text is escaped (`\\`, tab, newline, carriage return), NULL is `\N`, `bytea` is `\x` hex.
 /// PostgreSQL text cannot hold U+0000: such a value is refused with an error naming the row and
 /// column before anything of that row is sent.
 public final class PostgresCopyWriter {
-    private unowned let connection: PostgresConnection
-    private let handle: OpaquePointer
-    private let columns: [String]
+    private let stream: PostgresCopyStream
     private let batchBytes: Int
-    private var buffer: [UInt8] = []
+    private var text: PostgresCopyText
     /// Rows appended so far.
-    public private(set) var rowCount = 0
+    public var rowCount: Int { sentRows + text.rowCount }
+    private var sentRows = 0
 
-    /// Thrown inside ``PostgresConnection/copy(into:schema:columns:batchBytes:_:)`` when libpq
-    /// reports that the server has left COPY mode (it rejected an earlier row).
-    struct ServerEndedCopy: Error {}
-
-    init(connection: PostgresConnection, handle: OpaquePointer, columns: [String], batchBytes: Int) {
-        self.connection = connection
-        self.handle = handle
-        self.columns = columns
+    init(stream: PostgresCopyStream, batchBytes: Int) {
+        self.stream = stream
         self.batchBytes = batchBytes
-        buffer.reserveCapacity(batchBytes + 4096)
+        text = PostgresCopyText(columns: stream.columns, capacity: batchBytes + 4096)
     }
 
     /// Appends one row: one value per column, in the order the COPY named them.
     public func append(_ row: [PostgresValue]) throws {
-        let line = rowCount + 1
-        guard row.count == columns.count else {
-            throw PostgresError(
-                kind: .invalidValue,
-                message: "the row has \(row.count) values for \(columns.count) columns",
-                copyLine: line)
+        do {
+            try text.append(row)
+        } catch {
+            var error = error
+            error.copyLine = rowCount + 1
+            throw error
         }
-        let rowStart = buffer.count
-        for (index, value) in row.enumerated() {
-            if index > 0 { buffer.append(UInt8(ascii: "\t")) }
-            guard let text = value.textForm else {
-                buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "N")])
-                continue
-            }
-            if !escape(text) {
-                buffer.removeSubrange(rowStart...)
-                throw PostgresError(
-                    kind: .invalidValue,
-                    message: "text contains the NUL character (U+0000), which PostgreSQL cannot store",
-                    copyLine: line, copyColumn: columns[index])
-            }
-        }
-        buffer.append(UInt8(ascii: "\n"))
-        rowCount += 1
-        if buffer.count >= batchBytes { try flush() }
+        if text.bytes.count >= batchBytes { try flush() }
     }
 
     /// Sends the buffered rows.
     func flush() throws {
-        guard !buffer.isEmpty else { return }
-        let status = buffer.withUnsafeBufferPointer { bytes in
-            bytes.withMemoryRebound(to: CChar.self) {
-                PQputCopyData(handle, $0.baseAddress, Int32($0.count))
-            }
-        }
-        buffer.removeAll(keepingCapacity: true)
-        guard status == 1 else { throw ServerEndedCopy() }
-    }
-
-    /// Appends `text` escaped for COPY's text format; false if it contains NUL.
-    private func escape(_ text: String) -> Bool {
-        for byte in text.utf8 {
-            switch byte {
-            case 0: return false
-            case UInt8(ascii: "\\"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case UInt8(ascii: "\t"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case UInt8(ascii: "\n"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case UInt8(ascii: "\r"): buffer.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            default: buffer.append(byte)
-            }
-        }
-        return true
+        sentRows += text.rowCount
+        defer { text.removeAll() }
+        try stream.send(text.bytes[...])
     }
 }

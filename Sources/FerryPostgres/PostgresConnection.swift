@@ -11,6 +11,8 @@ public final class PostgresConnection {
     public let url: PostgresURL
     var handle: OpaquePointer?
     private var savepointDepth = 0
+    /// The `COPY … FROM STDIN` in progress, if any: the next other statement aborts it first.
+    var openCopy: PostgresCopyStream?
 
     /// Opens a session; the password, if the server asks for one, comes from the URL, then
     /// `PGPASSWORD`, then the password file (`~/.pgpass`, `PGPASSFILE`, `passfile=`).
@@ -122,10 +124,12 @@ public final class PostgresConnection {
 
     // MARK: - libpq plumbing
 
+    /// The session's handle, ready for a statement: a `COPY` still open is aborted first.
     func liveHandle() throws(PostgresError) -> OpaquePointer {
         guard let handle else {
             throw PostgresError(kind: .connectionFailed, message: "the connection to \(url) is closed")
         }
+        openCopy?.abortForOtherStatement()
         return handle
     }
 

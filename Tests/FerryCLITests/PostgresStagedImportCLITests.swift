@@ -397,3 +397,78 @@ extension PostgresStagedImportCLITests {
         }
     }
 }
+
+extension PostgresStagedImportCLITests {
+    @Test(
+        "without references a batch streams into the table while it is read: duplicates within a batch, with stored objects and across batches, early and after most of a batch was sent, give SQLite's outcomes"
+    )
+    func streamedBatchesMatchSQLite() throws {
+        // 3,000 records with long names (a batch's rows are sent in parts while it is read):
+        // record 2,900 repeats the id of record 3 (long after the first parts were sent), record 4
+        // the e-mail of record 2 (in the first part), record 1,500 the nick of record 1,499.
+        var text = "id,email,nick,name,boss\n"
+        for n in 1...3_000 {
+            let id = n == 2_900 ? 3 : n
+            let email = n == 4 ? "2@x" : "\(n)@x"
+            let nick = n == 1_500 ? "n1499" : "n\(n)"
+            text += "\(id),\(email),\(nick),\(String(repeating: "P\(n) ", count: 20)),\n"
+        }
+        for policy in ["error", "keep"] {
+            for batch in [nil, 1_000] {
+                let directory = TemporaryDirectory()
+                let (url, drop) = try PostgresImportCLITests.freshStore("streamed")
+                defer { drop() }
+                try directory.write("model.yml", Self.model)
+                try directory.write("people.csv", text)
+                try directory.write(
+                    "job.yml", Self.job(source: "people.csv", policy: policy, batch: batch, manager: false))
+                let round = "\(policy), batch \(batch.map(String.init) ?? "none")"
+                try Self.compare(directory, url: url, round: round)
+                // Again: every record now collides with a stored object.
+                try Self.compare(directory, url: url, round: round + ", again")
+                // Each batch reserves a block of keys and hands back what it did not use: the
+                // 3,000 records of the first run took keys 1...3,000 whatever the batch size.
+                let keys = try Store.inspectionSession(at: url).session.rows(
+                    "SELECT min(ferry_pk), max(ferry_pk) FROM \"Employee\"", [])
+                #expect(keys.first?[0].int64 == 1, "\(round): \(keys)")
+                #expect(keys.first?[1].int64 == 3_000, "\(round): \(keys)")
+            }
+        }
+    }
+
+    @Test(
+        "text holding U+0000, which PostgreSQL cannot store, rejects its record with the file, line, column and cause; the other records of the batch are stored"
+    )
+    func nulTextIsRejected() throws {
+        let directory = TemporaryDirectory()
+        let (url, drop) = try PostgresImportCLITests.freshStore("nul")
+        defer { drop() }
+        try directory.write("model.yml", Self.model)
+        try directory.write(
+            "people.ndjson",
+            """
+            {"id": 1, "email": "a@x", "name": "Ann"}
+            {"id": 2, "email": "b@x", "name": "B\\u0000b"}
+            {"id": 3, "email": "c@x", "name": "Cy"}
+
+            """)
+        let result = try runFerry(
+            [
+                "import", "people.ndjson", "--store", url, "--model", "model.yml", "--entity", "Employee",
+                "--rejects", "rejects.ndjson", "--max-rejects", "5",
+            ], cwd: directory.path)
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        let rejects = try String(contentsOfFile: directory.file("rejects.ndjson"), encoding: .utf8)
+        #expect(rejects.split(whereSeparator: \.isNewline).count == 1, "\(rejects)")
+        #expect(rejects.contains("NUL character (U+0000)"), "\(rejects)")
+        #expect(rejects.contains("\"line\":2"), "\(rejects)")
+        #expect(rejects.contains("\"field\":\"name\""), "\(rejects)")
+        let export = try runFerry(
+            ["export", "--store", url, "--entity", "Employee", "--format", "csv", "--quiet", "--sort", "id"],
+            cwd: directory.path)
+        #expect(
+            export.stdout.split(whereSeparator: \.isNewline) == [
+                "id,email,nick,name,manager", "1,a@x,,Ann,", "3,c@x,,Cy,",
+            ])
+    }
+}

@@ -190,4 +190,61 @@ struct PostgresCopyTests {
         #expect(error.sqlState == "42P01")
         #expect(error.message.contains("relation \"\(scratch.schema).absent\" does not exist"))
     }
+
+    /// A scratch schema with the `people` table and a COPY into it, open.
+    private func openStream() throws -> (PostgresScratch, PostgresCopyStream) {
+        let scratch = try PostgresScratch()
+        try createTable(scratch)
+        return (
+            scratch, try scratch.connection.beginCopy(into: "people", schema: scratch.schema, columns: Self.columns)
+        )
+    }
+
+    @Test("an open COPY stream stores rows sent in parts while the caller works between sends")
+    func streamInParts() throws {
+        let (scratch, stream) = try openStream()
+        var text = PostgresCopyText(columns: Self.columns)
+        var sent = 0
+        for n in 1...20_000 {
+            try text.append(Self.row(n))
+            if text.bytes.count - sent >= 8192 {
+                try stream.send(text.bytes[sent...])
+                sent = text.bytes.count
+            }
+        }
+        try stream.send(text.bytes[sent...])
+        #expect(try stream.finish() == 20_000)
+        #expect(try scratch.count("people") == 20_000)
+        #expect(throws: PostgresError.self, "a finished stream takes no more rows") {
+            try stream.send(text.bytes[...])
+        }
+    }
+
+    @Test("another statement on the connection aborts an open COPY: nothing of it stays, its finish says why")
+    func otherStatementAbortsStream() throws {
+        let (scratch, stream) = try openStream()
+        var text = PostgresCopyText(columns: Self.columns)
+        for n in 1...100 { try text.append(Self.row(n)) }
+        try stream.send(text.bytes[...])
+        #expect(try scratch.connection.execute("SELECT 41 + 1").rows[0].int(0) == 42)
+        let error = try #require(throws: PostgresError.self) { try stream.finish() }
+        #expect(error.message.contains("another statement ran on the connection"), "\(error)")
+        #expect(try scratch.count("people") == 0)
+    }
+
+    @Test("a constraint violation in a streamed COPY comes from finish, or from a later send once the server refused")
+    func streamConstraintViolation() throws {
+        let (scratch, stream) = try openStream()
+        var text = PostgresCopyText(columns: Self.columns)
+        try text.append(Self.row(7))
+        try text.append(Self.row(7))
+        let error = try #require(throws: PostgresError.self) {
+            try stream.send(text.bytes[...])
+            try stream.finish()
+        }
+        #expect(error.sqlState == "23505")
+        #expect(error.copyLine == 2)
+        #expect(try scratch.count("people") == 0)
+        #expect(try scratch.connection.execute("SELECT 1").rows[0].int(0) == 1, "the session is usable")
+    }
 }

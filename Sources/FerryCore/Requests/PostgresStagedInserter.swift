@@ -4,17 +4,20 @@ import FerryPostgres
 /// reasons ``BatchInserter`` gives on SQLite row by row, for every conflict policy.
 ///
 /// A record is decided in two stages. ``stage(_:supplied:)`` checks in ferry what needs no
-/// server (validation rules, defaults, required values: ``PostgresRecordRules``) and keeps the
-/// encoded row; ``flush()`` then moves the kept rows in one go:
+/// server (validation rules, defaults, required values: ``PostgresRecordRules``) and encodes the
+/// row in COPY's text format (`PostgresCopyText`) with its key; ``flush()`` then settles the batch:
 ///
-/// 1. a block of keys is reserved from the table's identity sequence, one per row in record
-///    order (never below a key the table holds);
-/// 2. unless the last batch had collisions, the rows first go straight into the entity's table
-///    with one `COPY` in a savepoint (the server's bulk insert): if no row collides, that is
-///    all, and every row is inserted; a constraint error rolls the savepoint back and the
-///    batch takes the next steps;
-/// 3. the rows go through `COPY … FROM STDIN` into a temporary staging table (no constraints,
-///    so the COPY cannot fail on a record);
+/// 1. at a batch's first row a block of ``capacity`` keys is reserved from the table's identity
+///    sequence (never below a key the table holds); rows take them in record order, and the
+///    flush hands the unused ones back;
+/// 2. unless the last batch had collisions, the rows go straight into the entity's table with
+///    one `COPY` in a savepoint (the server's bulk insert). When ``streamsWhileStaging``, that
+///    COPY opens at the batch's first row and rows are sent while later ones are still read and
+///    coerced, so the server stores one part of the batch while ferry prepares the next (two
+///    processes, two cores); the flush only ends it. If no row collides, every row is inserted;
+///    a constraint error rolls the savepoint back and the batch takes the next steps;
+/// 3. the same encoded rows go through `COPY … FROM STDIN` into a temporary staging table (no
+///    constraints, so the COPY cannot fail on a record);
 /// 4. `INSERT … SELECT … ORDER BY key ON CONFLICT DO NOTHING` moves them into the entity's
 ///    table in record order: a row colliding with a stored object or with an earlier row of the
 ///    same batch is left out, exactly the rows SQLite's row-by-row inserts reject;
@@ -36,7 +39,7 @@ package final class PostgresStagedInserter: StagingRecordInserter {
     private let table: String
     private let tableName: String
     /// Whether rows of the last batch collided with stored objects or each other: when not, the
-    /// next batch first tries going straight into the table (``copyDirectly(count:width:)``).
+    /// next batch first tries going straight into the table (``copyDirectly()``).
     private var lastBatchCollided = false
     /// The key column, quoted and as named.
     private let keyColumn: String
@@ -46,24 +49,41 @@ package final class PostgresStagedInserter: StagingRecordInserter {
     private let staging: String
     /// The stored columns the records supply, quoted.
     private let quotedNames: [String]
-    /// The staged rows, `columns.count + 1` values each (the reserved key's slot first).
-    private var rows: [PostgresValue] = []
-    /// For `update` and `replace`: the staged rows' supplied flags, `columns.count` each (empty
-    /// while every staged record supplies every value), and the set-based writing.
+    /// The staged rows in COPY's text format, the reserved key first.
+    private var rows: PostgresCopyText
+    private var encoded: [DatabaseValue]
+    /// For `update` and `replace`: the staged rows' values (`columns.count` each), their supplied
+    /// flags (empty while every staged record supplies every value), and the set-based writing.
+    private var mergeValues: [DatabaseValue] = []
     private var supplied: [Bool] = []
     private var tracksSupplied = false
     private let merge: PostgresStagedMerge?
-    private var encoded: [DatabaseValue]
+    /// The first key of the block reserved for the batch (nil before its first row).
+    private var firstKey: Int64?
+    /// Whether the caller uses the store's connection for nothing else between ``stage(_:supplied:)``
+    /// calls, so the direct COPY can stay open while records are staged.
+    package let streamsWhileStaging: Bool
+    /// The direct COPY of the batch while it streams, and how many bytes of ``rows`` it was sent.
+    private var stream: PostgresCopyStream?
+    private var sentBytes = 0
+    /// A constraint error the server reported while the batch streamed.
+    private var streamCollided = false
     /// How many rows are staged.
-    package private(set) var stagedCount = 0
+    package var stagedCount: Int { rows.rowCount }
     /// The rows staged before a flush is due.
     package let capacity: Int
+    /// Bytes of encoded rows sent to the streaming COPY at a time.
+    private static let sendBytes = 128 * 1024
+    /// The savepoint around a streaming direct COPY.
+    private static let savepoint = "ferry_direct_copy"
 
-    /// Prepares the SQL for `columns` of `entityName` in the PostgreSQL store `database`.
+    /// Prepares the SQL for `columns` of `entityName` in the PostgreSQL store `database`. With
+    /// `streamsWhileStaging`, the caller promises not to use the connection between
+    /// ``stage(_:supplied:)`` calls until ``flush()`` (no reference lookups, no sync bookkeeping).
     package init(
         database: PostgresDatabase, model: ObjectModel, layout: any StoreLayout, entity entityName: String,
         columns: [InsertColumn],
-        policy: ConflictPolicy, validate: Bool = true, capacity: Int = 10_000
+        policy: ConflictPolicy, validate: Bool = true, capacity: Int = 10_000, streamsWhileStaging: Bool = false
     ) throws {
         rules = try PostgresRecordRules(
             model: model, layout: layout, entity: entityName, columns: columns, validate: validate)
@@ -71,6 +91,8 @@ package final class PostgresStagedInserter: StagingRecordInserter {
         self.policy = policy
         self.database = database
         self.capacity = max(capacity, 1)
+        // update and replace always go through the staging table: nothing streams.
+        self.streamsWhileStaging = streamsWhileStaging && (policy == .error || policy == .keep)
         let dialect = layout.dialect
         tableName = layout.table(for: entity)
         table = dialect.quote(database.schema) + "." + dialect.quote(tableName)
@@ -86,28 +108,37 @@ package final class PostgresStagedInserter: StagingRecordInserter {
                 database: database, model: model, layout: layout, rules: rules, policy: policy, table: table,
                 staging: staging)
             : nil
+        rows = PostgresCopyText(
+            columns: [layout.keyColumn] + rules.plan.storedNames + (merge.map { [$0.maskName] } ?? []))
     }
 
     /// True when ``capacity`` rows wait for ``flush()``.
     package var isFull: Bool { stagedCount >= capacity }
 
     /// Decides what ferry can decide about a record now: a rejection (a broken rule, a missing
-    /// required value), or nil when the row is staged and ``flush()`` will give its outcome.
+    /// required value, text PostgreSQL cannot store), or nil when the row is staged and
+    /// ``flush()`` will give its outcome.
     package func stage(_ values: [Value], supplied: [Bool]?) throws -> InsertOutcome? {
         if let rejection = rules.encode(values, supplied: supplied, into: &encoded) { return rejection }
-        if merge != nil {
-            // Whether a required value is missing depends on whether the record updates an object.
-            if let supplied, supplied.contains(false), !tracksSupplied {
-                self.supplied = Array(repeating: true, count: stagedCount * encoded.count)
-                tracksSupplied = true
+        if merge == nil, let rejection = rules.missingValue(in: encoded) { return rejection }
+        let first = try firstKey ?? beginBatch()
+        do {
+            try rows.appendField(.integer(first + Int64(rows.rowCount)))
+            for value in encoded { try rows.appendField(Self.copyValue(value)) }
+            if merge != nil {
+                // Whether a required value is missing depends on whether the record updates an
+                // object: the merge decides, with the values and the flags of what was supplied.
+                let mask = supplied.map { String($0.map { $0 ? "1" : "0" }) }
+                try rows.appendField(.text(mask ?? String(repeating: "1", count: encoded.count)))
+                trackSupplied(supplied)
             }
-            if tracksSupplied { self.supplied += supplied ?? Array(repeating: true, count: encoded.count) }
-        } else if let rejection = rules.missingValue(in: encoded) {
-            return rejection
+        } catch {
+            // Only text holding U+0000 cannot be encoded: the row is not staged.
+            let column = error.copyColumn.flatMap { rules.plan.storedNames.firstIndex(of: $0) }
+            return .rejected(reason: error.message, column: column)
         }
-        rows.append(.null)  // the key, reserved at the flush
-        for value in encoded { rows.append(PostgresDatabase.postgresValue(value)) }
-        stagedCount += 1
+        rows.endRow()
+        if stream != nil, rows.bytes.count - sentBytes >= Self.sendBytes { try sendStreamed() }
         return nil
     }
 
@@ -116,31 +147,34 @@ package final class PostgresStagedInserter: StagingRecordInserter {
     /// (`keep`) or the rejection naming the constraint (`error`). Inside the caller's transaction.
     package func flush() throws -> [InsertOutcome] {
         let count = stagedCount
-        guard count > 0 else { return [] }
+        guard count > 0, let first = firstKey else { return [] }
         defer {
-            rows.removeAll(keepingCapacity: true)
+            rows.removeAll()
+            mergeValues.removeAll(keepingCapacity: true)
             supplied.removeAll(keepingCapacity: true)
             tracksSupplied = false
-            stagedCount = 0
+            firstKey = nil
+            sentBytes = 0
+            streamCollided = false
         }
-        let first = try reserveKeys(count)
-        let width = quotedNames.count + 1
-        for row in 0..<count { rows[row * width] = .integer(first + Int64(row)) }
         if let merge {
-            return try flush(through: merge, first: first, count: count, width: width)
+            try returnUnusedKeys(first: first, used: count)
+            return try flush(through: merge, first: first, count: count)
         }
-        if lastBatchCollided == false, try copyDirectly(count: count, width: width) {
-            return Array(repeating: .inserted, count: count)
-        }
+        let streamed = stream != nil || streamCollided
+        let inserted = streamed ? try finishStream() : false
+        try returnUnusedKeys(first: first, used: count)
+        var directly = inserted
+        if !streamed && !lastBatchCollided { directly = try copyDirectly() }
+        if directly { return Array(repeating: .inserted, count: count) }
+        lastBatchCollided = true
         try database.execute(
             "CREATE TEMPORARY TABLE IF NOT EXISTS \(staging) ON COMMIT DROP AS SELECT \(([keyColumn] + quotedNames).joined(separator: ", ")) FROM \(table) WITH NO DATA"
         )
         do {
-            try copyRows(into: stagingName, schema: "pg_temp", count: count, width: width)
+            try copyRows(into: stagingName, schema: "pg_temp")
         } catch let error as PostgresError {
-            throw FerryError(
-                .store,
-                "import into \(entity.name) on PostgreSQL store \(database.location) failed: \(error.description)")
+            throw storeFailure(error)
         }
         let names = ([keyColumn] + quotedNames).joined(separator: ", ")
         try database.execute(
@@ -157,67 +191,126 @@ package final class PostgresStagedInserter: StagingRecordInserter {
         return outcomes
     }
 
+    /// Notes a staged `update`/`replace` record's values and supplied flags for the merge.
+    private func trackSupplied(_ flags: [Bool]?) {
+        mergeValues += encoded
+        if let flags, flags.contains(false), !tracksSupplied {
+            supplied = Array(repeating: true, count: (rows.rowCount) * encoded.count)
+            tracksSupplied = true
+        }
+        if tracksSupplied { supplied += flags ?? Array(repeating: true, count: encoded.count) }
+    }
+
     /// `update` and `replace`: the rows and their supplied flags go into the staging table, and
     /// `merge` writes them.
-    private func flush(
-        through merge: PostgresStagedMerge, first: Int64, count: Int, width: Int
-    ) throws
-        -> [InsertOutcome]
-    {
+    private func flush(through merge: PostgresStagedMerge, first: Int64, count: Int) throws -> [InsertOutcome] {
         let names = ([keyColumn] + quotedNames).joined(separator: ", ")
         try database.execute(
             "CREATE TEMPORARY TABLE IF NOT EXISTS \(staging) ON COMMIT DROP AS SELECT \(names), ''::text AS \(PostgresIdentifier.quote(merge.maskName)) FROM \(table) WITH NO DATA"
         )
         do {
-            try copyRows(into: stagingName, schema: "pg_temp", count: count, width: width, mask: merge.maskName)
+            try copyRows(into: stagingName, schema: "pg_temp")
         } catch let error as PostgresError {
-            throw FerryError(
-                .store,
-                "import into \(entity.name) on PostgreSQL store \(database.location) failed: \(error.description)")
+            throw storeFailure(error)
         }
         try database.execute("ANALYZE \(staging)")
-        return try merge.write(first: first, count: count, rows: rows, width: width, supplied: supplied)
+        return try merge.write(first: first, count: count, values: mergeValues, width: encoded.count, supplied: supplied)
     }
 
-    /// The optimistic path: the rows go straight into the entity's table with one COPY (the
-    /// server's bulk insert, as fast as `psql \copy`), inside a savepoint. True when it worked,
-    /// so no row collided with a stored object or another row and all are inserted; false when
-    /// a constraint stopped it: the savepoint is rolled back and nothing of the COPY stays.
-    private func copyDirectly(count: Int, width: Int) throws -> Bool {
+    /// The batch's first row: reserves its keys and, when the batch goes straight into the
+    /// table and may stream, opens the direct COPY in a savepoint. Returns the first key.
+    private func beginBatch() throws -> Int64 {
+        let first = try reserveKeys(capacity)
+        firstKey = first
+        if streamsWhileStaging && !lastBatchCollided {
+            try database.execute("SAVEPOINT \(Self.savepoint)")
+            do {
+                stream = try database.connection.beginCopy(
+                    into: tableName, schema: database.schema, columns: rows.columns)
+            } catch {
+                throw storeFailure(error)
+            }
+        }
+        return first
+    }
+
+    /// Sends the rows encoded since the last send to the streaming COPY. A constraint error the
+    /// server reports ends the stream; the flush then takes the staging path.
+    private func sendStreamed() throws {
+        guard let stream else { return }
+        do {
+            try stream.send(rows.bytes[sentBytes...])
+            sentBytes = rows.bytes.count
+        } catch  where error.sqlState?.hasPrefix("23") == true {
+            self.stream = nil
+            streamCollided = true
+        } catch {
+            self.stream = nil
+            throw storeFailure(error)
+        }
+    }
+
+    /// Ends the streaming direct COPY: true when every row went in (the savepoint is released),
+    /// false when a constraint stopped it (the savepoint is rolled back, nothing of it stays).
+    private func finishStream() throws -> Bool {
+        try sendStreamed()
+        if let stream {
+            self.stream = nil
+            do {
+                try stream.finish()
+                try database.execute("RELEASE SAVEPOINT \(Self.savepoint)")
+                return true
+            } catch let error as PostgresError where error.sqlState?.hasPrefix("23") == true {
+                streamCollided = true
+            } catch let error as PostgresError {
+                throw storeFailure(error)
+            }
+        }
+        try database.execute("ROLLBACK TO SAVEPOINT \(Self.savepoint)")
+        try database.execute("RELEASE SAVEPOINT \(Self.savepoint)")
+        return false
+    }
+
+    /// The optimistic path when the batch did not stream: the rows go straight into the
+    /// entity's table with one COPY (the server's bulk insert, as fast as `psql \copy`), inside
+    /// a savepoint. True when it worked, so no row collided with a stored object or another row
+    /// and all are inserted; false when a constraint stopped it: the savepoint is rolled back
+    /// and nothing of the COPY stays.
+    private func copyDirectly() throws -> Bool {
         do {
             try database.connection.transaction {
-                try copyRows(into: tableName, schema: database.schema, count: count, width: width)
+                try copyRows(into: tableName, schema: database.schema)
             }
             return true
         } catch let error as PostgresError where error.sqlState?.hasPrefix("23") == true {
-            lastBatchCollided = true
             return false
         } catch let error as PostgresError {
-            throw FerryError(
-                .store,
-                "import into \(entity.name) on PostgreSQL store \(database.location) failed: \(error.description)")
+            throw storeFailure(error)
         }
     }
 
-    /// Sends the staged rows (key first) into `schema.table` with one COPY; with `mask`, each
-    /// row's supplied flags (`1`/`0` per value) go into that column last.
-    private func copyRows(into table: String, schema: String, count: Int, width: Int, mask: String? = nil) throws {
-        let columns = [keyName] + rules.plan.storedNames + (mask.map { [$0] } ?? [])
-        let allSupplied = PostgresValue.text(String(repeating: "1", count: width - 1))
-        try database.connection.copy(into: table, schema: schema, columns: columns) { writer in
-            for row in 0..<count {
-                var values = Array(rows[(row * width)..<((row + 1) * width)])
-                if mask != nil {
-                    values.append(
-                        supplied.isEmpty
-                            ? allSupplied
-                            : .text(
-                                String(
-                                    supplied[(row * (width - 1))..<((row + 1) * (width - 1))].map { $0 ? "1" : "0" })))
-                }
-                try writer.append(values)
-            }
+    /// Sends the staged rows (key first) into `schema.table` with one COPY.
+    private func copyRows(into table: String, schema: String) throws {
+        let stream = try database.connection.beginCopy(into: table, schema: schema, columns: rows.columns)
+        do {
+            try stream.send(rows.bytes[...])
+        } catch {
+            stream.abort(because: error)
+            throw error
         }
+        try stream.finish()
+    }
+
+    /// A value as the COPY sends it: integers as digits (the column decides their type, as a
+    /// `boolean` takes 1 and 0), the rest as ``PostgresDatabase`` sends parameters.
+    private static func copyValue(_ value: DatabaseValue) -> PostgresValue {
+        if case .integer(let number) = value { return .integer(number) }
+        return PostgresDatabase.postgresValue(value)
+    }
+
+    private func storeFailure(_ error: PostgresError) -> FerryError {
+        FerryError(
+            .store, "import into \(entity.name) on PostgreSQL store \(database.location) failed: \(error.description)")
     }
 
     /// Reserves `count` consecutive keys from the table's identity sequence and returns the
@@ -234,6 +327,15 @@ package final class PostgresStagedInserter: StagingRecordInserter {
                 "PostgreSQL store \(database.location): \(entity.name) has no key sequence to number new objects")
         }
         return last - Int64(count) + 1
+    }
+
+    /// Hands the keys of the batch's block that no row took back to the sequence (one writer
+    /// per store, so nobody took keys after them).
+    private func returnUnusedKeys(first: Int64, used: Int) throws {
+        guard used < capacity else { return }
+        _ = try database.scalar(
+            "SELECT setval(pg_get_serial_sequence(?1, ?2), ?3)",
+            [.text(table), .text(keyName), .integer(first + Int64(used) - 1)])
     }
 
     /// The staged rows the entity's table does not hold (they were not inserted) with the uniqueness constraint

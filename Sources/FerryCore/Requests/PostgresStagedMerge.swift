@@ -174,11 +174,11 @@ struct PostgresStagedMerge {
     }
 
     /// Writes the `count` staged records, whose keys are `first`, `first + 1`, … in record order
-    /// (`rows` holds each record's key and values, `width` values per record; `supplied` its
-    /// supplied flags, one per value without the key, empty when every record supplies every
-    /// value), round after round, and returns their outcomes in record order.
+    /// (`values` holds each record's values, `width` per record, without the key; `supplied` their
+    /// supplied flags, empty when every record supplies every value), round after round, and
+    /// returns their outcomes in record order.
     func write(
-        first: Int64, count: Int, rows: [PostgresValue], width: Int, supplied: [Bool]
+        first: Int64, count: Int, values staged: [DatabaseValue], width: Int, supplied: [Bool]
     ) throws -> [InsertOutcome] {
         var outcomes = [InsertOutcome?](repeating: nil, count: count)
         var remaining = count
@@ -196,8 +196,8 @@ struct PostgresStagedMerge {
                 guard let key = row[0].int64, !putOff.contains(key) else { continue }
                 round.append(key)
                 let index = Int(key - first)
-                let values = rows[(index * width + 1)..<((index + 1) * width)].map(PostgresDatabase.databaseValue)
-                let flags = supplied.isEmpty ? nil : supplied[(index * (width - 1))..<((index + 1) * (width - 1))]
+                let values = Array(staged[(index * width)..<((index + 1) * width)])
+                let flags = supplied.isEmpty ? nil : supplied[(index * width)..<((index + 1) * width)]
                 if let rejection = missingValue(in: values, supplied: flags, updating: row[1].int64 != nil) {
                     outcomes[index] = rejection
                     leftOut.append(key)

@@ -273,9 +273,12 @@ final class ImportPlan {
                 throw FerryError(.internal, "an import into a store that is neither SQLite nor PostgreSQL")
             }
             recordInserter = nil
+            // Without references to look up or sync keys to note, nothing but the inserter uses
+            // the connection between records: its COPY streams while records are read.
             stagingInserter = try PostgresStagedInserter(
                 database: postgres, model: model, layout: layout, entity: entity.name, columns: columns,
-                policy: step.onConflict, validate: step.validate)
+                policy: step.onConflict, validate: step.validate,
+                streamsWhileStaging: references.isEmpty && tracker == nil)
         }
         fastFields = Self.fastFields(for: attributes, inserter: sqliteInserter)
     }
