@@ -214,7 +214,8 @@ package final class PostgresStagedInserter: StagingRecordInserter {
             throw storeFailure(error)
         }
         try database.execute("ANALYZE \(staging)")
-        return try merge.write(first: first, count: count, values: mergeValues, width: encoded.count, supplied: supplied)
+        return try merge.write(
+            first: first, count: count, values: mergeValues, width: encoded.count, supplied: supplied)
     }
 
     /// The batch's first row: reserves its keys and, when the batch goes straight into the
