@@ -293,7 +293,9 @@ PY
 # ferry import of the CSV into a new PostgreSQL store (schema bench_ferry, made by each run)
 # against psql's \copy of the same file into a table with the same columns, types, identity key,
 # constraints and indexes (made from ferry's table with LIKE … INCLUDING ALL, emptied before each
-# run), alternating, RUNS times each. psql sends the file and the server parses the CSV.
+# run), alternating, RUNS times each. psql sends the file and the server parses the CSV. When
+# pgloader is installed (Debian: apt-get install pgloader), it is timed too, as a second anchor:
+# LOAD CSV of the same file into a third such table (bench_pgloader), truncated by each run.
 bench_postgres() {
     local url=${FERRY_BENCH_POSTGRES_URL:-${FERRY_TEST_POSTGRES_URL:-}}
     [ -n "$url" ] || die "--postgres needs a server: FERRY_BENCH_POSTGRES_URL or FERRY_TEST_POSTGRES_URL (eval \"\$(scripts/pg-test-server.sh start)\")"
@@ -306,6 +308,22 @@ bench_postgres() {
     psql -q -v ON_ERROR_STOP=1 "$url" -c 'CREATE SCHEMA bench_psql' \
         -c 'CREATE TABLE bench_psql.customers (LIKE bench_ferry.customers INCLUDING ALL)' >/dev/null
     cols=$(head -1 "$CSV")
+    local pgloader=""
+    if command -v pgloader >/dev/null; then
+        pgloader=$WORK/pgloader.load
+        psql -q -v ON_ERROR_STOP=1 "$url" -c 'SET client_min_messages = warning' -c 'DROP SCHEMA IF EXISTS bench_pgloader CASCADE' \
+            -c 'CREATE SCHEMA bench_pgloader' \
+            -c 'CREATE TABLE bench_pgloader.customers (LIKE bench_ferry.customers INCLUDING ALL)' >/dev/null
+        cat >"$pgloader" <<LOAD
+LOAD CSV
+     FROM '$CSV' ($cols)
+     INTO ${url%%\?*}
+     TARGET TABLE bench_pgloader.customers ($cols)
+     WITH skip header = 1, fields terminated by ',', fields optionally enclosed by '"',
+          fields escaped by double-quote, truncate;
+LOAD
+        echo "second anchor: $(pgloader --version 2>&1 | head -1)" >&2
+    fi
     for run in $(seq 1 "$RUNS"); do
         psql -q "$url" -c 'SET client_min_messages = warning' -c 'DROP SCHEMA bench_ferry CASCADE' >/dev/null
         measure ferry postgres "$run" "$WORK/pg-ferry.log" -- \
@@ -315,6 +333,11 @@ bench_postgres() {
         measure psql postgres "$run" "$WORK/pg-psql.log" -- \
             psql -v ON_ERROR_STOP=1 "$url" -c "\\copy bench_psql.customers ($cols) FROM '$CSV' WITH (FORMAT csv, HEADER true)"
         [ "$(psql -tA "$url" -c 'SELECT count(*) FROM bench_psql.customers')" = "$ROWS" ] || die "bench_psql.customers does not hold $ROWS rows"
+        if [ -n "$pgloader" ]; then
+            # pgloader exits 0 even when it rejected rows: the count decides.
+            measure pgloader postgres "$run" "$WORK/pg-pgloader.log" -- pgloader "$pgloader"
+            [ "$(psql -tA "$url" -c 'SELECT count(*) FROM bench_pgloader.customers')" = "$ROWS" ] || { tail -20 "$WORK/pg-pgloader.log" >&2; die "bench_pgloader.customers does not hold $ROWS rows"; }
+        fi
     done
     # Export of the same rows: ferry export (CSV, NDJSON) of the store against psql writing the
     # same columns in the same order, alternating. CSV: psql's \copy (SELECT …) TO (the server
@@ -349,16 +372,18 @@ for line in open(sys.argv[1]).read().splitlines()[1:]:
     runs.setdefault((fmt, tool), []).append((float(wall), int(rss)))
 rows = int(sys.argv[2])
 print(f"PostgreSQL import and export of {rows} records; wall time is the median, RSS the largest")
-print(f"{'case':<14} {'tool':<6} {'median s':>9} {'records/s':>11} {'peak MiB':>9} {'vs psql':>9}")
+print(f"{'case':<14} {'tool':<8} {'median s':>9} {'records/s':>11} {'peak MiB':>9} {'vs psql':>9}")
 for fmt in ("postgres", "export-csv", "export-ndjson"):
     base = statistics.median(w for w, _ in runs[(fmt, "psql")])
-    for tool in ("ferry", "psql"):
+    for tool in ("ferry", "psql", "pgloader"):
+        if (fmt, tool) not in runs:
+            continue
         values = runs[(fmt, tool)]
         wall = statistics.median(w for w, _ in values)
         runs_text = ", ".join(f"{w:.2f}" for w, _ in values)
         case = "import" if fmt == "postgres" else fmt
         target = "   (target: ferry <= 1.20x)" if tool == "ferry" else ""
-        print(f"{case:<14} {tool:<6} {wall:>9.2f} {rows / wall:>11,.0f} {max(r for _, r in values) / 1024:>9.1f} {wall / base:>8.2f}x{target}  [{runs_text}]")
+        print(f"{case:<14} {tool:<8} {wall:>9.2f} {rows / wall:>11,.0f} {max(r for _, r in values) / 1024:>9.1f} {wall / base:>8.2f}x{target}  [{runs_text}]")
 PY
     echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg); raw runs: ${RESULTS#$ROOT/}" >&2
 }
