@@ -21,6 +21,9 @@ package enum FileIO {
         /// True when the file (or a folder on its path) does not exist (`ENOENT`).
         package var isMissingFile: Bool { code == ENOENT }
 
+        /// True when the device is full (`ENOSPC`).
+        package var isNoSpace: Bool { code == ENOSPC }
+
         /// The failure of the call that just set `errno`.
         static var last: Failure { Failure(code: errno) }
     }
@@ -119,6 +122,89 @@ package enum FileIO {
         _ = systemClose(descriptor)
     }
 
+    /// Closes `descriptor`, reporting a failed `close(2)` (a deferred write error on NFS or a
+    /// full disk); an interrupted close is no failure (the descriptor is gone either way).
+    package static func closeReporting(_ descriptor: Int32) throws(Failure) {
+        guard systemClose(descriptor) == 0 || errno == EINTR else { throw .last }
+    }
+
+    /// Opens the file at `path` for reading (`open(2)`, closed on exec).
+    package static func openForReading(_ path: String) throws(Failure) -> Int32 {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .last }
+        return descriptor
+    }
+
+    /// How an existing file is treated when opened for writing.
+    package enum WriteMode: Sendable {
+        /// Emptied first (`O_TRUNC`).
+        case replace
+        /// Written at its end (`O_APPEND`).
+        case append
+        /// Written from its start without emptying it (a FIFO or a device).
+        case overwrite
+    }
+
+    /// Opens (creating it with mode 0644 when missing) the file at `path` for writing (`open(2)`,
+    /// closed on exec).
+    package static func openForWriting(_ path: String, mode: WriteMode) throws(Failure) -> Int32 {
+        let extra: Int32
+        switch mode {
+        case .replace: extra = O_TRUNC
+        case .append: extra = O_APPEND
+        case .overwrite: extra = 0
+        }
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | extra, 0o644)
+        guard descriptor >= 0 else { throw .last }
+        return descriptor
+    }
+
+    /// The size of the regular file open as `descriptor` (`fstat(2)`); nil for a pipe, a device
+    /// or anything else that is not a regular file.
+    package static func regularFileSize(_ descriptor: Int32) -> Int64? {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        return Int64(info.st_size)
+    }
+
+    /// Reads up to `count` bytes from `descriptor` into `buffer` (`read(2)`, retried when a
+    /// signal interrupts it); returns how many, 0 at the end.
+    package static func read(
+        _ descriptor: Int32, into buffer: UnsafeMutableRawPointer, count: Int
+    ) throws(Failure)
+        -> Int
+    {
+        while true {
+            let n = systemRead(descriptor, buffer, count)
+            if n >= 0 { return n }
+            if errno != EINTR { throw .last }
+        }
+    }
+
+    /// Writes every byte of `bytes` to `descriptor` (`write(2)`, repeated after a short write and
+    /// when a signal interrupts it).
+    package static func write(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) throws(Failure) {
+        guard let base = bytes.baseAddress else { return }
+        var offset = 0
+        while offset < bytes.count {
+            let n = systemWrite(descriptor, base + offset, bytes.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .last
+            }
+            offset += n
+        }
+    }
+
+    /// Forces what was written to `descriptor` to the disk (`fsync(2)`). A pipe or a device,
+    /// which cannot be synced, is no failure: returns false for them.
+    @discardableResult
+    package static func synchronize(descriptor: Int32) throws(Failure) -> Bool {
+        guard fsync(descriptor) != 0 else { return true }
+        guard errno == EINVAL || errno == EROFS else { throw .last }
+        return false
+    }
+
     /// This process's id.
     package static var processID: Int32 { getpid() }
 
@@ -132,3 +218,9 @@ package enum FileIO {
 private func systemRename(_ source: String, _ destination: String) -> Int32 { rename(source, destination) }
 private func systemLink(_ path: String, _ newPath: String) -> Int32 { link(path, newPath) }
 private func systemClose(_ descriptor: Int32) -> Int32 { close(descriptor) }
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    read(descriptor, buffer, count)
+}
+private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+    write(descriptor, buffer, count)
+}

@@ -1,11 +1,5 @@
 import FerryCore
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A file (or standard input) read in chunks through `read(2)`, for the streaming readers.
 ///
 /// Compressed input (gzip, zstd, bzip2, xz) is recognised by its first bytes and decompressed as
@@ -38,17 +32,16 @@ package final class InputFile {
             file = DescriptorSource(descriptor: 0, owned: false, name: name, progress: progress)
         } else {
             name = path
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else {
-                let code = errno
-                let reason = String(cString: strerror(code))
+            let fd: Int32
+            do throws(FileIO.Failure) {
+                fd = try FileIO.openForReading(path)
+            } catch {
                 // A missing input is sysexits' EX_NOINPUT (exit 66), like a pattern matching no file.
                 throw FerryError(
-                    code == ENOENT ? .noInput : .io, "cannot open '\(path)': \(reason)", at: InputLocation(file: path))
+                    error.isMissingFile ? .noInput : .io, "cannot open '\(path)': \(error)",
+                    at: InputLocation(file: path))
             }
-            var status = stat()
-            let isRegular = fstat(fd, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG
-            progress = InputProgress(totalBytes: isRegular ? Int64(status.st_size) : nil)
+            progress = InputProgress(totalBytes: FileIO.regularFileSize(fd))
             file = DescriptorSource(descriptor: fd, owned: true, name: path, progress: progress)
         }
         source = file
@@ -116,23 +109,16 @@ final class DescriptorSource: ByteSource {
     }
 
     func read(into buffer: UnsafeMutableRawPointer, count: Int) throws -> Int {
-        while true {
-            #if canImport(Glibc)
-            let n = Glibc.read(descriptor, buffer, count)
-            #else
-            let n = Darwin.read(descriptor, buffer, count)
-            #endif
-            if n >= 0 {
-                progress.add(n)
-                return n
-            }
-            if errno == EINTR { continue }
-            let reason = String(cString: strerror(errno))
-            throw FerryError(.io, "cannot read '\(name)': \(reason)", at: InputLocation(file: name))
+        do {
+            let n = try FileIO.read(descriptor, into: buffer, count: count)
+            progress.add(n)
+            return n
+        } catch {
+            throw FerryError(.io, "cannot read '\(name)': \(error)", at: InputLocation(file: name))
         }
     }
 
     deinit {
-        if owned { close(descriptor) }
+        if owned { FileIO.close(descriptor) }
     }
 }

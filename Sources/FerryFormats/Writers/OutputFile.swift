@@ -1,12 +1,6 @@
 import FerryCore
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A buffered writer to a file or standard output, flushed in large blocks.
 public final class OutputFile {
     /// The label used in errors: the path as the user gave it, or `<stdout>`.
@@ -44,14 +38,11 @@ public final class OutputFile {
         if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
             try? FileManager.default.createDirectory(atPath: String(path[..<slash]), withIntermediateDirectories: true)
         }
-        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : truncate ? O_TRUNC : 0)
-        let fd = open(path, flags, 0o644)
-        guard fd >= 0 else {
-            throw FerryError(
-                .io, "cannot write '\(shownName)': \(String(cString: strerror(errno)))",
-                at: InputLocation(file: shownName))
+        do {
+            descriptor = try FileIO.openForWriting(path, mode: append ? .append : truncate ? .replace : .overwrite)
+        } catch {
+            throw FerryError(.io, "cannot write '\(shownName)': \(error)", at: InputLocation(file: shownName))
         }
-        descriptor = fd
         ownsDescriptor = true
     }
 
@@ -77,36 +68,30 @@ public final class OutputFile {
 
     /// Writes what is buffered to the file.
     public func flush() throws {
-        var offset = 0
-        while offset < buffer.count {
-            let n = buffer.withUnsafeBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return 0 }
-                #if canImport(Glibc)
-                return Glibc.write(descriptor, base + offset, raw.count - offset)
-                #else
-                return Darwin.write(descriptor, base + offset, raw.count - offset)
-                #endif
+        defer { buffer.removeAll(keepingCapacity: true) }
+        let failure = buffer.withUnsafeBytes { raw -> FileIO.Failure? in
+            do throws(FileIO.Failure) {
+                try FileIO.write(descriptor, raw)
+                return nil
+            } catch {
+                return error
             }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let reason = errno == ENOSPC ? "no space left on the device" : String(cString: strerror(errno))
-                buffer.removeAll(keepingCapacity: true)
-                throw FerryError(.io, "cannot write '\(name)': \(reason)", at: InputLocation(file: name))
-            }
-            offset += n
         }
-        buffer.removeAll(keepingCapacity: true)
+        if let failure {
+            let reason = failure.isNoSpace ? "no space left on the device" : failure.description
+            throw FerryError(.io, "cannot write '\(name)': \(reason)", at: InputLocation(file: name))
+        }
     }
 
     /// Flushes what is buffered and forces it to the disk (`fsync(2)`), so that what was written
     /// survives a crash from here on. Pipes and devices, which cannot be synced, are only flushed.
     public func synchronize() throws {
         try flush()
-        guard descriptor >= 0, fsync(descriptor) != 0 else { return }
-        guard errno == EINVAL || errno == EROFS else {
-            throw FerryError(
-                .io, "cannot write '\(name)' to the disk: \(String(cString: strerror(errno)))",
-                at: InputLocation(file: name))
+        guard descriptor >= 0 else { return }
+        do {
+            try FileIO.synchronize(descriptor: descriptor)
+        } catch {
+            throw FerryError(.io, "cannot write '\(name)' to the disk: \(error)", at: InputLocation(file: name))
         }
     }
 
@@ -115,28 +100,19 @@ public final class OutputFile {
     public func close() throws {
         try flush()
         if ownsDescriptor, descriptor >= 0 {
-            #if canImport(Glibc)
-            let result = Glibc.close(descriptor)
-            #else
-            let result = Darwin.close(descriptor)
-            #endif
+            let closing = descriptor
             descriptor = -1
-            if result != 0 && errno != EINTR {
-                throw FerryError(
-                    .io, "cannot write '\(name)': \(String(cString: strerror(errno)))", at: InputLocation(file: name))
+            do {
+                try FileIO.closeReporting(closing)
+            } catch {
+                throw FerryError(.io, "cannot write '\(name)': \(error)", at: InputLocation(file: name))
             }
         }
     }
 
     deinit {
         try? flush()
-        if ownsDescriptor, descriptor >= 0 {
-            #if canImport(Glibc)
-            _ = Glibc.close(descriptor)
-            #else
-            _ = Darwin.close(descriptor)
-            #endif
-        }
+        if ownsDescriptor, descriptor >= 0 { FileIO.close(descriptor) }
     }
 }
 
