@@ -595,5 +595,8 @@ PY
     echo "raw export runs: ${EXPORTS#$ROOT/}" >&2
 fi
 
-[ "$FERRY_RUNS" = 1 ] && bench_verification
-[ "$FERRY_RUNS" = 1 ] && bench_mutations
+# --export-only is only the export section: verification and mutations need the import runs' store.
+if [ "$FERRY_RUNS" = 1 ] && [ "$IMPORTS" = 1 ]; then
+    bench_verification
+    bench_mutations
+fi
