@@ -95,7 +95,12 @@ struct PostgresMutationCLITests {
                     "notes==uppercase(coalesce(notes, name)) + ' #' + string(id)", "--set", "active=true",
                 ], true
             ),
-            (["update", "--entity", "Order", "--where", "total > 100", "--set", "status==if(customer.active, 'paid', 'pending')"], true),
+            (
+                [
+                    "update", "--entity", "Order", "--where", "total > 100", "--set",
+                    "status==if(customer.active, 'paid', 'pending')",
+                ], true
+            ),
             (["update", "--entity", "Customer", "--where", "age < 40", "--set", "age==age * 2", "--dry-run"], true),
             // A broken rule, a value ferry cannot compute: the same message, nothing changed.
             (["update", "--entity", "Customer", "--where", "TRUEPREDICATE", "--set", "age==age * 10"], false),

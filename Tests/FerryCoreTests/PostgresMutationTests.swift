@@ -63,23 +63,14 @@ struct PostgresMutationTests {
         let sqlite = try UpdateFixture(.sqlite)
         let postgres = try UpdateFixture(.postgresql)
         let succeeding: [(String, [String: BatchUpdateRequest.PropertyValue])] = [
-            (
-                "TRUEPREDICATE",
-                [
-                    "email": try UpdateFixture.expression("lowercase(trim(email))"),
-                    "age": try UpdateFixture.expression("age + 1"),
-                    "rank": try UpdateFixture.expression("-(rank * 2 - 1) / 2"),
-                    "balance": try UpdateFixture.expression("balance * 1.1 + 0.01"),
-                    "score": try UpdateFixture.expression("score / 2 + rank"),
-                    "name": try UpdateFixture.expression("uppercase(coalesce(name, 'anon')) + ' #' + string(id)"),
-                    "code": try UpdateFixture.expression("coalesce(code, \"zz\")"),
-                ]
-            ),
+            ("TRUEPREDICATE", try UpdateFixture.arithmeticAndTextExpressions()),
             // With constants, selected by ferry ([cd]) and by the server; nothing selected.
             (
                 "name ==[cd] 'dee' OR age > 30",
-                ["name": try UpdateFixture.expression("if(active, uppercase(coalesce(name, 'x')), 'off')"),
-                 "active": .constant(.bool(false))]
+                [
+                    "name": try UpdateFixture.expression("if(active, uppercase(coalesce(name, 'x')), 'off')"),
+                    "active": .constant(.bool(false)),
+                ]
             ),
             ("id == 2", ["joined": try UpdateFixture.expression("coalesce(joined, date('2020-01-02'))")]),
             ("FALSEPREDICATE", ["age": try UpdateFixture.expression("age * 2")]),

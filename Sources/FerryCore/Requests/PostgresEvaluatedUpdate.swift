@@ -37,7 +37,10 @@ struct PostgresEvaluatedUpdate {
         let selected = values.flatMap(\.expression.keyPathSQL)
         let select =
             "SELECT t0.\(key)\(selected.map { ", " + $0 }.joined()) FROM \(plan.predicate.from) WHERE \(selection) ORDER BY t0.\(key)"
-        let checks = validate ? values.map { Self.checks(for: $0.expression.attribute, coding: layout.valueCoding) } : values.map { _ in [] }
+        let checks =
+            validate
+            ? values.map { Self.checks(for: $0.expression.attribute, coding: layout.valueCoding) }
+            : values.map { _ in [] }
         var broken = checks.map { $0.map { _ in (count: 0, keys: [Int64]()) } }
         var rows: [[DatabaseValue]] = []
         try database.forEachRow(select, arguments) { row in
@@ -78,7 +81,9 @@ struct PostgresEvaluatedUpdate {
 
     /// Copies the new values into a temporary table (typed like the columns they go to) and
     /// updates the objects from it.
-    private func write(_ rows: [[DatabaseValue]], plan: BatchUpdatePlan, on database: PostgresDatabase) throws
+    private func write(
+        _ rows: [[DatabaseValue]], plan: BatchUpdatePlan, on database: PostgresDatabase
+    ) throws
         -> BatchUpdateResult
     {
         let name = database.uniqueTemporaryName("ferry_set_values")
