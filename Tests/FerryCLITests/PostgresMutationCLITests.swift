@@ -57,6 +57,10 @@ struct PostgresMutationCLITests {
                   entity: Order
                   where: status ==[c] "PENDING" AND customer.age > 40
                   set: {status: shipped}
+              - update:
+                  entity: Customer
+                  where: age > 20
+                  set: {age: "=age - 1", notes: "=lowercase(name)"}
               - delete:
                   entity: Order
                   where: status == "cancelled" OR items.@sum.quantity > 40
@@ -84,6 +88,24 @@ struct PostgresMutationCLITests {
                     "balance=12.50", "--dry-run",
                 ], true
             ),
+            // Expressions, evaluated by ferry per object (a to-one key path too), with a constant.
+            (
+                [
+                    "update", "--entity", "Customer", "--where", "age != nil", "--set", "age==age + 1", "--set",
+                    "notes==uppercase(coalesce(notes, name)) + ' #' + string(id)", "--set", "active=true",
+                ], true
+            ),
+            (
+                [
+                    "update", "--entity", "Order", "--where", "total > 100", "--set",
+                    "status==if(customer.active, 'paid', 'pending')",
+                ], true
+            ),
+            (["update", "--entity", "Customer", "--where", "age < 40", "--set", "age==age * 2", "--dry-run"], true),
+            // A broken rule, a value ferry cannot compute: the same message, nothing changed.
+            (["update", "--entity", "Customer", "--where", "TRUEPREDICATE", "--set", "age==age * 10"], false),
+            (["update", "--entity", "Customer", "--where", "TRUEPREDICATE", "--set", "age==age / (age - age)"], false),
+            (["update", "--entity", "Customer", "--where", "TRUEPREDICATE", "--set", "email==name"], false),
             // A uniqueness conflict and a broken rule fail with the same message, changing nothing.
             (["update", "--entity", "Customer", "--where", "age > 30", "--set", "email=same@example.com"], false),
             (["update", "--entity", "Order", "--where", "TRUEPREDICATE", "--set", "status=lost"], false),

@@ -81,7 +81,7 @@ struct PostgresStoreCLITests {
     }
 
     @Test(
-        "a missing PostgreSQL store, an unreachable server and an update PostgreSQL cannot run yet fail clearly, never printing a password"
+        "a missing PostgreSQL store, an unreachable server and an update ferry cannot compute fail clearly, never printing a password"
     )
     func failures() throws {
         let directory = TemporaryDirectory()
@@ -103,12 +103,14 @@ struct PostgresStoreCLITests {
         defer { Self.dropSchema(target, String(schema.replacing("ferry_cli_missing_", with: "ferry_cli_import_"))) }
         try directory.write("in.csv", "id,email\n9,new@example.com\n")
         try Self.fill(target)
-        let refused = try runFerry(
-            ["update", "--store", target, "--entity", "Customer", "--where", "id = 9", "--set", "age==age + 1"],
+        // An expression ferry cannot compute for an object names it; nothing is changed.
+        let failed = try runFerry(
+            [
+                "update", "--store", target, "--entity", "Customer", "--where", "age != nil", "--set",
+                "age==age / (age - age)",
+            ],
             cwd: directory.path)
-        #expect(refused.exitCode == 64)
-        #expect(
-            refused.stderr.contains("set: expressions are not available on a PostgreSQL store yet (Customer.age)"),
-            "\(refused.stderr)")
+        #expect(failed.exitCode != 0)
+        #expect(failed.stderr.contains("Customer ferry_pk"), "\(failed.stderr)")
     }
 }

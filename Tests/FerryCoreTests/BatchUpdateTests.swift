@@ -93,6 +93,20 @@ struct UpdateFixture {
         return try store.execute(request, dryRun: dryRun).updated
     }
 
+    /// An expression for every Customer attribute but the key: arithmetic, exact decimals,
+    /// concatenation and text functions over the old values.
+    static func arithmeticAndTextExpressions() throws -> [String: BatchUpdateRequest.PropertyValue] {
+        [
+            "email": try expression("lowercase(trim(email))"),
+            "age": try expression("age + 1"),
+            "rank": try expression("-(rank * 2 - 1) / 2"),
+            "balance": try expression("balance * 1.1 + 0.01"),
+            "score": try expression("score / 2 + rank"),
+            "name": try expression("uppercase(coalesce(name, 'anon')) + ' #' + string(id)"),
+            "code": try expression("coalesce(code, \"zz\")"),
+        ]
+    }
+
     static func expression(_ text: String) throws -> BatchUpdateRequest.PropertyValue {
         .expression(
             try Expression.parse(
@@ -138,15 +152,7 @@ struct BatchUpdateTests {
         let fixture = try UpdateFixture()
         let changed = try fixture.update(
             "TRUEPREDICATE",
-            [
-                "email": try UpdateFixture.expression("lowercase(trim(email))"),
-                "age": try UpdateFixture.expression("age + 1"),
-                "rank": try UpdateFixture.expression("-(rank * 2 - 1) / 2"),
-                "balance": try UpdateFixture.expression("balance * 1.1 + 0.01"),
-                "score": try UpdateFixture.expression("score / 2 + rank"),
-                "name": try UpdateFixture.expression("uppercase(coalesce(name, 'anon')) + ' #' + string(id)"),
-                "code": try UpdateFixture.expression("coalesce(code, \"zz\")"),
-            ])
+            try UpdateFixture.arithmeticAndTextExpressions())
         #expect(changed == 5)
         #expect(
             try fixture.column("email")

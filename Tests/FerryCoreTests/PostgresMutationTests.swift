@@ -55,10 +55,57 @@ struct PostgresMutationTests {
         }
         #expect(try postgres.update("name LIKE[c] '*e*'", ["rank": .constant(.integer(1))], dryRun: true) == 2)
         #expect(try postgres.customers() == before)
-        let refusal = errorText { _ = try postgres.update("id == 1", ["age": try UpdateFixture.expression("age + 1")]) }
-        #expect(
-            refusal?.contains("error: set: expressions are not available on a PostgreSQL store yet (Customer.age)")
-                == true)
         #expect(try postgres.customers() == before)
+    }
+
+    @Test("expression updates are evaluated by ferry per object: SQLite's values, counts and messages")
+    func expressions() throws {
+        let sqlite = try UpdateFixture(.sqlite)
+        let postgres = try UpdateFixture(.postgresql)
+        let succeeding: [(String, [String: BatchUpdateRequest.PropertyValue])] = [
+            ("TRUEPREDICATE", try UpdateFixture.arithmeticAndTextExpressions()),
+            // With constants, selected by ferry ([cd]) and by the server; nothing selected.
+            (
+                "name ==[cd] 'dee' OR age > 30",
+                [
+                    "name": try UpdateFixture.expression("if(active, uppercase(coalesce(name, 'x')), 'off')"),
+                    "active": .constant(.bool(false)),
+                ]
+            ),
+            ("id == 2", ["joined": try UpdateFixture.expression("coalesce(joined, date('2020-01-02'))")]),
+            ("FALSEPREDICATE", ["age": try UpdateFixture.expression("age * 2")]),
+        ]
+        for (predicate, values) in succeeding {
+            #expect(try postgres.update(predicate, values) == sqlite.update(predicate, values), "\(predicate)")
+            #expect(try postgres.customers() == sqlite.customers(), "\(predicate)")
+        }
+        #expect(
+            try postgres.update("age < 30", ["age": try UpdateFixture.expression("age + 1")], dryRun: true)
+                == sqlite.update("age < 30", ["age": try UpdateFixture.expression("age + 1")], dryRun: true))
+        let before = try postgres.customers()
+        // Broken rules (max, type range, length, pattern, required), a value ferry cannot compute
+        // (division by zero), a uniqueness conflict: the same message, nothing changed.
+        let failing: [(String, [String: BatchUpdateRequest.PropertyValue])] = [
+            ("TRUEPREDICATE", ["age": try UpdateFixture.expression("age + 200")]),
+            ("TRUEPREDICATE", ["rank": try UpdateFixture.expression("rank * 10000")]),
+            ("TRUEPREDICATE", ["email": try UpdateFixture.expression("email + 'xxxxxxxxxxxxxxxx'")]),
+            ("id == 2", ["email": try UpdateFixture.expression("uppercase(name)")]),
+            ("TRUEPREDICATE", ["email": try UpdateFixture.expression("nil")]),
+            ("TRUEPREDICATE", ["age": try UpdateFixture.expression("age / (rank - 3)")]),
+            ("TRUEPREDICATE", ["id": try UpdateFixture.expression("id / 2")]),
+            ("TRUEPREDICATE", ["code": try UpdateFixture.expression("'z'")]),
+        ]
+        for (predicate, values) in failing {
+            let expected = errorText { _ = try sqlite.update(predicate, values) }
+            #expect(expected != nil, "\(values.keys.sorted())")
+            #expect(errorText { _ = try postgres.update(predicate, values) } == expected, "\(values.keys.sorted())")
+            #expect(try postgres.customers() == before)
+        }
+        // Without validation the rules are not checked, as on SQLite.
+        let unchecked = ["age": try UpdateFixture.expression("age + 200")]
+        #expect(
+            try postgres.update("age > 30", unchecked, validate: false)
+                == sqlite.update("age > 30", unchecked, validate: false))
+        #expect(try postgres.customers() == sqlite.customers())
     }
 }

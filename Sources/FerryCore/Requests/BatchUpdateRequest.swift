@@ -138,6 +138,9 @@ extension BatchUpdateRequest {
         var setArguments: [DatabaseValue] = []
         var checks: [BatchUpdatePlan.Check] = []
         var expressionAttributes: [String] = []
+        var constantAssignments: [String] = []
+        var constantArguments: [DatabaseValue] = []
+        var perObject: [(column: String, expression: SetExpression)] = []
         // Attribute order first, so that SQL text and messages do not depend on dictionary order.
         let unknown = propertiesToUpdate.keys.filter { entity.attribute(named: $0) == nil }.sorted()
         if let name = unknown.first {
@@ -179,12 +182,15 @@ extension BatchUpdateRequest {
                 }
                 assignments.append("\(column) = ?")
                 setArguments.append(layout.valueCoding.encode(converted))
+                constantAssignments.append("\(column) = ?")
+                constantArguments.append(layout.valueCoding.encode(converted))
             case .expression(let expression):
                 expressionAttributes.append(attribute.name)
                 let value: BatchUpdatePlan.Value
-                switch try SetExpression.bind(
-                    expression, to: attribute, of: entity, model: model, layout: layout, now: now
-                ).form {
+                let bound = try SetExpression.bind(
+                    expression, to: attribute, of: entity, model: model, layout: layout, now: now)
+                perObject.append((column, bound))
+                switch bound.form {
                 case .sql(let sql, let arguments): value = BatchUpdatePlan.Value(sql: sql, arguments: arguments)
                 case .evaluated(let bound, let keyPathSQL):
                     value = BatchUpdatePlan.Value(
@@ -204,6 +210,9 @@ extension BatchUpdateRequest {
             entity: entity, model: model, layout: layout, table: table, key: key, evaluated: evaluated,
             assignments: assignments.joined(separator: ", "), setArguments: setArguments,
             predicate: where_, residual: residual, checks: checks, expressionAttributes: expressionAttributes,
+            evaluatedByFerry: PostgresEvaluatedUpdate(
+                constantAssignments: constantAssignments, constantArguments: constantArguments, values: perObject,
+                validate: validate),
             location: location)
     }
 }
@@ -248,6 +257,9 @@ struct BatchUpdatePlan {
     var checks: [Check]
     /// Attributes set by an expression (compiled with SQLite's functions).
     var expressionAttributes: [String]
+    /// On PostgreSQL, when ``expressionAttributes`` is not empty: the update with every
+    /// expression evaluated by ferry per object.
+    var evaluatedByFerry: PostgresEvaluatedUpdate
     var location: InputLocation?
 
     var updateSQL: String { "UPDATE \(table) AS t0 SET \(assignments) WHERE \(predicate.sql)" }
@@ -275,12 +287,7 @@ struct BatchUpdatePlan {
     /// made), the objects selected by the server's SQL or, when ferry evaluates part of the
     /// predicate, by key.
     private func run(onPostgreSQL database: PostgresDatabase) throws -> BatchUpdateResult {
-        if !expressionAttributes.isEmpty {
-            throw FerryError(
-                .usage,
-                "set: expressions are not available on a PostgreSQL store yet (\(entity.name).\(expressionAttributes.joined(separator: ", ")))",
-                at: location, notes: ["on PostgreSQL, update sets constant values; docs/postgresql.md"])
-        }
+        if !expressionAttributes.isEmpty { return try evaluatedByFerry.run(self, on: database) }
         var sql = updateSQL
         var arguments = updateArguments
         if let residual {
@@ -355,23 +362,26 @@ struct BatchUpdatePlan {
         }
         // The validation rules: the conditions verify uses, so an update keeps what verify accepts.
         for condition in RuleCondition.conditions(for: attribute, value: v, coding: layout.valueCoding) {
-            let label: String
-            switch condition.rule {
-            case .minValue(let min): label = "min: \(min)"
-            case .maxValue(let max): label = "max: \(max)"
-            case .minLength(let min): label = "min_length: \(min)"
-            case .maxLength(let max): label = "max_length: \(max)"
-            case .pattern(let pattern): label = "pattern: \(pattern)"
-            }
-            add(label, condition.violation, condition.arguments)
+            add(label(of: condition.rule), condition.violation, condition.arguments)
         }
         return rules
+    }
+
+    /// How a validation rule is named in messages: `min: 0`, `pattern: ^[A-Z]+$`.
+    static func label(of rule: RuleCondition.Rule) -> String {
+        switch rule {
+        case .minValue(let min): return "min: \(min)"
+        case .maxValue(let max): return "max: \(max)"
+        case .minLength(let min): return "min_length: \(min)"
+        case .maxLength(let max): return "max_length: \(max)"
+        case .pattern(let pattern): return "pattern: \(pattern)"
+        }
     }
 
     // MARK: - Constraint errors
 
     /// A uniqueness or NOT NULL failure of the UPDATE, in the model's words.
-    private func translate(_ error: FerryError) -> FerryError {
+    func translate(_ error: FerryError) -> FerryError {
         let columns: [String]
         let isUnique: Bool
         let isNotNull: Bool

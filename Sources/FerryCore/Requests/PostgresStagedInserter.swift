@@ -304,7 +304,7 @@ package final class PostgresStagedInserter: StagingRecordInserter {
 
     /// A value as the COPY sends it: integers as digits (the column decides their type, as a
     /// `boolean` takes 1 and 0), the rest as ``PostgresDatabase`` sends parameters.
-    private static func copyValue(_ value: DatabaseValue) -> PostgresValue {
+    static func copyValue(_ value: DatabaseValue) -> PostgresValue {
         if case .integer(let number) = value { return .integer(number) }
         return PostgresDatabase.postgresValue(value)
     }

@@ -18,6 +18,10 @@ struct SetExpression {
 
     let attribute: AttributeDescription
     let form: Form
+    /// The expression bound to the entity, and the SQL over `t0` of its key path number `i`:
+    /// what ferry evaluates per object whatever ``form`` is (on PostgreSQL, every expression).
+    let bound: BoundExpression
+    let keyPathSQL: [String]
 
     /// Checks `expression` against `entity` and the type of `attribute`, and compiles it.
     ///
@@ -34,9 +38,11 @@ struct SetExpression {
         }
         if let sql = bound.sql(column: { keyPathSQL[$0] }, syntax: layout.dialect.predicateSyntax) {
             return SetExpression(
-                attribute: attribute, form: .sql(sql.text, sql.arguments.map(layout.valueCoding.encode)))
+                attribute: attribute, form: .sql(sql.text, sql.arguments.map(layout.valueCoding.encode)), bound: bound,
+                keyPathSQL: keyPathSQL)
         }
-        return SetExpression(attribute: attribute, form: .evaluated(bound, keyPathSQL: keyPathSQL))
+        return SetExpression(
+            attribute: attribute, form: .evaluated(bound, keyPathSQL: keyPathSQL), bound: bound, keyPathSQL: keyPathSQL)
     }
 }
 

@@ -43,13 +43,13 @@ struct RuleScan {
         return results
     }
 
-    private static func pattern(of rule: RuleCondition.Rule) -> PatternRule? {
+    static func pattern(of rule: RuleCondition.Rule) -> PatternRule? {
         if case .pattern(let pattern) = rule { return PatternRule(pattern) }
         return nil
     }
 
     /// True when a non-null value breaks the rule.
-    private static func breaks(_ value: Value, _ rule: RuleCondition.Rule, pattern: PatternRule?) -> Bool {
+    static func breaks(_ value: Value, _ rule: RuleCondition.Rule, pattern: PatternRule?) -> Bool {
         switch rule {
         case .minValue(let min): return AttributeValidator.compare(value, min).map { $0 < 0 } ?? false
         case .maxValue(let max): return AttributeValidator.compare(value, max).map { $0 > 0 } ?? false
