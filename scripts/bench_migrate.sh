@@ -93,14 +93,8 @@ INSERT INTO ZSECTION (Z_PK, Z_ENT, Z_OPT, ZINDEX, ZPOST, ZBODY, ZTITLE) SELECT Z
 
 RESULTS=$WORK/runs-$ROWS.tsv
 printf 'case\trun\twall_s\tpeak_rss_kib\n' >"$RESULTS"
-measure() {   # measure CASE RUN -- command...
-    local name=$1 run=$2
-    shift 3
-    "$TIME" -o "$WORK/time.txt" -f '%e %M' "$@" >"$WORK/$name.log" 2>&1 || { tail -20 "$WORK/$name.log" >&2; die "$name failed: $*"; }
-    read -r wall rss <"$WORK/time.txt"
-    printf '%s\t%s\t%s\t%s\n' "$name" "$run" "$wall" "$rss" >>"$RESULTS"
-    printf '  %-12s run %d: %6.2f s  %7.1f MiB\n' "$name" "$run" "$wall" "$(awk "BEGIN{print $rss/1024}")" >&2
-}
+# measure CASE RUN -- command...
+. "$ROOT/scripts/bench/measure.sh"
 echo "migration benchmark: $ROWS customers, $RUNS run(s) each" >&2
 for run in $(seq 1 "$RUNS"); do
     rm -f "$WORK/base.db" && sqlite3 "$WORK/base.db" "$DDL"
