@@ -148,7 +148,7 @@ public final class JobRunner {
                     Self.removeWorkFile(workPath)
                     report.fail(step: job.steps.count + 1, kind: "swap", error: error)
                 }
-                try? FileManager.default.removeItem(atPath: StoreLock.lockPath(for: workPath))
+                StoreFiles.removeWorkFile(StoreLock.lockPath(for: workPath))
             } else {
                 Self.removeWorkFile(workPath)
             }
@@ -181,7 +181,7 @@ public final class JobRunner {
     /// Removes a work file of this run with its companions and any lock file a step made for it.
     static func removeWorkFile(_ path: String) {
         StoreFiles.remove(path)
-        try? FileManager.default.removeItem(atPath: StoreLock.lockPath(for: path))
+        StoreFiles.removeWorkFile(StoreLock.lockPath(for: path))
     }
 
     /// Removes the rebuild and dry-run files that killed runs left beside the store at `path`
