@@ -50,14 +50,17 @@ struct DiagnosticsLogTests {
         #expect(try StoreSnapshot.texts(store, "SELECT ZHEXCOLOR FROM ZPOST WHERE ZPOSTID = 'WAL-1'") == [["ABCDEF"]])
     }
 
-    @Test("--verbose and -v log at debug, anywhere before the command's arguments end; the level name is case-insensitive")
+    @Test(
+        "--verbose and -v log at debug, anywhere before the command's arguments end; the level name is case-insensitive"
+    )
     func verboseFlag() throws {
         for (extra, env) in [
             (["--verbose"], [String: String]()), (["-v"], [:]), ([], ["FERRY_LOG_LEVEL": "DEBUG"]),
         ] {
             let directory = TemporaryDirectory("ferry-log")
             let store = try Self.storeWithPendingWAL(in: directory)
-            let result = try Self.migrate(store, extra: extra, env: env.merging(["FERRY_LOG_LEVEL": ""]) { old, _ in old })
+            let result = try Self.migrate(
+                store, extra: extra, env: env.merging(["FERRY_LOG_LEVEL": ""]) { old, _ in old })
             #expect(result.exitCode == 0, "\(extra) \(env): \(result)")
             #expect(result.stderr.contains(Self.privateCopyLine(store)), "\(extra) \(env): \(result.stderr)")
         }
