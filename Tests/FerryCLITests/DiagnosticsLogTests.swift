@@ -15,21 +15,9 @@ struct DiagnosticsLogTests {
         "reading Core Data store '\(store)' through a private copy: its -wal holds 1 frame(s) not yet in the main file"
     }
 
-    /// The Revised app's version-3 store with one more post committed only to its `-wal` (as an
-    /// app in WAL mode leaves it before a checkpoint).
+    /// The Revised app's version-3 store with one more post committed only to its `-wal`.
     static func storeWithPendingWAL(in directory: TemporaryDirectory) throws -> String {
-        let store = try CoreDataMigrateReadInPlaceTests.version3Store(in: directory)
-        let pending = directory.file("Pending.sqlite")
-        let writer = try StoreConnection(store)
-        try writer.execute("PRAGMA journal_mode = WAL")
-        try writer.execute("PRAGMA wal_autocheckpoint = 0")
-        try writer.execute(
-            "INSERT INTO ZPOST (Z_PK, Z_ENT, Z_OPT, ZDATE, ZHEXCOLOR, ZPOSTID) VALUES (201, 1, 1, 600000000, 'ABCDEF', 'WAL-1')"
-        )
-        try FileManager.default.copyItem(atPath: store, toPath: pending)
-        try FileManager.default.copyItem(atPath: store + "-wal", toPath: pending + "-wal")
-        withExtendedLifetime(writer) {}
-        return pending
+        try CoreDataMigrateReadInPlaceTests.writeAheadLogStores(in: directory).pending
     }
 
     static func migrate(_ store: String, extra: [String] = [], env: [String: String]) throws -> ProcessResult {
