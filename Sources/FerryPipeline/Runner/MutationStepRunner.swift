@@ -77,11 +77,9 @@ package final class MutationStepRunner {
                             message: message))
                 }
             } catch {
-                // The step's outcome stands; the run log just misses it (a warning when the step
-                // changed the store, since `ferry store log` will not show that change).
-                FerryLog.job.log(
-                    level: failure == nil ? .warning : .notice,
-                    "the \(step.kind) step \(index) was not recorded in the run log: \(error)")
+                // The step's outcome stands; the run log just misses it (so far always on a
+                // PostgreSQL store, whose run log these steps cannot write yet).
+                FerryLog.job.notice("the \(step.kind) step \(index) was not recorded in the run log: \(error)")
             }
         }
         progress?.stepFinished(report)
