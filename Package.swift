@@ -21,6 +21,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        // Diagnostics: one `Logger` per subsystem (`FerryLog`); the CLI bootstraps the handler.
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // Documentation only: `swift package generate-documentation` builds the DocC catalogs.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         // Tests only: the independent reference for the differential tests of decimal arithmetic.
@@ -43,7 +45,9 @@ let package = Package(
         ),
         .target(
             name: "FerryCore",
-            dependencies: ["CFerrySQLite", "CFerryCompression", "FerryPostgres"],
+            dependencies: [
+                "CFerrySQLite", "CFerryCompression", "FerryPostgres", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .systemLibrary(
@@ -55,7 +59,7 @@ let package = Package(
         ),
         .target(
             name: "FerryFormats",
-            dependencies: ["FerryCore", "CFerryCompression"],
+            dependencies: ["FerryCore", "CFerryCompression", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .systemLibrary(
@@ -66,6 +70,7 @@ let package = Package(
             name: "FerryPipeline",
             dependencies: [
                 "FerryCore", "FerryFormats", "FerryPostgres", "CFerryYAML", .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -74,6 +79,7 @@ let package = Package(
             dependencies: [
                 "FerryCore", "FerryFormats", "FerryPipeline",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

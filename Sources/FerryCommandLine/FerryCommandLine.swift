@@ -1,5 +1,6 @@
 import ArgumentParser
 import FerryCore
+import Foundation
 
 /// ferry's command line as a library, so that a program of your own can run it with your
 /// migration policies registered (see `samples/custom-policy/`):
@@ -18,7 +19,9 @@ public enum FerryCommandLine {
 
     /// Parses the arguments (default: the process's), runs the command and, on failure, exits
     /// the process with the command's exit code, exactly as the `ferry` executable does; returns
-    /// after a successful command.
+    /// after a successful command. Bootstraps swift-log once (see `LogBootstrap`): `--verbose`
+    /// (`-v`) anywhere before `--` logs at `debug`, `FERRY_LOG_LEVEL` sets any level; an unknown
+    /// level exits with 64.
     ///
     /// - Parameters:
     ///   - arguments: the arguments after the program name; nil for the process's own.
@@ -26,8 +29,16 @@ public enum FerryCommandLine {
     public static func main(arguments: [String]? = nil, registry: PolicyRegistry = .shared) {
         StandardStreams.prepare()
         SignalHandling.install()
+        let (verbose, rest) = LogBootstrap.verboseFlag(in: arguments ?? Array(CommandLine.arguments.dropFirst()))
+        do {
+            let environment = ProcessInfo.processInfo.environment[LogBootstrap.environmentVariable]
+            LogBootstrap.bootstrap(level: try LogBootstrap.level(environment: environment, verbose: verbose))
+        } catch {
+            Console.printError("error: \(error)")
+            exit(ExitStatus.configuration)
+        }
         $registry.withValue(registry) {
-            Ferry.main(arguments)
+            Ferry.main(rest)
         }
     }
 }

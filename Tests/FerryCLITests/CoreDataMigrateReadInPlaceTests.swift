@@ -21,6 +21,28 @@ struct CoreDataMigrateReadInPlaceTests {
             CoreDataCheckCLITests.snapshot(revised, "CoreDataMigration_Example_3"), into: directory, name: "App.sqlite")
     }
 
+    /// Two WAL stores of an app that committed one more post (`WAL-1`) to the version-3 store:
+    /// `App.sqlite` checkpointed it into the main file, `Pending.sqlite` keeps it in its `-wal`.
+    static func writeAheadLogStores(
+        in directory: TemporaryDirectory
+    ) throws -> (
+        checkpointed: String, pending: String
+    ) {
+        let store = try version3Store(in: directory)
+        let pending = directory.file("Pending.sqlite")
+        let writer = try StoreConnection(store)
+        try writer.execute("PRAGMA journal_mode = WAL")
+        try writer.execute("PRAGMA wal_autocheckpoint = 0")
+        try writer.execute(
+            "INSERT INTO ZPOST (Z_PK, Z_ENT, Z_OPT, ZDATE, ZHEXCOLOR, ZPOSTID) VALUES (201, 1, 1, 600000000, 'ABCDEF', 'WAL-1')"
+        )
+        try FileManager.default.copyItem(atPath: store, toPath: pending)
+        try FileManager.default.copyItem(atPath: store + "-wal", toPath: pending + "-wal")
+        try writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        withExtendedLifetime(writer) {}
+        return (store, pending)
+    }
+
     static func migrate(_ store: String, env: [String: String]) throws -> ProcessResult {
         try runFerry(
             ["migrate", store, "--model", CoreDataCheckCLITests.package(revised), "--quiet"], env: env)
@@ -60,22 +82,7 @@ struct CoreDataMigrateReadInPlaceTests {
     )
     func writeAheadLogStore() throws {
         let directory = TemporaryDirectory("ferry-cd-in-place")
-        let store = try Self.version3Store(in: directory)
-        let pending = directory.file("Pending.sqlite")
-        do {
-            // An app in WAL mode: one more post committed, then checkpointed; a second app's
-            // store keeps its last commit in the -wal.
-            let writer = try StoreConnection(store)
-            try writer.execute("PRAGMA journal_mode = WAL")
-            try writer.execute("PRAGMA wal_autocheckpoint = 0")
-            try writer.execute(
-                "INSERT INTO ZPOST (Z_PK, Z_ENT, Z_OPT, ZDATE, ZHEXCOLOR, ZPOSTID) VALUES (201, 1, 1, 600000000, 'ABCDEF', 'WAL-1')"
-            )
-            try FileManager.default.copyItem(atPath: store, toPath: pending)
-            try FileManager.default.copyItem(atPath: store + "-wal", toPath: pending + "-wal")
-            try writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            withExtendedLifetime(writer) {}
-        }
+        let (store, pending) = try Self.writeAheadLogStores(in: directory)
         // The app closed: its -wal is empty (as a closed app may leave it), its -shm gone.
         try? FileManager.default.removeItem(atPath: store + "-shm")
         try Data().write(to: URL(fileURLWithPath: store + "-wal"))

@@ -290,7 +290,16 @@ package struct CoreDataStoreFile: Sendable {
     /// there is no `-journal` to roll back), so that it can be read in place through
     /// ``immutableURI(_:)`` instead of through a private copy.
     package static func readsInPlace(_ path: String) -> Bool {
-        walFrameCount(path + "-wal") == 0 && !FileManager.default.fileExists(atPath: path + "-journal")
+        inPlaceObstacle(path) == nil
+    }
+
+    /// Why the store at `path` cannot be read in place (its `-wal` holds commits, or a
+    /// `-journal` waits to be rolled back), for the diagnostic of the private copy; nil when it can.
+    package static func inPlaceObstacle(_ path: String) -> String? {
+        let frames = walFrameCount(path + "-wal")
+        if frames != 0 { return "its -wal holds \(frames) frame(s) not yet in the main file" }
+        if FileManager.default.fileExists(atPath: path + "-journal") { return "a -journal waits to be rolled back" }
+        return nil
     }
 
     private static func readMetadata(_ connection: Connection, path: String) throws -> CoreDataStoreMetadata {

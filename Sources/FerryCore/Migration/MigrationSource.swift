@@ -1,3 +1,5 @@
+import Logging
+
 /// The store a migration reads: its version, how its tables are laid out, and the file the
 /// first step reads.
 ///
@@ -52,7 +54,8 @@ struct MigrationSource {
             return MigrationSource(
                 model: model, layout: FerryLayout(), readPath: path, copy: nil, coreDataMetadata: nil)
         }
-        if CoreDataStoreFile.readsInPlace(path), let readPath = inPlacePath(path, access: access) {
+        let obstacle = CoreDataStoreFile.inPlaceObstacle(path)
+        if obstacle == nil, let readPath = inPlacePath(path, access: access) {
             let connection = try Connection(
                 path: MigrationStepRunner.readOnlyURI(readPath), readOnly: true, create: false)
             let file = try CoreDataStoreFile.read(connection: connection, path: path, countingRows: false)
@@ -61,6 +64,9 @@ struct MigrationSource {
             return MigrationSource(
                 model: model, layout: layout, readPath: readPath, copy: nil, coreDataMetadata: file.metadata)
         }
+        FerryLog.migrate.debug(
+            "reading Core Data store '\(path)' through a private copy: \(obstacle ?? "its path cannot be written as a file: URI")"
+        )
         let copy = try CoreDataStoreCopy(of: path)
         do {
             let file = try CoreDataStoreFile.read(copy, countingRows: false)

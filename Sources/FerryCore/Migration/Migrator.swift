@@ -296,7 +296,7 @@ public final class Migrator {
         } catch {
             // Nothing was swapped in: the original is where it was, untouched.
             for file in scratch { StoreFiles.remove(file) }
-            if let backup { try? FileManager.default.removeItem(atPath: backup) }
+            if let backup { StoreFiles.removeWorkFile(backup) }
             throw namingTheStore(error, scratch: scratch, steps: plan.steps, copy: source.readPath)
         }
         report.backup = backup

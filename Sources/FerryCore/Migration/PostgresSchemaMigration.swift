@@ -82,7 +82,7 @@ struct PostgresSchemaMigration {
         // A killed migration's snapshot of this store (also when the kill came after the swap and
         // nothing is left to do): no running migration owns it, since it would hold the lock.
         let scratch = Self.scratchDirectory(for: url)
-        try? FileManager.default.removeItem(atPath: scratch)
+        StoreFiles.removeWorkFile(scratch)
 
         let plan = try self.plan(on: session, countingObjects: false)
         var report = MigrationReport(
@@ -137,7 +137,7 @@ struct PostgresSchemaMigration {
                     "nothing was changed: the original schema '\(schema)' is as it was",
                 ])
         }
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        defer { StoreFiles.removeWorkFile(scratch) }
         let snapshot = scratch + "/store.sqlite"
         try writeSnapshot(of: session, source: plan.source, to: snapshot)
 

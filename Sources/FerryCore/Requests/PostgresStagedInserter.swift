@@ -1,4 +1,5 @@
 import FerryPostgres
+import Logging
 
 /// Writes records into one entity of a PostgreSQL store at `COPY` speed, with the outcomes and
 /// reasons ``BatchInserter`` gives on SQLite row by row, for every conflict policy.
@@ -167,6 +168,9 @@ package final class PostgresStagedInserter: StagingRecordInserter {
         var directly = inserted
         if !streamed && !lastBatchCollided { directly = try copyDirectly() }
         if directly { return Array(repeating: .inserted, count: count) }
+        FerryLog.postgres.debug(
+            "\(count) row(s) for \(table) go through the staging table: \(streamed || !lastBatchCollided ? "a constraint stopped the direct COPY" : "the last batch collided, so no direct COPY was tried")"
+        )
         lastBatchCollided = true
         try database.execute(
             "CREATE TEMPORARY TABLE IF NOT EXISTS \(staging) ON COMMIT DROP AS SELECT \(([keyColumn] + quotedNames).joined(separator: ", ")) FROM \(table) WITH NO DATA"

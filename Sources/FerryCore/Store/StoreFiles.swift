@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// File-level operations on a store and its companion files (`-journal`, `-wal`, `-shm`).
 package enum StoreFiles {
@@ -25,14 +26,29 @@ package enum StoreFiles {
         let prefixes = marks.map { url.lastPathComponent + $0 }
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
         for name in names where prefixes.contains(where: { name.hasPrefix($0) }) {
-            try? FileManager.default.removeItem(atPath: (folder as NSString).appendingPathComponent(name))
+            removeWorkFile((folder as NSString).appendingPathComponent(name))
         }
     }
 
     /// Removes a store and its companion files, ignoring those that do not exist.
     package static func remove(_ path: String) {
         for file in [path] + companions(of: path) {
-            try? FileManager.default.removeItem(atPath: file)
+            removeWorkFile(file)
+        }
+    }
+
+    /// Removes a temporary or work file or folder ferry made, as cleanup after the work (or its
+    /// failure): one that does not exist is fine; one that cannot be removed does not fail the
+    /// run (its own outcome is the one reported) but is logged at `notice` with the reason, so a
+    /// file left behind is never silent.
+    package static func removeWorkFile(_ path: String) {
+        do {
+            try FileManager.default.removeItem(atPath: path)
+        } catch CocoaError.fileNoSuchFile {
+            return
+        } catch {
+            guard FileManager.default.fileExists(atPath: path) else { return }
+            FerryLog.store.notice("could not remove the work file '\(path)': \(error.localizedDescription)")
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// What a store records about itself: which model and version made it, with hashes.
 public struct StoreMetadata: Sendable, Hashable {
@@ -36,7 +37,17 @@ public struct StoreMetadata: Sendable, Hashable {
         for row in try connection.rows("SELECT name, hash FROM \(dialect.quote(tables.entities))") {
             if case .text(let entity) = row[0], case .text(let hash) = row[1] { hashes[entity] = hash }
         }
-        let model = values["model_json"].flatMap { try? JSONDecoder().decode(ObjectModel.self, from: Data($0.utf8)) }
+        let model = values["model_json"].flatMap { json -> ObjectModel? in
+            do {
+                return try JSONDecoder().decode(ObjectModel.self, from: Data(json.utf8))
+            } catch {
+                // Read as a store without a stored model (older ferry wrote none): what needs it says so.
+                FerryLog.store.notice(
+                    "the stored model of \(name) version \(version) (model_json) does not decode, so it is not used: \(error)"
+                )
+                return nil
+            }
+        }
         return StoreMetadata(
             formatVersion: Int(values["format_version"] ?? "") ?? 0, modelName: name, modelVersion: version,
             modelHash: hash, entityHashes: hashes, model: model, createdAt: values["created_at"])

@@ -69,8 +69,8 @@ public struct ExportDestination: Sendable {
     public func discard() {
         guard target != nil else { return }
         // Best effort: the export's own error is the one reported; a temporary file that cannot be
-        // removed stays hidden beside the output.
-        try? FileIO.removeFile(writePath)
+        // removed stays hidden beside the output (and is logged).
+        StoreFiles.removeWorkFile(writePath)
     }
 
     /// The file a chain of symlinks ends at (which may not exist yet), else `path` itself.

@@ -76,7 +76,7 @@ package enum ModelConverter {
             }
             try FileManager.default.moveItem(atPath: staging, toPath: path)
         } catch {
-            try? FileManager.default.removeItem(atPath: staging)
+            StoreFiles.removeWorkFile(staging)
             if let error = error as? FerryError { throw error }
             throw FerryError(
                 .io, "cannot write '\(path)': \(error.localizedDescription)", at: InputLocation(file: path))

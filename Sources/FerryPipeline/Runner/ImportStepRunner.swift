@@ -1,6 +1,7 @@
 import FerryCore
 import FerryFormats
 import Foundation
+import Logging
 
 /// Runs one `import` step: streams records from the reader, maps and coerces fields, resolves
 /// relationships, inserts through ``BatchInserter``, and writes rejects, keeping
@@ -185,8 +186,13 @@ package final class ImportStepRunner {
             report.error = "\(error)"
             report.elapsedSeconds = started.duration(to: .now).seconds
             if !dryRun {
-                try? store.writeDatabase {
-                    try recordRun($0, state: state, startedAt: startedAt, outcome: "failed", message: "\(error)")
+                do {
+                    try store.writeDatabase {
+                        try recordRun($0, state: state, startedAt: startedAt, outcome: "failed", message: "\(error)")
+                    }
+                } catch let logError {
+                    // The step's own error is the one reported; the run log just misses this run.
+                    FerryLog.job.notice("the failed import step \(index) was not recorded in the run log: \(logError)")
                 }
             }
             progress?.stepFinished(report)

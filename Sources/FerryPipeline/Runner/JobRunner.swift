@@ -2,6 +2,7 @@ import FerryCore
 import FerryFormats
 import FerryPostgres
 import Foundation
+import Logging
 
 /// Runs a job's steps in order against its store and produces a ``RunReport``.
 ///
@@ -148,7 +149,7 @@ public final class JobRunner {
                     Self.removeWorkFile(workPath)
                     report.fail(step: job.steps.count + 1, kind: "swap", error: error)
                 }
-                try? FileManager.default.removeItem(atPath: StoreLock.lockPath(for: workPath))
+                StoreFiles.removeWorkFile(StoreLock.lockPath(for: workPath))
             } else {
                 Self.removeWorkFile(workPath)
             }
@@ -181,7 +182,7 @@ public final class JobRunner {
     /// Removes a work file of this run with its companions and any lock file a step made for it.
     static func removeWorkFile(_ path: String) {
         StoreFiles.remove(path)
-        try? FileManager.default.removeItem(atPath: StoreLock.lockPath(for: path))
+        StoreFiles.removeWorkFile(StoreLock.lockPath(for: path))
     }
 
     /// Removes the rebuild and dry-run files that killed runs left beside the store at `path`
@@ -344,7 +345,7 @@ public final class JobRunner {
                 runner.allowsEmptySync = allowsEmptySync
                 runner.progress = progress
                 let checkAfter = importStep.verify && !dryRun
-                let before = checkAfter ? (try? entityCount(importStep.entity, in: store)) : nil
+                let before = checkAfter ? countBefore(importStep.entity, in: store) : nil
                 var stepReport: StepReport
                 do {
                     stepReport = try runner.run()
@@ -467,6 +468,18 @@ public final class JobRunner {
             )
         }
         return step
+    }
+
+    /// The objects of `entity` before an import step, for the count check after it; nil (the check
+    /// then compares nothing, and says why in the log) when they cannot be counted.
+    private func countBefore(_ entity: String, in store: Store) -> Int? {
+        do {
+            return try entityCount(entity, in: store)
+        } catch {
+            FerryLog.job.notice(
+                "no count check after importing \(entity): its objects could not be counted before: \(error)")
+            return nil
+        }
     }
 
     /// The report of a step that completed before the interrupted run stopped: its counts as the

@@ -47,7 +47,7 @@ package struct SnapshotChecker {
             report.elapsedSeconds = started.duration(to: .now).seconds
         }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-check-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: scratch) }
+        defer { StoreFiles.removeWorkFile(scratch.path) }
         let copy = scratch.appendingPathComponent(name).path
 
         // The copy (with its -wal), so the snapshot is never touched.
