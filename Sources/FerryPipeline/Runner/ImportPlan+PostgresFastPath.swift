@@ -29,7 +29,13 @@ extension ImportPlan {
         let staged = try inserter.stageEncoded { copy in
             guard try rows.encode(row, into: &copy, for: inserter) else { return false }
             for offset in 0..<references.count {
-                guard let primaryKey = try resolve(rows.referenceKey(row, offset), offset) else { return false }
+                let key = rows.referenceKey(row, offset)
+                guard let primaryKey = try resolve(key, offset) else { return false }
+                if primaryKey == nil, case .key = key, references[offset].reachesOwnEntity {
+                    // Not found, but it may be a staged record of this import: the general path
+                    // writes the staged records and looks again.
+                    return false
+                }
                 if let primaryKey {
                     copy.appendField(primaryKey)
                 } else if inserter.requiresValue(column: attributes.count + offset) {
