@@ -91,9 +91,12 @@ struct PostgresFastPathImportTests {
             #expect(outcome.rejects == general.rejects, "\(name) \(run)")
             #expect(outcome.error == general.error, "\(name) \(run)")
             #expect(outcome.rows.count == general.rows.count, "\(name) \(run)")
-            if let index = outcome.rows.indices.first(where: { $0 < general.rows.count && outcome.rows[$0] != general.rows[$0] }) {
+            if let index = outcome.rows.indices.first(where: {
+                $0 < general.rows.count && outcome.rows[$0] != general.rows[$0]
+            }) {
                 Issue.record(
-                    "\(name) \(run): row \(index) is \(outcome.rows[index]), not \(general.rows[index]) as on the general path")
+                    "\(name) \(run): row \(index) is \(outcome.rows[index]), not \(general.rows[index]) as on the general path"
+                )
             }
         }
         guard sqlite else { return general }

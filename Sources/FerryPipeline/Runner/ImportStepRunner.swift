@@ -493,7 +493,8 @@ package final class ImportStepRunner {
                 if let record = entry.record {
                     try count(outcome, of: record, plan: plan, values: [], rejects: rejects, state: &state)
                 } else if let stagedTrail {
-                    try count(outcome, ofStaged: entry.staged, in: stagedTrail, plan: plan, rejects: rejects, state: &state)
+                    try count(
+                        outcome, ofStaged: entry.staged, in: stagedTrail, plan: plan, rejects: rejects, state: &state)
                 }
             }
         }
