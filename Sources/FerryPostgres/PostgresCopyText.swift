@@ -38,33 +38,65 @@ public struct PostgresCopyText: Sendable {
 
     /// Appends the next field of the current row; after the last one, ``endRow()``.
     public mutating func appendField(_ value: PostgresValue) throws(PostgresError) {
+        switch value {
+        case .null:
+            appendNull()
+        case .bool(let flag):
+            beginField()
+            bytes.append(flag ? UInt8(ascii: "t") : UInt8(ascii: "f"))
+        case .integer(let number):
+            appendField(number)
+        case .real, .bytes:
+            // Rare in bulk loads: their text form is built, then escaped like any text.
+            beginField()
+            if let text = value.textForm { appendEscaped(text) }
+        case .text(let text):
+            beginField()
+            guard appendEscaped(text) else { throw nulRefused(column: fieldsInRow - 1) }
+        }
+    }
+
+    /// Appends NULL (`\N`) as the next field of the current row.
+    public mutating func appendNull() {
+        beginField()
+        bytes.append(UInt8(ascii: "\\"))
+        bytes.append(UInt8(ascii: "N"))
+    }
+
+    /// Appends an integer, digit by digit, as the next field of the current row (an integer
+    /// column's value; a `boolean` column takes 1 and 0).
+    public mutating func appendField(_ number: Int64) {
+        beginField()
+        appendDecimal(number)
+    }
+
+    /// Appends UTF-8 text, escaped, as the next field of the current row: the bytes of a value
+    /// already in its column's text input form (text, a canonical `numeric`, a `uuid`, an ISO
+    /// date). Text holding U+0000 is refused as in `appendField(_ value:)`, and
+    /// nothing of the current row stays.
+    public mutating func appendField(utf8: UnsafeBufferPointer<UInt8>) throws(PostgresError) {
+        beginField()
+        guard appendEscaped(utf8) else { throw nulRefused(column: fieldsInRow - 1) }
+    }
+
+    /// Starts the next field: notes where a row starts, or separates it from the field before.
+    @inline(__always)
+    private mutating func beginField() {
         if fieldsInRow == 0 {
             rowStart = bytes.count
         } else {
             bytes.append(UInt8(ascii: "\t"))
         }
-        let column = fieldsInRow
         fieldsInRow += 1
-        switch value {
-        case .null:
-            bytes.append(UInt8(ascii: "\\"))
-            bytes.append(UInt8(ascii: "N"))
-        case .bool(let flag):
-            bytes.append(flag ? UInt8(ascii: "t") : UInt8(ascii: "f"))
-        case .integer(let number):
-            appendDecimal(number)
-        case .real, .bytes:
-            // Rare in bulk loads: their text form is built, then escaped like any text.
-            if let text = value.textForm { appendEscaped(text) }
-        case .text(let text):
-            guard appendEscaped(text) else {
-                discardRow()
-                throw PostgresError(
-                    kind: .invalidValue,
-                    message: "text contains the NUL character (U+0000), which PostgreSQL cannot store",
-                    copyLine: rowCount + 1, copyColumn: column < columns.count ? columns[column] : nil)
-            }
-        }
+    }
+
+    /// Drops the current row and returns the error for text holding U+0000 in `column`.
+    private mutating func nulRefused(column: Int) -> PostgresError {
+        discardRow()
+        return PostgresError(
+            kind: .invalidValue,
+            message: "text contains the NUL character (U+0000), which PostgreSQL cannot store",
+            copyLine: rowCount + 1, copyColumn: column < columns.count ? columns[column] : nil)
     }
 
     /// Ends the current row (its fields must number ``columns``' count).
@@ -107,25 +139,29 @@ public struct PostgresCopyText: Sendable {
     @discardableResult
     private mutating func appendEscaped(_ text: String) -> Bool {
         var text = text
-        return text.withUTF8 { utf8 in
-            var runStart = 0
-            for index in 0..<utf8.count {
-                let escaped: UInt8
-                switch utf8[index] {
-                case 0: return false
-                case UInt8(ascii: "\\"): escaped = UInt8(ascii: "\\")
-                case UInt8(ascii: "\t"): escaped = UInt8(ascii: "t")
-                case UInt8(ascii: "\n"): escaped = UInt8(ascii: "n")
-                case UInt8(ascii: "\r"): escaped = UInt8(ascii: "r")
-                default: continue
-                }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
-                bytes.append(UInt8(ascii: "\\"))
-                bytes.append(escaped)
-                runStart = index + 1
+        return text.withUTF8 { appendEscaped($0) }
+    }
+
+    /// Appends UTF-8 bytes escaped (the runs between special bytes copied whole); false if they
+    /// contain NUL.
+    private mutating func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        var runStart = 0
+        for index in 0..<utf8.count {
+            let escaped: UInt8
+            switch utf8[index] {
+            case 0: return false
+            case UInt8(ascii: "\\"): escaped = UInt8(ascii: "\\")
+            case UInt8(ascii: "\t"): escaped = UInt8(ascii: "t")
+            case UInt8(ascii: "\n"): escaped = UInt8(ascii: "n")
+            case UInt8(ascii: "\r"): escaped = UInt8(ascii: "r")
+            default: continue
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
-            return true
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+            bytes.append(UInt8(ascii: "\\"))
+            bytes.append(escaped)
+            runStart = index + 1
         }
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
+        return true
     }
 }

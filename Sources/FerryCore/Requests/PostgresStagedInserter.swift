@@ -35,7 +35,7 @@ package final class PostgresStagedInserter: StagingRecordInserter {
     package let entity: EntityDescription
     package let policy: ConflictPolicy
     private let database: PostgresDatabase
-    private let rules: PostgresRecordRules
+    let rules: PostgresRecordRules
     /// The entity's table, schema-qualified and quoted, and its name.
     private let table: String
     private let tableName: String
@@ -139,8 +139,35 @@ package final class PostgresStagedInserter: StagingRecordInserter {
             return .rejected(reason: error.message, column: column)
         }
         rows.endRow()
-        if stream != nil, rows.bytes.count - sentBytes >= Self.sendBytes { try sendStreamed() }
+        try sendIfDue()
         return nil
+    }
+
+    /// Stages a record whose values `encode` appends to its COPY row, after the key: values
+    /// coerced, defaulted and checked by the caller exactly as ``stage(_:supplied:)`` checks
+    /// them (``columnValidators``, ``columnDefaults``, ``requiresValue(column:)``). False, with
+    /// nothing staged, when `encode` returns false or throws (text holding U+0000): the record
+    /// then takes ``stage(_:supplied:)``, which gives the reason. Only when ``acceptsEncodedRows``.
+    package func stageEncoded(_ encode: (inout PostgresCopyText) throws -> Bool) throws -> Bool {
+        precondition(acceptsEncodedRows, "encoded rows are staged for error and keep only")
+        let first = try firstKey ?? beginBatch()
+        rows.appendField(first + Int64(rows.rowCount))
+        let encoded: Bool
+        do {
+            encoded = try encode(&rows)
+        } catch is PostgresError {
+            encoded = false
+        } catch {
+            rows.discardRow()
+            throw error
+        }
+        guard encoded else {
+            rows.discardRow()
+            return false
+        }
+        rows.endRow()
+        try sendIfDue()
+        return true
     }
 
     /// Writes the staged rows and returns their outcomes in the order they were staged:
@@ -222,12 +249,21 @@ package final class PostgresStagedInserter: StagingRecordInserter {
             first: first, count: count, values: mergeValues, width: encoded.count, supplied: supplied)
     }
 
-    /// The batch's first row: reserves its keys and, when the batch goes straight into the
-    /// table and may stream, opens the direct COPY in a savepoint. Returns the first key.
+    /// The batch's first row: reserves its keys. Returns the first key.
     private func beginBatch() throws -> Int64 {
         let first = try reserveKeys(capacity)
         firstKey = first
-        if streamsWhileStaging && !lastBatchCollided {
+        return first
+    }
+
+    /// When the batch streams and ``sendBytes`` of complete rows wait, sends them, opening the
+    /// direct COPY in a savepoint first when it is not open yet (so a batch whose records were all
+    /// refused never opens one).
+    private func sendIfDue() throws {
+        guard streamsWhileStaging, !lastBatchCollided, !streamCollided,
+            rows.bytes.count - sentBytes >= Self.sendBytes
+        else { return }
+        if stream == nil {
             try database.execute("SAVEPOINT \(Self.savepoint)")
             do {
                 stream = try database.connection.beginCopy(
@@ -236,7 +272,7 @@ package final class PostgresStagedInserter: StagingRecordInserter {
                 throw storeFailure(error)
             }
         }
-        return first
+        try sendStreamed()
     }
 
     /// Sends the rows encoded since the last send to the streaming COPY. A constraint error the

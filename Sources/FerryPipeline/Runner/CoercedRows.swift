@@ -1,4 +1,5 @@
 import FerryCore
+import FerryPostgres
 
 /// Where the fast path puts a record's values: the insert statement itself
 /// (``BatchInserter``), or ``CoercedRows`` that the importing thread binds later.
@@ -129,6 +130,30 @@ final class CoercedRows: DirectRowSink {
                 }
             }
             return try body()
+        }
+    }
+
+    /// Appends row `row`'s attribute values to the COPY row begun in `copy`, as `inserter`
+    /// stages them (integers as digits, text and other values already in their text form escaped
+    /// from these bytes, the rest as ``PostgresStagedInserter/appendEncoded(_:to:)`` writes
+    /// them); false when a value needs the general path (null where a value is required). Throws
+    /// for text holding U+0000.
+    func encode(_ row: Int, into copy: inout PostgresCopyText, for inserter: PostgresStagedInserter) throws -> Bool {
+        let base = row * columnCount
+        return try bytes.withUnsafeBufferPointer { bytes in
+            for column in 0..<columnCount {
+                switch cells[base + column] {
+                case .null:
+                    if inserter.requiresValue(column: column) { return false }
+                    copy.appendNull()
+                case .integer(let value): copy.appendField(value)
+                case .double(let value): try copy.appendField(PostgresValue.real(value))
+                case .value(let value): try inserter.appendEncoded(value, to: &copy)
+                case .text(let start, let count):
+                    try copy.appendField(utf8: UnsafeBufferPointer(rebasing: bytes[start..<(start + count)]))
+                }
+            }
+            return true
         }
     }
 

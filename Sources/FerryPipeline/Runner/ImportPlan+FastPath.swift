@@ -17,6 +17,8 @@ import Darwin
 extension ImportPlan {
     enum FastOutcome {
         case done(InsertOutcome)
+        /// PostgreSQL: the record is staged; its outcome comes when the staged records are written.
+        case staged
         case useGeneralPath
     }
 
@@ -60,16 +62,15 @@ extension ImportPlan {
         var checksRules: Bool
     }
 
-    /// The per-field plan of `attributes`, with the validators of `inserter` (nil on PostgreSQL,
-    /// where the fast path is not taken).
-    static func fastFields(for attributes: [AttributeColumn], inserter: BatchInserter?) -> [FastField] {
+    /// The per-field plan of `attributes`, with the inserter's `validators` (one per column).
+    static func fastFields(for attributes: [AttributeColumn], validators: [AttributeValidator?]) -> [FastField] {
         attributes.enumerated().map { index, column in
             let fieldIndex: Int
             if case .field(let source, _) = column.source { fieldIndex = source } else { fieldIndex = -1 }
             return FastField(
                 fieldIndex: fieldIndex, type: column.type, isOptional: column.attribute.isOptional,
                 readsQuotedFieldsDifferently: column.readsQuotedFieldsDifferently,
-                checksRules: inserter?.validator(forColumn: index)?.hasRules ?? false)
+                checksRules: validators[index]?.hasRules ?? false)
         }
     }
 
@@ -155,12 +156,12 @@ extension ImportPlan {
             let field = fastFields[index]
             // Only a column with rules needs its validator: for any other, a value is acceptable
             // unless it is a missing required one, which is checked where a value can be null.
-            let validator = field.checksRules ? inserter.validator(forColumn: index) : nil
+            let validator = field.checksRules ? columnValidators[index] : nil
             let ok: Bool
             let kind = kinds[index]
             if case .constant = kind {
                 guard case .constant(let value) = attributes[index].source else { return false }
-                if let validator = inserter.validator(forColumn: index), validator.problem(with: value) != nil {
+                if let validator = columnValidators[index], validator.problem(with: value) != nil {
                     return false
                 }
                 try sink.bindDirect(value, column: index)
@@ -173,7 +174,7 @@ extension ImportPlan {
             case .absent:
                 // Not supplied: the default, unvalidated, as `BatchInserter.insert` does; a
                 // required attribute without one fails NOT NULL and takes the general path.
-                try sink.bindDirect(inserter.defaultValue(forColumn: index) ?? .null, column: index)
+                try sink.bindDirect(columnDefaults[index] ?? .null, column: index)
                 ok = true
             case .null:
                 ok = try bindNull(column: index, validator: validator, into: sink)
@@ -284,7 +285,7 @@ extension ImportPlan {
     /// (a null key, or a missing object under `missing: null`), nil when the record needs the
     /// general path.
     @inline(__always)
-    private func resolve(_ key: ReferenceKey, _ offset: Int) throws -> Int64?? {
+    func resolve(_ key: ReferenceKey, _ offset: Int) throws -> Int64?? {
         switch key {
         case .generalPath:
             return nil
@@ -350,7 +351,7 @@ extension ImportPlan {
     func bindNull<Sink: DirectRowSink>(
         column index: Int, validator: AttributeValidator?, into sink: Sink
     ) throws -> Bool {
-        let value = inserter.defaultValue(forColumn: index) ?? .null
+        let value = columnDefaults[index] ?? .null
         if let validator, validator.problem(with: value) != nil { return false }
         if value.isNull && !fastFields[index].isOptional { return false }
         try sink.bindDirect(value, column: index)
@@ -444,7 +445,7 @@ extension ImportPlan {
             ).get()
         else { return false }
         if value.isNull {
-            value = inserter.defaultValue(forColumn: index) ?? .null
+            value = columnDefaults[index] ?? .null
             if value.isNull && !attributes[index].attribute.isOptional { return false }
         }
         if let validator, validator.problem(with: value) != nil { return false }

@@ -86,6 +86,12 @@ final class ImportPlan {
     let stagingInserter: (any StagingRecordInserter)?
     /// SQLite's inserter, which the fast path binds values to directly (nil on PostgreSQL).
     let sqliteInserter: BatchInserter?
+    /// PostgreSQL's inserter, which the fast path stages encoded rows in (nil on SQLite).
+    let postgresInserter: PostgresStagedInserter?
+    /// The inserter's validator of each column (nil when validation is off or for a relationship)
+    /// and the default of each column's attribute: what the fast path checks and fills in.
+    let columnValidators: [AttributeValidator?]
+    let columnDefaults: [Value?]
     /// True when some field may be absent from a record (JSON), so the supplied mask matters.
     let hasOptionalFields: Bool
     /// A `mode: sync` step's tracker of the rows the source has (nil otherwise).
@@ -96,6 +102,9 @@ final class ImportPlan {
     let nested: NestedObjects?
     /// The fast path's plain per-field view of ``attributes`` (see ``FastField``).
     let fastFields: [FastField]
+    /// Where the importing thread coerces a record for PostgreSQL's fast path when the read-ahead
+    /// thread did not (see `stageFast(from:kinds:)`).
+    let stagingScratch: CoercedRows
     var columnCount: Int { attributes.count + references.count + (nested?.insertColumns.count ?? 0) }
 
     /// The source fields some attribute or relationship reads.
@@ -258,6 +267,9 @@ final class ImportPlan {
                 for reference in references { reference.resolver.resolveFromSnapshot() }
             }
             stagingInserter = nil
+            postgresInserter = nil
+            columnValidators = inserter.columns.indices.map { inserter.validator(forColumn: $0) }
+            columnDefaults = inserter.columns.indices.map { inserter.defaultValue(forColumn: $0) }
         } else {
             if step.nested != nil {
                 throw FerryError(
@@ -275,12 +287,17 @@ final class ImportPlan {
             recordInserter = nil
             // Without references to look up or sync keys to note, nothing but the inserter uses
             // the connection between records: its COPY streams while records are read.
-            stagingInserter = try PostgresStagedInserter(
+            let inserter = try PostgresStagedInserter(
                 database: postgres, model: model, layout: layout, entity: entity.name, columns: columns,
                 policy: step.onConflict, validate: step.validate,
                 streamsWhileStaging: references.isEmpty && tracker == nil)
+            stagingInserter = inserter
+            postgresInserter = inserter
+            columnValidators = inserter.columnValidators
+            columnDefaults = inserter.columnDefaults
         }
-        fastFields = Self.fastFields(for: attributes, inserter: sqliteInserter)
+        fastFields = Self.fastFields(for: attributes, validators: columnValidators)
+        stagingScratch = CoercedRows(columnCount: attributes.count, referenceCount: references.count)
     }
 
     /// True when ferry itself proves every reference the step writes: each is the primary key of

@@ -48,6 +48,8 @@ package final class ImportStepRunner {
     private var stepReader: (any RecordReader)?
     /// Records read after the first record a staging inserter keeps, in order, until its flush.
     private var pending: [PendingRecord] = []
+    /// The records PostgreSQL's fast path staged, which ``pending`` refers to by index.
+    private var stagedTrail: StagedRecordTrail?
 
     package init(
         step: ImportStep, store: Store, index: Int = 1, jobName: String = "import", reader: (any RecordReader)? = nil
@@ -78,6 +80,7 @@ package final class ImportStepRunner {
         fastPathRecords = 0
         multiRowRecords = 0
         pending = []
+        stagedTrail = nil
         var nestedPlan: NestedObjects?
         // Inside a caller's transaction (a job's dry run), the caller rolls everything back at the
         // end, so that later steps see what this one would have written.
@@ -118,9 +121,12 @@ package final class ImportStepRunner {
             defer { if foreignKeysSuspended { try? store.withDatabase { try plan.resumeForeignKeyChecks(on: $0) } } }
             state.syncKeys.key = plan.sync?.key
             nestedPlan = plan.nested
-            let kinds =
-                allowsFastPath && plan.sqliteInserter?.supportsDirectBinding == true && plan.nested == nil
-                ? ImportPlan.fastKinds(for: plan.attributes) : nil
+            let fastPathFits =
+                (plan.sqliteInserter?.supportsDirectBinding == true && plan.nested == nil) || plan.stagesEncodedRows
+            let kinds = allowsFastPath && fastPathFits ? ImportPlan.fastKinds(for: plan.attributes) : nil
+            if kinds != nil && plan.stagesEncodedRows {
+                stagedTrail = StagedRecordTrail(fieldIndexes: plan.columnFieldIndexes)
+            }
             let records = try StepRecords(
                 reader: reader, readAhead: readsAhead,
                 coercion: kinds.map { ReadAheadCoercion(plan: plan, kinds: $0, always: readAheadAlwaysCoerces) })
@@ -303,9 +309,14 @@ package final class ImportStepRunner {
                     read: state.read, rejected: state.rejected, fraction: stepReader?.progressFraction)
                 try checkInterruption(state)
             }
-            if let kinds, reader.currentRecordIsWellFormed,
-                case .done(let outcome) = try fastInsert(from: reader, plan: plan, kinds: kinds)
-            {
+            let fast: ImportPlan.FastOutcome =
+                if let kinds, reader.currentRecordIsWellFormed {
+                    try fastInsert(from: reader, plan: plan, kinds: kinds)
+                } else {
+                    .useGeneralPath
+                }
+            switch fast {
+            case .done(let outcome):
                 fastPathRecords += 1
                 switch outcome {
                 case .inserted: state.inserted += 1
@@ -314,7 +325,10 @@ package final class ImportStepRunner {
                 case .skipped: state.skipped += 1
                 case .rejected: preconditionFailure("the fast path hands rejected records to the general path")
                 }
-            } else {
+            case .staged:
+                fastPathRecords += 1
+                try noteStaged(from: reader, plan: plan, rejects: rejects, state: &state)
+            case .useGeneralPath:
                 try process(
                     reader.currentRecord(), plan: plan, values: &values, supplied: &supplied, rejects: rejects,
                     state: &state)
@@ -330,10 +344,28 @@ package final class ImportStepRunner {
     private func fastInsert<Reader: ByteFieldReader>(
         from reader: Reader, plan: ImportPlan, kinds: [ImportPlan.FastKind]
     ) throws -> ImportPlan.FastOutcome {
+        if plan.postgresInserter != nil {
+            if let readAhead = reader as? ReadAheadReader, let coerced = readAhead.currentCoercedRow {
+                return try plan.stageFast(coerced: coerced.rows, row: coerced.row)
+            }
+            return try plan.stageFast(from: reader, kinds: kinds)
+        }
         if let readAhead = reader as? ReadAheadReader, let coerced = readAhead.currentCoercedRow {
             return try plan.fastInsert(coerced: coerced.rows, row: coerced.row)
         }
         return try plan.fastInsert(from: reader, kinds: kinds)
+    }
+
+    /// Notes the reader's current record, which the fast path staged: its outcome comes with the
+    /// flush, which is due when the inserter is full.
+    private func noteStaged<Reader: ByteFieldReader>(
+        from reader: Reader, plan: ImportPlan, rejects: RejectsWriter?, state: inout ImportState
+    ) throws {
+        guard let stagedTrail, let staging = plan.stagingInserter else {
+            preconditionFailure("records are staged through the fast path on PostgreSQL only")
+        }
+        pending.append(PendingRecord(record: nil, staged: stagedTrail.append(from: reader), rejection: nil))
+        if staging.isFull { try writeStaged(plan: plan, rejects: rejects, state: &state) }
     }
 
     /// The next record; a signal that arrives while the importer waits for the reader thread
@@ -372,7 +404,7 @@ package final class ImportStepRunner {
             let outcome: InsertOutcome
             if let staging = plan.stagingInserter {
                 guard let decided = try staging.stage(values, supplied: plan.hasOptionalFields ? supplied : nil) else {
-                    pending.append(PendingRecord(record: record, rejection: nil))
+                    pending.append(PendingRecord(record: record, staged: -1, rejection: nil))
                     if staging.isFull { try writeStaged(plan: plan, rejects: rejects, state: &state) }
                     return
                 }
@@ -425,7 +457,9 @@ package final class ImportStepRunner {
 
     /// A record whose outcome waits for the staged records read before it.
     private struct PendingRecord {
-        let record: SourceRecord
+        /// The record; nil for one the fast path staged, kept in ``stagedTrail`` at `staged`.
+        let record: SourceRecord?
+        let staged: Int
         /// nil: staged, its outcome comes from the flush; else the rejection decided already.
         let rejection: (field: String?, line: Int, column: Int, reason: String)?
     }
@@ -444,21 +478,47 @@ package final class ImportStepRunner {
         var outcomes = try staging.flush().makeIterator()
         let records = pending
         pending = []
+        defer { stagedTrail?.removeAll() }
         // Each record counts as read when its outcome counts, so a failure reports what SQLite's
         // record-by-record import reports (the records read up to the one that failed it).
         state.read -= records.count
         for entry in records {
             state.read += 1
-            if let rejection = entry.rejection {
+            if let rejection = entry.rejection, let record = entry.record {
                 try reject(
-                    record: entry.record, field: rejection.field, line: rejection.line, column: rejection.column,
+                    record: record, field: rejection.field, line: rejection.line, column: rejection.column,
                     reason: rejection.reason, plan: plan, rejects: rejects,
                     state: &state)
             } else if let outcome = outcomes.next() {
-                try count(outcome, of: entry.record, plan: plan, values: [], rejects: rejects, state: &state)
+                if let record = entry.record {
+                    try count(outcome, of: record, plan: plan, values: [], rejects: rejects, state: &state)
+                } else if let stagedTrail {
+                    try count(
+                        outcome, ofStaged: entry.staged, in: stagedTrail, plan: plan, rejects: rejects, state: &state)
+                }
             }
         }
         return true
+    }
+
+    /// Counts the outcome of a record the fast path staged (entry `index` of `trail`).
+    private func count(
+        _ outcome: InsertOutcome, ofStaged index: Int, in trail: StagedRecordTrail, plan: ImportPlan,
+        rejects: RejectsWriter?, state: inout ImportState
+    ) throws {
+        switch outcome {
+        case .inserted: state.inserted += 1
+        case .updated: state.updated += 1
+        case .unchanged: state.unchanged += 1
+        case .skipped: state.skipped += 1
+        case .rejected(let reason, let column):
+            let record = trail.record(index)
+            let location = column.flatMap { trail.location(index, column: $0) }
+            try reject(
+                record: record, field: column.flatMap { plan.fieldName(ofColumn: $0) },
+                line: location?.line ?? record.line, column: location?.column ?? record.column,
+                reason: reason, plan: plan, rejects: rejects, state: &state)
+        }
     }
 
     private func reject(
@@ -467,7 +527,7 @@ package final class ImportStepRunner {
     ) throws {
         if !pending.isEmpty {
             // Staged records read before this one are counted first.
-            pending.append(PendingRecord(record: record, rejection: (field, line, column, reason)))
+            pending.append(PendingRecord(record: record, staged: -1, rejection: (field, line, column, reason)))
             return
         }
         state.rejected += 1
