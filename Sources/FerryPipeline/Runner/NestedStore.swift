@@ -1,0 +1,140 @@
+import FerryCore
+
+/// The few statements a nested import (``NestedObjects``) runs, per backend: the inserter of
+/// each nested entity, statements run again and again (a key lookup, a link), and the savepoint
+/// around each record. One implementation of the nesting rules, two of the plumbing.
+protocol NestedStore: AnyObject {
+    /// The store's session, for statements run once (unlinking the objects absent from a set).
+    var database: any DatabaseConnection { get }
+    /// A record inserter of `entity` that tells the key of each object written or found.
+    func inserter(
+        entity: String, columns: [InsertColumn], policy: ConflictPolicy, validate: Bool, matchKey: [String]?
+    ) throws -> any KeyedRecordInserting
+    /// A statement to run many times with different arguments.
+    func statement(_ sql: String) throws -> NestedStatement
+    /// Call at the start of each of the step's transactions.
+    func beginTransaction()
+    /// Opens the savepoint of the next record.
+    func beginRecord() throws
+    /// Ends the record's savepoint: what it wrote stays when `keeping`, else is rolled back.
+    func endRecord(keeping: Bool) throws
+}
+
+/// A statement ``NestedObjects`` runs many times: a prepared statement on SQLite, the SQL sent
+/// with its arguments on PostgreSQL.
+struct NestedStatement {
+    /// Runs the statement.
+    let run: ([DatabaseValue]) throws -> Void
+    /// The first column of the first row as an integer, nil when there is no row.
+    let firstInteger: ([DatabaseValue]) throws -> Int64?
+}
+
+/// SQLite: prepared statements, ``BatchInserter``s, a prepared savepoint per record.
+final class SQLiteNestedStore: NestedStore {
+    let connection: Connection
+    let model: ObjectModel
+    let layout: any StoreLayout
+    /// SAVEPOINT, ROLLBACK TO and RELEASE of the record being written, prepared once.
+    private var savepoint: (begin: Statement, rollback: Statement, release: Statement)?
+
+    init(connection: Connection, model: ObjectModel, layout: any StoreLayout) {
+        self.connection = connection
+        self.model = model
+        self.layout = layout
+    }
+
+    var database: any DatabaseConnection { connection }
+
+    func inserter(
+        entity: String, columns: [InsertColumn], policy: ConflictPolicy, validate: Bool, matchKey: [String]?
+    ) throws -> any KeyedRecordInserting {
+        try BatchInserter(
+            connection: connection, model: model, layout: layout, entity: entity, columns: columns, policy: policy,
+            validate: validate, matchKey: matchKey)
+    }
+
+    func statement(_ sql: String) throws -> NestedStatement {
+        let statement = try connection.prepare(sql)
+        return NestedStatement(
+            run: { try Self.run(statement, $0) },
+            firstInteger: { arguments in
+                statement.reset()
+                try statement.bind(arguments)
+                defer { statement.reset() }
+                return try statement.step() ? statement.int64(at: 0) : nil
+            })
+    }
+
+    func beginTransaction() {}
+
+    func beginRecord() throws {
+        let savepoint =
+            try self.savepoint ?? (
+                connection.prepare("SAVEPOINT ferry_nested"), connection.prepare("ROLLBACK TO ferry_nested"),
+                connection.prepare("RELEASE ferry_nested")
+            )
+        self.savepoint = savepoint
+        try Self.run(savepoint.begin)
+    }
+
+    func endRecord(keeping: Bool) throws {
+        guard let savepoint else { return }
+        if !keeping { try Self.run(savepoint.rollback) }
+        try Self.run(savepoint.release)
+    }
+
+    private static func run(_ statement: Statement, _ arguments: [DatabaseValue] = []) throws {
+        statement.reset()
+        if !arguments.isEmpty { try statement.bind(arguments) }
+        while try statement.step() {}
+        statement.reset()
+    }
+}
+
+/// PostgreSQL: ``PostgresRecordInserter``s and statements sent as they are. A record's savepoint
+/// stays open after it (a rejected record's rolled back to), and the next record releases it in
+/// the round trip that opens its own: one round trip per record instead of two.
+final class PostgresNestedStore: NestedStore {
+    let postgres: PostgresDatabase
+    let model: ObjectModel
+    let layout: any StoreLayout
+    /// Whether a record's savepoint is open in the current transaction.
+    private var savepointOpen = false
+
+    init(database: PostgresDatabase, model: ObjectModel, layout: any StoreLayout) {
+        postgres = database
+        self.model = model
+        self.layout = layout
+    }
+
+    var database: any DatabaseConnection { postgres }
+
+    func inserter(
+        entity: String, columns: [InsertColumn], policy: ConflictPolicy, validate: Bool, matchKey: [String]?
+    ) throws -> any KeyedRecordInserting {
+        try PostgresRecordInserter(
+            database: postgres, model: model, layout: layout, entity: entity, columns: columns, policy: policy,
+            validate: validate, matchKey: matchKey)
+    }
+
+    func statement(_ sql: String) throws -> NestedStatement {
+        NestedStatement(
+            run: { [postgres] in try postgres.execute(sql, $0) },
+            firstInteger: { [postgres] in try postgres.scalar(sql, $0)?.int64 })
+    }
+
+    func beginTransaction() { savepointOpen = false }
+
+    func beginRecord() throws {
+        if savepointOpen {
+            try postgres.executeScript("RELEASE SAVEPOINT ferry_nested; SAVEPOINT ferry_nested")
+        } else {
+            try postgres.execute("SAVEPOINT ferry_nested")
+            savepointOpen = true
+        }
+    }
+
+    func endRecord(keeping: Bool) throws {
+        if !keeping { try postgres.execute("ROLLBACK TO SAVEPOINT ferry_nested") }
+    }
+}
