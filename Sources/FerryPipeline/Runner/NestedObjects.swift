@@ -8,8 +8,9 @@ import FerryFormats
 /// Nested objects are matched with the store's by their entity's key (as `mode: sync` finds
 /// keys: the user info's primary key, `remoteID` with `key_style: snake_case`, else the first
 /// uniqueness constraint of attributes) and updated, else inserted; then linked. A record and
-/// everything it nests are written under one savepoint: a reject anywhere in it rolls the whole
-/// record back. Plans for nested entities are made on first use, so a model with cycles costs
+/// everything it nests are written under a savepoint: a reject anywhere in it rolls the whole
+/// record back. Where savepoints are dear (PostgreSQL), several records share one: a rejected
+/// record rolls back to it, and the records written under it before are written again. Plans for nested entities are made on first use, so a model with cycles costs
 /// nothing until a record nests that deep, and ``NestedOptions/maxDepth`` bounds the recursion.
 /// The statements themselves are the backend's (``NestedStore``): SQLite's or PostgreSQL's.
 final class NestedObjects {
@@ -149,6 +150,21 @@ final class NestedObjects {
     /// Counts per related entity, of the records written so far (a rejected record's are dropped).
     private(set) var counts: [String: Counts] = [:]
     private var pending: [String: Counts] = [:]
+    /// A record written under the open savepoint, as it was given (written again when a later
+    /// record sharing the savepoint is rolled back).
+    private struct WrittenRecord {
+        let record: SourceRecord
+        let values: [Value]
+        let supplied: [Bool]
+        let suppliedMatters: Bool
+    }
+    private var written: [WrittenRecord] = []
+    private var savepointOpen = false
+    /// The records written under the open savepoint.
+    private var recordsUnderSavepoint = 0
+    /// How many records the open savepoint takes before it is released: doubles after each
+    /// savepoint released without a rejection, up to the store's maximum; 1 after a rejection.
+    private var recordsPerSavepoint = 1
 
     /// The nested relationships of the step's entity, but those `relationships:` maps; their
     /// to-one keys take the top-level inserter's columns from `firstColumn` on.
@@ -191,22 +207,76 @@ final class NestedObjects {
         record: SourceRecord, values: inout [Value], supplied: inout [Bool], inserter: any KeyedRecordInserting,
         suppliedMatters: Bool
     ) throws -> Result<InsertOutcome, Failure> {
-        try store.beginRecord()
+        if !savepointOpen {
+            try store.beginSavepoint()
+            savepointOpen = true
+        }
+        let given = store.maximumRecordsPerSavepoint > 1 ? (values, supplied) : nil
         pending.removeAll(keepingCapacity: true)
         let result = try writeRecord(
             record, values: &values, supplied: &supplied, inserter: inserter, suppliedMatters: suppliedMatters)
-        // A rejected record leaves nothing; nor does one `on_conflict: keep` skipped.
-        var keep = false
-        if case .success(let outcome) = result, !outcome.isRejected, outcome != .skipped { keep = true }
-        if keep {
+        if Self.stays(result) {
             for (entity, count) in pending { counts[entity, default: Counts()].add(count) }
+            if let given {
+                written.append(
+                    WrittenRecord(
+                        record: record, values: given.0, supplied: given.1, suppliedMatters: suppliedMatters))
+            }
+            recordsUnderSavepoint += 1
+            if recordsUnderSavepoint >= recordsPerSavepoint {
+                try releaseSavepoint()
+                recordsPerSavepoint = min(recordsPerSavepoint * 2, store.maximumRecordsPerSavepoint)
+            }
+        } else {
+            // A rejected record leaves nothing; nor does one `on_conflict: keep` skipped.
+            try store.rollBackSavepoint()
+            try writeAgain(inserter: inserter)
+            try releaseSavepoint()
+            recordsPerSavepoint = 1
         }
-        try store.endRecord(keeping: keep)
         return result
     }
 
-    /// Call at the start of each of the step's transactions.
-    func beginTransaction() { store.beginTransaction() }
+    /// Whether what a record wrote stays: not when it was rejected or skipped (`on_conflict: keep`).
+    private static func stays(_ result: Result<InsertOutcome, Failure>) -> Bool {
+        guard case .success(let outcome) = result else { return false }
+        return !outcome.isRejected && outcome != .skipped
+    }
+
+    /// Writes the records of the savepoint rolled back again, in the same order into the same
+    /// store, so with the same outcomes (their counts are in already).
+    private func writeAgain(inserter: any KeyedRecordInserting) throws {
+        for entry in written {
+            var values = entry.values
+            var supplied = entry.supplied
+            pending.removeAll(keepingCapacity: true)
+            let result = try writeRecord(
+                entry.record, values: &values, supplied: &supplied, inserter: inserter,
+                suppliedMatters: entry.suppliedMatters)
+            guard Self.stays(result) else {
+                throw FerryError(
+                    .internal,
+                    "record \(entry.record.number) was written, then refused when written again after a later record was rolled back"
+                )
+            }
+        }
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    private func releaseSavepoint() throws {
+        try store.releaseSavepoint()
+        savepointOpen = false
+        recordsUnderSavepoint = 0
+        written.removeAll(keepingCapacity: true)
+    }
+
+    /// Call at the start of each of the step's transactions: the last one ended any savepoint.
+    func beginTransaction() {
+        savepointOpen = false
+        recordsUnderSavepoint = 0
+        written.removeAll(keepingCapacity: true)
+        recordsPerSavepoint = 1
+    }
 
     private func writeRecord(
         _ record: SourceRecord, values: inout [Value], supplied: inout [Bool], inserter: any KeyedRecordInserting,
@@ -311,7 +381,12 @@ final class NestedObjects {
                 case .failure(let failure): return .failure(failure)
                 case .success(let key):
                     guard let key else { continue }
-                    if let failure = try connect(link, parent: parentKey, child: key, at: element, path: elementPath) {
+                    // A nested object written with the parent's key in its own column is linked already.
+                    var writtenLinked = false
+                    if case .object = element.content, link.node?.parentColumn != nil { writtenLinked = true }
+                    if !writtenLinked,
+                        let failure = try connect(link, parent: parentKey, child: key, at: element, path: elementPath)
+                    {
                         return .failure(failure)
                     }
                     pending[link.destination.name, default: Counts()].linked += 1

@@ -2,7 +2,7 @@ import FerryCore
 
 /// The few statements a nested import (``NestedObjects``) runs, per backend: the inserter of
 /// each nested entity, statements run again and again (a key lookup, a link), and the savepoint
-/// around each record. One implementation of the nesting rules, two of the plumbing.
+/// records are written under. One implementation of the nesting rules, two of the plumbing.
 protocol NestedStore: AnyObject {
     /// The store's session, for statements run once (unlinking the objects absent from a set).
     var database: any DatabaseConnection { get }
@@ -12,12 +12,16 @@ protocol NestedStore: AnyObject {
     ) throws -> any KeyedRecordInserting
     /// A statement to run many times with different arguments.
     func statement(_ sql: String) throws -> NestedStatement
-    /// Call at the start of each of the step's transactions.
-    func beginTransaction()
-    /// Opens the savepoint of the next record.
-    func beginRecord() throws
-    /// Ends the record's savepoint: what it wrote stays when `keeping`, else is rolled back.
-    func endRecord(keeping: Bool) throws
+    /// How many records may share one savepoint: 1 on SQLite, where a savepoint costs nothing;
+    /// more on PostgreSQL, where each savepoint that writes is a subtransaction holding a lock
+    /// until the transaction ends, and thousands of them slow every later one down.
+    var maximumRecordsPerSavepoint: Int { get }
+    /// Opens the savepoint records are written under.
+    func beginSavepoint() throws
+    /// Undoes what was written since the savepoint opened; the savepoint stays open.
+    func rollBackSavepoint() throws
+    /// Closes the savepoint, keeping what was written under it.
+    func releaseSavepoint() throws
 }
 
 /// A statement ``NestedObjects`` runs many times: a prepared statement on SQLite, the SQL sent
@@ -65,9 +69,9 @@ final class SQLiteNestedStore: NestedStore {
             })
     }
 
-    func beginTransaction() {}
+    var maximumRecordsPerSavepoint: Int { 1 }
 
-    func beginRecord() throws {
+    func beginSavepoint() throws {
         let savepoint =
             try self.savepoint ?? (
                 connection.prepare("SAVEPOINT ferry_nested"), connection.prepare("ROLLBACK TO ferry_nested"),
@@ -77,10 +81,12 @@ final class SQLiteNestedStore: NestedStore {
         try Self.run(savepoint.begin)
     }
 
-    func endRecord(keeping: Bool) throws {
-        guard let savepoint else { return }
-        if !keeping { try Self.run(savepoint.rollback) }
-        try Self.run(savepoint.release)
+    func rollBackSavepoint() throws {
+        if let savepoint { try Self.run(savepoint.rollback) }
+    }
+
+    func releaseSavepoint() throws {
+        if let savepoint { try Self.run(savepoint.release) }
     }
 
     private static func run(_ statement: Statement, _ arguments: [DatabaseValue] = []) throws {
@@ -91,15 +97,12 @@ final class SQLiteNestedStore: NestedStore {
     }
 }
 
-/// PostgreSQL: ``PostgresRecordInserter``s and statements sent as they are. A record's savepoint
-/// stays open after it (a rejected record's rolled back to), and the next record releases it in
-/// the round trip that opens its own: one round trip per record instead of two.
+/// PostgreSQL: ``PostgresRecordInserter``s and statements sent as they are, up to 256 records
+/// under one savepoint.
 final class PostgresNestedStore: NestedStore {
     let postgres: PostgresDatabase
     let model: ObjectModel
     let layout: any StoreLayout
-    /// Whether a record's savepoint is open in the current transaction.
-    private var savepointOpen = false
 
     init(database: PostgresDatabase, model: ObjectModel, layout: any StoreLayout) {
         postgres = database
@@ -123,18 +126,11 @@ final class PostgresNestedStore: NestedStore {
             firstInteger: { [postgres] in try postgres.scalar(sql, $0)?.int64 })
     }
 
-    func beginTransaction() { savepointOpen = false }
+    var maximumRecordsPerSavepoint: Int { 256 }
 
-    func beginRecord() throws {
-        if savepointOpen {
-            try postgres.executeScript("RELEASE SAVEPOINT ferry_nested; SAVEPOINT ferry_nested")
-        } else {
-            try postgres.execute("SAVEPOINT ferry_nested")
-            savepointOpen = true
-        }
-    }
+    func beginSavepoint() throws { try postgres.execute("SAVEPOINT ferry_nested") }
 
-    func endRecord(keeping: Bool) throws {
-        if !keeping { try postgres.execute("ROLLBACK TO SAVEPOINT ferry_nested") }
-    }
+    func rollBackSavepoint() throws { try postgres.execute("ROLLBACK TO SAVEPOINT ferry_nested") }
+
+    func releaseSavepoint() throws { try postgres.execute("RELEASE SAVEPOINT ferry_nested") }
 }
