@@ -109,7 +109,9 @@ struct PostgresNestedImportCLITests {
                     case .inverseForeignKey:
                         continue
                     }
-                    let links = try database.rows(sql).map { "\(entity.name).\(relationship.name) \($0[0]) -> \($0[1])" }
+                    let links = try database.rows(sql).map {
+                        "\(entity.name).\(relationship.name) \($0[0]) -> \($0[1])"
+                    }
                     lines += links.sorted()
                 }
             }
@@ -140,7 +142,9 @@ struct PostgresNestedImportCLITests {
         #expect(codes[1] == codes[0], "\(round): \(outputs[1])", sourceLocation: sourceLocation)
         #expect(!lines[0].isEmpty, "\(round): \(outputs[0])", sourceLocation: sourceLocation)
         #expect(lines[1] == lines[0], "\(round)", sourceLocation: sourceLocation)
-        let rejects = ["sq", "pg"].map { try? String(contentsOfFile: directory.file("\($0)/r.ndjson"), encoding: .utf8) }
+        let rejects = ["sq", "pg"].map {
+            try? String(contentsOfFile: directory.file("\($0)/r.ndjson"), encoding: .utf8)
+        }
         #expect(rejects[1] == rejects[0], "\(round): rejects", sourceLocation: sourceLocation)
         let expected = try contents(directory.file("sq/store.sqlite"))
         #expect(try contents(url) == expected, "\(round): objects and links", sourceLocation: sourceLocation)
@@ -177,7 +181,8 @@ struct PostgresNestedImportCLITests {
             defer { drop() }
             let directory = try Self.prepared(Self.people, job: Self.job(extra: ", on_conflict: \(policy)"))
             let first = try Self.compare(directory, url: url, round: "\(policy), first run")
-            #expect(first.contains("  nested Pet: inserted 2, updated 1, unchanged 0, linked 4, unlinked 0"), "\(first)")
+            #expect(
+                first.contains("  nested Pet: inserted 2, updated 1, unchanged 0, linked 4, unlinked 0"), "\(first)")
             #expect(first.contains { $0.contains("read 4, inserted 4") }, "\(first)")
             // The same records again: the objects exist (rejected, updated, replaced or kept).
             try Self.compare(directory, url: url, round: "\(policy), second run")
@@ -224,6 +229,36 @@ struct PostgresNestedImportCLITests {
         }
     }
 
+    @Test(
+        "text holding U+0000, which PostgreSQL cannot store, rejects its record (never cut short); as a key it finds nothing"
+    )
+    func nulCharacter() throws {
+        let (url, drop) = try PostgresImportCLITests.freshStore("nested")
+        defer { drop() }
+        let directory = try Self.prepared(
+            """
+            [
+              {"id": 1, "clubs": [{"code": "c"}]},
+              {"id": 2, "pets": [{"id": 20, "name": "nul\\u0000inside"}]},
+              {"id": 3, "clubs": ["c\\u0000"]}
+            ]
+            """)
+        let result = try runFerry(
+            ["run", "job.yml", "--param", "store=\(url)", "--param", "out=pg"], cwd: directory.path)
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.stdout.contains("read 3, inserted 1, updated 0, skipped 0, rejected 2"), "\(result)")
+        let rejects = try String(contentsOfFile: directory.file("pg/r.ndjson"), encoding: .utf8)
+        let lines = rejects.split(separator: "\n")
+        #expect(lines.count == 2, "\(rejects)")
+        #expect(
+            lines.first?.contains(
+                #""field":"pets[0].name","reason":"Pet: text contains the NUL character (U+0000), which PostgreSQL cannot store""#
+            ) == true, "\(rejects)")
+        #expect(lines.last?.contains("Person.clubs: no Club with code = c") == true, "\(rejects)")
+        #expect(try Self.contents(url).contains("Club.members c -> 1"))
+        #expect(!(try Self.contents(url).contains { $0.hasPrefix("Pet 20") }))
+    }
+
     @Test("max_depth: records nested deeper are rejected; a cycle nests as deep as allowed")
     func depthLimit() throws {
         let (url, drop) = try PostgresImportCLITests.freshStore("nested")
@@ -264,11 +299,56 @@ struct PostgresNestedImportCLITests {
         #expect(dry.contains { $0.contains("inserted 1") }, "\(dry)")
         #expect(try Self.contents(url) == before)
         // Over the budget: the step fails, the store keeps what it had.
-        try directory.write("people.ndjson", ([#"{"id": 60, "pets": [{"id": 600}]}"#] + records).joined(separator: "\n"))
+        try directory.write(
+            "people.ndjson", ([#"{"id": 60, "pets": [{"id": 600}]}"#] + records).joined(separator: "\n"))
         try directory.write("job.yml", Self.job(source: "people.ndjson").replacing("unlimited", with: "1"))
         let failed = try Self.compare(directory, url: url, round: "budget")
         #expect(failed.contains { $0.contains("error:") }, "\(failed)")
         #expect(try Self.contents(url) == before)
+    }
+
+    @Test(
+        "records sharing a savepoint: rejects and skips after long runs of good records roll back only their own record, on every policy"
+    )
+    func rejectsAmongManyRecords() throws {
+        // Every 37th record nests a pet whose tag another pet has (rejected), every 53rd repeats
+        // an earlier person (rejected, or with keep skipped, or updated), the others are good.
+        let records = (1...400).map { index -> String in
+            if index % 37 == 0 { return #"{"id": \#(index), "pets": [{"id": \#(index * 10), "tag": "t1"}]}"# }
+            let id = index % 53 == 0 ? index - 50 : index
+            return
+                #"{"id": \#(id), "name": "P\#(index)", "company": {"id": \#(index % 5), "name": "C\#(index)"}, "pets": [{"id": \#(index * 10), "tag": "t\#(index)"}], "clubs": [{"code": "k\#(index % 3)"}]}"#
+        }
+        for policy in ["error", "keep", "update"] {
+            let (url, drop) = try PostgresImportCLITests.freshStore("nested")
+            defer { drop() }
+            let directory = try Self.prepared("")
+            try directory.write("people.ndjson", records.joined(separator: "\n") + "\n")
+            try directory.write("job.yml", Self.job(source: "people.ndjson", extra: ", on_conflict: \(policy)"))
+            let lines = try Self.compare(directory, url: url, round: "\(policy): 400 records")
+            #expect(lines.contains { $0.contains("read 400") }, "\(lines)")
+        }
+    }
+
+    @Test(
+        "relationships: mapped beside nested: references to records written just before, with rejects among them"
+    )
+    func mappedRelationshipsBesideNested() throws {
+        let (url, drop) = try PostgresImportCLITests.freshStore("nested")
+        defer { drop() }
+        let records = (1...60).map { index -> String in
+            let tag = index % 10 == 0 ? "t1" : "t\(index)"
+            return #"{"id": \#(index), "boss": \#(index - 1), "pets": [{"id": \#(index * 10), "tag": "\#(tag)"}]}"#
+        }
+        let directory = try Self.prepared("")
+        try directory.write("people.ndjson", records.joined(separator: "\n") + "\n")
+        try directory.write(
+            "job.yml",
+            Self.job(
+                source: "people.ndjson",
+                extra: ", relationships: {mentor: {field: boss, match: id, missing: null}}"))
+        let lines = try Self.compare(directory, url: url, round: "mapped relationships")
+        #expect(lines.contains { $0.contains("read 60, inserted 54, updated 0, skipped 0, rejected 6") }, "\(lines)")
     }
 
     @Test("mode: sync with nested: is refused on PostgreSQL before anything is written")

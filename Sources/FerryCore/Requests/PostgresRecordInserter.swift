@@ -112,7 +112,8 @@ package final class PostgresRecordInserter: RecordInserting {
         // as its default).
         func written(_ index: Int, current: String, in query: inout PostgresRecordQuery) -> String {
             let value = query.placeholder(.value(index))
-            return policy == .replace ? value : "CASE WHEN \(query.placeholder(.flag(index))) THEN \(value) ELSE \(current) END"
+            return policy == .replace
+                ? value : "CASE WHEN \(query.placeholder(.flag(index))) THEN \(value) ELSE \(current) END"
         }
         // For each constraint, whether another object holds the values the update writes: the
         // record's, else the object's (`update`) or the default (`replace`).
@@ -161,6 +162,11 @@ package final class PostgresRecordInserter: RecordInserting {
     /// Validates and writes one record, as ``BatchInserter/insert(_:supplied:)`` does.
     package func insert(_ values: [Value], supplied: [Bool]?) throws -> InsertOutcome {
         if let rejection = rules.encode(values, supplied: supplied, into: &encoded) { return rejection }
+        // A parameter is sent as a C string: text holding U+0000 would be cut short there.
+        if let index = encoded.firstIndex(where: Self.holdsNUL) {
+            return .rejected(
+                reason: "text contains the NUL character (U+0000), which PostgreSQL cannot store", column: index)
+        }
         lastKey = nil
         if let finder, let key = try database.scalar(finder.sql, finder.arguments(encoded))?.int64 {
             lastKey = key
@@ -178,6 +184,12 @@ package final class PostgresRecordInserter: RecordInserting {
         if policy == .keep { return .skipped }
         let broken = try insertCollisions.flatMap { try database.rows($0.sql, $0.arguments(encoded)).first }
         return rules.conflict(constraint: broken.flatMap { row in row.indices.last { row[$0].int64 == 1 } })
+    }
+
+    /// True for text holding U+0000, which PostgreSQL text cannot store.
+    package static func holdsNUL(_ value: DatabaseValue) -> Bool {
+        if case .text(let text) = value { return text.utf8.contains(0) }
+        return false
     }
 
     /// Changes the existing object `key` in place (keeping its identity and its relationships).
@@ -204,8 +216,12 @@ package final class PostgresRecordInserter: RecordInserting {
 /// the type of every parameter it is sent, so each statement is sent only the ones it uses.
 struct PostgresRecordQuery {
     enum Slot: Hashable {
-        /// The record's value of a column; whether the record supplied it; the existing object's key.
-        case value(Int), flag(Int), key
+        /// The record's value of a column.
+        case value(Int)
+        /// Whether the record supplied the value of a column.
+        case flag(Int)
+        /// The existing object's key.
+        case key
     }
 
     var sql = ""

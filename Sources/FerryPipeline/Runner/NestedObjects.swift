@@ -163,8 +163,12 @@ final class NestedObjects {
     /// The records written under the open savepoint.
     private var recordsUnderSavepoint = 0
     /// How many records the open savepoint takes before it is released: doubles after each
-    /// savepoint released without a rejection, up to the store's maximum; 1 after a rejection.
+    /// savepoint released without a rejection, up to ``savepointLimit``; 1 after a rejection.
     private var recordsPerSavepoint = 1
+    /// The most records one savepoint takes: the store's maximum, but 1 when the step maps
+    /// `relationships:`, whose keys were looked up before the record was written (written
+    /// again, an earlier record of the savepoint would give its objects other keys).
+    private let savepointLimit: Int
 
     /// The nested relationships of the step's entity, but those `relationships:` maps; their
     /// to-one keys take the top-level inserter's columns from `firstColumn` on.
@@ -174,6 +178,7 @@ final class NestedObjects {
         firstColumn: Int, sync: SyncTracker?
     ) {
         self.store = store
+        savepointLimit = step.relationships.isEmpty ? store.maximumRecordsPerSavepoint : 1
         self.model = model
         self.layout = layout
         keyStyle = step.keyStyle
@@ -211,7 +216,7 @@ final class NestedObjects {
             try store.beginSavepoint()
             savepointOpen = true
         }
-        let given = store.maximumRecordsPerSavepoint > 1 ? (values, supplied) : nil
+        let given = savepointLimit > 1 ? (values, supplied) : nil
         pending.removeAll(keepingCapacity: true)
         let result = try writeRecord(
             record, values: &values, supplied: &supplied, inserter: inserter, suppliedMatters: suppliedMatters)
@@ -225,7 +230,7 @@ final class NestedObjects {
             recordsUnderSavepoint += 1
             if recordsUnderSavepoint >= recordsPerSavepoint {
                 try releaseSavepoint()
-                recordsPerSavepoint = min(recordsPerSavepoint * 2, store.maximumRecordsPerSavepoint)
+                recordsPerSavepoint = min(recordsPerSavepoint * 2, savepointLimit)
             }
         } else {
             // A rejected record leaves nothing; nor does one `on_conflict: keep` skipped.

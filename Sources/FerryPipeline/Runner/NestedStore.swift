@@ -123,7 +123,12 @@ final class PostgresNestedStore: NestedStore {
     func statement(_ sql: String) throws -> NestedStatement {
         NestedStatement(
             run: { [postgres] in try postgres.execute(sql, $0) },
-            firstInteger: { [postgres] in try postgres.scalar(sql, $0)?.int64 })
+            firstInteger: { [postgres] arguments in
+                // No stored text holds U+0000 (PostgreSQL cannot store it), and a parameter
+                // holding it would be cut short there: such a key finds nothing.
+                if arguments.contains(where: PostgresRecordInserter.holdsNUL) { return nil }
+                return try postgres.scalar(sql, arguments)?.int64
+            })
     }
 
     var maximumRecordsPerSavepoint: Int { 256 }
