@@ -83,6 +83,19 @@ struct PostgresRecordRules {
         return nil
     }
 
+    /// The rejection SQLite's NOT NULL gives a record that writes null into a required column:
+    /// an insert or a `replace` writes every column (and resets the attributes the record does
+    /// not have); an `update` of an existing object (`updating`) only the values the record
+    /// supplies (`supplied`, nil meaning all).
+    func missingValue(in values: [DatabaseValue], supplied: ArraySlice<Bool>?, updating: Bool) -> InsertOutcome? {
+        guard updating else { return missingValue(in: values) }
+        for index in values.indices where requiredColumns[index] && values[index].isNull {
+            if let supplied, !supplied[supplied.startIndex + index] { continue }
+            return .rejected(reason: "\(plan.storedNames[index]) is required", column: index)
+        }
+        return nil
+    }
+
     /// The rejection of a row that broke the uniqueness constraint `index` (into ``constraints``),
     /// worded as SQLite does: "another Customer already has the same id (uniqueness constraint)";
     /// nil names no constraint.

@@ -198,7 +198,9 @@ struct PostgresStagedMerge {
                 let index = Int(key - first)
                 let values = Array(staged[(index * width)..<((index + 1) * width)])
                 let flags = supplied.isEmpty ? nil : supplied[(index * width)..<((index + 1) * width)]
-                if let rejection = missingValue(in: values, supplied: flags, updating: row[1].int64 != nil) {
+                if let rejection = rules.missingValue(
+                    in: values, supplied: flags, updating: policy == .update && row[1].int64 != nil)
+                {
                     outcomes[index] = rejection
                     leftOut.append(key)
                 } else {
@@ -229,19 +231,6 @@ struct PostgresStagedMerge {
         }
         try database.execute("DROP TABLE IF EXISTS \(images)")
         return outcomes.map { $0 ?? .rejected(reason: "the record was not written", column: nil) }
-    }
-
-    /// The rejection SQLite's NOT NULL gives a record that writes null into a required column:
-    /// an insert or a `replace` writes every column (and resets the attributes the record does
-    /// not have), an `update` only the values the record supplies.
-    private func missingValue(in values: [DatabaseValue], supplied: ArraySlice<Bool>?, updating: Bool) -> InsertOutcome?
-    {
-        guard updating && policy == .update else { return rules.missingValue(in: values) }
-        for index in values.indices where rules.requiredColumns[index] && values[index].isNull {
-            if let supplied, !supplied[supplied.startIndex + index] { continue }
-            return .rejected(reason: "\(rules.plan.storedNames[index]) is required", column: index)
-        }
-        return nil
     }
 
     /// A PostgreSQL array literal of keys: `{1,2,3}`.

@@ -28,3 +28,15 @@ package protocol StagingRecordInserter: AnyObject {
     /// Writes the kept records; one outcome per record, in the order they were staged.
     func flush() throws -> [InsertOutcome]
 }
+
+/// A ``RecordInserting`` that tells the key of the object each record wrote or found: what a
+/// nested import links related objects by.
+package protocol KeyedRecordInserting: RecordInserting {
+    /// The primary key of the object the last `.inserted` or `.updated` outcome wrote (or an
+    /// update found); meaningless after any other outcome.
+    var lastKey: Int64? { get }
+}
+
+extension BatchInserter: KeyedRecordInserting {}
+
+extension PostgresRecordInserter: KeyedRecordInserting {}

@@ -80,8 +80,10 @@ final class ImportPlan {
     let entity: EntityDescription
     let attributes: [AttributeColumn]
     let references: [ReferenceColumn]
-    /// Writes each record: SQLite's ``BatchInserter``; nil when ``stagingInserter`` writes them.
-    let recordInserter: (any RecordInserting)?
+    /// Writes each record: SQLite's ``BatchInserter``, or with `nested:` PostgreSQL's
+    /// ``PostgresRecordInserter`` (the records' keys link what they nest); nil when
+    /// ``stagingInserter`` writes them.
+    let recordInserter: (any KeyedRecordInserting)?
     /// Writes records in batches: PostgreSQL's ``PostgresStagedInserter`` (every conflict policy).
     let stagingInserter: (any StagingRecordInserter)?
     /// SQLite's inserter, which the fast path binds values to directly (nil on PostgreSQL).
@@ -250,7 +252,8 @@ final class ImportPlan {
         if let connection = database as? Connection {
             let nested = step.nested.map {
                 NestedObjects(
-                    step: step, options: $0, entity: entity, reader: reader, connection: connection, model: model,
+                    step: step, options: $0, entity: entity, reader: reader,
+                    store: SQLiteNestedStore(connection: connection, model: model, layout: layout), model: model,
                     layout: layout, firstColumn: columns.count,
                     sync: tracker)
             }
@@ -271,30 +274,40 @@ final class ImportPlan {
             columnValidators = inserter.columns.indices.map { inserter.validator(forColumn: $0) }
             columnDefaults = inserter.columns.indices.map { inserter.defaultValue(forColumn: $0) }
         } else {
-            if step.nested != nil {
-                throw FerryError(
-                    .usage, "nested: is not available on a PostgreSQL store yet (store '\(database.location)')",
-                    at: step.location,
-                    notes: [
-                        "on PostgreSQL, an import writes the records' own attributes and to-one relationships; docs/postgresql.md"
-                    ])
-            }
-            nested = nil
             sqliteInserter = nil
             guard let postgres = database as? PostgresDatabase else {
                 throw FerryError(.internal, "an import into a store that is neither SQLite nor PostgreSQL")
             }
-            recordInserter = nil
-            // Without references to look up or sync keys to note, nothing but the inserter uses
-            // the connection between records: its COPY streams while records are read.
-            let inserter = try PostgresStagedInserter(
-                database: postgres, model: model, layout: layout, entity: entity.name, columns: columns,
-                policy: step.onConflict, validate: step.validate,
-                streamsWhileStaging: references.isEmpty && tracker == nil)
-            stagingInserter = inserter
-            postgresInserter = inserter
-            columnValidators = inserter.columnValidators
-            columnDefaults = inserter.columnDefaults
+            if let options = step.nested {
+                // Each record needs the keys of the objects it nests at once: written record by
+                // record, under a savepoint each, as on SQLite.
+                let nested = NestedObjects(
+                    step: step, options: options, entity: entity, reader: reader,
+                    store: PostgresNestedStore(database: postgres, model: model, layout: layout), model: model,
+                    layout: layout, firstColumn: columns.count, sync: tracker)
+                self.nested = nested
+                recordInserter = try PostgresRecordInserter(
+                    database: postgres, model: model, layout: layout, entity: entity.name,
+                    columns: columns + nested.insertColumns, policy: step.onConflict, validate: step.validate)
+                stagingInserter = nil
+                postgresInserter = nil
+                // The record inserter checks every value itself; the fast path is not taken.
+                columnValidators = Array(repeating: nil, count: attributes.count)
+                columnDefaults = Array(repeating: nil, count: attributes.count)
+            } else {
+                nested = nil
+                recordInserter = nil
+                // Without references to look up or sync keys to note, nothing but the inserter uses
+                // the connection between records: its COPY streams while records are read.
+                let inserter = try PostgresStagedInserter(
+                    database: postgres, model: model, layout: layout, entity: entity.name, columns: columns,
+                    policy: step.onConflict, validate: step.validate,
+                    streamsWhileStaging: references.isEmpty && tracker == nil)
+                stagingInserter = inserter
+                postgresInserter = inserter
+                columnValidators = inserter.columnValidators
+                columnDefaults = inserter.columnDefaults
+            }
         }
         fastFields = Self.fastFields(for: attributes, validators: columnValidators)
         stagingScratch = CoercedRows(columnCount: attributes.count, referenceCount: references.count)
@@ -326,6 +339,7 @@ final class ImportPlan {
     /// destination's keys is dropped when another connection committed since it was taken.
     func beginTransaction() throws {
         for reference in references { try reference.resolver.revalidateSnapshot() }
+        nested?.beginTransaction()
     }
 
     /// The typed key of a record a sync rejected, nil when the record is malformed or a key

@@ -409,9 +409,9 @@ package final class ImportStepRunner {
                     return
                 }
                 outcome = decided
-            } else if let nested = plan.nested {
+            } else if let nested = plan.nested, let inserter = plan.recordInserter {
                 switch try nested.write(
-                    record: record, values: &values, supplied: &supplied, inserter: plan.inserter,
+                    record: record, values: &values, supplied: &supplied, inserter: inserter,
                     suppliedMatters: plan.hasOptionalFields)
                 {
                 case .success(let written): outcome = written

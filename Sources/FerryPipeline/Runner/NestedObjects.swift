@@ -8,9 +8,11 @@ import FerryFormats
 /// Nested objects are matched with the store's by their entity's key (as `mode: sync` finds
 /// keys: the user info's primary key, `remoteID` with `key_style: snake_case`, else the first
 /// uniqueness constraint of attributes) and updated, else inserted; then linked. A record and
-/// everything it nests are written under one savepoint: a reject anywhere in it rolls the whole
-/// record back. Plans for nested entities are made on first use, so a model with cycles costs
+/// everything it nests are written under a savepoint: a reject anywhere in it rolls the whole
+/// record back. Where savepoints are dear (PostgreSQL), several records share one: a rejected
+/// record rolls back to it, and the records written under it before are written again. Plans for nested entities are made on first use, so a model with cycles costs
 /// nothing until a record nests that deep, and ``NestedOptions/maxDepth`` bounds the recursion.
+/// The statements themselves are the backend's (``NestedStore``): SQLite's or PostgreSQL's.
 final class NestedObjects {
     /// What happened to one related entity's objects in the step.
     struct Counts: Equatable {
@@ -42,7 +44,7 @@ final class NestedObjects {
         /// The plan of the destination's objects reached through this link (made on first use).
         var node: Node?
         /// The statement linking a related object outside the parent's row (made on first use).
-        var connect: Statement?
+        var connect: NestedStatement?
 
         init(
             source: EntityDescription, relationship: RelationshipDescription, destination: EntityDescription,
@@ -70,8 +72,8 @@ final class NestedObjects {
         /// The column of the to-one on this entity that points back to the parent (an inverse foreign key).
         let parentColumn: Int?
         let key: [String]?
-        let inserter: BatchInserter
-        let keyLookup: Statement?
+        let inserter: any KeyedRecordInserting
+        let keyLookup: NestedStatement?
         let columnCount: Int
 
         init(link: Link, context: NestedObjects) throws {
@@ -94,14 +96,13 @@ final class NestedObjects {
             columnCount = columns.count
             let key = SyncKey.modelKey(of: entity, keyStyle: context.keyStyle)
             self.key = key
-            inserter = try BatchInserter(
-                connection: context.connection, model: context.model, layout: context.layout, entity: entity.name,
-                columns: columns,
+            inserter = try context.store.inserter(
+                entity: entity.name, columns: columns,
                 policy: key == nil ? .error : (context.policy == .replace ? .replace : .update),
                 validate: context.validate, matchKey: key)
             if let key, key.count == 1 {
                 let layout = context.layout
-                keyLookup = try context.connection.prepare(
+                keyLookup = try context.store.statement(
                     "SELECT \(layout.dialect.quote(layout.keyColumn)) FROM \(layout.quotedSource(for: entity)) WHERE \(layout.quotedColumn(forAttribute: key[0], in: entity)) = ? LIMIT 1"
                 )
             } else {
@@ -131,7 +132,7 @@ final class NestedObjects {
         }
     }
 
-    let connection: Connection
+    let store: any NestedStore
     let model: ObjectModel
     let layout: any StoreLayout
     let keyStyle: SourceKeyStyle
@@ -149,17 +150,35 @@ final class NestedObjects {
     /// Counts per related entity, of the records written so far (a rejected record's are dropped).
     private(set) var counts: [String: Counts] = [:]
     private var pending: [String: Counts] = [:]
-    /// SAVEPOINT, ROLLBACK TO and RELEASE of the record being written, prepared once.
-    private var savepoint: (begin: Statement, rollback: Statement, release: Statement)?
+    /// A record written under the open savepoint, as it was given (written again when a later
+    /// record sharing the savepoint is rolled back).
+    private struct WrittenRecord {
+        let record: SourceRecord
+        let values: [Value]
+        let supplied: [Bool]
+        let suppliedMatters: Bool
+    }
+    private var written: [WrittenRecord] = []
+    private var savepointOpen = false
+    /// The records written under the open savepoint.
+    private var recordsUnderSavepoint = 0
+    /// How many records the open savepoint takes before it is released: doubles after each
+    /// savepoint released without a rejection, up to ``savepointLimit``; 1 after a rejection.
+    private var recordsPerSavepoint = 1
+    /// The most records one savepoint takes: the store's maximum, but 1 when the step maps
+    /// `relationships:`, whose keys were looked up before the record was written (written
+    /// again, an earlier record of the savepoint would give its objects other keys).
+    private let savepointLimit: Int
 
     /// The nested relationships of the step's entity, but those `relationships:` maps; their
     /// to-one keys take the top-level inserter's columns from `firstColumn` on.
     init(
         step: ImportStep, options: NestedOptions, entity: EntityDescription, reader: any RecordReader,
-        connection: Connection, model: ObjectModel, layout: any StoreLayout,
+        store: any NestedStore, model: ObjectModel, layout: any StoreLayout,
         firstColumn: Int, sync: SyncTracker?
     ) {
-        self.connection = connection
+        self.store = store
+        savepointLimit = step.relationships.isEmpty ? store.maximumRecordsPerSavepoint : 1
         self.model = model
         self.layout = layout
         keyStyle = step.keyStyle
@@ -190,40 +209,82 @@ final class NestedObjects {
     /// Writes a record whose attribute values `fill` put in `values`, with everything it nests,
     /// under a savepoint: a failure or a rejected outcome anywhere rolls the record back.
     func write(
-        record: SourceRecord, values: inout [Value], supplied: inout [Bool], inserter: BatchInserter,
+        record: SourceRecord, values: inout [Value], supplied: inout [Bool], inserter: any KeyedRecordInserting,
         suppliedMatters: Bool
     ) throws -> Result<InsertOutcome, Failure> {
-        let savepoint =
-            try self.savepoint ?? (
-                connection.prepare("SAVEPOINT ferry_nested"), connection.prepare("ROLLBACK TO ferry_nested"),
-                connection.prepare("RELEASE ferry_nested")
-            )
-        self.savepoint = savepoint
-        try Self.run(savepoint.begin)
+        if !savepointOpen {
+            try store.beginSavepoint()
+            savepointOpen = true
+        }
+        let given = savepointLimit > 1 ? (values, supplied) : nil
         pending.removeAll(keepingCapacity: true)
         let result = try writeRecord(
             record, values: &values, supplied: &supplied, inserter: inserter, suppliedMatters: suppliedMatters)
-        // A rejected record leaves nothing; nor does one `on_conflict: keep` skipped.
-        var keep = false
-        if case .success(let outcome) = result, !outcome.isRejected, outcome != .skipped { keep = true }
-        if keep {
+        if Self.stays(result) {
             for (entity, count) in pending { counts[entity, default: Counts()].add(count) }
+            if let given {
+                written.append(
+                    WrittenRecord(
+                        record: record, values: given.0, supplied: given.1, suppliedMatters: suppliedMatters))
+            }
+            recordsUnderSavepoint += 1
+            if recordsUnderSavepoint >= recordsPerSavepoint {
+                try releaseSavepoint()
+                recordsPerSavepoint = min(recordsPerSavepoint * 2, savepointLimit)
+            }
         } else {
-            try Self.run(savepoint.rollback)
+            // A rejected record leaves nothing; nor does one `on_conflict: keep` skipped.
+            try store.rollBackSavepoint()
+            try writeAgain(inserter: inserter)
+            try releaseSavepoint()
+            recordsPerSavepoint = 1
         }
-        try Self.run(savepoint.release)
         return result
     }
 
-    private static func run(_ statement: Statement, _ arguments: [DatabaseValue] = []) throws {
-        statement.reset()
-        if !arguments.isEmpty { try statement.bind(arguments) }
-        while try statement.step() {}
-        statement.reset()
+    /// Whether what a record wrote stays: not when it was rejected or skipped (`on_conflict: keep`).
+    private static func stays(_ result: Result<InsertOutcome, Failure>) -> Bool {
+        guard case .success(let outcome) = result else { return false }
+        return !outcome.isRejected && outcome != .skipped
+    }
+
+    /// Writes the records of the savepoint rolled back again, in the same order into the same
+    /// store, so with the same outcomes (their counts are in already).
+    private func writeAgain(inserter: any KeyedRecordInserting) throws {
+        for entry in written {
+            var values = entry.values
+            var supplied = entry.supplied
+            pending.removeAll(keepingCapacity: true)
+            let result = try writeRecord(
+                entry.record, values: &values, supplied: &supplied, inserter: inserter,
+                suppliedMatters: entry.suppliedMatters)
+            guard Self.stays(result) else {
+                throw FerryError(
+                    .internal,
+                    "record \(entry.record.number) was written, then refused when written again after a later record was rolled back"
+                )
+            }
+        }
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    private func releaseSavepoint() throws {
+        try store.releaseSavepoint()
+        savepointOpen = false
+        recordsUnderSavepoint = 0
+        written.removeAll(keepingCapacity: true)
+    }
+
+    /// Call at the start of each of the step's transactions: the last one ended any savepoint.
+    func beginTransaction() {
+        savepointOpen = false
+        recordsUnderSavepoint = 0
+        written.removeAll(keepingCapacity: true)
+        recordsPerSavepoint = 1
     }
 
     private func writeRecord(
-        _ record: SourceRecord, values: inout [Value], supplied: inout [Bool], inserter: BatchInserter,
+        _ record: SourceRecord, values: inout [Value], supplied: inout [Bool], inserter: any KeyedRecordInserting,
         suppliedMatters: Bool
     ) throws -> Result<InsertOutcome, Failure> {
         var nested: [(link: Link, value: LocatedJSON?, keys: LocatedJSON?)] = []
@@ -325,7 +386,12 @@ final class NestedObjects {
                 case .failure(let failure): return .failure(failure)
                 case .success(let key):
                     guard let key else { continue }
-                    if let failure = try connect(link, parent: parentKey, child: key, at: element, path: elementPath) {
+                    // A nested object written with the parent's key in its own column is linked already.
+                    var writtenLinked = false
+                    if case .object = element.content, link.node?.parentColumn != nil { writtenLinked = true }
+                    if !writtenLinked,
+                        let failure = try connect(link, parent: parentKey, child: key, at: element, path: elementPath)
+                    {
                         return .failure(failure)
                     }
                     pending[link.destination.name, default: Counts()].linked += 1
@@ -476,9 +542,7 @@ final class NestedObjects {
                         "\(link.source.name).\(link.relationship.name): a key of \(node.entity.name) (\(key[0])): \(failure.reason)"
                 ))
         }
-        lookup.reset()
-        try lookup.bind(layout.valueCoding.encode(typed), at: 1)
-        guard try lookup.step() else {
+        guard let found = try lookup.firstInteger([layout.valueCoding.encode(typed)]) else {
             return .failure(
                 Failure(
                     field: path, line: value.line, column: value.column,
@@ -486,8 +550,6 @@ final class NestedObjects {
                         "\(link.source.name).\(link.relationship.name): no \(node.entity.name) with \(key[0]) = \(typed)"
                 ))
         }
-        let found = lookup.int64(at: 0)
-        lookup.reset()
         return .success(found)
     }
 
@@ -505,12 +567,14 @@ final class NestedObjects {
             return nil
         case .inverseForeignKey(let table, let column):
             sql =
-                "UPDATE \(dialect.quote(table)) SET \(dialect.quote(column)) = ? WHERE \(dialect.quote(layout.keyColumn)) = ? AND \(dialect.quote(column)) IS NOT ?"
-            arguments = [.integer(parent), .integer(child), .integer(parent)]
+                "UPDATE \(dialect.quote(table)) SET \(dialect.quote(column)) = ?1 WHERE \(dialect.quote(layout.keyColumn)) = ?2 AND (\(dialect.quote(column)) IS NULL OR \(dialect.quote(column)) <> ?1)"
+            arguments = [.integer(parent), .integer(child)]
         case .joinTable(let table, let source, let target):
             let quoted = dialect.quote(table)
             var columns = [dialect.quote(source), dialect.quote(target)]
-            var values = ["?", "?"]
+            // Typed, so that PostgreSQL knows what the values selected are.
+            let key = "CAST(? AS \(dialect.keyReferenceType))"
+            var values = [key, key]
             var linkArguments: [DatabaseValue] = [.integer(parent), .integer(child)]
             // Core Data's ordered many-to-many: the new link goes last (one past the highest
             // position of its owner's links), as on a to-one whose inverse is ordered.
@@ -529,9 +593,9 @@ final class NestedObjects {
             arguments = linkArguments + [.integer(parent), .integer(child)]
         }
         do {
-            let statement = try link.connect ?? connection.prepare(sql)
+            let statement = try link.connect ?? store.statement(sql)
             link.connect = statement
-            try Self.run(statement, arguments)
+            try statement.run(arguments)
         } catch let error as FerryError {
             return Failure(
                 field: path, line: value.line, column: value.column,
@@ -561,7 +625,7 @@ final class NestedObjects {
             sql = "DELETE FROM \(dialect.quote(table)) WHERE \(dialect.quote(source)) = ?" + absent(target)
         }
         do {
-            try connection.execute(sql, [.integer(parent)])
+            try store.database.execute(sql, [.integer(parent)])
         } catch let error as FerryError {
             return Failure(
                 field: path, line: value?.line ?? 0, column: value?.column ?? 0,
@@ -569,7 +633,8 @@ final class NestedObjects {
                     "\(link.source.name).\(link.relationship.name): cannot unlink the \(link.destination.name) objects absent from the array: \(error.message)"
             )
         }
-        if connection.changes > 0 { pending[link.destination.name, default: Counts()].unlinked += connection.changes }
+        let changes = store.database.changes
+        if changes > 0 { pending[link.destination.name, default: Counts()].unlinked += changes }
         return nil
     }
 }

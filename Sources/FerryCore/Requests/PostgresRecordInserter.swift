@@ -1,0 +1,247 @@
+/// Writes one record at a time into one entity of a PostgreSQL store, with the outcomes, reasons
+/// and keys SQLite's ``BatchInserter`` gives: what a nested import needs, whose records depend on
+/// the keys of the objects written just before them, so they cannot wait for a batch.
+///
+/// Every record-level problem is decided so that no statement fails on a record (PostgreSQL
+/// cannot go on with a transaction after a failed statement): rules, defaults and required values
+/// in ferry (``PostgresRecordRules``), uniqueness by `ON CONFLICT DO NOTHING` on insert and by a
+/// guard on update (`NOT EXISTS` another object holding the values the update would write); when
+/// a record is refused, one query names the constraint, the one declared last, as SQLite does.
+///
+/// Round trips per record: one for `error` and `keep` (`INSERT … RETURNING`); two for `update`
+/// and `replace` (the lookup of the existing object, then its update or the insert).
+package final class PostgresRecordInserter: RecordInserting {
+    package let entity: EntityDescription
+    package let policy: ConflictPolicy
+    /// The primary key of the object the last `.inserted` or `.updated` outcome wrote (or the
+    /// `.skipped` update found), as ``BatchInserter/lastKey``.
+    package private(set) var lastKey: Int64?
+    private let database: PostgresDatabase
+    private let rules: PostgresRecordRules
+    private var encoded: [DatabaseValue]
+    private let insertStatement: PostgresRecordQuery
+    /// For update/replace: the query of the existing object's key (the first constraint in order
+    /// whose values one holds), the update guarded against uniqueness conflicts (nil when the
+    /// entity has nothing to assign), and the query of the constraints an update would break.
+    private let finder: PostgresRecordQuery?
+    private let updateStatement: PostgresRecordQuery?
+    private let updateCollisions: PostgresRecordQuery?
+    /// The query of the constraints the record's values break on insert.
+    private let insertCollisions: PostgresRecordQuery?
+    /// Every uniqueness constraint of the entity, for an update's rejection: stored columns and
+    /// the record column of its first attribute.
+    private let constraints: [(names: [String], column: Int?)]
+    /// The SQL moving the key sequence above every key the table holds, run before the first insert
+    /// (another writer, a copy, may have given keys of its own).
+    private var sequenceCatchUp: String?
+
+    /// Prepares the SQL for `columns` of `entityName` in the PostgreSQL store `database`;
+    /// `matchKey` (for update/replace) is the attributes existing objects are found by, else the
+    /// entity's uniqueness constraints the columns cover, in order.
+    package init(
+        database: PostgresDatabase, model: ObjectModel, layout: any StoreLayout, entity entityName: String,
+        columns: [InsertColumn], policy: ConflictPolicy, validate: Bool = true, matchKey: [String]? = nil
+    ) throws {
+        rules = try PostgresRecordRules(
+            model: model, layout: layout, entity: entityName, columns: columns, validate: validate)
+        let entity = rules.entity
+        self.entity = entity
+        self.policy = policy
+        self.database = database
+        encoded = Array(repeating: .null, count: columns.count)
+        let dialect = layout.dialect
+        let table = dialect.quote(database.schema) + "." + layout.quotedTable(for: entity)
+        let key = dialect.quote(layout.keyColumn)
+        let names = rules.plan.storedNames.map { dialect.quote($0) }
+
+        var insert = PostgresRecordQuery()
+        let values = names.indices.map { insert.placeholder(.value($0)) }
+        insert.sql =
+            names.isEmpty
+            ? "INSERT INTO \(table) DEFAULT VALUES ON CONFLICT DO NOTHING RETURNING \(key)"
+            : "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES (\(values.joined(separator: ", "))) ON CONFLICT DO NOTHING RETURNING \(key)"
+        insertStatement = insert
+        if rules.constraints.isEmpty {
+            insertCollisions = nil
+        } else {
+            var query = PostgresRecordQuery()
+            let checks = rules.constraints.map { constraint in
+                let condition = constraint.columns.map { "t.\(names[$0]) = \(query.placeholder(.value($0)))" }
+                return "EXISTS (SELECT 1 FROM \(table) AS t WHERE \(condition.joined(separator: " AND ")))"
+            }
+            query.sql = "SELECT " + checks.joined(separator: ", ")
+            insertCollisions = query
+        }
+        let literal: (String) -> String = { "'" + $0.replacing("'", with: "''") + "'" }
+        let sequence = "pg_get_serial_sequence(\(literal(table)), \(literal(layout.keyColumn)))"
+        sequenceCatchUp =
+            "SELECT setval(\(sequence), GREATEST(nextval(\(sequence)), (SELECT COALESCE(max(\(key)), 0) + 1 FROM \(table))), false)"
+        let recordColumn: (String) -> Int? = { name in columns.firstIndex(of: .attribute(name)) }
+        constraints = entity.uniquenessConstraints.map { constraint in
+            (constraint.map { layout.column(forAttribute: $0, in: entity) }, constraint.first.flatMap(recordColumn))
+        }
+        guard policy == .update || policy == .replace else {
+            finder = nil
+            updateStatement = nil
+            updateCollisions = nil
+            return
+        }
+        var find = PostgresRecordQuery()
+        var finders: [String] = []
+        for constraint in matchKey.map({ [$0] }) ?? entity.uniquenessConstraints {
+            let indexes = constraint.compactMap { name in columns.firstIndex { $0.name == name } }
+            guard indexes.count == constraint.count else { continue }
+            // `=`: a null never matches, as in SQLite's lookups (nulls never conflict).
+            let condition = indexes.map { "t.\(names[$0]) = \(find.placeholder(.value($0)))" }
+            finders.append(
+                "(SELECT t.\(key) FROM \(table) AS t WHERE \(condition.joined(separator: " AND ")) LIMIT 1)")
+        }
+        guard !finders.isEmpty else {
+            throw FerryError(
+                .usage,
+                "on_conflict: \(policy.rawValue) needs the record to supply every attribute of one of \(entity.name)'s uniqueness constraints"
+            )
+        }
+        find.sql = "SELECT " + (finders.count == 1 ? finders[0] : "COALESCE(\(finders.joined(separator: ", ")))")
+        finder = find
+        let defaultLiteral: (AttributeDescription?) -> String = { attribute in
+            attribute?.defaultValue.map { layout.valueCoding.sqlLiteral($0, in: dialect) } ?? "NULL"
+        }
+        // The value of column `index` an update writes: the record's, or for `update` when the
+        // record does not supply it, the object's (`replace` writes every column, an unsupplied one
+        // as its default).
+        func written(_ index: Int, current: String, in query: inout PostgresRecordQuery) -> String {
+            let value = query.placeholder(.value(index))
+            return policy == .replace
+                ? value : "CASE WHEN \(query.placeholder(.flag(index))) THEN \(value) ELSE \(current) END"
+        }
+        // For each constraint, whether another object holds the values the update writes: the
+        // record's, else the object's (`update`) or the default (`replace`).
+        func holders(in query: inout PostgresRecordQuery) -> [String] {
+            entity.uniquenessConstraints.map { constraint in
+                let condition = constraint.map { attribute in
+                    let column = layout.quotedColumn(forAttribute: attribute, in: entity)
+                    let value: String
+                    if let index = recordColumn(attribute) {
+                        value = written(index, current: "o.\(column)", in: &query)
+                    } else {
+                        value = policy == .replace ? defaultLiteral(entity.attribute(named: attribute)) : "o.\(column)"
+                    }
+                    return "x.\(column) = \(value)"
+                }
+                return
+                    "EXISTS (SELECT 1 FROM \(table) AS x WHERE x.\(key) <> o.\(key) AND \(condition.joined(separator: " AND ")))"
+            }
+        }
+        var update = PostgresRecordQuery()
+        var assignments = names.indices.map { "\(names[$0]) = \(written($0, current: "o.\(names[$0])", in: &update))" }
+        if policy == .replace {
+            let supplied = Set(columns.map(\.name))
+            for attribute in entity.attributes where !supplied.contains(attribute.name) {
+                assignments.append(
+                    "\(layout.quotedColumn(forAttribute: attribute.name, in: entity)) = \(defaultLiteral(attribute))")
+            }
+        }
+        if let increment = layout.versionIncrement { assignments.append(increment) }
+        let guards = holders(in: &update)
+        update.sql =
+            "UPDATE \(table) AS o SET \(assignments.joined(separator: ", ")) WHERE o.\(key) = \(update.placeholder(.key))"
+            + (guards.isEmpty ? "" : " AND NOT (\(guards.joined(separator: " OR ")))")
+        updateStatement = assignments.isEmpty ? nil : update
+        if entity.uniquenessConstraints.isEmpty {
+            updateCollisions = nil
+        } else {
+            var collisions = PostgresRecordQuery()
+            let checks = holders(in: &collisions)
+            collisions.sql =
+                "SELECT \(checks.joined(separator: ", ")) FROM \(table) AS o WHERE o.\(key) = \(collisions.placeholder(.key))"
+            updateCollisions = collisions
+        }
+    }
+
+    /// Validates and writes one record, as ``BatchInserter/insert(_:supplied:)`` does.
+    package func insert(_ values: [Value], supplied: [Bool]?) throws -> InsertOutcome {
+        if let rejection = rules.encode(values, supplied: supplied, into: &encoded) { return rejection }
+        // A parameter is sent as a C string: text holding U+0000 would be cut short there.
+        if let index = encoded.firstIndex(where: Self.holdsNUL) {
+            return .rejected(
+                reason: "text contains the NUL character (U+0000), which PostgreSQL cannot store", column: index)
+        }
+        lastKey = nil
+        if let finder, let key = try database.scalar(finder.sql, finder.arguments(encoded))?.int64 {
+            lastKey = key
+            return try update(key, supplied: supplied)
+        }
+        if let rejection = rules.missingValue(in: encoded) { return rejection }
+        if let catchUp = sequenceCatchUp {
+            _ = try database.scalar(catchUp)
+            sequenceCatchUp = nil
+        }
+        if let key = try database.scalar(insertStatement.sql, insertStatement.arguments(encoded))?.int64 {
+            lastKey = key
+            return .inserted
+        }
+        if policy == .keep { return .skipped }
+        let broken = try insertCollisions.flatMap { try database.rows($0.sql, $0.arguments(encoded)).first }
+        return rules.conflict(constraint: broken.flatMap { row in row.indices.last { row[$0].int64 == 1 } })
+    }
+
+    /// True for text holding U+0000, which PostgreSQL text cannot store.
+    package static func holdsNUL(_ value: DatabaseValue) -> Bool {
+        if case .text(let text) = value { return text.utf8.contains(0) }
+        return false
+    }
+
+    /// Changes the existing object `key` in place (keeping its identity and its relationships).
+    private func update(_ key: Int64, supplied: [Bool]?) throws -> InsertOutcome {
+        guard let updateStatement else { return .skipped }
+        if let rejection = rules.missingValue(
+            in: encoded, supplied: supplied.map { $0[...] }, updating: policy == .update)
+        {
+            return rejection
+        }
+        try database.execute(updateStatement.sql, updateStatement.arguments(encoded, supplied: supplied, key: key))
+        if database.changes > 0 { return .updated }
+        let row = try updateCollisions.flatMap {
+            try database.rows($0.sql, $0.arguments(encoded, supplied: supplied, key: key)).first
+        }
+        guard let row, let index = row.indices.last(where: { row[$0].int64 == 1 }) else {
+            return rules.conflict(constraint: nil)
+        }
+        return rules.conflict(names: constraints[index].names, column: constraints[index].column)
+    }
+}
+
+/// A statement of ``PostgresRecordInserter`` and what its parameters are: PostgreSQL must infer
+/// the type of every parameter it is sent, so each statement is sent only the ones it uses.
+struct PostgresRecordQuery {
+    enum Slot: Hashable {
+        /// The record's value of a column.
+        case value(Int)
+        /// Whether the record supplied the value of a column.
+        case flag(Int)
+        /// The existing object's key.
+        case key
+    }
+
+    var sql = ""
+    private(set) var slots: [Slot] = []
+
+    /// The placeholder of `slot` (`?N`), numbered on first use.
+    mutating func placeholder(_ slot: Slot) -> String {
+        if let index = slots.firstIndex(of: slot) { return "?\(index + 1)" }
+        slots.append(slot)
+        return "?\(slots.count)"
+    }
+
+    /// The arguments of the record's `values` (encoded), supplied flags (nil: all) and object key.
+    func arguments(_ values: [DatabaseValue], supplied: [Bool]? = nil, key: Int64 = 0) -> [DatabaseValue] {
+        slots.map { slot in
+            switch slot {
+            case .value(let index): return values[index]
+            case .flag(let index): return .integer(supplied?[index] ?? true ? 1 : 0)
+            case .key: return .integer(key)
+            }
+        }
+    }
+}
