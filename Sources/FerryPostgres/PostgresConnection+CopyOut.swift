@@ -63,7 +63,8 @@ public final class PostgresCopyOutStream {
         if count > 0, let buffer {
             row = buffer
             rowCount += 1
-            return UnsafeBufferPointer(start: UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self), count: Int(count))
+            return UnsafeBufferPointer(
+                start: UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self), count: Int(count))
         }
         close()
         if let error = finishResults() { throw error }

@@ -42,7 +42,8 @@ struct PostgresCopyOutTests {
         let rows = try Self.copied(scratch.connection, "SELECT id, t, b FROM \(table) ORDER BY id")
         #expect(rows.count == Self.texts.count + 1)
         for (index, text) in Self.texts.enumerated() {
-            #expect(rows[index] == ["\(index)", text, "\\x" + Array(text.utf8).map { String(format: "%02x", $0) }.joined()])
+            #expect(
+                rows[index] == ["\(index)", text, "\\x" + Array(text.utf8).map { String(format: "%02x", $0) }.joined()])
         }
         #expect(rows.last == ["99", nil, nil])
         // The session is usable after the COPY.
@@ -60,7 +61,11 @@ struct PostgresCopyOutTests {
             var length = -1
             PostgresCopyTextFields.forEach(in: row, scratch: &scratchBytes) { index, field in
                 guard let field else { return }
-                if index == 0 { number = Int(String(decoding: field, as: UTF8.self)) ?? -1 } else { length = field.count }
+                if index == 0 {
+                    number = Int(String(decoding: field, as: UTF8.self)) ?? -1
+                } else {
+                    length = field.count
+                }
             }
             if number != expected || length != expected % 50 {
                 Issue.record("row \(expected): \(number), \(length)")

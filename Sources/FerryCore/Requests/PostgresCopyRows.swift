@@ -28,9 +28,14 @@ final class PostgresCopyRows {
     @exclusivity(unchecked) private var integers: [Int64]
     @exclusivity(unchecked) private var reals: [Double]
     @exclusivity(unchecked) private var ranges: [Range<Int>]
-    @exclusivity(unchecked) private var bytes: [UInt8] = []
+    /// The current row's text and blob bytes, back to back: memory of its own rather than an
+    /// array, so handing a field to a writer's closure costs no reference counting.
+    @exclusivity(unchecked) private var bytes: UnsafeMutableBufferPointer<UInt8>
+    @exclusivity(unchecked) private var used = 0
     /// Where escaped fields are decoded.
     @exclusivity(unchecked) private var scratch: [UInt8] = []
+    /// Where dates and blobs are converted (a field may lie in ``scratch``).
+    @exclusivity(unchecked) private var converted: [UInt8] = []
 
     /// Starts the COPY of `query` (compiled without the key column); nil when an argument
     /// cannot be written into the statement as a literal (then read through a cursor).
@@ -58,7 +63,11 @@ final class PostgresCopyRows {
         integers = Array(repeating: 0, count: types.count)
         reals = Array(repeating: 0, count: types.count)
         ranges = Array(repeating: 0..<0, count: types.count)
-        bytes.reserveCapacity(4096)
+        bytes = .allocate(capacity: 4096)
+    }
+
+    deinit {
+        bytes.deallocate()
     }
 
     /// Moves to the next row; false after the last.
@@ -70,7 +79,7 @@ final class PostgresCopyRows {
             throw database.failure(error, sql: sql)
         }
         guard let row else { return false }
-        bytes.removeAll(keepingCapacity: true)
+        used = 0
         let count = kinds.count
         let fields = PostgresCopyTextFields.forEach(in: row, scratch: &scratch) { index, field in
             if index < count { read(field, at: index) }
@@ -116,7 +125,7 @@ final class PostgresCopyRows {
     /// The column's text or blob bytes, without copying.
     @inline(__always)
     func withBytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
-        try bytes.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[ranges[index]])) }
+        try body(UnsafeBufferPointer(rebasing: bytes[ranges[index]]))
     }
 
     /// The column's stored value.
@@ -125,8 +134,8 @@ final class PostgresCopyRows {
         case .null: .null
         case .integer: .integer(integers[index])
         case .real: .real(reals[index])
-        case .text: .text(String(decoding: bytes[ranges[index]], as: UTF8.self))
-        case .blob: .blob(Array(bytes[ranges[index]]))
+        case .text: .text(String(decoding: UnsafeBufferPointer(rebasing: bytes[ranges[index]]), as: UTF8.self))
+        case .blob: .blob(Array(UnsafeBufferPointer(rebasing: bytes[ranges[index]])))
         }
     }
 
@@ -147,27 +156,34 @@ final class PostgresCopyRows {
         case .real:
             break
         case .text:
-            let start = bytes.count
-            bytes.append(contentsOf: field)
-            classes[index] = .text
-            ranges[index] = start..<bytes.count
-            return
+            return keep(field, as: .text, at: index)
         case .date:
-            let start = bytes.count
-            if Self.appendStoredDate(field, to: &bytes) {
-                classes[index] = .text
-                ranges[index] = start..<bytes.count
-                return
+            converted.removeAll(keepingCapacity: true)
+            if Self.appendStoredDate(field, to: &converted) {
+                return converted.withUnsafeBufferPointer { keep($0, as: .text, at: index) }
             }
         case .binary:
-            let start = bytes.count
-            if PostgresValue.appendHexBytea(field, to: &bytes) {
-                classes[index] = .blob
-                ranges[index] = start..<bytes.count
-                return
+            converted.removeAll(keepingCapacity: true)
+            if PostgresValue.appendHexBytea(field, to: &converted) {
+                return converted.withUnsafeBufferPointer { keep($0, as: .blob, at: index) }
             }
         }
         readGenerally(field, at: index)
+    }
+
+    /// Copies `field` to the row's bytes as column `index`'s value of class `storage`.
+    @inline(__always)
+    private func keep(_ field: UnsafeBufferPointer<UInt8>, as storage: DatabaseValue.StorageClass, at index: Int) {
+        if used + field.count > bytes.count {
+            let grown = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(bytes.count * 2, used + field.count))
+            _ = grown.initialize(from: UnsafeBufferPointer(rebasing: bytes[..<used]))
+            bytes.deallocate()
+            bytes = grown
+        }
+        _ = UnsafeMutableBufferPointer(rebasing: bytes[used..<(used + field.count)]).initialize(from: field)
+        classes[index] = storage
+        ranges[index] = used..<(used + field.count)
+        used += field.count
     }
 
     @inline(__always)
@@ -198,15 +214,9 @@ final class PostgresCopyRows {
             classes[index] = .real
             reals[index] = value
         case .text(var text):
-            let start = bytes.count
-            text.withUTF8 { bytes.append(contentsOf: $0) }
-            classes[index] = .text
-            ranges[index] = start..<bytes.count
+            text.withUTF8 { keep($0, as: .text, at: index) }
         case .blob(let blob):
-            let start = bytes.count
-            bytes.append(contentsOf: blob)
-            classes[index] = .blob
-            ranges[index] = start..<bytes.count
+            blob.withUnsafeBufferPointer { keep($0, as: .blob, at: index) }
         }
     }
 
