@@ -48,7 +48,8 @@ public enum EveryTypeSample {
         ])
 
     public static let hostileTexts: [String] = [
-        "", " ", "plain", "tab\there", "new\nline", "cr\rlf\r\n", "back\\slash", "\\N", "\\", "quote \" and ' apostrophe",
+        "", " ", "plain", "tab\there", "new\nline", "cr\rlf\r\n", "back\\slash", "\\N", "\\",
+        "quote \" and ' apostrophe",
         "comma, semicolon; pipe|", "Zoë 🚢 日本語 \u{200B}", "\u{1}\u{7}\u{8}\u{B}\u{C}\u{1B}\u{7F}", "trailing\\",
         "\\x41\\101", "NULL", "null", "=1+2", "  padded  ",
     ]
@@ -67,7 +68,9 @@ public enum EveryTypeSample {
             Timestamp(referenceSeconds: -0.000125).map(Value.date) ?? .null,
         ]
         // No -0.0: SQLite stores it as 0 (docs/export.md), so the backends would differ on the way in.
-        let reals: [Double] = [0.1, -2.5, 1e308, .leastNonzeroMagnitude, .infinity, -.infinity, 123_456.789, -1.5e-7, 1, 0]
+        let reals: [Double] = [
+            0.1, -2.5, 1e308, .leastNonzeroMagnitude, .infinity, -.infinity, 123_456.789, -1.5e-7, 1, 0,
+        ]
         let singles: [Double] = [0.5, -2.25, 1e-3, 0, 16_777_216]
         let numbers: [Int64] = [.min, .max, -1, 9_007_199_254_740_993, -42, 1_000_000, 4_294_967_296]
         let smalls: [Int64] = [-32768, 32767, 0, -1, 7]
@@ -91,7 +94,9 @@ public enum EveryTypeSample {
                 .decimal(decimals[index % decimals.count]),
                 .string(text),
                 dates[index % dates.count],
-                .uuid(UUID(uuid: (UInt8(index), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)).uuidString.lowercased()),
+                .uuid(
+                    UUID(uuid: (UInt8(index), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)).uuidString
+                        .lowercased()),
                 .uri("https://example.com/\(index)?q=a%20b&t=\\"),
                 .json(jsons[index % jsons.count]),
                 .binary(blobs[index % blobs.count]),
@@ -112,12 +117,18 @@ public enum EveryTypeSample {
         ].map { .attribute($0) } + [.relationship("owner"), .relationship("tag")]
 
     public static func fill(_ store: Store) throws {
-        _ = try store.execute(BatchInsertRequest(entity: "Owner", columns: [.attribute("code")], rows: [
-            [.string("owner\ttab")], [.string("owner \\ back")],
-        ]))
-        _ = try store.execute(BatchInsertRequest(entity: "Tag", columns: [.attribute("label")], rows: [
-            [.string("first")], [.null],
-        ]))
+        _ = try store.execute(
+            BatchInsertRequest(
+                entity: "Owner", columns: [.attribute("code")],
+                rows: [
+                    [.string("owner\ttab")], [.string("owner \\ back")],
+                ]))
+        _ = try store.execute(
+            BatchInsertRequest(
+                entity: "Tag", columns: [.attribute("label")],
+                rows: [
+                    [.string("first")], [.null],
+                ]))
         let result = try store.execute(BatchInsertRequest(entity: "Item", columns: itemColumns, rows: items))
         guard result.rejected == 0 else {
             throw FerryError(.internal, "\(result.rejected) sample items were rejected")
