@@ -13,6 +13,8 @@ public final class PostgresConnection {
     private var savepointDepth = 0
     /// The `COPY … FROM STDIN` in progress, if any: the next other statement aborts it first.
     var openCopy: PostgresCopyStream?
+    /// The `COPY … TO STDOUT` in progress, if any: the next other statement ends it first.
+    var openCopyOut: PostgresCopyOutStream?
 
     /// Opens a session; the password, if the server asks for one, comes from the URL, then
     /// `PGPASSWORD`, then the password file (`~/.pgpass`, `PGPASSFILE`, `passfile=`).
@@ -130,6 +132,7 @@ public final class PostgresConnection {
             throw PostgresError(kind: .connectionFailed, message: "the connection to \(url) is closed")
         }
         openCopy?.abortForOtherStatement()
+        openCopyOut?.endForOtherStatement()
         return handle
     }
 

@@ -35,19 +35,19 @@ public enum PostgresValue: Sendable, Hashable {
 
 extension PostgresValue {
     /// The PostgreSQL type OIDs this client decodes specially.
-    enum TypeOID {
-        static let bool: UInt32 = 16
-        static let bytea: UInt32 = 17
-        static let int8: UInt32 = 20
-        static let int2: UInt32 = 21
-        static let int4: UInt32 = 23
-        static let oid: UInt32 = 26
-        static let float4: UInt32 = 700
-        static let float8: UInt32 = 701
+    package enum TypeOID {
+        package static let bool: UInt32 = 16
+        package static let bytea: UInt32 = 17
+        package static let int8: UInt32 = 20
+        package static let int2: UInt32 = 21
+        package static let int4: UInt32 = 23
+        package static let oid: UInt32 = 26
+        package static let float4: UInt32 = 700
+        package static let float8: UInt32 = 701
     }
 
     /// Decodes PostgreSQL's text output for a column of type `oid`.
-    init(text: String, typeOID oid: UInt32) {
+    package init(text: String, typeOID oid: UInt32) {
         switch oid {
         case TypeOID.bool:
             self = .bool(text == "t")
@@ -63,7 +63,7 @@ extension PostgresValue {
     }
 
     /// The value in PostgreSQL's text input form (nil for NULL); `bytea` as `\x` hex.
-    var textForm: String? {
+    package var textForm: String? {
         switch self {
         case .null: nil
         case .bool(let value): value ? "t" : "f"
@@ -92,24 +92,33 @@ extension PostgresValue {
     }
 
     private static func decodeHexBytea(_ text: String) -> [UInt8]? {
-        let utf8 = Array(text.utf8)
+        var text = text
+        var bytes: [UInt8] = []
+        return text.withUTF8 { appendHexBytea($0, to: &bytes) } ? bytes : nil
+    }
+
+    /// Appends the bytes `bytea`'s hex output spells (`\x` and two hex digits per byte) to
+    /// `bytes`; false, with `bytes` unchanged, for anything else.
+    package static func appendHexBytea(_ utf8: UnsafeBufferPointer<UInt8>, to bytes: inout [UInt8]) -> Bool {
+        let start = bytes.count
         guard utf8.count >= 2, utf8[0] == UInt8(ascii: "\\"), utf8[1] == UInt8(ascii: "x"),
             utf8.count % 2 == 0
-        else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity((utf8.count - 2) / 2)
+        else { return false }
+        bytes.reserveCapacity(start + (utf8.count - 2) / 2)
         var index = 2
         while index < utf8.count {
             guard let high = hexDigit(utf8[index]), let low = hexDigit(utf8[index + 1]) else {
-                return nil
+                bytes.removeSubrange(start...)
+                return false
             }
             bytes.append(high << 4 | low)
             index += 2
         }
-        return bytes
+        return true
     }
 
-    private static func hexDigit(_ byte: UInt8) -> UInt8? {
+    /// The value of a hex digit (either case), or nil.
+    static func hexDigit(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10

@@ -14,6 +14,7 @@
 typedef unsigned int Oid;
 typedef struct pg_conn PGconn;
 typedef struct pg_result PGresult;
+typedef struct pg_cancel PGcancel;
 typedef void (*PQnoticeProcessor)(void *arg, const char *message);
 
 typedef enum {
@@ -73,7 +74,12 @@ typedef enum {
     X(char *, PQcmdTuples, (PGresult *res), (res)) \
     X(char *, PQgetvalue, (const PGresult *res, int tup_num, int field_num), (res, tup_num, field_num)) \
     X(int, PQgetisnull, (const PGresult *res, int tup_num, int field_num), (res, tup_num, field_num)) \
-    V(PQclear, (PGresult *res), (res))
+    V(PQclear, (PGresult *res), (res)) \
+    X(int, PQgetCopyData, (PGconn *conn, char **buffer, int async), (conn, buffer, async)) \
+    V(PQfreemem, (void *ptr), (ptr)) \
+    X(PGcancel *, PQgetCancel, (PGconn *conn), (conn)) \
+    X(int, PQcancel, (PGcancel *cancel, char *errbuf, int errbufsize), (cancel, errbuf, errbufsize)) \
+    V(PQfreeCancel, (PGcancel *cancel), (cancel))
 
 /// The loaded functions (NULL until ferry_pq_load() succeeds).
 struct ferry_pq_functions {

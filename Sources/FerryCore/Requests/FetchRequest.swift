@@ -374,7 +374,9 @@ struct FetchQueryBuilder {
 ///
 /// Read typed rows with ``next()``, or, for speed, ``advance()`` and the column accessors,
 /// which read SQLite's memory without copying. On a PostgreSQL store the accessors read the
-/// current row in ferry's stored forms (`PostgresFetchRows`).
+/// current row in ferry's stored forms: streamed by `COPY (SELECT …) TO STDOUT`
+/// (`PostgresCopyRows`) when the server evaluates the whole predicate, else through a cursor
+/// (`PostgresFetchRows`), ferry evaluating what the server cannot.
 public final class FetchCursor {
     /// The columns, in order.
     public let columns: [FetchColumn]
@@ -382,6 +384,7 @@ public final class FetchCursor {
     package let query: FetchQuery
     private let statement: Statement?
     private let postgresRows: PostgresFetchRows?
+    private let copyRows: PostgresCopyRows?
     private let coding: DispatchedValueCoding
     private var done = false
 
@@ -395,7 +398,13 @@ public final class FetchCursor {
             // Rows come in ferry's own forms, whatever the store's coding.
             coding = DispatchedValueCoding(FerryValueCoding())
             statement = nil
-            postgresRows = try PostgresFetchRows(request, database: postgres, model: model, layout: layout)
+            if query.predicateIsExact, let rows = try PostgresCopyRows(query, database: postgres) {
+                copyRows = rows
+                postgresRows = nil
+            } else {
+                copyRows = nil
+                postgresRows = try PostgresFetchRows(request, database: postgres, model: model, layout: layout)
+            }
             return
         }
         guard let connection = connection as? Connection else {
@@ -403,6 +412,7 @@ public final class FetchCursor {
         }
         coding = DispatchedValueCoding(layout.valueCoding)
         postgresRows = nil
+        copyRows = nil
         let statement = try connection.prepare(query.sql)
         try statement.bind(query.arguments)
         self.statement = statement
@@ -418,15 +428,24 @@ public final class FetchCursor {
     public func advance() throws -> Bool {
         if done { return false }
         if let statement, try statement.step() { return true }
+        if let copyRows, try copyRows.advance() { return true }
         if let postgresRows, try postgresRows.advance() { return true }
         done = true
         return false
+    }
+
+    /// Ends the cursor early because its reader failed: on PostgreSQL, the server stops sending
+    /// rows (instead of the rest being read and dropped before the next statement).
+    package func cancel() {
+        done = true
+        copyRows?.cancel()
     }
 
     /// The stored value of a column of the current row.
     @inline(__always)
     private func stored(at index: Int) -> DatabaseValue {
         if let statement { return statement.value(at: index) }
+        if let copyRows { return copyRows.value(at: index) }
         return postgresRows?.row[index] ?? .null
     }
 
@@ -437,6 +456,7 @@ public final class FetchCursor {
 
     @inline(__always) package func storageClass(at index: Int) -> DatabaseValue.StorageClass {
         if let statement { return statement.storageClass(at: index) }
+        if let copyRows { return copyRows.classes[index] }
         switch stored(at: index) {
         case .null: return .null
         case .integer: return .integer
@@ -448,6 +468,7 @@ public final class FetchCursor {
 
     @inline(__always) package func int64(at index: Int) -> Int64 {
         if let statement { return statement.int64(at: index) }
+        if let copyRows { return copyRows.int64(at: index) }
         switch stored(at: index) {
         case .integer(let v): return v
         case .real(let v): return Int64(exactly: v.rounded(.towardZero)) ?? 0
@@ -457,6 +478,7 @@ public final class FetchCursor {
 
     @inline(__always) package func double(at index: Int) -> Double {
         if let statement { return statement.double(at: index) }
+        if let copyRows { return copyRows.double(at: index) }
         switch stored(at: index) {
         case .integer(let v): return Double(v)
         case .real(let v): return v
@@ -468,6 +490,7 @@ public final class FetchCursor {
     @inline(__always)
     package func withTextBytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         if let statement { return try statement.withTextBytes(at: index, body) }
+        if let copyRows, copyRows.hasBytes(at: index) { return try copyRows.withBytes(at: index, body) }
         var text = stored(at: index).text ?? stored(at: index).description
         return try text.withUTF8(body)
     }
@@ -476,6 +499,7 @@ public final class FetchCursor {
     @inline(__always)
     package func withBlobBytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         if let statement { return try statement.withBlobBytes(at: index, body) }
+        if let copyRows, copyRows.hasBytes(at: index) { return try copyRows.withBytes(at: index, body) }
         switch stored(at: index) {
         case .blob(let bytes): return try bytes.withUnsafeBufferPointer(body)
         case .text(var text): return try text.withUTF8(body)
@@ -499,7 +523,13 @@ extension Store {
     /// ```
     public func fetch<T>(_ request: FetchRequest, _ body: (FetchCursor) throws -> T) throws -> T {
         try readDatabase { connection in
-            try body(FetchCursor(request, connection: connection, model: model, layout: layout))
+            let cursor = try FetchCursor(request, connection: connection, model: model, layout: layout)
+            do {
+                return try body(cursor)
+            } catch {
+                cursor.cancel()
+                throw error
+            }
         }
     }
 }

@@ -73,7 +73,7 @@ final class PostgresFetchRows {
                 }
                 remaining = remaining.map { $0 - 1 }
             }
-            row = types.indices.map { FerryValueCoding().encode(coding.decode(stored[first + $0], as: types[$0])) }
+            row = types.indices.map { coding.storedForm(stored[first + $0], as: types[$0]) }
             self.key = key
             return true
         }

@@ -37,6 +37,13 @@ package struct PostgresValueCoding: ValueCoding {
         }
     }
 
+    /// A value as ``PostgresDatabase`` reads it, in ferry's own stored forms
+    /// (``FerryValueCoding``): what every reader of a fetch on a PostgreSQL store sees, so that
+    /// it sees the bytes a SQLite store gives for the same object.
+    package func storedForm(_ value: DatabaseValue, as type: AttributeType) -> DatabaseValue {
+        FerryValueCoding().encode(decode(value, as: type))
+    }
+
     /// The instant of PostgreSQL's ISO output of a `timestamptz` in UTC
     /// (`2024-05-01 12:30:00.123456+00`): whole milliseconds as ferry keeps dates, microseconds
     /// (a Core Data date that went in between two milliseconds) as exactly as the server kept them;

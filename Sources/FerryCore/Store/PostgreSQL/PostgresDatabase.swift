@@ -128,7 +128,7 @@ package final class PostgresDatabase: DatabaseConnection {
 
     /// A server error as ferry reports store errors: `.constraint` for integrity violations
     /// (SQLSTATE class 23), `.store` otherwise; the message names the store, never a value bound.
-    private func failure(_ error: PostgresError, sql: String) -> FerryError {
+    package func failure(_ error: PostgresError, sql: String) -> FerryError {
         let kind: FerryError.Code = error.sqlState?.hasPrefix("23") == true ? .constraint : .store
         let shown = sql.count > 200 ? String(sql.prefix(200)) + "…" : sql
         return FerryError(
@@ -139,6 +139,13 @@ package final class PostgresDatabase: DatabaseConnection {
     /// ferry's SQL with SQLite's placeholders (`?`, `?N`) rewritten as PostgreSQL's (`$N`);
     /// question marks inside quoted literals and identifiers are left alone.
     package static func numberedPlaceholders(_ sql: String) -> String {
+        replacingPlaceholders(sql) { "$\($0)" }
+    }
+
+    /// ferry's SQL with each of SQLite's placeholders (`?`, `?N`, numbered from 1 as SQLite
+    /// numbers them) replaced by `replacement(number)`; question marks inside quoted literals and
+    /// identifiers are left alone.
+    private static func replacingPlaceholders(_ sql: String, _ replacement: (Int) -> String) -> String {
         guard sql.utf8.contains(UInt8(ascii: "?")) else { return sql }
         let bytes = Array(sql.utf8)
         var output: [UInt8] = []
@@ -167,7 +174,7 @@ package final class PostgresDatabase: DatabaseConnection {
                     end > index + 1
                     ? Int(String(decoding: bytes[(index + 1)..<end], as: UTF8.self)) ?? largest + 1 : largest + 1
                 largest = max(largest, number)
-                output.append(contentsOf: Array("$\(number)".utf8))
+                output.append(contentsOf: Array(replacement(number).utf8))
                 index = end
             default:
                 output.append(byte)
@@ -175,6 +182,50 @@ package final class PostgresDatabase: DatabaseConnection {
             }
         }
         return String(decoding: output, as: UTF8.self)
+    }
+
+    /// ferry's SQL with its arguments written in as literals, for statements that take no
+    /// parameters (`COPY (SELECT …) TO STDOUT`); nil when an argument has no literal (text holding
+    /// U+0000). Each literal is typed as ``postgresValue(_:)`` sends the argument: integers and
+    /// texts untyped (`E'…'`, so the column or operator decides), reals `float8`, blobs `bytea`.
+    package static func inliningArguments(_ sql: String, _ arguments: [DatabaseValue]) -> String? {
+        var literals: [String] = []
+        for argument in arguments {
+            let value = postgresValue(argument)
+            guard let text = value.textForm else {
+                literals.append("NULL")
+                continue
+            }
+            guard !text.utf8.contains(0) else { return nil }
+            switch value {
+            case .real: literals.append(escapeStringLiteral(text) + "::float8")
+            case .bytes: literals.append(escapeStringLiteral(text) + "::bytea")
+            default: literals.append(escapeStringLiteral(text))
+            }
+        }
+        var missing = false
+        let text = replacingPlaceholders(sql) { number in
+            guard number >= 1, number <= literals.count else {
+                missing = true
+                return "NULL"
+            }
+            return literals[number - 1]
+        }
+        return missing ? nil : text
+    }
+
+    /// `text` as an escape string constant (`E'…'`, quotes and backslashes doubled): the same
+    /// whatever the session's `standard_conforming_strings`.
+    private static func escapeStringLiteral(_ text: String) -> String {
+        var literal = "E'"
+        for character in text.unicodeScalars {
+            switch character {
+            case "'": literal += "''"
+            case "\\": literal += "\\\\"
+            default: literal.unicodeScalars.append(character)
+            }
+        }
+        return literal + "'"
     }
 
     /// A ferry value as sent to PostgreSQL. Integers and texts go untyped, so that the column or
