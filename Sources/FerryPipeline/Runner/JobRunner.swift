@@ -486,7 +486,7 @@ public final class JobRunner {
     /// run log has them.
     private func completedBeforeResume(index: Int, kind: String, in store: Store?) -> StepReport {
         let logged = store.flatMap { store in
-            try? store.withConnection { connection in
+            try? store.withDatabase { connection in
                 try RunLog(on: connection, layout: store.layout)?.recent(limit: nil).first {
                     $0.job == job.name && $0.stepIndex == index
                 }
