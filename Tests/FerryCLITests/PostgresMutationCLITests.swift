@@ -144,7 +144,9 @@ struct PostgresMutationCLITests {
         let sqliteRuns = try Self.runLog(sqlite, cwd: directory.path)
         #expect(try Self.runLog(url, cwd: directory.path) == sqliteRuns)
         let mutations = sqliteRuns.filter { $0.hasPrefix("update ") || $0.hasPrefix("delete ") }
-        let succeeded = commands.filter { $0.succeeds && !$0.arguments.contains("--dry-run") && $0.arguments[0] != "run" }
+        let succeeded = commands.filter {
+            $0.succeeds && !$0.arguments.contains("--dry-run") && $0.arguments[0] != "run"
+        }
         #expect(mutations.count >= succeeded.count + 4, "\(sqliteRuns)")
         #expect(mutations.contains("update Customer ferry update failed read 0 updated 0"), "\(sqliteRuns)")
         #expect(mutations.contains("delete OrderItem mutate succeeded read 0 updated 0"), "\(sqliteRuns)")

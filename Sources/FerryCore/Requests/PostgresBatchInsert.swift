@@ -18,7 +18,8 @@ enum PostgresBatchInsert {
             policy: request.conflictPolicy, validate: request.validate)
         let references =
             inserter.policy == .update || inserter.policy == .replace
-            ? ReferenceCheck(request: request, model: model, layout: layout, entity: inserter.entity, database: database)
+            ? ReferenceCheck(
+                request: request, model: model, layout: layout, entity: inserter.entity, database: database)
             : nil
         var result = BatchInsertResult()
         /// The rows read since the last flush: nil when staged (its outcome comes from the flush).

@@ -112,7 +112,8 @@ package final class PostgresStagedInserter: StagingRecordInserter {
             let destination =
                 dialect.quote(database.schema) + "."
                 + dialect.quote(layout.table(forEntityNamed: column.relationship.destination))
-            var condition = "s.\(name) IS NULL OR EXISTS (SELECT 1 FROM \(destination) AS r WHERE r.\(keyColumn) = s.\(name))"
+            var condition =
+                "s.\(name) IS NULL OR EXISTS (SELECT 1 FROM \(destination) AS r WHERE r.\(keyColumn) = s.\(name))"
             if destination == table {
                 // An object of the same entity staged ahead of the row.
                 condition +=

@@ -58,7 +58,8 @@ extension Store {
         try dropLeftoverWorkSchemas(of: database.schema, on: database, store: url.description)
         let workSchema = try postgresURL(work).schema ?? defaultPostgreSQLSchema
         do {
-            try database.connection.acquireAdvisoryLock(postgreSQLWorkLockKey(schema: workSchema), timeout: .seconds(30))
+            try database.connection.acquireAdvisoryLock(
+                postgreSQLWorkLockKey(schema: workSchema), timeout: .seconds(30))
         } catch {
             throw FerryError(.store, "store '\(url.description)': \(error.description)")
         }
@@ -88,7 +89,8 @@ extension Store {
                 try database.execute("DROP SCHEMA IF EXISTS \(PostgresIdentifier.quote(name)) CASCADE")
             } catch {
                 throw FerryError(
-                    .store, "store '\(store)': cannot drop the work schema '\(name)' a killed ferry process left: \(error)")
+                    .store,
+                    "store '\(store)': cannot drop the work schema '\(name)' a killed ferry process left: \(error)")
             }
             FerryLog.store.notice(
                 "dropped the work schema '\(name)' a killed ferry process left beside the store '\(store)'")
