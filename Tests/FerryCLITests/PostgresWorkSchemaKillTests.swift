@@ -36,18 +36,27 @@ struct PostgresWorkSchemaKillTests {
         try runFerry(["-v", "update", "--store", url, "--entity", "Person", "--where", "id == -1", "--set", "age=1"])
     }
 
+    /// A fresh store (in `schema` at `url`) rebuilt by the rebuild job from 50 people, the job,
+    /// and the 50-row and 60,000-row files in `directory`.
+    static func rebuiltStore(
+        _ prefix: String, in directory: TemporaryDirectory
+    ) throws -> (schema: String, url: String, job: String, small: String, large: String) {
+        let (schema, url) = try freshSchema(prefix)
+        let job = try directory.write("rebuild.yml", rebuildJob)
+        let small = try directory.write("small.csv", bytes: BigFiles.csv(ids: 1...50))
+        let large = try directory.write("large.csv", bytes: BigFiles.csv(ids: 1...60_000))
+        let first = try runFerry(["run", job, "--param", "store=\(url)", "--param", "data=\(small)", "--quiet"])
+        #expect(first.exitCode == 0, "\(first)")
+        return (schema, url, job, small, large)
+    }
+
     @Test(
         "a rebuild: true run on PostgreSQL killed with SIGKILL at moments spread over a measured run (and during its COPY) leaves the store as it was; the next run, or the next opening for writing, drops the killed run's work schema and logs it"
     )
     func killedRebuild() throws {
         let directory = TemporaryDirectory()
-        let (schema, url) = try Self.freshSchema("rebuild")
+        let (schema, url, job, small, large) = try Self.rebuiltStore("rebuild", in: directory)
         defer { PostgresStoreLoader.dropSchemas(startingWith: schema) }
-        let job = try directory.write("rebuild.yml", Self.rebuildJob)
-        let small = try directory.write("small.csv", bytes: BigFiles.csv(ids: 1...50))
-        let large = try directory.write("large.csv", bytes: BigFiles.csv(ids: 1...60_000))
-        let first = try runFerry(["run", job, "--param", "store=\(url)", "--param", "data=\(small)", "--quiet"])
-        #expect(first.exitCode == 0, "\(first)")
         let original = try PostgresStoreLoader.exports(url)
 
         // One whole rebuild from the large file, timed (and its result, to tell a finished run).
@@ -108,12 +117,8 @@ struct PostgresWorkSchemaKillTests {
     )
     func liveWorkSchemaKept() throws {
         let directory = TemporaryDirectory()
-        let (schema, url) = try Self.freshSchema("live")
+        let (schema, url, job, small, large) = try Self.rebuiltStore("live", in: directory)
         defer { PostgresStoreLoader.dropSchemas(startingWith: schema) }
-        let job = try directory.write("rebuild.yml", Self.rebuildJob)
-        let small = try directory.write("small.csv", bytes: BigFiles.csv(ids: 1...50))
-        let large = try directory.write("large.csv", bytes: BigFiles.csv(ids: 1...60_000))
-        #expect(try runFerry(["run", job, "--param", "store=\(url)", "--param", "data=\(small)"]).exitCode == 0)
         let process = try FerryProcess(["run", job, "--param", "store=\(url)", "--param", "data=\(large)", "--quiet"])
         let started = ContinuousClock.now
         var work: String?
