@@ -11,6 +11,10 @@ struct Ferry: ParsableCommand {
             3 verification failed · 64 configuration or usage error (nothing was touched) · \
             65 model diff: a mapping file is needed (the change cannot be inferred) · \
             130 / 143 interrupted by SIGINT / SIGTERM (the running import step was rolled back).
+
+            Diagnostics: --verbose (-v), anywhere before a '--', logs at debug level to standard \
+            error; FERRY_LOG_LEVEL=trace|debug|info|notice|warning|error|critical sets the level \
+            (default: warning, so a normal run prints no log lines). See docs/architecture.md.
             """,
         version: "0.1.0",
         subcommands: [

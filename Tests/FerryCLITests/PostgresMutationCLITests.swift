@@ -139,5 +139,30 @@ struct PostgresMutationCLITests {
                 try Self.exports(url, cwd: directory.path) == Self.exports(sqlite, cwd: directory.path),
                 "after \(command)")
         }
+        // Every update and delete that ran (not the dry runs, failures included) is in the run
+        // log, as on SQLite: `ferry store info` lists the same runs on both backends.
+        let sqliteRuns = try Self.runLog(sqlite, cwd: directory.path)
+        #expect(try Self.runLog(url, cwd: directory.path) == sqliteRuns)
+        let mutations = sqliteRuns.filter { $0.hasPrefix("update ") || $0.hasPrefix("delete ") }
+        let succeeded = commands.filter {
+            $0.succeeds && !$0.arguments.contains("--dry-run") && $0.arguments[0] != "run"
+        }
+        #expect(mutations.count >= succeeded.count + 4, "\(sqliteRuns)")
+        #expect(mutations.contains("update Customer ferry update failed read 0 updated 0"), "\(sqliteRuns)")
+        #expect(mutations.contains("delete OrderItem mutate succeeded read 0 updated 0"), "\(sqliteRuns)")
+    }
+
+    /// Every run `ferry store info --json` lists, oldest first, without its times and number:
+    /// `step entity job outcome read N updated N`.
+    static func runLog(_ store: String, cwd: String) throws -> [String] {
+        let result = try runFerry(["store", "info", store, "--json", "--runs", "1000"], cwd: cwd)
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        let info = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        let runs = info?["runs"] as? [[String: Any]] ?? []
+        return runs.reversed().map { run in
+            let fields: [String] = ["step", "entity", "job", "outcome"].map { "\(run[$0] ?? "nil")" }
+            return (fields + ["read", "\(run["read"] ?? "nil")", "updated", "\(run["updated"] ?? "nil")"])
+                .joined(separator: " ")
+        }
     }
 }

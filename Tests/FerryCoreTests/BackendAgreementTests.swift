@@ -131,6 +131,50 @@ struct BackendAgreementTests {
     }
 
     @Test(
+        "a batch insert row whose relationship names no object is rejected on its own on both backends, with every conflict policy, and the request goes on",
+        arguments: [ConflictPolicy.error, .keep, .update, .replace])
+    func missingReferenceRejectsOnlyItsRow(policy: ConflictPolicy) throws {
+        let dir = TemporaryDirectory()
+        let sqlite = try Store.open(at: dir.file("shop.sqlite"), model: SampleModels.shop())
+        let scratch = try PostgresStoreScratch()
+        let postgres = try Store.open(at: scratch.url, model: SampleModels.shop())
+        // Customers with keys 1…5 (and orders o0…o2); new orders naming them, keys no customer
+        // has, and a number an earlier row of the request takes.
+        let rows: [[Value]] = [
+            [.string("n0"), .decimal("1.50"), .integer(1)],
+            [.string("n1"), .decimal("2"), .integer(999)],
+            [.string("n2"), .decimal("3"), .integer(2)],
+            [.string("n0"), .decimal("4"), .integer(3)],
+            [.string("n3"), .decimal("5"), .integer(-1)],
+            [.string("n4"), .decimal("6"), .integer(5)],
+            [.string("n0"), .decimal("7"), .integer(998)],
+        ]
+        var outcomes: [(BatchInsertResult, [String], [[Value]])] = []
+        for store in [sqlite, postgres] {
+            _ = try Self.filled(store)
+            var rejects: [String] = []
+            var request = BatchInsertRequest(
+                entity: "Order", columns: [.attribute("number"), .attribute("total"), .relationship("customer")],
+                conflictPolicy: policy, rows: rows)
+            request.onReject = { index, reason in rejects.append("\(index): \(reason)") }
+            let result = try store.execute(request)
+            let stored = try Self.rows(
+                store, FetchRequest(entity: "Order", sortDescriptors: [SortDescriptor("number")]))
+            outcomes.append((result, rejects, stored))
+        }
+        let (sqliteResult, sqliteRejects, sqliteRows) = outcomes[0]
+        let (postgresResult, postgresRejects, postgresRows) = outcomes[1]
+        #expect(postgresResult == sqliteResult, "\(policy)")
+        #expect(postgresRejects == sqliteRejects, "\(policy)")
+        #expect(postgresRows == sqliteRows, "\(policy)")
+        let missing = "a relationship points to an object that does not exist"
+        #expect(sqliteRejects.contains("1: \(missing)"), "\(policy): \(sqliteRejects)")
+        #expect(sqliteRejects.contains("4: \(missing)"), "\(policy): \(sqliteRejects)")
+        #expect(postgresResult.read == rows.count)
+        #expect(postgresResult.inserted >= 3, "\(policy): \(postgresResult)")
+    }
+
+    @Test(
         "a batch insert gives the same counts, rejected rows and objects on both backends with every conflict policy, records of one request updating each other"
     )
     func conflictPoliciesAgree() throws {

@@ -370,8 +370,12 @@ struct ImportCommand: ParsableCommand {
             defer { withExtendedLifetime(writerLock) {} }
             var reader: (any RecordReader)? = nil
             let storeModel: ObjectModel
-            let coreDataStore = try openCoreData(
-                target: target.path, existing: isCoreDataStore, lockPolicy: target.lockPolicy)
+            var openOptions = Store.Options()
+            openOptions.writerLock = target.lockPolicy
+            let bundle = try model.map { try ModelLoader().load(path: $0) }
+            let coreDataStore = try Store.openCoreDataTarget(
+                at: target.path, bundle: bundle, creating: layout == "coredata" ? bundle?.current : nil,
+                compiledModel: compiledModel, options: openOptions)
             if let coreDataStore {
                 storeModel = coreDataStore.model
                 guard storeModel.entity(named: entityName) != nil else {
@@ -416,8 +420,6 @@ struct ImportCommand: ParsableCommand {
                         .usage, error.message.replacingOccurrences(of: "'key: [attribute]' to the step", with: "--key"))
                 }
             }
-            var openOptions = Store.Options()
-            openOptions.writerLock = target.lockPolicy
             let opened = try coreDataStore ?? Store.open(at: target.path, model: storeModel, options: openOptions)
             // The import runs as the same step in a job would, with `verify: false`: ferry import
             // runs no checks after the import (ferry verify does).
@@ -489,18 +491,6 @@ struct ImportCommand: ParsableCommand {
             )
         }
         return isCoreDataStore
-    }
-
-    /// The Core Data store the import writes: the existing one at `target` opened in place, or
-    /// with `--layout coredata` a new one for the model; nil for a ferry store.
-    func openCoreData(target: String, existing: Bool, lockPolicy: StoreLock.Policy) throws -> Store? {
-        var openOptions = Store.Options()
-        openOptions.writerLock = lockPolicy
-        let bundle = try model.map { try ModelLoader().load(path: $0) }
-        if existing { return try Store.openCoreDataForWriting(at: target, bundle: bundle, options: openOptions) }
-        guard layout == "coredata", let bundle else { return nil }
-        let hashes = try compiledModel.map { try CompiledModelVersions.read($0).hashes(for: bundle.current) }
-        return try Store.createCoreData(at: target, model: bundle.current, versionHashes: hashes, options: openOptions)
     }
 
     /// Applies the CSV options: the delimiter (given, implied by tsv, or detected), the quote,

@@ -69,8 +69,15 @@ struct CrossStoreCopier {
             }
             lock = session
             try checkPostgreSQLDestination(session, schema: schema, model: source.model)
-            let name = String(
-                (schema + StoreFiles.copyScratchMark.replacing(".", with: "_").replacing("-", with: "_")).prefix(63))
+            let name = Store.postgreSQLCopyScratchSchema(of: schema)
+            // Held until the session ends: a later run drops the scratch only once this one is gone.
+            do {
+                try session.connection.acquireAdvisoryLock(
+                    Store.postgreSQLWorkLockKey(schema: name), timeout: copier.busyTimeout)
+            } catch {
+                throw FerryError(.store, "store '\(Self.shown(destinationPath))': \(error.description)")
+            }
+            try Store.dropLeftoverWorkSchemas(of: schema, on: session, store: Self.shown(destinationPath))
             try session.execute("DROP SCHEMA IF EXISTS \(PostgresIdentifier.quote(name)) CASCADE")
             scratch = .schema(url: try Self.url(destinationPath, schema: name), name: name)
         } else {

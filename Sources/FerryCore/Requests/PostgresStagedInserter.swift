@@ -50,6 +50,10 @@ package final class PostgresStagedInserter: StagingRecordInserter {
     private let staging: String
     /// The stored columns the records supply, quoted.
     private let quotedNames: [String]
+    /// Per to-one column the records supply: the condition that a staged row `s`'s key names
+    /// an object of the destination (or is null). A row whose key names none is left out of
+    /// the staging table's `INSERT` and rejected on its own, as SQLite's foreign key rejects it.
+    private let referenceConditions: [String]
     /// The staged rows in COPY's text format, the reserved key first.
     private var rows: PostgresCopyText
     private var encoded: [DatabaseValue]
@@ -102,6 +106,21 @@ package final class PostgresStagedInserter: StagingRecordInserter {
         stagingName = database.uniqueTemporaryName("ferry_staging")
         staging = "pg_temp." + dialect.quote(stagingName)
         quotedNames = rules.plan.storedNames.map { dialect.quote($0) }
+        let (table, keyColumn, staging, quotedNames) = (table, keyColumn, staging, quotedNames)
+        referenceConditions = rules.plan.keyColumns.map { column in
+            let name = quotedNames[column.parameter - 1]
+            let destination =
+                dialect.quote(database.schema) + "."
+                + dialect.quote(layout.table(forEntityNamed: column.relationship.destination))
+            var condition =
+                "s.\(name) IS NULL OR EXISTS (SELECT 1 FROM \(destination) AS r WHERE r.\(keyColumn) = s.\(name))"
+            if destination == table {
+                // An object of the same entity staged ahead of the row.
+                condition +=
+                    " OR EXISTS (SELECT 1 FROM \(staging) AS r WHERE r.\(keyColumn) = s.\(name) AND r.\(keyColumn) < s.\(keyColumn))"
+            }
+            return "(" + condition + ")"
+        }
         encoded = Array(repeating: .null, count: columns.count)
         merge =
             policy == .update || policy == .replace
@@ -208,14 +227,19 @@ package final class PostgresStagedInserter: StagingRecordInserter {
             throw storeFailure(error)
         }
         let names = ([keyColumn] + quotedNames).joined(separator: ", ")
+        let referenced = referenceConditions.isEmpty ? "" : " WHERE " + referenceConditions.joined(separator: " AND ")
         try database.execute(
-            "INSERT INTO \(table) (\(names)) SELECT \(names) FROM \(staging) ORDER BY \(keyColumn) ON CONFLICT DO NOTHING"
+            "INSERT INTO \(table) (\(names)) SELECT \(names) FROM \(staging) AS s\(referenced) ORDER BY \(keyColumn) ON CONFLICT DO NOTHING"
         )
         var outcomes = Array(repeating: InsertOutcome.inserted, count: count)
         lastBatchCollided = database.changes < count
         if database.changes < count {
-            for (key, constraint) in try collisions() {
-                outcomes[Int(key - first)] = policy == .keep ? .skipped : rules.conflict(constraint: constraint)
+            for (key, constraint, missingReference) in try collisions() {
+                if constraint == nil && missingReference {
+                    outcomes[Int(key - first)] = .rejected(reason: Self.missingReference, column: nil)
+                } else {
+                    outcomes[Int(key - first)] = policy == .keep ? .skipped : rules.conflict(constraint: constraint)
+                }
             }
         }
         try database.execute("TRUNCATE \(staging)")
@@ -379,13 +403,17 @@ package final class PostgresStagedInserter: StagingRecordInserter {
             [.text(table), .text(keyName), .integer(first + Int64(used) - 1)])
     }
 
+    /// SQLite's reason for a row whose to-one key names no object (its foreign key failing).
+    package static let missingReference = "a relationship points to an object that does not exist"
+
     /// The staged rows the entity's table does not hold (they were not inserted) with the uniqueness constraint
     /// each breaks: the last one declared that an object stored before the row holds (nil when
-    /// none is found). NULLs never conflict.
-    private func collisions() throws -> [(key: Int64, constraint: Int?)] {
-        // `keep` needs no reason: a row left out is skipped.
+    /// none is found; a broken constraint decides before a missing reference, as on SQLite), and
+    /// whether one of its to-one keys names no object. NULLs never conflict.
+    private func collisions() throws -> [(key: Int64, constraint: Int?, missingReference: Bool)] {
+        // `keep` needs no reason (a row left out is skipped) unless a missing reference may have left it out.
         let checks: [String] =
-            policy == .keep
+            policy == .keep && referenceConditions.isEmpty
             ? []
             : rules.constraints.map { constraint in
                 let condition = constraint.columns.map { "t.\(quotedNames[$0]) = s.\(quotedNames[$0])" }.joined(
@@ -393,12 +421,14 @@ package final class PostgresStagedInserter: StagingRecordInserter {
                 return "EXISTS (SELECT 1 FROM \(table) AS t WHERE \(condition) AND t.\(keyColumn) < s.\(keyColumn))"
             }
         let notInserted = "NOT EXISTS (SELECT 1 FROM \(table) AS t WHERE t.\(keyColumn) = s.\(keyColumn))"
+        let missing = referenceConditions.map { "NOT \($0)" }
         let sql =
-            "SELECT s.\(keyColumn)\(checks.map { ", " + $0 }.joined()) FROM \(staging) AS s WHERE \(notInserted) ORDER BY s.\(keyColumn)"
+            "SELECT s.\(keyColumn)\((checks + missing).map { ", " + $0 }.joined()) FROM \(staging) AS s WHERE \(notInserted) ORDER BY s.\(keyColumn)"
         return try database.rows(sql, []).map { row in
             let key = row[0].int64 ?? 0
-            let broken = row.indices.dropFirst().last { row[$0].int64 == 1 }
-            return (key, broken.map { $0 - 1 })
+            let broken = (1..<(1 + checks.count)).last { row[$0].int64 == 1 }
+            let missingReference = row.dropFirst(1 + checks.count).contains { $0.int64 == 1 }
+            return (key, broken.map { $0 - 1 }, missingReference)
         }
     }
 }

@@ -41,6 +41,23 @@ extension Store {
             writerLock: writerLock)
     }
 
+    /// The Core Data store a job or `ferry import` writes at `path`: an existing Core Data store
+    /// opened in place (`openCoreDataForWriting`, its version found in `bundle`), or, when
+    /// `creating` names a model and no file is at `path`, a new one for that model
+    /// (`createCoreData`, the version hashes from the compiled model at `compiledModel` when
+    /// given); nil for a ferry store.
+    package static func openCoreDataTarget(
+        at path: String, bundle: ModelBundle?, creating model: ObjectModel?, compiledModel: String?, options: Options
+    ) throws -> Store? {
+        let exists = FileManager.default.fileExists(atPath: path)
+        if exists && CoreDataStoreFile.isCoreDataStore(path) {
+            return try openCoreDataForWriting(at: path, bundle: bundle, options: options)
+        }
+        guard let model, !exists, options.createIfMissing else { return nil }
+        let hashes = try compiledModel.map { try CompiledModelVersions.read($0).hashes(for: model) }
+        return try createCoreData(at: path, model: model, versionHashes: hashes, options: options)
+    }
+
     /// Creates a new Core Data store at `path` for `model` (`CoreDataSchemaWriter`) and opens
     /// it for writing. `versionHashes` are the compiled model's entity hashes
     /// (`CompiledModelVersions.hashes(for:)`); without them the store's metadata records none.

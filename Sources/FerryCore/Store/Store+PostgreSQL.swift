@@ -23,6 +23,7 @@ extension Store {
             try database.execute("SET default_transaction_read_only = on")
         } else {
             try takeWriterLock(on: database, schema: schema, timeout: options.busyTimeout, store: path)
+            try dropLeftoverWorkSchemas(of: schema, on: database, store: path)
         }
         let schemaExists =
             try database.scalar("SELECT count(*) FROM pg_catalog.pg_namespace WHERE nspname = ?", [.text(schema)])?

@@ -8,10 +8,7 @@ extension Store {
     /// schema `SCHEMA_MARK_SUFFIX` (cut to PostgreSQL's 63 bytes, the store's part first).
     package static func postgreSQLWorkURL(_ text: String, mark: String, suffix: String) throws -> String {
         let schema = try postgresURL(text).schema ?? defaultPostgreSQLSchema
-        let tail = "_\(mark)_\(suffix)"
-        var head = schema
-        while head.utf8.count + tail.utf8.count > 63 { head.removeLast() }
-        return withSchema(head + tail, in: text)
+        return withSchema(workSchemaName(of: schema, mark: mark, suffix: suffix), in: text)
     }
 
     /// The URL `text` (as written, password and parameters kept) with `schema=` set to `schema`.

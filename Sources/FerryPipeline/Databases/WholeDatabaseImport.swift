@@ -97,6 +97,9 @@ package struct WholeDatabaseImport {
                 suffix: "\(ProcessInfo.processInfo.processIdentifier)_\(UUID().uuidString.prefix(8).lowercased())")
             : store + StoreFiles.rebuildMark
         if !writesPostgreSQL { StoreFiles.remove(scratch) }
+        // Held until the import ends: while it lives no other run drops the work schema.
+        let workClaim = writesPostgreSQL ? try Store.claimPostgreSQLWorkSchema(scratch, beside: store) : nil
+        defer { withExtendedLifetime(workClaim) {} }
         defer { if writesPostgreSQL { try? Store.dropPostgreSQLSchema(scratch) } else { StoreFiles.remove(scratch) } }
         // The store is closed before it is put in place.
         do {

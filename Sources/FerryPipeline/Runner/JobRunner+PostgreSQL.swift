@@ -19,6 +19,9 @@ extension JobRunner {
         let target = job.store.path
         let suffix = "\(ProcessInfo.processInfo.processIdentifier)_\(UUID().uuidString.prefix(8).lowercased())"
         var workPath = target
+        // Held until the run ends: while it lives no other run drops the work schema.
+        var workClaim: PostgresDatabase?
+        defer { withExtendedLifetime(workClaim) {} }
         do {
             let exists = dryRun && !job.store.rebuild ? try Store.postgreSQLStoreExists(target) : true
             if dryRun && (job.store.rebuild || !exists) {
@@ -26,6 +29,7 @@ extension JobRunner {
             } else if job.store.rebuild {
                 workPath = try Store.postgreSQLWorkURL(target, mark: "ferry_rebuild", suffix: suffix)
             }
+            if workPath != target { workClaim = try Store.claimPostgreSQLWorkSchema(workPath, beside: target) }
         } catch {
             report.fail(step: 0, kind: "open", error: error)
             report.endedAt = RunReport.timestamp()

@@ -167,14 +167,12 @@ public final class JobRunner {
     /// Opens the store the steps work on: an existing Core Data store in place, a new Core Data
     /// store for the job's model with `layout: coredata`, else a ferry store.
     private func openStore(at path: String, options: Store.Options) throws -> Store {
-        let exists = FileManager.default.fileExists(atPath: path)
         let versions = bundle ?? ModelBundle(name: model.name, versions: [model], currentVersion: model.version)
-        if exists && CoreDataStoreFile.isCoreDataStore(path) {
-            return try Store.openCoreDataForWriting(at: path, bundle: versions, options: options)
-        }
-        if job.store.createsCoreDataStore && !exists && options.createIfMissing {
-            let hashes = try job.store.compiledModel.map { try CompiledModelVersions.read($0).hashes(for: model) }
-            return try Store.createCoreData(at: path, model: model, versionHashes: hashes, options: options)
+        if let coreData = try Store.openCoreDataTarget(
+            at: path, bundle: versions, creating: job.store.createsCoreDataStore ? model : nil,
+            compiledModel: job.store.compiledModel, options: options)
+        {
+            return coreData
         }
         return try Store.open(at: path, model: model, options: options)
     }
@@ -486,7 +484,7 @@ public final class JobRunner {
     /// run log has them.
     private func completedBeforeResume(index: Int, kind: String, in store: Store?) -> StepReport {
         let logged = store.flatMap { store in
-            try? store.withConnection { connection in
+            try? store.withDatabase { connection in
                 try RunLog(on: connection, layout: store.layout)?.recent(limit: nil).first {
                     $0.job == job.name && $0.stepIndex == index
                 }

@@ -67,7 +67,7 @@ package final class MutationStepRunner {
         report.recordsPerSecond = report.elapsedSeconds > 0 ? Double(affected) / report.elapsedSeconds : 0
         if !dryRun {
             do {
-                try store.write { connection in
+                try store.writeDatabase { connection in
                     try RunLog(on: connection, layout: store.layout)?.record(
                         RunRecord(
                             job: jobName, stepIndex: index, step: step.kind, entity: report.entity,
@@ -77,8 +77,7 @@ package final class MutationStepRunner {
                             message: message))
                 }
             } catch {
-                // The step's outcome stands; the run log just misses it (so far always on a
-                // PostgreSQL store, whose run log these steps cannot write yet).
+                // The step's outcome stands; the run log just misses it.
                 FerryLog.job.notice("the \(step.kind) step \(index) was not recorded in the run log: \(error)")
             }
         }
