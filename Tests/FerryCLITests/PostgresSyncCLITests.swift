@@ -405,6 +405,49 @@ struct PostgresSyncCLITests {
         #expect(outcomes[2].lines.first?.contains("inserted 0, updated 0, unchanged") == true, "\(outcomes[2])")
     }
 
+    @Test(
+        "ferry import --mode sync (no job) into PostgreSQL prints SQLite's lines and leaves SQLite's objects, with --key, --dry-run and --allow-empty-sync"
+    )
+    func importCommand() throws {
+        let directory = try Self.prepared()
+        let (url, drop) = try PostgresImportCLITests.freshStore("sync")
+        defer { drop() }
+        try directory.write("day2.csv", "sku,store,qty\nA,1,5\nA,2,9\nB,1,7\n")
+        try directory.write("stock.csv", "sku,store,qty\nA,1,5\nA,2,6\nC,3,1\n")
+        try directory.write("none.csv", "sku,store,qty\n")
+        let runs: [[String]] = [
+            ["stock.csv", "--model", "model.yml"],
+            ["day2.csv", "--dry-run"],
+            ["day2.csv", "--rejects", "OUT/r.ndjson", "--max-rejects", "5"],
+            ["day2.csv"],
+            ["none.csv"],
+            ["none.csv", "--allow-empty-sync"],
+        ]
+        var outputs: [String: [String]] = [:]
+        for (store, folder) in [("sq/store.sqlite", "sq"), (url, "pg")] {
+            try FileManager.default.createDirectory(atPath: directory.file(folder), withIntermediateDirectories: true)
+            for arguments in runs {
+                let result = try runFerry(
+                    ["import"] + arguments.map { $0.replacing("OUT", with: folder) }
+                        + ["--store", store, "--entity", "Stock", "--mode", "sync", "--key", "sku,store"],
+                    cwd: directory.path)
+                outputs[folder, default: []].append(
+                    "exit \(result.exitCode)\n" + Self.reportLines(result.stdout + result.stderr).joined(separator: "\n")
+                        + "\n" + (try Self.objects(store, in: directory)))
+            }
+        }
+        let sqlite = try #require(outputs["sq"])
+        let postgres = try #require(outputs["pg"])
+        for index in runs.indices {
+            #expect(postgres[index] == sqlite[index], "\(runs[index])")
+        }
+        #expect(postgres[1].contains("  would update 1: (sku=A, store=2)"), "\(postgres[1])")
+        #expect(postgres[2].contains("inserted 1, updated 1, unchanged 1, deleted 1"), "\(postgres[2])")
+        #expect(postgres[3].contains("unchanged 3, deleted 0"), "\(postgres[3])")
+        #expect(postgres[4].hasPrefix("exit 1"), "\(postgres[4])")
+        #expect(postgres[5].contains("deleted 3"), "\(postgres[5])")
+    }
+
     @Test("nested: with mode: sync is refused on PostgreSQL with a clear message, before anything is written")
     func nestedSyncRefused() throws {
         let directory = try Self.prepared()
