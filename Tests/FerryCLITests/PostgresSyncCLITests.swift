@@ -102,7 +102,9 @@ struct PostgresSyncCLITests {
             var step = step
             for key in ["elapsed_seconds", "records_per_second", "rejects_file", "source"] { step[key] = nil }
             if let verification = step["verification"] as? [String: Any] {
-                step["verification"] = ["failures": verification["failures"] ?? 0, "passed": verification["passed"] ?? 0]
+                step["verification"] = [
+                    "failures": verification["failures"] ?? 0, "passed": verification["passed"] ?? 0,
+                ]
             }
             return step
         }
@@ -140,7 +142,10 @@ struct PostgresSyncCLITests {
                 let report = "\(folder)/report\(index).json"
                 try? FileManager.default.removeItem(atPath: directory.file(report))
                 let result = try runFerry(
-                    ["run", run.job, "--param", "store=\(store)", "--param", "out=\(folder)", "--param", "day=\(run.day)"]
+                    [
+                        "run", run.job, "--param", "store=\(store)", "--param", "out=\(folder)", "--param",
+                        "day=\(run.day)",
+                    ]
                         + run.arguments + ["--report", report],
                     cwd: directory.path, timeout: .seconds(300))
                 let rejects = try ["Customer", "Order", "Stock", "Tag"].map { entity in
@@ -160,7 +165,8 @@ struct PostgresSyncCLITests {
         let postgres = try #require(outcomes["pg"])
         for index in runs.indices {
             let name = "run \(index + 1) (\(runs[index].job) \(runs[index].day))"
-            #expect(postgres[index] == sqlite[index], "\(name)\nSQLite:\n\(sqlite[index])\nPostgreSQL:\n\(postgres[index])")
+            #expect(
+                postgres[index] == sqlite[index], "\(name)\nSQLite:\n\(sqlite[index])\nPostgreSQL:\n\(postgres[index])")
             #expect(stores["pg"]?[index] == stores["sq"]?[index], "\(name): objects")
         }
         return postgres
@@ -235,7 +241,8 @@ struct PostgresSyncCLITests {
         #expect(outcomes[2].rejects[0].contains("an earlier record of the source has the same key (id=5)"))
         #expect(outcomes[2].rejects[0].contains("another Customer already has the same email (uniqueness constraint)"))
         #expect(
-            outcomes[3].lines.first?.contains("read 10, inserted 0, updated 0, unchanged 4, deleted 0, skipped 0, rejected 6")
+            outcomes[3].lines.first?.contains(
+                "read 10, inserted 0, updated 0, unchanged 4, deleted 0, skipped 0, rejected 6")
                 == true, "\(outcomes[3])")
         #expect(outcomes[4].lines.contains { $0.contains("deleted nothing: 1 rejected record has no readable key") })
         #expect(outcomes[5].lines.first?.contains("unchanged 2, deleted 4") == true, "\(outcomes[5])")
@@ -266,7 +273,10 @@ struct PostgresSyncCLITests {
         #expect(outcomes[2].lines.contains("  would update 1: id=2"), "\(outcomes[2])")
         #expect(outcomes[2].lines.contains("  would delete 2: id=3, id=5"), "\(outcomes[2])")
         #expect(outcomes[3].exitCode == 1)
-        #expect(outcomes[3].lines.contains { $0.contains("the source has no records: a sync would delete all 4 Customer rows") })
+        #expect(
+            outcomes[3].lines.contains {
+                $0.contains("the source has no records: a sync would delete all 4 Customer rows")
+            })
         #expect(outcomes[5].exitCode != 0)
         #expect(outcomes[5].lines.contains { $0.contains("more than 1 record was rejected") }, "\(outcomes[5])")
         #expect(outcomes[6].exitCode == 0)
@@ -288,7 +298,9 @@ struct PostgresSyncCLITests {
                 #expect(outcomes[2].exitCode == 1, "\(outcomes[2])")
                 #expect(
                     outcomes[2].lines.contains {
-                        $0.contains("relationship Customer.orders has delete rule deny and 2 related Order objects refer to them")
+                        $0.contains(
+                            "relationship Customer.orders has delete rule deny and 2 related Order objects refer to them"
+                        )
                     }, "\(outcomes[2])")
             } else {
                 #expect(outcomes[2].exitCode == 0, "\(outcomes[2])")
@@ -372,7 +384,9 @@ struct PostgresSyncCLITests {
             ])
     }
 
-    @Test("many records over several batches: repeated keys across batch boundaries, then a second run that changes nothing")
+    @Test(
+        "many records over several batches: repeated keys across batch boundaries, then a second run that changes nothing"
+    )
     func manyRecordsAcrossBatches() throws {
         let directory = try Self.prepared()
         let (url, drop) = try PostgresImportCLITests.freshStore("sync")
@@ -432,7 +446,8 @@ struct PostgresSyncCLITests {
                         + ["--store", store, "--entity", "Stock", "--mode", "sync", "--key", "sku,store"],
                     cwd: directory.path)
                 outputs[folder, default: []].append(
-                    "exit \(result.exitCode)\n" + Self.reportLines(result.stdout + result.stderr).joined(separator: "\n")
+                    "exit \(result.exitCode)\n"
+                        + Self.reportLines(result.stdout + result.stderr).joined(separator: "\n")
                         + "\n" + (try Self.objects(store, in: directory)))
             }
         }

@@ -146,7 +146,8 @@ package final class PostgresStagedInserter: StagingRecordInserter {
         if let rejection = rules.encode(values, supplied: supplied, into: &encoded) { return rejection }
         if merge == nil, let rejection = rules.missingValue(in: encoded) { return rejection }
         if let column = syncKeyColumns.first(where: { encoded[$0].isNull }) {
-            return .rejected(reason: "\(rules.columns[column].name) is null: a sync needs every record's key", column: column)
+            return .rejected(
+                reason: "\(rules.columns[column].name) is null: a sync needs every record's key", column: column)
         }
         // Whether a required value is missing depends on whether the record updates an object:
         // the merge decides, with the values and the flags of what was supplied.

@@ -354,7 +354,6 @@ struct PostgresStagedMerge {
     }
 }
 
-
 /// What ``PostgresStagedMerge`` needs for a sync import: the record columns of the key and the
 /// tracker's table of the rows seen (``SyncTracker/seenTable``).
 struct PostgresSyncMatch {

@@ -39,7 +39,8 @@ package final class SyncTracker {
         let name = (database as? PostgresDatabase)?.uniqueTemporaryName("ferry_sync_seen") ?? "ferry_sync_seen"
         seenTable = dialect.temporaryTable(dialect.quote(name))
         try database.execute("DROP TABLE IF EXISTS \(seenTable)")
-        try database.execute("CREATE TEMPORARY TABLE \(dialect.quote(name)) (pk \(dialect.keyReferenceType) PRIMARY KEY)")
+        try database.execute(
+            "CREATE TEMPORARY TABLE \(dialect.quote(name)) (pk \(dialect.keyReferenceType) PRIMARY KEY)")
         markSQL = dialect.insert(into: seenTable, columns: ["pk"], values: "VALUES (?)", onConflict: .ignore)
         let condition = key.map { "\(layout.quotedColumn(forAttribute: $0, in: entity)) = ?" }.joined(
             separator: " AND ")
