@@ -101,16 +101,7 @@ package final class PostgresStagedInserter: StagingRecordInserter {
         // A sync updates what it finds (replace if asked, else update), as on SQLite.
         let policy = sync == nil ? policy : (policy == .replace ? .replace : .update)
         self.policy = policy
-        var keyColumns: [Int] = []
-        for name in sync?.key ?? [] {
-            guard let index = columns.firstIndex(of: .attribute(name)) else {
-                throw FerryError(
-                    .invalidInput,
-                    "the source supplies no value for \(entityName).\(name), which is part of the sync key (\(sync?.key.joined(separator: ", ") ?? name))"
-                )
-            }
-            keyColumns.append(index)
-        }
+        let keyColumns = try sync?.keyColumns(in: columns) ?? []
         syncKeyColumns = keyColumns
         self.database = database
         self.capacity = max(capacity, 1)

@@ -188,37 +188,29 @@ struct PostgresStagedMerge {
             ? ""
             : "SELECT * FROM (SELECT i.ferry_k\(holders.enumerated().map { ", \($0.element) AS c\($0.offset)" }.joined()) FROM \(images) AS i) AS x WHERE \(holders.indices.map { "c\($0)" }.joined(separator: " OR "))"
 
-        // 5. The writes.
-        var assignments = names.indices.map { index in
-            policy == .replace
-                ? "\(names[index]) = s.\(names[index])"
-                : "\(names[index]) = CASE WHEN \(supplied(index)) THEN s.\(names[index]) ELSE t.\(names[index]) END"
+        // 5. The writes: each column the update writes and the value it takes.
+        var written: [(column: String, value: String)] = names.indices.map { index in
+            (
+                names[index],
+                policy == .replace
+                    ? "s.\(names[index])"
+                    : "CASE WHEN \(supplied(index)) THEN s.\(names[index]) ELSE t.\(names[index]) END"
+            )
         }
         if policy == .replace {
             let columnNames = Set(rules.columns.map(\.name))
             for attribute in entity.attributes where !columnNames.contains(attribute.name) {
-                assignments.append(
-                    "\(layout.quotedColumn(forAttribute: attribute.name, in: entity)) = \(defaultLiteral(attribute))")
+                written.append(
+                    (layout.quotedColumn(forAttribute: attribute.name, in: entity), defaultLiteral(attribute)))
             }
         }
+        var assignments = written.map { "\($0.column) = \($0.value)" }
         if let increment = layout.versionIncrement { assignments.append(increment) }
         var update =
             "UPDATE \(table) AS t SET \(assignments.joined(separator: ", ")) FROM \(images) AS i JOIN \(staging) AS s ON s.\(key) = i.ferry_k WHERE t.\(key) = i.ferry_target"
         if sync != nil {
             // A sync writes only the objects whose values differ; the records of the others are unchanged.
-            var differences = names.indices.map { index in
-                policy == .replace
-                    ? "t.\(names[index]) IS DISTINCT FROM s.\(names[index])"
-                    : "(\(supplied(index)) AND t.\(names[index]) IS DISTINCT FROM s.\(names[index]))"
-            }
-            if policy == .replace {
-                let columnNames = Set(rules.columns.map(\.name))
-                for attribute in entity.attributes where !columnNames.contains(attribute.name) {
-                    differences.append(
-                        "t.\(layout.quotedColumn(forAttribute: attribute.name, in: entity)) IS DISTINCT FROM \(defaultLiteral(attribute))"
-                    )
-                }
-            }
+            let differences = written.map { "t.\($0.column) IS DISTINCT FROM \($0.value)" }
             update += " AND (\(differences.joined(separator: " OR "))) RETURNING i.ferry_k"
         }
         updateStatement = update

@@ -140,6 +140,21 @@ package final class SyncTracker {
         return try deleter.run(on: database)
     }
 
+    /// The indexes of the key's attributes among an inserter's `columns`, in the key's order.
+    ///
+    /// - Throws: `.invalidInput` when the columns lack one (the source supplies no value for it).
+    package func keyColumns(in columns: [InsertColumn]) throws -> [Int] {
+        try key.map { name in
+            guard let index = columns.firstIndex(of: .attribute(name)) else {
+                throw FerryError(
+                    .invalidInput,
+                    "the source supplies no value for \(entity.name).\(name), which is part of the sync key (\(key.joined(separator: ", ")))"
+                )
+            }
+            return index
+        }
+    }
+
     /// A record's key as text for reports and messages: `id=4`, or `(sku=A1, store=3)`.
     package static func describe(key: [String], values: [Value]) -> String {
         let pairs = zip(key, values).map { "\($0)=\($1)" }
