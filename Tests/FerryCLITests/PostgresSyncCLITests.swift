@@ -405,18 +405,30 @@ struct PostgresSyncCLITests {
             if id % 2500 == 17 { second += "\(id - 9_990 > 0 ? id - 9_990 : id),dup@x,Dup,X\n" }
         }
         second += "30000,new@x,New,Y\n"
+        // 9,999 records and a rejected record's claim fill a batch of 10,000 exactly; the record
+        // after it repeats the claimed key.
+        var third = "id,email,name,city\n"
+        for id in 1...9_999 { third += "\(id),e\(id)@x,N\(id),Z\n" }
+        third += "1,e1@x,,Bad\n1,e1@x,N1,Again\n30001,f@x,F,Y\n"
         try directory.write("big1.csv", first)
         try directory.write("big2.csv", second)
+        try directory.write("big3.csv", third)
         let outcomes = try Self.compare(
             directory, url: url,
             runs: [
                 Run(job: "customers.yml", day: "big1.csv"),
                 Run(job: "customers.yml", day: "big2.csv"),
                 Run(job: "customers.yml", day: "big2.csv"),
+                Run(job: "customers.yml", day: "big3.csv"),
             ])
-        #expect(outcomes[1].lines.first?.contains("deleted 23") == true, "\(outcomes[1])")
+        #expect(outcomes[1].lines.first?.contains("deleted 23,") == true, "\(outcomes[1])")
         #expect(outcomes[1].rejects[0].contains("same key (id=20001)"), "\(outcomes[1])")
         #expect(outcomes[2].lines.first?.contains("inserted 0, updated 0, unchanged") == true, "\(outcomes[2])")
+        #expect(outcomes[3].rejects[0].contains("same key (id=1)"), "\(outcomes[3])")
+        #expect(
+            outcomes[3].lines.first?.contains(
+                "read 10,002, inserted 10, updated 9,990, unchanged 0, deleted 12,988, skipped 0, rejected 2") == true,
+            "\(outcomes[3])")
     }
 
     @Test(

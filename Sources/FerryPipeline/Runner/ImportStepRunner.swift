@@ -478,8 +478,12 @@ package final class ImportStepRunner {
         rejects: RejectsWriter?, state: inout ImportState, replayed: Bool = false
     ) throws {
         let syncKey = plan.sync == nil ? nil : plan.syncKey(of: record)
-        // A rejected record's row stays: its key counts as present, noted in the record's place.
-        if !replayed, let syncKey { try plan.markPresent(key: syncKey) }
+        // A rejected record's row stays: its key counts as present, noted in the record's place
+        // (on PostgreSQL a staged claim, which may fill the batch).
+        if !replayed, let syncKey {
+            try plan.markPresent(key: syncKey)
+            if plan.stagingInserter?.isFull == true { try writeStaged(plan: plan, rejects: rejects, state: &state) }
+        }
         if !pending.isEmpty {
             // Staged records read before this one are counted first.
             pending.append(PendingRecord(record: record, rejection: (field, line, column, reason)))
