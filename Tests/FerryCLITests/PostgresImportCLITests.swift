@@ -342,21 +342,4 @@ struct PostgresImportCLITests {
         #expect(dryNew.stdout.contains("inserted 197"), "\(dryNew.stdout)")
         #expect(try Self.schemas(newURL, prefix: newSchema).isEmpty, "a dry run creates no store")
     }
-
-    @Test("a mode: sync import on PostgreSQL is refused clearly before anything is written")
-    func syncRefused() throws {
-        let directory = TemporaryDirectory()
-        let (url, drop) = try Self.freshStore("sync")
-        defer { drop() }
-        try directory.write("in.csv", "id,email\n1,a@example.com\n")
-        let model = TestPaths.packageRoot.path + "/samples/models/Shop/v1.yml"
-        let result = try runFerry(
-            ["import", "in.csv", "--store", url, "--model", model, "--entity", "Customer", "--mode", "sync"],
-            cwd: directory.path)
-        #expect(result.exitCode == 64, "\(result.stderr)")
-        #expect(result.stderr.contains("mode: sync is not available on a PostgreSQL store yet"), "\(result.stderr)")
-        let count = try runFerry(
-            ["export", "--store", url, "--entity", "Customer", "--format", "csv", "--quiet"], cwd: directory.path)
-        #expect(count.stdout.split(separator: "\n").count == 1, "\(count.stdout)")
-    }
 }

@@ -79,21 +79,7 @@ package final class BatchInserter {
         self.policy = policy
         self.connection = connection
         self.sync = sync
-        if let sync {
-            var keyColumns: [Int] = []
-            for name in sync.key {
-                guard let index = columns.firstIndex(of: .attribute(name)) else {
-                    throw FerryError(
-                        .invalidInput,
-                        "the source supplies no value for \(entity.name).\(name), which is part of the sync key (\(sync.key.joined(separator: ", ")))"
-                    )
-                }
-                keyColumns.append(index)
-            }
-            syncKeyColumns = keyColumns
-        } else {
-            syncKeyColumns = []
-        }
+        syncKeyColumns = try sync?.keyColumns(in: columns) ?? []
         self.coding = DispatchedValueCoding(layout.valueCoding)
         let dialect = layout.dialect
         let plan = try InsertColumnPlan(columns: columns, of: entity, model: model, layout: layout, validate: validate)

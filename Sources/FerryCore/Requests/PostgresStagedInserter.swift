@@ -27,7 +27,9 @@ import Logging
 ///    one declared last as SQLite does.
 ///
 /// `update` and `replace` stage the records the same way (with the values each supplies), then
-/// update the objects they match and insert the others set-based (`PostgresStagedMerge`).
+/// update the objects they match and insert the others set-based (`PostgresStagedMerge`). So
+/// does a sync import (`mode: sync`, given its ``SyncTracker``), which matches by its key, counts
+/// `unchanged` records and notes the rows the source has in the tracker's table.
 ///
 /// Only the first COPY can fail on a record's values, inside its savepoint, so the step's
 /// transaction goes on. The outcomes come back in record order.
@@ -63,6 +65,10 @@ package final class PostgresStagedInserter: StagingRecordInserter {
     private var supplied: [Bool] = []
     private var tracksSupplied = false
     private let merge: PostgresStagedMerge?
+    /// For a sync: the key's columns, and the staged rows of the batch that are claims
+    /// (``stagePresent(key:)``), whose outcomes are not the caller's.
+    private let syncKeyColumns: [Int]
+    private var claims: [Int] = []
     /// The first key of the block reserved for the batch (nil before its first row).
     private var firstKey: Int64?
     /// Whether the caller uses the store's connection for nothing else between ``stage(_:supplied:)``
@@ -85,15 +91,22 @@ package final class PostgresStagedInserter: StagingRecordInserter {
     /// Prepares the SQL for `columns` of `entityName` in the PostgreSQL store `database`. With
     /// `streamsWhileStaging`, the caller promises not to use the connection between
     /// ``stage(_:supplied:)`` calls until ``flush()`` (no reference lookups, no sync bookkeeping).
+    /// With `sync`, the records of a `mode: sync` import are matched by the tracker's key (which
+    /// `columns` must include) and `policy` is `replace` if asked, else `update`.
     package init(
         database: PostgresDatabase, model: ObjectModel, layout: any StoreLayout, entity entityName: String,
         columns: [InsertColumn],
-        policy: ConflictPolicy, validate: Bool = true, capacity: Int = 10_000, streamsWhileStaging: Bool = false
+        policy: ConflictPolicy, validate: Bool = true, capacity: Int = 10_000, streamsWhileStaging: Bool = false,
+        sync: SyncTracker? = nil
     ) throws {
         rules = try PostgresRecordRules(
             model: model, layout: layout, entity: entityName, columns: columns, validate: validate)
         entity = rules.entity
+        // A sync updates what it finds (replace if asked, else update), as on SQLite.
+        let policy = sync == nil ? policy : (policy == .replace ? .replace : .update)
         self.policy = policy
+        let keyColumns = try sync?.keyColumns(in: columns) ?? []
+        syncKeyColumns = keyColumns
         self.database = database
         self.capacity = max(capacity, 1)
         // update and replace always go through the staging table: nothing streams.
@@ -126,7 +139,8 @@ package final class PostgresStagedInserter: StagingRecordInserter {
             policy == .update || policy == .replace
             ? try PostgresStagedMerge(
                 database: database, model: model, layout: layout, rules: rules, policy: policy, table: table,
-                staging: staging)
+                staging: staging,
+                sync: sync.map { PostgresSyncMatch(keyColumns: keyColumns, seenTable: $0.seenTable) })
             : nil
         rows = PostgresCopyText(
             columns: [layout.keyColumn] + rules.plan.storedNames + (merge.map { [$0.maskName] } ?? []))
@@ -141,14 +155,38 @@ package final class PostgresStagedInserter: StagingRecordInserter {
     package func stage(_ values: [Value], supplied: [Bool]?) throws -> InsertOutcome? {
         if let rejection = rules.encode(values, supplied: supplied, into: &encoded) { return rejection }
         if merge == nil, let rejection = rules.missingValue(in: encoded) { return rejection }
+        if let column = syncKeyColumns.first(where: { encoded[$0].isNull }) {
+            return .rejected(
+                reason: "\(rules.columns[column].name) is null: a sync needs every record's key", column: column)
+        }
+        // Whether a required value is missing depends on whether the record updates an object:
+        // the merge decides, with the values and the flags of what was supplied.
+        return try stageRow(mask: supplied.map { String($0.map { $0 ? "1" : "0" }) }, supplied: supplied)
+    }
+
+    /// Stages a claim of a sync import: no record of its own, but the object holding this key
+    /// (`values` aligned with the columns, the key's values set) is present in the source, in
+    /// its place among the staged records. For a record rejected before staging whose key could
+    /// be read; ``flush()`` gives no outcome for it.
+    package func stagePresent(key values: [Value]) throws {
+        precondition(merge != nil && !syncKeyColumns.isEmpty, "claims are a sync's")
+        for index in encoded.indices { encoded[index] = .null }
+        for index in syncKeyColumns { encoded[index] = rules.coding.encode(values[index]) }
+        claims.append(stagedCount)
+        if try stageRow(mask: PostgresStagedMerge.claimMask, supplied: nil) != nil {
+            // Key text holding U+0000 cannot be staged: such a key is in no stored object.
+            claims.removeLast()
+        }
+    }
+
+    /// Appends ``encoded`` as the next staged row (its key first, then, for a merge, its mask of
+    /// supplied values); the rejection of text PostgreSQL cannot store, else nil.
+    private func stageRow(mask: String?, supplied: [Bool]?) throws -> InsertOutcome? {
         let first = try firstKey ?? beginBatch()
         do {
             try rows.appendField(.integer(first + Int64(rows.rowCount)))
             for value in encoded { try rows.appendField(Self.copyValue(value)) }
             if merge != nil {
-                // Whether a required value is missing depends on whether the record updates an
-                // object: the merge decides, with the values and the flags of what was supplied.
-                let mask = supplied.map { String($0.map { $0 ? "1" : "0" }) }
                 try rows.appendField(.text(mask ?? String(repeating: "1", count: encoded.count)))
                 trackSupplied(supplied)
             }
@@ -201,12 +239,21 @@ package final class PostgresStagedInserter: StagingRecordInserter {
             supplied.removeAll(keepingCapacity: true)
             tracksSupplied = false
             firstKey = nil
+            claims.removeAll()
             sentBytes = 0
             streamCollided = false
         }
         if let merge {
             try returnUnusedKeys(first: first, used: count)
-            return try flush(through: merge, first: first, count: count)
+            let outcomes = try flush(through: merge, first: first, count: count)
+            guard !claims.isEmpty else { return outcomes }
+            var claimed = claims.makeIterator()
+            var nextClaim = claimed.next()
+            return outcomes.enumerated().compactMap { index, outcome in
+                guard index == nextClaim else { return outcome }
+                nextClaim = claimed.next()
+                return nil
+            }
         }
         let streamed = stream != nil || streamCollided
         let inserted = streamed ? try finishStream() : false

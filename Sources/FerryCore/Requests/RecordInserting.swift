@@ -27,6 +27,10 @@ package protocol StagingRecordInserter: AnyObject {
     var isFull: Bool { get }
     /// Writes the kept records; one outcome per record, in the order they were staged.
     func flush() throws -> [InsertOutcome]
+    /// A sync import's record rejected before staging whose key could be read (`values` aligned
+    /// with the inserter's columns, the key's values set): the object holding that key is present
+    /// in the source, in the record's place among the kept ones. It has no outcome in ``flush()``.
+    func stagePresent(key values: [Value]) throws
 }
 
 /// A ``RecordInserting`` that tells the key of the object each record wrote or found: what a

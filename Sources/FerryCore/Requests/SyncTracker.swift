@@ -1,65 +1,95 @@
 /// The rows of one entity that a sync import's source still has, and the deletion of the others.
 ///
 /// The primary keys of the rows the source inserted, updated, left unchanged or names in a
-/// rejected record go into a temporary table on the import's connection (SQLite keeps it in a
-/// temporary file, so memory stays flat for millions of keys); at the end every row of the
-/// entity whose key is not in it is deleted with the model's delete rules. Use inside the
-/// import's write transaction.
+/// rejected record go into a temporary table on the import's session (SQLite keeps it in a
+/// temporary file, PostgreSQL in the session's `pg_temp`, so memory stays flat for millions of
+/// keys); at the end every row of the entity whose key is not in it is deleted with the model's
+/// delete rules, through the deleter `ferry delete` uses. Use inside the import's write
+/// transaction.
+///
+/// On SQLite the import marks each row as its record is written (prepared statements); on
+/// PostgreSQL the set-based merge of each batch marks them (`PostgresStagedMerge`, which
+/// ``seenTable`` names to it), and ``markPresent(key:)`` serves only when nothing is staged.
 package final class SyncTracker {
     package let entity: EntityDescription
     /// The attributes that identify a record.
     package let key: [String]
-    private let connection: Connection
+    /// The temporary table of the primary keys seen (one column, `pk`), qualified and quoted.
+    package let seenTable: String
+    private let database: any DatabaseConnection
     private let model: ObjectModel
     private let layout: any StoreLayout
     private let coding: any ValueCoding
-    private let mark: Statement
-    private let finder: Statement
-    private static let table = "temp.ferry_sync_seen"
+    /// SQLite's prepared statements (nil on PostgreSQL, which sends the SQL below).
+    private let statements: (mark: Statement, finder: Statement)?
+    private let markSQL: String
+    private let finderSQL: String
 
     package init(
-        connection: Connection, model: ObjectModel, layout: any StoreLayout, entity: EntityDescription, key: [String]
+        database: any DatabaseConnection, model: ObjectModel, layout: any StoreLayout, entity: EntityDescription,
+        key: [String]
     ) throws {
-        self.connection = connection
+        self.database = database
         self.model = model
         self.layout = layout
         self.entity = entity
         self.key = key
         coding = layout.valueCoding
-        try connection.execute("DROP TABLE IF EXISTS \(Self.table)")
-        try connection.execute("CREATE TABLE \(Self.table) (pk INTEGER PRIMARY KEY)")
-        mark = try connection.prepare(
-            layout.dialect.insert(into: Self.table, columns: ["pk"], values: "VALUES (?)", onConflict: .ignore))
+        let dialect = layout.dialect
+        let name = (database as? PostgresDatabase)?.uniqueTemporaryName("ferry_sync_seen") ?? "ferry_sync_seen"
+        seenTable = dialect.temporaryTable(dialect.quote(name))
+        try database.execute("DROP TABLE IF EXISTS \(seenTable)")
+        try database.execute(
+            "CREATE TEMPORARY TABLE \(dialect.quote(name)) (pk \(dialect.keyReferenceType) PRIMARY KEY)")
+        markSQL = dialect.insert(into: seenTable, columns: ["pk"], values: "VALUES (?)", onConflict: .ignore)
         let condition = key.map { "\(layout.quotedColumn(forAttribute: $0, in: entity)) = ?" }.joined(
             separator: " AND ")
-        finder = try connection.prepare(
-            "SELECT \(layout.dialect.quote(layout.keyColumn)) FROM \(layout.quotedTable(for: entity)) WHERE \(condition) LIMIT 1"
-        )
+        let pk = dialect.quote(layout.keyColumn)
+        // The first row holding the key: SQLite's scan (of the key's index, or of the table) meets
+        // the smallest primary key first.
+        finderSQL =
+            database is Connection
+            ? "SELECT \(pk) FROM \(layout.quotedTable(for: entity)) WHERE \(condition) LIMIT 1"
+            : "SELECT \(pk) FROM \(layout.quotedTable(for: entity)) WHERE \(condition) ORDER BY \(pk) LIMIT 1"
+        if let connection = database as? Connection {
+            statements = (try connection.prepare(markSQL), try connection.prepare(finderSQL))
+        } else {
+            statements = nil
+        }
     }
 
     /// Drops the temporary table (the tracker is not used afterwards).
     package func close() {
-        mark.reset()
-        finder.reset()
-        try? connection.execute("DROP TABLE IF EXISTS \(Self.table)")
+        statements?.mark.reset()
+        statements?.finder.reset()
+        try? database.execute("DROP TABLE IF EXISTS \(seenTable)")
     }
 
     /// Marks the row `primaryKey` as present; false when it already was, i.e. an earlier
     /// record of the source had the same key.
     package func markSeen(_ primaryKey: Int64) throws -> Bool {
+        guard let mark = statements?.mark else {
+            try database.execute(markSQL, [.integer(primaryKey)])
+            return database.changes > 0
+        }
         mark.reset()
         try mark.bind(primaryKey, at: 1)
         _ = try mark.step()
-        return connection.changes > 0
+        return database.changes > 0
     }
 
     /// Marks the row whose key has these values (one per ``key`` attribute, typed) as present,
     /// if the store has one: what a rejected record whose key could be read keeps.
     package func markPresent(key values: [Value]) throws {
         precondition(values.count == key.count, "one value per key attribute")
+        let encoded = values.map { coding.encode($0) }
+        guard let finder = statements?.finder else {
+            if let primaryKey = try database.scalar(finderSQL, encoded)?.int64 { _ = try markSeen(primaryKey) }
+            return
+        }
         finder.reset()
-        for (index, value) in values.enumerated() {
-            try finder.bind(coding.encode(value), at: index + 1)
+        for (index, value) in encoded.enumerated() {
+            try finder.bind(value, at: index + 1)
         }
         guard try finder.step() else { return }
         let primaryKey = finder.int64(at: 0)
@@ -71,13 +101,17 @@ package final class SyncTracker {
     /// The selection of the rows the source does not have, as SQL over the entity's table
     /// aliased `t0`.
     private var absentSelection: String {
-        "t0.\(layout.dialect.quote(layout.keyColumn)) NOT IN (SELECT pk FROM \(Self.table))"
+        let pk = "t0.\(layout.dialect.quote(layout.keyColumn))"
+        // PostgreSQL plans NOT EXISTS as an anti-join; NOT IN over a large table would not be.
+        return database is Connection
+            ? "\(pk) NOT IN (SELECT pk FROM \(seenTable))"
+            : "NOT EXISTS (SELECT 1 FROM \(seenTable) AS ferry_seen WHERE ferry_seen.pk = \(pk))"
     }
 
     /// How many rows of the entity the source does not have.
     package func absentCount() throws -> Int {
         Int(
-            try connection.scalar(
+            try database.scalar(
                 "SELECT count(*) FROM \(layout.quotedTable(for: entity)) AS t0 WHERE \(absentSelection)")?.int64 ?? 0)
     }
 
@@ -86,7 +120,7 @@ package final class SyncTracker {
     package func absentKeys(limit: Int) throws -> [String] {
         let columns = key.map { "t0.\(layout.quotedColumn(forAttribute: $0, in: entity))" }.joined(separator: ", ")
         let pk = layout.dialect.quote(layout.keyColumn)
-        let rows = try connection.rows(
+        let rows = try database.rows(
             "SELECT \(columns) FROM \(layout.quotedTable(for: entity)) AS t0 WHERE \(absentSelection) ORDER BY t0.\(pk) LIMIT \(limit)"
         )
         return rows.map { row in
@@ -103,7 +137,22 @@ package final class SyncTracker {
     package func deleteAbsent(location: InputLocation?) throws -> BatchDeleteResult {
         let deleter = try BatchDeleter(
             entity: entity.name, selection: absentSelection, model: model, layout: layout, location: location)
-        return try deleter.run(on: connection)
+        return try deleter.run(on: database)
+    }
+
+    /// The indexes of the key's attributes among an inserter's `columns`, in the key's order.
+    ///
+    /// - Throws: `.invalidInput` when the columns lack one (the source supplies no value for it).
+    package func keyColumns(in columns: [InsertColumn]) throws -> [Int] {
+        try key.map { name in
+            guard let index = columns.firstIndex(of: .attribute(name)) else {
+                throw FerryError(
+                    .invalidInput,
+                    "the source supplies no value for \(entity.name).\(name), which is part of the sync key (\(key.joined(separator: ", ")))"
+                )
+            }
+            return index
+        }
     }
 
     /// A record's key as text for reports and messages: `id=4`, or `(sku=A1, store=3)`.

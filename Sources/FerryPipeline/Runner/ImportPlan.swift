@@ -237,13 +237,16 @@ final class ImportPlan {
                 keyColumns.append(index)
             }
             syncKeyColumns = keyColumns
-            guard let connection = database as? Connection else {
+            if step.nested != nil, !(database is Connection) {
                 throw FerryError(
-                    .usage, "mode: sync is not available on a PostgreSQL store yet (store '\(database.location)')",
+                    .usage,
+                    "mode: sync with nested: is not available on a PostgreSQL store yet (store '\(database.location)')",
                     at: step.location,
-                    notes: ["on PostgreSQL, imports insert, keep, update or replace (on_conflict); docs/postgresql.md"])
+                    notes: [
+                        "on PostgreSQL, a sync writes the records' own attributes and to-one relationships; docs/postgresql.md"
+                    ])
             }
-            tracker = try SyncTracker(connection: connection, model: model, layout: layout, entity: entity, key: key)
+            tracker = try SyncTracker(database: database, model: model, layout: layout, entity: entity, key: key)
         } else {
             syncKeyColumns = []
             tracker = nil
@@ -302,7 +305,7 @@ final class ImportPlan {
                 let inserter = try PostgresStagedInserter(
                     database: postgres, model: model, layout: layout, entity: entity.name, columns: columns,
                     policy: step.onConflict, validate: step.validate,
-                    streamsWhileStaging: references.isEmpty && tracker == nil)
+                    streamsWhileStaging: references.isEmpty && tracker == nil, sync: tracker)
                 stagingInserter = inserter
                 postgresInserter = inserter
                 columnValidators = inserter.columnValidators
@@ -361,6 +364,16 @@ final class ImportPlan {
             }
         }
         return values
+    }
+
+    /// Notes that the row holding a rejected record's key (`key`: from ``syncKey(of:)``) is in
+    /// the source: on SQLite at once, on PostgreSQL in the record's place among the staged ones.
+    func markPresent(key: [Value]) throws {
+        guard let sync else { return }
+        guard let staging = stagingInserter else { return try sync.markPresent(key: key) }
+        var values = Array(repeating: Value.null, count: columnCount)
+        for (position, index) in syncKeyColumns.enumerated() { values[index] = key[position] }
+        try staging.stagePresent(key: values)
     }
 
     /// A sync's key of the values just written (aligned with the inserter's columns): `id=4`.

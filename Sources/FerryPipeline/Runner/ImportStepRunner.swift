@@ -404,7 +404,10 @@ package final class ImportStepRunner {
             let outcome: InsertOutcome
             if let staging = plan.stagingInserter {
                 guard let decided = try staging.stage(values, supplied: plan.hasOptionalFields ? supplied : nil) else {
-                    pending.append(PendingRecord(record: record, staged: -1, rejection: nil))
+                    pending.append(
+                        PendingRecord(
+                            record: record, staged: -1, rejection: nil,
+                            syncKey: plan.sync == nil ? nil : plan.syncKeyDescription(of: values)))
                     if staging.isFull { try writeStaged(plan: plan, rejects: rejects, state: &state) }
                     return
                 }
@@ -430,18 +433,20 @@ package final class ImportStepRunner {
         }
     }
 
-    /// Counts a written record's outcome (a rejection goes to ``reject(record:field:line:column:reason:plan:rejects:state:)``).
+    /// Counts a written record's outcome (a rejection goes to ``reject(record:field:line:column:reason:plan:rejects:state:replayed:)``).
+    /// A sync's key is `syncKey` when given (a staged record's, noted when it was staged), else
+    /// read from `values`.
     private func count(
-        _ outcome: InsertOutcome, of record: SourceRecord, plan: ImportPlan, values: [Value], rejects: RejectsWriter?,
-        state: inout ImportState
+        _ outcome: InsertOutcome, of record: SourceRecord, plan: ImportPlan, values: [Value], syncKey: String? = nil,
+        rejects: RejectsWriter?, state: inout ImportState, replayed: Bool = false
     ) throws {
         switch outcome {
         case .inserted:
             state.inserted += 1
-            if plan.sync != nil { state.syncKeys.note(inserted: plan.syncKeyDescription(of: values)) }
+            if plan.sync != nil { state.syncKeys.note(inserted: syncKey ?? plan.syncKeyDescription(of: values)) }
         case .updated:
             state.updated += 1
-            if plan.sync != nil { state.syncKeys.note(updated: plan.syncKeyDescription(of: values)) }
+            if plan.sync != nil { state.syncKeys.note(updated: syncKey ?? plan.syncKeyDescription(of: values)) }
         case .unchanged: state.unchanged += 1
         case .skipped: state.skipped += 1
         case .rejected(let reason, let column):
@@ -449,7 +454,7 @@ package final class ImportStepRunner {
             try reject(
                 record: record, field: column.flatMap { plan.fieldName(ofColumn: $0) },
                 line: location?.line ?? record.line, column: location?.column ?? record.column,
-                reason: reason, plan: plan, rejects: rejects, state: &state)
+                reason: reason, plan: plan, rejects: rejects, state: &state, replayed: replayed)
         }
     }
 
@@ -462,6 +467,8 @@ package final class ImportStepRunner {
         let staged: Int
         /// nil: staged, its outcome comes from the flush; else the rejection decided already.
         let rejection: (field: String?, line: Int, column: Int, reason: String)?
+        /// A sync's key of a staged record, for the report (`id=4`): its values are gone by the flush.
+        var syncKey: String? = nil
     }
 
     /// Counts the next records in `file`'s counts, after counting the staged records of the file before.
@@ -488,10 +495,12 @@ package final class ImportStepRunner {
                 try reject(
                     record: record, field: rejection.field, line: rejection.line, column: rejection.column,
                     reason: rejection.reason, plan: plan, rejects: rejects,
-                    state: &state)
+                    state: &state, replayed: true)
             } else if let outcome = outcomes.next() {
                 if let record = entry.record {
-                    try count(outcome, of: record, plan: plan, values: [], rejects: rejects, state: &state)
+                    try count(
+                        outcome, of: record, plan: plan, values: [], syncKey: entry.syncKey, rejects: rejects,
+                        state: &state, replayed: true)
                 } else if let stagedTrail {
                     try count(
                         outcome, ofStaged: entry.staged, in: stagedTrail, plan: plan, rejects: rejects, state: &state)
@@ -517,14 +526,24 @@ package final class ImportStepRunner {
             try reject(
                 record: record, field: column.flatMap { plan.fieldName(ofColumn: $0) },
                 line: location?.line ?? record.line, column: location?.column ?? record.column,
-                reason: reason, plan: plan, rejects: rejects, state: &state)
+                reason: reason, plan: plan, rejects: rejects, state: &state, replayed: true)
         }
     }
 
+    /// Counts a rejected record and writes it to the rejects file, failing the step when the
+    /// budget is spent. `replayed`: the rejection was decided earlier (a pending record's) or by
+    /// a staging inserter's flush, which noted a sync's present row in the record's place already.
     private func reject(
         record: SourceRecord, field: String?, line: Int, column: Int, reason: String, plan: ImportPlan,
-        rejects: RejectsWriter?, state: inout ImportState
+        rejects: RejectsWriter?, state: inout ImportState, replayed: Bool = false
     ) throws {
+        let syncKey = plan.sync == nil ? nil : plan.syncKey(of: record)
+        // A rejected record's row stays: its key counts as present, noted in the record's place
+        // (on PostgreSQL a staged claim, which may fill the batch).
+        if !replayed, let syncKey {
+            try plan.markPresent(key: syncKey)
+            if plan.stagingInserter?.isFull == true { try writeStaged(plan: plan, rejects: rejects, state: &state) }
+        }
         if !pending.isEmpty {
             // Staged records read before this one are counted first.
             pending.append(PendingRecord(record: record, staged: -1, rejection: (field, line, column, reason)))
@@ -532,12 +551,9 @@ package final class ImportStepRunner {
         }
         state.rejected += 1
         let location = InputLocation(file: state.file ?? step.source, line: line, column: column, record: record.number)
-        if let sync = plan.sync {
-            // A rejected record's row stays: its key counts as present. Without a readable key,
-            // the row it stands for is unknown (see deleteAbsentRows).
-            if let key = plan.syncKey(of: record) {
-                try sync.markPresent(key: key)
-            } else {
+        if plan.sync != nil {
+            // Without a readable key, the row a rejected record stands for is unknown (see deleteAbsentRows).
+            if syncKey == nil {
                 state.unkeyedRejects += 1
                 if state.firstUnkeyedReject == nil { state.firstUnkeyedReject = location }
             }

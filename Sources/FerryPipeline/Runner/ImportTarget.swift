@@ -4,7 +4,8 @@ import Foundation
 /// The store file an import writes: the store itself or, for a dry run that would change what a
 /// rollback cannot undo, a scratch copy in the temporary folder that ``close()`` removes.
 ///
-/// A dry run changes nothing: one that would create the store imports into a new scratch store;
+/// A dry run changes nothing: one that would create the store imports into a new scratch store
+/// (a PostgreSQL store that exists is written in a transaction rolled back at the end);
 /// one that adds a table or columns to the store (``copyForDryRun()``), or opens a Core Data store
 /// in place, works on a copy of the store and its `-wal`.
 package final class ImportTarget {
@@ -21,7 +22,14 @@ package final class ImportTarget {
         self.store = store
         self.dryRun = dryRun
         scratch = NSTemporaryDirectory() + "/ferry-dry-run-\(UUID().uuidString).sqlite"
-        path = dryRun && !FileManager.default.fileExists(atPath: store) ? scratch : store
+        path = dryRun && !Self.exists(store) ? scratch : store
+    }
+
+    /// Whether the store exists: the file, or for a PostgreSQL URL a ferry store in its schema
+    /// (a dry run into one runs in its transaction, rolled back, and sees its objects).
+    private static func exists(_ store: String) -> Bool {
+        guard PathOrURL(store).isPostgreSQL else { return FileManager.default.fileExists(atPath: store) }
+        return ((try? Store.metadata(at: store)) ?? nil) != nil
     }
 
     /// True when the import writes a scratch store instead of the user's.
