@@ -179,18 +179,22 @@ struct PostgresServerMigration {
         }
     }
 
-    /// Adds an entity table's primary key once its rows are in; two objects with the same key
-    /// (two mappings writing into one entity) are a migration error naming them.
+    /// Adds an entity table's primary key once its rows are in. Two objects with the same key
+    /// (two mappings writing into one entity) are the error of the last of them, at its place in
+    /// the mapping file, as on SQLite, where its rows are the ones refused.
     private func buildPrimaryKey(
         _ statement: String, of entity: EntityDescription, step: PostgresServerStep, on session: PostgresDatabase
     ) throws {
         do {
             try session.execute(statement)
         } catch let error as FerryError where error.code == .constraint {
-            let mappings = step.entities.filter { $0.destination.name == entity.name }.map(\.mapping.name)
+            let mappings = step.entities.filter { $0.destination.name == entity.name }.map(\.mapping)
+            guard let last = mappings.last else { throw error }
+            var detail = "two or more objects have the same key (\(entity.name).\(layout.keyColumn))"
+            let others = mappings.dropLast().map(\.name)
+            if !others.isEmpty { detail += " as objects of mapping \(others.joined(separator: ", "))" }
             throw FerryError(
-                .migration,
-                "the migrated objects of \(entity.name) have duplicate keys: mappings \(mappings.joined(separator: ", ")) wrote two or more objects with the same key",
+                .migration, "mapping \(last.name) → \(entity.name): \(detail)", at: last.location,
                 notes: ["nothing was changed: the original store is as it was"], underlying: error.underlying)
         }
     }
