@@ -110,6 +110,106 @@ struct PostgresMigrateCLITests {
         #expect(try PostgresStoreLoader.schemas(startingWith: schema).count == 2)
     }
 
+    /// The tables of `schema` as the catalog describes them: each column's type, `NOT NULL`,
+    /// identity and default, each constraint (primary keys, foreign keys, checks) and each index,
+    /// with the schema's name written `S`.
+    static func shape(of schema: String) throws -> [String] {
+        let database = try Store.inspectionSession(at: try PostgresTestServer.requireURL() + "?schema=public").session
+        let queries = [
+            """
+            SELECT c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+                || CASE WHEN a.attnotnull THEN ' not null' ELSE '' END || ' identity:' || a.attidentity::text
+                || ' default:' || coalesce(pg_get_expr(d.adbin, d.adrelid), '')
+            FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+            LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+            WHERE n.nspname = ? AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped ORDER BY 1
+            """,
+            """
+            SELECT c.relname || ' ' || k.conname || ' ' || k.contype::text || ' ' || pg_get_constraintdef(k.oid)
+            FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = ? ORDER BY 1
+            """,
+            "SELECT tablename || ' ' || indexname || ' ' || indexdef FROM pg_indexes WHERE schemaname = ? ORDER BY 1",
+        ]
+        return try queries.flatMap { query in
+            try database.rows(query, [.text(schema)]).compactMap { $0.first?.text?.replacing(schema, with: "S") }
+        }
+    }
+
+    @Test(
+        "a store migrated in the server (its keys added after the rows, its join tables after the keys) has the tables, columns, identity keys, constraints and indexes of the same version's store made by ferry copy"
+    )
+    func migratedSchemaMatchesCreatedOne() throws {
+        let directory = TemporaryDirectory()
+        let (schema, url, sqlite) = try Self.shopV1Stores("shape", in: directory)
+        let (created, createdURL) = try Self.freshSchema("shape_created")
+        defer {
+            PostgresStoreLoader.dropSchemas(startingWith: schema)
+            PostgresStoreLoader.dropSchemas(startingWith: created)
+        }
+        let migrated = try runFerry(
+            ["migrate", url, "--model", Self.shop, "--to", "2", "--no-backup"], cwd: directory.path)
+        #expect(migrated.exitCode == 0, "\(migrated)")
+        let expected = try runFerry(
+            ["migrate", sqlite, "--model", Self.shop, "--to", "2", "--quiet"], cwd: directory.path)
+        #expect(expected.exitCode == 0, "\(expected)")
+        let copied = try runFerry(["copy", sqlite, createdURL, "--quiet"], cwd: directory.path)
+        #expect(copied.exitCode == 0, "\(copied)")
+
+        let shape = try Self.shape(of: schema)
+        #expect(shape == (try Self.shape(of: created)))
+        // Every entity table has its primary key and its identity key, and the join tables theirs.
+        let keyed = shape.filter { $0.contains(".ferry_pk bigint not null identity:d") }.count
+        #expect(keyed > 1, "\(shape)")
+        #expect(shape.filter { $0.contains(" p PRIMARY KEY (ferry_pk)") }.count == keyed, "\(shape)")
+        #expect(shape.contains { $0.contains(" p PRIMARY KEY (") && !$0.contains("(ferry_pk)") }, "\(shape)")
+        // The objects are those of the same migration on SQLite.
+        #expect(try Self.exports(url, cwd: directory.path) == (try Self.exports(sqlite, cwd: directory.path)))
+    }
+
+    @Test(
+        "two mappings copying the same objects into one entity (the same keys) fail in the server when the keys are added, with SQLite's place and mapping, and leave the original schema"
+    )
+    func duplicateKeysFromTwoMappings() throws {
+        let directory = TemporaryDirectory()
+        let (schema, url) = try Self.freshSchema("dupkeys")
+        defer { PostgresStoreLoader.dropSchemas(startingWith: schema) }
+        try FileManager.default.createDirectory(
+            atPath: directory.file("model/mappings"), withIntermediateDirectories: true)
+        try directory.write("model/model.yml", "name: dup\ncurrent: \"2\"\nversions: [v1.yml, v2.yml]\n")
+        try directory.write(
+            "model/v1.yml", "version: \"1\"\nentities:\n  Person:\n    attributes:\n      name: string\n")
+        try directory.write(
+            "model/v2.yml",
+            "version: \"2\"\nentities:\n  Person:\n    attributes:\n      name: string\n      tag: string\n")
+        try directory.write(
+            "model/mappings/1-to-2.yml",
+            "from: \"1\"\nto: \"2\"\nentities:\n  Person: {}\n  PersonAgain:\n    source: Person\n    entity: Person\n")
+        try directory.write("people.csv", "name\nAna\nBo\nCy\n")
+        let sqlite = directory.file("people.sqlite")
+        for store in [url, sqlite] {
+            let imported = try runFerry(
+                ["import", "people.csv", "--store", store, "--entity", "Person", "--model", "model/v1.yml", "--quiet"],
+                cwd: directory.path)
+            #expect(imported.exitCode == 0, "\(imported)")
+        }
+        let original = try Self.exports(url, cwd: directory.path)
+
+        let expected = try runFerry(["migrate", sqlite, "--model", "model", "--no-backup"], cwd: directory.path)
+        let result = try runFerry(["migrate", url, "--model", "model", "--no-backup"], cwd: directory.path)
+        #expect(expected.exitCode != 0 && result.exitCode == expected.exitCode, "\(result)\n\(expected)")
+        let place = "model/mappings/1-to-2.yml:5:3: error: mapping PersonAgain → Person: "
+        #expect(expected.errorLines.first?.hasPrefix(place) == true, "\(expected.stderr)")
+        #expect(
+            result.errorLines.first
+                == place + "two or more objects have the same key (Person.ferry_pk) as objects of mapping Person",
+            "\(result.stderr)")
+        #expect(result.stderr.contains("nothing was changed"), "\(result.stderr)")
+        // The in-server route's message (a snapshot would fail as SQLite does), and nothing of it is left.
+        #expect(try PostgresStoreLoader.schemas(startingWith: schema) == [schema])
+        #expect(try Self.exports(url, cwd: directory.path) == original)
+    }
+
     @Test("a schema named like the migration's scratch schema that is not a ferry store is refused, never dropped")
     func foreignScratchSchemaRefused() throws {
         let directory = TemporaryDirectory()

@@ -27,6 +27,10 @@ struct PostgresServerMigration {
 
     private var layout: FerryLayout { FerryLayout(backend: .postgresql) }
 
+    /// The sort memory of the migration's key and index builds (the server's default is 64 MB,
+    /// shared by a parallel build's workers); `SET LOCAL`, so it ends with the transaction.
+    private static let indexBuildMemory = "256MB"
+
     /// The intermediate schemas' names for the new version's schema `next`: one per step but the last.
     static func intermediateSchemas(for next: String, steps: Int) -> [String] {
         steps < 2 ? [] : (1..<steps).map { "\(next)_\($0)" }
@@ -91,8 +95,9 @@ struct PostgresServerMigration {
     ) throws -> MigrationStepReport {
         let started = ContinuousClock.now
         let model = step.destination.storedForm
-        let parts = StoreSchema.parts(for: model, layout: layout)
-        // The new schema's tables, created unqualified where the search path points.
+        let parts = StoreSchema.parts(for: model, layout: layout, primaryKeysAfterRows: true)
+        // The new schema's tables, created unqualified where the search path points; their
+        // primary keys and join tables come once the rows are in.
         try session.execute("CREATE SCHEMA \(quote(destination))")
         try session.execute("SET LOCAL search_path TO \(quote(destination))")
         for statement in StoreSchema.bookkeepingTables(in: layout) + parts.tables { try session.execute(statement) }
@@ -119,6 +124,14 @@ struct PostgresServerMigration {
             report.seconds = mappingStarted.duration(to: .now).seconds
             entityReports.append(report)
         }
+        // The keys, each built in one sort (the join tables reference them).
+        try session.execute("SET LOCAL search_path TO \(quote(destination))")
+        try session.execute("SET LOCAL maintenance_work_mem TO '\(Self.indexBuildMemory)'")
+        for (statement, entity) in zip(parts.primaryKeys, model.entities) {
+            try buildPrimaryKey(statement, of: entity, step: step, on: session)
+        }
+        for statement in parts.joinTables { try session.execute(statement) }
+        try session.execute("SET LOCAL search_path TO \(quote(source))")
         for link in step.links {
             let columns = link.columns.map(quote).joined(separator: ", ")
             try session.execute(
@@ -163,6 +176,26 @@ struct PostgresServerMigration {
             try session.execute(
                 "SELECT setval(pg_get_serial_sequence(?, ?), coalesce(max(\(quote(column))), 0) + 1, false) FROM \(qualified)",
                 [.text(qualified), .text(column)])
+        }
+    }
+
+    /// Adds an entity table's primary key once its rows are in. Two objects with the same key
+    /// (two mappings writing into one entity) are the error of the last of them, at its place in
+    /// the mapping file, as on SQLite, where its rows are the ones refused.
+    private func buildPrimaryKey(
+        _ statement: String, of entity: EntityDescription, step: PostgresServerStep, on session: PostgresDatabase
+    ) throws {
+        do {
+            try session.execute(statement)
+        } catch let error as FerryError where error.code == .constraint {
+            let mappings = step.entities.filter { $0.destination.name == entity.name }.map(\.mapping)
+            guard let last = mappings.last else { throw error }
+            var detail = "two or more objects have the same key (\(entity.name).\(layout.keyColumn))"
+            let others = mappings.dropLast().map(\.name)
+            if !others.isEmpty { detail += " as objects of mapping \(others.joined(separator: ", "))" }
+            throw FerryError(
+                .migration, "mapping \(last.name) → \(entity.name): \(detail)", at: last.location,
+                notes: ["nothing was changed: the original store is as it was"], underlying: error.underlying)
         }
     }
 

@@ -18,6 +18,9 @@ package protocol SQLDialect: Sendable {
     func columnType(for type: AttributeType, storedAs storage: DatabaseValue.StorageClass) -> String
     /// The definition of an entity table's integer primary key column named `column`.
     func keyColumnDefinition(_ column: String) -> String
+    /// The same column without its primary key, which `ALTER TABLE … ADD PRIMARY KEY` adds once
+    /// a table's rows are in; nil when the key cannot be added later (SQLite's rowid).
+    func keyColumnDefinitionWithoutPrimaryKey(_ column: String) -> String?
     /// The type of a column holding another row's key (a foreign key, a join table's column).
     var keyReferenceType: String { get }
     /// What follows a foreign key's `REFERENCES table(key)` (PostgreSQL: `DEFERRABLE …`).

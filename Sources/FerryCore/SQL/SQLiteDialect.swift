@@ -29,6 +29,8 @@ package struct SQLiteDialect: SQLDialect {
 
     package func keyColumnDefinition(_ column: String) -> String { "\(quote(column)) INTEGER PRIMARY KEY" }
 
+    package func keyColumnDefinitionWithoutPrimaryKey(_ column: String) -> String? { nil }
+
     package var joinTableOptions: String { " WITHOUT ROWID" }
 
     package func insert(into table: String, columns: [String], values: String, onConflict: ConflictAction) -> String {

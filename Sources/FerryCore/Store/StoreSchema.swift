@@ -70,18 +70,34 @@ package enum StoreSchema {
         for model: ObjectModel, layout: any StoreLayout
     ) -> (tables: [String], indexes: [String]) {
         let parts = parts(for: model, layout: layout)
-        return (parts.tables + parts.references, parts.indexes)
+        return (parts.tables + parts.joinTables + parts.references, parts.indexes)
     }
 
-    /// The DDL of `model` in three parts, to run in this order: the tables (join tables last),
-    /// the foreign keys PostgreSQL adds to existing tables (none in SQLite, whose tables declare
-    /// them inline), and the indexes. A migration in PostgreSQL adds the foreign keys after the
-    /// rows, checked in bulk rather than row by row.
+    /// A model's DDL in the order it runs: `tables`, then `primaryKeys` (once the rows are in),
+    /// `joinTables`, `references` and `indexes`.
+    struct Parts {
+        /// The entity tables (SQLite: the join tables too, which may come before what they reference).
+        var tables: [String] = []
+        /// `ALTER TABLE … ADD PRIMARY KEY`, one per entity table, when the keys come after the rows.
+        var primaryKeys: [String] = []
+        /// The join tables PostgreSQL creates once the tables they reference have their keys.
+        var joinTables: [String] = []
+        /// The foreign keys PostgreSQL adds to existing tables (SQLite declares them inline).
+        var references: [String] = []
+        /// The indexes: uniqueness constraints, foreign keys' and join tables' lookups, the model's own.
+        var indexes: [String] = []
+    }
+
+    /// The DDL of `model` in parts (see `Parts`). A migration in PostgreSQL adds the foreign keys
+    /// after the rows, checked in bulk rather than row by row; with `primaryKeysAfterRows`, the
+    /// entity tables' primary keys too, built in one sort rather than maintained row by row (a
+    /// dialect whose key cannot be added later keeps it inline).
     static func parts(
-        for model: ObjectModel, layout: any StoreLayout
-    ) -> (tables: [String], references: [String], indexes: [String]) {
+        for model: ObjectModel, layout: any StoreLayout, primaryKeysAfterRows: Bool = false
+    ) -> Parts {
         let dialect = layout.dialect
         let key = dialect.quote(layout.keyColumn)
+        var parts = Parts()
         var tables: [String] = []
         var indexes: [String] = []
         var links: Set<String> = []
@@ -93,6 +109,10 @@ package enum StoreSchema {
         for entity in model.entities {
             let table = layout.quotedTable(for: entity)
             var columns = [dialect.keyColumnDefinition(layout.keyColumn)]
+            if primaryKeysAfterRows, let keyColumn = dialect.keyColumnDefinitionWithoutPrimaryKey(layout.keyColumn) {
+                columns = [keyColumn]
+                parts.primaryKeys.append("ALTER TABLE \(table) ADD PRIMARY KEY (\(key))")
+            }
             for attribute in entity.attributes {
                 columns.append(columnDefinition(attribute, of: entity, layout: layout))
             }
@@ -156,6 +176,10 @@ package enum StoreSchema {
                 )
             }
         }
-        return (tables + after, foreignKeys, indexes)
+        parts.tables = tables
+        parts.joinTables = after
+        parts.references = foreignKeys
+        parts.indexes = indexes
+        return parts
     }
 }
