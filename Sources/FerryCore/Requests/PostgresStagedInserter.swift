@@ -56,6 +56,12 @@ package final class PostgresStagedInserter: StagingRecordInserter {
     /// an object of the destination (or is null). A row whose key names none is left out of
     /// the staging table's `INSERT` and rejected on its own, as SQLite's foreign key rejects it.
     private let referenceConditions: [String]
+    /// The record columns that are to-one relationships to the entity itself.
+    private let selfReferenceColumns: [Int]
+    /// Whether a staged row of the batch names a key of the batch above its own (an object staged
+    /// after it): one COPY would accept it, as the server checks foreign keys at the statement's
+    /// end, while SQLite rejects it; so the batch takes the staging table.
+    private var forwardReference = false
     /// The staged rows in COPY's text format, the reserved key first.
     private var rows: PostgresCopyText
     private var encoded: [DatabaseValue]
@@ -128,11 +134,16 @@ package final class PostgresStagedInserter: StagingRecordInserter {
             var condition =
                 "s.\(name) IS NULL OR EXISTS (SELECT 1 FROM \(destination) AS r WHERE r.\(keyColumn) = s.\(name))"
             if destination == table {
-                // An object of the same entity staged ahead of the row.
+                // The row itself, or an object of the same entity staged ahead of it (SQLite
+                // checks a row's foreign key once the row is written).
                 condition +=
-                    " OR EXISTS (SELECT 1 FROM \(staging) AS r WHERE r.\(keyColumn) = s.\(name) AND r.\(keyColumn) < s.\(keyColumn))"
+                    " OR EXISTS (SELECT 1 FROM \(staging) AS r WHERE r.\(keyColumn) = s.\(name) AND r.\(keyColumn) <= s.\(keyColumn))"
             }
             return "(" + condition + ")"
+        }
+        let entityName = entity.name
+        selfReferenceColumns = rules.plan.keyColumns.compactMap { column in
+            column.relationship.destination == entityName ? column.parameter - 1 : nil
         }
         encoded = Array(repeating: .null, count: columns.count)
         merge =
@@ -146,6 +157,12 @@ package final class PostgresStagedInserter: StagingRecordInserter {
             columns: [layout.keyColumn] + rules.plan.storedNames + (merge.map { [$0.maskName] } ?? []))
     }
 
+    /// The keys of the rows staged in this batch, in record order (empty before its first row).
+    package var stagedKeys: Range<Int64> {
+        guard let firstKey else { return 0..<0 }
+        return firstKey..<(firstKey + Int64(stagedCount))
+    }
+
     /// True when ``capacity`` rows wait for ``flush()``.
     package var isFull: Bool { stagedCount >= capacity }
 
@@ -153,7 +170,16 @@ package final class PostgresStagedInserter: StagingRecordInserter {
     /// required value, text PostgreSQL cannot store), or nil when the row is staged and
     /// ``flush()`` will give its outcome.
     package func stage(_ values: [Value], supplied: [Bool]?) throws -> InsertOutcome? {
+        try stage(values, supplied: supplied, admit: nil)
+    }
+
+    /// ``stage(_:supplied:)``, where `admit`, given the encoded values once the rules
+    /// passed, may still reject the record before it is staged (and may flush the inserter).
+    package func stage(
+        _ values: [Value], supplied: [Bool]?, admit: (([DatabaseValue]) throws -> InsertOutcome?)?
+    ) throws -> InsertOutcome? {
         if let rejection = rules.encode(values, supplied: supplied, into: &encoded) { return rejection }
+        if let admit, let rejection = try admit(encoded) { return rejection }
         if merge == nil, let rejection = rules.missingValue(in: encoded) { return rejection }
         if let column = syncKeyColumns.first(where: { encoded[$0].isNull }) {
             return .rejected(
@@ -196,8 +222,23 @@ package final class PostgresStagedInserter: StagingRecordInserter {
             return .rejected(reason: error.message, column: column)
         }
         rows.endRow()
+        try noteForwardReference(key: first + Int64(rows.rowCount - 1))
         try sendIfDue()
         return nil
+    }
+
+    /// Notes when the row just staged (with `key`) names a later key of its own entity, and ends
+    /// a streaming direct COPY then (the flush takes the staging table).
+    private func noteForwardReference(key: Int64) throws {
+        guard !forwardReference,
+            selfReferenceColumns.contains(where: { if case .integer(let target) = encoded[$0] { target > key } else { false } })
+        else { return }
+        forwardReference = true
+        if let stream {
+            self.stream = nil
+            stream.abort(because: FerryError(.store, "a record names an object staged after it"))
+            streamCollided = true
+        }
     }
 
     /// Stages a record whose values `encode` appends to its COPY row, after the key: values
@@ -242,6 +283,7 @@ package final class PostgresStagedInserter: StagingRecordInserter {
             claims.removeAll()
             sentBytes = 0
             streamCollided = false
+            forwardReference = false
         }
         if let merge {
             try returnUnusedKeys(first: first, used: count)
@@ -259,7 +301,7 @@ package final class PostgresStagedInserter: StagingRecordInserter {
         let inserted = streamed ? try finishStream() : false
         try returnUnusedKeys(first: first, used: count)
         var directly = inserted
-        if !streamed && !lastBatchCollided { directly = try copyDirectly() }
+        if !streamed && !lastBatchCollided && !forwardReference { directly = try copyDirectly() }
         if directly { return Array(repeating: .inserted, count: count) }
         FerryLog.postgres.debug(
             "\(count) row(s) for \(table) go through the staging table: \(streamed || !lastBatchCollided ? "a constraint stopped the direct COPY" : "the last batch collided, so no direct COPY was tried")"
@@ -331,7 +373,7 @@ package final class PostgresStagedInserter: StagingRecordInserter {
     /// direct COPY in a savepoint first when it is not open yet (so a batch whose records were all
     /// refused never opens one).
     private func sendIfDue() throws {
-        guard streamsWhileStaging, !lastBatchCollided, !streamCollided,
+        guard streamsWhileStaging, !lastBatchCollided, !streamCollided, !forwardReference,
             rows.bytes.count - sentBytes >= Self.sendBytes
         else { return }
         if stream == nil {
