@@ -131,15 +131,14 @@ package final class PostgresStagedInserter: StagingRecordInserter {
             let destination =
                 dialect.quote(database.schema) + "."
                 + dialect.quote(layout.table(forEntityNamed: column.relationship.destination))
-            var condition =
-                "s.\(name) IS NULL OR EXISTS (SELECT 1 FROM \(destination) AS r WHERE r.\(keyColumn) = s.\(name))"
-            if destination == table {
-                // The row itself, or an object of the same entity staged ahead of it (SQLite
-                // checks a row's foreign key once the row is written).
-                condition +=
-                    " OR EXISTS (SELECT 1 FROM \(staging) AS r WHERE r.\(keyColumn) = s.\(name) AND r.\(keyColumn) <= s.\(keyColumn))"
-            }
-            return "(" + condition + ")"
+            let stored = "EXISTS (SELECT 1 FROM \(destination) AS r WHERE r.\(keyColumn) = s.\(name))"
+            guard destination == table else { return "(s.\(name) IS NULL OR \(stored))" }
+            // The row itself, or an object of the same entity stored or staged ahead of it
+            // (SQLite checks a row's foreign key once the row is written; a key above the row's
+            // is taken later, whether or not that row is in the table by now).
+            let staged =
+                "EXISTS (SELECT 1 FROM \(staging) AS r WHERE r.\(keyColumn) = s.\(name) AND r.\(keyColumn) <= s.\(keyColumn))"
+            return "(s.\(name) IS NULL OR (s.\(name) <= s.\(keyColumn) AND (\(stored) OR \(staged))))"
         }
         let entityName = entity.name
         selfReferenceColumns = rules.plan.keyColumns.compactMap { column in
@@ -231,7 +230,9 @@ package final class PostgresStagedInserter: StagingRecordInserter {
     /// a streaming direct COPY then (the flush takes the staging table).
     private func noteForwardReference(key: Int64) throws {
         guard !forwardReference,
-            selfReferenceColumns.contains(where: { if case .integer(let target) = encoded[$0] { target > key } else { false } })
+            selfReferenceColumns.contains(where: {
+                if case .integer(let target) = encoded[$0] { target > key } else { false }
+            })
         else { return }
         forwardReference = true
         if let stream {
@@ -315,14 +316,10 @@ package final class PostgresStagedInserter: StagingRecordInserter {
         } catch let error as PostgresError {
             throw storeFailure(error)
         }
-        let names = ([keyColumn] + quotedNames).joined(separator: ", ")
-        let referenced = referenceConditions.isEmpty ? "" : " WHERE " + referenceConditions.joined(separator: " AND ")
-        try database.execute(
-            "INSERT INTO \(table) (\(names)) SELECT \(names) FROM \(staging) AS s\(referenced) ORDER BY \(keyColumn) ON CONFLICT DO NOTHING"
-        )
+        let moved = try insertStaged(first: first, count: count)
         var outcomes = Array(repeating: InsertOutcome.inserted, count: count)
-        lastBatchCollided = database.changes < count
-        if database.changes < count {
+        lastBatchCollided = moved.count < count || !moved.orphans.isEmpty
+        if lastBatchCollided {
             for (key, constraint, missingReference) in try collisions() {
                 if constraint == nil && missingReference {
                     outcomes[Int(key - first)] = .rejected(reason: Self.missingReference, column: nil)
@@ -330,9 +327,56 @@ package final class PostgresStagedInserter: StagingRecordInserter {
                     outcomes[Int(key - first)] = policy == .keep ? .skipped : rules.conflict(constraint: constraint)
                 }
             }
+            for key in moved.orphans {
+                outcomes[Int(key - first)] = .rejected(reason: Self.missingReference, column: nil)
+            }
         }
         try database.execute("TRUNCATE \(staging)")
         return outcomes
+    }
+
+    /// Moves the staged rows naming existing objects (or rows staged ahead of them) into the
+    /// entity's table in record order, leaving out those a uniqueness constraint refuses; returns
+    /// how many went in and the *orphans*: rows naming an object of the entity staged ahead of
+    /// them that was left out, so SQLite's foreign key rejects them. Their batch's self
+    /// references are checked at the end (deferred); from the first orphan on, the rows are
+    /// taken out and moved again without it (removed from the staging table), until none is left.
+    private func insertStaged(first: Int64, count: Int) throws -> (count: Int, orphans: [Int64]) {
+        let names = ([keyColumn] + quotedNames).joined(separator: ", ")
+        let moves = { (from: Int64) in
+            let conditions = ["s.\(self.keyColumn) >= \(from)"] + self.referenceConditions
+            try self.database.execute(
+                "INSERT INTO \(self.table) (\(names)) SELECT \(names) FROM \(self.staging) AS s WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(self.keyColumn) ON CONFLICT DO NOTHING"
+            )
+        }
+        let last = first + Int64(count) - 1
+        guard !selfReferenceColumns.isEmpty else {
+            try moves(first)
+            return (database.changes, [])
+        }
+        let dangling = selfReferenceColumns.map { column in
+            let name = quotedNames[column]
+            return
+                "(t.\(name) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(table) AS r WHERE r.\(keyColumn) = t.\(name)))"
+        }
+        let firstOrphan =
+            "SELECT min(t.\(keyColumn)) FROM \(table) AS t WHERE t.\(keyColumn) BETWEEN \(first) AND \(last) AND (\(dangling.joined(separator: " OR ")))"
+        try database.execute("SET CONSTRAINTS ALL DEFERRED")
+        var orphans: [Int64] = []
+        var from = first
+        while true {
+            try moves(from)
+            guard let orphan = try database.scalar(firstOrphan, [])?.int64 else { break }
+            orphans.append(orphan)
+            try database.execute("DELETE FROM \(table) WHERE \(keyColumn) BETWEEN \(orphan) AND \(last)")
+            try database.execute("DELETE FROM \(staging) WHERE \(keyColumn) = \(orphan)")
+            from = orphan + 1
+        }
+        try database.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        let inserted =
+            try database.scalar("SELECT count(*) FROM \(table) WHERE \(keyColumn) BETWEEN \(first) AND \(last)", [])?
+            .int64 ?? 0
+        return (Int(inserted), orphans)
     }
 
     /// Notes a staged `update`/`replace` record's values and supplied flags for the merge.
