@@ -5,7 +5,8 @@ import Foundation
 public enum InsertColumn: Sendable, Hashable {
     /// An attribute, by name.
     case attribute(String)
-    /// A to-one relationship, by name: its value is the related object's primary key.
+    /// A to-one relationship, by name: its value is the related object's primary key
+    /// (`.integer`) or `.null`; any other value rejects the row (on every backend).
     case relationship(String)
 
     /// The attribute's or relationship's name.
