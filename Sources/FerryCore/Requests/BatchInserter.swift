@@ -5,7 +5,8 @@ import Foundation
 public enum InsertColumn: Sendable, Hashable {
     /// An attribute, by name.
     case attribute(String)
-    /// A to-one relationship, by name: its value is the related object's primary key.
+    /// A to-one relationship, by name: its value is the related object's primary key
+    /// (`.integer`) or `.null`; any other value rejects the row (on every backend).
     case relationship(String)
 
     /// The attribute's or relationship's name.
@@ -47,6 +48,8 @@ package final class BatchInserter {
     private let types: [AttributeType?]
     private let validators: [AttributeValidator?]
     private let defaults: [Value?]
+    /// The columns' stored names, types, rules and relationships.
+    private let plan: InsertColumnPlan
     private let insert: Statement
     private let update: Statement?
     /// For update/replace: statements finding the existing object through each usable uniqueness
@@ -83,6 +86,7 @@ package final class BatchInserter {
         self.coding = DispatchedValueCoding(layout.valueCoding)
         let dialect = layout.dialect
         let plan = try InsertColumnPlan(columns: columns, of: entity, model: model, layout: layout, validate: validate)
+        self.plan = plan
         let storedNames = plan.storedNames
         self.types = plan.types
         self.validators = plan.validators
@@ -206,7 +210,7 @@ package final class BatchInserter {
                 continue
             }
             if value.isNull, let fallback = defaults[index] { value = fallback }
-            if let validator = validators[index], let problem = validator.problem(with: value) {
+            if let problem = plan.problem(with: value, column: index) {
                 return .rejected(reason: problem, column: index)
             }
             if direct {

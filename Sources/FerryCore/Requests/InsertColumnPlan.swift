@@ -6,6 +6,8 @@ struct InsertColumnPlan {
     var types: [AttributeType?] = []
     var validators: [AttributeValidator?] = []
     var defaults: [Value?] = []
+    /// Per column, the to-one relationship it writes (nil for an attribute).
+    var relationships: [RelationshipDescription?] = []
     /// The to-one relationships among the columns, with their `?` parameter numbers (1-based).
     var keyColumns: [(parameter: Int, relationship: RelationshipDescription)] = []
 
@@ -24,6 +26,7 @@ struct InsertColumnPlan {
                     throw FerryError(.usage, "\(entity.name) has no attribute '\(name)'")
                 }
                 types.append(attribute.type)
+                relationships.append(nil)
                 defaults.append(attribute.defaultValue)
                 storedNames.append(layout.column(forAttribute: name, in: entity))
                 if validate {
@@ -43,11 +46,26 @@ struct InsertColumnPlan {
                         .usage, "\(entity.name).\(name) is not a to-one relationship stored in \(entity.name)")
                 }
                 types.append(nil)
+                relationships.append(relationship)
                 defaults.append(nil)
                 validators.append(nil)
                 keyColumns.append((storedNames.count + 1, relationship))
                 storedNames.append(column)
             }
+        }
+    }
+
+    /// Why `value` cannot be written into column `index`: a broken validation rule, or for a
+    /// to-one relationship a value that is not an object's key (an integer) nor null; nil when
+    /// it can. The same check on every backend, before the row reaches the store.
+    func problem(with value: Value, column index: Int) -> String? {
+        if let validator = validators[index] { return validator.problem(with: value) }
+        guard let relationship = relationships[index] else { return nil }
+        switch value {
+        case .null, .integer: return nil
+        default:
+            return
+                "\(relationship.name) must be the key of a \(relationship.destination) (an integer), not the \(value.typeName) '\(value.description)'"
         }
     }
 }

@@ -64,7 +64,7 @@ struct PostgresRecordRules {
                 continue
             }
             if value.isNull, let fallback = plan.defaults[index] { value = fallback }
-            if let validator = plan.validators[index], let problem = validator.problem(with: value) {
+            if let problem = plan.problem(with: value, column: index) {
                 return .rejected(reason: problem, column: index)
             }
             encoded[index] = coding.encode(value)

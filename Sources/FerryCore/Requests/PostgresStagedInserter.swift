@@ -56,6 +56,12 @@ package final class PostgresStagedInserter: StagingRecordInserter {
     /// an object of the destination (or is null). A row whose key names none is left out of
     /// the staging table's `INSERT` and rejected on its own, as SQLite's foreign key rejects it.
     private let referenceConditions: [String]
+    /// The record columns that are to-one relationships to the entity itself.
+    private let selfReferenceColumns: [Int]
+    /// Whether a staged row of the batch names a key of the batch above its own (an object staged
+    /// after it): one COPY would accept it, as the server checks foreign keys at the statement's
+    /// end, while SQLite rejects it; so the batch takes the staging table.
+    private var forwardReference = false
     /// The staged rows in COPY's text format, the reserved key first.
     private var rows: PostgresCopyText
     private var encoded: [DatabaseValue]
@@ -125,14 +131,18 @@ package final class PostgresStagedInserter: StagingRecordInserter {
             let destination =
                 dialect.quote(database.schema) + "."
                 + dialect.quote(layout.table(forEntityNamed: column.relationship.destination))
-            var condition =
-                "s.\(name) IS NULL OR EXISTS (SELECT 1 FROM \(destination) AS r WHERE r.\(keyColumn) = s.\(name))"
-            if destination == table {
-                // An object of the same entity staged ahead of the row.
-                condition +=
-                    " OR EXISTS (SELECT 1 FROM \(staging) AS r WHERE r.\(keyColumn) = s.\(name) AND r.\(keyColumn) < s.\(keyColumn))"
-            }
-            return "(" + condition + ")"
+            let stored = "EXISTS (SELECT 1 FROM \(destination) AS r WHERE r.\(keyColumn) = s.\(name))"
+            guard destination == table else { return "(s.\(name) IS NULL OR \(stored))" }
+            // The row itself, or an object of the same entity stored or staged ahead of it
+            // (SQLite checks a row's foreign key once the row is written; a key above the row's
+            // is taken later, whether or not that row is in the table by now).
+            let staged =
+                "EXISTS (SELECT 1 FROM \(staging) AS r WHERE r.\(keyColumn) = s.\(name) AND r.\(keyColumn) <= s.\(keyColumn))"
+            return "(s.\(name) IS NULL OR (s.\(name) <= s.\(keyColumn) AND (\(stored) OR \(staged))))"
+        }
+        let entityName = entity.name
+        selfReferenceColumns = rules.plan.keyColumns.compactMap { column in
+            column.relationship.destination == entityName ? column.parameter - 1 : nil
         }
         encoded = Array(repeating: .null, count: columns.count)
         merge =
@@ -146,6 +156,12 @@ package final class PostgresStagedInserter: StagingRecordInserter {
             columns: [layout.keyColumn] + rules.plan.storedNames + (merge.map { [$0.maskName] } ?? []))
     }
 
+    /// The keys of the rows staged in this batch, in record order (empty before its first row).
+    package var stagedKeys: Range<Int64> {
+        guard let firstKey else { return 0..<0 }
+        return firstKey..<(firstKey + Int64(stagedCount))
+    }
+
     /// True when ``capacity`` rows wait for ``flush()``.
     package var isFull: Bool { stagedCount >= capacity }
 
@@ -153,7 +169,16 @@ package final class PostgresStagedInserter: StagingRecordInserter {
     /// required value, text PostgreSQL cannot store), or nil when the row is staged and
     /// ``flush()`` will give its outcome.
     package func stage(_ values: [Value], supplied: [Bool]?) throws -> InsertOutcome? {
+        try stage(values, supplied: supplied, admit: nil)
+    }
+
+    /// ``stage(_:supplied:)``, where `admit`, given the encoded values once the rules
+    /// passed, may still reject the record before it is staged (and may flush the inserter).
+    package func stage(
+        _ values: [Value], supplied: [Bool]?, admit: (([DatabaseValue]) throws -> InsertOutcome?)?
+    ) throws -> InsertOutcome? {
         if let rejection = rules.encode(values, supplied: supplied, into: &encoded) { return rejection }
+        if let admit, let rejection = try admit(encoded) { return rejection }
         if merge == nil, let rejection = rules.missingValue(in: encoded) { return rejection }
         if let column = syncKeyColumns.first(where: { encoded[$0].isNull }) {
             return .rejected(
@@ -196,8 +221,25 @@ package final class PostgresStagedInserter: StagingRecordInserter {
             return .rejected(reason: error.message, column: column)
         }
         rows.endRow()
+        try noteForwardReference(key: first + Int64(rows.rowCount - 1))
         try sendIfDue()
         return nil
+    }
+
+    /// Notes when the row just staged (with `key`) names a later key of its own entity, and ends
+    /// a streaming direct COPY then (the flush takes the staging table).
+    private func noteForwardReference(key: Int64) throws {
+        guard !forwardReference,
+            selfReferenceColumns.contains(where: {
+                if case .integer(let target) = encoded[$0] { target > key } else { false }
+            })
+        else { return }
+        forwardReference = true
+        if let stream {
+            self.stream = nil
+            stream.abort(because: FerryError(.store, "a record names an object staged after it"))
+            streamCollided = true
+        }
     }
 
     /// Stages a record whose values `encode` appends to its COPY row, after the key: values
@@ -242,6 +284,7 @@ package final class PostgresStagedInserter: StagingRecordInserter {
             claims.removeAll()
             sentBytes = 0
             streamCollided = false
+            forwardReference = false
         }
         if let merge {
             try returnUnusedKeys(first: first, used: count)
@@ -259,7 +302,7 @@ package final class PostgresStagedInserter: StagingRecordInserter {
         let inserted = streamed ? try finishStream() : false
         try returnUnusedKeys(first: first, used: count)
         var directly = inserted
-        if !streamed && !lastBatchCollided { directly = try copyDirectly() }
+        if !streamed && !lastBatchCollided && !forwardReference { directly = try copyDirectly() }
         if directly { return Array(repeating: .inserted, count: count) }
         FerryLog.postgres.debug(
             "\(count) row(s) for \(table) go through the staging table: \(streamed || !lastBatchCollided ? "a constraint stopped the direct COPY" : "the last batch collided, so no direct COPY was tried")"
@@ -273,14 +316,10 @@ package final class PostgresStagedInserter: StagingRecordInserter {
         } catch let error as PostgresError {
             throw storeFailure(error)
         }
-        let names = ([keyColumn] + quotedNames).joined(separator: ", ")
-        let referenced = referenceConditions.isEmpty ? "" : " WHERE " + referenceConditions.joined(separator: " AND ")
-        try database.execute(
-            "INSERT INTO \(table) (\(names)) SELECT \(names) FROM \(staging) AS s\(referenced) ORDER BY \(keyColumn) ON CONFLICT DO NOTHING"
-        )
+        let moved = try insertStaged(first: first, count: count)
         var outcomes = Array(repeating: InsertOutcome.inserted, count: count)
-        lastBatchCollided = database.changes < count
-        if database.changes < count {
+        lastBatchCollided = moved.count < count || !moved.orphans.isEmpty
+        if lastBatchCollided {
             for (key, constraint, missingReference) in try collisions() {
                 if constraint == nil && missingReference {
                     outcomes[Int(key - first)] = .rejected(reason: Self.missingReference, column: nil)
@@ -288,9 +327,56 @@ package final class PostgresStagedInserter: StagingRecordInserter {
                     outcomes[Int(key - first)] = policy == .keep ? .skipped : rules.conflict(constraint: constraint)
                 }
             }
+            for key in moved.orphans {
+                outcomes[Int(key - first)] = .rejected(reason: Self.missingReference, column: nil)
+            }
         }
         try database.execute("TRUNCATE \(staging)")
         return outcomes
+    }
+
+    /// Moves the staged rows naming existing objects (or rows staged ahead of them) into the
+    /// entity's table in record order, leaving out those a uniqueness constraint refuses; returns
+    /// how many went in and the *orphans*: rows naming an object of the entity staged ahead of
+    /// them that was left out, so SQLite's foreign key rejects them. Their batch's self
+    /// references are checked at the end (deferred); from the first orphan on, the rows are
+    /// taken out and moved again without it (removed from the staging table), until none is left.
+    private func insertStaged(first: Int64, count: Int) throws -> (count: Int, orphans: [Int64]) {
+        let names = ([keyColumn] + quotedNames).joined(separator: ", ")
+        let moves = { (from: Int64) in
+            let conditions = ["s.\(self.keyColumn) >= \(from)"] + self.referenceConditions
+            try self.database.execute(
+                "INSERT INTO \(self.table) (\(names)) SELECT \(names) FROM \(self.staging) AS s WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(self.keyColumn) ON CONFLICT DO NOTHING"
+            )
+        }
+        let last = first + Int64(count) - 1
+        guard !selfReferenceColumns.isEmpty else {
+            try moves(first)
+            return (database.changes, [])
+        }
+        let dangling = selfReferenceColumns.map { column in
+            let name = quotedNames[column]
+            return
+                "(t.\(name) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(table) AS r WHERE r.\(keyColumn) = t.\(name)))"
+        }
+        let firstOrphan =
+            "SELECT min(t.\(keyColumn)) FROM \(table) AS t WHERE t.\(keyColumn) BETWEEN \(first) AND \(last) AND (\(dangling.joined(separator: " OR ")))"
+        try database.execute("SET CONSTRAINTS ALL DEFERRED")
+        var orphans: [Int64] = []
+        var from = first
+        while true {
+            try moves(from)
+            guard let orphan = try database.scalar(firstOrphan, [])?.int64 else { break }
+            orphans.append(orphan)
+            try database.execute("DELETE FROM \(table) WHERE \(keyColumn) BETWEEN \(orphan) AND \(last)")
+            try database.execute("DELETE FROM \(staging) WHERE \(keyColumn) = \(orphan)")
+            from = orphan + 1
+        }
+        try database.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        let inserted =
+            try database.scalar("SELECT count(*) FROM \(table) WHERE \(keyColumn) BETWEEN \(first) AND \(last)", [])?
+            .int64 ?? 0
+        return (Int(inserted), orphans)
     }
 
     /// Notes a staged `update`/`replace` record's values and supplied flags for the merge.
@@ -331,7 +417,7 @@ package final class PostgresStagedInserter: StagingRecordInserter {
     /// direct COPY in a savepoint first when it is not open yet (so a batch whose records were all
     /// refused never opens one).
     private func sendIfDue() throws {
-        guard streamsWhileStaging, !lastBatchCollided, !streamCollided,
+        guard streamsWhileStaging, !lastBatchCollided, !streamCollided, !forwardReference,
             rows.bytes.count - sentBytes >= Self.sendBytes
         else { return }
         if stream == nil {
