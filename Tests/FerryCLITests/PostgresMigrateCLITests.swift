@@ -110,19 +110,28 @@ struct PostgresMigrateCLITests {
         #expect(try PostgresStoreLoader.schemas(startingWith: schema).count == 2)
     }
 
-    /// The tables of `schema` as the catalog describes them: each column's type, `NOT NULL`,
-    /// identity and default, each constraint (primary keys, foreign keys, checks) and each index,
+    /// The tables of `schema` as the catalog describes them: each column's position, type, `NOT
+    /// NULL`, identity (and its sequence's definition), default and collation, each constraint (primary keys, foreign keys, checks) and each index,
     /// with the schema's name written `S`.
     static func shape(of schema: String) throws -> [String] {
         let database = try Store.inspectionSession(at: try PostgresTestServer.requireURL() + "?schema=public").session
         let queries = [
             """
-            SELECT c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+            SELECT c.relname || '.' || a.attname || ' #' || a.attnum || ' ' || format_type(a.atttypid, a.atttypmod)
                 || CASE WHEN a.attnotnull THEN ' not null' ELSE '' END || ' identity:' || a.attidentity::text
                 || ' default:' || coalesce(pg_get_expr(d.adbin, d.adrelid), '')
+                || ' collation:' || coalesce(l.collname, '') || ' sequence:'
+                || coalesce(pg_get_serial_sequence(quote_ident(n.nspname) || '.' || quote_ident(c.relname), a.attname), '')
             FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
             LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+            LEFT JOIN pg_collation l ON l.oid = a.attcollation
             WHERE n.nspname = ? AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped ORDER BY 1
+            """,
+            """
+            SELECT c.relname || ' ' || format_type(s.seqtypid, NULL) || ' start:' || s.seqstart || ' by:' || s.seqincrement
+                || ' min:' || s.seqmin || ' max:' || s.seqmax || ' cache:' || s.seqcache || ' cycle:' || s.seqcycle::text
+            FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = ? ORDER BY 1
             """,
             """
             SELECT c.relname || ' ' || k.conname || ' ' || k.contype::text || ' ' || pg_get_constraintdef(k.oid)
@@ -137,7 +146,7 @@ struct PostgresMigrateCLITests {
     }
 
     @Test(
-        "a store migrated in the server (its keys added after the rows, its join tables after the keys) has the tables, columns, identity keys, constraints and indexes of the same version's store made by ferry copy"
+        "a store migrated in the server (its tables made from their rows, keys added after the rows, join tables after the keys) has the tables, columns, identity keys, constraints and indexes of the same version's store made by ferry copy"
     )
     func migratedSchemaMatchesCreatedOne() throws {
         let directory = TemporaryDirectory()
@@ -159,12 +168,180 @@ struct PostgresMigrateCLITests {
         let shape = try Self.shape(of: schema)
         #expect(shape == (try Self.shape(of: created)))
         // Every entity table has its primary key and its identity key, and the join tables theirs.
-        let keyed = shape.filter { $0.contains(".ferry_pk bigint not null identity:d") }.count
+        let keyed = shape.filter { $0.contains(".ferry_pk #1 bigint not null identity:d") }.count
         #expect(keyed > 1, "\(shape)")
         #expect(shape.filter { $0.contains(" p PRIMARY KEY (ferry_pk)") }.count == keyed, "\(shape)")
         #expect(shape.contains { $0.contains(" p PRIMARY KEY (") && !$0.contains("(ferry_pk)") }, "\(shape)")
         // The objects are those of the same migration on SQLite.
         #expect(try Self.exports(url, cwd: directory.path) == (try Self.exports(sqlite, cwd: directory.path)))
+    }
+
+    /// Version 1 of a model with every attribute type, optional and required attributes,
+    /// defaults, uniqueness constraints, a to-one and a many-to-many relationship.
+    static let everyTypeV1 = """
+        version: "1"
+        entities:
+          Item:
+            attributes:
+              code: {type: string, optional: false, unique: true}
+              small: int16
+              medium: {type: int32, optional: false, default: 7}
+              large: int64
+              flag: {type: bool, optional: false, default: false}
+              ratio: double
+              single: float
+              price: {type: decimal, optional: false, default: "1.50"}
+              when: date
+              ident: uuid
+              data: json
+              blob: binary
+              link: uri
+            relationships:
+              owner: {destination: Person, inverse: items}
+              tags: {destination: Tag, to_many: true, inverse: items}
+          Person:
+            attributes:
+              name: {type: string, optional: false, unique: true}
+            relationships:
+              items: {destination: Item, to_many: true, inverse: owner}
+          Tag:
+            attributes:
+              label: {type: string, optional: false, unique: true}
+            relationships:
+              items: {destination: Item, to_many: true, inverse: tags}
+
+        """
+
+    /// Version 2: new attributes with defaults (required and optional, text, integer, date,
+    /// boolean), a new uniqueness constraint and index, a new optional attribute elsewhere.
+    static let everyTypeV2 =
+        everyTypeV1
+        .replacing("version: \"1\"", with: "version: \"2\"")
+        .replacing(
+            "      link: uri\n",
+            with: """
+                      link: uri
+                      note: {type: string, optional: false, default: "none"}
+                      rank: {type: int64, optional: true, default: 3}
+                      stamp: {type: date, optional: true, default: "2020-01-02T03:04:05Z"}
+                      ok: {type: bool, optional: false, default: true}
+                    unique:
+                      - [small, medium]
+                    indexes:
+                      - large
+
+                """
+        )
+        .replacing(
+            "      name: {type: string, optional: false, unique: true}\n",
+            with: "      name: {type: string, optional: false, unique: true}\n      nick: string\n")
+
+    @Test(
+        "a model with every attribute type, defaults, uniqueness constraints, a to-one and a many-to-many migrates in the server (its tables made from their rows) to the catalog of the same version's store made by ferry copy, with the objects of SQLite's migration"
+    )
+    func everyTypeSchemaMatchesCreatedOne() throws {
+        let directory = TemporaryDirectory()
+        let (schema, url) = try Self.freshSchema("every")
+        let (created, createdURL) = try Self.freshSchema("every_created")
+        defer {
+            PostgresStoreLoader.dropSchemas(startingWith: schema)
+            PostgresStoreLoader.dropSchemas(startingWith: created)
+        }
+        try FileManager.default.createDirectory(atPath: directory.file("model"), withIntermediateDirectories: true)
+        try directory.write("model/model.yml", "name: every\ncurrent: \"2\"\nversions: [v1.yml, v2.yml]\n")
+        try directory.write("model/v1.yml", Self.everyTypeV1)
+        try directory.write("model/v2.yml", Self.everyTypeV2)
+        try directory.write(
+            "items.csv",
+            """
+            code,small,medium,large,flag,ratio,single,price,when,ident,data,blob,link
+            A1,1,2,3,true,1.5,2.25,9.99,2021-05-06T07:08:09Z,0c3e2d1a-1b2c-4d3e-8f40-5a6b7c8d9e0f,"{""a"": [1, ""x""]}",aGVsbG8=,https://example.com/a
+            A2,,5,,false,,,0,,,,,
+            A3,-7,5,9000000000,true,-0.25,0.5,-12.345678901234567890,1999-12-31T23:59:59.5Z,,[],,
+
+            """)
+        try directory.write("people.csv", "name\nAna\nBo\n")
+        try directory.write("tags.csv", "label\nred\nblue\n")
+        let sqlite = directory.file("every.sqlite")
+        for (file, entity) in [("items.csv", "Item"), ("people.csv", "Person"), ("tags.csv", "Tag")] {
+            let imported = try runFerry(
+                ["import", file, "--store", sqlite, "--entity", entity, "--model", "model/v1.yml", "--quiet"],
+                cwd: directory.path)
+            #expect(imported.exitCode == 0, "\(imported)")
+        }
+        // The links: owners and tags by key.
+        let links = try Store.inspectionSession(at: sqlite).session
+        try links.execute("UPDATE \"Item\" SET \"owner\" = 1 WHERE \"code\" IN ('A1', 'A3')")
+        try links.execute("UPDATE \"Item\" SET \"owner\" = 2 WHERE \"code\" = 'A2'")
+        try links.execute("INSERT INTO \"ferry_link_Item_tags\" VALUES (1, 1), (1, 2), (3, 2)")
+        try PostgresStoreLoader.load(sqlite, into: url)
+
+        let migrated = try runFerry(["migrate", url, "--model", "model", "--no-backup"], cwd: directory.path)
+        #expect(migrated.exitCode == 0, "\(migrated)")
+        let expected = try runFerry(["migrate", sqlite, "--model", "model", "--quiet"], cwd: directory.path)
+        #expect(expected.exitCode == 0, "\(expected)")
+        let copied = try runFerry(["copy", sqlite, createdURL, "--quiet"], cwd: directory.path)
+        #expect(copied.exitCode == 0, "\(copied)")
+
+        let shape = try Self.shape(of: schema)
+        #expect(shape == (try Self.shape(of: created)))
+        #expect(
+            shape.contains {
+                $0.hasPrefix("Item.note #") && $0.contains(" text not null ") && $0.contains("default:'none'::text")
+            }, "\(shape)")
+        #expect(shape.contains { $0.hasPrefix("Item.owner #") && $0.contains(" bigint ") }, "\(shape)")
+        #expect(shape.contains { $0.contains("ferry_link_Item_tags") && $0.contains(" p PRIMARY KEY (") }, "\(shape)")
+        #expect(try Self.exports(url, cwd: directory.path) == (try Self.exports(sqlite, cwd: directory.path)))
+        // New objects get keys past the migrated ones, in every table made from its rows.
+        let session = try Store.inspectionSession(at: url).session
+        for (table, next) in [("Item", 4), ("Person", 3), ("Tag", 3)] {
+            let key = try session.scalar(
+                "SELECT nextval(pg_get_serial_sequence(?, 'ferry_pk'))", [.text("\"\(schema)\".\"\(table)\"")])?.int64
+            #expect(key == Int64(next), "\(table)")
+        }
+    }
+
+    @Test(
+        "a nil written into a required attribute of a table made from its rows fails at its mapping, as on SQLite, and leaves the original schema"
+    )
+    func nilIntoRequiredAttribute() throws {
+        let directory = TemporaryDirectory()
+        let (schema, url) = try Self.freshSchema("nilreq")
+        defer { PostgresStoreLoader.dropSchemas(startingWith: schema) }
+        try FileManager.default.createDirectory(
+            atPath: directory.file("model/mappings"), withIntermediateDirectories: true)
+        try directory.write("model/model.yml", "name: req\ncurrent: \"2\"\nversions: [v1.yml, v2.yml]\n")
+        try directory.write(
+            "model/v1.yml",
+            "version: \"1\"\nentities:\n  Person:\n    attributes:\n      name: string\n      age: int16\n")
+        try directory.write(
+            "model/v2.yml",
+            "version: \"2\"\nentities:\n  Person:\n    attributes:\n      name: {type: string, optional: false}\n      age: int16\n"
+        )
+        try directory.write(
+            "model/mappings/1-to-2.yml",
+            "from: \"1\"\nto: \"2\"\nentities:\n  Person:\n    attributes:\n      name: {source: name}\n")
+        try directory.write("people.csv", "name,age\nAna,1\n,2\nCy,3\n")
+        let sqlite = directory.file("people.sqlite")
+        for store in [url, sqlite] {
+            let imported = try runFerry(
+                ["import", "people.csv", "--store", store, "--entity", "Person", "--model", "model/v1.yml", "--quiet"],
+                cwd: directory.path)
+            #expect(imported.exitCode == 0, "\(imported)")
+        }
+        let original = try Self.exports(url, cwd: directory.path)
+        let expected = try runFerry(["migrate", sqlite, "--model", "model", "--no-backup"], cwd: directory.path)
+        let result = try runFerry(["migrate", url, "--model", "model", "--no-backup"], cwd: directory.path)
+        #expect(expected.exitCode != 0 && result.exitCode == expected.exitCode, "\(result)\n\(expected)")
+        let place = "model/mappings/1-to-2.yml:4:3: error: mapping Person → Person: "
+        #expect(expected.errorLines.first?.hasPrefix(place) == true, "\(expected.stderr)")
+        #expect(
+            result.errorLines.first == place
+                + "column \"name\" of relation \"Person\" contains null values [SQLSTATE 23502]",
+            "\(result.stderr)")
+        #expect(result.stderr.contains("nothing was changed"), "\(result.stderr)")
+        #expect(try PostgresStoreLoader.schemas(startingWith: schema) == [schema])
+        #expect(try Self.exports(url, cwd: directory.path) == original)
     }
 
     @Test(

@@ -61,10 +61,11 @@ package enum PostgresStoreLoader {
         try isRunning(statementLike: "COPY \"\(schema)\".%")
     }
 
-    /// True while another session runs an `INSERT INTO "schema".…` (a migration in the server
-    /// filling its new schema).
+    /// True while another session runs an `INSERT INTO "schema".…` or a `CREATE TABLE
+    /// "schema".… AS SELECT` (a migration in the server filling its new schema).
     package static func isInserting(into schema: String) throws -> Bool {
         try isRunning(statementLike: "INSERT INTO \"\(schema)\".%")
+            || isRunning(statementLike: "CREATE TABLE \"\(schema)\".% AS SELECT %")
     }
 
     /// True while another session holds the writer lock of the store in `schema` (its advisory

@@ -96,11 +96,15 @@ struct PostgresServerMigration {
         let started = ContinuousClock.now
         let model = step.destination.storedForm
         let parts = StoreSchema.parts(for: model, layout: layout, primaryKeysAfterRows: true)
-        // The new schema's tables, created unqualified where the search path points; their
+        let madeFromRows = tablesMadeFromRows(step, into: destination, model: model)
+        // The new schema's other tables, created unqualified where the search path points; their
         // primary keys and join tables come once the rows are in.
         try session.execute("CREATE SCHEMA \(quote(destination))")
         try session.execute("SET LOCAL search_path TO \(quote(destination))")
-        for statement in StoreSchema.bookkeepingTables(in: layout) + parts.tables { try session.execute(statement) }
+        for statement in StoreSchema.bookkeepingTables(in: layout) { try session.execute(statement) }
+        for (statement, entity) in zip(parts.tables, model.entities) where madeFromRows[entity.name] == nil {
+            try session.execute(statement)
+        }
         try StoreMetadata.write(for: model, to: session, layout: layout, createdAt: DateCoding.nowText())
 
         // The rows: read where the source's unqualified names resolve (filters and key paths).
@@ -111,7 +115,7 @@ struct PostgresServerMigration {
             observer?.migrationEntityStarted(copy.mapping.name)
             var report = MigrationStepReport.EntityReport(
                 mapping: copy.mapping.name, destination: copy.destination.name, source: copy.source?.name)
-            if let insert = copy.insertSQL(into: destination, layout: layout) {
+            if let insert = madeFromRows[copy.destination.name] ?? copy.insertSQL(into: destination, layout: layout) {
                 do {
                     try session.execute(insert.text, insert.arguments)
                 } catch let error as FerryError {
@@ -128,7 +132,10 @@ struct PostgresServerMigration {
         try session.execute("SET LOCAL search_path TO \(quote(destination))")
         try session.execute("SET LOCAL maintenance_work_mem TO '\(Self.indexBuildMemory)'")
         for (statement, entity) in zip(parts.primaryKeys, model.entities) {
-            try buildPrimaryKey(statement, of: entity, step: step, on: session)
+            let completion =
+                madeFromRows[entity.name] == nil
+                ? nil : StoreSchema.completionStatement(for: entity, in: model, layout: layout)
+            try buildPrimaryKey(completion ?? statement, of: entity, step: step, on: session)
         }
         for statement in parts.joinTables { try session.execute(statement) }
         try session.execute("SET LOCAL search_path TO \(quote(source))")
@@ -166,6 +173,22 @@ struct PostgresServerMigration {
             entities: entityReports, seconds: started.duration(to: .now).seconds)
     }
 
+    /// The entity tables of `model` made from their rows (`CREATE TABLE … AS SELECT`, by entity
+    /// name), completed with their keys (`StoreSchema.completionStatement`): those one mapping
+    /// fills from a source entity, which saves writing every row twice (into the table, then
+    /// into its WAL-logged heap again through `INSERT`). Tables two mappings fill, or none, are
+    /// created and filled as before.
+    private func tablesMadeFromRows(
+        _ step: PostgresServerStep, into destination: String, model: ObjectModel
+    ) -> [String: EntityPlan.SQLText] {
+        var made: [String: EntityPlan.SQLText] = [:]
+        for copy in step.entities
+        where step.entities.filter({ $0.destination.name == copy.destination.name }).count == 1 {
+            made[copy.destination.name] = copy.createTableSQL(into: destination, model: model, layout: layout)
+        }
+        return made
+    }
+
     /// Moves each identity column's sequence (entity keys, the run log's `id`) past its largest
     /// value, so that objects created later get new keys.
     private func moveSequences(of model: ObjectModel, in schema: String, on session: PostgresDatabase) throws {
@@ -190,6 +213,11 @@ struct PostgresServerMigration {
         } catch let error as FerryError where error.code == .constraint {
             let mappings = step.entities.filter { $0.destination.name == entity.name }.map(\.mapping)
             guard let last = mappings.last else { throw error }
+            // A table made from its rows gets its NOT NULLs here: a nil the mapping wrote into a
+            // required attribute is its error, as the INSERT's would be.
+            if (error.underlying as? PostgresStatementFailure)?.sqlState == "23502" {
+                throw MigrationStepScope.wrap(error, mapping: last)
+            }
             var detail = "two or more objects have the same key (\(entity.name).\(layout.keyColumn))"
             let others = mappings.dropLast().map(\.name)
             if !others.isEmpty { detail += " as objects of mapping \(others.joined(separator: ", "))" }

@@ -38,13 +38,34 @@ struct PostgresServerStep {
 
         /// The statement filling the destination table in `schema`; nil for a new entity.
         func insertSQL(into schema: String, layout: FerryLayout) -> EntityPlan.SQLText? {
+            guard let rows = rowsSQL(layout: layout) else { return nil }
+            return EntityPlan.SQLText(
+                text:
+                    "INSERT INTO \(layout.dialect.qualified(layout.table(for: destination), in: schema)) (\(columns.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) \(rows.text)",
+                arguments: arguments + rows.arguments)
+        }
+
+        /// The statement creating the destination table of `model` (the stored form) in `schema` from the rows
+        /// (`CREATE TABLE … AS SELECT`, its columns as `StoreSchema` defines them; the rest
+        /// comes with `StoreSchema.completionStatement`); nil for a new entity, or when the
+        /// table cannot be made so.
+        func createTableSQL(into schema: String, model: ObjectModel, layout: FerryLayout) -> EntityPlan.SQLText? {
+            guard let rows = rowsSQL(layout: layout), let stored = model.entity(named: destination.name),
+                let text = StoreSchema.createTableAsSelect(
+                    stored, in: model, layout: layout, schema: schema,
+                    values: zip(columns, values).map { ($0, $1) }, from: rows.text)
+            else { return nil }
+            return EntityPlan.SQLText(text: text, arguments: arguments + rows.arguments)
+        }
+
+        /// `FROM` the source's rows `AS t0`, and the filter's `WHERE`; nil for a new entity.
+        private func rowsSQL(layout: FerryLayout) -> EntityPlan.SQLText? {
             guard let source else { return nil }
-            var text =
-                "INSERT INTO \(layout.dialect.qualified(layout.table(for: destination), in: schema)) (\(columns.joined(separator: ", "))) SELECT \(values.joined(separator: ", ")) FROM \(layout.quotedOwnRows(for: source)) AS t0"
-            var all = arguments
+            var text = "FROM \(layout.quotedOwnRows(for: source)) AS t0"
+            var all: [DatabaseValue] = []
             if let filter {
                 text += " WHERE \(filter.sql)"
-                all += filter.arguments
+                all = filter.arguments
             }
             return EntityPlan.SQLText(text: text, arguments: all)
         }

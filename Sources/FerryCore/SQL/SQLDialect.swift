@@ -21,6 +21,9 @@ package protocol SQLDialect: Sendable {
     /// The same column without its primary key, which `ALTER TABLE … ADD PRIMARY KEY` adds once
     /// a table's rows are in; nil when the key cannot be added later (SQLite's rowid).
     func keyColumnDefinitionWithoutPrimaryKey(_ column: String) -> String?
+    /// The clause that makes an existing key column generate keys (`ALTER COLUMN … ADD …`), for
+    /// a table made by `CREATE TABLE … AS SELECT`; nil when the dialect cannot add it later.
+    var keyIdentity: String? { get }
     /// The type of a column holding another row's key (a foreign key, a join table's column).
     var keyReferenceType: String { get }
     /// What follows a foreign key's `REFERENCES table(key)` (PostgreSQL: `DEFERRABLE …`).
@@ -57,6 +60,7 @@ package protocol SQLDialect: Sendable {
 
 extension SQLDialect {
     package var keyReferenceType: String { "INTEGER" }
+    package var keyIdentity: String? { nil }
     package var foreignKeyOptions: String { "" }
     package var unlimited: DatabaseValue { .integer(-1) }
     package var predicateSyntax: PredicateSyntax { .sqlite }

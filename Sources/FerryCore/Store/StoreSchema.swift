@@ -47,18 +47,110 @@ package enum StoreSchema {
         }
     }
 
-    /// An attribute's column: quoted name, type, `NOT NULL` and `DEFAULT` as the model says.
+    /// One column of an entity table as the model defines it: what `CREATE TABLE` declares, and
+    /// what a table made by `CREATE TABLE … AS SELECT` gets afterwards (`completionStatement`).
+    struct EntityColumn {
+        /// The quoted column name.
+        let name: String
+        let type: String
+        let notNull: Bool
+        /// The `DEFAULT` literal, if any.
+        let defaultSQL: String?
+    }
+
+    /// The columns of `entity`'s table after its key, in table order: its attributes, then the
+    /// foreign keys of its to-one relationships.
+    static func entityColumns(
+        of entity: EntityDescription, in model: ObjectModel, layout: any StoreLayout
+    ) -> [EntityColumn] {
+        var columns = entity.attributes.map { attributeColumn($0, of: entity, layout: layout) }
+        for relationship in entity.relationships where model.entity(named: relationship.destination) != nil {
+            if case .foreignKey(let column) = layout.storage(of: relationship, in: entity, model: model) {
+                columns.append(foreignKeyColumn(column, of: relationship, layout: layout))
+            }
+        }
+        return columns
+    }
+
+    /// An attribute's column: its type, `NOT NULL` and `DEFAULT` as the model says.
+    static func attributeColumn(
+        _ attribute: AttributeDescription, of entity: EntityDescription, layout: any StoreLayout
+    ) -> EntityColumn {
+        let dialect = layout.dialect
+        return EntityColumn(
+            name: layout.quotedColumn(forAttribute: attribute.name, in: entity),
+            type: dialect.columnType(
+                for: attribute.type, storedAs: layout.valueCoding.storageClass(for: attribute.type)),
+            notNull: !attribute.isOptional,
+            defaultSQL: attribute.defaultValue.flatMap {
+                $0.isNull ? nil : layout.valueCoding.sqlLiteral($0, in: dialect)
+            }
+        )
+    }
+
+    /// A to-one relationship's key column `column` (its reference is declared apart).
+    static func foreignKeyColumn(
+        _ column: String, of relationship: RelationshipDescription, layout: any StoreLayout
+    ) -> EntityColumn {
+        EntityColumn(
+            name: layout.dialect.quote(column), type: layout.dialect.keyReferenceType,
+            notNull: !relationship.isOptional, defaultSQL: nil)
+    }
+
+    /// A column's definition in `CREATE TABLE`: quoted name, type, `NOT NULL` and `DEFAULT`.
+    static func definition(of column: EntityColumn) -> String {
+        var text = "\(column.name) \(column.type)"
+        if column.notNull { text += " NOT NULL" }
+        if let value = column.defaultSQL { text += " DEFAULT \(value)" }
+        return text
+    }
+
+    /// An attribute's column definition (`ALTER TABLE … ADD COLUMN`).
     static func columnDefinition(
         _ attribute: AttributeDescription, of entity: EntityDescription, layout: any StoreLayout
     ) -> String {
+        definition(of: attributeColumn(attribute, of: entity, layout: layout))
+    }
+
+    /// `entity`'s table in `schema` made from a query, as `CREATE TABLE` makes it once
+    /// `completionStatement` has run: `values` are the key's and each column's SQL (quoted name,
+    /// value), in table order (`entityColumns`), over the rows `from` (a `FROM …` clause and what
+    /// follows it). Each value is cast to its column's exact type, so the table's columns are
+    /// those `CREATE TABLE` declares. Nil when `values` name other columns or another order, or
+    /// the dialect cannot add the key's identity later.
+    static func createTableAsSelect(
+        _ entity: EntityDescription, in model: ObjectModel, layout: any StoreLayout, schema: String,
+        values: [(column: String, value: String)], from: String
+    ) -> String? {
         let dialect = layout.dialect
-        var column =
-            "\(layout.quotedColumn(forAttribute: attribute.name, in: entity)) \(dialect.columnType(for: attribute.type, storedAs: layout.valueCoding.storageClass(for: attribute.type)))"
-        if !attribute.isOptional { column += " NOT NULL" }
-        if let value = attribute.defaultValue, !value.isNull {
-            column += " DEFAULT \(layout.valueCoding.sqlLiteral(value, in: dialect))"
+        guard dialect.keyIdentity != nil else { return nil }
+        let key = EntityColumn(
+            name: dialect.quote(layout.keyColumn), type: dialect.keyReferenceType, notNull: true, defaultSQL: nil)
+        let columns = [key] + entityColumns(of: entity, in: model, layout: layout)
+        guard columns.map(\.name) == values.map(\.column) else { return nil }
+        let selected = zip(columns, values).map { column, value in
+            "CAST(\(value.value) AS \(column.type)) AS \(column.name)"
         }
-        return column
+        return
+            "CREATE TABLE \(dialect.qualified(layout.table(for: entity), in: schema)) AS SELECT \(selected.joined(separator: ", ")) \(from)"
+    }
+
+    /// The one `ALTER TABLE` that gives a table made by `createTableAsSelect` (unqualified, in
+    /// the search path) what `CREATE TABLE` declares: each column's `NOT NULL` and `DEFAULT`, the
+    /// key's identity and its primary key, checked and built in one pass over the rows.
+    static func completionStatement(
+        for entity: EntityDescription, in model: ObjectModel, layout: any StoreLayout
+    ) -> String? {
+        let dialect = layout.dialect
+        guard let identity = dialect.keyIdentity else { return nil }
+        let key = dialect.quote(layout.keyColumn)
+        var actions = ["ALTER COLUMN \(key) SET NOT NULL", "ALTER COLUMN \(key) ADD \(identity)"]
+        for column in entityColumns(of: entity, in: model, layout: layout) {
+            if column.notNull { actions.append("ALTER COLUMN \(column.name) SET NOT NULL") }
+            if let value = column.defaultSQL { actions.append("ALTER COLUMN \(column.name) SET DEFAULT \(value)") }
+        }
+        actions.append("ADD PRIMARY KEY (\(key))")
+        return "ALTER TABLE \(layout.quotedTable(for: entity)) " + actions.joined(separator: ", ")
     }
 
     /// The table statements of `model` without their indexes.
@@ -120,8 +212,7 @@ package enum StoreSchema {
                 guard let destination = model.entity(named: relationship.destination) else { continue }
                 switch layout.storage(of: relationship, in: entity, model: model) {
                 case .foreignKey(let column):
-                    var text = "\(dialect.quote(column)) \(dialect.keyReferenceType)"
-                    if !relationship.isOptional { text += " NOT NULL" }
+                    var text = definition(of: foreignKeyColumn(column, of: relationship, layout: layout))
                     let references =
                         "REFERENCES \(layout.quotedTable(for: destination))(\(key))\(dialect.foreignKeyOptions)"
                     if laterReferences {
