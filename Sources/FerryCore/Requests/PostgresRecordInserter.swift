@@ -8,8 +8,10 @@
 /// guard on update (`NOT EXISTS` another object holding the values the update would write); when
 /// a record is refused, one query names the constraint, the one declared last, as SQLite does.
 ///
-/// Round trips per record: one for `error` and `keep` (`INSERT … RETURNING`); two for `update`
-/// and `replace` (the lookup of the existing object, then its update or the insert).
+/// Round trips per record: one (`INSERT … RETURNING` for `error` and `keep`; for `update` and
+/// `replace`, one statement whose CTEs find the existing object, update it or insert the new
+/// one, and return which), a second only to name a broken constraint, or when a required value
+/// is missing on one of the two paths (then the lookup goes first, as SQLite decides).
 package final class PostgresRecordInserter: RecordInserting {
     package let entity: EntityDescription
     package let policy: ConflictPolicy
@@ -25,6 +27,10 @@ package final class PostgresRecordInserter: RecordInserting {
     /// entity has nothing to assign), and the query of the constraints an update would break.
     private let finder: PostgresRecordQuery?
     private let updateStatement: PostgresRecordQuery?
+    /// For update/replace: the lookup, the update and the insert in one statement (CTEs), which
+    /// returns the key found, the key updated and the key inserted (nil when the entity has
+    /// nothing to assign: nothing to update).
+    private let upsertStatement: PostgresRecordQuery?
     private let updateCollisions: PostgresRecordQuery?
     /// The query of the constraints the record's values break on insert.
     private let insertCollisions: PostgresRecordQuery?
@@ -83,26 +89,31 @@ package final class PostgresRecordInserter: RecordInserting {
         guard policy == .update || policy == .replace else {
             finder = nil
             updateStatement = nil
+            upsertStatement = nil
             updateCollisions = nil
             return
         }
-        var find = PostgresRecordQuery()
-        var finders: [String] = []
-        for constraint in matchKey.map({ [$0] }) ?? entity.uniquenessConstraints {
+        let matchedConstraints = (matchKey.map { [$0] } ?? entity.uniquenessConstraints).compactMap { constraint in
             let indexes = constraint.compactMap { name in columns.firstIndex { $0.name == name } }
-            guard indexes.count == constraint.count else { continue }
-            // `=`: a null never matches, as in SQLite's lookups (nulls never conflict).
-            let condition = indexes.map { "t.\(names[$0]) = \(find.placeholder(.value($0)))" }
-            finders.append(
-                "(SELECT t.\(key) FROM \(table) AS t WHERE \(condition.joined(separator: " AND ")) LIMIT 1)")
+            return indexes.count == constraint.count ? indexes : nil
         }
-        guard !finders.isEmpty else {
+        guard !matchedConstraints.isEmpty else {
             throw FerryError(
                 .usage,
                 "on_conflict: \(policy.rawValue) needs the record to supply every attribute of one of \(entity.name)'s uniqueness constraints"
             )
         }
-        find.sql = "SELECT " + (finders.count == 1 ? finders[0] : "COALESCE(\(finders.joined(separator: ", ")))")
+        // The key of the existing object: the first constraint in order whose values it holds.
+        func found(in query: inout PostgresRecordQuery) -> String {
+            let finders = matchedConstraints.map { indexes in
+                // `=`: a null never matches, as in SQLite's lookups (nulls never conflict).
+                let condition = indexes.map { "t.\(names[$0]) = \(query.placeholder(.value($0)))" }
+                return "(SELECT t.\(key) FROM \(table) AS t WHERE \(condition.joined(separator: " AND ")) LIMIT 1)"
+            }
+            return finders.count == 1 ? finders[0] : "COALESCE(\(finders.joined(separator: ", ")))"
+        }
+        var find = PostgresRecordQuery()
+        find.sql = "SELECT " + found(in: &find)
         finder = find
         let defaultLiteral: (AttributeDescription?) -> String = { attribute in
             attribute?.defaultValue.map { layout.valueCoding.sqlLiteral($0, in: dialect) } ?? "NULL"
@@ -133,21 +144,50 @@ package final class PostgresRecordInserter: RecordInserting {
                     "EXISTS (SELECT 1 FROM \(table) AS x WHERE x.\(key) <> o.\(key) AND \(condition.joined(separator: " AND ")))"
             }
         }
-        var update = PostgresRecordQuery()
-        var assignments = names.indices.map { "\(names[$0]) = \(written($0, current: "o.\(names[$0])", in: &update))" }
-        if policy == .replace {
-            let supplied = Set(columns.map(\.name))
-            for attribute in entity.attributes where !supplied.contains(attribute.name) {
-                assignments.append(
-                    "\(layout.quotedColumn(forAttribute: attribute.name, in: entity)) = \(defaultLiteral(attribute))")
+        // The update of the object whose key is `objectKey`, guarded against uniqueness
+        // conflicts; nil when there is nothing to assign.
+        func updating(
+            _ objectKey: (inout PostgresRecordQuery) -> String, in query: inout PostgresRecordQuery
+        )
+            -> String?
+        {
+            var assignments = names.indices.map {
+                "\(names[$0]) = \(written($0, current: "o.\(names[$0])", in: &query))"
             }
+            if policy == .replace {
+                let supplied = Set(columns.map(\.name))
+                for attribute in entity.attributes where !supplied.contains(attribute.name) {
+                    assignments.append(
+                        "\(layout.quotedColumn(forAttribute: attribute.name, in: entity)) = \(defaultLiteral(attribute))"
+                    )
+                }
+            }
+            if let increment = layout.versionIncrement { assignments.append(increment) }
+            guard !assignments.isEmpty else { return nil }
+            let guards = holders(in: &query)
+            return
+                "UPDATE \(table) AS o SET \(assignments.joined(separator: ", ")) WHERE o.\(key) = \(objectKey(&query))"
+                + (guards.isEmpty ? "" : " AND NOT (\(guards.joined(separator: " OR ")))")
         }
-        if let increment = layout.versionIncrement { assignments.append(increment) }
-        let guards = holders(in: &update)
-        update.sql =
-            "UPDATE \(table) AS o SET \(assignments.joined(separator: ", ")) WHERE o.\(key) = \(update.placeholder(.key))"
-            + (guards.isEmpty ? "" : " AND NOT (\(guards.joined(separator: " OR ")))")
-        updateStatement = assignments.isEmpty ? nil : update
+        var update = PostgresRecordQuery()
+        if let sql = updating({ $0.placeholder(.key) }, in: &update) {
+            update.sql = sql
+            updateStatement = update
+        } else {
+            updateStatement = nil
+        }
+        // The three in one round trip: data-modifying CTEs all run, on the same snapshot; the
+        // update changes the object found, the insert runs only when none was found.
+        var upsert = PostgresRecordQuery()
+        let lookup = found(in: &upsert)
+        if !names.isEmpty, let update = updating({ _ in "(SELECT k FROM f)" }, in: &upsert) {
+            let inserted = names.indices.map { upsert.placeholder(.value($0)) }
+            upsert.sql =
+                "WITH f AS (SELECT \(lookup) AS k), u AS (\(update) RETURNING o.\(key)), i AS (INSERT INTO \(table) (\(names.joined(separator: ", "))) SELECT \(inserted.joined(separator: ", ")) WHERE (SELECT k FROM f) IS NULL ON CONFLICT DO NOTHING RETURNING \(key)) SELECT (SELECT k FROM f), (SELECT \(key) FROM u), (SELECT \(key) FROM i)"
+            upsertStatement = upsert
+        } else {
+            upsertStatement = nil
+        }
         if entity.uniquenessConstraints.isEmpty {
             updateCollisions = nil
         } else {
@@ -168,22 +208,54 @@ package final class PostgresRecordInserter: RecordInserting {
                 reason: "text contains the NUL character (U+0000), which PostgreSQL cannot store", column: index)
         }
         lastKey = nil
+        if let upsert = upsertStatement, rules.missingValue(in: encoded) == nil,
+            rules.missingValue(in: encoded, supplied: supplied.map { $0[...] }, updating: policy == .update) == nil
+        {
+            return try upsertRecord(upsert, supplied: supplied)
+        }
         if let finder, let key = try database.scalar(finder.sql, finder.arguments(encoded))?.int64 {
             lastKey = key
             return try update(key, supplied: supplied)
         }
         if let rejection = rules.missingValue(in: encoded) { return rejection }
-        if let catchUp = sequenceCatchUp {
-            _ = try database.scalar(catchUp)
-            sequenceCatchUp = nil
-        }
+        try catchUpSequence()
         if let key = try database.scalar(insertStatement.sql, insertStatement.arguments(encoded))?.int64 {
             lastKey = key
             return .inserted
         }
         if policy == .keep { return .skipped }
+        return try insertRefused()
+    }
+
+    /// The rejection of a record whose insert wrote nothing: it names the constraint broken.
+    private func insertRefused() throws -> InsertOutcome {
         let broken = try insertCollisions.flatMap { try database.rows($0.sql, $0.arguments(encoded)).first }
         return rules.conflict(constraint: broken.flatMap { row in row.indices.last { row[$0].int64 == 1 } })
+    }
+
+    /// Updates the existing object or inserts the record in one statement (neither path misses
+    /// a required value); the outcome and key ``insert(_:supplied:)`` would give.
+    private func upsertRecord(_ upsert: PostgresRecordQuery, supplied: [Bool]?) throws -> InsertOutcome {
+        try catchUpSequence()
+        let row = try database.rows(upsert.sql, upsert.arguments(encoded, supplied: supplied)).first ?? []
+        let key: (Int) -> Int64? = { row.indices.contains($0) ? row[$0].int64 : nil }
+        if let found = key(0) {
+            lastKey = found
+            if key(1) != nil { return .updated }
+            return try updateRefused(found, supplied: supplied)
+        }
+        if let inserted = key(2) {
+            lastKey = inserted
+            return .inserted
+        }
+        return try insertRefused()
+    }
+
+    /// The SQL moving the key sequence on, run once before the first insert.
+    private func catchUpSequence() throws {
+        guard let catchUp = sequenceCatchUp else { return }
+        _ = try database.scalar(catchUp)
+        sequenceCatchUp = nil
     }
 
     /// True for text holding U+0000, which PostgreSQL text cannot store.
@@ -202,6 +274,12 @@ package final class PostgresRecordInserter: RecordInserting {
         }
         try database.execute(updateStatement.sql, updateStatement.arguments(encoded, supplied: supplied, key: key))
         if database.changes > 0 { return .updated }
+        return try updateRefused(key, supplied: supplied)
+    }
+
+    /// The rejection of a record whose update of the object `key` wrote nothing: it names the
+    /// constraint the update would break.
+    private func updateRefused(_ key: Int64, supplied: [Bool]?) throws -> InsertOutcome {
         let row = try updateCollisions.flatMap {
             try database.rows($0.sql, $0.arguments(encoded, supplied: supplied, key: key)).first
         }
