@@ -155,6 +155,20 @@ package final class SyncTracker {
         }
     }
 
+    /// The rejection of a record whose key (attributes `key`) an earlier record of the source had
+    /// (`values`: the key's, typed; `column`: the record column of its first attribute).
+    package static func repeatedKeyRejection(key: [String], values: [Value], column: Int?) -> InsertOutcome {
+        .rejected(
+            reason:
+                "an earlier record of the source has the same key (\(describe(key: key, values: values))): a sync needs each key once",
+            column: column)
+    }
+
+    /// The rejection of a record whose key attribute `name` (record column `column`) is null.
+    package static func nullKeyRejection(name: String, column: Int) -> InsertOutcome {
+        .rejected(reason: "\(name) is null: a sync needs every record's key", column: column)
+    }
+
     /// A record's key as text for reports and messages: `id=4`, or `(sku=A1, store=3)`.
     package static func describe(key: [String], values: [Value]) -> String {
         let pairs = zip(key, values).map { "\($0)=\($1)" }
