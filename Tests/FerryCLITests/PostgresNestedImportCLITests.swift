@@ -151,6 +151,16 @@ struct PostgresNestedImportCLITests {
         return lines[1]
     }
 
+    /// Checks that the PostgreSQL run's rejects file (`pg/r.ndjson`) gives each of `reasons`.
+    static func expectRejects(
+        _ reasons: [String], in directory: TemporaryDirectory, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let rejects = try String(contentsOfFile: directory.file("pg/r.ndjson"), encoding: .utf8)
+        for reason in reasons {
+            #expect(rejects.contains(reason), "\(reason): \(rejects)", sourceLocation: sourceLocation)
+        }
+    }
+
     /// A directory with the model, `people.json` and the job.
     static func prepared(_ people: String, job: String = Self.job()) throws -> TemporaryDirectory {
         let directory = TemporaryDirectory("ferry-cli-pg-nested")
@@ -218,15 +228,13 @@ struct PostgresNestedImportCLITests {
             """)
         let lines = try Self.compare(directory, url: url, round: "rejects")
         #expect(lines.contains { $0.contains("read 17, inserted 2, updated 0, skipped 0, rejected 15") }, "\(lines)")
-        let rejects = try String(contentsOfFile: directory.file("pg/r.ndjson"), encoding: .utf8)
-        for reason in [
-            "a nested Pet needs its key: 'id' (Pet.id) is missing or null",
-            "Pet: another Pet already has the same tag (uniqueness constraint)",
-            "Person.company: no Company with id = 99",
-            "another Person already has the same id (uniqueness constraint)",
-        ] {
-            #expect(rejects.contains(reason), "\(reason): \(rejects)")
-        }
+        try Self.expectRejects(
+            [
+                "a nested Pet needs its key: 'id' (Pet.id) is missing or null",
+                "Pet: another Pet already has the same tag (uniqueness constraint)",
+                "Person.company: no Company with id = 99",
+                "another Person already has the same id (uniqueness constraint)",
+            ], in: directory)
     }
 
     @Test(
@@ -379,14 +387,12 @@ struct PostgresNestedImportCLITests {
         #expect(
             created.contains { $0.contains("read 8, inserted 3, updated 0, unchanged 0, deleted 0") }, "\(created)")
         #expect(created.contains { $0.contains("rejected 5") }, "\(created)")
-        let rejects = try String(contentsOfFile: directory.file("pg/r.ndjson"), encoding: .utf8)
-        for reason in [
-            "an earlier record of the source has the same key (id=2): a sync needs each key once",
-            "id is required",
-            "Pet: another Pet already has the same tag (uniqueness constraint)",
-        ] {
-            #expect(rejects.contains(reason), "\(reason): \(rejects)")
-        }
+        try Self.expectRejects(
+            [
+                "an earlier record of the source has the same key (id=2): a sync needs each key once",
+                "id is required",
+                "Pet: another Pet already has the same tag (uniqueness constraint)",
+            ], in: directory)
         let again = try Self.compare(directory, url: url, round: "sync, the same source again")
         #expect(
             again.contains { $0.contains("read 8, inserted 0, updated 0, unchanged 3, deleted 0") }, "\(again)")

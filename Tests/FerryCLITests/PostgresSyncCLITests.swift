@@ -476,7 +476,7 @@ struct PostgresSyncCLITests {
     }
 
     @Test(
-        "nested: with mode: sync agrees with SQLite (report, JSON report, rejects, objects): unchanged on a second run, a customer gone deletes its orders, repeated and null keys, rejects inside nested orders, a dry run"
+        "nested: with mode: sync agrees with SQLite (report, JSON report, rejects, objects): unchanged on a second run, a customer gone deletes its orders, repeated and null keys, rejects inside nested orders, a dry run, replace"
     )
     func nestedSync() throws {
         let directory = try Self.prepared()
@@ -503,12 +503,26 @@ struct PostgresSyncCLITests {
             {"id": 3, "name": "Cy", "orders": [{"number": "C1", "total": "1"}]}
 
             """)
+        // Without Ann's email: `update` leaves it, `replace` clears it.
+        try directory.write(
+            "day3.ndjson",
+            """
+            {"id": 1, "name": "Ann B", "orders": [{"number": "A1", "total": "10.50"}]}
+            {"id": 2, "name": "Bob", "orders": []}
+            {"id": 3, "name": "Cy", "orders": [{"number": "C1", "total": "1"}]}
+
+            """)
+        try directory.write(
+            "replace.yml",
+            Self.syncJob(entity: "Customer", extra: ", format: ndjson, nested: true, on_conflict: replace"))
         let outcomes = try Self.compare(
             directory, url: url,
             runs: [
                 Run(job: "nested.yml", day: "day1.ndjson"), Run(job: "nested.yml", day: "day1.ndjson"),
                 Run(job: "nested.yml", day: "day2.ndjson", arguments: ["--dry-run"]),
                 Run(job: "nested.yml", day: "day2.ndjson"), Run(job: "nested.yml", day: "day2.ndjson"),
+                Run(job: "nested.yml", day: "day3.ndjson"), Run(job: "replace.yml", day: "day3.ndjson"),
+                Run(job: "replace.yml", day: "day3.ndjson"),
             ])
         #expect(outcomes[0].exitCode == 0, "\(outcomes[0])")
         #expect(outcomes[0].rejects[0].contains("same key (id=2)"), "\(outcomes[0])")
@@ -521,5 +535,11 @@ struct PostgresSyncCLITests {
         #expect(
             outcomes[4].lines.first?.contains("inserted 0, updated 0, unchanged 3, deleted 0") == true, "\(outcomes[4])"
         )
+        for (index, counts) in [
+            (5, "inserted 0, updated 0, unchanged 3, deleted 0"), (6, "inserted 0, updated 1, unchanged 2, deleted 0"),
+            (7, "inserted 0, updated 0, unchanged 3, deleted 0"),
+        ] {
+            #expect(outcomes[index].lines.first?.contains(counts) == true, "\(outcomes[index])")
+        }
     }
 }
