@@ -503,6 +503,15 @@ struct PostgresSyncCLITests {
             {"id": 3, "name": "Cy", "orders": [{"number": "C1", "total": "1"}]}
 
             """)
+        // Bob's order is bad: his record is rejected, and he stays (his key could be read).
+        try directory.write(
+            "day4.ndjson",
+            """
+            {"id": 1, "name": "Ann B", "orders": [{"number": "A1", "total": "10.50"}]}
+            {"id": 2, "name": "Bob", "orders": [{"number": "B1", "total": "lots"}]}
+            {"id": 3, "name": "Cy", "orders": [{"number": "C1", "total": "1"}]}
+
+            """)
         // Without Ann's email: `update` leaves it, `replace` clears it.
         try directory.write(
             "day3.ndjson",
@@ -522,7 +531,7 @@ struct PostgresSyncCLITests {
                 Run(job: "nested.yml", day: "day2.ndjson", arguments: ["--dry-run"]),
                 Run(job: "nested.yml", day: "day2.ndjson"), Run(job: "nested.yml", day: "day2.ndjson"),
                 Run(job: "nested.yml", day: "day3.ndjson"), Run(job: "replace.yml", day: "day3.ndjson"),
-                Run(job: "replace.yml", day: "day3.ndjson"),
+                Run(job: "replace.yml", day: "day3.ndjson"), Run(job: "nested.yml", day: "day4.ndjson"),
             ])
         #expect(outcomes[0].exitCode == 0, "\(outcomes[0])")
         #expect(outcomes[0].rejects[0].contains("same key (id=2)"), "\(outcomes[0])")
@@ -537,7 +546,7 @@ struct PostgresSyncCLITests {
         )
         for (index, counts) in [
             (5, "inserted 0, updated 0, unchanged 3, deleted 0"), (6, "inserted 0, updated 1, unchanged 2, deleted 0"),
-            (7, "inserted 0, updated 0, unchanged 3, deleted 0"),
+            (7, "inserted 0, updated 0, unchanged 3, deleted 0"), (8, "unchanged 2, deleted 0, skipped 0, rejected 1"),
         ] {
             #expect(outcomes[index].lines.first?.contains(counts) == true, "\(outcomes[index])")
         }

@@ -7,9 +7,10 @@
 /// delete rules, through the deleter `ferry delete` uses. Use inside the import's write
 /// transaction.
 ///
-/// On SQLite the import marks each row as its record is written (prepared statements); on
-/// PostgreSQL the set-based merge of each batch marks them (`PostgresStagedMerge`, which
-/// ``seenTable`` names to it), and ``markPresent(key:)`` serves only when nothing is staged.
+/// On SQLite, and on PostgreSQL for a nested import (`PostgresRecordInserter`), the import marks
+/// each row as its record is written; otherwise on PostgreSQL the set-based merge of each batch
+/// marks them (`PostgresStagedMerge`, which ``seenTable`` names to it), and
+/// ``markPresent(key:)`` serves only when nothing is staged.
 package final class SyncTracker {
     package let entity: EntityDescription
     /// The attributes that identify a record.
