@@ -151,6 +151,16 @@ struct PostgresNestedImportCLITests {
         return lines[1]
     }
 
+    /// Checks that the PostgreSQL run's rejects file (`pg/r.ndjson`) gives each of `reasons`.
+    static func expectRejects(
+        _ reasons: [String], in directory: TemporaryDirectory, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let rejects = try String(contentsOfFile: directory.file("pg/r.ndjson"), encoding: .utf8)
+        for reason in reasons {
+            #expect(rejects.contains(reason), "\(reason): \(rejects)", sourceLocation: sourceLocation)
+        }
+    }
+
     /// A directory with the model, `people.json` and the job.
     static func prepared(_ people: String, job: String = Self.job()) throws -> TemporaryDirectory {
         let directory = TemporaryDirectory("ferry-cli-pg-nested")
@@ -218,15 +228,13 @@ struct PostgresNestedImportCLITests {
             """)
         let lines = try Self.compare(directory, url: url, round: "rejects")
         #expect(lines.contains { $0.contains("read 17, inserted 2, updated 0, skipped 0, rejected 15") }, "\(lines)")
-        let rejects = try String(contentsOfFile: directory.file("pg/r.ndjson"), encoding: .utf8)
-        for reason in [
-            "a nested Pet needs its key: 'id' (Pet.id) is missing or null",
-            "Pet: another Pet already has the same tag (uniqueness constraint)",
-            "Person.company: no Company with id = 99",
-            "another Person already has the same id (uniqueness constraint)",
-        ] {
-            #expect(rejects.contains(reason), "\(reason): \(rejects)")
-        }
+        try Self.expectRejects(
+            [
+                "a nested Pet needs its key: 'id' (Pet.id) is missing or null",
+                "Pet: another Pet already has the same tag (uniqueness constraint)",
+                "Person.company: no Company with id = 99",
+                "another Person already has the same id (uniqueness constraint)",
+            ], in: directory)
     }
 
     @Test(
@@ -351,19 +359,63 @@ struct PostgresNestedImportCLITests {
         #expect(lines.contains { $0.contains("read 60, inserted 54, updated 0, skipped 0, rejected 6") }, "\(lines)")
     }
 
-    @Test("mode: sync with nested: is refused on PostgreSQL before anything is written")
-    func syncRefused() throws {
+    @Test(
+        "mode: sync with nested: SQLite's counts, rejects, objects and links; a second run leaves all unchanged, a record gone is deleted with its pets (cascade), a dry run changes nothing"
+    )
+    func syncWithNestedObjects() throws {
         let (url, drop) = try PostgresImportCLITests.freshStore("nested")
         defer { drop() }
-        let directory = try Self.prepared(#"[{"id": 1, "pets": [{"id": 10}]}]"#, job: Self.job(extra: ", mode: sync"))
-        let result = try runFerry(
-            ["run", "job.yml", "--param", "store=\(url)", "--param", "out=pg"], cwd: directory.path)
-        #expect(result.exitCode == 64, "\(result)")
+        let model = Self.model.replacing(
+            "pets: {destination: Pet, to_many: true, inverse: owner}",
+            with: "pets: {destination: Pet, to_many: true, inverse: owner, delete_rule: cascade}")
+        let first = """
+            [
+              {"id": 1, "name": "Ann", "company": {"id": 10, "name": "Acme"},
+               "pets": [{"id": 100, "tag": "r", "name": "Rex"}, {"id": 101, "name": "Tom"}], "clubs": [{"code": "chess"}]},
+              {"id": 2, "name": "Bob", "pets": [{"id": 200, "name": "Bo"}], "clubs": ["chess"], "mentor_id": 1},
+              {"id": 3, "name": "Cy", "pets": [{"id": 300, "name": "x"}]},
+              {"id": 2, "name": "Bob again"},
+              {"id": 4, "name": "Di", "pets": [{"id": 400, "tag": "r", "name": "Dot"}]},
+              {"id": 5, "name": "Eve", "company_id": 10, "pets": [{"id": 500, "name": "Pip"}, {"id": 501, "name": "Pop"}]},
+              {"id": null, "name": "Nobody"},
+              {"id": 6, "name": "Fay", "clubs": ["nope"]}
+            ]
+            """
+        let directory = try Self.prepared(first, job: Self.job(extra: ", mode: sync"))
+        try directory.write("model.yml", model)
+        let created = try Self.compare(directory, url: url, round: "sync, first run")
         #expect(
-            result.stderr.contains("mode: sync with nested: is not available on a PostgreSQL store yet"), "\(result)")
-        // Nothing but the exports' header lines, if the store exists at all.
-        let contents = try Self.contents(url)
-        #expect(contents.filter { $0.hasPrefix("Pet ") }.count <= 1, "\(contents)")
-        #expect(contents.filter { $0.hasPrefix("Person ") }.count <= 1, "\(contents)")
+            created.contains { $0.contains("read 8, inserted 3, updated 0, unchanged 0, deleted 0") }, "\(created)")
+        #expect(created.contains { $0.contains("rejected 5") }, "\(created)")
+        try Self.expectRejects(
+            [
+                "an earlier record of the source has the same key (id=2): a sync needs each key once",
+                "id is required",
+                "Pet: another Pet already has the same tag (uniqueness constraint)",
+            ], in: directory)
+        let again = try Self.compare(directory, url: url, round: "sync, the same source again")
+        #expect(
+            again.contains { $0.contains("read 8, inserted 0, updated 0, unchanged 3, deleted 0") }, "\(again)")
+        // Eve is gone (her pets cascade), Ann changes and drops a pet, Bob's nested pet changes.
+        try directory.write(
+            "people.json",
+            """
+            [
+              {"id": 1, "name": "Ann B", "company": {"id": 10, "name": "Acme"},
+               "pets": [{"id": 100, "tag": "r", "name": "Rex"}], "clubs": [{"code": "chess"}]},
+              {"id": 2, "name": "Bob", "pets": [{"id": 200, "name": "Bobo"}], "clubs": ["chess"], "mentor_id": 1},
+              {"id": 3, "name": "Cy", "pets": [{"id": 300, "name": "Xu"}]}
+            ]
+            """)
+        let before = try Self.contents(url)
+        let dry = try Self.compare(directory, url: url, round: "sync, dry run", arguments: ["--dry-run"])
+        #expect(dry.contains { $0.contains("deleted 1") }, "\(dry)")
+        #expect(try Self.contents(url) == before)
+        let changed = try Self.compare(directory, url: url, round: "sync, a record gone")
+        #expect(
+            changed.contains { $0.contains("read 3, inserted 1, updated 1, unchanged 1, deleted 1") }, "\(changed)")
+        let pets = try #require(try Self.contents(url).first { $0.hasPrefix("Pet ") })
+        #expect(!pets.contains("500,") && !pets.contains("501,"), "Eve's pets cascade: \(pets)")
+        #expect(pets.contains("101,,Tom,\r\n"), "Ann's dropped pet is unlinked, not deleted: \(pets)")
     }
 }

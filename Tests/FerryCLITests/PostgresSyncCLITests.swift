@@ -475,18 +475,80 @@ struct PostgresSyncCLITests {
         #expect(postgres[5].contains("deleted 3"), "\(postgres[5])")
     }
 
-    @Test("nested: with mode: sync is refused on PostgreSQL with a clear message, before anything is written")
-    func nestedSyncRefused() throws {
+    @Test(
+        "nested: with mode: sync agrees with SQLite (report, JSON report, rejects, objects): unchanged on a second run, a customer gone deletes its orders, repeated and null keys, rejects inside nested orders, a dry run, replace"
+    )
+    func nestedSync() throws {
         let directory = try Self.prepared()
         let (url, drop) = try PostgresImportCLITests.freshStore("sync")
         defer { drop() }
         try directory.write("nested.yml", Self.syncJob(entity: "Customer", extra: ", format: ndjson, nested: true"))
-        try directory.write("day.ndjson", #"{"id": 1, "name": "Ann", "orders": [{"number": "A1"}]}"# + "\n")
-        let result = try runFerry(
-            ["run", "nested.yml", "--param", "store=\(url)", "--param", "out=.", "--param", "day=day.ndjson"],
-            cwd: directory.path)
-        #expect(result.exitCode == 64, "\(result)")
+        try directory.write(
+            "day1.ndjson",
+            """
+            {"id": 1, "email": "ann@x", "name": "Ann", "orders": [{"number": "A1", "total": "10.50"}, {"number": "A2"}]}
+            {"id": 2, "name": "Bob", "orders": []}
+            {"id": 3, "name": "Cy", "orders": [{"number": "C1", "total": "lots"}]}
+            {"id": 2, "name": "Bob twice"}
+            {"id": 5, "name": "Eve", "city": "Bern", "orders": [{"number": "E1", "total": "3"}]}
+            {"id": 6, "name": "", "orders": [{"number": "F1"}]}
+            {"id": null, "name": "Nul"}
+
+            """)
+        try directory.write(
+            "day2.ndjson",
+            """
+            {"id": 1, "email": "ann@x", "name": "Ann B", "orders": [{"number": "A1", "total": "10.50"}]}
+            {"id": 2, "name": "Bob", "orders": []}
+            {"id": 3, "name": "Cy", "orders": [{"number": "C1", "total": "1"}]}
+
+            """)
+        // Bob's order is bad: his record is rejected, and he stays (his key could be read).
+        try directory.write(
+            "day4.ndjson",
+            """
+            {"id": 1, "name": "Ann B", "orders": [{"number": "A1", "total": "10.50"}]}
+            {"id": 2, "name": "Bob", "orders": [{"number": "B1", "total": "lots"}]}
+            {"id": 3, "name": "Cy", "orders": [{"number": "C1", "total": "1"}]}
+
+            """)
+        // Without Ann's email: `update` leaves it, `replace` clears it.
+        try directory.write(
+            "day3.ndjson",
+            """
+            {"id": 1, "name": "Ann B", "orders": [{"number": "A1", "total": "10.50"}]}
+            {"id": 2, "name": "Bob", "orders": []}
+            {"id": 3, "name": "Cy", "orders": [{"number": "C1", "total": "1"}]}
+
+            """)
+        try directory.write(
+            "replace.yml",
+            Self.syncJob(entity: "Customer", extra: ", format: ndjson, nested: true, on_conflict: replace"))
+        let outcomes = try Self.compare(
+            directory, url: url,
+            runs: [
+                Run(job: "nested.yml", day: "day1.ndjson"), Run(job: "nested.yml", day: "day1.ndjson"),
+                Run(job: "nested.yml", day: "day2.ndjson", arguments: ["--dry-run"]),
+                Run(job: "nested.yml", day: "day2.ndjson"), Run(job: "nested.yml", day: "day2.ndjson"),
+                Run(job: "nested.yml", day: "day3.ndjson"), Run(job: "replace.yml", day: "day3.ndjson"),
+                Run(job: "replace.yml", day: "day3.ndjson"), Run(job: "nested.yml", day: "day4.ndjson"),
+            ])
+        #expect(outcomes[0].exitCode == 0, "\(outcomes[0])")
+        #expect(outcomes[0].rejects[0].contains("same key (id=2)"), "\(outcomes[0])")
         #expect(
-            result.stderr.contains("mode: sync with nested: is not available on a PostgreSQL store yet"), "\(result)")
+            outcomes[1].lines.first?.contains("inserted 0, updated 0, unchanged 3, deleted 0") == true, "\(outcomes[1])"
+        )
+        #expect(
+            outcomes[3].lines.first?.contains("inserted 1, updated 1, unchanged 1, deleted 1") == true, "\(outcomes[3])"
+        )
+        #expect(
+            outcomes[4].lines.first?.contains("inserted 0, updated 0, unchanged 3, deleted 0") == true, "\(outcomes[4])"
+        )
+        for (index, counts) in [
+            (5, "inserted 0, updated 0, unchanged 3, deleted 0"), (6, "inserted 0, updated 1, unchanged 2, deleted 0"),
+            (7, "inserted 0, updated 0, unchanged 3, deleted 0"), (8, "unchanged 2, deleted 0, skipped 0, rejected 1"),
+        ] {
+            #expect(outcomes[index].lines.first?.contains(counts) == true, "\(outcomes[index])")
+        }
     }
 }

@@ -221,16 +221,14 @@ package final class BatchInserter {
         }
         if direct { return try stepInsert() }
         if sync != nil, let column = syncKeyColumns.first(where: { encoded[$0].isNull }) {
-            return .rejected(reason: "\(columns[column].name) is null: a sync needs every record's key", column: column)
+            return SyncTracker.nullKeyRejection(name: columns[column].name, column: column)
         }
         lastKey = nil
         if policy == .update || policy == .replace, let key = try existingKey() {
             lastKey = key
             if let sync, !(try sync.markSeen(key)) {
-                return .rejected(
-                    reason:
-                        "an earlier record of the source has the same key (\(syncKeyDescription)): a sync needs each key once",
-                    column: syncKeyColumns.first)
+                return SyncTracker.repeatedKeyRejection(
+                    key: syncKeyColumns.map { columns[$0].name }, values: syncKeyValues, column: syncKeyColumns.first)
             }
             // The object exists: change it in place, keeping its identity (and relationships to it).
             guard let update else { return sync == nil ? .skipped : .unchanged }
@@ -271,13 +269,9 @@ package final class BatchInserter {
         return .inserted
     }
 
-    /// The key of the record being written, for a sync's messages: `id=4`.
-    private var syncKeyDescription: String {
-        let values = syncKeyColumns.map { index -> Value in
-            guard let type = types[index] else { return .null }
-            return coding.decode(encoded[index], as: type)
-        }
-        return SyncTracker.describe(key: syncKeyColumns.map { columns[$0].name }, values: values)
+    /// The key's values of the record being written, for a sync's messages.
+    private var syncKeyValues: [Value] {
+        syncKeyColumns.map { index in types[index].map { coding.decode(encoded[index], as: $0) } ?? .null }
     }
 
     // MARK: - Direct binding (the import fast path)

@@ -12,6 +12,11 @@
 /// `replace`, one statement whose CTEs find the existing object, update it or insert the new
 /// one, and return which), a second only to name a broken constraint, or when a required value
 /// is missing on one of the two paths (then the lookup goes first, as SQLite decides).
+///
+/// For a sync (``SyncTracker``) the existing object is found by the sync key alone (the lookup,
+/// then the update or the insert: two round trips), each row found or inserted is marked seen (a
+/// key seen before rejects the record), and the update writes only an object whose values
+/// differ; one it leaves alone is `.unchanged`, as on SQLite.
 package final class PostgresRecordInserter: RecordInserting {
     package let entity: EntityDescription
     package let policy: ConflictPolicy
@@ -40,19 +45,29 @@ package final class PostgresRecordInserter: RecordInserting {
     /// The SQL moving the key sequence above every key the table holds, run before the first insert
     /// (another writer, a copy, may have given keys of its own).
     private var sequenceCatchUp: String?
+    /// For a sync: the rows seen so far, and the indexes of the key's columns.
+    private let sync: SyncTracker?
+    private let syncKeyColumns: [Int]
 
     /// Prepares the SQL for `columns` of `entityName` in the PostgreSQL store `database`;
     /// `matchKey` (for update/replace) is the attributes existing objects are found by, else the
-    /// entity's uniqueness constraints the columns cover, in order.
+    /// entity's uniqueness constraints the columns cover, in order. With `sync`, objects are
+    /// found by its key and the policy is `replace` if asked, else `update`.
     package init(
         database: PostgresDatabase, model: ObjectModel, layout: any StoreLayout, entity entityName: String,
-        columns: [InsertColumn], policy: ConflictPolicy, validate: Bool = true, matchKey: [String]? = nil
+        columns: [InsertColumn], policy: ConflictPolicy, validate: Bool = true, matchKey: [String]? = nil,
+        sync: SyncTracker? = nil
     ) throws {
         rules = try PostgresRecordRules(
             model: model, layout: layout, entity: entityName, columns: columns, validate: validate)
         let entity = rules.entity
         self.entity = entity
+        // A sync updates what it finds (replace if asked, else update).
+        let policy = sync == nil ? policy : (policy == .replace ? .replace : .update)
         self.policy = policy
+        self.sync = sync
+        syncKeyColumns = try sync?.keyColumns(in: columns) ?? []
+        let matchKey = sync?.key ?? matchKey
         self.database = database
         encoded = Array(repeating: .null, count: columns.count)
         let dialect = layout.dialect
@@ -145,29 +160,34 @@ package final class PostgresRecordInserter: RecordInserting {
             }
         }
         // The update of the object whose key is `objectKey`, guarded against uniqueness
-        // conflicts; nil when there is nothing to assign.
+        // conflicts, and for a sync writing only an object whose values differ; nil when there
+        // is nothing to assign (for a sync, nothing to compare).
         func updating(
             _ objectKey: (inout PostgresRecordQuery) -> String, in query: inout PostgresRecordQuery
         )
             -> String?
         {
-            var assignments = names.indices.map {
-                "\(names[$0]) = \(written($0, current: "o.\(names[$0])", in: &query))"
+            var writes = names.indices.map {
+                (column: names[$0], value: written($0, current: "o.\(names[$0])", in: &query))
             }
             if policy == .replace {
                 let supplied = Set(columns.map(\.name))
                 for attribute in entity.attributes where !supplied.contains(attribute.name) {
-                    assignments.append(
-                        "\(layout.quotedColumn(forAttribute: attribute.name, in: entity)) = \(defaultLiteral(attribute))"
-                    )
+                    writes.append(
+                        (layout.quotedColumn(forAttribute: attribute.name, in: entity), defaultLiteral(attribute)))
                 }
             }
+            var assignments = writes.map { "\($0.column) = \($0.value)" }
             if let increment = layout.versionIncrement { assignments.append(increment) }
-            guard !assignments.isEmpty else { return nil }
+            guard !(sync == nil ? assignments.isEmpty : writes.isEmpty) else { return nil }
             let guards = holders(in: &query)
-            return
+            var sql =
                 "UPDATE \(table) AS o SET \(assignments.joined(separator: ", ")) WHERE o.\(key) = \(objectKey(&query))"
                 + (guards.isEmpty ? "" : " AND NOT (\(guards.joined(separator: " OR ")))")
+            if sync != nil {
+                sql += " AND (\(writes.map { "o.\($0.column) IS DISTINCT FROM \($0.value)" }.joined(separator: " OR ")))"
+            }
+            return sql
         }
         var update = PostgresRecordQuery()
         if let sql = updating({ $0.placeholder(.key) }, in: &update) {
@@ -180,7 +200,7 @@ package final class PostgresRecordInserter: RecordInserting {
         // update changes the object found, the insert runs only when none was found.
         var upsert = PostgresRecordQuery()
         let lookup = found(in: &upsert)
-        if !names.isEmpty, let update = updating({ _ in "(SELECT k FROM f)" }, in: &upsert) {
+        if sync == nil, !names.isEmpty, let update = updating({ _ in "(SELECT k FROM f)" }, in: &upsert) {
             let inserted = names.indices.map { upsert.placeholder(.value($0)) }
             upsert.sql =
                 "WITH f AS (SELECT \(lookup) AS k), u AS (\(update) RETURNING o.\(key)), i AS (INSERT INTO \(table) (\(names.joined(separator: ", "))) SELECT \(inserted.joined(separator: ", ")) WHERE (SELECT k FROM f) IS NULL ON CONFLICT DO NOTHING RETURNING \(key)) SELECT (SELECT k FROM f), (SELECT \(key) FROM u), (SELECT \(key) FROM i)"
@@ -207,6 +227,9 @@ package final class PostgresRecordInserter: RecordInserting {
             return .rejected(
                 reason: "text contains the NUL character (U+0000), which PostgreSQL cannot store", column: index)
         }
+        if sync != nil, let column = syncKeyColumns.first(where: { encoded[$0].isNull }) {
+            return SyncTracker.nullKeyRejection(name: rules.columns[column].name, column: column)
+        }
         lastKey = nil
         if let upsert = upsertStatement, rules.missingValue(in: encoded) == nil,
             rules.missingValue(in: encoded, supplied: supplied.map { $0[...] }, updating: policy == .update) == nil
@@ -215,12 +238,18 @@ package final class PostgresRecordInserter: RecordInserting {
         }
         if let finder, let key = try database.scalar(finder.sql, finder.arguments(encoded))?.int64 {
             lastKey = key
+            if let sync, !(try sync.markSeen(key)) {
+                return SyncTracker.repeatedKeyRejection(
+                    key: sync.key, values: syncKeyColumns.map { rules.decoded(encoded, column: $0) },
+                    column: syncKeyColumns.first)
+            }
             return try update(key, supplied: supplied)
         }
         if let rejection = rules.missingValue(in: encoded) { return rejection }
         try catchUpSequence()
         if let key = try database.scalar(insertStatement.sql, insertStatement.arguments(encoded))?.int64 {
             lastKey = key
+            if let sync { _ = try sync.markSeen(key) }
             return .inserted
         }
         if policy == .keep { return .skipped }
@@ -266,7 +295,7 @@ package final class PostgresRecordInserter: RecordInserting {
 
     /// Changes the existing object `key` in place (keeping its identity and its relationships).
     private func update(_ key: Int64, supplied: [Bool]?) throws -> InsertOutcome {
-        guard let updateStatement else { return .skipped }
+        guard let updateStatement else { return sync == nil ? .skipped : .unchanged }
         if let rejection = rules.missingValue(
             in: encoded, supplied: supplied.map { $0[...] }, updating: policy == .update)
         {
@@ -284,7 +313,8 @@ package final class PostgresRecordInserter: RecordInserting {
             try database.rows($0.sql, $0.arguments(encoded, supplied: supplied, key: key)).first
         }
         guard let row, let index = row.indices.last(where: { row[$0].int64 == 1 }) else {
-            return rules.conflict(constraint: nil)
+            // A sync's update that breaks no constraint wrote nothing because nothing differs.
+            return sync == nil ? rules.conflict(constraint: nil) : .unchanged
         }
         return rules.conflict(names: constraints[index].names, column: constraints[index].column)
     }

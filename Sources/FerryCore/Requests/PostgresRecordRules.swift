@@ -72,6 +72,12 @@ struct PostgresRecordRules {
         return nil
     }
 
+    /// The typed value of column `index` of a record `encode` wrote into `encoded` (null for a
+    /// relationship's column).
+    func decoded(_ encoded: [DatabaseValue], column index: Int) -> Value {
+        plan.types[index].map { coding.decode(encoded[index], as: $0) } ?? .null
+    }
+
     /// The rejection of a new row missing a required value (SQLite's NOT NULL), nil when none is missing.
     func missingValue(in encoded: [DatabaseValue]) -> InsertOutcome? {
         if let index = encoded.indices.first(where: { requiredColumns[$0] && encoded[$0].isNull }) {

@@ -181,8 +181,7 @@ package final class PostgresStagedInserter: StagingRecordInserter {
         if let admit, let rejection = try admit(encoded) { return rejection }
         if merge == nil, let rejection = rules.missingValue(in: encoded) { return rejection }
         if let column = syncKeyColumns.first(where: { encoded[$0].isNull }) {
-            return .rejected(
-                reason: "\(rules.columns[column].name) is null: a sync needs every record's key", column: column)
+            return SyncTracker.nullKeyRejection(name: rules.columns[column].name, column: column)
         }
         // Whether a required value is missing depends on whether the record updates an object:
         // the merge decides, with the values and the flags of what was supplied.

@@ -319,14 +319,9 @@ struct PostgresStagedMerge {
     /// The rejection of a sync's record whose key an earlier record of the source had, as
     /// SQLite words it.
     private func duplicate(_ values: [DatabaseValue], sync: PostgresSyncMatch) -> InsertOutcome {
-        let key = sync.keyColumns.map { index in
-            rules.plan.types[index].map { rules.coding.decode(values[index], as: $0) } ?? .null
-        }
-        let names = sync.keyColumns.map { rules.columns[$0].name }
-        return .rejected(
-            reason:
-                "an earlier record of the source has the same key (\(SyncTracker.describe(key: names, values: key))): a sync needs each key once",
-            column: sync.keyColumns.first)
+        SyncTracker.repeatedKeyRejection(
+            key: sync.keyColumns.map { rules.columns[$0].name },
+            values: sync.keyColumns.map { rules.decoded(values, column: $0) }, column: sync.keyColumns.first)
     }
 
     /// A PostgreSQL array literal of keys: `{1,2,3}`.

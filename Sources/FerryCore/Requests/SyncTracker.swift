@@ -7,9 +7,10 @@
 /// delete rules, through the deleter `ferry delete` uses. Use inside the import's write
 /// transaction.
 ///
-/// On SQLite the import marks each row as its record is written (prepared statements); on
-/// PostgreSQL the set-based merge of each batch marks them (`PostgresStagedMerge`, which
-/// ``seenTable`` names to it), and ``markPresent(key:)`` serves only when nothing is staged.
+/// On SQLite, and on PostgreSQL for a nested import (`PostgresRecordInserter`), the import marks
+/// each row as its record is written; otherwise on PostgreSQL the set-based merge of each batch
+/// marks them (`PostgresStagedMerge`, which ``seenTable`` names to it), and
+/// ``markPresent(key:)`` serves only when nothing is staged.
 package final class SyncTracker {
     package let entity: EntityDescription
     /// The attributes that identify a record.
@@ -153,6 +154,20 @@ package final class SyncTracker {
             }
             return index
         }
+    }
+
+    /// The rejection of a record whose key (attributes `key`) an earlier record of the source had
+    /// (`values`: the key's, typed; `column`: the record column of its first attribute).
+    package static func repeatedKeyRejection(key: [String], values: [Value], column: Int?) -> InsertOutcome {
+        .rejected(
+            reason:
+                "an earlier record of the source has the same key (\(describe(key: key, values: values))): a sync needs each key once",
+            column: column)
+    }
+
+    /// The rejection of a record whose key attribute `name` (record column `column`) is null.
+    package static func nullKeyRejection(name: String, column: Int) -> InsertOutcome {
+        .rejected(reason: "\(name) is null: a sync needs every record's key", column: column)
     }
 
     /// A record's key as text for reports and messages: `id=4`, or `(sku=A1, store=3)`.

@@ -237,15 +237,6 @@ final class ImportPlan {
                 keyColumns.append(index)
             }
             syncKeyColumns = keyColumns
-            if step.nested != nil, !(database is Connection) {
-                throw FerryError(
-                    .usage,
-                    "mode: sync with nested: is not available on a PostgreSQL store yet (store '\(database.location)')",
-                    at: step.location,
-                    notes: [
-                        "on PostgreSQL, a sync writes the records' own attributes and to-one relationships; docs/postgresql.md"
-                    ])
-            }
             tracker = try SyncTracker(database: database, model: model, layout: layout, entity: entity, key: key)
         } else {
             syncKeyColumns = []
@@ -291,7 +282,8 @@ final class ImportPlan {
                 self.nested = nested
                 recordInserter = try PostgresRecordInserter(
                     database: postgres, model: model, layout: layout, entity: entity.name,
-                    columns: columns + nested.insertColumns, policy: step.onConflict, validate: step.validate)
+                    columns: columns + nested.insertColumns, policy: step.onConflict, validate: step.validate,
+                    sync: tracker)
                 stagingInserter = nil
                 postgresInserter = nil
                 // The record inserter checks every value itself; the fast path is not taken.
