@@ -110,6 +110,46 @@ struct PostgresMigrateCLITests {
         #expect(try PostgresStoreLoader.schemas(startingWith: schema).count == 2)
     }
 
+    @Test(
+        "a job whose PostgreSQL store says migrate: auto brings the store to the job's model version before its steps, as on SQLite; a store already there is left alone"
+    )
+    func jobMigratesAutomatically() throws {
+        let directory = TemporaryDirectory()
+        let (schema, url, sqlite) = try Self.shopV1Stores("auto", in: directory)
+        defer { PostgresStoreLoader.dropSchemas(startingWith: schema) }
+        try directory.write(
+            "job.yml",
+            """
+            job: auto-pg
+            model: {path: \(Self.shop), version: "2"}
+            store: {path: "${store}", migrate: auto}
+            steps:
+              - export: {entity: Customer, output: "${out}", format: ndjson, sort: [email]}
+
+            """)
+        for round in 1...2 {
+            let expected = try runFerry(
+                ["run", "job.yml", "--param", "store=shop.sqlite", "--param", "out=sq.ndjson"], cwd: directory.path)
+            let result = try runFerry(
+                ["run", "job.yml", "--param", "store=\(url)", "--param", "out=pg.ndjson"], cwd: directory.path)
+            #expect(expected.exitCode == 0, "\(expected)")
+            #expect(result.exitCode == 0, "\(result)")
+            // The same lines but for the backup's name and the output file's.
+            let lines: (ProcessResult, String) -> [String] = { run, output in
+                PostgresImportCLITests.countLines(run.stdout + run.stderr).map {
+                    $0.replacing(#/original kept as .*/#, with: "original kept").replacing(output, with: "OUT")
+                }
+            }
+            #expect(lines(result, "pg.ndjson") == lines(expected, "sq.ndjson"), "\(result)")
+            // The first run migrates, then exports; the second only exports.
+            #expect(lines(result, "pg.ndjson").count == (round == 1 ? 2 : 1), "\(result)")
+        }
+        #expect(try Self.exports(url, cwd: directory.path)["version"] == "2")
+        #expect(try Self.exports(url, cwd: directory.path) == (try Self.exports(sqlite, cwd: directory.path)))
+        // One migration, one backup: the second run found the store at version 2.
+        #expect(try PostgresStoreLoader.schemas(startingWith: schema).count == 2)
+    }
+
     /// The tables of `schema` as the catalog describes them: each column's position, type, `NOT
     /// NULL`, identity (and its sequence's definition), default and collation, each constraint (primary keys, foreign keys, checks) and each index,
     /// with the schema's name written `S`.

@@ -189,6 +189,70 @@ struct PostgresStagedImportCLITests {
 }
 
 extension PostgresStagedImportCLITests {
+    /// 120,000 employees, every 1,000th repeating an earlier id (rejected).
+    static func employeesWithRepeats() -> String {
+        var text = "id,email,nick,name,boss\n"
+        for n in 1...120_000 {
+            text += "\(n % 1000 == 0 ? n - 10 : n),\(n)@x,,P\(n),\n"
+        }
+        return text
+    }
+
+    /// Kills `process` (importing employees into `url`) once a batch has committed (its
+    /// checkpoint is in the store's schema), and checks that part of the rows were.
+    static func killAfterABatch(_ process: FerryProcess, url: String) throws {
+        let count: (String) -> Int64 = { table in
+            ((try? Store.inspectionSession(at: url).session.scalar("SELECT count(*) FROM \(table)", [])?.int64) ?? nil)
+                ?? 0
+        }
+        let deadline = ContinuousClock.now + .seconds(120)
+        while process.isRunning && ContinuousClock.now < deadline
+            && !(count("ferry_import_progress") > 0 && count("\"Employee\"") > 0)
+        {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        process.kill()
+        let killed = try process.wait()
+        try #require(
+            killed.wasSignaled, "the import ended before it could be killed: \(killed.stdout) \(killed.stderr)")
+        let before = count("\"Employee\"")
+        #expect(before > 0 && before < 119_880, "\(before) rows committed before the kill")
+    }
+
+    @Test(
+        "a job (ferry run) whose atomic: false import into PostgreSQL is killed after some batches resumes with ferry run --resume and ends as an uninterrupted run into SQLite"
+    )
+    func killedRunResumes() throws {
+        let directory = TemporaryDirectory()
+        let (url, drop) = try PostgresImportCLITests.freshStore("runresume")
+        defer { drop() }
+        try directory.write("model.yml", Self.model)
+        try directory.write("people.csv", Self.employeesWithRepeats())
+        try directory.write(
+            "job.yml", Self.job(source: "people.csv", policy: "error", batch: 5000, manager: false))
+        let clean = try runFerry(
+            ["run", "job.yml", "--param", "store=clean.sqlite", "--param", "out=sq"], cwd: directory.path,
+            timeout: .seconds(300))
+        #expect(clean.exitCode == 0, "\(clean.stderr)")
+        try Self.killAfterABatch(
+            try FerryProcess(["run", "job.yml", "--param", "store=\(url)", "--param", "out=pg"], cwd: directory.path),
+            url: url)
+        let resumed = try runFerry(
+            ["run", "job.yml", "--param", "store=\(url)", "--param", "out=pg", "--resume"], cwd: directory.path,
+            timeout: .seconds(300))
+        #expect(resumed.exitCode == 0, "\(resumed.stdout) \(resumed.stderr)")
+        #expect(
+            try String(contentsOfFile: directory.file("pg/employees.rejects.ndjson"), encoding: .utf8).replacing(
+                "pg/", with: "")
+                == String(contentsOfFile: directory.file("sq/employees.rejects.ndjson"), encoding: .utf8).replacing(
+                    "sq/", with: ""))
+        let export = ["export", "--entity", "Employee", "--format", "csv", "--quiet", "--sort", "id"]
+        let expected = try runFerry(export + ["--store", "clean.sqlite"], cwd: directory.path)
+        let actual = try runFerry(export + ["--store", url], cwd: directory.path)
+        #expect(expected.stdout.split(whereSeparator: \.isNewline).count == 119_881)
+        #expect(actual.stdout == expected.stdout)
+    }
+
     @Test(
         "an atomic: false import into PostgreSQL killed with SIGKILL after some batches resumes with --resume from its checkpoint (kept in the store's schema) and ends with the store, counts and rejects file of an uninterrupted SQLite import"
     )
@@ -197,12 +261,8 @@ extension PostgresStagedImportCLITests {
         let (url, drop) = try PostgresImportCLITests.freshStore("resume")
         defer { drop() }
         try directory.write("model.yml", Self.model)
-        var text = "id,email,nick,name,boss\n"
-        for n in 1...120_000 {
-            // Every 1,000th record repeats an earlier id: rejected, in both runs.
-            text += "\(n % 1000 == 0 ? n - 10 : n),\(n)@x,,P\(n),\n"
-        }
-        try directory.write("people.csv", text)
+        // Every 1,000th record repeats an earlier id: rejected, in both runs.
+        try directory.write("people.csv", Self.employeesWithRepeats())
         let options = [
             "--model", "model.yml", "--entity", "Employee", "--atomic", "false", "--batch-size", "5000",
             "--max-rejects", "1000",
@@ -213,24 +273,7 @@ extension PostgresStagedImportCLITests {
         #expect(clean.exitCode == 0, "\(clean.stderr)")
         let started = try FerryProcess(
             ["import", "people.csv", "--store", url, "--rejects", "pg.ndjson"] + options, cwd: directory.path)
-        // Killed once a batch has committed (its checkpoint is in the store's schema).
-        let deadline = ContinuousClock.now + .seconds(120)
-        var committed = false
-        while !committed && started.isRunning && ContinuousClock.now < deadline {
-            Thread.sleep(forTimeInterval: 0.05)
-            committed =
-                (try? Store.inspectionSession(at: url).session.scalar("SELECT count(*) FROM ferry_import_progress", [])?
-                    .int64 ?? 0) ?? 0 > 0
-                && ((try? Store.inspectionSession(at: url).session.scalar("SELECT count(*) FROM \"Employee\"", [])?
-                    .int64 ?? 0) ?? 0) > 0
-        }
-        started.kill()
-        let killed = try started.wait()
-        try #require(
-            killed.wasSignaled, "the import ended before it could be killed: \(killed.stdout) \(killed.stderr)")
-        let before =
-            try Store.inspectionSession(at: url).session.scalar("SELECT count(*) FROM \"Employee\"", [])?.int64 ?? 0
-        #expect(before > 0 && before < 119_880, "\(before) rows committed before the kill")
+        try Self.killAfterABatch(started, url: url)
         let resumed = try runFerry(
             ["import", "people.csv", "--store", url, "--rejects", "pg.ndjson", "--resume"] + options,
             cwd: directory.path, timeout: .seconds(300))

@@ -108,7 +108,7 @@ extension Store {
         FerryError(
             .usage, "this operation is not available on a PostgreSQL store yet (store '\(path)')",
             notes: [
-                "on PostgreSQL, ferry creates and opens stores, exports, fetches, shows store info and computes checksums; import, verify and migrate too; update and delete steps and ferry copy need a SQLite store for now (docs/postgresql.md)"
+                "on PostgreSQL, ferry imports, exports, fetches, updates, deletes, verifies, migrates and copies stores; what needs SQLite's own connection (reading a Core Data store) does not run there (docs/postgresql.md)"
             ])
     }
 }

@@ -267,6 +267,13 @@ public final class Store: @unchecked Sendable {
         }
     }
 
+    /// Whether a store exists at `path`: the file, or for a PostgreSQL URL a ferry store in its
+    /// schema (a server that cannot be reached throws).
+    package static func exists(at path: String) throws -> Bool {
+        guard PathOrURL(path).isPostgreSQL else { return FileManager.default.fileExists(atPath: path) }
+        return try postgreSQLStoreExists(path)
+    }
+
     /// Reads a store's metadata without knowing its model (for `ferry store info`).
     ///
     /// Opens the file for writing when the file allows it (reading only otherwise), so that the

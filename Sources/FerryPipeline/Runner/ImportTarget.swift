@@ -28,8 +28,7 @@ package final class ImportTarget {
     /// Whether the store exists: the file, or for a PostgreSQL URL a ferry store in its schema
     /// (a dry run into one runs in its transaction, rolled back, and sees its objects).
     private static func exists(_ store: String) -> Bool {
-        guard PathOrURL(store).isPostgreSQL else { return FileManager.default.fileExists(atPath: store) }
-        return ((try? Store.metadata(at: store)) ?? nil) != nil
+        (try? Store.exists(at: store)) ?? false
     }
 
     /// True when the import writes a scratch store instead of the user's.

@@ -201,7 +201,7 @@ public final class JobRunner {
                 return
             }
         }
-        if job.store.migrateAutomatically, !job.store.isInMemory, FileManager.default.fileExists(atPath: storePath) {
+        if job.store.migrateAutomatically, !job.store.isInMemory, (try? Store.exists(at: storePath)) == true {
             // Core Data's shouldMigrateStoreAutomatically: bring the store to the job's model first.
             let automatic = MigrateStep(to: model.version, backup: true, location: job.store.location)
             guard runMigration(automatic, index: 0, storePath: storePath, onlyIfNeeded: true, into: &report) else {
@@ -451,12 +451,12 @@ public final class JobRunner {
         if dryRun { throw FerryError(.usage, "--resume cannot be combined with --dry-run") }
         let nothing = FerryError(
             .usage, "no interrupted import of job \(job.name) to resume in \(job.store.path); run without --resume")
-        guard job.store.isInMemory == false, FileManager.default.fileExists(atPath: storePath) else { throw nothing }
+        guard job.store.isInMemory == false, try Store.exists(at: storePath) else { throw nothing }
         var options = Store.Options(createIfMissing: false)
         options.writerLock = .none
         let store = try Store.open(at: storePath, model: model, options: options)
-        let step = try store.withConnection { connection in
-            try ImportCheckpointLog(on: connection, layout: store.layout)?.interruptedStep(job: job.name)
+        let step = try store.withDatabase { database in
+            try ImportCheckpointLog(on: database, layout: store.layout)?.interruptedStep(job: job.name)
         }
         guard let step else { throw nothing }
         guard step <= job.steps.count, case .import = job.steps[step - 1] else {
