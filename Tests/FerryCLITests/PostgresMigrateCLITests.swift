@@ -341,27 +341,23 @@ struct PostgresMigrateCLITests {
         }
     }
 
-    @Test(
-        "a nil written into a required attribute of a table made from its rows fails at its mapping, as on SQLite, and leaves the original schema"
-    )
-    func nilIntoRequiredAttribute() throws {
+    /// Writes the bundle `model/` (`model.yml` naming v1 and v2, the two versions and the 1 → 2
+    /// mapping), imports `csv` into Person at version 1 in a fresh PostgreSQL schema and a SQLite
+    /// file, migrates both, and checks that both fail at `place` (SQLite's wording after it is
+    /// its own), PostgreSQL with `message`, and that the original schema is left as it was.
+    static func expectMigrationFails(
+        _ prefix: String, v1: String, v2: String, mapping: String, csv: String, place: String, message: String
+    ) throws {
         let directory = TemporaryDirectory()
-        let (schema, url) = try Self.freshSchema("nilreq")
+        let (schema, url) = try Self.freshSchema(prefix)
         defer { PostgresStoreLoader.dropSchemas(startingWith: schema) }
         try FileManager.default.createDirectory(
             atPath: directory.file("model/mappings"), withIntermediateDirectories: true)
-        try directory.write("model/model.yml", "name: req\ncurrent: \"2\"\nversions: [v1.yml, v2.yml]\n")
-        try directory.write(
-            "model/v1.yml",
-            "version: \"1\"\nentities:\n  Person:\n    attributes:\n      name: string\n      age: int16\n")
-        try directory.write(
-            "model/v2.yml",
-            "version: \"2\"\nentities:\n  Person:\n    attributes:\n      name: {type: string, optional: false}\n      age: int16\n"
-        )
-        try directory.write(
-            "model/mappings/1-to-2.yml",
-            "from: \"1\"\nto: \"2\"\nentities:\n  Person:\n    attributes:\n      name: {source: name}\n")
-        try directory.write("people.csv", "name,age\nAna,1\n,2\nCy,3\n")
+        try directory.write("model/model.yml", "name: \(prefix)\ncurrent: \"2\"\nversions: [v1.yml, v2.yml]\n")
+        try directory.write("model/v1.yml", v1)
+        try directory.write("model/v2.yml", v2)
+        try directory.write("model/mappings/1-to-2.yml", mapping)
+        try directory.write("people.csv", csv)
         let sqlite = directory.file("people.sqlite")
         for store in [url, sqlite] {
             let imported = try runFerry(
@@ -373,58 +369,40 @@ struct PostgresMigrateCLITests {
         let expected = try runFerry(["migrate", sqlite, "--model", "model", "--no-backup"], cwd: directory.path)
         let result = try runFerry(["migrate", url, "--model", "model", "--no-backup"], cwd: directory.path)
         #expect(expected.exitCode != 0 && result.exitCode == expected.exitCode, "\(result)\n\(expected)")
-        let place = "model/mappings/1-to-2.yml:4:3: error: mapping Person → Person: "
         #expect(expected.errorLines.first?.hasPrefix(place) == true, "\(expected.stderr)")
-        #expect(
-            result.errorLines.first == place
-                + "column \"name\" of relation \"Person\" contains null values [SQLSTATE 23502]",
-            "\(result.stderr)")
+        #expect(result.errorLines.first == place + message, "\(result.stderr)")
         #expect(result.stderr.contains("nothing was changed"), "\(result.stderr)")
+        // Nothing of the failed migration is left.
         #expect(try PostgresStoreLoader.schemas(startingWith: schema) == [schema])
         #expect(try Self.exports(url, cwd: directory.path) == original)
+    }
+
+    @Test(
+        "a nil written into a required attribute of a table made from its rows fails at its mapping, as on SQLite, and leaves the original schema"
+    )
+    func nilIntoRequiredAttribute() throws {
+        try Self.expectMigrationFails(
+            "nilreq",
+            v1: "version: \"1\"\nentities:\n  Person:\n    attributes:\n      name: string\n      age: int16\n",
+            v2:
+                "version: \"2\"\nentities:\n  Person:\n    attributes:\n      name: {type: string, optional: false}\n      age: int16\n",
+            mapping: "from: \"1\"\nto: \"2\"\nentities:\n  Person:\n    attributes:\n      name: {source: name}\n",
+            csv: "name,age\nAna,1\n,2\nCy,3\n",
+            place: "model/mappings/1-to-2.yml:4:3: error: mapping Person → Person: ",
+            message: "column \"name\" of relation \"Person\" contains null values [SQLSTATE 23502]")
     }
 
     @Test(
         "two mappings copying the same objects into one entity (the same keys) fail in the server when the keys are added, with SQLite's place and mapping, and leave the original schema"
     )
     func duplicateKeysFromTwoMappings() throws {
-        let directory = TemporaryDirectory()
-        let (schema, url) = try Self.freshSchema("dupkeys")
-        defer { PostgresStoreLoader.dropSchemas(startingWith: schema) }
-        try FileManager.default.createDirectory(
-            atPath: directory.file("model/mappings"), withIntermediateDirectories: true)
-        try directory.write("model/model.yml", "name: dup\ncurrent: \"2\"\nversions: [v1.yml, v2.yml]\n")
-        try directory.write(
-            "model/v1.yml", "version: \"1\"\nentities:\n  Person:\n    attributes:\n      name: string\n")
-        try directory.write(
-            "model/v2.yml",
-            "version: \"2\"\nentities:\n  Person:\n    attributes:\n      name: string\n      tag: string\n")
-        try directory.write(
-            "model/mappings/1-to-2.yml",
-            "from: \"1\"\nto: \"2\"\nentities:\n  Person: {}\n  PersonAgain:\n    source: Person\n    entity: Person\n")
-        try directory.write("people.csv", "name\nAna\nBo\nCy\n")
-        let sqlite = directory.file("people.sqlite")
-        for store in [url, sqlite] {
-            let imported = try runFerry(
-                ["import", "people.csv", "--store", store, "--entity", "Person", "--model", "model/v1.yml", "--quiet"],
-                cwd: directory.path)
-            #expect(imported.exitCode == 0, "\(imported)")
-        }
-        let original = try Self.exports(url, cwd: directory.path)
-
-        let expected = try runFerry(["migrate", sqlite, "--model", "model", "--no-backup"], cwd: directory.path)
-        let result = try runFerry(["migrate", url, "--model", "model", "--no-backup"], cwd: directory.path)
-        #expect(expected.exitCode != 0 && result.exitCode == expected.exitCode, "\(result)\n\(expected)")
-        let place = "model/mappings/1-to-2.yml:5:3: error: mapping PersonAgain → Person: "
-        #expect(expected.errorLines.first?.hasPrefix(place) == true, "\(expected.stderr)")
-        #expect(
-            result.errorLines.first
-                == place + "two or more objects have the same key (Person.ferry_pk) as objects of mapping Person",
-            "\(result.stderr)")
-        #expect(result.stderr.contains("nothing was changed"), "\(result.stderr)")
-        // The in-server route's message (a snapshot would fail as SQLite does), and nothing of it is left.
-        #expect(try PostgresStoreLoader.schemas(startingWith: schema) == [schema])
-        #expect(try Self.exports(url, cwd: directory.path) == original)
+        try Self.expectMigrationFails(
+            "dupkeys", v1: "version: \"1\"\nentities:\n  Person:\n    attributes:\n      name: string\n",
+            v2: "version: \"2\"\nentities:\n  Person:\n    attributes:\n      name: string\n      tag: string\n",
+            mapping:
+                "from: \"1\"\nto: \"2\"\nentities:\n  Person: {}\n  PersonAgain:\n    source: Person\n    entity: Person\n",
+            csv: "name\nAna\nBo\nCy\n", place: "model/mappings/1-to-2.yml:5:3: error: mapping PersonAgain → Person: ",
+            message: "two or more objects have the same key (Person.ferry_pk) as objects of mapping Person")
     }
 
     @Test("a schema named like the migration's scratch schema that is not a ferry store is refused, never dropped")
@@ -775,17 +753,27 @@ struct PostgresMigrateCLITests {
         for (index, moment) in moments.enumerated() {
             // The first step fills `_next_1`, the second `_next`.
             let filling = moment == nil ? schema + (index == moments.count - 2 ? "_next_1" : "_next") : nil
-            PostgresStoreLoader.dropSchemas(startingWith: schema)
-            try Self.peopleStore(url, rows: rows, in: directory)
-            let started = ContinuousClock.now
-            let process = try FerryProcess(["migrate", url] + arguments, env: temporary)
-            while process.isRunning, ContinuousClock.now - started < .seconds(60) {
-                if let moment, ContinuousClock.now - started >= moment { break }
-                if let filling, try PostgresStoreLoader.isInserting(into: filling) { break }
-                Thread.sleep(forTimeInterval: 0.002)
-            }
-            process.kill()
-            let result = try process.wait()
+            var result: ProcessResult
+            var attempts = 0
+            var seen = false
+            repeat {
+                attempts += 1
+                PostgresStoreLoader.dropSchemas(startingWith: schema)
+                try Self.peopleStore(url, rows: rows, in: directory)
+                let started = ContinuousClock.now
+                let process = try FerryProcess(["migrate", url] + arguments, env: temporary)
+                while process.isRunning, ContinuousClock.now - started < .seconds(60) {
+                    if let moment, ContinuousClock.now - started >= moment { break }
+                    if let filling, try PostgresStoreLoader.isInserting(into: filling) {
+                        seen = true
+                        break
+                    }
+                    Thread.sleep(forTimeInterval: 0.002)
+                }
+                process.kill()
+                result = try process.wait()
+                // A statement that ended between two looks (a loaded machine) is waited for again.
+            } while filling != nil && !seen && attempts < 5
             let label =
                 moment.map { "after \(Int(($0 / duration * 100).rounded())) % of a whole run" }
                 ?? "during the INSERT … SELECT into \(filling ?? "")"
@@ -795,8 +783,10 @@ struct PostgresMigrateCLITests {
             outcomes.append(
                 "\(label.replacing(schema, with: "S")): \(result.wasSignaled ? "killed" : "finished"), \(found == migrated ? "migrated" : "original")"
             )
-            // Nothing of the killed run is left: its transaction rolled back with its session.
-            #expect(try PostgresStoreLoader.schemas(startingWith: schema + "_next") == [], "\(label)")
+            // Nothing of the killed run is left but, when the kill came between the commit of the
+            // new schema and the swap, `_next` itself, which the next writer drops.
+            let left = try PostgresStoreLoader.schemas(startingWith: schema + "_next")
+            #expect(left == [] || (left == [schema + "_next"] && found == original), "\(label): \(left)")
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory.file("tmp")) == [], "\(label)")
             let rerun = try runFerry(["migrate", url] + arguments, env: temporary)
             #expect(rerun.exitCode == 0, "rerun \(label): \(rerun)")

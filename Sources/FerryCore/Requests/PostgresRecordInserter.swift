@@ -185,7 +185,8 @@ package final class PostgresRecordInserter: RecordInserting {
                 "UPDATE \(table) AS o SET \(assignments.joined(separator: ", ")) WHERE o.\(key) = \(objectKey(&query))"
                 + (guards.isEmpty ? "" : " AND NOT (\(guards.joined(separator: " OR ")))")
             if sync != nil {
-                sql += " AND (\(writes.map { "o.\($0.column) IS DISTINCT FROM \($0.value)" }.joined(separator: " OR ")))"
+                sql +=
+                    " AND (\(writes.map { "o.\($0.column) IS DISTINCT FROM \($0.value)" }.joined(separator: " OR ")))"
             }
             return sql
         }
