@@ -784,7 +784,7 @@ struct PostgresMigrateCLITests {
                 "\(label.replacing(schema, with: "S")): \(result.wasSignaled ? "killed" : "finished"), \(found == migrated ? "migrated" : "original")"
             )
             // Nothing of the killed run is left but, when the kill came between the commit of the
-            // new schema and the swap, `_next` itself, which the next writer drops.
+            // new schema and the swap, `_next` itself, which the next migration drops.
             let left = try PostgresStoreLoader.schemas(startingWith: schema + "_next")
             #expect(left == [] || (left == [schema + "_next"] && found == original), "\(label): \(left)")
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory.file("tmp")) == [], "\(label)")
