@@ -76,7 +76,9 @@ extension BackendAgreementTests {
         return (expected, actual)
     }
 
-    static func staffOnBothBackends(seed: [[Value]] = [], rows: [[Value]], policy: ConflictPolicy) throws -> (
+    static func staffOnBothBackends(
+        seed: [[Value]] = [], rows: [[Value]], policy: ConflictPolicy
+    ) throws -> (
         Outcome, Outcome
     ) {
         try onBothBackends(
@@ -110,7 +112,8 @@ extension BackendAgreementTests {
             _ = try Self.filled(store)
             outcomes.append(
                 try Self.run(
-                    store, entity: "Order", columns: [.attribute("number"), .attribute("total"), .relationship("customer")],
+                    store, entity: "Order",
+                    columns: [.attribute("number"), .attribute("total"), .relationship("customer")],
                     seed: [], rows: rows, policy: policy, properties: ["number", "total", "customer.email"],
                     sortedBy: "number"))
         }
@@ -118,7 +121,8 @@ extension BackendAgreementTests {
         #expect(outcomes[0].result.read == 15 && outcomes[0].result.inserted == 3, "\(policy): \(outcomes[0].result)")
         #expect(outcomes[0].result.rejected == 12, "\(policy): \(outcomes[0].result)")
         #expect(
-            outcomes[0].rejects.contains("1: customer must be the key of a Customer (an integer), not the string 'C-1'"),
+            outcomes[0].rejects.contains(
+                "1: customer must be the key of a Customer (an integer), not the string 'C-1'"),
             "\(outcomes[0].rejects)")
         #expect(
             outcomes[0].rejects.contains("3: customer must be the key of a Customer (an integer), not the decimal '2'"),
