@@ -15,6 +15,14 @@ struct PostgresPreparedStatementTests {
         return try Dictionary(uniqueKeysWithValues: rows.map { (try $0.string(0), try $0.string(1)) })
     }
 
+    /// Expects `count` statements prepared, as the connection counts them and as the server holds them.
+    private func expectPrepared(
+        _ count: Int, on connection: PostgresConnection, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        #expect(connection.preparedStatementCount == count, sourceLocation: sourceLocation)
+        #expect(try serverStatements(connection).count == count, sourceLocation: sourceLocation)
+    }
+
     @Test("a text is prepared on its first run and executed by name after, with the results execute gives")
     func cacheHit() throws {
         let scratch = try PostgresScratch()
@@ -36,8 +44,7 @@ struct PostgresPreparedStatementTests {
         #expect(prepared.rows.map(\.values) == unprepared.rows.map(\.values))
         #expect(prepared.rows.map(\.values) == [[.integer(2), .text("v2")], [.integer(3), .text("v3")]])
         #expect(try connection.executePrepared(select, [.integer(9)]).rows.isEmpty)
-        #expect(connection.preparedStatementCount == 2)
-        #expect(try serverStatements(connection).count == 2)
+        try expectPrepared(2, on: connection)
     }
 
     @Test("two texts are two statements; one text sent other parameter types is another")
@@ -63,8 +70,7 @@ struct PostgresPreparedStatementTests {
         #expect(try asDouble.double(1) == 1.5)
         #expect(connection.preparedStatementCount == 3)
         #expect(try connection.executePrepared("SELECT $1::int + 1", [.text("41")]).rows[0].int(0) == 42)
-        #expect(connection.preparedStatementCount == 4)
-        #expect(try serverStatements(connection).count == 4)
+        try expectPrepared(4, on: connection)
     }
 
     @Test("prepared and unprepared runs store the same values in typed columns")
@@ -107,7 +113,9 @@ struct PostgresPreparedStatementTests {
         try connection.executePrepared(insert, [.text("a")])
 
         for _ in 1...2 {
-            let syntax = try #require(throws: PostgresError.self) { try connection.executePrepared("SELEC $1", [.text("x")]) }
+            let syntax = try #require(throws: PostgresError.self) {
+                try connection.executePrepared("SELEC $1", [.text("x")])
+            }
             #expect(syntax.kind == .server)
             #expect(syntax.sqlState == "42601")
             #expect(syntax.message.contains("syntax error at or near \"SELEC\""))
@@ -119,16 +127,19 @@ struct PostgresPreparedStatementTests {
         #expect(connection.preparedStatementCount == 1)
 
         // A prepared statement that fails when run (a duplicate key) stays prepared.
-        let duplicate = try #require(throws: PostgresError.self) { try connection.executePrepared(insert, [.text("a")]) }
+        let duplicate = try #require(throws: PostgresError.self) {
+            try connection.executePrepared(insert, [.text("a")])
+        }
         #expect(duplicate.sqlState == "23505")
         #expect(duplicate.detail == "Key (k)=(a) already exists.")
         try connection.executePrepared(insert, [.text("b")])
-        #expect(connection.preparedStatementCount == 1)
+        try expectPrepared(1, on: connection)
         #expect(try scratch.count("u") == 2)
-        #expect(try serverStatements(connection).count == 1)
     }
 
-    @Test("a prepared statement survives a rolled-back savepoint and transaction; one that failed inside a savepoint runs again")
+    @Test(
+        "a prepared statement survives a rolled-back savepoint and transaction; one that failed inside a savepoint runs again"
+    )
     func savepoints() throws {
         let scratch = try PostgresScratch()
         let connection = scratch.connection
@@ -162,9 +173,11 @@ struct PostgresPreparedStatementTests {
         }
         try connection.executePrepared(insert, [.integer(2)])
         #expect(try connection.executePrepared(count, [.integer(1)]).rows[0].int(0) == 2)
-        #expect(try connection.execute("SELECT k FROM \(scratch.table("s")) ORDER BY k").rows.map { try $0.int(0) } == [1, 2, 3])
-        #expect(connection.preparedStatementCount == 2)
-        #expect(try serverStatements(connection).count == 2)
+        #expect(
+            try connection.execute("SELECT k FROM \(scratch.table("s")) ORDER BY k").rows.map { try $0.int(0) } == [
+                1, 2, 3,
+            ])
+        try expectPrepared(2, on: connection)
     }
 
     @Test("a text first run in a failed transaction is prepared once the transaction is over")
@@ -173,12 +186,14 @@ struct PostgresPreparedStatementTests {
         let connection = scratch.connection
         try connection.execute("BEGIN")
         #expect(throws: PostgresError.self) { try connection.execute("SELECT 1 / 0") }
-        let aborted = try #require(throws: PostgresError.self) { try connection.executePrepared("SELECT $1::int", [.text("7")]) }
+        let aborted = try #require(throws: PostgresError.self) {
+            try connection.executePrepared("SELECT $1::int", [.text("7")])
+        }
         #expect(aborted.sqlState == "25P02")
         #expect(connection.preparedStatementCount == 0)
         try connection.execute("ROLLBACK")
         #expect(try connection.executePrepared("SELECT $1::int", [.text("7")]).rows[0].int(0) == 7)
-        #expect(connection.preparedStatementCount == 1)
+        try expectPrepared(1, on: connection)
     }
 
     @Test("a statement deallocated or whose table changed its columns is prepared again on the next run")
@@ -200,10 +215,10 @@ struct PostgresPreparedStatementTests {
         let gone = try #require(throws: PostgresError.self) { try connection.executePrepared(select, [.integer(1)]) }
         #expect(gone.sqlState == "26000")
         #expect(try connection.executePrepared(select, [.integer(1)]).rows.count == 1)
-        #expect(try serverStatements(connection).count == 1)
+        try expectPrepared(1, on: connection)
     }
 
-    @Test("a table renamed away and one created in its place: the statement reads the new one")
+    @Test("a table or a schema renamed away and another created in its place: the statement reads the new one")
     func replacedTable() throws {
         let scratch = try PostgresScratch()
         let connection = scratch.connection
@@ -214,6 +229,17 @@ struct PostgresPreparedStatementTests {
         try connection.execute("ALTER TABLE \(scratch.table("r")) RENAME TO old_r")
         try connection.execute("CREATE TABLE \(scratch.table("r")) (k int)")
         #expect(try connection.executePrepared(count, [.integer(0)]).rows[0].int(0) == 0)
+        // A migration swaps schemas by renaming them: the statement reads the schema now so named.
+        try connection.execute("INSERT INTO \(scratch.table("r")) VALUES (1), (2)")
+        let schema = PostgresIdentifier.quote(scratch.schema)
+        let backup = PostgresIdentifier.quote(scratch.schema + "_backup")
+        defer { _ = try? connection.execute("DROP SCHEMA IF EXISTS \(backup) CASCADE") }
+        try connection.transaction {
+            try connection.execute("ALTER SCHEMA \(schema) RENAME TO \(backup)")
+            try connection.execute("CREATE SCHEMA \(schema)")
+            try connection.execute("CREATE TABLE \(scratch.table("r")) AS SELECT k FROM \(backup).r WHERE k = 2")
+        }
+        #expect(try connection.executePrepared(count, [.integer(0)]).rows[0].int(0) == 1)
         #expect(connection.preparedStatementCount == 1)
     }
 
@@ -225,8 +251,7 @@ struct PostgresPreparedStatementTests {
             let row = try connection.executePrepared("SELECT \(index) + $1::int", [.text("1")]).rows[0]
             #expect(try row.int(0) == Int64(index + 1))
         }
-        #expect(connection.preparedStatementCount == 256)
-        #expect(try serverStatements(connection).count == 256)
+        try expectPrepared(256, on: connection)
         #expect(try connection.executePrepared("SELECT 0 + $1::int", [.text("5")]).rows[0].int(0) == 5)
         connection.close()
         #expect(connection.preparedStatementCount == 0)
