@@ -24,7 +24,7 @@ extension PostgresConnection {
         }
         defer { PQclear(result) }
         do {
-            return try read(result)
+            return try checkedResult(result)
         } catch {
             // 26000: the statement is gone (a `DEALLOCATE` in the session); 0A000: the server
             // will not run it again (a table it reads changed its result columns). Either way,

@@ -76,7 +76,7 @@ public final class PostgresConnection {
                 connection, sql, Int32(parameters.count), types, values, lengths, formats, 0)
         }
         defer { PQclear(result) }
-        return try read(result)
+        return try checkedResult(result)
     }
 
     /// Runs several `;`-separated statements without parameters (DDL scripts).
@@ -151,7 +151,7 @@ public final class PostgresConnection {
     }
 
     /// The rows and status of `result`, or the server's error if it is not a success.
-    func read(_ result: OpaquePointer?) throws(PostgresError) -> PostgresResult {
+    func checkedResult(_ result: OpaquePointer?) throws(PostgresError) -> PostgresResult {
         try check(result)
         guard let result else { throw PostgresError(kind: .server, message: Self.errorText(handle)) }
         return Self.read(result)
