@@ -15,6 +15,8 @@ public final class PostgresConnection {
     var openCopy: PostgresCopyStream?
     /// The `COPY … TO STDOUT` in progress, if any: the next other statement ends it first.
     var openCopyOut: PostgresCopyOutStream?
+    /// The statements ``executePrepared(_:_:)`` prepared in this session, by text and parameter types.
+    var preparedStatements = PostgresPreparedStatements()
 
     /// Opens a session; the password, if the server asks for one, comes from the URL, then
     /// `PGPASSWORD`, then the password file (`~/.pgpass`, `PGPASSFILE`, `passfile=`).
@@ -54,10 +56,11 @@ public final class PostgresConnection {
         PQfinish(handle)
     }
 
-    /// Ends the session; later calls throw.
+    /// Ends the session (its prepared statements with it); later calls throw.
     public func close() {
         PQfinish(handle)
         handle = nil
+        preparedStatements.removeAll()
     }
 
     /// Runs one statement with `$n` parameters and reads its whole result.
@@ -73,9 +76,7 @@ public final class PostgresConnection {
                 connection, sql, Int32(parameters.count), types, values, lengths, formats, 0)
         }
         defer { PQclear(result) }
-        try check(result)
-        guard let result else { throw PostgresError(kind: .server, message: Self.errorText(handle)) }
-        return Self.read(result)
+        return try checkedResult(result)
     }
 
     /// Runs several `;`-separated statements without parameters (DDL scripts).
@@ -149,6 +150,13 @@ public final class PostgresConnection {
         }
     }
 
+    /// The rows and status of `result`, or the server's error if it is not a success.
+    func checkedResult(_ result: OpaquePointer?) throws(PostgresError) -> PostgresResult {
+        try check(result)
+        guard let result else { throw PostgresError(kind: .server, message: Self.errorText(handle)) }
+        return Self.read(result)
+    }
+
     static func serverError(_ result: OpaquePointer, connection: OpaquePointer?) -> PostgresError {
         func field(_ code: UInt8) -> String? {
             PQresultErrorField(result, Int32(code)).map { String(cString: $0) }
@@ -185,37 +193,43 @@ public final class PostgresConnection {
         }
     }
 
-    /// Lays out `parameters` as libpq wants them: text form with type OID 0 (the server infers
-    /// the type) except integers (`int8`), booleans, doubles and binary `bytea`.
-    private static func withParameters<R>(
+    /// The type OID a parameter is sent with: 0 (the server infers the type) for NULL and text,
+    /// else `int8`, `bool`, `float8` or `bytea`.
+    static func parameterType(_ parameter: PostgresValue) -> UInt32 {
+        switch parameter {
+        case .null, .text: 0
+        case .integer: PostgresValue.TypeOID.int8
+        case .bool: PostgresValue.TypeOID.bool
+        case .real: PostgresValue.TypeOID.float8
+        case .bytes: PostgresValue.TypeOID.bytea
+        }
+    }
+
+    /// Lays out `parameters` as libpq wants them: their ``parameterType(_:)``s, in text form
+    /// except `bytea` (binary).
+    static func withParameters<R>(
         _ parameters: [PostgresValue],
         _ body: (
             UnsafePointer<UInt32>?, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?,
             UnsafePointer<Int32>?
         ) -> R
     ) -> R {
-        var types: [UInt32] = []
+        let types = parameters.map(parameterType)
         var formats: [Int32] = []
         var lengths: [Int32] = []
         var buffers: [UnsafeMutablePointer<CChar>?] = []
         defer { for buffer in buffers { free(buffer) } }
         for parameter in parameters {
-            switch parameter {
-            case .bytes(let bytes):
+            if case .bytes(let bytes) = parameter {
                 let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(bytes.count, 1))
                 bytes.withUnsafeBytes { raw in
                     UnsafeMutableRawPointer(buffer).copyMemory(
                         from: raw.baseAddress ?? UnsafeRawPointer(buffer), byteCount: bytes.count)
                 }
                 buffers.append(UnsafeMutablePointer(mutating: buffer))
-                types.append(PostgresValue.TypeOID.bytea)
                 formats.append(1)
                 lengths.append(Int32(bytes.count))
                 continue
-            case .integer: types.append(PostgresValue.TypeOID.int8)
-            case .bool: types.append(PostgresValue.TypeOID.bool)
-            case .real: types.append(PostgresValue.TypeOID.float8)
-            case .null, .text: types.append(0)
             }
             buffers.append(parameter.textForm.map { strdup($0) } ?? nil)
             formats.append(0)

@@ -168,6 +168,41 @@ struct PostgreSQLDialectTests {
         #expect(PostgresDatabase.numberedPlaceholders("SELECT 1") == "SELECT 1")
     }
 
+    @Test("a statement run many times: ?N placeholders, changes, rows, and ferry's errors naming the store")
+    func preparedStatements() throws {
+        let scratch = try PostgresStoreScratch()
+        let store = try Store.open(at: scratch.url, model: SampleModels.shop())
+        try store.withDatabase { database in
+            let postgres = try #require(database as? PostgresDatabase)
+            try postgres.execute("CREATE TABLE prepared_t (k bigint PRIMARY KEY, v text)")
+            let upsert = postgres.statement(
+                "INSERT INTO prepared_t (k, v) VALUES (?1, ?2) ON CONFLICT (k) DO UPDATE SET v = ?2 WHERE prepared_t.v <> ?2"
+            )
+            #expect(
+                upsert.text.hasSuffix("VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = $2 WHERE prepared_t.v <> $2"))
+            try upsert.execute([.integer(1), .text("a")])
+            #expect(postgres.changes == 1)
+            try upsert.execute([.integer(1), .text("a")])
+            #expect(postgres.changes == 0)
+            try upsert.execute([.integer(1), .text("b")])
+            #expect(postgres.changes == 1)
+            let find = postgres.statement("SELECT v, k FROM prepared_t WHERE k = ?")
+            #expect(try find.scalar([.integer(1)]) == .text("b"))
+            #expect(try find.scalar([.integer(2)]) == nil)
+            #expect(try find.rows([.integer(1)]) == [[.text("b"), .integer(1)]])
+            let insert = postgres.statement("INSERT INTO prepared_t (k, v) VALUES (?, ?)")
+            let duplicate = try #require(throws: FerryError.self) { try insert.execute([.integer(1), .text("c")]) }
+            #expect(duplicate.code == .constraint)
+            #expect(duplicate.message.contains("(schema \(scratch.schema))"))
+            let failure = try #require(duplicate.underlying as? PostgresStatementFailure)
+            #expect(failure.isUniqueConstraint)
+            #expect(failure.statement == insert.text)
+            try insert.execute([.integer(2), .text("c")])
+            #expect(postgres.changes == 1)
+            #expect(try find.scalar([.integer(2)]) == .text("c"))
+        }
+    }
+
     @Test("column types, keys, literals and conflicts in PostgreSQL's SQL")
     func dialect() {
         let dialect = PostgreSQLDialect()

@@ -8,6 +8,9 @@
 /// guard on update (`NOT EXISTS` another object holding the values the update would write); when
 /// a record is refused, one query names the constraint, the one declared last, as SQLite does.
 ///
+/// Each statement is a prepared statement of the session (``PostgresStatement``): the server
+/// parses and plans it once, not once per record.
+///
 /// Round trips per record: one (`INSERT … RETURNING` for `error` and `keep`; for `update` and
 /// `replace`, one statement whose CTEs find the existing object, update it or insert the new
 /// one, and return which), a second only to name a broken constraint, or when a required value
@@ -26,19 +29,19 @@ package final class PostgresRecordInserter: RecordInserting {
     private let database: PostgresDatabase
     private let rules: PostgresRecordRules
     private var encoded: [DatabaseValue]
-    private let insertStatement: PostgresRecordQuery
+    private let insertStatement: PostgresRecordQuery.Prepared
     /// For update/replace: the query of the existing object's key (the first constraint in order
     /// whose values one holds), the update guarded against uniqueness conflicts (nil when the
     /// entity has nothing to assign), and the query of the constraints an update would break.
-    private let finder: PostgresRecordQuery?
-    private let updateStatement: PostgresRecordQuery?
+    private let finder: PostgresRecordQuery.Prepared?
+    private let updateStatement: PostgresRecordQuery.Prepared?
     /// For update/replace: the lookup, the update and the insert in one statement (CTEs), which
     /// returns the key found, the key updated and the key inserted (nil when the entity has
     /// nothing to assign: nothing to update).
-    private let upsertStatement: PostgresRecordQuery?
-    private let updateCollisions: PostgresRecordQuery?
+    private let upsertStatement: PostgresRecordQuery.Prepared?
+    private let updateCollisions: PostgresRecordQuery.Prepared?
     /// The query of the constraints the record's values break on insert.
-    private let insertCollisions: PostgresRecordQuery?
+    private let insertCollisions: PostgresRecordQuery.Prepared?
     /// Every uniqueness constraint of the entity, for an update's rejection: stored columns and
     /// the record column of its first attribute.
     private let constraints: [(names: [String], column: Int?)]
@@ -81,7 +84,7 @@ package final class PostgresRecordInserter: RecordInserting {
             names.isEmpty
             ? "INSERT INTO \(table) DEFAULT VALUES ON CONFLICT DO NOTHING RETURNING \(key)"
             : "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES (\(values.joined(separator: ", "))) ON CONFLICT DO NOTHING RETURNING \(key)"
-        insertStatement = insert
+        insertStatement = insert.prepared(on: database)
         if rules.constraints.isEmpty {
             insertCollisions = nil
         } else {
@@ -91,7 +94,7 @@ package final class PostgresRecordInserter: RecordInserting {
                 return "EXISTS (SELECT 1 FROM \(table) AS t WHERE \(condition.joined(separator: " AND ")))"
             }
             query.sql = "SELECT " + checks.joined(separator: ", ")
-            insertCollisions = query
+            insertCollisions = query.prepared(on: database)
         }
         let literal: (String) -> String = { "'" + $0.replacing("'", with: "''") + "'" }
         let sequence = "pg_get_serial_sequence(\(literal(table)), \(literal(layout.keyColumn)))"
@@ -129,7 +132,7 @@ package final class PostgresRecordInserter: RecordInserting {
         }
         var find = PostgresRecordQuery()
         find.sql = "SELECT " + found(in: &find)
-        finder = find
+        finder = find.prepared(on: database)
         let defaultLiteral: (AttributeDescription?) -> String = { attribute in
             attribute?.defaultValue.map { layout.valueCoding.sqlLiteral($0, in: dialect) } ?? "NULL"
         }
@@ -193,7 +196,7 @@ package final class PostgresRecordInserter: RecordInserting {
         var update = PostgresRecordQuery()
         if let sql = updating({ $0.placeholder(.key) }, in: &update) {
             update.sql = sql
-            updateStatement = update
+            updateStatement = update.prepared(on: database)
         } else {
             updateStatement = nil
         }
@@ -205,7 +208,7 @@ package final class PostgresRecordInserter: RecordInserting {
             let inserted = names.indices.map { upsert.placeholder(.value($0)) }
             upsert.sql =
                 "WITH f AS (SELECT \(lookup) AS k), u AS (\(update) RETURNING o.\(key)), i AS (INSERT INTO \(table) (\(names.joined(separator: ", "))) SELECT \(inserted.joined(separator: ", ")) WHERE (SELECT k FROM f) IS NULL ON CONFLICT DO NOTHING RETURNING \(key)) SELECT (SELECT k FROM f), (SELECT \(key) FROM u), (SELECT \(key) FROM i)"
-            upsertStatement = upsert
+            upsertStatement = upsert.prepared(on: database)
         } else {
             upsertStatement = nil
         }
@@ -216,7 +219,7 @@ package final class PostgresRecordInserter: RecordInserting {
             let checks = holders(in: &collisions)
             collisions.sql =
                 "SELECT \(checks.joined(separator: ", ")) FROM \(table) AS o WHERE o.\(key) = \(collisions.placeholder(.key))"
-            updateCollisions = collisions
+            updateCollisions = collisions.prepared(on: database)
         }
     }
 
@@ -237,7 +240,7 @@ package final class PostgresRecordInserter: RecordInserting {
         {
             return try upsertRecord(upsert, supplied: supplied)
         }
-        if let finder, let key = try database.scalar(finder.sql, finder.arguments(encoded))?.int64 {
+        if let finder, let key = try finder.scalar(encoded)?.int64 {
             lastKey = key
             if let sync, !(try sync.markSeen(key)) {
                 return SyncTracker.repeatedKeyRejection(
@@ -248,7 +251,7 @@ package final class PostgresRecordInserter: RecordInserting {
         }
         if let rejection = rules.missingValue(in: encoded) { return rejection }
         try catchUpSequence()
-        if let key = try database.scalar(insertStatement.sql, insertStatement.arguments(encoded))?.int64 {
+        if let key = try insertStatement.scalar(encoded)?.int64 {
             lastKey = key
             if let sync { _ = try sync.markSeen(key) }
             return .inserted
@@ -259,15 +262,15 @@ package final class PostgresRecordInserter: RecordInserting {
 
     /// The rejection of a record whose insert wrote nothing: it names the constraint broken.
     private func insertRefused() throws -> InsertOutcome {
-        let broken = try insertCollisions.flatMap { try database.rows($0.sql, $0.arguments(encoded)).first }
+        let broken = try insertCollisions.flatMap { try $0.rows(encoded).first }
         return rules.conflict(constraint: broken.flatMap { row in row.indices.last { row[$0].int64 == 1 } })
     }
 
     /// Updates the existing object or inserts the record in one statement (neither path misses
     /// a required value); the outcome and key ``insert(_:supplied:)`` would give.
-    private func upsertRecord(_ upsert: PostgresRecordQuery, supplied: [Bool]?) throws -> InsertOutcome {
+    private func upsertRecord(_ upsert: PostgresRecordQuery.Prepared, supplied: [Bool]?) throws -> InsertOutcome {
         try catchUpSequence()
-        let row = try database.rows(upsert.sql, upsert.arguments(encoded, supplied: supplied)).first ?? []
+        let row = try upsert.rows(encoded, supplied: supplied).first ?? []
         let key: (Int) -> Int64? = { row.indices.contains($0) ? row[$0].int64 : nil }
         if let found = key(0) {
             lastKey = found
@@ -302,7 +305,7 @@ package final class PostgresRecordInserter: RecordInserting {
         {
             return rejection
         }
-        try database.execute(updateStatement.sql, updateStatement.arguments(encoded, supplied: supplied, key: key))
+        try updateStatement.execute(encoded, supplied: supplied, key: key)
         if database.changes > 0 { return .updated }
         return try updateRefused(key, supplied: supplied)
     }
@@ -310,9 +313,7 @@ package final class PostgresRecordInserter: RecordInserting {
     /// The rejection of a record whose update of the object `key` wrote nothing: it names the
     /// constraint the update would break.
     private func updateRefused(_ key: Int64, supplied: [Bool]?) throws -> InsertOutcome {
-        let row = try updateCollisions.flatMap {
-            try database.rows($0.sql, $0.arguments(encoded, supplied: supplied, key: key)).first
-        }
+        let row = try updateCollisions.flatMap { try $0.rows(encoded, supplied: supplied, key: key).first }
         guard let row, let index = row.indices.last(where: { row[$0].int64 == 1 }) else {
             // A sync's update that breaks no constraint wrote nothing because nothing differs.
             return sync == nil ? rules.conflict(constraint: nil) : .unchanged
@@ -323,6 +324,8 @@ package final class PostgresRecordInserter: RecordInserting {
 
 /// A statement of ``PostgresRecordInserter`` and what its parameters are: PostgreSQL must infer
 /// the type of every parameter it is sent, so each statement is sent only the ones it uses.
+/// Built with ``placeholder(_:)`` and ``sql``, then run ``prepared(on:)`` (a prepared statement of
+/// the session: the inserter runs each once or more per record).
 struct PostgresRecordQuery {
     enum Slot: Hashable {
         /// The record's value of a column.
@@ -343,13 +346,37 @@ struct PostgresRecordQuery {
         return "?\(slots.count)"
     }
 
-    /// The arguments of the record's `values` (encoded), supplied flags (nil: all) and object key.
-    func arguments(_ values: [DatabaseValue], supplied: [Bool]? = nil, key: Int64 = 0) -> [DatabaseValue] {
-        slots.map { slot in
-            switch slot {
-            case .value(let index): return values[index]
-            case .flag(let index): return .integer(supplied?[index] ?? true ? 1 : 0)
-            case .key: return .integer(key)
+    /// The query ready to run on `database`.
+    func prepared(on database: PostgresDatabase) -> Prepared {
+        Prepared(statement: database.statement(sql), slots: slots)
+    }
+
+    /// A built query and its statement on the store's session, run with a record's `values`
+    /// (encoded), supplied flags (nil: all) and the existing object's key.
+    struct Prepared {
+        let statement: PostgresStatement
+        let slots: [Slot]
+
+        func execute(_ values: [DatabaseValue], supplied: [Bool]? = nil, key: Int64 = 0) throws {
+            try statement.execute(arguments(values, supplied: supplied, key: key))
+        }
+
+        func rows(_ values: [DatabaseValue], supplied: [Bool]? = nil, key: Int64 = 0) throws -> [[DatabaseValue]] {
+            try statement.rows(arguments(values, supplied: supplied, key: key))
+        }
+
+        func scalar(_ values: [DatabaseValue]) throws -> DatabaseValue? {
+            try statement.scalar(arguments(values, supplied: nil, key: 0))
+        }
+
+        /// The arguments of the record's `values`, supplied flags and object key, slot by slot.
+        private func arguments(_ values: [DatabaseValue], supplied: [Bool]?, key: Int64) -> [DatabaseValue] {
+            slots.map { slot in
+                switch slot {
+                case .value(let index): return values[index]
+                case .flag(let index): return .integer(supplied?[index] ?? true ? 1 : 0)
+                case .key: return .integer(key)
+                }
             }
         }
     }

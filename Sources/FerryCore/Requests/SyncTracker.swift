@@ -21,10 +21,14 @@ package final class SyncTracker {
     private let model: ObjectModel
     private let layout: any StoreLayout
     private let coding: any ValueCoding
-    /// SQLite's prepared statements (nil on PostgreSQL, which sends the SQL below).
-    private let statements: (mark: Statement, finder: Statement)?
-    private let markSQL: String
-    private let finderSQL: String
+    /// The statement marking a key seen and the one finding a key's row, prepared.
+    private let statements: Statements
+
+    private enum Statements {
+        case sqlite(mark: Statement, finder: Statement)
+        /// Prepared on the session on their first run.
+        case postgres(mark: PostgresStatement, finder: PostgresStatement)
+    }
 
     package init(
         database: any DatabaseConnection, model: ObjectModel, layout: any StoreLayout, entity: EntityDescription,
@@ -42,40 +46,45 @@ package final class SyncTracker {
         try database.execute("DROP TABLE IF EXISTS \(seenTable)")
         try database.execute(
             "CREATE TEMPORARY TABLE \(dialect.quote(name)) (pk \(dialect.keyReferenceType) PRIMARY KEY)")
-        markSQL = dialect.insert(into: seenTable, columns: ["pk"], values: "VALUES (?)", onConflict: .ignore)
+        let markSQL = dialect.insert(into: seenTable, columns: ["pk"], values: "VALUES (?)", onConflict: .ignore)
         let condition = key.map { "\(layout.quotedColumn(forAttribute: $0, in: entity)) = ?" }.joined(
             separator: " AND ")
         let pk = dialect.quote(layout.keyColumn)
         // The first row holding the key: SQLite's scan (of the key's index, or of the table) meets
         // the smallest primary key first.
-        finderSQL =
+        let finderSQL =
             database is Connection
             ? "SELECT \(pk) FROM \(layout.quotedTable(for: entity)) WHERE \(condition) LIMIT 1"
             : "SELECT \(pk) FROM \(layout.quotedTable(for: entity)) WHERE \(condition) ORDER BY \(pk) LIMIT 1"
         if let connection = database as? Connection {
-            statements = (try connection.prepare(markSQL), try connection.prepare(finderSQL))
+            statements = .sqlite(mark: try connection.prepare(markSQL), finder: try connection.prepare(finderSQL))
+        } else if let postgres = database as? PostgresDatabase {
+            statements = .postgres(mark: postgres.statement(markSQL), finder: postgres.statement(finderSQL))
         } else {
-            statements = nil
+            throw FerryError(.internal, "a sync on a store that is neither SQLite nor PostgreSQL")
         }
     }
 
     /// Drops the temporary table (the tracker is not used afterwards).
     package func close() {
-        statements?.mark.reset()
-        statements?.finder.reset()
+        if case .sqlite(let mark, let finder) = statements {
+            mark.reset()
+            finder.reset()
+        }
         try? database.execute("DROP TABLE IF EXISTS \(seenTable)")
     }
 
     /// Marks the row `primaryKey` as present; false when it already was, i.e. an earlier
     /// record of the source had the same key.
     package func markSeen(_ primaryKey: Int64) throws -> Bool {
-        guard let mark = statements?.mark else {
-            try database.execute(markSQL, [.integer(primaryKey)])
-            return database.changes > 0
+        switch statements {
+        case .sqlite(let mark, _):
+            mark.reset()
+            try mark.bind(primaryKey, at: 1)
+            _ = try mark.step()
+        case .postgres(let mark, _):
+            try mark.execute([.integer(primaryKey)])
         }
-        mark.reset()
-        try mark.bind(primaryKey, at: 1)
-        _ = try mark.step()
         return database.changes > 0
     }
 
@@ -84,18 +93,21 @@ package final class SyncTracker {
     package func markPresent(key values: [Value]) throws {
         precondition(values.count == key.count, "one value per key attribute")
         let encoded = values.map { coding.encode($0) }
-        guard let finder = statements?.finder else {
-            if let primaryKey = try database.scalar(finderSQL, encoded)?.int64 { _ = try markSeen(primaryKey) }
-            return
+        let primaryKey: Int64
+        switch statements {
+        case .sqlite(_, let finder):
+            finder.reset()
+            for (index, value) in encoded.enumerated() {
+                try finder.bind(value, at: index + 1)
+            }
+            guard try finder.step() else { return }
+            primaryKey = finder.int64(at: 0)
+            // Done with the row: an active statement would keep the table locked (DROP in close()).
+            finder.reset()
+        case .postgres(_, let finder):
+            guard let key = try finder.scalar(encoded)?.int64 else { return }
+            primaryKey = key
         }
-        finder.reset()
-        for (index, value) in encoded.enumerated() {
-            try finder.bind(value, at: index + 1)
-        }
-        guard try finder.step() else { return }
-        let primaryKey = finder.int64(at: 0)
-        // Done with the row: an active statement would keep the table locked (DROP in close()).
-        finder.reset()
         _ = try markSeen(primaryKey)
     }
 

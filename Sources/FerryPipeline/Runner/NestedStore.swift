@@ -24,8 +24,8 @@ protocol NestedStore: AnyObject {
     func releaseSavepoint() throws
 }
 
-/// A statement ``NestedObjects`` runs many times: a prepared statement on SQLite, the SQL sent
-/// with its arguments on PostgreSQL.
+/// A statement ``NestedObjects`` runs many times: a prepared statement on SQLite and on
+/// PostgreSQL (prepared on the server on its first run).
 struct NestedStatement {
     /// Runs the statement.
     let run: ([DatabaseValue]) throws -> Void
@@ -97,8 +97,8 @@ final class SQLiteNestedStore: NestedStore {
     }
 }
 
-/// PostgreSQL: ``PostgresRecordInserter``s and statements sent as they are, up to 256 records
-/// under one savepoint.
+/// PostgreSQL: ``PostgresRecordInserter``s and prepared statements (``PostgresStatement``), up to
+/// 256 records under one savepoint.
 final class PostgresNestedStore: NestedStore {
     let postgres: PostgresDatabase
     let model: ObjectModel
@@ -121,13 +121,14 @@ final class PostgresNestedStore: NestedStore {
     }
 
     func statement(_ sql: String) throws -> NestedStatement {
-        NestedStatement(
-            run: { [postgres] in try postgres.execute(sql, $0) },
-            firstInteger: { [postgres] arguments in
+        let statement = postgres.statement(sql)
+        return NestedStatement(
+            run: { try statement.execute($0) },
+            firstInteger: { arguments in
                 // No stored text holds U+0000 (PostgreSQL cannot store it), and a parameter
                 // holding it would be cut short there: such a key finds nothing.
                 if arguments.contains(where: PostgresRecordInserter.holdsNUL) { return nil }
-                return try postgres.scalar(sql, arguments)?.int64
+                return try statement.scalar(arguments)?.int64
             })
     }
 

@@ -14,7 +14,7 @@ package final class PostgresDatabase: DatabaseConnection {
     package let connection: PostgresConnection
     /// The schema the store lives in.
     package let schema: String
-    package private(set) var changes = 0
+    package internal(set) var changes = 0
     fileprivate var cursorCount = 0
     private var temporaryTables = 0
 
@@ -59,13 +59,16 @@ package final class PostgresDatabase: DatabaseConnection {
     }
 
     package func rows(_ sql: String, _ arguments: [DatabaseValue]) throws -> [[DatabaseValue]] {
-        try run(sql, arguments).rows.map { row in row.values.map(Self.databaseValue) }
+        Self.rows(of: try run(sql, arguments))
     }
 
     package func scalar(_ sql: String, _ arguments: [DatabaseValue]) throws -> DatabaseValue? {
-        guard let row = try run(sql, arguments).rows.first, !row.values.isEmpty else { return nil }
-        return Self.databaseValue(row.values[0])
+        Self.firstValue(of: try run(sql, arguments))
     }
+
+    /// A statement to run many times: its placeholders are rewritten once, and the server
+    /// prepares it once per session (``PostgresStatement``).
+    package func statement(_ sql: String) -> PostgresStatement { PostgresStatement(database: self, sql: sql) }
 
     /// Streams through a cursor, fetched 1,000 rows at a time (in a transaction of its own when
     /// none is open, as cursors need one).
@@ -118,12 +121,29 @@ package final class PostgresDatabase: DatabaseConnection {
 
     @discardableResult
     private func run(_ sql: String, _ arguments: [DatabaseValue]) throws -> PostgresResult {
-        let text = Self.numberedPlaceholders(sql)
+        try run(numbered: Self.numberedPlaceholders(sql), arguments, prepared: false)
+    }
+
+    /// Runs `text`, SQL with PostgreSQL's placeholders (`$N`), as a prepared statement of the
+    /// session or not; a server error becomes ferry's (``failure(_:sql:)``).
+    func run(numbered text: String, _ arguments: [DatabaseValue], prepared: Bool) throws -> PostgresResult {
+        let values = arguments.map(Self.postgresValue)
         do {
-            return try connection.execute(text, arguments.map(Self.postgresValue))
+            return try prepared ? connection.executePrepared(text, values) : connection.execute(text, values)
         } catch {
             throw failure(error, sql: text)
         }
+    }
+
+    /// The rows of `result` as ferry's values.
+    static func rows(of result: PostgresResult) -> [[DatabaseValue]] {
+        result.rows.map { row in row.values.map(databaseValue) }
+    }
+
+    /// The first column of the first row of `result`, nil when there is none.
+    static func firstValue(of result: PostgresResult) -> DatabaseValue? {
+        guard let row = result.rows.first, !row.values.isEmpty else { return nil }
+        return databaseValue(row.values[0])
     }
 
     /// A server error as ferry reports store errors: `.constraint` for integrity violations
