@@ -6,7 +6,9 @@ import Testing
 /// stores migrate (on private copies) through the apps' Xcode models, mapping models and
 /// policies (registered by class name in `ferry-test-policies`) to version 4, with a JUnit test
 /// case per version step, and meet the apps' expected values. The snapshots never change.
-@Suite("ferry check on Core Data snapshots: both wibosco chains to version 4", .serialized)
+@Suite(
+    "ferry check on Core Data snapshots: both wibosco chains to version 4", .serialized,
+    .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
 struct CoreDataCheckCLITests {
     static let revised = "wibosco-CoreDataMigrationRevised"
     static let original = "wibosco-CoreDataMigration-Example"

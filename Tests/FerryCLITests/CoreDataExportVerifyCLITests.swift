@@ -7,7 +7,9 @@ import Testing
 /// real wibosco stores (values from their EXPECTED.md) and a Core Data-shaped store with
 /// sub-entities sharing their root's table. Every test proves that the store it gave ferry, and
 /// the originals, kept their bytes and modification times.
-@Suite("ferry export and ferry verify on Core Data stores, through the real binary", .serialized)
+@Suite(
+    "ferry export and ferry verify on Core Data stores, through the real binary", .serialized,
+    .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
 struct CoreDataExportVerifyCLITests {
     typealias Samples = CoreDataStoreCLITests
     static let inheritanceModel = Samples.sample("3lvis-Sync/Tests/Sync/Models/239.xcdatamodeld")

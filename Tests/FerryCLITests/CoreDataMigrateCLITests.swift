@@ -6,7 +6,9 @@ import Testing
 /// a Core Data store of the new version (its tables, `Z_ENT`, `Z_PRIMARYKEY`, `Z_OPT`,
 /// metadata), read back by ferry as that version; the original is kept as a backup; rows only
 /// in a `-wal` are migrated; SIGKILL at any moment leaves the original or the migrated store.
-@Suite("ferry migrate on Core Data stores, in place", .serialized)
+@Suite(
+    "ferry migrate on Core Data stores, in place", .serialized,
+    .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
 struct CoreDataMigrateCLITests {
     static let revised = CoreDataCheckCLITests.revised, original = CoreDataCheckCLITests.original
     static let v3 = CoreDataCheckCLITests.v3, v4 = CoreDataCheckCLITests.v4

@@ -6,7 +6,9 @@ import Testing
 /// real Core Data stores, through the real binary. Every store is a copy in a temporary folder;
 /// each test proves that the copy it gave ferry (and the originals) kept their bytes and
 /// modification times, and that no `-shm` appeared.
-@Suite("Core Data stores with store info, store version and model show, through the real binary", .serialized)
+@Suite(
+    "Core Data stores with store info, store version and model show, through the real binary", .serialized,
+    .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
 struct CoreDataStoreCLITests {
     static func sample(_ relative: String) -> String { CoreDataSamples.root.appendingPathComponent(relative).path }
     static let examples = "wibosco-CoreDataMigration-Example"

@@ -314,7 +314,8 @@ struct ImportNestedTests {
     }
 
     @Test(
-        "Sync's users_notes.json into the Notes model: notes nested under the user info key 'annotations', linked to their users"
+        "Sync's users_notes.json into the Notes model: notes nested under the user info key 'annotations', linked to their users",
+        .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason))
     )
     func syncCorpusNotes() throws {
         let directory = TemporaryDirectory("ferry-cli-nested-corpus")
@@ -354,7 +355,8 @@ struct ImportNestedTests {
     }
 
     @Test(
-        "into a Core Data store (--layout coredata): Core Data's keys, entity numbers and join table; ferry verify passes"
+        "into a Core Data store (--layout coredata): Core Data's keys, entity numbers and join table; ferry verify passes",
+        .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason))
     )
     func coreDataStore() throws {
         let directory = TemporaryDirectory("ferry-cli-nested-corpus")
@@ -427,7 +429,9 @@ struct ImportNestedTests {
         }
     }
 
-    @Test("Sync's users_company.json into the Contacts model: the nested company is one object, shared by key")
+    @Test(
+        "Sync's users_company.json into the Contacts model: the nested company is one object, shared by key",
+        .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
     func syncCorpusCompany() throws {
         let directory = TemporaryDirectory("ferry-cli-nested-corpus")
         let result = try runFerry(

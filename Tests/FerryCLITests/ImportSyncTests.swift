@@ -265,7 +265,9 @@ struct ImportSyncTests {
 
 /// JSON API payloads in 3lvis/Sync's style, with Sync's own models and fixtures: snake_case
 /// keys read into camelCase attributes, `id` into `remoteID`, user-info remote keys.
-@Suite("ferry import: key_style snake_case with the 3lvis/Sync corpus", .serialized)
+@Suite(
+    "ferry import: key_style snake_case with the 3lvis/Sync corpus", .serialized,
+    .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
 struct SyncCorpusTests {
     static let sync = CoreDataSamples.root.appendingPathComponent("3lvis-Sync/Tests/Sync")
 

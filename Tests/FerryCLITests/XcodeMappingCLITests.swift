@@ -7,7 +7,9 @@ import Testing
 /// through the apps' `.xcmappingmodel` packages with their `Post2ToPost3MigrationPolicy`
 /// registered by class name in `ferry-test-policies` (Tests/FerryTestPolicies), and checked
 /// against EXPECTED.md / SOURCE.md.
-@Suite("Xcode mapping models: ferry mapping show, ferry migrate --mappings, policies by class name", .serialized)
+@Suite(
+    "Xcode mapping models: ferry mapping show, ferry migrate --mappings, policies by class name", .serialized,
+    .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
 struct XcodeMappingCLITests {
     static func sample(_ relative: String) -> String { CoreDataSamples.root.appendingPathComponent(relative).path }
     static let revised = "wibosco-CoreDataMigrationRevised"

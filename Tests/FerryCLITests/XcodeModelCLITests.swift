@@ -2,7 +2,9 @@ import FerryTestSupport
 import Foundation
 import Testing
 
-@Suite("ferry model show, diff and convert on Xcode models, through the real binary", .serialized)
+@Suite(
+    "ferry model show, diff and convert on Xcode models, through the real binary", .serialized,
+    .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
 struct XcodeModelCLITests {
     static func sample(_ relative: String) -> String { CoreDataSamples.root.appendingPathComponent(relative).path }
     static let migration = sample(

@@ -168,7 +168,9 @@ struct PostgreSQLDialectTests {
         #expect(PostgresDatabase.numberedPlaceholders("SELECT 1") == "SELECT 1")
     }
 
-    @Test("a statement run many times: ?N placeholders, changes, rows, and ferry's errors naming the store")
+    @Test(
+        "a statement run many times: ?N placeholders, changes, rows, and ferry's errors naming the store",
+        .enabled(if: PostgresTestServer.shouldRun, Comment(rawValue: PostgresTestServer.skipReason)))
     func preparedStatements() throws {
         let scratch = try PostgresStoreScratch()
         let store = try Store.open(at: scratch.url, model: SampleModels.shop())

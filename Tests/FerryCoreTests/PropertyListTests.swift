@@ -7,7 +7,7 @@ import Testing
 /// The binary property list and keyed archive readers, on the real Core Data files in
 /// `../shared/data/coredata` (store metadata, mapping-model value expressions) and on hostile
 /// bytes.
-@Suite struct PropertyListTests {
+@Suite(.enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason))) struct PropertyListTests {
     static var coreData: URL? { TestPaths.sharedData?.appendingPathComponent("coredata") }
 
     static func files(named predicate: (String) -> Bool) throws -> [URL] {

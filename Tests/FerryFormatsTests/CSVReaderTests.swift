@@ -75,7 +75,8 @@ private let spectrumNames: [String] = {
 
 // MARK: - Conformance
 
-@Suite("CSVReader: csv-spectrum conformance")
+@Suite(
+    "CSVReader: csv-spectrum conformance", .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
 struct CSVSpectrumTests {
     @Test("the suite is present")
     func present() {

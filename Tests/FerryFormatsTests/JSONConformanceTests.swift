@@ -7,7 +7,9 @@ import Testing
 /// JSONTestSuite (`../shared/data/JSONTestSuite/test_parsing`): `y_` files must be accepted, `n_`
 /// files rejected with a located error, `i_` files either; none may crash or hang. Each file is
 /// read with several chunk sizes so that every token also meets a chunk boundary.
-@Suite("JSON conformance (JSONTestSuite)", .timeLimit(.minutes(5)))
+@Suite(
+    "JSON conformance (JSONTestSuite)", .timeLimit(.minutes(5)),
+    .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
 struct JSONConformanceTests {
     static let chunkSizes = [1, 7, 1 << 18]
 

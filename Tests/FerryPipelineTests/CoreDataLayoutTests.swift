@@ -5,7 +5,9 @@ import Testing
 
 @testable import FerryCore
 
-@Suite("Core Data's store layout and value forms, on real Core Data stores")
+@Suite(
+    "Core Data's store layout and value forms, on real Core Data stores",
+    .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
 struct CoreDataLayoutTests {
     static let revised = CoreDataSamples.root.appendingPathComponent("wibosco-CoreDataMigrationRevised")
     static let example = CoreDataSamples.root.appendingPathComponent("wibosco-CoreDataMigration-Example")

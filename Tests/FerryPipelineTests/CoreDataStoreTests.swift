@@ -9,7 +9,7 @@ import Testing
 /// `../shared/data/coredata`, its metadata, entity numbering and counts, its cached model and
 /// version; and damaged stores. Tests copy each store into a temporary folder and prove that
 /// reading changes neither that copy nor the originals (bytes and modification times).
-@Suite struct CoreDataStoreTests {
+@Suite(.enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason))) struct CoreDataStoreTests {
     struct Sample {
         var project: String
         var file: String

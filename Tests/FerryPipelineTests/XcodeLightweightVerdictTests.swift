@@ -8,7 +8,9 @@ import Testing
 /// ../shared/data/coredata: every consecutive version pair of every package, with the verdicts
 /// read off the versions (COREDATA.md §5 classifies the wibosco steps), and the Sync models that
 /// are variants of one another.
-@Suite("Core Data's lightweight verdicts on the real Xcode models")
+@Suite(
+    "Core Data's lightweight verdicts on the real Xcode models",
+    .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
 struct XcodeLightweightVerdictTests {
     static func package(_ app: String) -> String {
         CoreDataSamples.root.appendingPathComponent(

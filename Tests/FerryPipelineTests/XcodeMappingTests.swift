@@ -4,7 +4,7 @@ import FerryTestSupport
 import Foundation
 import Testing
 
-@Suite("Xcode mapping models")
+@Suite("Xcode mapping models", .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
 struct XcodeMappingTests {
     static func sample(_ relative: String) -> String { CoreDataSamples.root.appendingPathComponent(relative).path }
     static let revisedMappings = sample(

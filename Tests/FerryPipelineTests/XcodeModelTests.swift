@@ -4,7 +4,7 @@ import FerryTestSupport
 import Foundation
 import Testing
 
-@Suite("Xcode models")
+@Suite("Xcode models", .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
 struct XcodeModelTests {
     static func fixture(_ name: String) -> String { Fixtures.path("xcode/" + name) }
 

@@ -41,12 +41,38 @@ public enum TestPaths {
             .deletingLastPathComponent()
     }
 
-    /// `../shared/data` beside the project (where CI puts the conformance suites), or nil.
-    public static var sharedData: URL? {
-        let candidates = [
-            packageRoot.deletingLastPathComponent().appendingPathComponent("shared/data"),
-            URL(fileURLWithPath: "/work/shared/data"),
-        ]
-        return candidates.first { FileManager.default.fileExists(atPath: $0.path) }
+    /// The third-party samples folder (`FERRY_TEST_SHARED_DATA`, else `../shared/data` beside the
+    /// repository, where CI puts it), or nil when it is not there: see ``SharedData``.
+    public static var sharedData: URL? { SharedData.root }
+}
+
+/// The third-party samples folder: real apps' Core Data models and stores, JSONTestSuite and
+/// csv-spectrum, kept beside the repository (`../shared/data`) rather than in it.
+///
+/// A clone without it still passes its tests: the suites that read it are skipped, with
+/// ``skipReason`` naming what is missing. Under `CI=true` they run and fail instead, so CI can
+/// never pass by skipping them.
+public enum SharedData {
+    public static let variable = "FERRY_TEST_SHARED_DATA"
+
+    /// `$FERRY_TEST_SHARED_DATA`, else `../shared/data` beside the repository, if it exists.
+    public static var root: URL? {
+        let given = ProcessInfo.processInfo.environment[variable].flatMap { $0.isEmpty ? nil : $0 }
+        let candidate =
+            given.map { URL(fileURLWithPath: $0) }
+            ?? TestPaths.packageRoot.deletingLastPathComponent().appendingPathComponent("shared/data")
+        return FileManager.default.fileExists(atPath: candidate.path) ? candidate.standardizedFileURL : nil
+    }
+
+    /// Whether the suites that read the folder must run: it is there, or this is CI.
+    public static var shouldRun: Bool {
+        root != nil || ProcessInfo.processInfo.environment["CI"] == "true"
+    }
+
+    /// Why those suites were skipped, for the `.enabled(if:)` trait.
+    public static var skipReason: String {
+        let expected = TestPaths.packageRoot.deletingLastPathComponent().appendingPathComponent("shared/data")
+        return "the third-party samples (real Core Data apps, JSONTestSuite, csv-spectrum) are not at "
+            + "\(expected.standardizedFileURL.path): put them there or set \(variable) to run these tests"
     }
 }
