@@ -27,6 +27,10 @@ let package = Package(
             dependencies: ["FuzzSupport", .product(name: "FerryPipeline", package: "ferry")]
         ),
         .executableTarget(
+            name: "fuzz-xml",
+            dependencies: ["FuzzSupport", .product(name: "FerryPipeline", package: "ferry")]
+        ),
+        .executableTarget(
             name: "fuzz-predicate",
             dependencies: ["FuzzSupport", .product(name: "FerryCore", package: "ferry")]
         ),

@@ -3,13 +3,13 @@
 #
 #   scripts/fuzz.sh [--seconds N] [--jobs J] [target…]
 #
-# Targets: csv json yaml predicate expression (default: all). Each runs N seconds (default 60).
+# Targets: csv json yaml xml predicate expression (default: all). Each runs N seconds (default 60).
 # Seeds come from ../shared/data (csv-spectrum, JSONTestSuite; set FERRY_SHARED_DATA to move it),
 # the test fixtures, the samples and Fuzz/Seeds; the corpus grows in Fuzz/.build/corpus/<target>.
 # A crash, a sanitizer report or a slow input stops the run with a non-zero status and leaves the
 # input in Fuzz/crashes/; turn it into a regression test, fix it, and run again.
 #
-# CI runs `scripts/fuzz.sh --seconds 30` (all five targets, about five minutes with the build);
+# CI runs `scripts/fuzz.sh --seconds 30` (all six targets, about six minutes with the build);
 # for a longer local run: `scripts/fuzz.sh --seconds 3600 --jobs 4 yaml`.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -23,13 +23,24 @@ while [ $# -gt 0 ]; do
         --seconds) seconds="$2"; shift 2 ;;
         --jobs) jobs="$2"; shift 2 ;;
         -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
-        csv|json|yaml|predicate|expression) targets+=("$1"); shift ;;
-        *) echo "fuzz.sh: unknown argument '$1' (targets: csv json yaml predicate expression)" >&2; exit 64 ;;
+        csv|json|yaml|xml|predicate|expression) targets+=("$1"); shift ;;
+        *) echo "fuzz.sh: unknown argument '$1' (targets: csv json yaml xml predicate expression)" >&2; exit 64 ;;
     esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(csv json yaml predicate expression)
+[ ${#targets[@]} -gt 0 ] || targets=(csv json yaml xml predicate expression)
 
 shared="${FERRY_SHARED_DATA:-$root/../shared/data}"
+
+# Copies the files matching `find` arguments (under 64 KiB) into a corpus, each named by its
+# hash: Xcode's documents all have the same names (`contents`, `xcmapping.xml`).
+seed_by_hash() {
+    local corpus="$1" from="$2"
+    shift 2
+    [ -d "$from" ] || return 0
+    find "$from" -type f -size -64k "$@" -print0 | while IFS= read -r -d '' file; do
+        cp -n "$file" "$corpus/$(sha1sum <"$file" | cut -c1-16)"
+    done
+}
 
 # Copies the files matching `find` arguments (under 64 KiB, so that seeds stay quick) into a corpus.
 seed() {
@@ -64,6 +75,10 @@ for target in "${targets[@]}"; do
             seed "$corpus" "$root/samples" -name '*.yml'
             seed "$corpus" "$root/pipelines" -name '*.yml'
             seed "$corpus" "$root/Tests" -path '*Fixtures*' -name '*.yml' ;;
+        xml)
+            seed_by_hash "$corpus" "$shared/coredata" \( -name contents -o -name xcmapping.xml \)
+            seed_by_hash "$corpus" "$root/Tests" -path '*Fixtures*' \( -name contents -o -name xcmapping.xml \)
+            seed_by_hash "$corpus" "$root/samples" \( -name contents -o -name xcmapping.xml \) ;;
         predicate|expression)
             seed "$corpus" "$fuzz/Seeds/$target" ;;
     esac

@@ -21,6 +21,14 @@ struct XMLElementNode {
 
     /// Parses `data` (the file `path`); throws a located ``FerryError`` for malformed XML.
     static func parse(_ data: Data, path: String, code: FerryError.Code) throws -> XMLElementNode {
+        // Foundation's XMLParser traps on a name that is not UTF-8 (libxml2 hands it through and
+        // the conversion to String is forced): a document that is UTF-8 by its declaration is
+        // checked first, so a bad byte is a located error instead of a crash.
+        if let (line, column) = firstInvalidUTF8(in: data) {
+            throw FerryError(
+                code, "malformed XML: a byte that is not UTF-8 (the document's encoding)",
+                at: InputLocation(file: path, line: line, column: column))
+        }
         let parser = XMLParser(data: data)
         let builder = TreeBuilder(path: path, parser: parser)
         parser.delegate = builder
@@ -38,6 +46,48 @@ struct XMLElementNode {
                 at: InputLocation(file: path, line: max(line, 1), column: max(column, 1)))
         }
         return root
+    }
+
+    /// The line and column (in characters) of the first byte that is not UTF-8, or nil when the
+    /// document is UTF-8 throughout or says it is in another encoding (a UTF-16 byte order mark,
+    /// or an XML declaration naming another `encoding`), which libxml2 converts itself.
+    static func firstInvalidUTF8(in data: Data) -> (line: Int, column: Int)? {
+        if data.starts(with: [0xFE, 0xFF]) || data.starts(with: [0xFF, 0xFE]) { return nil }
+        if let encoding = declaredEncoding(in: data),
+            !["utf-8", "utf8"].contains(encoding.lowercased())
+        {
+            return nil
+        }
+        var line = 1
+        var column = 1
+        var bytes = data.makeIterator()
+        var parser = Unicode.UTF8.ForwardParser()
+        while true {
+            switch parser.parseScalar(from: &bytes) {
+            case .valid(let encoded):
+                if encoded.count == 1 && encoded.first == UInt8(ascii: "\n") {
+                    line += 1
+                    column = 1
+                } else {
+                    column += 1
+                }
+            case .emptyInput:
+                return nil
+            case .error:
+                return (line, column)
+            }
+        }
+    }
+
+    /// The `encoding` of the XML declaration (`<?xml version="1.0" encoding="…"?>`), if any.
+    private static func declaredEncoding(in data: Data) -> String? {
+        let head = String(decoding: data.prefix(200), as: UTF8.self)
+        guard head.hasPrefix("<?xml"), let end = head.range(of: "?>") else { return nil }
+        let declaration = head[..<end.lowerBound]
+        guard let key = declaration.range(of: "encoding") else { return nil }
+        let rest = declaration[key.upperBound...].drop { $0 == " " || $0 == "=" || $0 == "\t" }
+        guard let quote = rest.first, quote == "\"" || quote == "'" else { return nil }
+        return String(rest.dropFirst().prefix { $0 != quote })
     }
 
     private static func describe(_ error: any Error) -> String {
