@@ -364,6 +364,11 @@ struct ImportCommand: ParsableCommand {
             // a table to it, a scratch store (or copy) removed at the end: a dry run changes nothing.
             let target = ImportTarget(store: store, dryRun: options.dryRun)
             defer { target.close() }
+            // An import that creates the store and fails leaves no store behind: nothing it
+            // inferred or recorded (its model above all) shapes a corrected retry. With
+            // `--atomic false` the store stays, with its committed batches, for `--resume`.
+            let createsStoreFile =
+                !options.dryRun && !PathOrURL(store).isPostgreSQL && !FileManager.default.fileExists(atPath: store)
             // A dry run writes into a copy of the Core Data store and its -wal.
             if isCoreDataStore { try target.copyForDryRun() }
             let writerLock = try target.lock()
@@ -373,7 +378,7 @@ struct ImportCommand: ParsableCommand {
             var openOptions = Store.Options()
             openOptions.writerLock = target.lockPolicy
             let bundle = try model.map { try ModelLoader().load(path: $0) }
-            let coreDataStore = try Store.openCoreDataTarget(
+            var coreDataStore = try Store.openCoreDataTarget(
                 at: target.path, bundle: bundle, creating: layout == "coredata" ? bundle?.current : nil,
                 compiledModel: compiledModel, options: openOptions)
             if let coreDataStore {
@@ -420,7 +425,8 @@ struct ImportCommand: ParsableCommand {
                         .usage, error.message.replacingOccurrences(of: "'key: [attribute]' to the step", with: "--key"))
                 }
             }
-            let opened = try coreDataStore ?? Store.open(at: target.path, model: storeModel, options: openOptions)
+            var opened: Store? =
+                try coreDataStore ?? Store.open(at: target.path, model: storeModel, options: openOptions)
             // The import runs as the same step in a job would, with `verify: false`: ferry import
             // runs no checks after the import (ferry verify does).
             step.verify = false
@@ -437,7 +443,12 @@ struct ImportCommand: ParsableCommand {
             var report = RunReport(
                 command: "import", job: job.name, jobFile: nil, store: store, model: storeModel.name,
                 modelVersion: storeModel.version, dryRun: options.dryRun)
-            runner.run(on: opened, into: &report)
+            if let openStore = opened { runner.run(on: openStore, into: &report) }
+            if report.failure != nil && createsStoreFile && step.atomic {
+                // Both references dropped: the store is closed before its files are removed.
+                (opened, coreDataStore) = (nil, nil)
+                StoreFiles.remove(store)
+            }
             return try finish(&report)
         }
     }

@@ -15,7 +15,7 @@ struct ModelShowCommand: ParsableCommand {
 
     @Argument(
         help: ArgumentHelp(
-            "A model bundle folder, its model.yml, a model file, an .xcdatamodeld package or an .xcdatamodel.",
+            "A model bundle folder, its model.yml, a model file, an .xcdatamodeld package, an .xcdatamodel, or a store (the model it records; a Core Data store: the model it caches).",
             valueName: "model"))
     var model: String
 

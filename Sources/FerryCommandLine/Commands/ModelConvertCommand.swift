@@ -17,7 +17,7 @@ struct ModelConvertCommand: ParsableCommand {
 
     @Argument(
         help: ArgumentHelp(
-            "The model to read: a bundle folder, model.yml, a model file, an .xcdatamodeld or an .xcdatamodel.",
+            "The model to read: a bundle folder, model.yml, a model file, an .xcdatamodeld, an .xcdatamodel, or a store (the model it records or caches).",
             valueName: "in"))
     var input: String
 

@@ -36,8 +36,9 @@ public struct ModelLoader: Sendable {
     ]
 
     /// Loads a bundle folder (holding `model.yml`), a bundle index file, a single model file
-    /// (one version), an Xcode `.xcdatamodeld` package, a single `.xcdatamodel` version, or a
-    /// Core Data store (its cached model, as one version named `cache`).
+    /// (one version), an Xcode `.xcdatamodeld` package, a single `.xcdatamodel` version, a
+    /// Core Data store (its cached model, as one version named `cache`), or a ferry store, file
+    /// or PostgreSQL URL (the model it records, at the store's version).
     /// Throws `FerryErrors` listing every problem.
     public func load(path: String) throws -> ModelBundle {
         let reader = DefinitionReader(code: .invalidModel)
@@ -49,6 +50,18 @@ public struct ModelLoader: Sendable {
         let problems = bundle.versions.flatMap { ModelChecker.check($0) }
         if !problems.isEmpty { throw FerryErrors(problems) }
         return bundle
+    }
+
+    /// True for a PostgreSQL URL or a regular file that starts with SQLite's header: a store,
+    /// whose recorded model stands for it.
+    static func isStoreLocation(_ path: String) -> Bool {
+        if PathOrURL(path).isPostgreSQL { return true }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+            let handle = FileHandle(forReadingAtPath: path)
+        else { return false }
+        defer { try? handle.close() }
+        return (try? handle.read(upToCount: 16)) == Data("SQLite format 3\0".utf8)
     }
 
     private func load(path: String, reader: DefinitionReader) -> ModelBundle? {
@@ -67,6 +80,29 @@ public struct ModelLoader: Sendable {
                     FerryError(
                         .invalidModel, "cannot read the cached model of store '\(path)': \(error)",
                         at: InputLocation(file: path)))
+                return nil
+            }
+        }
+        if Self.isStoreLocation(path) {
+            // A ferry store stands for the model it records (ferry_metadata).
+            do {
+                guard let model = try Store.metadata(at: path)?.model else {
+                    throw FerryError(
+                        .invalidModel,
+                        "'\(PathOrURL(path).shown)' is a database without a model: neither a ferry store nor a Core Data store",
+                        at: InputLocation(file: PathOrURL(path).shown))
+                }
+                return ModelBundle(
+                    name: model.name, versions: [model], currentVersion: model.version,
+                    location: InputLocation(file: PathOrURL(path).shown))
+            } catch let error as FerryError {
+                reader.record(error)
+                return nil
+            } catch {
+                reader.record(
+                    FerryError(
+                        .invalidModel, "cannot read the model of store '\(PathOrURL(path).shown)': \(error)",
+                        at: InputLocation(file: PathOrURL(path).shown)))
                 return nil
             }
         }
