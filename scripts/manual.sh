@@ -17,8 +17,8 @@ mkdir -p "$out/man1" "$out/completions"
 out="$(cd "$out" && pwd)"
 cd "$root"
 # The argument parser's GenerateManual plugin builds ferry, asks it for its commands and writes
-# mdoc pages; --single-page keeps the subcommands in one ferry.1.
-swift package --allow-writing-to-directory "$out/man1" generate-manual --single-page \
+# mdoc pages (one ferry.1 with every subcommand; --multi-page would split them).
+swift package --allow-writing-to-directory "$out/man1" generate-manual \
     --output-directory "$out/man1" >/dev/null
 swift build --product ferry >/dev/null
 ferry="$(swift build --show-bin-path)/ferry"
