@@ -69,23 +69,27 @@ package final class SQLiteWriteBarrier {
 
     deinit { release() }
 
-    /// Releases the barrier (the connection's transaction rolled back and closed, then the
-    /// descriptor closed). Called again, it does nothing.
+    /// Releases the barrier: the descriptor closed first, then the connection's transaction
+    /// rolled back and the connection closed, which, as the last connection of a WAL store that
+    /// is still in place (a failed migration), checkpoints and removes its `-wal` and `-shm` as
+    /// SQLite always does. After the swap SQLite sees the file moved and leaves them alone (they
+    /// are gone already). Called again, it does nothing.
     package func release() {
-        if let connection {
-            try? connection.execute("ROLLBACK")
-            self.connection = nil  // the only reference: the connection closes here
-        }
         if descriptor >= 0 {
             FileIO.close(descriptor)
             descriptor = -1
         }
+        if let connection {
+            try? connection.execute("ROLLBACK")
+            self.connection = nil  // the only reference: the connection closes here
+        }
     }
 
     /// Puts the finished store at `newPath` in place of the locked one (``StoreFiles/swapIn(_:at:)``)
-    /// and releases the barrier: after the `rename(2)` where the descriptor's locks keep closing
-    /// the old file's last connection from deleting the `-wal` by name (which would then be the
-    /// new file's), else just before it.
+    /// and releases the barrier: after the `rename(2)` where the descriptor holds the locks (a
+    /// writer waiting meanwhile then finds the file it opened moved), else just before it (where
+    /// the connection is the barrier: closing the old file's last connection after the rename
+    /// must not remove a `-wal` by name).
     package func swapIn(_ newPath: String) throws {
         guard descriptor >= 0 else {
             release()
