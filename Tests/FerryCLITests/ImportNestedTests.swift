@@ -326,7 +326,7 @@ struct ImportNestedTests {
                 store: n.sqlite
                 model: \(Self.path("Models/Notes.xcdatamodeld"))
                 steps:
-                  - import: {source: "${source}", entity: \(entity), mode: sync, key_style: snake_case, nested: true}
+                  - import: {source: "${source}", entity: \(entity), mode: sync, key_style: snake_case, nested: true, max_delete: none}
 
                 """)
         }
@@ -375,7 +375,7 @@ struct ImportNestedTests {
             model: \(model)
             steps:
               - import: {source: \(Self.path("JSONs/users_notes.json")), entity: SuperUser, key_style: snake_case, nested: true}
-              - import: {source: \(Self.path("JSONs/tagged_notes.json")), entity: SuperNote, mode: sync, key_style: snake_case, nested: true}
+              - import: {source: \(Self.path("JSONs/tagged_notes.json")), entity: SuperNote, mode: sync, key_style: snake_case, nested: true, max_delete: none}
 
             """)
         let run = try runFerry(["run", "job.yml"], cwd: directory.path)

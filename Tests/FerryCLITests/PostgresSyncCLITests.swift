@@ -44,14 +44,19 @@ struct PostgresSyncCLITests {
     }
 
     /// A job syncing `entity` from `${day}`, with rejects under `${out}`; `extra` adds step keys.
-    static func syncJob(entity: String, extra: String = "", maxRejects: String = "unlimited") -> String {
-        """
-        store: "${store}"
-        model: model.yml
-        steps:
-          - import: {source: "${day}", entity: \(entity), mode: sync, rejects: "${out}/\(entity).rejects", max_rejects: \(maxRejects)\(extra)}
+    /// These cases compare the backends' deletions: `max_delete: none` unless `maxDelete` says
+    /// otherwise (nil: the default limit).
+    static func syncJob(
+        entity: String, extra: String = "", maxRejects: String = "unlimited", maxDelete: String? = "none"
+    ) -> String {
+        let limit = maxDelete.map { ", max_delete: \($0)" } ?? ""
+        return """
+            store: "${store}"
+            model: model.yml
+            steps:
+              - import: {source: "${day}", entity: \(entity), mode: sync, rejects: "${out}/\(entity).rejects", max_rejects: \(maxRejects)\(limit)\(extra)}
 
-        """
+            """
     }
 
     /// The orders job: orders synced too, their customers resolved by id.
@@ -59,7 +64,7 @@ struct PostgresSyncCLITests {
         store: "${store}"
         model: model.yml
         steps:
-          - import: {source: "${day}", entity: Order, mode: sync, key: number, relationships: {customer: {match: id, missing: reject}}, rejects: "${out}/Order.rejects", max_rejects: unlimited}
+          - import: {source: "${day}", entity: Order, mode: sync, key: number, relationships: {customer: {match: id, missing: reject}}, rejects: "${out}/Order.rejects", max_rejects: unlimited, max_delete: none}
 
         """
 
@@ -342,6 +347,44 @@ struct PostgresSyncCLITests {
         #expect(outcomes[7].rejects[1].contains("customer: no Customer with id = 9"), "\(outcomes[7])")
         #expect(outcomes[9].exitCode != 0)
         #expect(outcomes[9].lines.contains { $0.contains("which is part of the sync key (id)") }, "\(outcomes[9])")
+        // A key that is not unique in the model is refused before any work, on both (issue 23).
+        for index in [5, 6] {
+            #expect(outcomes[index].exitCode == 64, "\(outcomes[index])")
+            #expect(
+                outcomes[index].lines.contains { $0.contains("[label] is not unique in the model") },
+                "\(outcomes[index])")
+        }
+    }
+
+    @Test(
+        "issue 23's guards as on SQLite: a truncated file over max_delete is rolled back (exit 3), a key that is not unique is refused, max_delete allows"
+    )
+    func deletionGuards() throws {
+        let directory = try Self.prepared()
+        let (url, drop) = try PostgresImportCLITests.freshStore("syncguard")
+        defer { drop() }
+        try directory.write("cut.csv", "id,email,name,city\n1,ann@x,Ann,Paris\n")
+        try directory.write("customers.yml", Self.syncJob(entity: "Customer", maxDelete: nil))
+        try directory.write("allowed.yml", Self.syncJob(entity: "Customer", maxDelete: "75%"))
+        try directory.write("byname.yml", Self.syncJob(entity: "Customer", extra: ", key: name", maxDelete: nil))
+        let outcomes = try Self.compare(
+            directory, url: url,
+            runs: [
+                Run(job: "customers.yml", day: "day1.csv"),
+                Run(job: "customers.yml", day: "cut.csv"),
+                Run(job: "byname.yml", day: "day1.csv"),
+                Run(job: "allowed.yml", day: "cut.csv"),
+            ])
+        #expect(outcomes[1].exitCode == 3, "\(outcomes[1])")
+        #expect(
+            outcomes[1].lines.contains {
+                $0.contains(
+                    "a sync would delete 3 of 4 Customer rows (75.0%), more than max_delete allows (10% of 4, at least 1: 1 row); the step was rolled back"
+                )
+            }, "\(outcomes[1])")
+        #expect(outcomes[2].exitCode == 64, "\(outcomes[2])")
+        #expect(outcomes[2].lines.contains { $0.contains("[name] is not unique in the model") }, "\(outcomes[2])")
+        #expect(outcomes[3].exitCode == 0, "\(outcomes[3])")
     }
 
     @Test(

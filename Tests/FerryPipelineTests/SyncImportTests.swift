@@ -33,6 +33,8 @@ struct SyncImportTests {
         step.mode = .sync
         step.rejectsPath = dir.file(name + ".rejects")
         step.maxRejects = .unlimited
+        // These cases are about matching and rejects; the deletion limit has its own tests (SyncGuardTests).
+        step.sync.maxDelete = .unlimited
         configure(&step)
         return try ImportStepRunner(step: step, store: store).run()
     }
@@ -146,12 +148,16 @@ struct SyncImportTests {
                     "'mode: sync' needs a key to match the source's records with the store's: 'Tag' has no uniqueness constraint"
                 ))
         }
+        // A key the model does not make unique is refused too (issue 23: it deleted rows whose key
+        // was in the source).
         step.key = ["label"]
-        #expect(try ImportStepRunner(step: step, store: store).run().inserted == 2)
-        _ = try dir.write("tags.csv", "label\nred\ngreen\n")
-        let report = try ImportStepRunner(step: step, store: store).run()
-        #expect([report.inserted, report.unchanged, report.deleted] == [1, 1, 1] as [Int])
-        #expect(report.sync?.deletedKeys == ["label=blue"])
+        do {
+            _ = try ImportStepRunner(step: step, store: store).run()
+            Issue.record("a sync by a key that is not unique ran")
+        } catch let failure as ImportStepFailure {
+            #expect("\(failure.error)".contains("[label] is not unique in the model"), "\(failure.error)")
+        }
+        #expect(try store.entityCount("Tag") == 0)
     }
 
     @Test("a dry run counts what would change and touches nothing")

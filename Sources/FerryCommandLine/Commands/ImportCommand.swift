@@ -112,6 +112,12 @@ struct ImportCommand: ParsableCommand {
     )
     var allowEmptySync = false
 
+    @Option(
+        help: ArgumentHelp(
+            "With --mode sync: how many rows the sync may delete, a count (500), a share (0.25 or 25%) or none; over it the import is rolled back (default 10%, at least 1 row).",
+            valueName: "n"))
+    var maxDelete: String?
+
     @Option(help: ArgumentHelp("Write rejected records here (NDJSON).", valueName: "file"))
     var rejects: String?
 
@@ -252,8 +258,15 @@ struct ImportCommand: ParsableCommand {
             guard let importMode = ImportMode(rawValue: mode) else {
                 throw FerryError(.usage, "--mode must be append or sync, not '\(mode)'")
             }
-            if importMode != .sync, key != nil || allowEmptySync {
-                throw FerryError(.usage, "--key and --allow-empty-sync apply only to --mode sync")
+            if importMode != .sync, key != nil || allowEmptySync || maxDelete != nil {
+                throw FerryError(.usage, "--key, --allow-empty-sync and --max-delete apply only to --mode sync")
+            }
+            let deletionLimit = try maxDelete.map { text in
+                guard let limit = DeletionLimit(parsing: text) else {
+                    throw FerryError(
+                        .usage, "--max-delete takes a count (500), a share (0.25 or 25%) or none, not '\(text)'")
+                }
+                return limit
             }
             guard !files.isEmpty else {
                 throw FerryError(.usage, "ferry import needs a file to read (or - for standard input)")
@@ -292,6 +305,7 @@ struct ImportCommand: ParsableCommand {
             if importMode == .sync {
                 step.mode = .sync
                 step.key = key.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+                if let deletionLimit { step.sync.maxDelete = deletionLimit }
                 // An explicit --on-conflict is checked like a job's on_conflict.
                 if onConflict != "error" { step.onConflictLocation = InputLocation(file: "--on-conflict") }
             }
@@ -422,7 +436,8 @@ struct ImportCommand: ParsableCommand {
                 } catch let error as FerryError {
                     // The job's wording names step keys; the command line has --key instead.
                     throw FerryError(
-                        .usage, error.message.replacingOccurrences(of: "'key: [attribute]' to the step", with: "--key"))
+                        .usage, error.message.replacingOccurrences(of: "'key: [attribute]' to the step", with: "--key"),
+                        notes: error.notes)
                 }
             }
             var opened: Store? =
@@ -494,7 +509,7 @@ struct ImportCommand: ParsableCommand {
             throw FerryError(.usage, "--layout must be ferry or coredata, not '\(other)'")
         }
         // Before ferry's lock file is made beside it: a store that cannot be written gets nothing.
-        if isCoreDataStore && !options.dryRun { try Store.checkWritable(store) }
+        if exists && !options.dryRun { try Store.checkWritable(store) }
         if compiledModel != nil && (layout != "coredata" || exists) {
             throw FerryError(
                 .usage,

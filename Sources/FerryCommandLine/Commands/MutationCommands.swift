@@ -38,12 +38,12 @@ struct MutationOptions: ParsableArguments {
     /// The store's model (or `--model`) and the parsed predicate, located at `--where`.
     func load(options: GlobalOptions, command: String) throws -> (ObjectModel, FerryCore.Predicate) {
         try CommandFiles.requireExistingStore(store)
+        // Written in place: refused before any file is made beside it when it cannot be.
+        if !options.dryRun { try Store.checkWritable(store) }
         try CommandFiles.checkOutputs(
             store: store, inputs: [(model, "the model")], outputs: [(options.report, "--report")])
         let objectModel: ObjectModel
         if isCoreDataStore {
-            // Written in place: refused before any file is made beside it when it cannot be.
-            if !options.dryRun { try Store.checkWritable(store) }
             objectModel = try Store.coreDataModel(
                 of: CoreDataStoreFile.read(store), bundle: model.map { try ModelLoader().load(path: $0) })
         } else if let model {

@@ -231,6 +231,9 @@ public final class Migrator {
                     toVersion: preview.target.version, steps: [])
             }
         }
+        // Before the lock file is made beside it: a store that cannot be written gets nothing
+        // (a rename would replace it all the same).
+        try Store.checkWritable(storePath)
         let writerLock = try StoreLock.acquire(for: storePath, timeout: options.busyTimeout)
         defer { withExtendedLifetime(writerLock) {} }
         // Files a killed migration of this store left: no running migration owns them, since
@@ -241,17 +244,11 @@ public final class Migrator {
         try settleWriteAheadLog()
 
         // Writers that do not know ferry's lock (the sqlite3 shell, an app) are held off by
-        // SQLite's own write lock, from before the store is read until just before the swap.
-        var guardConnection: Connection? = try Connection(path: storePath, create: false)
-        guardConnection?.setBusyTimeout(milliseconds: options.busyTimeout.milliseconds)
-        try guardConnection?.execute("BEGIN IMMEDIATE")
-        func releaseGuard() {
-            try? guardConnection?.execute("ROLLBACK")
-            guardConnection = nil  // the only reference: the connection closes here
-        }
-        defer { releaseGuard() }
+        // SQLite's own write lock, from before the store is read until the new file is in place.
+        let barrier = try SQLiteWriteBarrier(path: storePath, timeout: options.busyTimeout)
+        defer { barrier.release() }
 
-        // Read in place when the main file holds every commit: the guard's write lock keeps it so.
+        // Read in place when the main file holds every commit: the barrier keeps it so.
         let source = try MigrationSource.open(
             storePath, bundle: bundle, givenBundle: givenBundle, compiledModel: options.compiledModel,
             access: .writeLocked)
@@ -289,10 +286,7 @@ public final class Migrator {
                 try StoreFiles.preserve(storePath, as: path)
                 backup = path
             }
-            // Closed before the swap: closing the last connection of a WAL store removes the
-            // `-wal` by name, which must never be the new file's.
-            releaseGuard()
-            try StoreFiles.swapIn(current, at: storePath)
+            try barrier.swapIn(current)
         } catch {
             // Nothing was swapped in: the original is where it was, untouched.
             for file in scratch { StoreFiles.remove(file) }
@@ -314,20 +308,16 @@ public final class Migrator {
     /// version-N copy of the store.
     private func namingTheStore(_ error: any Error, scratch: [String], steps: [MappingModel], copy: String) -> any Error
     {
-        guard var error = error as? FerryError else { return error }
-        func rename(_ text: String) -> String {
-            // A Core Data store's private copy is the store to the user.
-            var text = text.replacingOccurrences(of: copy, with: storePath)
-            // The longest names first: `-10` before `-1`.
-            for (file, step) in zip(scratch, steps).sorted(by: { $0.0.count > $1.0.count }) {
-                let copy = "the version \(step.destination.version) copy of '\(storePath)'"
-                text = text.replacingOccurrences(of: "'\(file)'", with: copy).replacingOccurrences(of: file, with: copy)
-            }
-            return text
+        var files = zip(scratch, steps).map { file, step in
+            let copy = "the version \(step.destination.version) copy of '\(storePath)'"
+            return StoreFiles.ShownName(path: file, quoted: copy, bare: copy)
         }
-        error.message = rename(error.message)
-        error.notes = error.notes.map(rename)
-        return error
+        // A Core Data store's private copy, and the store as the steps open it, are the store to the user.
+        files.append(StoreFiles.ShownName(path: copy, quoted: "'\(storePath)'", bare: storePath))
+        if copy != storePath {
+            files.append(StoreFiles.ShownName(path: storePath, quoted: "'\(storePath)'", bare: storePath))
+        }
+        return StoreFiles.naming(error, files)
     }
 
     /// Removes the scratch files a killed migration of this store left (`STORE.ferry-migrating-N`
@@ -335,6 +325,23 @@ public final class Migrator {
     /// migration of the store owns them.
     private func removeScratchFiles() {
         StoreFiles.removeLeftovers(of: storePath, marked: [StoreFiles.migrationScratchMark])
+        removeBackupsOfUnswappedStore()
+    }
+
+    /// Removes the backups a migration killed between keeping its backup and its swap left: a
+    /// backup that is still a second name of the store itself (the same device and inode) backs
+    /// up nothing, and the next migration makes its own. A backup of an earlier version (another
+    /// file since its swap) stays.
+    private func removeBackupsOfUnswappedStore() {
+        guard let store = FileIO.deviceAndInode(of: storePath) else { return }
+        let url = URL(fileURLWithPath: storePath)
+        let folder = url.deletingLastPathComponent().path
+        let prefix = url.lastPathComponent + ".backup-v"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            let path = (folder as NSString).appendingPathComponent(name)
+            if let backup = FileIO.deviceAndInode(of: path), backup == store { StoreFiles.removeWorkFile(path) }
+        }
     }
 
     /// A store whose latest data still sits in its `-wal` file is checkpointed completely first
@@ -385,7 +392,7 @@ extension StoreFiles {
             }
         }
         do {
-            try FileIO.rename(newPath, to: path)
+            try FileIO.replace(path, with: newPath)
         } catch {
             throw FerryError(.io, "cannot move the migrated store into place at '\(path)': \(error)")
         }

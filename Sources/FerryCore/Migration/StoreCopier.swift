@@ -89,6 +89,8 @@ public struct StoreCopier {
         let model = source.model.storedForm
         try FerryLayout().checkRepresentable(model)
 
+        // An existing destination is replaced: refused before the lock file is made when read-only.
+        if FileManager.default.fileExists(atPath: destinationPath) { try Store.checkWritable(destinationPath) }
         let writerLock = try StoreLock.acquire(for: destinationPath, timeout: busyTimeout)
         defer { withExtendedLifetime(writerLock) {} }
         try checkDestination()
@@ -102,7 +104,20 @@ public struct StoreCopier {
             mapping: try MappingModel.inferred(from: model, to: model), sourcePath: sourceFile,
             destinationPath: scratch, options: options,
             now: DateCoding.nowMilliseconds(), sourceLayout: source.layout, destination: .ferry)
-        let stepReport = try step.run()
+        let stepReport: MigrationStepReport
+        do {
+            stepReport = try step.run()
+        } catch {
+            // The copy's hidden work file is the copy being built to the user.
+            throw StoreFiles.naming(
+                error,
+                [
+                    StoreFiles.ShownName(
+                        path: scratch, quoted: "the copy of '\(sourcePath)' being built at '\(destinationPath)'",
+                        bare: "the copy being built at \(destinationPath)"),
+                    StoreFiles.ShownName(path: sourceFile, quoted: "'\(sourcePath)'", bare: sourcePath),
+                ])
+        }
 
         // Counts of the source and of the copy, entity by entity, before the copy is put in place.
         let sourceCounts = Dictionary(

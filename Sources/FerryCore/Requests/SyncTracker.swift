@@ -128,6 +128,11 @@ package final class SyncTracker {
                 "SELECT count(*) FROM \(layout.quotedTable(for: entity)) AS t0 WHERE \(absentSelection)")?.int64 ?? 0)
     }
 
+    /// How many rows the entity has.
+    package func rowCount() throws -> Int {
+        Int(try database.scalar("SELECT count(*) FROM \(layout.quotedTable(for: entity)) AS t0")?.int64 ?? 0)
+    }
+
     /// The keys of the first `limit` absent rows (in primary-key order), as `id=4` or
     /// `(sku=A1, store=3)`.
     package func absentKeys(limit: Int) throws -> [String] {

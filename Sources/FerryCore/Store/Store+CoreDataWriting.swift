@@ -104,22 +104,26 @@ extension Store {
             model: model, createdAt: nil)
     }
 
-    /// Throws unless the Core Data store at `path` and its folder (where SQLite puts the journal
-    /// or `-wal`) can be written: commands call it before they create any file beside the store.
+    /// Throws unless the store at `path` (ferry's or Core Data's) and its folder (where SQLite puts
+    /// the journal or `-wal`, and a migration or a rebuild its new file) can be written: every
+    /// writer calls it before it creates any file beside the store. A read-only store is refused
+    /// even where the folder would let a `rename(2)` replace it (a migration, a rebuild).
     package static func checkWritable(_ path: String) throws {
+        // A PostgreSQL store, or a file still to be created, has nothing to check here.
+        guard !PathOrURL(path).isPostgreSQL, FileIO.kind(of: path) != nil else { return }
         let mode = (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? nil
         // Read-only by its mode even for a user SQLite could write it as (root).
         guard FileManager.default.isWritableFile(atPath: path), (mode ?? 0o200) & 0o222 != 0 else {
             throw FerryError(
                 .store,
-                "cannot write Core Data store '\(path)': the file is read-only (permission denied); nothing was changed"
+                "cannot write store '\(path)': the file is read-only (permission denied); nothing was changed"
             )
         }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         guard FileManager.default.isWritableFile(atPath: folder) else {
             throw FerryError(
                 .store,
-                "cannot write Core Data store '\(path)': its folder '\(folder)' is read-only, and SQLite writes the store's journal there; nothing was changed"
+                "cannot write store '\(path)': its folder '\(folder)' is read-only, and SQLite writes the store's journal (and ferry a migration's or a rebuild's new file) there; nothing was changed"
             )
         }
     }

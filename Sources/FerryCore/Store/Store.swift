@@ -174,6 +174,7 @@ public final class Store: @unchecked Sendable {
         let writerLock =
             options.readOnly
             ? nil : try StoreLock.acquire(for: path, timeout: options.busyTimeout, policy: options.writerLock)
+        if options.readOnly && exists { StoreFiles.rollBackHotJournal(path, busyTimeout: options.busyTimeout) }
         let connection = try Connection(path: path, readOnly: options.readOnly, create: options.createIfMissing)
         try configure(connection, busyTimeout: options.busyTimeout)
         if let metadata = try StoreMetadata.read(from: connection, layout: layout) {

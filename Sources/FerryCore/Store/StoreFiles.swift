@@ -30,6 +30,61 @@ package enum StoreFiles {
         }
     }
 
+    /// Rolls back the hot journal a killed writer left beside the store at `path`, as any SQLite
+    /// connection that may write does when it first reads, so that a read-only connection then
+    /// reads the last committed state (a read-only connection cannot roll a journal back: SQLite
+    /// fails it with "attempt to write a readonly database"). Does nothing without a journal, or
+    /// when the store cannot be written (then the read-only open reports it).
+    package static func rollBackHotJournal(_ path: String, busyTimeout: Duration) {
+        let journal = path + "-journal"
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: journal))?[.size] as? Int, size > 0,
+            FileManager.default.isWritableFile(atPath: path),
+            let connection = try? Connection(path: path, readOnly: false, create: false)
+        else { return }
+        connection.setBusyTimeout(milliseconds: busyTimeout.milliseconds)
+        do {
+            _ = try connection.scalar("SELECT count(*) FROM sqlite_schema")
+        } catch {
+            FerryLog.store.notice("could not roll back the journal beside '\(path)': \(error)")
+        }
+    }
+
+    /// How a work file is named in messages: `quoted` in place of `'path'`, `bare` in place of
+    /// the path alone.
+    package struct ShownName: Sendable {
+        package var path: String
+        package var quoted: String
+        package var bare: String
+
+        package init(path: String, quoted: String, bare: String) {
+            self.path = path
+            self.quoted = quoted
+            self.bare = bare
+        }
+    }
+
+    /// `error` with ferry's work files named as the user knows them (a migration's scratch file as
+    /// "the version 2 copy of 'store'", a copy's as the copy being built): each path, and first the
+    /// `file:` URIs ferry opens it by (`?mode=ro`, `rw`, `rwc`, as SQLite's messages repeat them),
+    /// the longest paths first (`-10` before `-1`). Any other error is returned as it is.
+    package static func naming(_ error: any Error, _ files: [ShownName]) -> any Error {
+        guard var error = error as? FerryError else { return error }
+        func rename(_ text: String) -> String {
+            var text = text
+            for file in files.sorted(by: { $0.path.count > $1.path.count }) {
+                let forms = ["ro", "rw", "rwc"].map { MigrationStepRunner.uri(file.path, mode: $0) } + [file.path]
+                for form in forms {
+                    text = text.replacingOccurrences(of: "'\(form)'", with: file.quoted)
+                        .replacingOccurrences(of: form, with: file.bare)
+                }
+            }
+            return text
+        }
+        error.message = rename(error.message)
+        error.notes = error.notes.map(rename)
+        return error
+    }
+
     /// Removes a store and its companion files, ignoring those that do not exist.
     package static func remove(_ path: String) {
         for file in [path] + companions(of: path) {
@@ -68,7 +123,7 @@ package enum StoreFiles {
             throw FerryError(.store, "cannot replace '\(path)': \(file) is still in use by another process")
         }
         do {
-            try FileIO.rename(newPath, to: path)
+            try FileIO.replace(path, with: newPath)
         } catch {
             throw FerryError(.io, "cannot move '\(newPath)' to '\(path)': \(error)")
         }

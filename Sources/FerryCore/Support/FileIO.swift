@@ -38,6 +38,26 @@ package enum FileIO {
         guard systemRename(source, destination) == 0 else { throw .last }
     }
 
+    /// Puts the file at `newPath` in place of the one at `path` with one `rename(2)`, after giving
+    /// it the mode, owner and group of the file it replaces (`chown(2)`, `chmod(2)`), so that
+    /// replacing a file (a migration's or a rebuild's swap, an export, a copy) never widens who
+    /// may read it. Where the owner or group cannot be kept (another user's file), the file keeps
+    /// ours and its mode loses the group's and others' bits rather than grant them to another
+    /// group. A new file (nothing at `path`) keeps the mode it was made with (the umask's).
+    package static func replace(_ path: String, with newPath: String) throws(Failure) {
+        var old = stat()
+        if stat(path, &old) == 0 {
+            var mode = old.st_mode & 0o7777
+            if chown(newPath, old.st_uid, old.st_gid) != 0 {
+                var new = stat()
+                let ownGroup = stat(newPath, &new) == 0 && new.st_gid == old.st_gid
+                if !ownGroup && chown(newPath, UInt32.max, old.st_gid) != 0 { mode &= ~0o077 }
+            }
+            guard chmod(newPath, mode) == 0 else { throw .last }
+        }
+        guard systemRename(newPath, path) == 0 else { throw .last }
+    }
+
     /// Makes `newPath` a second name of the file at `path` (`link(2)`).
     package static func link(_ path: String, as newPath: String) throws(Failure) {
         guard systemLink(path, newPath) == 0 else { throw .last }
@@ -115,6 +135,58 @@ package enum FileIO {
     package static func unlockAndClose(_ descriptor: Int32) {
         _ = flock(descriptor, LOCK_UN)
         close(descriptor)
+    }
+
+    /// Opens the file at `path` for reading and writing without creating it (`open(2)`, closed
+    /// on exec): a descriptor that can hold read and write record locks.
+    package static func openExisting(_ path: String) throws(Failure) -> Int32 {
+        let descriptor = open(path, O_RDWR | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .last }
+        return descriptor
+    }
+
+    /// True where ``tryLockRange(_:exclusive:start:length:)`` takes open file description locks
+    /// (Linux's `F_OFD_SETLK`), which only closing that descriptor releases.
+    package static var hasDescriptorLocks: Bool {
+        #if os(Linux)
+        return true
+        #else
+        return false
+        #endif
+    }
+
+    /// Takes a record lock on `length` bytes at `start` of the file open as `descriptor`, without
+    /// waiting: a write lock when `exclusive`, else a read lock. False when another holder's lock
+    /// conflicts. On Linux the lock belongs to the open file description (`F_OFD_SETLK`): closing
+    /// another descriptor of the same file does not release it, and it conflicts with every
+    /// process's POSIX record locks (SQLite's), this process's own included.
+    package static func tryLockRange(
+        _ descriptor: Int32, exclusive: Bool, start: Int64, length: Int64
+    ) throws(Failure) -> Bool {
+        var lock = flock()
+        lock.l_type = Int16(exclusive ? F_WRLCK : F_RDLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        lock.l_start = off_t(start)
+        lock.l_len = off_t(length)
+        lock.l_pid = 0
+        #if os(Linux)
+        let command: Int32 = 37  // F_OFD_SETLK (fcntl.h, _GNU_SOURCE)
+        #else
+        let command = F_SETLK
+        #endif
+        guard fcntl(descriptor, command, &lock) == 0 else {
+            if errno == EAGAIN || errno == EACCES { return false }
+            throw .last
+        }
+        return true
+    }
+
+    /// Reads up to `count` bytes at `offset` of the file open as `descriptor` (`pread(2)`).
+    package static func readBytes(_ descriptor: Int32, at offset: Int64, count: Int) throws(Failure) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let n = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) }
+        guard n >= 0 else { throw .last }
+        return Array(bytes.prefix(n))
     }
 
     /// Closes `descriptor`.

@@ -9,6 +9,15 @@ public struct CSVOptions: Sendable, Hashable {
     public var quote: UInt8 = UInt8(ascii: "\"")
     /// Whether the first row names the columns.
     public var hasHeader: Bool = true
+
+    /// Why the delimiter and the quote cannot read a file (the same byte, or a line break), nil
+    /// when they can: one rule for `ferry validate` and the reader.
+    package var delimiterQuoteProblem: String? {
+        guard delimiter != quote, delimiter != 10, delimiter != 13, quote != 10, quote != 13 else {
+            return "CSV delimiter and quote must be two different characters other than a line break"
+        }
+        return nil
+    }
     /// Column names when there is no header row (or to replace the header's names).
     public var columns: [String]? = nil
     /// Texts that read as ``FieldValue/null`` when a field is written unquoted; a quoted field

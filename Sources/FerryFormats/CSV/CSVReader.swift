@@ -339,12 +339,8 @@ public final class CSVReader: ByteFieldReader {
 
     private func readNames() throws {
         let o = options
-        guard o.delimiter != o.quote, o.delimiter != 10, o.delimiter != 13, o.quote != 10, o.quote != 13 else {
-            throw FerryError(
-                .invalidDefinition,
-                "CSV delimiter and quote must be two different characters other than a line break",
-                at: InputLocation(file: sourceName)
-            )
+        if let problem = o.delimiterQuoteProblem {
+            throw FerryError(.invalidDefinition, problem, at: InputLocation(file: sourceName))
         }
         if let escape = o.escape, escape == o.delimiter || escape == o.quote || escape == 10 || escape == 13 {
             throw FerryError(

@@ -43,6 +43,20 @@ public struct ExportDestination: Sendable {
             url.deletingLastPathComponent().appendingPathComponent(
                 ".\(url.lastPathComponent).ferry-\(FileIO.processID)"
             ).path
+        Self.removeAbandonedFiles(of: url)
+    }
+
+    /// Removes the hidden temporary files that killed exports to `url` left beside it
+    /// (`.NAME.ferry-PID` of a process that no longer runs); a running export's file stays.
+    static func removeAbandonedFiles(of url: URL) {
+        let folder = url.deletingLastPathComponent().path
+        let prefix = ".\(url.lastPathComponent).ferry-"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            guard let pid = Int32(name.dropFirst(prefix.count)), pid != FileIO.processID, !FileIO.processRuns(pid)
+            else { continue }
+            StoreFiles.removeWorkFile((folder as NSString).appendingPathComponent(name))
+        }
     }
 
     /// True when the output is written as it goes (standard output, a FIFO, a device).
@@ -57,7 +71,7 @@ public struct ExportDestination: Sendable {
     public func commit() throws {
         guard let target else { return }
         do {
-            try FileIO.rename(writePath, to: target)
+            try FileIO.replace(target, with: writePath)
         } catch {
             discard()
             throw FerryError(

@@ -479,11 +479,82 @@ public struct SyncOptions: Sendable, Hashable {
     public var allowEmpty = false
     /// What rejected records without a readable key do to the deletions (`unkeyed_rejects:`).
     public var unkeyedRejects = UnkeyedRejects.skipDeletes
+    /// How many rows the sync may delete (`max_delete:`, `--max-delete`): a guard against a
+    /// truncated source; over it the step is rolled back.
+    public var maxDelete = DeletionLimit.default
 
-    /// Sync options; by default an empty source and unkeyed rejects delete nothing.
-    public init(allowEmpty: Bool = false, unkeyedRejects: UnkeyedRejects = .skipDeletes) {
+    /// Sync options; by default an empty source and unkeyed rejects delete nothing, and at most
+    /// 10% of the rows (at least one) are deleted.
+    public init(
+        allowEmpty: Bool = false, unkeyedRejects: UnkeyedRejects = .skipDeletes, maxDelete: DeletionLimit = .default
+    ) {
         self.allowEmpty = allowEmpty
         self.unkeyedRejects = unkeyedRejects
+        self.maxDelete = maxDelete
+    }
+}
+
+/// How many rows a sync may delete (`max_delete:` on the step, `--max-delete` on `ferry import`):
+/// rsync's `--max-delete` for a nightly extract cut short. One rule for SQLite and PostgreSQL.
+public enum DeletionLimit: Sendable, Hashable, CustomStringConvertible {
+    /// At most this many rows (`500`).
+    case count(Int)
+    /// At most this share (0…1) of the entity's rows before the step (`0.25`, `25%`), rounded
+    /// down but never below one row: a sync of a tiny table may always delete one row.
+    case fraction(Double)
+    /// Any number (`none`, `unlimited`).
+    case unlimited
+
+    /// The default: 10% of the rows, at least one.
+    public static let `default` = DeletionLimit.fraction(0.10)
+
+    /// Reads `500`, `0.25`, `25%`, `none` or `unlimited`; nil for anything else (a negative
+    /// count, a share over 100%).
+    public init?(parsing text: String) {
+        func trim(_ text: Substring) -> String {
+            var text = text
+            while text.first == " " { text.removeFirst() }
+            while text.last == " " { text.removeLast() }
+            return String(text)
+        }
+        let trimmed = trim(text[...]).lowercased()
+        if trimmed == "none" || trimmed == "unlimited" {
+            self = .unlimited
+        } else if trimmed.hasSuffix("%") {
+            guard let percent = Double(trim(trimmed.dropLast())), percent.isFinite, percent >= 0,
+                percent <= 100
+            else { return nil }
+            self = .fraction(percent / 100)
+        } else if let count = Int(trimmed) {
+            guard count >= 0 else { return nil }
+            self = .count(count)
+        } else if let share = Double(trimmed), share.isFinite, share >= 0, share < 1 {
+            self = .fraction(share)
+        } else {
+            return nil
+        }
+    }
+
+    /// The most rows a sync may delete from an entity that held `total` rows (nil: any number).
+    public func allowed(ofTotal total: Int) -> Int? {
+        switch self {
+        case .count(let count): return count
+        case .fraction(let share):
+            guard share > 0 else { return 0 }
+            return max(1, Int((share * Double(total)).rounded(.down)))
+        case .unlimited: return nil
+        }
+    }
+
+    /// As written in a job file: `500`, `25%`, `none`.
+    public var description: String {
+        switch self {
+        case .count(let count): return "\(count)"
+        case .fraction(let share):
+            let percent = share * 100
+            return percent == percent.rounded() ? "\(Int(percent))%" : "\(percent)%"
+        case .unlimited: return "none"
+        }
     }
 }
 

@@ -24,7 +24,7 @@ public struct JobLoader: Sendable {
         "source", "format", "entity", "encoding", "fields", "relationships", "csv", "json", "fixed", "null", "trim",
         "date_format", "decimal_comma", "true", "false",
         "on_conflict", "validate", "batch_size", "rejects", "max_rejects", "atomic", "verify", "mode", "key",
-        "allow_empty", "unkeyed_rejects", "key_style", "nested",
+        "allow_empty", "unkeyed_rejects", "max_delete", "key_style", "nested",
     ]
     static let fieldKeys = ["field", "value", "trim", "date_format", "true", "false", "null"]
     static let relationshipKeys = ["field", "match", "missing"]
@@ -351,7 +351,8 @@ public struct JobLoader: Sendable {
         return step
     }
 
-    /// `mode`, `key`, `allow_empty` and `unkeyed_rejects` (the last two only with `mode: sync`).
+    /// `mode`, `key`, `allow_empty`, `unkeyed_rejects` and `max_delete` (all but `mode` only with
+    /// `mode: sync`).
     private func loadSync(_ mapping: YAMLMapping, into step: inout ImportStep, reader: DefinitionReader) {
         if let node = mapping["mode"], let mode = reader.choice(node, for: "mode", as: ImportMode.self) {
             step.mode = mode
@@ -365,7 +366,7 @@ public struct JobLoader: Sendable {
             }
             step.keyLocation = node.location
         }
-        for name in ["key", "allow_empty", "unkeyed_rejects"] where step.mode != .sync {
+        for name in ["key", "allow_empty", "unkeyed_rejects", "max_delete"] where step.mode != .sync {
             if let location = mapping.keyLocation(name) {
                 reader.fail("'\(name)' applies only to 'mode: sync'", at: location)
             }
@@ -377,6 +378,15 @@ public struct JobLoader: Sendable {
             let choice = reader.choice(node, for: "unkeyed_rejects", as: SyncOptions.UnkeyedRejects.self)
         {
             step.sync.unkeyedRejects = choice
+        }
+        if let node = mapping["max_delete"], let text = reader.string(node, for: "max_delete") {
+            if let limit = DeletionLimit(parsing: text) {
+                step.sync.maxDelete = limit
+            } else {
+                reader.fail(
+                    "expected a count (500), a share (0.25 or \"25%\") or 'none' for 'max_delete' but found '\(text)'",
+                    at: node.location)
+            }
         }
     }
 
@@ -495,6 +505,9 @@ public struct JobLoader: Sendable {
                 step.csv.delimiter = byte
             }
             if let node = csv["quote"], let byte = oneByte(node, for: "quote", reader: reader) { step.csv.quote = byte }
+            if let problem = step.csv.delimiterQuoteProblem {
+                reader.fail(problem, at: csv["quote"]?.location ?? csv["delimiter"]?.location ?? csv.location)
+            }
             if let node = csv["header"], let header = reader.bool(node, for: "header") { step.csv.hasHeader = header }
             if let node = csv["columns"], let columns = reader.strings(node, for: "columns") {
                 step.csv.columns = columns

@@ -699,10 +699,38 @@ package final class ImportStepRunner {
                 "\(state.unkeyedRejects) rejected record\(state.unkeyedRejects == 1 ? " has" : "s have") no readable key\(first), so the rows the source still has cannot be told apart: \(absent) \(step.entity) row\(absent == 1 ? "" : "s") absent from the source kept (set 'unkeyed_rejects: delete' to delete them anyway)"
             return
         }
+        try checkDeletionLimit(absent: absent, sync: sync, state: state)
         let result = try sync.deleteAbsent(location: step.location)
         state.deleted = result.deletedCount
         state.cascadeDeleted = result.cascaded
         state.nullified = result.nullified
+    }
+
+    /// Refuses a sync that would delete more of the entity's rows than the step's `max_delete`
+    /// allows (a truncated source: every row past the cut is absent); the step is rolled back.
+    /// One rule for SQLite and PostgreSQL. The rows the entity held before the step are its rows
+    /// now less those the step inserted.
+    private func checkDeletionLimit(absent: Int, sync: SyncTracker, state: ImportState) throws {
+        // An empty source that is allowed to be empty means every row goes.
+        guard absent > 0, state.read > 0 else { return }
+        let limit = step.sync.maxDelete
+        let total = max(try sync.rowCount() - state.inserted, absent)
+        guard let allowed = limit.allowed(ofTotal: total), absent > allowed else { return }
+        let share = String(format: "%.1f", Double(absent) * 100 / Double(total))
+        let rows = "\(step.entity) row\(total == 1 ? "" : "s")"
+        let limitText: String
+        switch limit {
+        case .fraction: limitText = "\(limit) of \(total), at least 1: \(allowed) row\(allowed == 1 ? "" : "s")"
+        default: limitText = "\(allowed) row\(allowed == 1 ? "" : "s")"
+        }
+        throw FerryError(
+            .verification,
+            "a sync would delete \(absent) of \(total) \(rows) (\(share)%), more than max_delete allows (\(limitText)); the step was rolled back",
+            at: InputLocation(file: step.source),
+            notes: [
+                "a source cut short deletes every row past the cut: check the source is complete",
+                "if these rows are meant to go, set 'max_delete: \(absent)' (or a percentage, or 'none') on the step, or pass --max-delete \(absent) to ferry import",
+            ])
     }
 
     private func recordRun(

@@ -80,7 +80,7 @@ public final class JobRunner {
                     try CoreDataStoreFile.refuseInPlace(job.store.path, command: "run")
                 }
                 // Before the lock file is made beside it: a store that cannot be written gets nothing.
-                if !dryRun && !job.store.rebuild && CoreDataStoreFile.isCoreDataStore(job.store.path) {
+                if !dryRun && FileManager.default.fileExists(atPath: job.store.path) {
                     try Store.checkWritable(job.store.path)
                 }
             } catch {
