@@ -34,7 +34,7 @@ struct CoreDataMigrateCLITests {
     }
 
     @Test(
-        "Revised store 1 → 4 in place: a Core Data store of version 4 with EXPECTED.md's values, its UUID kept, no hashes without a compiled model; backup = original"
+        "Revised store 1 → 4 in place: a Core Data store of version 4 with EXPECTED.md's values, its UUID kept, hashes computed without a compiled model; backup = original"
     )
     func revisedInPlace() throws {
         let directory = TemporaryDirectory("ferry-cd-migrate")
@@ -85,7 +85,8 @@ struct CoreDataMigrateCLITests {
         #expect(info.exitCode == 0, "\(info)")
         #expect(info.stdout.contains("\"CoreDataMigration_Example 4\""), "\(info)")
         #expect(
-            !info.stdout.contains("\"hash\""), "without --compiled-model the metadata records no entity hashes: \(info)"
+            info.stdout.contains("\"hash\""),
+            "without --compiled-model the metadata records the computed hashes: \(info)"
         )
         let verify = try runFerry([
             "verify", store, "--model", package, "--expect", CoreDataCheckCLITests.sampleExpectations(1),

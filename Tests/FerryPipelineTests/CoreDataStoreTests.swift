@@ -142,8 +142,13 @@ import Testing
             let bundle = try ModelLoader().load(path: Self.package(sample.project))
             let match = try CoreDataVersionDetector.detect(store: store, bundle: bundle)
             #expect(match.version.version == sample.version, "\(label)")
-            #expect(match.method == .cachedModel)
+            #expect(match.method == .versionHashes, "\(label): the hashes decide first")
             #expect(match.alsoMatching.isEmpty)
+            // The cached model alone agrees.
+            let byCache = bundle.versions.filter {
+                CoreDataVersionDetector.differences(store: cached, version: $0).isEmpty
+            }.map(\.version)
+            #expect(byCache == [sample.version], "\(label)")
             // The structural method alone agrees.
             let structural = bundle.versions.filter {
                 CoreDataVersionDetector.structuralDifferences(store: store, version: $0).isEmpty
@@ -222,11 +227,15 @@ import Testing
             #expect(match.method == .compiledModelHashes)
             #expect(match.version.version == sample.version)
         }
-        // The other project's stores have other hashes: the cached model decides.
-        let store = try CoreDataStoreFile.read(try Self.copy(Self.samples[2], into: directory, name: "revised.sqlite"))
-        let match = try CoreDataVersionDetector.detect(
-            store: store, bundle: try ModelLoader().load(path: Self.package(Self.revised)), compiled: compiled)
-        #expect(match.method == .cachedModel && match.version.version == "CoreDataMigration_Example 3")
+        // The other project's stores have other hashes: the hashes computed from the model decide,
+        // and without hashes in the store, the cached model.
+        var store = try CoreDataStoreFile.read(try Self.copy(Self.samples[2], into: directory, name: "revised.sqlite"))
+        let revised = try ModelLoader().load(path: Self.package(Self.revised))
+        let match = try CoreDataVersionDetector.detect(store: store, bundle: revised, compiled: compiled)
+        #expect(match.method == .versionHashes && match.version.version == "CoreDataMigration_Example 3")
+        store.metadata.versionHashes = [:]
+        let byCache = try CoreDataVersionDetector.detect(store: store, bundle: revised, compiled: compiled)
+        #expect(byCache.method == .cachedModel && byCache.version.version == "CoreDataMigration_Example 3")
         let missing = try #require(throws: FerryError.self) {
             try CompiledModelVersions.read(directory.file("none.momd"))
         }
@@ -280,7 +289,9 @@ import Testing
         }
         let error = try #require(throws: FerryError.self) { try CoreDataStoreFile.read(truncated).cachedModel() }
         #expect(error.message.contains("Z_MODELCACHE) of store '\(truncated)' is truncated"), "\(error)")
-        let store = try CoreDataStoreFile.read(truncated)
+        var store = try CoreDataStoreFile.read(truncated)
+        // Without the metadata's hashes (they decide first), the tables and columns do.
+        store.metadata.versionHashes = [:]
         let match = try CoreDataVersionDetector.detect(
             store: store, bundle: try ModelLoader().load(path: Self.package(Self.revised)))
         #expect(match.method == .structure && match.version.version == "CoreDataMigration_Example 3")

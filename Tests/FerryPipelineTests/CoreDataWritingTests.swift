@@ -121,7 +121,7 @@ import Testing
             let model = try Self.version(sample.version, of: Samples.package(sample.project))
             let path = directory.file("new.sqlite")
             do {
-                let store = try Store.createCoreData(at: path, model: model, versionHashes: nil)
+                let store = try Store.createCoreData(at: path, model: model)
                 _ = store
             }
             #expect(try Self.schema(path) == Self.schema(original), "\(sample.project) \(sample.file)")
@@ -134,7 +134,7 @@ import Testing
     }
 
     @Test(
-        "with the compiled model, the new store records the model's version hashes, digest and checksum; without it, no hashes"
+        "with or without the compiled model, the new store records the model's version hashes (the real store's), digest and checksum"
     )
     func newStoreMetadata() throws {
         let compiled = try CompiledModelVersions.read(Samples.compiledModel)
@@ -143,7 +143,7 @@ import Testing
             let original = try CoreDataStoreFile.read(try Samples.copy(sample, into: directory))
             let model = try Self.version(sample.version, of: Samples.package(sample.project))
             let path = directory.file("new.sqlite")
-            _ = try Store.createCoreData(at: path, model: model, versionHashes: try compiled.hashes(for: model))
+            _ = try Store.createCoreData(at: path, model: model, compiledHashes: try compiled.hashes(for: model))
             let created = try CoreDataStoreFile.read(path)
             #expect(created.metadata.versionHashes == original.metadata.versionHashes, "\(sample.file)")
             #expect(created.metadata.storeType == "SQLite")
@@ -153,21 +153,22 @@ import Testing
             #expect(created.metadata.uuid.count == 36 && created.metadata.uuid == created.metadata.uuid.uppercased())
             #expect(
                 created.metadata.hashesDigest
-                    == Data(CoreDataNewStoreMetadata.digest(original.metadata.versionHashes)).base64EncodedString())
+                    == Data(CoreDataVersionHashes.digest(original.metadata.versionHashes)).base64EncodedString())
             #expect(
                 created.metadata.checksum
-                    == Data(CoreDataNewStoreMetadata.checksum(original.metadata.versionHashes)).base64EncodedString())
+                    == Data(CoreDataVersionHashes.checksum(original.metadata.versionHashes)).base64EncodedString())
             // The store is identified as its version by hashes alone.
             let bundle = try ModelLoader().load(path: Samples.package(sample.project))
             #expect(
                 try CoreDataVersionDetector.detect(store: created, bundle: bundle).version.version == sample.version)
 
             let bare = directory.file("bare.sqlite")
-            _ = try Store.createCoreData(at: bare, model: model, versionHashes: nil)
-            let unhashed = try CoreDataStoreFile.read(bare)
-            #expect(unhashed.metadata.versionHashes.isEmpty)
-            #expect(unhashed.metadata.hashesDigest == nil && unhashed.metadata.checksum == nil)
-            #expect(unhashed.metadata.frameworkVersion == CoreDataNewStoreMetadata.frameworkVersion)
+            _ = try Store.createCoreData(at: bare, model: model)
+            let computed = try CoreDataStoreFile.read(bare)
+            #expect(computed.metadata.versionHashes == original.metadata.versionHashes, "\(sample.file)")
+            #expect(computed.metadata.hashesDigest == created.metadata.hashesDigest)
+            #expect(computed.metadata.checksum == created.metadata.checksum)
+            #expect(computed.metadata.frameworkVersion == CoreDataNewStoreMetadata.frameworkVersion)
         }
     }
 
@@ -178,7 +179,7 @@ import Testing
         let v1Hashes = try #require(compiled.versionHashes["CoreDataMigration_Example"])
         let directory = TemporaryDirectory("ferry-cdw-hash")
         let path = directory.file("new.sqlite")
-        #expect(throws: FerryError.self) { try Store.createCoreData(at: path, model: v3, versionHashes: v1Hashes) }
+        #expect(throws: FerryError.self) { try Store.createCoreData(at: path, model: v3, compiledHashes: v1Hashes) }
         #expect(!FileManager.default.fileExists(atPath: path))
         var renamed = v3
         renamed.version = "Other"
@@ -193,7 +194,7 @@ import Testing
         try Data("not mine".utf8).write(to: URL(fileURLWithPath: path))
         let model = try ModelLoader().load(path: Self.library).current
         let error = try #require(throws: FerryError.self) {
-            try Store.createCoreData(at: path, model: model, versionHashes: nil)
+            try Store.createCoreData(at: path, model: model)
         }
         #expect(error.message.contains("exists already"))
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "not mine")
@@ -206,7 +207,7 @@ import Testing
         let directory = TemporaryDirectory("ferry-cdw-lib")
         let path = directory.file("Library.sqlite")
         let model = try ModelLoader().load(path: Self.library).current
-        _ = try Store.createCoreData(at: path, model: model, versionHashes: nil)
+        _ = try Store.createCoreData(at: path, model: model)
         let schema = try Self.schema(path)
         #expect(
             schema.contains(
@@ -308,7 +309,7 @@ import Testing
         let path = directory.file("Library.sqlite")
         let bundle = try ModelLoader().load(path: Self.library)
         do {
-            let store = try Store.createCoreData(at: path, model: bundle.current, versionHashes: nil)
+            let store = try Store.createCoreData(at: path, model: bundle.current)
             try Self.insert(
                 store, "Author", [.attribute("name"), .attribute("born")], [[.string("Hergé"), .integer(1907)]])
             try Self.insert(
@@ -353,7 +354,7 @@ import Testing
         let directory = TemporaryDirectory("ferry-cdw-da")
         let path = directory.file("Library.sqlite")
         let bundle = try ModelLoader().load(path: Self.library)
-        _ = try Store.createCoreData(at: path, model: bundle.current, versionHashes: nil)
+        _ = try Store.createCoreData(at: path, model: bundle.current)
         // A derived pagesCount maintained as Core Data maintains CDP2's ZBOOK.ZPAGESCOUNT.
         let setup = try Connection(path: path, create: false)
         try setup.executeScript(
@@ -423,7 +424,7 @@ import Testing
         let pages = try #require(model.entities[book].relationships.firstIndex { $0.name == "pages" })
         model.entities[book].relationships[pages].deleteRule = .nullify
         bundle.versions = [model]
-        let store = try Store.createCoreData(at: path, model: model, versionHashes: nil)
+        let store = try Store.createCoreData(at: path, model: model)
         try Self.insert(
             store, "GraphicNovel", [.attribute("isbn"), .attribute("title")], [[.string("1"), .string("B")]])
         try Self.insert(

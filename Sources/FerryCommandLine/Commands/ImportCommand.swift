@@ -66,7 +66,7 @@ struct ImportCommand: ParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "With --layout coredata: the compiled model (App.momd or its VersionInfo.plist), whose version hashes the new store's metadata records.",
+            "With --layout coredata: the compiled model (App.momd or its VersionInfo.plist), whose version hashes must equal those computed from the model and recorded in the new store's metadata.",
             valueName: "path"))
     var compiledModel: String?
 

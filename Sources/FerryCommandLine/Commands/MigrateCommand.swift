@@ -17,8 +17,8 @@ struct MigrateCommand: ParsableCommand {
             A PostgreSQL store (schema S) is built in a new schema S_next, verified, and swapped \
             in by renaming both schemas in one transaction, keeping S as S_backup_vN_TIME. \
             A Core Data store stays a Core Data store: each step writes one in Core Data's layout of \
-            the new version, its metadata's entity hashes taken from --compiled-model (without it, \
-            none, so Core Data never takes it for a version it is not).
+            the new version, its metadata's entity version hashes computed from the model (and checked \
+            against --compiled-model when given).
             """)
 
     @Argument(help: ArgumentHelp("The store to migrate.", valueName: "store"))
@@ -39,7 +39,7 @@ struct MigrateCommand: ParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "For a Core Data store: the compiled model (.momd or its VersionInfo.plist) whose hashes the migrated store's metadata records.",
+            "For a Core Data store: the compiled model (.momd or its VersionInfo.plist) whose hashes must equal those computed from the model and recorded in the migrated store's metadata.",
             valueName: "path"))
     var compiledModel: String?
 

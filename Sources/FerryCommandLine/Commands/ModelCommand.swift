@@ -33,11 +33,17 @@ struct ModelShowCommand: ParsableCommand {
             var fetchedProperties: [String]
             var userInfo: [String: String]
             var hash: String
+            /// Core Data's entity version hash (base64), computed from the model.
+            var coreDataVersionHash: String
+            /// Why that hash may not be Core Data's; nil when verified.
+            var coreDataVersionHashUnverified: String?
 
             enum CodingKeys: String, CodingKey {
                 case name, parent, abstract, attributes, relationships, unique, hash
                 case fetchedProperties = "fetched_properties"
                 case userInfo = "user_info"
+                case coreDataVersionHash = "core_data_version_hash"
+                case coreDataVersionHashUnverified = "core_data_version_hash_unverified"
             }
         }
         var version: String
@@ -45,10 +51,20 @@ struct ModelShowCommand: ParsableCommand {
         var hash: String
         var entities: [EntityInfo]
         var fetchRequests: [String]
+        /// `NSStoreModelVersionHashesDigest` and `NSStoreModelVersionChecksumKey` (base64).
+        var coreDataDigest: String
+        var coreDataChecksum: String
+        /// Why the digest and checksum may not be Core Data's even with verified entity hashes.
+        var coreDataDigestUnverified: String?
+        /// An Xcode model's text output shows the Core Data hashes (JSON always has them).
+        var xcode: Bool
 
         enum CodingKeys: String, CodingKey {
             case version, current, hash, entities
             case fetchRequests = "fetch_requests"
+            case coreDataDigest = "core_data_digest"
+            case coreDataChecksum = "core_data_checksum"
+            case coreDataDigestUnverified = "core_data_digest_unverified"
         }
     }
 
@@ -92,6 +108,7 @@ struct ModelShowCommand: ParsableCommand {
             let bundle = try ModelLoader().load(path: model)
             let versions = bundle.versions.map { version in
                 let hashes = version.entityHashes
+                let coreData = CoreDataVersionHashes(model: version)
                 return VersionInfo(
                     version: version.version, current: version.version == bundle.currentVersion,
                     hash: version.versionHash,
@@ -105,9 +122,17 @@ struct ModelShowCommand: ParsableCommand {
                                 "\($0.name): [\($0.entity)]\($0.predicate.map { " where \($0)" } ?? "")"
                             },
                             userInfo: entity.userInfo,
-                            hash: hashes[entity.name] ?? "")
+                            hash: hashes[entity.name] ?? "",
+                            coreDataVersionHash: Data(coreData.entities[entity.name]?.hash ?? [])
+                                .base64EncodedString(),
+                            coreDataVersionHashUnverified: coreData.entities[entity.name].flatMap {
+                                $0.isVerified ? nil : $0.unverified.joined(separator: "; ")
+                            })
                     },
-                    fetchRequests: version.fetchRequests.map(Self.describe))
+                    fetchRequests: version.fetchRequests.map(Self.describe),
+                    coreDataDigest: Data(coreData.digest).base64EncodedString(),
+                    coreDataChecksum: Data(coreData.checksum).base64EncodedString(),
+                    coreDataDigestUnverified: coreData.aggregatesUnverified, xcode: version.origin == .xcode)
             }
             if json {
                 try writeJSON(
@@ -120,9 +145,22 @@ struct ModelShowCommand: ParsableCommand {
             print("model \(bundle.name) (current version \(bundle.currentVersion))")
             for version in versions {
                 print("version \(version.version)\(version.current ? " (current)" : "")  hash \(version.hash)")
+                if version.xcode {
+                    print("  Core Data digest \(version.coreDataDigest)")
+                    print("  Core Data checksum \(version.coreDataChecksum)")
+                    if let reason = version.coreDataDigestUnverified {
+                        print("  Core Data digest and checksum unverified: \(reason)")
+                    }
+                }
                 for entity in version.entities {
                     let kind = (entity.parent.map { " : \($0)" } ?? "") + (entity.abstract ? " (abstract)" : "")
                     print("  \(entity.name)\(kind)  hash \(entity.hash.prefix(16))\(Self.describe(entity.userInfo))")
+                    if version.xcode {
+                        print("    Core Data version hash \(entity.coreDataVersionHash)")
+                        if let reason = entity.coreDataVersionHashUnverified {
+                            print("    Core Data version hash unverified: \(reason)")
+                        }
+                    }
                     for attribute in entity.attributes { print("    \(attribute)") }
                     for relationship in entity.relationships { print("    \(relationship)") }
                     for property in entity.fetchedProperties { print("    fetched \(property)") }

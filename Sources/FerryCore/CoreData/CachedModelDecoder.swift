@@ -165,6 +165,8 @@ package enum CachedModelDecoder {
             var attribute = AttributeDescription(
                 name: name, type: type, isOptional: try archive.bool(object["NSIsOptional"]) ?? false)
             attribute.isTransient = try archive.bool(object["NSIsTransient"]) ?? false
+            // NSFlagsKey 16: preserveAfterDeletion (COREDATA.md Appendix B).
+            attribute.preservesAfterDeletion = (try archive.integer(object["NSFlagsKey"]) ?? 0) & 16 != 0
             attribute.renamedFrom = try renamingIdentifier(object, name: name)
             attribute.hashModifier = try nonEmpty(archive.string(object["NSVersionHashModifier"]))
             attribute.userInfo = try userInfo(object["NSUserInfo"])

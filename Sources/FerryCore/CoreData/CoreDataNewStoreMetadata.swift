@@ -1,17 +1,20 @@
 import Foundation
+import Logging
 
 /// The metadata (`Z_METADATA.Z_PLIST`) of a Core Data store ferry creates (COREDATA.md §2.2).
 ///
 /// Always: `NSStoreModelVersionIdentifiers` (the model's version identifier), `NSStoreType`
 /// `SQLite`, `_NSAutoVacuumLevel` `"2"`, `NSPersistenceFrameworkVersion`
-/// (``frameworkVersion``), `NSStoreModelVersionHashesVersion` 3.
+/// (``frameworkVersion``), `NSStoreModelVersionHashesVersion` 3, and the entity version hashes
+/// computed from the model (``CoreDataVersionHashes``, COREDATA.md §3.2) as
+/// `NSStoreModelVersionHashes`, with their `NSStoreModelVersionHashesDigest` and
+/// `NSStoreModelVersionChecksumKey`.
 ///
-/// Only with the compiled model's hashes: `NSStoreModelVersionHashes`, and from them
-/// `NSStoreModelVersionHashesDigest` (SHA-512 over each entity's UTF-8 name and hash, by name)
-/// and `NSStoreModelVersionChecksumKey` (SHA-256 over the hashes, by entity name), the formulas
-/// verified on real stores. Entity hashes cannot be computed outside Apple's frameworks (§3.2);
-/// a store without them matches no model version, so Core Data refuses to open it as one rather
-/// than taking it for a version it is not.
+/// A compiled model's hashes, when given, must equal the computed ones entity by entity: a
+/// difference stops the store before anything is written, naming the entity (Core Data would
+/// refuse a store whose hashes are not its model's). Without a compiled model, hashes that touch
+/// an open point of §3.2 are written as computed and named in a warning: they are the best known,
+/// and a wrong one makes Core Data refuse the store, never misread it.
 package struct CoreDataNewStoreMetadata {
     /// The framework version written: that of the newest stores examined (1344), whose metadata
     /// carries the digest and checksum keys.
@@ -19,34 +22,35 @@ package struct CoreDataNewStoreMetadata {
 
     /// The binary property list.
     package let plist: [UInt8]
+    /// The hashes computed from the model (and written).
+    package let computed: CoreDataVersionHashes
 
-    /// - Throws: `.invalidModel` when `versionHashes` do not name exactly the model's entities.
-    package init(model: ObjectModel, versionHashes: [String: [UInt8]]?) throws {
+    /// - Throws: `.invalidModel` when `compiledHashes` do not name exactly the model's entities
+    ///   or one differs from the hash computed from the model.
+    package init(model: ObjectModel, compiledHashes: [String: [UInt8]]?) throws {
+        let computed = CoreDataVersionHashes(model: model)
+        if let compiledHashes {
+            try Self.check(compiledHashes, model: model)
+            try Self.check(compiledHashes, against: computed, model: model)
+        } else if !computed.unverifiedReasons.isEmpty {
+            FerryLog.store.warning(
+                "model \(model.name) version \(model.version): Core Data version hashes written unverified (\(computed.unverifiedReasons.joined(separator: "; "))); Core Data refuses the store if one is not its model's; give --compiled-model to check them"
+            )
+        }
+        self.computed = computed
+        let versionHashes = computed.hashes
         var dictionary = PropertyListDictionary()
         dictionary["NSStoreModelVersionIdentifiers"] = .array([.string(model.versionIdentifier ?? "")])
         dictionary["NSStoreType"] = .string("SQLite")
         dictionary["_NSAutoVacuumLevel"] = .string("2")
-        if let versionHashes {
-            try Self.check(versionHashes, model: model)
-            let names = versionHashes.keys.sorted()
-            dictionary["NSStoreModelVersionHashes"] = .dictionary(
-                PropertyListDictionary(names.map { ($0, .data(versionHashes[$0] ?? [])) }))
-            dictionary["NSStoreModelVersionHashesDigest"] = .string(Self.base64(Self.digest(versionHashes)))
-            dictionary["NSStoreModelVersionChecksumKey"] = .string(Self.base64(Self.checksum(versionHashes)))
-        }
+        let names = versionHashes.keys.sorted(by: CoreDataVersionHashes.precedes)
+        dictionary["NSStoreModelVersionHashes"] = .dictionary(
+            PropertyListDictionary(names.map { ($0, .data(versionHashes[$0] ?? [])) }))
+        dictionary["NSStoreModelVersionHashesDigest"] = .string(Self.base64(computed.digest))
+        dictionary["NSStoreModelVersionChecksumKey"] = .string(Self.base64(computed.checksum))
         dictionary["NSPersistenceFrameworkVersion"] = .integer(Self.frameworkVersion)
         dictionary["NSStoreModelVersionHashesVersion"] = .integer(3)
         plist = BinaryPropertyListWriter.encode(.dictionary(dictionary))
-    }
-
-    /// `NSStoreModelVersionHashesDigest`: SHA-512 over name ‖ hash of each entity, by name.
-    package static func digest(_ hashes: [String: [UInt8]]) -> [UInt8] {
-        SHA512.hash(hashes.keys.sorted().flatMap { Array($0.utf8) + (hashes[$0] ?? []) })
-    }
-
-    /// `NSStoreModelVersionChecksumKey`: SHA-256 over the hashes, by entity name.
-    package static func checksum(_ hashes: [String: [UInt8]]) -> [UInt8] {
-        SHA256.hash(hashes.keys.sorted().flatMap { hashes[$0] ?? [] })
     }
 
     private static func check(_ hashes: [String: [UInt8]], model: ObjectModel) throws {
@@ -69,6 +73,29 @@ package struct CoreDataNewStoreMetadata {
             throw FerryError(
                 .invalidModel,
                 "the compiled model's hash of entity '\(name)' has \(hash.count) bytes; Core Data's have 32")
+        }
+    }
+
+    /// Refuses a compiled hash that differs from the computed one, naming the first such entity.
+    private static func check(
+        _ compiled: [String: [UInt8]], against computed: CoreDataVersionHashes, model: ObjectModel
+    ) throws {
+        for name in compiled.keys.sorted(by: CoreDataVersionHashes.precedes) {
+            guard let mine = computed.entities[name], let theirs = compiled[name], mine.hash != theirs else { continue }
+            var notes = [
+                "nothing was written: Core Data refuses a store whose version hashes are not its model's"
+            ]
+            if mine.isVerified {
+                notes.append("give the .momd compiled from this very .xcdatamodel version")
+            } else {
+                notes.append(
+                    "the computed hash of \(name) is unverified (\(mine.unverified.joined(separator: "; "))): the compiled model's hash says it is not Core Data's"
+                )
+            }
+            throw FerryError(
+                .invalidModel,
+                "entity \(name) of model \(model.name) version \(model.version): the compiled model's version hash \(base64(theirs)) differs from the one computed from the model, \(base64(mine.hash))",
+                at: model.entity(named: name)?.location, notes: notes)
         }
     }
 

@@ -19,24 +19,25 @@ import Foundation
 ///   (the reflexive case: the relationship name that sorts first); this naming is **UNVERIFIED**
 ///   against Core Data (§2.5), readers (ferry's among them) find join tables by their columns;
 /// - `Z_PRIMARYKEY` with every entity (`Z_MAX` 0), `Z_METADATA` (Z_VERSION 1, a fresh uppercase
-///   UUID, the metadata plist of ``CoreDataNewStoreMetadata``) and an empty `Z_MODELCACHE`.
+///   UUID, the metadata plist of ``CoreDataNewStoreMetadata``: the entity version hashes computed
+///   from the model, their digest and checksum) and an empty `Z_MODELCACHE`.
 ///
 /// Derived attributes are refused: their triggers are not written.
 package enum CoreDataSchemaWriter {
     /// Creates the store's schema and metadata on `connection`, an empty database, and returns
-    /// the layout of the new store. `versionHashes` are the compiled model's entity hashes
-    /// (``CompiledModelVersions/hashes(for:)``); without them the metadata has no hashes, so
-    /// Core Data never takes the store for a model version it is not.
+    /// the layout of the new store. The metadata's entity version hashes are computed from the
+    /// model (``CoreDataVersionHashes``); `compiledHashes`, the compiled model's
+    /// (``CompiledModelVersions/hashes(for:)``), must equal them, or nothing is written.
     ///
     /// Runs in its own transaction, or inside the caller's (then the journal mode is left as it is).
     ///
     /// - Throws: `.store` when the database is not empty; `.invalidModel` when the model has a
-    ///   derived attribute or the hashes do not name exactly its entities.
+    ///   derived attribute or the compiled hashes are not those computed from it.
     package static func create(
-        for model: ObjectModel, on connection: Connection, versionHashes: [String: [UInt8]]?
+        for model: ObjectModel, on connection: Connection, compiledHashes: [String: [UInt8]]?
     ) throws -> CoreDataLayout {
         try checkWritable(model)
-        let metadata = try CoreDataNewStoreMetadata(model: model, versionHashes: versionHashes)
+        let metadata = try CoreDataNewStoreMetadata(model: model, compiledHashes: compiledHashes)
         let tables = try connection.scalar("SELECT count(*) FROM sqlite_master")?.int64 ?? 0
         guard tables == 0 else {
             throw FerryError(

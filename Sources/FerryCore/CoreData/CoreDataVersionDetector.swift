@@ -1,7 +1,8 @@
-/// Finds which version of a model bundle a Core Data store is at (COREDATA.md §3.3), in the
-/// recommended order: (B) the store's `NSStoreModelVersionHashes` against a compiled model's
-/// hashes when one is given, (A) the model the store caches against each version, (C) the
-/// store's tables and columns against those each version predicts.
+/// Finds which version of a model bundle a Core Data store is at (COREDATA.md §3.3), hashes
+/// first: (B) the store's `NSStoreModelVersionHashes` against a compiled model's hashes when one
+/// is given, then against the hashes computed from each version (``CoreDataVersionHashes``,
+/// §3.2), (A) the model the store caches against each version, (C) the store's tables and
+/// columns against those each version predicts.
 ///
 /// ```swift
 /// let store = try CoreDataStoreFile.read("App.sqlite")
@@ -13,6 +14,8 @@ package enum CoreDataVersionDetector {
     package enum Method: String, Sendable, Hashable, CustomStringConvertible {
         /// Entity version hashes equal the compiled model's (`VersionInfo.plist`).
         case compiledModelHashes = "compiled_model_hashes"
+        /// Entity version hashes equal those computed from the version.
+        case versionHashes = "version_hashes"
         /// The model cached in `Z_MODELCACHE` equals the version, property by property.
         case cachedModel = "cached_model"
         /// The tables and columns equal those the version predicts.
@@ -21,6 +24,7 @@ package enum CoreDataVersionDetector {
         package var description: String {
             switch self {
             case .compiledModelHashes: return "the entity version hashes of the compiled model"
+            case .versionHashes: return "the entity version hashes computed from the model"
             case .cachedModel: return "the model cached in the store"
             case .structure: return "the store's tables and columns"
             }
@@ -47,7 +51,8 @@ package enum CoreDataVersionDetector {
     /// The version of `bundle` the store is at.
     ///
     /// - Parameter compiled: a compiled model's hashes; when given and one of its versions has
-    ///   exactly the store's entity hashes, that version wins.
+    ///   exactly the store's entity hashes, that version wins. Next, a version whose computed
+    ///   hashes are exactly the store's (every entity, none more) wins.
     /// - Throws: `FerryError` (`.modelMismatch`) naming the closest version and exactly what
     ///   differs (entities and properties) when none matches.
     package static func detect(
@@ -70,6 +75,17 @@ package enum CoreDataVersionDetector {
             } else {
                 notes.append("no version of the compiled model '\(compiled.path)' has the store's entity hashes")
             }
+        }
+        if !store.metadata.versionHashes.isEmpty {
+            let matching = bundle.versions.filter {
+                CoreDataVersionHashes(model: $0).hashes == store.metadata.versionHashes
+            }
+            if let best = preferred(matching, store: store) {
+                return Match(
+                    version: best, method: .versionHashes,
+                    alsoMatching: matching.map(\.version).filter { $0 != best.version })
+            }
+            notes.append("no version's computed entity version hashes are the store's")
         }
         var cached: ObjectModel?
         do {

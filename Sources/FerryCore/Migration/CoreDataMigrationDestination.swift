@@ -3,11 +3,11 @@
 /// numbering of the new model, join tables, `Z_PRIMARYKEY`, `Z_METADATA`), and the step's rows
 /// carry Core Data's bookkeeping (`Z_ENT`, `Z_OPT`; ``rowBookkeeping(of:in:version:)``).
 ///
-/// Metadata of the new version: the entity version hashes of the compiled model's version of
-/// the same name when `--compiled-model` is given; otherwise none, so Core Data can never take
-/// the store for a version it is not (it refuses to open it as any model version). The store's
-/// UUID and the metadata keys ferry does not know (an app's own keys) are kept. `Z_MODELCACHE`
-/// is left empty: ferry reads the store's version from its tables and columns.
+/// Metadata of the new version: the entity version hashes computed from its model (COREDATA.md
+/// §3.2), their digest and checksum, checked against the compiled model's version of the same
+/// name when `--compiled-model` is given (a difference stops the step before anything is
+/// written). The store's UUID and the metadata keys ferry does not know (an app's own keys) are
+/// kept. `Z_MODELCACHE` is left empty: ferry finds the store's version by its hashes.
 package struct CoreDataMigrationDestination {
     /// The original store's metadata.
     let sourceMetadata: CoreDataStoreMetadata
@@ -17,7 +17,7 @@ package struct CoreDataMigrationDestination {
     func createSchema(for model: ObjectModel, on connection: Connection) throws -> CoreDataLayout {
         let hashes = try compiledModel.map { try $0.hashes(for: model) }
         return try connection.transaction(.immediate) {
-            let layout = try CoreDataSchemaWriter.create(for: model, on: connection, versionHashes: hashes)
+            let layout = try CoreDataSchemaWriter.create(for: model, on: connection, compiledHashes: hashes)
             try keepIdentity(on: connection)
             return layout
         }

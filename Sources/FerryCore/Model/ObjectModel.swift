@@ -142,6 +142,12 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
     public var derivation: String?
     /// The Core Data type ferry stores as `type`: Transformable (as binary) or Object ID (as a URI).
     public var coreDataKind: CoreDataAttributeKind?
+    /// Core Data's `preserveAfterDeletion`: the value is kept in the persistent history's
+    /// tombstone of a deleted object. Part of Core Data's version hash only.
+    @DecodedOrEmpty public var preservesAfterDeletion = false
+    /// Core Data's `allowsExternalBinaryDataStorage`: large values may be stored in files beside
+    /// the store.
+    @DecodedOrEmpty public var allowsExternalBinaryDataStorage = false
     /// Free-form key/value notes for tools (Core Data's `userInfo`); not part of the version hash.
     /// Where the attribute was declared, for error messages.
     @DecodedOrEmpty public var userInfo: [String: String] = [:]

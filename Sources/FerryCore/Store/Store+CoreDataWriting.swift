@@ -44,8 +44,8 @@ extension Store {
     /// The Core Data store a job or `ferry import` writes at `path`: an existing Core Data store
     /// opened in place (`openCoreDataForWriting`, its version found in `bundle`), or, when
     /// `creating` names a model and no file is at `path`, a new one for that model
-    /// (`createCoreData`, the version hashes from the compiled model at `compiledModel` when
-    /// given); nil for a ferry store.
+    /// (`createCoreData`, its version hashes computed from the model and checked against the
+    /// compiled model at `compiledModel` when given); nil for a ferry store.
     package static func openCoreDataTarget(
         at path: String, bundle: ModelBundle?, creating model: ObjectModel?, compiledModel: String?, options: Options
     ) throws -> Store? {
@@ -55,17 +55,19 @@ extension Store {
         }
         guard let model, !exists, options.createIfMissing else { return nil }
         let hashes = try compiledModel.map { try CompiledModelVersions.read($0).hashes(for: model) }
-        return try createCoreData(at: path, model: model, versionHashes: hashes, options: options)
+        return try createCoreData(at: path, model: model, compiledHashes: hashes, options: options)
     }
 
     /// Creates a new Core Data store at `path` for `model` (`CoreDataSchemaWriter`) and opens
-    /// it for writing. `versionHashes` are the compiled model's entity hashes
-    /// (`CompiledModelVersions.hashes(for:)`); without them the store's metadata records none.
+    /// it for writing. Its metadata records the entity version hashes computed from the model
+    /// (COREDATA.md §3.2), their digest and checksum; `compiledHashes`, a compiled model's
+    /// hashes of the same version, must equal them entity by entity.
     ///
     /// - Throws: `.store` when a file is at `path` already (it is never overwritten);
-    ///   `.invalidModel` when the model cannot be written as a Core Data store.
+    ///   `.invalidModel` when the model cannot be written as a Core Data store, or a compiled
+    ///   hash differs from the computed one (nothing is created).
     public static func createCoreData(
-        at path: String, model: ObjectModel, versionHashes: [String: [UInt8]]?, options: Options = Options()
+        at path: String, model: ObjectModel, compiledHashes: [String: [UInt8]]? = nil, options: Options = Options()
     ) throws -> Store {
         try PathOrURL.requireStore(path)
         guard !FileManager.default.fileExists(atPath: path) else {
@@ -86,7 +88,7 @@ extension Store {
             connection = try Connection(path: path, readOnly: false, create: true)
             try configure(connection, busyTimeout: options.busyTimeout)
             try CoreDataTriggerFunctions.register(on: connection)
-            layout = try CoreDataSchemaWriter.create(for: model, on: connection, versionHashes: versionHashes)
+            layout = try CoreDataSchemaWriter.create(for: model, on: connection, compiledHashes: compiledHashes)
         } catch {
             StoreFiles.remove(path)
             throw error

@@ -63,6 +63,15 @@ extension ModelLoader {
         if let node = mapping["transient"], let value = reader.bool(node, for: "transient") {
             attribute.isTransient = value
         }
+        if let node = mapping["preserve_after_deletion"],
+            let value = reader.bool(node, for: "preserve_after_deletion")
+        {
+            attribute.preservesAfterDeletion = value
+        }
+        if let node = mapping["allows_external_storage"], let value = reader.bool(node, for: "allows_external_storage")
+        {
+            attribute.allowsExternalBinaryDataStorage = value
+        }
         attribute.derivation = mapping["derived"].flatMap { reader.string($0, for: "derived") }
         attribute.userInfo = mapping["user_info"].map { userInfo($0, reader: reader) } ?? [:]
         let transformer = mapping["transformer"].flatMap { reader.string($0, for: "transformer") }

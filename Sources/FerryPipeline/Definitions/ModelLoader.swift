@@ -27,7 +27,8 @@ public struct ModelLoader: Sendable {
     static let attributeKeys = [
         "type", "optional", "default", "unique", "min", "max", "min_length", "max_length", "pattern", "renamed_from",
         "hash_modifier",
-        "transient", "derived", "transformer", "value_class", "user_info",
+        "transient", "derived", "transformer", "value_class", "user_info", "preserve_after_deletion",
+        "allows_external_storage",
     ]
     static let relationshipKeys = [
         "destination", "to_many", "inverse", "delete_rule", "optional", "min_count", "max_count", "renamed_from",

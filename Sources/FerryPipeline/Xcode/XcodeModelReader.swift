@@ -116,6 +116,8 @@ struct XcodeModelReader {
         var attribute = AttributeDescription(
             name: name, type: spelling.type, isOptional: flag("optional", of: element), location: element.location)
         attribute.isTransient = flag("transient", of: element)
+        attribute.preservesAfterDeletion = flag("preserveAfterDeletion", of: element)
+        attribute.allowsExternalBinaryDataStorage = flag("allowsExternalBinaryDataStorage", of: element)
         attribute.renamedFrom = renamingIdentifier(of: element, name: name)
         attribute.hashModifier = nonEmpty(element.attributes["versionHashModifier"])
         switch spelling.kind {

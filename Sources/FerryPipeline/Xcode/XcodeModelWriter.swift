@@ -155,6 +155,8 @@ enum XcodeModelWriter {
         }
         if let renamed = attribute.renamedFrom { attributes.append(("elementID", renamed)) }
         if let modifier = attribute.hashModifier { attributes.append(("versionHashModifier", modifier)) }
+        if attribute.allowsExternalBinaryDataStorage { attributes.append(("allowsExternalBinaryDataStorage", "YES")) }
+        if attribute.preservesAfterDeletion { attributes.append(("preserveAfterDeletion", "YES")) }
         var info = attribute.userInfo
         if attribute.type == .json { info[XcodeSpelling.jsonUserInfoKey] = "json" }
         guard let infoXML = userInfoXML(info, indent: "            ") else { return element("attribute", attributes) }

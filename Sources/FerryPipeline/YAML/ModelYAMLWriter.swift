@@ -140,6 +140,8 @@ package enum ModelYAMLWriter {
         if let length = rules.maxLength { fields.append(("max_length", scalar(String(length)))) }
         if let pattern = rules.pattern { fields.append(("pattern", scalar(pattern))) }
         if attribute.isTransient { fields.append(("transient", scalar("true"))) }
+        if attribute.preservesAfterDeletion { fields.append(("preserve_after_deletion", scalar("true"))) }
+        if attribute.allowsExternalBinaryDataStorage { fields.append(("allows_external_storage", scalar("true"))) }
         if let derivation = attribute.derivation { fields.append(("derived", scalar(derivation))) }
         if case .transformable(let transformer, let valueClass) = attribute.coreDataKind {
             if let transformer { fields.append(("transformer", scalar(transformer))) }
