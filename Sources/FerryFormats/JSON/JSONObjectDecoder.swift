@@ -13,12 +13,8 @@ final class JSONObjectDecoder {
     private let paths = JSONPathFields()
     /// The field index found at each member position of the previous object.
     @exclusivity(unchecked) private var predicted: [Int] = []
-    /// Reused buffer for compact JSON text of nested values.
-    @exclusivity(unchecked) private var compact: [UInt8] = []
-
-    init() {
-        compact.reserveCapacity(256)
-    }
+    /// Where the compact text of the nested value being read starts in the fields' arena.
+    @exclusivity(unchecked) private var compactStart = 0
 
     /// Reads the members of the object whose `{` the tokenizer just returned, up to its `}`,
     /// into ``fields``.
@@ -81,8 +77,11 @@ final class JSONObjectDecoder {
         case .false: fields.set(index, kind: .false, line: line, column: column)
         case .null: fields.set(index, kind: .null, line: line, column: column)
         case .beginObject, .beginArray:
+            // Written straight into the fields' arena: a nested value of a 60 MB record is not
+            // copied through a buffer of its own.
+            compactStart = fields.arenaEnd
             try compactBytes(tokenizer, opening: valueToken)
-            compact.withUnsafeBufferPointer { fields.set(index, kind: .nested, bytes: $0, line: line, column: column) }
+            fields.set(index, kind: .nested, from: compactStart, line: line, column: column)
         case .endObject, .endArray, .key, .end:
             throw tokenizer.error("internal error: unexpected token in a record", at: tokenizer.tokenStart)
         }
@@ -124,12 +123,12 @@ final class JSONObjectDecoder {
     }
 
     /// Compact JSON text of the container whose begin token was just returned, consuming it,
-    /// into ``compact``.
+    /// appended to the fields' arena from ``compactStart`` on.
     ///
     /// Strings are re-escaped minimally (`"`, `\`, control characters); numbers keep their
     /// source spelling; no white space.
-    func compactBytes(_ tokenizer: JSONTokenizer, opening: JSONToken) throws {
-        compact.removeAll(keepingCapacity: true)
+    private func compactBytes(_ tokenizer: JSONTokenizer, opening: JSONToken) throws {
+        let compact = fields
         compact.append(opening == .beginObject ? 0x7B : 0x5B)
         let target = tokenizer.depth - 1
         while tokenizer.depth > target {
@@ -152,16 +151,16 @@ final class JSONObjectDecoder {
                 appendQuoted(tokenizer)
             case .number:
                 separate()
-                tokenizer.withTokenBytes { compact.append(contentsOf: $0) }
+                tokenizer.withTokenBytes { compact.append($0) }
             case .true:
                 separate()
-                compact.append(contentsOf: "true".utf8)
+                appendWord("true")
             case .false:
                 separate()
-                compact.append(contentsOf: "false".utf8)
+                appendWord("false")
             case .null:
                 separate()
-                compact.append(contentsOf: "null".utf8)
+                appendWord("null")
             case .end:
                 throw tokenizer.error("internal error: unexpected end of a nested value", at: tokenizer.tokenStart)
             }
@@ -171,29 +170,52 @@ final class JSONObjectDecoder {
     /// Appends a comma unless the text so far ends a container opening or a key.
     @inline(__always)
     private func separate() {
-        if let last = compact.last, last != 0x7B && last != 0x5B && last != 0x3A { compact.append(0x2C) }
+        if let last = fields.lastByte(since: compactStart), last != 0x7B && last != 0x5B && last != 0x3A {
+            fields.append(0x2C)
+        }
     }
 
+    private func appendWord(_ word: StaticString) {
+        word.withUTF8Buffer { fields.append($0) }
+    }
+
+    /// Appends the last string token quoted, escaping only `"`, `\` and control characters;
+    /// the runs between them are copied whole.
     private func appendQuoted(_ tokenizer: JSONTokenizer) {
+        let compact = fields
         compact.append(0x22)
         tokenizer.withStringBytes { bytes in
-            for b in bytes {
+            var run = 0
+            for index in 0..<bytes.count {
+                let b = bytes[index]
+                guard b < 0x20 || b == 0x22 || b == 0x5C else { continue }
+                compact.append(UnsafeBufferPointer(rebasing: bytes[run..<index]))
+                run = index + 1
                 switch b {
-                case 0x22: compact.append(contentsOf: [0x5C, 0x22])
-                case 0x5C: compact.append(contentsOf: [0x5C, 0x5C])
-                case 0x0A: compact.append(contentsOf: [0x5C, 0x6E])
-                case 0x0D: compact.append(contentsOf: [0x5C, 0x72])
-                case 0x09: compact.append(contentsOf: [0x5C, 0x74])
-                case 0x08: compact.append(contentsOf: [0x5C, 0x62])
-                case 0x0C: compact.append(contentsOf: [0x5C, 0x66])
-                case 0..<0x20:
-                    let digits: [UInt8] = Array("0123456789abcdef".utf8)
-                    compact.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, digits[Int(b >> 4)], digits[Int(b & 0xF)]])
-                default: compact.append(b)
+                case 0x22, 0x5C: appendEscape(b)
+                case 0x0A: appendEscape(0x6E)
+                case 0x0D: appendEscape(0x72)
+                case 0x09: appendEscape(0x74)
+                case 0x08: appendEscape(0x62)
+                case 0x0C: appendEscape(0x66)
+                default:
+                    let digits: StaticString = "0123456789abcdef"
+                    appendEscape(0x75)
+                    compact.append(0x30)
+                    compact.append(0x30)
+                    compact.append(digits.utf8Start[Int(b >> 4)])
+                    compact.append(digits.utf8Start[Int(b & 0xF)])
                 }
             }
+            compact.append(UnsafeBufferPointer(rebasing: bytes[run..<bytes.count]))
         }
         compact.append(0x22)
+    }
+
+    @inline(__always)
+    private func appendEscape(_ letter: UInt8) {
+        fields.append(0x5C)
+        fields.append(letter)
     }
 
     /// A readable name for a value token (in messages: "found a number").

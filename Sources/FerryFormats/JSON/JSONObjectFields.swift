@@ -152,6 +152,38 @@ package final class JSONObjectFields {
         slots[index] = Slot(kind: kind, start: start, count: bytes.count, line: line, column: column)
     }
 
+    /// Where the next bytes appended to the arena go: the start of a field written in place
+    /// (``append(_:)``, then ``set(_:kind:from:line:column:)``).
+    var arenaEnd: Int { arenaCount }
+
+    /// The last byte appended to the arena since `start`, nil when none was.
+    @inline(__always)
+    func lastByte(since start: Int) -> UInt8? { arenaCount > start ? arena[arenaCount - 1] : nil }
+
+    /// Appends one byte of a field written in place.
+    @inline(__always)
+    func append(_ byte: UInt8) {
+        if arenaCount == arenaCapacity { growArena(toFit: arenaCount + 1) }
+        arena[arenaCount] = byte
+        arenaCount += 1
+    }
+
+    /// Appends bytes of a field written in place.
+    @inline(__always)
+    func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard bytes.count > 0, let source = bytes.baseAddress else { return }
+        if arenaCount + bytes.count > arenaCapacity { growArena(toFit: arenaCount + bytes.count) }
+        (arena + arenaCount).update(from: source, count: bytes.count)
+        arenaCount += bytes.count
+    }
+
+    /// Sets the field at `index` to the bytes appended in place since `start` (``arenaEnd``).
+    @inline(__always)
+    func set(_ index: Int, kind: JSONFieldKind, from start: Int, line: Int, column: Int) {
+        if index >= count { extend(to: index + 1) }
+        slots[index] = Slot(kind: kind, start: start, count: arenaCount - start, line: line, column: column)
+    }
+
     /// Sets a field that has no bytes (true, false, null).
     @inline(__always)
     func set(_ index: Int, kind: JSONFieldKind, line: Int, column: Int) {

@@ -290,9 +290,22 @@ final class NestedObjects {
         var nested: [(link: Link, value: LocatedJSON?, keys: LocatedJSON?)] = []
         for link in links {
             guard let indexes = link.fieldIndexes else { continue }
-            let value = record[indexes.field].flatMap { LocatedJSON.value(of: $0, in: record) }
-            let keys = record[indexes.keys].flatMap { LocatedJSON.value(of: $0, in: record) }
-            nested.append((link, value, keys))
+            var located: [LocatedJSON?] = []
+            for (index, name) in [(indexes.field, link.field), (indexes.keys, link.keysField)] {
+                guard let field = record[index] else {
+                    located.append(nil)
+                    continue
+                }
+                // A field is there: never taken as absent (a nested value of 4 GiB or more).
+                guard let value = LocatedJSON.value(of: field, in: record) else {
+                    return .failure(
+                        Failure(
+                            field: name, line: field.line, column: field.column,
+                            reason: "the nested value cannot be read (4 GiB or more)"))
+                }
+                located.append(value)
+            }
+            nested.append((link, located[0], located[1]))
         }
         // To-ones stored in the record's own row: their objects first.
         for item in nested {
@@ -330,12 +343,12 @@ final class NestedObjects {
     private func toOneKey(
         _ link: Link, _ value: LocatedJSON, path: String, parentKey: Int64?
     ) throws -> Result<Int64?, Failure> {
-        switch value.content {
+        switch value.kind {
         case .object:
             return try writeObject(value, through: link, path: path, parentKey: parentKey).map { $0 }
-        case .scalar(.null):
+        case .null:
             return .success(nil)
-        case .scalar:
+        case .string, .number, .bool:
             return try lookUp(value, through: link, path: path).map { $0 }
         case .array:
             return .failure(
@@ -357,11 +370,15 @@ final class NestedObjects {
         for (given, fieldPath) in [(value, path), (keys, link.keysField)] {
             guard let given else { continue }
             sawValue = true
-            var elements: [(LocatedJSON, String)] = []
+            // An array's elements are read one at a time (an array of a million objects is never
+            // held as a million values), their paths made as they come.
+            let elements: LocatedJSON.Elements
+            let single: LocatedJSON?
             if link.relationship.isToMany {
-                switch given.content {
-                case .array(let items): elements = items.enumerated().map { ($0.element, "\(fieldPath)[\($0.offset)]") }
-                case .scalar(.null): break
+                single = nil
+                switch given.kind {
+                case .array: elements = given.elements
+                case .null: elements = LocatedJSON.Elements()
                 default:
                     return .failure(
                         Failure(
@@ -371,10 +388,17 @@ final class NestedObjects {
                         ))
                 }
             } else {
-                elements = [(given, fieldPath)]
+                elements = LocatedJSON.Elements()
+                single = given
             }
-            for (element, elementPath) in elements {
-                if link.relationship.isToMany, case .scalar(.null) = element.content {
+            var iterator = elements.makeIterator()
+            var first = single
+            var offset = 0
+            while let element = first ?? iterator.next() {
+                first = nil
+                let elementPath = single == nil ? "\(fieldPath)[\(offset)]" : fieldPath
+                offset += 1
+                if link.relationship.isToMany, element.kind == .null {
                     return .failure(
                         Failure(
                             field: elementPath, line: element.line, column: element.column,
@@ -388,7 +412,7 @@ final class NestedObjects {
                     guard let key else { continue }
                     // A nested object written with the parent's key in its own column is linked already.
                     var writtenLinked = false
-                    if case .object = element.content, link.node?.parentColumn != nil { writtenLinked = true }
+                    if element.kind == .object, link.node?.parentColumn != nil { writtenLinked = true }
                     if !writtenLinked,
                         let failure = try connect(link, parent: parentKey, child: key, at: element, path: elementPath)
                     {
@@ -432,10 +456,12 @@ final class NestedObjects {
         var values = Array(repeating: Value.null, count: node.columnCount)
         var supplied = Array(repeating: false, count: node.columnCount)
         var fieldPaths: [Int: (String, LocatedJSON)] = [:]
+        // The object's members, one level (what they nest is read when a link asks for it).
+        let members = object.members
+        func member(_ key: String) -> LocatedJSON? { members.last { $0.key == key }?.value }
         for (index, column) in node.attributes.enumerated() {
-            guard let member = object[column.field] else { continue }
-            let field = member.field
-            switch ImportPlan.coerce(field.value, to: column.attribute.type, options: coercion) {
+            guard let member = member(column.field) else { continue }
+            switch ImportPlan.coerce(member.fieldValue, to: column.attribute.type, options: coercion) {
             case .success(let value):
                 values[index] = value
                 supplied[index] = true
@@ -464,8 +490,8 @@ final class NestedObjects {
         }
         var later: [(Link, LocatedJSON?, LocatedJSON?)] = []
         for link in node.links {
-            let value = object[link.field]
-            let keys = object[link.keysField]
+            let value = member(link.field)
+            let keys = member(link.keysField)
             guard let given = value ?? keys else { continue }
             if let column = link.column {
                 switch try toOneKey(
@@ -532,7 +558,7 @@ final class NestedObjects {
             preconditionFailure("a key names attributes")
         }
         let typed: Value
-        switch ImportPlan.coerce(value.field.value, to: attribute.type, options: coercion) {
+        switch ImportPlan.coerce(value.fieldValue, to: attribute.type, options: coercion) {
         case .success(let coerced): typed = coerced
         case .failure(let failure):
             return .failure(
@@ -659,13 +685,13 @@ extension InsertOutcome {
 extension LocatedJSON {
     /// "an object", "an array", "a string"…: for messages about a value of the wrong kind.
     var kindDescription: String {
-        switch content {
+        switch kind {
         case .object: return "an object"
         case .array: return "an array"
-        case .scalar(.null): return "null"
-        case .scalar(.bool): return "a boolean"
-        case .scalar(.number): return "a number"
-        case .scalar: return "a string"
+        case .null: return "null"
+        case .bool: return "a boolean"
+        case .number: return "a number"
+        case .string: return "a string"
         }
     }
 }

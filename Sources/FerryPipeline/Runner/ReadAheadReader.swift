@@ -209,6 +209,8 @@ final class ReadAheadReader: ByteFieldReader {
         condition.unlock()
     }
 
+    /// False for a record kept materialized: one with a problem, or one longer than a batch
+    /// (which then takes the general path; see ``RecordBatch``).
     var currentRecordIsWellFormed: Bool { record.materialized < 0 }
 
     /// The current record's attribute values as the reader thread coerced them, if it did.

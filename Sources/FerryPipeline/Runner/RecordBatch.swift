@@ -6,7 +6,10 @@ import FerryFormats
 /// Each record keeps what the import needs later, after the reader has moved on: its fields as
 /// kinds, bytes and positions, its raw bytes (for a rejects file), and its number and start. A
 /// record that is not well formed, or whose CSV text is not valid UTF-8, is kept materialized,
-/// exactly as the reader gave it. Clearing keeps the storage, so memory stays flat.
+/// exactly as the reader gave it; so is a record longer than the batch's byte capacity, which
+/// then takes the general path from that one copy instead of being copied into the batch and
+/// out again (a 60 MB record would take twice its size more). Clearing keeps the storage, so
+/// memory stays flat.
 final class RecordBatch {
     struct Record {
         var number: Int
@@ -36,6 +39,8 @@ final class RecordBatch {
     @exclusivity(unchecked) private(set) var materialized: [SourceRecord] = []
     /// Raw and field bytes of every record, back to back.
     @exclusivity(unchecked) private(set) var bytes: [UInt8] = []
+    /// The raw bytes of the records kept materialized (they count toward the batch's size too).
+    @exclusivity(unchecked) private var materializedBytes = 0
     private let byteCapacity: Int
     /// An error the reader threw after the records of this batch (the end of the import).
     var error: (any Error)?
@@ -43,7 +48,7 @@ final class RecordBatch {
     var isLast = false
 
     var count: Int { records.count }
-    var byteCount: Int { bytes.count }
+    var byteCount: Int { bytes.count + materializedBytes }
 
     /// The rows the reader thread coerced (nil when it only reads).
     let coerced: CoercedRows?
@@ -59,6 +64,7 @@ final class RecordBatch {
         records.removeAll(keepingCapacity: true)
         fields.removeAll(keepingCapacity: true)
         materialized.removeAll(keepingCapacity: true)
+        materializedBytes = 0
         coerced?.clear()
         if bytes.capacity > 4 * byteCapacity {
             // A very long record grew the batch: give the memory back.
@@ -76,7 +82,7 @@ final class RecordBatch {
     func append<Reader: ByteFieldReader>(
         from reader: Reader, coercingWith plan: ReadAheadCoercion?
     ) {
-        guard reader.currentRecordIsWellFormed else {
+        guard reader.currentRecordIsWellFormed, reader.withCurrentRawBytes({ $0.count }) <= byteCapacity else {
             records.append(materialize(reader.currentRecord()))
             return
         }
@@ -115,6 +121,7 @@ final class RecordBatch {
 
     private func materialize(_ source: SourceRecord) -> Record {
         materialized.append(source)
+        materializedBytes += source.rawBytes.count
         return Record(
             number: source.number, line: source.line, column: source.column, rawStart: 0, rawCount: 0,
             firstField: fields.count, fieldCount: 0, materialized: materialized.count - 1)
