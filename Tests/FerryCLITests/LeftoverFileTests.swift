@@ -3,9 +3,11 @@ import Foundation
 import Testing
 
 /// Issue 23's minor items through the real binary: files a killed export or a migration killed at
-/// its swap left behind are removed by the next run, and `ferry validate` refuses a CSV delimiter
-/// equal to the quote (the reader refused it only at run time).
-@Suite("Leftovers of killed runs; CSV delimiter and quote")
+/// its swap left behind are removed by the next run, a hot journal does not make `export --model`
+/// fail, a full disk during `migrate` and `copy` names the user's store (not `file:…?mode=ro` or
+/// `.ferry-copy`), and `ferry validate` refuses a CSV delimiter equal to the quote (the reader
+/// refused it only at run time).
+@Suite("Leftovers of killed runs; CSV delimiter and quote; work files in messages")
 struct LeftoverFileTests {
     /// The id of a process that has ended.
     static func endedProcessID() throws -> Int32 {
@@ -70,6 +72,38 @@ struct LeftoverFileTests {
         let text = try String(contentsOfFile: output, encoding: .utf8)
         #expect(text.utf8.filter { $0 == 10 }.count == 3001, "a header and the 3,000 committed rows")
         #expect(!text.contains("changed"))
+    }
+
+    @Test(
+        "a full disk during migrate and copy names the user's store, not ferry's file: URIs or work files",
+        .enabled(if: ConsistentMessagesTests.canMountTmpfs))
+    func diskFullNames() throws {
+        let directory = TemporaryDirectory("ferry-leftovers")
+        let source = try MigrationCrashTests.v1Store(in: directory, rows: 1...20000)
+        let small = directory.file("small")
+        try FileManager.default.createDirectory(atPath: small, withIntermediateDirectories: true)
+        // Room for the store and half of a second one: the migrated copy (or the copy) cannot fit.
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: source)[.size] as? Int)
+        #expect(
+            ConsistentMessagesTests.shell("mount -t tmpfs -o size=\(size * 3 / 2 / 1024 + 1)k tmpfs '\(small)'") == 0)
+        defer { ConsistentMessagesTests.shell("umount '\(small)'") }
+        let store = directory.file("small/s.sqlite")
+        try FileManager.default.copyItem(atPath: source, toPath: store)
+        let migrated = try runFerry(MigrationCrashTests.migrateArguments(store))
+        #expect(migrated.exitCode == 1, "\(migrated)")
+        #expect(
+            migrated.stderr.contains("error: the disk is full: there is no space left to write store '\(store)'"),
+            "\(migrated)")
+        #expect(!migrated.stderr.contains("file:") && !migrated.stderr.contains(".ferry-"), "\(migrated)")
+        #expect(try MigrationCrashTests.version(of: store) == "1")
+
+        let copy = directory.file("small/copy.sqlite")
+        let copied = try runFerry(["copy", source, copy])
+        #expect(copied.exitCode == 1, "\(copied)")
+        #expect(
+            copied.stderr.contains("error: the disk is full: there is no space left to write store '\(copy)'"),
+            "\(copied)")
+        #expect(!copied.stderr.contains("file:") && !copied.stderr.contains(".ferry-copy"), "\(copied)")
     }
 
     @Test("ferry validate refuses a CSV delimiter equal to the quote, at the quote")

@@ -108,14 +108,16 @@ public struct StoreCopier {
         do {
             stepReport = try step.run()
         } catch {
-            // The copy's hidden work file is the copy being built to the user.
+            // The copy's hidden work file is the copy being built to the user; a full disk is the
+            // destination's, though SQLite names the connection's main database (the source).
+            let shown = (error as? FerryError)?.isOutOfSpace == true ? destinationPath : sourcePath
             throw StoreFiles.naming(
                 error,
                 [
                     StoreFiles.ShownName(
                         path: scratch, quoted: "the copy of '\(sourcePath)' being built at '\(destinationPath)'",
                         bare: "the copy being built at \(destinationPath)"),
-                    StoreFiles.ShownName(path: sourceFile, quoted: "'\(sourcePath)'", bare: sourcePath),
+                    StoreFiles.ShownName(path: sourceFile, quoted: "'\(shown)'", bare: shown),
                 ])
         }
 

@@ -368,6 +368,17 @@ package final class Connection {
     }
 }
 
+extension FerryError {
+    /// True for ``Connection/error(code:message:sql:path:systemError:)``'s message of a full disk,
+    /// a used-up quota or a file size limit: the file that could not grow is the one being
+    /// written, whichever file the connection's main database is.
+    package var isOutOfSpace: Bool {
+        guard underlying is SQLiteResult else { return false }
+        return message.contains(": there is no space left to write ")
+            || message.contains(": there is no room left to write ")
+    }
+}
+
 /// The raw result code of a failed SQLite call, kept as a `FerryError`'s underlying error.
 package struct SQLiteResult: Error, Sendable, Hashable {
     /// The extended result code.
