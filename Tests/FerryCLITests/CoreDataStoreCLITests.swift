@@ -77,7 +77,8 @@ struct CoreDataStoreCLITests {
         #expect(lines.contains("journal:    wal; the -wal holds 428 frames (read with the store)"))
         #expect(
             lines.contains(
-                "version:    CoreDataMigration_Example CoreDataMigration_Example 4 (by the model cached in the store)"))
+                "version:    CoreDataMigration_Example CoreDataMigration_Example 4 (by the entity version hashes computed from the model)"
+            ))
         #expect(lines.contains("cache:      2 entities (Z_MODELCACHE)"))
         #expect(lines.contains("    1 Color            84  ZCOLOR"))
         #expect(lines.contains("    2 Post             84  ZPOST"))
@@ -174,7 +175,7 @@ struct CoreDataStoreCLITests {
     }
 
     @Test(
-        "a corrupt cache: store info says so, store version falls back to tables and columns, model show fails naming the store"
+        "a corrupt cache: store info says so, store version finds the version by its hashes, or without matching hashes by tables and columns; model show fails naming the store"
     )
     func corruptCache() throws {
         let directory = TemporaryDirectory("ferry-cd-corrupt")
@@ -193,7 +194,22 @@ struct CoreDataStoreCLITests {
             ["store", "version", store, "--model", Self.package(Self.revised)], store: store)
         #expect(version.exitCode == 0, "\(version)")
         #expect(
-            version.stdout.contains("CoreDataMigration_Example 3 (by the store's tables and columns)"), "\(version)")
+            version.stdout.contains(
+                "CoreDataMigration_Example 3 (by the entity version hashes computed from the model)"),
+            "\(version)")
+        // With the other project's metadata (hashes of no version of this model), the tables and columns decide.
+        let other = try Self.copy(
+            Self.store(Self.examples, "CoreDataMigration_Example_1.sqlite"), into: directory, name: "other.sqlite")
+        let swap = try runFerryInShell(
+            "sqlite3 \"$1\" \"ATTACH '$2' AS o; UPDATE main.Z_METADATA SET Z_PLIST = (SELECT Z_PLIST FROM o.Z_METADATA)\"",
+            [store, other])
+        #expect(swap.exitCode == 0, "\(swap)")
+        let structural = try Self.runUntouched(
+            ["store", "version", store, "--model", Self.package(Self.revised)], store: store)
+        #expect(structural.exitCode == 0, "\(structural)")
+        #expect(
+            structural.stdout.contains("CoreDataMigration_Example 3 (by the store's tables and columns)"),
+            "\(structural)")
         let show = try Self.runUntouched(["model", "show", store], store: store)
         #expect(show.exitCode != 0)
         #expect(show.stderr.contains("of store '\(store)' is truncated"), "\(show)")

@@ -205,4 +205,72 @@ struct CoreDataVersionHashCLITests {
             #expect(version.stdout.contains("\"version_hashes\""), "\(project): \(version)")
         }
     }
+
+    /// A three-version package: `Shop 2` adds `Item.price`, `Shop 3` makes `Order.items` ordered
+    /// (an ordered flag is no input of the hashes, and `Z_FOK_…` columns are not predicted by
+    /// the plain structural match).
+    static func shopPackage(in directory: TemporaryDirectory) throws -> String {
+        let package = directory.file("Shop.xcdatamodeld")
+        func write(_ version: String, price: Bool, ordered: Bool) throws {
+            let folder = package + "/\(version).xcdatamodel"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let contents = """
+                <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+                <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" userDefinedModelVersionIdentifier="">
+                    <entity name="Item" representedClassName="Item" syncable="YES">
+                        <attribute name="name" optional="YES" attributeType="String"/>
+                        \(price ? "<attribute name=\"price\" optional=\"YES\" attributeType=\"Double\"/>" : "")
+                        <relationship name="order" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Order" inverseName="items" inverseEntity="Order"/>
+                    </entity>
+                    <entity name="Order" representedClassName="Order" syncable="YES">
+                        <attribute name="number" optional="YES" attributeType="String"/>
+                        <relationship name="items" optional="YES" toMany="YES"\(ordered ? " ordered=\"YES\"" : "") deletionRule="Cascade" destinationEntity="Item" inverseName="order" inverseEntity="Item"/>
+                    </entity>
+                </model>
+                """
+            try Data(contents.utf8).write(to: URL(fileURLWithPath: folder + "/contents"))
+        }
+        try write("Shop", price: false, ordered: false)
+        try write("Shop 2", price: true, ordered: false)
+        try write("Shop 3", price: true, ordered: true)
+        try Data(
+            """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict><key>_XCCurrentVersionName</key><string>Shop 3.xcdatamodel</string></dict></plist>
+            """.utf8
+        ).write(to: URL(fileURLWithPath: package + "/.xccurrentversion"))
+        return package
+    }
+
+    @Test(
+        "versions the hashes cannot tell apart (only an ordered flag differs): the store's Z_FOK_ columns decide; a store migrated to the intermediate version is found at it and migrates on"
+    )
+    func orderedFlagOnly() throws {
+        let directory = TemporaryDirectory("ferry-cdhash-ordered")
+        let package = try Self.shopPackage(in: directory)
+        let store = directory.file("Shop.sqlite")
+        let orders = try directory.write("orders.csv", "number\nA-1\n")
+        let create = try runFerry([
+            "import", orders, "--store", store, "--model", package + "/Shop.xcdatamodel", "--entity", "Order",
+            "--layout", "coredata", "--quiet",
+        ])
+        #expect(create.exitCode == 0, "\(create)")
+        let step = try runFerry(["migrate", store, "--model", package, "--to", "Shop 2", "--no-backup", "--quiet"])
+        #expect(step.exitCode == 0, "\(step)")
+        let version = try runFerry(["store", "version", store, "--model", package, "--json"])
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(version.stdout.utf8)) as? [String: Any], "\(version)")
+        #expect(object["version"] as? String == "Shop 2", "\(version)")
+        #expect(object["method"] as? String == "version_hashes", "\(version)")
+        #expect(object["also_matching"] as? [String] == [], "\(version)")
+        let last = try runFerry(["migrate", store, "--model", package, "--no-backup"])
+        #expect(last.exitCode == 0, "\(last)")
+        #expect(last.stdout.contains("migrated from version Shop 2 to Shop 3"), "\(last)")
+        #expect(
+            try Connection(path: store, readOnly: true, create: false).rows("PRAGMA table_info(ZITEM)").contains {
+                $0.count > 1 && $0[1].text == "Z_FOK_ORDER"
+            }, "the ordered inverse's column")
+        let again = try runFerry(["store", "version", store, "--model", package])
+        #expect(again.stdout.contains("Shop Shop 3 (by the entity version hashes computed from the model)"), "\(again)")
+    }
 }

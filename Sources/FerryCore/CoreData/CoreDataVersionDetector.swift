@@ -77,8 +77,16 @@ package enum CoreDataVersionDetector {
             }
         }
         if !store.metadata.versionHashes.isEmpty {
-            let matching = bundle.versions.filter {
+            var matching = bundle.versions.filter {
                 CoreDataVersionHashes(model: $0).hashes == store.metadata.versionHashes
+            }
+            // Versions the hashes cannot tell apart (an ordered flag is no input of them):
+            // those whose tables and columns, order columns included, are the store's.
+            if matching.count > 1 {
+                let sameTables = matching.filter {
+                    structuralDifferences(store: store, version: $0, orderColumns: true).isEmpty
+                }
+                if !sameTables.isEmpty { matching = sameTables }
             }
             if let best = preferred(matching, store: store) {
                 return Match(
@@ -229,7 +237,7 @@ package enum CoreDataVersionDetector {
     /// The entity tables and their columns a version predicts (COREDATA.md §2.4): one table per
     /// root entity, `Z` + uppercased name; `Z_PK`, `Z_ENT`, `Z_OPT`, then a column per stored
     /// attribute and to-one relationship of every entity in the hierarchy.
-    static func predictedTables(_ model: ObjectModel) -> [String: Set<String>] {
+    static func predictedTables(_ model: ObjectModel, orderColumns: Bool = false) -> [String: Set<String>] {
         var tables: [String: Set<String>] = [:]
         for entity in model.entities {
             let root = model.ancestors(of: entity).last ?? entity
@@ -239,6 +247,13 @@ package enum CoreDataVersionDetector {
             }
             for relationship in entity.relationships where !relationship.isToMany {
                 columns.insert("Z" + relationship.name.uppercased())
+                // `Z_FOK_<NAME>` beside a key whose inverse is an ordered to-many (§2.5).
+                if orderColumns, let inverse = relationship.inverse,
+                    let destination = model.entity(named: relationship.destination),
+                    model.relationship(named: inverse, in: destination)?.isOrdered == true
+                {
+                    columns.insert("Z_FOK_" + relationship.name.uppercased())
+                }
             }
             tables["Z" + root.name.uppercased()] = columns
         }
@@ -246,14 +261,19 @@ package enum CoreDataVersionDetector {
     }
 
     /// Differences between the store's entity tables and a version's prediction; empty when they match.
-    package static func structuralDifferences(store: CoreDataStoreFile, version: ObjectModel) -> [String] {
+    /// - Parameter orderColumns: also predict `Z_FOK_<NAME>` columns (to tell apart versions that
+    ///   differ only in an ordered flag); otherwise `Z_FOK_…` columns are not compared.
+    package static func structuralDifferences(
+        store: CoreDataStoreFile, version: ObjectModel, orderColumns: Bool = false
+    ) -> [String] {
         var differences: [String] = []
-        let predicted = predictedTables(version)
+        let predicted = predictedTables(version, orderColumns: orderColumns)
         // Entity tables: `Z…` but not the system or join tables (`Z_…`). Columns `Z<n>_NAME`
         // (the entity of a to-one target) and `Z_FOK_…` (order keys) are not predicted.
         var actual: [String: Set<String>] = [:]
         for (table, columns) in store.tableColumns where table.hasPrefix("Z") && !table.hasPrefix("Z_") {
-            actual[table] = Set(columns.filter { !isEntityOrOrderColumn($0) })
+            actual[table] = Set(
+                columns.filter { !isEntityOrOrderColumn($0) || (orderColumns && $0.hasPrefix("Z_FOK_")) })
         }
         for table in Set(actual.keys).subtracting(predicted.keys).sorted() {
             differences.append("table \(table) is only in the store")
