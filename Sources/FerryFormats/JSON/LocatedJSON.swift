@@ -453,16 +453,28 @@ private final class Document: Sendable {
             let end = Self.stringEnd(buffer, from: index)
             let raw = UnsafeBufferPointer(rebasing: buffer[(index + 1)..<(end - 1)])
             if !raw.contains(UInt8(ascii: "\\")) { return (String(decoding: raw, as: UTF8.self), end) }
-            return (String(decoding: Self.decoded(raw), as: UTF8.self), end)
+            // Decoded straight into the string (a 20 MB string is not copied through an array).
+            let text = String(unsafeUninitializedCapacity: raw.count + 4) { Self.decode(raw, into: $0) }
+            return (text, end)
         }
     }
 
     /// A string's bytes between its quotes with its escapes undone (UTF-8; a lone surrogate,
     /// which the readers refuse, becomes U+FFFD).
     static func decoded(_ raw: UnsafeBufferPointer<UInt8>) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(raw.count)
+        [UInt8](unsafeUninitializedCapacity: raw.count + 4) { out, count in count = decode(raw, into: out) }
+    }
+
+    /// Writes a string's bytes between its quotes with its escapes undone into `out` (which
+    /// has room for `raw.count + 4` bytes: no escape decodes to more bytes than it takes);
+    /// returns how many it wrote.
+    static func decode(_ raw: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        var count = 0
         var index = 0
+        func put(_ byte: UInt8) {
+            out[count] = byte
+            count += 1
+        }
         func hex4(_ at: Int) -> UInt32? {
             guard at + 4 <= raw.count else { return nil }
             var value: UInt32 = 0
@@ -481,18 +493,18 @@ private final class Document: Sendable {
         while index < raw.count {
             let byte = raw[index]
             guard byte == UInt8(ascii: "\\"), index + 1 < raw.count else {
-                out.append(byte)
+                put(byte)
                 index += 1
                 continue
             }
             let escaped = raw[index + 1]
             index += 2
             switch escaped {
-            case UInt8(ascii: "n"): out.append(0x0A)
-            case UInt8(ascii: "t"): out.append(0x09)
-            case UInt8(ascii: "r"): out.append(0x0D)
-            case UInt8(ascii: "b"): out.append(0x08)
-            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "n"): put(0x0A)
+            case UInt8(ascii: "t"): put(0x09)
+            case UInt8(ascii: "r"): put(0x0D)
+            case UInt8(ascii: "b"): put(0x08)
+            case UInt8(ascii: "f"): put(0x0C)
             case UInt8(ascii: "u"):
                 var value = hex4(index) ?? 0xFFFD
                 index += 4
@@ -502,12 +514,11 @@ private final class Document: Sendable {
                     index += 6
                     value = 0x10000 + ((value - 0xD800) << 10) + (low &- 0xDC00)
                 }
-                let scalar = Unicode.Scalar(value) ?? "\u{FFFD}"
-                out.append(contentsOf: UTF8.encode(scalar).map { Array($0) } ?? [])
-            default: out.append(escaped)
+                UTF8.encode(Unicode.Scalar(value) ?? "\u{FFFD}", into: put)
+            default: put(escaped)
             }
         }
-        return out
+        return count
     }
 
     /// Compact JSON text of the bytes `[start, end)`: white space between tokens dropped,
