@@ -357,4 +357,42 @@ struct CoreDataOneToOneCLITests {
         let verify = try runFerry(["verify", store, "--model", Garage.model, "--quiet"])
         #expect(verify.exitCode == 0, "\(verify)")
     }
+
+    // MARK: 5. Dates keep every digit through export and import
+
+    @Test("a real store's dates exported as CSV and JSON and imported into a new Core Data store keep their doubles bit for bit")
+    func datesRoundTrip() throws {
+        let directory = TemporaryDirectory("ferry-cdh-dates")
+        let model = Samples.package(Samples.examples)
+        let real = Samples.store(Samples.examples, "CoreDataMigration_Example_2.sqlite")
+        let dates = "SELECT group_concat(d, ' ') FROM (SELECT ZPOSTID || '=' || printf('%.17g', ZDATE) AS d FROM ZPOST ORDER BY ZPOSTID)"
+        let original = try Garage.scalar(real, dates)
+        #expect(original.contains("."), "the store's dates have sub-millisecond digits: \(original.prefix(200))")
+        for format in ["csv", "json"] {
+            let file = directory.file("posts.\(format)")
+            let export = try runFerry([
+                "export", "--store", real, "--model", model, "--entity", "Post", "--format", format, "--output", file,
+                "--quiet",
+            ])
+            try #require(export.exitCode == 0, "\(export)")
+            let store = directory.file("New-\(format).sqlite")
+            let result = try runFerry([
+                "import", file, "--store", store, "--model", model, "--entity", "Post", "--layout", "coredata",
+                "--quiet",
+            ])
+            #expect(result.exitCode == 0, "\(result)")
+            #expect(try Garage.scalar(store, dates) == original, "\(format)")
+        }
+        // Microseconds in another zone, and on a ferry store (kept in its text form).
+        let input = try directory.write("d.csv", "name,maker,registeredAt\nS8,BMW,2021-04-07T14:19:29.638733+02:00\n")
+        let garage = try Garage.garage(in: directory)
+        let imported = try runFerry(["import", input, "--store", garage, "--model", Garage.model, "--entity", "SportCar", "--quiet"])
+        #expect(imported.exitCode == 0, "\(imported)")
+        #expect(try Garage.scalar(garage, "SELECT printf('%.17g', ZREGISTEREDAT) FROM ZCAR WHERE ZNAME = 'S8'") == "639490769.638733")
+        let ferryStore = directory.file("ferry.sqlite")
+        let typed = try runFerry(["import", input, "--store", ferryStore, "--entity", "Car", "--type", "registeredAt=date", "--quiet"])
+        #expect(typed.exitCode == 0, "\(typed)")
+        let back = try runFerry(["export", "--store", ferryStore, "--entity", "Car", "--format", "csv", "--fields", "registeredAt", "--quiet"])
+        #expect(back.stdout == "registeredAt\r\n2021-04-07T12:19:29.638733Z\r\n", "\(back)")
+    }
 }
