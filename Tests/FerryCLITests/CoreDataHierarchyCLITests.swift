@@ -10,7 +10,8 @@ import Testing
 /// isLimitedEdition) and `SportCar` (Z_ENT 3, topSpeed), all in ZCAR; `User.pet` ↔ `Pet.owner`
 /// (one-to-one, nullify on both sides) and the transient `User.nickname`. The store is written by
 /// `ferry import --layout coredata`; every check compares rows with `sqlite3` before and after.
-@Suite("Core Data hierarchies, transients, inherited many-to-manys and one-to-ones, through the real binary", .serialized)
+@Suite(
+    "Core Data hierarchies, transients, inherited many-to-manys and one-to-ones, through the real binary", .serialized)
 struct CoreDataHierarchyCLITests {
     static let folder = Fixtures.path("coredata-hierarchy")
     static let model = folder + "/Garage.xcdatamodeld"
@@ -52,7 +53,9 @@ struct CoreDataHierarchyCLITests {
 
     // MARK: 1. Every request selects the entity and its sub-entities, nothing else
 
-    @Test("update on a sub-entity changes only its rows: --dry-run counts them, a real run leaves every SportCar as it was")
+    @Test(
+        "update on a sub-entity changes only its rows: --dry-run counts them, a real run leaves every SportCar as it was"
+    )
     func updateSubEntity() throws {
         let directory = TemporaryDirectory("ferry-cdh-update")
         let store = try Self.garage(in: directory)
@@ -81,7 +84,9 @@ struct CoreDataHierarchyCLITests {
             "--set", "price=1", "--quiet",
         ])
         #expect(root.exitCode == 0, "\(root)")
-        #expect(try Self.scalar(store, "SELECT group_concat(ZNAME) FROM (SELECT ZNAME FROM ZCAR WHERE ZPRICE = 1 ORDER BY Z_PK)")
+        #expect(
+            try Self.scalar(
+                store, "SELECT group_concat(ZNAME) FROM (SELECT ZNAME FROM ZCAR WHERE ZPRICE = 1 ORDER BY Z_PK)")
                 == "S1,S3,L1")
         // An expression reading the sub-entity's own rows only.
         let expression = try runFerry([
@@ -91,7 +96,8 @@ struct CoreDataHierarchyCLITests {
         #expect(expression.exitCode == 0, "\(expression)")
         #expect(
             try Self.scalar(
-                store, "SELECT group_concat(coalesce(ZTOPSPEED, 'nil')) FROM (SELECT ZTOPSPEED FROM ZCAR ORDER BY Z_PK)")
+                store, "SELECT group_concat(coalesce(ZTOPSPEED, 'nil')) FROM (SELECT ZTOPSPEED FROM ZCAR ORDER BY Z_PK)"
+            )
                 == "301,321,291,nil,nil")
     }
 
@@ -204,7 +210,8 @@ struct CoreDataOneToOneCLITests {
     func transients() throws {
         let directory = TemporaryDirectory("ferry-cdh-transient")
         let store = try Garage.garage(in: directory)
-        let columns = try sqlite3(store, "SELECT name FROM pragma_table_info('ZCAR') UNION ALL SELECT name FROM pragma_table_info('ZUSER')")
+        let columns = try sqlite3(
+            store, "SELECT name FROM pragma_table_info('ZCAR') UNION ALL SELECT name FROM pragma_table_info('ZUSER')")
         #expect(!columns.contains("ZDISPLAYNAME") && !columns.contains("ZNICKNAME"), "\(columns)")
         for entity in ["SportCar", "Car", "User"] {
             let export = try runFerry([
@@ -234,7 +241,9 @@ struct CoreDataOneToOneCLITests {
 
     // MARK: 3. A many-to-many inherited by sub-entities
 
-    @Test("links of sub-entities in a join table declared on their abstract parent pass verify; a dangling one fails it once")
+    @Test(
+        "links of sub-entities in a join table declared on their abstract parent pass verify; a dangling one fails it once"
+    )
     func inheritedManyToMany() throws {
         let directory = TemporaryDirectory("ferry-cdh-m2m")
         let store = try Garage.garage(in: directory)
@@ -247,7 +256,8 @@ struct CoreDataOneToOneCLITests {
         let damaged = try runFerry(["verify", store, "--model", Garage.model])
         #expect(damaged.exitCode == 3, "\(damaged)")
         #expect(damaged.stdout.contains("1 link from a missing Car in Z_1DRIVERS"), "\(damaged.stdout)")
-        #expect(!damaged.stdout.contains("LuxuryCar in Z_1DRIVERS") && !damaged.stdout.contains("SportCar in Z_1DRIVERS"))
+        #expect(
+            !damaged.stdout.contains("LuxuryCar in Z_1DRIVERS") && !damaged.stdout.contains("SportCar in Z_1DRIVERS"))
     }
 
     // MARK: 4. One-to-ones are written, checked and nullified on both sides
@@ -255,12 +265,20 @@ struct CoreDataOneToOneCLITests {
     /// `Z_PK|ZPET` of every User and `Z_PK|ZOWNER` of every Pet.
     static func links(_ store: String) throws -> (users: String, pets: String) {
         (
-            try Garage.scalar(store, "SELECT group_concat(p, ' ') FROM (SELECT Z_PK || ':' || coalesce(ZPET, '-') AS p FROM ZUSER ORDER BY Z_PK)"),
-            try Garage.scalar(store, "SELECT group_concat(p, ' ') FROM (SELECT Z_PK || ':' || coalesce(ZOWNER, '-') AS p FROM ZPET ORDER BY Z_PK)")
+            try Garage.scalar(
+                store,
+                "SELECT group_concat(p, ' ') FROM (SELECT Z_PK || ':' || coalesce(ZPET, '-') AS p FROM ZUSER ORDER BY Z_PK)"
+            ),
+            try Garage.scalar(
+                store,
+                "SELECT group_concat(p, ' ') FROM (SELECT Z_PK || ':' || coalesce(ZOWNER, '-') AS p FROM ZPET ORDER BY Z_PK)"
+            )
         )
     }
 
-    @Test("imports write both sides of a one-to-one: nested keys, relationships: in a job, and a pet moving to another owner")
+    @Test(
+        "imports write both sides of a one-to-one: nested keys, relationships: in a job, and a pet moving to another owner"
+    )
     func importsWriteBothSides() throws {
         let directory = TemporaryDirectory("ferry-cdh-one")
         let store = try Garage.garage(in: directory)
@@ -305,7 +323,9 @@ struct CoreDataOneToOneCLITests {
         links = try Self.links(bare)
         #expect(links.users == "1:2 2:- 3:-")
         #expect(links.pets == "1:- 2:1")
-        #expect(try Garage.scalar(bare, "SELECT group_concat(Z_OPT, ' ') FROM (SELECT Z_OPT FROM ZUSER ORDER BY Z_PK)") == "2 2 1")
+        #expect(
+            try Garage.scalar(bare, "SELECT group_concat(Z_OPT, ' ') FROM (SELECT Z_OPT FROM ZUSER ORDER BY Z_PK)")
+                == "2 2 1")
         let verify = try runFerry(["verify", bare, "--model", Garage.model, "--quiet"])
         #expect(verify.exitCode == 0, "\(verify)")
     }
@@ -319,22 +339,28 @@ struct CoreDataOneToOneCLITests {
         #expect(verify.exitCode == 3, "\(verify)")
         #expect(
             verify.stdout.contains(
-                "2 Pet records and User.pet disagree (a one-to-one is stored on both sides: each owner must be linked back)"),
+                "2 Pet records and User.pet disagree (a one-to-one is stored on both sides: each owner must be linked back)"
+            ),
             "\(verify.stdout)")
         // A real store written by Core Data has both sides (Post.color ↔ Color.post, 7,995 each way).
         let real = try Samples.writableCopy(
             Samples.store(Samples.examples, "CoreDataMigration_Example_3.sqlite"), into: directory, name: "Real.sqlite")
-        #expect(try Garage.scalar(real, "SELECT count(*) FROM ZPOST p JOIN ZCOLOR c ON c.Z_PK = p.ZCOLOR AND c.ZPOST = p.Z_PK") == "7995")
+        #expect(
+            try Garage.scalar(
+                real, "SELECT count(*) FROM ZPOST p JOIN ZCOLOR c ON c.Z_PK = p.ZCOLOR AND c.ZPOST = p.Z_PK") == "7995")
         let passing = try runFerry(["verify", real, "--model", Samples.package(Samples.examples)])
         #expect(passing.exitCode == 0, "\(passing)")
         #expect(passing.stdout.contains("each linked back"), "\(passing.stdout)")
-        _ = try sqlite3(real, "UPDATE ZCOLOR SET ZPOST = NULL WHERE Z_PK IN (SELECT Z_PK FROM ZCOLOR ORDER BY Z_PK LIMIT 3)")
+        _ = try sqlite3(
+            real, "UPDATE ZCOLOR SET ZPOST = NULL WHERE Z_PK IN (SELECT Z_PK FROM ZCOLOR ORDER BY Z_PK LIMIT 3)")
         let failing = try runFerry(["verify", real, "--model", Samples.package(Samples.examples)])
         #expect(failing.exitCode == 3, "\(failing)")
         #expect(failing.stdout.contains("3 Post records and Color.post disagree"), "\(failing.stdout)")
     }
 
-    @Test("deleting an object whose one-to-one rule is nullify clears the other side's key (no foreign keys in a Core Data store)")
+    @Test(
+        "deleting an object whose one-to-one rule is nullify clears the other side's key (no foreign keys in a Core Data store)"
+    )
     func deleteNullifiesBothSides() throws {
         let directory = TemporaryDirectory("ferry-cdh-one-delete")
         let store = try Garage.garage(in: directory)
@@ -360,12 +386,15 @@ struct CoreDataOneToOneCLITests {
 
     // MARK: 5. Dates keep every digit through export and import
 
-    @Test("a real store's dates exported as CSV and JSON and imported into a new Core Data store keep their doubles bit for bit")
+    @Test(
+        "a real store's dates exported as CSV and JSON and imported into a new Core Data store keep their doubles bit for bit"
+    )
     func datesRoundTrip() throws {
         let directory = TemporaryDirectory("ferry-cdh-dates")
         let model = Samples.package(Samples.examples)
         let real = Samples.store(Samples.examples, "CoreDataMigration_Example_2.sqlite")
-        let dates = "SELECT group_concat(d, ' ') FROM (SELECT ZPOSTID || '=' || printf('%.17g', ZDATE) AS d FROM ZPOST ORDER BY ZPOSTID)"
+        let dates =
+            "SELECT group_concat(d, ' ') FROM (SELECT ZPOSTID || '=' || printf('%.17g', ZDATE) AS d FROM ZPOST ORDER BY ZPOSTID)"
         let original = try Garage.scalar(real, dates)
         #expect(original.contains("."), "the store's dates have sub-millisecond digits: \(original.prefix(200))")
         for format in ["csv", "json"] {
@@ -386,13 +415,22 @@ struct CoreDataOneToOneCLITests {
         // Microseconds in another zone, and on a ferry store (kept in its text form).
         let input = try directory.write("d.csv", "name,maker,registeredAt\nS8,BMW,2021-04-07T14:19:29.638733+02:00\n")
         let garage = try Garage.garage(in: directory)
-        let imported = try runFerry(["import", input, "--store", garage, "--model", Garage.model, "--entity", "SportCar", "--quiet"])
+        let imported = try runFerry([
+            "import", input, "--store", garage, "--model", Garage.model, "--entity", "SportCar", "--quiet",
+        ])
         #expect(imported.exitCode == 0, "\(imported)")
-        #expect(try Garage.scalar(garage, "SELECT printf('%.17g', ZREGISTEREDAT) FROM ZCAR WHERE ZNAME = 'S8'") == "639490769.638733")
+        #expect(
+            try Garage.scalar(garage, "SELECT printf('%.17g', ZREGISTEREDAT) FROM ZCAR WHERE ZNAME = 'S8'")
+                == "639490769.638733")
         let ferryStore = directory.file("ferry.sqlite")
-        let typed = try runFerry(["import", input, "--store", ferryStore, "--entity", "Car", "--type", "registeredAt=date", "--quiet"])
+        let typed = try runFerry([
+            "import", input, "--store", ferryStore, "--entity", "Car", "--type", "registeredAt=date", "--quiet",
+        ])
         #expect(typed.exitCode == 0, "\(typed)")
-        let back = try runFerry(["export", "--store", ferryStore, "--entity", "Car", "--format", "csv", "--fields", "registeredAt", "--quiet"])
+        let back = try runFerry([
+            "export", "--store", ferryStore, "--entity", "Car", "--format", "csv", "--fields", "registeredAt",
+            "--quiet",
+        ])
         #expect(back.stdout == "registeredAt\r\n2021-04-07T12:19:29.638733Z\r\n", "\(back)")
     }
 }

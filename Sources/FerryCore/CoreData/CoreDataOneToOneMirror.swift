@@ -70,7 +70,8 @@ package struct CoreDataOneToOneMirror {
         var setInverse = "\(inverseColumn) = ?1"
         if let entityColumn = layout.entityColumn(forForeignKeyOf: pair.inverse, in: pair.destination, model: model) {
             clearInverse += ", \(quote(entityColumn)) = NULL"
-            setInverse += ", \(quote(entityColumn)) = (SELECT \(quote(CoreDataLayout.entityColumn)) FROM \(table) WHERE \(pk) = ?1)"
+            setInverse +=
+                ", \(quote(entityColumn)) = (SELECT \(quote(CoreDataLayout.entityColumn)) FROM \(table) WHERE \(pk) = ?1)"
         }
         return [
             "UPDATE \(table) SET \(clearOwn)\(version) WHERE \(column) = \(target) AND \(pk) <> ?1",

@@ -183,7 +183,8 @@ struct BatchDeleter {
             let selected = try createKeyTable("ferry_delete_selected", on: connection)
             selectedTable = selected
             try Self.insert(keys, into: selected, on: connection)
-            this.predicate = layout.selection(of: entity, alias: "t0", where: "t0.\(pk) IN (SELECT pk FROM \(selected))")
+            this.predicate = layout.selection(
+                of: entity, alias: "t0", where: "t0.\(pk) IN (SELECT pk FROM \(selected))")
         }
         return try this.deleteSelected(on: connection)
     }
@@ -221,8 +222,9 @@ struct BatchDeleter {
             }
             // Join rows of the deleted objects go with them (a Core Data join table has no ON DELETE CASCADE).
             for relationship in entity.relationships {
-                guard case .joinTable(let link, let sourceColumn, _) = layout.storage(
-                    of: relationship, in: entity, model: model)
+                guard
+                    case .joinTable(let link, let sourceColumn, _) = layout.storage(
+                        of: relationship, in: entity, model: model)
                 else { continue }
                 try connection.execute(
                     "DELETE FROM \(quote(link)) WHERE \(quote(sourceColumn)) IN (SELECT t0.\(pk) FROM \(predicate.from) WHERE \(predicate.sql))",

@@ -747,7 +747,8 @@ final class VerificationSession {
                 // Report each join table once, from the side whose key column comes first by name,
                 // and from the entity that declares the relationship: the join table holds the
                 // links of its sub-entities too, which inherit it.
-                guard source < target, model.declaringEntity(ofProperty: relationship.name, in: entity).name == entity.name
+                guard source < target,
+                    model.declaringEntity(ofProperty: relationship.name, in: entity).name == entity.name
                 else { continue }
                 let missingSource =
                     "NOT EXISTS (SELECT 1 FROM \(table(entity)) AS s WHERE s.\(key) = l.\(quote(source)))"
