@@ -429,6 +429,19 @@ struct ImportCommand: ParsableCommand {
             step.fields =
                 step.fields.filter { field in !explicitFields.contains { $0.attribute == field.attribute } }
                 + explicitFields
+            // Checked against the entity as the model declares it (a store's model has no transient
+            // attributes): a --field into an unknown or transient attribute is refused, as `ferry run`
+            // refuses it in a job.
+            let declared =
+                bundle?.version(storeModel.version).map { coreDataStore == nil ? $0 : $0.withInheritedProperties }
+                ?? storeModel
+            if let entity = declared.entity(named: entityName) {
+                let command = Job(
+                    name: "ferry import", path: "ferry import", store: StoreReference(path: store), modelPath: model,
+                    steps: [])
+                let problems = JobValidator().fieldProblems(of: step, entity: entity, job: command)
+                if !problems.isEmpty { throw FerryErrors(problems) }
+            }
             if step.mode == .sync, let destination = storeModel.entity(named: entityName) {
                 // Refused before the store is opened: nothing is touched.
                 do {
@@ -691,7 +704,8 @@ struct ImportCommand: ParsableCommand {
             guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
                 throw FerryError(.usage, "--field needs attribute=field, e.g. --field city=address.city; got '\(item)'")
             }
-            return FieldMapping(attribute: parts[0], source: .field(parts[1]))
+            return FieldMapping(
+                attribute: parts[0], source: .field(parts[1]), location: InputLocation(file: "--field \(item)"))
         }
     }
 

@@ -163,7 +163,7 @@ package struct CoreDataMigrationDestination {
     package static func open(at path: String, model: ObjectModel) throws -> Store {
         let connection = try Connection(path: path, readOnly: true, create: false)
         try Store.configure(connection, busyTimeout: .seconds(30))
-        let model = model.withInheritedProperties
+        let model = Store.coreDataStoreForm(of: model)
         let layout = try CoreDataLayout.reading(connection, model: model)
         let metadata = StoreMetadata(
             formatVersion: 0, modelName: model.name, modelVersion: model.version, modelHash: "", entityHashes: [:],

@@ -468,7 +468,7 @@ struct EntityPlan {
         switch layout.storage(of: relationship, in: entity, model: model) {
         case .foreignKey(let column):
             return
-                "SELECT \(pk) AS owner, \(quote(column)) AS target FROM \(layout.quotedTable(for: entity)) WHERE \(quote(column)) IS NOT NULL"
+                "SELECT \(pk) AS owner, \(quote(column)) AS target FROM \(layout.quotedSource(for: entity)) AS t0 WHERE \(quote(column)) IS NOT NULL"
         case .inverseForeignKey(let table, let column):
             return
                 "SELECT \(quote(column)) AS owner, \(pk) AS target FROM \(quote(table)) WHERE \(quote(column)) IS NOT NULL"

@@ -109,6 +109,6 @@ struct ManyToManyLinks {
     /// The topmost of `entity` and its ancestors that has the relationship named `name` (the
     /// one declaring it; sub-entities list it too, with their inherited properties).
     static func declaring(_ name: String, of entity: EntityDescription, in model: ObjectModel) -> EntityDescription {
-        model.ancestors(of: entity).last { $0.relationship(named: name) != nil } ?? entity
+        model.declaringEntity(ofProperty: name, in: entity)
     }
 }

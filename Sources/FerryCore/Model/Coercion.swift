@@ -58,6 +58,10 @@ package enum Coercion {
                     "'\(excerpt(text))' is not a boolean (expected one of \(options.trueWords.union(options.falseWords).sorted().joined(separator: ", ")))"
                 ))
         case .date:
+            // ISO-8601 keeps every fractional digit the text gives (a Core Data date's microseconds).
+            if case .iso8601 = options.dateFormat, let instant = DateCoding.parseISO8601Instant(text) {
+                return storableDate(instant)
+            }
             guard let millis = parseDate(text, format: options.dateFormat) else {
                 return .failure(CoercionFailure("'\(excerpt(text))' is not a date in format \(options.dateFormat)"))
             }

@@ -31,6 +31,49 @@ extension DateCoding {
         guard fraction.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
             let wholeMillis = parseISO8601(String(decoding: bytes[..<dot] + [UInt8(ascii: "Z")], as: UTF8.self))
         else { return nil }
+        return instant(wholeMillis: wholeMillis, fraction: fraction)
+    }
+
+    /// Parses an ISO-8601 date (every form ``parseISO8601(_:defaultOffsetSeconds:)`` reads) with
+    /// every fractional digit it gives: up to three as whole milliseconds, more as the instant
+    /// they spell (the nearest reference-seconds double; for the text ferry exports a Core Data
+    /// date as, the store's double bit for bit: `…T12:19:29.638733Z` is `639490769.638733`).
+    /// How imports read ISO-8601 dates, so that no digit below the millisecond is lost.
+    package static func parseISO8601Instant(_ text: String, defaultOffsetSeconds: Int = 0) -> Timestamp? {
+        let bytes = Array(text.utf8)
+        guard
+            let separator = bytes.firstIndex(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: ",") }),
+            case let digitsEnd = bytes[(separator + 1)...].firstIndex(where: { $0 < 48 || $0 > 57 }) ?? bytes.endIndex,
+            digitsEnd - separator - 1 > 3
+        else {
+            return parseISO8601(text, defaultOffsetSeconds: defaultOffsetSeconds).map(Timestamp.init(milliseconds:))
+        }
+        // The instant's whole seconds (zone applied), then its fraction exactly.
+        let whole = String(decoding: bytes[..<separator] + bytes[digitsEnd...], as: UTF8.self)
+        guard let wholeMillis = parseISO8601(whole, defaultOffsetSeconds: defaultOffsetSeconds) else { return nil }
+        // A leap second (:60) reads as :59.999: kept to the millisecond, as parseISO8601 reads it.
+        guard wholeMillis % 1000 == 0 else {
+            return parseISO8601(text, defaultOffsetSeconds: defaultOffsetSeconds).map(Timestamp.init(milliseconds:))
+        }
+        return instant(wholeMillis: wholeMillis, fraction: Array(bytes[(separator + 1)..<digitsEnd]))
+    }
+
+    /// True when ISO-8601 text has more than three fractional digits (a fraction of a second
+    /// finer than the millisecond, which ``parseISO8601Instant(_:defaultOffsetSeconds:)`` keeps).
+    package static func hasSubMillisecondDigits(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let separator = bytes.firstIndex(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: ",") })
+        else { return false }
+        var count = 0
+        for byte in bytes[(separator + 1)...] {
+            guard byte >= 48, byte <= 57 else { break }
+            count += 1
+        }
+        return count > 3
+    }
+
+    /// The instant `wholeMillis` (a whole second) plus the decimal fraction `0.<fraction>` of a
+    /// second, as the nearest reference-seconds double.
+    private static func instant(wholeMillis: Int64, fraction: [UInt8]) -> Timestamp? {
         let offset = Int64(Timestamp.referenceDateOffset)
         let whole = wholeMillis / 1000 - offset  // seconds since 2001, the integer part of the instant
         let decimal: String

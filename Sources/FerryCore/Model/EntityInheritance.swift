@@ -56,6 +56,13 @@ extension ObjectModel {
         return model
     }
 
+    /// The topmost of `entity` and its ancestors that has the property named `name`: the entity
+    /// declaring it (in ``withInheritedProperties`` its sub-entities list it too). `entity`
+    /// itself when no ancestor has it.
+    package func declaringEntity(ofProperty name: String, in entity: EntityDescription) -> EntityDescription {
+        ancestors(of: entity).last { $0.relationship(named: name) != nil || $0.attribute(named: name) != nil } ?? entity
+    }
+
     /// True when `entity` is `ancestor` or one of its descendants.
     public func isKind(_ entity: String, of ancestor: String) -> Bool {
         guard let description = self.entity(named: entity) else { return false }

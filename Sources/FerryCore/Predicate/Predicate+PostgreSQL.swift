@@ -24,9 +24,8 @@ extension Predicate {
         var isExact = true
         let text = try compiler.superset(
             bound, scope: SQLScope(entity: entity, alias: alias), negated: false, isExact: &isExact)
-        let sql = PredicateSQL(
-            sql: text ?? compiler.syntax.constant(true), arguments: compiler.arguments,
-            from: "\(layout.quotedSource(for: entity)) AS \(alias)")
+        let sql = layout.selection(
+            of: entity, alias: alias, where: text ?? compiler.syntax.constant(true), arguments: compiler.arguments)
         return PostgresPredicateFilter(sql: sql, isExact: isExact)
     }
 }

@@ -47,8 +47,7 @@ extension Predicate {
         var compiler = PredicateSQLCompiler(binder: PredicateBinder(model: model), layout: layout)
         let scope = SQLScope(entity: entity, alias: alias)
         let text = try compiler.predicate(bound, scope: scope, negated: false)
-        return PredicateSQL(
-            sql: text, arguments: compiler.arguments, from: "\(layout.quotedSource(for: entity)) AS \(alias)")
+        return layout.selection(of: entity, alias: alias, where: text, arguments: compiler.arguments)
     }
 }
 

@@ -145,7 +145,7 @@ struct BatchDeleter {
         entity: String, selection: String, model: ObjectModel, layout: any StoreLayout, location: InputLocation?
     ) throws(FerryError) {
         try self.init(request: BatchDeleteRequest(entity: entity, location: location), model: model, layout: layout)
-        predicate = PredicateSQL(sql: selection, arguments: [], from: predicate.from)
+        predicate = layout.selection(of: self.entity, alias: "t0", where: selection)
     }
 
     /// The quoted table of the entity named `name`.
@@ -183,8 +183,8 @@ struct BatchDeleter {
             let selected = try createKeyTable("ferry_delete_selected", on: connection)
             selectedTable = selected
             try Self.insert(keys, into: selected, on: connection)
-            this.predicate = PredicateSQL(
-                sql: "t0.\(pk) IN (SELECT pk FROM \(selected))", arguments: [], from: predicate.from)
+            this.predicate = layout.selection(
+                of: entity, alias: "t0", where: "t0.\(pk) IN (SELECT pk FROM \(selected))")
         }
         return try this.deleteSelected(on: connection)
     }
@@ -219,6 +219,16 @@ struct BatchDeleter {
             if connection is PostgresDatabase {
                 // A failed statement ends a PostgreSQL transaction: look for dangling references first.
                 if let error = try danglingError(on: connection, onlyIfAny: true) { throw error }
+            }
+            // Join rows of the deleted objects go with them (a Core Data join table has no ON DELETE CASCADE).
+            for relationship in entity.relationships {
+                guard
+                    case .joinTable(let link, let sourceColumn, _) = layout.storage(
+                        of: relationship, in: entity, model: model)
+                else { continue }
+                try connection.execute(
+                    "DELETE FROM \(quote(link)) WHERE \(quote(sourceColumn)) IN (SELECT t0.\(pk) FROM \(predicate.from) WHERE \(predicate.sql))",
+                    predicate.arguments)
             }
             do {
                 try connection.execute("DELETE FROM \(table) AS t0 WHERE \(predicate.sql)", predicate.arguments)
@@ -294,7 +304,14 @@ struct BatchDeleter {
         for (name, keys) in keyTables.sorted(by: { $0.key < $1.key }) {
             guard let source = model.entity(named: name) else { continue }
             for relationship in source.relationships where relationship.deleteRule == .nullify {
-                switch layout.storage(of: relationship, in: source, model: model) {
+                var storage = layout.storage(of: relationship, in: source, model: model)
+                // A one-to-one stored on both sides (Core Data's): the related objects' own key back
+                // to the deleted ones is what nullify clears.
+                if let pair = CoreDataOneToOneMirror.pair(of: relationship, in: source, model: model, layout: layout) {
+                    storage = .inverseForeignKey(
+                        destinationTable: layout.table(for: pair.destination), column: pair.inverseColumn)
+                }
+                switch storage {
                 case .foreignKey:
                     continue  // the key is in the deleted row itself
                 case .inverseForeignKey(let destinationTable, let column):

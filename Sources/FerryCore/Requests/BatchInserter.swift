@@ -58,6 +58,8 @@ package final class BatchInserter {
     private var encoded: [DatabaseValue]
     /// For a Core Data store: the keys, entity numbers and versions Core Data keeps.
     private let coreData: CoreDataInsertBookkeeping?
+    /// For a Core Data store: the other side of each one-to-one the record sets.
+    private let oneToOnes: CoreDataOneToOneMirror?
     /// The primary key of the object the last `.inserted` or `.updated` (or `.unchanged`)
     /// outcome wrote or found: how nested imports link related objects.
     package private(set) var lastKey: Int64?
@@ -102,6 +104,11 @@ package final class BatchInserter {
                 suppliedAttributes: Set(columns.compactMap { if case .attribute(let name) = $0 { name } else { nil } }))
         }
         self.coreData = coreData
+        oneToOnes = try (layout as? CoreDataLayout).flatMap {
+            try CoreDataOneToOneMirror(
+                connection: connection, model: model, layout: $0, entity: entity,
+                relationships: keyColumns.map(\.relationship))
+        }
         // Bookkeeping values come after the record's, so the record's `?` keep their numbers.
         let values = Array(repeating: "?", count: columns.count) + (coreData?.values ?? [])
         let placeholders = values.isEmpty ? "" : "VALUES (" + values.joined(separator: ", ") + ")"
@@ -159,12 +166,16 @@ package final class BatchInserter {
                 guard indexes.count == constraint.count else { continue }
                 // `=`, not `IS`: a null never matches (nulls never conflict in a unique index),
                 // so a record without a nick does not take over some object without one.
-                let condition = constraint.map { "\(layout.quotedColumn(forAttribute: $0, in: entity)) = ?" }.joined(
-                    separator: " AND ")
+                // Only the entity's own objects (and its sub-entities'), never a sibling's in a shared table.
+                let matching = layout.selection(
+                    of: entity, alias: "t0",
+                    where: constraint.map { "t0.\(layout.quotedColumn(forAttribute: $0, in: entity)) = ?" }.joined(
+                        separator: " AND "))
                 finders.append(
                     (
                         try connection.prepare(
-                            "SELECT \(dialect.quote(layout.keyColumn)) FROM \(table) WHERE \(condition)"), indexes
+                            "SELECT t0.\(dialect.quote(layout.keyColumn)) FROM \(matching.from) WHERE \(matching.sql)"),
+                        indexes
                     ))
             }
             guard !finders.isEmpty else {
@@ -246,7 +257,9 @@ package final class BatchInserter {
             } catch let error as FerryError {
                 return try rejection(for: error)
             }
-            return sync != nil && connection.changes == 0 ? .unchanged : .updated
+            if sync != nil && connection.changes == 0 { return .unchanged }
+            try oneToOnes?.mirror(key: key)
+            return .updated
         }
         insert.reset()
         for index in 0..<encoded.count {
@@ -265,6 +278,7 @@ package final class BatchInserter {
         if policy == .keep && connection.changes == 0 { return .skipped }
         lastKey = connection.lastInsertRowID
         try coreData?.recordInsert()
+        try oneToOnes?.mirror(key: connection.lastInsertRowID)
         if let sync { _ = try sync.markSeen(connection.lastInsertRowID) }
         return .inserted
     }

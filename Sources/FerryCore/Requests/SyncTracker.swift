@@ -47,15 +47,16 @@ package final class SyncTracker {
         try database.execute(
             "CREATE TEMPORARY TABLE \(dialect.quote(name)) (pk \(dialect.keyReferenceType) PRIMARY KEY)")
         let markSQL = dialect.insert(into: seenTable, columns: ["pk"], values: "VALUES (?)", onConflict: .ignore)
-        let condition = key.map { "\(layout.quotedColumn(forAttribute: $0, in: entity)) = ?" }.joined(
-            separator: " AND ")
-        let pk = dialect.quote(layout.keyColumn)
+        let holdingKey = layout.selection(
+            of: entity, alias: "t0",
+            where: key.map { "t0.\(layout.quotedColumn(forAttribute: $0, in: entity)) = ?" }.joined(separator: " AND "))
+        let pk = "t0." + dialect.quote(layout.keyColumn)
         // The first row holding the key: SQLite's scan (of the key's index, or of the table) meets
         // the smallest primary key first.
         let finderSQL =
             database is Connection
-            ? "SELECT \(pk) FROM \(layout.quotedTable(for: entity)) WHERE \(condition) LIMIT 1"
-            : "SELECT \(pk) FROM \(layout.quotedTable(for: entity)) WHERE \(condition) ORDER BY \(pk) LIMIT 1"
+            ? "SELECT \(pk) FROM \(holdingKey.from) WHERE \(holdingKey.sql) LIMIT 1"
+            : "SELECT \(pk) FROM \(holdingKey.from) WHERE \(holdingKey.sql) ORDER BY \(pk) LIMIT 1"
         if let connection = database as? Connection {
             statements = .sqlite(mark: try connection.prepare(markSQL), finder: try connection.prepare(finderSQL))
         } else if let postgres = database as? PostgresDatabase {
@@ -121,11 +122,12 @@ package final class SyncTracker {
             : "NOT EXISTS (SELECT 1 FROM \(seenTable) AS ferry_seen WHERE ferry_seen.pk = \(pk))"
     }
 
+    /// The rows of the entity (and its sub-entities) the source does not have.
+    private var absent: PredicateSQL { layout.selection(of: entity, alias: "t0", where: absentSelection) }
+
     /// How many rows of the entity the source does not have.
     package func absentCount() throws -> Int {
-        Int(
-            try database.scalar(
-                "SELECT count(*) FROM \(layout.quotedTable(for: entity)) AS t0 WHERE \(absentSelection)")?.int64 ?? 0)
+        Int(try database.scalar("SELECT count(*) FROM \(absent.from) WHERE \(absent.sql)")?.int64 ?? 0)
     }
 
     /// How many rows the entity has.
@@ -139,7 +141,7 @@ package final class SyncTracker {
         let columns = key.map { "t0.\(layout.quotedColumn(forAttribute: $0, in: entity))" }.joined(separator: ", ")
         let pk = layout.dialect.quote(layout.keyColumn)
         let rows = try database.rows(
-            "SELECT \(columns) FROM \(layout.quotedTable(for: entity)) AS t0 WHERE \(absentSelection) ORDER BY t0.\(pk) LIMIT \(limit)"
+            "SELECT \(columns) FROM \(absent.from) WHERE \(absent.sql) ORDER BY t0.\(pk) LIMIT \(limit)"
         )
         return rows.map { row in
             let values = key.indices.map { index -> Value in

@@ -66,12 +66,35 @@ extension StoreLayout {
     /// The quoted table of `entity`.
     package func quotedTable(for entity: EntityDescription) -> String { dialect.quote(table(for: entity)) }
 
-    /// ` WHERE <column> IN (…)` (on `alias` when given) when `entity` shares its table with
-    /// other entities, an empty string when the table is its own.
-    package func entityFilterClause(for entity: EntityDescription, alias: String?) -> String {
-        guard let filter = entityFilter(for: entity) else { return "" }
+    /// The one condition that picks the rows of `entity` and its sub-entities out of a table
+    /// shared with other entities (`t0."Z_ENT" IN (2, 3)`, on `alias` when given), nil when the
+    /// table is the entity's own. Every selection of an entity's rows is built on it: reads
+    /// through ``quotedSource(for:)`` and ``objectCountQuery(for:ownObjectsOnly:)``, and every
+    /// request's `WHERE` (fetches, updates, deletes, syncs, checks) through
+    /// ``selection(of:alias:where:arguments:)``.
+    package func entityCondition(for entity: EntityDescription, alias: String?) -> String? {
+        guard let filter = entityFilter(for: entity) else { return nil }
         let column = (alias.map { $0 + "." } ?? "") + dialect.quote(filter.column)
-        return " WHERE \(column) IN (\(filter.values.map(String.init).joined(separator: ", ")))"
+        return "\(column) IN (\(filter.values.map(String.init).joined(separator: ", ")))"
+    }
+
+    /// ` WHERE ` and ``entityCondition(for:alias:)`` when `entity` shares its table with other
+    /// entities, an empty string when the table is its own.
+    package func entityFilterClause(for entity: EntityDescription, alias: String?) -> String {
+        entityCondition(for: entity, alias: alias).map { " WHERE " + $0 } ?? ""
+    }
+
+    /// The objects of `entity` (and its sub-entities) on which `condition` (SQL over the
+    /// entity's table aliased `alias`) holds: the selection every request writes or reads by.
+    /// Its `sql` carries the entity's condition, so that `UPDATE <table> AS t0 … WHERE sql` and
+    /// `DELETE FROM <table> AS t0 WHERE sql` touch only the entity's rows of a shared table;
+    /// its `from` is ``quotedSource(for:)``, so that a read (`SELECT … FROM from WHERE sql`)
+    /// or a count of `from` sees only them too.
+    package func selection(
+        of entity: EntityDescription, alias: String, where condition: String, arguments: [DatabaseValue] = []
+    ) -> PredicateSQL {
+        let sql = entityCondition(for: entity, alias: alias).map { "(\($0) AND (\(condition)))" } ?? condition
+        return PredicateSQL(sql: sql, arguments: arguments, from: "\(quotedSource(for: entity)) AS \(alias)")
     }
 
     /// The query counting the objects of `entity` and its sub-entities (in a shared table), or

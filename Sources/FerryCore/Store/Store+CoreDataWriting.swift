@@ -93,7 +93,7 @@ extension Store {
             StoreFiles.remove(path)
             throw error
         }
-        let stored = model.withInheritedProperties
+        let stored = coreDataStoreForm(of: model)
         return Store(
             path: path, model: stored, layout: layout, connection: connection, metadata: coreDataMetadata(stored),
             writerLock: writerLock)

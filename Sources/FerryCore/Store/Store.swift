@@ -247,12 +247,20 @@ public final class Store: @unchecked Sendable {
     }
 
     /// The model a Core Data store is at: the version of `bundle` detected, else the model it
-    /// caches; sub-entities with their inherited properties, as Core Data fetches them.
+    /// caches, in its ``coreDataStoreForm(of:)``.
     package static func coreDataModel(of file: CoreDataStoreFile, bundle: ModelBundle?) throws -> ObjectModel {
         let version =
             try bundle.map { try CoreDataVersionDetector.detect(store: file, bundle: $0).version }
             ?? cachedModel(of: file)
-        return version.withInheritedProperties
+        return coreDataStoreForm(of: version)
+    }
+
+    /// The model every request on a Core Data store of `version` works with: sub-entities with
+    /// their inherited properties, as Core Data fetches them, and without transient attributes
+    /// (``ObjectModel/storedForm``), which Core Data never stores: no column is read, written,
+    /// checked or checksummed for them.
+    package static func coreDataStoreForm(of version: ObjectModel) -> ObjectModel {
+        version.withInheritedProperties.storedForm
     }
 
     /// The model a Core Data store caches; when it has none that can be read, the error says to

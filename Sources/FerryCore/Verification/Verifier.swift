@@ -690,13 +690,24 @@ final class VerificationSession {
                             "SELECT count(*) FROM (SELECT \(quote(column)) FROM \(table(entity)) WHERE \(quote(column)) IS NOT NULL GROUP BY \(quote(column)) HAVING count(*) > 1) AS shared"
                         )?.int64 ?? 0)
                 }
+                // A one-to-one stored on both sides (Core Data's): each side's key must point back.
+                let bothSides = CoreDataOneToOneMirror.pair(of: relationship, in: entity, model: model, layout: layout)
+                let oneSided = bothSides.map { pair in
+                    let back = "d.\(quote(pair.inverseColumn))"
+                    return
+                        "((\(col) IS NOT NULL AND EXISTS (SELECT 1 FROM \(table(pair.destination)) AS d WHERE d.\(key) = \(col) AND \(back) IS NOT t0.\(key))) OR (\(col) IS NULL AND EXISTS (SELECT 1 FROM \(table(pair.destination)) AS d WHERE \(back) = t0.\(key))))"
+                }
+                let disagreeing = try oneSided.map {
+                    Int(try connection.scalar("SELECT count(*) FROM \(table(entity)) AS t0 WHERE \($0)")?.int64 ?? 0)
+                }
                 var measured: [String: MeasuredValue] = ["links": .integer(links), "dangling": .integer(missing)]
                 if oneToOne { measured["shared"] = .integer(shared) }
-                if missing == 0 && shared == 0 {
+                if let disagreeing { measured["one_sided"] = .integer(disagreeing) }
+                if missing == 0 && shared == 0 && (disagreeing ?? 0) == 0 {
                     result = CheckResult(
                         check: "relationship", name: name, entity: entity.name, outcome: .passed, measured: measured,
                         message:
-                            "\(links) link\(links == 1 ? "" : "s"), every one to an existing \(destination.name)\(oneToOne ? ", none shared" : "")"
+                            "\(links) link\(links == 1 ? "" : "s"), every one to an existing \(destination.name)\(oneToOne ? ", none shared" : "")\(bothSides == nil ? "" : ", each linked back")"
                     )
                 } else {
                     var problems: [String] = []
@@ -718,13 +729,27 @@ final class VerificationSession {
                             problem: "shares its \(relationship.name) with another \(entity.name)",
                             limit: max(0, maxOffending - offending.count))
                     }
+                    if let disagreeing, disagreeing > 0, let oneSided, let pair = bothSides {
+                        problems.append(
+                            "\(disagreeing) \(entity.name) record\(disagreeing == 1 ? "" : "s") and \(destination.name).\(pair.inverse.name) disagree (a one-to-one is stored on both sides: each \(relationship.name) must be linked back)"
+                        )
+                        offending += try offenders(
+                            entity, where: oneSided,
+                            problem:
+                                "its \(relationship.name) is not linked back by \(destination.name).\(pair.inverse.name), or a \(destination.name) links it that its \(relationship.name) does not name",
+                            limit: max(0, maxOffending - offending.count))
+                    }
                     result = CheckResult(
                         check: "relationship", name: name, entity: entity.name, outcome: .failed, measured: measured,
                         message: problems.joined(separator: "; "), offending: offending)
                 }
             case .joinTable(let link, let source, let target):
-                // Report each join table once, from the side whose key column comes first by name.
-                guard source < target else { continue }
+                // Report each join table once, from the side whose key column comes first by name,
+                // and from the entity that declares the relationship: the join table holds the
+                // links of its sub-entities too, which inherit it.
+                guard source < target,
+                    model.declaringEntity(ofProperty: relationship.name, in: entity).name == entity.name
+                else { continue }
                 let missingSource =
                     "NOT EXISTS (SELECT 1 FROM \(table(entity)) AS s WHERE s.\(key) = l.\(quote(source)))"
                 let missingTarget =
@@ -983,9 +1008,9 @@ final class VerificationSession {
                 of: entity, matching: predicate, database: database, model: model, layout: layout)
         }
         let keys = database.isInTransaction ? try select() : try database.readTransaction(select)
-        return PredicateSQL(
-            sql: "t0.\(layout.dialect.quote(layout.keyColumn)) = ANY (CAST(? AS bigint[]))",
-            arguments: [.text("{" + keys.map(String.init).joined(separator: ",") + "}")], from: filter.sql.from)
+        return layout.selection(
+            of: entity, alias: "t0", where: "t0.\(layout.dialect.quote(layout.keyColumn)) = ANY (CAST(? AS bigint[]))",
+            arguments: [.text("{" + keys.map(String.init).joined(separator: ",") + "}")])
     }
 
     /// A date expected to the millisecond matches an instant within that millisecond (a Core Data

@@ -107,16 +107,15 @@ package struct JobValidator: Sendable {
         }
     }
 
-    private func validate(_ step: ImportStep, model: ObjectModel, job: Job, into errors: inout [FerryError]) {
+    /// The problems of an import step's field mappings (`fields:`, `--field`) against `entity`
+    /// (as the model declares it, transient attributes included): an unknown attribute, a
+    /// relationship, a transient attribute (nothing can be imported into one), a bad JSON path
+    /// or constant. `ferry run` and `ferry import` both check them.
+    package func fieldProblems(of step: ImportStep, entity: EntityDescription, job: Job) -> [FerryError] {
+        var errors: [FerryError] = []
         func fail(_ message: String, at location: InputLocation?) {
             errors.append(
                 FerryError(.invalidDefinition, message, at: location ?? step.location ?? InputLocation(file: job.path)))
-        }
-        guard let entity = model.entity(named: step.entity) else {
-            fail(
-                "unknown entity '\(step.entity)' in model '\(model.name)'\(Suggestions.didYouMean(step.entity, in: model.entityNames))",
-                at: step.entityLocation)
-            return
         }
         for field in step.fields {
             guard let attribute = entity.attribute(named: field.attribute) else {
@@ -157,6 +156,21 @@ package struct JobValidator: Sendable {
                 }
             }
         }
+        return errors
+    }
+
+    private func validate(_ step: ImportStep, model: ObjectModel, job: Job, into errors: inout [FerryError]) {
+        func fail(_ message: String, at location: InputLocation?) {
+            errors.append(
+                FerryError(.invalidDefinition, message, at: location ?? step.location ?? InputLocation(file: job.path)))
+        }
+        guard let entity = model.entity(named: step.entity) else {
+            fail(
+                "unknown entity '\(step.entity)' in model '\(model.name)'\(Suggestions.didYouMean(step.entity, in: model.entityNames))",
+                at: step.entityLocation)
+            return
+        }
+        errors += fieldProblems(of: step, entity: entity, job: job)
         for mapping in step.relationships {
             guard let relationship = entity.relationship(named: mapping.relationship) else {
                 fail(

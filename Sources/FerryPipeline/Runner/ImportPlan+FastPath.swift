@@ -411,6 +411,8 @@ extension ImportPlan {
                 guard let pattern = attributes[index].datePattern else { return false }
                 millis = pattern.parse(bytes: bytes)
             } else {
+                // Digits below the millisecond take the general path, which keeps them.
+                if DateCoding.hasSubMillisecondDigits(bytes) { return false }
                 millis = DateCoding.parseISO8601(bytes: bytes)
             }
             // Dates a store cannot hold take the general path, which rejects them with the reason.

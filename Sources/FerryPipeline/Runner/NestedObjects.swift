@@ -72,7 +72,10 @@ final class NestedObjects {
         /// The column of the to-one on this entity that points back to the parent (an inverse foreign key).
         let parentColumn: Int?
         let key: [String]?
-        let inserter: any KeyedRecordInserting
+        /// Makes the inserter of nested objects on the first one: an abstract entity's objects
+        /// can be linked by key, but none can be inserted (a record nesting one is rejected).
+        private let makeInserter: () throws -> any KeyedRecordInserting
+        private var madeInserter: (any KeyedRecordInserting)?
         let keyLookup: NestedStatement?
         let columnCount: Int
 
@@ -96,10 +99,13 @@ final class NestedObjects {
             columnCount = columns.count
             let key = SyncKey.modelKey(of: entity, keyStyle: context.keyStyle)
             self.key = key
-            inserter = try context.store.inserter(
-                entity: entity.name, columns: columns,
-                policy: key == nil ? .error : (context.policy == .replace ? .replace : .update),
-                validate: context.validate, matchKey: key)
+            let store = context.store
+            let policy: ConflictPolicy = key == nil ? .error : (context.policy == .replace ? .replace : .update)
+            let validate = context.validate
+            makeInserter = {
+                try store.inserter(
+                    entity: entity.name, columns: columns, policy: policy, validate: validate, matchKey: key)
+            }
             if let key, key.count == 1 {
                 let layout = context.layout
                 keyLookup = try context.store.statement(
@@ -108,6 +114,14 @@ final class NestedObjects {
             } else {
                 keyLookup = nil
             }
+        }
+
+        /// The inserter of the entity's nested objects, made on first use.
+        func inserter() throws -> any KeyedRecordInserting {
+            if let madeInserter { return madeInserter }
+            let made = try makeInserter()
+            madeInserter = made
+            return made
         }
 
         /// The links of an entity's relationships, but those in `excluding`; the to-one keys
@@ -511,7 +525,16 @@ final class NestedObjects {
             values[column] = .integer(parentKey)
             supplied[column] = true
         }
-        let outcome = try node.inserter.insert(values, supplied: supplied)
+        if node.entity.isAbstract {
+            return .failure(
+                Failure(
+                    field: path, line: object.line, column: object.column,
+                    reason:
+                        "\(node.entity.name) is an abstract entity: a nested object cannot be one of its objects (give the key of an existing one)"
+                ))
+        }
+        let inserter = try node.inserter()
+        let outcome = try inserter.insert(values, supplied: supplied)
         switch outcome {
         case .rejected(let reason, let column):
             let place = column.flatMap { fieldPaths[$0] }
@@ -523,7 +546,7 @@ final class NestedObjects {
         case .updated: pending[node.entity.name, default: Counts()].updated += 1
         case .unchanged, .skipped: pending[node.entity.name, default: Counts()].unchanged += 1
         }
-        guard let key = node.inserter.lastKey else {
+        guard let key = inserter.lastKey else {
             return .failure(
                 Failure(
                     field: path, line: object.line, column: object.column,
