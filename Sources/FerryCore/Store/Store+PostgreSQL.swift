@@ -78,10 +78,13 @@ extension Store {
         PostgresConnection.advisoryLockKey(for: "ferry store " + schema)
     }
 
-    /// Takes the store's writer lock on `database`'s session, waiting up to `timeout`.
+    /// Takes the store's writer lock on `database`'s session, waiting up to `timeout`; nothing
+    /// to take when this process holds it already (`PostgreSQLWriterLock`: a job's run holds it
+    /// from its first step to its last, and each step's opening joins it).
     package static func takeWriterLock(
         on database: PostgresDatabase, schema: String, timeout: Duration, store: String
     ) throws {
+        if PostgreSQLWriterLock.isHeld(url: database.connection.url, schema: schema) { return }
         do {
             try database.connection.acquireAdvisoryLock(postgreSQLLockKey(schema: schema), timeout: timeout)
         } catch  where error.kind == .lockTimeout {
