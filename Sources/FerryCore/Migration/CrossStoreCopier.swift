@@ -218,7 +218,6 @@ struct CrossStoreCopier {
 
     /// A store for messages: a PostgreSQL URL without its password.
     static func shown(_ text: String) -> String {
-        guard PathOrURL(text).isPostgreSQL else { return text }
-        return (try? PostgresURL(text).description) ?? text
+        PathOrURL(text).shown
     }
 }
