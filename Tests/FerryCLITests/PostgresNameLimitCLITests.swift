@@ -203,7 +203,9 @@ struct PostgresNameLimitCLITests {
         #expect(try Self.personCount(url) == 5)
         #expect(try PostgresStoreLoader.schemas(startingWith: prefix) == [schema])
         // A write after all of that finds the store and keeps it.
-        let update = try runFerry(["update", "--store", url, "--entity", "Person", "--where", "id == 1", "--set", "age=7"])
+        let update = try runFerry([
+            "update", "--store", url, "--entity", "Person", "--where", "id == 1", "--set", "age=7",
+        ])
         #expect(update.exitCode == 0, "\(update)")
         #expect(try Self.personCount(url) == 5)
 

@@ -30,7 +30,8 @@ struct PostgresPasswordRedactionCLITests {
         let schema = "ferry_pw_\(suffix)"
         defer {
             PostgresStoreLoader.dropSchemas(startingWith: schema)
-            _ = try? admin.execute("REVOKE ALL ON DATABASE \(PostgresIdentifier.quote(admin.url.database ?? "")) FROM \(role)")
+            _ = try? admin.execute(
+                "REVOKE ALL ON DATABASE \(PostgresIdentifier.quote(admin.url.database ?? "")) FROM \(role)")
             _ = try? admin.execute("DROP ROLE IF EXISTS \(PostgresIdentifier.quote(role))")
         }
         var base = try PostgresURL(PostgresTestServer.requireURL())
@@ -72,11 +73,21 @@ struct PostgresPasswordRedactionCLITests {
             """)
         let model = Fixtures.peopleModel
         let commands: [(arguments: [String], succeeds: Bool)] = [
-            (["import", "people.csv", "--store", store, "--model", model, "--entity", "Person", "--report", "r1.json"], true),
+            (
+                [
+                    "import", "people.csv", "--store", store, "--model", model, "--entity", "Person", "--report",
+                    "r1.json",
+                ], true
+            ),
             (["run", "job.yml", "--param", "store=\(store)", "--report", "r2.json", "--junit", "j2.xml"], true),
             (["validate", "job.yml", "--param", "store=\(store)"], true),
             (["export", "--store", store, "--entity", "Person", "--format", "csv", "--report", "r3.json"], true),
-            (["update", "--store", store, "--entity", "Person", "--where", "id == 1", "--set", "age=5", "--report", "r4.json"], true),
+            (
+                [
+                    "update", "--store", store, "--entity", "Person", "--where", "id == 1", "--set", "age=5",
+                    "--report", "r4.json",
+                ], true
+            ),
             (["delete", "--store", store, "--entity", "Person", "--where", "id == 2", "--report", "r5.json"], true),
             (["verify", store, "--report", "r6.json", "--junit", "j6.xml"], true),
             (["store", "info", store], true),
@@ -88,7 +99,12 @@ struct PostgresPasswordRedactionCLITests {
             (["migrate", store, "--model", "model", "--report", "r10.json"], true),
             (["import", store, "--store", "whole.sqlite", "--report", "r11.json"], true),
             // Failing invocations.
-            (["import", "people.csv", "--store", refused, "--model", model, "--entity", "Person", "--report", "f1.json"], false),
+            (
+                [
+                    "import", "people.csv", "--store", refused, "--model", model, "--entity", "Person", "--report",
+                    "f1.json",
+                ], false
+            ),
             (["run", "job.yml", "--param", "store=\(refused)", "--report", "f2.json", "--junit", "f2.xml"], false),
             (["run", "bad-job.yml", "--report", "f3.json", "--junit", "f3.xml"], false),
             (["export", "--store", refused, "--entity", "Person", "--format", "csv"], false),
@@ -106,8 +122,18 @@ struct PostgresPasswordRedactionCLITests {
             (["migrate", missing, "--model", "model", "--report", "f7.json"], false),
             (["import", store, "--store", "whole2.sqlite", "--table", "Nobody"], false),
             (["import", "people.csv", "--store", store + "#fragment", "--model", model, "--entity", "Person"], false),
-            (["import", "people.csv", "--store", store + "&no_such_keyword=1", "--model", model, "--entity", "Person"], false),
-            (["import", "people.csv", "--store", url(String(repeating: "s", count: 70), password: password), "--model", model, "--entity", "Person"], false),
+            (
+                [
+                    "import", "people.csv", "--store", store + "&no_such_keyword=1", "--model", model, "--entity",
+                    "Person",
+                ], false
+            ),
+            (
+                [
+                    "import", "people.csv", "--store", url(String(repeating: "s", count: 70), password: password),
+                    "--model", model, "--entity", "Person",
+                ], false
+            ),
             (["model", "show", store], false),
             (["model", "diff", store, "model"], false),
         ]
@@ -117,7 +143,8 @@ struct PostgresPasswordRedactionCLITests {
             let shown = arguments.joined(separator: " ").replacing(password, with: "<password>")
             #expect(
                 (result.exitCode == 0) == succeeds,
-                "ferry \(shown): \(result.exitCode)\n\(result.stderr.suffix(1500).replacing(password, with: "<password>"))")
+                "ferry \(shown): \(result.exitCode)\n\(result.stderr.suffix(1500).replacing(password, with: "<password>"))"
+            )
             for (name, text) in [("stdout", result.stdout), ("stderr", result.stderr)]
             where text.contains(password) || text.contains(wrong) {
                 leaks.append("ferry \(shown): \(name)")
@@ -148,7 +175,8 @@ struct PostgresPasswordRedactionCLITests {
         let password = "Pw\(UUID().uuidString.lowercased().prefix(8))Secret"
         var url = try PostgresURL(PostgresTestServer.requireURL())
         url.password = password
-        let text = "postgresql://\(url.user ?? "ferry"):\(password)@\(url.host ?? "127.0.0.1")\(url.port.map { ":\($0)" } ?? "")/\(url.database ?? "")?schema=ferry_title"
+        let text =
+            "postgresql://\(url.user ?? "ferry"):\(password)@\(url.host ?? "127.0.0.1")\(url.port.map { ":\($0)" } ?? "")/\(url.database ?? "")?schema=ferry_title"
         // The import waits on the FIFO, which nothing writes: the process stays up to be looked at.
         defer { PostgresStoreLoader.dropSchemas(startingWith: "ferry_title") }
         let process = try FerryProcess([
@@ -156,7 +184,8 @@ struct PostgresPasswordRedactionCLITests {
         ])
         defer { process.kill() }
         Thread.sleep(forTimeInterval: 1)
-        let commandLine = try String(decoding: Data(contentsOf: URL(fileURLWithPath: "/proc/\(process.pid)/cmdline")), as: UTF8.self)
+        let commandLine = try String(
+            decoding: Data(contentsOf: URL(fileURLWithPath: "/proc/\(process.pid)/cmdline")), as: UTF8.self)
         #expect(commandLine.contains("--store"), "\(commandLine)")
         #expect(!commandLine.contains(password), "\(commandLine)")
         #expect(commandLine.contains(":***@"), "\(commandLine)")

@@ -110,7 +110,8 @@ extension Store {
         if let schema = url.schema, let problem = PostgresIdentifier.storeSchemaProblem(with: schema) {
             throw FerryError(
                 .usage, "store '\(url.description)': the schema name (schema=) cannot hold a ferry store: \(problem)",
-                notes: ["nothing was read or changed; name a schema of at most 63 bytes that does not start with 'pg_'"])
+                notes: ["nothing was read or changed; name a schema of at most 63 bytes that does not start with 'pg_'"]
+            )
         }
         return url
     }
