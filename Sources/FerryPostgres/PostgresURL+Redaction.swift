@@ -6,8 +6,9 @@ extension PostgresURL {
     /// every password in it replaced by `***` (``redactingPasswords(in:)``).
     public static func redacted(_ text: String) -> String {
         guard isPostgresURL(text) else { return redactingPasswords(in: text) }
-        if let url = try? PostgresURL(text) { return url.description }
-        return redactingPasswords(in: text)
+        // The description too: it keeps a `Password=` parameter (not libpq's keyword) as written.
+        guard let url = try? PostgresURL(text) else { return redactingPasswords(in: text) }
+        return redactingPasswords(in: url.description)
     }
 
     /// `text` with the password of every `postgresql://` or `postgres://` URL in it replaced by
