@@ -30,6 +30,8 @@ public enum FerryCommandLine {
         StandardStreams.prepare()
         SignalHandling.install()
         let (verbose, rest) = LogBootstrap.verboseFlag(in: arguments ?? Array(CommandLine.arguments.dropFirst()))
+        // Read: what `ps` shows of the process's own arguments no longer holds a password.
+        if arguments == nil { ProcessTitle.redactPasswords() }
         do {
             let environment = ProcessInfo.processInfo.environment[LogBootstrap.environmentVariable]
             LogBootstrap.bootstrap(level: try LogBootstrap.level(environment: environment, verbose: verbose))

@@ -1,3 +1,4 @@
+import FerryPostgres
 import Logging
 import Synchronization
 
@@ -52,7 +53,7 @@ enum LogBootstrap {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
-            return handler
+            return RedactingLogHandler(handler)
         }
     }
 }
@@ -65,5 +66,41 @@ struct LogLevelError: Error, CustomStringConvertible {
     var description: String {
         let levels = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
         return "\(LogBootstrap.environmentVariable)='\(value)' is not a log level; use one of \(levels)"
+    }
+}
+
+/// A log handler passing every message and metadata value through
+/// `PostgresURL.redactingPasswords` before the wrapped handler writes it: no password written
+/// into a store's or a source's URL reaches a log.
+struct RedactingLogHandler<Wrapped: LogHandler>: LogHandler {
+    var wrapped: Wrapped
+
+    init(_ wrapped: Wrapped) { self.wrapped = wrapped }
+
+    var logLevel: Logger.Level {
+        get { wrapped.logLevel }
+        set { wrapped.logLevel = newValue }
+    }
+
+    var metadata: Logger.Metadata {
+        get { wrapped.metadata }
+        set { wrapped.metadata = newValue }
+    }
+
+    var metadataProvider: Logger.MetadataProvider? {
+        get { wrapped.metadataProvider }
+        set { wrapped.metadataProvider = newValue }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { wrapped[metadataKey: key] }
+        set { wrapped[metadataKey: key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var event = event
+        event.message = Logger.Message(stringLiteral: PostgresURL.redactingPasswords(in: event.message.description))
+        event.metadata = event.metadata?.mapValues { .string(PostgresURL.redactingPasswords(in: "\($0)")) }
+        wrapped.log(event: event)
     }
 }

@@ -1,5 +1,6 @@
 import FerryCore
 import FerryFormats
+import FerryPostgres
 import Foundation
 
 /// Writes a report as pretty, key-sorted JSON (to standard output for `-`).
@@ -18,11 +19,13 @@ func writeJSON(_ value: some Encodable, to path: String) throws {
 /// Writes a report file (to standard output for `-`) the way exports are written: a regular file
 /// is replaced only once complete, a FIFO or device is written in place, and a failure names the
 /// file and the cause.
+///
+/// Passwords written into PostgreSQL URLs are replaced by `***` (`PostgresURL.redactingPasswords`).
 func writeText(_ text: String, to path: String) throws {
     let destination = try ExportDestination(path)
     do {
         let output = try destination.open()
-        try output.write(text)
+        try output.write(PostgresURL.redactingPasswords(in: text))
         try output.close()
         try destination.commit()
     } catch {

@@ -1,3 +1,5 @@
+import FerryPostgres
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -37,8 +39,10 @@ enum StandardStreams {
         return write(text, to: 1)
     }
 
+    /// Every message passes `PostgresURL.redactingPasswords`: no password written into a store's
+    /// or a source's URL reaches a terminal or a log.
     private static func write(_ text: String, to descriptor: Int32) -> Bool {
-        var text = text
+        var text = PostgresURL.redactingPasswords(in: text)
         return text.withUTF8 { bytes in
             var offset = 0
             while offset < bytes.count {
@@ -57,4 +61,11 @@ enum StandardStreams {
             return true
         }
     }
+}
+
+/// The commands' `print`: Swift's, through ``StandardStreams/output(_:)`` (so through its
+/// redaction of passwords in PostgreSQL URLs). Declared in this module, it is the `print` every
+/// command calls.
+func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+    StandardStreams.output(items.map { "\($0)" }.joined(separator: separator) + terminator)
 }

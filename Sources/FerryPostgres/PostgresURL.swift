@@ -165,6 +165,9 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
             switch key {
             case "schema":
                 guard !value.isEmpty else { throw .invalidURL("schema= is empty") }
+                if let problem = PostgresIdentifier.problem(with: value) {
+                    throw .invalidURL("the schema name (schema=) cannot be used: \(problem)")
+                }
                 schema = value
             case "host":
                 host = value.isEmpty ? nil : value
@@ -214,6 +217,8 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
         guard let decoded = String(validating: bytes, as: UTF8.self) else {
             throw .invalidURL("the \(part) is not valid UTF-8 once %-escapes are undone")
         }
+        // libpq takes C strings: a NUL would silently end the value there.
+        guard !bytes.contains(0) else { throw .invalidURL("the \(part) contains a NUL byte (%00)") }
         return decoded
     }
 

@@ -107,4 +107,30 @@ struct PostgresURLTests {
     func recognition(text: String, isURL: Bool) {
         #expect(PostgresURL.isPostgresURL(text) == isURL)
     }
+
+    @Test(
+        "passwords are redacted in any text, in URLs too malformed to parse as well; text without one is unchanged",
+        arguments: [
+            (
+                "error: 'postgresql://u:s3cret@h:5432/d?schema=x' failed",
+                "error: 'postgresql://u:***@h:5432/d?schema=x' failed"
+            ),
+            ("POSTGRES://u:s3cret@h/d", "POSTGRES://u:***@h/d"),
+            ("postgresql://u:s3cret%zz@h/d", "postgresql://u:***@h/d"),
+            ("postgresql://u:s3/cret@h/d", "postgresql://u:***@h/d"),
+            ("postgresql://u:s3?cret@h/d?schema=x", "postgresql://u:***@h/d?schema=x"),
+            ("postgresql://u:s3@cret@h/d#frag", "postgresql://u:***@h/d#frag"),
+            ("postgresql://u@h/d?Password=s3cret&schema=x", "postgresql://u@h/d?password=***&schema=x"),
+            (
+                "a postgresql://u:s3cret@h/d and \"postgres://v:s3cret@k\"",
+                "a postgresql://u:***@h/d and \"postgres://v:***@k\""
+            ),
+            ("postgresql://u@h/d?schema=x", "postgresql://u@h/d?schema=x"),
+            ("no URL: u:s3cret@h", "no URL: u:s3cret@h"),
+            ("Zoë postgresql://ü:s3cret@h/d 🚢", "Zoë postgresql://ü:***@h/d 🚢"),
+        ])
+    func redactingPasswords(text: String, expected: String) {
+        #expect(PostgresURL.redactingPasswords(in: text) == expected)
+        #expect(!PostgresURL.redacted(text).contains("s3cret") || !text.contains("postgres"))
+    }
 }

@@ -58,15 +58,8 @@ struct CrossStoreCopier {
         var lock: Any?
         if toPostgreSQL {
             let (session, schema) = try Self.session(destinationPath)
-            do {
-                try session.connection.acquireAdvisoryLock(
-                    Store.postgreSQLLockKey(schema: schema), timeout: copier.busyTimeout)
-            } catch {
-                throw FerryError(
-                    .store,
-                    "the store is locked by another process (store '\(Self.shown(destinationPath))': \(error.description))"
-                )
-            }
+            try Store.takeWriterLock(
+                on: session, schema: schema, timeout: copier.busyTimeout, store: Self.shown(destinationPath))
             lock = session
             try checkPostgreSQLDestination(session, schema: schema, model: source.model)
             let name = Store.postgreSQLCopyScratchSchema(of: schema)
@@ -225,7 +218,6 @@ struct CrossStoreCopier {
 
     /// A store for messages: a PostgreSQL URL without its password.
     static func shown(_ text: String) -> String {
-        guard PathOrURL(text).isPostgreSQL else { return text }
-        return (try? PostgresURL(text).description) ?? text
+        PathOrURL(text).shown
     }
 }

@@ -23,12 +23,9 @@ struct PostgresSchemaMigration {
     let mappings: StepMappingCache
     weak var observer: (any MigrationObserver)?
 
-    /// The longest name PostgreSQL keeps for a schema (bytes; longer names are truncated).
-    private static let maximumNameLength = 63
-
     private var url: PostgresURL {
         get throws {
-            do { return try PostgresURL(storeURL) } catch { throw FerryError(.usage, error.message) }
+            try Store.postgresURL(storeURL)
         }
     }
 
@@ -73,9 +70,8 @@ struct PostgresSchemaMigration {
     func run() throws -> MigrationReport {
         let url = try self.url
         let schema = url.schema ?? Store.defaultPostgreSQLSchema
-        let next = schema + "_next"
+        let next = PostgresIdentifier.fitted(schema, suffix: "_next")
         let now = DateCoding.nowMilliseconds()
-        try Self.checkLength(of: next, for: schema)
         let session = try PostgresDatabase(url: url, schema: schema)
         try Store.takeWriterLock(on: session, schema: schema, timeout: options.busyTimeout, store: storeURL)
         try dropLeftover(next, on: session)
@@ -89,14 +85,12 @@ struct PostgresSchemaMigration {
             store: url.description, model: bundle.name, fromVersion: plan.source.version,
             toVersion: plan.target.version, steps: [])
         guard !plan.steps.isEmpty else { return report }
-        let backup = options.backup ? "\(schema)_backup_v\(plan.source.version)_\(Migrator.stamp(now))" : nil
-        if let backup { try Self.checkLength(of: backup, for: schema) }
+        let backup =
+            options.backup
+            ? PostgresIdentifier.fitted(schema, suffix: "_backup_v\(plan.source.version)_\(Migrator.stamp(now))") : nil
 
         switch PostgresServerStep.route(for: plan.steps, options: options) {
         case .success(let steps):
-            for name in PostgresServerMigration.intermediateSchemas(for: next, steps: steps.count) {
-                try Self.checkLength(of: name, for: schema)
-            }
             var builder = PostgresServerMigration(
                 steps: steps, storeURL: storeURL, url: url, schema: schema, options: options)
             builder.observer = observer
@@ -158,16 +152,6 @@ struct PostgresSchemaMigration {
         try load(snapshot, target: plan.target, into: next, url: url)
         try verify(next, against: snapshot, target: plan.target, url: url)
         return steps
-    }
-
-    /// Throws when the schema `name` the migration of the store in `schema` needs is longer than
-    /// PostgreSQL keeps (it would truncate the name, silently).
-    private static func checkLength(of name: String, for schema: String) throws {
-        guard name.utf8.count > maximumNameLength else { return }
-        throw FerryError(
-            .usage,
-            "cannot migrate the store in schema '\(schema)': the schema '\(name)' it needs has a name longer than PostgreSQL's \(maximumNameLength) bytes",
-            notes: ["use a shorter schema name (or --no-backup, when the backup's name is the long one)"])
     }
 
     /// Drops the scratch schema a killed migration left. No running migration owns it (it would

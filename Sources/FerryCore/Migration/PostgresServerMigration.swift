@@ -33,7 +33,7 @@ struct PostgresServerMigration {
 
     /// The intermediate schemas' names for the new version's schema `next`: one per step but the last.
     static func intermediateSchemas(for next: String, steps: Int) -> [String] {
-        steps < 2 ? [] : (1..<steps).map { "\(next)_\($0)" }
+        steps < 2 ? [] : (1..<steps).map { PostgresIdentifier.fitted(next, suffix: "_\($0)") }
     }
 
     /// Builds the schema `next` (which must not exist) and returns one report per step.

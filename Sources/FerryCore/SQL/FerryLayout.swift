@@ -1,3 +1,5 @@
+import FerryPostgres
+
 /// ferry's own store layout.
 ///
 /// - One table per entity, named as the entity; one column per attribute, named as the attribute.
@@ -95,16 +97,24 @@ package struct FerryLayout: StoreLayout {
     }
 
     package func uniqueIndexName(entity: String, columns: [String]) -> String {
-        "\(Self.reservedPrefix)unique_\(entity)_\(columns.joined(separator: "_"))"
+        fitted("\(Self.reservedPrefix)unique_\(entity)_\(columns.joined(separator: "_"))")
     }
 
     package func indexName(entity: String, index: IndexDescription) -> String {
-        "\(Self.reservedPrefix)index_\(entity)_\(index.name ?? index.attributes.joined(separator: "_"))"
+        fitted("\(Self.reservedPrefix)index_\(entity)_\(index.name ?? index.attributes.joined(separator: "_"))")
     }
 
     package func foreignKeyIndexName(entity: String, column: String) -> String {
-        "\(Self.reservedPrefix)fk_\(entity)_\(column)"
+        fitted("\(Self.reservedPrefix)fk_\(entity)_\(column)")
     }
 
-    package func joinTargetIndexName(table: String) -> String { table + "_target" }
+    package func joinTargetIndexName(table: String) -> String { fitted(table + "_target") }
+
+    /// An index name as the engine keeps it whole: on PostgreSQL, a name over 63 bytes becomes
+    /// its start and a hash of all of it (`PostgresIdentifier.fitted`), since PostgreSQL would
+    /// cut it and two cut names could clash; SQLite keeps any length.
+    private func fitted(_ name: String) -> String {
+        guard backend == .postgresql, PostgresIdentifier.problem(with: name) != nil else { return name }
+        return PostgresIdentifier.fitted(name, suffix: "")
+    }
 }

@@ -1,3 +1,5 @@
+import FerryPostgres
+
 /// One entry of a store's run log: what a job step or a migration did to the store, and how it
 /// ended. Times are ferry's ISO-8601 text (``DateCoding``).
 package struct RunRecord: Sendable, Hashable {
@@ -93,15 +95,18 @@ package struct RunLog {
         """
     }
 
-    /// Appends `run` to the log (inside the caller's transaction, when there is one).
+    /// Appends `run` to the log (inside the caller's transaction, when there is one). Passwords
+    /// written into PostgreSQL URLs (a source's, a store's named in a message) are stored as `***`.
     package func record(_ run: RunRecord) throws {
-        func text(_ value: String?) -> DatabaseValue { value.map { .text($0) } ?? .null }
+        func text(_ value: String?) -> DatabaseValue {
+            value.map { .text(PostgresURL.redactingPasswords(in: $0)) } ?? .null
+        }
         func integer(_ value: Int) -> DatabaseValue { .integer(Int64(value)) }
         let placeholders = "VALUES (" + Array(repeating: "?", count: Self.columns.count).joined(separator: ", ") + ")"
         try connection.execute(
             dialect.insert(into: table, columns: Self.columns, values: placeholders, onConflict: .fail),
             [
-                .text(run.job), run.stepIndex.map { .integer(Int64($0)) } ?? .null, .text(run.step), text(run.entity),
+                text(run.job), run.stepIndex.map { .integer(Int64($0)) } ?? .null, .text(run.step), text(run.entity),
                 text(run.source),
                 .text(run.startedAt), text(run.endedAt), .text(run.outcome), integer(run.read), integer(run.inserted),
                 integer(run.updated), integer(run.skipped), integer(run.rejected), text(run.message),

@@ -78,10 +78,13 @@ extension Store {
         PostgresConnection.advisoryLockKey(for: "ferry store " + schema)
     }
 
-    /// Takes the store's writer lock on `database`'s session, waiting up to `timeout`.
+    /// Takes the store's writer lock on `database`'s session, waiting up to `timeout`; nothing
+    /// to take when this process holds it already (`PostgreSQLWriterLock`: a job's run holds it
+    /// from its first step to its last, and each step's opening joins it).
     package static func takeWriterLock(
         on database: PostgresDatabase, schema: String, timeout: Duration, store: String
     ) throws {
+        if PostgreSQLWriterLock.isHeld(url: database.connection.url, schema: schema) { return }
         do {
             try database.connection.acquireAdvisoryLock(postgreSQLLockKey(schema: schema), timeout: timeout)
         } catch  where error.kind == .lockTimeout {
@@ -94,13 +97,23 @@ extension Store {
         }
     }
 
-    /// A store's PostgreSQL URL, parsed; a malformed one is a usage error naming the part at fault.
+    /// A store's PostgreSQL URL, parsed; a malformed one, or one whose `schema=` no store can
+    /// live in (longer than PostgreSQL keeps, a NUL byte, a schema PostgreSQL reserves:
+    /// `PostgresIdentifier.storeSchemaProblem`), is a usage error naming the part at fault.
     static func postgresURL(_ text: String) throws -> PostgresURL {
+        let url: PostgresURL
         do {
-            return try PostgresURL(text)
+            url = try PostgresURL(text)
         } catch {
             throw FerryError(.usage, error.message)
         }
+        if let schema = url.schema, let problem = PostgresIdentifier.storeSchemaProblem(with: schema) {
+            throw FerryError(
+                .usage, "store '\(url.description)': the schema name (schema=) cannot hold a ferry store: \(problem)",
+                notes: ["nothing was read or changed; name a schema of at most 63 bytes that does not start with 'pg_'"]
+            )
+        }
+        return url
     }
 
     /// The refusal of an operation that needs SQLite's connection on a PostgreSQL store.

@@ -22,14 +22,18 @@ extension Store {
 
     /// The schema `ferry copy` builds a copy of the store in `schema` in, before swapping it in.
     package static func postgreSQLCopyScratchSchema(of schema: String) -> String {
-        String((schema + StoreFiles.copyScratchMark.replacing(".", with: "_").replacing("-", with: "_")).prefix(63))
+        PostgresIdentifier.fitted(
+            schema, suffix: StoreFiles.copyScratchMark.replacing(".", with: "_").replacing("-", with: "_"))
     }
 
     /// True when `name` is one of the work schemas ferry builds beside the store in `schema`.
     static func isPostgreSQLWorkSchema(_ name: String, of schema: String) -> Bool {
+        // Both names are whole: a store's schema longer than PostgreSQL keeps is refused with its
+        // URL, and every work schema's name is made to fit (`PostgresIdentifier.fitted`).
         if name == postgreSQLCopyScratchSchema(of: schema) && name != schema { return true }
         for mark in postgreSQLWorkMarks {
-            // `HEAD_MARK_PID_XXXXXXXX`, HEAD the store's schema (cut to keep 63 bytes).
+            // `HEAD_MARK_PID_XXXXXXXX`, HEAD the store's schema (or, when that would not fit in
+            // 63 bytes, its start and a hash of the whole: `PostgresIdentifier.fitted`).
             let parts = name.split(separator: "_" + mark + "_", omittingEmptySubsequences: false)
             guard parts.count >= 2, let suffix = parts.last else { continue }
             let pieces = suffix.split(separator: "_", omittingEmptySubsequences: false)
@@ -41,12 +45,10 @@ extension Store {
         return false
     }
 
-    /// `SCHEMA_MARK_SUFFIX`, cut to PostgreSQL's 63 bytes, the store's part first.
+    /// `SCHEMA_MARK_SUFFIX`; when that is longer than PostgreSQL's 63 bytes, the start of
+    /// `SCHEMA`, a hash of all of it and `_MARK_SUFFIX` (`PostgresIdentifier.fitted`).
     static func workSchemaName(of schema: String, mark: String, suffix: String) -> String {
-        let tail = "_\(mark)_\(suffix)"
-        var head = schema
-        while head.utf8.count + tail.utf8.count > 63 { head.removeLast() }
-        return head + tail
+        PostgresIdentifier.fitted(schema, suffix: "_\(mark)_\(suffix)")
     }
 
     /// Drops the work schemas beside the PostgreSQL store at `store` that no live process
@@ -99,9 +101,9 @@ extension Store {
 
     /// The first bytes every work schema of `schema` starts with, as a `LIKE` prefix (escaped).
     private static func likePrefix(of schema: String) -> String {
-        // The shortest head a work name keeps: 63 bytes less the longest tail.
+        // The shortest head a work name keeps: 63 bytes less the longest tail and the hash.
         var head = schema
-        while head.utf8.count > 20 { head.removeLast() }
+        while head.utf8.count > 16 { head.removeLast() }
         var escaped = ""
         for character in head {
             if character == "%" || character == "_" || character == "\\" { escaped.append("\\") }

@@ -38,8 +38,7 @@ package struct PathOrURL: Sendable, Hashable {
     /// The text for messages: a PostgreSQL URL without its password (`***`), anything else as
     /// written.
     package var shown: String {
-        guard isPostgreSQL, let url = try? PostgresURL(text) else { return text }
-        return url.description
+        isPostgreSQL ? PostgresURL.redacted(text) : PostgresURL.redactingPasswords(in: text)
     }
 
     static let databaseSchemes: Set<String> = [

@@ -87,9 +87,13 @@ package struct WholeDatabaseImport {
     package func run(
         _ plan: DatabaseModelInference.Plan, progress: (any ProgressObserver)?, into report: inout RunReport
     ) throws {
-        // A dry run builds the store in the scratch file only: it needs no lock on the path.
+        // A dry run builds the store in the scratch file only: it needs no lock on the path. On
+        // PostgreSQL the store's writer lock is held until the new schema is swapped in.
         let writerLock = dryRun || writesPostgreSQL ? nil : try StoreLock.acquire(for: store, timeout: .seconds(30))
         defer { withExtendedLifetime(writerLock) {} }
+        let postgreSQLLock =
+            !dryRun && writesPostgreSQL ? try PostgreSQLWriterLock.acquire(for: store, timeout: .seconds(30)) : nil
+        defer { withExtendedLifetime(postgreSQLLock) {} }
         let scratch =
             writesPostgreSQL
             ? try Store.postgreSQLWorkURL(

@@ -22,7 +22,8 @@ package struct JobValidator: Sendable {
         // Steps other than migrations open the store with this model: it must fit the store layout.
         if !coreData && job.steps.contains(where: { if case .migrate = $0 { false } else { true } }) {
             do {
-                try FerryLayout().checkRepresentable(model)
+                let backend: FerryLayout.Backend = PathOrURL(job.store.path).isPostgreSQL ? .postgresql : .sqlite
+                try FerryLayout(backend: backend).checkRepresentable(model)
             } catch let refusal as FerryErrors {
                 errors += refusal.errors
             } catch {

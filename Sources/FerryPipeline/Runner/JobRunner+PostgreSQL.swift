@@ -9,6 +9,9 @@ extension JobRunner {
     ///   (`SCHEMA_ferry_rebuild_…`); when every step succeeded, one transaction renames the old
     ///   schema aside, gives the new one its name and drops the old one. A failure, or a killed
     ///   process, leaves the store as it was (the work schema of a failed run is dropped).
+    /// - The run holds the store's writer lock (`PostgreSQLWriterLock`) from before its first
+    ///   step to after its last, a rebuild's until the swap: another import, update or job on
+    ///   the store waits for it (up to its busy timeout), then writes into the store it left.
     /// - A dry run of a store that exists runs every step in one transaction, rolled back at the
     ///   end; of a store that does not exist yet, or with `rebuild: true`, in a scratch schema
     ///   (`SCHEMA_ferry_dry_run_…`) dropped afterwards. Nothing of the store changes.
@@ -22,12 +25,20 @@ extension JobRunner {
         // Held until the run ends: while it lives no other run drops the work schema.
         var workClaim: PostgresDatabase?
         defer { withExtendedLifetime(workClaim) {} }
+        // The store's writer lock, from the first step to the last (a rebuild's until its new
+        // schema is swapped in): another writer waits for the whole run, then sees what it did.
+        var writerLock: PostgreSQLWriterLock?
+        defer { withExtendedLifetime(writerLock) {} }
         do {
             let exists = dryRun && !job.store.rebuild ? try Store.postgreSQLStoreExists(target) : true
             if dryRun && (job.store.rebuild || !exists) {
                 workPath = try Store.postgreSQLWorkURL(target, mark: "ferry_dry_run", suffix: suffix)
             } else if job.store.rebuild {
                 workPath = try Store.postgreSQLWorkURL(target, mark: "ferry_rebuild", suffix: suffix)
+            }
+            // A dry run in a scratch schema changes nothing of the store: it needs no lock.
+            if !dryRun || workPath == target {
+                writerLock = try PostgreSQLWriterLock.acquire(for: target, timeout: .seconds(30))
             }
             if workPath != target { workClaim = try Store.claimPostgreSQLWorkSchema(workPath, beside: target) }
         } catch {
