@@ -24,13 +24,15 @@ public struct Verifier: Sendable {
 
     /// A verifier of stores of `model`, listing up to `maxOffending` records per failed check.
     public init(model: ObjectModel, maxOffending: Int = 5) {
-        self.model = model
+        // Transient attributes have no storage: no check reads them, whichever engine.
+        self.model = model.storedForm
         self.maxOffending = maxOffending
     }
 
     /// The built-in checks of a level, in report order: counts, integrity, foreign keys, model
     /// hash, then per entity uniqueness, required, types, validation, relationships, to-many counts.
     public static func builtInChecks(for model: ObjectModel, level: CheckLevel) -> [Check] {
+        let model = model.storedForm
         switch level {
         case .none:
             return []
