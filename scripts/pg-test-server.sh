@@ -7,6 +7,11 @@
 #                                               # FERRY_TEST_POSTGRES_DIR
 #   scripts/pg-test-server.sh env               # prints those exports again (needs the DIR)
 #   scripts/pg-test-server.sh stop              # stops the server and deletes its directory
+#   scripts/pg-test-server.sh start --durable   # the same with fsync, synchronous commits and
+#                                               # full-page writes on, as a production server runs:
+#                                               # for the tests that crash the server
+#   scripts/pg-test-server.sh crash DIR         # stops it as a power cut would (-m immediate)
+#   scripts/pg-test-server.sh restart DIR       # starts it again on its port, after a crash
 #
 # `stop` and `env` find the server through FERRY_TEST_POSTGRES_DIR (or a directory argument).
 # Uses Debian's PostgreSQL binaries (apt-get install postgresql postgresql-client); set
@@ -58,7 +63,9 @@ server_dir() {
 }
 
 start() {
-    local dir
+    local dir durability
+    durability="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    [ "${1:-}" = "--durable" ] && durability="-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
     dir=$(mktemp -d "${TMPDIR:-/tmp}/ferry-pg.XXXXXX")
     chmod 755 "$dir"
     [ "$(id -u)" -eq 0 ] && chown postgres: "$dir"
@@ -80,10 +87,8 @@ HBA
     local port attempt
     for attempt in 1 2 3 4 5; do
         port=$(free_port)
-        if as_owner "$bindir/pg_ctl" --pgdata="$dir/data" --log="$dir/server.log" --wait \
-            --options="-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir \
-                -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
-            start </dev/null >>"$dir/pg_ctl.log" 2>&1; then
+        echo "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir $durability" >"$dir/options"
+        if start_server "$dir"; then
             break
         fi
         port=
@@ -101,6 +106,29 @@ HBA
     print_env "$dir"
 }
 
+# Starts the cluster in DIR with the options it was made with.
+start_server() {
+    local dir=$1
+    as_owner "$bindir/pg_ctl" --pgdata="$dir/data" --log="$dir/server.log" --wait \
+        --options="$(cat "$dir/options")" start </dev/null >>"$dir/pg_ctl.log" 2>&1
+}
+
+crash() {
+    local dir
+    dir=$(server_dir "${1:-}")
+    as_owner "$bindir/pg_ctl" --pgdata="$dir/data" --mode=immediate stop >>"$dir/pg_ctl.log" 2>&1
+}
+
+restart() {
+    local dir
+    dir=$(server_dir "${1:-}")
+    start_server "$dir" || {
+        echo "pg-test-server: the server did not start again; its log:" >&2
+        tail -20 "$dir/server.log" >&2
+        exit 1
+    }
+}
+
 stop() {
     local dir
     dir=$(server_dir "${1:-}")
@@ -109,11 +137,13 @@ stop() {
 }
 
 case "${1:-}" in
-start) start ;;
+start) start "${2:-}" ;;
 stop) stop "${2:-}" ;;
+crash) crash "${2:-}" ;;
+restart) restart "${2:-}" ;;
 env) print_env "$(server_dir "${2:-}")" ;;
 *)
-    echo "usage: $0 start|stop|env [DIR]" >&2
+    echo "usage: $0 start [--durable] | stop|env|crash|restart [DIR]" >&2
     exit 2
     ;;
 esac

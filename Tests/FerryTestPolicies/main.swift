@@ -30,6 +30,22 @@ final class ColorPerPostPolicy: EntityMigrationPolicy {
     }
 }
 
+/// PeopleSteps 1 → 2 (the policy kill trial of MigrationCrashTests): every Person through Swift,
+/// its new `city` the domain of its e-mail address.
+final class CityFromEmailPolicy: EntityMigrationPolicy {
+    init() {}
+
+    func createDestinationInstances(
+        forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager
+    ) throws {
+        var values = try manager.mappedValues(forSource: source, mapping: mapping)
+        if case .string(let email) = source["email"], let at = email.firstIndex(of: "@") {
+            values["city"] = .string(String(email[email.index(after: at)...]))
+        }
+        _ = try manager.insertDestinationInstance(values, forSource: source, mapping: mapping)
+    }
+}
+
 let environment = ProcessInfo.processInfo.environment
 let name = environment["FERRY_TEST_POLICY_NAME"] ?? "Post2ToPost3MigrationPolicy"
 let registry = PolicyRegistry()
@@ -38,4 +54,5 @@ if environment["FERRY_TEST_POLICY_SET"] == "original" {
 } else {
     registry.register(name) { SectionPerPostPolicy() }
 }
+registry.register("CityFromEmailPolicy") { CityFromEmailPolicy() }
 FerryCommandLine.main(registry: registry)
