@@ -32,7 +32,10 @@ struct HostileXMLTests {
     }
 
     static let cases: [(target: String, bytes: [UInt8], label: String)] = [
-        ("<attribute name=\"NAME\"", Array("<attr".utf8) + [0xFF, 0xFE] + Array("bute name=\"x\"".utf8), "element name"),
+        (
+            "<attribute name=\"NAME\"", Array("<attr".utf8) + [0xFF, 0xFE] + Array("bute name=\"x\"".utf8),
+            "element name"
+        ),
         ("name=\"NAME\"", Array("na".utf8) + [0xC3] + Array("me=\"x\"".utf8), "attribute name"),
         ("NAME", [0x4E, 0xC0, 0xAF], "attribute value (overlong encoding)"),
         ("NAME", [0xED, 0xA0, 0x80], "attribute value (a UTF-16 surrogate)"),

@@ -43,7 +43,10 @@ struct ImportRetryTests {
             ["import", "good.csv", "--store", "codes.sqlite", "--entity", "codes", "--quiet"], cwd: directory.path)
         #expect(good.exitCode == 0, "\(good)")
         let bad = try runFerry(
-            ["import", "codes.csv", "--store", "codes.sqlite", "--entity", "codes", "--on-conflict", "update", "--quiet"],
+            [
+                "import", "codes.csv", "--store", "codes.sqlite", "--entity", "codes", "--on-conflict", "update",
+                "--quiet",
+            ],
             cwd: directory.path)
         #expect(bad.exitCode != 0, "\(bad)")
         let exported = try runFerry(
@@ -76,11 +79,15 @@ struct StoreModelTests {
         #expect(converted.exitCode == 0, "\(converted)")
         // The converted model is the store's: importing with it into the store needs no migration.
         let again = try runFerry(
-            ["import", "items.csv", "--store", "shop.sqlite", "--model", "model-out", "--entity", "items", "--on-conflict",
-                "update", "--quiet"], cwd: directory.path)
+            [
+                "import", "items.csv", "--store", "shop.sqlite", "--model", "model-out", "--entity", "items",
+                "--on-conflict",
+                "update", "--quiet",
+            ], cwd: directory.path)
         #expect(again.exitCode == 0, "\(again)")
         // A SQLite database that records no model.
-        let plain = try runProgram("/usr/bin/sqlite3", [directory.url.appendingPathComponent("plain.db").path, "CREATE TABLE t (a)"])
+        let plain = try runProgram(
+            "/usr/bin/sqlite3", [directory.url.appendingPathComponent("plain.db").path, "CREATE TABLE t (a)"])
         #expect(plain.exitCode == 0, "\(plain)")
         let refused = try runFerry(["model", "show", "plain.db"], cwd: directory.path)
         #expect(refused.exitCode == 64, "\(refused)")
