@@ -87,7 +87,10 @@ struct EngineConformanceTests {
             ("vehicles.ndjson", "Vehicle"),
         ] {
             try ferry(
-                ["import", fixture(file), "--store", store.location, "--model", garage, "--entity", entity, "--nested", "--quiet"]
+                [
+                    "import", fixture(file), "--store", store.location, "--model", garage, "--entity", entity,
+                    "--nested", "--quiet",
+                ]
                     + first, in: store)
             first = []
         }
@@ -107,7 +110,8 @@ struct EngineConformanceTests {
             result[entity] =
                 try ferry(
                     [
-                        "export", "--store", store.location, "--model", garage, "--entity", entity, "--format", "ndjson",
+                        "export", "--store", store.location, "--model", garage, "--entity", entity, "--format",
+                        "ndjson",
                         "--sort", sort, "--fields", fields, "--quiet",
                     ], in: store
                 ).stdout
@@ -151,18 +155,25 @@ struct EngineConformanceTests {
         try Self.ferry(["verify", store.location, "--model", Self.garage, "--checks", "all", "--quiet"], in: store)
     }
 
-    @Test("update and delete change the same objects on every engine (delete rules: cascade, nullify)",
+    @Test(
+        "update and delete change the same objects on every engine (delete rules: cascade, nullify)",
         arguments: Engine.available)
     func garageMutations(engine: Engine) throws {
         let store = try EngineStore(engine, name: "mutate")
         defer { store.dropSchemas() }
         try Self.loadGarage(store)
         try Self.ferry(
-            ["update", "--store", store.location, "--model", Self.garage, "--entity", "Vehicle", "--where", "maker == 'BMW'", "--set",
-                "mileage=7", "--quiet"], in: store)
+            [
+                "update", "--store", store.location, "--model", Self.garage, "--entity", "Vehicle", "--where",
+                "maker == 'BMW'", "--set",
+                "mileage=7", "--quiet",
+            ], in: store)
         // Ann (1) has passport P-1 (cascade) and vehicles 10, 11 (nullify).
         try Self.ferry(
-            ["delete", "--store", store.location, "--model", Self.garage, "--entity", "Person", "--where", "personID == 1", "--quiet"], in: store)
+            [
+                "delete", "--store", store.location, "--model", Self.garage, "--entity", "Person", "--where",
+                "personID == 1", "--quiet",
+            ], in: store)
         let exports = try Self.exportGarage(store)
         #expect(exports["Person"]?.contains(#""name":"Ann""#) == false)
         #expect(exports["Passport"]?.contains("P-1") == false, "cascade: \(exports["Passport"] ?? "")")
@@ -184,19 +195,26 @@ struct EngineConformanceTests {
             ("plates.ndjson", "Plate"),
         ] {
             try ferry(
-                ["import", fixture(file), "--store", store.location, "--model", cars, "--entity", entity, "--nested", "--quiet"]
+                [
+                    "import", fixture(file), "--store", store.location, "--model", cars, "--entity", entity, "--nested",
+                    "--quiet",
+                ]
                     + first, in: store)
             first = []
         }
     }
 
-    static func keys(_ store: EngineStore, _ entity: String, where predicate: String = "TRUEPREDICATE") throws -> [Int] {
+    static func keys(_ store: EngineStore, _ entity: String, where predicate: String = "TRUEPREDICATE") throws -> [Int]
+    {
         let result = try ferry(
             [
-                "export", "--store", store.location, "--model", cars, "--entity", entity, "--where", predicate, "--format", "csv",
+                "export", "--store", store.location, "--model", cars, "--entity", entity, "--where", predicate,
+                "--format", "csv",
                 "--fields", "carID", "--sort", "carID", "--quiet",
             ], in: store)
-        return result.stdout.split(whereSeparator: \.isNewline).dropFirst().compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        return result.stdout.split(whereSeparator: \.isNewline).dropFirst().compactMap {
+            Int($0.trimmingCharacters(in: .whitespaces))
+        }
     }
 
     @Test("a request on an entity of a hierarchy selects it and its sub-entities, nothing else")
@@ -208,14 +226,23 @@ struct EngineConformanceTests {
         #expect(try Self.keys(store, "LuxuryCar") == [3, 4])
         // A dry run counts the sub-entity's rows only; a real run changes only them.
         let dry = try Self.ferry(
-            ["update", "--store", store.location, "--model", Self.cars, "--entity", "LuxuryCar", "--where", "TRUEPREDICATE", "--set",
-                "isLimitedEdition=false", "--dry-run"], in: store)
+            [
+                "update", "--store", store.location, "--model", Self.cars, "--entity", "LuxuryCar", "--where",
+                "TRUEPREDICATE", "--set",
+                "isLimitedEdition=false", "--dry-run",
+            ], in: store)
         #expect(dry.stdout.contains("(dry run, rolled back): updated 2 in"), "\(dry.stdout)")
         try Self.ferry(
-            ["update", "--store", store.location, "--model", Self.cars, "--entity", "SportCar", "--where", "maker == 'BMW'", "--set",
-                "topSpeed=1", "--quiet"], in: store)
+            [
+                "update", "--store", store.location, "--model", Self.cars, "--entity", "SportCar", "--where",
+                "maker == 'BMW'", "--set",
+                "topSpeed=1", "--quiet",
+            ], in: store)
         try Self.ferry(
-            ["delete", "--store", store.location, "--model", Self.cars, "--entity", "SportCar", "--where", "maker == 'BMW'", "--quiet"],
+            [
+                "delete", "--store", store.location, "--model", Self.cars, "--entity", "SportCar", "--where",
+                "maker == 'BMW'", "--quiet",
+            ],
             in: store)
         let remaining = try Self.keys(store, "Car")
         #expect(remaining == [2, 3, 4], "the luxury BMW stays")
@@ -229,17 +256,21 @@ struct EngineConformanceTests {
         try Self.ferry(["verify", store.location, "--model", Self.cars, "--checks", "all", "--quiet"], in: store)
     }
 
-    @Test("a ferry store refuses entity inheritance, identically on SQLite and PostgreSQL",
+    @Test(
+        "a ferry store refuses entity inheritance, identically on SQLite and PostgreSQL",
         arguments: Engine.available.filter { $0 != .coreData })
     func hierarchyRefusedOnFerryLayout(engine: Engine) throws {
         let store = try EngineStore(engine, name: "carsref")
         defer { store.dropSchemas() }
         let result = try runFerry(
-            ["import", Self.fixture("drivers.ndjson"), "--store", store.location, "--model", Self.cars, "--entity",
-                "Driver", "--quiet"], cwd: store.directory.path)
+            [
+                "import", Self.fixture("drivers.ndjson"), "--store", store.location, "--model", Self.cars, "--entity",
+                "Driver", "--quiet",
+            ], cwd: store.directory.path)
         #expect(result.exitCode == 64, "\(result)")
         #expect(
-            result.stderr.contains("a ferry store cannot hold entity inheritance: entity 'LuxuryCar' has parent entity 'Car'"),
+            result.stderr.contains(
+                "a ferry store cannot hold entity inheritance: entity 'LuxuryCar' has parent entity 'Car'"),
             "\(engine): \(result.stderr)")
     }
 }

@@ -53,7 +53,9 @@ struct PolicyMigrationKillTests {
                 outcome = "original"
             } else {
                 #expect(try MigrationCrashTests.version(of: store) == "2", "killed \(moment)")
-                #expect(try MigrationCrashTests.migratedContent(store) == migrated, "killed \(moment): not the migrated store")
+                #expect(
+                    try MigrationCrashTests.migratedContent(store) == migrated,
+                    "killed \(moment): not the migrated store")
                 outcome = "migrated"
             }
             outcomes.append("\(moment): \(killed ? "killed" : "finished"), \(outcome)")

@@ -13,7 +13,10 @@ import Testing
     .enabled(if: DurablePostgresServer.shouldRun, Comment(rawValue: PostgresTestServer.skipReason)))
 struct PostgresServerCrashTests {
     static func importArguments(_ source: String, into url: String) -> [String] {
-        ["import", source, "--store", url, "--model", Fixtures.peopleModel, "--entity", "Person", "--on-conflict", "keep"]
+        [
+            "import", source, "--store", url, "--model", Fixtures.peopleModel, "--entity", "Person", "--on-conflict",
+            "keep",
+        ]
     }
 
     /// How many people the store holds, and whether `ferry verify --checks all` accepts it.
@@ -82,7 +85,8 @@ struct PostgresServerCrashTests {
             guard
                 let database = try? Store.inspectionSession(at: server.url + "?schema=public").session,
                 let count = try? database.scalar(
-                    "SELECT count(*) FROM pg_tables WHERE schemaname = 'crash_batches' AND tablename = 'Person'")?.int64,
+                    "SELECT count(*) FROM pg_tables WHERE schemaname = 'crash_batches' AND tablename = 'Person'")?
+                    .int64,
                 count == 1
             else { return false }
             return try database.scalar("SELECT count(*) FROM crash_batches.\"Person\"")?.int64 ?? 0 >= 40_000
@@ -185,7 +189,9 @@ struct PostgresWholeDatabaseKillTests {
                 #expect(try Self.counts(url) == [20_000, 40_000])
             }
         }
-        print("whole-database import kill outcomes (a whole run took \(duration)):\n  " + outcomes.joined(separator: "\n  "))
+        print(
+            "whole-database import kill outcomes (a whole run took \(duration)):\n  "
+                + outcomes.joined(separator: "\n  "))
         #expect(outcomes.contains { $0.contains("killed, no store") }, "\(outcomes)")
     }
 }
