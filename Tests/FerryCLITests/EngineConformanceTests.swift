@@ -78,22 +78,54 @@ struct EngineConformanceTests {
         return result
     }
 
-    /// Imports the Garage fixtures: tags, people, passports linked to their holders by key
-    /// (the one-to-one), vehicles linked to owners and tags by key (the many-to-many).
-    static func loadGarage(_ store: EngineStore) throws {
+    /// `ferry update` of `entity` where `predicate`, setting `assignment`.
+    @discardableResult
+    static func update(
+        _ store: EngineStore, model: String, _ entity: String, where predicate: String, set assignment: String,
+        _ more: [String] = ["--quiet"]
+    ) throws -> ProcessResult {
+        try ferry(
+            [
+                "update", "--store", store.location, "--model", model, "--entity", entity, "--where", predicate,
+                "--set", assignment,
+            ]
+                + more, in: store)
+    }
+
+    /// `ferry delete` of `entity` where `predicate`, with the model's delete rules.
+    static func delete(_ store: EngineStore, model: String, _ entity: String, where predicate: String) throws {
+        try ferry(
+            [
+                "delete", "--store", store.location, "--model", model, "--entity", entity, "--where", predicate,
+                "--quiet",
+            ],
+            in: store)
+    }
+
+    /// Imports `files` (fixture, entity) in order with `--nested`, the first import creating the
+    /// store: related objects are linked by key, one-to-ones and many-to-manys included.
+    static func load(_ store: EngineStore, model: String, _ files: [(file: String, entity: String)]) throws {
         var first = store.creating
-        for (file, entity) in [
-            ("tags.ndjson", "Tag"), ("people.ndjson", "Person"), ("passports.ndjson", "Passport"),
-            ("vehicles.ndjson", "Vehicle"),
-        ] {
+        for (file, entity) in files {
             try ferry(
                 [
-                    "import", fixture(file), "--store", store.location, "--model", garage, "--entity", entity,
+                    "import", fixture(file), "--store", store.location, "--model", model, "--entity", entity,
                     "--nested", "--quiet",
                 ]
                     + first, in: store)
             first = []
         }
+    }
+
+    /// The Garage fixtures: tags, people, passports linked to their holders by key (the
+    /// one-to-one), vehicles linked to owners and tags by key (the many-to-many).
+    static func loadGarage(_ store: EngineStore) throws {
+        try load(
+            store, model: garage,
+            [
+                ("tags.ndjson", "Tag"), ("people.ndjson", "Person"), ("passports.ndjson", "Passport"),
+                ("vehicles.ndjson", "Vehicle"),
+            ])
     }
 
     /// Every entity of the Garage store as NDJSON sorted by its key, with its relationships'
@@ -162,18 +194,9 @@ struct EngineConformanceTests {
         let store = try EngineStore(engine, name: "mutate")
         defer { store.dropSchemas() }
         try Self.loadGarage(store)
-        try Self.ferry(
-            [
-                "update", "--store", store.location, "--model", Self.garage, "--entity", "Vehicle", "--where",
-                "maker == 'BMW'", "--set",
-                "mileage=7", "--quiet",
-            ], in: store)
+        try Self.update(store, model: Self.garage, "Vehicle", where: "maker == 'BMW'", set: "mileage=7")
         // Ann (1) has passport P-1 (cascade) and vehicles 10, 11 (nullify).
-        try Self.ferry(
-            [
-                "delete", "--store", store.location, "--model", Self.garage, "--entity", "Person", "--where",
-                "personID == 1", "--quiet",
-            ], in: store)
+        try Self.delete(store, model: Self.garage, "Person", where: "personID == 1")
         let exports = try Self.exportGarage(store)
         #expect(exports["Person"]?.contains(#""name":"Ann""#) == false)
         #expect(exports["Passport"]?.contains("P-1") == false, "cascade: \(exports["Passport"] ?? "")")
@@ -187,21 +210,14 @@ struct EngineConformanceTests {
 
     // MARK: - Cars: a hierarchy under an abstract root
 
-    /// Imports the Cars fixtures into a Core Data store.
+    /// The Cars fixtures, sub-entities linked to drivers (inherited many-to-many) and plates.
     static func loadCars(_ store: EngineStore) throws {
-        var first = store.creating
-        for (file, entity) in [
-            ("drivers.ndjson", "Driver"), ("sportcars.ndjson", "SportCar"), ("luxurycars.ndjson", "LuxuryCar"),
-            ("plates.ndjson", "Plate"),
-        ] {
-            try ferry(
-                [
-                    "import", fixture(file), "--store", store.location, "--model", cars, "--entity", entity, "--nested",
-                    "--quiet",
-                ]
-                    + first, in: store)
-            first = []
-        }
+        try load(
+            store, model: cars,
+            [
+                ("drivers.ndjson", "Driver"), ("sportcars.ndjson", "SportCar"), ("luxurycars.ndjson", "LuxuryCar"),
+                ("plates.ndjson", "Plate"),
+            ])
     }
 
     static func keys(_ store: EngineStore, _ entity: String, where predicate: String = "TRUEPREDICATE") throws -> [Int]
@@ -225,25 +241,11 @@ struct EngineConformanceTests {
         #expect(try Self.keys(store, "SportCar") == [1, 2])
         #expect(try Self.keys(store, "LuxuryCar") == [3, 4])
         // A dry run counts the sub-entity's rows only; a real run changes only them.
-        let dry = try Self.ferry(
-            [
-                "update", "--store", store.location, "--model", Self.cars, "--entity", "LuxuryCar", "--where",
-                "TRUEPREDICATE", "--set",
-                "isLimitedEdition=false", "--dry-run",
-            ], in: store)
+        let dry = try Self.update(
+            store, model: Self.cars, "LuxuryCar", where: "TRUEPREDICATE", set: "isLimitedEdition=false", ["--dry-run"])
         #expect(dry.stdout.contains("(dry run, rolled back): updated 2 in"), "\(dry.stdout)")
-        try Self.ferry(
-            [
-                "update", "--store", store.location, "--model", Self.cars, "--entity", "SportCar", "--where",
-                "maker == 'BMW'", "--set",
-                "topSpeed=1", "--quiet",
-            ], in: store)
-        try Self.ferry(
-            [
-                "delete", "--store", store.location, "--model", Self.cars, "--entity", "SportCar", "--where",
-                "maker == 'BMW'", "--quiet",
-            ],
-            in: store)
+        try Self.update(store, model: Self.cars, "SportCar", where: "maker == 'BMW'", set: "topSpeed=1")
+        try Self.delete(store, model: Self.cars, "SportCar", where: "maker == 'BMW'")
         let remaining = try Self.keys(store, "Car")
         #expect(remaining == [2, 3, 4], "the luxury BMW stays")
         #expect(try Self.keys(store, "SportCar") == [2])

@@ -11,6 +11,21 @@ import Darwin
 /// caller puts into its own located message. Why a helper and not swift-system: see "File I/O"
 /// in docs/architecture.md.
 package enum FileIO {
+    /// Adds the owner's write permission to a file ferry copied for its own work (a snapshot's
+    /// private copy, a job's `copy_from:` store), which `copyItem` made with the source's mode:
+    /// a read-only source must not make its copy one that writers refuse. Nothing else widens.
+    package static func makeOwnerWritable(_ path: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw FerryError(.io, "cannot read the mode of '\(path)': \(String(cString: strerror(errno)))")
+        }
+        let mode = info.st_mode & 0o7777
+        guard mode & 0o200 == 0 else { return }
+        guard chmod(path, mode | 0o200) == 0 else {
+            throw FerryError(.io, "cannot make '\(path)' writable: \(String(cString: strerror(errno)))")
+        }
+    }
+
     /// A failed call: its `errno` and the cause in words (`No such file or directory`).
     package struct Failure: Error, Sendable, CustomStringConvertible {
         /// The `errno` value.

@@ -65,46 +65,43 @@ public struct ModelLoader: Sendable {
         return (try? handle.read(upToCount: 16)) == Data("SQLite format 3\0".utf8)
     }
 
+    /// A store's model (`read`) as a one-version bundle, or nil with the error recorded.
+    private func storeModel(
+        at path: String, what: String, reader: DefinitionReader, read: () throws -> ObjectModel
+    ) -> ModelBundle? {
+        let shown = PathOrURL(path).shown
+        do {
+            let model = try read()
+            return ModelBundle(
+                name: model.name, versions: [model], currentVersion: model.version, location: InputLocation(file: shown)
+            )
+        } catch let error as FerryError {
+            reader.record(error)
+        } catch {
+            reader.record(
+                FerryError(
+                    .invalidModel, "cannot read \(what) of store '\(shown)': \(error)", at: InputLocation(file: shown)))
+        }
+        return nil
+    }
+
     private func load(path: String, reader: DefinitionReader) -> ModelBundle? {
         if CoreDataStoreFile.isCoreDataStore(path) {
             // A Core Data store stands for the model it caches (Z_MODELCACHE).
-            do {
-                let model = try CoreDataStoreFile.read(path).cachedModel()
-                return ModelBundle(
-                    name: model.name, versions: [model], currentVersion: model.version,
-                    location: InputLocation(file: path))
-            } catch let error as FerryError {
-                reader.record(error)
-                return nil
-            } catch {
-                reader.record(
-                    FerryError(
-                        .invalidModel, "cannot read the cached model of store '\(path)': \(error)",
-                        at: InputLocation(file: path)))
-                return nil
+            return storeModel(at: path, what: "the cached model", reader: reader) {
+                try CoreDataStoreFile.read(path).cachedModel()
             }
         }
         if Self.isStoreLocation(path) {
             // A ferry store stands for the model it records (ferry_metadata).
-            do {
+            return storeModel(at: path, what: "the model", reader: reader) {
                 guard let model = try Store.metadata(at: path)?.model else {
                     throw FerryError(
                         .invalidModel,
                         "'\(PathOrURL(path).shown)' is a database without a model: neither a ferry store nor a Core Data store",
                         at: InputLocation(file: PathOrURL(path).shown))
                 }
-                return ModelBundle(
-                    name: model.name, versions: [model], currentVersion: model.version,
-                    location: InputLocation(file: PathOrURL(path).shown))
-            } catch let error as FerryError {
-                reader.record(error)
-                return nil
-            } catch {
-                reader.record(
-                    FerryError(
-                        .invalidModel, "cannot read the model of store '\(PathOrURL(path).shown)': \(error)",
-                        at: InputLocation(file: PathOrURL(path).shown)))
-                return nil
+                return model
             }
         }
         if XcodeModelPackage.isXcodeModel(path) {

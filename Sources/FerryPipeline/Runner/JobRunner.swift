@@ -523,8 +523,10 @@ public final class JobRunner {
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             }
             try FileManager.default.copyItem(atPath: source, toPath: path)
+            try FileIO.makeOwnerWritable(path)
             if FileManager.default.fileExists(atPath: source + "-wal") {
                 try FileManager.default.copyItem(atPath: source + "-wal", toPath: path + "-wal")
+                try FileIO.makeOwnerWritable(path + "-wal")
             }
         } catch {
             throw FerryError(.io, "cannot copy the store '\(source)' to '\(path)': \(FileErrorReason.describe(error))")

@@ -56,6 +56,9 @@ package struct SnapshotChecker {
             try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
             for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: snapshot + suffix) {
                 try FileManager.default.copyItem(atPath: snapshot + suffix, toPath: copy + suffix)
+                // The private copy is ferry's to migrate, whatever the snapshot's mode (a read-only
+                // snapshot in CI stays read-only; its copy must not be refused as one).
+                try FileIO.makeOwnerWritable(copy + suffix)
             }
         } catch {
             report.results.append(
