@@ -10,7 +10,7 @@ import Testing
 /// step resumes from its last committed batch to the same result as an uninterrupted run.
 @Suite(
     "PostgreSQL server crashes mid-run (a durable server, stopped as by a power cut)", .serialized,
-    .enabled(if: DurablePostgresServer.shouldRun, Comment(rawValue: PostgresTestServer.skipReason)))
+    .enabled(if: DurablePostgresServer.shouldRun, Comment(rawValue: DurablePostgresServer.skipReason)))
 struct PostgresServerCrashTests {
     static func importArguments(_ source: String, into url: String) -> [String] {
         [

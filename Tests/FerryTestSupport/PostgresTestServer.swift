@@ -98,7 +98,7 @@ public enum PostgresTestServer {
     }
 
     /// Debian's layout (`/usr/lib/postgresql/VERSION/bin/initdb`) or `PG_BINDIR`, as the script looks.
-    private static var serverBinariesInstalled: Bool {
+    static var serverBinariesInstalled: Bool {
         if let bindir = ProcessInfo.processInfo.environment["PG_BINDIR"], !bindir.isEmpty {
             return FileManager.default.isExecutableFile(atPath: bindir + "/initdb")
         }
