@@ -14,7 +14,7 @@ extension PostgresURL {
     /// `text` with the password of every `postgresql://` or `postgres://` URL in it replaced by
     /// `***`: the part after the user name's `:` in `user:password@host` (the last `@` before the
     /// URL's path, as the parser reads it), and the value of each `password=` query parameter.
-    /// A URL ends at white space or a quote (`'`, `"`, `` ` ``, `<`, `>`). Text without such a URL
+    /// A URL ends at white space, a quote or a backquote, `<` or `>`. Text without such a URL
     /// is returned unchanged, byte for byte.
     public static func redactingPasswords(in text: String) -> String {
         let bytes = Array(text.utf8)
