@@ -18,7 +18,7 @@ package struct CompiledModelVersions: Sendable, Hashable {
             throw FerryError(.usage, "no compiled model at '\(path)': No such file or directory")
         }
         let file = isDirectory.boolValue ? (path as NSString).appendingPathComponent("VersionInfo.plist") : path
-        guard let data = FileManager.default.contents(atPath: file) else {
+        guard let data = FileIO.contents(atPath: file).map({ Data($0) }) else {
             throw FerryError(
                 .usage, "cannot read the compiled model's '\(file)' (a .momd folder holds a VersionInfo.plist)")
         }

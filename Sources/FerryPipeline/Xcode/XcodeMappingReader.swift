@@ -72,7 +72,7 @@ public struct XcodeMappingReader: Sendable {
             package = (package as NSString).deletingLastPathComponent
         }
         let document = (package as NSString).appendingPathComponent(Self.documentName)
-        guard let data = FileManager.default.contents(atPath: document) else {
+        guard let data = FileIO.contents(atPath: document).map({ Data($0) }) else {
             let exists = FileManager.default.fileExists(atPath: package)
             throw FerryErrors([
                 FerryError(

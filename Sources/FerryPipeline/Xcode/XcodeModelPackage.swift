@@ -49,7 +49,7 @@ enum XcodeModelPackage {
     /// Loads one version folder (its `contents`), labelled with the folder's name.
     static func loadVersion(folder: String, name: String, errors: inout [FerryError]) -> ObjectModel? {
         let contents = (folder as NSString).appendingPathComponent("contents")
-        guard let data = FileManager.default.contents(atPath: contents) else {
+        guard let data = FileIO.contents(atPath: contents).map({ Data($0) }) else {
             errors.append(
                 FerryError(.io, "'\(folder)' has no readable 'contents' file", at: InputLocation(file: contents)))
             return nil
@@ -98,7 +98,7 @@ enum XcodeModelPackage {
     /// The label named by `.xccurrentversion`; nil (the newest version) when the file is absent.
     private static func currentVersion(of folder: String, versions: [String], errors: inout [FerryError]) -> String? {
         let path = (folder as NSString).appendingPathComponent(currentVersionFile)
-        guard let data = FileManager.default.contents(atPath: path) else {
+        guard let data = FileIO.contents(atPath: path).map({ Data($0) }) else {
             if versions.count > 1 {
                 errors.append(
                     FerryError(
