@@ -35,6 +35,8 @@ package final class SQLiteWriteBarrier {
     private var descriptor: Int32 = -1
     /// The connection holding `BEGIN IMMEDIATE` (WAL, or where there are no descriptor locks).
     private var connection: Connection?
+    /// True when the store is in WAL mode.
+    private var isWriteAheadLog = false
 
     /// Takes the barrier on the SQLite database at `path`, waiting up to `timeout` for another
     /// writer to finish.
@@ -52,8 +54,10 @@ package final class SQLiteWriteBarrier {
                     throw FerryError(.io, "cannot open '\(path)' to lock it for the migration: \(error)")
                 }
                 if try isWAL() {
+                    isWriteAheadLog = true
                     try lock(exclusive: false, start: Self.sharedFirst, length: Self.sharedSize, until: deadline)
                     try beginWrite(emptyingLog: true, until: deadline)
+                    try refuseOtherConnections()
                 } else {
                     try lock(exclusive: false, start: Self.sharedFirst, length: Self.sharedSize, until: deadline)
                     try lock(exclusive: true, start: Self.reservedByte, length: 1, until: deadline)
@@ -97,7 +101,24 @@ package final class SQLiteWriteBarrier {
             return
         }
         defer { release() }
+        if isWriteAheadLog { try refuseOtherConnections() }
         try StoreFiles.swapIn(newPath, at: path)
+    }
+
+    /// Refuses a WAL store that another process has open. Such a connection keeps the replaced
+    /// file's -wal and -shm: what it writes after the swap (a write waiting for the barrier
+    /// included) would be committed to a file that is no longer the store, and lost. Every open
+    /// connection holds a read lock on the -shm, so its holders are the connections. Checked when
+    /// the barrier is taken and again just before the swap (a connection may open meanwhile).
+    private func refuseOtherConnections() throws {
+        let holders = LockHolders.others(of: path + "-shm")
+        guard !holders.isEmpty else { return }
+        let names = holders.map(\.description).joined(separator: ", ")
+        throw FerryError(
+            .store,
+            "cannot migrate '\(path)': another process has it open (\(names)); in WAL mode what it writes after the migration would go to the replaced file and be lost, so nothing was changed",
+            notes: ["close the store in that program (quit the app, end the sqlite3 shell) and run the migration again"]
+        )
     }
 
     /// True when the file's header says WAL (its read and write versions are 2).
