@@ -121,6 +121,17 @@ struct XcodeMappingCLITests {
         #expect(try StoreSnapshot.texts(store, "SELECT postID, hexColor FROM Post ORDER BY postID") == original)
     }
 
+    @Test("mapping show on a ./-relative path prints what the absolute path prints (it died with SIGILL)")
+    func showRelative() throws {
+        let folder = Self.mappings(Self.original)
+        let absolute = try runFerry(["mapping", "show", folder + "/Migration1to2.xcmappingmodel"])
+        for relative in ["./Migration1to2.xcmappingmodel", "Migration1to2.xcmappingmodel/"] {
+            let shown = try runFerry(["mapping", "show", relative], cwd: folder)
+            #expect(!shown.wasSignaled && shown.exitCode == 0, "\(relative): \(shown)")
+            #expect(shown.stdout == absolute.stdout, "\(relative)")
+        }
+    }
+
     @Test("mapping show: a missing package, malformed XML, a dangling id and an unknown model are clear errors")
     func showBadInput() throws {
         let missing = try runFerry(["mapping", "show", "/nonexistent/M.xcmappingmodel"])

@@ -59,26 +59,28 @@ struct XMLReaderTests {
         #expect(throws: FerryError.self) { try XMLElementNode.parse(unknown, path: "e.xml", code: .invalidModel) }
     }
 
-    @Test("every malformation is an error at its line and column", arguments: [
-        ("<model>\n  <entity>\n</model>", "doc.xml:3:1", "</model> ends <entity>"),
-        ("<model>\n  <entity name=\"x\"", "doc.xml:2:", "ends inside the start tag"),
-        ("<model a=\"1\" a=\"2\"/>", "doc.xml:1:14", "appears twice"),
-        ("<model a=1/>", "doc.xml:1:10", "a quoted value expected"),
-        ("<model>&nbsp;</model>", "doc.xml:1:8", "unknown entity '&nbsp;'"),
-        ("<model>a & b</model>", "doc.xml:1:10", "starts no reference"),
-        ("<model>&#0;</model>", "doc.xml:1:8", "not a character"),
-        ("<model>&#xD800;</model>", "doc.xml:1:8", "not a character"),
-        ("<!DOCTYPE m [<!ENTITY a \"aaaa\">]><model>&a;</model>", "doc.xml:1:13", "internal subset"),
-        ("<model/><other/>", "doc.xml:1:9", "content after the root element"),
-        ("text<model/>", "doc.xml:1:1", "text before the root element"),
-        ("", "doc.xml:1:1", "no root element"),
-        ("<model><!-- never ends", "doc.xml:1:8", "a comment that never ends"),
-        ("<model><![CDATA[ never ends", "doc.xml:1:8", "CDATA section that never ends"),
-        ("<model>\n  <é a=\"<\"/></model>", "doc.xml:2:9", "'<' inside the value"),
-        ("<model>\n<entity></model>", "doc.xml:2:9", "</model> ends <entity>"),
-        ("<model", "doc.xml:1:7", "ends inside the start tag"),
-        ("<model><1/></model>", "doc.xml:1:9", "an element name expected"),
-    ])
+    @Test(
+        "every malformation is an error at its line and column",
+        arguments: [
+            ("<model>\n  <entity>\n</model>", "doc.xml:3:1", "</model> ends <entity>"),
+            ("<model>\n  <entity name=\"x\"", "doc.xml:2:", "ends inside the start tag"),
+            ("<model a=\"1\" a=\"2\"/>", "doc.xml:1:14", "appears twice"),
+            ("<model a=1/>", "doc.xml:1:10", "a quoted value expected"),
+            ("<model>&nbsp;</model>", "doc.xml:1:8", "unknown entity '&nbsp;'"),
+            ("<model>a & b</model>", "doc.xml:1:10", "starts no reference"),
+            ("<model>&#0;</model>", "doc.xml:1:8", "not a character"),
+            ("<model>&#xD800;</model>", "doc.xml:1:8", "not a character"),
+            ("<!DOCTYPE m [<!ENTITY a \"aaaa\">]><model>&a;</model>", "doc.xml:1:13", "internal subset"),
+            ("<model/><other/>", "doc.xml:1:9", "content after the root element"),
+            ("text<model/>", "doc.xml:1:1", "text before the root element"),
+            ("", "doc.xml:1:1", "no root element"),
+            ("<model><!-- never ends", "doc.xml:1:8", "a comment that never ends"),
+            ("<model><![CDATA[ never ends", "doc.xml:1:8", "CDATA section that never ends"),
+            ("<model>\n  <é a=\"<\"/></model>", "doc.xml:2:9", "'<' inside the value"),
+            ("<model>\n<entity></model>", "doc.xml:2:9", "</model> ends <entity>"),
+            ("<model", "doc.xml:1:7", "ends inside the start tag"),
+            ("<model><1/></model>", "doc.xml:1:9", "an element name expected"),
+        ])
     func malformed(text: String, location: String, reason: String) throws {
         let rendered = try #require(error(text), "parsed: \(text)")
         #expect(rendered.hasPrefix(location), "\(rendered)")

@@ -118,12 +118,14 @@ extension XcodeMappingFile {
         let package =
             (versionFolder as NSString).pathExtension == "xcdatamodel"
             ? (versionFolder as NSString).deletingLastPathComponent : versionFolder
-        var folder = (path as NSString).deletingLastPathComponent
+        // An absolute, standardized folder: walking up "./X.xcmappingmodel" by NSString path
+        // arithmetic reached an empty path, on which Foundation traps (SIGILL).
+        var folder = URL(fileURLWithPath: path).standardizedFileURL.deletingLastPathComponent()
         while true {
-            let candidate = (folder as NSString).appendingPathComponent(package)
+            let candidate = folder.appendingPathComponent(package).path
             if FileManager.default.fileExists(atPath: candidate) { return candidate }
-            let parent = (folder as NSString).deletingLastPathComponent
-            if parent == folder || parent.isEmpty { return nil }
+            let parent = folder.deletingLastPathComponent()
+            if parent.path == folder.path || parent.path.isEmpty { return nil }
             folder = parent
         }
     }
