@@ -191,6 +191,34 @@ public final class PolicyRegistry: Sendable {
         }
     }
 
+    /// Checks that every policy the steps' mappings name is registered, before the first step
+    /// does any work.
+    /// - Throws: `FerryErrors`, one per entity mapping whose policy is not registered.
+    package func checkRegistered(_ steps: [MappingModel]) throws {
+        var errors: [FerryError] = []
+        for step in steps {
+            for entityMapping in step.entities {
+                if let name = entityMapping.policy, makePolicy(named: name) == nil {
+                    errors.append(unregistered(name, in: entityMapping))
+                }
+            }
+        }
+        if !errors.isEmpty { throw FerryErrors(errors) }
+    }
+
+    /// The error for a policy `name` that `entityMapping` names and nobody registered.
+    package func unregistered(_ name: String, in entityMapping: MappingModel.EntityMapping) -> FerryError {
+        let known = policyNames
+        return FerryError(
+            .migration, "no migration policy named '\(name)' is registered (mapping \(entityMapping.name))",
+            at: entityMapping.policyLocation ?? entityMapping.location,
+            notes: [
+                known.isEmpty
+                    ? "this ferry binary has no policies; build your own with the policies registered (samples/custom-policy)"
+                    : "registered: \(known.joined(separator: ", "))"
+            ])
+    }
+
     /// A new policy instance for a name, or nil when none is registered.
     ///
     /// A mapping model names policies by Objective-C class name, `Module.ClassName`

@@ -184,15 +184,7 @@ final class MigrationStepRunner {
         for entityMapping in mapping.entities {
             if let name = entityMapping.policy {
                 guard let policy = options.registry.makePolicy(named: name) else {
-                    let known = options.registry.policyNames
-                    throw FerryError(
-                        .migration, "no migration policy named '\(name)' is registered (mapping \(entityMapping.name))",
-                        at: entityMapping.policyLocation ?? entityMapping.location,
-                        notes: [
-                            known.isEmpty
-                                ? "this ferry binary has no policies; build your own with the policies registered (samples/custom-policy)"
-                                : "registered: \(known.joined(separator: ", "))"
-                        ])
+                    throw options.registry.unregistered(name, in: entityMapping)
                 }
                 policies[entityMapping.name] = policy
             }

@@ -56,6 +56,7 @@ struct PostgresSchemaMigration {
         for version in path.dropFirst() { try layout.checkRepresentable(version) }
         var steps: [MappingModel] = []
         for (from, to) in zip(path, path.dropFirst()) { steps.append(try mappings.mapping(from: from, to: to)) }
+        try options.registry.checkRegistered(steps)
         var counts: [String: Int] = [:]
         if countingObjects {
             for entity in source.entities {
