@@ -6,7 +6,9 @@ import Testing
 /// earlier steps had done their work. Every step's policies are now resolved before the first.
 @Suite("unregistered policies are refused before the first step, through the real binary")
 struct MigrationPolicyCheckCLITests {
-    @Test("PeopleSteps 1 → 3 with step 2 → 3 naming an unregistered policy: refused before step 1 starts, store unchanged")
+    @Test(
+        "PeopleSteps 1 → 3 with step 2 → 3 naming an unregistered policy: refused before step 1 starts, store unchanged"
+    )
     func refusedBeforeFirstStep() throws {
         let dir = TemporaryDirectory()
         let store = try MigrationCrashTests.v1Store(in: dir, rows: 1...2_000)

@@ -713,4 +713,56 @@ struct ModelDiffChainTests {
         #expect(mapping.droppedEntities == ["Order"])
         #expect(ModelDiff(from: v1, to: v3).isEmpty)
     }
+
+    // MARK: - Wording (issue 25)
+
+    @Test("equal defaults read as different kinds are no change; a real change is reported")
+    func equalDefaults() throws {
+        var v1 = DiffModels.base()
+        DiffModels.attribute(&v1, "Order", "total") { $0.defaultValue = .decimal("0") }
+        let same = DiffModels.edited(from: v1) { model in
+            DiffModels.attribute(&model, "Order", "total") { $0.defaultValue = .integer(0) }
+        }
+        #expect(ModelDiff(from: v1, to: same).isEmpty, "\(ModelDiff(from: v1, to: same).changes)")
+        let changed = DiffModels.edited(from: v1) { model in
+            DiffModels.attribute(&model, "Order", "total") { $0.defaultValue = .double(0.5) }
+        }
+        #expect(try onlyChange(ModelDiff(from: v1, to: changed)).detail == "default 0 → 0.5 (stored values are kept)")
+    }
+
+    @Test("a Transformable attribute is named as such, not as the binary it is stored as")
+    func transformableNamed() throws {
+        let v2 = DiffModels.edited { model in
+            DiffModels.entity(&model, "Customer") { entity in
+                var tags = AttributeDescription(name: "tags", type: .binary)
+                tags.coreDataKind = .transformable(transformer: "NSSecureUnarchiveFromData", valueClass: "[String]")
+                entity.attributes.append(tags)
+            }
+        }
+        let change = try onlyChange(ModelDiff(from: DiffModels.base(), to: v2))
+        #expect(change.detail == "added (transformable (NSSecureUnarchiveFromData), optional)")
+    }
+
+    @Test("a new to-many inverse of a kept to-one shows the to-one's links; a new relationship of its own starts empty")
+    func newInverseOfKeptToOne() throws {
+        let v1 = DiffModels.edited(version: "1") { model in
+            DiffModels.entity(&model, "Customer") { $0.relationships = [] }
+            DiffModels.entity(&model, "Order") { $0.relationships[0].inverse = nil }
+        }
+        let changes = ModelDiff(from: v1, to: DiffModels.base(version: "2")).changes
+        #expect(changes.map(\.kind) == [.relationshipAdded, .relationshipInverseChanged])
+        let inverse = try #require(changes.first)
+        #expect(
+            inverse.detail == "added (to-many Order, optional, the inverse of Order.customer, whose links it shows)")
+
+        let own = DiffModels.edited { model in
+            DiffModels.entity(&model, "Customer") {
+                $0.relationships.append(
+                    RelationshipDescription(name: "favorites", destination: "Order", isToMany: true))
+            }
+        }
+        #expect(
+            try onlyChange(ModelDiff(from: DiffModels.base(), to: own)).detail
+                == "added (to-many Order, optional, starts empty)")
+    }
 }

@@ -332,7 +332,7 @@ struct Builder {
             changes.append(
                 ModelChange(
                     kind: .attributeRemoved, entity: new.name, property: attribute.name,
-                    detail: "removed (\(attribute.type.rawValue); its values are dropped)"))
+                    detail: "removed (\(Self.describe(attribute)); its values are dropped)"))
         }
         for relationship in new.relationships {
             if let from = relationships[relationship.name], let previous = old.relationship(named: from) {
@@ -436,7 +436,7 @@ struct Builder {
         added: [AttributeDescription]
     ) {
         let subject = "\(entity.name).\(attribute.name)"
-        var facts = [attribute.type.rawValue, attribute.isOptional ? "optional" : "non-optional"]
+        var facts = [Self.describe(attribute), attribute.isOptional ? "optional" : "non-optional"]
         if let value = attribute.defaultValue { facts.append("default \(Self.literal(value))") }
         var change = ModelChange(
             kind: .attributeAdded, entity: entity.name, property: attribute.name,
@@ -526,7 +526,7 @@ struct Builder {
                 changes.append(optionality)
             }
         }
-        if old.defaultValue != new.defaultValue {
+        if !Self.sameDefault(old.defaultValue, new.defaultValue) {
             changes.append(
                 change(
                     .attributeDefaultChanged,
@@ -588,7 +588,9 @@ struct Builder {
         let subject = "\(entity.name).\(relationship.name)"
         var change = ModelChange(
             kind: .relationshipAdded, entity: entity.name, property: relationship.name,
-            detail: "added (\(Self.shape(relationship)), starts empty)")
+            detail:
+                "added (\(Self.shape(relationship)), \(carriedInverse(of: relationship).map { "the inverse of \($0), whose links it shows" } ?? "starts empty"))"
+        )
         if !relationship.isOptional {
             change.verdict = .refused
             change.reason = "new non-optional relationship \(subject) has no value for stored \(entity.name) records"
@@ -596,6 +598,19 @@ struct Builder {
                 "make \(subject) optional in version \(destinationVersion), or write \(mappingFile) that sets it"
         }
         changes.append(change)
+    }
+
+    /// `Entity.name` of the kept to-one relationship whose inverse the new to-many `relationship`
+    /// is: the to-one's key column holds the links, so the new side has them from the start.
+    func carriedInverse(of relationship: RelationshipDescription) -> String? {
+        guard relationship.isToMany, let inverseName = relationship.inverse,
+            let inverse = destination.entity(named: relationship.destination)?.relationship(named: inverseName),
+            !inverse.isToMany,
+            let oldEntity = entityMap[relationship.destination].flatMap({ source.entity(named: $0) }),
+            let oldName = relationshipMap[relationship.destination]?[inverseName],
+            oldEntity.relationship(named: oldName)?.isToMany == false
+        else { return nil }
+        return "\(relationship.destination).\(inverseName)"
     }
 
     static func shape(_ relationship: RelationshipDescription) -> String {
@@ -713,6 +728,24 @@ struct Builder {
     static func text(_ value: Int?) -> String { value.map(String.init) ?? "none" }
 
     /// A value as written in a model file: strings quoted.
+    /// True when two defaults are the same value, however they were read: equal numbers of
+    /// different kinds (an Xcode model's "0" for a Decimal, a YAML 0, 0.0) are no change.
+    static func sameDefault(_ old: Value?, _ new: Value?) -> Bool {
+        if old == new { return true }
+        guard let old, let new else { return false }
+        if let a = number(old), let b = number(new) { return a == b }
+        return literal(old) == literal(new)
+    }
+
+    private static func number(_ value: Value) -> Double? {
+        switch value {
+        case .integer(let number): return Double(number)
+        case .double(let number): return number
+        case .decimal(let text): return Double(text)
+        default: return nil
+        }
+    }
+
     static func literal(_ value: Value) -> String {
         switch value {
         case .string(let text): return "\"\(text)\""
