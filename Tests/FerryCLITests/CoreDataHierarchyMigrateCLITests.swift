@@ -265,15 +265,18 @@ struct CoreDataHierarchyMigrateCLITests {
         let (package, store) = try Self.fleet(in: directory)
         // A second Polo (merged by distinct) in South, and South's favorite is that Polo; Cart
         // lost its position (Core Data would have one; ferry gives it the next).
-        let connection = try Connection(path: store, create: false)
-        try connection.executeScript(
-            """
-            INSERT INTO ZVEHICLE (Z_PK, Z_ENT, Z_OPT, ZNAME, ZWHEELS, ZGARAGE, Z_FOK_GARAGE, ZSEATS) VALUES (5, 4, 1, 'Polo', 4, 2, 2, 3);
-            INSERT INTO Z_1VEHICLES (Z_1DRIVERS, Z_3VEHICLES) VALUES (2, 5);
-            UPDATE ZGARAGE SET ZFAVORITE = 5, Z3_FAVORITE = 4 WHERE Z_PK = 2;
-            INSERT INTO ZGARAGE (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZFAVORITE, Z3_FAVORITE) VALUES (3, 2, 1, 'East', 1, 3);
-            UPDATE ZVEHICLE SET Z_FOK_GARAGE = NULL WHERE Z_PK = 1;
-            """)
+        // Closed before the migration: a WAL store another connection has open is refused.
+        do {
+            let connection = try Connection(path: store, create: false)
+            try connection.executeScript(
+                """
+                INSERT INTO ZVEHICLE (Z_PK, Z_ENT, Z_OPT, ZNAME, ZWHEELS, ZGARAGE, Z_FOK_GARAGE, ZSEATS) VALUES (5, 4, 1, 'Polo', 4, 2, 2, 3);
+                INSERT INTO Z_1VEHICLES (Z_1DRIVERS, Z_3VEHICLES) VALUES (2, 5);
+                UPDATE ZGARAGE SET ZFAVORITE = 5, Z3_FAVORITE = 4 WHERE Z_PK = 2;
+                INSERT INTO ZGARAGE (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZFAVORITE, Z3_FAVORITE) VALUES (3, 2, 1, 'East', 1, 3);
+                UPDATE ZVEHICLE SET Z_FOK_GARAGE = NULL WHERE Z_PK = 1;
+                """)
+        }
         try FileManager.default.createDirectory(atPath: directory.file("mappings"), withIntermediateDirectories: true)
         let mappings = try directory.write(
             "mappings/Fleet-to-Fleet 2.yml",

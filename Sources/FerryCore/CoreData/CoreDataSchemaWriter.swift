@@ -68,8 +68,9 @@ package enum CoreDataSchemaWriter {
         return schema.layout
     }
 
-    /// Refuses what a new store cannot hold faithfully.
-    private static func checkWritable(_ model: ObjectModel) throws {
+    /// Refuses what a new store cannot hold faithfully (a migration checks every version it will
+    /// write before its first step).
+    package static func checkWritable(_ model: ObjectModel) throws {
         for entity in model.entities {
             for attribute in entity.attributes where attribute.isDerived && attribute.isStored {
                 throw FerryError(

@@ -114,10 +114,25 @@ struct MigrationSource {
         return .coreData(CoreDataMigrationDestination(sourceMetadata: coreDataMetadata, compiledModel: compiledModel))
     }
 
-    /// Throws when a version the migration reads or writes cannot be stored in the source's
-    /// layout: ferry's layout holds no entity hierarchies yet; Core Data's holds every model.
+    /// Throws when a version the migration writes cannot be stored in the source's layout:
+    /// ferry's layout holds no entity hierarchies yet; a new Core Data store cannot keep a
+    /// derived attribute up to date (no triggers). Checked for every version before the first
+    /// step, so a migration never fails halfway for it.
     func checkMigratable(_ model: ObjectModel) throws {
-        if !isCoreData { try FerryLayout().checkRepresentable(model) }
+        if isCoreData {
+            do {
+                try CoreDataSchemaWriter.checkWritable(model)
+            } catch let error as FerryError {
+                var refusal = error
+                refusal.message = "cannot migrate to version \(model.version): \(error.message); nothing was changed"
+                refusal.notes.append(
+                    "migrate to the version before it (--to), and let Core Data (the app) migrate the store to version \(model.version)"
+                )
+                throw refusal
+            }
+        } else {
+            try FerryLayout().checkRepresentable(model)
+        }
     }
 
     /// The versions a migration of this store goes through, as its steps see them: for a Core

@@ -197,8 +197,8 @@ public final class Migrator {
             )
         }
         let path = source.stepVersions(try bundle.path(from: source.model.version, to: target.version))
-        // A Core Data store's own version is read in Core Data's layout, which must handle it too.
-        for version in source.isCoreData ? path : Array(path.dropFirst()) { try source.checkMigratable(version) }
+        // Every version the migration writes (the store's own is only read).
+        for version in path.dropFirst() { try source.checkMigratable(version) }
         var steps: [MappingModel] = []
         for (from, to) in zip(path, path.dropFirst()) {
             steps.append(try mappings.mapping(from: from, to: to))
