@@ -97,9 +97,7 @@ struct PostgresServerCrashTests {
         #expect(!result.wasSignaled, "\(result)")
         #expect(result.exitCode == 1, "\(result)")
         #expect(result.stderr.contains("crash_batches"), "the error names the store: \(result.stderr)")
-        withKnownIssue("issue 26: a lost connection does not name the --resume command that continues the step") {
-            #expect(result.stderr.contains("--resume"), "the error names the command that resumes: \(result.stderr)")
-        }
+        #expect(result.stderr.contains("--resume"), "the error names the command that resumes: \(result.stderr)")
 
         try server.restart()
         let kept = try Self.people(in: url)

@@ -91,6 +91,9 @@ struct MigrateCommand: ParsableCommand {
             if dryRun {
                 let plan = try migrator.plan()
                 if !quiet { print(MigrationConsole.describe(plan, store: PathOrURL(store).shown)) }
+                for missing in options.registry.unregisteredPolicies(in: plan.steps) {
+                    Console.printError("warning: the migration would be refused: \(missing)")
+                }
                 step.read = plan.steps.isEmpty ? 0 : plan.counts.values.reduce(0, +)
                 step.elapsedSeconds = started.duration(to: .now).seconds
                 runReport.steps = [step]

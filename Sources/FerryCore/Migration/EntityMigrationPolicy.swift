@@ -193,8 +193,17 @@ public final class PolicyRegistry: Sendable {
 
     /// Checks that every policy the steps' mappings name is registered, before the first step
     /// does any work.
-    /// - Throws: `FerryErrors`, one per entity mapping whose policy is not registered.
+    /// - Throws: the `FerryError` of the one entity mapping whose policy is not registered, or
+    ///   `FerryErrors` with one per mapping when there are several.
     package func checkRegistered(_ steps: [MappingModel]) throws {
+        let errors = unregisteredPolicies(in: steps)
+        if errors.count == 1 { throw errors[0] }
+        if !errors.isEmpty { throw FerryErrors(errors) }
+    }
+
+    /// One error per entity mapping of `steps` whose policy is not registered (a dry run shows
+    /// them as warnings; a migration refuses).
+    package func unregisteredPolicies(in steps: [MappingModel]) -> [FerryError] {
         var errors: [FerryError] = []
         for step in steps {
             for entityMapping in step.entities {
@@ -203,7 +212,7 @@ public final class PolicyRegistry: Sendable {
                 }
             }
         }
-        if !errors.isEmpty { throw FerryErrors(errors) }
+        return errors
     }
 
     /// The error for a policy `name` that `entityMapping` names and nobody registered.

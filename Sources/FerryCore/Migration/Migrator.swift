@@ -203,8 +203,6 @@ public final class Migrator {
         for (from, to) in zip(path, path.dropFirst()) {
             steps.append(try mappings.mapping(from: from, to: to))
         }
-        // Every step's policies exist before the first step does any work.
-        try options.registry.checkRegistered(steps)
         var counts: [String: Int] = [:]
         guard countingObjects else { return Plan(source: source.model, target: target, steps: steps, counts: counts) }
         let connection = try Connection(
@@ -256,6 +254,8 @@ public final class Migrator {
             access: .writeLocked)
         defer { source.close() }
         let plan = try self.plan(source, countingObjects: false)
+        // Every step's policies exist before the first step does any work.
+        try options.registry.checkRegistered(plan.steps)
         var report = MigrationReport(
             store: storePath, model: bundle.name, fromVersion: plan.source.version, toVersion: plan.target.version,
             steps: [])

@@ -56,7 +56,6 @@ struct PostgresSchemaMigration {
         for version in path.dropFirst() { try layout.checkRepresentable(version) }
         var steps: [MappingModel] = []
         for (from, to) in zip(path, path.dropFirst()) { steps.append(try mappings.mapping(from: from, to: to)) }
-        try options.registry.checkRegistered(steps)
         var counts: [String: Int] = [:]
         if countingObjects {
             for entity in source.entities {
@@ -82,6 +81,7 @@ struct PostgresSchemaMigration {
         StoreFiles.removeWorkFile(scratch)
 
         let plan = try self.plan(on: session, countingObjects: false)
+        try options.registry.checkRegistered(plan.steps)
         var report = MigrationReport(
             store: url.description, model: bundle.name, fromVersion: plan.source.version,
             toVersion: plan.target.version, steps: [])

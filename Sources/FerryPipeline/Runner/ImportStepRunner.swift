@@ -187,6 +187,7 @@ package final class ImportStepRunner {
         } catch is DryRunRollback {
             report.outcome = .dryRun
         } catch {
+            let error = resumable(error, tracked: trail != nil)
             state.fill(&report)
             report.outcome = .failed
             report.error = "\(error)"
@@ -588,6 +589,19 @@ package final class ImportStepRunner {
                     } ?? "",
                 ])
         }
+    }
+
+    /// `error` with a note naming the command that continues after the committed batches, when
+    /// the step is resumable (`tracked`: checkpointed, from files) and the error does not say
+    /// so already (an interruption does): a lost connection, a full disk, a server that went away.
+    private func resumable(_ error: any Error, tracked: Bool) -> any Error {
+        guard tracked, let resumeCommand, var failure = error as? FerryError,
+            !"\(failure)".contains("--resume")
+        else { return error }
+        failure.notes.append(
+            "the batches committed before the failure stay in the store; once the cause is fixed, continue after them with: \(resumeCommand)"
+        )
+        return failure
     }
 
     /// Stops the step when SIGINT or SIGTERM arrived: the error rolls the transaction back
