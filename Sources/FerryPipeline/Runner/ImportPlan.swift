@@ -107,6 +107,9 @@ final class ImportPlan {
     /// Where the importing thread coerces a record for PostgreSQL's fast path when the read-ahead
     /// thread did not (see `stageFast(from:kinds:)`).
     let stagingScratch: CoercedRows
+    /// PostgreSQL: the offsets (into ``references``) whose keys are resolved a batch at a time
+    /// (``prefetchReferences(in:)``), not record by record; empty on SQLite.
+    let prefetchedReferences: [Int]
     var columnCount: Int { attributes.count + references.count + (nested?.insertColumns.count ?? 0) }
 
     /// The source fields some attribute or relationship reads.
@@ -303,6 +306,18 @@ final class ImportPlan {
                 columnValidators = inserter.columnValidators
                 columnDefaults = inserter.columnDefaults
             }
+        }
+        // An import that only adds objects of another entity leaves a reference's destination
+        // as it is: its keys are resolved a batch at a time, one query per reference, and
+        // remembered until the transaction ends (a key of the entity itself may name a record
+        // of this import, so it is looked up when met).
+        if nested == nil && sqliteInserter == nil && step.mode != .sync
+            && (step.onConflict == .error || step.onConflict == .keep)
+        {
+            prefetchedReferences = references.indices.filter { !references[$0].reachesOwnEntity }
+            for offset in prefetchedReferences { references[offset].resolver.resolveFromSnapshot() }
+        } else {
+            prefetchedReferences = []
         }
         fastFields = Self.fastFields(for: attributes, validators: columnValidators)
         stagingScratch = CoercedRows(columnCount: attributes.count, referenceCount: references.count)
