@@ -46,18 +46,21 @@ struct PostgresBatchedReferencesCLITests {
         "c1", "c2", "has,comma", "has\"quote", "has\\backslash", "{braces}", "NULL", "with space", "é✓",
     ]
 
-    static func job(source: String, batch: Int?) -> String {
+    /// The parents (kept when already stored), then the orders with `mode` (an `on_conflict:`
+    /// or `mode:` line, or nothing).
+    static func job(source: String, batch: Int?, mode: String = "") -> String {
         """
         job: orders
         store: {path: "${store}"}
         model: {path: model.yml}
         steps:
-          - import: {source: customers.csv, entity: Customer}
-          - import: {source: warehouses.csv, entity: Warehouse}
-          - import: {source: seasons.csv, entity: Season}
+          - import: {source: customers.csv, entity: Customer, on_conflict: keep}
+          - import: {source: warehouses.csv, entity: Warehouse, on_conflict: keep}
+          - import: {source: seasons.csv, entity: Season, on_conflict: keep}
           - import:
               source: \(source)
               entity: Order
+        \(mode.isEmpty ? "" : "      \(mode)\n")\
               relationships:
                 customer: {field: customer, match: code}
                 warehouse: {field: warehouse, match: number, missing: "null"}
@@ -70,7 +73,8 @@ struct PostgresBatchedReferencesCLITests {
 
     /// A CSV field, quoted when it holds a comma or a quote.
     static func field(_ text: String) -> String {
-        text.contains(where: { ",\"".contains($0) }) ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
+        text.contains(where: { ",\"".contains($0) })
+            ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
     }
 
     /// 5,000 orders over three read-ahead batches: customers found (each code), missing
@@ -151,7 +155,7 @@ struct PostgresBatchedReferencesCLITests {
     }
 
     @Test(
-        "text, integer and date keys resolved a batch at a time give SQLite's objects and rejects: found, missing, null, escaped, from CSV and NDJSON, atomic or in batches"
+        "text, integer and date keys resolved a batch at a time give SQLite's objects and rejects: found, missing, null, escaped, from CSV and NDJSON, atomic or in batches, inserting, updating and syncing"
     )
     func sameObjectsAndRejectsAsSQLite() throws {
         let directory = TemporaryDirectory()
@@ -162,30 +166,40 @@ struct PostgresBatchedReferencesCLITests {
                 let (url, drop) = try PostgresImportCLITests.freshStore("batchrefs")
                 defer { drop() }
                 try? FileManager.default.removeItem(atPath: directory.file("sq"))
-                try directory.write("job.yml", Self.job(source: source, batch: batch))
-                var outputs: [String] = []
-                for (store, folder) in [("sq/store.sqlite", "sq"), (url, "pg")] {
-                    try FileManager.default.createDirectory(
-                        atPath: directory.file(folder), withIntermediateDirectories: true)
-                    let result = try runFerry(
-                        ["run", "job.yml", "--param", "store=\(store)", "--param", "out=\(folder)"],
-                        cwd: directory.path, timeout: .seconds(300))
-                    #expect(result.exitCode == 0, "\(round): \(result.stderr)")
-                    outputs.append(result.stdout + result.stderr)
+                // New orders, then the same again updating them, then a sync of them (which runs
+                // in one transaction only).
+                for mode in ["", "on_conflict: update"] + (batch == nil ? ["mode: sync"] : []) {
+                    try directory.write("job.yml", Self.job(source: source, batch: batch, mode: mode))
+                    try Self.compare(directory, url: url, round: "\(round), \(mode)")
                 }
-                #expect(
-                    outputs.map(PostgresImportCLITests.countLines)[1] == outputs.map(PostgresImportCLITests.countLines)[0],
-                    "\(round)")
-                let left = try String(contentsOfFile: directory.file("sq/orders.rejects.ndjson"), encoding: .utf8)
-                let right = try String(contentsOfFile: directory.file("pg/orders.rejects.ndjson"), encoding: .utf8)
-                #expect(right == left, "\(round): rejects")
-                #expect(left.contains("customer: no Customer with code = nobody3"), "\(round): \(left.prefix(500))")
-                #expect(left.contains("season: no Season with start = 2031-01-01"), "\(round)")
-                #expect(try Self.orderRows(directory, store: url) == Self.orderRows(directory, store: "sq/store.sqlite"))
-                // Each code (escaped in the array literal) found its customer.
-                let orders = try Self.orderRows(directory, store: url)
-                for code in Self.codes { #expect(orders.contains(Self.field(code)), "\(round): \(code)") }
             }
         }
+    }
+
+    /// Runs `job.yml` into the SQLite store `sq/store.sqlite` and into `url`, and checks that both
+    /// succeed with the same counts, rejects file and orders.
+    static func compare(_ directory: TemporaryDirectory, url: String, round: String) throws {
+        var outputs: [String] = []
+        for (store, folder) in [("sq/store.sqlite", "sq"), (url, "pg")] {
+            try FileManager.default.createDirectory(
+                atPath: directory.file(folder), withIntermediateDirectories: true)
+            let result = try runFerry(
+                ["run", "job.yml", "--param", "store=\(store)", "--param", "out=\(folder)"],
+                cwd: directory.path, timeout: .seconds(300))
+            #expect(result.exitCode == 0, "\(round): \(result.stderr)")
+            outputs.append(result.stdout + result.stderr)
+        }
+        #expect(
+            outputs.map(PostgresImportCLITests.countLines)[1] == outputs.map(PostgresImportCLITests.countLines)[0],
+            "\(round)")
+        let left = try String(contentsOfFile: directory.file("sq/orders.rejects.ndjson"), encoding: .utf8)
+        let right = try String(contentsOfFile: directory.file("pg/orders.rejects.ndjson"), encoding: .utf8)
+        #expect(right == left, "\(round): rejects")
+        #expect(left.contains("customer: no Customer with code = nobody3"), "\(round): \(left.prefix(500))")
+        #expect(left.contains("season: no Season with start = 2031-01-01"), "\(round)")
+        #expect(try Self.orderRows(directory, store: url) == Self.orderRows(directory, store: "sq/store.sqlite"))
+        // Each code (escaped in the array literal) found its customer.
+        let orders = try Self.orderRows(directory, store: url)
+        for code in Self.codes { #expect(orders.contains(Self.field(code)), "\(round): \(code)") }
     }
 }

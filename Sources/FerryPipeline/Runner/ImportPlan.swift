@@ -307,14 +307,17 @@ final class ImportPlan {
                 columnDefaults = inserter.columnDefaults
             }
         }
-        // An import that only adds objects of another entity leaves a reference's destination
-        // as it is: its keys are resolved a batch at a time, one query per reference, and
-        // remembered until the transaction ends (a key of the entity itself may name a record
-        // of this import, so it is looked up when met).
-        if nested == nil && sqliteInserter == nil && step.mode != .sync
-            && (step.onConflict == .error || step.onConflict == .keep)
-        {
-            prefetchedReferences = references.indices.filter { !references[$0].reachesOwnEntity }
+        // An import without nested objects writes only its entity (a sync deletes objects only
+        // after its last record): a reference to an entity outside the
+        // step's family keeps its destination as it is, so its keys are resolved a batch at a
+        // time, one query per reference, and remembered until the transaction ends. A key of
+        // the entity itself (or of one it is a kind of, or a kind of it) may name a record of
+        // this import or one it updates: it is looked up when met.
+        if nested == nil && sqliteInserter == nil {
+            prefetchedReferences = references.indices.filter {
+                !references[$0].reachesOwnEntity
+                    && !model.isKind(references[$0].resolver.destination.name, of: entity.name)
+            }
             for offset in prefetchedReferences { references[offset].resolver.resolveFromSnapshot() }
         } else {
             prefetchedReferences = []
