@@ -416,6 +416,14 @@ package final class ReferenceResolver {
     /// The largest copy of a destination's keys: 2^19 runs, 12 MiB.
     package static let maximumSnapshotRuns = 1 << 19
 
+    /// PostgreSQL: what ``prefetch(_:)`` resolves a batch of keys with (one query), nil on SQLite.
+    private let batchLookup: PostgresKeyLookup?
+    /// PostgreSQL: the keys ``prefetch(_:)`` resolved (nil: no object has it), while enabled
+    /// by ``resolveFromSnapshot()``; emptied at each transaction (``revalidateSnapshot()``).
+    private var prefetched: [DatabaseValue: Int64?] = [:]
+    /// The most keys kept from ``prefetch(_:)``: beyond, the copy starts again.
+    package static let maximumPrefetchedKeys = 1 << 20
+
     package convenience init(
         connection: Connection, model: ObjectModel, layout: any StoreLayout, entity entityName: String,
         relationship relationshipName: String, match: String
@@ -466,11 +474,18 @@ package final class ReferenceResolver {
             snapshotSource = nil
             lookup = { value in try database.scalar(sql, [value])?.int64 }
         }
+        batchLookup = (database as? PostgresDatabase).map { postgres in
+            PostgresKeyLookup(
+                database: postgres, source: layout.quotedSource(for: destination),
+                keyColumn: layout.dialect.quote(layout.keyColumn),
+                matchColumn: layout.quotedColumn(forAttribute: match, in: destination))
+        }
     }
 
     /// The primary key of the matching object, nil when none matches.
     package func resolve(_ value: Value) throws -> Int64? {
         let encoded = coding.encode(value)
+        if let primaryKey = prefetched[encoded] { return primaryKey }
         if snapshotEnabled, case .integer(let key) = encoded, let runs = try currentSnapshot(),
             let primaryKey = runs.primaryKey(for: key)
         {
@@ -487,14 +502,37 @@ package final class ReferenceResolver {
     /// Only for a caller under which the copied objects keep their keys and stay (an import that
     /// does not update or delete objects of the destination), and which calls
     /// ``revalidateSnapshot()`` at the start of each transaction. Without an integer match
-    /// attribute that is unique on its own, or on PostgreSQL, every key is looked up by query.
+    /// attribute that is unique on its own, every key is looked up by query. On PostgreSQL it
+    /// enables ``prefetch(_:)`` instead.
     package func resolveFromSnapshot() {
-        snapshotEnabled = snapshotSource != nil
+        snapshotEnabled = snapshotSource != nil || batchLookup != nil
+    }
+
+    /// PostgreSQL, once ``resolveFromSnapshot()`` enabled it: resolves every key of `keys` not
+    /// resolved yet with one query (a join of the keys with the destination), so that
+    /// ``resolve(_:)`` answers them, found or not, without asking the server again until the
+    /// transaction ends. Does nothing on SQLite, or when not enabled.
+    package func prefetch(_ keys: [Value]) throws {
+        guard snapshotEnabled, let batchLookup else { return }
+        var missing: [DatabaseValue] = []
+        var wanted = Set<DatabaseValue>()
+        for key in keys {
+            let encoded = coding.encode(key)
+            if prefetched[encoded] == nil, PostgresKeyLookup.canSend(encoded), wanted.insert(encoded).inserted {
+                missing.append(encoded)
+            }
+        }
+        guard !missing.isEmpty else { return }
+        if prefetched.count + missing.count > Self.maximumPrefetchedKeys { prefetched.removeAll() }
+        let found = try batchLookup.primaryKeys(of: missing)
+        for (key, primaryKey) in zip(missing, found) { prefetched[key] = .some(primaryKey) }
     }
 
     /// Drops the copy when another connection committed since it was taken (SQLite's
     /// `data_version`); the next key takes a new one. Call at the start of each transaction.
+    /// On PostgreSQL, forgets the keys ``prefetch(_:)`` resolved.
     package func revalidateSnapshot() throws {
+        prefetched.removeAll(keepingCapacity: true)
         guard snapshot != nil || snapshotRefused, let source = snapshotSource else { return }
         if try source.connection.scalar("PRAGMA data_version")?.int64 != snapshotVersion {
             snapshot = nil

@@ -55,4 +55,19 @@ extension ImportPlan {
         guard let row = coerceRow(from: reader, kinds: kinds, into: stagingScratch) else { return .useGeneralPath }
         return try stageFast(coerced: stagingScratch, row: row)
     }
+
+    /// Resolves the reference keys of every record of the read-ahead reader's current batch
+    /// with one query per reference (``ReferenceResolver/prefetch(_:)``), so that the records
+    /// then resolve them without a round trip each. Keys it cannot read (a record the general
+    /// path takes) are looked up when met, as before.
+    func prefetchReferences(in reader: ReadAheadReader) throws {
+        guard !prefetchedReferences.isEmpty else { return }
+        var keys = Array(repeating: [Value](), count: references.count)
+        reader.forEachWellFormedRecordOfBatch {
+            for offset in prefetchedReferences {
+                if case .key(let key) = referenceKey(from: reader, offset) { keys[offset].append(key) }
+            }
+        }
+        for offset in prefetchedReferences { try references[offset].resolver.prefetch(keys[offset]) }
+    }
 }

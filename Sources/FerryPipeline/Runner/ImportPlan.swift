@@ -107,6 +107,9 @@ final class ImportPlan {
     /// Where the importing thread coerces a record for PostgreSQL's fast path when the read-ahead
     /// thread did not (see `stageFast(from:kinds:)`).
     let stagingScratch: CoercedRows
+    /// PostgreSQL: the offsets (into ``references``) whose keys are resolved a batch at a time
+    /// (``prefetchReferences(in:)``), not record by record; empty on SQLite.
+    let prefetchedReferences: [Int]
     var columnCount: Int { attributes.count + references.count + (nested?.insertColumns.count ?? 0) }
 
     /// The source fields some attribute or relationship reads.
@@ -303,6 +306,21 @@ final class ImportPlan {
                 columnValidators = inserter.columnValidators
                 columnDefaults = inserter.columnDefaults
             }
+        }
+        // An import without nested objects writes only its entity (a sync deletes objects only
+        // after its last record): a reference to an entity outside the
+        // step's family keeps its destination as it is, so its keys are resolved a batch at a
+        // time, one query per reference, and remembered until the transaction ends. A key of
+        // the entity itself (or of one it is a kind of, or a kind of it) may name a record of
+        // this import or one it updates: it is looked up when met.
+        if nested == nil && sqliteInserter == nil {
+            prefetchedReferences = references.indices.filter {
+                !references[$0].reachesOwnEntity
+                    && !model.isKind(references[$0].resolver.destination.name, of: entity.name)
+            }
+            for offset in prefetchedReferences { references[offset].resolver.resolveFromSnapshot() }
+        } else {
+            prefetchedReferences = []
         }
         fastFields = Self.fastFields(for: attributes, validators: columnValidators)
         stagingScratch = CoercedRows(columnCount: attributes.count, referenceCount: references.count)

@@ -48,6 +48,8 @@ package final class ImportStepRunner {
     private var stepReader: (any RecordReader)?
     /// Records read after the first record a staging inserter keeps, in order, until its flush.
     private var pending: [PendingRecord] = []
+    /// The read-ahead batch whose reference keys were resolved last (``ImportPlan/prefetchReferences(in:)``).
+    private var prefetchedBatch: (reader: ObjectIdentifier, number: Int)?
     /// The records PostgreSQL's fast path staged, which ``pending`` refers to by index.
     private var stagedTrail: StagedRecordTrail?
 
@@ -127,8 +129,9 @@ package final class ImportStepRunner {
             if kinds != nil && plan.stagesEncodedRows {
                 stagedTrail = StagedRecordTrail(fieldIndexes: plan.columnFieldIndexes)
             }
+            // PostgreSQL resolves references a read-ahead batch at a time: the batch is read ahead.
             let records = try StepRecords(
-                reader: reader, readAhead: readsAhead,
+                reader: reader, readAhead: readsAhead || !plan.prefetchedReferences.isEmpty,
                 coercion: kinds.map { ReadAheadCoercion(plan: plan, kinds: $0, always: readAheadAlwaysCoerces) })
             defer { records.stop() }
             if let checkpoint {
@@ -226,6 +229,8 @@ package final class ImportStepRunner {
         state: inout ImportState, batchLimit: Int?
     ) throws -> Bool {
         try plan.beginTransaction()
+        // Keys resolved ahead are forgotten with the transaction: the current batch's are resolved again.
+        prefetchedBatch = nil
         let finished = try readRecords(
             records, plan: plan, kinds: kinds, rejects: rejects, state: &state, batchLimit: batchLimit)
         // The batch (or the step) ends with every record written and counted.
@@ -302,6 +307,12 @@ package final class ImportStepRunner {
                 // the records after it in the statement go one by one.
                 readAhead.skip(written)
                 oneByOne = run - written - 1
+            }
+            if !plan.prefetchedReferences.isEmpty, let readAhead = reader as? ReadAheadReader,
+                prefetchedBatch.map({ $0 != (ObjectIdentifier(readAhead), readAhead.batchNumber) }) ?? true
+            {
+                prefetchedBatch = (ObjectIdentifier(readAhead), readAhead.batchNumber)
+                try plan.prefetchReferences(in: readAhead)
             }
             state.read += 1
             inBatch += 1

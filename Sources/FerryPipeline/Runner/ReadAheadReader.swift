@@ -184,6 +184,23 @@ final class ReadAheadReader: ByteFieldReader {
         return true
     }
 
+    /// Counts the batches taken: changes when ``advance()`` moves to the next batch.
+    private(set) var batchNumber = 0
+
+    /// Calls `body` with the reader at each well-formed record of the current batch in turn
+    /// (read its fields through the ``ByteFieldReader`` interface), then puts the reader back
+    /// at its current record. For looking ahead at the batch's keys.
+    func forEachWellFormedRecordOfBatch(_ body: () throws -> Void) rethrows {
+        guard let batch else { return }
+        let (savedPosition, savedRecord) = (position, record)
+        defer { (position, record) = (savedPosition, savedRecord) }
+        for index in 0..<batch.count where batch.records[index].materialized < 0 {
+            position = index
+            record = batch.records[index]
+            try body()
+        }
+    }
+
     /// Returns the batch read to the reader thread and waits for the next full one.
     private func takeNextBatch() throws {
         let condition = channel.condition
@@ -206,6 +223,7 @@ final class ReadAheadReader: ByteFieldReader {
             }
         }
         batch = channel.full.removeFirst()
+        batchNumber += 1
         condition.unlock()
     }
 
