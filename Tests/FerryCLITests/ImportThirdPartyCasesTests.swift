@@ -29,7 +29,8 @@ struct ImportThirdPartyCasesTests {
             let rejects = dir.file("\(name).ndjson")
             let q = quote
             let csv = try dir.write(
-                "\(name).csv", "id,name,city\n1,\(q)Ann\(q),\(q)Oslo\(q)\n2,\(q)Bob\(q)  jr,\(q)Rome\(q)\n3,\(q)Cy\(q),x\n")
+                "\(name).csv",
+                "id,name,city\n1,\(q)Ann\(q),\(q)Oslo\(q)\n2,\(q)Bob\(q)  jr,\(q)Rome\(q)\n3,\(q)Cy\(q),x\n")
             let result = try runFerry([
                 "import", csv, "--store", store, "--entity", "people", "--rejects", rejects, "--max-rejects", "5",
             ])
@@ -94,9 +95,10 @@ struct ImportThirdPartyCasesTests {
         ])
         #expect(result.exitCode == 0, "\(result)")
         #expect(result.stdout.contains("zip string"), "\(result)")
-        #expect(try StoreSnapshot.texts(store, "SELECT typeof(zip), zip FROM places ORDER BY n") == [
-            ["text", "2134"], ["text", "501"],
-        ])
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT typeof(zip), zip FROM places ORDER BY n") == [
+                ["text", "2134"], ["text", "501"],
+            ])
         let csv = try dir.write("customers.csv", "Customer No,name\n007,Ann\n012,Bob\n")
         let typed = try runFerry([
             "import", csv, "--store", store, "--field", "id=Customer No", "--type", "id=int64",
@@ -157,7 +159,9 @@ struct ImportThirdPartyCasesTests {
         #expect(try StoreSnapshot.texts(dir.file("p.sqlite"), "SELECT name FROM p") == [["pattern"]])
     }
 
-    @Test("fixed-width lines shorter than the layout: rejected by default, padded with --short-lines pad or short_lines: pad")
+    @Test(
+        "fixed-width lines shorter than the layout: rejected by default, padded with --short-lines pad or short_lines: pad"
+    )
     func shortFixedWidthLines() throws {
         let dir = TemporaryDirectory()
         let file = try dir.write("bank.txt", "001Ann       Paris   \n002Bob\n003\n004Cy        Oslo    \n")
@@ -173,9 +177,14 @@ struct ImportThirdPartyCasesTests {
             dir.file("p.sqlite"),
         ])
         #expect(padded.exitCode == 0, "\(padded)")
-        let expected: [[String?]] = [["001", "Ann", "Paris"], ["002", "Bob", nil], ["003", nil, nil], ["004", "Cy", "Oslo"]]
-        #expect(try StoreSnapshot.texts(dir.file("p.sqlite"), "SELECT id, name, city FROM bank ORDER BY id") == expected)
-        try dir.write("m.yml", "entities:\n  Account:\n    attributes:\n      id: string\n      name: string\n      city: string\n")
+        let expected: [[String?]] = [
+            ["001", "Ann", "Paris"], ["002", "Bob", nil], ["003", nil, nil], ["004", "Cy", "Oslo"],
+        ]
+        #expect(
+            try StoreSnapshot.texts(dir.file("p.sqlite"), "SELECT id, name, city FROM bank ORDER BY id") == expected)
+        try dir.write(
+            "m.yml",
+            "entities:\n  Account:\n    attributes:\n      id: string\n      name: string\n      city: string\n")
         let job = try dir.write(
             "job.yml",
             """
@@ -196,8 +205,12 @@ struct ImportThirdPartyCasesTests {
         let run = try runFerry(["run", job])
         #expect(run.exitCode == 0, "\(run)")
         #expect(
-            try StoreSnapshot.texts(dir.file("job.sqlite"), "SELECT id, name, city FROM Account ORDER BY id") == expected)
-        let bad = try runFerry(["import", file, "--format", "fixed", "--columns", columns, "--short-lines", "fill", "--store", dir.file("b.sqlite")])
+            try StoreSnapshot.texts(dir.file("job.sqlite"), "SELECT id, name, city FROM Account ORDER BY id")
+                == expected)
+        let bad = try runFerry([
+            "import", file, "--format", "fixed", "--columns", columns, "--short-lines", "fill", "--store",
+            dir.file("b.sqlite"),
+        ])
         #expect(bad.exitCode == 64, "\(bad)")
         #expect(bad.errorLines.first == "error: --short-lines must be reject or pad, not 'fill'", "\(bad)")
     }
@@ -207,7 +220,8 @@ struct ImportThirdPartyCasesTests {
         let dir = TemporaryDirectory()
         let store = dir.file("s.sqlite")
         let csv = try dir.write(
-            "events.csv", "id,at,unix\n1,01/03/2024 10:00:00.123456,1709287200.123456\n2,01/03/2024 10:00:00.5,1709287200.5\n")
+            "events.csv",
+            "id,at,unix\n1,01/03/2024 10:00:00.123456,1709287200.123456\n2,01/03/2024 10:00:00.5,1709287200.5\n")
         let result = try runFerry([
             "import", csv, "--store", store, "--type", "at=date", "--type", "unix=date", "--date-format",
             "dd/MM/yyyy HH:mm:ss.S", "--date-format", "unix",
@@ -220,13 +234,15 @@ struct ImportThirdPartyCasesTests {
             ])
     }
 
-    @Test("--timezone and timezone: read zone-less dates in a zone (daylight saving included); dates with a zone keep it")
+    @Test(
+        "--timezone and timezone: read zone-less dates in a zone (daylight saving included); dates with a zone keep it")
     func timeZones() throws {
         let dir = TemporaryDirectory()
         let store = dir.file("s.sqlite")
         let csv = try dir.write(
             "events.csv",
-            "id,at\n1,2024-03-01 10:00:00\n2,2024-07-01 10:00:00.250\n3,2024-07-01T10:00:00Z\n4,2024-07-01T10:00:00.123456\n")
+            "id,at\n1,2024-03-01 10:00:00\n2,2024-07-01 10:00:00.250\n3,2024-07-01T10:00:00Z\n4,2024-07-01T10:00:00.123456\n"
+        )
         let result = try runFerry(["import", csv, "--store", store, "--timezone", "Europe/Berlin"])
         #expect(result.exitCode == 0, "\(result)")
         #expect(result.stdout.contains("at date"), "\(result)")
@@ -253,7 +269,8 @@ struct ImportThirdPartyCasesTests {
             ])
         let bad = try runFerry(["import", csv, "--store", dir.file("b.sqlite"), "--timezone", "Mars/Olympus"])
         #expect(bad.exitCode == 64, "\(bad)")
-        #expect(bad.errorLines.first?.hasPrefix("error: --timezone: 'Mars/Olympus' is not a time zone") == true, "\(bad)")
+        #expect(
+            bad.errorLines.first?.hasPrefix("error: --timezone: 'Mars/Olympus' is not a time zone") == true, "\(bad)")
     }
 
     @Test("--quoted-empty null and quoted_empty: null read \"\" as null; the default keeps the empty string")
@@ -272,7 +289,8 @@ struct ImportThirdPartyCasesTests {
             try StoreSnapshot.texts(dir.file("b.sqlite"), "SELECT quote(name) FROM q ORDER BY id") == [
                 ["NULL"], ["NULL"], ["'x'"],
             ])
-        try dir.write("m.yml", "entities:\n  Q:\n    attributes:\n      id: int64\n      name: {type: string, optional: false}\n")
+        try dir.write(
+            "m.yml", "entities:\n  Q:\n    attributes:\n      id: int64\n      name: {type: string, optional: false}\n")
         let job = try dir.write(
             "job.yml",
             """

@@ -65,7 +65,8 @@ package enum DatabaseModelInference {
                 guard let sql = table.columns.first(where: { $0.name == field })?.defaultSQL else { continue }
                 if let value = Self.defaultValue(sql, for: entity.attributes[index]) {
                     entity.attributes[index].defaultValue = value
-                } else if sql.uppercased() != "NULL" {
+                } else if sql.uppercased() != "NULL" && !sql.hasPrefix("nextval(") {
+                    // A serial column's sequence numbers the source's rows; the rows keep their values.
                     notes.append(
                         "\(table.name).\(field): the default \(sql) is not a \(entity.attributes[index].type.rawValue) value (an expression, or a value of another type); not kept in the model"
                     )
