@@ -129,4 +129,74 @@ struct WholeDatabaseImportTests {
                 $0.contains("ferry-rebuild")
             }))
     }
+
+    @Test(
+        "a composite primary key over two foreign keys (Chinook's PlaylistTrack) stays a compound uniqueness constraint; indexes, defaults and NOT NULL are kept"
+    )
+    func compositeKeysAndIndexes() throws {
+        let dir = TemporaryDirectory()
+        let legacy = dir.file("chinook.db")
+        try StoreConnection(legacy, create: true).executeScript(
+            """
+            CREATE TABLE Playlist(PlaylistId INTEGER PRIMARY KEY, Name NVARCHAR(120) NOT NULL DEFAULT 'untitled');
+            CREATE TABLE Track(TrackId INTEGER PRIMARY KEY, Name NVARCHAR(200) NOT NULL, Composer TEXT,
+                Milliseconds INTEGER NOT NULL DEFAULT 0, Added DATETIME DEFAULT CURRENT_TIMESTAMP);
+            CREATE INDEX track_composer_name ON Track(Composer, Name);
+            CREATE INDEX track_ms ON Track(Milliseconds);
+            CREATE TABLE PlaylistTrack(PlaylistId INTEGER NOT NULL REFERENCES Playlist(PlaylistId),
+                TrackId INTEGER NOT NULL REFERENCES Track(TrackId), Position INTEGER,
+                CONSTRAINT PK_PlaylistTrack PRIMARY KEY (PlaylistId, TrackId));
+            CREATE INDEX IFK_PlaylistTrackTrackId ON PlaylistTrack(TrackId);
+            CREATE INDEX pt_track_position ON PlaylistTrack(TrackId, Position);
+            INSERT INTO Playlist VALUES (1, 'Music'), (2, 'Movies');
+            INSERT INTO Track VALUES (1, 'T1', 'AC', 100, '2024-01-01'), (2, 'T2', NULL, 200, NULL);
+            INSERT INTO PlaylistTrack VALUES (1, 1, 1), (1, 2, 2), (2, 1, 1);
+            """)
+        let store = dir.file("new.sqlite")
+        let preview = try runFerry(["import", legacy, "--store", store, "--dry-run"])
+        #expect(preview.exitCode == 0, "\(preview)")
+        for line in [
+            "    unique:\n    - [Playlist, Track]\n", "        default: untitled\n", "        default: 0\n",
+            "    indexes:\n    - attributes: [Milliseconds]\n    - attributes: [Composer, Name]\n",
+            "note: Track.Added: the default CURRENT_TIMESTAMP is not a date value",
+            "note: PlaylistTrack(TrackId, Position): an index over the relationship Track and other columns; not kept in the model",
+        ] {
+            #expect(preview.stdout.contains(line), "\(line): \(preview)")
+        }
+        let result = try runFerry(["import", legacy, "--store", store, "--quiet"])
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(
+            try StoreSnapshot.texts(
+                store, "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name") == [
+                    ["ferry_fk_PlaylistTrack_Playlist"], ["ferry_fk_PlaylistTrack_Track"],
+                    ["ferry_index_Track_Composer_Name"], ["ferry_index_Track_Milliseconds"],
+                    ["ferry_unique_PlaylistTrack_Playlist_Track"], ["ferry_unique_Playlist_PlaylistId"],
+                    ["ferry_unique_Track_TrackId"],
+                ])
+        // A later import cannot add a second row for the same playlist and track.
+        try dir.write("more.csv", "PlaylistId,TrackId,Position\n2,2,5\n1,1,9\n")
+        let job = try dir.write(
+            "more.yml",
+            """
+            store: new.sqlite
+            model: new.sqlite
+            steps:
+              - import:
+                  source: more.csv
+                  entity: PlaylistTrack
+                  relationships:
+                    Playlist: {field: PlaylistId, match: PlaylistId}
+                    Track: {field: TrackId, match: TrackId}
+                  rejects: more.rejects.ndjson
+                  max_rejects: 5
+            """)
+        let more = try runFerry(["run", job])
+        #expect(more.exitCode == 0, "\(more)")
+        let rejected = try lines(ofFile: dir.file("more.rejects.ndjson")).map { try jsonObject(text: $0) }
+        #expect(
+            rejected.map { $0["reason"] as? String } == [
+                "another PlaylistTrack already has the same Playlist, Track (uniqueness constraint)"
+            ])
+        #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM PlaylistTrack") == [4])
+    }
 }

@@ -138,4 +138,23 @@ struct CSVDialectTests {
             CSVDialectSniffer.sniffDelimiter(preamble, isComplete: true, skipLines: 1, comment: UInt8(ascii: "#"))
                 == UInt8(ascii: ";"))
     }
+
+    @Test("the quote is ' only when fields are quoted with it and none with a double quote")
+    func quoteSniffing() {
+        func sniff(_ text: String, complete: Bool = true, skipLines: Int = 0) -> String {
+            String(
+                UnicodeScalar(
+                    CSVDialectSniffer.sniffQuote(Array(text.utf8), isComplete: complete, skipLines: skipLines)))
+        }
+        #expect(sniff("id,name\n1,'Smith, Ann'\n2,'O''Brien'\n") == "'")
+        #expect(sniff("id;name\n1; 'x' ;2\n") == "\"")  // blanks after the closing quote: not a quoted field
+        #expect(sniff("id;name\n1; 'x';2\n") == "'")  // blanks before the opening quote are allowed
+        #expect(sniff("id,name\n1,O'Brien\n2,D'Arcy's\n") == "\"")  // apostrophes quote nothing
+        #expect(sniff("id,a,b\n1,'x',\"y\"\n") == "\"")  // both: RFC 4180's double quote
+        #expect(sniff("id,a\n1,plain\n") == "\"")
+        #expect(sniff("") == "\"")
+        // A cut-off last line and skipped lines are not looked at.
+        #expect(sniff("id,a\n1,x\n2,'y'", complete: false) == "\"")
+        #expect(sniff("'title'\nid,a\n1,x\n", skipLines: 1) == "\"")
+    }
 }

@@ -34,10 +34,12 @@ struct ModelInferenceTests {
         #expect(ModelInference.inferType(texts(["99999999999999999999"])) == .decimal)
     }
 
-    @Test("booleans, dates and UUIDs only in the spelling ferry writes back")
+    @Test("booleans in the spellings tools write; dates and UUIDs only in the spelling ferry writes back")
     func losslessWords() {
         #expect(ModelInference.inferType(texts(["true", "false", nil])) == .bool)
-        #expect(ModelInference.inferType(texts(["TRUE", "false"])) == .string)
+        #expect(ModelInference.inferType(texts(["TRUE", "false", "True", "FALSE", "False"])) == .bool)
+        #expect(ModelInference.inferType(texts(["tRuE", "false"])) == .string)
+        #expect(ModelInference.inferType(texts(["yes", "no"])) == .string)
         #expect(
             ModelInference.inferType(texts(["2024-03-01", "2024-03-01T10:00:00Z", "2024-03-01T10:00:00.250Z"])) == .date
         )

@@ -155,7 +155,7 @@ struct PostgresSourceTests {
     }
 
     @Test(
-        "a whole schema: the model from the catalog (keys, foreign keys, unique constraints), referenced tables first, every row in"
+        "a whole schema: the model from the catalog (keys, foreign keys, unique constraints, a composite key over foreign keys, indexes, defaults), referenced tables first, every row in"
     )
     func wholeSchema() throws {
         let url = try PostgresTestServer.requireURL()
@@ -166,21 +166,28 @@ struct PostgresSourceTests {
             """
             CREATE SCHEMA \(schema);
             CREATE TABLE \(schema).albums(id bigint PRIMARY KEY, title text, artist_id int NOT NULL, price numeric(8,2), released date);
-            CREATE TABLE \(schema).artists(artist_id serial PRIMARY KEY, name text NOT NULL, code text, region text, UNIQUE (code, region));
+            CREATE TABLE \(schema).artists(artist_id serial PRIMARY KEY, name text NOT NULL, code text, region text DEFAULT 'eu'::text, UNIQUE (code, region));
             ALTER TABLE \(schema).albums ADD FOREIGN KEY (artist_id) REFERENCES \(schema).artists(artist_id);
+            CREATE INDEX ON \(schema).albums(released, title);
+            CREATE TABLE \(schema).features(album_id bigint REFERENCES \(schema).albums(id), artist_id int REFERENCES \(schema).artists(artist_id), PRIMARY KEY (album_id, artist_id));
             CREATE TABLE \(schema).staff(id int PRIMARY KEY, boss int REFERENCES \(schema).staff(id));
             INSERT INTO \(schema).artists(name, code, region) VALUES ('AC/DC', 'acdc', 'au'), ('Accept', 'acc', 'de');
             INSERT INTO \(schema).albums VALUES (1, 'For Those', 1, 9.99, '1981-11-23'), (2, 'Balls', 2, NULL, NULL);
             INSERT INTO \(schema).staff VALUES (1, NULL), (2, 1);
+            INSERT INTO \(schema).features VALUES (1, 2), (2, 1);
             """)
         let source = url + "?schema=\(schema)"
         let sourceSchema = try SourceSchema.postgres(url: source)
-        #expect(sourceSchema.tables.map(\.name) == ["albums", "artists", "staff"])
+        #expect(sourceSchema.tables.map(\.name) == ["albums", "artists", "features", "staff"])
+        #expect(sourceSchema.table(named: "albums")?.indexes == [["released", "title"]])
         #expect(sourceSchema.table(named: "artists")?.uniqueKeys == [["code", "region"]])
         #expect(sourceSchema.table(named: "albums")?.foreignKeys.first?.table == "artists")
         let plan = try DatabaseModelInference.plan(
             database: .postgresql(url: source), schema: sourceSchema, modelName: "music", sampleSize: 100)
-        #expect(plan.tables == ["artists", "albums", "staff"])
+        #expect(plan.tables == ["artists", "albums", "features", "staff"])
+        #expect(plan.model.entity(named: "features")?.uniquenessConstraints == [["album", "artist"]])
+        #expect(plan.model.entity(named: "albums")?.indexes.map(\.attributes) == [["released", "title"]])
+        #expect(plan.model.entity(named: "artists")?.attribute(named: "region")?.defaultValue == .string("eu"))
         let albums = try #require(plan.model.entity(named: "albums"))
         #expect(albums.relationship(named: "artist")?.destination == "artists")
         #expect(albums.relationship(named: "artist")?.isOptional == false)

@@ -169,6 +169,12 @@ struct ImportCommand: ParsableCommand {
             valueName: "n"))
     var skipLines: Int = 0
 
+    @Option(
+        help: ArgumentHelp(
+            "With --format fixed: what a line shorter than the layout is, reject (the default: a located rejected record) or pad (read as if padded with blanks, as csvkit and pgloader do).",
+            valueName: "reject|pad"))
+    var shortLines: String?
+
     @Option(help: ArgumentHelp("Skip CSV lines that start with this character, e.g. --comment '#'.", valueName: "char"))
     var comment: String?
 
@@ -181,6 +187,12 @@ struct ImportCommand: ParsableCommand {
             "A word that means null in an unquoted CSV field, e.g. --null NA --null - (repeatable; replaces the default list; --null '' for empty fields only).",
             valueName: "word"))
     var nullWords: [String] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "What a quoted empty CSV field (\"\") reads as: string (the default: the empty string) or null.",
+            valueName: "string|null"))
+    var quotedEmpty: String?
 
     @Flag(help: "Trim white space around unquoted values before reading them.")
     var trim = false
@@ -199,6 +211,12 @@ struct ImportCommand: ParsableCommand {
             "How dates are written, e.g. --date-format dd.MM.yyyy (iso8601, unix, unix_ms, excel or a pattern; repeat it to try several in order).",
             valueName: "format"))
     var dateFormat: [String] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "The time zone of dates written without one, e.g. --timezone Europe/Berlin or --timezone +02:00 (default UTC; dates with their own zone and Unix times keep theirs).",
+            valueName: "zone"))
+    var timezone: String?
 
     @Option(
         name: .customLong("field"),
@@ -278,17 +296,20 @@ struct ImportCommand: ParsableCommand {
             {
                 return try importWholeDatabase(console: Console(quiet: options.quiet))
             }
-            let formatName = database != nil ? "csv" : format ?? DataFormat.dataExtension(of: file)
+            // The first file's extension gives the format (a pattern's first match: `nightly/*`).
+            let formatFiles = database != nil ? [] : DataFormat.filesNamingFormat(of: files)
+            let formatFile = formatFiles.first ?? file
+            let formatName = database != nil ? "csv" : format ?? DataFormat.dataExtension(of: formatFile)
             guard let dataFormat = DataFormat(name: formatName) ?? DataFormat(pathExtension: formatName) else {
-                throw FerryError(.usage, "cannot tell the format of '\(file)'; pass --format csv|tsv|json|ndjson")
+                throw FerryError(.usage, "cannot tell the format of '\(formatFile)'; pass --format csv|tsv|json|ndjson")
             }
             // One import reads one format: without --format, every file's extension must agree.
             if format == nil, database == nil,
-                let other = files.dropFirst().first(where: { DataFormat.dataExtension(of: $0) != formatName })
+                let other = formatFiles.dropFirst().first(where: { DataFormat.dataExtension(of: $0) != formatName })
             {
                 throw FerryError(
                     .usage,
-                    "'\(other)' is not a .\(formatName) file like '\(file)'; one import reads one format (pass --format to read them all alike)"
+                    "'\(other)' is not a .\(formatName) file like '\(formatFile)'; one import reads one format (pass --format to read them all alike)"
                 )
             }
             try PathOrURL.requireStore(store)
@@ -346,7 +367,7 @@ struct ImportCommand: ParsableCommand {
             if database == nil {
                 try configureCSV(&step, formatName: formatName, firstFile: paths[0], console: console)
             } else if delimiter != nil || quote != nil || escape != nil || noHeader || columns != nil
-                || skipInitialSpace || skipLines != 0 || comment != nil
+                || skipInitialSpace || skipLines != 0 || comment != nil || shortLines != nil || quotedEmpty != nil
             {
                 throw FerryError(.usage, "the CSV flags apply to data files, not to a database")
             } else if !nullWords.isEmpty {
@@ -359,6 +380,12 @@ struct ImportCommand: ParsableCommand {
                 case .success(let parsed): return parsed
                 case .failure(let error): throw FerryError(.usage, "--date-format \(text): \(error.message)")
                 }
+            }
+            if let timezone {
+                guard let zone = CoercionOptions.timeZone(named: timezone) else {
+                    throw FerryError(.usage, "--timezone: " + CoercionOptions.timeZoneProblem(timezone))
+                }
+                step.coercion.timeZone = zone
             }
             if formats.count == 1 {
                 step.coercion.dateFormat = formats[0]
@@ -537,21 +564,25 @@ struct ImportCommand: ParsableCommand {
     func configureCSV(_ step: inout ImportStep, formatName: String, firstFile file: String, console: Console) throws {
         let csvFlagsGiven =
             delimiter != nil || quote != nil || escape != nil || noHeader || columns != nil || skipInitialSpace
-            || !nullWords.isEmpty || skipLines != 0 || comment != nil
+            || !nullWords.isEmpty || skipLines != 0 || comment != nil || quotedEmpty != nil
         if step.format == .fixed {
             try configureFixedWidth(&step)
             return
+        }
+        if shortLines != nil {
+            throw FerryError(
+                .usage, "--short-lines applies to fixed-width text (--format fixed), not \(step.format.rawValue)")
         }
         guard step.format == .csv else {
             let rowColumns: Bool
             if case .rows = step.jsonShape { rowColumns = true } else { rowColumns = false }
             if csvFlagsGiven
                 && !(rowColumns && columns != nil && delimiter == nil && quote == nil && escape == nil && !noHeader
-                    && !skipInitialSpace && nullWords.isEmpty && skipLines == 0 && comment == nil)
+                    && !skipInitialSpace && nullWords.isEmpty && skipLines == 0 && comment == nil && quotedEmpty == nil)
             {
                 throw FerryError(
                     .usage,
-                    "--delimiter, --quote, --escape, --no-header, --columns, --skip-lines, --comment, --skip-initial-space and --null apply to CSV, not \(step.format.rawValue)"
+                    "--delimiter, --quote, --escape, --no-header, --columns, --skip-lines, --comment, --skip-initial-space, --quoted-empty and --null apply to CSV, not \(step.format.rawValue)"
                 )
             }
             return
@@ -562,6 +593,17 @@ struct ImportCommand: ParsableCommand {
         if let comment { step.csv.comment = try Self.oneByte(comment, flag: "--comment") }
         if let escape { step.csv.escape = try Self.oneByte(escape, flag: "--escape") }
         let sample = file == "-" ? nil : CSVDialectSniffer.sample(path: file, encoding: step.encoding)
+        if quote == nil, let sample {
+            let detected = CSVDialectSniffer.sniffQuote(
+                sample.bytes, isComplete: sample.isComplete, skipLines: step.csv.skipLines, comment: step.csv.comment)
+            // A quote may not take a role the flags gave another character.
+            if detected != UInt8(ascii: "\""), detected != step.csv.escape, detected != step.csv.comment,
+                try delimiter.map({ try Self.oneByte($0, flag: "--delimiter") }) != detected
+            {
+                step.csv.quote = detected
+                if !options.quiet { console.line("detected quote \(String(UnicodeScalar(detected))) in \(file)") }
+            }
+        }
         if let delimiter {
             step.csv.delimiter = try Self.oneByte(delimiter, flag: "--delimiter")
         } else if let implied = DataFormat.impliedDelimiter(formatName) {
@@ -599,6 +641,12 @@ struct ImportCommand: ParsableCommand {
             step.csv.hasHeader = false
         }
         step.csv.skipInitialSpace = skipInitialSpace
+        if let quotedEmpty {
+            guard let reading = CSVOptions.QuotedEmpty(rawValue: quotedEmpty) else {
+                throw FerryError(.usage, "--quoted-empty must be string or null, not '\(quotedEmpty)'")
+            }
+            step.csv.quotedEmpty = reading
+        }
         // Headers with blank or repeated names still import: they are renamed, not refused.
         step.csv.renamesUnusableHeaders = true
         // A step's null words reach the CSV reader through ReaderFactory (unquoted fields only).
@@ -646,10 +694,12 @@ struct ImportCommand: ParsableCommand {
     /// Applies `--columns name:start:width,…` (required), `--skip-lines` and `--null` to a
     /// fixed-width import; the other CSV flags do not apply to it.
     func configureFixedWidth(_ step: inout ImportStep) throws {
-        if delimiter != nil || quote != nil || escape != nil || noHeader || skipInitialSpace || comment != nil {
+        if delimiter != nil || quote != nil || escape != nil || noHeader || skipInitialSpace || comment != nil
+            || quotedEmpty != nil
+        {
             throw FerryError(
                 .usage,
-                "--delimiter, --quote, --escape, --no-header, --comment and --skip-initial-space apply to CSV, not fixed-width text"
+                "--delimiter, --quote, --escape, --no-header, --comment, --skip-initial-space and --quoted-empty apply to CSV, not fixed-width text"
             )
         }
         guard let columns else {
@@ -660,6 +710,12 @@ struct ImportCommand: ParsableCommand {
         }
         guard skipLines >= 0 else { throw FerryError(.usage, "--skip-lines must be 0 or more, not \(skipLines)") }
         step.fixedWidth = FixedWidthLayout(columns: try FixedWidthLayout.parse(columns), skipLines: skipLines)
+        if let shortLines {
+            guard let policy = FixedWidthLayout.ShortLines(rawValue: shortLines) else {
+                throw FerryError(.usage, "--short-lines must be reject or pad, not '\(shortLines)'")
+            }
+            step.fixedWidth.shortLines = policy
+        }
         let problems = step.fixedWidth.problems()
         guard problems.isEmpty else { throw FerryError(.usage, "--columns: " + problems.joined(separator: "; ")) }
         step.coercion.nullTokens = nullWords.isEmpty ? (model == nil ? Self.defaultNullWords : [""]) : Set(nullWords)

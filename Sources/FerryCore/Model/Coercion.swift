@@ -58,14 +58,10 @@ package enum Coercion {
                     "'\(excerpt(text))' is not a boolean (expected one of \(options.trueWords.union(options.falseWords).sorted().joined(separator: ", ")))"
                 ))
         case .date:
-            // ISO-8601 keeps every fractional digit the text gives (a Core Data date's microseconds).
-            if case .iso8601 = options.dateFormat, let instant = DateCoding.parseISO8601Instant(text) {
-                return storableDate(instant)
-            }
-            guard let millis = parseDate(text, format: options.dateFormat) else {
+            guard let instant = parseDateInstant(text, format: options.dateFormat, timeZone: options.timeZone) else {
                 return .failure(CoercionFailure("'\(excerpt(text))' is not a date in format \(options.dateFormat)"))
             }
-            return storableDate(millis)
+            return storableDate(instant)
         case .binary:
             guard let data = Data(base64Encoded: text) else {
                 return .failure(CoercionFailure("'\(excerpt(text))' is not base64 binary data"))
@@ -163,6 +159,58 @@ package enum Coercion {
     }
 
     /// Parses a date in the given format into milliseconds since the epoch.
+    /// The one rule for reading a date from text on import: every fractional digit the text
+    /// gives is kept (beyond the millisecond, as the instant the digits spell: a timestamp's
+    /// microseconds), and text without a zone of its own is read in `timeZone` (UTC when nil),
+    /// at the offset the zone has at that local time (daylight saving included). Unix times are
+    /// instants already; a spreadsheet's serial date is read in the zone like text.
+    package static func parseDateInstant(_ text: String, format: DateFormat, timeZone: TimeZone? = nil) -> Timestamp? {
+        guard let utc = parseDateInstant(text, format: format, defaultOffsetSeconds: 0) else { return nil }
+        guard let timeZone else { return utc }
+        // Text with its own zone reads the same whatever the default offset is.
+        guard let shifted = parseDateInstant(text, format: format, defaultOffsetSeconds: 1), shifted != utc else {
+            return utc
+        }
+        let local = Date(timeIntervalSince1970: Double(utc.milliseconds) / 1000)
+        let guess = timeZone.secondsFromGMT(for: local)
+        let offset = timeZone.secondsFromGMT(for: local.addingTimeInterval(-Double(guess)))
+        return parseDateInstant(text, format: format, defaultOffsetSeconds: offset)
+    }
+
+    /// A date read with every fractional digit, text without a zone read at `defaultOffsetSeconds`.
+    private static func parseDateInstant(_ text: String, format: DateFormat, defaultOffsetSeconds: Int) -> Timestamp? {
+        switch format {
+        case .iso8601:
+            return DateCoding.parseISO8601Instant(text, defaultOffsetSeconds: defaultOffsetSeconds)
+        case .pattern(let pattern):
+            return pattern.parseInstant(text, defaultOffsetSeconds: defaultOffsetSeconds)
+        case .unixSeconds:
+            guard let canonical = DecimalText.canonical(text), let point = canonical.firstIndex(of: "."),
+                canonical.distance(from: point, to: canonical.endIndex) > 4,
+                let seconds = Int64(canonical[..<point])
+            else { return parseDate(text, format: format).map(Timestamp.init(milliseconds:)) }
+            let digits = Array(canonical[canonical.index(after: point)...].utf8)
+            // -1.25 is -2 s plus 0.75: the fraction of a negative time counts back from the next second down.
+            let negative = canonical.hasPrefix("-")
+            let (whole, overflow) = (negative ? seconds - 1 : seconds).multipliedReportingOverflow(by: 1000)
+            guard !overflow else { return nil }
+            return DateCoding.instant(wholeMillis: whole, fraction: negative ? DateCoding.complement(digits) : digits)
+        case .excelSerial:
+            return parseDate(text, format: format).map {
+                Timestamp(milliseconds: $0 - Int64(defaultOffsetSeconds) * 1000)
+            }
+        case .unixMilliseconds:
+            return parseDate(text, format: format).map(Timestamp.init(milliseconds:))
+        case .firstOf(let formats):
+            for format in formats {
+                if let instant = parseDateInstant(text, format: format, defaultOffsetSeconds: defaultOffsetSeconds) {
+                    return instant
+                }
+            }
+            return nil
+        }
+    }
+
     package static func parseDate(_ text: String, format: DateFormat) -> Int64? {
         switch format {
         case .iso8601:

@@ -14,6 +14,9 @@ public struct CoercionOptions: Sendable, Hashable {
     public var dateFormat: DateFormat
     /// Numbers are written with a decimal comma and optional thousands separators (`1.234,56`).
     public var decimalComma: Bool = false
+    /// The time zone of dates written without one (`2024-03-01 10:00`, `01/03/2024`): nil reads
+    /// them in UTC. Text that gives its own zone (`Z`, `+02:00`) and Unix times keep theirs.
+    public var timeZone: TimeZone? = nil
 
     /// `true`, `yes`, `1`, `t`, `y`, `on`.
     public static let defaultTrueWords: Set<String> = ["true", "yes", "1", "t", "y", "on"]
@@ -33,6 +36,28 @@ public struct CoercionOptions: Sendable, Hashable {
         self.falseWords = falseWords
         self.trim = trim
         self.dateFormat = dateFormat
+    }
+
+    /// The zone a `timezone:` setting names: an IANA zone (`Europe/Berlin`, `America/New_York`,
+    /// `UTC`) or a fixed offset from UTC (`+02:00`, `-0530`, `Z`); nil for anything else.
+    public static func timeZone(named name: String) -> TimeZone? {
+        if let first = name.utf8.first, first == UInt8(ascii: "+") || first == UInt8(ascii: "-") || name == "Z" {
+            var text = name
+            let offset = text.withUTF8 { bytes -> Int? in
+                var scanner = ByteScanner(bytes)
+                guard let seconds = scanner.zoneOffset(), scanner.atEnd else { return nil }
+                return seconds
+            }
+            return offset.flatMap { TimeZone(secondsFromGMT: $0) }
+        }
+        // Foundation also takes abbreviations (`CET`, `EST`) for identifiers; only names tzdata has are zones here.
+        guard name.contains("/") || name == "UTC" || name == "GMT" else { return nil }
+        return TimeZone(identifier: name)
+    }
+
+    /// Why `name` is not a zone ``timeZone(named:)`` reads, for the user.
+    package static func timeZoneProblem(_ name: String) -> String {
+        "'\(name)' is not a time zone: give an IANA zone such as Europe/Berlin, America/New_York or UTC, or an offset such as +02:00"
     }
 
     /// These options for a value taken literally (a quoted CSV field): no trimming, no null words.

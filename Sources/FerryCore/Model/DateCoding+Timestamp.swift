@@ -73,7 +73,7 @@ extension DateCoding {
 
     /// The instant `wholeMillis` (a whole second) plus the decimal fraction `0.<fraction>` of a
     /// second, as the nearest reference-seconds double.
-    private static func instant(wholeMillis: Int64, fraction: [UInt8]) -> Timestamp? {
+    package static func instant(wholeMillis: Int64, fraction: [UInt8]) -> Timestamp? {
         let offset = Int64(Timestamp.referenceDateOffset)
         let whole = wholeMillis / 1000 - offset  // seconds since 2001, the integer part of the instant
         let decimal: String
@@ -113,7 +113,7 @@ extension DateCoding {
 
     /// `1 - 0.F` as the digits after the point (no trailing zeros), for digits `F` that are not
     /// all zero: the nines' complement of `F`, plus one in the last place.
-    private static func complement(_ digits: [UInt8]) -> [UInt8] {
+    package static func complement(_ digits: [UInt8]) -> [UInt8] {
         var result = digits.map { UInt8(ascii: "9") - ($0 - UInt8(ascii: "0")) }
         var index = result.count - 1
         while index >= 0 {

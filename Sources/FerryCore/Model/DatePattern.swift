@@ -85,7 +85,40 @@ public struct DatePattern: Sendable, Hashable {
         return text.withUTF8 { parse(bytes: $0, defaultOffsetSeconds: defaultOffsetSeconds) }
     }
 
+    /// Milliseconds since the epoch (a fraction's digits below the millisecond dropped), or nil
+    /// when the text does not match the pattern.
     package func parse(bytes: UnsafeBufferPointer<UInt8>, defaultOffsetSeconds: Int = 0) -> Int64? {
+        scan(bytes, defaultOffsetSeconds: defaultOffsetSeconds).map { $0.wholeSecond + Int64($0.millis) }
+    }
+
+    /// Whole milliseconds since the epoch; nil when the text does not match the pattern or
+    /// spells a fraction of a second finer than the millisecond (the import fast path leaves
+    /// those to ``parseInstant(_:defaultOffsetSeconds:)``).
+    package func parseWholeMilliseconds(bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        guard let parts = scan(bytes, defaultOffsetSeconds: 0), parts.fraction.count <= 3 else { return nil }
+        return parts.wholeSecond + Int64(parts.millis)
+    }
+
+    /// The instant the text spells with every fractional digit it gives: up to three as whole
+    /// milliseconds, more as the instant they spell (as ``DateCoding`` reads ISO-8601 text), so
+    /// `ss.SSSSSS` keeps microseconds. Nil when the text does not match the pattern.
+    package func parseInstant(_ text: String, defaultOffsetSeconds: Int = 0) -> Timestamp? {
+        var text = text
+        return text.withUTF8 { bytes -> Timestamp? in
+            guard let parts = scan(bytes, defaultOffsetSeconds: defaultOffsetSeconds) else { return nil }
+            guard parts.fraction.count > 3 else {
+                return Timestamp(milliseconds: parts.wholeSecond + Int64(parts.millis))
+            }
+            return DateCoding.instant(wholeMillis: parts.wholeSecond, fraction: Array(bytes[parts.fraction]))
+        }
+    }
+
+    /// Reads the text: the whole second as milliseconds since the epoch, the fraction as
+    /// milliseconds, and where the fraction's digits are (empty without a fraction).
+    private func scan(
+        _ bytes: UnsafeBufferPointer<UInt8>, defaultOffsetSeconds: Int
+    ) -> (wholeSecond: Int64, millis: Int, fraction: Range<Int>)? {
+        var fractionDigits = 0..<0
         var s = ByteScanner(bytes)
         var year = 1970
         var month = 1
@@ -129,8 +162,10 @@ public struct DatePattern: Sendable, Hashable {
                 guard let v = digits == 1 ? s.digits(min: 1, max: 2) : s.digits(exactly: 2) else { return nil }
                 second = v
             case .fraction:
+                let start = s.position
                 guard let v = s.fractionMillis() else { return nil }
                 millis = v
+                fractionDigits = start..<s.position
             case .amPm:
                 guard s.position + 2 <= bytes.count else { return nil }
                 let first = bytes[s.position] | 0x20
@@ -158,6 +193,6 @@ public struct DatePattern: Sendable, Hashable {
         else { return nil }
         let days = DateCoding.days(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
-        return Int64(seconds) * 1000 + Int64(millis)
+        return (Int64(seconds) * 1000, millis, fractionDigits)
     }
 }

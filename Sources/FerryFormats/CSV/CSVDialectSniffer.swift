@@ -3,6 +3,7 @@ import FerryCore
 /// Guesses the dialect of a CSV file from its first lines, as Python's `csv.Sniffer`, csvkit
 /// and sqlite-utils do.
 ///
+/// - The quote: `"`, or `'` when fields are quoted with it and none with `"`.
 /// - The delimiter: of `,`, tab, `;` and `|`, the one that splits every sampled line (outside
 ///   quotes) into the same number of fields, the most fields winning, a comma on a tie.
 /// - The header: the first row is data, not names, only when in every column it has the same
@@ -28,6 +29,73 @@ package enum CSVDialectSniffer {
             let count = try? input.append(to: &bytes, chunkSize: sampleBytes - bytes.count), count > 0
         {}
         return (bytes, bytes.count < sampleBytes)
+    }
+
+    /// The quote characters ``sniffQuote(_:isComplete:skipLines:comment:)`` tells apart: the
+    /// double quote (RFC 4180's, the default) and the single quote.
+    package static let quoteCandidates: [UInt8] = [UInt8(ascii: "\""), UInt8(ascii: "'")]
+
+    /// The quote character of CSV text that starts with `bytes`, as Python's `csv.Sniffer`
+    /// guesses it: the single quote when some field is quoted with it (it opens the field, at the
+    /// start of a line or after a delimiter candidate and blanks, and closes it, just before a
+    /// delimiter candidate or the line's end) and no field is quoted with a double quote; else the
+    /// double quote. An apostrophe inside text (`O'Brien`) quotes nothing. Lines before
+    /// `skipLines`, lines starting with `comment` and a last line that may be cut off
+    /// (`isComplete` false) are not looked at.
+    package static func sniffQuote(
+        _ bytes: [UInt8], isComplete: Bool, skipLines: Int = 0, comment: UInt8? = nil
+    ) -> UInt8 {
+        var quotedFields: [UInt8: Int] = [:]
+        var lines = bytes.split(omittingEmptySubsequences: false) { $0 == 10 || $0 == 13 }.dropFirst(skipLines)
+        if !isComplete { lines = lines.dropLast() }
+        for line in lines.prefix(sampleLines) where !line.isEmpty && line.first != comment {
+            for quote in quoteCandidates {
+                quotedFields[quote, default: 0] += countQuotedFields(line, quote: quote)
+            }
+        }
+        let double = quoteCandidates[0]
+        let single = quoteCandidates[1]
+        return quotedFields[single, default: 0] > 0 && quotedFields[double, default: 0] == 0 ? single : double
+    }
+
+    /// How many fields of one line open and close with `quote` (doubled quotes inside count as text).
+    private static func countQuotedFields(_ line: ArraySlice<UInt8>, quote: UInt8) -> Int {
+        var count = 0
+        var index = line.startIndex
+        var atFieldStart = true
+        while index < line.endIndex {
+            let byte = line[index]
+            if atFieldStart && byte == UInt8(ascii: " ") {
+                index += 1
+                continue
+            }
+            if atFieldStart && byte == quote {
+                // Find the closing quote: one not doubled, followed by a delimiter or the line's end.
+                var close = index + 1
+                var closed = false
+                while close < line.endIndex {
+                    if line[close] == quote {
+                        if close + 1 < line.endIndex && line[close + 1] == quote {
+                            close += 2
+                            continue
+                        }
+                        closed = close + 1 == line.endIndex || candidates.contains(line[close + 1])
+                        break
+                    }
+                    close += 1
+                }
+                if closed {
+                    count += 1
+                    index = close + 1
+                    atFieldStart = index < line.endIndex
+                    index += 1
+                    continue
+                }
+            }
+            atFieldStart = candidates.contains(byte)
+            index += 1
+        }
+        return count
     }
 
     /// The delimiter of CSV text that starts with `bytes`; `isComplete` says whether the last

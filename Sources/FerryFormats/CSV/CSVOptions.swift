@@ -18,6 +18,16 @@ public struct CSVOptions: Sendable, Hashable {
         }
         return nil
     }
+    /// What a quoted empty field (`""`) reads as (`quoted_empty:`).
+    public enum QuotedEmpty: String, Sendable, Hashable, CaseIterable {
+        /// The empty string, as PostgreSQL's `COPY … CSV` reads it (the default).
+        case string
+        /// Null, like an unquoted empty field: for files that quote every field, empty ones too.
+        case null
+    }
+
+    /// What a quoted empty field (`""`) reads as; every other quoted field is taken literally.
+    public var quotedEmpty: QuotedEmpty = .string
     /// Column names when there is no header row (or to replace the header's names).
     public var columns: [String]? = nil
     /// Texts that read as ``FieldValue/null`` when a field is written unquoted; a quoted field

@@ -131,6 +131,7 @@ public final class CSVReader: ByteFieldReader {
     // MARK: - Null tokens
 
     private let emptyIsNull: Bool
+    private let quotedEmptyIsNull: Bool
     private let tokenBytes: [[UInt8]]
     private let longestToken: Int
 
@@ -171,6 +172,7 @@ public final class CSVReader: ByteFieldReader {
             escapeByte = -1
         }
         emptyIsNull = options.nullTokens.contains("")
+        quotedEmptyIsNull = options.quotedEmpty == .null
         tokenBytes = options.nullTokens.filter { !$0.isEmpty }.map { Array($0.utf8) }
         longestToken = tokenBytes.map(\.count).max() ?? 0
     }
@@ -273,8 +275,8 @@ public final class CSVReader: ByteFieldReader {
     package func fieldKind(_ index: Int) -> ByteFieldKind {
         guard index >= 0 && index < spans.count else { return .absent }
         let span = spans[index]
-        if span.quoted { return .quotedText }
-        return isNullToken(UnsafePointer(buffer + recordStart + span.start), span.end - span.start) ? .null : .text
+        if isNull(span) { return .null }
+        return span.quoted ? .quotedText : .text
     }
 
     /// Calls `body` with the bytes of a column of the current record (quotes removed, doubled
@@ -454,7 +456,7 @@ public final class CSVReader: ByteFieldReader {
             let start = base + span.start
             let length = span.end - span.start
             let value: FieldValue
-            if !span.quoted && isNullToken(start, length) {
+            if isNull(span) {
                 value = .null
             } else if let string = text(start, length, escaped: span.escaped, quoted: span.quoted) {
                 value = .text(string)
@@ -483,6 +485,16 @@ public final class CSVReader: ByteFieldReader {
         let raw = [UInt8](UnsafeBufferPointer(start: base, count: recordEnd - recordStart))
         return SourceRecord(
             number: number, line: recordLine, column: 1, fields: fields, rawBytes: raw, problem: problem)
+    }
+
+    /// The one rule for null fields: an unquoted field that is a null word (or `\N` with an
+    /// escape), and a quoted empty field with ``CSVOptions/quotedEmpty`` `.null`; any other
+    /// quoted field is taken literally.
+    @inline(__always)
+    private func isNull(_ span: Span) -> Bool {
+        let length = span.end - span.start
+        if span.quoted { return length == 0 && quotedEmptyIsNull }
+        return isNullToken(UnsafePointer(buffer + recordStart + span.start), length)
     }
 
     private func isNullToken(_ start: UnsafePointer<UInt8>, _ length: Int) -> Bool {

@@ -23,15 +23,29 @@ public struct FixedWidthLayout: Sendable, Hashable {
         public var end: Int { start + width - 1 }
     }
 
+    /// What a line shorter than the layout is (`short_lines:`).
+    public enum ShortLines: String, Sendable, Hashable, CaseIterable {
+        /// A rejected record, located at the line's end: a layout that does not fit the file is
+        /// never read silently (the default).
+        case reject
+        /// The line is padded with blanks to the layout's width, as csvkit's `in2csv` and
+        /// pgloader read such lines: a column the line ends in reads what it has, a column past
+        /// its end reads an empty field (null under the default null words).
+        case pad
+    }
+
     /// The columns, in any order (they may leave gaps, not overlap).
     public var columns: [Column]
     /// Lines skipped before the first record, whatever they hold (a title, a ruler).
     public var skipLines: Int
+    /// What a line shorter than the layout is.
+    public var shortLines: ShortLines
 
     /// A layout of `columns`, skipping `skipLines` lines first.
-    public init(columns: [Column], skipLines: Int = 0) {
+    public init(columns: [Column], skipLines: Int = 0, shortLines: ShortLines = .reject) {
         self.columns = columns
         self.skipLines = skipLines
+        self.shortLines = shortLines
     }
 
     /// The position of the last character any column reads: a shorter line lacks a field.

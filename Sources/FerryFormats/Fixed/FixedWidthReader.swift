@@ -11,7 +11,7 @@ public import FerryCore
 ///
 /// A line that cannot be a record on its own is returned with ``SourceRecord/problem`` set,
 /// located where the trouble is: a line shorter than the layout (at its end, naming the first
-/// column it lacks), text after the last column (at that text), invalid UTF-8. Trimmed fields
+/// column it lacks; unless ``FixedWidthLayout/shortLines`` pads it), text after the last column (at that text), invalid UTF-8. Trimmed fields
 /// equal to a null word are ``FieldValue/null``.
 public final class FixedWidthReader: RecordReader {
     /// The path as the user gave it, or `<stdin>`.
@@ -122,14 +122,17 @@ public final class FixedWidthReader: RecordReader {
         for (index, byte) in line.enumerated() where byte & 0xC0 != 0x80 { offsets.append(index) }
         let characters = offsets.count
         offsets.append(line.count)
-        if characters < layout.width,
+        if characters < layout.width && layout.shortLines == .pad {
+            // Blanks past the line's end: what a column lacks reads as blanks, trimmed below.
+            offsets.append(contentsOf: repeatElement(line.count, count: layout.width - characters))
+        } else if characters < layout.width,
             let lacking = layout.columns.filter({ $0.end > characters }).min(by: { $0.start < $1.start })
         {
             return problem(
                 "the line has \(characters) character\(characters == 1 ? "" : "s") but the layout needs \(layout.width): column '\(lacking.name)' is characters \(lacking.start)–\(lacking.end)",
                 byte: line.count)
         }
-        if let extra = (layout.width..<characters).first(where: {
+        if let extra = (layout.width..<max(layout.width, characters)).first(where: {
             line[offsets[$0]] != 0x20 && line[offsets[$0]] != 0x09
         }) {
             let text = String(decoding: line[offsets[extra]...], as: UTF8.self)

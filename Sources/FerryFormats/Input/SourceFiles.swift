@@ -13,9 +13,21 @@ import Darwin
 /// `day10.csv`), the patterns in the order given; a file named twice is read once. Only
 /// regular files match (a folder is never a source).
 package enum SourceFiles {
-    /// True when `path` holds glob syntax (`*`, `?` or `[`), so it names files by pattern.
+    /// True when `path` names files by pattern: it holds glob syntax (`*`, `?` or `[`) and is not
+    /// the path of a file that exists as written. A file literally named `[table].csv` is that
+    /// file; to match by pattern where such a file exists, or to name one that does not exist yet,
+    /// escape the character with a backslash as glob(7) does (`\[table\].csv`).
     package static func isPattern(_ path: String) -> Bool {
-        path.utf8.contains { $0 == UInt8(ascii: "*") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "[") }
+        let hasGlobSyntax = path.utf8.contains {
+            $0 == UInt8(ascii: "*") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "[")
+        }
+        return hasGlobSyntax && !isExistingFile(path)
+    }
+
+    /// True when a file (not a folder) exists at `path` as written.
+    private static func isExistingFile(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) != S_IFDIR
     }
 
     /// The files the sources name, in reading order. A pattern that matches no file is an error

@@ -1,5 +1,6 @@
 import FerryCore
 import FerryFormats
+import Foundation
 
 /// Infers a model from a source database's schema and plans the import of every table, as
 /// pgloader does for SQLite: a table becomes an entity, a column an attribute (its type from the
@@ -44,6 +45,7 @@ package enum DatabaseModelInference {
         }
 
         // Entities from the columns, with the types the declarations and the values agree on.
+        var notes: [String] = []
         var entities: [String: EntityDescription] = [:]
         var fieldOfAttribute: [String: [String: String]] = [:]
         for table in schema.tables {
@@ -59,6 +61,17 @@ package enum DatabaseModelInference {
             for (index, field) in inferred.fieldNames.enumerated() where notNull.contains(field) {
                 entity.attributes[index].isOptional = false
             }
+            for (index, field) in inferred.fieldNames.enumerated() {
+                guard let sql = table.columns.first(where: { $0.name == field })?.defaultSQL else { continue }
+                if let value = Self.defaultValue(sql, for: entity.attributes[index]) {
+                    entity.attributes[index].defaultValue = value
+                } else if sql.uppercased() != "NULL" && !sql.hasPrefix("nextval(") {
+                    // A serial column's sequence numbers the source's rows; the rows keep their values.
+                    notes.append(
+                        "\(table.name).\(field): the default \(sql) is not a \(entity.attributes[index].type.rawValue) value (an expression, or a value of another type); not kept in the model"
+                    )
+                }
+            }
             fieldOfAttribute[entityName] = Dictionary(
                 zip(entity.attributes.map(\.name), inferred.fieldNames), uniquingKeysWith: { first, _ in first })
             let attributeOfField = Dictionary(
@@ -69,13 +82,18 @@ package enum DatabaseModelInference {
                     entity.uniquenessConstraints.append(names)
                 }
             }
+            for key in table.indexes {
+                let names = key.compactMap { attributeOfField[$0] }
+                if names.count == key.count, !entity.indexes.contains(where: { $0.attributes == names }) {
+                    entity.indexes.append(IndexDescription(attributes: names))
+                }
+            }
             entities[entityName] = entity
         }
 
         // Single-column foreign keys become relationships unless they would close a cycle.
         var dependsOn: [String: Set<String>] = [:]
         var relationshipsOfTable: [String: [RelationshipMapping]] = [:]
-        var notes: [String] = []
         func reaches(_ from: String, _ to: String) -> Bool {
             var seen: Set<String> = []
             var stack = [from]
@@ -121,10 +139,10 @@ package enum DatabaseModelInference {
                 else { continue }
                 // The key column becomes the relationship: customer_id → customer.
                 let attribute = entity.attributes.remove(at: position)
-                entity.uniquenessConstraints.removeAll { $0.contains(attribute.name) }
                 var name = AttributeNaming.identifier(
                     Self.relationshipName(forColumn: column), fallback: attribute.name)
                 if entity.propertyNames.contains(name) { name = attribute.name }
+                Self.moveConstraints(of: attribute.name, to: name, in: &entity, table: table.name, notes: &notes)
                 var inverse = entityName
                 var suffix = 2
                 while destination.propertyNames.contains(inverse) || (targetEntity == entityName && inverse == name) {
@@ -180,6 +198,55 @@ package enum DatabaseModelInference {
             return step
         }
         return Plan(model: model, steps: steps, tables: ordered.map(\.name), notes: notes)
+    }
+
+    /// A key column that became a to-one relationship keeps its constraints: uniqueness
+    /// constraints (a composite primary key such as Chinook's `PlaylistTrack(PlaylistId,
+    /// TrackId)`, a unique index over several columns) name the relationship instead, so a later
+    /// import cannot duplicate rows. An index on the column alone is the store's own index of the
+    /// relationship; an index over it and other columns cannot be expressed (a model's indexes
+    /// name attributes) and is noted.
+    static func moveConstraints(
+        of attribute: String, to relationship: String, in entity: inout EntityDescription, table: String,
+        notes: inout [String]
+    ) {
+        entity.uniquenessConstraints = entity.uniquenessConstraints.map { constraint in
+            constraint.map { $0 == attribute ? relationship : $0 }
+        }
+        for index in entity.indexes where index.attributes.contains(attribute) && index.attributes.count > 1 {
+            notes.append(
+                "\(table)(\(index.attributes.joined(separator: ", "))): an index over the relationship \(relationship) and other columns; not kept in the model (the relationship has an index of its own)"
+            )
+        }
+        entity.indexes.removeAll { $0.attributes.contains(attribute) }
+    }
+
+    /// The default value of a column whose SQL default is a literal of the attribute's type
+    /// (`0`, `-1.5`, `'new'`, `TRUE`; PostgreSQL's `'new'::character varying`), nil for an
+    /// expression (`CURRENT_TIMESTAMP`, `nextval(…)`), NULL, or a value the type does not hold.
+    static func defaultValue(_ sql: String, for attribute: AttributeDescription) -> Value? {
+        var text = sql.trimmingCharacters(in: .whitespaces)
+        while text.hasPrefix("("), text.hasSuffix(")") { text = String(text.dropFirst().dropLast()) }
+        let literal: String
+        if text.hasPrefix("'"), let close = text.dropFirst().lastIndex(of: "'") {
+            let rest = text[text.index(after: close)...]
+            // Only a cast may follow the quoted text: 'new'::character varying.
+            guard rest.isEmpty || rest.hasPrefix("::") else { return nil }
+            literal = text[text.index(after: text.startIndex)..<close].replacingOccurrences(of: "''", with: "'")
+        } else if let number = text.split(separator: ":", maxSplits: 1).first,
+            !number.isEmpty,
+            number.allSatisfy({ $0.isNumber || $0 == "-" || $0 == "." || $0 == "e" || $0 == "E" || $0 == "+" })
+        {
+            literal = String(number)
+        } else if ["TRUE", "FALSE"].contains(text.uppercased()) {
+            literal = text.lowercased()
+        } else {
+            return nil
+        }
+        guard case .success(let value) = Coercion.coerce(literal, to: attribute.type), value != .null else {
+            return nil
+        }
+        return value
     }
 
     /// A foreign key column's name without its key suffix: `customer_id` → `customer`,

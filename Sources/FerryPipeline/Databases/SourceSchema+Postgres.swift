@@ -37,13 +37,15 @@ extension SourceSchema {
                     PostgresIdentifier.quote(schema) + "." + PostgresIdentifier.quote(name))
                 let columns = try connection.execute(
                     """
-                    SELECT attname, atttypid::bigint, attnotnull FROM pg_attribute
-                    WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum
+                    SELECT a.attname, a.atttypid::bigint, a.attnotnull, coalesce(pg_get_expr(d.adbin, d.adrelid), '')
+                    FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+                    WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum
                     """, [relation]
                 ).rows.map { row in
-                    Column(
+                    let defaultSQL = try row.string(3)
+                    return Column(
                         name: try row.string(0), declaredType: SourceColumnType.postgres(oid: UInt32(try row.int(1))),
-                        notNull: try row.bool(2))
+                        notNull: try row.bool(2), defaultSQL: defaultSQL.isEmpty ? nil : defaultSQL)
                 }
                 var primaryKey: [String] = []
                 var foreignKeys: [ForeignKey] = []
@@ -68,24 +70,33 @@ extension SourceSchema {
                                 referencedColumns: names(try row.string(3))))
                     }
                 }
-                // Unique indexes (UNIQUE constraints among them) on plain columns, not partial ones.
+                // Unique indexes (UNIQUE constraints among them) and other indexes on plain columns,
+                // not partial ones.
                 var uniqueKeys: [[String]] = []
+                var indexes: [[String]] = []
                 for row in try connection.execute(
                     """
                     SELECT array_to_string(ARRAY(SELECT a.attname FROM unnest(i.indkey::int2[]) WITH ORDINALITY k(n, o)
                             JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.n ORDER BY k.o), E'\\x1f'),
-                        i.indexprs IS NULL AND i.indpred IS NULL AND i.indnkeyatts = cardinality(i.indkey::int2[])
+                        i.indexprs IS NULL AND i.indpred IS NULL AND i.indnkeyatts = cardinality(i.indkey::int2[]),
+                        i.indisunique
                     FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
-                    WHERE i.indrelid = $1::regclass AND i.indisunique AND NOT i.indisprimary ORDER BY ic.relname
+                    WHERE i.indrelid = $1::regclass AND NOT i.indisprimary ORDER BY ic.relname
                     """, [relation]
                 ).rows where try row.bool(1) {
                     let key = names(try row.string(0))
-                    if !key.isEmpty, !uniqueKeys.contains(key) { uniqueKeys.append(key) }
+                    guard !key.isEmpty else { continue }
+                    if try row.bool(2) {
+                        if !uniqueKeys.contains(key) { uniqueKeys.append(key) }
+                    } else if !indexes.contains(key) {
+                        indexes.append(key)
+                    }
                 }
-                tables.append(
-                    Table(
-                        name: name, columns: columns, primaryKey: primaryKey, foreignKeys: foreignKeys,
-                        uniqueKeys: uniqueKeys))
+                var table = Table(
+                    name: name, columns: columns, primaryKey: primaryKey, foreignKeys: foreignKeys,
+                    uniqueKeys: uniqueKeys)
+                table.indexes = indexes
+                tables.append(table)
             }
             _ = try? connection.execute("COMMIT")
             return SourceSchema(tables: tables)

@@ -10,6 +10,8 @@ package struct SourceSchema: Sendable, Hashable {
         /// The ferry type the declaration maps to (``SourceColumnType``), nil when it says nothing.
         package var declaredType: AttributeType?
         package var notNull: Bool
+        /// The column's default as SQL (`0`, `'new'`, `CURRENT_TIMESTAMP`), nil without one.
+        package var defaultSQL: String? = nil
     }
 
     /// A single- or multi-column reference to another table's key.
@@ -27,6 +29,8 @@ package struct SourceSchema: Sendable, Hashable {
         package var foreignKeys: [ForeignKey]
         /// Column sets of UNIQUE constraints and unique indexes (not partial ones).
         package var uniqueKeys: [[String]]
+        /// Column lists of the other indexes, in index order (not partial ones, not on expressions).
+        package var indexes: [[String]] = []
     }
 
     /// The user tables (not views, not `sqlite_…`), in name order.
@@ -53,8 +57,9 @@ package struct SourceSchema: Sendable, Hashable {
             for row in try connection.rows("PRAGMA table_info(\(quoted))") {
                 let column = row[1].text ?? ""
                 columns.append(
-                    Column(name: column, declaredType: SourceColumnType.sqlite(row[2].text), notNull: row[3].int64 == 1)
-                )
+                    Column(
+                        name: column, declaredType: SourceColumnType.sqlite(row[2].text), notNull: row[3].int64 == 1,
+                        defaultSQL: row[4].text))
                 if let position = row[5].int64, position > 0 { primaryKey.append((position, column)) }
             }
             // id, seq, table, from, to, on_update, on_delete, match
@@ -68,20 +73,24 @@ package struct SourceSchema: Sendable, Hashable {
             }
             // seq, name, unique, origin, partial
             var uniqueKeys: [[String]] = []
-            for row in try connection.rows("PRAGMA index_list(\(quoted))") where row[2].int64 == 1 && row[4].int64 != 1
-            {
+            var indexes: [[String]] = []
+            for row in try connection.rows("PRAGMA index_list(\(quoted))") where row[4].int64 != 1 {
                 guard let index = row[1].text else { continue }
                 let info = try connection.rows("PRAGMA index_info(\(SQL.quote(index)))")
                 let indexed = info.compactMap { $0[2].text }
                 // An index on an expression has a NULL column name: it is not a column key.
-                if indexed.count == info.count, !uniqueKeys.contains(indexed) {
-                    uniqueKeys.append(indexed)
+                guard indexed.count == info.count, !indexed.isEmpty else { continue }
+                if row[2].int64 == 1 {
+                    if !uniqueKeys.contains(indexed) { uniqueKeys.append(indexed) }
+                } else if !indexes.contains(indexed) {
+                    indexes.append(indexed)
                 }
             }
-            tables.append(
-                Table(
-                    name: name, columns: columns, primaryKey: primaryKey.sorted { $0.0 < $1.0 }.map(\.1),
-                    foreignKeys: foreignKeys.keys.sorted().compactMap { foreignKeys[$0] }, uniqueKeys: uniqueKeys))
+            var table = Table(
+                name: name, columns: columns, primaryKey: primaryKey.sorted { $0.0 < $1.0 }.map(\.1),
+                foreignKeys: foreignKeys.keys.sorted().compactMap { foreignKeys[$0] }, uniqueKeys: uniqueKeys)
+            table.indexes = indexes
+            tables.append(table)
         }
         return SourceSchema(tables: tables)
     }

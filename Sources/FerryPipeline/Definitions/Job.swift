@@ -223,6 +223,16 @@ public enum DataFormat: String, Sendable, Hashable, CaseIterable {
         return inner
     }
 
+    /// The files whose extensions give the format of an import's sources, in reading order: a
+    /// glob pattern's matches (the pattern itself while it matches nothing), a path as written.
+    /// The first file decides the format (`nightly/*` of `day1.csv`, `day2.csv` is CSV); the
+    /// others must agree with it unless a format is given.
+    package static func filesNamingFormat(of sources: [String]) -> [String] {
+        sources.flatMap { source in
+            SourceFiles.isPattern(source) ? ((try? SourceFiles.matching(source)) ?? [source]) : [source]
+        }
+    }
+
     /// The CSV delimiter a format name or file extension implies: a tab for `tsv` and `tab`,
     /// nil for everything else (the CSV default, a comma, or a given delimiter applies).
     package static func impliedDelimiter(_ nameOrExtension: String) -> UInt8? {

@@ -22,7 +22,7 @@ public struct JobLoader: Sendable {
     static let migrateKeys = ["to", "backup"]
     static let importKeys = [
         "source", "format", "entity", "encoding", "fields", "relationships", "csv", "json", "fixed", "null", "trim",
-        "date_format", "decimal_comma", "true", "false",
+        "date_format", "timezone", "decimal_comma", "true", "false",
         "on_conflict", "validate", "batch_size", "rejects", "max_rejects", "atomic", "verify", "mode", "key",
         "allow_empty", "unkeyed_rejects", "max_delete", "key_style", "nested",
     ]
@@ -30,8 +30,9 @@ public struct JobLoader: Sendable {
     static let relationshipKeys = ["field", "match", "missing"]
     static let csvKeys = [
         "delimiter", "quote", "escape", "header", "columns", "null", "skip_initial_space", "skip_lines", "comment",
+        "quoted_empty",
     ]
-    static let fixedKeys = ["columns", "skip_lines"]
+    static let fixedKeys = ["columns", "skip_lines", "short_lines"]
     static let fixedColumnKeys = ["name", "start", "width"]
     /// Step kinds a job may name; `import` and `verify` run today.
     static let stepKinds = ["import", "export", "migrate", "verify", "update", "delete"]
@@ -462,7 +463,10 @@ public struct JobLoader: Sendable {
                     complete = false
                 }
             }
-        } else if let (path, node) = source {
+        } else if let (written, node) = source {
+            // The first file's extension decides (a pattern's first match), as written when it is a path.
+            let files = DataFormat.filesNamingFormat(of: sources)
+            let path = files.first.flatMap { $0 == sources.first ? nil : $0 } ?? written
             let pathExtension = DataFormat.dataExtension(of: path)
             if path == "-" {
                 reader.fail(
@@ -478,7 +482,7 @@ public struct JobLoader: Sendable {
                 complete = false
             }
             // One step reads one format: the other files' extensions must say the same.
-            for other in sources.dropFirst() where complete {
+            for other in files.dropFirst() where complete {
                 let format = DataFormat(pathExtension: DataFormat.dataExtension(of: other))
                 if format != step.format
                     || (DataFormat.impliedDelimiter(DataFormat.dataExtension(of: other)) == 9) != tabSeparated
@@ -511,6 +515,11 @@ public struct JobLoader: Sendable {
             if let node = csv["header"], let header = reader.bool(node, for: "header") { step.csv.hasHeader = header }
             if let node = csv["columns"], let columns = reader.strings(node, for: "columns") {
                 step.csv.columns = columns
+            }
+            if let node = csv["quoted_empty"],
+                let quotedEmpty = reader.choice(node, for: "quoted_empty", as: CSVOptions.QuotedEmpty.self)
+            {
+                step.csv.quotedEmpty = quotedEmpty
             }
             if let node = csv["skip_initial_space"], let skip = reader.bool(node, for: "skip_initial_space") {
                 step.csv.skipInitialSpace = skip
@@ -596,6 +605,13 @@ public struct JobLoader: Sendable {
         }
         if let node = mapping["date_format"], let format = dateFormat(node, reader: reader) {
             step.coercion.dateFormat = format
+        }
+        if let node = mapping["timezone"], let name = reader.string(node, for: "timezone") {
+            if let zone = CoercionOptions.timeZone(named: name) {
+                step.coercion.timeZone = zone
+            } else {
+                reader.fail(CoercionOptions.timeZoneProblem(name), at: node.location)
+            }
         }
         if let node = mapping["true"], let words = reader.strings(node, for: "true") {
             step.coercion.trueWords = Set(words.map { $0.lowercased() })
@@ -770,12 +786,17 @@ public struct JobLoader: Sendable {
 }
 
 extension JobLoader {
-    /// `fixed: {columns: [{name, start, width}, …], skip_lines: N}`: the layout of a fixed-width
+    /// `fixed: {columns: [{name, start, width}, …], skip_lines: N, short_lines: pad}`: the layout of a fixed-width
     /// source, checked here (names, 1-based starts, widths, overlaps) at its location.
     func loadFixedWidth(_ fixed: YAMLMapping, into step: inout ImportStep, reader: DefinitionReader) {
         reader.checkKeys(fixed, allowed: Self.fixedKeys, in: "'fixed'")
         if let node = fixed["skip_lines"], let count = reader.int(node, for: "skip_lines") {
             step.fixedWidth.skipLines = count
+        }
+        if let node = fixed["short_lines"],
+            let shortLines = reader.choice(node, for: "short_lines", as: FixedWidthLayout.ShortLines.self)
+        {
+            step.fixedWidth.shortLines = shortLines
         }
         guard let node = fixed["columns"] else {
             reader.fail("'fixed' needs 'columns: [{name: id, start: 1, width: 5}, …]'", at: fixed.location)

@@ -42,10 +42,13 @@ package enum AttributeNaming {
         var url = URL(fileURLWithPath: path)
         if Compression(pathExtension: url.pathExtension) != nil { url = url.deletingPathExtension() }
         var base = url.deletingPathExtension().lastPathComponent
-        if SourceFiles.isPattern(base) {
+        if SourceFiles.isPattern(path) {
             // A glob is named by what its files share (`orders-*.csv` → orders), else by their
             // folder (`nightly/*.csv` → nightly).
-            base = base.replacing(/\[[^\]]*\]|[*?]/, with: " ")
+            // An escaped character (`\[`) is itself.
+            base = base.replacing(/\\.|\[[^\]]*\]|[*?]/) { match in
+                match.output.first == "\\" ? match.output.dropFirst() : " "
+            }
             if identifier(base, fallback: "").isEmpty { base = url.deletingLastPathComponent().lastPathComponent }
         }
         return identifier(base, fallback: "records")

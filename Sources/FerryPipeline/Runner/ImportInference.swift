@@ -53,7 +53,7 @@ package struct ImportInference {
         let sampled = try SampledReader(source, sampleSize: max(1, sampleSize))
         // A database's columns have the types it declares (where the values fit them).
         let inferenceTypes = ((source as? DatabaseRecordReader)?.declaredTypes(fitting: sampled.samples) ?? [:])
-            .merging(typeOverrides) { _, given in given }
+            .merging(typesByField()) { _, given in given }
         let textIsUntyped = step.database == nil && step.format.readsTextColumns
         let decimalComma = step.coercion.decimalComma
         if let existing, let recorded = existing.entity(named: entityName) {
@@ -101,6 +101,19 @@ package struct ImportInference {
             try Self.check(model)
         }
         return Result(model: model, reader: sampled, notes: ["inferred \(entityName): " + inferred.summary])
+    }
+
+    /// `--type` by source field: a type given for an attribute that `--field` maps
+    /// (`--field city=address.city --type city=string`) is the type of the field it reads, so it
+    /// is applied, never passed over.
+    func typesByField() -> [String: AttributeType] {
+        var types = typeOverrides
+        for mapping in explicitFields {
+            if case .field(let name) = mapping.source, let type = typeOverrides[mapping.attribute] {
+                types[name] = type
+            }
+        }
+        return types
     }
 
     /// The version an inferred model gets when an import adds to it: one more than the store's.

@@ -105,6 +105,11 @@ extension ImportPlan {
                     kinds.append(.viaCoercion)
                 }
             case .date:
+                // A time zone for zone-less dates takes the coercion route (one rule, Coercion.parseDateInstant).
+                if column.options.timeZone != nil {
+                    kinds.append(.viaCoercion)
+                    continue
+                }
                 switch column.options.dateFormat {
                 case .iso8601: kinds.append(.isoDate)
                 case .pattern: kinds.append(.patternDate)
@@ -409,7 +414,8 @@ extension ImportPlan {
             let millis: Int64?
             if case .patternDate = kind {
                 guard let pattern = attributes[index].datePattern else { return false }
-                millis = pattern.parse(bytes: bytes)
+                // Digits below the millisecond (nil here) take the general path, which keeps them.
+                millis = pattern.parseWholeMilliseconds(bytes: bytes)
             } else {
                 // Digits below the millisecond take the general path, which keeps them.
                 if DateCoding.hasSubMillisecondDigits(bytes) { return false }

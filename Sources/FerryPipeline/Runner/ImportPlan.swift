@@ -122,6 +122,15 @@ final class ImportPlan {
         return names
     }
 
+    /// The null words coercion compares for a column of named text columns (CSV, fixed-width).
+    /// The reader compares the step's words with unquoted fields as written, so coercion
+    /// compares them again only when it trims, which can turn a field into one: with `trim` and
+    /// `null: [""]` a field of blanks is null, not the empty string. Quoted fields are taken
+    /// literally either way (``CoercionOptions/literal``).
+    static func nullWordsAfterReading(_ options: CoercionOptions, trims: Bool) -> Set<String> {
+        trims ? options.nullTokens : []
+    }
+
     init(
         step: ImportStep, reader: any RecordReader, database: any DatabaseConnection, model: ObjectModel,
         layout: any StoreLayout
@@ -140,7 +149,9 @@ final class ImportPlan {
         for attribute in entity.attributes {
             let explicit = step.fields.first { $0.attribute == attribute.name }
             var options = step.coercion
-            if isCSV { options.nullTokens = [] }  // the CSV reader applies null tokens to unquoted fields
+            if isCSV {
+                options.nullTokens = Self.nullWordsAfterReading(options, trims: explicit?.trim ?? options.trim)
+            }
             if let explicit {
                 if let trim = explicit.trim { options.trim = trim }
                 if let format = explicit.dateFormat { options.dateFormat = format }
@@ -197,7 +208,7 @@ final class ImportPlan {
                 throw error
             }
             var options = step.coercion
-            if isCSV { options.nullTokens = [] }
+            if isCSV { options.nullTokens = Self.nullWordsAfterReading(options, trims: options.trim) }
             references.append(
                 ReferenceColumn(
                     mapping: mapping, fieldIndex: reader.fieldIndex(of: mapping.field), resolver: resolver,

@@ -33,9 +33,15 @@ enum LosslessText {
         return DecimalText.canonical("\(value)") == exact
     }
 
-    /// `true` or `false`, in lower case (the spelling ferry writes back).
+    /// `true` or `false` in one of the spellings tools write: lower case (ferry's own, JSON's),
+    /// capitalized (Python's `True`/`False`, csvkit's) or upper case (`TRUE`/`FALSE`,
+    /// spreadsheets'). The value is kept; only the letter case is not (ferry writes `true`).
+    /// Mixed case (`tRuE`), `yes`, `1` and `t` stay strings.
     static func isBool(_ text: String) -> Bool {
-        text == "true" || text == "false"
+        switch text {
+        case "true", "false", "True", "False", "TRUE", "FALSE": return true
+        default: return false
+        }
     }
 
     /// An ISO-8601 date or date-time in UTC (`2024-03-01`, `2024-03-01T10:00:00Z`,
