@@ -224,6 +224,58 @@ struct DefinitionSchemaTests {
         for kind in Kind.allCases { #expect(checked[kind, default: 0] >= 4, "only \(checked) files checked") }
     }
 
+    /// The kind of a whole definition shown in the docs, from its top-level keys; nil for a
+    /// fragment (a step, a few keys).
+    static func kind(ofExample value: Any) -> Kind? {
+        guard let top = value as? [String: Any], !top.isEmpty else { return nil }
+        let keys = Set(top.keys)
+        if keys.isSuperset(of: ["store", "steps"]) { return .job }
+        let entities = (top["entities"] as? [String: Any])?.values.compactMap { $0 as? [String: Any] } ?? []
+        let mappingKeys: Set<String> = ["source", "filter", "distinct", "policy", "entity"]
+        if keys.contains("from") || keys.contains("to")
+            || entities.contains(where: { !mappingKeys.isDisjoint(with: $0.keys) })
+        {
+            return .mapping
+        }
+        if keys.contains("entities") || keys.contains("versions") { return .model }
+        if keys.isSubset(of: Set(ExpectationsLoader.keys)) { return .expectations }
+        return nil
+    }
+
+    @Test("every whole job, model, mapping and expectations example in the docs validates against its schema")
+    func documentedExamplesValidate() throws {
+        let root = TestPaths.packageRoot
+        let docs =
+            try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("docs").path)
+            .filter { $0.hasSuffix(".md") }.map { "docs/\($0)" } + ["pipelines/README.md"]
+        let scratch = TemporaryDirectory()
+        var checked = 0
+        for doc in docs.sorted() {
+            let text = try String(contentsOf: root.appendingPathComponent(doc), encoding: .utf8)
+            var block: [String]?
+            var start = 0
+            for (number, line) in text.components(separatedBy: "\n").enumerated() {
+                if block == nil, line.trimmingCharacters(in: .whitespaces) == "```yaml" {
+                    block = []
+                    start = number + 1
+                } else if let lines = block, line.trimmingCharacters(in: .whitespaces) == "```" {
+                    block = nil
+                    // Fragments that are not YAML on their own (with ellipses) are not definitions.
+                    let path = try scratch.write("example.yml", lines.joined(separator: "\n"))
+                    guard let value = try? YAMLValue.load(path: path), let kind = Self.kind(ofExample: value) else {
+                        continue
+                    }
+                    let violations = try Self.schema(kind).violations(of: value)
+                    #expect(violations.isEmpty, "\(doc):\(start) (\(kind.rawValue)): \(violations)")
+                    checked += 1
+                } else {
+                    block?.append(line)
+                }
+            }
+        }
+        #expect(checked >= 8, "only \(checked) examples found")
+    }
+
     @Test("the schema refuses what the loader refuses: an unknown key, a wrong choice, a misplaced key")
     func schemaRefusesMistakes() throws {
         let job = try Self.schema(.job)
