@@ -126,6 +126,34 @@ struct InitCommandTests {
         #expect(!FileManager.default.fileExists(atPath: dir.file("other/model.yml")))
     }
 
+    @Test("a column with a value that is no key stays an attribute; compressed, tab-separated and headerless files")
+    func looseReferencesAndDialects() throws {
+        let dir = TemporaryDirectory()
+        try dir.write("customers.tsv", "id\tname\n1\tAnn\n2\tBob\n")
+        // Customer 3 does not exist: customer_id is no reference, it stays a number.
+        try dir.write("orders.csv", "order_id,customer_id,total\n100,1,9.50\n101,3,12.00\n")
+        let gzip = try runProgram("/bin/sh", ["-c", "gzip orders.csv"], cwd: dir.path)
+        #expect(gzip.exitCode == 0, "\(gzip)")
+        try dir.write("scores.csv", "1,Ann,34\n2,Bob,41\n3,Cy,29\n")
+        let result = try runFerry(
+            ["init", "customers.tsv", "orders.csv.gz", "scores.csv", "--store", "shop.sqlite"], cwd: dir.path)
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.stdout.contains("(3 entities, 0 relationships)"), "\(result)")
+        let job = try String(contentsOfFile: dir.file("job.yml"), encoding: .utf8)
+        let model = try String(contentsOfFile: dir.file("model.yml"), encoding: .utf8)
+        #expect(job.contains("source: orders.csv.gz"), "\(job)")
+        #expect(!job.contains("encoding:"), "compressed UTF-8 is UTF-8: \(job)")
+        #expect(job.contains("csv: {header: false, columns: [column_1, column_2, column_3]}"), "\(job)")
+        #expect(model.contains("customer_id: int64"), "\(model)")
+        #expect(model.contains("id: {type: int64, optional: false}  # the key"), "\(model)")
+        let run = try runFerry(["run", "job.yml"], cwd: dir.path)
+        #expect(run.exitCode == 0, "\(run)")
+        let store = dir.file("shop.sqlite")
+        #expect(
+            try StoreSnapshot.integers(store, "SELECT customer_id FROM orders ORDER BY order_id") == [1, 3])
+        #expect(try StoreSnapshot.integers(store, "SELECT COUNT(*) FROM scores") == [3])
+    }
+
     @Test("init without files writes sample data and a commented example job that runs")
     func example() throws {
         let dir = TemporaryDirectory()

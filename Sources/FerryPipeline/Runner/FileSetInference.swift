@@ -177,18 +177,10 @@ package enum FileSetInference {
         return name
     }
 
-    /// True when the file's first megabyte is UTF-8 (a sequence cut at its end aside), or it
-    /// starts with a byte order mark (the readers then decode it).
+    /// True when the start of the file, decompressed as the readers see it (UTF-16/32 with a
+    /// byte order mark decoded), is UTF-8, a sequence cut at the end of the sample aside.
     static func isUTF8(_ path: String) -> Bool {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return true }
-        defer { try? handle.close() }
-        let bytes = [UInt8]((try? handle.read(upToCount: 1 << 20)) ?? Data())
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) || bytes.starts(with: [0xFF, 0xFE])
-            || bytes.starts(with: [0xFE, 0xFF])
-        {
-            return true
-        }
-        // A multi-byte sequence cut at the end of the sample is not an error.
+        guard let bytes = CSVDialectSniffer.sample(path: path)?.bytes else { return true }
         for cut in 0...min(3, bytes.count) where String(validating: bytes.dropLast(cut), as: UTF8.self) != nil {
             return true
         }
