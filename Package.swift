@@ -90,7 +90,7 @@ let package = Package(
         ),
         .target(
             name: "FerryTestSupport",
-            dependencies: ["FerryCore"],
+            dependencies: ["FerryCore", .product(name: "Yams", package: "Yams")],
             path: "Tests/FerryTestSupport",
             swiftSettings: swiftSettings
         ),

@@ -20,7 +20,7 @@ struct Ferry: ParsableCommand {
         subcommands: [
             RunCommand.self, ValidateCommand.self, ImportCommand.self, ExportCommand.self, MigrateCommand.self,
             CopyCommand.self, CheckCommand.self, UpdateCommand.self, DeleteCommand.self, VerifyCommand.self,
-            StoreCommand.self, ModelCommand.self, MappingCommand.self,
+            StoreCommand.self, ModelCommand.self, MappingCommand.self, InitCommand.self,
         ]
     )
 }

@@ -9,7 +9,7 @@ import Testing
 struct ShellCompletionTests {
     static let commands = [
         "run", "validate", "import", "export", "update", "delete", "copy", "migrate", "verify", "check", "model",
-        "store", "mapping",
+        "store", "mapping", "init",
     ]
 
     @Test("bash, zsh and fish scripts name every command; bash parses its script")

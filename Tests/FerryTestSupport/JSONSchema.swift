@@ -1,16 +1,18 @@
 import Foundation
 
-/// A validator for the subset of JSON Schema (draft 2020-12) that docs/report.schema.json uses:
-/// `type` (a name or a list), `required`, `properties`, `additionalProperties` (false or a
-/// schema), `items`, `enum`, `minimum`, `minLength`, `pattern` and local `$ref`s
-/// (`#/$defs/name`). Any other keyword in the schema is an error, so the schema cannot
-/// silently use something this validator ignores.
+/// A validator for the subset of JSON Schema that docs/report.schema.json (draft 2020-12) and
+/// schemas/*.schema.json (draft-07) use: `type` (a name or a list), `required`, `properties`,
+/// `additionalProperties` (false or a schema), `minProperties`, `maxProperties`, `items`,
+/// `enum`, `minimum`, `minLength`, `pattern`, `anyOf`, `oneOf` and local `$ref`s
+/// (`#/$defs/name` or `#/definitions/name`). Any other keyword in the schema is an error, so
+/// the schema cannot silently use something this validator ignores.
 public struct JSONSchema {
     public let root: [String: Any]
 
     static let known: Set<String> = [
         "$schema", "$id", "$defs", "$ref", "title", "description", "type", "required", "properties",
-        "additionalProperties", "items", "enum", "minimum", "minLength", "pattern",
+        "additionalProperties", "items", "enum", "minimum", "minLength", "pattern", "definitions", "anyOf", "oneOf",
+        "minProperties", "maxProperties",
     ]
 
     /// Loads the schema at `path`.
@@ -40,13 +42,30 @@ public struct JSONSchema {
             problems.append("\(path): the schema uses '\(key)', which this validator does not implement")
         }
         if let reference = schema["$ref"] as? String {
-            guard reference.hasPrefix("#/$defs/"), let definitions = root["$defs"] as? [String: Any],
-                let target = definitions[String(reference.dropFirst("#/$defs/".count))] as? [String: Any]
-            else {
+            guard let target = resolve(reference) else {
                 problems.append("\(path): unresolvable $ref \(reference)")
                 return
             }
             check(value, against: target, at: path, into: &problems)
+        }
+        for keyword in ["anyOf", "oneOf"] {
+            guard let branches = schema[keyword] as? [[String: Any]] else { continue }
+            var failures: [[String]] = []
+            for branch in branches {
+                var branchProblems: [String] = []
+                check(value, against: branch, at: path, into: &branchProblems)
+                failures.append(branchProblems)
+            }
+            let passing = failures.filter(\.isEmpty).count
+            if passing == 0 {
+                // The branch that got furthest (fewest problems) says best what is wrong.
+                let closest = failures.min { $0.count < $1.count } ?? []
+                problems.append(
+                    "\(path): \(Self.describe(value)) matches none of \(keyword)'s \(branches.count) schemas"
+                        + (closest.isEmpty ? "" : " (closest: \(closest.joined(separator: "; ")))"))
+            } else if keyword == "oneOf", passing > 1 {
+                problems.append("\(path): \(Self.describe(value)) matches \(passing) of oneOf's schemas, not one")
+            }
         }
         if let type = schema["type"] {
             let names = (type as? [String]) ?? [type as? String ?? ""]
@@ -73,6 +92,14 @@ public struct JSONSchema {
             for key in schema["required"] as? [String] ?? [] where object[key] == nil {
                 problems.append("\(path): missing required '\(key)'")
             }
+            if let minimum = schema["minProperties"] as? Int, object.count < minimum {
+                problems.append("\(path): \(object.count) members, fewer than \(minimum)")
+            }
+            if let maximum = schema["maxProperties"] as? Int, object.count > maximum {
+                problems.append(
+                    "\(path): \(object.count) members (\(object.keys.sorted().joined(separator: ", "))), more than \(maximum)"
+                )
+            }
             let properties = schema["properties"] as? [String: Any] ?? [:]
             for (key, member) in object.sorted(by: { $0.key < $1.key }) {
                 if let property = properties[key] as? [String: Any] {
@@ -89,6 +116,15 @@ public struct JSONSchema {
                 check(element, against: items, at: "\(path)[\(index)]", into: &problems)
             }
         }
+    }
+
+    /// The schema a local `$ref` (`#/$defs/name` or `#/definitions/name`) names.
+    public func resolve(_ reference: String) -> [String: Any]? {
+        for container in ["$defs", "definitions"] where reference.hasPrefix("#/\(container)/") {
+            let name = String(reference.dropFirst("#/\(container)/".count))
+            return (root[container] as? [String: Any])?[name] as? [String: Any]
+        }
+        return nil
     }
 
     static func isBoolean(_ value: Any) -> Bool {
@@ -129,6 +165,7 @@ public struct JSONSchema {
         if value is [Any] { return "an array" }
         if let text = value as? String { return "'\(text)'" }
         if isBoolean(value) { return "a boolean" }
+        if value is NSNull { return "null" }
         return "\(value)"
     }
 }

@@ -27,6 +27,28 @@ package enum DatabaseModelInference {
     package static func plan(
         database: DatabaseSource.Database, schema: SourceSchema, modelName: String, sampleSize: Int
     ) throws -> Plan {
+        var plan = try plan(schema: schema, modelName: modelName) { table, entityName in
+            let reader = try DatabaseRecordReader.open(
+                DatabaseSource(database: database, selection: .table(table.name)))
+            let sampled = try SampledReader(reader, sampleSize: max(1, sampleSize))
+            return ModelInference.infer(
+                entityNamed: entityName, fieldNames: reader.fieldNames, samples: sampled.samples,
+                overrides: reader.declaredTypes(fitting: sampled.samples), textIsUntyped: false)
+        }
+        for (index, table) in plan.tables.enumerated() {
+            plan.steps[index].database = DatabaseSource(database: database, selection: .table(table))
+            plan.steps[index].coercion.nullTokens = []
+        }
+        return plan
+    }
+
+    /// The plan for tables whose entities `infer` gives (from a sample of each table's records,
+    /// named `entityName`): keys, relationships and import order as for a database. The steps'
+    /// `source` is the table's name; the caller says where the records come from.
+    package static func plan(
+        schema: SourceSchema, modelName: String,
+        infer: (SourceSchema.Table, _ entityName: String) throws -> ModelInference.Result
+    ) throws -> Plan {
         guard !schema.tables.isEmpty else {
             throw FerryError(.invalidInput, "the database has no tables to import")
         }
@@ -50,12 +72,7 @@ package enum DatabaseModelInference {
         var fieldOfAttribute: [String: [String: String]] = [:]
         for table in schema.tables {
             let entityName = entityNames[table.name, default: table.name]
-            let reader = try DatabaseRecordReader.open(
-                DatabaseSource(database: database, selection: .table(table.name)))
-            let sampled = try SampledReader(reader, sampleSize: max(1, sampleSize))
-            let inferred = ModelInference.infer(
-                entityNamed: entityName, fieldNames: reader.fieldNames, samples: sampled.samples,
-                overrides: reader.declaredTypes(fitting: sampled.samples), textIsUntyped: false)
+            let inferred = try infer(table, entityName)
             var entity = inferred.entity
             let notNull = Set(table.columns.filter(\.notNull).map(\.name)).union(table.primaryKey)
             for (index, field) in inferred.fieldNames.enumerated() where notNull.contains(field) {
@@ -186,7 +203,6 @@ package enum DatabaseModelInference {
         let steps = ordered.map { table -> ImportStep in
             let entityName = entityNames[table.name, default: table.name]
             var step = ImportStep(source: table.name, format: .csv, entity: entityName)
-            step.database = DatabaseSource(database: database, selection: .table(table.name))
             step.fields = (entities[entityName]?.attributes ?? []).compactMap { attribute in
                 guard let field = fieldOfAttribute[entityName]?[attribute.name], field != attribute.name else {
                     return nil
@@ -194,7 +210,6 @@ package enum DatabaseModelInference {
                 return FieldMapping(attribute: attribute.name, source: .field(field))
             }
             step.relationships = relationshipsOfTable[table.name] ?? []
-            step.coercion.nullTokens = []
             return step
         }
         return Plan(model: model, steps: steps, tables: ordered.map(\.name), notes: notes)
@@ -251,7 +266,7 @@ package enum DatabaseModelInference {
 
     /// A foreign key column's name without its key suffix: `customer_id` → `customer`,
     /// `ArtistId` → `Artist`.
-    static func relationshipName(forColumn column: String) -> String {
+    package static func relationshipName(forColumn column: String) -> String {
         if column.count > 3, column.lowercased().hasSuffix("_id") { return String(column.dropLast(3)) }
         let characters = Array(column)
         if characters.count > 2, column.hasSuffix("Id"), characters[characters.count - 3].isLowercase {

@@ -186,10 +186,10 @@ public struct ExpectationsLoader: Sendable {
     /// A loader.
     public init() {}
 
-    static let keys = ["checks", "counts", "assertions", "records"]
-    static let countKeys = ["exactly", "at_least", "at_most", "between", "equals"]
-    static let assertionKeys = ["entity", "where", "count", "at_least", "at_most", "between"]
-    static let recordKeys = ["entity", "key", "expect"]
+    package static let keys = ["checks", "counts", "assertions", "records"]
+    package static let countKeys = ["exactly", "at_least", "at_most", "between", "equals"]
+    package static let assertionKeys = ["entity", "where", "count", "at_least", "at_most", "between"]
+    package static let recordKeys = ["entity", "key", "expect"]
 
     /// Loads an expectations file; `equals: imported` is refused (there is no run to refer to).
     public func load(path: String) throws -> Expectations {

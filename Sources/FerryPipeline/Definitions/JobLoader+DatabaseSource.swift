@@ -4,9 +4,11 @@ import Foundation
 
 extension JobLoader {
     /// The keys of a database source: one database, one selection.
-    static let databaseSourceKeys = ["sqlite", "postgresql", "postgres", "coredata", "table", "query", "entity"]
+    package static let databaseSourceKeys = [
+        "sqlite", "postgresql", "postgres", "coredata", "table", "query", "entity",
+    ]
     /// The import keys that describe a file, not a database.
-    static let fileOnlyImportKeys = ["format", "encoding", "csv", "json", "fixed", "decimal_comma"]
+    package static let fileOnlyImportKeys = ["format", "encoding", "csv", "json", "fixed", "decimal_comma"]
 
     /// `source: {sqlite: legacy.db, table: customers}`, `{postgresql: URL, query: "SELECT …"}`,
     /// `{coredata: Shop.sqlite, entity: Customer}`: a database an import step reads.

@@ -2,7 +2,7 @@ import FerryCore
 import Foundation
 
 extension JobLoader {
-    static let exportKeys = ["entity", "where", "sort", "fields", "limit", "offset", "format", "output"]
+    package static let exportKeys = ["entity", "where", "sort", "fields", "limit", "offset", "format", "output"]
 
     /// Reads an `export` step. The predicate is parsed here (syntax errors point at the job
     /// file's line and column); ``JobValidator`` checks it, the fields and sort keys against the

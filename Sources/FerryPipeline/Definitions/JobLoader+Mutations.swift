@@ -2,9 +2,9 @@ import FerryCore
 
 /// Loading of `update` and `delete` steps (see docs/update-delete.md).
 extension JobLoader {
-    static let updateKeys = ["entity", "where", "set", "validate"]
-    static let deleteKeys = ["entity", "where", "delete_rules"]
-    static let setValueKeys = ["value", "expression"]
+    package static let updateKeys = ["entity", "where", "set", "validate"]
+    package static let deleteKeys = ["entity", "where", "delete_rules"]
+    package static let setValueKeys = ["value", "expression"]
 
     func loadUpdate(_ entry: YAMLMapping.Entry, reader: DefinitionReader) -> UpdateStep? {
         guard let mapping = reader.mapping(entry.value, for: "update") else { return nil }

@@ -8,7 +8,7 @@ extension JobLoader {
             return
         }
         guard let mapping = reader.mapping(node, for: "nested") else { return }
-        reader.checkKeys(mapping, allowed: ["max_depth"], in: "nested")
+        reader.checkKeys(mapping, allowed: Self.nestedKeys, in: "nested")
         var options = NestedOptions()
         if let depth = mapping["max_depth"], let value = reader.int(depth, for: "max_depth", minimum: 1) {
             if value > NestedOptions.depthLimit {

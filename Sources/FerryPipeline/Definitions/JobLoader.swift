@@ -16,26 +16,30 @@ public struct JobLoader: Sendable {
     /// A loader.
     public init() {}
 
-    static let jobKeys = ["job", "description", "store", "model", "params", "steps"]
-    static let storeKeys = ["path", "create", "rebuild", "copy_from", "migrate", "layout", "compiled_model"]
-    static let modelKeys = ["path", "version"]
-    static let migrateKeys = ["to", "backup"]
-    static let importKeys = [
+    package static let jobKeys = ["job", "description", "store", "model", "params", "steps"]
+    package static let storeKeys = ["path", "create", "rebuild", "copy_from", "migrate", "layout", "compiled_model"]
+    package static let modelKeys = ["path", "version"]
+    package static let migrateKeys = ["to", "backup"]
+    package static let importKeys = [
         "source", "format", "entity", "encoding", "fields", "relationships", "csv", "json", "fixed", "null", "trim",
         "date_format", "timezone", "decimal_comma", "true", "false",
         "on_conflict", "validate", "batch_size", "rejects", "max_rejects", "atomic", "verify", "mode", "key",
         "allow_empty", "unkeyed_rejects", "max_delete", "key_style", "nested",
     ]
-    static let fieldKeys = ["field", "value", "trim", "date_format", "true", "false", "null"]
-    static let relationshipKeys = ["field", "match", "missing"]
-    static let csvKeys = [
+    package static let fieldKeys = ["field", "value", "trim", "date_format", "true", "false", "null"]
+    package static let relationshipKeys = ["field", "match", "missing"]
+    package static let csvKeys = [
         "delimiter", "quote", "escape", "header", "columns", "null", "skip_initial_space", "skip_lines", "comment",
         "quoted_empty",
     ]
-    static let fixedKeys = ["columns", "skip_lines", "short_lines"]
-    static let fixedColumnKeys = ["name", "start", "width"]
+    package static let fixedKeys = ["columns", "skip_lines", "short_lines"]
+    package static let fixedColumnKeys = ["name", "start", "width"]
+    package static let jsonKeys = ["pointer", "max_depth", "max_record_bytes", "shape", "key_field", "columns"]
+    package static let nestedKeys = ["max_depth"]
+    /// Keys a verify step takes besides an expectations file's.
+    package static let verifyExtraKeys = ["max_offending"]
     /// Step kinds a job may name; `import` and `verify` run today.
-    static let stepKinds = ["import", "export", "migrate", "verify", "update", "delete"]
+    package static let stepKinds = ["import", "export", "migrate", "verify", "update", "delete"]
 
     /// Loads the job at `path`. `${name}` takes its value from `parameters` (`--param`), else
     /// `environment`, else the job's `params:`, else the `${name:-default}` default.
@@ -548,9 +552,7 @@ public struct JobLoader: Sendable {
             }
         }
         if let node = mapping["json"], let json = reader.mapping(node, for: "json") {
-            reader.checkKeys(
-                json, allowed: ["pointer", "max_depth", "max_record_bytes", "shape", "key_field", "columns"],
-                in: "'json'")
+            reader.checkKeys(json, allowed: Self.jsonKeys, in: "'json'")
             loadJSONShape(json, into: &step, reader: reader)
             if step.format.readsTextColumns, complete {
                 reader.fail(
@@ -672,7 +674,7 @@ public struct JobLoader: Sendable {
     private func loadVerify(_ entry: YAMLMapping.Entry, reader: DefinitionReader) -> VerifyStep? {
         guard let mapping = reader.mapping(entry.value, for: "verify") else { return nil }
         let expectations = ExpectationsLoader.read(
-            mapping, reader: reader, allowImported: true, context: "a verify step", extraKeys: ["max_offending"])
+            mapping, reader: reader, allowImported: true, context: "a verify step", extraKeys: Self.verifyExtraKeys)
         var step = VerifyStep(expectations: expectations, location: entry.keyLocation)
         if let node = mapping["max_offending"], let limit = reader.int(node, for: "max_offending") {
             step.maxOffending = limit

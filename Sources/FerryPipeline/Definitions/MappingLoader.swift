@@ -31,10 +31,10 @@ public struct MappingLoader: Sendable {
     /// A loader.
     public init() {}
 
-    static let topKeys = ["from", "to", "description", "entities"]
-    static let entityKeys = ["entity", "source", "filter", "distinct", "attributes", "relationships", "policy"]
-    static let attributeValueKeys = ["value", "source"]
-    static let relationshipValueKeys = ["mapping", "source"]
+    package static let topKeys = ["from", "to", "description", "entities"]
+    package static let entityKeys = ["entity", "source", "filter", "distinct", "attributes", "relationships", "policy"]
+    package static let attributeValueKeys = ["value", "source"]
+    package static let relationshipValueKeys = ["mapping", "source"]
 
     /// Loads the mapping file at `path` for the step from `source` to `destination`.
     /// - Throws: `FerryErrors` listing every problem, each located in the file.

@@ -4,9 +4,9 @@ import FerryCore
 /// transformable attributes, ordered relationships, user info, fetched properties, stored fetch
 /// requests and configurations.
 extension ModelLoader {
-    static let fetchRequestKeys = ["entity", "predicate", "limit", "batch_size", "options"]
-    static let configurationKeys = ["entities", "cloudkit"]
-    static let fetchedPropertyKeys = ["entity", "predicate"]
+    package static let fetchRequestKeys = ["entity", "predicate", "limit", "batch_size", "options"]
+    package static let configurationKeys = ["entities", "cloudkit"]
+    package static let fetchedPropertyKeys = ["entity", "predicate"]
 
     func loadModelExtras(_ top: YAMLMapping, into model: inout ObjectModel, reader: DefinitionReader) {
         model.versionIdentifier = top["version_identifier"].flatMap {

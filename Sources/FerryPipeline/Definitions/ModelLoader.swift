@@ -15,22 +15,23 @@ public struct ModelLoader: Sendable {
     /// A loader.
     public init() {}
 
-    static let indexKeys = ["name", "description", "current", "versions"]
-    static let modelKeys = [
+    package static let indexKeys = ["name", "description", "current", "versions"]
+    package static let modelKeys = [
         "name", "description", "version", "entities", "version_identifier", "fetch_requests", "configurations",
     ]
-    static let entityKeys = [
+    package static let entityKeys = [
         "attributes", "relationships", "unique", "indexes", "renamed_from", "hash_modifier", "parent", "abstract",
         "class_name",
         "fetched_properties", "user_info",
     ]
-    static let attributeKeys = [
+    package static let attributeKeys = [
         "type", "optional", "default", "unique", "min", "max", "min_length", "max_length", "pattern", "renamed_from",
         "hash_modifier",
         "transient", "derived", "transformer", "value_class", "user_info", "preserve_after_deletion",
         "allows_external_storage",
     ]
-    static let relationshipKeys = [
+    package static let namedIndexKeys = ["name", "attributes", "descending"]
+    package static let relationshipKeys = [
         "destination", "to_many", "inverse", "delete_rule", "optional", "min_count", "max_count", "renamed_from",
         "hash_modifier",
         "ordered", "user_info",
@@ -305,7 +306,7 @@ public struct ModelLoader: Sendable {
         return entity
     }
 
-    static var typeNames: [String] {
+    package static var typeNames: [String] {
         AttributeType.allCases.map(\.rawValue) + coreDataKinds.map(\.typeName) + AttributeType.aliases.keys.sorted()
     }
 
@@ -443,7 +444,7 @@ public struct ModelLoader: Sendable {
     private func loadIndex(_ node: YAMLNode, reader: DefinitionReader) -> IndexDescription? {
         if case .mapping = node.content {
             guard let mapping = reader.mapping(node, for: "indexes") else { return nil }
-            reader.checkKeys(mapping, allowed: ["name", "attributes", "descending"], in: "an index")
+            reader.checkKeys(mapping, allowed: Self.namedIndexKeys, in: "an index")
             guard let attributesNode = mapping["attributes"] else {
                 reader.fail("an index needs 'attributes'", at: node.location)
                 return nil
