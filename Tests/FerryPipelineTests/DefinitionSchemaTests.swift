@@ -182,7 +182,9 @@ struct DefinitionSchemaTests {
         if path.hasPrefix("ci/") || path.hasPrefix(".") || name == "action.yml" { return nil }
         if path.contains("expectations") { return .expectations }
         if path.contains("/mappings/") || name.contains("-to-") { return .mapping }
-        if path.hasPrefix("pipelines/") || path.contains("/jobs/") || name.hasSuffix("-job.yml") { return .job }
+        if path.hasPrefix("pipelines/") || path.contains("/jobs/") || name.hasSuffix("-job.yml") || name == "job.yml" {
+            return .job
+        }
         return .model
     }
 
