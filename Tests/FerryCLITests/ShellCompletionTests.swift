@@ -8,7 +8,8 @@ import Testing
 @Suite("shell completions: generated from the command declarations", .serialized)
 struct ShellCompletionTests {
     static let commands = [
-        "run", "validate", "import", "export", "update", "delete", "copy", "migrate", "verify", "check", "model",
+        "run", "plan", "validate", "import", "export", "update", "delete", "copy", "migrate", "verify", "check",
+        "model",
         "store", "mapping",
     ]
 

@@ -46,6 +46,15 @@ struct MigrateCommand: ParsableCommand {
     @Flag(help: "Print the plan (steps, mappings, records to read) and change nothing.")
     var dryRun = false
 
+    @Flag(
+        help:
+            "Print what the migration would do and change nothing: each step inferred or mapped, its policies, how each entity's rows move (INSERT … SELECT or row by row) and how many."
+    )
+    var plan = false
+
+    @Option(help: ArgumentHelp("With --plan: text (default) or json.", valueName: "format"))
+    var format: PlanFormat = .text
+
     @Flag(help: "Do not keep the original store as a backup.")
     var noBackup = false
 
@@ -88,6 +97,17 @@ struct MigrateCommand: ParsableCommand {
                 modelVersion: to ?? bundle.currentVersion, dryRun: dryRun)
             var step = StepReport(index: 1, kind: "migrate", outcome: dryRun ? .dryRun : .succeeded)
             let started = ContinuousClock.now
+            if plan {
+                let summary = MigrationPlanSummary(try migrator.plan(), registry: FerryCommandLine.registry)
+                switch format {
+                case .json: try writeJSON(summary, to: "-")
+                case .text:
+                    print(
+                        (["\(PathOrURL(store).shown): \(bundle.name), nothing has run, nothing was written"]
+                            + PlanText.describe(summary)).joined(separator: "\n"))
+                }
+                return 0
+            }
             if dryRun {
                 let plan = try migrator.plan()
                 if !quiet { print(MigrationConsole.describe(plan, store: PathOrURL(store).shown)) }
