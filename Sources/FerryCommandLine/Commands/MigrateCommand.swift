@@ -61,7 +61,10 @@ struct MigrateCommand: ParsableCommand {
     @Flag(help: "Prove that copied values are unchanged with before/after checksums per entity.")
     var checksums = false
 
-    @Option(help: ArgumentHelp("Write a JSON report of the migration.", valueName: "file.json"))
+    @Option(
+        help: ArgumentHelp(
+            "Write a report: JSON, or a self-contained HTML page when the name ends in .html.",
+            valueName: "file.json|file.html"))
     var report: String?
 
     @Option(
@@ -115,7 +118,7 @@ struct MigrateCommand: ParsableCommand {
                 step.elapsedSeconds = started.duration(to: .now).seconds
                 runReport.steps = [step]
                 runReport.finish(exitCode: 0)
-                if let report { try writeJSON(runReport, to: report) }
+                if let report { try writeReport(runReport, to: report) }
                 return 0
             }
             let result: MigrationReport
@@ -127,14 +130,14 @@ struct MigrateCommand: ParsableCommand {
                 step.elapsedSeconds = started.duration(to: .now).seconds
                 runReport.steps = [step]
                 runReport.finish(exitCode: ExitStatus.code(for: error))
-                if let report { try writeJSON(runReport, to: report) }
+                if let report { try writeReport(runReport, to: report) }
                 throw error
             }
             step.record(result)
             step.elapsedSeconds = started.duration(to: .now).seconds
             runReport.steps = [step]
             runReport.finish(exitCode: 0)
-            if let report { try writeJSON(runReport, to: report) }
+            if let report { try writeReport(runReport, to: report) }
             if !quiet {
                 if result.steps.isEmpty {
                     print("\(PathOrURL(store).shown) is already at \(bundle.name) version \(result.toVersion)")
