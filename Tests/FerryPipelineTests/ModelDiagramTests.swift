@@ -61,6 +61,30 @@ struct ModelDiagramTests {
         for entity in model.entities { #expect(svg.contains(">\(entity.name)<"), "\(entity.name) is not in the SVG") }
     }
 
+    @Test(
+        "the wibosco chain (shared data): the newest version with every change from the first marked",
+        .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
+    func wiboscoChain() throws {
+        let root = try #require(SharedData.root, "CI=true but \(SharedData.skipReason)")
+        let bundle = try ModelLoader().load(
+            path: root.appendingPathComponent(
+                "coredata/wibosco-CoreDataMigration-Example/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld"
+            ).path)
+        let path = bundle.versions
+        let first = try #require(path.first)
+        let last = try #require(path.last)
+        let coverage = try zip(path, path.dropFirst()).map { from, to in
+            try MigrationMappings.stepMapping(from: from, to: to, in: bundle).map(MappingCoverage.init) ?? .none
+        }
+        let diagram = ModelDiagram(
+            diff: ModelDiff(from: first, to: last, through: Array(path.dropFirst().dropLast())), older: first,
+            newer: last, coverage: MappingCoverage(merging: coverage))
+        try Self.expectGolden(MermaidDiagram.render(diagram), "wibosco-chain.mmd")
+        let dot = DOTDiagram.render(diagram)
+        try Self.expectGolden(dot, "wibosco-chain.dot")
+        if Graphviz.shouldRun { #expect(try Graphviz.svg(dot).contains("<svg")) }
+    }
+
     @Test("each relationship pair is drawn once, with both multiplicities and delete rules")
     func relationshipsOnce() throws {
         let shop = try ModelLoader().load(path: Self.cases[0].model).current
