@@ -22,7 +22,11 @@ func writeJSON(_ value: some Encodable, to path: String) throws {
 func writeReport(_ report: RunReport, to path: String) throws {
     let lowercased = path.lowercased()
     if lowercased.hasSuffix(".html") || lowercased.hasSuffix(".htm") {
-        try writeText(RunReportPage.render(report), to: path)
+        var rejects: [Int: [RunReportPage.RejectGroup]] = [:]
+        for step in report.steps where step.rejected > 0 && step.outcome != .dryRun {
+            if let file = step.rejectsFile { rejects[step.index] = RunReportPage.rejectGroups(file: file) }
+        }
+        try writeText(RunReportPage.render(report, rejects: rejects), to: path)
     } else {
         try writeJSON(report, to: path)
     }

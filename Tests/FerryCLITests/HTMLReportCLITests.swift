@@ -44,6 +44,12 @@ struct HTMLReportCLITests {
         #expect(page.components(separatedBy: "<rect ").count - 1 == steps.count, "one bar per step")
         #expect(page.contains("<h2>Rejects</h2>"))
         #expect(page.contains("customers.rejects.ndjson"))
+        // Grouped by field and reason (values set aside), with the first records.
+        #expect(page.contains("<h3>Step 1: rejects by field and reason</h3>"))
+        #expect(
+            page.contains(
+                "<tr><td>age</td><td>age: &apos;…&apos; is not an integer</td><td class=\"number\">1</td><td>record 112 (line 117)</td></tr>"
+            ))
     }
 
     @Test("a failed verification: the checks with their outcomes, exit 3")

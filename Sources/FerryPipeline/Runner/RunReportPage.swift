@@ -6,8 +6,48 @@ import Foundation
 /// each step with its counts, the throughput of the steps over the run's time as an inline SVG
 /// chart, the verification checks, the migrations and the errors.
 package enum RunReportPage {
-    /// The page of `report`.
-    package static func render(_ report: RunReport) -> String {
+    /// Rejected records of one step that share a field and a reason (the reason's quoted
+    /// values set aside), with the first few of them.
+    package struct RejectGroup: Sendable, Hashable {
+        /// The field the records were rejected for (empty for a whole-record problem).
+        package var field: String
+        /// The reason, with quoted values shown as three dots in quotes.
+        package var reason: String
+        /// How many records.
+        package var count: Int
+        /// The first records: their record and line numbers in the source.
+        package var examples: [String]
+    }
+
+    /// The groups of the rejects file at `path` (ferry's NDJSON rejects: record, line, field,
+    /// reason), largest first; reads at most `limit` lines, and nothing of the records' values.
+    package static func rejectGroups(file path: String, limit: Int = 100_000) -> [RejectGroup] {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+        var groups: [String: RejectGroup] = [:]
+        var order: [String] = []
+        for line in text.split(separator: "\n").prefix(limit) {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+                continue
+            }
+            let field = object["field"] as? String ?? ""
+            let reason = (object["reason"] as? String ?? "").replacingOccurrences(
+                of: "'[^']*'", with: "'…'", options: .regularExpression)
+            let key = field + "\u{0}" + reason
+            if groups[key] == nil {
+                groups[key] = RejectGroup(field: field, reason: reason, count: 0, examples: [])
+                order.append(key)
+            }
+            groups[key]?.count += 1
+            if let record = object["record"] as? Int, (groups[key]?.examples.count ?? 0) < 3 {
+                groups[key]?.examples.append(
+                    "record \(record)\((object["line"] as? Int).map { " (line \($0))" } ?? "")")
+            }
+        }
+        return order.compactMap { groups[$0] }.sorted { $0.count > $1.count }
+    }
+
+    /// The page of `report`; `rejects` holds each step's ``RejectGroup``s by step index.
+    package static func render(_ report: RunReport, rejects: [Int: [RejectGroup]] = [:]) -> String {
         let escape = HTMLPage.escape
         var body = "<h1>\(escape(report.job)): \(escape(report.outcome))</h1>\n"
         var facts: [[String]] = [["exit code", "\(report.exitCode)"], ["store", escape(report.store)]]
@@ -48,6 +88,18 @@ package enum RunReportPage {
                     ["\($0.index)", escape($0.entity ?? ""), "\($0.rejected)", escape($0.rejectsFile ?? "")]
                 },
                 numeric: [2])
+            for step in rejecting {
+                guard let groups = rejects[step.index], !groups.isEmpty else { continue }
+                body += "<h3>Step \(step.index): rejects by field and reason</h3>\n"
+                body += HTMLPage.table(
+                    header: ["field", "reason", "records", "first"],
+                    rows: groups.map {
+                        [
+                            escape($0.field), escape($0.reason), "\($0.count)",
+                            escape($0.examples.joined(separator: ", ")),
+                        ]
+                    }, numeric: [2])
+            }
         }
         for step in report.steps {
             if let verification = step.verification { body += self.verification(verification, step: step.index) }
