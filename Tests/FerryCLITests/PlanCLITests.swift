@@ -38,6 +38,12 @@ struct PlanCLITests {
         #expect(text.stdout.contains("   into OrderItem: on_conflict update, mode append\n"))
         let json = try runFerry(["plan", job, "--param", "out=\(out)", "--format", "json"])
         #expect(json.exitCode == 0, "\(json)")
+        let html = try runFerry(["plan", job, "--param", "out=\(out)", "--format", "html"])
+        #expect(html.exitCode == 0, "\(html)")
+        #expect(HTMLCheck.problems(in: html.stdout) == [])
+        #expect(html.stdout.contains("<h2>4. import OrderItem from "))
+        #expect(
+            html.stdout.contains("<li>relationship product: field sku matched to Product.sku (missing: reject)</li>"))
         #expect(try Self.listing(out).isEmpty, "ferry plan wrote into the output folder")
         #expect(try Self.listing(Fixtures.repository("samples/data")) == samples)
 
@@ -110,6 +116,10 @@ struct PlanCLITests {
         #expect(text.stdout.contains("  policies: PhoneNormalizer (not registered in this ferry: the step fails)\n"))
         #expect(text.stdout.contains("  Brand ← Product: row by row (distinct values)"))
         #expect(text.stdout.contains("  Customer ← Customer: row by row (policy PhoneNormalizer)"))
+        let html = try runFerry(["migrate", store, "--model", model, "--plan", "--format", "html"])
+        #expect(html.exitCode == 0, "\(html)")
+        #expect(HTMLCheck.problems(in: html.stdout) == [])
+        #expect(html.stdout.contains("<td>Brand</td><td>Product</td><td>row by row (distinct values)</td>"))
         let json = try runFerry(["migrate", store, "--model", model, "--plan", "--format", "json", "--to", "2"])
         #expect(json.exitCode == 0, "\(json)")
         #expect(try Self.listing(directory.url.path) == before, "the plan changed or created a file")

@@ -52,7 +52,7 @@ struct MigrateCommand: ParsableCommand {
     )
     var plan = false
 
-    @Option(help: ArgumentHelp("With --plan: text (default) or json.", valueName: "format"))
+    @Option(help: ArgumentHelp("With --plan: text (default), json or html.", valueName: "format"))
     var format: PlanFormat = .text
 
     @Flag(help: "Do not keep the original store as a backup.")
@@ -104,6 +104,13 @@ struct MigrateCommand: ParsableCommand {
                 let summary = MigrationPlanSummary(try migrator.plan(), registry: FerryCommandLine.registry)
                 switch format {
                 case .json: try writeJSON(summary, to: "-")
+                case .html:
+                    try writeText(
+                        HTMLPage.document(
+                            title: "Migration plan of \(PathOrURL(store).shown)",
+                            body:
+                                "<h1>Migration plan of \(HTMLPage.escape(PathOrURL(store).shown))</h1>\n<p>Nothing has run, nothing was written.</p>\n"
+                                + PlanPage.migration(summary)), to: "-")
                 case .text:
                     print(
                         (["\(PathOrURL(store).shown): \(bundle.name), nothing has run, nothing was written"]

@@ -5,7 +5,7 @@ import Foundation
 
 /// `ferry plan` and `ferry migrate --plan`: text or JSON.
 enum PlanFormat: String, CaseIterable, ExpressibleByArgument {
-    case text, json
+    case text, json, html
 }
 
 struct PlanCommand: ParsableCommand {
@@ -28,7 +28,7 @@ struct PlanCommand: ParsableCommand {
     @Option(name: .customLong("param"), help: ArgumentHelp("A job parameter for ${name}.", valueName: "name=value"))
     var parameters: [String] = []
 
-    @Option(help: ArgumentHelp("text (default) or json.", valueName: "format"))
+    @Option(help: ArgumentHelp("text (default), json, or html (one self-contained page).", valueName: "format"))
     var format: PlanFormat = .text
 
     func run() throws {
@@ -41,6 +41,7 @@ struct PlanCommand: ParsableCommand {
             let plan = runner.plan()
             switch format {
             case .json: try writeJSON(plan, to: "-")
+            case .html: try writeText(PlanPage.render(plan), to: "-")
             case .text: print(PlanText.describe(plan), terminator: "")
             }
             return ExitStatus.success
