@@ -18,7 +18,8 @@ struct Ferry: ParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            RunCommand.self, ValidateCommand.self, ImportCommand.self, ExportCommand.self, MigrateCommand.self,
+            RunCommand.self, PlanCommand.self, ValidateCommand.self, ImportCommand.self, ExportCommand.self,
+            MigrateCommand.self,
             CopyCommand.self, CheckCommand.self, UpdateCommand.self, DeleteCommand.self, VerifyCommand.self,
             StoreCommand.self, ModelCommand.self, MappingCommand.self, InitCommand.self,
         ]

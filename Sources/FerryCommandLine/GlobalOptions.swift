@@ -8,7 +8,10 @@ struct GlobalOptions: ParsableArguments {
     @Flag(help: "Check and count everything, then roll back: the store is not changed.")
     var dryRun = false
 
-    @Option(help: ArgumentHelp("Write a JSON report of the run.", valueName: "file.json"))
+    @Option(
+        help: ArgumentHelp(
+            "Write a report of the run: JSON, or a self-contained HTML page when the name ends in .html.",
+            valueName: "file.json|file.html"))
     var report: String?
 
     @Flag(help: "Print only errors.")

@@ -8,8 +8,8 @@ import Testing
 @Suite("shell completions: generated from the command declarations", .serialized)
 struct ShellCompletionTests {
     static let commands = [
-        "run", "validate", "import", "export", "update", "delete", "copy", "migrate", "verify", "check", "model",
-        "store", "mapping", "init",
+        "run", "plan", "validate", "import", "export", "update", "delete", "copy", "migrate", "verify", "check",
+        "model", "store", "mapping", "init",
     ]
 
     @Test("bash, zsh and fish scripts name every command; bash parses its script")

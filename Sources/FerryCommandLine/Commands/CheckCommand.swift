@@ -46,7 +46,10 @@ struct CheckCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Write a JUnit XML report (a test suite per snapshot).", valueName: "file.xml"))
     var junit: String?
 
-    @Option(help: ArgumentHelp("Write a JSON report.", valueName: "file.json"))
+    @Option(
+        help: ArgumentHelp(
+            "Write a report: JSON, or a self-contained HTML page when the name ends in .html.",
+            valueName: "file.json|file.html"))
     var report: String?
 
     @Flag(help: "Print only failures.")
@@ -120,7 +123,7 @@ struct CheckCommand: ParsableCommand {
                     return step
                 }
                 runReport.finish(exitCode: exitCode)
-                try writeJSON(runReport, to: report)
+                try writeReport(runReport, to: report)
             }
             return exitCode
         }

@@ -54,7 +54,10 @@ struct ExportCommand: ParsableCommand {
     @Flag(help: "Count the records that would be written, and write nothing.")
     var dryRun = false
 
-    @Option(help: ArgumentHelp("Write a JSON report of the run.", valueName: "file.json"))
+    @Option(
+        help: ArgumentHelp(
+            "Write a report: JSON, or a self-contained HTML page when the name ends in .html.",
+            valueName: "file.json|file.html"))
     var report: String?
 
     @Flag(help: "Print only errors.")
@@ -156,10 +159,10 @@ struct ExportCommand: ParsableCommand {
             } catch let failure as ImportStepFailure {
                 runReport.steps = [failure.report]
                 runReport.finish(exitCode: ExitStatus.code(for: failure))
-                if let path = report { try writeJSON(runReport, to: path) }
+                if let path = report { try writeReport(runReport, to: path) }
                 throw failure
             }
-            if let path = report { try writeJSON(runReport, to: path) }
+            if let path = report { try writeReport(runReport, to: path) }
             return 0
         }
     }

@@ -513,7 +513,7 @@ struct ImportCommand: ParsableCommand {
     func finish(_ report: inout RunReport) throws -> Int32 {
         let code = ExitStatus.code(for: report.failure)
         report.finish(exitCode: code)
-        if let path = options.report { try writeJSON(report, to: path) }
+        if let path = options.report { try writeReport(report, to: path) }
         if let failed = report.steps.last(where: { $0.outcome == .failed }), let error = failed.error {
             Console.printError(error)
         }

@@ -46,13 +46,25 @@ struct MigrateCommand: ParsableCommand {
     @Flag(help: "Print the plan (steps, mappings, records to read) and change nothing.")
     var dryRun = false
 
+    @Flag(
+        help:
+            "Print what the migration would do and change nothing: each step inferred or mapped, its policies, how each entity's rows move (INSERT … SELECT or row by row) and how many."
+    )
+    var plan = false
+
+    @Option(help: ArgumentHelp("With --plan: text (default), json or html.", valueName: "format"))
+    var format: PlanFormat = .text
+
     @Flag(help: "Do not keep the original store as a backup.")
     var noBackup = false
 
     @Flag(help: "Prove that copied values are unchanged with before/after checksums per entity.")
     var checksums = false
 
-    @Option(help: ArgumentHelp("Write a JSON report of the migration.", valueName: "file.json"))
+    @Option(
+        help: ArgumentHelp(
+            "Write a report: JSON, or a self-contained HTML page when the name ends in .html.",
+            valueName: "file.json|file.html"))
     var report: String?
 
     @Option(
@@ -88,6 +100,24 @@ struct MigrateCommand: ParsableCommand {
                 modelVersion: to ?? bundle.currentVersion, dryRun: dryRun)
             var step = StepReport(index: 1, kind: "migrate", outcome: dryRun ? .dryRun : .succeeded)
             let started = ContinuousClock.now
+            if plan {
+                let summary = MigrationPlanSummary(try migrator.plan(), registry: FerryCommandLine.registry)
+                switch format {
+                case .json: try writeJSON(summary, to: "-")
+                case .html:
+                    try writeText(
+                        HTMLPage.document(
+                            title: "Migration plan of \(PathOrURL(store).shown)",
+                            body:
+                                "<h1>Migration plan of \(HTMLPage.escape(PathOrURL(store).shown))</h1>\n<p>Nothing has run, nothing was written.</p>\n"
+                                + PlanPage.migration(summary)), to: "-")
+                case .text:
+                    print(
+                        (["\(PathOrURL(store).shown): \(bundle.name), nothing has run, nothing was written"]
+                            + PlanText.describe(summary)).joined(separator: "\n"))
+                }
+                return 0
+            }
             if dryRun {
                 let plan = try migrator.plan()
                 if !quiet { print(MigrationConsole.describe(plan, store: PathOrURL(store).shown)) }
@@ -98,7 +128,7 @@ struct MigrateCommand: ParsableCommand {
                 step.elapsedSeconds = started.duration(to: .now).seconds
                 runReport.steps = [step]
                 runReport.finish(exitCode: 0)
-                if let report { try writeJSON(runReport, to: report) }
+                if let report { try writeReport(runReport, to: report) }
                 return 0
             }
             let result: MigrationReport
@@ -110,14 +140,14 @@ struct MigrateCommand: ParsableCommand {
                 step.elapsedSeconds = started.duration(to: .now).seconds
                 runReport.steps = [step]
                 runReport.finish(exitCode: ExitStatus.code(for: error))
-                if let report { try writeJSON(runReport, to: report) }
+                if let report { try writeReport(runReport, to: report) }
                 throw error
             }
             step.record(result)
             step.elapsedSeconds = started.duration(to: .now).seconds
             runReport.steps = [step]
             runReport.finish(exitCode: 0)
-            if let report { try writeJSON(runReport, to: report) }
+            if let report { try writeReport(runReport, to: report) }
             if !quiet {
                 if result.steps.isEmpty {
                     print("\(PathOrURL(store).shown) is already at \(bundle.name) version \(result.toVersion)")

@@ -6,17 +6,19 @@ import Foundation
 struct ModelCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "model", abstract: "Inspect models.",
-        subcommands: [ModelShowCommand.self, ModelDiffCommand.self, ModelConvertCommand.self])
+        subcommands: [ModelShowCommand.self, ModelDiffCommand.self, ModelGraphCommand.self, ModelConvertCommand.self])
 }
 
 struct ModelShowCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show", abstract: "Show a model bundle's versions, entities and version hashes.")
 
-    @Argument(
-        help: ArgumentHelp(
-            "A model bundle folder, its model.yml, a model file, an .xcdatamodeld package, an .xcdatamodel, or a store (the model it records; a Core Data store: the model it caches).",
-            valueName: "model"))
+    /// The help of a MODEL|STORE argument (`model show`, `model graph`).
+    static let modelArgumentHelp = ArgumentHelp(
+        "A model bundle folder, its model.yml, a model file, an .xcdatamodeld package, an .xcdatamodel, or a store (the model it records; a Core Data store: the model it caches).",
+        valueName: "model")
+
+    @Argument(help: modelArgumentHelp)
     var model: String
 
     @Flag(help: "Print JSON.")

@@ -37,10 +37,27 @@ struct ModelDiffCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The new version's label (default: the current version).", valueName: "version"))
     var to: String?
 
-    @Flag(help: "Print JSON.")
+    @Flag(help: "Print JSON (the same as --format json).")
     var json = false
 
+    @Option(
+        help: ArgumentHelp(
+            "text (default), json, or a picture of the newer version with the changes marked: mermaid, dot or html.",
+            valueName: "format"))
+    var format: DiffFormat?
+
+    @Option(help: ArgumentHelp("Write the output to this file instead of standard output.", valueName: "file"))
+    var output: String = "-"
+
+    /// `ferry model diff --format`.
+    enum DiffFormat: String, CaseIterable, ExpressibleByArgument {
+        case text, json, mermaid, dot, html
+    }
+
     func validate() throws {
+        if json, let format, format != .json {
+            throw ValidationError("--json and --format \(format.rawValue) ask for two outputs; give one")
+        }
         if new == nil && from == nil {
             throw ValidationError(
                 "give two models (ferry model diff OLD NEW) or one bundle with --from (ferry model diff BUNDLE --from 1 --to 2)"
@@ -54,14 +71,17 @@ struct ModelDiffCommand: ParsableCommand {
             let modelName: String
             let fromLabel: String
             let toLabel: String
+            let path: [ObjectModel]
+            let mappingBundle: ModelBundle
             if let new {
                 let oldBundle = try loadModel(old)
                 let newBundle = try loadModel(new)
-                let source = try version(from ?? oldBundle.currentVersion, of: oldBundle, option: "--from")
-                let destination = try version(to ?? newBundle.currentVersion, of: newBundle, option: "--to")
+                let source = try oldBundle.version(from ?? oldBundle.currentVersion, option: "--from")
+                let destination = try newBundle.version(to ?? newBundle.currentVersion, option: "--to")
                 diffs = [ModelDiff(from: source, to: destination)]
                 modelName = newBundle.name
                 (fromLabel, toLabel) = (source.version, destination.version)
+                (path, mappingBundle) = ([source, destination], newBundle)
             } else {
                 let bundle = try loadModel(old)
                 let start = from ?? ""
@@ -69,31 +89,58 @@ struct ModelDiffCommand: ParsableCommand {
                 diffs = try ModelDiff.steps(in: bundle, from: start, to: end)
                 modelName = bundle.name
                 (fromLabel, toLabel) = (start, end)
+                (path, mappingBundle) = (try bundle.path(from: start, to: end), bundle)
             }
             let lightweight = diffs.allSatisfy(\.isInferable)
-            if json {
-                try writeJSON(DiffReport(model: modelName, from: fromLabel, to: toLabel, diffs: diffs), to: "-")
-            } else {
-                printHuman(diffs, model: modelName, from: fromLabel, to: toLabel)
+            switch format ?? (json ? .json : .text) {
+            case .json:
+                try writeJSON(DiffReport(model: modelName, from: fromLabel, to: toLabel, diffs: diffs), to: output)
+            case .text:
+                try writeText(human(diffs, model: modelName, from: fromLabel, to: toLabel), to: output)
+            case .mermaid, .dot, .html:
+                try writeText(try picture(diffs, path: path, mappings: mappingBundle), to: output)
             }
             return lightweight ? ExitStatus.success : ExitStatus.needsMapping
         }
     }
 
-    private func version(_ label: String, of bundle: ModelBundle, option: String) throws -> ObjectModel {
-        guard let model = bundle.version(label) else {
-            let labels = bundle.versions.map(\.version)
-            throw FerryError(
-                .usage,
-                "\(option) \(label): model \(bundle.name) has no version '\(label)' (versions: \(labels.joined(separator: ", ")))\(Suggestions.didYouMean(label, in: labels))",
-                at: bundle.location)
+    // MARK: - Pictures
+
+    /// The newer version drawn with every change from the oldest version of `path` marked, in
+    /// the Mermaid, DOT or HTML format.
+    private func picture(_ diffs: [ModelDiff], path: [ObjectModel], mappings bundle: ModelBundle) throws -> String {
+        guard let older = path.first, let newer = path.last else { return "" }
+        let steps = try zip(diffs, zip(path, path.dropFirst())).map { diff, pair in
+            DiffPage.Step(
+                diff: diff,
+                coverage: try MigrationMappings.stepMapping(from: pair.0, to: pair.1, in: bundle).map(
+                    MappingCoverage.init) ?? .none)
         }
-        return model
+        let whole = ModelDiff(from: older, to: newer, through: Array(path.dropFirst().dropLast()))
+        let diagram = ModelDiagram(
+            diff: whole, older: older, newer: newer, coverage: MappingCoverage(merging: steps.map(\.coverage)))
+        switch format {
+        case .dot:
+            return DOTDiagram.render(diagram)
+        case .html:
+            let executable = GraphvizRenderer.dotExecutable()
+            let svg = try executable.map {
+                try GraphvizRenderer.svg(fromDOT: DOTDiagram.render(diagram), executable: $0)
+            }
+            Console.printError(
+                executable.map { "ferry: picture drawn by Graphviz (\($0) -Tsvg)" }
+                    ?? "ferry: Graphviz's dot is not on PATH: the page shows the picture as Mermaid text")
+            return DiffPage.render(diagram: diagram, svg: svg, steps: steps)
+        default:
+            return MermaidDiagram.render(diagram)
+        }
     }
 
     // MARK: - Human output
 
-    private func printHuman(_ diffs: [ModelDiff], model: String, from: String, to: String) {
+    private func human(_ diffs: [ModelDiff], model: String, from: String, to: String) -> String {
+        var text = ""
+        func print(_ line: String) { text += line + "\n" }
         if diffs.isEmpty {
             print("\(model) \(from) → \(to): the same version")
         }
@@ -133,6 +180,7 @@ struct ModelDiffCommand: ParsableCommand {
                 "verdict: needs a mapping: \(count) \(count == 1 ? "change" : "changes") cannot be inferred; apply the fixes above or write \(files)"
             )
         }
+        return text
     }
 
     static func verdict(_ diff: ModelDiff) -> String {

@@ -74,7 +74,7 @@ struct MutationOptions: ParsableArguments {
             failed.error = "\(error)"
             report.steps = [failed]
             report.finish(exitCode: ExitStatus.code(for: error))
-            if let path = options.report { try writeJSON(report, to: path) }
+            if let path = options.report { try writeReport(report, to: path) }
             throw error
         }
         var openOptions = Store.Options(createIfMissing: false)
@@ -98,7 +98,7 @@ struct MutationOptions: ParsableArguments {
         console.stepStarted(index: 1, of: 1, title: runner.title)
         report.steps = [runner.run()]
         report.finish(exitCode: runner.failure.map { ExitStatus.code(for: $0) } ?? 0)
-        if let path = options.report { try writeJSON(report, to: path) }
+        if let path = options.report { try writeReport(report, to: path) }
         if let failure = runner.failure { throw failure }
         return 0
     }

@@ -50,7 +50,7 @@ struct RunCommand: ParsableCommand {
             runner.progress = console
             var report = runner.run()
             report.exitCode = ExitStatus.code(for: report.failure)
-            if let path = options.report { try writeJSON(report, to: path) }
+            if let path = options.report { try writeReport(report, to: path) }
             if let path = junit { try writeText(VerificationReport.junitXML(report.verificationReports), to: path) }
             for step in report.steps {
                 guard let verification = step.verification else { continue }

@@ -35,7 +35,10 @@ struct VerifyCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Offending records listed per check.", valueName: "n"))
     var maxOffending: Int = 5
 
-    @Option(help: ArgumentHelp("Write the JSON report.", valueName: "file.json"))
+    @Option(
+        help: ArgumentHelp(
+            "Write a report: JSON, or a self-contained HTML page when the name ends in .html.",
+            valueName: "file.json|file.html"))
     var report: String?
 
     @Option(help: ArgumentHelp("Write a JUnit XML report (one test case per check).", valueName: "file.xml"))
@@ -107,7 +110,7 @@ struct VerifyCommand: ParsableCommand {
                     dryRun: false, startedAt: result.timestamp)
                 runReport.steps = [.verify(index: 1, verification: result)]
                 runReport.finish(exitCode: exitCode)
-                try writeJSON(runReport, to: report)
+                try writeReport(runReport, to: report)
             }
             if let junit { try writeText(VerificationReport.junitXML([result]), to: junit) }
             // --quiet: nothing when every check passed, else only the failed checks.

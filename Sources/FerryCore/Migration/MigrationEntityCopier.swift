@@ -60,9 +60,7 @@ final class MigrationEntityCopier {
         let plan = try EntityPlan(
             mapping: entityMapping, source: sourceEntity, destination: destinationEntity, step: scope)
         observer?.migrationEntityStarted(entityMapping.name)
-        if policy == nil && entityMapping.distinct == nil,
-            let sql = plan.insertSelectSQL(into: MigrationStepScope.destinationSchema)
-        {
+        if let sql = plan.setBasedSQL(hasPolicy: policy != nil) {
             if !plan.copiesStoredForms { writer.noteComputedValues(of: destinationEntity.name) }
             try execute(sql, entityMapping: entityMapping)
             let count = connection.changes

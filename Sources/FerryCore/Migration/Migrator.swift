@@ -169,6 +169,9 @@ public final class Migrator {
         public var steps: [MappingModel]
         /// Objects per source entity in the store (each entity's own, not its sub-entities').
         public var counts: [String: Int]
+        /// How each step moves each entity mapping's objects (keyed by mapping name); empty
+        /// when not computed (a PostgreSQL store's steps choose theirs when they run).
+        package var strategies: [[String: MigrationStrategy]] = []
     }
 
     /// Finds the store's version and plans the steps to the target, without changing anything.
@@ -205,6 +208,10 @@ public final class Migrator {
         }
         var counts: [String: Int] = [:]
         guard countingObjects else { return Plan(source: source.model, target: target, steps: steps, counts: counts) }
+        let strategies = try Self.strategies(
+            of: steps, sourceLayout: source.layout,
+            destination: source.destination(compiledModel: options.compiledModel),
+            options: options)
         let connection = try Connection(
             path: MigrationStepRunner.readOnlyURI(source.readPath), readOnly: true, create: false)
         // Each entity's own objects (its sub-entities' are theirs), as each entity mapping reads them.
@@ -212,7 +219,8 @@ public final class Migrator {
             counts[entity.name] = Int(
                 try connection.scalar(source.layout.objectCountQuery(for: entity, ownObjectsOnly: true))?.int64 ?? 0)
         }
-        return Plan(source: source.model, target: path.last ?? target, steps: steps, counts: counts)
+        return Plan(
+            source: source.model, target: path.last ?? target, steps: steps, counts: counts, strategies: strategies)
     }
 
     /// Migrates the store to the target version and swaps the result in.

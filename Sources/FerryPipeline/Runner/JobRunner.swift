@@ -230,6 +230,23 @@ public final class JobRunner {
         report.outcome = dryRun ? "dry_run" : "succeeded"
     }
 
+    /// The migrator of a `migrate` step on the store at `storePath`: the job's bundle, its
+    /// parameters for the mapping files, and this runner's registry (`ferry run` and `ferry plan`).
+    package func migrator(for step: MigrateStep, storePath: String) throws -> Migrator {
+        guard let bundle else {
+            throw FerryError(
+                .invalidDefinition, "a migrate step needs the job's model to be a bundle of versions",
+                at: step.location)
+        }
+        var options = MigrationOptions(
+            targetVersion: step.to ?? model.version, backup: step.backup && !dryRun, registry: registry)
+        options.checksums = false
+        options.parameters = job.parameters
+        return Migrator(
+            storePath: storePath, bundle: bundle, options: options,
+            mappingProvider: MigrationMappings.provider(for: bundle, parameters: job.parameters))
+    }
+
     /// Runs a `migrate` step on the store file; false when it failed (recorded in the report).
     private func runMigration(
         _ step: MigrateStep, index: Int, storePath: String, onlyIfNeeded: Bool, into report: inout RunReport
@@ -237,18 +254,7 @@ public final class JobRunner {
         let started = ContinuousClock.now
         var stepReport = StepReport(index: index, kind: "migrate", entity: nil, source: nil)
         do {
-            guard let bundle else {
-                throw FerryError(
-                    .invalidDefinition, "a migrate step needs the job's model to be a bundle of versions",
-                    at: step.location)
-            }
-            var options = MigrationOptions(
-                targetVersion: step.to ?? model.version, backup: step.backup && !dryRun, registry: registry)
-            options.checksums = false
-            options.parameters = job.parameters
-            let migrator = Migrator(
-                storePath: storePath, bundle: bundle, options: options,
-                mappingProvider: MigrationMappings.provider(for: bundle, parameters: job.parameters))
+            let migrator = try self.migrator(for: step, storePath: storePath)
             if onlyIfNeeded, try migrator.plan(countingObjects: false).steps.isEmpty { return true }
             progress?.stepStarted(
                 index: index, of: job.steps.count,

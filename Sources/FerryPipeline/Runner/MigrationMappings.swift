@@ -20,26 +20,33 @@ package enum MigrationMappings {
         for bundle: ModelBundle, parameters: [String: Value] = [:], folders: [String] = []
     ) -> (ObjectModel, ObjectModel) throws -> MappingModel {
         StepMappingCache { from, to in
-            let loader = MappingLoader()
-            for folder in folders {
-                if let path = mappingFile(in: folder, from: from.version, to: to.version) {
-                    return try loader.load(path: path, source: from, destination: to, parameters: parameters)
-                }
-            }
-            if let mapping = try XcodeMappingSearch(folders: folders).mapping(from: from, to: to, in: bundle) {
-                return mapping
-            }
-            if let path = MappingLoader.existingMappingFile(in: bundle, from: from.version, to: to.version) {
-                return try loader.load(path: path, source: from, destination: to, parameters: parameters)
-            }
-            if let mapping = try XcodeMappingSearch(folders: XcodeMappingSearch.besideModel(bundle)).mapping(
-                from: from, to: to, in: bundle)
-            {
+            if let mapping = try stepMapping(from: from, to: to, in: bundle, parameters: parameters, folders: folders) {
                 return mapping
             }
             let step = ModelDiff(from: from, to: to)
             return MappingModel(source: from, destination: to, inferred: try step.inferredMapping())
         }.mapping
+    }
+
+    /// The step's own mapping (sources 1 to 4 above), or nil when the step is left to inference.
+    package static func stepMapping(
+        from: ObjectModel, to: ObjectModel, in bundle: ModelBundle, parameters: [String: Value] = [:],
+        folders: [String] = []
+    ) throws -> MappingModel? {
+        let loader = MappingLoader()
+        for folder in folders {
+            if let path = mappingFile(in: folder, from: from.version, to: to.version) {
+                return try loader.load(path: path, source: from, destination: to, parameters: parameters)
+            }
+        }
+        if let mapping = try XcodeMappingSearch(folders: folders).mapping(from: from, to: to, in: bundle) {
+            return mapping
+        }
+        if let path = MappingLoader.existingMappingFile(in: bundle, from: from.version, to: to.version) {
+            return try loader.load(path: path, source: from, destination: to, parameters: parameters)
+        }
+        return try XcodeMappingSearch(folders: XcodeMappingSearch.besideModel(bundle)).mapping(
+            from: from, to: to, in: bundle)
     }
 
     /// `folder/FROM-to-TO.yml` (or `.yaml`) when it exists.
