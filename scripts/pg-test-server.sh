@@ -10,6 +10,10 @@
 #   scripts/pg-test-server.sh start --durable   # the same with fsync, synchronous commits and
 #                                               # full-page writes on, as a production server runs:
 #                                               # for the tests that crash the server
+#   scripts/pg-test-server.sh start --ssl CERT KEY
+#                                               # TLS on (ssl=on) with that server certificate and
+#                                               # key (PEM files, copied into the cluster); plain
+#                                               # connections are still accepted
 #   scripts/pg-test-server.sh crash DIR         # stops it as a power cut would (-m immediate)
 #   scripts/pg-test-server.sh restart DIR       # starts it again on its port, after a crash
 #
@@ -63,9 +67,20 @@ server_dir() {
 }
 
 start() {
-    local dir durability
+    local dir durability ssl_cert= ssl_key= ssl_options=
     durability="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-    [ "${1:-}" = "--durable" ] && durability="-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --durable) durability="-c fsync=on -c synchronous_commit=on -c full_page_writes=on" ;;
+        --ssl)
+            [ $# -ge 3 ] || { echo "pg-test-server: --ssl needs CERT and KEY" >&2; exit 2; }
+            ssl_cert=$2 ssl_key=$3
+            shift 2
+            ;;
+        *) echo "pg-test-server: unknown start option '$1'" >&2; exit 2 ;;
+        esac
+        shift
+    done
     dir=$(mktemp -d "${TMPDIR:-/tmp}/ferry-pg.XXXXXX")
     chmod 755 "$dir"
     [ "$(id -u)" -eq 0 ] && chown postgres: "$dir"
@@ -84,10 +99,17 @@ host  all +ferry_password_login 127.0.0.1/32 scram-sha-256
 local all all trust
 host  all all 127.0.0.1/32 trust
 HBA
+    if [ -n "$ssl_cert" ]; then
+        # The server reads its key only when the key is private to the cluster's owner.
+        install -m 600 "$ssl_cert" "$dir/data/server.crt"
+        install -m 600 "$ssl_key" "$dir/data/server.key"
+        [ "$(id -u)" -eq 0 ] && chown postgres: "$dir/data/server.crt" "$dir/data/server.key"
+        ssl_options=" -c ssl=on -c ssl_cert_file=server.crt -c ssl_key_file=server.key"
+    fi
     local port attempt
     for attempt in 1 2 3 4 5; do
         port=$(free_port)
-        echo "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir $durability" >"$dir/options"
+        echo "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir $durability$ssl_options" >"$dir/options"
         if start_server "$dir"; then
             break
         fi
@@ -137,13 +159,16 @@ stop() {
 }
 
 case "${1:-}" in
-start) start "${2:-}" ;;
+start)
+    shift
+    start "$@"
+    ;;
 stop) stop "${2:-}" ;;
 crash) crash "${2:-}" ;;
 restart) restart "${2:-}" ;;
 env) print_env "$(server_dir "${2:-}")" ;;
 *)
-    echo "usage: $0 start [--durable] | stop|env|crash|restart [DIR]" >&2
+    echo "usage: $0 start [--durable] [--ssl CERT KEY] | stop|env|crash|restart [DIR]" >&2
     exit 2
     ;;
 esac

@@ -39,7 +39,8 @@ public final class PostgresConnection {
             PQfinish(connection)
             throw PostgresError(
                 kind: .connectionFailed,
-                message: "cannot connect to \(url): \(redacting(reason, url.password))")
+                message: "cannot connect to \(url): \(redacting(reason, url.password))"
+                    + Self.timeoutExplanation(reason, keywords: keywords))
         }
         handle = connection
         PQsetErrorVerbosity(connection, PQERRORS_DEFAULT)
@@ -169,6 +170,17 @@ public final class PostgresConnection {
             detail: field(UInt8(ascii: "D")),
             hint: field(UInt8(ascii: "H")),
             context: field(UInt8(ascii: "W")))
+    }
+
+    /// Why libpq gave up, when it gave up waiting: the server did not finish the connection
+    /// within the URL's (or ferry's default) `connect_timeout`.
+    static func timeoutExplanation(_ reason: String, keywords: [(key: String, value: String)]) -> String {
+        guard reason.contains("timeout expired") else { return "" }
+        let seconds =
+            keywords.last { $0.key == "connect_timeout" }?.value
+            ?? ProcessInfo.processInfo.environment["PGCONNECT_TIMEOUT"] ?? "?"
+        return
+            " (the server did not complete the connection within connect_timeout=\(seconds) seconds; set connect_timeout= in the URL to wait longer)"
     }
 
     static func errorText(_ connection: OpaquePointer?) -> String {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A parsed `postgresql://` (or `postgres://`) store URL.
 ///
 /// ```
@@ -9,7 +11,9 @@
 /// `~/.pgpass` (`PGPASSFILE`, or the `passfile=` parameter). A password written into the URL
 /// is accepted, as libpq accepts it, but ``description`` and every error show it as `***`.
 /// Query parameters other than `schema` are libpq connection keywords (`host`, `port`,
-/// `sslmode`, `connect_timeout`, `application_name`, `passfile`, …), checked by libpq.
+/// `sslmode`, `sslrootcert`, `connect_timeout`, `keepalives_idle`, `application_name`,
+/// `passfile`, …), checked by libpq; ``defaultConnectionParameters`` fills in the timeouts a
+/// URL leaves out.
 public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
     /// The role to log in as; nil lets libpq choose (`PGUSER`, then the operating-system user).
     public var user: String?
@@ -93,8 +97,25 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
         return text
     }
 
-    /// The libpq keywords and values for `PQconnectdbParams`, `schema` left out.
+    /// The libpq keywords and values for `PQconnectdbParams`, `schema` left out, with
+    /// ``defaultConnectionParameters`` the URL does not set itself.
     package var connectionKeywords: [(key: String, value: String)] {
+        connectionKeywords(environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// What ferry sets when the URL does not, so that a server that never answers, or a network
+    /// that silently drops the connection, ends in an error rather than a hang: the whole
+    /// connection attempt given up after 10 seconds (libpq's default is to wait forever), and TCP
+    /// keepalives probing an idle connection after 30 seconds, every 10 seconds, declaring it
+    /// dead after 3 unanswered probes. A URL parameter of the same name (or, for
+    /// `connect_timeout`, the `PGCONNECT_TIMEOUT` variable) wins.
+    public static let defaultConnectionParameters: [(key: String, value: String)] = [
+        ("connect_timeout", "10"), ("keepalives", "1"), ("keepalives_idle", "30"),
+        ("keepalives_interval", "10"), ("keepalives_count", "3"),
+    ]
+
+    /// The libpq keywords, the defaults decided against `environment` (libpq's own variables).
+    package func connectionKeywords(environment: [String: String]) -> [(key: String, value: String)] {
         var keywords: [(key: String, value: String)] = []
         if let user { keywords.append(("user", user)) }
         if let password { keywords.append(("password", password)) }
@@ -102,6 +123,10 @@ public struct PostgresURL: Sendable, Hashable, CustomStringConvertible {
         if let port { keywords.append(("port", String(port))) }
         if let database { keywords.append(("dbname", database)) }
         keywords.append(contentsOf: parameters)
+        for (key, value) in Self.defaultConnectionParameters where !parameters.contains(where: { $0.key == key }) {
+            if key == "connect_timeout", environment["PGCONNECT_TIMEOUT"]?.isEmpty == false { continue }
+            keywords.append((key, value))
+        }
         return keywords
     }
 

@@ -152,4 +152,29 @@ struct PostgresMigrationRouteTests {
         let narrowing = TypeConversion(from: .int64, to: .int16, rules: .coreData)
         #expect(narrowing.map(PostgresServerStep.exactlyInServer) == false)
     }
+
+    @Test(
+        "a server older than PostgreSQL 14 (no hash_record_extended) sends the migration through the snapshot path, with the reason; 14 and later, or an unknown version, keep the server path"
+    )
+    func serverVersionDecidesTheRoute() throws {
+        let mapping = try Self.inferred()
+        for old in [90_624, 120_017, 130_014, 139_999] {
+            guard
+                case .failure(let refusal) = PostgresServerStep.route(
+                    for: [mapping], options: MigrationOptions(), serverVersion: old)
+            else {
+                Issue.record("server_version_num \(old) took the server path")
+                continue
+            }
+            #expect(refusal.reason.contains("server_version_num \(old)"), "\(refusal.reason)")
+            #expect(refusal.reason.contains("14 or later"), "\(refusal.reason)")
+            #expect(refusal.reason.contains("hash_record_extended"), "\(refusal.reason)")
+        }
+        for supported in [140_000, 150_018, 170_002, nil] {
+            let steps = try PostgresServerStep.route(
+                for: [mapping], options: MigrationOptions(), serverVersion: supported
+            ).get()
+            #expect(steps.count == 1, "server_version_num \(supported.map(String.init) ?? "unknown")")
+        }
+    }
 }

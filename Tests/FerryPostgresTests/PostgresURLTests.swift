@@ -56,6 +56,33 @@ struct PostgresURLTests {
         #expect(url.schema == "s")
     }
 
+    @Test(
+        "ferry adds connect_timeout=10 and TCP keepalives when the URL has none; a URL parameter, or PGCONNECT_TIMEOUT, wins"
+    )
+    func timeoutDefaults() throws {
+        func keywords(_ text: String, _ environment: [String: String] = [:]) throws -> [String: String] {
+            Dictionary(
+                try PostgresURL(text).connectionKeywords(environment: environment).map { ($0.key, $0.value) },
+                uniquingKeysWith: { first, _ in first })
+        }
+        let plain = try keywords("postgresql://u@h/d?schema=s")
+        #expect(plain["connect_timeout"] == "10")
+        #expect(plain["keepalives"] == "1")
+        #expect(plain["keepalives_idle"] == "30")
+        #expect(plain["keepalives_interval"] == "10")
+        #expect(plain["keepalives_count"] == "3")
+        #expect(plain["schema"] == nil)
+        let set = try keywords("postgresql://u@h/d?connect_timeout=3&keepalives_idle=5&keepalives=0")
+        #expect(set["connect_timeout"] == "3")
+        #expect(set["keepalives_idle"] == "5")
+        #expect(set["keepalives"] == "0")
+        #expect(set["keepalives_count"] == "3")
+        let fromEnvironment = try keywords("postgresql://u@h/d", ["PGCONNECT_TIMEOUT": "4"])
+        #expect(fromEnvironment["connect_timeout"] == nil, "libpq reads PGCONNECT_TIMEOUT itself")
+        // The defaults are not part of the URL ferry shows.
+        #expect(try PostgresURL("postgresql://u@h/d").description == "postgresql://u@h/d")
+    }
+
     @Test("a password in the URL is kept for libpq but never shown")
     func passwordRedacted() throws {
         let url = try PostgresURL("postgresql://alice:s%40cret:x@h:1/d?password=other")

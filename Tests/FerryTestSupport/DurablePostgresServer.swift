@@ -25,12 +25,21 @@ public final class DurablePostgresServer: @unchecked Sendable {
     public static let skipReason =
         "these tests crash a PostgreSQL server of their own: install its binaries (Debian: apt-get install postgresql)"
 
-    public init() throws {
-        let started = PostgresTestServer.spawnAndWait(script, ["start", "--durable"])
+    public convenience init() throws {
+        try self.init(startOptions: ["--durable"])
+    }
+
+    /// A server of the test's own started with `scripts/pg-test-server.sh start` and these
+    /// options (`--durable`, `--ssl CERT KEY`).
+    public init(startOptions: [String]) throws {
+        let started = PostgresTestServer.spawnAndWait(script, ["start"] + startOptions)
         guard started.status == 0, let url = PostgresTestServer.exported("FERRY_TEST_POSTGRES_URL", in: started.output),
             let directory = PostgresTestServer.exported("FERRY_TEST_POSTGRES_DIR", in: started.output)
         else {
-            throw FerryProcessError(description: "a durable PostgreSQL server did not start: \(started.error)")
+            throw FerryProcessError(
+                description:
+                    "a PostgreSQL server (start \(startOptions.joined(separator: " "))) did not start: \(started.error)"
+            )
         }
         self.url = url
         self.directory = directory

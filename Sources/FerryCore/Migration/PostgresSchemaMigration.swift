@@ -90,7 +90,9 @@ struct PostgresSchemaMigration {
             options.backup
             ? PostgresIdentifier.fitted(schema, suffix: "_backup_v\(plan.source.version)_\(Migrator.stamp(now))") : nil
 
-        switch PostgresServerStep.route(for: plan.steps, options: options) {
+        let serverVersion = try session.scalar("SELECT current_setting('server_version_num')::int", [])?.int64
+        switch PostgresServerStep.route(for: plan.steps, options: options, serverVersion: serverVersion.map { Int($0) })
+        {
         case .success(let steps):
             var builder = PostgresServerMigration(
                 steps: steps, storeURL: storeURL, url: url, schema: schema, options: options)

@@ -93,9 +93,24 @@ struct PostgresServerStep {
 
     private static let layout = FerryLayout(backend: .postgresql)
 
+    /// The oldest server (as `server_version_num`) the in-server path runs on: its checks sum
+    /// `hash_record_extended`, new in PostgreSQL 14.
+    static let minimumServerVersion = 140_000
+
     /// Every step of a migration as SQL the server runs, or the reason the migration needs the
-    /// snapshot path (the first step that does: the steps run on one path or the other).
-    static func route(for steps: [MappingModel], options: MigrationOptions) -> Result<[PostgresServerStep], Refusal> {
+    /// snapshot path (the first step that does: the steps run on one path or the other). A
+    /// `serverVersion` (the server's `server_version_num`) below ``minimumServerVersion`` sends
+    /// every migration through the snapshot path; nil means it is not known and not checked.
+    static func route(
+        for steps: [MappingModel], options: MigrationOptions, serverVersion: Int? = nil
+    ) -> Result<[PostgresServerStep], Refusal> {
+        if let serverVersion, serverVersion < minimumServerVersion {
+            return .failure(
+                Refusal(
+                    reason:
+                        "the server runs PostgreSQL \(serverVersion / 10_000) (server_version_num \(serverVersion)); the in-server path needs 14 or later (hash_record_extended)"
+                ))
+        }
         var made: [PostgresServerStep] = []
         for (index, mapping) in steps.enumerated() {
             switch make(mapping, options: options) {
