@@ -125,4 +125,56 @@ struct CoreDataOneToOneMigrateCLITests {
         try Self.migrateAndCheck(
             store, package: package, arguments: ["--mappings", mappings], pet: "ZCOMPANION", owner: "ZKEEPER")
     }
+
+    @Test(
+        "into a hierarchy: Driver.champion (to Car, whose sub-entity is SportsCar) gets the inverse Car.championOf; the sub-entities' rows point back, the Vehicle does not, and verify passes"
+    )
+    func inverseIntoHierarchy() throws {
+        let directory = TemporaryDirectory("ferry-cd-one-to-one-hierarchy")
+        typealias Fleet = CoreDataHierarchyMigrateCLITests
+        let vehicles =
+            "        <relationship name=\"vehicles\" optional=\"YES\" toMany=\"YES\" deletionRule=\"Nullify\" destinationEntity=\"Vehicle\" inverseName=\"drivers\" inverseEntity=\"Vehicle\"/>\n"
+        func champion(inverse: String) -> String {
+            vehicles + Self.toOne("champion", to: "Car", inverse: inverse.isEmpty ? nil : inverse)
+        }
+        let seats =
+            "        <attribute name=\"seats\" optional=\"YES\" attributeType=\"Integer 32\" defaultValueString=\"0\" usesScalarValueType=\"YES\"/>\n"
+        let version1 = Fleet.version1.replacingOccurrences(of: vehicles, with: champion(inverse: ""))
+        let version2 = Fleet.version2().replacingOccurrences(of: vehicles, with: champion(inverse: "championOf"))
+            .replacingOccurrences(of: seats, with: seats + Self.toOne("championOf", to: "Driver", inverse: "champion"))
+        #expect(version1 != Fleet.version1 && version2.contains("championOf"))
+        let package = directory.file("Fleet.xcdatamodeld")
+        try Fleet.writeVersion("Fleet", version1, package: "Fleet.xcdatamodeld", in: directory)
+        try Fleet.selectCurrent("Fleet", in: package)
+        let store = directory.file("Fleet.sqlite")
+        let drivers = try directory.write("drivers.csv", "name\nAnn\nBo\nCy\n")
+        let created = try runFerry([
+            "import", drivers, "--store", store, "--model", package, "--entity", "Driver", "--layout", "coredata",
+            "--quiet",
+        ])
+        #expect(created.exitCode == 0, "\(created)")
+        // Version 1 numbers Car 4 and SportsCar 5: Ann's champion is the SportsCar, Bo's the Car.
+        try Connection(path: store, create: false).executeScript(
+            """
+            INSERT INTO ZVEHICLE (Z_PK, Z_ENT, Z_OPT, ZNAME, ZWHEELS) VALUES (1, 3, 1, 'Cart', 2), (2, 4, 1, 'Polo', 4), (3, 5, 1, 'Zonda', 4);
+            UPDATE ZDRIVER SET ZCHAMPION = 3, Z4_CHAMPION = 5 WHERE ZNAME = 'Ann';
+            UPDATE ZDRIVER SET ZCHAMPION = 2, Z4_CHAMPION = 4 WHERE ZNAME = 'Bo';
+            """)
+        try Fleet.writeVersion("Fleet 2", version2, package: "Fleet.xcdatamodeld", in: directory)
+        try Fleet.selectCurrent("Fleet 2", in: package)
+        let result = try runFerry(["migrate", store, "--model", package, "--no-backup"])
+        #expect(result.exitCode == 0, "\(result)")
+        // Version 2 numbers Car 5 and SportsCar 6 (Bus is 4).
+        #expect(
+            try StoreSnapshot.texts(
+                store,
+                "SELECT v.ZNAME, v.Z_ENT, d.ZNAME FROM ZVEHICLE AS v LEFT JOIN ZDRIVER AS d ON d.Z_PK = v.ZCHAMPIONOF ORDER BY v.Z_PK"
+            ) == [["Cart", "3", nil], ["Polo", "5", "Bo"], ["Zonda", "6", "Ann"]])
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT ZNAME, ZCHAMPION, Z5_CHAMPION FROM ZDRIVER ORDER BY Z_PK") == [
+                ["Ann", "3", "6"], ["Bo", "2", "5"], ["Cy", nil, nil],
+            ])
+        let verify = try runFerry(["verify", store, "--model", package])
+        #expect(verify.exitCode == 0, "\(verify)")
+    }
 }
