@@ -30,37 +30,44 @@ struct CoreDataOneToOneMigrateCLITests {
             "        <relationship name=\"\(name)\" optional=\"YES\" maxCount=\"1\" deletionRule=\"Nullify\" destinationEntity=\"\(destination)\"\(inverseText)/>\n"
     }
 
-    /// The Pets package with versions `Pets` (`version1`, current at first) and `Pets 2`
-    /// (`version2`, current once the store is written), and a version-1 store: three users,
-    /// four pets, Ann with pet 2, Bo with pet 3, Cy without one. `bothSides` writes the
-    /// version-1 inverse `ZPET.ZOWNER` too.
-    static func pets(
-        in directory: TemporaryDirectory, version1: String, version2: String, bothSides: Bool
+    /// The package `NAME.xcdatamodeld` with versions `NAME` (`version1`) and `NAME 2` (`version2`,
+    /// current once the store is written), and a version-1 Core Data store `NAME.sqlite`: the
+    /// objects of `entity` named Ann, Bo and Cy imported, then `script` run on it.
+    static func store(
+        _ name: String, in directory: TemporaryDirectory, version1: String, version2: String, entity: String,
+        script: String
     ) throws -> (package: String, store: String) {
-        let package = directory.file("Pets.xcdatamodeld")
-        try CoreDataHierarchyMigrateCLITests.writeVersion("Pets", version1, package: "Pets.xcdatamodeld", in: directory)
-        try CoreDataHierarchyMigrateCLITests.selectCurrent("Pets", in: package)
-        let store = directory.file("Pets.sqlite")
-        let users = try directory.write("users.csv", "name\nAnn\nBo\nCy\n")
+        typealias Fleet = CoreDataHierarchyMigrateCLITests
+        let package = directory.file("\(name).xcdatamodeld")
+        try Fleet.writeVersion(name, version1, package: "\(name).xcdatamodeld", in: directory)
+        try Fleet.selectCurrent(name, in: package)
+        let store = directory.file("\(name).sqlite")
+        let names = try directory.write("names.csv", "name\nAnn\nBo\nCy\n")
         let created = try runFerry([
-            "import", users, "--store", store, "--model", package, "--entity", "User", "--layout", "coredata",
+            "import", names, "--store", store, "--model", package, "--entity", entity, "--layout", "coredata",
             "--quiet",
         ])
         #expect(created.exitCode == 0, "\(created)")
-        let connection = try Connection(path: store, create: false)
-        try connection.executeScript(
-            """
-            INSERT INTO ZPET (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (1, 1, 1, 'Rex'), (2, 1, 1, 'Tom'), (3, 1, 1, 'Kit'), (4, 1, 1, 'Ace');
-            UPDATE ZUSER SET ZPET = CASE ZNAME WHEN 'Ann' THEN 2 WHEN 'Bo' THEN 3 END;
-            UPDATE Z_PRIMARYKEY SET Z_MAX = 4 WHERE Z_NAME = 'Pet';
-            """)
-        if bothSides {
-            try connection.execute("UPDATE ZPET SET ZOWNER = (SELECT Z_PK FROM ZUSER WHERE ZUSER.ZPET = ZPET.Z_PK)")
-        }
-        try CoreDataHierarchyMigrateCLITests.writeVersion(
-            "Pets 2", version2, package: "Pets.xcdatamodeld", in: directory)
-        try CoreDataHierarchyMigrateCLITests.selectCurrent("Pets 2", in: package)
+        try Connection(path: store, create: false).executeScript(script)
+        try Fleet.writeVersion("\(name) 2", version2, package: "\(name).xcdatamodeld", in: directory)
+        try Fleet.selectCurrent("\(name) 2", in: package)
         return (package, store)
+    }
+
+    /// The Pets package and a version-1 store (``store(_:in:version1:version2:entity:script:)``):
+    /// three users, four pets, Ann with pet 2, Bo with pet 3, Cy without one. `bothSides` writes
+    /// the version-1 inverse `ZPET.ZOWNER` too.
+    static func pets(
+        in directory: TemporaryDirectory, version1: String, version2: String, bothSides: Bool
+    ) throws -> (package: String, store: String) {
+        try store(
+            "Pets", in: directory, version1: version1, version2: version2, entity: "User",
+            script: """
+                INSERT INTO ZPET (Z_PK, Z_ENT, Z_OPT, ZNAME) VALUES (1, 1, 1, 'Rex'), (2, 1, 1, 'Tom'), (3, 1, 1, 'Kit'), (4, 1, 1, 'Ace');
+                UPDATE ZUSER SET ZPET = CASE ZNAME WHEN 'Ann' THEN 2 WHEN 'Bo' THEN 3 END;
+                UPDATE Z_PRIMARYKEY SET Z_MAX = 4 WHERE Z_NAME = 'Pet';
+                \(bothSides ? "UPDATE ZPET SET ZOWNER = (SELECT Z_PK FROM ZUSER WHERE ZUSER.ZPET = ZPET.Z_PK);" : "")
+                """)
     }
 
     /// Migrates `store` to version 2 (with `arguments`), then checks both sides of the
@@ -143,25 +150,14 @@ struct CoreDataOneToOneMigrateCLITests {
         let version2 = Fleet.version2().replacingOccurrences(of: vehicles, with: champion(inverse: "championOf"))
             .replacingOccurrences(of: seats, with: seats + Self.toOne("championOf", to: "Driver", inverse: "champion"))
         #expect(version1 != Fleet.version1 && version2.contains("championOf"))
-        let package = directory.file("Fleet.xcdatamodeld")
-        try Fleet.writeVersion("Fleet", version1, package: "Fleet.xcdatamodeld", in: directory)
-        try Fleet.selectCurrent("Fleet", in: package)
-        let store = directory.file("Fleet.sqlite")
-        let drivers = try directory.write("drivers.csv", "name\nAnn\nBo\nCy\n")
-        let created = try runFerry([
-            "import", drivers, "--store", store, "--model", package, "--entity", "Driver", "--layout", "coredata",
-            "--quiet",
-        ])
-        #expect(created.exitCode == 0, "\(created)")
         // Version 1 numbers Car 4 and SportsCar 5: Ann's champion is the SportsCar, Bo's the Car.
-        try Connection(path: store, create: false).executeScript(
-            """
-            INSERT INTO ZVEHICLE (Z_PK, Z_ENT, Z_OPT, ZNAME, ZWHEELS) VALUES (1, 3, 1, 'Cart', 2), (2, 4, 1, 'Polo', 4), (3, 5, 1, 'Zonda', 4);
-            UPDATE ZDRIVER SET ZCHAMPION = 3, Z4_CHAMPION = 5 WHERE ZNAME = 'Ann';
-            UPDATE ZDRIVER SET ZCHAMPION = 2, Z4_CHAMPION = 4 WHERE ZNAME = 'Bo';
-            """)
-        try Fleet.writeVersion("Fleet 2", version2, package: "Fleet.xcdatamodeld", in: directory)
-        try Fleet.selectCurrent("Fleet 2", in: package)
+        let (package, store) = try Self.store(
+            "Fleet", in: directory, version1: version1, version2: version2, entity: "Driver",
+            script: """
+                INSERT INTO ZVEHICLE (Z_PK, Z_ENT, Z_OPT, ZNAME, ZWHEELS) VALUES (1, 3, 1, 'Cart', 2), (2, 4, 1, 'Polo', 4), (3, 5, 1, 'Zonda', 4);
+                UPDATE ZDRIVER SET ZCHAMPION = 3, Z4_CHAMPION = 5 WHERE ZNAME = 'Ann';
+                UPDATE ZDRIVER SET ZCHAMPION = 2, Z4_CHAMPION = 4 WHERE ZNAME = 'Bo';
+                """)
         let result = try runFerry(["migrate", store, "--model", package, "--no-backup"])
         #expect(result.exitCode == 0, "\(result)")
         // Version 2 numbers Car 5 and SportsCar 6 (Bus is 4).
