@@ -331,12 +331,15 @@ struct CoreDataMigrateCLITests {
         let directory = TemporaryDirectory("ferry-cd-migrate-required")
         let store = try Self.store(Self.original, "CoreDataMigration_Example_3", in: directory)
         let before = try FileFingerprint.of(store)
-        // Version 4 makes Post.color required; a mapping that leaves it out writes no link.
+        // Version 4 makes Post.color required; a mapping that leaves out both sides of the
+        // one-to-one (Post.color and its inverse Color.post) writes no link.
         let mappings = directory.file("mappings")
         try FileManager.default.createDirectory(atPath: mappings, withIntermediateDirectories: true)
-        try "entities:\n  Post:\n    relationships:\n      color: none\n".write(
-            toFile: mappings + "/CoreDataMigration_Example 3-to-CoreDataMigration_Example 4.yml", atomically: true,
-            encoding: .utf8)
+        try
+            "entities:\n  Post:\n    relationships:\n      color: none\n  Color:\n    relationships:\n      post: none\n"
+            .write(
+                toFile: mappings + "/CoreDataMigration_Example 3-to-CoreDataMigration_Example 4.yml", atomically: true,
+                encoding: .utf8)
         let result = try runFerry([
             "migrate", store, "--model", CoreDataCheckCLITests.package(Self.original), "--mappings", mappings,
         ])

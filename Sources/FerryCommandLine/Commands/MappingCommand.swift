@@ -43,7 +43,9 @@ struct MappingShowCommand: ParsableCommand {
                         "mapping model \(file.name) maps from \(file.sourceVersion) to \(file.destinationVersion), but \(modelPath) has no \(role) version '\(label)'\(Suggestions.didYouMean(label, in: bundle.versions.map(\.version)))",
                         notes: ["versions: \(bundle.versions.map(\.version).joined(separator: ", "))"])
                 }
-                return found
+                // As `ferry migrate` reads a Core Data store's versions: each sub-entity with the
+                // properties it inherits, which Xcode's entity mappings list too.
+                return found.withInheritedProperties
             }
             let translated = try file.mappingModel(
                 from: try version(file.sourceVersion, role: "source"),

@@ -80,6 +80,71 @@ package struct CoreDataMigrationDestination {
         }
     }
 
+    /// Writes the other side of every one-to-one stored on both sides (``CoreDataOneToOneMirror``
+    /// pairs), once every object and link of the step is in: a step writes one side when a
+    /// one-to-one is new (an inverse added in this version starts empty) or re-mapped (a mapping
+    /// file gives one side its links), and Core Data stores both.
+    ///
+    /// One side is taken as written: the one the step's mapping gives links (a relationship
+    /// mapping other than `none` on an entity mapping of its entity or a sub-entity); when both
+    /// or neither are, the side with more links, then the first in model order. The other side
+    /// is then set from it in one statement per pair: each object of the destination entity
+    /// (and its sub-entities) points back to the object that links to it, or to none. Runs
+    /// before ``recordLinkBookkeeping(on:schema:model:layout:)``, which writes the entity
+    /// columns of the keys set here.
+    static func mirrorOneToOnes(
+        on connection: Connection, schema: String, mapping: MappingModel, layout: CoreDataLayout
+    ) throws {
+        let model = mapping.destination
+        let quote = layout.dialect.quote
+        let key = quote(layout.keyColumn)
+        let entityColumn = quote(CoreDataLayout.entityColumn)
+        /// True when the step's mapping gives `relationship` of `entity` (or a sub-entity) links.
+        func mapped(_ relationship: RelationshipDescription, of entity: EntityDescription) -> Bool {
+            mapping.entities.contains { entityMapping in
+                model.isKind(entityMapping.destination, of: entity.name)
+                    && entityMapping.relationships.contains { $0.destination == relationship.name && $0.value != .none }
+            }
+        }
+        /// The `Z_ENT` numbers of `entity` and its sub-entities.
+        func kinds(of entity: EntityDescription) -> String {
+            model.entities.filter { model.isKind($0.name, of: entity.name) }.compactMap {
+                layout.entityNumbers[$0.name].map(String.init)
+            }.sorted().joined(separator: ", ")
+        }
+        var done: Set<String> = []
+        for entity in model.entities {
+            for relationship in entity.relationships {
+                guard let pair = CoreDataOneToOneMirror.pair(of: relationship, in: entity, model: model, layout: layout)
+                else { continue }
+                let side = "\(layout.table(for: entity)).\(pair.column)"
+                let otherSide = "\(layout.table(for: pair.destination)).\(pair.inverseColumn)"
+                // A relationship that is its own inverse (a spouse) has one column: nothing to mirror.
+                guard side != otherSide, done.insert(side).inserted, done.insert(otherSide).inserted else { continue }
+                let table = layout.dialect.qualified(layout.table(for: entity), in: schema)
+                let destinationTable = layout.dialect.qualified(layout.table(for: pair.destination), in: schema)
+                var written = (entity: entity, column: pair.column, table: table)
+                var other = (entity: pair.destination, column: pair.inverseColumn, table: destinationTable)
+                let thisMapped = mapped(relationship, of: entity)
+                let otherMapped = mapped(pair.inverse, of: pair.destination)
+                if otherMapped && !thisMapped {
+                    swap(&written, &other)
+                } else if otherMapped == thisMapped {
+                    let links = try connection.scalar("SELECT count(\(quote(pair.column))) FROM \(table)")?.int64 ?? 0
+                    let inverseLinks =
+                        try connection.scalar("SELECT count(\(quote(pair.inverseColumn))) FROM \(destinationTable)")?
+                        .int64 ?? 0
+                    if inverseLinks > links { swap(&written, &other) }
+                }
+                let back =
+                    "(SELECT w.\(key) FROM \(written.table) AS w WHERE w.\(quote(written.column)) = o.\(key) AND w.\(entityColumn) IN (\(kinds(of: written.entity))) ORDER BY w.\(key) LIMIT 1)"
+                try connection.execute(
+                    "UPDATE \(other.table) AS o SET \(quote(other.column)) = \(back) WHERE o.\(entityColumn) IN (\(kinds(of: other.entity))) AND o.\(quote(other.column)) IS NOT \(back)"
+                )
+            }
+        }
+    }
+
     /// Writes what Core Data keeps beside the keys of to-one relationships, once every object
     /// and link of the step is in (whichever path wrote them: `INSERT … SELECT`, rows, policies):
     /// - `Z<n>_<NAME>` = the `Z_ENT` of the linked object, where the destination entity has

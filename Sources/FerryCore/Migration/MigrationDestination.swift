@@ -35,12 +35,16 @@ enum MigrationDestination {
     }
 
     /// The bookkeeping a step writes once every object is in (inside the step's transaction,
-    /// the new store attached as `schema`, the source as `sourceSchema`): Core Data's entity and order columns beside keys,
-    /// and `Z_PRIMARYKEY.Z_MAX`.
+    /// the new store attached as `schema`, the source as `sourceSchema`): the other side of each
+    /// one-to-one, Core Data's entity and order columns beside keys, and `Z_PRIMARYKEY.Z_MAX`.
     func finish(
-        on connection: Connection, schema: String, sourceSchema: String, model: ObjectModel, layout: any StoreLayout
+        on connection: Connection, schema: String, sourceSchema: String, mapping: MappingModel,
+        layout: any StoreLayout
     ) throws {
         guard case .coreData = self, let layout = layout as? CoreDataLayout else { return }
+        let model = mapping.destination
+        try CoreDataMigrationDestination.mirrorOneToOnes(
+            on: connection, schema: schema, mapping: mapping, layout: layout)
         try CoreDataMigrationDestination.recordLinkBookkeeping(
             on: connection, schema: schema, model: model, layout: layout)
         try CoreDataMigrationDestination.recordKeyMaxima(

@@ -106,7 +106,7 @@ final class MigrationStepRunner {
             if destinationKind.buildsIndexesAfterData { try buildIndexes(on: connection) }
             try destinationKind.finish(
                 on: connection, schema: MigrationStepScope.destinationSchema,
-                sourceSchema: MigrationStepScope.sourceSchema, model: destination,
+                sourceSchema: MigrationStepScope.sourceSchema, mapping: mapping,
                 layout: destinationLayout)
             try hooks?.didMigrate?(
                 MigrationStageContext(

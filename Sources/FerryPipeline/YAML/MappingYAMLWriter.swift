@@ -20,7 +20,18 @@ package enum MappingYAMLWriter {
             if let filter = entity.filter { fields.append(("filter", Y.scalar(filter))) }
             if let distinct = entity.distinct { fields.append(("distinct", Y.scalar(distinct))) }
             if let policy = entity.policy { fields.append(("policy", Y.scalar(policy))) }
+            let described = mapping.destination.entity(named: entity.destination)
             let attributes: [(String, Node)] = entity.attributes.compactMap { attribute in
+                // A mapping that reads no source objects gives a required attribute without a
+                // default nil (Xcode's implicit value); the file leaves it out, as a file may not
+                // set a required attribute to nil: read back, it starts empty the same.
+                if entity.source == nil, case .constant(let value) = attribute.value, value.isNull,
+                    let described,
+                    mapping.destination.attribute(named: attribute.destination, in: described)?
+                        .isOptional == false
+                {
+                    return nil
+                }
                 switch attribute.value {
                 case .copy(let source, _, _): return (attribute.destination, Y.mapping([("source", Y.scalar(source))]))
                 case .expression(let text): return (attribute.destination, Node(text, .implicit, .doubleQuoted))
