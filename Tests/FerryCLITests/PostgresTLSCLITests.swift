@@ -94,7 +94,8 @@ struct PostgresTLSCLITests {
         #expect(export.stdout.split(whereSeparator: \.isNewline).count == 21, "\(export)")
         let byName = try runFerry(
             Self.importArguments(
-                into: url(host: "localhost", "tls_localhost", "sslmode=verify-full&sslrootcert=\(certificates.authority)"),
+                into: url(
+                    host: "localhost", "tls_localhost", "sslmode=verify-full&sslrootcert=\(certificates.authority)"),
                 csv: csv))
         #expect(byName.exitCode == 0, "the certificate names localhost too: \(byName)")
         let required = try runFerry(Self.importArguments(into: url("tls_require", "sslmode=require"), csv: csv))
@@ -196,7 +197,9 @@ struct PostgresTLSCLITests {
             let took = ContinuousClock.now - started
             #expect(result.exitCode == 1, "\(result)")
             #expect(took >= .seconds(seconds) && took < .seconds(seconds + 8), "gave up after \(took)")
-            #expect(result.stderr.contains("cannot connect to postgresql://ferry:***@127.0.0.1:\(listener.port)"), "\(result)")
+            #expect(
+                result.stderr.contains("cannot connect to postgresql://ferry:***@127.0.0.1:\(listener.port)"),
+                "\(result)")
             #expect(result.stderr.contains("timeout expired"), "\(result)")
             #expect(result.stderr.contains("connect_timeout=\(seconds) seconds"), "\(result)")
             #expect(!(result.stdout + result.stderr).contains("S3cretWait"), "\(result)")
