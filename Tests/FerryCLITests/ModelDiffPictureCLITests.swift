@@ -91,4 +91,19 @@ struct ModelDiffPictureCLITests {
         #expect(both.exitCode == 64)
         #expect(both.stderr.contains("--json and --format dot ask for two outputs; give one"), "\(both)")
     }
+
+    @Test("--output naming one of the compared models is refused; the model is untouched")
+    func outputOverModelRefused() throws {
+        let dir = TemporaryDirectory()
+        let old = try dir.write("old.yml", "version: \"1\"\nentities:\n  Book:\n    attributes:\n      title: string\n")
+        let new = try dir.write(
+            "new.yml", "version: \"2\"\nentities:\n  Book:\n    attributes:\n      title: string\n      pages: int64\n")
+        let before = try String(contentsOfFile: new, encoding: .utf8)
+        for format in ["html", "mermaid", "text"] {
+            let result = try runFerry(["model", "diff", old, new, "--format", format, "--output", new])
+            #expect(result.exitCode == 64, "\(format): \(result)")
+            #expect(result.stderr.contains("refusing to write --output"), "\(result)")
+            #expect(try String(contentsOfFile: new, encoding: .utf8) == before)
+        }
+    }
 }

@@ -67,6 +67,8 @@ struct ModelDiffCommand: ParsableCommand {
 
     func run() throws {
         try runReportingErrors {
+            try CommandFiles.checkOutputs(
+                store: nil, inputs: [(old, "the model"), (new, "the new model")], outputs: [(output, "--output")])
             let diffs: [ModelDiff]
             let modelName: String
             let fromLabel: String

@@ -485,7 +485,8 @@ package final class ReferenceResolver {
     /// The primary key of the matching object, nil when none matches.
     package func resolve(_ value: Value) throws -> Int64? {
         let encoded = coding.encode(value)
-        if let primaryKey = prefetched[encoded] { return primaryKey }
+        // Only PostgreSQL fills it: SQLite's hot path does not hash the key for nothing.
+        if !prefetched.isEmpty, let primaryKey = prefetched[encoded] { return primaryKey }
         if snapshotEnabled, case .integer(let key) = encoded, let runs = try currentSnapshot(),
             let primaryKey = runs.primaryKey(for: key)
         {
