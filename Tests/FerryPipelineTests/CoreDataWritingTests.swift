@@ -74,7 +74,9 @@ import Testing
         #expect(try BinaryPropertyList.decode(bytes, source: "test") == value)
     }
 
-    @Test("the metadata plists of the real stores read, rewrite and read back equal, key order kept")
+    @Test(
+        "the metadata plists of the real stores read, rewrite and read back equal, key order kept",
+        .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
     func realPlistsRoundTrip() throws {
         for sample in Samples.samples {
             let directory = TemporaryDirectory("ferry-cdw-plist")
@@ -113,7 +115,9 @@ import Testing
 
     // MARK: - New stores from a model
 
-    @Test("a new store for each real store's model version has exactly Core Data's DDL and entity numbering")
+    @Test(
+        "a new store for each real store's model version has exactly Core Data's DDL and entity numbering",
+        .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
     func newStoreDDLMatchesCoreData() throws {
         for sample in Samples.samples {
             let directory = TemporaryDirectory("ferry-cdw-ddl")
@@ -134,7 +138,8 @@ import Testing
     }
 
     @Test(
-        "with or without the compiled model, the new store records the model's version hashes (the real store's), digest and checksum"
+        "with or without the compiled model, the new store records the model's version hashes (the real store's), digest and checksum",
+        .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason))
     )
     func newStoreMetadata() throws {
         let compiled = try CompiledModelVersions.read(Samples.compiledModel)
@@ -172,7 +177,9 @@ import Testing
         }
     }
 
-    @Test("the compiled model's hashes must be the model's: another version's are refused, and nothing is created")
+    @Test(
+        "the compiled model's hashes must be the model's: another version's are refused, and nothing is created",
+        .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
     func compiledModelOfAnotherVersion() throws {
         let compiled = try CompiledModelVersions.read(Samples.compiledModel)
         let v3 = try Self.version("CoreDataMigration_Example 3", of: Samples.package(Samples.examples))
@@ -239,7 +246,8 @@ import Testing
     // MARK: - Inserts
 
     @Test(
-        "inserts into a copy of a real store: Z_PK from Z_MAX, Z_MAX raised, Z_ENT and Z_OPT set; the original untouched"
+        "inserts into a copy of a real store: Z_PK from Z_MAX, Z_MAX raised, Z_ENT and Z_OPT set; the original untouched",
+        .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason))
     )
     func insertIntoRealStore() throws {
         let sample = Samples.samples[2]  // wibR 3: Post and Section (Section.post → Post)
@@ -283,7 +291,9 @@ import Testing
         #expect(try read.entityCount("Post") == sample.rows["Post"]! + 2)
     }
 
-    @Test("the WAL store: rows are added to its -wal, which is kept (not checkpointed away), and read back with it")
+    @Test(
+        "the WAL store: rows are added to its -wal, which is kept (not checkpointed away), and read back with it",
+        .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
     func insertIntoWALStore() throws {
         let sample = Samples.samples[6]
         let directory = TemporaryDirectory("ferry-cdw-wal")
@@ -390,7 +400,8 @@ import Testing
     }
 
     @Test(
-        "bad paths: a read-only store file, and a store whose Z_PRIMARYKEY lacks an entity, are refused before anything is written"
+        "bad paths: a read-only store file, and a store whose Z_PRIMARYKEY lacks an entity, are refused before anything is written",
+        .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason))
     )
     func badStores() throws {
         let directory = TemporaryDirectory("ferry-cdw-bad")
