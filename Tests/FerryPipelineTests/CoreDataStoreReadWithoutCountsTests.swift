@@ -8,7 +8,8 @@ import Testing
 /// table (`countingRows: false`): the same as a full read in everything but the row counts.
 @Suite struct CoreDataStoreReadWithoutCountsTests {
     @Test(
-        "every real store: without counting rows, the metadata, entities, tables, columns and version are those of a full read"
+        "every real store: without counting rows, the metadata, entities, tables, columns and version are those of a full read",
+        .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason))
     )
     func sameButCounts() throws {
         let directory = TemporaryDirectory("ferry-cd-nocount")
