@@ -226,7 +226,9 @@ struct DatabaseSourceCLITests {
         #expect(validation.stderr.contains("nowhere.db"), "\(validation)")
     }
 
-    @Test("a Core Data store's entity as a source (a private copy, values decoded as export decodes them)")
+    @Test(
+        "a Core Data store's entity as a source (a private copy, values decoded as export decodes them)",
+        .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
     func coreDataEntity() throws {
         let dir = TemporaryDirectory()
         let original = CoreDataStoreCLITests.store(CoreDataStoreCLITests.revised, "CoreDataMigration_Example_3.sqlite")

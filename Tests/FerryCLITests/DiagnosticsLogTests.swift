@@ -25,7 +25,9 @@ struct DiagnosticsLogTests {
             extra + ["migrate", store, "--model", CoreDataCheckCLITests.package(revised), "--quiet"], env: env)
     }
 
-    @Test("FERRY_LOG_LEVEL=debug: the private copy of a Core Data store with -wal frames is logged with its reason")
+    @Test(
+        "FERRY_LOG_LEVEL=debug: the private copy of a Core Data store with -wal frames is logged with its reason",
+        .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
     func debugLevelLogsThePrivateCopy() throws {
         let directory = TemporaryDirectory("ferry-log")
         let store = try Self.storeWithPendingWAL(in: directory)
