@@ -40,7 +40,9 @@ struct CopyCommandTests {
             }), "no work file is left")
     }
 
-    @Test("a Core Data store becomes a ferry store: objects, keys (Z_PK) and the Section.post relationship kept")
+    @Test(
+        "a Core Data store becomes a ferry store: objects, keys (Z_PK) and the Section.post relationship kept",
+        .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
     func copiesCoreDataStore() throws {
         let dir = TemporaryDirectory()
         let original = CoreDataStoreCLITests.store(CoreDataStoreCLITests.revised, "CoreDataMigration_Example_3.sqlite")

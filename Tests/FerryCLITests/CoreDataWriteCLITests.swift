@@ -91,7 +91,9 @@ struct CoreDataWriteCLITests {
         #expect(try Self.sql(store, "SELECT Z_OPT FROM ZWRITER ORDER BY Z_PK").map { $0.first?.int64 } == [2, 2])
     }
 
-    @Test("--compiled-model writes the compiled version's hashes; the store is then identified by them")
+    @Test(
+        "--compiled-model writes the compiled version's hashes; the store is then identified by them",
+        .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
     func compiledModel() throws {
         let directory = TemporaryDirectory("ferry-cdw-cli-momd")
         let store = directory.file("Seed.sqlite")
