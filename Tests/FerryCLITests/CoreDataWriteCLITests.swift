@@ -115,7 +115,8 @@ struct CoreDataWriteCLITests {
     }
 
     @Test(
-        "import into a copy of a real store writes it in place with Core Data's keys; export reads the rows back; the original is untouched"
+        "import into a copy of a real store writes it in place with Core Data's keys; export reads the rows back; the original is untouched",
+        .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason))
     )
     func existingStore() throws {
         let directory = TemporaryDirectory("ferry-cdw-cli-old")
@@ -153,7 +154,8 @@ struct CoreDataWriteCLITests {
     }
 
     @Test(
-        "refusals: --layout on the wrong store, --compiled-model without a new Core Data store, an abstract entity, a read-only store"
+        "refusals: --layout on the wrong store, --compiled-model without a new Core Data store, an abstract entity, a read-only store",
+        .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason))
     )
     func refusals() throws {
         let directory = TemporaryDirectory("ferry-cdw-cli-bad")

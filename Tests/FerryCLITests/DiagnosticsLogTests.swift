@@ -41,7 +41,8 @@ struct DiagnosticsLogTests {
     }
 
     @Test(
-        "--verbose and -v log at debug, anywhere before the command's arguments end; the level name is case-insensitive"
+        "--verbose and -v log at debug, anywhere before the command's arguments end; the level name is case-insensitive",
+        .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason))
     )
     func verboseFlag() throws {
         for (extra, env) in [
@@ -56,7 +57,9 @@ struct DiagnosticsLogTests {
         }
     }
 
-    @Test("the default level (warning, or FERRY_LOG_LEVEL unset, empty or above debug) writes no log line")
+    @Test(
+        "the default level (warning, or FERRY_LOG_LEVEL unset, empty or above debug) writes no log line",
+        .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
     func defaultLevelIsSilent() throws {
         for level in ["", "warning", "info"] {
             let directory = TemporaryDirectory("ferry-log")
@@ -68,7 +71,9 @@ struct DiagnosticsLogTests {
         }
     }
 
-    @Test("an unknown FERRY_LOG_LEVEL is a usage error (exit 64) naming the value and the levels; nothing runs")
+    @Test(
+        "an unknown FERRY_LOG_LEVEL is a usage error (exit 64) naming the value and the levels; nothing runs",
+        .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)))
     func invalidLevelIsRefused() throws {
         let directory = TemporaryDirectory("ferry-log")
         let store = try Self.storeWithPendingWAL(in: directory)

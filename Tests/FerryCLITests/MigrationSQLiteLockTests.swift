@@ -150,6 +150,7 @@ struct MigrationSQLiteLockTests {
 
     @Test(
         "a Core Data store, rollback journal and WAL: a sqlite3 write during the migration is refused, never lost",
+        .enabled(if: SharedData.shouldRun, Comment(rawValue: SharedData.skipReason)),
         arguments: ["delete", "wal"])
     func coreDataStore(journalMode: String) throws {
         let directory = TemporaryDirectory("ferry-migrate-lock")
