@@ -78,8 +78,20 @@ package enum PostgresStoreLoader {
             [.integer(Int64(key >> 32)), .integer(Int64(key & 0xffff_ffff))])?.int64 ?? 0 > 0
     }
 
+    /// Ends, as `pg_terminate_backend` does (an administrator, a failover, a server-side idle
+    /// timeout), every other session running a statement matching the `LIKE` pattern `pattern`;
+    /// how many it ended.
+    @discardableResult
+    package static func terminateSessions(runningStatementLike pattern: String) throws -> Int {
+        let database = try Store.inspectionSession(at: try PostgresTestServer.requireURL() + "?schema=public").session
+        return Int(
+            try database.scalar(
+                "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE state = 'active' AND query LIKE ? AND pid <> pg_backend_pid()) AS ended",
+                [.text(pattern)])?.int64 ?? 0)
+    }
+
     /// True while another session runs a statement matching the `LIKE` pattern `pattern`.
-    private static func isRunning(statementLike pattern: String) throws -> Bool {
+    package static func isRunning(statementLike pattern: String) throws -> Bool {
         let database = try Store.inspectionSession(at: try PostgresTestServer.requireURL() + "?schema=public").session
         return try database.scalar(
             "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE ? AND pid <> pg_backend_pid()",

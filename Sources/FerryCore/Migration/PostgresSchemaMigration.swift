@@ -90,28 +90,38 @@ struct PostgresSchemaMigration {
             options.backup
             ? PostgresIdentifier.fitted(schema, suffix: "_backup_v\(plan.source.version)_\(Migrator.stamp(now))") : nil
 
-        let serverVersion = try session.scalar("SELECT current_setting('server_version_num')::int", [])?.int64
-        switch PostgresServerStep.route(for: plan.steps, options: options, serverVersion: serverVersion.map { Int($0) })
-        {
-        case .success(let steps):
-            var builder = PostgresServerMigration(
-                steps: steps, storeURL: storeURL, url: url, schema: schema, options: options)
-            builder.observer = observer
-            report.steps = try builder.build(into: next, now: now)
-        case .failure:
-            report.steps = try migrateSnapshot(of: session, plan: plan, into: next, scratch: scratch, url: url)
-        }
-
-        // The swap: both renames commit together, under the writer lock.
-        try session.writeTransaction {
-            if let backup {
-                try session.execute(
-                    "ALTER SCHEMA \(PostgresIdentifier.quote(schema)) RENAME TO \(PostgresIdentifier.quote(backup))")
-            } else {
-                try session.execute("DROP SCHEMA \(PostgresIdentifier.quote(schema)) CASCADE")
+        do {
+            let serverVersion = try session.scalar("SELECT current_setting('server_version_num')::int", [])?.int64
+            switch PostgresServerStep.route(
+                for: plan.steps, options: options, serverVersion: serverVersion.map { Int($0) })
+            {
+            case .success(let steps):
+                var builder = PostgresServerMigration(
+                    steps: steps, storeURL: storeURL, url: url, schema: schema, options: options)
+                builder.observer = observer
+                report.steps = try builder.build(into: next, now: now)
+            case .failure:
+                report.steps = try migrateSnapshot(of: session, plan: plan, into: next, scratch: scratch, url: url)
             }
-            try session.execute(
-                "ALTER SCHEMA \(PostgresIdentifier.quote(next)) RENAME TO \(PostgresIdentifier.quote(schema))")
+
+            // The swap: both renames commit together, under the writer lock.
+            try session.writeTransaction {
+                if let backup {
+                    try session.execute(
+                        "ALTER SCHEMA \(PostgresIdentifier.quote(schema)) RENAME TO \(PostgresIdentifier.quote(backup))"
+                    )
+                } else {
+                    try session.execute("DROP SCHEMA \(PostgresIdentifier.quote(schema)) CASCADE")
+                }
+                try session.execute(
+                    "ALTER SCHEMA \(PostgresIdentifier.quote(next)) RENAME TO \(PostgresIdentifier.quote(schema))")
+            }
+        } catch var error as FerryError {
+            // A step's error names its mapping; a lost connection's names only the server's cause.
+            error.notes.insert(
+                "while migrating \(PathOrURL(storeURL).shown) (schema '\(schema)') from version \(plan.source.version) to \(plan.target.version)",
+                at: 0)
+            throw error
         }
         report.backup = backup.map { Self.url(url.description, schema: $0) }
         return report
