@@ -55,4 +55,6 @@ if environment["FERRY_TEST_POLICY_SET"] == "original" {
     registry.register(name) { SectionPerPostPolicy() }
 }
 registry.register("CityFromEmailPolicy") { CityFromEmailPolicy() }
+registry.register("CategoryPerNamePolicy") { CategoryPerNamePolicy() }
+registry.register("OrderCustomerPolicy") { OrderCustomerPolicy() }
 FerryCommandLine.main(registry: registry)

@@ -6,7 +6,8 @@ let package = Package(
     name: "custom-policy",
     platforms: [.macOS(.v15)],
     dependencies: [
-        // In your project: .package(url: "https://…/ferry.git", from: "0.1.0")
+        // In your project: .package(path: "vendor/ferry") or .package(url: YOUR_FERRY_GIT_URL, branch: "main");
+        // ferry has no release tags yet, so a from: version requirement resolves to nothing.
         .package(name: "ferry", path: "../..")
     ],
     targets: [
