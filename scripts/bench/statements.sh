@@ -70,7 +70,8 @@ count() {
     statements=$(tail -n +$((before + 1)) "$LOG" | grep -cE 'LOG:  (statement|execute [^:]*):' || true)
     printf '| %s | %s |\n' "$name" "$statements"
 }
-for s in st_plain st_flights st_nested; do drop "$s"; done
+for s in st_plain st_flights st_nested st_mig st_mig_next st_mig_next_1; do drop "$s"; done
+rm -f "$WORK/mig-v1.sqlite" "$WORK/mig-back.sqlite"
 echo "| operation (10,000 records) | statements |"
 echo "| --- | --- |"
 count "import, no relationships" -- "$FERRY" import "$CUSTOMERS" --store "$(store st_plain)" --entity customers \
@@ -117,4 +118,12 @@ count "update (--where over all rows)" -- "$FERRY" update --store "$(store st_pl
 count "export (CSV)" -- "$FERRY" export --store "$(store st_plain)" --entity customers --format csv --output "$WORK/out.csv" --quiet
 count "verify (--checks all)" -- "$FERRY" verify "$(store st_plain)" --checks all --quiet
 count "delete (--where over all rows)" -- "$FERRY" delete --store "$(store st_plain)" --entity customers --where 'id > 0' --quiet
-for s in st_plain st_flights st_nested; do drop "$s"; done
+# Copies and migrations: the migration benchmark's version-1 store (scripts/bench/migrate).
+BUNDLE=$ROOT/scripts/bench/migrate
+"$FERRY" import "$CUSTOMERS" --store "$WORK/mig-v1.sqlite" --entity customers --model "$BUNDLE/v1.yml" --quiet
+count "copy, SQLite file into a new schema" -- "$FERRY" copy "$WORK/mig-v1.sqlite" "$(store st_mig)" --quiet
+count "migrate, lightweight step (in the server)" -- "$FERRY" migrate "$(store st_mig)" --model "$BUNDLE" --to 2 \
+    --no-backup --quiet
+count "migrate, expressions on every row" -- "$FERRY" migrate "$(store st_mig)" --model "$BUNDLE" --to 3 --no-backup --quiet
+count "copy, schema into a new SQLite file" -- "$FERRY" copy "$(store st_mig)" "$WORK/mig-back.sqlite" --quiet
+for s in st_plain st_flights st_nested st_mig; do drop "$s"; done
