@@ -117,7 +117,10 @@ package struct CoreDataLayout: StoreLayout {
         let sourceNumber = entityNumbers[inverse?.destination ?? entity.name] ?? 0
         let targetNumber = entityNumbers[relationship.destination] ?? 0
         let sourceColumn = "Z_\(sourceNumber)" + (inverse.map { $0.name.uppercased() } ?? name + "INVERSE")
-        let targetColumn = "Z_\(targetNumber)\(name)"
+        var targetColumn = "Z_\(targetNumber)\(name)"
+        // A relationship that is its own inverse (`friends` ↔ `friends`) would name both columns
+        // alike: the second gets Core Data's collision suffix (COREDATA.md §2.4, `Z_4PARENTS1`).
+        if targetColumn == sourceColumn { targetColumn += "1" }
         let table = joinTables.filter { $0.value.contains(sourceColumn) && $0.value.contains(targetColumn) }.keys
             .sorted().first
         return .joinTable(
