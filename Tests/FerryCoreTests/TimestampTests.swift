@@ -46,6 +46,31 @@ struct TimestampTests {
         }
     }
 
+    @Test(
+        "the double nearest to a whole millisecond (a microsecond clock's) keeps its bits and text, and checksums as that millisecond"
+    )
+    func nearestForm() throws {
+        // The wibosco store's Post 529: 526913891.308, which is not Double(ms) / 1000 - 978307200.
+        let seconds = 526_913_891.308
+        let millis: Int64 = 1_505_221_091_308
+        let instant = try #require(Timestamp(referenceSeconds: seconds))
+        #expect(instant.referenceSeconds.bitPattern == seconds.bitPattern, "kept bit for bit")
+        #expect(instant.description == "2017-09-12T12:58:11.3080Z")
+        #expect(DateCoding.parseStored(instant.description)?.referenceSeconds.bitPattern == seconds.bitPattern)
+        #expect(instant.nearestWholeMillisecond == millis)
+        #expect(Timestamp(milliseconds: millis).nearestWholeMillisecond == nil)
+        // As PostgreSQL gives it back (microseconds): the whole millisecond, the same checksum.
+        let fromServer = try #require(DateCoding.parseStored("2017-09-12T12:58:11.308Z"))
+        var a = RowHasher()
+        var b = RowHasher()
+        a.add(.date(instant))
+        b.add(.date(fromServer))
+        #expect(a.finish() == b.finish())
+        var c = RowHasher()
+        c.add(.date(try #require(Timestamp(referenceSeconds: 569186950.058821))))
+        #expect(c.finish() != b.finish())
+    }
+
     @Test("order and equality agree with Foundation's Date; milliseconds round down to the enclosing millisecond")
     func order() throws {
         let values = try Self.randomSeconds(count: 4_000, seed: 3).map {

@@ -194,8 +194,10 @@ struct DefinitionSchemaTests {
         var files: [String] = []
         let walker = try #require(FileManager.default.enumerator(atPath: root))
         for case let file as String in walker {
-            let top = file.split(separator: "/").first.map(String.init) ?? file
-            if top.hasPrefix(".") || top == "out" || top == "Fuzz" {
+            // Build folders (samples/*/.build too), outputs and benchmark data are not the repository's.
+            let components = file.split(separator: "/")
+            let top = components.first.map(String.init) ?? file
+            if components.last?.hasPrefix(".") == true || ["out", "Fuzz", "bench-out"].contains(top) {
                 walker.skipDescendants()
                 continue
             }

@@ -32,13 +32,7 @@ struct CrossStoreCopier {
             guard FileManager.default.fileExists(atPath: sourcePath) else {
                 throw FerryError(.noInput, "the store '\(sourcePath)' does not exist")
             }
-            if CoreDataStoreFile.isCoreDataStore(sourcePath) {
-                throw FerryError(
-                    .usage, "'\(sourcePath)' is a Core Data store; ferry copy into PostgreSQL reads ferry stores",
-                    notes: [
-                        "copy it into a ferry store file first (ferry copy \(sourcePath) store.sqlite), then copy that"
-                    ])
-            }
+            if CoreDataStoreFile.isCoreDataStore(sourcePath) { return try copyingCoreDataStore(sourcePath) }
         }
         guard let metadata = try Store.metadata(at: sourcePath), let model = metadata.model else {
             throw FerryError(
@@ -143,6 +137,36 @@ struct CrossStoreCopier {
             source: Self.shown(sourcePath), destination: Self.shown(destinationPath), model: source.model.name,
             modelVersion: source.model.version,
             entities: entities, checksummed: checksummed, seconds: started.duration(to: .now).seconds)
+    }
+
+    /// A Core Data store into PostgreSQL: its rows go through the engine that reads Core Data's
+    /// layout (``StoreCopier``, into a private ferry store file, verified there), and that
+    /// file into PostgreSQL (verified again); the report names the Core Data store.
+    private func copyingCoreDataStore(_ sourcePath: String) throws -> StoreCopier.Report {
+        let started = ContinuousClock.now
+        // Named as the Core Data private copies are, so a killed run's folder is removed by the
+        // next process that makes one (its owner's process id is gone); only its owner reads it.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "\(CoreDataStoreCopy.folderPrefix)\(FileIO.processID)-\(UUID().uuidString)"
+        ).path
+        do {
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw FerryError(.io, "cannot make a private copy of store '\(sourcePath)': \(error.localizedDescription)")
+        }
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var local = StoreCopier(from: sourcePath, to: directory + "/store.sqlite")
+        local.busyTimeout = copier.busyTimeout
+        local.coreDataModel = copier.coreDataModel
+        _ = try local.run()
+        var remote = StoreCopier(from: local.destinationPath, to: copier.destinationPath)
+        remote.replacesExisting = copier.replacesExisting
+        remote.busyTimeout = copier.busyTimeout
+        var report = try CrossStoreCopier(copier: remote).run()
+        report.source = sourcePath
+        report.seconds = started.duration(to: .now).seconds
+        return report
     }
 
     // MARK: - Destinations

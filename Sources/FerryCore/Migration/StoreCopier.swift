@@ -18,6 +18,8 @@ public struct StoreCopier {
     public var replacesExisting = false
     /// How long to wait for another writer of the destination before failing.
     public var busyTimeout: Duration = .seconds(30)
+    /// For a Core Data source: the model bundle it was made with (nil: the model it caches).
+    public var coreDataModel: ModelBundle?
 
     /// A copy of the store at `sourcePath` into `destinationPath`.
     public init(from sourcePath: String, to destinationPath: String) {
@@ -71,7 +73,7 @@ public struct StoreCopier {
         let source: Store
         let sourceFile: String
         if CoreDataStoreFile.isCoreDataStore(sourcePath) {
-            source = try Store.openCoreData(at: sourcePath, bundle: nil)
+            source = try Store.openCoreData(at: sourcePath, bundle: coreDataModel)
             sourceFile = source.coreDataCopyPath ?? sourcePath
         } else {
             guard let metadata = try Store.metadata(at: sourcePath) else {

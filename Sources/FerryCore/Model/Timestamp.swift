@@ -44,6 +44,19 @@ public struct Timestamp: Sendable, Hashable, Comparable, Codable, CustomStringCo
         Double(millis) / 1000 - referenceDateOffset
     }
 
+    /// The whole millisecond whose *nearest* double this instant's reference seconds are, when
+    /// it is one that ferry does not write that way: an app whose clock ticks in microseconds
+    /// gives Core Data one such date in a thousand (the wibosco stores: 12 of 7,995, such as
+    /// `526913891.308`). The instant keeps its double (and its text its fourth digit,
+    /// `…11.3080Z`, so it reads back bit for bit), but a store that keeps microseconds
+    /// (PostgreSQL) holds it as the whole millisecond: checksums count it as that millisecond.
+    package var nearestWholeMillisecond: Int64? {
+        guard case .referenceSeconds(let seconds) = storage else { return nil }
+        let millis = Int64(((seconds + Self.referenceDateOffset) * 1000).rounded())
+        let (relative, overflow) = millis.subtractingReportingOverflow(978_307_200_000)
+        return !overflow && Double(relative) / 1000 == seconds ? millis : nil
+    }
+
     /// Seconds since 2001-01-01T00:00:00Z, as a Core Data store holds the date (exact for a date
     /// read from one; the nearest double for whole milliseconds).
     public var referenceSeconds: Double {

@@ -140,6 +140,11 @@ struct RowHasher {
         case .string(let text): bytes(5, text.utf8)
         case .date(let instant):
             byte(6)
+            if let millis = instant.nearestWholeMillisecond {
+                // The other double of a whole millisecond: that millisecond, in every store.
+                word(UInt64(bitPattern: millis))
+                return
+            }
             word(UInt64(bitPattern: instant.milliseconds))
             // A Core Data date between two milliseconds: its exact seconds too (whole
             // milliseconds hash as they always have).
