@@ -131,6 +131,57 @@ struct WholeDatabaseImportTests {
     }
 
     @Test(
+        "--rejects DIR sets each table's bad rows aside (located: table, row, column, cause, the row) and the import goes on; --max-rejects bounds them; the note of a failing import names both flags"
+    )
+    func rejectsPerTable() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("broken.db")
+        try StoreConnection(path, create: true).executeScript(
+            """
+            CREATE TABLE parents(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+            CREATE TABLE children(id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES parents(id));
+            INSERT INTO parents VALUES (1, 'p'), (2, 'q');
+            INSERT INTO children VALUES (1, 1), (2, 7), (3, 2), (4, 8);
+            """)
+        let failing = try runFerry(["import", path, "--store", dir.file("none.sqlite")])
+        #expect(failing.exitCode != 0, "\(failing)")
+        #expect(
+            failing.stderr.contains(
+                "give --rejects DIR (each table's rows in DIR/TABLE.rejects.ndjson) and --max-rejects N"),
+            "\(failing.stderr)")
+        #expect(!failing.stderr.contains("max_rejects:"), "no job key in this mode: \(failing.stderr)")
+
+        let store = dir.file("new.sqlite")
+        let rejects = dir.file("rejects")
+        let result = try runFerry(["import", path, "--store", store, "--rejects", rejects, "--max-rejects", "2"])
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.stdout.contains("every table's count checked"), "\(result)")
+        let lines = try String(contentsOfFile: rejects + "/children.rejects.ndjson", encoding: .utf8)
+            .split(separator: "\n")
+        #expect(lines.count == 2, "\(lines)")
+        #expect(lines.first?.contains(#""line":2"#) == true, "the row: \(lines)")
+        #expect(lines.first?.contains(#""field":"parent_id""#) == true, "the column: \(lines)")
+        #expect(lines.first?.contains("no parents with id = 7") == true, "the cause: \(lines)")
+        #expect(lines.first?.contains(#"\"id\":2"#) == true, "the whole row, its key too: \(lines)")
+        let verified = try runFerry(["verify", store, "--checks", "all", "--quiet"])
+        #expect(verified.exitCode == 0, "\(verified)")
+        let children = try runFerry(["export", "--store", store, "--entity", "children", "--format", "csv", "--quiet"])
+        #expect(children.stdout.split(whereSeparator: \.isNewline).count == 3, "header and two children: \(children)")
+
+        // Over the budget: no store; a file where the folder goes: refused before anything.
+        let over = try runFerry([
+            "import", path, "--store", dir.file("over.sqlite"), "--rejects", rejects, "--max-rejects", "1",
+        ])
+        #expect(over.exitCode != 0, "\(over)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("over.sqlite")))
+        let file = try dir.write("afile", "")
+        let refused = try runFerry(["import", path, "--store", dir.file("x.sqlite"), "--rejects", file])
+        #expect(refused.exitCode == 64, "\(refused)")
+        #expect(refused.stderr.contains("is a file"), "\(refused)")
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "", "the file is untouched")
+    }
+
+    @Test(
         "a composite primary key over two foreign keys (Chinook's PlaylistTrack) stays a compound uniqueness constraint; indexes, defaults and NOT NULL are kept"
     )
     func compositeKeysAndIndexes() throws {

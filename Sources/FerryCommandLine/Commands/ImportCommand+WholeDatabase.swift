@@ -18,12 +18,10 @@ extension ImportCommand {
     /// every table of a database into a new store, through `WholeDatabaseImport`; the command
     /// checks its flags and prints what was inferred and imported.
     func importWholeDatabase(console: Console) throws -> Int32 {
-        if entity != nil || !fieldMappings.isEmpty || !types.isEmpty || !unique.isEmpty || alter || rejects != nil
-            || maxRejects != nil || format != nil
-        {
+        if entity != nil || !fieldMappings.isEmpty || !types.isEmpty || !unique.isEmpty || alter || format != nil {
             throw FerryError(
                 .usage,
-                "importing a whole database infers the model from its schema: --entity, --field, --type, --unique, --alter, --rejects, --max-rejects and --format do not apply (read one table with --table NAME to use them)"
+                "importing a whole database infers the model from its schema: --entity, --field, --type, --unique, --alter and --format do not apply (read one table with --table NAME to use them)"
             )
         }
         var importer = WholeDatabaseImport(source: file, store: store)
@@ -31,6 +29,26 @@ extension ImportCommand {
         try CommandFiles.checkOutputs(
             store: store, inputs: PostgresURL.isPostgresURL(file) ? [] : [(file, "the input")],
             outputs: [(options.report, "--report")])
+        if let rejects {
+            // One file per table: --rejects names a folder (made when missing), never a file.
+            try PathOrURL.requireFile(rejects, role: "--rejects")
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: rejects, isDirectory: &isFolder), !isFolder.boolValue {
+                throw FerryError(
+                    .usage,
+                    "--rejects '\(rejects)' is a file; importing a whole database writes one rejects file per table into a folder (--rejects DIR)"
+                )
+            }
+            if !options.dryRun {
+                do {
+                    try FileManager.default.createDirectory(atPath: rejects, withIntermediateDirectories: true)
+                } catch {
+                    throw FerryError(.io, "cannot make the rejects folder '\(rejects)': \(error.localizedDescription)")
+                }
+            }
+            importer.rejectsDirectory = rejects
+        }
+        importer.maxRejects = try Self.budget(maxRejects, hasRejectsFile: rejects != nil)
         guard let conflict = ConflictPolicy(rawValue: onConflict) else {
             throw FerryError(.usage, "--on-conflict must be one of error, update, keep, replace")
         }

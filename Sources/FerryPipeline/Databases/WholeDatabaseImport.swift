@@ -23,6 +23,15 @@ package struct WholeDatabaseImport {
     package var sampleSize = 1000
     /// Build the store and throw it away.
     package var dryRun = false
+    /// The folder each table's rejected rows are written to (`TABLE.rejects.ndjson`); nil: none.
+    package var rejectsDirectory: String?
+    /// How many rejected rows each table tolerates.
+    package var maxRejects: RejectBudget = .count(0)
+
+    /// The rejects file of `table`.
+    package func rejectsPath(of table: String) -> String? {
+        rejectsDirectory.map { ($0 as NSString).appendingPathComponent("\(table).rejects.ndjson") }
+    }
 
     /// An import of every table of `source` into the new store `store`.
     package init(source: String, store: String) {
@@ -111,13 +120,18 @@ package struct WholeDatabaseImport {
             openOptions.writerLock = .none
             let opened = try Store.open(at: scratch, model: plan.model, options: openOptions)
             // The steps run as a job's would, with `verify: false`: the counts are checked below.
-            let steps = plan.steps.map { planned -> Step in
+            let steps = zip(plan.tables, plan.steps).map { table, planned -> Step in
                 var step = planned
                 step.onConflict = onConflict
                 step.validate = validate
                 step.verify = false
+                step.rejectsPath = rejectsPath(of: table)
+                step.maxRejects = maxRejects
+                step.rejectsAdvice =
+                    "the import allows no rejected rows; give --rejects DIR (each table's rows in DIR/TABLE.rejects.ndjson) and --max-rejects N to set them aside and go on"
                 return .import(step)
             }
+            let firstStep = report.steps.count
             let runner = JobRunner(
                 job: Job(
                     name: "ferry import", path: "ferry import", store: StoreReference(path: store), modelPath: nil,
@@ -126,16 +140,20 @@ package struct WholeDatabaseImport {
             runner.progress = progress
             runner.run(on: opened, into: &report)
             guard report.failure == nil else { return }
-            // Every row of every table is in the store: the counts must agree.
-            for (table, step) in zip(plan.tables, plan.steps) {
+            // Every row of every table is in the store, or was set aside (rejected, or skipped by
+            // the conflict policy): the counts must agree.
+            for (index, (table, step)) in zip(plan.tables, plan.steps).enumerated() {
+                let stepReport =
+                    report.steps.indices.contains(firstStep + index) ? report.steps[firstStep + index] : nil
+                let setAside = (stepReport?.rejected ?? 0) + (stepReport?.skipped ?? 0)
                 let reader = try DatabaseRecordReader.open(
                     DatabaseSource(database: database, selection: .query("SELECT count(*) FROM \(SQL.quote(table))")))
                 guard case .typed(.integer(let expected))? = try reader.next()?.fields.first??.value else { continue }
                 let count = try opened.entityCount(step.entity)
-                guard count == Int(expected) else {
+                guard count + setAside == Int(expected) else {
                     throw FerryError(
                         .verification,
-                        "\(step.entity) has \(count) objects but table \(table) of \(database.label) has \(expected) rows; '\(shownStore)' was not created"
+                        "\(step.entity) has \(count) objects and \(setAside) rows were set aside, but table \(table) of \(database.label) has \(expected) rows; '\(shownStore)' was not created"
                     )
                 }
             }

@@ -398,6 +398,9 @@ public struct ImportStep: Sendable {
     public var rejectsPath: String?
     /// How many rejected records the step tolerates (`max_rejects:`).
     public var maxRejects: RejectBudget
+    /// How the command that made the step sets rejects aside, for the note of a step that allows
+    /// none (nil: a job step's keys, `rejects:` and `max_rejects:`).
+    package var rejectsAdvice: String?
     /// Roll the whole step back when it fails (`atomic:`), rather than keep the batches written.
     public var atomic: Bool
     /// Run the cheap checks on the entity after the step (`verify: false` turns them off).

@@ -586,7 +586,8 @@ package final class ImportStepRunner {
                 throw FerryError(
                     .rejectBudget, reason, at: location,
                     notes: [
-                        "the step allows no rejected records; add `rejects: FILE` and `max_rejects:` to the step to set them aside and go on"
+                        step.rejectsAdvice
+                            ?? "the step allows no rejected records; add `rejects: FILE` and `max_rejects:` to the step to set them aside and go on"
                     ])
             }
             throw FerryError(
