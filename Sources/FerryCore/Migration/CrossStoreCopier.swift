@@ -21,6 +21,26 @@ struct CrossStoreCopier {
         case schema(url: String, name: String)
     }
 
+    /// A Core Data source copied into a ferry store file in a temporary folder (as a copy into
+    /// a file would), then from there into PostgreSQL; the report names the Core Data store.
+    private func throughFerryStore() throws -> StoreCopier.Report {
+        let started = ContinuousClock.now
+        let folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent(
+            "ferry-copy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var first = StoreCopier(from: copier.sourcePath, to: folder.appendingPathComponent("store.sqlite").path)
+        first.sourceBundle = copier.sourceBundle
+        _ = try first.run()
+        var onward = StoreCopier(from: first.destinationPath, to: copier.destinationPath)
+        onward.replacesExisting = copier.replacesExisting
+        onward.busyTimeout = copier.busyTimeout
+        var report = try CrossStoreCopier(copier: onward).run()
+        report.source = copier.sourcePath
+        report.seconds = (ContinuousClock.now - started).seconds
+        return report
+    }
+
     func run() throws -> StoreCopier.Report {
         let started = ContinuousClock.now
         let sourcePath = copier.sourcePath
@@ -32,13 +52,13 @@ struct CrossStoreCopier {
             guard FileManager.default.fileExists(atPath: sourcePath) else {
                 throw FerryError(.noInput, "the store '\(sourcePath)' does not exist")
             }
-            if CoreDataStoreFile.isCoreDataStore(sourcePath) {
-                throw FerryError(
-                    .usage, "'\(sourcePath)' is a Core Data store; ferry copy into PostgreSQL reads ferry stores",
-                    notes: [
-                        "copy it into a ferry store file first (ferry copy \(sourcePath) store.sqlite), then copy that"
-                    ])
-            }
+            if CoreDataStoreFile.isCoreDataStore(sourcePath) { return try throughFerryStore() }
+        }
+        if copier.sourceBundle != nil {
+            throw FerryError(
+                .usage,
+                "--model reads a Core Data store; '\(Self.shown(sourcePath))' is a ferry store, which records its own model"
+            )
         }
         guard let metadata = try Store.metadata(at: sourcePath), let model = metadata.model else {
             throw FerryError(
