@@ -10,8 +10,8 @@ struct CopyCommand: ParsableCommand {
         abstract:
             "Copy a store into a new store of the same model and version, keys and relationships kept, verified by counts and checksums.",
         discussion: """
-            SRC is a ferry store or a Core Data store (read through a private copy, at the version of \
-            --model it is at, else with the model it caches; the copy is a ferry store). DST must not exist or be an empty ferry store; --replace replaces a store that holds \
+            SRC is a ferry store or a Core Data store (read through a private copy, with the version of \
+            --model it is at, else the model it caches; the copy is a ferry store). DST must not exist or be an empty ferry store; --replace replaces a store that holds \
             objects. The copy is written beside DST, checked (per-entity counts and checksums of every \
             attribute) and renamed into place in one step: a failure or an interruption leaves DST as it was. \
             Exit codes: 0 copied · 1 the copy failed · 3 the copy differs from the source · 64 a bad argument \
@@ -25,14 +25,14 @@ struct CopyCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("The new store.", valueName: "dst"))
     var destination: String
 
-    @Option(
-        help: ArgumentHelp(
-            "For a Core Data SRC: the model bundle (.xcdatamodeld) or model it was made with (default: the model the store caches).",
-            valueName: "model"))
-    var model: String?
-
     @Flag(help: "Replace DST even when it holds objects.")
     var replace = false
+
+    @Option(
+        help: ArgumentHelp(
+            "For a Core Data SRC: the model bundle or model file to read it with (a store ferry wrote caches no model).",
+            valueName: "model"))
+    var model: String?
 
     @Option(help: ArgumentHelp("Write the JSON report.", valueName: "file.json"))
     var report: String?
@@ -46,8 +46,8 @@ struct CopyCommand: ParsableCommand {
                 store: destination, inputs: [(source, "the source store"), (model, "the model")],
                 outputs: [(report, "--report")])
             var copier = StoreCopier(from: source, to: destination)
-            copier.coreDataModel = try model.map { try ModelLoader().load(path: $0) }
             copier.replacesExisting = replace
+            copier.sourceBundle = try model.map { try ModelLoader().load(path: $0) }
             let result = try copier.run()
             if let report { try writeJSON(result, to: report) }
             if !quiet {

@@ -21,6 +21,34 @@ struct CrossStoreCopier {
         case schema(url: String, name: String)
     }
 
+    /// A Core Data source copied into a ferry store file in a temporary folder (as a copy into
+    /// a file would), then from there into PostgreSQL; the report names the Core Data store.
+    private func throughFerryStore() throws -> StoreCopier.Report {
+        let started = ContinuousClock.now
+        // Only its owner reads it (0700), and it is named as the Core Data private copies are:
+        // a killed run's folder is removed by the next process that makes one (its owner is gone).
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "\(CoreDataStoreCopy.folderPrefix)\(FileIO.processID)-\(UUID().uuidString)")
+        do {
+            try FileManager.default.createDirectory(
+                at: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw FerryError(
+                .io, "cannot make a private copy of store '\(copier.sourcePath)': \(error.localizedDescription)")
+        }
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var first = StoreCopier(from: copier.sourcePath, to: folder.appendingPathComponent("store.sqlite").path)
+        first.sourceBundle = copier.sourceBundle
+        _ = try first.run()
+        var onward = StoreCopier(from: first.destinationPath, to: copier.destinationPath)
+        onward.replacesExisting = copier.replacesExisting
+        onward.busyTimeout = copier.busyTimeout
+        var report = try CrossStoreCopier(copier: onward).run()
+        report.source = copier.sourcePath
+        report.seconds = (ContinuousClock.now - started).seconds
+        return report
+    }
+
     func run() throws -> StoreCopier.Report {
         let started = ContinuousClock.now
         let sourcePath = copier.sourcePath
@@ -32,7 +60,13 @@ struct CrossStoreCopier {
             guard FileManager.default.fileExists(atPath: sourcePath) else {
                 throw FerryError(.noInput, "the store '\(sourcePath)' does not exist")
             }
-            if CoreDataStoreFile.isCoreDataStore(sourcePath) { return try copyingCoreDataStore(sourcePath) }
+            if CoreDataStoreFile.isCoreDataStore(sourcePath) { return try throughFerryStore() }
+        }
+        if copier.sourceBundle != nil {
+            throw FerryError(
+                .usage,
+                "--model reads a Core Data store; '\(Self.shown(sourcePath))' is a ferry store, which records its own model"
+            )
         }
         guard let metadata = try Store.metadata(at: sourcePath), let model = metadata.model else {
             throw FerryError(
@@ -137,36 +171,6 @@ struct CrossStoreCopier {
             source: Self.shown(sourcePath), destination: Self.shown(destinationPath), model: source.model.name,
             modelVersion: source.model.version,
             entities: entities, checksummed: checksummed, seconds: started.duration(to: .now).seconds)
-    }
-
-    /// A Core Data store into PostgreSQL: its rows go through the engine that reads Core Data's
-    /// layout (``StoreCopier``, into a private ferry store file, verified there), and that
-    /// file into PostgreSQL (verified again); the report names the Core Data store.
-    private func copyingCoreDataStore(_ sourcePath: String) throws -> StoreCopier.Report {
-        let started = ContinuousClock.now
-        // Named as the Core Data private copies are, so a killed run's folder is removed by the
-        // next process that makes one (its owner's process id is gone); only its owner reads it.
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "\(CoreDataStoreCopy.folderPrefix)\(FileIO.processID)-\(UUID().uuidString)"
-        ).path
-        do {
-            try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw FerryError(.io, "cannot make a private copy of store '\(sourcePath)': \(error.localizedDescription)")
-        }
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        var local = StoreCopier(from: sourcePath, to: directory + "/store.sqlite")
-        local.busyTimeout = copier.busyTimeout
-        local.coreDataModel = copier.coreDataModel
-        _ = try local.run()
-        var remote = StoreCopier(from: local.destinationPath, to: copier.destinationPath)
-        remote.replacesExisting = copier.replacesExisting
-        remote.busyTimeout = copier.busyTimeout
-        var report = try CrossStoreCopier(copier: remote).run()
-        report.source = sourcePath
-        report.seconds = started.duration(to: .now).seconds
-        return report
     }
 
     // MARK: - Destinations

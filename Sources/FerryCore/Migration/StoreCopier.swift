@@ -18,8 +18,10 @@ public struct StoreCopier {
     public var replacesExisting = false
     /// How long to wait for another writer of the destination before failing.
     public var busyTimeout: Duration = .seconds(30)
-    /// For a Core Data source: the model bundle it was made with (nil: the model it caches).
-    public var coreDataModel: ModelBundle?
+    /// The model a Core Data source is read with, at the version of it the store is at (as
+    /// `ferry export --model` reads one); nil to read the model the store caches. A ferry store
+    /// records its own model: giving one for it is refused.
+    public var sourceBundle: ModelBundle?
 
     /// A copy of the store at `sourcePath` into `destinationPath`.
     public init(from sourcePath: String, to destinationPath: String) {
@@ -73,9 +75,14 @@ public struct StoreCopier {
         let source: Store
         let sourceFile: String
         if CoreDataStoreFile.isCoreDataStore(sourcePath) {
-            source = try Store.openCoreData(at: sourcePath, bundle: coreDataModel)
+            source = try Store.openCoreData(at: sourcePath, bundle: sourceBundle)
             sourceFile = source.coreDataCopyPath ?? sourcePath
         } else {
+            if sourceBundle != nil {
+                throw FerryError(
+                    .usage,
+                    "--model reads a Core Data store; '\(sourcePath)' is a ferry store, which records its own model")
+            }
             guard let metadata = try Store.metadata(at: sourcePath) else {
                 throw FerryError(
                     .store,

@@ -492,11 +492,12 @@ struct PredicateBinder {
             switch value {
             case .date: return value
             case .string(let text):
-                guard let millis = DateCoding.parseISO8601(text) else {
+                // Every fractional digit is kept, as an import keeps it (a date between two milliseconds).
+                guard let instant = DateCoding.parseISO8601Instant(text) else {
                     throw FerryError(
                         .invalidPredicate, "'\(text)' is not an ISO-8601 date (\(name) is date)", at: mark.location)
                 }
-                return .date(millis)
+                return .date(instant)
             default: throw mismatch()
             }
         case .binary:

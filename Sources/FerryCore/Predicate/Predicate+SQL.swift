@@ -166,6 +166,15 @@ struct PredicateSQLCompiler {
         return isNone != negated ? "NOT \(exists)" : exists
     }
 
+    /// True for a date operand: compared in the instants' order (``ValueCoding/orderedDate(_:)``).
+    private static func isDate(_ kind: BoundKind) -> Bool {
+        switch kind {
+        case .typed(let type, _, _): return type == .date
+        case .literal(.date): return true
+        default: return false
+        }
+    }
+
     private static func isText(_ kind: BoundKind) -> Bool {
         switch kind {
         case .typed(let type, _, _): return [.string, .uuid, .uri, .json].contains(type)
@@ -202,7 +211,11 @@ struct PredicateSQLCompiler {
             guard case .list(let values) = rhsKind, values.count == 2 else { return (falseSQL, false) }
             let low = bind(storage(values[0], options: options))
             let high = bind(storage(values[1], options: options))
-            return ("\(orderedLHS) BETWEEN \(low) AND \(high)", true)
+            guard Self.isDate(lhsKind) else { return ("\(orderedLHS) BETWEEN \(low) AND \(high)", true) }
+            let coding = layout.valueCoding
+            return (
+                "\(coding.orderedDate(lhs)) BETWEEN \(coding.orderedDate(low)) AND \(coding.orderedDate(high))", true
+            )
         case .beginsWith, .endsWith, .contains, .like, .matches:
             if syntax == .postgresql {
                 return try postgresStringTest(lhs, comparison, rhsKind: rhsKind, scope: scope)
@@ -231,6 +244,10 @@ struct PredicateSQLCompiler {
             return (syntax.same(lhs, rhs, negated: true), false)
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
             var rhs = try operand(comparison.rhs, kind: rhsKind, scope: scope, options: options)
+            if Self.isDate(lhsKind) || Self.isDate(rhsKind) {
+                let coding = layout.valueCoding
+                return ("\(coding.orderedDate(lhs)) \(comparison.op.rawValue) \(coding.orderedDate(rhs))", true)
+            }
             if orderedLHS == lhs, Self.isTextColumn(rhsKind) { rhs = syntax.byteOrdered(rhs) }
             return ("\(orderedLHS) \(comparison.op.rawValue) \(rhs)", true)
         }

@@ -451,10 +451,10 @@ struct PredicateParser {
         let result: Value
         switch (typeName, value) {
         case ("NSDate", .string(let text)):
-            guard let millis = DateCoding.parseISO8601(text) else {
+            guard let instant = DateCoding.parseISO8601Instant(text) else {
                 throw source.error("'\(text)' is not an ISO-8601 date", at: valueToken.offset)
             }
-            result = .date(millis)
+            result = .date(instant)
         case ("NSDate", .integer(let seconds)):
             let (shifted, overflow1) = seconds.addingReportingOverflow(Self.referenceDateOffset)
             let (millis, overflow2) = shifted.multipliedReportingOverflow(by: 1000)

@@ -67,6 +67,9 @@ package final class BatchInserter {
     private let multiRowSource: (table: String, columns: [String])?
     /// The prepared ``MultiRowInsert`` (nil inside when none can be made), once asked for.
     private var preparedMultiRow: MultiRowInsert??
+    /// The property names of the stored columns SQLite names in a constraint failure
+    /// (`ZPERSON.ZPERSONID` → `personID` in Core Data's layout, `Person.personID` in ferry's).
+    private let constraintNames: [String: String]
 
     /// Prepares the statements for `columns` of `entityName` in a store of `layout`.
     package init(
@@ -98,6 +101,12 @@ package final class BatchInserter {
 
         let table = layout.quotedTable(for: entity)
         let names = storedNames.map { dialect.quote($0) }
+        var constraintNames: [String: String] = [:]
+        for name in columns.map(\.name) + entity.uniquenessConstraints.joined()
+        where entity.attribute(named: name) != nil {
+            constraintNames[layout.table(for: entity) + "." + layout.column(forAttribute: name, in: entity)] = name
+        }
+        self.constraintNames = constraintNames
         let coreData = try (layout as? CoreDataLayout).map {
             try CoreDataInsertBookkeeping(
                 connection: connection, model: model, layout: $0, entity: entity, keyColumns: keyColumns,
@@ -371,19 +380,20 @@ package final class BatchInserter {
         guard let result = error.underlying as? SQLiteResult, result.isConstraint else { throw error }
         // SQLite says e.g. "UNIQUE constraint failed: Customer.id, Customer.email".
         let detail = error.message.components(separatedBy: "constraint failed: ").last ?? error.message
-        let names = detail.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        let column = names.first.flatMap { qualified in
-            columns.firstIndex { "\(entity.name).\($0.name)" == qualified }
+        // The properties, whatever the layout calls their columns.
+        let names = detail.split(separator: ",").map {
+            let qualified = $0.trimmingCharacters(in: .whitespaces)
+            return constraintNames[qualified] ?? qualified.replacingOccurrences(of: "\(entity.name).", with: "")
         }
+        let column = names.first.flatMap { name in columns.firstIndex { $0.name == name } }
         if result.isUniqueConstraint {
             return .rejected(
                 reason:
-                    "another \(entity.name) already has the same \(names.map { $0.replacingOccurrences(of: "\(entity.name).", with: "") }.joined(separator: ", ")) (uniqueness constraint)",
+                    "another \(entity.name) already has the same \(names.joined(separator: ", ")) (uniqueness constraint)",
                 column: column)
         }
         if result.isNotNullConstraint {
-            let name = names.first?.replacingOccurrences(of: "\(entity.name).", with: "") ?? "a property"
-            return .rejected(reason: "\(name) is required", column: column)
+            return .rejected(reason: "\(names.first ?? "a property") is required", column: column)
         }
         if result.isForeignKeyConstraint {
             return .rejected(reason: "a relationship points to an object that does not exist", column: column)

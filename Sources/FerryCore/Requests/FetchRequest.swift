@@ -191,7 +191,8 @@ public struct FetchRequest: Sendable {
         var orderings: [String] = []
         for descriptor in sortDescriptors {
             let (sql, column) = try builder.column(descriptor.keyPath, location: descriptor.location)
-            orderings += layout.dialect.ordering(sql, type: column.type, ascending: descriptor.ascending)
+            let ordered = column.type == .date ? layout.valueCoding.orderedDate(sql) : sql
+            orderings += layout.dialect.ordering(ordered, type: column.type, ascending: descriptor.ascending)
         }
         var arguments: [DatabaseValue] = []
         let key = "t0.\(layout.dialect.quote(layout.keyColumn))"

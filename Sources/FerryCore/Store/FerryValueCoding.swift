@@ -7,8 +7,15 @@ package struct FerryValueCoding: ValueCoding {
 
     package var name: String { "ferry" }
 
+    /// Without the closing `Z`: a date between two milliseconds is written with more digits
+    /// (`…06.123456Z`), which as text sorts before the millisecond it follows (`…06.123Z`, since
+    /// a digit sorts before `Z`); without the `Z`, the millisecond's text is a prefix of the
+    /// longer one and sorts first, and fractions compare digit by digit, as the instants do.
+    package func orderedDate(_ expression: String) -> String { "rtrim(\(expression), 'Z')" }
+
     /// Decimals are text (exact, canonical form), dates text in fixed-width UTC ISO-8601 with
-    /// milliseconds (sorts correctly), UUIDs text in lowercase canonical form, booleans integers 0/1.
+    /// milliseconds (see ``orderedDate(_:)`` for their order), UUIDs text in lowercase canonical
+    /// form, booleans integers 0/1.
     package func storageClass(for type: AttributeType) -> DatabaseValue.StorageClass {
         switch type {
         case .int16, .int32, .int64, .bool: return .integer

@@ -16,9 +16,15 @@ package protocol ValueCoding: Sendable {
     /// The typed value of a stored value for an attribute type. Values another tool wrote in
     /// another storage class are converted where that is exact.
     func decode(_ value: DatabaseValue, as type: AttributeType) -> Value
+    /// SQL of `expression` (a stored date, or a date literal in its stored form) that compares
+    /// and sorts in the order of the instants: `expression` itself where the stored form does.
+    func orderedDate(_ expression: String) -> String
 }
 
 extension ValueCoding {
+    /// Stored dates that compare as the instants do: numbers, or a server's timestamp type.
+    package func orderedDate(_ expression: String) -> String { expression }
+
     /// A SQL literal of a value in its stored form, in `dialect` (only for DDL defaults and
     /// assignments of constants, never for data).
     package func sqlLiteral(_ value: Value, in dialect: any SQLDialect) -> String {

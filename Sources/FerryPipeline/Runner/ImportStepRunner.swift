@@ -607,14 +607,25 @@ package final class ImportStepRunner {
     /// the step is resumable (`tracked`: checkpointed, from files) and the error does not say
     /// so already (an interruption does): a lost connection, a full disk, a server that went away.
     private func resumable(_ error: any Error, tracked: Bool) -> any Error {
-        guard tracked, let resumeCommand, var failure = error as? FerryError,
-            !"\(failure)".contains("--resume")
-        else { return error }
-        failure.notes.append(
-            "the batches committed before the failure stay in the store; once the cause is fixed, continue after them with: \(resumeCommand)"
-        )
+        guard tracked, var failure = error as? FerryError, !"\(failure)".contains("--resume") else { return error }
+        if let resumeCommand = offeredResume {
+            failure.notes.append(
+                "the batches committed before the failure stay in the store; once the cause is fixed, continue after them with: \(resumeCommand)"
+            )
+        } else if store.layout.bookkeeping == nil {
+            failure.notes.append(
+                "the batches committed before the failure stay in the store; \(Self.noProgress): the import cannot be resumed"
+            )
+        }
         return failure
     }
+
+    /// Why a store without ferry's bookkeeping tables cannot resume an import.
+    static let noProgress = "the store keeps no import progress (a Core Data store has no table for it)"
+
+    /// The command that continues after the committed batches, when the store keeps the
+    /// progress it needs.
+    private var offeredResume: String? { store.layout.bookkeeping == nil ? nil : resumeCommand }
 
     /// Stops the step when SIGINT or SIGTERM arrived: the error rolls the transaction back
     /// (with `atomic: false`, the batches committed so far stay).
@@ -623,7 +634,7 @@ package final class ImportStepRunner {
             step.atomic || dryRun
                 ? "step \(index) import \(step.entity) was rolled back after \(state.read) records; the store is as it was before the step"
                 : "step \(index) import \(step.entity) stopped after \(state.read) records; the batches it committed stay in the store, the batch in progress was rolled back"
-                    + (step.sources != ["-"] ? resumeCommand.map { "; to continue after them, run: \($0)" } ?? "" : ""))
+                    + (step.sources != ["-"] ? offeredResume.map { "; to continue after them, run: \($0)" } ?? "" : ""))
     }
 
     /// Records where the step stands (inside the transaction of the batch that got it there).
@@ -657,6 +668,12 @@ package final class ImportStepRunner {
         if step.sources == ["-"] {
             throw FerryError(
                 .usage, "an import from standard input cannot be resumed: its records cannot be read again",
+                at: step.location)
+        }
+        if store.layout.bookkeeping == nil {
+            throw FerryError(
+                .usage,
+                "cannot resume step \(index) import \(step.entity): \(Self.noProgress); run the import again without --resume",
                 at: step.location)
         }
         let found = try store.withDatabase { connection in

@@ -461,6 +461,11 @@ public final class JobRunner {
         var options = Store.Options(createIfMissing: false)
         options.writerLock = .none
         let store = try Store.open(at: storePath, model: model, options: options)
+        if store.layout.bookkeeping == nil {
+            throw FerryError(
+                .usage,
+                "cannot resume job \(job.name): \(ImportStepRunner.noProgress); run the job again without --resume")
+        }
         let step = try store.withDatabase { database in
             try ImportCheckpointLog(on: database, layout: store.layout)?.interruptedStep(job: job.name)
         }

@@ -26,6 +26,13 @@ package struct SnapshotChecker {
 
     /// The snapshot stores a path names: the file itself, or every `.sqlite` file in a folder.
     package static func snapshots(at path: String) throws -> [String] {
+        if let scheme = PathOrURL(path).scheme, scheme != "file" {
+            // A server's store (postgresql://…) is not a file ferry can copy aside and migrate.
+            throw FerryError(
+                .usage,
+                "snapshot '\(PathOrURL(path).shown)' is a \(scheme): URL; ferry check migrates copies of snapshot files: copy the store into one first (ferry copy URL snapshot.sqlite)"
+            )
+        }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw FerryError(.usage, "snapshot '\(path)' does not exist")
