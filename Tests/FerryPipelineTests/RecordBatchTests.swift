@@ -1,8 +1,9 @@
 import FerryFormats
-@testable import FerryPipeline
 import FerryTestSupport
 import Foundation
 import Testing
+
+@testable import FerryPipeline
 
 /// What the read-ahead thread copies: every field must read back from the batch exactly as the
 /// reader gave it, whether it shares the batch's copy of the raw record or was copied on its own.

@@ -232,7 +232,8 @@ extension ImportPlan {
 
     /// Coerces the current record's attributes and reference keys into a new row of `rows`
     /// (on the read-ahead thread); nil when the record needs the importing thread's paths.
-    /// `textValidated`: every field's bytes are known to be UTF-8 (see ``coerceAttributes``).
+    /// `textValidated`: every field's bytes are known to be UTF-8 (see
+    /// ``coerceAttributes(from:kinds:into:textValidated:)``).
     func coerceRow<Reader: ByteFieldReader>(
         from reader: Reader, kinds: [FastKind], into rows: CoercedRows, textValidated: Bool = false
     ) -> Int? {
