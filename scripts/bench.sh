@@ -20,10 +20,14 @@
 #   ferry import customers-N.csv|.ndjson|.json --store fresh.sqlite --entity customers --model scripts/bench/customers.yml
 #   ferry import customers-N.csv --store fresh.sqlite --entity customers   (an inferred model)
 #   sqlite3 fresh.db '.import --csv --skip 1 customers-N.csv customers'   (same table, types, constraints, indexes)
+#   csv2sqlite fresh.db customers-N.csv customers   (scripts/bench/csv2sqlite.c, built with cc -O2: a
+#                                                    hand-written C loader into the same table; its rows
+#                                                    are checked against sqlite3's by count and checksum)
 # and orders-N.csv (N orders, each naming a customer by id) into a copy of the customers store,
 # with `customer` resolved per row (scripts/bench/orders-job.yml), against sqlite3 .import of
 # the same file into a table with the same indexes (no resolution: the ids are stored as they are)
-# and prints median wall time, records/s, peak RSS and the ratio to sqlite3, then SQLite's own
+# and prints median wall time, records/s, peak RSS, the ratios to sqlite3 and to the C loader, and
+# the CPU time (user + sys) with its ratio to sqlite3's, then SQLite's own
 # limit: INSERT ... SELECT of the same rows from an attached database (no parsing at all).
 # Then the export section: `ferry export` of the N-row store (CSV, NDJSON, and a predicate export)
 # against `sqlite3 -csv STORE "SELECT ..."` of the same columns and rows, with the targets
@@ -53,7 +57,7 @@ while [ $# -gt 0 ]; do
         --sqlite-only) FERRY_RUNS=0 ;;
         --no-build) BUILD=0 ;;
         --export-only) IMPORTS=0 ;;
-        -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         --mutations) MUTATIONS_ONLY=1 ;;
         --imports-only) IMPORTS_ONLY=1 ;;
         --rows)
@@ -190,7 +194,7 @@ bench_mutations() {
     HALF=$((ROWS / 2))
     IMPORT_RESULTS=${RESULTS:-}
     RESULTS=$OUT/mutations-$ROWS.tsv
-    printf 'tool\tformat\trun\twall_s\tpeak_rss_kib\n' >"$RESULTS"
+    printf 'tool\tformat\trun\twall_s\tpeak_rss_kib\tcpu_s\n' >"$RESULTS"
     MUT_DB=$WORK/mutate.sqlite
     MUT_SOURCE=$WORK/mutate-source.sqlite
     fresh "$MUT_SOURCE"
@@ -228,7 +232,7 @@ import statistics, sys
 path, half = sys.argv[1], int(sys.argv[2])
 runs = {}
 for line in open(path).read().splitlines()[1:]:
-    tool, op, _, wall, rss = line.split("\t")
+    tool, op, _, wall, rss = line.split("\t")[:5]
     runs.setdefault((op, tool), []).append((float(wall), int(rss)))
 print(f"batch update / delete of {half} rows (median wall time; target: ferry <= 1.5x sqlite3)")
 print(f"{'operation':<10} {'sqlite3 s':>10} {'ferry s':>9} {'ferry MiB':>10} {'ratio':>7}")
@@ -251,7 +255,7 @@ PY
 bench_verification() {
     local saved=${RESULTS:-}
     RESULTS=$OUT/verify-$ROWS.tsv
-    printf 'tool\tformat\trun\twall_s\tpeak_rss_kib\n' >"$RESULTS"
+    printf 'tool\tformat\trun\twall_s\tpeak_rss_kib\tcpu_s\n' >"$RESULTS"
     COUNTS=$(sqlite3 "$FERRY_DB" "SELECT group_concat('SELECT COUNT(*) FROM \"' || name || '\";', ' ') FROM ferry_entities")
     echo "verification of $ROWS records, $RUNS run(s) each" >&2
     for run in $(seq 1 "$RUNS"); do
@@ -265,7 +269,7 @@ bench_verification() {
 import json, statistics, sys
 runs = {}
 for line in open(sys.argv[1]).read().splitlines()[1:]:
-    tool, _, _, wall, rss = line.split("\t")
+    tool, _, _, wall, rss = line.split("\t")[:5]
     runs.setdefault(tool, []).append((float(wall), int(rss)))
 base = statistics.median(w for w, _ in runs["sqlite3"])
 print(f"verification of {int(sys.argv[2])} records (every check vs integrity_check + foreign_key_check + counts)")
@@ -368,7 +372,7 @@ PY
 import statistics, sys
 runs = {}
 for line in open(sys.argv[1]).read().splitlines()[1:]:
-    tool, fmt, _, wall, rss = line.split("\t")
+    tool, fmt, _, wall, rss = line.split("\t")[:5]
     runs.setdefault((fmt, tool), []).append((float(wall), int(rss)))
 rows = int(sys.argv[2])
 print(f"PostgreSQL import and export of {rows} records; wall time is the median, RSS the largest")
@@ -400,18 +404,20 @@ count_rows() {   # count_rows DB: rows in customers, or fails
 measure() {   # measure TOOL FORMAT RUN LOG -- command...: appends wall time and peak RSS
     local tool=$1 format=$2 run=$3 log=$4
     shift 5
-    if ! "$TIME" -o "$WORK/time.txt" -f '%e %M' "$@" >"$log" 2>&1; then
+    if ! "$TIME" -o "$WORK/time.txt" -f '%e %M %U %S' "$@" >"$log" 2>&1; then
         tail -20 "$log" >&2
         die "$tool ($format) failed, run $run: $*"
     fi
-    read -r wall rss <"$WORK/time.txt"
-    printf '%s\t%s\t%s\t%s\t%s\n' "$tool" "$format" "$run" "$wall" "$rss" >>"$RESULTS"
-    printf '  %-8s %-7s run %d: %6.2f s  %7.1f MiB\n' "$tool" "$format" "$run" "$wall" "$(awk "BEGIN{print $rss/1024}")" >&2
+    read -r wall rss user sys <"$WORK/time.txt"
+    local cpu
+    cpu=$(awk "BEGIN{print $user + $sys}")
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$tool" "$format" "$run" "$wall" "$rss" "$cpu" >>"$RESULTS"
+    printf '  %-10s %-8s run %d: %6.2f s  %7.1f MiB  %6.2f s CPU\n' "$tool" "$format" "$run" "$wall" "$(awk "BEGIN{print $rss/1024}")" "$cpu" >&2
 }
 
 if [ "$IMPORTS" = 1 ]; then
 RESULTS=$OUT/runs-$ROWS.tsv
-printf 'tool\tformat\trun\twall_s\tpeak_rss_kib\n' >"$RESULTS"
+printf 'tool\tformat\trun\twall_s\tpeak_rss_kib\tcpu_s\n' >"$RESULTS"
 if [ "$MUTATIONS_ONLY" = 1 ]; then
     bench_mutations
     exit 0
@@ -450,11 +456,23 @@ count_orders() {   # count_orders DB: N orders, or fails
     got=$(sqlite3 "$1" 'SELECT count(*) FROM orders') || die "cannot count orders in $1"
     [ "$got" = "$ROWS" ] || die "$1 holds $got orders, expected $ROWS (see $WORK/*.log)"
 }
+# The physical anchor: a hand-written C loader (scripts/bench/csv2sqlite.c: 1 MiB block reads, an
+# RFC 4180 byte loop, one prepared INSERT bound straight from the read buffer, one transaction,
+# journal and sync off) into the same table sqlite3 loads.
+C_LOADER=$WORK/csv2sqlite
+C_DB=$WORK/csv2sqlite.db
+command -v cc >/dev/null || die "cc not found (apt-get install gcc); it builds the C loader"
+cc -O2 -o "$C_LOADER" "$ROOT/scripts/bench/csv2sqlite.c" -lsqlite3 \
+    || die "cannot build scripts/bench/csv2sqlite.c with 'cc -O2 ... -lsqlite3' (apt-get install libsqlite3-dev)"
 for run in $(seq 1 "$RUNS"); do
     fresh "$SQLITE_DB"
     sqlite3 "$SQLITE_DB" <"$DDL"
     measure sqlite3 csv "$run" "$WORK/sqlite3.log" -- sqlite3 "$SQLITE_DB" ".import --csv --skip 1 '$CSV' customers"
     count_rows "$SQLITE_DB"
+    fresh "$C_DB"
+    sqlite3 "$C_DB" <"$DDL"
+    measure csv2sqlite csv "$run" "$WORK/csv2sqlite.log" -- "$C_LOADER" "$C_DB" "$CSV" customers
+    count_rows "$C_DB"
     if [ "$FERRY_RUNS" = 1 ]; then
         for format in csv ndjson json; do
             case $format in csv) file=$CSV ;; ndjson) file=$NDJSON ;; json) file=$JSON ;; esac
@@ -480,6 +498,34 @@ for run in $(seq 1 "$RUNS"); do
     fi
 done
 
+# The C loader's rows against sqlite3's, value by value with their storage classes (quote()
+# tells 42 from '42'): the same checksum, or the comparison would not be of the same work.
+# ferry's store (a CSV import) holds the same nine columns besides its own ferry_* ones, with
+# the decimal `balance` in its canonical spelling (5985.4 for the file's 5985.40): compared with
+# `balance` printed with two places on both sides.
+table_checksum() {   # table_checksum DB [decimal]: sha256 of every row of customers, in rowid order
+    local cols two_places="printf('%.2f', \"balance\")"
+    cols=$(sqlite3 "$SQLITE_DB" "SELECT group_concat('quote(\"' || name || '\")', ', ') FROM pragma_table_info('customers')")
+    [ "${2:-}" = decimal ] && cols=${cols/quote(\"balance\")/$two_places}
+    sqlite3 "$1" "SELECT $cols FROM customers ORDER BY rowid" | sha256sum | cut -d' ' -f1
+}
+SQLITE_SUM=$(table_checksum "$SQLITE_DB")
+C_SUM=$(table_checksum "$C_DB")
+[ "$C_SUM" = "$SQLITE_SUM" ] || die "the C loader's table differs from sqlite3's ($C_SUM vs $SQLITE_SUM)"
+CHECKSUMS="sqlite3 and csv2sqlite: $ROWS rows each, the same checksum (${SQLITE_SUM:0:16}…)"
+if [ "$FERRY_RUNS" = 1 ]; then
+    fresh "$FERRY_DB"
+    "$FERRY" import "$CSV" --store "$FERRY_DB" --entity customers --model "$MODEL" --quiet >"$WORK/ferry-checksum.log" 2>&1 \
+        || { cat "$WORK/ferry-checksum.log" >&2; die "ferry import for the checksum failed"; }
+    count_rows "$FERRY_DB"
+    FERRY_SUM=$(table_checksum "$FERRY_DB" decimal)
+    if [ "$FERRY_SUM" = "$(table_checksum "$SQLITE_DB" decimal)" ]; then
+        CHECKSUMS="$CHECKSUMS; ferry's store: the same rows (balance compared with two places)"
+    else
+        die "ferry's store differs from sqlite3's table (balance compared with two places)"
+    fi
+fi
+
 # SQLite's own limit: the same rows, already in SQLite's record format, inserted by
 # INSERT ... SELECT into the same table in a fresh database (no parsing, no coercion).
 LIMIT_DB=$WORK/limit.db
@@ -498,24 +544,31 @@ import statistics, sys
 path, rows, limit_wall, limit_rss = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
 runs = {}
 for line in open(path).read().splitlines()[1:]:
-    tool, fmt, _, wall, rss = line.split("\t")
-    runs.setdefault((tool, fmt), []).append((float(wall), int(rss)))
-base = statistics.median(w for w, _ in runs[("sqlite3", "csv")])
-print(f"{rows} records, {len(runs[('sqlite3', 'csv')])} run(s) each; wall time is the median, RSS the largest")
-print(f"{'tool':<8} {'format':<8} {'median s':>9} {'records/s':>11} {'peak MiB':>9} {'vs sqlite3':>11}")
-orders_base = statistics.median(w for w, _ in runs[("sqlite3", "orders")]) if ("sqlite3", "orders") in runs else None
+    tool, fmt, _, wall, rss, cpu = line.split("\t")[:6]
+    runs.setdefault((tool, fmt), []).append((float(wall), int(rss), float(cpu)))
+def median(key, column=0):
+    return statistics.median(v[column] for v in runs[key]) if key in runs else None
+base, base_cpu = median(("sqlite3", "csv")), median(("sqlite3", "csv"), 2)
+c_base = median(("csv2sqlite", "csv"))
+print(f"{rows} records, {len(runs[('sqlite3', 'csv')])} run(s) each; wall and CPU (user + sys, all threads) time are medians, RSS the largest")
+print(f"{'tool':<10} {'format':<8} {'median s':>9} {'records/s':>11} {'peak MiB':>9} {'vs sqlite3':>11} {'vs C':>7} {'CPU s':>7} {'CPU vs sqlite3':>15}")
+orders_base = median(("sqlite3", "orders"))
 for (tool, fmt), values in runs.items():
-    wall = statistics.median(w for w, _ in values)
-    rss = max(r for _, r in values) / 1024
+    wall, cpu = median((tool, fmt)), median((tool, fmt), 2)
+    rss = max(v[1] for v in values) / 1024
     rate = rows / wall if wall > 0 else float("inf")
     # Orders (a to-one relationship resolved per row) compare with sqlite3 .import of the orders file.
     reference = orders_base if fmt == "orders" else base
     ratio = wall / reference if reference else float("inf")
-    print(f"{tool:<8} {fmt:<8} {wall:>9.2f} {rate:>11,.0f} {rss:>9.1f} {ratio:>10.2f}x")
+    # Against the C loader: the same customers file (every format holds the same records).
+    c_ratio = f"{wall / c_base:>6.2f}x" if c_base and fmt != "orders" else f"{'':>7}"
+    cpu_ratio = f"{cpu / base_cpu:>14.2f}x" if base_cpu and fmt != "orders" else f"{'':>15}"
+    print(f"{tool:<10} {fmt:<8} {wall:>9.2f} {rate:>11,.0f} {rss:>9.1f} {ratio:>10.2f}x {c_ratio} {cpu:>7.2f} {cpu_ratio}")
 rate = rows / limit_wall if limit_wall > 0 else float("inf")
 print(f"SQLite's own limit (INSERT ... SELECT of the same rows, same table and indexes, no parsing): "
       f"{limit_wall:.2f} s, {rate:,.0f} records/s, {limit_rss / 1024:.1f} MiB")
 PY
+echo "checksums: $CHECKSUMS"
 echo "raw runs: ${RESULTS#$ROOT/}" >&2
 
 fi

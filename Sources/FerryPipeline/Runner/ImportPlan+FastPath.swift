@@ -153,10 +153,13 @@ extension ImportPlan {
     /// through `Coercion` as text); `true`/`false`, `null`, nested values and absent fields get
     /// exactly the general path's treatment (see ``ImportPlan/coerce(_:to:options:)`` and
     /// ``BatchInserter/insert(_:supplied:)``).
+    ///
+    /// `textValidated` says the caller already checked that every field's bytes are UTF-8
+    /// (``RecordBatch`` does, as it copies them), so they are not checked twice.
     func coerceAttributes<Reader: ByteFieldReader, Sink: DirectRowSink>(
-        from reader: Reader, kinds: [FastKind], into sink: Sink
+        from reader: Reader, kinds: [FastKind], into sink: Sink, textValidated: Bool = false
     ) throws -> Bool {
-        let checkUTF8 = !reader.textIsValidUTF8
+        let checkUTF8 = !(textValidated || reader.textIsValidUTF8)
         for index in 0..<kinds.count {
             let field = fastFields[index]
             // Only a column with rules needs its validator: for any other, a value is acceptable
@@ -229,14 +232,19 @@ extension ImportPlan {
 
     /// Coerces the current record's attributes and reference keys into a new row of `rows`
     /// (on the read-ahead thread); nil when the record needs the importing thread's paths.
-    func coerceRow<Reader: ByteFieldReader>(from reader: Reader, kinds: [FastKind], into rows: CoercedRows) -> Int? {
+    /// `textValidated`: every field's bytes are known to be UTF-8 (see
+    /// ``coerceAttributes(from:kinds:into:textValidated:)``).
+    func coerceRow<Reader: ByteFieldReader>(
+        from reader: Reader, kinds: [FastKind], into rows: CoercedRows, textValidated: Bool = false
+    ) -> Int? {
         rows.beginRow()
-        guard (try? coerceAttributes(from: reader, kinds: kinds, into: rows)) == true else {
+        guard (try? coerceAttributes(from: reader, kinds: kinds, into: rows, textValidated: textValidated)) == true
+        else {
             rows.abandonRow()
             return nil
         }
         for offset in 0..<references.count {
-            let key = referenceKey(from: reader, offset)
+            let key = referenceKey(from: reader, offset, textValidated: textValidated)
             if case .generalPath = key {
                 rows.abandonRow()
                 return nil
@@ -247,11 +255,13 @@ extension ImportPlan {
     }
 
     /// Coerces the key of the reference at `offset` (pure: may run on the reader's thread).
-    func referenceKey<Reader: ByteFieldReader>(from reader: Reader, _ offset: Int) -> ReferenceKey {
+    func referenceKey<Reader: ByteFieldReader>(
+        from reader: Reader, _ offset: Int, textValidated: Bool = false
+    ) -> ReferenceKey {
         let reference = references[offset]
         let fieldKind = reader.fieldKind(reference.fieldIndex)
         if fieldKind == .absent { return reference.mapping.missing == .reject ? .generalPath : .null }
-        if !reader.textIsValidUTF8 && fieldKind.hasBytes
+        if !(textValidated || reader.textIsValidUTF8) && fieldKind.hasBytes
             && !reader.withFieldBytes(reference.fieldIndex, UTF8Bytes.isValid)
         {
             return .generalPath

@@ -1,10 +1,15 @@
 import FerryFormats
+import Foundation
 
 /// A reusable batch of records copied out of a ``ByteFieldReader``: what the read-ahead thread
 /// hands to the importing thread (see ``ReadAheadReader``).
 ///
 /// Each record keeps what the import needs later, after the reader has moved on: its fields as
-/// kinds, bytes and positions, its raw bytes (for a rejects file), and its number and start. A
+/// kinds, bytes and positions, its raw bytes (for a rejects file), and its number and start.
+/// The raw bytes are copied once; a field the reader hands from inside them (a CSV field
+/// without doubled quotes) points into that copy, and only the others are copied again (a CSV
+/// field whose doubled quotes were undone; every JSON field, which the JSON readers decode into
+/// memory of their own). A
 /// record that is not well formed, or whose CSV text is not valid UTF-8, is kept materialized,
 /// exactly as the reader gave it; so is a record longer than the batch's byte capacity, which
 /// then takes the general path from that one copy instead of being copied into the batch and
@@ -88,10 +93,17 @@ final class RecordBatch {
         }
         let start = reader.currentRecordStart
         let rawStart = bytes.count
-        reader.withCurrentRawBytes { bytes.append(contentsOf: $0) }
+        // Where the reader keeps the raw bytes: a field inside them (a CSV field without
+        // doubled quotes) is not copied again but found in the batch's copy of the raw record,
+        // once its bytes are compared equal there; a field in other memory is copied as before.
+        let rawAddress = reader.withCurrentRawBytes { raw in
+            bytes.append(contentsOf: raw)
+            return UInt(bitPattern: raw.baseAddress)
+        }
+        let rawCount = bytes.count - rawStart
         var record = Record(
             number: start.number, line: start.line, column: start.column, rawStart: rawStart,
-            rawCount: bytes.count - rawStart,
+            rawCount: rawCount,
             firstField: fields.count, fieldCount: 0, materialized: -1)
         let checkText = !reader.textIsValidUTF8
         let valid = reader.forEachField { kind, position, field in
@@ -99,7 +111,11 @@ final class RecordBatch {
                 kind: kind, start: bytes.count, count: 0, line: position.line, column: position.column)
             if kind.hasBytes {
                 if checkText && !UTF8Bytes.isValid(field) { return false }
-                bytes.append(contentsOf: field)
+                if let offset = rawOffset(of: field, raw: (rawAddress, rawStart, rawCount)) {
+                    slot.start = rawStart + offset
+                } else {
+                    bytes.append(contentsOf: field)
+                }
                 slot.count = field.count
             }
             fields.append(slot)
@@ -114,9 +130,26 @@ final class RecordBatch {
         }
         record.fieldCount = fields.count - record.firstField
         if let plan, let coerced {
-            record.coercedRow = plan.plan.coerceRow(from: reader, kinds: plan.kinds, into: coerced) ?? -1
+            // Every field's bytes were checked above (or the reader vouches for them).
+            record.coercedRow =
+                plan.plan.coerceRow(from: reader, kinds: plan.kinds, into: coerced, textValidated: true) ?? -1
         }
         records.append(record)
+    }
+
+    /// The offset in the raw record of `field` when the reader hands it from inside the raw
+    /// bytes (at `raw.address`, copied to `raw.start` in the batch) and the copy there holds
+    /// the same bytes; nil otherwise.
+    @inline(__always)
+    private func rawOffset(of field: UnsafeBufferPointer<UInt8>, raw: (address: UInt, start: Int, count: Int)) -> Int? {
+        guard let base = field.baseAddress, field.count > 0, field.count <= raw.count else { return nil }
+        let address = UInt(bitPattern: base)
+        guard address >= raw.address, address - raw.address <= UInt(raw.count - field.count) else { return nil }
+        let offset = Int(address - raw.address)
+        let same = bytes.withUnsafeBufferPointer { copy in
+            memcmp(copy.baseAddress.unsafelyUnwrapped + raw.start + offset, base, field.count) == 0
+        }
+        return same ? offset : nil
     }
 
     private func materialize(_ source: SourceRecord) -> Record {
