@@ -5,14 +5,7 @@ import Foundation
 public enum Chromium {
     /// The Chromium (or Chrome) executable on `PATH`, or nil.
     public static var executable: String? {
-        let names = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"]
-        for name in names {
-            for folder in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
-                let path = "\(folder)/\(name)"
-                if FileManager.default.isExecutableFile(atPath: path) { return path }
-            }
-        }
-        return nil
+        executableOnPath(["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"])
     }
 
     /// Whether the Chromium tests must run: Chromium is there, or this is CI.
