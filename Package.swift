@@ -90,7 +90,7 @@ let package = Package(
         ),
         .target(
             name: "FerryTestSupport",
-            dependencies: ["FerryCore", .product(name: "Yams", package: "Yams")],
+            dependencies: ["FerryCore", "CFerryCompression", .product(name: "Yams", package: "Yams")],
             path: "Tests/FerryTestSupport",
             swiftSettings: swiftSettings
         ),

@@ -3,9 +3,10 @@ import FerryTestSupport
 import Foundation
 import Testing
 
-/// The README's library example, compiled and run. `scripts/doc_tests.py` checks that the
-/// README's `swift` block is, line for line, the body of `readmeExample` below (its
-/// `<!-- doc-test: swift … -->` annotation names this file), so the two cannot drift apart.
+/// The library example of docs/architecture.md (the README's until the README became a front
+/// door), compiled and run. `scripts/doc_tests.py` checks that the page's `swift` block is, line
+/// for line, the body of `readmeExample` below (its `<!-- doc-test: swift … -->` annotation names
+/// this file), so the two cannot drift apart.
 @Suite struct ReadmeExampleTests {
     @Test func theReadmeLibraryExampleWorks() throws {
         let directory = TemporaryDirectory("ferry-readme")

@@ -4,13 +4,7 @@ import Foundation
 /// those tests are skipped with ``skipReason``, except under `CI=true`, where they run and fail.
 public enum Graphviz {
     /// The `dot` executable on `PATH`, or nil.
-    public static var executable: String? {
-        for folder in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
-            let path = "\(folder)/dot"
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        return nil
-    }
+    public static var executable: String? { executableOnPath(["dot"]) }
 
     /// Whether the Graphviz tests must run: `dot` is there, or this is CI.
     public static var shouldRun: Bool { executable != nil || ProcessInfo.processInfo.environment["CI"] == "true" }
@@ -31,4 +25,16 @@ public enum Graphviz {
     struct Missing: Error, CustomStringConvertible {
         var description: String
     }
+}
+
+/// The first of `names` found as an executable in a folder of `PATH` (each name tried through
+/// every folder before the next name), or nil: how the tests find the optional tools they drive.
+public func executableOnPath(_ names: [String]) -> String? {
+    let folders = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
+    for name in names {
+        for folder in folders where FileManager.default.isExecutableFile(atPath: "\(folder)/\(name)") {
+            return "\(folder)/\(name)"
+        }
+    }
+    return nil
 }
