@@ -42,6 +42,7 @@ struct DefinitionSchemaTests {
         Context(kind: .job, definition: "fixedColumn", keys: JobLoader.fixedColumnKeys),
         Context(kind: .job, definition: "nested", keys: JobLoader.nestedKeys),
         Context(kind: .job, definition: "databaseSource", keys: JobLoader.databaseSourceKeys),
+        Context(kind: .job, definition: "incremental", keys: JobLoader.incrementalKeys),
         Context(kind: .job, definition: "export", keys: JobLoader.exportKeys),
         Context(kind: .job, definition: "update", keys: JobLoader.updateKeys),
         Context(kind: .job, definition: "setValue", keys: JobLoader.setValueKeys),
