@@ -66,7 +66,8 @@ struct IncrementalLoadCLITests {
             "--quiet",
         ])
         #expect(export.exitCode == 0, "\(export)")
-        return export.stdout.split(separator: "\n").dropFirst().map(String.init)
+        // CSV lines end with CRLF (RFC 4180).
+        return export.stdout.split(whereSeparator: \.isNewline).dropFirst().map(String.init)
     }
 
     static func sourceDatabase(_ dir: TemporaryDirectory) throws -> (path: String, connection: StoreConnection) {

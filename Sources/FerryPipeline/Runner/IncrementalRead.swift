@@ -4,7 +4,7 @@ import Foundation
 
 /// The incremental side of an import step: the mark an incremental database source reads past
 /// (`incremental: {column: …}`), or the files a `files: new` import has not imported yet, both
-/// kept in the store's run log (``RunLog``) and advanced in the transaction that commits the
+/// kept in the store's run log (`RunLog`) and advanced in the transaction that commits the
 /// rows they account for.
 final class IncrementalRead {
     private let step: ImportStep
