@@ -362,17 +362,7 @@ struct IncrementalLoadPostgresCLITests {
             """)
         let dir = TemporaryDirectory()
         try dir.write(
-            "model.yml",
-            """
-            name: Events
-            version: "1"
-            entities:
-              Event:
-                attributes:
-                  id: {type: int64, unique: true}
-                  name: string
-                  updated_at: date
-            """)
+            "model.yml", IncrementalLoadCLITests.model.replacing("updated_at: string", with: "updated_at: date"))
         let job = try dir.write(
             "job.yml",
             """
