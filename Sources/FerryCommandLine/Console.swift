@@ -170,6 +170,14 @@ final class Console: ProgressObserver {
             text += "; not imported (no attribute maps them): \(ignored.joined(separator: ", "))"
         }
         if let sync = report.sync { text += syncLines(sync, report: report) }
+        if let incremental = report.incremental {
+            text +=
+                "\n  incremental \(incremental.column): from \(incremental.from ?? "the start") to \(incremental.to ?? "the start"), \(grouped(incremental.rows)) row\(incremental.rows == 1 ? "" : "s")"
+        }
+        if let selection = report.fileSelection {
+            text +=
+                "\n  files: \(grouped(selection.new)) new\(selection.changed > 0 ? " (\(grouped(selection.changed)) changed)" : ""), \(grouped(selection.alreadyImported)) already imported"
+        }
         for (entity, counts) in (report.nested ?? [:]).sorted(by: { $0.key < $1.key }) {
             text +=
                 "\n  nested \(entity): inserted \(grouped(counts.inserted)), updated \(grouped(counts.updated)), unchanged \(grouped(counts.unchanged)), "

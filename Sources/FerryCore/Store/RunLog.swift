@@ -53,8 +53,8 @@ package struct RunRecord: Sendable, Hashable {
 package struct RunLog {
     /// The log's table as SQL refers to it (quoted, qualified with its schema when given).
     package let table: String
-    private let connection: any DatabaseConnection
-    private let dialect: any SQLDialect
+    let connection: any DatabaseConnection
+    let dialect: any SQLDialect
 
     /// The log of the store `layout` describes, on `connection`, in `schema` when given (a
     /// migration's destination); nil when the layout keeps no bookkeeping tables.

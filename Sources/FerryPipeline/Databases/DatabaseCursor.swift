@@ -22,4 +22,6 @@ protocol DatabaseCursor: AnyObject {
     var columns: [DatabaseColumn] { get }
     /// The next row's values (one per column), or nil after the last row.
     func next() throws -> [Value]?
+    /// The mark of the last row read, for an incremental read (nil otherwise, or before a row).
+    var lastMark: IncrementalMark? { get }
 }

@@ -29,12 +29,17 @@ package final class DatabaseRecordReader: RecordReader {
         for (index, name) in fieldNames.enumerated() where indexByName[name] == nil { indexByName[name] = index }
     }
 
-    /// Opens the cursor of a database source: nothing is read but the first rows.
-    package static func open(_ source: DatabaseSource) throws -> DatabaseRecordReader {
+    /// The mark of the last row read, for an incremental source: where the next run starts.
+    package var lastMark: IncrementalMark? { cursor.lastMark }
+
+    /// Opens the cursor of a database source: nothing is read but the first rows. An incremental
+    /// source reads the rows at or past `mark` (every row when nil).
+    package static func open(_ source: DatabaseSource, from mark: IncrementalMark? = nil) throws -> DatabaseRecordReader
+    {
         let cursor: any DatabaseCursor
         switch source.database {
-        case .sqlite(let path): cursor = try SQLiteSourceCursor(path: path, source: source)
-        case .postgresql(let url): cursor = try PostgresSourceCursor(url: url, source: source)
+        case .sqlite(let path): cursor = try SQLiteSourceCursor(path: path, source: source, from: mark)
+        case .postgresql(let url): cursor = try PostgresSourceCursor(url: url, source: source, from: mark)
         case .coreData(let path): cursor = try CoreDataSourceCursor(path: path, source: source)
         }
         return DatabaseRecordReader(source: source, cursor: cursor)

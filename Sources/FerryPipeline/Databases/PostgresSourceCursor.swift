@@ -15,8 +15,13 @@ final class PostgresSourceCursor: DatabaseCursor {
     private var buffered: [PostgresRow] = []
     private var position = 0
     private var done = false
+    /// The increasing column's index, for an incremental read.
+    private var markIndex: Int?
+    private(set) var lastMark: IncrementalMark?
 
-    init(url: String, source: DatabaseSource) throws {
+    /// The rows of `source`'s selection of the database at `url`; with an incremental selection,
+    /// those at or past `mark` only (bound as a parameter, its type the column's).
+    init(url: String, source: DatabaseSource, from mark: IncrementalMark? = nil) throws {
         self.source = source
         let parsed: PostgresURL
         do {
@@ -36,7 +41,7 @@ final class PostgresSourceCursor: DatabaseCursor {
         } catch {
             throw FerryError(.io, "cannot read \(source.label): \(Self.reason(error))", at: source.selectionLocation)
         }
-        let query: String
+        var query: String
         switch source.selection {
         case .table(let name):
             query = "SELECT * FROM \(try Self.resolveTable(name, connection: connection, source: source))"
@@ -48,8 +53,27 @@ final class PostgresSourceCursor: DatabaseCursor {
                 "'entity: \(name)' reads a Core Data store; for PostgreSQL use 'table:' or 'query:'",
                 at: source.selectionLocation)
         }
+        var parameters: [PostgresValue] = []
+        if let incremental = source.incremental {
+            let names: [String]
+            do {
+                names = try connection.execute("SELECT * FROM (\n\(query)\n) AS ferry_columns LIMIT 0").columns.map(
+                    \.name)
+            } catch {
+                throw FerryError(
+                    .invalidDefinition,
+                    "the \(source.defaultEntityName == nil ? "query" : "table") of \(source.label) fails: \(Self.reason(error))",
+                    at: source.selectionLocation)
+            }
+            let wrapped = try IncrementalQuery(
+                base: query, columns: names, incremental: incremental, source: source, bound: mark != nil,
+                placeholder: "$1", quote: PostgresIdentifier.quote)
+            query = wrapped.sql
+            markIndex = wrapped.columnIndex
+            if let mark { parameters = [.text(mark.value)] }
+        }
         do {
-            try connection.execute("DECLARE ferry_source NO SCROLL CURSOR FOR \(query)")
+            try connection.execute("DECLARE ferry_source NO SCROLL CURSOR FOR \(query)", parameters)
             try fetch()
         } catch {
             throw FerryError(
@@ -113,7 +137,19 @@ final class PostgresSourceCursor: DatabaseCursor {
         }
         let row = buffered[position]
         position += 1
+        if let markIndex { lastMark = Self.mark(of: row.values[markIndex]) ?? lastMark }
         return row.values.enumerated().map { index, value in Self.value(value, as: types[index]) }
+    }
+
+    /// The mark of an increasing column's value, in the server's own text (a timestamp keeps every
+    /// digit of its fraction, so the next run's comparison is exact).
+    static func mark(of value: PostgresValue) -> IncrementalMark? {
+        switch value {
+        case .integer(let number): return IncrementalMark(kind: "integer", value: String(number))
+        case .real(let number): return IncrementalMark(kind: "real", value: String(number))
+        case .text(let text): return IncrementalMark(kind: "text", value: text)
+        case .null, .bool, .bytes: return nil
+        }
     }
 
     /// The server's message (and hint) about a failure, without a password.

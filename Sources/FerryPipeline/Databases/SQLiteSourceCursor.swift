@@ -9,8 +9,13 @@ final class SQLiteSourceCursor: DatabaseCursor {
     private let statement: Statement
     private let source: DatabaseSource
     private var done = false
+    /// The increasing column's index, for an incremental read.
+    private var markIndex: Int?
+    private(set) var lastMark: IncrementalMark?
 
-    init(path: String, source: DatabaseSource) throws {
+    /// The rows of `source`'s selection of the SQLite file at `path`; with an incremental
+    /// selection, those at or past `mark` only.
+    init(path: String, source: DatabaseSource, from mark: IncrementalMark? = nil) throws {
         self.source = source
         guard FileManager.default.fileExists(atPath: path) else {
             throw FerryError(.noInput, "the SQLite database '\(path)' does not exist", at: source.selectionLocation)
@@ -18,6 +23,7 @@ final class SQLiteSourceCursor: DatabaseCursor {
         connection = try Connection(path: path, readOnly: true, create: false)
         try connection.execute("PRAGMA query_only = ON")
         connection.setBusyTimeout(milliseconds: 30_000)
+        let base: Statement
         switch source.selection {
         case .table(let name):
             let tables = try Self.tableNames(connection)
@@ -31,15 +37,15 @@ final class SQLiteSourceCursor: DatabaseCursor {
                     at: source.selectionLocation,
                     notes: tables.isEmpty ? ["it has no tables"] : ["its tables: \(tables.joined(separator: ", "))"])
             }
-            statement = try connection.prepare("SELECT * FROM \(SQL.quote(table))")
+            base = try connection.prepare("SELECT * FROM \(SQL.quote(table))")
         case .query(let sql):
             do {
-                statement = try connection.prepareSingle(sql)
+                base = try connection.prepareSingle(sql)
             } catch let error as FerryError {
                 throw FerryError(
                     .invalidDefinition, "the query on '\(path)' fails: \(error.message)", at: source.selectionLocation)
             }
-            guard statement.isReadOnly, statement.columnCount > 0 else {
+            guard base.isReadOnly, base.columnCount > 0 else {
                 throw FerryError(
                     .invalidDefinition,
                     "the query on '\(path)' is not a read-only query; a source query must only read (SELECT … or WITH … SELECT …)",
@@ -50,6 +56,22 @@ final class SQLiteSourceCursor: DatabaseCursor {
                 .invalidDefinition,
                 "'entity: \(name)' reads a Core Data store; for a SQLite database use 'table:' or 'query:'",
                 at: source.selectionLocation)
+        }
+        if let incremental = source.incremental {
+            let query = try IncrementalQuery(
+                base: base.sql, columns: (0..<base.columnCount).map { base.columnName(at: $0) },
+                incremental: incremental, source: source, bound: mark != nil, placeholder: "?", quote: SQL.quote)
+            do {
+                statement = try connection.prepare(query.sql)
+                if let mark { try statement.bind([mark.databaseValue]) }
+            } catch let error as FerryError {
+                throw FerryError(
+                    .invalidDefinition, "the incremental read of \(source.label) fails: \(error.message)",
+                    at: incremental.location ?? source.selectionLocation)
+            }
+            markIndex = query.columnIndex
+        } else {
+            statement = base
         }
         let prepared = statement
         columns = (0..<prepared.columnCount).map { index in
@@ -87,6 +109,7 @@ final class SQLiteSourceCursor: DatabaseCursor {
             case .blob: values.append(.binary(statement.blob(at: index)))
             }
         }
+        if let markIndex, let mark = IncrementalQuery.mark(of: values[markIndex]) { lastMark = mark }
         return values
     }
 }

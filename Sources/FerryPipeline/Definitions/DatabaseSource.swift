@@ -33,6 +33,24 @@ public struct DatabaseSource: Sendable, Hashable {
         case entity(String)
     }
 
+    /// An incremental read (`incremental: {column: updated_at}`): only the rows whose column is
+    /// at or past the last value a run committed (see docs/files.md, "Incremental loads").
+    public struct Incremental: Sendable, Hashable {
+        /// The increasing column (a timestamp, an increasing key).
+        public var column: String
+        /// The value to start from when no run has committed one yet (nil: every row).
+        public var initial: String?
+        /// Where the column is named in the job, for errors about it.
+        public var location: InputLocation?
+
+        /// An incremental read of `column`, from `initial` on the first run.
+        public init(column: String, initial: String? = nil, location: InputLocation? = nil) {
+            self.column = column
+            self.initial = initial
+            self.location = location
+        }
+    }
+
     /// The database read.
     public var database: Database
     /// What of it is read: a table, a query or an entity.
@@ -40,6 +58,8 @@ public struct DatabaseSource: Sendable, Hashable {
     /// Where the selection is written (the `table:`, `query:` or `entity:` value, or a CLI flag),
     /// for errors about it: a missing table, the database's message about bad SQL.
     public var selectionLocation: InputLocation?
+    /// The increasing column the source is read past, when it is read incrementally.
+    public var incremental: Incremental?
 
     /// A source reading `selection` of `database`.
     public init(database: Database, selection: Selection, selectionLocation: InputLocation? = nil) {

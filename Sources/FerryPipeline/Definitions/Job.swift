@@ -416,6 +416,9 @@ public struct ImportStep: Sendable {
     public var nested: NestedOptions?
     /// Options of a sync (`allow_empty`, `unkeyed_rejects`).
     public var sync = SyncOptions()
+    /// Read only the files of the source that no earlier run of the job imported, by path, size
+    /// and SHA-256 (`files: new`); false reads every file (`files: all`, the default).
+    public var newFilesOnly = false
     /// Where `mode:` is, for errors about the sync.
     public var modeLocation: InputLocation?
     /// Where `key:` is, for errors about the key.

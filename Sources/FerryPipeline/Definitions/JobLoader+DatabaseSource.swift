@@ -5,8 +5,10 @@ import Foundation
 extension JobLoader {
     /// The keys of a database source: one database, one selection.
     package static let databaseSourceKeys = [
-        "sqlite", "postgresql", "postgres", "coredata", "table", "query", "entity",
+        "sqlite", "postgresql", "postgres", "coredata", "table", "query", "entity", "incremental",
     ]
+    /// The keys of a database source's `incremental:`.
+    package static let incrementalKeys = ["column", "initial"]
     /// The import keys that describe a file, not a database.
     package static let fileOnlyImportKeys = ["format", "encoding", "csv", "json", "fixed", "decimal_comma"]
 
@@ -61,8 +63,49 @@ extension JobLoader {
         case "query": selection = .query(text)
         default: selection = .entity(text)
         }
-        return DatabaseSource(
+        var source = DatabaseSource(
             database: database, selection: selection, selectionLocation: selectionEntry.value.location)
+        if let node = mapping["incremental"] {
+            guard !isCoreData else {
+                reader.fail(
+                    "'incremental' applies to SQLite and PostgreSQL sources, not to a Core Data store",
+                    at: mapping.keyLocation("incremental") ?? node.location)
+                return nil
+            }
+            guard let incremental = loadIncremental(node, reader: reader) else { return nil }
+            source.incremental = incremental
+        }
+        return source
+    }
+
+    /// `incremental: {column: updated_at, initial: 2024-01-01}` (or `incremental: updated_at`).
+    private func loadIncremental(_ node: YAMLNode, reader: DefinitionReader) -> DatabaseSource.Incremental? {
+        if case .scalar = node.content {
+            guard let column = reader.string(node, for: "incremental") else { return nil }
+            return nonEmpty(column, at: node.location, reader: reader)
+                ? DatabaseSource.Incremental(column: column, location: node.location) : nil
+        }
+        guard let mapping = reader.mapping(node, for: "incremental") else { return nil }
+        reader.checkKeys(mapping, allowed: Self.incrementalKeys, in: "'incremental'")
+        guard let columnNode = mapping["column"] else {
+            reader.fail("'incremental' needs 'column': the increasing column to read past", at: node.location)
+            return nil
+        }
+        guard let column = reader.string(columnNode, for: "column"),
+            nonEmpty(column, at: columnNode.location, reader: reader)
+        else { return nil }
+        var incremental = DatabaseSource.Incremental(column: column, location: columnNode.location)
+        if let initialNode = mapping["initial"] {
+            guard let initial = reader.string(initialNode, for: "initial") else { return nil }
+            incremental.initial = initial
+        }
+        return incremental
+    }
+
+    private func nonEmpty(_ text: String, at location: InputLocation, reader: DefinitionReader) -> Bool {
+        guard text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return true }
+        reader.fail("the incremental column is empty", at: location)
+        return false
     }
 
     /// The one entry of `mapping` whose key is one of `keys`; none or several fail with `missing`

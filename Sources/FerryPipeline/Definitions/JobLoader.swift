@@ -24,7 +24,7 @@ public struct JobLoader: Sendable {
         "source", "format", "entity", "encoding", "fields", "relationships", "csv", "json", "fixed", "null", "trim",
         "date_format", "timezone", "decimal_comma", "true", "false",
         "on_conflict", "validate", "batch_size", "rejects", "max_rejects", "atomic", "verify", "mode", "key",
-        "allow_empty", "unkeyed_rejects", "max_delete", "key_style", "nested",
+        "allow_empty", "unkeyed_rejects", "max_delete", "key_style", "nested", "files",
     ]
     package static let fieldKeys = ["field", "value", "trim", "date_format", "true", "false", "null"]
     package static let relationshipKeys = ["field", "match", "missing"]
@@ -356,6 +356,43 @@ public struct JobLoader: Sendable {
         return step
     }
 
+    /// `files: new | all`, and what an incremental read (`files: new`, a database source's
+    /// `incremental:`) needs of the rest of the step: no sync (its source is a part of the data),
+    /// and a conflict policy that skips or updates the rows read again at the last value.
+    private func loadIncrementalChecks(_ mapping: YAMLMapping, into step: inout ImportStep, reader: DefinitionReader) {
+        if let node = mapping["files"], let text = reader.string(node, for: "files") {
+            switch text {
+            case "new": step.newFilesOnly = true
+            case "all": step.newFilesOnly = false
+            default:
+                reader.fail(
+                    "expected 'new' or 'all' for 'files' but found '\(text)'\(Suggestions.didYouMean(text, in: ["new", "all"]))",
+                    at: node.location)
+            }
+            if step.newFilesOnly, step.database != nil || step.sources == ["-"] {
+                reader.fail(
+                    "'files: new' applies to files (a path, a glob pattern or a list), not to \(step.database == nil ? "standard input" : "a database source")",
+                    at: node.location)
+            }
+        }
+        let incremental = step.database?.incremental
+        guard incremental != nil || step.newFilesOnly else { return }
+        let what = incremental != nil ? "'incremental'" : "'files: new'"
+        if step.mode == .sync, let location = step.modeLocation {
+            reader.fail(
+                "\(what) reads only a part of the source, so 'mode: sync' would delete the rows it did not read",
+                at: location)
+        }
+        if let incremental, step.onConflict == .error {
+            reader.fail(
+                "'incremental' reads the rows at the last committed value of '\(incremental.column)' again (so that rows sharing that value are never lost): the step needs 'on_conflict: keep' or 'on_conflict: update'",
+                at: step.onConflictLocation ?? incremental.location ?? step.location ?? InputLocation(file: ""),
+                notes: [
+                    "the entity needs a uniqueness constraint the source's rows supply, which tells a row read again"
+                ])
+        }
+    }
+
     /// `mode`, `key`, `allow_empty`, `unkeyed_rejects` and `max_delete` (all but `mode` only with
     /// `mode: sync`).
     private func loadSync(_ mapping: YAMLMapping, into step: inout ImportStep, reader: DefinitionReader) {
@@ -651,6 +688,7 @@ public struct JobLoader: Sendable {
             step.keyStyle = style
         }
         if let node = mapping["nested"] { loadNested(node, into: &step, reader: reader) }
+        loadIncrementalChecks(mapping, into: &step, reader: reader)
         if let node = mapping["rejects"], let rejects = reader.string(node, for: "rejects") {
             step.rejectsPath = resolve(rejects)
         }

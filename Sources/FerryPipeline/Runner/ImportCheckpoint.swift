@@ -13,6 +13,9 @@ struct ImportCheckpoint: Codable {
     var state: ImportState
     /// The rejects file's size after the committed batches' rejects (nil without one).
     var rejectsSize: Int64?
+    /// The files a `files: new` import chose to read (nil otherwise): its resume reads the same
+    /// ones, though the files it committed are recorded as imported by now.
+    var selectedFiles: [String]? = nil
 
     /// What must not change between an interrupted import and its resume: the entity and its
     /// model, the sources and their format, the mapping, the conflict policy and the rejects file.

@@ -52,6 +52,8 @@ package final class ImportStepRunner {
     private var prefetchedBatch: (reader: ObjectIdentifier, number: Int)?
     /// The records PostgreSQL's fast path staged, which ``pending`` refers to by index.
     private var stagedTrail: StagedRecordTrail?
+    /// The files a `files: new` import chose, kept in its checkpoints for its resume.
+    private var selectedFiles: [String]?
 
     package init(
         step: ImportStep, store: Store, index: Int = 1, jobName: String = "import", reader: (any RecordReader)? = nil
@@ -89,11 +91,16 @@ package final class ImportStepRunner {
         let insideTransaction = store.withDatabase { $0.isInTransaction }
         let checkpoint: ImportCheckpoint?
         let trail: SourceTrail?
+        let incremental: IncrementalRead?
         do {
             // Refusals come before anything is touched (no rejects file, no run log entry).
             checkpoint = resume ? try checkpointToResume() : nil
             let tracked = !step.atomic && !dryRun && step.sources != ["-"]
             trail = tracked ? try checkpoint.map { try SourceTrail(checking: $0.files) } ?? SourceTrail() : nil
+            incremental =
+                givenReader == nil
+                ? try IncrementalRead(
+                    step: step, job: jobName, store: store, selectedFiles: checkpoint?.selectedFiles) : nil
         } catch {
             report.outcome = .failed
             report.error = "\(error)"
@@ -104,8 +111,27 @@ package final class ImportStepRunner {
             state = checkpoint.state
             insertedBeforeResume = state.inserted
         }
+        let readBefore = state.read
+        selectedFiles = incremental.flatMap { $0.readsDatabase ? nil : $0.files }
+        defer { incremental?.reader = nil }
         do {
-            let reader = try givenReader ?? ReaderFactory.open(step: step)
+            if let incremental, incremental.files.isEmpty, !incremental.readsDatabase {
+                // `files: new` and every file imported already: nothing to read.
+                if !dryRun {
+                    try store.writeDatabase { connection in
+                        try recordRun(
+                            connection, state: state, startedAt: startedAt, outcome: "succeeded", message: nil)
+                        try ImportCheckpointLog(on: connection, layout: store.layout)?.clear(
+                            job: jobName, step: index, entity: step.entity)
+                    }
+                }
+                report.outcome = dryRun ? .dryRun : .succeeded
+                incremental.fill(&report, rowsRead: 0)
+                state.fill(&report)
+                progress?.stepFinished(report)
+                return report
+            }
+            let reader = try givenReader ?? incremental?.openReader() ?? ReaderFactory.open(step: step)
             stepReader = reader
             defer { stepReader = nil }
             let rejects = try step.rejectsPath.map { path in
@@ -130,11 +156,15 @@ package final class ImportStepRunner {
                 stagedTrail = StagedRecordTrail(fieldIndexes: plan.columnFieldIndexes)
             }
             // PostgreSQL resolves references a read-ahead batch at a time: the batch is read ahead.
+            // An incremental database read takes its mark from the reader's last row: the reader
+            // is not ahead of the rows written.
             let records = try StepRecords(
-                reader: reader, readAhead: readsAhead || !plan.prefetchedReferences.isEmpty,
+                reader: reader,
+                readAhead: (readsAhead || !plan.prefetchedReferences.isEmpty) && incremental?.readsDatabase != true,
                 coercion: kinds.map { ReadAheadCoercion(plan: plan, kinds: $0, always: readAheadAlwaysCoerces) })
             defer { records.stop() }
-            if let checkpoint {
+            // An incremental database read resumes from the mark its committed batches advanced.
+            if let checkpoint, incremental?.readsDatabase != true {
                 try records.skip(checkpoint.state.read) { try advance($0, state) }
             }
             if step.atomic || dryRun {
@@ -149,6 +179,8 @@ package final class ImportStepRunner {
                     }
                     // The rejects are on disk before the rows commit; failing to write them fails the step.
                     try rejects?.close()
+                    try incremental?.commit(
+                        connection, layout: store.layout, openedFiles: records.openedFiles, finished: true)
                     try recordRun(connection, state: state, startedAt: startedAt, outcome: "succeeded", message: nil)
                 }
             } else {
@@ -173,6 +205,9 @@ package final class ImportStepRunner {
                             try saveCheckpoint(
                                 connection, trail: trail, records: records, rejects: rejects, state: state)
                         }
+                        // So do the incremental mark and the files read to their end.
+                        try incremental?.commit(
+                            connection, layout: store.layout, openedFiles: records.openedFiles, finished: finished)
                         return finished
                     }
                 }
@@ -192,6 +227,7 @@ package final class ImportStepRunner {
         } catch {
             let error = resumable(error, tracked: trail != nil)
             state.fill(&report)
+            incremental?.fill(&report, rowsRead: state.read - readBefore)
             report.outcome = .failed
             report.error = "\(error)"
             report.elapsedSeconds = started.duration(to: .now).seconds
@@ -209,6 +245,7 @@ package final class ImportStepRunner {
             throw ImportStepFailure(report: report, error: error)
         }
         state.fill(&report)
+        incremental?.fill(&report, rowsRead: state.read - readBefore)
         report.nested = nestedPlan?.report
         report.ignoredFields = ignoredFields.isEmpty ? nil : ignoredFields
         report.elapsedSeconds = started.duration(to: .now).seconds
@@ -642,10 +679,14 @@ package final class ImportStepRunner {
         _ connection: any DatabaseConnection, trail: SourceTrail, records: StepRecords, rejects: RejectsWriter?,
         state: ImportState
     ) throws {
-        try trail.update(openedFiles: records.openedFiles, bytesRead: records.current?.inputProgress?.bytesRead)
-        let checkpoint = ImportCheckpoint(
+        // A database source has no files to follow: its name is a label, not a path.
+        try trail.update(
+            openedFiles: step.database == nil ? records.openedFiles : [],
+            bytesRead: records.current?.inputProgress?.bytesRead)
+        var checkpoint = ImportCheckpoint(
             definition: ImportCheckpoint.definition(of: step, model: store.model), files: trail.identities,
             state: state, rejectsSize: rejects?.size)
+        checkpoint.selectedFiles = selectedFiles
         try ImportCheckpointLog(on: connection, layout: store.layout)?.save(
             checkpoint, job: jobName, step: index, entity: step.entity)
     }
@@ -696,7 +737,7 @@ package final class ImportStepRunner {
                     "\($0) was '\(checkpoint.definition[$0] ?? "")', now '\(ImportCheckpoint.definition(of: step, model: store.model)[$0] ?? "")'"
                 })
         }
-        let files = try SourceFiles.expand(step.sources)
+        let files = try step.database != nil ? [] : checkpoint.selectedFiles ?? SourceFiles.expand(step.sources)
         let recorded = checkpoint.files.map(\.path)
         if Array(files.prefix(recorded.count)) != recorded {
             throw FerryError(

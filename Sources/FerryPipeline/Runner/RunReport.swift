@@ -59,6 +59,10 @@ public struct StepReport: Sendable, Codable, Hashable {
     public var files: [SourceFileReport]?
     /// What a `mode: sync` import matched by, and the first keys it inserted, updated, deleted.
     public var sync: SyncReport?
+    /// What an incremental database read started from and committed.
+    public var incremental: IncrementalReport?
+    /// Which files a `files: new` import read and skipped.
+    public var fileSelection: FileSelectionReport?
     /// What an import with `nested:` did to the related objects its records nest, per entity.
     public var nested: [String: NestedEntityReport]?
     /// What a `migrate` step did, per version step and entity mapping.
@@ -111,7 +115,8 @@ public struct StepReport: Sendable, Codable, Hashable {
         case error, migration
         case ignoredFields = "ignored_fields"
         case verification, files
-        case nested
+        case nested, incremental
+        case fileSelection = "file_selection"
     }
 }
 
