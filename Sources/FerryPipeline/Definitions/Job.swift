@@ -413,6 +413,14 @@ public struct ImportStep: Sendable {
     public var nested: NestedOptions?
     /// Options of a sync (`allow_empty`, `unkeyed_rejects`).
     public var sync = SyncOptions()
+    /// What fields the source has that the step does not read, or lacks, do (`on_new_field:`,
+    /// `on_missing_field:`).
+    public var drift = SchemaDriftPolicy()
+    /// Source fields the import added to the store's model before the step (`on_new_field: add`
+    /// on an inferred model), with where each was first seen: the step's report names them.
+    package var addedFields: [SchemaDrift] = []
+    /// The step's entity was inferred from the source (`ferry import` without `--model`).
+    package var modelIsInferred = false
     /// Where `mode:` is, for errors about the sync.
     public var modeLocation: InputLocation?
     /// Where `key:` is, for errors about the key.
