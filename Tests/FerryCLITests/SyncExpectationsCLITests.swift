@@ -69,7 +69,7 @@ struct SyncExpectationsCLITests {
     @Test("max_kept bounds the rows rejected records keep: max_kept: 0 fails the night with exit 3")
     func maxKept() throws {
         let strict = try prepared(counts: "{equals: synced, max_kept: 0}")
-        let failed = try runFerry(["run", "job.yml", "--param", "day=day2.csv", "--quiet"], cwd: strict.path)
+        let failed = try runFerry(["run", "job.yml", "--param", "day=day2.csv"], cwd: strict.path)
         #expect(failed.exitCode == 3, "\(failed)")
         #expect(failed.stdout.contains("max_kept 0"), "\(failed)")
 
