@@ -52,6 +52,8 @@ struct ImportRunnerTests {
             source: Self.fixtures.appendingPathComponent("types.\(format.rawValue)").path, format: format,
             entity: "Thing")
         if format == .json { step.jsonPointer = "/rows" }
+        // The fixture's records carry a key no attribute reads (zzz).
+        step.drift.newField = .ignore
         step.rejectsPath = dir.file(name + ".rejects")
         step.maxRejects = .unlimited
         let runner = ImportStepRunner(step: step, store: store)
