@@ -60,7 +60,13 @@ final class Console: ProgressObserver {
 
     func stepFinished(_ report: StepReport) {
         clearProgress()
-        guard !quiet else { return }
+        guard !quiet else {
+            // A changed source is news even to cron: its mail carries standard error.
+            for drift in report.drift ?? [] where drift.action != .error {
+                Console.printError("warning: step \(report.index) import \(report.entity ?? ""): \(drift.summary)")
+            }
+            return
+        }
         line(Console.summary(report))
     }
 
@@ -178,6 +184,7 @@ final class Console: ProgressObserver {
             text +=
                 "\n  files: \(grouped(selection.new)) new\(selection.changed > 0 ? " (\(grouped(selection.changed)) changed)" : ""), \(grouped(selection.alreadyImported)) already imported"
         }
+        for drift in report.drift ?? [] { text += "\n  drift: \(drift.summary)" }
         for (entity, counts) in (report.nested ?? [:]).sorted(by: { $0.key < $1.key }) {
             text +=
                 "\n  nested \(entity): inserted \(grouped(counts.inserted)), updated \(grouped(counts.updated)), unchanged \(grouped(counts.unchanged)), "
@@ -215,6 +222,10 @@ final class Console: ProgressObserver {
     private static func syncLines(_ sync: SyncReport, report: StepReport) -> String {
         var text = deleteRuleEffects(report).map { "; \($0)" }.joined()
         if let skipped = sync.deletionsSkipped { text += "\n  deleted nothing: \(skipped)" }
+        if let kept = report.kept, kept > 0, report.outcome != .failed {
+            text +=
+                "\n  kept \(grouped(kept)) \(report.entity ?? "") row\(kept == 1 ? "" : "s") that rejected records stand for (a verify step's 'equals: synced' counts them)"
+        }
         guard report.outcome == .dryRun else { return text }
         let absent = sync.deletionsSkipped == nil ? report.deleted : 0
         for (verb, count, keys) in [

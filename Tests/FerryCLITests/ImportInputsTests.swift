@@ -98,14 +98,21 @@ struct ImportInputsTests {
         #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM people") == [12])
     }
 
-    @Test("--alter adds a later file's new columns to an inferred entity; without it they are named as not imported")
+    @Test(
+        "--alter adds a later file's new columns to an inferred entity; without it they fail the import, or with --on-new-field ignore are named as not imported"
+    )
     func alterAddsColumns() throws {
         let dir = TemporaryDirectory()
         let store = dir.file("s.sqlite")
         let first = try dir.write("first.csv", "id,name\n1,a\n")
         let second = try dir.write("second.csv", "id,name,Zip Code,score\n2,b,02134,7\n")
         #expect(try runFerry(["import", first, "--store", store, "--entity", "t", "--quiet"]).exitCode == 0)
-        let plain = try runFerry(["import", second, "--store", store, "--entity", "t"])
+        let refused = try runFerry(["import", second, "--store", store, "--entity", "t"])
+        #expect(refused.exitCode == 1, "\(refused)")
+        #expect(
+            refused.stderr.contains("second.csv:1: error: new fields 'Zip Code', 'score' in the source"), "\(refused)")
+        #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM t") == [1])
+        let plain = try runFerry(["import", second, "--store", store, "--entity", "t", "--on-new-field", "ignore"])
         #expect(plain.exitCode == 0, "\(plain)")
         #expect(plain.stdout.contains("not imported (no attribute maps them): Zip Code, score"), "\(plain)")
 

@@ -17,6 +17,8 @@ struct ImportOrchestrationTests {
         defer { target.close() }
         var step = ImportStep(source: file, format: .csv, entity: entity)
         step.coercion.nullTokens = [""]
+        // As ferry import does: --alter is on_new_field: add; without it a new column is left out.
+        step.drift.newField = alter ? .add : .ignore
         var inference = ImportInference()
         inference.alter = alter
         let inferred = try inference.resolve(&step, target: target)

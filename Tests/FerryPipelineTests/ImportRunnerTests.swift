@@ -52,6 +52,8 @@ struct ImportRunnerTests {
             source: Self.fixtures.appendingPathComponent("types.\(format.rawValue)").path, format: format,
             entity: "Thing")
         if format == .json { step.jsonPointer = "/rows" }
+        // The fixture's records carry a key no attribute reads (zzz).
+        step.drift.newField = .ignore
         step.rejectsPath = dir.file(name + ".rejects")
         step.maxRejects = .unlimited
         let runner = ImportStepRunner(step: step, store: store)
@@ -389,15 +391,18 @@ struct ImportIgnoredFieldsTests {
         let file = try dir.write(
             "c.ndjson",
             #"{"id": 1, "email": "a@x.io"}"# + "\n" + #"{"id": 2, "email": "b@x.io", "nickname": "bee"}"# + "\n")
-        let report = try ImportStepRunner(
-            step: ImportStep(source: file, format: .ndjson, entity: "Customer"), store: store
-        ).run()
+        var step = ImportStep(source: file, format: .ndjson, entity: "Customer")
+        step.drift.newField = .ignore
+        let report = try ImportStepRunner(step: step, store: store).run()
         #expect(report.inserted == 2)
         #expect(report.ignoredFields == ["nickname"])
+        #expect(report.drift == [SchemaDrift(field: "nickname", change: .new, file: file, line: 2, action: .ignored)])
         let csv = try dir.write("c.csv", "id,email,shoe_size\n3,c@x.io,44\n")
-        let csvReport = try ImportStepRunner(
-            step: ImportStep(source: csv, format: .csv, entity: "Customer"), store: store
-        ).run()
+        var csvStep = ImportStep(source: csv, format: .csv, entity: "Customer")
+        csvStep.drift.newField = .ignore
+        let csvReport = try ImportStepRunner(step: csvStep, store: store).run()
         #expect(csvReport.ignoredFields == ["shoe_size"])
+        #expect(
+            csvReport.drift == [SchemaDrift(field: "shoe_size", change: .new, file: csv, line: 1, action: .ignored)])
     }
 }

@@ -241,9 +241,21 @@ struct ImportCommand: ParsableCommand {
 
     @Flag(
         help:
-            "Add the input's new columns to an inferred entity the store already has (as sqlite-utils --alter does), with inferred types."
+            "Add the input's new columns to an inferred entity the store already has (as sqlite-utils --alter does), with inferred types: the same as --on-new-field add."
     )
     var alter = false
+
+    @Option(
+        help: ArgumentHelp(
+            "What a source field that no attribute reads does: error (the default: the import fails, naming the field, its file and line), ignore (import without it; the report names it) or add (add it to an inferred entity as a new optional attribute, recorded in the store as a new model version).",
+            valueName: "error|ignore|add"))
+    var onNewField: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "What a field the import reads that the source lacks does: error (the default for fields --field names; with this flag, for every attribute read by its name) or null (read it as null).",
+            valueName: "error|null"))
+    var onMissingField: String?
 
     @Option(help: "How many records to sample when inferring types.")
     var sample: Int = 1000
@@ -331,6 +343,7 @@ struct ImportCommand: ParsableCommand {
                 if onConflict != "error" { step.onConflictLocation = InputLocation(file: "--on-conflict") }
             }
             step.validate = !noValidate
+            try configureDrift(&step)
             step.atomic = atomic
             guard batchSize > 0 else { throw FerryError(.usage, "--batch-size must be at least 1") }
             step.batchSize = batchSize
@@ -444,7 +457,7 @@ struct ImportCommand: ParsableCommand {
                 inference.unique = unique.map {
                     $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
                 }
-                inference.alter = alter
+                inference.alter = step.drift.onNewField == .add
                 inference.sampleSize = sample
                 inference.explicitFields = explicitFields
                 let inferred = try inference.resolve(&step, target: target)
@@ -518,6 +531,36 @@ struct ImportCommand: ParsableCommand {
             Console.printError(error)
         }
         return code
+    }
+
+    /// `--on-new-field`, `--on-missing-field` and `--alter` (which is `--on-new-field add`).
+    func configureDrift(_ step: inout ImportStep) throws {
+        if let onNewField {
+            guard let policy = SchemaDriftPolicy.NewField(rawValue: onNewField) else {
+                throw FerryError(.usage, "--on-new-field must be error, ignore or add, not '\(onNewField)'")
+            }
+            if alter && policy != .add {
+                throw FerryError(.usage, "--alter is --on-new-field add; it does not go with --on-new-field \(policy)")
+            }
+            step.drift.newField = policy
+            step.drift.newFieldLocation = InputLocation(file: "--on-new-field")
+        } else if alter {
+            step.drift.newField = .add
+            step.drift.newFieldLocation = InputLocation(file: "--alter")
+        }
+        if let onMissingField {
+            guard let policy = SchemaDriftPolicy.MissingField(rawValue: onMissingField) else {
+                throw FerryError(.usage, "--on-missing-field must be error or null, not '\(onMissingField)'")
+            }
+            step.drift.missingField = policy
+            step.drift.missingFieldLocation = InputLocation(file: "--on-missing-field")
+        }
+        if step.drift.onNewField == .add, model != nil {
+            throw FerryError(
+                .usage,
+                "--on-new-field add (--alter) adds columns to an inferred model; with --model, add the attribute in a new version of the model and migrate the store"
+            )
+        }
     }
 
     /// Checks `--layout` and `--compiled-model` against the store; true when the store is an

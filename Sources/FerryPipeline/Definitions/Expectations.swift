@@ -22,6 +22,10 @@ public struct Expectations: Sendable {
         case expectation(CountExpectation)
         /// `equals: imported`: inserted + updated by the earlier import steps of the entity.
         case imported
+        /// `equals: synced`: what the earlier import steps accounted for plus the rows that
+        /// rejected records of a sync kept (neither updated nor deleted); with `max_kept: N`
+        /// (``maxKept``), at most N such rows.
+        case synced(maxKept: Int?)
     }
 
     /// The expected number of objects of one entity (`counts:`).
@@ -90,7 +94,7 @@ public struct Expectations: Sendable {
     /// (`invalidDefinition`). `imported` gives, per entity, what earlier import steps of the
     /// run accounted for (inserted + updated) and which steps those were.
     public func checks(
-        model: ObjectModel, imported: [String: (count: Int, steps: [Int])] = [:]
+        model: ObjectModel, imported: [String: (count: Int, steps: [Int])] = [:], kept: [String: Int] = [:]
     ) -> (checks: [Check], problems: [FerryError]) {
         var problems: [FerryError] = []
         var explicit: [Check] = []
@@ -106,21 +110,40 @@ public struct Expectations: Sendable {
         }
         for count in counts {
             guard entity(count.entity, count.location) != nil else { continue }
+            let maxKept: Int?
             switch count.count {
             case .expectation(let expectation):
                 explicit.append(.count(entity: count.entity, expectation: expectation))
-            case .imported:
-                guard let done = imported[count.entity] else {
-                    fail(
-                        "'\(count.entity): {equals: imported}' needs an earlier import step of \(count.entity) in the job",
-                        count.location)
-                    continue
-                }
-                let steps = done.steps.map(String.init).joined(separator: ", ")
+                continue
+            case .imported: maxKept = nil
+            case .synced(let limit): maxKept = limit
+            }
+            let word = count.count == .imported ? "imported" : "synced"
+            guard let done = imported[count.entity] else {
+                fail(
+                    "'\(count.entity): {equals: \(word)}' needs an earlier import step of \(count.entity) in the job",
+                    count.location)
+                continue
+            }
+            let steps = "step\(done.steps.count == 1 ? "" : "s") \(done.steps.map(String.init).joined(separator: ", "))"
+            guard count.count != .imported else {
+                explicit.append(
+                    .count(entity: count.entity, expectation: .exactly(done.count), basis: "imported by \(steps)"))
+                continue
+            }
+            // A sync's rejected records keep their rows: they are counted, and max_kept bounds them.
+            let keptRows = kept[count.entity] ?? 0
+            explicit.append(
+                .count(
+                    entity: count.entity, expectation: .exactly(done.count + keptRows),
+                    basis: "synced by \(steps): \(done.count) imported + \(keptRows) kept by rejected records"))
+            if let maxKept {
                 explicit.append(
                     .count(
-                        entity: count.entity, expectation: .exactly(done.count),
-                        basis: "imported by step\(done.steps.count == 1 ? "" : "s") \(steps)"))
+                        entity: count.entity, expectation: .between(done.count, done.count + maxKept),
+                        basis:
+                            "max_kept \(maxKept): \(done.count) imported by \(steps), \(keptRows) kept by rejected records"
+                    ))
             }
         }
         for assertion in assertions {
@@ -187,7 +210,7 @@ public struct ExpectationsLoader: Sendable {
     public init() {}
 
     package static let keys = ["checks", "counts", "assertions", "records"]
-    package static let countKeys = ["exactly", "at_least", "at_most", "between", "equals"]
+    package static let countKeys = ["exactly", "at_least", "at_most", "between", "equals", "max_kept"]
     package static let assertionKeys = ["entity", "where", "count", "at_least", "at_most", "between"]
     package static let recordKeys = ["entity", "key", "expect"]
 
@@ -247,7 +270,18 @@ public struct ExpectationsLoader: Sendable {
         }
         guard let mapping = reader.mapping(entry.value, for: entry.key) else { return nil }
         reader.checkKeys(mapping, allowed: countKeys, in: "count of '\(entry.key)'")
-        guard mapping.entries.count == 1, let only = mapping.entries.first else {
+        var maxKept: Int?
+        if let node = mapping["max_kept"] {
+            guard let value = reader.int(node, for: "max_kept", minimum: 0) else { return nil }
+            guard case .scalar("synced", _)? = mapping["equals"]?.content else {
+                reader.fail(
+                    "'max_kept' goes with 'equals: synced'", at: mapping.keyLocation("max_kept") ?? mapping.location)
+                return nil
+            }
+            maxKept = value
+        }
+        let entries = mapping.entries.filter { $0.key != "max_kept" }
+        guard entries.count == 1, let only = entries.first else {
             reader.fail(
                 "count of '\(entry.key)' needs exactly one of exactly, at_least, at_most, between, equals",
                 at: mapping.location)
@@ -255,19 +289,19 @@ public struct ExpectationsLoader: Sendable {
         }
         if only.key == "equals" {
             guard let text = reader.string(only.value, for: "equals") else { return nil }
-            guard text == "imported" else {
+            guard text == "imported" || text == "synced" else {
                 reader.fail(
-                    "'equals' takes 'imported' (what earlier import steps accounted for), not '\(text)'; write a number as '\(entry.key): N'",
+                    "'equals' takes 'imported' (what earlier import steps accounted for) or 'synced' (that plus the rows rejected records of a sync kept), not '\(text)'; write a number as '\(entry.key): N'",
                     at: only.value.location)
                 return nil
             }
             guard allowImported else {
                 reader.fail(
-                    "'equals: imported' refers to import steps of a job; it only works in a job's verify step",
+                    "'equals: \(text)' refers to import steps of a job; it only works in a job's verify step",
                     at: only.value.location)
                 return nil
             }
-            return .imported
+            return text == "imported" ? .imported : .synced(maxKept: maxKept)
         }
         return readExpectation(only, reader: reader, allowPercent: false).map { .expectation($0) }
     }

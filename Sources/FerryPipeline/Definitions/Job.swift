@@ -419,6 +419,14 @@ public struct ImportStep: Sendable {
     /// Read only the files of the source that no earlier run of the job imported, by path, size
     /// and SHA-256 (`files: new`); false reads every file (`files: all`, the default).
     public var newFilesOnly = false
+    /// What fields the source has that the step does not read, or lacks, do (`on_new_field:`,
+    /// `on_missing_field:`).
+    public var drift = SchemaDriftPolicy()
+    /// Source fields the import added to the store's model before the step (`on_new_field: add`
+    /// on an inferred model), with where each was first seen: the step's report names them.
+    package var addedFields: [SchemaDrift] = []
+    /// The step's entity was inferred from the source (`ferry import` without `--model`).
+    package var modelIsInferred = false
     /// Where `mode:` is, for errors about the sync.
     public var modeLocation: InputLocation?
     /// Where `key:` is, for errors about the key.

@@ -24,7 +24,8 @@ public struct JobLoader: Sendable {
         "source", "format", "entity", "encoding", "fields", "relationships", "csv", "json", "fixed", "null", "trim",
         "date_format", "timezone", "decimal_comma", "true", "false",
         "on_conflict", "validate", "batch_size", "rejects", "max_rejects", "atomic", "verify", "mode", "key",
-        "allow_empty", "unkeyed_rejects", "max_delete", "key_style", "nested", "files",
+        "allow_empty", "unkeyed_rejects", "max_delete", "key_style", "nested", "files", "on_new_field",
+        "on_missing_field",
     ]
     package static let fieldKeys = ["field", "value", "trim", "date_format", "true", "false", "null"]
     package static let relationshipKeys = ["field", "match", "missing"]
@@ -684,6 +685,18 @@ public struct JobLoader: Sendable {
         if let node = mapping["atomic"], let atomic = reader.bool(node, for: "atomic") { step.atomic = atomic }
         if let node = mapping["verify"], let verify = reader.bool(node, for: "verify") { step.verify = verify }
         loadSync(mapping, into: &step, reader: reader)
+        if let node = mapping["on_new_field"],
+            let policy = reader.choice(node, for: "on_new_field", as: SchemaDriftPolicy.NewField.self)
+        {
+            step.drift.newField = policy
+            step.drift.newFieldLocation = node.location
+        }
+        if let node = mapping["on_missing_field"],
+            let policy = reader.choice(node, for: "on_missing_field", as: SchemaDriftPolicy.MissingField.self)
+        {
+            step.drift.missingField = policy
+            step.drift.missingFieldLocation = node.location
+        }
         if let node = mapping["key_style"], let style = reader.choice(node, for: "key_style", as: SourceKeyStyle.self) {
             step.keyStyle = style
         }

@@ -36,6 +36,15 @@ package struct JobValidator: Sendable {
             case .import(let step):
                 validate(step, model: model, job: job, into: &errors)
                 imported[step.entity, default: (0, [])].steps.append(offset + 1)
+                if step.drift.newField == .add {
+                    // A job's store must match its model file: a field added to the store alone
+                    // would make the next run's model differ from the store's.
+                    errors.append(
+                        FerryError(
+                            .invalidDefinition,
+                            "on_new_field: add cannot add fields to \(step.entity): the job's model is a model file, which the store's model must match; add the attribute in a new version of the model and migrate the store, or set 'on_new_field: ignore' (ferry import without --model adds fields to the model it inferred)",
+                            at: step.drift.newFieldLocation ?? step.location))
+                }
             case .verify(let step):
                 errors += step.expectations.checks(model: model, imported: imported).problems
             case .export(let step): validate(step, model: model, into: &errors)

@@ -65,6 +65,7 @@ package struct ImportInference {
                 recorded.attribute(named: attribute.name) == nil && recorded.attribute(named: field) == nil
             }
             step.fields = Self.renamedFields(sampled.fieldNames, into: recorded)
+            step.modelIsInferred = true
             guard alter && !added.isEmpty else { return Result(model: existing, reader: sampled, notes: []) }
             var extended = existing
             extended.version = Self.nextVersion(of: existing)
@@ -77,6 +78,7 @@ package struct ImportInference {
             let addition = ModelInference.Result(
                 entity: EntityDescription(name: entityName, attributes: added.map(\.0)), fieldNames: added.map(\.1))
             step.fields += addition.renamedFields
+            step.addedFields = Self.drift(added: added.map(\.1), sampled: sampled, source: source, step: step)
             return Result(model: extended, reader: sampled, notes: ["added to \(entityName): " + addition.summary])
         }
         var inferred = ModelInference.infer(
@@ -87,6 +89,7 @@ package struct ImportInference {
         }
         try checkNamed(in: inferred)
         step.fields = inferred.renamedFields
+        step.modelIsInferred = true
         let model: ObjectModel
         if let existing {
             var extended = existing
@@ -114,6 +117,25 @@ package struct ImportInference {
             }
         }
         return types
+    }
+
+    /// The report's drift entries of the fields `--on-new-field add` added: each at the header's
+    /// line, or (JSON) the first sampled record that has it.
+    static func drift(
+        added fields: [String], sampled: SampledReader, source: any RecordReader, step: ImportStep
+    ) -> [SchemaDrift] {
+        let file = step.sources == ["-"] ? nil : source.sourceName
+        return fields.map { field in
+            var line: Int? = SchemaDriftCheck.headerLine(of: source)
+            if !step.format.readsTextColumns {
+                let index = sampled.fieldNames.firstIndex(of: field)
+                line =
+                    sampled.samples.first { record in
+                        index.map { $0 < record.fields.count && record.fields[$0] != nil } ?? false
+                    }?.line
+            }
+            return SchemaDrift(field: field, change: .new, file: file, line: line, action: .added)
+        }
     }
 
     /// The version an inferred model gets when an import adds to it: one more than the store's.

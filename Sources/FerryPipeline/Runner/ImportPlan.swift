@@ -110,6 +110,9 @@ final class ImportPlan {
     /// PostgreSQL: the offsets (into ``references``) whose keys are resolved a batch at a time
     /// (``prefetchReferences(in:)``), not record by record; empty on SQLite.
     let prefetchedReferences: [Int]
+    /// The fields the step reads that a CSV or fixed-width source lacks, with the attribute or
+    /// relationship each is read into, read as null (`on_missing_field: null`).
+    let missingFields: [(field: String, reader: String)]
     var columnCount: Int { attributes.count + references.count + (nested?.insertColumns.count ?? 0) }
 
     /// The source fields some attribute or relationship reads.
@@ -131,6 +134,23 @@ final class ImportPlan {
         trims ? options.nullTokens : []
     }
 
+    /// A field the step reads by its attribute's name that a CSV or fixed-width source lacks,
+    /// with `on_missing_field: error`: located at the header.
+    static func missingFieldError(
+        _ field: String, attribute: String, step: ImportStep, reader: any RecordReader
+    )
+        -> FerryError
+    {
+        FerryError(
+            .invalidInput,
+            "the source has no field '\(field)', which the step reads into \(step.entity).\(attribute) (on_missing_field: error)",
+            at: InputLocation(file: reader.sourceName, line: SchemaDriftCheck.headerLine(of: reader)),
+            notes: [
+                "columns: \(reader.fieldNames.joined(separator: ", "))",
+                "a renamed column is a missing field plus a new one: map the new name in 'fields:', or set 'on_missing_field: null' on the step (--on-missing-field null) to read it as null",
+            ])
+    }
+
     init(
         step: ImportStep, reader: any RecordReader, database: any DatabaseConnection, model: ObjectModel,
         layout: any StoreLayout
@@ -146,6 +166,8 @@ final class ImportPlan {
             throw FerryError(.invalidDefinition, problem, at: step.location)
         }
         var attributes: [AttributeColumn] = []
+        // Fields the step reads that the source lacks, read as null (`on_missing_field: null`).
+        var missing: [(field: String, reader: String)] = []
         for attribute in entity.attributes {
             let explicit = step.fields.first { $0.attribute == attribute.name }
             var options = step.coercion
@@ -171,9 +193,20 @@ final class ImportPlan {
                     }
                 case .field(let name):
                     if isCSV && !reader.hasField(name) {
-                        throw FerryError(
-                            .invalidInput, "\(step.source) has no column '\(name)' (mapped to \(attribute.name))",
-                            at: explicit.location, notes: ["columns: \(reader.fieldNames.joined(separator: ", "))"])
+                        guard step.drift.onMissingField == .null else {
+                            throw FerryError(
+                                .invalidInput,
+                                "\(step.source) has no column '\(name)' (mapped to \(attribute.name))",
+                                at: explicit.location,
+                                notes: [
+                                    "columns: \(reader.fieldNames.joined(separator: ", "))",
+                                    "set 'on_missing_field: null' on the step (--on-missing-field null) to read it as null",
+                                ])
+                        }
+                        missing.append((name, attribute.name))
+                        attributes.append(
+                            AttributeColumn(attribute: attribute, source: .constant(.null), options: options))
+                        continue
                     }
                     attributes.append(
                         AttributeColumn(
@@ -187,16 +220,30 @@ final class ImportPlan {
                         AttributeColumn(
                             attribute: attribute, source: .field(index: reader.fieldIndex(of: name), name: name),
                             options: options))
+                } else if let policy = step.drift.missingField {
+                    // A step that says what a missing field does expects every field it reads by name.
+                    if policy == .error {
+                        throw Self.missingFieldError(name, attribute: attribute.name, step: step, reader: reader)
+                    }
+                    missing.append((name, attribute.name))
                 }
             }
         }
         var references: [ReferenceColumn] = []
         for mapping in step.relationships {
             if isCSV && !reader.hasField(mapping.field) {
-                throw FerryError(
-                    .invalidInput,
-                    "\(step.source) has no column '\(mapping.field)' (used for relationship \(mapping.relationship))",
-                    at: mapping.location, notes: ["columns: \(reader.fieldNames.joined(separator: ", "))"])
+                guard step.drift.onMissingField == .null else {
+                    throw FerryError(
+                        .invalidInput,
+                        "\(step.source) has no column '\(mapping.field)' (used for relationship \(mapping.relationship))",
+                        at: mapping.location,
+                        notes: [
+                            "columns: \(reader.fieldNames.joined(separator: ", "))",
+                            "set 'on_missing_field: null' on the step (--on-missing-field null) to leave the relationship empty",
+                        ])
+                }
+                missing.append((mapping.field, mapping.relationship))
+                continue
             }
             let resolver: ReferenceResolver
             do {
@@ -231,6 +278,7 @@ final class ImportPlan {
         }
         self.attributes = attributes
         self.references = references
+        self.missingFields = missing
         self.hasOptionalFields = !isCSV
         let columns =
             attributes.map { InsertColumn.attribute($0.attribute.name) }

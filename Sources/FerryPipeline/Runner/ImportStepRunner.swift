@@ -81,6 +81,8 @@ package final class ImportStepRunner {
         let startedAt = DateCoding.nowText()
         var state = ImportState()
         var ignoredFields: [String] = []
+        var drift = step.addedFields
+        let driftCheck = SchemaDriftCheck(step: step)
         fastPathRecords = 0
         multiRowRecords = 0
         pending = []
@@ -144,6 +146,8 @@ package final class ImportStepRunner {
                 try ImportPlan(step: step, reader: reader, database: $0, model: store.model, layout: store.layout)
             }
             defer { store.withDatabase { _ in plan.sync?.close() } }
+            // A header's new or missing fields are settled before any record is read.
+            try driftCheck.atStart(reader: reader, plan: plan, drift: &drift)
             // ferry proves the step's references itself: SQLite's per-row check is off meanwhile.
             let foreignKeysSuspended = try store.withDatabase { try plan.suspendForeignKeyChecks(on: $0) }
             defer { if foreignKeysSuspended { try? store.withDatabase { try plan.resumeForeignKeyChecks(on: $0) } } }
@@ -171,6 +175,8 @@ package final class ImportStepRunner {
                 try store.writeDatabase { connection in
                     try importRecords(
                         records, plan: plan, kinds: kinds, rejects: rejects, state: &state, batchLimit: nil)
+                    // JSON records name their keys as they come: settled once all were read.
+                    try driftCheck.atEnd(reader: reader, plan: plan, drift: &drift)
                     try checkBudgetAtEnd(state)
                     if let sync = plan.sync { try deleteAbsentRows(sync, state: &state) }
                     if dryRun {
@@ -212,6 +218,7 @@ package final class ImportStepRunner {
                     }
                 }
                 try rejects?.close()
+                try driftCheck.atEnd(reader: reader, plan: plan, drift: &drift)
                 try checkBudgetAtEnd(state)
                 try store.writeDatabase { connection in
                     try recordRun(connection, state: state, startedAt: startedAt, outcome: "succeeded", message: nil)
@@ -230,6 +237,7 @@ package final class ImportStepRunner {
             incremental?.fill(&report, rowsRead: state.read - readBefore)
             report.outcome = .failed
             report.error = "\(error)"
+            report.drift = drift.isEmpty ? nil : drift
             report.elapsedSeconds = started.duration(to: .now).seconds
             if !dryRun {
                 do {
@@ -248,6 +256,7 @@ package final class ImportStepRunner {
         incremental?.fill(&report, rowsRead: state.read - readBefore)
         report.nested = nestedPlan?.report
         report.ignoredFields = ignoredFields.isEmpty ? nil : ignoredFields
+        report.drift = drift.isEmpty ? nil : drift
         report.elapsedSeconds = started.duration(to: .now).seconds
         report.recordsPerSecond = report.elapsedSeconds > 0 ? Double(report.read) / report.elapsedSeconds : 0
         progress?.stepFinished(report)
@@ -781,6 +790,7 @@ package final class ImportStepRunner {
             let first = state.firstUnkeyedReject.map { " (the first at \($0))" } ?? ""
             state.deletionsSkipped =
                 "\(state.unkeyedRejects) rejected record\(state.unkeyedRejects == 1 ? " has" : "s have") no readable key\(first), so the rows the source still has cannot be told apart: \(absent) \(step.entity) row\(absent == 1 ? "" : "s") absent from the source kept (set 'unkeyed_rejects: delete' to delete them anyway)"
+            state.kept = try max(0, sync.rowCount() - state.inserted - state.updated - state.unchanged)
             return
         }
         try checkDeletionLimit(absent: absent, sync: sync, state: state)
@@ -788,6 +798,8 @@ package final class ImportStepRunner {
         state.deleted = result.deletedCount
         state.cascadeDeleted = result.cascaded
         state.nullified = result.nullified
+        // The rows left that no record accounts for: those whose rejected record kept them.
+        state.kept = try max(0, sync.rowCount() - state.inserted - state.updated - state.unchanged)
     }
 
     /// Refuses a sync that would delete more of the entity's rows than the step's `max_delete`
@@ -854,6 +866,9 @@ struct ImportState: Codable {
     /// Rejected records of a sync whose key could not be read, and where the first one is.
     var unkeyedRejects = 0
     var firstUnkeyedReject: InputLocation?
+    /// A sync's rows that its rejected records kept: rows after the step that no record
+    /// inserted, updated or found unchanged (nil until the sync's end).
+    var kept: Int?
     /// The file being read when the step reads several (nil for a single source).
     private(set) var file: String?
     /// The counts of the files done, and where the counts stood when the current file began.
@@ -896,6 +911,7 @@ struct ImportState: Codable {
             report.deleted = deleted
             report.cascadeDeleted = cascadeDeleted.isEmpty ? nil : cascadeDeleted
             report.nullified = nullified.isEmpty ? nil : nullified
+            report.kept = kept
             report.sync = SyncReport(
                 key: key, insertedKeys: syncKeys.inserted, updatedKeys: syncKeys.updated, deletedKeys: syncKeys.deleted,
                 deletionsSkipped: deletionsSkipped)

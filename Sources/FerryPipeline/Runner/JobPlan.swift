@@ -178,6 +178,8 @@ extension JobRunner {
                 switch entry.count {
                 case .expectation(let expected): "\(entry.entity) \(expected)"
                 case .imported: "\(entry.entity) as imported"
+                case .synced(let maxKept?): "\(entry.entity) as synced (at most \(maxKept) kept)"
+                case .synced(nil): "\(entry.entity) as synced"
                 }
             }
             if !counts.isEmpty { planned.notes.append("expected counts: \(counts.joined(separator: ", "))") }

@@ -36,6 +36,8 @@ public final class JobRunner {
     package var readers: [Int: any RecordReader] = [:]
     /// Records imported per entity so far (for `equals: imported` in verify steps).
     private var imported: [String: (count: Int, steps: [Int])] = [:]
+    /// Rows that rejected records of sync steps kept so far, per entity (for `equals: synced`).
+    private var kept: [String: Int] = [:]
 
     /// A runner of `job` on `model`; `bundle` is needed by `migrate` steps and `migrate: auto`.
     public init(job: Job, model: ObjectModel, bundle: ModelBundle? = nil) {
@@ -365,6 +367,7 @@ public final class JobRunner {
                 imported[importStep.entity, default: (0, [])].count +=
                     stepReport.inserted + stepReport.updated + stepReport.unchanged
                 imported[importStep.entity, default: (0, [])].steps.append(offset + 1)
+                if let keptRows = stepReport.kept { kept[importStep.entity, default: 0] += keptRows }
                 if checkAfter, stepReport.outcome == .succeeded {
                     // A resumed step's report counts the rows its interrupted run had inserted.
                     let checks = Self.afterImportChecks(
@@ -389,7 +392,7 @@ public final class JobRunner {
             case .verify(let verifyStep):
                 progress?.stepStarted(index: offset + 1, of: job.steps.count, title: "verify \(job.store.path)")
                 var stepReport = StepReport(index: offset + 1, kind: "verify")
-                let resolved = verifyStep.expectations.checks(model: model, imported: imported)
+                let resolved = verifyStep.expectations.checks(model: model, imported: imported, kept: kept)
                 if !resolved.problems.isEmpty {
                     stepReport.outcome = .failed
                     stepReport.error = FerryErrors(resolved.problems).description

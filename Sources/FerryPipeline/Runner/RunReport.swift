@@ -55,6 +55,13 @@ public struct StepReport: Sendable, Codable, Hashable {
     /// Source fields no attribute or relationship of the step maps, so their values were not
     /// imported (never silently: the summary and the report list them).
     public var ignoredFields: [String]?
+    /// Every difference between the source's fields and the fields the step reads (a new field,
+    /// a missing one), with the file and line it was first seen at and what the step did.
+    public var drift: [SchemaDrift]?
+    /// A `mode: sync` import: the rows its rejected records kept (neither updated nor deleted,
+    /// because their record was rejected), so the entity holds `inserted + updated + unchanged
+    /// + kept` rows after the step.
+    public var kept: Int?
     /// The counts of each file, in reading order, when an import step reads several.
     public var files: [SourceFileReport]?
     /// What a `mode: sync` import matched by, and the first keys it inserted, updated, deleted.
@@ -114,6 +121,7 @@ public struct StepReport: Sendable, Codable, Hashable {
         case rejectsFile = "rejects_file"
         case error, migration
         case ignoredFields = "ignored_fields"
+        case drift, kept
         case verification, files
         case nested, incremental
         case fileSelection = "file_selection"
