@@ -72,9 +72,8 @@ struct CoreDataCheckCLITests {
             #expect(xml.contains("name=\"version\""))
         }
         #expect(try stores.map(FileFingerprint.of) == before)
-        #expect(
-            try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { !$0.hasSuffix(".xml") }
-                .sorted() == stores.map { ($0 as NSString).lastPathComponent }.sorted())
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { !$0.hasSuffix(".xml") }
+        #expect(left.sorted() == stores.map { ($0 as NSString).lastPathComponent }.sorted(), "\(left)")
     }
 
     @Test(

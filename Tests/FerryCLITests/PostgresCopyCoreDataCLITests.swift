@@ -35,7 +35,7 @@ struct PostgresCopyCoreDataCLITests {
         let store = directory.file("garage.sqlite")
         let imported = try runFerry([
             "import", Self.fixture("people.ndjson"), "--store", store, "--model", Self.garage, "--entity", "Person",
-            "--layout", "coredata", "--quiet",
+            "--layout", "coredata", "--on-new-field", "ignore", "--quiet",
         ])
         #expect(imported.exitCode == 0, "\(imported)")
         // Cy's birth as a microsecond clock gives Core Data a whole millisecond: the nearest double.

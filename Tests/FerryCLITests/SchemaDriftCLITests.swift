@@ -61,9 +61,11 @@ struct SchemaDriftCLITests {
         }
     }
 
-    @Test("a job: a new CSV column fails the night by default, located at the header, and nothing is imported")
-    func newColumnFailsByDefault() throws {
-        let directory = try prepared()
+    @Test(
+        "a job with on_new_field: error: a new CSV column fails the night, located at the header, and nothing is imported"
+    )
+    func newColumnFails() throws {
+        let directory = try prepared(", on_new_field: error")
         let result = try runFerry(
             ["run", "job.yml", "--param", "day=day2.csv", "--quiet", "--report", "r.json"], cwd: directory.path)
         #expect(result.exitCode == 1, "\(result)")
@@ -76,9 +78,11 @@ struct SchemaDriftCLITests {
         #expect(try drift(directory.file("r.json")) == ["new zip day2.csv:1 error"])
     }
 
-    @Test("a job with on_new_field: ignore imports without the new column; the line, stderr and report name it")
+    @Test(
+        "a job that says nothing (the default, ignore) imports without the new column; the line, stderr and report name it"
+    )
     func newColumnIgnored() throws {
-        let directory = try prepared(", on_new_field: ignore, on_conflict: update")
+        let directory = try prepared(", on_conflict: update")
         let result = try runFerry(
             ["run", "job.yml", "--param", "day=day2.csv", "--report", "r.json"], cwd: directory.path)
         #expect(result.exitCode == 0, "\(result)")
@@ -95,9 +99,11 @@ struct SchemaDriftCLITests {
             "\(quiet.stderr)")
     }
 
-    @Test("a job reading NDJSON: a new key fails at the end, rolled back, located at the first record with it")
+    @Test(
+        "a job reading NDJSON with on_new_field: error: a new key fails at the end, rolled back, located at the first record with it"
+    )
     func newKeyInNDJSON() throws {
-        let directory = try prepared()
+        let directory = try prepared(", on_new_field: error")
         let failed = try runFerry(
             ["run", "job.yml", "--param", "day=day2.ndjson", "--quiet", "--report", "r.json"], cwd: directory.path)
         #expect(failed.exitCode == 1, "\(failed)")
@@ -150,7 +156,7 @@ struct SchemaDriftCLITests {
     }
 
     @Test(
-        "ferry import into an inferred entity: a new column fails by default; --on-new-field add adds it as a model version"
+        "ferry import into an inferred entity: a new column is left out and named by default, fails with --on-new-field error; --on-new-field add adds it as a model version"
     )
     func importInferred() throws {
         let directory = TemporaryDirectory("ferry-cli-drift-import")
@@ -160,7 +166,8 @@ struct SchemaDriftCLITests {
             ["import", "day1.csv", "--store", "s.sqlite", "--entity", "c", "--quiet"], cwd: directory.path)
         #expect(first.exitCode == 0, "\(first)")
         let failed = try runFerry(
-            ["import", "day2.csv", "--store", "s.sqlite", "--entity", "c", "--quiet"], cwd: directory.path)
+            ["import", "day2.csv", "--store", "s.sqlite", "--entity", "c", "--on-new-field", "error", "--quiet"],
+            cwd: directory.path)
         #expect(failed.exitCode == 1, "\(failed)")
         #expect(failed.stderr.contains("day2.csv:1: error: new field 'zip' in the source"), "\(failed.stderr)")
         #expect(try sqlite3(directory.file("s.sqlite"), "SELECT count(*) FROM c") == "1\n")

@@ -131,6 +131,34 @@ struct WholeDatabaseImportTests {
     }
 
     @Test(
+        "a Core Data store given as a whole database is refused without opening it in place: no -wal or -shm appears beside it"
+    )
+    func coreDataStoreUntouched() throws {
+        let dir = TemporaryDirectory()
+        let model = TestPaths.packageRoot.appendingPathComponent(
+            "Tests/FerryCLITests/Fixtures/coredata-reflexive/Social.xcdatamodel"
+        ).path
+        let data = try dir.write("c.ndjson", "{\"body\":\"a\"}\n")
+        let store = dir.file("App.sqlite")
+        let made = try runFerry([
+            "import", data, "--store", store, "--model", model, "--entity", "SocialComment", "--layout", "coredata",
+            "--quiet",
+        ])
+        #expect(made.exitCode == 0, "\(made)")
+        // As an app leaves it: the store closed, its -wal and -shm gone.
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store + suffix) }
+        let before = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted()
+        let fingerprint = try FileFingerprint.of(store)
+        let refused = try runFerry(["import", store, "--store", dir.file("new.sqlite")])
+        #expect(refused.exitCode == 64, "\(refused)")
+        #expect(refused.stderr.contains("is a Core Data store"), "\(refused)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted() == before)
+        #expect(try FileFingerprint.of(store) == fingerprint)
+        let info = try runFerry(["store", "info", store])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).sorted() == before, "\(info)")
+    }
+
+    @Test(
         "--rejects DIR sets each table's bad rows aside (located: table, row, column, cause, the row) and the import goes on; --max-rejects bounds them; the note of a failing import names both flags"
     )
     func rejectsPerTable() throws {

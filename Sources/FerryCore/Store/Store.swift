@@ -287,12 +287,14 @@ public final class Store: @unchecked Sendable {
     ///
     /// Opens the file for writing when the file allows it (reading only otherwise), so that the
     /// journal a killed writer left behind is rolled back; a read-only connection cannot do that
-    /// and fails with SQLITE_READONLY_ROLLBACK.
+    /// and fails with SQLITE_READONLY_ROLLBACK. A Core Data store has no ferry metadata (nil) and
+    /// is never opened here: opening it in place would make or rewrite its `-wal` and `-shm`.
     public static func metadata(at path: String) throws -> StoreMetadata? {
         if PathOrURL(path).isPostgreSQL { return try postgreSQLMetadata(path) }
         guard FileManager.default.fileExists(atPath: path) else {
             throw FerryError(.store, "store '\(path)' does not exist")
         }
+        if CoreDataStoreFile.isCoreDataStore(path) { return nil }
         if let handle = FileHandle(forReadingAtPath: path) {
             let header = (try? handle.read(upToCount: 16)) ?? Data()
             try? handle.close()

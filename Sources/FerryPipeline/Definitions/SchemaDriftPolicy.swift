@@ -35,10 +35,12 @@ public struct SchemaDriftPolicy: Sendable, Hashable {
     /// Where `on_missing_field:` is written.
     public var missingFieldLocation: InputLocation?
 
-    /// A new field fails the step unless the step says otherwise: a field the job never saw is
-    /// a change of the source that no one decided about, and importing without it would drop
-    /// its values with nothing but a line of output to show for it.
-    public static let newFieldDefault = NewField.error
+    /// A new field is imported without, and said so, unless the step says otherwise: on the
+    /// step's line, on standard error under `--quiet` (so cron mails it) and in the report. A
+    /// model names what a job keeps, and a source that carries more (an export's extra columns)
+    /// is the common case, as Embulk and pgloader read only the columns they are given; a job
+    /// that must stop on a changed source says `on_new_field: error`.
+    public static let newFieldDefault = NewField.ignore
     /// A field the step names (in `fields:`, a relationship's `field`, a sync's key) that the
     /// source lacks fails the step unless the step says otherwise.
     public static let missingFieldDefault = MissingField.error
