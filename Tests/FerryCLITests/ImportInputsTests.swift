@@ -99,7 +99,7 @@ struct ImportInputsTests {
     }
 
     @Test(
-        "--alter adds a later file's new columns to an inferred entity; without it they fail the import, or with --on-new-field ignore are named as not imported"
+        "--alter adds a later file's new columns to an inferred entity; without it they are named as not imported, or with --on-new-field error fail the import"
     )
     func alterAddsColumns() throws {
         let dir = TemporaryDirectory()
@@ -107,12 +107,12 @@ struct ImportInputsTests {
         let first = try dir.write("first.csv", "id,name\n1,a\n")
         let second = try dir.write("second.csv", "id,name,Zip Code,score\n2,b,02134,7\n")
         #expect(try runFerry(["import", first, "--store", store, "--entity", "t", "--quiet"]).exitCode == 0)
-        let refused = try runFerry(["import", second, "--store", store, "--entity", "t"])
+        let refused = try runFerry(["import", second, "--store", store, "--entity", "t", "--on-new-field", "error"])
         #expect(refused.exitCode == 1, "\(refused)")
         #expect(
             refused.stderr.contains("second.csv:1: error: new fields 'Zip Code', 'score' in the source"), "\(refused)")
         #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM t") == [1])
-        let plain = try runFerry(["import", second, "--store", store, "--entity", "t", "--on-new-field", "ignore"])
+        let plain = try runFerry(["import", second, "--store", store, "--entity", "t"])
         #expect(plain.exitCode == 0, "\(plain)")
         #expect(plain.stdout.contains("not imported (no attribute maps them): Zip Code, score"), "\(plain)")
 

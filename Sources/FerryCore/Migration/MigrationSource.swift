@@ -47,7 +47,7 @@ struct MigrationSource {
         access: Access
     ) throws -> MigrationSource {
         guard CoreDataStoreFile.isCoreDataStore(path) else {
-            guard let metadata = try Store.metadata(at: path) else {
+            guard let metadata = try Store.metadata(ofFileNotCoreData: path) else {
                 throw FerryError(.store, "'\(path)' is not a ferry store (it has no ferry metadata)")
             }
             let model = try VersionDetector.detect(metadata: metadata, bundle: bundle, store: path)

@@ -295,6 +295,11 @@ public final class Store: @unchecked Sendable {
             throw FerryError(.store, "store '\(path)' does not exist")
         }
         if CoreDataStoreFile.isCoreDataStore(path) { return nil }
+        return try metadata(ofFileNotCoreData: path)
+    }
+
+    /// ``metadata(at:)`` of a file the caller has just found not to be a Core Data store.
+    package static func metadata(ofFileNotCoreData path: String) throws -> StoreMetadata? {
         if let handle = FileHandle(forReadingAtPath: path) {
             let header = (try? handle.read(upToCount: 16)) ?? Data()
             try? handle.close()
