@@ -24,7 +24,7 @@ public struct Expectations: Sendable {
         case imported
         /// `equals: synced`: what the earlier import steps accounted for plus the rows that
         /// rejected records of a sync kept (neither updated nor deleted); with `max_kept: N`
-        /// (``maxKept``), at most N such rows.
+        /// (`maxKept`), at most N such rows.
         case synced(maxKept: Int?)
     }
 
