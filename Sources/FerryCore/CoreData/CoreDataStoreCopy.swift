@@ -23,17 +23,26 @@ package final class CoreDataStoreCopy {
     /// What starts the name of every copy's folder, followed by the owning process id and `-`.
     static let folderPrefix = "ferry-coredata-"
 
+    /// A new private folder (0700) in the temporary directory for a copy of the store at
+    /// `path`, named so that the next process making one removes it once its owner is gone
+    /// (``removeAbandonedCopies()``).
+    package static func makePrivateFolder(for path: String) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "\(folderPrefix)\(FileIO.processID)-\(UUID().uuidString)")
+        do {
+            try FileManager.default.createDirectory(
+                at: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw FerryError(.io, "cannot make a private copy of store '\(path)': \(error.localizedDescription)")
+        }
+        return folder
+    }
+
     /// Copies the store and its companions and opens the copy.
     package init(of path: String) throws {
         original = path
         Self.removeAbandonedCopies()
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "\(Self.folderPrefix)\(FileIO.processID)-\(UUID().uuidString)")
-        do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
-        } catch {
-            throw FerryError(.io, "cannot make a private copy of store '\(path)': \(error.localizedDescription)")
-        }
+        folder = try Self.makePrivateFolder(for: path)
         let copy = self.path
         do {
             try FileManager.default.copyItem(atPath: path, toPath: copy)

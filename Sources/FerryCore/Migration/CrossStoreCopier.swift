@@ -25,17 +25,8 @@ struct CrossStoreCopier {
     /// a file would), then from there into PostgreSQL; the report names the Core Data store.
     private func throughFerryStore() throws -> StoreCopier.Report {
         let started = ContinuousClock.now
-        // Only its owner reads it (0700), and it is named as the Core Data private copies are:
-        // a killed run's folder is removed by the next process that makes one (its owner is gone).
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "\(CoreDataStoreCopy.folderPrefix)\(FileIO.processID)-\(UUID().uuidString)")
-        do {
-            try FileManager.default.createDirectory(
-                at: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw FerryError(
-                .io, "cannot make a private copy of store '\(copier.sourcePath)': \(error.localizedDescription)")
-        }
+        // Removed by the next process that makes one when this one is killed.
+        let folder = try CoreDataStoreCopy.makePrivateFolder(for: copier.sourcePath)
         defer { try? FileManager.default.removeItem(at: folder) }
         var first = StoreCopier(from: copier.sourcePath, to: folder.appendingPathComponent("store.sqlite").path)
         first.sourceBundle = copier.sourceBundle
