@@ -85,6 +85,10 @@ package struct PostgreSQLDialect: SQLDialect {
         "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = ?"
     }
 
+    package func tableExistsQuery(inSchema schema: String) -> String {
+        "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = \(literal(.text(schema))) AND tablename = ?"
+    }
+
     package var userTableCountQuery: String {
         "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema()"
     }

@@ -36,6 +36,8 @@ package protocol SQLDialect: Sendable {
     /// A query with one text parameter, the table's name, answering one row with one integer:
     /// 1 when the table exists in the main schema, 0 otherwise.
     var tableExistsQuery: String { get }
+    /// As ``tableExistsQuery``, in `schema` (an attached database, a PostgreSQL schema).
+    func tableExistsQuery(inSchema schema: String) -> String
     /// A query answering how many tables the database holds apart from the engine's own.
     var userTableCountQuery: String { get }
     /// The statement that defers foreign-key checks to the end of the current transaction.

@@ -51,6 +51,10 @@ package struct SQLiteDialect: SQLDialect {
 
     package var tableExistsQuery: String { "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?" }
 
+    package func tableExistsQuery(inSchema schema: String) -> String {
+        "SELECT count(*) FROM \(qualified("sqlite_schema", in: schema)) WHERE type = 'table' AND name = ?"
+    }
+
     package var userTableCountQuery: String {
         "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
     }

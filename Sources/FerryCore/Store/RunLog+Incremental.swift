@@ -53,8 +53,51 @@ extension RunLog {
     /// The table of the files `files: new` imports committed.
     package static let filesTable = "ferry_imported_files"
 
-    private func exists(_ table: String) throws -> Bool {
-        (try connection.scalar(dialect.tableExistsQuery, [.text(table)])?.int64 ?? 0) > 0
+    /// The statement creating the marks table, named `table` (quoted, qualified when needed).
+    private static func createMarksTable(_ table: String) -> String {
+        """
+        CREATE TABLE IF NOT EXISTS \(table) (
+            job TEXT NOT NULL,
+            entity TEXT NOT NULL,
+            source TEXT NOT NULL,
+            column_name TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            value TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (job, entity, source, column_name)
+        )
+        """
+    }
+
+    /// The statement creating the imported-files table, named `table` (quoted, qualified when needed).
+    private static func createFilesTable(_ table: String) -> String {
+        """
+        CREATE TABLE IF NOT EXISTS \(table) (
+            job TEXT NOT NULL,
+            entity TEXT NOT NULL,
+            path TEXT NOT NULL,
+            size BIGINT NOT NULL,
+            sha256 TEXT NOT NULL,
+            imported_at TEXT NOT NULL,
+            PRIMARY KEY (job, entity, path, sha256)
+        )
+        """
+    }
+
+    /// Copies `other`'s incremental state (a log on the same connection, in another schema) into
+    /// this log's schema; part of ``copy(from:)``.
+    func copyIncrementalState(from other: RunLog) throws {
+        let tables: [(name: String, create: (String) -> String, columns: String)] = [
+            (Self.marksTable, Self.createMarksTable, "job, entity, source, column_name, kind, value, updated_at"),
+            (Self.filesTable, Self.createFilesTable, "job, entity, path, size, sha256, imported_at"),
+        ]
+        for table in tables where try other.exists(table.name) {
+            let destination = qualified(table.name)
+            try connection.execute(table.create(destination))
+            try connection.execute(
+                "INSERT INTO \(destination) (\(table.columns)) SELECT \(table.columns) FROM \(other.qualified(table.name))"
+            )
+        }
     }
 
     /// The mark the last committed run of `job` left for reading `column` of `source` into
@@ -62,7 +105,7 @@ extension RunLog {
     package func mark(job: String, entity: String, source: String, column: String) throws -> IncrementalMark? {
         guard try exists(Self.marksTable) else { return nil }
         let rows = try connection.rows(
-            "SELECT kind, value FROM \(dialect.quote(Self.marksTable)) WHERE job = ? AND entity = ? AND source = ? AND column_name = ?",
+            "SELECT kind, value FROM \(qualified(Self.marksTable)) WHERE job = ? AND entity = ? AND source = ? AND column_name = ?",
             [.text(job), .text(entity), .text(source), .text(column)])
         guard let row = rows.first, let kind = row[0].text, let value = row[1].text else { return nil }
         return IncrementalMark(kind: kind, value: value)
@@ -71,20 +114,8 @@ extension RunLog {
     /// Replaces the mark of `column` of `source` for `job` and `entity` (inside the caller's
     /// transaction: the one committing the rows read up to it).
     package func saveMark(_ mark: IncrementalMark, job: String, entity: String, source: String, column: String) throws {
-        let table = dialect.quote(Self.marksTable)
-        try connection.execute(
-            """
-            CREATE TABLE IF NOT EXISTS \(table) (
-                job TEXT NOT NULL,
-                entity TEXT NOT NULL,
-                source TEXT NOT NULL,
-                column_name TEXT NOT NULL,
-                kind TEXT NOT NULL,
-                value TEXT NOT NULL,
-                updated_at TEXT NOT NULL,
-                PRIMARY KEY (job, entity, source, column_name)
-            )
-            """)
+        let table = qualified(Self.marksTable)
+        try connection.execute(Self.createMarksTable(table))
         let key: [DatabaseValue] = [.text(job), .text(entity), .text(source), .text(column)]
         try connection.execute(
             "DELETE FROM \(table) WHERE job = ? AND entity = ? AND source = ? AND column_name = ?", key)
@@ -97,7 +128,7 @@ extension RunLog {
     package func importedFiles(job: String, entity: String) throws -> Set<ImportedFile> {
         guard try exists(Self.filesTable) else { return [] }
         let rows = try connection.rows(
-            "SELECT path, size, sha256 FROM \(dialect.quote(Self.filesTable)) WHERE job = ? AND entity = ?",
+            "SELECT path, size, sha256 FROM \(qualified(Self.filesTable)) WHERE job = ? AND entity = ?",
             [.text(job), .text(entity)])
         return Set(
             rows.map { ImportedFile(path: $0[0].text ?? "", size: $0[1].int64 ?? -1, sha256: $0[2].text ?? "") })
@@ -107,19 +138,8 @@ extension RunLog {
     /// their rows); a file recorded already is recorded once.
     package func recordImportedFiles(_ files: [ImportedFile], job: String, entity: String) throws {
         guard !files.isEmpty else { return }
-        let table = dialect.quote(Self.filesTable)
-        try connection.execute(
-            """
-            CREATE TABLE IF NOT EXISTS \(table) (
-                job TEXT NOT NULL,
-                entity TEXT NOT NULL,
-                path TEXT NOT NULL,
-                size BIGINT NOT NULL,
-                sha256 TEXT NOT NULL,
-                imported_at TEXT NOT NULL,
-                PRIMARY KEY (job, entity, path, sha256)
-            )
-            """)
+        let table = qualified(Self.filesTable)
+        try connection.execute(Self.createFilesTable(table))
         for file in files {
             let key: [DatabaseValue] = [.text(job), .text(entity), .text(file.path), .text(file.sha256)]
             try connection.execute("DELETE FROM \(table) WHERE job = ? AND entity = ? AND path = ? AND sha256 = ?", key)

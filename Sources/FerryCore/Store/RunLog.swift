@@ -55,6 +55,9 @@ package struct RunLog {
     package let table: String
     let connection: any DatabaseConnection
     let dialect: any SQLDialect
+    /// The schema the log lives in when it is not the connection's own (a migration's source or
+    /// destination).
+    let schema: String?
 
     /// The log of the store `layout` describes, on `connection`, in `schema` when given (a
     /// migration's destination); nil when the layout keeps no bookkeeping tables.
@@ -63,6 +66,18 @@ package struct RunLog {
         self.table = schema.map { layout.dialect.qualified(tables.runs, in: $0) } ?? layout.dialect.quote(tables.runs)
         self.connection = connection
         self.dialect = layout.dialect
+        self.schema = schema
+    }
+
+    /// `name` (a bookkeeping table beside the log) as SQL refers to it, in the log's schema.
+    func qualified(_ name: String) -> String {
+        schema.map { dialect.qualified(name, in: $0) } ?? dialect.quote(name)
+    }
+
+    /// Whether the table `name` exists beside the log, in its schema.
+    func exists(_ name: String) throws -> Bool {
+        let query = schema.map { dialect.tableExistsQuery(inSchema: $0) } ?? dialect.tableExistsQuery
+        return (try connection.scalar(query, [.text(name)])?.int64 ?? 0) > 0
     }
 
     /// Every column but `id`, in the order ``record(_:)`` binds them.
@@ -133,9 +148,12 @@ package struct RunLog {
     }
 
     /// Copies every run of `other` (a log on the same connection, in another schema), oldest
-    /// first, into this log: a migration carrying a store's history into its new version.
+    /// first, into this log, with its incremental state (the marks of incremental sources and the
+    /// files `files: new` imported): a migration carrying a store's history into its new version,
+    /// so that the next nightly run reads on from where the last one stopped.
     package func copy(from other: RunLog) throws {
         let columns = Self.columns.joined(separator: ", ")
         try connection.execute("INSERT INTO \(table) (\(columns)) SELECT \(columns) FROM \(other.table) ORDER BY id")
+        try copyIncrementalState(from: other)
     }
 }
