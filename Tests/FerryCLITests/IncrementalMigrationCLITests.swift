@@ -16,7 +16,9 @@ struct IncrementalMigrationCLITests {
         try "name: Events\ncurrent: \"2\"\nversions: [v1.yml, v2.yml]\n".write(
             toFile: folder + "/model.yml", atomically: true, encoding: .utf8)
         try IncrementalLoadCLITests.model.write(toFile: folder + "/v1.yml", atomically: true, encoding: .utf8)
-        try (IncrementalLoadCLITests.model.replacing("version: \"1\"", with: "version: \"2\"") + "\n      note: string\n")
+        try
+            (IncrementalLoadCLITests.model.replacing("version: \"1\"", with: "version: \"2\"")
+            + "\n      note: string\n")
             .write(toFile: folder + "/v2.yml", atomically: true, encoding: .utf8)
         return folder
     }
