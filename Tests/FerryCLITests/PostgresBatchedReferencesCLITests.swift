@@ -1,4 +1,5 @@
 import FerryCore
+import FerryPostgres
 import FerryTestSupport
 import Foundation
 import Testing
@@ -174,6 +175,65 @@ struct PostgresBatchedReferencesCLITests {
                 }
             }
         }
+    }
+
+    /// The foreign keys of the store's `Order` table: name and definition (without the schema).
+    static func orderForeignKeys(_ url: String) throws -> [String] {
+        let schema = try #require(url.split(separator: "schema=").last.map(String.init))
+        let connection = try PostgresConnection(try PostgresTestServer.requireURL())
+        defer { connection.close() }
+        return try connection.execute(
+            """
+            SELECT conname || ' ' || pg_get_constraintdef(c.oid) FROM pg_constraint c
+            JOIN pg_class t ON t.oid = c.conrelid JOIN pg_namespace n ON n.oid = t.relnamespace
+            WHERE c.contype = 'f' AND n.nspname = $1 AND t.relname = 'Order' ORDER BY 1
+            """, [.text(schema)]
+        ).rows.map { row in
+            guard case .text(let text) = row[0] else { return "" }
+            return text.replacingOccurrences(of: schema + ".", with: "")
+        }
+    }
+
+    @Test(
+        "an atomic load into an empty table checks its references at the end instead of row by row: the same foreign keys afterwards, and all of them after a failed step"
+    )
+    func foreignKeysAroundBulkLoad() throws {
+        let directory = TemporaryDirectory()
+        try Self.write(directory)
+        try FileManager.default.createDirectory(atPath: directory.file("pg"), withIntermediateDirectories: true)
+        var keys: [String: [String]] = [:]
+        // Committed in batches (row-by-row checks), atomic into the empty table (checked at the
+        // end), then atomic again into the now full table (row by row: nothing lifted).
+        for (name, batch) in [("batches", 700), ("atomic", nil)] as [(String, Int?)] {
+            let (url, drop) = try PostgresImportCLITests.freshStore("bulkfk")
+            defer { drop() }
+            try directory.write("job.yml", Self.job(source: "orders.csv", batch: batch))
+            for run in 1...2 {
+                let result = try runFerry(
+                    ["run", "job.yml", "--param", "store=\(url)", "--param", "out=pg"], cwd: directory.path,
+                    timeout: .seconds(300))
+                #expect(result.exitCode == 0, "\(name) \(run): \(result.stderr)")
+            }
+            keys[name] = try Self.orderForeignKeys(url)
+        }
+        #expect(keys["atomic"]?.count == 3, "\(keys)")
+        #expect(keys["atomic"] == keys["batches"], "\(keys)")
+
+        // A step that fails (its reject budget spent) after the keys were lifted: rolled back
+        // with its rows, every key is there.
+        let (url, drop) = try PostgresImportCLITests.freshStore("bulkfkfail")
+        defer { drop() }
+        try directory.write(
+            "job.yml",
+            Self.job(source: "orders.csv", batch: nil).replacingOccurrences(
+                of: "max_rejects: 100000", with: "max_rejects: 3"))
+        let failed = try runFerry(
+            ["run", "job.yml", "--param", "store=\(url)", "--param", "out=pg"], cwd: directory.path,
+            timeout: .seconds(300))
+        #expect(failed.exitCode != 0, "\(failed)")
+        #expect(try Self.orderForeignKeys(url) == keys["atomic"])
+        let counted = try runFerry(["store", "info", url, "--json"], cwd: directory.path)
+        #expect(counted.stdout.contains("\"Order\""), "\(counted)")
     }
 
     /// Runs `job.yml` into the SQLite store `sq/store.sqlite` and into `url`, and checks that both

@@ -101,7 +101,8 @@ struct ResumeKillPostgresTests {
                 Thread.sleep(forTimeInterval: delay)
                 process.kill()
                 let result = try process.wait()
-                #expect(result.wasSignaled || result.exitCode == 0, "trial \(trial), killed after \(delay) s: \(result)")
+                #expect(
+                    result.wasSignaled || result.exitCode == 0, "trial \(trial), killed after \(delay) s: \(result)")
                 command = try Self.nextCommand(schema: schema, start: start)
                 if command?.last == "--resume" { resumedRuns += 1 }
             }

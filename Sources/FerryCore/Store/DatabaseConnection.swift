@@ -34,9 +34,18 @@ package protocol DatabaseConnection: AnyObject {
     func savepoint<T>(_ name: String, _ body: () throws -> T) throws -> T
     /// Runs an `INSERT` and returns the value the engine gave the integer key column `keyColumn`.
     func insertReturningKey(_ sql: String, _ arguments: [DatabaseValue], keyColumn: String) throws -> Int64
+    /// For a bulk load inside the current write transaction into `table` (quoted) while it holds
+    /// no rows: lifts the engine's per-row checks of the table's references and returns the
+    /// statements that put them back, each checking every row at once; run them before the
+    /// commit (a rollback puts the checks back by itself). Empty when the engine has nothing to
+    /// lift in a transaction or the table holds rows (SQLite's own per-row check is turned off
+    /// outside the transaction instead).
+    func liftReferenceChecks(forBulkLoadInto table: String) throws -> [String]
 }
 
 extension DatabaseConnection {
+    package func liftReferenceChecks(forBulkLoadInto table: String) throws -> [String] { [] }
+
     /// All rows of a query without arguments.
     package func rows(_ sql: String) throws -> [[DatabaseValue]] { try rows(sql, []) }
     /// The first column of the first row of a query without arguments.

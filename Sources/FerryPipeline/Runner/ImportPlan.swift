@@ -78,6 +78,8 @@ final class ImportPlan {
     }
 
     let entity: EntityDescription
+    /// The entity's table, quoted.
+    let table: String
     let attributes: [AttributeColumn]
     let references: [ReferenceColumn]
     /// Writes each record: SQLite's ``BatchInserter``, or with `nested:` PostgreSQL's
@@ -159,6 +161,7 @@ final class ImportPlan {
             throw FerryError(.invalidDefinition, "the model has no entity '\(step.entity)'", at: step.location)
         }
         self.entity = entity
+        table = layout.quotedTable(for: entity)
         try reader.prepare()
         // Named text columns (CSV, fixed-width): the columns are known, the reader applies null words.
         let isCSV = step.format.readsTextColumns
@@ -400,6 +403,15 @@ final class ImportPlan {
         else { return false }
         try connection.execute("PRAGMA foreign_keys = OFF")
         return true
+    }
+
+    /// Inside an atomic step's transaction into an empty table whose references the step proves
+    /// (no sync, no nested objects): lifts the engine's per-row reference checks of the table
+    /// (PostgreSQL's foreign-key triggers) and returns the statements that check every row at
+    /// once, to run before the commit. Empty when nothing was lifted.
+    func liftReferenceChecks(on database: any DatabaseConnection) throws -> [String] {
+        guard !references.isEmpty, sync == nil, nested == nil else { return [] }
+        return try database.liftReferenceChecks(forBulkLoadInto: table)
     }
 
     /// Turns SQLite's foreign-key enforcement back on after ``suspendForeignKeyChecks(on:)``.

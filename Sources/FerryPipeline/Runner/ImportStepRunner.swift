@@ -173,11 +173,13 @@ package final class ImportStepRunner {
             }
             if step.atomic || dryRun {
                 try store.writeDatabase { connection in
+                    let referenceChecks = try plan.liftReferenceChecks(on: connection)
                     try importRecords(
                         records, plan: plan, kinds: kinds, rejects: rejects, state: &state, batchLimit: nil)
                     // JSON records name their keys as they come: settled once all were read.
                     try driftCheck.atEnd(reader: reader, plan: plan, drift: &drift)
                     try checkBudgetAtEnd(state)
+                    for statement in referenceChecks { try connection.execute(statement) }
                     if let sync = plan.sync { try deleteAbsentRows(sync, state: &state) }
                     if dryRun {
                         if insideTransaction { return }
