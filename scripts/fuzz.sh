@@ -9,7 +9,7 @@
 # A crash, a sanitizer report or a slow input stops the run with a non-zero status and leaves the
 # input in Fuzz/crashes/; turn it into a regression test, fix it, and run again.
 #
-# CI runs `scripts/fuzz.sh --seconds 30` (all six targets, about six minutes with the build);
+# CI runs `scripts/fuzz.sh --seconds 20` (all six targets, about five minutes with the build);
 # for a longer local run: `scripts/fuzz.sh --seconds 3600 --jobs 4 yaml`.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
