@@ -42,12 +42,7 @@ struct PostgresStoreCLITests {
     }
 
     static func dropSchema(_ url: String, _ schema: String) {
-        if let store = try? Store.open(
-            at: url, model: SampleModels.shop(),
-            options: Store.Options(createIfMissing: false, allowModelMismatch: true))
-        {
-            _ = try? store.withDatabase { try $0.execute("DROP SCHEMA \"\(schema)\" CASCADE") }
-        }
+        PostgresStoreLoader.dropSchemas(startingWith: schema)
     }
 
     @Test(
