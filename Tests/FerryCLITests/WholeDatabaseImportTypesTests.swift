@@ -80,7 +80,7 @@ struct WholeDatabaseImportTypesTests {
         let dry = try runFerry(["import", legacy, "--store", dir.file("dry.sqlite"), "--dry-run"])
         #expect(dry.exitCode == 0, "\(dry)")
         #expect(
-            dry.stdout.contains("ferry.source: orders.placed_at: DATETIME holding epoch milliseconds → date"),
+            dry.stdout.contains("ferry.source: 'orders.placed_at: DATETIME holding epoch milliseconds → date'"),
             "\(dry)")
     }
 
