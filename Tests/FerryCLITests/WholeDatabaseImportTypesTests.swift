@@ -142,7 +142,8 @@ struct WholeDatabaseImportTypesTests {
         #expect(text.exitCode == 0, "\(text)")
         #expect(
             text.stdout.contains(
-                "note: events.at: DATETIME holding values of several kinds (3 of 203 are not dates) → string"), "\(text)")
+                "note: events.at: DATETIME holding values of several kinds (3 of 203 are not dates) → string"),
+            "\(text)")
 
         // A name that is no column: a usage error naming the column it could be.
         let unknown = try runFerry(["import", events, "--store", dir.file("x.sqlite"), "--type", "events.att=string"])
@@ -150,5 +151,43 @@ struct WholeDatabaseImportTypesTests {
         #expect(unknown.stderr.contains("--type events.att=string names no column"), "\(unknown)")
         #expect(unknown.stderr.contains("events.at"), "\(unknown)")
         #expect(!FileManager.default.fileExists(atPath: dir.file("x.sqlite")))
+    }
+}
+
+/// The same `--type TABLE.COLUMN=TYPE` for a PostgreSQL schema's tables: a typed server's columns
+/// hold what they declare, so only the user's types convert (text to a date, empty text as
+/// null), and a value that does not fit is a located reject.
+@Suite(
+    "ferry import of a whole PostgreSQL schema: the user's column types", .serialized,
+    .enabled(if: PostgresTestServer.shouldRun, Comment(rawValue: PostgresTestServer.skipReason)))
+struct WholeDatabaseImportPostgresTypesTests {
+    @Test("--type converts a text column of a PostgreSQL table; a misfit is a located reject")
+    func postgresColumnTypes() throws {
+        let dir = TemporaryDirectory()
+        let schema = "ferry_legacy_" + UUID().uuidString.lowercased().replacing("-", with: "")
+        _ = try PostgresCopyCLITests.serverSQL(
+            """
+            CREATE SCHEMA \(schema);
+            CREATE TABLE \(schema).orders(id integer PRIMARY KEY, placed text, qty text);
+            INSERT INTO \(schema).orders VALUES (1, '2024-03-01 10:00:00', ''), (2, '2024-03-02', '5'), (3, 'soon', '6');
+            """)
+        let source = try PostgresTestServer.requireURL() + "?schema=" + schema
+        defer { _ = try? PostgresCopyCLITests.serverSQL("DROP SCHEMA \(schema) CASCADE") }
+        let store = dir.file("new.sqlite")
+        let rejects = dir.file("rejects")
+        let result = try runFerry([
+            "import", source, "--store", store, "--type", "orders.placed=date", "--type", "orders.qty=int64",
+            "--rejects", rejects,
+        ])
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.stdout.contains("inferred orders: id int32, placed date, qty int64"), "\(result)")
+        #expect(result.stdout.contains("note: orders.placed: column → date (--type)"), "\(result)")
+        let rejected = try lines(ofFile: rejects + "/orders.rejects.ndjson").map { try jsonObject(text: $0) }
+        #expect(rejected.map { $0["field"] as? String } == ["placed"], "\(rejected)")
+        #expect((rejected.first?["reason"] as? String)?.contains("'soon'") == true, "\(rejected)")
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT placed, qty FROM orders ORDER BY id") == [
+                ["2024-03-01T10:00:00.000Z", nil], ["2024-03-02T00:00:00.000Z", "5"],
+            ])
     }
 }
