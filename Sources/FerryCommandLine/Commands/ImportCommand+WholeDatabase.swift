@@ -18,13 +18,14 @@ extension ImportCommand {
     /// every table of a database into a new store, through `WholeDatabaseImport`; the command
     /// checks its flags and prints what was inferred and imported.
     func importWholeDatabase(console: Console) throws -> Int32 {
-        if entity != nil || !fieldMappings.isEmpty || !types.isEmpty || !unique.isEmpty || alter || format != nil {
+        if entity != nil || !fieldMappings.isEmpty || !unique.isEmpty || alter || format != nil {
             throw FerryError(
                 .usage,
-                "importing a whole database infers the model from its schema: --entity, --field, --type, --unique, --alter and --format do not apply (read one table with --table NAME to use them)"
+                "importing a whole database infers the model from its schema: --entity, --field, --unique, --alter and --format do not apply (read one table with --table NAME to use them; --type takes TABLE.COLUMN=TYPE)"
             )
         }
         var importer = WholeDatabaseImport(source: file, store: store)
+        importer.columnTypes = try Self.typeOverrides(types)
         try importer.check()
         try CommandFiles.checkOutputs(
             store: store, inputs: PostgresURL.isPostgresURL(file) ? [] : [(file, "the input")],

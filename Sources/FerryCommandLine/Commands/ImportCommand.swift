@@ -228,7 +228,7 @@ struct ImportCommand: ParsableCommand {
     @Option(
         name: .customLong("type"),
         help: ArgumentHelp(
-            "Set the type of a column of an inferred model, by header or attribute name, e.g. --type \"Zip Code=string\" (repeatable).",
+            "Set the type of a column of an inferred model, by header or attribute name, e.g. --type \"Zip Code=string\"; importing a whole database, TABLE.COLUMN=TYPE, e.g. --type orders.placed_at=string (repeatable).",
             valueName: "column=TYPE"))
     var types: [String] = []
 

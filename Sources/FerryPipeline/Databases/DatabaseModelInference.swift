@@ -24,20 +24,74 @@ package enum DatabaseModelInference {
         package var notes: [String]
     }
 
+    /// The plan for every table of `database`, each table's types from its declarations and a
+    /// sample of its rows.
+    ///
+    /// A SQLite database's columns are read for what they hold (``ColumnContents``): a
+    /// `DATETIME` column of epoch milliseconds becomes a date converted from them, and the
+    /// choice is a note of the plan and the attribute's `ferry.source` user info. `columnTypes`
+    /// (by table, then column) are the user's types, whose conversions are chosen the same way.
     package static func plan(
-        database: DatabaseSource.Database, schema: SourceSchema, modelName: String, sampleSize: Int
+        database: DatabaseSource.Database, schema: SourceSchema, modelName: String, sampleSize: Int,
+        columnTypes: [String: [String: AttributeType]] = [:]
     ) throws -> Plan {
+        // The choices of each entity's attributes, by attribute name.
+        var choices: [String: [String: (column: String, choice: ColumnContents.Choice)]] = [:]
+        var habitNotes: [String] = []
         var plan = try plan(schema: schema, modelName: modelName) { table, entityName in
             let reader = try DatabaseRecordReader.open(
                 DatabaseSource(database: database, selection: .table(table.name)))
             let sampled = try SampledReader(reader, sampleSize: max(1, sampleSize))
+            var overrides = reader.declaredTypes(fitting: sampled.samples)
+            let types = columnTypes[table.name] ?? [:]
+            let chosen: [String: ColumnContents.Choice]
+            if case .sqlite(let path) = database {
+                chosen = try ColumnContents.sqlite(path: path, table: table, overrides: types)
+            } else {
+                // A typed server's columns hold what they declare: only the user's types convert.
+                chosen = types.mapValues { type in
+                    var choice = ColumnContents.chosen(type, declared: "", counts: ColumnContents.Counts())
+                    choice.holding = "column"
+                    choice.emptyIsNull = type != .string
+                    return choice
+                }
+            }
+            let names = AttributeNaming.attributeNames(for: reader.fieldNames)
+            for (index, field) in reader.fieldNames.enumerated() {
+                guard let choice = chosen[field] else { continue }
+                overrides[field] = choice.type
+                choices[entityName, default: [:]][names[index]] = (field, choice)
+                if choice.isHabit || choice.isOverride {
+                    habitNotes.append(choice.note(table: table.name, column: field))
+                }
+            }
             return ModelInference.infer(
                 entityNamed: entityName, fieldNames: reader.fieldNames, samples: sampled.samples,
-                overrides: reader.declaredTypes(fitting: sampled.samples), textIsUntyped: false)
+                overrides: overrides, textIsUntyped: false)
         }
+        plan.notes = habitNotes + plan.notes
         for (index, table) in plan.tables.enumerated() {
             plan.steps[index].database = DatabaseSource(database: database, selection: .table(table))
             plan.steps[index].coercion.nullTokens = []
+            let entityName = plan.steps[index].entity
+            guard let chosen = choices[entityName],
+                let entityIndex = plan.model.entities.firstIndex(where: { $0.name == entityName })
+            else { continue }
+            var entity = plan.model.entities[entityIndex]
+            for (attribute, (column, choice)) in chosen.sorted(by: { $0.key < $1.key }) {
+                // A column that became a relationship is matched by key, not converted.
+                guard let position = entity.attributes.firstIndex(where: { $0.name == attribute }) else { continue }
+                if choice.isHabit || choice.isOverride {
+                    entity.attributes[position].userInfo["ferry.source"] = choice.note(table: table, column: column)
+                }
+                var mapping =
+                    plan.steps[index].fields.first { $0.attribute == attribute }
+                    ?? FieldMapping(attribute: attribute, source: .field(column))
+                choice.apply(to: &mapping)
+                plan.steps[index].fields.removeAll { $0.attribute == attribute }
+                plan.steps[index].fields.append(mapping)
+            }
+            plan.model.entities[entityIndex] = entity
         }
         return plan
     }

@@ -12,6 +12,8 @@ package struct SourceSchema: Sendable, Hashable {
         package var notNull: Bool
         /// The column's default as SQL (`0`, `'new'`, `CURRENT_TIMESTAMP`), nil without one.
         package var defaultSQL: String? = nil
+        /// The type as declared (`DATETIME`, `VARCHAR(20)`), nil without one.
+        package var declared: String? = nil
     }
 
     /// A single- or multi-column reference to another table's key.
@@ -59,7 +61,7 @@ package struct SourceSchema: Sendable, Hashable {
                 columns.append(
                     Column(
                         name: column, declaredType: SourceColumnType.sqlite(row[2].text), notNull: row[3].int64 == 1,
-                        defaultSQL: row[4].text))
+                        defaultSQL: row[4].text, declared: row[2].text))
                 if let position = row[5].int64, position > 0 { primaryKey.append((position, column)) }
             }
             // id, seq, table, from, to, on_update, on_delete, match

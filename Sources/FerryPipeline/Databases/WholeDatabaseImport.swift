@@ -27,6 +27,9 @@ package struct WholeDatabaseImport {
     package var rejectsDirectory: String?
     /// How many rejected rows each table tolerates.
     package var maxRejects: RejectBudget = .count(0)
+    /// The user's types of columns, by `TABLE.COLUMN` (`--type orders.placed_at=string`): the
+    /// conversion to each is chosen from the values, as for an inferred type.
+    package var columnTypes: [String: AttributeType] = [:]
 
     /// The rejects file of `table`.
     package func rejectsPath(of table: String) -> String? {
@@ -85,7 +88,31 @@ package struct WholeDatabaseImport {
             ? AttributeNaming.identifier((try? PostgresURL(source).database) ?? nil ?? "postgres", fallback: "postgres")
             : AttributeNaming.entityName(fromPath: source)
         return try DatabaseModelInference.plan(
-            database: database, schema: schema, modelName: modelName, sampleSize: sampleSize)
+            database: database, schema: schema, modelName: modelName, sampleSize: sampleSize,
+            columnTypes: try Self.columnTypes(columnTypes, in: schema))
+    }
+
+    /// The user's `TABLE.COLUMN` types by table, then column; a name that is not a column of a
+    /// table is a usage error naming the columns it could be.
+    static func columnTypes(
+        _ types: [String: AttributeType], in schema: SourceSchema
+    ) throws -> [String: [String: AttributeType]] {
+        var result: [String: [String: AttributeType]] = [:]
+        let columns = schema.tables.flatMap { table in table.columns.map { (table.name, $0.name) } }
+        for (key, type) in types.sorted(by: { $0.key < $1.key }) {
+            guard
+                let (table, column) =
+                    columns.first(where: { "\($0.0).\($0.1)" == key })
+                    ?? columns.first(where: { "\($0.0).\($0.1)".lowercased() == key.lowercased() })
+            else {
+                throw FerryError(
+                    .usage,
+                    "--type \(key)=\(type.rawValue) names no column: importing a whole database, --type takes TABLE.COLUMN=TYPE\(Suggestions.didYouMean(key, in: columns.map { "\($0.0).\($0.1)" }))"
+                )
+            }
+            result[table, default: [:]][column] = type
+        }
+        return result
     }
 
     /// Runs `plan`'s steps into the new store as a job of import steps, checks every table's count
