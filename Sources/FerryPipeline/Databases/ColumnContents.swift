@@ -103,18 +103,21 @@ package enum ColumnContents {
             "(\(unsigned) GLOB '[0-9]*' AND \(unsigned) NOT GLOB '*[^0-9.]*' AND \(unsigned) NOT GLOB '*.' AND length(\(t)) - length(replace(\(t), '.', '')) <= 1 AND (\(unsigned) NOT GLOB '0[0-9]*'))"
         let date = "(\(t) GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]*' AND julianday(\(t)) IS NOT NULL)"
         let words = (trueWords.union(falseWords)).sorted().map { "'\($0)'" }.joined(separator: ", ")
+        // SQLite evaluates both sides of an AND in a value: a CASE tests the text patterns on
+        // text values only (a column of integers costs a typeof() per value, not every pattern).
+        func texts(_ condition: String) -> String { "sum(CASE WHEN \(isText) THEN \(condition) END)" }
         return [
             "sum(typeof(\(c)) = 'integer')",
             "sum(typeof(\(c)) = 'real')",
-            "sum(\(isText) AND \(t) <> '')",
-            "sum(\(isText) AND \(t) = '')",
+            texts("\(t) <> ''"),
+            texts("\(t) = ''"),
             "sum(typeof(\(c)) = 'blob')",
-            "sum(\(isText) AND \(integer))",
-            "sum(\(isText) AND \(number))",
-            "sum(\(isText) AND \(date))",
-            "sum(\(isText) AND lower(\(t)) IN (\(words)))",
-            "sum(typeof(\(c)) = 'integer' AND \(c) IN (0, 1))",
-            "sum(\(isText) AND \(unsigned) GLOB '[0-9]*' AND \(unsigned) NOT GLOB '*[^0-9]*' AND length(\(unsigned)) <= 18)",
+            texts(integer),
+            texts(number),
+            texts(date),
+            texts("lower(\(t)) IN (\(words))"),
+            "sum(CASE WHEN typeof(\(c)) = 'integer' THEN \(c) IN (0, 1) END)",
+            texts("\(unsigned) GLOB '[0-9]*' AND \(unsigned) NOT GLOB '*[^0-9]*' AND length(\(unsigned)) <= 18"),
             "max(CASE WHEN typeof(\(c)) = 'integer' THEN abs(\(c)) WHEN \(isText) AND \(integer) THEN abs(CAST(\(t) AS INTEGER)) END)",
         ]
     }
@@ -129,14 +132,29 @@ package enum ColumnContents {
         let connection = try Connection(path: path, readOnly: true, create: false)
         try connection.execute("PRAGMA query_only = ON")
         connection.setBusyTimeout(milliseconds: 30_000)
+        // The patterns cost microseconds per text value: a sample of the first rows says which
+        // columns may be read differently (or were given a type), and only those are scanned whole.
+        let sampled = try choices(
+            for: table.columns, from: "(SELECT * FROM \(SQL.quote(table.name)) LIMIT \(sampleRows))",
+            overrides: overrides, on: connection)
+        let scanned = table.columns.filter { sampled[$0.name] != nil }
+        guard !scanned.isEmpty else { return [:] }
+        return try choices(for: scanned, from: SQL.quote(table.name), overrides: overrides, on: connection)
+    }
+
+    /// The rows of a table whose values decide which columns are counted over the whole table.
+    static let sampleRows = 10_000
+
+    /// The choices for `columns` counted over `source` (a table or a subquery), by column name.
+    static func choices(
+        for columns: [SourceSchema.Column], from source: String, overrides: [String: AttributeType],
+        on connection: Connection
+    ) throws -> [String: Choice] {
         let width = countsSQL(column: "x").count
-        let sql =
-            "SELECT "
-            + table.columns.flatMap { countsSQL(column: $0.name) }.joined(separator: ", ")
-            + " FROM \(SQL.quote(table.name))"
+        let sql = "SELECT " + columns.flatMap { countsSQL(column: $0.name) }.joined(separator: ", ") + " FROM \(source)"
         guard let row = try connection.rows(sql).first else { return [:] }
         var choices: [String: Choice] = [:]
-        for (index, column) in table.columns.enumerated() {
+        for (index, column) in columns.enumerated() {
             let values = row[(index * width)..<((index + 1) * width)].map { Int($0.int64 ?? 0) }
             var counts = Counts()
             (
