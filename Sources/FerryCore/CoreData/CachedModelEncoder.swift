@@ -189,12 +189,11 @@ package enum CachedModelEncoder {
                 ("NSCompoundIndexes", writer.array(compoundIndexes, className: "NSMutableArray")),
             ]
             if entity.isAbstract { fields.append(("NSIsAbstract", .bool(true))) }
-            if !entity.uniquenessConstraints.isEmpty {
+            // The constraints the entity declares itself (a flattened model repeats its ancestors').
+            let constraints = CoreDataVersionHashes.ownConstraints(of: entity, in: model)
+            if !constraints.isEmpty {
                 fields.append(
-                    (
-                        "NSUniqueTuples",
-                        writer.array(entity.uniquenessConstraints.map { writer.array($0.map { writer.string($0) }) })
-                    ))
+                    ("NSUniqueTuples", writer.array(constraints.map { writer.array($0.map { writer.string($0) }) })))
             }
             writer.define(reference, className: "NSEntityDescription", fields: fields)
         }
