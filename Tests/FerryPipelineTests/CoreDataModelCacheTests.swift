@@ -80,15 +80,18 @@ import Testing
         return try CachedModelDecoder.decode(archive, name: model.name, version: model.version, source: "ferry's cache")
     }
 
-    /// Class name → every key its objects have, over a whole archive.
+    /// Class name → every key its objects have, over a whole archive. Some Core Data versions
+    /// archive strings as `NSMutableString` objects and sets as `NSMutableSet`; ferry writes
+    /// plain strings and `NSSet`, which every reader takes alike: they count as those.
     static func keysByClass(_ archive: [UInt8]) throws -> [String: Set<String>] {
         let top = try BinaryPropertyList.decode(archive, source: "archive")
         let objects = try #require(top["$objects"]?.array)
         var keys: [String: Set<String>] = [:]
         for object in objects {
             guard let fields = object.dictionary, case .uid(let classIndex)? = fields["$class"],
-                let className = objects[Int(classIndex)]["$classname"]?.string
+                var className = objects[Int(classIndex)]["$classname"]?.string, className != "NSMutableString"
             else { continue }
+            if className == "NSMutableSet" { className = "NSSet" }
             keys[className, default: []].formUnion(fields.keys.filter { $0 != "$class" })
         }
         return keys

@@ -286,7 +286,8 @@ package enum CachedModelDecoder {
                 guard let number = value.real else { throw wrong() }
                 return .double(number)
             case .decimal:
-                if let object = try archive.object(reference) {
+                if let text = value.string { return .decimal(text) }
+                if value.dictionary != nil, let object = try archive.object(reference) {
                     if let decimal = ArchivedDecimal(
                         exponent: try archive.integer(object["NS.exponent"]),
                         negative: try archive.bool(object["NS.negative"]),
@@ -304,7 +305,7 @@ package enum CachedModelDecoder {
                 throw wrong()
             case .string, .uri:
                 // An `NSURL` keeps its text in `NS.relative`.
-                let url = try archive.object(reference).flatMap { $0["NS.relative"] }
+                let url = value.dictionary != nil ? try archive.object(reference).flatMap { $0["NS.relative"] } : nil
                 guard let text = try archive.string(url ?? reference) else { throw wrong() }
                 return type == .string ? .string(text) : .uri(text)
             case .date:
