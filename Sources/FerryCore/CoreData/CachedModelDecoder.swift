@@ -312,7 +312,7 @@ package enum CachedModelDecoder {
                 let seconds: Double?
                 if case .date(let interval) = value {
                     seconds = interval
-                } else if let object = try archive.object(reference) {
+                } else if value.dictionary != nil, let object = try archive.object(reference) {
                     seconds = try archive.resolve(object["NS.time"])?.real
                 } else {
                     seconds = value.real
@@ -320,7 +320,7 @@ package enum CachedModelDecoder {
                 guard let seconds, let instant = Timestamp(referenceSeconds: seconds) else { throw wrong() }
                 return .date(instant)
             case .uuid:
-                if let object = try archive.object(reference),
+                if value.dictionary != nil, let object = try archive.object(reference),
                     let bytes = try archive.resolve(object["NS.uuidbytes"])?.data, bytes.count == 16
                 {
                     return .uuid(CoreDataValueCoding.uuidText(bytes))
