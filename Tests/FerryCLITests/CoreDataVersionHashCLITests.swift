@@ -246,12 +246,9 @@ struct CoreDataVersionHashCLITests {
         return package
     }
 
-    @Test(
-        "versions the hashes cannot tell apart (only an ordered flag differs): the store's Z_FOK_ columns decide; a store migrated to the intermediate version is found at it and migrates on"
-    )
-    func orderedFlagOnly() throws {
-        let directory = TemporaryDirectory("ferry-cdhash-ordered")
-        let package = try Self.shopPackage(in: directory)
+    /// The Shop package and a store ferry created at `Shop` and migrated to `Shop 2`.
+    static func shopStoreMigratedToShop2(in directory: TemporaryDirectory) throws -> (package: String, store: String) {
+        let package = try shopPackage(in: directory)
         let store = directory.file("Shop.sqlite")
         let orders = try directory.write("orders.csv", "number\nA-1\n")
         let create = try runFerry([
@@ -261,6 +258,15 @@ struct CoreDataVersionHashCLITests {
         #expect(create.exitCode == 0, "\(create)")
         let step = try runFerry(["migrate", store, "--model", package, "--to", "Shop 2", "--no-backup", "--quiet"])
         #expect(step.exitCode == 0, "\(step)")
+        return (package, store)
+    }
+
+    @Test(
+        "versions the hashes cannot tell apart (only an ordered flag differs): the store's Z_FOK_ columns decide; a store migrated to the intermediate version is found at it and migrates on"
+    )
+    func orderedFlagOnly() throws {
+        let directory = TemporaryDirectory("ferry-cdhash-ordered")
+        let (package, store) = try Self.shopStoreMigratedToShop2(in: directory)
         let version = try runFerry(["store", "version", store, "--model", package, "--json"])
         let object = try #require(
             try JSONSerialization.jsonObject(with: Data(version.stdout.utf8)) as? [String: Any], "\(version)")

@@ -18,9 +18,6 @@ package enum CachedModelDecoder {
     /// `NSDeleteRule` codes.
     static let deleteRules: [Int64: DeleteRule] = [0: .noAction, 1: .nullify, 2: .cascade, 3: .deny]
 
-    /// Seconds between 1970-01-01 and 2001-01-01, the reference date of archived dates.
-    static let referenceDateOffset = 978_307_200.0
-
     package static func decode(_ bytes: [UInt8], name: String, version: String, source: String) throws -> ObjectModel {
         let archive = try KeyedArchive(bytes, source: source)
         let root = try archive.root()
@@ -58,8 +55,9 @@ package enum CachedModelDecoder {
             }
         }
         model.entities.sort { $0.name < $1.name }
+        // An Xcode model's empty identifier is cached as the set of one empty string.
         model.versionIdentifier = try archive.array(root["NSVersionIdentifiers"]).compactMap { try archive.string($0) }
-            .sorted().first
+            .filter { !$0.isEmpty }.sorted().first
         for (configuration, reference) in try archive.dictionary(root["NSConfigurations"]) {
             let members = try archive.array(reference).map { try reader.entityName($0) }
             model.configurations.append(ModelConfiguration(name: configuration, entities: members.sorted()))
@@ -147,11 +145,13 @@ package enum CachedModelDecoder {
                             name: try archive.string(index["NSIndexName"]), attributes: names, descending: descending))
                 }
             }
-            // Legacy compound indexes; Core Data mirrors fetch indexes here too (COREDATA.md §1.6).
-            if fetchIndexes.isEmpty {
-                for compound in try archive.array(object["NSCompoundIndexes"]) {
-                    let names = try archive.array(compound).map { try propertyName($0) }
-                    if !names.isEmpty { entity.indexes.append(IndexDescription(attributes: names)) }
+            // Legacy compound indexes; Core Data mirrors fetch indexes here too (COREDATA.md §1.6),
+            // and those mirrors are not indexes of their own.
+            let mirrored = Set(entity.indexes.filter { $0.name != nil }.map(\.attributes))
+            for compound in try archive.array(object["NSCompoundIndexes"]) {
+                let names = try archive.array(compound).map { try propertyName($0) }
+                if !names.isEmpty && !mirrored.contains(names) {
+                    entity.indexes.append(IndexDescription(attributes: names))
                 }
             }
             return entity
@@ -286,30 +286,41 @@ package enum CachedModelDecoder {
                 guard let number = value.real else { throw wrong() }
                 return .double(number)
             case .decimal:
-                if let object = try archive.object(reference),
-                    let text = try archive.string(object["NS.decimal"] ?? object["NS.string"])
-                {
-                    return .decimal(text)
+                if let text = value.string { return .decimal(text) }
+                if value.dictionary != nil, let object = try archive.object(reference) {
+                    if let decimal = ArchivedDecimal(
+                        exponent: try archive.integer(object["NS.exponent"]),
+                        negative: try archive.bool(object["NS.negative"]),
+                        mantissa: try archive.resolve(object["NS.mantissa"])?.data,
+                        byteOrder: try archive.integer(object["NS.mantissa.bo"]))
+                    {
+                        return .decimal(decimal.text)
+                    }
+                    if let text = try archive.string(object["NS.decimal"] ?? object["NS.string"]) {
+                        return .decimal(text)
+                    }
                 }
                 guard let number = value.real else { throw wrong() }
                 if case .success(let decimal) = Coercion.coerce(String(number), to: .decimal) { return decimal }
                 throw wrong()
             case .string, .uri:
-                guard let text = try archive.string(reference) else { throw wrong() }
+                // An `NSURL` keeps its text in `NS.relative`.
+                let url = value.dictionary != nil ? try archive.object(reference).flatMap { $0["NS.relative"] } : nil
+                guard let text = try archive.string(url ?? reference) else { throw wrong() }
                 return type == .string ? .string(text) : .uri(text)
             case .date:
                 let seconds: Double?
                 if case .date(let interval) = value {
                     seconds = interval
-                } else if let object = try archive.object(reference) {
+                } else if value.dictionary != nil, let object = try archive.object(reference) {
                     seconds = try archive.resolve(object["NS.time"])?.real
                 } else {
                     seconds = value.real
                 }
-                guard let seconds, seconds.isFinite, abs(seconds) < 1e15 else { throw wrong() }
-                return .date(Int64(((seconds + CachedModelDecoder.referenceDateOffset) * 1000).rounded()))
+                guard let seconds, let instant = Timestamp(referenceSeconds: seconds) else { throw wrong() }
+                return .date(instant)
             case .uuid:
-                if let object = try archive.object(reference),
+                if value.dictionary != nil, let object = try archive.object(reference),
                     let bytes = try archive.resolve(object["NS.uuidbytes"])?.data, bytes.count == 16
                 {
                     return .uuid(CoreDataValueCoding.uuidText(bytes))

@@ -20,7 +20,8 @@ import Foundation
 ///   against Core Data (§2.5), readers (ferry's among them) find join tables by their columns;
 /// - `Z_PRIMARYKEY` with every entity (`Z_MAX` 0), `Z_METADATA` (Z_VERSION 1, a fresh uppercase
 ///   UUID, the metadata plist of ``CoreDataNewStoreMetadata``: the entity version hashes computed
-///   from the model, their digest and checksum) and an empty `Z_MODELCACHE`.
+///   from the model, their digest and checksum) and `Z_MODELCACHE` holding the model as Core
+///   Data caches it (``CachedModelEncoder``), so that the store describes itself.
 ///
 /// Derived attributes are refused: their triggers are not written.
 package enum CoreDataSchemaWriter {
@@ -38,6 +39,7 @@ package enum CoreDataSchemaWriter {
     ) throws -> CoreDataLayout {
         try checkWritable(model)
         let metadata = try CoreDataNewStoreMetadata(model: model, compiledHashes: compiledHashes)
+        let modelCache = try CachedModelEncoder.modelCache(for: model)
         let tables = try connection.scalar("SELECT count(*) FROM sqlite_master")?.int64 ?? 0
         guard tables == 0 else {
             throw FerryError(
@@ -54,6 +56,7 @@ package enum CoreDataSchemaWriter {
             try connection.execute(
                 "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
             try connection.execute("CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
+            try connection.execute("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", [.blob(modelCache)])
             for (name, number) in schema.layout.entityNumbers.sorted(by: { $0.value < $1.value }) {
                 let parent = model.entity(named: name)?.parent.flatMap { schema.layout.entityNumbers[$0] } ?? 0
                 try connection.execute(

@@ -80,8 +80,13 @@ package enum CoreDataVersionDetector {
             var matching = bundle.versions.filter {
                 CoreDataVersionHashes(model: $0).hashes == store.metadata.versionHashes
             }
-            // Versions the hashes cannot tell apart (an ordered flag is no input of them):
-            // those whose tables and columns, order columns included, are the store's.
+            // Versions the hashes cannot tell apart (an ordered flag is no input of them): those
+            // the store's cached model equals, then those whose tables and columns, order
+            // columns included, are the store's.
+            if matching.count > 1, let cached = try? store.cachedModel() {
+                let sameModel = matching.filter { differences(store: cached, version: $0).isEmpty }
+                if !sameModel.isEmpty { matching = sameModel }
+            }
             if matching.count > 1 {
                 let sameTables = matching.filter {
                     structuralDifferences(store: store, version: $0, orderColumns: true).isEmpty
@@ -151,18 +156,21 @@ package enum CoreDataVersionDetector {
     // MARK: - (A) Cached model
 
     /// What persistence sees of a property, inherited ones included (COREDATA.md §3.3 A):
-    /// kind, type, optional, transient, destination, to-many. Class names are ignored.
+    /// kind, type, optional, transient, destination, to-many, ordered. Class names are ignored.
     struct PropertyShape: Hashable {
         var kind: String
         var optional: Bool
         var transient: Bool
         var destination: String?
         var toMany: Bool
+        var ordered = false
 
         var description: String {
             var parts = [kind, optional ? "optional" : "required"]
             if transient { parts.append("transient") }
-            if let destination { parts.append((toMany ? "to-many " : "to-one ") + destination) }
+            if let destination {
+                parts.append((toMany ? (ordered ? "ordered to-many " : "to-many ") : "to-one ") + destination)
+            }
             return parts.joined(separator: " ")
         }
     }
@@ -179,7 +187,8 @@ package enum CoreDataVersionDetector {
             for relationship in owner.relationships {
                 result[relationship.name] = PropertyShape(
                     kind: "relationship", optional: relationship.isOptional, transient: false,
-                    destination: relationship.destination, toMany: relationship.isToMany)
+                    destination: relationship.destination, toMany: relationship.isToMany,
+                    ordered: relationship.isToMany && relationship.isOrdered)
             }
             for fetched in owner.fetchedProperties {
                 result[fetched.name] = PropertyShape(

@@ -3,6 +3,31 @@ import CFerryCompression
 /// Raw DEFLATE (RFC 1951, no zlib or gzip header), the compression of Core Data's
 /// `Z_MODELCACHE` (COREDATA.md, Appendix A: inflate with `windowBits` −15).
 package enum RawDeflate {
+    /// Compresses `bytes` as one raw DEFLATE stream (zlib's best compression, `windowBits` −15:
+    /// no header, no checksum), the form of the `Z_MODELCACHE` blobs Core Data writes.
+    package static func deflate(_ bytes: [UInt8]) throws -> [UInt8] {
+        var stream = z_stream()
+        guard cferry_deflate_init(&stream, Z_BEST_COMPRESSION, -15) == Z_OK else {
+            throw FerryError(.internal, "zlib cannot start compressing")
+        }
+        defer { deflateEnd(&stream) }
+        var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(bytes.count))) + 16)
+        let status: Int32 = bytes.withUnsafeBufferPointer { input in
+            output.withUnsafeMutableBufferPointer { buffer in
+                stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
+                stream.avail_in = uInt(input.count)
+                stream.next_out = buffer.baseAddress
+                stream.avail_out = uInt(buffer.count)
+                return CFerryCompression.deflate(&stream, Z_FINISH)
+            }
+        }
+        guard status == Z_STREAM_END else {
+            throw FerryError(.internal, "zlib could not compress \(bytes.count) bytes (status \(status))")
+        }
+        output.removeSubrange(Int(stream.total_out)...)
+        return output
+    }
+
     /// Inflates `bytes`, refusing output beyond `limit` bytes (a hostile blob cannot exhaust
     /// memory) and input that is truncated, corrupt or followed by trailing bytes. `source`
     /// names the data in errors.

@@ -7,7 +7,7 @@
 /// §3.2), their digest and checksum, checked against the compiled model's version of the same
 /// name when `--compiled-model` is given (a difference stops the step before anything is
 /// written). The store's UUID and the metadata keys ferry does not know (an app's own keys) are
-/// kept. `Z_MODELCACHE` is left empty: ferry finds the store's version by its hashes.
+/// kept. `Z_MODELCACHE` holds the new version as Core Data caches it (``CachedModelEncoder``).
 package struct CoreDataMigrationDestination {
     /// The original store's metadata.
     let sourceMetadata: CoreDataStoreMetadata
