@@ -22,36 +22,7 @@ CUSTOMERS=$ROOT/bench-out/customers-$N.csv
 head -n $((N + 1)) "$FLIGHTS/flights.csv" >"$WORK/flights.csv"
 for f in airlines airports planes; do cp "$FLIGHTS/$f.csv" "$WORK/"; done
 # 10,000 owners each nesting two pets (an array of objects) and a vet (a to-one object).
-python3 - "$WORK/owners.ndjson" "$N" <<'PY'
-import json, sys
-with open(sys.argv[1], "w") as f:
-    for i in range(1, int(sys.argv[2]) + 1):
-        f.write(json.dumps({"id": i, "name": f"owner {i}", "vet": {"id": i % 50 + 1, "name": f"vet {i % 50 + 1}"},
-                            "pets": [{"id": 2 * i, "name": f"pet {2 * i}"}, {"id": 2 * i + 1, "name": f"pet {2 * i + 1}"}]}) + "\n")
-PY
-cat >"$WORK/owners.yml" <<'YML'
-version: "1"
-entities:
-  owners:
-    attributes:
-      id: {type: int64, optional: false, unique: true}
-      name: string
-    relationships:
-      pets: {destination: pets, to_many: true, inverse: owner}
-      vet: {destination: vets, inverse: owners}
-  pets:
-    attributes:
-      id: {type: int64, optional: false, unique: true}
-      name: string
-    relationships:
-      owner: {destination: owners, inverse: pets}
-  vets:
-    attributes:
-      id: {type: int64, optional: false, unique: true}
-      name: string
-    relationships:
-      owners: {destination: owners, to_many: true, inverse: vet}
-YML
+python3 "$ROOT/scripts/bench/nested/owners.py" "$N" "$WORK/owners.ndjson"
 psql "$PGURL" -qAt -c "ALTER SYSTEM SET log_statement = 'all'" -c "SELECT pg_reload_conf()" >/dev/null
 trap 'psql "$PGURL" -qAt -c "ALTER SYSTEM RESET log_statement" -c "SELECT pg_reload_conf()" >/dev/null' EXIT
 sleep 0.5
@@ -104,7 +75,7 @@ steps:
 YML
 count "import, 4 to-one relationships by text key" -- "$FERRY" run "$WORK/flights-only.yml" --quiet --param "store=$(store st_flights)"
 count "import, nested (2 pets and a vet per owner)" -- "$FERRY" import "$WORK/owners.ndjson" --store "$(store st_nested)" \
-    --entity owners --model "$WORK/owners.yml" --nested --quiet
+    --entity owners --model "$ROOT/scripts/bench/nested/model.yml" --nested --quiet
 cat >"$WORK/sync.yml" <<YML
 job: statements-sync
 store: \${store}

@@ -25,9 +25,11 @@ package final class PostgresRecordInserter: RecordInserting {
     package let policy: ConflictPolicy
     /// The primary key of the object the last `.inserted` or `.updated` outcome wrote (or the
     /// `.skipped` update found), as ``BatchInserter/lastKey``.
-    package private(set) var lastKey: Int64?
-    private let database: PostgresDatabase
-    private let rules: PostgresRecordRules
+    package internal(set) var lastKey: Int64?
+    let database: PostgresDatabase
+    let rules: PostgresRecordRules
+    /// The rows a nested import's batch writes together (``deferInsert(_:)``), none otherwise.
+    var deferred: PostgresDeferredRows
     private var encoded: [DatabaseValue]
     private let insertStatement: PostgresRecordQuery.Prepared
     /// For update/replace: the query of the existing object's key (the first constraint in order
@@ -77,6 +79,9 @@ package final class PostgresRecordInserter: RecordInserting {
         let table = dialect.quote(database.schema) + "." + layout.quotedTable(for: entity)
         let key = dialect.quote(layout.keyColumn)
         let names = rules.plan.storedNames.map { dialect.quote($0) }
+        deferred = PostgresDeferredRows(
+            schema: database.schema, tableName: layout.table(for: entity), table: table, keyName: layout.keyColumn,
+            names: rules.plan.storedNames, quotedNames: names, quotedKey: key)
 
         var insert = PostgresRecordQuery()
         let values = names.indices.map { insert.placeholder(.value($0)) }

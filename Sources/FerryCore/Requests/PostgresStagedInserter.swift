@@ -488,6 +488,12 @@ package final class PostgresStagedInserter: StagingRecordInserter {
 
     /// Sends the staged rows (key first) into `schema.table` with one COPY.
     private func copyRows(into table: String, schema: String) throws {
+        try Self.copy(rows, into: table, schema: schema, on: database)
+    }
+
+    /// Sends `rows` into `schema.table` of `database` with one COPY (cancelled if sending fails).
+    static func copy(_ rows: PostgresCopyText, into table: String, schema: String, on database: PostgresDatabase) throws
+    {
         let stream = try database.connection.beginCopy(into: table, schema: schema, columns: rows.columns)
         do {
             try stream.send(rows.bytes[...])

@@ -50,6 +50,8 @@ package final class ImportStepRunner {
     private var pending: [PendingRecord] = []
     /// The read-ahead batch whose reference keys were resolved last (``ImportPlan/prefetchReferences(in:)``).
     private var prefetchedBatch: (reader: ObjectIdentifier, number: Int)?
+    /// The read-ahead batch a nested import's ``NestedBatch`` began last.
+    private var nestedBatch: (reader: ObjectIdentifier, number: Int)?
     /// The records PostgreSQL's fast path staged, which ``pending`` refers to by index.
     private var stagedTrail: StagedRecordTrail?
     /// The files a `files: new` import chose, kept in its checkpoints for its resume.
@@ -164,7 +166,8 @@ package final class ImportStepRunner {
             // is not ahead of the rows written.
             let records = try StepRecords(
                 reader: reader,
-                readAhead: (readsAhead || !plan.prefetchedReferences.isEmpty) && incremental?.readsDatabase != true,
+                readAhead: (readsAhead || !plan.prefetchedReferences.isEmpty || plan.nested?.batch != nil)
+                    && incremental?.readsDatabase != true,
                 coercion: kinds.map { ReadAheadCoercion(plan: plan, kinds: $0, always: readAheadAlwaysCoerces) })
             defer { records.stop() }
             // An incremental database read resumes from the mark its committed batches advanced.
@@ -279,10 +282,12 @@ package final class ImportStepRunner {
         try plan.beginTransaction()
         // Keys resolved ahead are forgotten with the transaction: the current batch's are resolved again.
         prefetchedBatch = nil
+        nestedBatch = nil
         let finished = try readRecords(
             records, plan: plan, kinds: kinds, rejects: rejects, state: &state, batchLimit: batchLimit)
         // The batch (or the step) ends with every record written and counted.
         try writeStaged(plan: plan, rejects: rejects, state: &state)
+        if let nested = plan.nested { try nested.batch?.writeKept(in: nested) }
         return finished
     }
 
@@ -361,6 +366,12 @@ package final class ImportStepRunner {
             {
                 prefetchedBatch = (ObjectIdentifier(readAhead), readAhead.batchNumber)
                 try plan.prefetchReferences(in: readAhead)
+            }
+            if let nested = plan.nested, let batch = nested.batch, let readAhead = reader as? ReadAheadReader,
+                nestedBatch.map({ $0 != (ObjectIdentifier(readAhead), readAhead.batchNumber) }) ?? true
+            {
+                nestedBatch = (ObjectIdentifier(readAhead), readAhead.batchNumber)
+                try batch.begin(records: readAhead.recordsOfBatch(), plan: plan, nested: nested)
             }
             state.read += 1
             inBatch += 1

@@ -162,7 +162,7 @@ final class NestedObjects {
     /// The step's entity's links.
     private(set) var links: [Link] = []
     /// Counts per related entity, of the records written so far (a rejected record's are dropped).
-    private(set) var counts: [String: Counts] = [:]
+    var counts: [String: Counts] = [:]
     private var pending: [String: Counts] = [:]
     /// A record written under the open savepoint, as it was given (written again when a later
     /// record sharing the savepoint is rolled back).
@@ -173,7 +173,7 @@ final class NestedObjects {
         let suppliedMatters: Bool
     }
     private var written: [WrittenRecord] = []
-    private var savepointOpen = false
+    private(set) var savepointOpen = false
     /// The records written under the open savepoint.
     private var recordsUnderSavepoint = 0
     /// How many records the open savepoint takes before it is released: doubles after each
@@ -182,7 +182,11 @@ final class NestedObjects {
     /// The most records one savepoint takes: the store's maximum, but 1 when the step maps
     /// `relationships:`, whose keys were looked up before the record was written (written
     /// again, an earlier record of the savepoint would give its objects other keys).
-    private let savepointLimit: Int
+    private let storeSavepointLimit: Int
+    private var savepointLimit: Int { batch?.isActive == true ? 1 : storeSavepointLimit }
+    /// PostgreSQL's batch writer of the records that fit it (``NestedBatch``); nil on SQLite and
+    /// for steps it cannot take.
+    private(set) var batch: NestedBatch?
 
     /// The nested relationships of the step's entity, but those `relationships:` maps; their
     /// to-one keys take the top-level inserter's columns from `firstColumn` on.
@@ -192,7 +196,7 @@ final class NestedObjects {
         firstColumn: Int, sync: SyncTracker?
     ) {
         self.store = store
-        savepointLimit = step.relationships.isEmpty ? store.maximumRecordsPerSavepoint : 1
+        storeSavepointLimit = step.relationships.isEmpty ? store.maximumRecordsPerSavepoint : 1
         self.model = model
         self.layout = layout
         keyStyle = step.keyStyle
@@ -209,6 +213,7 @@ final class NestedObjects {
         for link in links {
             link.fieldIndexes = (reader.fieldIndex(of: link.field), reader.fieldIndex(of: link.keysField))
         }
+        batch = NestedBatch(step: step, entity: entity, store: store, layout: layout, model: model)
     }
 
     /// The columns the top-level inserter adds for to-one links.
@@ -226,6 +231,17 @@ final class NestedObjects {
         record: SourceRecord, values: inout [Value], supplied: inout [Bool], inserter: any KeyedRecordInserting,
         suppliedMatters: Bool
     ) throws -> Result<InsertOutcome, Failure> {
+        if let batch, batch.isActive {
+            if savepointOpen { try releaseSavepoint() }
+            if let outcome = try batch.write(
+                record, values: values, supplied: suppliedMatters ? supplied : nil, inserter: inserter, in: self)
+            {
+                return .success(outcome)
+            }
+            // Written on its own, as without the batch: what the batch kept goes first.
+            try batch.writeKept(in: self)
+            batch.recordWrittenAlone()
+        }
         if !savepointOpen {
             try store.beginSavepoint()
             savepointOpen = true
@@ -282,7 +298,7 @@ final class NestedObjects {
         pending.removeAll(keepingCapacity: true)
     }
 
-    private func releaseSavepoint() throws {
+    func releaseSavepoint() throws {
         try store.releaseSavepoint()
         savepointOpen = false
         recordsUnderSavepoint = 0
@@ -291,6 +307,7 @@ final class NestedObjects {
 
     /// Call at the start of each of the step's transactions: the last one ended any savepoint.
     func beginTransaction() {
+        batch?.beginTransaction()
         savepointOpen = false
         recordsUnderSavepoint = 0
         written.removeAll(keepingCapacity: true)
@@ -447,7 +464,7 @@ final class NestedObjects {
 
     // MARK: - Objects and keys
 
-    private func node(of link: Link) throws -> Node {
+    func node(of link: Link) throws -> Node {
         if let node = link.node { return node }
         let node = try Node(link: link, context: self)
         link.node = node

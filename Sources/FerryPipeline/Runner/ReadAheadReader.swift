@@ -201,6 +201,12 @@ final class ReadAheadReader: ByteFieldReader {
         }
     }
 
+    /// Every record of the current batch, as the reader gives them (for reading the batch ahead).
+    func recordsOfBatch() -> [SourceRecord] {
+        guard let batch else { return [] }
+        return (0..<batch.count).map(batch.sourceRecord(at:))
+    }
+
     /// Returns the batch read to the reader thread and waits for the next full one.
     private func takeNextBatch() throws {
         let condition = channel.condition

@@ -1,0 +1,559 @@
+import FerryCore
+import FerryFormats
+
+/// A nested import on PostgreSQL written a read-ahead batch at a time instead of statement by
+/// statement: what ``NestedObjects`` writes for a record is decided in ferry and kept, and the
+/// batch's rows are written together, a `COPY` of new rows and an `UPDATE … FROM unnest(…)` of
+/// stored objects per entity (``PostgresRecordInserter/deferInsert(_:)``).
+///
+/// When the batch starts, its records are read once for the keys of the objects they nest and
+/// the values of the step entity's unique attributes; one query per nested entity and per
+/// uniqueness constraint finds which of them the store holds (``prefetch()``). Each record is
+/// then decided with what the store held and what the batch kept before it: a nested object
+/// whose key the store or the batch holds is an update of that object, else an insert with the
+/// next key of its entity's sequence; a key names the object holding it. Those are the outcomes
+/// the statements would give, since each entity's only uniqueness constraint is its key and the
+/// step's own records only insert (`on_conflict: error` or `keep`) values the store and the
+/// batch do not hold.
+///
+/// Any record the batch cannot decide so (a reject anywhere in it, a unique value already
+/// held, a key the batch did not read ahead, a link through a join table, keys in `…_ids`) is
+/// written on its own, as without the batch (``NestedObjects``), after the rows kept before it
+/// are written: so its outcome and reason are those of the statements, and the store is the
+/// one SQLite's record-by-record import leaves.
+final class NestedBatch {
+    typealias Link = NestedObjects.Link
+    typealias Node = NestedObjects.Node
+
+    /// A key as the store compares it: integers by value, text by its bytes (PostgreSQL compares
+    /// text byte-wise; Swift's `==` would take two normalizations of one text as equal).
+    enum StoredKey: Hashable {
+        case integer(Int64)
+        case bytes([UInt8])
+
+        init?(_ value: DatabaseValue) {
+            switch value {
+            case .integer(let number): self = .integer(number)
+            case .text(let text): self = .bytes(Array(text.utf8))
+            default: return nil
+            }
+        }
+    }
+
+    /// What one record writes, decided before anything is kept.
+    private struct Draft {
+        enum Action {
+            case insert(PostgresRecordInserter, [DatabaseValue], key: Int64)
+            case update(PostgresRecordInserter, key: Int64, [DatabaseValue], supplied: [Bool])
+        }
+        var actions: [Action] = []
+        var counts: [String: NestedObjects.Counts] = [:]
+        /// Inserts planned per inserter, for the keys they will take.
+        var inserts: [ObjectIdentifier: Int] = [:]
+        /// The objects the record itself inserts, per node, by key.
+        var created: [ObjectIdentifier: [StoredKey: Int64]] = [:]
+        /// The step entity's unique values the record takes, per constraint.
+        var taken: [(Int, StoredKey)] = []
+
+        /// The key the next insert through `inserter` takes.
+        mutating func nextKey(_ inserter: PostgresRecordInserter) throws -> Int64 {
+            let offset = inserts[ObjectIdentifier(inserter), default: 0]
+            inserts[ObjectIdentifier(inserter)] = offset + 1
+            return try inserter.deferredKey(offset: offset)
+        }
+    }
+
+    private let topEntity: EntityDescription
+    private let model: ObjectModel
+    private let layout: any StoreLayout
+    /// The record columns of the step entity's uniqueness constraints (each of one attribute).
+    private var uniqueColumns: [Int] = []
+    private var uniqueAttributes: [String]
+    /// Whether each node (by identity) can be written by the batch.
+    private var nodeFits: [ObjectIdentifier: Bool] = [:]
+    private var nodeEntities: Set<String> = []
+    private var nodeInserters: [PostgresRecordInserter] = []
+    /// The batch's records, read ahead: the keys they nest per node and the unique values of
+    /// the step's entity per constraint.
+    private var nestedKeys: [ObjectIdentifier: (node: Node, keys: [DatabaseValue])] = [:]
+    private var uniqueValues: [[DatabaseValue]] = []
+    /// What the store and the batch hold: per node, key → the object's key (nil: none holds
+    /// it); per constraint, value → held. A key not in them was not read ahead.
+    private var held: [ObjectIdentifier: [StoredKey: Int64?]] = [:]
+    private var uniqueHeld: [[StoredKey: Bool]] = []
+    /// True when ``held`` must be read again (before the next record).
+    private var stale = true
+    /// The inserters of the step entity and of the nodes, for writing what they keep.
+    private var topInserter: PostgresRecordInserter?
+    /// Records written on their own in this batch; past a few the batch writes the rest so too.
+    private var writtenAlone = 0
+    private var recordsInBatch = 0
+    /// Rows kept (inserts and updates, a row updated again counted again) since the last write.
+    private var keptRows = 0
+    /// Nested keys read ahead in this batch.
+    private var collectedKeys = 0
+    /// The most rows kept before they are written.
+    static let maximumKeptRows = 50_000
+    /// False for the rest of the read-ahead batch once too many of its records were written alone.
+    private(set) var isActive = true
+    /// False when the step's records cannot be written this way at all (found at the first batch).
+    private var stepFits = true
+
+    /// nil when the step cannot be written this way: a store other than PostgreSQL's, a sync,
+    /// `relationships:`, a policy that updates the step's objects, an entity in an inheritance
+    /// tree, a uniqueness constraint of several attributes or of values compared otherwise
+    /// than by integer or text.
+    init?(
+        step: ImportStep, entity: EntityDescription, store: any NestedStore, layout: any StoreLayout,
+        model: ObjectModel
+    ) {
+        guard store is PostgresNestedStore, step.mode != .sync, step.relationships.isEmpty,
+            step.onConflict == .error || step.onConflict == .keep, layout.versionIncrement == nil,
+            !(layout is CoreDataLayout), Self.standsAlone(entity, in: model)
+        else { return nil }
+        var attributes: [String] = []
+        for constraint in entity.uniquenessConstraints {
+            guard constraint.count == 1, let attribute = entity.attribute(named: constraint[0]),
+                Self.comparesExactly(attribute.type)
+            else { return nil }
+            attributes.append(constraint[0])
+        }
+        topEntity = entity
+        self.model = model
+        self.layout = layout
+        uniqueAttributes = attributes
+    }
+
+    /// Not abstract, no parent and no sub-entity: its objects are its table's rows.
+    private static func standsAlone(_ entity: EntityDescription, in model: ObjectModel) -> Bool {
+        !entity.isAbstract && entity.parent == nil && !model.entities.contains { $0.parent == entity.name }
+    }
+
+    /// Types whose stored values are equal exactly when their encoded forms are (integers,
+    /// text, UUIDs in their one written form).
+    private static func comparesExactly(_ type: AttributeType) -> Bool {
+        switch type {
+        case .int16, .int32, .int64, .string, .uuid: return true
+        default: return false
+        }
+    }
+
+    // MARK: - Batches
+
+    /// Starts a read-ahead batch: writes what the last one kept, reads the records for their
+    /// keys and unique values (looked up at the first record written).
+    func begin(records: [SourceRecord], plan: ImportPlan, nested: NestedObjects) throws {
+        try writeKept(in: nested)
+        nestedKeys.removeAll(keepingCapacity: true)
+        collectedKeys = 0
+        uniqueValues = Array(repeating: [], count: uniqueAttributes.count)
+        stale = true
+        writtenAlone = 0
+        recordsInBatch = records.count
+        if topInserter == nil, let inserter = plan.recordInserter as? PostgresRecordInserter {
+            topInserter = inserter
+            uniqueColumns = uniqueAttributes.compactMap { inserter.columnIndex(ofAttribute: $0) }
+            // A unique attribute the step does not map: its inserts would all hold its default.
+            stepFits = uniqueColumns.count == uniqueAttributes.count
+        }
+        isActive = stepFits && topInserter != nil
+        guard isActive else { return }
+        var values = Array(repeating: Value.null, count: plan.columnCount)
+        var supplied = Array(repeating: true, count: plan.columnCount)
+        let coding = layout.valueCoding
+        for record in records where record.problem == nil {
+            if case .success = try plan.fill(record: record, values: &values, supplied: &supplied) {
+                for (offset, column) in uniqueColumns.enumerated() where !values[column].isNull {
+                    uniqueValues[offset].append(coding.encode(values[column]))
+                }
+            }
+            for link in nested.links {
+                guard let index = link.fieldIndexes?.field, let field = record[index],
+                    let value = LocatedJSON.value(of: field, in: record)
+                else { continue }
+                try collect(value, through: link, nested: nested)
+            }
+        }
+    }
+
+    /// Notes the keys a link's value holds (nested objects' keys and keys naming objects), and
+    /// those of what the nested objects nest.
+    private func collect(_ value: LocatedJSON, through link: Link, nested: NestedObjects) throws {
+        guard link.depth <= nested.maxDepth else { return }
+        switch value.kind {
+        case .array:
+            for element in value.elements where element.kind != .array {
+                try collect(element, through: link, nested: nested)
+            }
+        case .null:
+            return
+        case .object:
+            let node = try nested.node(of: link)
+            guard try fits(node) else { return }
+            let members = value.members
+            if let key = member(node.key?[0] ?? "", of: node, in: members) { note(key, node: node, nested: nested) }
+            for sublink in node.links {
+                if let member = members.last(where: { $0.key == sublink.field })?.value {
+                    try collect(member, through: sublink, nested: nested)
+                }
+            }
+        case .string, .number, .bool:
+            let node = try nested.node(of: link)
+            guard try fits(node) else { return }
+            note(value, node: node, nested: nested)
+        }
+    }
+
+    /// The member holding attribute `name` of a nested object.
+    private func member(
+        _ name: String, of node: Node, in members: [(key: String, value: LocatedJSON)]
+    )
+        -> LocatedJSON?
+    {
+        guard let field = node.attributes.first(where: { $0.attribute.name == name })?.field else { return nil }
+        return members.last { $0.key == field }?.value
+    }
+
+    private func note(_ value: LocatedJSON, node: Node, nested: NestedObjects) {
+        // At most ``maximumKeptRows`` keys a batch: those after are not read ahead (their
+        // records are written on their own).
+        guard collectedKeys < Self.maximumKeptRows, let key = storedKey(value, node: node, nested: nested) else {
+            return
+        }
+        collectedKeys += 1
+        nestedKeys[ObjectIdentifier(node), default: (node, [])].keys.append(key.encoded)
+    }
+
+    /// A nested key as the store holds it; nil when it does not coerce.
+    private func storedKey(
+        _ value: LocatedJSON, node: Node, nested: NestedObjects
+    ) -> (
+        encoded: DatabaseValue, key: StoredKey
+    )? {
+        guard let name = node.key?[0], let attribute = node.entity.attribute(named: name),
+            case .success(let typed) = ImportPlan.coerce(value.fieldValue, to: attribute.type, options: nested.coercion),
+            !typed.isNull
+        else { return nil }
+        let encoded = layout.valueCoding.encode(typed)
+        guard let key = StoredKey(encoded) else { return nil }
+        return (encoded, key)
+    }
+
+    /// Whether the batch can write a node's objects: an entity of its own (no other node's, not
+    /// the step's), in no inheritance tree, whose one uniqueness constraint is its key of one
+    /// attribute compared exactly, written by a PostgreSQL inserter that updates.
+    private func fits(_ node: Node) throws -> Bool {
+        if let known = nodeFits[ObjectIdentifier(node)] { return known }
+        var fits = false
+        if let key = node.key, key.count == 1, node.entity.uniquenessConstraints == [key],
+            let attribute = node.entity.attribute(named: key[0]), Self.comparesExactly(attribute.type),
+            node.entity.name != topEntity.name, !nodeEntities.contains(node.entity.name),
+            Self.standsAlone(node.entity, in: model),
+            let inserter = try node.inserter() as? PostgresRecordInserter, inserter.policy == .update,
+            inserter.defersUpdates
+        {
+            fits = true
+            nodeInserters.append(inserter)
+        }
+        nodeEntities.insert(node.entity.name)
+        nodeFits[ObjectIdentifier(node)] = fits
+        return fits
+    }
+
+    /// Finds which keys and unique values of the batch the store holds: one query per node and
+    /// per constraint.
+    private func prefetch() throws {
+        held.removeAll(keepingCapacity: true)
+        for (id, entry) in nestedKeys {
+            guard let inserter = try entry.node.inserter() as? PostgresRecordInserter,
+                let name = entry.node.key?[0],
+                let column = entry.node.attributes.firstIndex(where: { $0.attribute.name == name })
+            else { continue }
+            var seen = Set<StoredKey>()
+            var keys: [DatabaseValue] = []
+            for key in entry.keys where PostgresRecordInserter.canLookUp(key) {
+                if let stored = StoredKey(key), seen.insert(stored).inserted { keys.append(key) }
+            }
+            let primaryKeys = try inserter.storedKeys(column: column, values: keys)
+            var found: [StoredKey: Int64?] = [:]
+            for (key, primaryKey) in zip(keys, primaryKeys) {
+                if let stored = StoredKey(key) { found[stored] = .some(primaryKey) }
+            }
+            held[id] = found
+        }
+        uniqueHeld = []
+        for (offset, column) in uniqueColumns.enumerated() {
+            var seen = Set<StoredKey>()
+            var values: [DatabaseValue] = []
+            for value in uniqueValues[offset] where PostgresRecordInserter.canLookUp(value) {
+                if let stored = StoredKey(value), seen.insert(stored).inserted { values.append(value) }
+            }
+            var found: [StoredKey: Bool] = [:]
+            if let topInserter {
+                let primaryKeys = try topInserter.storedKeys(column: column, values: values)
+                for (value, primaryKey) in zip(values, primaryKeys) {
+                    if let stored = StoredKey(value) { found[stored] = primaryKey != nil }
+                }
+            }
+            uniqueHeld.append(found)
+        }
+        stale = false
+    }
+
+    // MARK: - Records
+
+    /// Decides a record and keeps what it writes; nil when it must be written on its own.
+    func write(
+        _ record: SourceRecord, values given: [Value], supplied suppliedGiven: [Bool]?,
+        inserter: any KeyedRecordInserting, in nested: NestedObjects
+    ) throws -> InsertOutcome? {
+        guard let top = inserter as? PostgresRecordInserter, top === topInserter else { return nil }
+        if stale { try prefetch() }
+        var values = given
+        var supplied = suppliedGiven ?? Array(repeating: true, count: values.count)
+        var draft = Draft()
+        var later: [(Link, LocatedJSON)] = []
+        for link in nested.links {
+            guard let indexes = link.fieldIndexes else { continue }
+            if record[indexes.keys] != nil { return nil }
+            guard let field = record[indexes.field] else {
+                if let column = link.column {
+                    values[column] = .null
+                    supplied[column] = false
+                }
+                continue
+            }
+            guard let value = LocatedJSON.value(of: field, in: record) else { return nil }
+            guard
+                try setLink(
+                    link, value, values: &values, supplied: &supplied, later: &later, draft: &draft, nested: nested)
+            else { return nil }
+        }
+        guard
+            let encoded = top.encodedIfAccepted(
+                values, supplied: suppliedGiven == nil ? nil : supplied, updating: false)
+        else { return nil }
+        for (offset, column) in uniqueColumns.enumerated() where !encoded[column].isNull {
+            guard let stored = StoredKey(encoded[column]), uniqueHeld[offset][stored] == false,
+                !draft.taken.contains(where: { $0 == (offset, stored) })
+            else { return nil }
+            draft.taken.append((offset, stored))
+        }
+        let key = try draft.nextKey(top)
+        draft.actions.append(.insert(top, encoded, key: key))
+        for (link, value) in later {
+            guard try linkAfter(link, value, parentKey: key, draft: &draft, nested: nested) else { return nil }
+        }
+        try keep(draft, nested: nested)
+        keptRows += draft.actions.count
+        // Memory stays bounded: a batch whose records nest many objects is written sooner.
+        if keptRows >= Self.maximumKeptRows { try writeKept(in: nested) }
+        return .inserted
+    }
+
+    /// Sets the column of a to-one stored in the row to the key its value stands for (counting
+    /// the link), or notes a link made once the row has its key in `later`; false when the
+    /// record must be written on its own.
+    private func setLink(
+        _ link: Link, _ value: LocatedJSON, values: inout [Value], supplied: inout [Bool],
+        later: inout [(Link, LocatedJSON)], draft: inout Draft, nested: NestedObjects
+    ) throws -> Bool {
+        guard let column = link.column else {
+            later.append((link, value))
+            return true
+        }
+        guard let key = try toOneKey(link, value, parentKey: nil, draft: &draft, nested: nested) else { return false }
+        values[column] = key.map(Value.integer) ?? .null
+        supplied[column] = true
+        if key != nil { draft.counts[link.destination.name, default: .init()].linked += 1 }
+        return true
+    }
+
+    /// The key a to-one's value stands for: `.some(nil)` for null, nil when the record must be
+    /// written on its own.
+    private func toOneKey(
+        _ link: Link, _ value: LocatedJSON, parentKey: Int64?, draft: inout Draft, nested: NestedObjects
+    ) throws -> Int64?? {
+        switch value.kind {
+        case .null: return .some(nil)
+        case .object:
+            guard let key = try objectKey(value, through: link, parentKey: parentKey, draft: &draft, nested: nested)
+            else { return nil }
+            return .some(key)
+        case .string, .number, .bool:
+            let node = try nested.node(of: link)
+            guard try fits(node), let key = storedKey(value, node: node, nested: nested),
+                case .some(.some(let found)) = holder(of: key.key, node: node, draft: draft)
+            else { return nil }
+            return .some(found)
+        case .array: return nil
+        }
+    }
+
+    /// What holds a nested key: the record's own object, else the store's or the batch's (the
+    /// object's key, or nil when none holds it); nil when the key was not read ahead.
+    private func holder(of key: StoredKey, node: Node, draft: Draft) -> Int64?? {
+        if let created = draft.created[ObjectIdentifier(node)]?[key] { return .some(created) }
+        guard let known = held[ObjectIdentifier(node)], let index = known.index(forKey: key) else { return nil }
+        let primaryKey: Int64? = known[index].value
+        return .some(primaryKey)
+    }
+
+    /// A nested object's key: the object it updates or inserts (with what it nests); nil when
+    /// the record must be written on its own.
+    private func objectKey(
+        _ object: LocatedJSON, through link: Link, parentKey: Int64?, draft: inout Draft, nested: NestedObjects
+    ) throws -> Int64? {
+        // A record nesting very many objects is written on its own, as it is read (element by element).
+        guard link.depth <= nested.maxDepth, draft.actions.count < Self.maximumKeptRows else { return nil }
+        let node = try nested.node(of: link)
+        guard try fits(node), let inserter = try node.inserter() as? PostgresRecordInserter else { return nil }
+        var values = Array(repeating: Value.null, count: node.columnCount)
+        var supplied = Array(repeating: false, count: node.columnCount)
+        let members = object.members
+        func member(_ key: String) -> LocatedJSON? { members.last { $0.key == key }?.value }
+        for (index, column) in node.attributes.enumerated() {
+            guard let member = member(column.field) else { continue }
+            guard
+                case .success(let value) = ImportPlan.coerce(
+                    member.fieldValue, to: column.attribute.type, options: nested.coercion)
+            else { return nil }
+            values[index] = value
+            supplied[index] = true
+        }
+        guard let keyName = node.key?[0],
+            let keyIndex = node.attributes.firstIndex(where: { $0.attribute.name == keyName }),
+            supplied[keyIndex], !values[keyIndex].isNull,
+            let objectKeyValue = StoredKey(layout.valueCoding.encode(values[keyIndex]))
+        else { return nil }
+        var later: [(Link, LocatedJSON)] = []
+        for sublink in node.links {
+            if member(sublink.keysField) != nil { return nil }
+            guard let value = member(sublink.field) else { continue }
+            guard
+                try setLink(
+                    sublink, value, values: &values, supplied: &supplied, later: &later, draft: &draft,
+                    nested: nested)
+            else { return nil }
+        }
+        if let column = node.parentColumn, let parentKey {
+            values[column] = .integer(parentKey)
+            supplied[column] = true
+        }
+        guard let found = holder(of: objectKeyValue, node: node, draft: draft) else { return nil }
+        let key: Int64
+        if let existing = found {
+            guard let encoded = inserter.encodedIfAccepted(values, supplied: supplied, updating: true) else {
+                return nil
+            }
+            key = existing
+            draft.actions.append(.update(inserter, key: key, encoded, supplied: supplied))
+            draft.counts[node.entity.name, default: .init()].updated += 1
+        } else {
+            guard let encoded = inserter.encodedIfAccepted(values, supplied: supplied, updating: false) else {
+                return nil
+            }
+            key = try draft.nextKey(inserter)
+            draft.actions.append(.insert(inserter, encoded, key: key))
+            draft.created[ObjectIdentifier(node), default: [:]][objectKeyValue] = key
+            draft.counts[node.entity.name, default: .init()].inserted += 1
+        }
+        for (sublink, value) in later {
+            guard try linkAfter(sublink, value, parentKey: key, draft: &draft, nested: nested) else { return nil }
+        }
+        return key
+    }
+
+    /// Links a to-many's nested objects through their column back to the parent; false when the
+    /// record must be written on its own (another kind of link, a key, a null element).
+    private func linkAfter(
+        _ link: Link, _ value: LocatedJSON, parentKey: Int64, draft: inout Draft, nested: NestedObjects
+    ) throws -> Bool {
+        guard link.relationship.isToMany, case .inverseForeignKey = link.storage else { return false }
+        switch value.kind {
+        case .null: return true
+        case .array: break
+        default: return false
+        }
+        for element in value.elements {
+            guard element.kind == .object, try nested.node(of: link).parentColumn != nil,
+                try objectKey(element, through: link, parentKey: parentKey, draft: &draft, nested: nested) != nil
+            else { return false }
+            draft.counts[link.destination.name, default: .init()].linked += 1
+        }
+        return true
+    }
+
+    /// Keeps what a decided record writes, and notes what it holds now.
+    private func keep(_ draft: Draft, nested: NestedObjects) throws {
+        for action in draft.actions {
+            switch action {
+            case .insert(let inserter, let encoded, let key):
+                let given = try inserter.deferInsert(encoded)
+                precondition(given == key, "a kept row takes the key it was given")
+            case .update(let inserter, let key, let encoded, let supplied):
+                inserter.deferUpdate(key: key, encoded, supplied: supplied)
+            }
+        }
+        for (id, created) in draft.created {
+            for (key, primaryKey) in created { held[id, default: [:]][key] = .some(primaryKey) }
+        }
+        for (offset, value) in draft.taken { uniqueHeld[offset][value] = true }
+        for (entity, count) in draft.counts { nested.counts[entity, default: .init()].add(count) }
+    }
+
+    // MARK: - Writing
+
+    /// Writes what the batch kept: new rows entity by entity (the objects a row names before
+    /// it, the objects naming it after), then the updates.
+    func writeKept(in nested: NestedObjects) throws {
+        keptRows = 0
+        guard let topInserter else { return }
+        var inserters: [PostgresRecordInserter] = []
+        try order(nested.links, around: topInserter, into: &inserters)
+        guard inserters.contains(where: \.hasDeferredRows) else { return }
+        for inserter in inserters { try inserter.writeDeferredInserts() }
+        for inserter in inserters { try inserter.writeDeferredUpdates() }
+    }
+
+    /// Puts `inserter` after the inserters of the objects its rows name (to-ones in its row) and
+    /// before those of the objects naming its rows.
+    private func order(
+        _ links: [Link], around inserter: PostgresRecordInserter, into inserters: inout [PostgresRecordInserter]
+    ) throws {
+        for link in links where link.column != nil { try order(link, into: &inserters) }
+        inserters.append(inserter)
+        for link in links where link.column == nil { try order(link, into: &inserters) }
+    }
+
+    private func order(_ link: Link, into inserters: inout [PostgresRecordInserter]) throws {
+        guard let node = link.node, nodeFits[ObjectIdentifier(node)] == true,
+            let inserter = try node.inserter() as? PostgresRecordInserter,
+            !inserters.contains(where: { $0 === inserter })
+        else { return }
+        try order(node.links, around: inserter, into: &inserters)
+    }
+
+    /// A record was written on its own: the keys it took and the objects it wrote are read
+    /// again before the next record; past one record in eight of the batch, the rest of the
+    /// batch is written record by record too.
+    func recordWrittenAlone() {
+        stale = true
+        forgetKeys()
+        writtenAlone += 1
+        if writtenAlone * 8 > recordsInBatch { isActive = false }
+    }
+
+    /// Forgets the kept rows and next keys of every inserter the batch writes through.
+    private func forgetKeys() {
+        topInserter?.forgetDeferred()
+        for inserter in nodeInserters { inserter.forgetDeferred() }
+    }
+
+    /// The step's transaction began: nothing kept survives it.
+    func beginTransaction() {
+        forgetKeys()
+        held.removeAll()
+        stale = true
+    }
+}
