@@ -59,7 +59,9 @@ let package = Package(
         ),
         .target(
             name: "FerryFormats",
-            dependencies: ["FerryCore", "CFerryCompression", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "FerryCore", "FerryPostgres", "CFerryCompression", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .systemLibrary(

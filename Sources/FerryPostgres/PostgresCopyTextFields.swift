@@ -47,8 +47,9 @@ public enum PostgresCopyTextFields {
     private static let newline = UInt8(ascii: "\n")
     private static let backslash = UInt8(ascii: "\\")
 
-    /// `bytes` with COPY's escapes decoded, in `output` (emptied first).
-    static func unescape(_ bytes: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
+    /// `bytes` with COPY's escapes decoded, in `output` (emptied first); ferry's `pgcopy` file
+    /// format reads its fields with it too.
+    package static func unescape(_ bytes: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) {
         output.removeAll(keepingCapacity: true)
         var index = 0
         while index < bytes.count {

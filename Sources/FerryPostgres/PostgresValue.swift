@@ -118,7 +118,7 @@ extension PostgresValue {
     }
 
     /// The value of a hex digit (either case), or nil.
-    static func hexDigit(_ byte: UInt8) -> UInt8? {
+    package static func hexDigit(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10

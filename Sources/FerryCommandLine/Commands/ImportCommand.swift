@@ -72,7 +72,7 @@ struct ImportCommand: ParsableCommand {
 
     @Option(
         help:
-            "csv, tsv, json, ndjson or fixed (default: from the extension; .tsv and tsv read tab-separated CSV; fixed needs --columns name:start:width,…)."
+            "csv, tsv, json, ndjson, fixed or pgcopy (default: from the extension; .tsv and tsv read tab-separated CSV; fixed needs --columns name:start:width,…; pgcopy is PostgreSQL's COPY text format)."
     )
     var format: String?
 
@@ -141,9 +141,18 @@ struct ImportCommand: ParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "The CSV delimiter, e.g. --delimiter ';' (\\t or tab for a tab; default: detected from , tab ; |).",
-            valueName: "char"))
+            "The CSV delimiter, e.g. --delimiter ';' or --delimiter '||' (up to 8 characters; \\t or tab for a tab; default: detected from , tab ; |).",
+            valueName: "text"))
     var delimiter: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "What ends a CSV record instead of a line break, e.g. --record-terminator '~' or --record-terminator '\\r' (\\r, \\n and \\t name those characters; line breaks are then ordinary characters of a field).",
+            valueName: "text"))
+    var recordTerminator: String?
+
+    @Flag(help: "With --format pgcopy: the first line names the columns, as COPY … WITH (HEADER) writes it.")
+    var header = false
 
     @Option(help: ArgumentHelp("The CSV quote character, e.g. --quote \"'\" (default: \").", valueName: "char"))
     var quote: String?
@@ -381,6 +390,7 @@ struct ImportCommand: ParsableCommand {
                 try configureCSV(&step, formatName: formatName, firstFile: paths[0], console: console)
             } else if delimiter != nil || quote != nil || escape != nil || noHeader || columns != nil
                 || skipInitialSpace || skipLines != 0 || comment != nil || shortLines != nil || quotedEmpty != nil
+                || recordTerminator != nil || header
             {
                 throw FerryError(.usage, "the CSV flags apply to data files, not to a database")
             } else if !nullWords.isEmpty {
@@ -607,7 +617,8 @@ struct ImportCommand: ParsableCommand {
     func configureCSV(_ step: inout ImportStep, formatName: String, firstFile file: String, console: Console) throws {
         let csvFlagsGiven =
             delimiter != nil || quote != nil || escape != nil || noHeader || columns != nil || skipInitialSpace
-            || !nullWords.isEmpty || skipLines != 0 || comment != nil || quotedEmpty != nil
+            || !nullWords.isEmpty || skipLines != 0 || comment != nil || quotedEmpty != nil || recordTerminator != nil
+            || header
         if step.format == .fixed {
             try configureFixedWidth(&step)
             return
@@ -621,14 +632,26 @@ struct ImportCommand: ParsableCommand {
             if case .rows = step.jsonShape { rowColumns = true } else { rowColumns = false }
             if csvFlagsGiven
                 && !(rowColumns && columns != nil && delimiter == nil && quote == nil && escape == nil && !noHeader
-                    && !skipInitialSpace && nullWords.isEmpty && skipLines == 0 && comment == nil && quotedEmpty == nil)
+                    && !skipInitialSpace && nullWords.isEmpty && skipLines == 0 && comment == nil && quotedEmpty == nil
+                    && recordTerminator == nil && !header)
             {
                 throw FerryError(
                     .usage,
-                    "--delimiter, --quote, --escape, --no-header, --columns, --skip-lines, --comment, --skip-initial-space, --quoted-empty and --null apply to CSV, not \(step.format.rawValue)"
+                    "--delimiter, --record-terminator, --quote, --escape, --no-header, --header, --columns, --skip-lines, --comment, --skip-initial-space, --quoted-empty and --null apply to CSV, not \(step.format.rawValue)"
                 )
             }
             return
+        }
+        if DataFormat.isCopyText(formatName) {
+            try configureCopyText(&step)
+            return
+        }
+        if header {
+            throw FerryError(
+                .usage, "--header applies to --format pgcopy (a CSV file has a header row unless --no-header)")
+        }
+        if let recordTerminator {
+            step.csv.recordTerminator = try Self.separator(recordTerminator, flag: "--record-terminator")
         }
         if let quote { step.csv.quote = try Self.oneByte(quote, flag: "--quote") }
         guard skipLines >= 0 else { throw FerryError(.usage, "--skip-lines must be 0 or more, not \(skipLines)") }
@@ -641,17 +664,20 @@ struct ImportCommand: ParsableCommand {
                 sample.bytes, isComplete: sample.isComplete, skipLines: step.csv.skipLines, comment: step.csv.comment)
             // A quote may not take a role the flags gave another character.
             if detected != UInt8(ascii: "\""), detected != step.csv.escape, detected != step.csv.comment,
-                try delimiter.map({ try Self.oneByte($0, flag: "--delimiter") }) != detected
+                try !(delimiter.map({ try Self.separator($0, flag: "--delimiter") }) ?? []).contains(detected),
+                step.csv.customTerminator == nil
             {
                 step.csv.quote = detected
                 if !options.quiet { console.line("detected quote \(String(UnicodeScalar(detected))) in \(file)") }
             }
         }
         if let delimiter {
-            step.csv.delimiter = try Self.oneByte(delimiter, flag: "--delimiter")
+            let bytes = try Self.separator(delimiter, flag: "--delimiter")
+            step.csv.delimiter = bytes[0]
+            step.csv.delimiterSequence = bytes.count > 1 ? bytes : nil
         } else if let implied = DataFormat.impliedDelimiter(formatName) {
             step.csv.delimiter = implied
-        } else if let sample,
+        } else if let sample, step.csv.customTerminator == nil,
             let detected = CSVDialectSniffer.sniffDelimiter(
                 sample.bytes, quote: step.csv.quote, isComplete: sample.isComplete, skipLines: step.csv.skipLines,
                 comment: step.csv.comment)
@@ -661,7 +687,9 @@ struct ImportCommand: ParsableCommand {
                 console.line("detected delimiter \(Self.describe(detected)) in \(file)")
             }
         }
-        if model == nil && !noHeader && columns == nil, let sample,
+        if let problem = step.csv.delimiterQuoteProblem { throw FerryError(.usage, problem) }
+        if model == nil && !noHeader && columns == nil, step.csv.delimiterSequence == nil,
+            step.csv.customTerminator == nil, let sample,
             let count = CSVDialectSniffer.headerlessColumnCount(
                 sample.bytes, delimiter: step.csv.delimiter, quote: step.csv.quote, isComplete: sample.isComplete,
                 skipLines: step.csv.skipLines,
@@ -694,6 +722,37 @@ struct ImportCommand: ParsableCommand {
         step.csv.renamesUnusableHeaders = true
         // A step's null words reach the CSV reader through ReaderFactory (unquoted fields only).
         step.coercion.nullTokens = nullWords.isEmpty ? (model == nil ? Self.defaultNullWords : [""]) : Set(nullWords)
+    }
+
+    /// Applies the flags `--format pgcopy` takes: `--delimiter` (one character, a tab by default),
+    /// `--header` or `--columns`, `--skip-lines` and `--null` (besides `\N`).
+    func configureCopyText(_ step: inout ImportStep) throws {
+        step.csv.readCopyText()
+        if quote != nil || escape != nil || comment != nil || skipInitialSpace || quotedEmpty != nil
+            || recordTerminator != nil || noHeader
+        {
+            throw FerryError(
+                .usage,
+                "--quote, --escape, --comment, --skip-initial-space, --quoted-empty, --record-terminator and --no-header apply to CSV, not --format pgcopy (it has no quotes, escapes with a backslash and has no header row unless --header)"
+            )
+        }
+        if let delimiter { step.csv.delimiter = try Self.oneByte(delimiter, flag: "--delimiter") }
+        if let problem = step.csv.delimiterQuoteProblem { throw FerryError(.usage, problem) }
+        guard skipLines >= 0 else { throw FerryError(.usage, "--skip-lines must be 0 or more, not \(skipLines)") }
+        step.csv.skipLines = skipLines
+        step.csv.hasHeader = header
+        if let columns {
+            step.csv.columns = columns.split(separator: ",", omittingEmptySubsequences: false).map {
+                String($0).trimmingCharacters(in: .whitespaces)
+            }
+        }
+        guard header || step.csv.columns != nil else {
+            throw FerryError(
+                .usage, "--format pgcopy has no header row: name the columns with --columns a,b,c, or pass --header")
+        }
+        step.csv.renamesUnusableHeaders = true
+        // An empty field is the empty string; \N is null, and so are the --null words.
+        step.coercion.nullTokens = Set(nullWords)
     }
 
     /// Applies `--json-shape`, `--key-field` and, for rows, `--columns` to a JSON or NDJSON import.
@@ -770,6 +829,14 @@ struct ImportCommand: ParsableCommand {
 
     static func describe(_ byte: UInt8) -> String {
         byte == 9 ? "tab" : "'\(String(UnicodeScalar(byte)))'"
+    }
+
+    /// A delimiter or record terminator of one to 8 bytes (`\t`, `\r`, `\n` name those bytes).
+    static func separator(_ text: String, flag: String) throws -> [UInt8] {
+        guard let bytes = CSVOptions.separatorBytes(text) else {
+            throw FerryError(.usage, "\(flag) must be one to 8 characters, got '\(text)'")
+        }
+        return bytes
     }
 
     static func oneByte(_ text: String, flag: String) throws -> UInt8 {

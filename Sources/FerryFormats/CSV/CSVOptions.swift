@@ -10,11 +10,90 @@ public struct CSVOptions: Sendable, Hashable {
     /// Whether the first row names the columns.
     public var hasHeader: Bool = true
 
-    /// Why the delimiter and the quote cannot read a file (the same byte, or a line break), nil
-    /// when they can: one rule for `ferry validate` and the reader.
+    /// The whole delimiter when it is several bytes long (`||`, `::`); ``delimiter`` is then its
+    /// first byte. Nil (or one byte): ``delimiter`` alone.
+    public var delimiterSequence: [UInt8]? = nil
+    /// The bytes that end a record (`~`, a lone CR), nil for the usual LF, CRLF or CR. With
+    /// one, line breaks are ordinary bytes of a field, and the line numbers of locations count
+    /// records' terminators.
+    public var recordTerminator: [UInt8]? = nil
+    /// PostgreSQL's `COPY … TEXT` format: no quoting, a backslash escapes (`\t`, `\n`, `\x41`,
+    /// `\101`, `\\`), `\N` is null, an empty field is the empty string, and a line that is
+    /// only a backslash and a period ends the data.
+    public var copyText: Bool = false
+
+    /// Sets the options PostgreSQL's `COPY … TEXT` format reads with: tab-separated, no header
+    /// row unless asked, `\N` the only null (an empty field is the empty string).
+    public mutating func readCopyText() {
+        copyText = true
+        delimiter = 9
+        hasHeader = false
+        nullTokens = []
+    }
+
+    /// The bytes a delimiter or record terminator setting names: `\t` (or `tab`), `\r`, `\n`
+    /// and `\r\n` written with backslashes name those bytes; any other text is taken as
+    /// written. Nil when it is empty or longer than 8 bytes.
+    package static func separatorBytes(_ text: String) -> [UInt8]? {
+        if text.lowercased() == "tab" { return [9] }
+        var bytes: [UInt8] = []
+        var rest = Substring(text)
+        while let first = rest.first {
+            let escapes: [(String, UInt8)] = [("\\t", 9), ("\\r", 13), ("\\n", 10)]
+            if first == "\\", let (spelling, byte) = escapes.first(where: { rest.hasPrefix($0.0) }) {
+                bytes.append(byte)
+                rest = rest.dropFirst(spelling.count)
+            } else {
+                bytes.append(contentsOf: String(first).utf8)
+                rest = rest.dropFirst()
+            }
+        }
+        return bytes.isEmpty || bytes.count > 8 ? nil : bytes
+    }
+
+    /// The delimiter's bytes: ``delimiterSequence`` when it is longer than one byte, else ``delimiter``.
+    package var delimiterBytes: [UInt8] {
+        if let delimiterSequence, delimiterSequence.count > 1 { return delimiterSequence }
+        return [delimiter]
+    }
+
+    /// The record terminator when it is not the usual one (LF, CRLF or CR: today's scanner).
+    package var customTerminator: [UInt8]? {
+        guard let recordTerminator, !recordTerminator.isEmpty, recordTerminator != [10], recordTerminator != [13, 10]
+        else { return nil }
+        return recordTerminator
+    }
+
+    /// Why the delimiter, the quote and the record terminator cannot read a file (the same byte,
+    /// a line break as a delimiter, one that starts the other), nil when they can: one rule for
+    /// `ferry validate` and the reader.
     package var delimiterQuoteProblem: String? {
-        guard delimiter != quote, delimiter != 10, delimiter != 13, quote != 10, quote != 13 else {
-            return "CSV delimiter and quote must be two different characters other than a line break"
+        let delimiters = delimiterBytes
+        let terminator = customTerminator
+        let breaks: [UInt8] = terminator ?? [10, 13]
+        if copyText {
+            guard delimiters.count == 1, delimiter != UInt8(ascii: "\\"), !breaks.contains(delimiter) else {
+                return "the pgcopy delimiter must be one character other than a backslash and a line break"
+            }
+            return nil
+        }
+        if terminator == nil && delimiters.count == 1 {
+            guard delimiter != quote, delimiter != 10, delimiter != 13, quote != 10, quote != 13 else {
+                return "CSV delimiter and quote must be two different characters other than a line break"
+            }
+            return nil
+        }
+        guard !delimiters.contains(quote), !breaks.contains(quote) else {
+            return "the CSV quote must differ from every character of the delimiter and the record terminator"
+        }
+        if let terminator {
+            guard terminator[0] != delimiters[0], !terminator.contains(quote) else {
+                return "the CSV delimiter and the record terminator must start with two different characters"
+            }
+            return nil
+        }
+        guard !delimiters.contains(10), !delimiters.contains(13) else {
+            return "the CSV delimiter cannot hold a line break"
         }
         return nil
     }

@@ -1,4 +1,5 @@
 public import FerryCore
+import FerryPostgres
 
 #if canImport(Glibc)
 import Glibc
@@ -73,6 +74,15 @@ public final class CSVReader: ByteFieldReader {
     private let byteClass: UnsafeMutablePointer<UInt8>
     /// The escape byte (``CSVOptions/escape``), or -1 without one.
     private let escapeByte: Int
+    /// Which specialization of the scanner reads the file, chosen once: today's single-byte
+    /// loop unless the delimiter or the record terminator is longer, or the file is COPY text.
+    private let scanPath: ScanPath
+    /// The delimiter's bytes (one unless ``CSVOptions/delimiterSequence`` is longer).
+    private let delimiterSequence: [UInt8]
+    /// The record terminator when it is not LF, CRLF or CR.
+    private let terminatorSequence: [UInt8]?
+    /// A COPY text file's end-of-data line (a backslash and a period) was read.
+    private var copyEnded = false
 
     // MARK: - Position
 
@@ -103,6 +113,8 @@ public final class CSVReader: ByteFieldReader {
     private enum ProblemKind {
         case textAfterQuote
         case unclosedQuote
+        /// A COPY text escape that means nothing (`\q`, `\x` without a hex digit, `\N` inside a field).
+        case badEscape(String)
     }
 
     private var spans: [Span] = []
@@ -159,12 +171,29 @@ public final class CSVReader: ByteFieldReader {
         highWaterMark = capacity
         byteClass = .allocate(capacity: 256)
         byteClass.initialize(repeating: 0, count: 256)
-        byteClass[Int(options.delimiter)] = 1
-        byteClass[10] = 2
-        byteClass[13] = 3
-        byteClass[Int(options.quote)] = 4
+        delimiterSequence = options.delimiterBytes
+        terminatorSequence = options.customTerminator
+        if options.copyText {
+            scanPath = .copyText
+        } else if delimiterSequence.count > 1 || terminatorSequence != nil {
+            scanPath = .sequences
+        } else {
+            scanPath = .standard
+        }
+        byteClass[Int(delimiterSequence[0])] = 1
+        if let terminator = terminatorSequence {
+            // Line breaks are ordinary bytes; the terminator's first byte is a candidate.
+            byteClass[Int(terminator[0])] = 2
+        } else {
+            byteClass[10] = 2
+            byteClass[13] = 3
+        }
+        // COPY text has no quoting.
+        if !options.copyText { byteClass[Int(options.quote)] = 4 }
+        let escape = options.copyText ? UInt8(ascii: "\\") : options.escape
         // An escape that clashes with another role is refused by `prepare()`.
-        if let escape = options.escape, escape != options.delimiter, escape != options.quote, escape != 10, escape != 13
+        if let escape, escape != options.delimiter, options.copyText || escape != options.quote, escape != 10,
+            escape != 13
         {
             byteClass[Int(escape)] = 5
             escapeByte = Int(escape)
@@ -302,6 +331,11 @@ public final class CSVReader: ByteFieldReader {
         self.unescaped = []
         defer { self.unescaped = scratch }
         scratch.removeAll(keepingCapacity: true)
+        if scanPath == .copyText {
+            // PostgreSQL's own rules, as ferry reads `COPY … TO STDOUT`.
+            PostgresCopyTextFields.unescape(UnsafeBufferPointer(start: start, count: length), into: &scratch)
+            return try scratch.withUnsafeBufferPointer { try body($0) }
+        }
         var position = 0
         while position < length {
             let byte = start[position]
@@ -527,6 +561,8 @@ public final class CSVReader: ByteFieldReader {
             message = "unexpected text after the closing \(quoteName) of a field"
         case .unclosedQuote:
             message = "quoted field is not closed before the end of the input (reading went on at the next line)"
+        case .badEscape(let cause):
+            message = cause
         }
         return FerryError(
             .invalidInput,
@@ -653,10 +689,43 @@ public final class CSVReader: ByteFieldReader {
         case fieldStart, unquoted, quoted, quotedAfterCR, quoteInQuoted, comment
         /// Just after an escape character: the next byte is literal.
         case escapeInUnquoted, escapeInQuoted
+        /// COPY text: after `\x`, a hex digit must follow.
+        case copyHex
+        /// COPY text: after a field's leading `\N`, the field must end.
+        case copyAfterNull
     }
 
-    /// Scans one record into `spans`, `recordStart`, `recordEnd`, reading more input as needed.
+    /// The scanner's specializations (``ScanDialect``), chosen once per file.
+    private enum ScanPath {
+        case standard, sequences, copyText
+    }
+
+    /// Scans one record into `spans`, `recordStart`, `recordEnd`, reading more input as needed,
+    /// with the scanner chosen for the file.
     private func scanRecord() throws -> Outcome {
+        switch scanPath {
+        case .standard: return try scanRecord(StandardScan.self)
+        case .sequences: return try scanRecord(SequenceScan.self)
+        case .copyText: return try scanRecord(CopyTextScan.self)
+        }
+    }
+
+    /// The length of `sequence` when the window's bytes at `p` (whose first byte matches) start
+    /// it, 0 when they do not, -1 when the window ends first and more input may follow.
+    @inline(__always)
+    private func match(_ sequence: [UInt8], at p: Int, end: Int) -> Int {
+        var index = 1
+        while index < sequence.count {
+            if p + index >= end { return atEnd ? 0 : -1 }
+            if buffer[p + index] != sequence[index] { return 0 }
+            index += 1
+        }
+        return sequence.count
+    }
+
+    /// Scans one record with the dialect `D`: each dialect's checks compile away in the others.
+    private func scanRecord<D: ScanDialect>(_: D.Type) throws -> Outcome {
+        if D.copyText && copyEnded { return .end }
         var spans = self.spans
         self.spans = []
         spans.removeAll(keepingCapacity: true)
@@ -682,9 +751,16 @@ public final class CSVReader: ByteFieldReader {
         var escaped = false
         var terminatorIsCR = false
         recordLine = lineNumber
+        // Separators longer than a byte (the sequences dialect only: nothing to load in the others).
+        let delimiterSequence = D.matchesSequences ? self.delimiterSequence : []
+        let terminatorSequence = D.matchesSequences ? self.terminatorSequence ?? [] : []
+        let customTerminator = D.matchesSequences && !terminatorSequence.isEmpty
+        // A separator's first byte was seen at the window's end: read on before deciding.
+        var needMore = false
 
         scan: while true {
-            if p == end {
+            if p == end || (D.matchesSequences && needMore) {
+                needMore = false
                 if end - rs >= maxRecordBytes {
                     throw tooLongError(fieldLine: fieldLine, fieldColumn: fieldColumn)
                 }
@@ -696,7 +772,7 @@ public final class CSVReader: ByteFieldReader {
                 contentStart -= shift
                 base = buffer
                 end = dataEnd
-                if count == 0 {
+                if count == 0 && (!D.matchesSequences || p == end) {
                     // End of input.
                     switch state {
                     case .fieldStart:
@@ -706,8 +782,12 @@ public final class CSVReader: ByteFieldReader {
                             return .end
                         }
                         contentStart = p
-                    case .unquoted, .escapeInUnquoted:
+                    case .unquoted, .copyHex, .copyAfterNull:
                         break
+                    case .escapeInUnquoted:
+                        if D.copyText && scanProblem == nil {
+                            scanProblem = (.badEscape("a backslash ends the input"), lineNumber, p - ls)
+                        }
                     case .comment:
                         break scan
                     case .quoted, .quotedAfterCR, .escapeInQuoted:
@@ -770,11 +850,21 @@ public final class CSVReader: ByteFieldReader {
                 if p == end { continue scan }
                 switch classes[Int(base[p])] {
                 case 1:
+                    var width = 1
+                    if D.matchesSequences {
+                        width = match(delimiterSequence, at: p, end: end)
+                        if width <= 0 {
+                            // A lone first byte is text; a separator cut by the window's end is read on.
+                            needMore = width < 0
+                            p += width == 0 ? 1 : 0
+                            continue scan
+                        }
+                    }
                     spans.append(
                         Span(
                             start: contentStart - rs, end: p - rs, line: fieldLine, column: fieldColumn, quoted: false,
                             escaped: escaped))
-                    p += 1
+                    p += width
                     fieldStart = p
                     fieldLine = lineNumber
                     fieldColumn = p - ls + 1
@@ -789,11 +879,20 @@ public final class CSVReader: ByteFieldReader {
                     escaped = true
                     state = .escapeInUnquoted
                 default:
+                    if customTerminator {
+                        let width = match(terminatorSequence, at: p, end: end)
+                        if width <= 0 {
+                            // A lone first byte is text; a separator cut by the window's end is read on.
+                            needMore = width < 0
+                            p += width == 0 ? 1 : 0
+                            continue scan
+                        }
+                    }
                     spans.append(
                         Span(
                             start: contentStart - rs, end: p - rs, line: fieldLine, column: fieldColumn, quoted: false,
                             escaped: escaped))
-                    terminatorIsCR = base[p] == 13
+                    terminatorIsCR = !customTerminator && base[p] == 13
                     break scan
                 }
             case .quoted:
@@ -804,7 +903,17 @@ public final class CSVReader: ByteFieldReader {
                     p += 1
                     state = .quoteInQuoted
                 case 2:
-                    p += 1
+                    if customTerminator {
+                        let width = match(terminatorSequence, at: p, end: end)
+                        if width < 0 {
+                            needMore = true
+                            continue scan
+                        }
+                        p += max(width, 1)
+                        if width == 0 { continue scan }
+                    } else {
+                        p += 1
+                    }
                     lineNumber += 1
                     ls = p
                 case 5:
@@ -818,19 +927,72 @@ public final class CSVReader: ByteFieldReader {
                     state = .quotedAfterCR
                 }
             case .comment:
+                if customTerminator {
+                    while p < end && classes[Int(base[p])] != 2 { p += 1 }
+                    if p == end { continue scan }
+                    let width = match(terminatorSequence, at: p, end: end)
+                    if width <= 0 {
+                        // A lone first byte is text; a separator cut by the window's end is read on.
+                        needMore = width < 0
+                        p += width == 0 ? 1 : 0
+                        continue scan
+                    }
+                    break scan
+                }
                 while p < end && base[p] != 10 && base[p] != 13 { p += 1 }
                 if p == end { continue scan }
                 terminatorIsCR = base[p] == 13
                 break scan
             case .escapeInUnquoted, .escapeInQuoted:
+                if D.copyText {
+                    // COPY text: an escape names a byte; a letter or digit that names none is a problem.
+                    let byte = base[p]
+                    p += 1
+                    state = .unquoted
+                    switch byte {
+                    case UInt8(ascii: "N") where p - 2 == contentStart:
+                        state = .copyAfterNull
+                    case UInt8(ascii: "x"):
+                        state = .copyHex
+                    case UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"),
+                        UInt8(ascii: "v"), UInt8(ascii: "0")...UInt8(ascii: "7"):
+                        break
+                    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                        UInt8(ascii: "8"), UInt8(ascii: "9"):
+                        if scanProblem == nil {
+                            let cause =
+                                byte == UInt8(ascii: "N")
+                                ? "\\N (null) must be the whole field"
+                                : "unknown escape \\\(String(UnicodeScalar(byte))) (pgcopy knows \\b \\f \\n \\r \\t \\v \\\\, \\xHH, \\NNN octal and \\N)"
+                            scanProblem = (.badEscape(cause), lineNumber, p - 1 - ls)
+                        }
+                    default:
+                        // Any other byte stands for itself (an escaped delimiter, backslash or line break).
+                        if byte == 10 {
+                            lineNumber += 1
+                            ls = p
+                        }
+                    }
+                    continue scan
+                }
                 // The escaped byte is part of the field, even a delimiter, quote or line break.
                 // An escaped LF starts a line (an escaped CR does not: a CRLF's LF may still be unread).
-                if base[p] == 10 {
+                if base[p] == 10 && !customTerminator {
                     lineNumber += 1
                     ls = p + 1
                 }
                 p += 1
                 state = state == .escapeInUnquoted ? .unquoted : .quoted
+            case .copyHex:
+                if PostgresValue.hexDigit(base[p]) == nil && scanProblem == nil {
+                    scanProblem = (.badEscape("\\x needs a hex digit after it"), lineNumber, p - 1 - ls)
+                }
+                state = .unquoted
+            case .copyAfterNull:
+                if classes[Int(base[p])] == 0 || classes[Int(base[p])] == 5, scanProblem == nil {
+                    scanProblem = (.badEscape("\\N (null) must be the whole field"), lineNumber, p - 1 - ls)
+                }
+                state = .unquoted
             case .quotedAfterCR:
                 if base[p] == 10 {
                     p += 1
@@ -838,7 +1000,18 @@ public final class CSVReader: ByteFieldReader {
                 }
                 state = .quoted
             case .quoteInQuoted:
-                switch classes[Int(base[p])] {
+                var role = classes[Int(base[p])]
+                var width = 1
+                if D.matchesSequences && (role == 1 || (role == 2 && customTerminator)) {
+                    width = match(role == 1 ? delimiterSequence : terminatorSequence, at: p, end: end)
+                    if width < 0 {
+                        needMore = true
+                        continue scan
+                    }
+                    // A first byte alone is text after the quote.
+                    if width == 0 { role = 0 }
+                }
+                switch role {
                 case 4:
                     escaped = true
                     p += 1
@@ -848,7 +1021,7 @@ public final class CSVReader: ByteFieldReader {
                         Span(
                             start: contentStart - rs, end: p - 1 - rs, line: fieldLine, column: fieldColumn,
                             quoted: true, escaped: escaped))
-                    p += 1
+                    p += width
                     fieldStart = p
                     fieldLine = lineNumber
                     fieldColumn = p - ls + 1
@@ -859,7 +1032,7 @@ public final class CSVReader: ByteFieldReader {
                         Span(
                             start: contentStart - rs, end: p - 1 - rs, line: fieldLine, column: fieldColumn,
                             quoted: true, escaped: escaped))
-                    terminatorIsCR = base[p] == 13
+                    terminatorIsCR = !customTerminator && base[p] == 13
                     break scan
                 default:
                     // `"abc"x`: keep the field's bytes as they are and report the record.
@@ -877,7 +1050,7 @@ public final class CSVReader: ByteFieldReader {
         endLine = lineNumber
         endColumn = p - ls + 1
         if p < end {
-            p += 1
+            p += customTerminator ? terminatorSequence.count : 1
             if terminatorIsCR {
                 if p < end {
                     if base[p] == 10 { p += 1 }
@@ -892,12 +1065,42 @@ public final class CSVReader: ByteFieldReader {
         line = lineNumber
         lineStart = ls
         if isComment { return .blank }
+        if D.copyText && recordEnd - recordStart == 2 && base[recordStart] == UInt8(ascii: "\\")
+            && base[recordStart + 1] == UInt8(ascii: ".")
+        {
+            // `\.` alone on a line: the end of the data, as COPY reads it.
+            copyEnded = true
+            return .end
+        }
         return recordEnd == recordStart && spans.count == 1 && !spans[0].quoted ? .blank : .record
     }
 
     /// Skips `count` lines before the header (a title, a report's preamble), whatever they hold.
     private func skipLines(_ count: Int) throws {
         var skipped = 0
+        if let terminator = terminatorSequence {
+            // Records end with the given terminator: skip that many of them.
+            while skipped < count {
+                if pos + terminator.count > dataEnd && !atEnd {
+                    let (shift, _) = try refill(keep: pos)
+                    pos -= shift
+                    lineStart -= shift
+                    continue
+                }
+                guard pos < dataEnd else { return }
+                if pos + terminator.count <= dataEnd
+                    && terminator.indices.allSatisfy({ buffer[pos + $0] == terminator[$0] })
+                {
+                    pos += terminator.count
+                    line += 1
+                    lineStart = pos
+                    skipped += 1
+                } else {
+                    pos += 1
+                }
+            }
+            return
+        }
         while skipped < count {
             if skipLF || !bomChecked { try leadIn() }
             if pos == dataEnd {
@@ -928,7 +1131,23 @@ public final class CSVReader: ByteFieldReader {
     ) -> Outcome {
         let base = buffer
         var cut = quoteContent
-        while cut < end && base[cut] != 10 && base[cut] != 13 { cut += 1 }
+        var next = cut
+        if let terminator = terminatorSequence {
+            // The record ends at the first terminator after the quote.
+            while cut < end
+                && !(cut + terminator.count <= end
+                    && terminator.indices.allSatisfy({ base[cut + $0] == terminator[$0] }))
+            {
+                cut += 1
+            }
+            next = min(cut + terminator.count, end)
+        } else {
+            while cut < end && base[cut] != 10 && base[cut] != 13 { cut += 1 }
+            next = cut
+            if next < end {
+                next += base[next] == 13 && next + 1 < end && base[next + 1] == 10 ? 2 : 1
+            }
+        }
         spans.append(
             Span(
                 start: quoteContent - rs, end: cut - rs, line: fieldLine, column: fieldColumn, quoted: true,
@@ -939,10 +1158,6 @@ public final class CSVReader: ByteFieldReader {
         endLine = fieldLine
         // The quote is at column `fieldColumn` of its line.
         endColumn = cut - (quoteContent - fieldColumn) + 1
-        var next = cut
-        if next < end {
-            next += base[next] == 13 && next + 1 < end && base[next + 1] == 10 ? 2 : 1
-        }
         pos = next
         line = fieldLine + 1
         lineStart = next
@@ -1032,4 +1247,32 @@ package enum UTF8Bytes {
         for byte in bytes where byte & 0xC0 != 0x80 { count += 1 }
         return count
     }
+}
+
+/// What a specialization of ``CSVReader``'s scanner handles beyond today's single-byte loop.
+private protocol ScanDialect {
+    /// The delimiter or the record terminator is several bytes: a byte of their class is only a
+    /// candidate until the rest matches.
+    static var matchesSequences: Bool { get }
+    /// PostgreSQL COPY text: escapes are checked as they are read, and a line of a backslash and
+    /// a period ends the data.
+    static var copyText: Bool { get }
+}
+
+/// A one-byte delimiter, LF/CRLF/CR records: the benchmarked loop.
+private enum StandardScan: ScanDialect {
+    static var matchesSequences: Bool { false }
+    static var copyText: Bool { false }
+}
+
+/// A delimiter or a record terminator of several bytes, or a terminator other than a line break.
+private enum SequenceScan: ScanDialect {
+    static var matchesSequences: Bool { true }
+    static var copyText: Bool { false }
+}
+
+/// PostgreSQL COPY text.
+private enum CopyTextScan: ScanDialect {
+    static var matchesSequences: Bool { false }
+    static var copyText: Bool { true }
 }

@@ -1,6 +1,8 @@
 import FerryCore
 import FerryFormats
 
+import struct Foundation.TimeZone
+
 /// A job file: a store, a model and the steps to run on them.
 public struct Job: Sendable {
     /// The job's name (`job:` or the file's base name).
@@ -242,10 +244,14 @@ public enum DataFormat: String, Sendable, Hashable, CaseIterable {
         }
     }
 
-    /// Parses `csv`, `tsv` (CSV with tabs), `json`, `ndjson` or `jsonl`.
+    /// True for `pgcopy`: PostgreSQL's `COPY … TEXT` format, read by the CSV reader with
+    /// ``CSVOptions/copyText``.
+    package static func isCopyText(_ name: String) -> Bool { name.lowercased() == "pgcopy" }
+
+    /// Parses `csv`, `tsv` (CSV with tabs), `pgcopy` (PostgreSQL COPY text), `json`, `ndjson` or `jsonl`.
     public init?(name: String) {
         switch name.lowercased() {
-        case "csv", "tsv": self = .csv
+        case "csv", "tsv", "pgcopy": self = .csv
         case "json": self = .json
         case "ndjson", "jsonl": self = .ndjson
         case "fixed": self = .fixed
@@ -278,6 +284,8 @@ public struct FieldMapping: Sendable, Hashable {
     public var falseWords: Set<String>?
     /// The texts read as null (`null:`); nil: the step's.
     public var nullTokens: Set<String>?
+    /// The zone of the field's dates written without one (`timezone:`); nil: the step's.
+    public var timeZone: TimeZone?
     /// Where the mapping is in the job file.
     public var location: InputLocation?
 
@@ -295,6 +303,18 @@ public struct FieldMapping: Sendable, Hashable {
         self.falseWords = falseWords
         self.nullTokens = nullTokens
         self.location = location
+    }
+
+    /// The step's coercion options with this field's overrides applied.
+    public func options(overriding step: CoercionOptions) -> CoercionOptions {
+        var options = step
+        if let trim { options.trim = trim }
+        if let dateFormat { options.dateFormat = dateFormat }
+        if let trueWords { options.trueWords = trueWords }
+        if let falseWords { options.falseWords = falseWords }
+        if let nullTokens { options.nullTokens = nullTokens }
+        if let timeZone { options.timeZone = timeZone }
+        return options
     }
 }
 

@@ -27,12 +27,14 @@ public struct JobLoader: Sendable {
         "allow_empty", "unkeyed_rejects", "max_delete", "key_style", "nested", "files", "on_new_field",
         "on_missing_field",
     ]
-    package static let fieldKeys = ["field", "value", "trim", "date_format", "true", "false", "null"]
+    package static let fieldKeys = ["field", "value", "trim", "date_format", "timezone", "true", "false", "null"]
     package static let relationshipKeys = ["field", "match", "missing"]
     package static let csvKeys = [
         "delimiter", "quote", "escape", "header", "columns", "null", "skip_initial_space", "skip_lines", "comment",
-        "quoted_empty",
+        "quoted_empty", "record_terminator",
     ]
+    /// The `csv:` keys that apply to PostgreSQL COPY text (`format: pgcopy`).
+    package static let pgcopyKeys = ["delimiter", "header", "columns", "null", "skip_lines"]
     package static let fixedKeys = ["columns", "skip_lines", "short_lines"]
     package static let fixedColumnKeys = ["name", "start", "width"]
     package static let jsonKeys = ["pointer", "max_depth", "max_record_bytes", "shape", "key_field", "columns"]
@@ -498,9 +500,10 @@ public struct JobLoader: Sendable {
                 if let format = DataFormat(name: name) {
                     step.format = format
                     tabSeparated = DataFormat.impliedDelimiter(name) == 9
+                    if DataFormat.isCopyText(name) { step.csv.readCopyText() }
                 } else {
                     reader.fail(
-                        "unknown format '\(name)' (csv, json, ndjson, fixed)\(Suggestions.didYouMean(name, in: ["csv", "json", "ndjson", "jsonl", "tsv", "fixed"]))",
+                        "unknown format '\(name)' (csv, json, ndjson, fixed, pgcopy)\(Suggestions.didYouMean(name, in: ["csv", "json", "ndjson", "jsonl", "tsv", "fixed", "pgcopy"]))",
                         at: node.location)
                     complete = false
                 }
@@ -541,18 +544,31 @@ public struct JobLoader: Sendable {
         var nullTokens: Set<String>?
         if let node = mapping["null"], let words = reader.strings(node, for: "null") { nullTokens = Set(words) }
         if let node = mapping["csv"], let csv = reader.mapping(node, for: "csv") {
-            reader.checkKeys(csv, allowed: Self.csvKeys, in: "'csv'")
+            // pgcopy takes a subset of the csv keys.
+            let copyText = step.csv.copyText
+            reader.checkKeys(
+                csv, allowed: copyText ? Self.pgcopyKeys : Self.csvKeys,
+                in: copyText ? "'csv' of the pgcopy format" : "'csv'")
             if step.format != .csv, complete {
                 reader.fail(
                     "'csv' options apply only to the csv format, not \(step.format.rawValue)",
                     at: mapping.keyLocation("csv") ?? node.location)
             }
-            if let node = csv["delimiter"], let byte = oneByte(node, for: "delimiter", reader: reader) {
-                step.csv.delimiter = byte
+            if let node = csv["delimiter"], let bytes = separator(node, for: "delimiter", reader: reader) {
+                step.csv.delimiter = bytes[0]
+                step.csv.delimiterSequence = bytes.count > 1 ? bytes : nil
+            }
+            if let node = csv["record_terminator"],
+                let bytes = separator(node, for: "record_terminator", reader: reader)
+            {
+                step.csv.recordTerminator = bytes
             }
             if let node = csv["quote"], let byte = oneByte(node, for: "quote", reader: reader) { step.csv.quote = byte }
             if let problem = step.csv.delimiterQuoteProblem {
-                reader.fail(problem, at: csv["quote"]?.location ?? csv["delimiter"]?.location ?? csv.location)
+                reader.fail(
+                    problem,
+                    at: csv["quote"]?.location ?? csv["record_terminator"]?.location ?? csv["delimiter"]?.location
+                        ?? csv.location)
             }
             if let node = csv["header"], let header = reader.bool(node, for: "header") { step.csv.hasHeader = header }
             if let node = csv["columns"], let columns = reader.strings(node, for: "columns") {
@@ -583,7 +599,7 @@ public struct JobLoader: Sendable {
             if let node = csv["null"], let words = reader.strings(node, for: "null") {
                 nullTokens = (nullTokens ?? []).union(words)
             }
-            if !step.csv.hasHeader, step.csv.columns == nil {
+            if !step.csv.hasHeader, step.csv.columns == nil, !step.csv.copyText {
                 reader.fail(
                     "'header: false' needs 'columns: [...]' to name the columns",
                     at: csv["header"]?.location ?? csv.location)
@@ -631,7 +647,14 @@ public struct JobLoader: Sendable {
                 at: mapping["format"]?.location ?? entry.keyLocation)
         }
 
-        step.coercion.nullTokens = nullTokens ?? (step.format.readsTextColumns && database == nil ? [""] : [])
+        if step.csv.copyText, !step.csv.hasHeader, step.csv.columns == nil {
+            reader.fail(
+                "'format: pgcopy' has no header row unless 'csv: {header: true}' says so: name the columns with 'csv: {columns: [...]}'",
+                at: mapping["format"]?.location ?? entry.keyLocation)
+        }
+        // An empty COPY text field is the empty string: only \N (and the step's words) are null.
+        step.coercion.nullTokens =
+            nullTokens ?? (step.format.readsTextColumns && database == nil && !step.csv.copyText ? [""] : [])
         if let node = mapping["trim"], let trim = reader.bool(node, for: "trim") { step.coercion.trim = trim }
         if let node = mapping["decimal_comma"], let flag = reader.bool(node, for: "decimal_comma") {
             step.coercion.decimalComma = flag
@@ -647,11 +670,7 @@ public struct JobLoader: Sendable {
             step.coercion.dateFormat = format
         }
         if let node = mapping["timezone"], let name = reader.string(node, for: "timezone") {
-            if let zone = CoercionOptions.timeZone(named: name) {
-                step.coercion.timeZone = zone
-            } else {
-                reader.fail(CoercionOptions.timeZoneProblem(name), at: node.location)
-            }
+            step.coercion.timeZone = timeZone(name, at: node, reader: reader)
         }
         if let node = mapping["true"], let words = reader.strings(node, for: "true") {
             step.coercion.trueWords = Set(words.map { $0.lowercased() })
@@ -759,6 +778,9 @@ public struct JobLoader: Sendable {
         }
         if let node = mapping["trim"] { result.trim = reader.bool(node, for: "trim") }
         if let node = mapping["date_format"] { result.dateFormat = dateFormat(node, reader: reader) }
+        if let node = mapping["timezone"], let name = reader.string(node, for: "timezone") {
+            result.timeZone = timeZone(name, at: node, reader: reader)
+        }
         if let node = mapping["true"] {
             result.trueWords = reader.strings(node, for: "true").map { Set($0.map { $0.lowercased() }) }
         }
@@ -795,6 +817,15 @@ public struct JobLoader: Sendable {
 
     // MARK: - Scalars
 
+    /// The zone a `timezone:` names, or nil after reporting why it is not one.
+    private func timeZone(_ name: String, at node: YAMLNode, reader: DefinitionReader) -> TimeZone? {
+        guard let zone = CoercionOptions.timeZone(named: name) else {
+            reader.fail(CoercionOptions.timeZoneProblem(name), at: node.location)
+            return nil
+        }
+        return zone
+    }
+
     /// One format, or a list tried in order (`date_format: [dd.MM.yyyy, iso8601]`).
     private func dateFormat(_ node: YAMLNode, reader: DefinitionReader) -> DateFormat? {
         if case .sequence(let items) = node.content {
@@ -812,6 +843,17 @@ public struct JobLoader: Sendable {
             reader.fail(error.message, at: node.location, notes: error.notes)
             return nil
         }
+    }
+
+    /// A delimiter or record terminator of one or more bytes: `\t` (or `tab`), `\r` and `\n`
+    /// name a tab, a carriage return and a line feed; anything else is taken as written.
+    private func separator(_ node: YAMLNode, for name: String, reader: DefinitionReader) -> [UInt8]? {
+        guard let text = reader.string(node, for: name) else { return nil }
+        guard let bytes = CSVOptions.separatorBytes(text) else {
+            reader.fail("'\(name)' must be one to 8 characters, not '\(text)'", at: node.location)
+            return nil
+        }
+        return bytes
     }
 
     private func oneByte(_ node: YAMLNode, for name: String, reader: DefinitionReader) -> UInt8? {

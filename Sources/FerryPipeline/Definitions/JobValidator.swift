@@ -153,12 +153,7 @@ package struct JobValidator: Sendable {
                 continue
             }
             if case .constant(let text) = field.source {
-                var options = step.coercion
-                if let trim = field.trim { options.trim = trim }
-                if let format = field.dateFormat { options.dateFormat = format }
-                if let words = field.trueWords { options.trueWords = words }
-                if let words = field.falseWords { options.falseWords = words }
-                if let tokens = field.nullTokens { options.nullTokens = tokens }
+                let options = field.options(overriding: step.coercion)
                 if case .failure(let failure) = Coercion.coerce(text, to: attribute.type, options: options) {
                     fail(
                         "constant for '\(entity.name).\(attribute.name)' is not a valid \(attribute.type.rawValue): \(failure.reason)",

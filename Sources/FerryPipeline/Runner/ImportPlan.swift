@@ -178,11 +178,7 @@ final class ImportPlan {
                 options.nullTokens = Self.nullWordsAfterReading(options, trims: explicit?.trim ?? options.trim)
             }
             if let explicit {
-                if let trim = explicit.trim { options.trim = trim }
-                if let format = explicit.dateFormat { options.dateFormat = format }
-                if let words = explicit.trueWords { options.trueWords = words }
-                if let words = explicit.falseWords { options.falseWords = words }
-                if let tokens = explicit.nullTokens { options.nullTokens = tokens }
+                options = explicit.options(overriding: options)
                 switch explicit.source {
                 case .constant(let text):
                     switch Coercion.coerce(text, to: attribute.type, options: options) {
