@@ -105,9 +105,6 @@ public final class Store: @unchecked Sendable {
         self.identity = nil
     }
 
-    /// True for a store in PostgreSQL.
-    public var isPostgreSQL: Bool { connection == nil }
-
     /// The store's engine: what it can do (``StoreEngine/capabilities``).
     public var engine: StoreEngine { layout.engine }
 

@@ -322,7 +322,7 @@ public final class JobRunner {
             // One transaction around every step, rolled back at the end: each step sees what the
             // steps before it would have written (orders find the customers imported before them).
             do {
-                try store.withDatabase { try $0.execute($0 is Connection ? "BEGIN IMMEDIATE" : "BEGIN") }
+                try store.withDatabase { try $0.beginWriting() }
             } catch {
                 report.fail(step: 0, kind: "open", error: error)
                 return false
