@@ -5,7 +5,7 @@
 /// ferry has three engines: ``sqlite`` (ferry's layout in a SQLite file), ``coreDataSQLite``
 /// (Core Data's layout in a SQLite file) and ``postgreSQL`` (ferry's layout in a schema). A
 /// caller that needs to behave differently on one of them asks a capability here; engine code
-/// itself sits behind the session (``DatabaseConnection``), the SQL dialect and the layout.
+/// itself sits behind the session (`DatabaseConnection`), the SQL dialect and the layout.
 ///
 /// ```swift
 /// let engine = StoreLocation(path).engine
@@ -23,7 +23,7 @@ public struct StoreEngine: Sendable, Hashable {
 
     /// The lock that keeps a second writer out of a store.
     public enum WriterLock: Sendable, Hashable {
-        /// ferry's lock file beside the store file (``StoreLock``).
+        /// ferry's lock file beside the store file (`StoreLock`).
         case lockFile
         /// A session advisory lock on the store's schema, held by the server.
         case advisoryLock
