@@ -9,7 +9,8 @@ enum CommandFiles {
     static func requireExistingStore(_ path: String) throws {
         try PathOrURL.requireStore(path)
         // A PostgreSQL store's existence is checked when it is opened (it is not created then).
-        guard path == ":memory:" || PathOrURL(path).isPostgreSQL || FileManager.default.fileExists(atPath: path) else {
+        let location = StoreLocation(path)
+        guard location.isInMemory || location.mayExist else {
             throw FerryError(.store, "store '\(path)' does not exist")
         }
     }

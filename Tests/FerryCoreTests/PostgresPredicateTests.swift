@@ -113,7 +113,7 @@ struct PostgresPredicateTests {
     func pushdown() throws {
         let model = PredicateTestModel.model
         let layout = FerryLayout(backend: .postgresql)
-        func filter(_ entity: String, _ format: String) throws -> PostgresPredicateFilter {
+        func filter(_ entity: String, _ format: String) throws -> PredicateFilter {
             try Predicate(format: format).postgresFilter(
                 for: PredicateTestModel.entity(entity), model: model, layout: layout)
         }

@@ -36,7 +36,7 @@ struct PostgresStoreTests {
         let model = SampleModels.shop()
         do {
             let store = try Store.open(at: scratch.url, model: model)
-            #expect(store.isPostgreSQL)
+            #expect(store.engine == .postgreSQL)
             #expect(store.metadata.modelName == "Shop")
             #expect(store.metadata.modelHash == model.versionHash)
             #expect(store.metadata.model == model)

@@ -93,7 +93,7 @@ struct ExportCommand: ParsableCommand {
                 store: store, inputs: [(model, "the model")], outputs: [(output, "--output"), (report, "--report")])
             // A Core Data store is read from a private copy, at the version of --model it is at.
             let coreDataStore =
-                try CoreDataStoreFile.isCoreDataStore(store)
+                try StoreLocation(store).engine.capabilities.readsPrivateCopy
                 ? Store.openCoreData(at: store, bundle: model.map { try ModelLoader().load(path: $0) }) : nil
             let storeModel: ObjectModel
             if let coreDataStore {

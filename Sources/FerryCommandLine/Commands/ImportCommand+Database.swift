@@ -29,7 +29,7 @@ extension ImportCommand {
                 throw FerryError(.usage, error.message)
             }
             database = .postgresql(url: file)
-        } else if CoreDataStoreFile.isCoreDataStore(file) {
+        } else if StoreLocation(file).isCoreData {
             guard table != nil else {
                 throw FerryError(
                     .usage,

@@ -432,7 +432,7 @@ struct ImportCommand: ParsableCommand {
             // inferred or recorded (its model above all) shapes a corrected retry. With
             // `--atomic false` the store stays, with its committed batches, for `--resume`.
             let createsStoreFile =
-                !options.dryRun && !PathOrURL(store).isPostgreSQL && !FileManager.default.fileExists(atPath: store)
+                !options.dryRun && StoreLocation(store).existsOnDisk == false
             // A dry run writes into a copy of the Core Data store and its -wal.
             if isCoreDataStore { try target.copyForDryRun() }
             let writerLock = try target.lock()
@@ -576,8 +576,9 @@ struct ImportCommand: ParsableCommand {
     /// Checks `--layout` and `--compiled-model` against the store; true when the store is an
     /// existing Core Data store (whose layout is detected).
     func checkLayout() throws -> Bool {
-        let isCoreDataStore = CoreDataStoreFile.isCoreDataStore(store)
-        let exists = FileManager.default.fileExists(atPath: store)
+        let location = StoreLocation(store)
+        let isCoreDataStore = location.isCoreData
+        let exists = location.existsOnDisk == true
         switch layout {
         case nil: break
         case "coredata":

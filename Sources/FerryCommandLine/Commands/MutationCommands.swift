@@ -20,7 +20,7 @@ struct MutationOptions: ParsableArguments {
     var model: String?
 
     /// True when the store is a Core Data store (written in place, its layout detected).
-    var isCoreDataStore: Bool { CoreDataStoreFile.isCoreDataStore(store) }
+    var isCoreDataStore: Bool { StoreLocation(store).isCoreData }
 
     /// Copies a Core Data store and its `-wal` to `scratch` (for a dry run); returns `scratch`.
     static func copyCoreDataStore(_ store: String, to scratch: String) throws -> String {

@@ -74,7 +74,7 @@ struct StoreInfoCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             try CommandFiles.requireExistingStore(store)
-            if CoreDataStoreFile.isCoreDataStore(store) {
+            if StoreLocation(store).isCoreData {
                 return try CoreDataStoreCommands.info(store, model: model, compiledModel: compiledModel, json: json)
             }
             guard let metadata = try Store.metadata(at: store) else {
@@ -176,7 +176,7 @@ struct StoreVersionCommand: ParsableCommand {
     func run() throws {
         try runReportingErrors {
             try CommandFiles.requireExistingStore(store)
-            if CoreDataStoreFile.isCoreDataStore(store) {
+            if StoreLocation(store).isCoreData {
                 return try CoreDataStoreCommands.versionCommand(
                     store, model: model, compiledModel: compiledModel, json: json)
             }

@@ -62,7 +62,7 @@ struct VerifyCommand: ParsableCommand {
             // A Core Data store is read from a private copy, at the version of --model it is at
             // (none matching is an error), else with the model it caches.
             let coreDataStore =
-                try CoreDataStoreFile.isCoreDataStore(store)
+                try StoreLocation(store).engine.capabilities.readsPrivateCopy
                 ? Store.openCoreData(at: store, bundle: model.map { try ModelLoader().load(path: $0) }) : nil
             var expected: ObjectModel?
             var structure: ObjectModel?

@@ -44,14 +44,15 @@ struct CrossStoreCopier {
         let started = ContinuousClock.now
         let sourcePath = copier.sourcePath
         let destinationPath = copier.destinationPath
-        let toPostgreSQL = PathOrURL(destinationPath).isPostgreSQL
+        let sourceLocation = StoreLocation(sourcePath)
+        let toPostgreSQL = StoreLocation(destinationPath).isDatabaseServer
         try PathOrURL.requireStore(sourcePath)
         try PathOrURL.requireStore(destinationPath)
-        if !PathOrURL(sourcePath).isPostgreSQL {
+        if !sourceLocation.isDatabaseServer {
             guard FileManager.default.fileExists(atPath: sourcePath) else {
                 throw FerryError(.noInput, "the store '\(sourcePath)' does not exist")
             }
-            if CoreDataStoreFile.isCoreDataStore(sourcePath) { return try throughFerryStore() }
+            if sourceLocation.isCoreData { return try throughFerryStore() }
         }
         if copier.sourceBundle != nil {
             throw FerryError(
@@ -67,7 +68,7 @@ struct CrossStoreCopier {
         }
         let source = try Store.open(at: sourcePath, model: model, options: .existingReadOnly)
         try FerryLayout().checkRepresentable(source.model)
-        if toPostgreSQL, PathOrURL(sourcePath).isPostgreSQL, try Self.sameSchema(sourcePath, destinationPath) {
+        if toPostgreSQL, sourceLocation.isDatabaseServer, try Self.sameSchema(sourcePath, destinationPath) {
             throw FerryError(
                 .usage, "'\(Self.shown(sourcePath))' and '\(Self.shown(destinationPath))' are the same store")
         }

@@ -216,12 +216,12 @@ struct EntityPlan {
                 }
             }
             foreignKeys.append((column, select(sql, type: nil), sql))
-            if let order = (destinationLayout as? CoreDataLayout)?.orderColumn(
+            if let order = destinationLayout.orderColumn(
                 forForeignKeyOf: relationship, in: destination, model: destinationModel)
             {
                 var position = SQLText(text: "NULL", arguments: [])
                 if case .carry(let sourceName) = rule, let sourceRelationship = source.relationship(named: sourceName),
-                    let carried = (sourceLayout as? CoreDataLayout)?.orderColumn(
+                    let carried = sourceLayout.orderColumn(
                         forForeignKeyOf: sourceRelationship, in: source, model: sourceModel)
                 {
                     position = SQLText(text: "t0.\(sourceQuote(carried))", arguments: [])

@@ -178,7 +178,7 @@ final class MigrationObjectWriter: MigrationWriting {
         }
         // Core Data's order columns after the keys, as ``EntityPlan/insertColumns`` has them.
         for relationship in entity.relationships {
-            if let order = (layout as? CoreDataLayout)?.orderColumn(
+            if let order = layout.orderColumn(
                 forForeignKeyOf: relationship, in: entity, model: destination)
             {
                 columns.append(order)

@@ -184,7 +184,9 @@ public final class Migrator {
     /// ``plan()``, counting the source's objects only when asked (`counts` is empty otherwise):
     /// whether a migration is needed takes no table scan.
     package func plan(countingObjects: Bool) throws -> Plan {
-        if PathOrURL(storePath).isPostgreSQL { return try schemaMigration.plan(countingObjects: countingObjects) }
+        if StoreLocation.namesDatabaseServer(storePath) {
+            return try schemaMigration.plan(countingObjects: countingObjects)
+        }
         let source = try MigrationSource.open(
             storePath, bundle: bundle, givenBundle: givenBundle, compiledModel: options.compiledModel, access: .plan)
         defer { source.close() }
@@ -229,9 +231,10 @@ public final class Migrator {
     /// ferry writer waits for the migration and then opens the migrated store, and two
     /// migrations of one store run one after the other (the second finds nothing to do).
     public func run() throws -> MigrationReport {
-        if PathOrURL(storePath).isPostgreSQL { return try schemaMigration.run() }
+        let location = StoreLocation(storePath)
+        if location.isDatabaseServer { return try schemaMigration.run() }
         // A Core Data store with nothing to do is not opened at all (its -wal stays as it is).
-        if CoreDataStoreFile.isCoreDataStore(storePath) {
+        if location.isCoreData {
             let preview = try plan(countingObjects: false)
             if preview.steps.isEmpty {
                 return MigrationReport(

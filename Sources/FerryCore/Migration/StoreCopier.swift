@@ -59,7 +59,8 @@ public struct StoreCopier {
     /// Copies the store; throws (leaving the destination untouched) when it cannot, or when the
     /// copy's counts or checksums differ from the source's.
     public func run() throws -> Report {
-        if PathOrURL(sourcePath).isPostgreSQL || PathOrURL(destinationPath).isPostgreSQL {
+        let sourceLocation = StoreLocation(sourcePath)
+        if sourceLocation.isDatabaseServer || StoreLocation(destinationPath).isDatabaseServer {
             return try CrossStoreCopier(copier: self).run()
         }
         let started = ContinuousClock.now
@@ -74,7 +75,7 @@ public struct StoreCopier {
         // The source: a Core Data store through its private copy, or a ferry store read-only.
         let source: Store
         let sourceFile: String
-        if CoreDataStoreFile.isCoreDataStore(sourcePath) {
+        if sourceLocation.isCoreData {
             source = try Store.openCoreData(at: sourcePath, bundle: sourceBundle)
             sourceFile = source.coreDataCopyPath ?? sourcePath
         } else {

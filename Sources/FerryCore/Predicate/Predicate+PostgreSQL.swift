@@ -1,5 +1,7 @@
-/// A predicate compiled for a PostgreSQL store: the SQL the server filters with, and whether
-/// that filter is the whole predicate.
+/// A predicate compiled for a store: the SQL the engine filters with, and whether that filter is
+/// the whole predicate (``Predicate/filter(for:model:layout:alias:)``). Where the dialect pushes
+/// every predicate down (``StoreEngine/PredicatePushdown/exact``, SQLite with ferry's functions)
+/// it always is; on PostgreSQL:
 ///
 /// PostgreSQL cannot call ferry's Swift functions, and ferry registers nothing on the server, so
 /// a comparison PostgreSQL does not compute exactly as ferry does (`[c]`/`[d]` folding, `LIKE`,
@@ -7,7 +9,7 @@
 /// server then filters with a superset of the matching rows (every other top-level comparison,
 /// in negation normal form), and ferry evaluates the whole predicate on each candidate row
 /// (``Predicate/evaluate(on:)``, the reference the SQL agrees with).
-package struct PostgresPredicateFilter: Sendable {
+package struct PredicateFilter: Sendable {
     /// The server's filter: exactly the predicate when ``isExact``, a superset of it otherwise.
     package var sql: PredicateSQL
     /// True when the SQL is the predicate itself (nothing is left for ferry to evaluate).
@@ -15,10 +17,23 @@ package struct PostgresPredicateFilter: Sendable {
 }
 
 extension Predicate {
-    /// The predicate compiled for a PostgreSQL store in `layout` (see ``PostgresPredicateFilter``).
+    /// The predicate compiled for a store in `layout` as its engine filters (see ``PredicateFilter``):
+    /// the whole predicate where the dialect pushes every predicate down, else what the server
+    /// computes as ferry does, and ferry evaluates the rest on the rows (`isExact` false).
+    package func filter(
+        for entity: EntityDescription, model: ObjectModel, layout: any StoreLayout, alias: String = "t0"
+    ) throws(FerryError) -> PredicateFilter {
+        switch layout.dialect.predicatePushdown {
+        case .exact:
+            return PredicateFilter(sql: try sql(for: entity, model: model, layout: layout, alias: alias), isExact: true)
+        case .superset: return try postgresFilter(for: entity, model: model, layout: layout, alias: alias)
+        }
+    }
+
+    /// The predicate compiled for a PostgreSQL store in `layout` (see ``PredicateFilter``).
     package func postgresFilter(
         for entity: EntityDescription, model: ObjectModel, layout: any StoreLayout, alias: String = "t0"
-    ) throws(FerryError) -> PostgresPredicateFilter {
+    ) throws(FerryError) -> PredicateFilter {
         let bound = try bound(to: entity, model: model)
         var compiler = PredicateSQLCompiler(binder: PredicateBinder(model: model), layout: layout)
         var isExact = true
@@ -26,7 +41,7 @@ extension Predicate {
             bound, scope: SQLScope(entity: entity, alias: alias), negated: false, isExact: &isExact)
         let sql = layout.selection(
             of: entity, alias: alias, where: text ?? compiler.syntax.constant(true), arguments: compiler.arguments)
-        return PostgresPredicateFilter(sql: sql, isExact: isExact)
+        return PredicateFilter(sql: sql, isExact: isExact)
     }
 }
 

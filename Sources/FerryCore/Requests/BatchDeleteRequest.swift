@@ -96,7 +96,7 @@ struct BatchDeleter {
     let layout: any StoreLayout
     let entity: EntityDescription
     private(set) var predicate: PredicateSQL
-    /// On PostgreSQL, a predicate whose SQL is only a superset of it (``PostgresPredicateFilter``):
+    /// On PostgreSQL, a predicate whose SQL is only a superset of it (``PredicateFilter``):
     /// ferry selects the keys, and ``predicate`` becomes a test against them.
     private var residual: Predicate?
     /// The quoted key column.
@@ -129,13 +129,9 @@ struct BatchDeleter {
         self.layout = layout
         self.entity = entity
         self.pk = layout.dialect.quote(layout.keyColumn)
-        if layout.dialect.predicateSyntax == .postgresql {
-            let filter = try request.predicate.postgresFilter(for: entity, model: model, layout: layout, alias: "t0")
-            self.predicate = filter.sql
-            self.residual = filter.isExact ? nil : request.predicate
-        } else {
-            self.predicate = try request.predicate.sql(for: entity, model: model, layout: layout, alias: "t0")
-        }
+        let filter = try request.predicate.filter(for: entity, model: model, layout: layout, alias: "t0")
+        self.predicate = filter.sql
+        self.residual = filter.isExact ? nil : request.predicate
     }
 
     /// A delete of the rows of `entity` that `selection` (SQL over the entity's table aliased
@@ -176,10 +172,9 @@ struct BatchDeleter {
         var selectedTable: String?
         defer { if let selectedTable { try? connection.execute("DROP TABLE IF EXISTS \(selectedTable)") } }
         var this = self
-        if let residual, let database = connection as? PostgresDatabase {
+        if let residual {
             // The keys ferry selected, in a temporary table the statements below test against.
-            let keys = try PostgresFetchRows.keys(
-                of: entity, matching: residual, database: database, model: model, layout: layout)
+            let keys = try connection.keys(of: entity, matching: residual, model: model, layout: layout)
             let selected = try createKeyTable("ferry_delete_selected", on: connection)
             selectedTable = selected
             try Self.insert(keys, into: selected, on: connection)
@@ -216,8 +211,8 @@ struct BatchDeleter {
         var result = BatchDeleteResult(entity: entity.name)
         let table = tableSQL(entity.name)
         if request.deleteRules == .ignore || isIsolated {
-            if connection is PostgresDatabase {
-                // A failed statement ends a PostgreSQL transaction: look for dangling references first.
+            if connection.failedStatementEndsTransaction {
+                // A failed statement ends the transaction (PostgreSQL's): look for dangling references first.
                 if let error = try danglingError(on: connection, onlyIfAny: true) { throw error }
             }
             // Join rows of the deleted objects go with them (a Core Data join table has no ON DELETE CASCADE).
@@ -277,7 +272,7 @@ struct BatchDeleter {
         }
 
         func notDeleted(_ name: String, _ column: String) -> String {
-            guard let keys = keyTables[name] else { return layout.dialect.predicateSyntax.constant(true) }
+            guard let keys = keyTables[name] else { return layout.dialect.trueCondition }
             return "\(column) NOT IN (SELECT pk FROM \(keys))"
         }
 
@@ -404,12 +399,14 @@ struct BatchDeleter {
     /// order beside it, with one more change counted in the row's version.
     private func nullified(_ column: String, of relationship: RelationshipDescription, in entity: String) -> String {
         var assignments = ["\(quote(column)) = NULL"]
-        if let layout = layout as? CoreDataLayout, let source = model.entity(named: entity) {
+        if let source = model.entity(named: entity) {
             if let entityColumn = layout.entityColumn(forForeignKeyOf: relationship, in: source, model: model) {
                 assignments.append("\(quote(entityColumn)) = NULL")
             }
-            if model.inverse(of: relationship, in: source).map({ $0.isToMany && $0.isOrdered }) == true {
-                assignments.append("\(quote(CoreDataLayout.orderColumn(forForeignKey: column))) = NULL")
+            if model.inverse(of: relationship, in: source).map({ $0.isToMany && $0.isOrdered }) == true,
+                let order = layout.orderColumn(besideForeignKey: column)
+            {
+                assignments.append("\(quote(order)) = NULL")
             }
         }
         if let increment = layout.versionIncrement { assignments.append(increment) }

@@ -72,26 +72,6 @@ public struct BatchInsertResult: Sendable, Hashable {
 extension Store {
     /// Runs a batch insert in one write transaction and returns its counts.
     public func execute(_ request: BatchInsertRequest) throws -> BatchInsertResult {
-        if isPostgreSQL {
-            return try writeDatabase { database in
-                guard let postgres = database as? PostgresDatabase else {
-                    throw FerryError(.internal, "a PostgreSQL store without a PostgreSQL session")
-                }
-                return try PostgresBatchInsert.run(request, on: postgres, model: model, layout: layout)
-            }
-        }
-        return try write { connection in
-            let inserter = try BatchInserter(
-                connection: connection, model: model, layout: layout, entity: request.entity, columns: request.columns,
-                policy: request.conflictPolicy, validate: request.validate)
-            var result = BatchInsertResult()
-            var row = Array(repeating: Value.null, count: request.columns.count)
-            while try !request.rowHandler(&row) {
-                let outcome = try inserter.insert(row)
-                if case .rejected(let reason, _) = outcome { request.onReject?(result.read, reason) }
-                result.count(outcome)
-            }
-            return result
-        }
+        try withDatabase { try $0.engineSession() }.runBatchInsert(request, in: self)
     }
 }

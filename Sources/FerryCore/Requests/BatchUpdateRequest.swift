@@ -122,15 +122,9 @@ extension BatchUpdateRequest {
         guard !propertiesToUpdate.isEmpty else {
             throw FerryError(.invalidDefinition, "the update of \(entity.name) sets no attributes", at: location)
         }
-        var where_: PredicateSQL
-        var residual: Predicate?
-        if layout.dialect.predicateSyntax == .postgresql {
-            let filter = try predicate.postgresFilter(for: entity, model: model, layout: layout, alias: "t0")
-            where_ = filter.sql
-            if !filter.isExact { residual = predicate }
-        } else {
-            where_ = try predicate.sql(for: entity, model: model, layout: layout, alias: "t0")
-        }
+        let filter = try predicate.filter(for: entity, model: model, layout: layout, alias: "t0")
+        let where_ = filter.sql
+        let residual = filter.isExact ? nil : predicate
         let now = DateCoding.nowMilliseconds()
         let key = layout.dialect.quote(layout.keyColumn)
         var evaluated = EvaluatedSetValues()
@@ -251,7 +245,7 @@ struct BatchUpdatePlan {
     var assignments: String
     var setArguments: [DatabaseValue]
     var predicate: PredicateSQL
-    /// On PostgreSQL, a predicate ``predicate`` only approximates (``PostgresPredicateFilter``):
+    /// On PostgreSQL, a predicate ``predicate`` only approximates (``PredicateFilter``):
     /// ferry selects the objects and the update goes by key.
     var residual: Predicate?
     var checks: [Check]
@@ -266,10 +260,11 @@ struct BatchUpdatePlan {
     var updateArguments: [DatabaseValue] { setArguments + predicate.arguments }
 
     func run(on database: any DatabaseConnection) throws -> BatchUpdateResult {
-        if let postgres = database as? PostgresDatabase { return try run(onPostgreSQL: postgres) }
-        guard let connection = database as? Connection else {
-            throw FerryError(.internal, "no batch update on \(type(of: database))")
-        }
+        try database.engineSession().runBatchUpdate(self)
+    }
+
+    /// On SQLite: values checked set-based before the one `UPDATE`.
+    func run(onSQLite connection: Connection) throws -> BatchUpdateResult {
         try evaluated.fill(on: connection, entity: entity, layout: layout, key: key, predicate: predicate)
         try validate(on: connection)
         let updated: Int
@@ -286,7 +281,7 @@ struct BatchUpdatePlan {
     /// On PostgreSQL: constant values (checked against the attribute's rules when the plan was
     /// made), the objects selected by the server's SQL or, when ferry evaluates part of the
     /// predicate, by key.
-    private func run(onPostgreSQL database: PostgresDatabase) throws -> BatchUpdateResult {
+    func run(onPostgreSQL database: PostgresDatabase) throws -> BatchUpdateResult {
         if !expressionAttributes.isEmpty { return try evaluatedByFerry.run(self, on: database) }
         var sql = updateSQL
         var arguments = updateArguments

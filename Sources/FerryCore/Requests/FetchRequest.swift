@@ -203,14 +203,9 @@ public struct FetchRequest: Sendable {
         for join in builder.joins { text += " " + join }
         var predicateIsExact = true
         if let predicate {
-            let compiled: PredicateSQL
-            if layout.dialect.predicateSyntax == .postgresql {
-                let filter = try predicate.postgresFilter(for: entity, model: model, layout: layout, alias: "t0")
-                compiled = filter.sql
-                predicateIsExact = filter.isExact
-            } else {
-                compiled = try predicate.sql(for: entity, model: model, layout: layout, alias: "t0")
-            }
+            let filter = try predicate.filter(for: entity, model: model, layout: layout, alias: "t0")
+            let compiled = filter.sql
+            predicateIsExact = filter.isExact
             text += " WHERE " + compiled.sql
             arguments += compiled.arguments
         }
@@ -250,7 +245,7 @@ package struct FetchQuery: Sendable, Hashable {
     /// One per selected column, in order.
     package var columns: [FetchColumn]
     /// False when the `WHERE` clause selects a superset of the predicate's rows (on PostgreSQL,
-    /// ``PostgresPredicateFilter``): ferry then evaluates the predicate on each row, and applies
+    /// ``PredicateFilter``): ferry then evaluates the predicate on each row, and applies
     /// the limit and offset itself (the SQL has none).
     package var predicateIsExact = true
 }
@@ -395,28 +390,11 @@ public final class FetchCursor {
     ) throws {
         query = try request.compile(model: model, layout: layout)
         columns = query.columns
-        if let postgres = connection as? PostgresDatabase {
-            // Rows come in ferry's own forms, whatever the store's coding.
-            coding = DispatchedValueCoding(FerryValueCoding())
-            statement = nil
-            if query.predicateIsExact, let rows = try PostgresCopyRows(query, database: postgres) {
-                copyRows = rows
-                postgresRows = nil
-            } else {
-                copyRows = nil
-                postgresRows = try PostgresFetchRows(request, database: postgres, model: model, layout: layout)
-            }
-            return
-        }
-        guard let connection = connection as? Connection else {
-            throw FerryError(.internal, "no cursor for \(type(of: connection))")
-        }
-        coding = DispatchedValueCoding(layout.valueCoding)
-        postgresRows = nil
-        copyRows = nil
-        let statement = try connection.prepare(query.sql)
-        try statement.bind(query.arguments)
-        self.statement = statement
+        let rows = try connection.engineSession().fetchRows(for: request, query: query, model: model, layout: layout)
+        statement = rows.statement
+        copyRows = rows.copyRows
+        postgresRows = rows.postgresRows
+        coding = rows.coding
     }
 
     /// The next row as typed values, or nil at the end.

@@ -21,14 +21,10 @@ package final class SyncTracker {
     private let model: ObjectModel
     private let layout: any StoreLayout
     private let coding: any ValueCoding
-    /// The statement marking a key seen and the one finding a key's row, prepared.
-    private let statements: Statements
-
-    private enum Statements {
-        case sqlite(mark: Statement, finder: Statement)
-        /// Prepared on the session on their first run.
-        case postgres(mark: PostgresStatement, finder: PostgresStatement)
-    }
+    /// The statement marking a key seen, prepared.
+    private let mark: any PreparedStatement
+    /// The statement finding a key's row, prepared.
+    private let finder: any PreparedStatement
 
     package init(
         database: any DatabaseConnection, model: ObjectModel, layout: any StoreLayout, entity: EntityDescription,
@@ -41,7 +37,7 @@ package final class SyncTracker {
         self.key = key
         coding = layout.valueCoding
         let dialect = layout.dialect
-        let name = (database as? PostgresDatabase)?.uniqueTemporaryName("ferry_sync_seen") ?? "ferry_sync_seen"
+        let name = database.uniqueTemporaryName("ferry_sync_seen")
         seenTable = dialect.temporaryTable(dialect.quote(name))
         try database.execute("DROP TABLE IF EXISTS \(seenTable)")
         try database.execute(
@@ -51,41 +47,27 @@ package final class SyncTracker {
             of: entity, alias: "t0",
             where: key.map { "t0.\(layout.quotedColumn(forAttribute: $0, in: entity)) = ?" }.joined(separator: " AND "))
         let pk = "t0." + dialect.quote(layout.keyColumn)
-        // The first row holding the key: SQLite's scan (of the key's index, or of the table) meets
-        // the smallest primary key first.
+        // The first row holding the key: where the engine's scan (of the key's index, or of the
+        // table) meets the smallest primary key first, it needs no ORDER BY.
         let finderSQL =
-            database is Connection
+            dialect.scansInKeyOrder
             ? "SELECT \(pk) FROM \(holdingKey.from) WHERE \(holdingKey.sql) LIMIT 1"
             : "SELECT \(pk) FROM \(holdingKey.from) WHERE \(holdingKey.sql) ORDER BY \(pk) LIMIT 1"
-        if let connection = database as? Connection {
-            statements = .sqlite(mark: try connection.prepare(markSQL), finder: try connection.prepare(finderSQL))
-        } else if let postgres = database as? PostgresDatabase {
-            statements = .postgres(mark: postgres.statement(markSQL), finder: postgres.statement(finderSQL))
-        } else {
-            throw FerryError(.internal, "a sync on a store that is neither SQLite nor PostgreSQL")
-        }
+        mark = try database.prepared(markSQL)
+        finder = try database.prepared(finderSQL)
     }
 
     /// Drops the temporary table (the tracker is not used afterwards).
     package func close() {
-        if case .sqlite(let mark, let finder) = statements {
-            mark.reset()
-            finder.reset()
-        }
+        mark.finish()
+        finder.finish()
         try? database.execute("DROP TABLE IF EXISTS \(seenTable)")
     }
 
     /// Marks the row `primaryKey` as present; false when it already was, i.e. an earlier
     /// record of the source had the same key.
     package func markSeen(_ primaryKey: Int64) throws -> Bool {
-        switch statements {
-        case .sqlite(let mark, _):
-            mark.reset()
-            try mark.bind(primaryKey, at: 1)
-            _ = try mark.step()
-        case .postgres(let mark, _):
-            try mark.execute([.integer(primaryKey)])
-        }
+        try mark.execute([.integer(primaryKey)])
         return database.changes > 0
     }
 
@@ -94,21 +76,7 @@ package final class SyncTracker {
     package func markPresent(key values: [Value]) throws {
         precondition(values.count == key.count, "one value per key attribute")
         let encoded = values.map { coding.encode($0) }
-        let primaryKey: Int64
-        switch statements {
-        case .sqlite(_, let finder):
-            finder.reset()
-            for (index, value) in encoded.enumerated() {
-                try finder.bind(value, at: index + 1)
-            }
-            guard try finder.step() else { return }
-            primaryKey = finder.int64(at: 0)
-            // Done with the row: an active statement would keep the table locked (DROP in close()).
-            finder.reset()
-        case .postgres(_, let finder):
-            guard let key = try finder.scalar(encoded)?.int64 else { return }
-            primaryKey = key
-        }
+        guard let primaryKey = try finder.scalar(encoded)?.int64 else { return }
         _ = try markSeen(primaryKey)
     }
 
@@ -116,10 +84,7 @@ package final class SyncTracker {
     /// aliased `t0`.
     private var absentSelection: String {
         let pk = "t0.\(layout.dialect.quote(layout.keyColumn))"
-        // PostgreSQL plans NOT EXISTS as an anti-join; NOT IN over a large table would not be.
-        return database is Connection
-            ? "\(pk) NOT IN (SELECT pk FROM \(seenTable))"
-            : "NOT EXISTS (SELECT 1 FROM \(seenTable) AS ferry_seen WHERE ferry_seen.pk = \(pk))"
+        return layout.dialect.notAmongKeys(pk, in: seenTable)
     }
 
     /// The rows of the entity (and its sub-entities) the source does not have.

@@ -174,6 +174,10 @@ package struct CoreDataLayout: StoreLayout {
         return Self.orderColumn(forForeignKey: column)
     }
 
+    package var engine: StoreEngine { .coreDataSQLite }
+
+    package func orderColumn(besideForeignKey column: String) -> String? { Self.orderColumn(forForeignKey: column) }
+
     package func uniqueIndexName(entity: String, columns: [String]) -> String {
         "Z_\(entity)_UNIQUE_\(columns.joined(separator: "_"))"
     }

@@ -31,6 +31,13 @@ package struct FerryLayout: StoreLayout {
 
     package init(backend: Backend = .sqlite) { self.backend = backend }
 
+    package var engine: StoreEngine {
+        switch backend {
+        case .sqlite: .sqlite
+        case .postgresql: .postgreSQL
+        }
+    }
+
     package var valueCoding: any ValueCoding {
         switch backend {
         case .sqlite: FerryValueCoding()

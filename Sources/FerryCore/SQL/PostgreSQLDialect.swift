@@ -108,6 +108,23 @@ package struct PostgreSQLDialect: SQLDialect {
     /// Standard SQL booleans, no ferry functions (``Predicate/postgresFilter(for:model:layout:alias:)``).
     package var predicateSyntax: PredicateSyntax { .postgresql }
 
+    /// What the server computes exactly as ferry does is pushed down; ferry evaluates the rest.
+    package var predicatePushdown: StoreEngine.PredicatePushdown { .superset }
+
+    package var trueCondition: String { "TRUE" }
+
+    package func among(_ keys: [Int64], key: String) -> (sql: String, arguments: [DatabaseValue]) {
+        ("\(key) = ANY (CAST(? AS bigint[]))", [.text("{" + keys.map(String.init).joined(separator: ",") + "}")])
+    }
+
+    /// A heap scan meets rows in no particular order.
+    package var scansInKeyOrder: Bool { false }
+
+    /// PostgreSQL plans `NOT EXISTS` as an anti-join; `NOT IN` over a large table it would not.
+    package func notAmongKeys(_ key: String, in table: String) -> String {
+        "NOT EXISTS (SELECT 1 FROM \(table) AS ferry_seen WHERE ferry_seen.pk = \(key))"
+    }
+
     package var referencesNeedExistingTables: Bool { true }
 
     /// Tables in `pg_temp` are the session's own, dropped when it ends.

@@ -51,6 +51,10 @@ package protocol SQLDialect: Sendable {
     var unlimited: DatabaseValue { get }
     /// The SQL compiled predicates are written in.
     var predicateSyntax: PredicateSyntax { get }
+    /// How compiled predicates filter rows: exactly, or as a wider filter ferry completes on the rows.
+    var predicatePushdown: StoreEngine.PredicatePushdown { get }
+    /// A condition that always holds (`1`, `TRUE`).
+    var trueCondition: String { get }
     /// True when a `REFERENCES` clause needs its table to exist already (PostgreSQL): the
     /// schema then adds foreign keys after every table.
     var referencesNeedExistingTables: Bool { get }
@@ -58,6 +62,14 @@ package protocol SQLDialect: Sendable {
     func temporaryTable(_ name: String) -> String
     /// `CREATE INDEX` of `name` on `column` of the temporary table `table`.
     func createTemporaryIndex(_ name: String, on table: String, column: String) -> String
+    /// True when a scan of a table (or of an index on it) meets its rows in primary-key order, so
+    /// that the first row a `LIMIT 1` query answers has the smallest key without an `ORDER BY`.
+    var scansInKeyOrder: Bool { get }
+    /// A condition true when the key `key` is not among the keys in the one-column (`pk`) table
+    /// `table`, in the form the engine plans best over a large table.
+    func notAmongKeys(_ key: String, in table: String) -> String
+    /// A condition true when the key `key` is one of `keys`, with one argument whatever their number.
+    func among(_ keys: [Int64], key: String) -> (sql: String, arguments: [DatabaseValue])
 }
 
 extension SQLDialect {
@@ -66,8 +78,18 @@ extension SQLDialect {
     package var foreignKeyOptions: String { "" }
     package var unlimited: DatabaseValue { .integer(-1) }
     package var predicateSyntax: PredicateSyntax { .sqlite }
+    package var predicatePushdown: StoreEngine.PredicatePushdown { .exact }
+    package var trueCondition: String { "1" }
     package var referencesNeedExistingTables: Bool { false }
     package func temporaryTable(_ name: String) -> String { "temp.\(name)" }
+    package var scansInKeyOrder: Bool { true }
+    package func among(_ keys: [Int64], key: String) -> (sql: String, arguments: [DatabaseValue]) {
+        (
+            "\(key) IN (SELECT value FROM json_each(?))",
+            [.text("[" + keys.map(String.init).joined(separator: ",") + "]")]
+        )
+    }
+    package func notAmongKeys(_ key: String, in table: String) -> String { "\(key) NOT IN (SELECT pk FROM \(table))" }
     package func createTemporaryIndex(_ name: String, on table: String, column: String) -> String {
         "CREATE INDEX temp.\(name) ON \(table)(\(column))"
     }

@@ -45,9 +45,51 @@ package protocol StoreLayout: Sendable {
     func joinTargetIndexName(table: String) -> String
     /// Throws when `model` holds something this layout cannot store faithfully.
     func checkRepresentable(_ model: ObjectModel) throws
+    /// The engine a store in this layout is in (what it can do).
+    var engine: StoreEngine { get }
+    /// The order columns of a many-to-many `relationship`'s join table, each with the key column
+    /// that partitions it; empty when the layout keeps no order there.
+    func joinOrderColumns(
+        of relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel
+    ) -> [(order: String, partition: String)]
+    /// The column beside the key of a to-one `relationship` that keeps the object's position
+    /// among its owner's objects (its inverse is an ordered to-many); nil when there is none.
+    func orderColumn(
+        forForeignKeyOf relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel
+    ) -> String?
+    /// The column beside the foreign-key column `column` that keeps an object's position among
+    /// its owner's objects when the relationship's inverse is an ordered to-many; nil when the
+    /// layout keeps none.
+    func orderColumn(besideForeignKey column: String) -> String?
+    /// The column beside the key of a to-one `relationship` into an entity hierarchy that names
+    /// the target's entity; nil when the layout keeps none.
+    func entityColumn(
+        forForeignKeyOf relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel
+    ) -> String?
 }
 
 extension StoreLayout {
+    /// A layout without an engine of its own is ferry's SQLite one.
+    package var engine: StoreEngine { .sqlite }
+
+    /// No join table keeps an order.
+    package func joinOrderColumns(
+        of relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel
+    ) -> [(order: String, partition: String)] { [] }
+
+    /// No foreign key has an order column beside it.
+    package func orderColumn(
+        forForeignKeyOf relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel
+    ) -> String? { nil }
+
+    /// No foreign key has an order column beside it.
+    package func orderColumn(besideForeignKey column: String) -> String? { nil }
+
+    /// No foreign key names its target's entity.
+    package func entityColumn(
+        forForeignKeyOf relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel
+    ) -> String? { nil }
+
     /// True when a to-one relationship is a foreign-key column in the entity's own table.
     package func ownsForeignKey(
         _ relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel

@@ -34,6 +34,28 @@ package protocol DatabaseConnection: AnyObject {
     func savepoint<T>(_ name: String, _ body: () throws -> T) throws -> T
     /// Runs an `INSERT` and returns the value the engine gave the integer key column `keyColumn`.
     func insertReturningKey(_ sql: String, _ arguments: [DatabaseValue], keyColumn: String) throws -> Int64
+    /// Opens a transaction that writes, taking the engine's write lock at once, for a caller that
+    /// ends it with `COMMIT` or `ROLLBACK` itself.
+    func beginWriting() throws
+    /// A statement run many times (a lookup or a mark per record), prepared once.
+    func prepared(_ sql: String) throws -> any PreparedStatement
+    /// A name for a temporary table that no other table of this session has (`prefix` itself where
+    /// temporary tables go with their statement's connection and are dropped after use).
+    func uniqueTemporaryName(_ prefix: String) -> String
+    /// Turns off the engine's own check of each written row's foreign keys for the session's next
+    /// transactions, when the engine checks them row by row and no transaction is open; true
+    /// when it did, and ``resumeForeignKeyChecks()`` must follow.
+    func suspendForeignKeyChecks() throws -> Bool
+    /// Turns the check ``suspendForeignKeyChecks()`` turned off back on.
+    func resumeForeignKeyChecks() throws
+    /// True when a statement that fails ends the whole transaction (PostgreSQL's), so that a
+    /// caller checks what would fail before running it; false when only the statement fails.
+    var failedStatementEndsTransaction: Bool { get }
+    /// The keys of the objects of `entity` that `predicate` selects, in key order (inside the
+    /// caller's transaction), ferry evaluating on the rows what the engine does not.
+    func keys(
+        of entity: EntityDescription, matching predicate: Predicate, model: ObjectModel, layout: any StoreLayout
+    ) throws -> [Int64]
     /// For a bulk load inside the current write transaction into `table` (quoted) while it holds
     /// no rows: lifts the engine's per-row checks of the table's references and returns the
     /// statements that put them back, each checking every row at once; run them before the
@@ -41,6 +63,17 @@ package protocol DatabaseConnection: AnyObject {
     /// lift in a transaction or the table holds rows (SQLite's own per-row check is turned off
     /// outside the transaction instead).
     func liftReferenceChecks(forBulkLoadInto table: String) throws -> [String]
+}
+
+/// A statement of a ``DatabaseConnection`` prepared once and run many times
+/// (``DatabaseConnection/prepared(_:)``).
+package protocol PreparedStatement {
+    /// Runs the statement with `arguments` bound to its placeholders, discarding any rows.
+    func execute(_ arguments: [DatabaseValue]) throws
+    /// The first column of the first row the statement answers with `arguments`, nil when none.
+    func scalar(_ arguments: [DatabaseValue]) throws -> DatabaseValue?
+    /// Lets go of the statement's last result (an unfinished SQLite statement keeps its tables locked).
+    func finish()
 }
 
 extension DatabaseConnection {
@@ -74,4 +107,53 @@ extension Connection: DatabaseConnection {
         try execute(sql, arguments)
         return lastInsertRowID
     }
+
+    /// `BEGIN IMMEDIATE`: the write lock is taken now, not at the first write.
+    package func beginWriting() throws { try execute("BEGIN IMMEDIATE") }
+
+    package func prepared(_ sql: String) throws -> any PreparedStatement { try prepare(sql) }
+
+    /// SQLite's temporary tables are the connection's own: the name is used as it is.
+    package func uniqueTemporaryName(_ prefix: String) -> String { prefix }
+
+    /// `PRAGMA foreign_keys = OFF` when it is on and no transaction is open (inside one the pragma
+    /// does nothing).
+    package func suspendForeignKeyChecks() throws -> Bool {
+        guard !isInTransaction, try scalar("PRAGMA foreign_keys")?.int64 == 1 else { return false }
+        try execute("PRAGMA foreign_keys = OFF")
+        return true
+    }
+
+    package func resumeForeignKeyChecks() throws { try execute("PRAGMA foreign_keys = ON") }
+
+    package var failedStatementEndsTransaction: Bool { false }
+
+    /// SQLite evaluates every predicate itself (with ferry's functions).
+    package func keys(
+        of entity: EntityDescription, matching predicate: Predicate, model: ObjectModel, layout: any StoreLayout
+    ) throws -> [Int64] {
+        let selection = try predicate.sql(for: entity, model: model, layout: layout, alias: "t0")
+        let key = "t0." + layout.dialect.quote(layout.keyColumn)
+        return try rows(
+            "SELECT \(key) FROM \(selection.from) WHERE \(selection.sql) ORDER BY \(key)", selection.arguments
+        ).compactMap { $0.first?.int64 }
+    }
+}
+
+extension Statement: PreparedStatement {
+    package func execute(_ arguments: [DatabaseValue]) throws {
+        reset()
+        try bind(arguments)
+        _ = try step()
+    }
+
+    package func scalar(_ arguments: [DatabaseValue]) throws -> DatabaseValue? {
+        reset()
+        try bind(arguments)
+        // Done with the row at once: an active statement would keep its tables locked.
+        defer { reset() }
+        return try step() ? value(at: 0) : nil
+    }
+
+    package func finish() { reset() }
 }

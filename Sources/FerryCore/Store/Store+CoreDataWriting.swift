@@ -112,7 +112,7 @@ extension Store {
     /// even where the folder would let a `rename(2)` replace it (a migration, a rebuild).
     package static func checkWritable(_ path: String) throws {
         // A PostgreSQL store, or a file still to be created, has nothing to check here.
-        guard !PathOrURL(path).isPostgreSQL, FileIO.kind(of: path) != nil else { return }
+        guard !StoreLocation.namesDatabaseServer(path), FileIO.kind(of: path) != nil else { return }
         let mode = (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? nil
         // Read-only by its mode even for a user SQLite could write it as (root).
         guard FileManager.default.isWritableFile(atPath: path), (mode ?? 0o200) & 0o222 != 0 else {

@@ -63,7 +63,7 @@ extension Store {
     package static func inspectionSession(
         at path: String
     ) throws -> (session: any DatabaseConnection, layout: FerryLayout) {
-        guard PathOrURL(path).isPostgreSQL else {
+        guard StoreLocation.namesDatabaseServer(path) else {
             return (try Connection(path: path, readOnly: false, create: false), FerryLayout())
         }
         let url = try postgresURL(path)

@@ -105,8 +105,8 @@ public final class Store: @unchecked Sendable {
         self.identity = nil
     }
 
-    /// True for a store in PostgreSQL.
-    public var isPostgreSQL: Bool { connection == nil }
+    /// The store's engine: what it can do (``StoreEngine/capabilities``).
+    public var engine: StoreEngine { layout.engine }
 
     deinit {
         // The connection is closed with the store; then the Core Data copy's folder goes.
@@ -154,7 +154,7 @@ public final class Store: @unchecked Sendable {
     /// - Throws: `.modelMismatch` naming the store's version and the model's when the stored
     ///   model hash differs; `.store` when the file is not a ferry store.
     public static func open(at path: String, model: ObjectModel, options: Options = Options()) throws -> Store {
-        if PathOrURL(path).isPostgreSQL { return try openPostgreSQL(path, model: model, options: options) }
+        if StoreLocation.namesDatabaseServer(path) { return try openPostgreSQL(path, model: model, options: options) }
         try PathOrURL.requireStore(path)
         let layout = FerryLayout()
         try layout.checkRepresentable(model)
@@ -220,7 +220,7 @@ public final class Store: @unchecked Sendable {
     static func checkNoUserTables(path: String, connection: any DatabaseConnection, layout: any StoreLayout) throws {
         let userTables = try connection.scalar(layout.dialect.userTableCountQuery)
         if let count = userTables?.int64, count > 0 {
-            let kind = connection is PostgresDatabase ? "a PostgreSQL schema" : "a SQLite database"
+            let kind = layout.engine.holder
             throw FerryError(
                 .store,
                 "'\(path)' is \(kind) but not a ferry store (it has no \(layout.bookkeeping?.metadata ?? "metadata") table)"
@@ -279,7 +279,7 @@ public final class Store: @unchecked Sendable {
     /// Whether a store exists at `path`: the file, or for a PostgreSQL URL a ferry store in its
     /// schema (a server that cannot be reached throws).
     package static func exists(at path: String) throws -> Bool {
-        guard PathOrURL(path).isPostgreSQL else { return FileManager.default.fileExists(atPath: path) }
+        guard StoreLocation.namesDatabaseServer(path) else { return FileManager.default.fileExists(atPath: path) }
         return try postgreSQLStoreExists(path)
     }
 
@@ -290,7 +290,7 @@ public final class Store: @unchecked Sendable {
     /// and fails with SQLITE_READONLY_ROLLBACK. A Core Data store has no ferry metadata (nil) and
     /// is never opened here: opening it in place would make or rewrite its `-wal` and `-shm`.
     public static func metadata(at path: String) throws -> StoreMetadata? {
-        if PathOrURL(path).isPostgreSQL { return try postgreSQLMetadata(path) }
+        if StoreLocation.namesDatabaseServer(path) { return try postgreSQLMetadata(path) }
         guard FileManager.default.fileExists(atPath: path) else {
             throw FerryError(.store, "store '\(path)' does not exist")
         }

@@ -74,7 +74,7 @@ package final class StoreLock: Sendable {
     /// False for stores that have no file to lock (`:memory:`, SQLite URIs, PostgreSQL URLs).
     package static func isLockable(_ storePath: String) -> Bool {
         // A PostgreSQL store's one writer is a server advisory lock (`Store+PostgreSQL.swift`).
-        storePath != ":memory:" && !storePath.hasPrefix("file:") && !PathOrURL(storePath).isPostgreSQL
+        storePath != ":memory:" && !storePath.hasPrefix("file:") && !StoreLocation.namesDatabaseServer(storePath)
     }
 
     /// Takes the writer lock of the store at `storePath`, waiting up to `timeout` for another

@@ -32,13 +32,10 @@ package struct PathOrURL: Sendable, Hashable {
     /// True when the text is a URL rather than a file path.
     package var isURL: Bool { scheme != nil }
 
-    /// True for a PostgreSQL connection URL (`postgres://`, `postgresql://`).
-    package var isPostgreSQL: Bool { scheme == "postgres" || scheme == "postgresql" }
-
     /// The text for messages: a PostgreSQL URL without its password (`***`), anything else as
     /// written.
     package var shown: String {
-        isPostgreSQL ? PostgresURL.redacted(text) : PostgresURL.redactingPasswords(in: text)
+        StoreLocation.namesDatabaseServer(text) ? PostgresURL.redacted(text) : PostgresURL.redactingPasswords(in: text)
     }
 
     static let databaseSchemes: Set<String> = [
@@ -50,7 +47,7 @@ package struct PathOrURL: Sendable, Hashable {
     /// refuse; `postgresql://` and `postgres://` URLs are PostgreSQL stores.
     package static func requireStore(_ text: String, location: InputLocation? = nil) throws(FerryError) {
         let value = PathOrURL(text)
-        guard let scheme = value.scheme, scheme != "file", !value.isPostgreSQL else { return }
+        guard let scheme = value.scheme, scheme != "file", !StoreLocation.namesDatabaseServer(text) else { return }
         throw FerryError(
             .usage,
             "store '\(text)' is a \(scheme): URL, not a file path; a store is a SQLite file path or a postgresql:// URL",

@@ -825,7 +825,7 @@ final class VerificationSession {
     private func unpositionedLinks(
         in table: String, ordering: [(column: String, ordered: Bool)]
     ) throws -> [(column: String, count: Int)] {
-        guard layout is CoreDataLayout else { return [] }
+        guard layout.engine.capabilities.orderedToMany else { return [] }
         let columns = Set(
             try connection.rows("SELECT name FROM pragma_table_info(?)", [.text(table)]).compactMap {
                 $0.first?.text?.uppercased()
@@ -964,13 +964,8 @@ final class VerificationSession {
         let entity = try lookup(assertion.entity)
         let name = "assertion \(entity.name): \(assertion.predicate)"
         let predicate = try Predicate(format: assertion.predicate, location: assertion.location)
-        let compiled: PredicateSQL
-        if let postgres = connection as? PostgresDatabase {
-            compiled = try Self.postgresSelection(
-                predicate, of: entity, database: postgres, model: model, layout: layout)
-        } else {
-            compiled = try predicate.sql(for: entity, model: model, layout: layout)
-        }
+        let compiled = try Self.exactSelection(
+            predicate, of: entity, connection: connection, model: model, layout: layout)
         let row =
             try connection.rows(
                 "SELECT count(*), count(CASE WHEN \(compiled.sql) THEN 1 END) FROM \(compiled.from)", compiled.arguments
@@ -998,21 +993,17 @@ final class VerificationSession {
     }
 
     /// The objects `predicate` selects on PostgreSQL, as SQL over `t0`: the predicate's own SQL
-    /// when PostgreSQL computes all of it, else the keys ferry selected (``PostgresPredicateFilter``).
-    private static func postgresSelection(
-        _ predicate: Predicate, of entity: EntityDescription, database: PostgresDatabase, model: ObjectModel,
+    /// when PostgreSQL computes all of it, else the keys ferry selected (``PredicateFilter``).
+    private static func exactSelection(
+        _ predicate: Predicate, of entity: EntityDescription, connection: any DatabaseConnection, model: ObjectModel,
         layout: any StoreLayout
     ) throws -> PredicateSQL {
-        let filter = try predicate.postgresFilter(for: entity, model: model, layout: layout)
+        let filter = try predicate.filter(for: entity, model: model, layout: layout)
         if filter.isExact { return filter.sql }
-        let select = {
-            try PostgresFetchRows.keys(
-                of: entity, matching: predicate, database: database, model: model, layout: layout)
-        }
-        let keys = database.isInTransaction ? try select() : try database.readTransaction(select)
-        return layout.selection(
-            of: entity, alias: "t0", where: "t0.\(layout.dialect.quote(layout.keyColumn)) = ANY (CAST(? AS bigint[]))",
-            arguments: [.text("{" + keys.map(String.init).joined(separator: ",") + "}")])
+        let select = { try connection.keys(of: entity, matching: predicate, model: model, layout: layout) }
+        let keys = connection.isInTransaction ? try select() : try connection.readTransaction(select)
+        let among = layout.dialect.among(keys, key: "t0.\(layout.dialect.quote(layout.keyColumn))")
+        return layout.selection(of: entity, alias: "t0", where: among.sql, arguments: among.arguments)
     }
 
     /// A date expected to the millisecond matches an instant within that millisecond (a Core Data

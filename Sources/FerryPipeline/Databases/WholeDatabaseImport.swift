@@ -43,7 +43,7 @@ package struct WholeDatabaseImport {
     }
 
     private var readsPostgreSQL: Bool { PostgresURL.isPostgresURL(source) }
-    private var writesPostgreSQL: Bool { PathOrURL(store).isPostgreSQL }
+    private var writesPostgreSQL: Bool { StoreLocation(store).engine.capabilities.workArea == .workSchema }
 
     /// The store as messages name it (a URL without its password).
     package var shownStore: String { PathOrURL(store).shown }
@@ -62,7 +62,7 @@ package struct WholeDatabaseImport {
                 "'\(source)' is a ferry store: copy it with ferry copy \(source) \(store) (or read one of its tables with --table)"
             )
         }
-        if !readsPostgreSQL, CoreDataStoreFile.isCoreDataStore(source) {
+        if !readsPostgreSQL, StoreLocation(source).isCoreData {
             throw FerryError(
                 .usage,
                 "'\(source)' is a Core Data store: copy it into a ferry store with ferry copy \(source) \(store) (or read one entity with --table ENTITY)"

@@ -15,15 +15,13 @@ package struct JobValidator: Sendable {
     package func validate(_ job: Job, model given: ObjectModel) -> [FerryError] {
         var errors: [FerryError] = []
         // A Core Data store holds inheritance: its steps see each sub-entity with what it inherits.
-        let coreData =
-            job.store.createsCoreDataStore
-            || (!job.store.isInMemory && CoreDataStoreFile.isCoreDataStore(job.store.path))
+        let engine = StoreLocation(job.store.path).engine
+        let coreData = job.store.createsCoreDataStore || engine.capabilities.storesInheritance
         let model = coreData ? given.withInheritedProperties : given
         // Steps other than migrations open the store with this model: it must fit the store layout.
         if !coreData && job.steps.contains(where: { if case .migrate = $0 { false } else { true } }) {
             do {
-                let backend: FerryLayout.Backend = PathOrURL(job.store.path).isPostgreSQL ? .postgresql : .sqlite
-                try FerryLayout(backend: backend).checkRepresentable(model)
+                try engine.checkRepresentable(model)
             } catch let refusal as FerryErrors {
                 errors += refusal.errors
             } catch {

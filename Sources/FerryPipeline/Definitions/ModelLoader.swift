@@ -57,7 +57,7 @@ public struct ModelLoader: Sendable {
     /// True for a PostgreSQL URL or a regular file that starts with SQLite's header: a store,
     /// whose recorded model stands for it.
     static func isStoreLocation(_ path: String) -> Bool {
-        if PathOrURL(path).isPostgreSQL { return true }
+        if StoreLocation(path).isDatabaseServer { return true }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
             let handle = FileHandle(forReadingAtPath: path)
@@ -87,7 +87,7 @@ public struct ModelLoader: Sendable {
     }
 
     private func load(path: String, reader: DefinitionReader) -> ModelBundle? {
-        if CoreDataStoreFile.isCoreDataStore(path) {
+        if StoreLocation(path).isCoreData {
             // A Core Data store stands for the model it caches (Z_MODELCACHE).
             return storeModel(at: path, what: "the cached model", reader: reader) {
                 try CoreDataStoreFile.read(path).cachedModel()

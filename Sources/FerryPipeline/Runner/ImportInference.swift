@@ -43,7 +43,7 @@ package struct ImportInference {
     package func resolve(_ step: inout ImportStep, target: ImportTarget) throws -> Result {
         let entityName = step.entity
         let existing =
-            PathOrURL(target.store).isPostgreSQL || FileManager.default.fileExists(atPath: target.store)
+            StoreLocation(target.store).mayExist
             ? try Store.metadata(at: target.store)?.model : nil
         let source = try ReaderFactory.open(step: step)
         // Mapped fields (paths into nested objects among them) are read from the sample on.

@@ -304,67 +304,21 @@ final class ImportPlan {
             tracker = nil
         }
         sync = tracker
-        if let connection = database as? Connection {
-            let nested = step.nested.map {
-                NestedObjects(
-                    step: step, options: $0, entity: entity, reader: reader,
-                    store: SQLiteNestedStore(connection: connection, model: model, layout: layout), model: model,
-                    layout: layout, firstColumn: columns.count,
-                    sync: tracker)
-            }
-            self.nested = nested
-            let inserter = try BatchInserter(
-                connection: connection, model: model, layout: layout, entity: entity.name,
-                columns: columns + (nested?.insertColumns ?? []),
-                policy: step.onConflict, validate: step.validate, sync: tracker)
-            sqliteInserter = inserter
-            recordInserter = inserter
-            // An import that only adds objects leaves the destination's objects as they are, so
-            // references resolve from a copy of its keys (taken in the step's transaction).
-            if nested == nil && step.mode != .sync && (step.onConflict == .error || step.onConflict == .keep) {
-                for reference in references { reference.resolver.resolveFromSnapshot() }
-            }
-            stagingInserter = nil
-            postgresInserter = nil
-            columnValidators = inserter.columns.indices.map { inserter.validator(forColumn: $0) }
-            columnDefaults = inserter.columns.indices.map { inserter.defaultValue(forColumn: $0) }
-        } else {
-            sqliteInserter = nil
-            guard let postgres = database as? PostgresDatabase else {
-                throw FerryError(.internal, "an import into a store that is neither SQLite nor PostgreSQL")
-            }
-            if let options = step.nested {
-                // Each record needs the keys of the objects it nests at once: written record by
-                // record, under a savepoint each, as on SQLite.
-                let nested = NestedObjects(
-                    step: step, options: options, entity: entity, reader: reader,
-                    store: PostgresNestedStore(database: postgres, model: model, layout: layout), model: model,
-                    layout: layout, firstColumn: columns.count, sync: tracker)
-                self.nested = nested
-                recordInserter = try PostgresRecordInserter(
-                    database: postgres, model: model, layout: layout, entity: entity.name,
-                    columns: columns + nested.insertColumns, policy: step.onConflict, validate: step.validate,
-                    sync: tracker)
-                stagingInserter = nil
-                postgresInserter = nil
-                // The record inserter checks every value itself; the fast path is not taken.
-                columnValidators = Array(repeating: nil, count: attributes.count)
-                columnDefaults = Array(repeating: nil, count: attributes.count)
-            } else {
-                nested = nil
-                recordInserter = nil
-                // Without references to look up or sync keys to note, nothing but the inserter uses
-                // the connection between records: its COPY streams while records are read.
-                let inserter = try PostgresStagedInserter(
-                    database: postgres, model: model, layout: layout, entity: entity.name, columns: columns,
-                    policy: step.onConflict, validate: step.validate,
-                    streamsWhileStaging: references.isEmpty && tracker == nil, sync: tracker)
-                stagingInserter = inserter
-                postgresInserter = inserter
-                columnValidators = inserter.columnValidators
-                columnDefaults = inserter.columnDefaults
-            }
+        // The engine's session makes the step's writers (ImportPlan+Writers.swift).
+        guard let session = database as? any ImportSession else {
+            throw FerryError(.internal, "an import into a store whose engine writes no imports")
         }
+        let writers = try session.importWriters(
+            for: ImportWriterRequest(
+                step: step, entity: entity, reader: reader, model: model, layout: layout, columns: columns,
+                attributeCount: attributes.count, references: references, sync: tracker))
+        nested = writers.nested
+        recordInserter = writers.recordInserter
+        stagingInserter = writers.stagingInserter
+        sqliteInserter = writers.sqliteInserter
+        postgresInserter = writers.postgresInserter
+        columnValidators = writers.columnValidators
+        columnDefaults = writers.columnDefaults
         // An import without nested objects writes only its entity (a sync deletes objects only
         // after its last record): a reference to an entity outside the
         // step's family keeps its destination as it is, so its keys are resolved a batch at a
@@ -394,11 +348,8 @@ final class ImportPlan {
     /// ``provesReferences``; true when it did, and ``resumeForeignKeyChecks(on:)`` must follow.
     /// Inside a caller's transaction (where the pragma does nothing) or on PostgreSQL it does nothing.
     func suspendForeignKeyChecks(on database: any DatabaseConnection) throws -> Bool {
-        guard provesReferences, let connection = database as? Connection, !connection.isInTransaction,
-            try connection.scalar("PRAGMA foreign_keys")?.int64 == 1
-        else { return false }
-        try connection.execute("PRAGMA foreign_keys = OFF")
-        return true
+        guard provesReferences else { return false }
+        return try database.suspendForeignKeyChecks()
     }
 
     /// Inside an atomic step's transaction into an empty table whose references the step proves
@@ -412,7 +363,7 @@ final class ImportPlan {
 
     /// Turns SQLite's foreign-key enforcement back on after ``suspendForeignKeyChecks(on:)``.
     func resumeForeignKeyChecks(on database: any DatabaseConnection) throws {
-        try (database as? Connection)?.execute("PRAGMA foreign_keys = ON")
+        try database.resumeForeignKeyChecks()
     }
 
     /// Call at the start of each of the step's transactions: a reference resolver's copy of its

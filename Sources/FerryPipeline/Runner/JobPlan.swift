@@ -202,7 +202,7 @@ extension JobRunner {
         if job.store.isInMemory || job.store.rebuild {
             return (nil, "the store is built by the run: its rows are not known before it")
         }
-        if PathOrURL(job.store.path).isPostgreSQL || FileManager.default.fileExists(atPath: job.store.path) {
+        if StoreLocation(job.store.path).mayExist {
             return (job.store.path, nil)
         }
         return (nil, "the store does not exist yet: the earlier steps create it")
@@ -210,10 +210,11 @@ extension JobRunner {
 
     /// What a run does to the store before its steps.
     static func storeAction(_ store: StoreReference) -> String {
-        let shown = PathOrURL(store.path).shown
+        let location = StoreLocation(store.path)
+        let shown = location.shown
         if store.isInMemory { return "an in-memory store, dropped when the run ends" }
         if let copy = store.copyFrom { return "\(shown) is replaced by a copy of \(copy) first" }
-        let exists = PathOrURL(store.path).isPostgreSQL ? nil : FileManager.default.fileExists(atPath: store.path)
+        let exists = location.existsOnDisk
         if store.rebuild {
             return "a new store is built beside \(shown) and swapped in when every step succeeds"
         }

@@ -62,16 +62,20 @@ public final class JobRunner {
             command: "run", job: job.name, jobFile: job.path, store: job.store.path, model: model.name,
             modelVersion: model.version,
             dryRun: dryRun)
+        // The store's name is classified here, once: what follows asks this value.
+        let location = StoreLocation(job.store.path)
         // A dry run never creates the store: it works in a scratch store beside it, removed after.
         let scratch = dryRun && job.store.create && !FileManager.default.fileExists(atPath: job.store.path)
         let rebuild = (job.store.rebuild || scratch) && !job.store.isInMemory
         // A dry run of a job that migrates works on a copy: a migration cannot be rolled back.
         // So does one on a Core Data store, whose -wal and -shm an open in place would touch.
         let dryCopy =
-            dryRun && !rebuild && (migrates || CoreDataStoreFile.isCoreDataStore(job.store.path))
+            dryRun && !rebuild && (migrates || location.engine.capabilities.readsPrivateCopy)
             && !job.store.isInMemory
             && FileManager.default.fileExists(atPath: job.store.path)
-        if PathOrURL(job.store.path).isPostgreSQL { return runOnPostgreSQL(report) }
+        // The store's life (lock, work area, swap) is still written per work area; issue 24's next
+        // step moves it behind the engine.
+        if location.engine.capabilities.workArea == .workSchema { return runOnPostgreSQL(report) }
         var writerLock: StoreLock?
         defer { withExtendedLifetime(writerLock) {} }
         if !job.store.isInMemory {
@@ -318,7 +322,7 @@ public final class JobRunner {
             // One transaction around every step, rolled back at the end: each step sees what the
             // steps before it would have written (orders find the customers imported before them).
             do {
-                try store.withDatabase { try $0.execute($0 is Connection ? "BEGIN IMMEDIATE" : "BEGIN") }
+                try store.withDatabase { try $0.beginWriting() }
             } catch {
                 report.fail(step: 0, kind: "open", error: error)
                 return false
@@ -521,7 +525,7 @@ public final class JobRunner {
     /// is a PostgreSQL store, `ferry copy`'s machinery copies it (`StoreCopier`, replacing the
     /// store, verified by counts and checksums).
     static func copyStore(from source: String, to path: String) throws {
-        if PathOrURL(source).isPostgreSQL || PathOrURL(path).isPostgreSQL {
+        if StoreLocation(source).isDatabaseServer || StoreLocation(path).isDatabaseServer {
             var copier = StoreCopier(from: source, to: path)
             copier.replacesExisting = true
             _ = try copier.run()

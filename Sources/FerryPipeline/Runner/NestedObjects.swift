@@ -644,9 +644,7 @@ final class NestedObjects {
             var linkArguments: [DatabaseValue] = [.integer(parent), .integer(child)]
             // Core Data's ordered many-to-many: the new link goes last (one past the highest
             // position of its owner's links), as on a to-one whose inverse is ordered.
-            let orders =
-                (layout as? CoreDataLayout)?.joinOrderColumns(of: link.relationship, in: link.source, model: model)
-                ?? []
+            let orders = layout.joinOrderColumns(of: link.relationship, in: link.source, model: model)
             for (order, partition) in orders {
                 columns.append(dialect.quote(order))
                 values.append(

@@ -79,7 +79,7 @@ package struct SnapshotChecker {
         clock = .now
         // Its version.
         let version: ObjectModel
-        let isCoreData = CoreDataStoreFile.isCoreDataStore(copy)
+        let isCoreData = StoreLocation(copy).isCoreData
         do {
             let method: String
             if isCoreData {

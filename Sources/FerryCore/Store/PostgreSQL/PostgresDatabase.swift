@@ -113,6 +113,25 @@ package final class PostgresDatabase: DatabaseConnection {
 
     package func writeTransaction<T>(_ body: () throws -> T) throws -> T { try connection.transaction(body) }
 
+    /// `BEGIN`: the store's writer lock is the session's advisory lock, held already.
+    package func beginWriting() throws { try execute("BEGIN") }
+
+    package func prepared(_ sql: String) throws -> any PreparedStatement { statement(sql) }
+
+    /// PostgreSQL enforces foreign keys by constraints (deferred to the commit): nothing to suspend.
+    package func suspendForeignKeyChecks() throws -> Bool { false }
+
+    package func resumeForeignKeyChecks() throws {}
+
+    /// A failed statement aborts the transaction: nothing runs in it until it is rolled back.
+    package var failedStatementEndsTransaction: Bool { true }
+
+    package func keys(
+        of entity: EntityDescription, matching predicate: Predicate, model: ObjectModel, layout: any StoreLayout
+    ) throws -> [Int64] {
+        try PostgresFetchRows.keys(of: entity, matching: predicate, database: self, model: model, layout: layout)
+    }
+
     /// A savepoint (FerryPostgres nests transactions as savepoints); outside a transaction, a
     /// transaction.
     package func savepoint<T>(_ name: String, _ body: () throws -> T) throws -> T { try connection.transaction(body) }

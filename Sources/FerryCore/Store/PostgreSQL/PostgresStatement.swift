@@ -6,7 +6,7 @@ import FerryPostgres
 /// `executePrepared`), so the server parses and analyzes it once instead of every time.
 /// Arguments, results, errors and ``PostgresDatabase/changes`` are those of the
 /// ``PostgresDatabase`` methods of the same names.
-package struct PostgresStatement {
+package struct PostgresStatement: PreparedStatement {
     private let database: PostgresDatabase
     /// The SQL with PostgreSQL's placeholders (`$N`).
     package let text: String
@@ -30,4 +30,7 @@ package struct PostgresStatement {
     package func scalar(_ arguments: [DatabaseValue]) throws -> DatabaseValue? {
         PostgresDatabase.firstValue(of: try database.run(numbered: text, arguments, prepared: true))
     }
+
+    /// Nothing to let go of: each run's result is read whole.
+    package func finish() {}
 }

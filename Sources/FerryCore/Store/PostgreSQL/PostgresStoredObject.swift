@@ -3,7 +3,7 @@
 /// with one indexed query each (the key columns of ferry's layout are indexed).
 ///
 /// Used for the comparisons PostgreSQL cannot compute exactly as ferry does (see
-/// ``PostgresPredicateFilter``), on the rows the server's filter selected.
+/// ``PredicateFilter``), on the rows the server's filter selected.
 final class PostgresObjectGraph {
     let database: PostgresDatabase
     let model: ObjectModel
