@@ -109,7 +109,7 @@ final class NestedBatch {
     ) {
         guard store is PostgresNestedStore, step.mode != .sync, step.relationships.isEmpty,
             step.onConflict == .error || step.onConflict == .keep, layout.versionIncrement == nil,
-            !(layout is CoreDataLayout), Self.standsAlone(entity, in: model)
+            Self.standsAlone(entity, in: model)
         else { return nil }
         var attributes: [String] = []
         for constraint in entity.uniquenessConstraints {
