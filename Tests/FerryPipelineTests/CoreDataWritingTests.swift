@@ -365,10 +365,13 @@ import Testing
         let path = directory.file("Library.sqlite")
         let bundle = try ModelLoader().load(path: Self.library)
         _ = try Store.createCoreData(at: path, model: bundle.current)
-        // A derived pagesCount maintained as Core Data maintains CDP2's ZBOOK.ZPAGESCOUNT.
+        // A derived pagesCount maintained as Core Data maintains CDP2's ZBOOK.ZPAGESCOUNT. The
+        // store's model cache (written for the model without it) goes too: the store then stands
+        // for one whose version ferry finds by its tables.
         let setup = try Connection(path: path, create: false)
         try setup.executeScript(
             """
+            DELETE FROM Z_MODELCACHE;
             ALTER TABLE ZBOOK ADD COLUMN ZPAGESCOUNT INTEGER;
             CREATE TRIGGER IF NOT EXISTS Z_DA_ZPAGE_Book_pagesCount_PARAMETER_INSERT AFTER INSERT ON ZPAGE FOR EACH ROW WHEN (NEW.ZBOOK NOT NULL) BEGIN UPDATE ZBOOK SET ZPAGESCOUNT = IFNULL(ZPAGESCOUNT, 0) + 1 WHERE Z_PK = NEW.ZBOOK; SELECT NSCoreDataDATriggerUpdatedAffectedObjectValue('ZBOOK', Z_ENT, Z_PK, 'pagesCount', ZPAGESCOUNT) FROM ZBOOK WHERE Z_PK = NEW.ZBOOK; END;
             """)

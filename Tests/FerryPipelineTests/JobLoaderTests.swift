@@ -96,8 +96,8 @@ struct JobLoaderTests {
                 "\(file):13:20: error: 'upsert' is not a valid 'on_conflict' (one of error, update, keep, replace)",
                 "\(file):14:19: error: 'batch_size' must be at least 1, not 0",
                 "\(file):15:20: error: unsupported letter 'Q' in date pattern 'yyyy-QQ'\n  supported: yyyy yy MM M MMM dd d HH H hh h mm ss S… a EEE X XXX Z, and 'quoted' literals",
-                "\(file):19:24: error: 'delimiter' must be one character (one byte), not '::'",
-                "\(file):19:38: error: 'header: false' needs 'columns: [...]' to name the columns",
+                "\(file):19:24: error: 'delimiter' must be one to 8 characters, not ''",
+                "\(file):19:36: error: 'header: false' needs 'columns: [...]' to name the columns",
                 "\(file):20:7: error: 'json' options apply only to the json and ndjson formats, not csv",
                 "\(file):20:23: error: a JSON pointer starts with '/' (e.g. /data/items), not 'data'",
                 "\(file):21:20: error: expected a count or a percentage like \"1%\" for 'max_rejects' but found 'lots'",
@@ -142,7 +142,7 @@ struct JobLoaderTests {
             renderedErrors { _ = try JobLoader().load(path: bad, parameters: [:], environment: [:]) } == [
                 "\(bad):3:22: error: cannot tell the format of 'a.xml' from its extension; add 'format:' (csv, json, ndjson)",
                 "\(bad):4:22: error: cannot tell the format of standard input; add 'format:' (csv, json, ndjson)",
-                "\(bad):5:48: error: unknown format 'xsl' (csv, json, ndjson, fixed)",
+                "\(bad):5:48: error: unknown format 'xsl' (csv, json, ndjson, fixed, pgcopy)",
                 "\(bad):6:5: error: the import step needs 'entity'",
             ])
     }

@@ -15,8 +15,9 @@ import Foundation
 /// (a to-one 1, a to-many its bound or 0), `NSDeleteRule` and `NSIsOrdered`.
 ///
 /// Not written: predicates (of fetched properties and fetch request templates: a template with
-/// a predicate is left out rather than cached without it), derivations (stores with a derived
-/// attribute are refused before this runs), validation predicates and the external-storage flag.
+/// a predicate is left out rather than cached without it), derivations (a new store whose model
+/// has a derived attribute keeps an empty cache; migrations to such a version are refused),
+/// validation predicates and the external-storage flag.
 /// Whether Core Data itself accepts the cache is not known (it does not run on Linux).
 package enum CachedModelEncoder {
     /// The blob of `Z_MODELCACHE.Z_CONTENT` for `model`.

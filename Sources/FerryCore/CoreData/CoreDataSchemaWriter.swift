@@ -39,7 +39,11 @@ package enum CoreDataSchemaWriter {
     ) throws -> CoreDataLayout {
         try checkWritable(model)
         let metadata = try CoreDataNewStoreMetadata(model: model, compiledHashes: compiledHashes)
-        let modelCache = try CachedModelEncoder.modelCache(for: model)
+        // A derived attribute's derivation is not archived yet: such a store keeps an empty cache
+        // (found by its hashes and tables) rather than one that differs from its model.
+        let modelCache =
+            model.entities.contains { $0.attributes.contains(where: \.isDerived) }
+            ? nil : try CachedModelEncoder.modelCache(for: model)
         let tables = try connection.scalar("SELECT count(*) FROM sqlite_master")?.int64 ?? 0
         guard tables == 0 else {
             throw FerryError(
@@ -56,7 +60,9 @@ package enum CoreDataSchemaWriter {
             try connection.execute(
                 "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
             try connection.execute("CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
-            try connection.execute("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", [.blob(modelCache)])
+            if let modelCache {
+                try connection.execute("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)", [.blob(modelCache)])
+            }
             for (name, number) in schema.layout.entityNumbers.sorted(by: { $0.value < $1.value }) {
                 let parent = model.entity(named: name)?.parent.flatMap { schema.layout.entityNumbers[$0] } ?? 0
                 try connection.execute(
