@@ -94,26 +94,9 @@ struct ResumeKillPostgresTests {
             let start = arguments(store, rejects)
             // PostgreSQL runs take longer than SQLite's: spread the kills over twice the clean time.
             let delays = (0..<2).map { _ in Double.random(in: 0.05...max(0.1, seconds * 2)) }
-            var command: [String]? = start
-            for delay in delays {
-                guard let current = command else { break }
-                let process = try FerryProcess(current)
-                Thread.sleep(forTimeInterval: delay)
-                process.kill()
-                let result = try process.wait()
-                #expect(
-                    result.wasSignaled || result.exitCode == 0, "trial \(trial), killed after \(delay) s: \(result)")
-                command = try Self.nextCommand(schema: schema, start: start)
-                if command?.last == "--resume" { resumedRuns += 1 }
+            resumedRuns += try ResumeKillTests.killThenFinish(start, delays: delays, label: "trial \(trial)") {
+                try Self.nextCommand(schema: schema, start: start)
             }
-            var resumes = 0
-            while let current = command, resumes < 3 {
-                let result = try runFerry(current)
-                #expect(result.exitCode == 0, "trial \(trial) (kills after \(delays) s): \(result)")
-                command = try Self.nextCommand(schema: schema, start: start)
-                resumes += 1
-            }
-            #expect(command == nil, "trial \(trial): still unfinished")
             #expect(try Self.people(store) == expected, "trial \(trial) (kills after \(delays) s): the objects differ")
             #expect(
                 try String(contentsOfFile: rejects, encoding: .utf8) == expectedRejects,

@@ -71,6 +71,38 @@ struct ResumeKillTests {
         return start
     }
 
+    /// Runs `start`, killing it with SIGKILL after each of `delays` (each next run is what `next`
+    /// says: a resume, a fresh start, or nil when done), then runs what `next` says until done (at
+    /// most three runs), expecting each to succeed; returns how many of the killed runs were
+    /// followed by a resume.
+    static func killThenFinish(
+        _ start: [String], delays: [Double], label: String, next: () throws -> [String]?
+    ) throws -> Int {
+        var resumed = 0
+        var command: [String]? = start
+        for delay in delays {
+            guard let current = command else { break }
+            let process = try FerryProcess(current)
+            Thread.sleep(forTimeInterval: delay)
+            process.kill()
+            let result = try process.wait()
+            #expect(result.wasSignaled || result.exitCode == 0, "\(label), killed after \(delay) s: \(result)")
+            command = try next()
+            if command?.last == "--resume" { resumed += 1 }
+        }
+        var runs = 0
+        while let current = command, runs < 3 {
+            let result = try runFerry(current)
+            #expect(
+                result.exitCode == 0,
+                "\(label) (kills after \(delays) s): \(current.joined(separator: " ")): \(result)")
+            command = try next()
+            runs += 1
+        }
+        #expect(command == nil, "\(label): still unfinished")
+        return resumed
+    }
+
     /// One scenario: a clean run, then trials of kills at random moments and resumes.
     static func check(
         _ name: String, in directory: TemporaryDirectory, arguments: (_ store: String, _ rejects: String) -> [String]
@@ -96,29 +128,9 @@ struct ResumeKillTests {
             let rejects = directory.file("\(name)-\(trial).rejects")
             let start = arguments(store, rejects)
             let delays = (0..<2).map { _ in Double.random(in: 0.02...max(0.05, seconds * 0.9)) }
-            var command: [String]? = start
-            for delay in delays {
-                guard let current = command else { break }
-                let process = try FerryProcess(current)
-                Thread.sleep(forTimeInterval: delay)
-                process.kill()
-                let result = try process.wait()
-                #expect(
-                    result.wasSignaled || result.exitCode == 0,
-                    "\(name) trial \(trial), killed after \(delay) s: \(result)")
-                command = try nextCommand(store: store, start: start)
-                if command?.last == "--resume" { resumedRuns += 1 }
+            resumedRuns += try killThenFinish(start, delays: delays, label: "\(name) trial \(trial)") {
+                try nextCommand(store: store, start: start)
             }
-            var resumes = 0
-            while let current = command, resumes < 3 {
-                let result = try runFerry(current)
-                #expect(
-                    result.exitCode == 0,
-                    "\(name) trial \(trial) (kills after \(delays) s): \(current.joined(separator: " ")): \(result)")
-                command = try nextCommand(store: store, start: start)
-                resumes += 1
-            }
-            #expect(command == nil, "\(name) trial \(trial): still unfinished")
             let found = try snapshot(store)
             #expect(
                 found == expected,
