@@ -122,6 +122,32 @@ struct CoreDataMigrateCLITests {
     }
 
     @Test(
+        "Revised store 1 → 4 in place through the Section-per-Post policy written by position (the row API): the store the dictionary API gives, row for row"
+    )
+    func revisedThroughRowPolicy() throws {
+        let directory = TemporaryDirectory("ferry-cd-migrate")
+        var tables: [String: [[String?]]] = [:]
+        for set in ["revised", "revised-rows"] {
+            let store = try Self.store(Self.revised, "CoreDataMigration_Example_1", in: directory, as: "\(set).sqlite")
+            let result = try Self.migrate(store, app: Self.revised, set: set, ["--no-backup"]).wait()
+            #expect(result.exitCode == 0, "\(set): \(result)")
+            for sql in [
+                "SELECT * FROM ZPOST ORDER BY Z_PK", "SELECT * FROM ZSECTION ORDER BY Z_PK",
+                "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT",
+            ] {
+                let rows = try StoreSnapshot.texts(store, sql)
+                if let dictionaryAPI = tables[sql] {
+                    #expect(rows == dictionaryAPI, "the row API's \(sql) differs from the dictionary API's")
+                } else {
+                    tables[sql] = rows
+                }
+            }
+        }
+        // The policy ran: one Section per Post, its title made from the post's content.
+        #expect(tables["SELECT * FROM ZSECTION ORDER BY Z_PK"]?.count == 10)
+    }
+
+    @Test(
         "Original store 1 → 4 in place through Migration1to2 and the Color-per-Post policy: every post's date keeps every bit, sub-millisecond digits included"
     )
     func exactDatesThroughPolicy() throws {

@@ -3,7 +3,8 @@
 //
 // Both apps name their policy `CoreDataMigration_Example.Post2ToPost3MigrationPolicy`, so
 // FERRY_TEST_POLICY_SET chooses which app's policy this process has (`revised`, the default:
-// one Section per Post; `original`: one Color per Post), and FERRY_TEST_POLICY_NAME the name it
+// one Section per Post; `revised-rows`: the same through the by-position row API; `original`:
+// one Color per Post), and FERRY_TEST_POLICY_NAME the name it
 // is registered under (default `Post2ToPost3MigrationPolicy`, without the module prefix).
 import FerryCommandLine
 import FerryCore
@@ -46,15 +47,83 @@ final class CityFromEmailPolicy: EntityMigrationPolicy {
     }
 }
 
+/// CityFromEmailPolicy through the by-position row API (values read and written by position,
+/// the positions resolved once per mapping): it must give the store the dictionary API gives
+/// (EngineConformanceTests' policy cell, on every engine).
+final class CityFromEmailRowPolicy: EntityMigrationPolicy {
+    private var email: Int?
+    private var city: Int?
+
+    init() {}
+
+    func begin(mapping: MappingContext, manager: MigrationManager) throws {
+        email = mapping.sourceColumns.position(of: "email")
+        city = mapping.destinationColumns.position(of: "city")
+    }
+
+    func createDestinationInstances(
+        forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager
+    ) throws {
+        var row = try manager.mappedRow(forSource: source, mapping: mapping)
+        if let email, let city, let address = source.row.string(at: email), let at = address.firstIndex(of: "@") {
+            row[city] = .string(String(address[address.index(after: at)...]))
+        }
+        try manager.insertDestinationRow(row, forSource: source, mapping: mapping)
+    }
+}
+
+/// SectionPerPostPolicy (the Revised app's) through the by-position row API, the Section made
+/// from an empty row of its mapping: it must give the store the dictionary API gives
+/// (CoreDataMigrateCLITests, FERRY_TEST_POLICY_SET=revised-rows).
+final class SectionPerPostRowPolicy: EntityMigrationPolicy {
+    private var content: Int?
+    /// The Section mapping's positions of body, title and index, resolved with its first row.
+    private var section: (body: Int, title: Int, index: Int)?
+
+    init() {}
+
+    func begin(mapping: MappingContext, manager: MigrationManager) throws {
+        content = mapping.sourceColumns.position(of: "content")
+    }
+
+    func createDestinationInstances(
+        forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager
+    ) throws {
+        let post = try manager.insertDestinationRow(
+            manager.mappedRow(forSource: source, mapping: mapping), forSource: source, mapping: mapping)
+        var row = try manager.emptyRow(forMappingNamed: "Section")
+        let at = try section ?? sectionPositions(row.columns)
+        section = at
+        let body = content.map { source.row[$0] } ?? .null
+        row[at.body] = body
+        row[at.index] = .integer(0)
+        if case .string(let text) = body {
+            row[at.title] = .string(String(text.prefix(4)) + "...")
+        }
+        let made = try manager.insertDestinationRow(row, forSource: source, mappingNamed: "Section")
+        try manager.setRelationship("post", of: made, to: post.primaryKey)
+    }
+
+    private func sectionPositions(_ columns: MigrationColumns) throws -> (body: Int, title: Int, index: Int) {
+        guard let body = columns.position(of: "body"), let title = columns.position(of: "title"),
+            let index = columns.position(of: "index")
+        else {
+            throw FerryError(.migration, "Section has no body, title or index (columns: \(columns))")
+        }
+        return (body, title, index)
+    }
+}
+
 let environment = ProcessInfo.processInfo.environment
 let name = environment["FERRY_TEST_POLICY_NAME"] ?? "Post2ToPost3MigrationPolicy"
 let registry = PolicyRegistry()
-if environment["FERRY_TEST_POLICY_SET"] == "original" {
-    registry.register(name) { ColorPerPostPolicy() }
-} else {
-    registry.register(name) { SectionPerPostPolicy() }
+switch environment["FERRY_TEST_POLICY_SET"] {
+case "original": registry.register(name) { ColorPerPostPolicy() }
+case "revised-rows": registry.register(name) { SectionPerPostRowPolicy() }
+default: registry.register(name) { SectionPerPostPolicy() }
 }
 registry.register("CityFromEmailPolicy") { CityFromEmailPolicy() }
+registry.register("CityFromEmailRowPolicy") { CityFromEmailRowPolicy() }
 registry.register("CategoryPerNamePolicy") { CategoryPerNamePolicy() }
 registry.register("OrderCustomerPolicy") { OrderCustomerPolicy() }
 FerryCommandLine.main(registry: registry)

@@ -9,13 +9,20 @@ import Synchronization
 /// changes. Register policies by name in a ``PolicyRegistry``; a mapping file names them with
 /// `policy: Name`.
 ///
+/// Values are read and written by position (``MigrationRow``, positions looked up once per
+/// mapping) or by name (dictionaries, Core Data's shape):
+///
 /// ```swift
 /// final class PhoneNormalizer: EntityMigrationPolicy {
+///     private var phone: Int?
 ///     init() {}
+///     func begin(mapping: MappingContext, manager: MigrationManager) throws {
+///         phone = mapping.destinationColumns.position(of: "phone")
+///     }
 ///     func createDestinationInstances(forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws {
-///         var values = try manager.mappedValues(forSource: source, mapping: mapping)
-///         if case .string(let phone) = values["phone"] ?? .null { values["phone"] = .string(normalize(phone)) }
-///         try manager.insertDestinationInstance(values, forSource: source, mapping: mapping)
+///         var row = try manager.mappedRow(forSource: source, mapping: mapping)
+///         if let phone, let number = row.string(at: phone) { row[phone] = .string(normalize(number)) }
+///         try manager.insertDestinationRow(row, forSource: source, mapping: mapping)
 ///     }
 /// }
 /// PolicyRegistry.shared.register("PhoneNormalizer") { PhoneNormalizer() }
@@ -24,7 +31,7 @@ public protocol EntityMigrationPolicy: AnyObject {
     /// Before any object of the mapping is migrated.
     func begin(mapping: MappingContext, manager: MigrationManager) throws
     /// Creates the destination object(s) for one source object. The default inserts one object
-    /// with the mapping's values (``MigrationManager/mappedValues(forSource:mapping:)``).
+    /// with the mapping's values (``MigrationManager/mappedRow(forSource:mapping:)``).
     func createDestinationInstances(
         forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager) throws
     /// After every source object was processed.
@@ -48,8 +55,8 @@ extension EntityMigrationPolicy {
     public func createDestinationInstances(
         forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager
     ) throws {
-        let values = try manager.mappedValues(forSource: source, mapping: mapping)
-        try manager.insertDestinationInstance(values, forSource: source, mapping: mapping)
+        let row = try manager.mappedRow(forSource: source, mapping: mapping)
+        try manager.insertDestinationRow(row, forSource: source, mapping: mapping)
     }
     /// Does nothing by default.
     public func endInstanceCreation(mapping: MappingContext, manager: MigrationManager) throws {}
@@ -67,6 +74,10 @@ extension EntityMigrationPolicy {
 
 /// An object during migration: its entity, primary key (`ferry_pk`) and values by property
 /// name (attributes; to-one relationships as the related object's primary key).
+///
+/// A source object of the row path keeps its selected row: ``row`` reads it by position
+/// (positions of ``MappingContext/sourceColumns``), `source["name"]` reads one value by name,
+/// and ``values`` makes a dictionary only when it is read.
 public struct MigrationObject: Sendable, Hashable {
     /// The object's entity.
     public var entity: String
@@ -75,12 +86,23 @@ public struct MigrationObject: Sendable, Hashable {
     /// The values by property name (to-one relationships as the related object's primary key).
     ///
     /// The source objects the row path hands to policies keep their selected row and make this
-    /// dictionary only when it is read: ``subscript(_:)`` reads one value without it.
+    /// dictionary only when it is read: `source["name"]` reads one value without it.
     public var values: [String: Value] {
-        get { storage.dictionary }
+        get {
+            switch storage {
+            case .dictionary(let values): return values
+            case .row(let row): return row.dictionary
+            }
+        }
         set { storage = .dictionary(newValue) }
     }
-    private var storage: MigrationObjectValues
+    private var storage: Storage
+
+    /// Where the values are: a dictionary, or a row read by position.
+    private enum Storage: Sendable {
+        case dictionary([String: Value])
+        case row(MigrationRow)
+    }
 
     /// An object of `entity` with its primary key and values.
     public init(entity: String, primaryKey: Int64, values: [String: Value]) {
@@ -89,15 +111,32 @@ public struct MigrationObject: Sendable, Hashable {
         self.storage = .dictionary(values)
     }
 
-    /// An object whose values are the selected `row` at the positions `columns` names.
-    init(entity: String, primaryKey: Int64, row: [Value], columns: MigrationObjectColumns) {
+    /// An object of `entity` with its primary key and a row of values.
+    public init(entity: String, primaryKey: Int64, row: MigrationRow) {
         self.entity = entity
         self.primaryKey = primaryKey
-        self.storage = .row(row, columns)
+        self.storage = .row(row)
     }
 
     /// The value of a property, `.null` when it has none.
-    public subscript(name: String) -> Value { storage.value(named: name) }
+    public subscript(name: String) -> Value {
+        switch storage {
+        case .dictionary(let values): return values[name] ?? .null
+        case .row(let row): return row[name]
+        }
+    }
+
+    /// The values by position (for a source object, at the positions of the mapping's
+    /// ``MappingContext/sourceColumns``): the object's own row, or one made of its dictionary
+    /// (names in alphabetical order) when it was made from a dictionary.
+    public var row: MigrationRow {
+        switch storage {
+        case .row(let row): return row
+        case .dictionary(let values):
+            let names = values.keys.sorted()
+            return MigrationRow(columns: MigrationColumns(names: names), storage: names.map { values[$0] ?? .null })
+        }
+    }
 
     /// Equal entity, key and values.
     public static func == (lhs: MigrationObject, rhs: MigrationObject) -> Bool {
@@ -109,36 +148,6 @@ public struct MigrationObject: Sendable, Hashable {
         hasher.combine(entity)
         hasher.combine(primaryKey)
         hasher.combine(values)
-    }
-}
-
-/// Property names → positions in a selected row, made once per entity mapping and shared by
-/// every source object of it.
-final class MigrationObjectColumns: Sendable {
-    let positions: [String: Int]
-    init(_ positions: [String: Int]) { self.positions = positions }
-}
-
-/// Where a ``MigrationObject``'s values are: a dictionary, or a selected row read by position.
-private enum MigrationObjectValues: Sendable {
-    case dictionary([String: Value])
-    case row([Value], MigrationObjectColumns)
-
-    var dictionary: [String: Value] {
-        switch self {
-        case .dictionary(let values): return values
-        case .row(let row, let columns):
-            var values = [String: Value](minimumCapacity: columns.positions.count)
-            for (name, index) in columns.positions { values[name] = row[index] }
-            return values
-        }
-    }
-
-    func value(named name: String) -> Value {
-        switch self {
-        case .dictionary(let values): return values[name] ?? .null
-        case .row(let row, let columns): return columns.positions[name].map { row[$0] } ?? .null
-        }
     }
 }
 
@@ -154,6 +163,13 @@ public struct MappingContext: Sendable {
     public var sourceModel: ObjectModel
     /// The model version migrated to.
     public var destinationModel: ObjectModel
+    /// The positions of the source objects' values (``MigrationObject/row``): the source entity's
+    /// attributes in model order, then its to-one relationships; empty without a source entity.
+    public var sourceColumns: MigrationColumns
+    /// The positions of the destination values (``MigrationManager/mappedRow(forSource:mapping:)``,
+    /// ``MigrationManager/insertDestinationRow(_:forSource:mapping:)``):
+    /// the destination entity's attributes in model order, then its stored to-one keys.
+    public var destinationColumns: MigrationColumns
 }
 
 /// Creates migration policies by the names mapping files use.
@@ -328,9 +344,27 @@ public final class MigrationManager {
         self.writer = writer
     }
 
-    /// The destination values the mapping gives for a source object (before any policy change).
+    /// The destination values the mapping gives for a source object (before any policy change),
+    /// by column name.
+    ///
+    /// The dictionary keeps one layout for all the mapping's objects: when a policy changes only
+    /// its values (not its keys), ``insertDestinationInstance(_:forSource:mapping:)`` binds it by
+    /// position. ``mappedRow(forSource:mapping:)`` gives the same values with no dictionary.
     public func mappedValues(forSource source: MigrationObject, mapping: MappingContext) throws -> [String: Value] {
-        try writer.mappedValues(forSource: source, mappingName: mapping.name)
+        try writer.mappedRow(forSource: source, mappingName: mapping.name).dictionary
+    }
+
+    /// The destination values the mapping gives for a source object (before any policy change),
+    /// by position: the positions of ``MappingContext/destinationColumns``. No dictionary is made;
+    /// insert the row (changed or not) with ``insertDestinationRow(_:forSource:mapping:)``.
+    public func mappedRow(forSource source: MigrationObject, mapping: MappingContext) throws -> MigrationRow {
+        try writer.mappedRow(forSource: source, mappingName: mapping.name)
+    }
+
+    /// An empty row (every value nil) for the named entity mapping's destination entity, to fill
+    /// by position and insert with ``insertDestinationRow(_:forSource:mappingNamed:)``.
+    public func emptyRow(forMappingNamed name: String) throws -> MigrationRow {
+        MigrationRow(columns: try writer.destinationColumns(forMapping: name))
     }
 
     /// Inserts a destination object for a source object and associates the two. The first object
@@ -352,6 +386,26 @@ public final class MigrationManager {
         _ values: [String: Value], forSource source: MigrationObject?, mappingNamed name: String
     ) throws -> MigrationObject {
         try writer.insertDestination(values, forSource: source, mappingName: name)
+    }
+
+    /// Inserts a destination object from a row for a source object and associates the two, as
+    /// ``insertDestinationInstance(_:forSource:mapping:)`` does: a row of the mapping's
+    /// ``MappingContext/destinationColumns`` is bound by position, any other row by column name.
+    @discardableResult
+    public func insertDestinationRow(
+        _ row: MigrationRow, forSource source: MigrationObject?, mapping: MappingContext
+    ) throws -> MigrationObject {
+        try writer.insertDestination(row, forSource: source, mappingName: mapping.name)
+    }
+
+    /// Inserts a destination object from a row for another entity mapping of the step, as
+    /// ``insertDestinationInstance(_:forSource:mappingNamed:)`` does (a row from
+    /// ``emptyRow(forMappingNamed:)`` is bound by position).
+    @discardableResult
+    public func insertDestinationRow(
+        _ row: MigrationRow, forSource source: MigrationObject?, mappingNamed name: String
+    ) throws -> MigrationObject {
+        try writer.insertDestination(row, forSource: source, mappingName: name)
     }
 
     /// Destination objects the named mapping made from these source objects (primary keys).

@@ -43,8 +43,9 @@ struct EntityPlan {
     private(set) var filter: SQLText? = nil
     private(set) var distinct: BoundExpression? = nil
     private(set) var distinctSlots: [Int] = []
-    /// Source attributes and to-one relationships → their selected columns, for ``sourceObject(row:key:)``.
-    private(set) var sourceObjectColumns = MigrationObjectColumns([:])
+    /// Source attributes and to-one relationships at their positions in the selected row (after
+    /// the key), for ``sourceObject(row:key:)``.
+    private(set) var sourceObjectColumns = MigrationColumns(names: [], offset: 1)
     /// The destination's columns in insert order: attributes in model order, then foreign keys,
     /// then Core Data's order columns (as `MigrationObjectWriter` prepares its inserts).
     private(set) var insertColumns: [String] = []
@@ -259,8 +260,18 @@ struct EntityPlan {
         } else {
             distinct = nil
         }
-        sourceObjectColumns = MigrationObjectColumns(
-            sourceColumns.merging(sourceRelationshipColumns) { attribute, _ in attribute })
+        // Attributes are selected first, in model order, then the to-one keys (as
+        // ``sourceColumnNames(of:model:layout:)`` lists them): the row after its key.
+        let sourceNames = Self.sourceColumnNames(of: source, model: sourceModel, layout: sourceLayout)
+        let attributeCount = source.attributes.count
+        let inOrder = sourceNames.enumerated().allSatisfy { position, name in
+            (position < attributeCount ? sourceColumns[name] : sourceRelationshipColumns[name]) == position + 1
+        }
+        guard inOrder else {
+            throw FerryError(
+                .migration, "mapping \(mapping.name): the source columns of \(source.name) are not selected in order")
+        }
+        sourceObjectColumns = MigrationColumns(names: sourceNames, offset: 1)
         insertColumns = attributes.map(\.name) + foreignKeys.map(\.column) + orderColumns.map(\.column)
         let sourceName = source.name
         programs = attributes.map { attribute in
@@ -410,7 +421,22 @@ struct EntityPlan {
     /// The source object as policies see it: attributes by name, to-one relationships as keys
     /// (read from the row by position: no dictionary per object).
     func sourceObject(row: [Value], key: Int64) -> MigrationObject {
-        MigrationObject(entity: source.name, primaryKey: key, row: row, columns: sourceObjectColumns)
+        MigrationObject(
+            entity: source.name, primaryKey: key, row: MigrationRow(columns: sourceObjectColumns, storage: row))
+    }
+
+    /// The names of a source entity's values as policies read them by position: its attributes
+    /// in model order, then its to-one relationships stored as a key of its own.
+    static func sourceColumnNames(
+        of source: EntityDescription, model: ObjectModel, layout: any StoreLayout
+    ) -> [String] {
+        var names = source.attributes.map(\.name)
+        for relationship in source.relationships where !relationship.isToMany {
+            if case .foreignKey = layout.storage(of: relationship, in: source, model: model) {
+                names.append(relationship.name)
+            }
+        }
+        return names
     }
 
     // MARK: - SQL for relationships and key paths (over the source, as `main`)

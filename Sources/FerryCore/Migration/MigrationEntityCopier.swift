@@ -45,7 +45,7 @@ final class MigrationEntityCopier {
         guard let sourceName = entityMapping.source else {
             // A new entity starts empty (a policy may still create objects in its begin hook).
             if let policy {
-                let context = try scope.context(for: entityMapping)
+                let context = try writer.context(for: entityMapping)
                 try policy.begin(mapping: context, manager: manager)
                 try policy.endInstanceCreation(mapping: context, manager: manager)
                 try writer.flushAssociations()
@@ -104,7 +104,15 @@ final class MigrationEntityCopier {
     /// values, custom policies). Returns (source objects read, destination objects written).
     private func migrateRows(_ plan: EntityPlan, policy: (any EntityMigrationPolicy)?) throws -> (Int, Int) {
         let entityMapping = plan.mapping
-        let context = try scope.context(for: entityMapping)
+        let context = try writer.context(for: entityMapping, sourceColumns: plan.sourceObjectColumns)
+        // Policies get the mapped values at the positions of the context's destination columns.
+        let destinationColumns = context.destinationColumns
+        guard destinationColumns.names == plan.insertColumns else {
+            throw FerryError(
+                .migration,
+                "mapping \(entityMapping.name): the row path's columns (\(plan.insertColumns.joined(separator: ", "))) are not the inserts' (\(destinationColumns))"
+            )
+        }
         let destinationCoding = writer.destinationCoding
         manager.startMapping()
         if let policy { try policy.begin(mapping: context, manager: manager) }
@@ -122,7 +130,6 @@ final class MigrationEntityCopier {
         }
         var createdHere = 0
         let insertsBefore = writer.managerInserts
-        let insertColumns = plan.insertColumns
         while try select.step() {
             read += 1
             let sourceKey = select.int64(at: 0)
@@ -150,7 +157,8 @@ final class MigrationEntityCopier {
                 createdHere += 1
             } else if let policy {
                 try writer.withCurrentRow(
-                    mapping: entityMapping.name, source: sourceKey, values: values, columns: insertColumns
+                    mapping: entityMapping.name, source: sourceKey,
+                    row: MigrationRow(columns: destinationColumns, storage: values)
                 ) {
                     try policy.createDestinationInstances(
                         forSource: plan.sourceObject(row: row, key: sourceKey), mapping: context, manager: manager)

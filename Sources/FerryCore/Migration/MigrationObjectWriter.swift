@@ -1,11 +1,18 @@
 /// What a ``MigrationManager`` asks of the step it belongs to: the writes and look-ups policies
 /// make. The manager holds its writer; the writer knows nothing of the manager or the runner.
 protocol MigrationWriting: AnyObject {
-    /// For ``MigrationManager/mappedValues(forSource:mapping:)``.
-    func mappedValues(forSource source: MigrationObject, mappingName: String) throws -> [String: Value]
+    /// For ``MigrationManager/mappedRow(forSource:mapping:)`` (and the dictionary of
+    /// ``MigrationManager/mappedValues(forSource:mapping:)``).
+    func mappedRow(forSource source: MigrationObject, mappingName: String) throws -> MigrationRow
+    /// For ``MigrationManager/emptyRow(forMappingNamed:)``.
+    func destinationColumns(forMapping name: String) throws -> MigrationColumns
     /// For ``MigrationManager/insertDestinationInstance(_:forSource:mapping:)``.
     func insertDestination(
         _ values: [String: Value], forSource source: MigrationObject?, mappingName: String
+    ) throws -> MigrationObject
+    /// For ``MigrationManager/insertDestinationRow(_:forSource:mapping:)``.
+    func insertDestination(
+        _ row: MigrationRow, forSource source: MigrationObject?, mappingName: String
     ) throws -> MigrationObject
     /// For ``MigrationManager/associate(source:destination:mapping:)``.
     func associate(source: Int64, destination: Int64, mapping name: String) throws
@@ -25,8 +32,16 @@ final class MigrationObjectWriter: MigrationWriting {
     private let scope: MigrationStepScope
     /// The destination's value coding, fetched once: the row path binds every value with it.
     let destinationCoding: DispatchedValueCoding
-    /// Objects written per destination entity, to verify the counts.
-    private(set) var written: [String: Int] = [:]
+    /// Objects written per destination entity, to verify the counts: those counted here, and
+    /// those policies inserted (counted on each entity's insert, not in a dictionary per object).
+    var written: [String: Int] {
+        var all = counted
+        for (entity, target) in insertStatements where target.inserted > 0 {
+            all[entity, default: 0] += target.inserted
+        }
+        return all
+    }
+    private var counted: [String: Int] = [:]
     /// Objects inserted through the manager (by policies).
     private(set) var managerInserts = 0
     /// Destination entities some of whose values ferry computed or converted (not only copied
@@ -35,12 +50,18 @@ final class MigrationObjectWriter: MigrationWriting {
     /// Core Data's shared tables: the last key given to a new object per destination table
     /// (``CoreDataMigrationDestination/newKeyFloor(table:identities:sourceLayout:destinationLayout:on:sourceSchema:destinationSchema:)``).
     private var lastNewKeys: [String: Int64] = [:]
-    /// The row being migrated by the row path (for ``mappedValues(forSource:mappingName:)``).
-    private var currentRow: (mapping: String, source: Int64, values: [Value], columns: [String])?
-    /// Per destination entity (by name): its insert, the columns its `?`s take after the key,
-    /// and the entity (looked up once: policies insert through here for every object).
-    private var insertStatements: [String: (statement: Statement, columns: [String], entity: EntityDescription)] =
-        [:]
+    /// The row being migrated by the row path (for ``mappedRow(forSource:mappingName:)``).
+    private var currentRow: (mapping: String, source: Int64, row: MigrationRow)?
+    /// Per destination entity (by name): the columns its inserts' `?`s take after the key (one
+    /// instance per entity: rows of these columns are bound by position).
+    private var columns: [String: MigrationColumns] = [:]
+    /// Per destination entity (by name): its insert, its columns and the entity (looked up
+    /// once: policies insert through here for every object).
+    private var insertStatements: [String: InsertTarget] = [:]
+    /// Per entity mapping name as policies give it: the mapping and its insert (the last one
+    /// used is checked first: a policy inserts for its own mapping, object after object).
+    private var mappingTargets: [String: MappingTarget] = [:]
+    private var lastMappingTarget: MappingTarget?
     /// Prepared once per step: policies call these for every object.
     /// Associations not yet written: they go to `links.assoc` in bulk, before anything reads it.
     private var pendingAssociations: [(mapping: String, source: Int64, destination: Int64)] = []
@@ -59,7 +80,10 @@ final class MigrationObjectWriter: MigrationWriting {
 
     /// Finalizes the prepared statements (the destination cannot be detached while they live).
     func releaseStatements() {
+        counted = written
         insertStatements.removeAll()
+        mappingTargets.removeAll()
+        lastMappingTarget = nil
         associateStatement = nil
     }
 
@@ -70,31 +94,19 @@ final class MigrationObjectWriter: MigrationWriting {
 
     /// Adds objects some mapping wrote set-based (`INSERT … SELECT`) to the counts.
     func count(_ objects: Int, of entity: String) {
-        written[entity, default: 0] += objects
+        counted[entity, default: 0] += objects
     }
 
-    /// Runs `body` (a policy's `createDestinationInstances`) with the row whose mapped values
-    /// ``mappedValues(forSource:mappingName:)`` hands out.
-    func withCurrentRow(
-        mapping: String, source: Int64, values: [Value], columns: [String], _ body: () throws -> Void
-    ) rethrows {
-        currentRow = (mapping, source, values, columns)
+    /// Runs `body` (a policy's `createDestinationInstances`) with the row that
+    /// ``mappedRow(forSource:mappingName:)`` hands out.
+    func withCurrentRow(mapping: String, source: Int64, row: MigrationRow, _ body: () throws -> Void) rethrows {
+        currentRow = (mapping, source, row)
         defer { currentRow = nil }
         try body()
     }
 
-    /// Inserts one destination object given by column name (policies); `primaryKey` nil lets
-    /// SQLite choose a new one (`keyIfFree`: as for values in column order).
-    func insert(
-        _ values: [String: Value], mapping entityMapping: MappingModel.EntityMapping, primaryKey: Int64?,
-        keyIfFree: Bool = false
-    ) throws -> Int64 {
-        let columns = try insertStatement(forEntityNamed: entityMapping.destination).columns
-        return try insert(
-            columns.map { values[$0] ?? .null }, mapping: entityMapping, primaryKey: primaryKey, keyIfFree: keyIfFree)
-    }
-
-    /// Inserts one destination object from values in the insert statement's column order.
+    /// Inserts one destination object from values in the insert statement's column order;
+    /// `primaryKey` nil lets SQLite choose a new one.
     ///
     /// - Parameter keyIfFree: with a `primaryKey`, a new key instead when another object of the
     ///   table has that one already (no query first: the insert itself tells).
@@ -102,17 +114,30 @@ final class MigrationObjectWriter: MigrationWriting {
         _ values: [Value], mapping entityMapping: MappingModel.EntityMapping, primaryKey: Int64?,
         keyIfFree: Bool = false
     ) throws -> Int64 {
-        let (statement, _, entity) = try insertStatement(forEntityNamed: entityMapping.destination)
-        let coding = destinationCoding
+        let target = try insertStatement(forEntityNamed: entityMapping.destination)
+        return try insert(into: target, mapping: entityMapping, primaryKey: primaryKey, keyIfFree: keyIfFree) {
+            statement, coding in
+            for (offset, value) in values.enumerated() {
+                try coding.bind(value, to: statement, at: offset + 2)
+            }
+        }
+    }
+
+    /// Inserts one destination object whose values `bindValues` binds (from `?` number 2 on:
+    /// the first is the key).
+    private func insert(
+        into target: InsertTarget, mapping entityMapping: MappingModel.EntityMapping, primaryKey: Int64?,
+        keyIfFree: Bool, _ bindValues: (Statement, DispatchedValueCoding) throws -> Void
+    ) throws -> Int64 {
+        let statement = target.statement
+        let entity = target.entity
         statement.reset()
         if let primaryKey {
             try statement.bind(primaryKey, at: 1)
         } else {
             try bindNewKey(for: entity, to: statement)
         }
-        for (offset, value) in values.enumerated() {
-            try coding.bind(value, to: statement, at: offset + 2)
-        }
+        try bindValues(statement, destinationCoding)
         do {
             try statement.step()
         } catch let error as FerryError {
@@ -159,13 +184,8 @@ final class MigrationObjectWriter: MigrationWriting {
         return last + 1
     }
 
-    private func insertStatement(
-        forEntityNamed name: String
-    ) throws -> (statement: Statement, columns: [String], entity: EntityDescription) {
-        if let cached = insertStatements[name] { return cached }
-        guard let entity = destination.entity(named: name) else {
-            throw FerryError(.migration, "the destination model has no entity '\(name)'")
-        }
+    /// The columns (after the key) of the destination entity's inserts, by name, and as stored.
+    private func insertColumns(of entity: EntityDescription) -> (names: [String], stored: [String]) {
         let layout = scope.destinationLayout
         var columns = entity.attributes.map(\.name)
         var stored =
@@ -185,6 +205,46 @@ final class MigrationObjectWriter: MigrationWriting {
                 stored.append(layout.dialect.quote(order))
             }
         }
+        return (columns, stored)
+    }
+
+    /// The positions of the destination entity's values (the columns its inserts take after the
+    /// key): one instance per entity, so rows made with them are bound by position.
+    func destinationColumns(of entity: EntityDescription) -> MigrationColumns {
+        if let cached = columns[entity.name] { return cached }
+        let made = MigrationColumns(names: insertColumns(of: entity).names)
+        columns[entity.name] = made
+        return made
+    }
+
+    /// What a policy is told about the entity mapping it runs for, with the positions of its
+    /// rows: `sourceColumns` when given (the row path's selected rows), else the source entity's.
+    func context(
+        for entityMapping: MappingModel.EntityMapping, sourceColumns: MigrationColumns? = nil
+    ) throws -> MappingContext {
+        guard let destinationEntity = destination.entity(named: entityMapping.destination) else {
+            throw FerryError(.migration, "the destination model has no entity '\(entityMapping.destination)'")
+        }
+        let sourceEntity = entityMapping.source.flatMap { scope.source.entity(named: $0) }
+        let sourceNames =
+            sourceEntity.map { EntityPlan.sourceColumnNames(of: $0, model: scope.source, layout: scope.sourceLayout) }
+            ?? []
+        return MappingContext(
+            name: entityMapping.name, source: sourceEntity, destination: destinationEntity,
+            sourceModel: scope.source, destinationModel: destination,
+            sourceColumns: sourceColumns ?? MigrationColumns(names: sourceNames, offset: 1),
+            destinationColumns: destinationColumns(of: destinationEntity))
+    }
+
+    private func insertStatement(forEntityNamed name: String) throws -> InsertTarget {
+        if let cached = insertStatements[name] { return cached }
+        guard let entity = destination.entity(named: name) else {
+            throw FerryError(.migration, "the destination model has no entity '\(name)'")
+        }
+        let layout = scope.destinationLayout
+        let planned = insertColumns(of: entity)
+        let columns = planned.names
+        var stored = planned.stored
         // Core Data's Z_ENT and Z_OPT (a new object's) after the values, so the `?`s keep their numbers.
         let bookkeeping = CoreDataMigrationDestination.rowBookkeeping(of: entity, in: layout)
         stored += bookkeeping.map { layout.dialect.quote($0.column) }
@@ -195,34 +255,95 @@ final class MigrationObjectWriter: MigrationWriting {
             layout.dialect.insert(
                 into: scope.destinationTable(layout.table(for: entity)), columns: stored, values: marks,
                 onConflict: .fail))
-        insertStatements[name] = (statement, columns, entity)
-        return (statement, columns, entity)
+        let target = InsertTarget(statement: statement, columns: destinationColumns(of: entity), entity: entity)
+        insertStatements[name] = target
+        return target
     }
 
-    func mappedValues(forSource source: MigrationObject, mappingName: String) throws -> [String: Value] {
-        guard let row = currentRow, row.mapping == mappingName, row.source == source.primaryKey else {
+    func mappedRow(forSource source: MigrationObject, mappingName: String) throws -> MigrationRow {
+        guard let current = currentRow, current.mapping == mappingName, current.source == source.primaryKey else {
             throw FerryError(
                 .migration,
-                "mappedValues(forSource:) works for the source object being migrated by mapping \(mappingName) only")
+                "mappedValues(forSource:) and mappedRow(forSource:) work for the source object being migrated by mapping \(mappingName) only"
+            )
         }
-        return Dictionary(uniqueKeysWithValues: zip(row.columns, row.values))
+        return current.row
+    }
+
+    /// The entity mapping a policy names and its insert (prepared on first use).
+    private func mappingTarget(named name: String) throws -> MappingTarget {
+        if let last = lastMappingTarget, last.name == name { return last }
+        if let known = mappingTargets[name] {
+            lastMappingTarget = known
+            return known
+        }
+        guard let entityMapping = scope.mapping.entity(named: name) else {
+            throw FerryError(.migration, "no entity mapping named '\(name)'")
+        }
+        let made = MappingTarget(
+            name: name, mapping: entityMapping, insert: try insertStatement(forEntityNamed: entityMapping.destination))
+        mappingTargets[name] = made
+        lastMappingTarget = made
+        return made
+    }
+
+    func destinationColumns(forMapping name: String) throws -> MigrationColumns {
+        try mappingTarget(named: name).insert.columns
     }
 
     func insertDestination(
         _ values: [String: Value], forSource source: MigrationObject?, mappingName: String
     ) throws -> MigrationObject {
-        guard let entityMapping = scope.mapping.entity(named: mappingName) else {
-            throw FerryError(.migration, "no entity mapping named '\(mappingName)'")
+        let target = try mappingTarget(named: mappingName)
+        let columns = target.insert.columns
+        let key = try insertDestination(for: target, forSource: source) { statement, coding in
+            // A dictionary of mappedValues (changed in its values only) binds in its storage order.
+            let positioned = try columns.forEachPositioned(in: values) { value, position in
+                try coding.bind(value, to: statement, at: position + 2)
+            }
+            guard !positioned else { return }
+            for (position, name) in columns.names.enumerated() {
+                try coding.bind(values[name] ?? .null, to: statement, at: position + 2)
+            }
         }
-        // The first object made from a source object keeps its key (if it is free).
-        let key = try insert(values, mapping: entityMapping, primaryKey: source?.primaryKey, keyIfFree: true)
+        return MigrationObject(entity: target.mapping.destination, primaryKey: key, values: values)
+    }
+
+    func insertDestination(
+        _ row: MigrationRow, forSource source: MigrationObject?, mappingName: String
+    ) throws -> MigrationObject {
+        let target = try mappingTarget(named: mappingName)
+        let columns = target.insert.columns
+        let key = try insertDestination(for: target, forSource: source) { statement, coding in
+            if row.columns === columns {
+                for position in 0..<columns.count {
+                    try coding.bind(row[position], to: statement, at: position + 2)
+                }
+            } else {
+                for (position, name) in columns.names.enumerated() {
+                    try coding.bind(row[name], to: statement, at: position + 2)
+                }
+            }
+        }
+        return MigrationObject(entity: target.mapping.destination, primaryKey: key, row: row)
+    }
+
+    /// Inserts an object a policy made (its values bound by `bindValues`) and counts it; the
+    /// first object made from a source object keeps its key (if it is free).
+    private func insertDestination(
+        for target: MappingTarget, forSource source: MigrationObject?,
+        _ bindValues: (Statement, DispatchedValueCoding) throws -> Void
+    ) throws -> Int64 {
+        let entityMapping = target.mapping
+        let key = try insert(
+            into: target.insert, mapping: entityMapping, primaryKey: source?.primaryKey, keyIfFree: true, bindValues)
         if let source {
             try associate(source: source.primaryKey, destination: key, mapping: entityMapping.name)
         }
         managerInserts += 1
-        computedValues.insert(entityMapping.destination)
-        written[entityMapping.destination, default: 0] += 1
-        return MigrationObject(entity: entityMapping.destination, primaryKey: key, values: values)
+        target.insert.inserted += 1
+        if target.insert.inserted == 1 { computedValues.insert(entityMapping.destination) }
+        return key
     }
 
     func associate(source: Int64, destination: Int64, mapping name: String) throws {
@@ -331,5 +452,34 @@ final class MigrationObjectWriter: MigrationWriting {
         }
         // What the relationship stage associated is written too.
         try flushAssociations()
+    }
+}
+
+/// One destination entity's prepared insert, the columns its `?`s take after the key, and the
+/// entity.
+private final class InsertTarget {
+    let statement: Statement
+    let columns: MigrationColumns
+    let entity: EntityDescription
+    /// Objects policies inserted through this statement.
+    var inserted = 0
+
+    init(statement: Statement, columns: MigrationColumns, entity: EntityDescription) {
+        self.statement = statement
+        self.columns = columns
+        self.entity = entity
+    }
+}
+
+/// An entity mapping as a policy names it, with the insert of its destination entity.
+private final class MappingTarget {
+    let name: String
+    let mapping: MappingModel.EntityMapping
+    let insert: InsertTarget
+
+    init(name: String, mapping: MappingModel.EntityMapping, insert: InsertTarget) {
+        self.name = name
+        self.mapping = mapping
+        self.insert = insert
     }
 }

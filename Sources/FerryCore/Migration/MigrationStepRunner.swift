@@ -97,7 +97,7 @@ final class MigrationStepRunner {
             // Core Data's second and third stages, once every mapping made its objects.
             for entityMapping in mapping.entities {
                 guard let policy = policies[entityMapping.name] else { continue }
-                let context = try scope.context(for: entityMapping)
+                let context = try writer.context(for: entityMapping)
                 try writer.forEachDestination(of: entityMapping) { object in
                     try policy.createRelationships(forDestination: object, mapping: context, manager: manager)
                 }
@@ -114,7 +114,7 @@ final class MigrationStepRunner {
                     schema: MigrationStepScope.destinationSchema))
             for entityMapping in mapping.entities {
                 guard let policy = policies[entityMapping.name] else { continue }
-                let context = try scope.context(for: entityMapping)
+                let context = try writer.context(for: entityMapping)
                 try policy.performCustomValidation(mapping: context, manager: manager)
                 try policy.end(mapping: context, manager: manager)
             }

@@ -41,17 +41,6 @@ struct MigrationStepScope {
         entityMapping.source != nil && entityMapping.distinct == nil && entityMapping.policy == nil
     }
 
-    /// What a policy is told about the entity mapping it runs for.
-    func context(for entityMapping: MappingModel.EntityMapping) throws -> MappingContext {
-        guard let destinationEntity = destination.entity(named: entityMapping.destination) else {
-            throw FerryError(.migration, "the destination model has no entity '\(entityMapping.destination)'")
-        }
-        return MappingContext(
-            name: entityMapping.name, source: entityMapping.source.flatMap { source.entity(named: $0) },
-            destination: destinationEntity,
-            sourceModel: source, destinationModel: destination)
-    }
-
     /// SQL giving the destination key of the object made from the source object whose key is
     /// `expression`, for objects of `sourceEntity` migrated into `entity`. In a hierarchy the
     /// linked object may be of a sub-entity: every mapping from `sourceEntity` or one of its

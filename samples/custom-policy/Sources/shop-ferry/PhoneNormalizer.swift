@@ -9,26 +9,33 @@ import FerryCore
 /// customer, and the original store stays as it was.
 final class PhoneNormalizer: EntityMigrationPolicy {
     let defaultCountryCode: String
+    /// Where `phone` is in the mapping's destination rows (nil when the entity has none),
+    /// looked up once per entity mapping.
+    private var phone: Int?
 
     init(defaultCountryCode: String = "64") {
         self.defaultCountryCode = defaultCountryCode
     }
 
+    func begin(mapping: MappingContext, manager: MigrationManager) throws {
+        phone = mapping.destinationColumns.position(of: "phone")
+    }
+
     func createDestinationInstances(
         forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager
     ) throws {
-        // Everything else as the mapping file says (names split, the rest carried over).
-        var values = try manager.mappedValues(forSource: source, mapping: mapping)
-        if case .string(let phone) = values["phone"] ?? .null {
-            guard let normalized = normalize(phone) else {
+        // Everything else as the mapping file says (names split, the rest carried over), by position.
+        var row = try manager.mappedRow(forSource: source, mapping: mapping)
+        if let phone, let number = row.string(at: phone) {
+            guard let normalized = normalize(number) else {
                 let id = source["id"]
                 throw FerryError(
                     .migration,
-                    "\(mapping.name) \(id): cannot normalise the phone number '\(phone)' (fewer than 6 digits)")
+                    "\(mapping.name) \(id): cannot normalise the phone number '\(number)' (fewer than 6 digits)")
             }
-            values["phone"] = .string(normalized)
+            row[phone] = .string(normalized)
         }
-        try manager.insertDestinationInstance(values, forSource: source, mapping: mapping)
+        try manager.insertDestinationRow(row, forSource: source, mapping: mapping)
     }
 
     /// The E.164 form of a phone number, or nil when it has fewer than 6 digits.
