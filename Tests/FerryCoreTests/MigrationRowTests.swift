@@ -59,6 +59,30 @@ struct MigrationRowTests {
             ])
     }
 
+    @Test("to-one relationships have positions too: the source's related key, the destination's foreign key column")
+    func relationshipsByPosition() throws {
+        let directory = TemporaryDirectory()
+        let path = try MigrationPolicyTests.makeStore(in: directory)
+        let registry = MigrationPolicyTests.registry(log: CallLog())
+        registry.register("OrderCopier") { OrderCopier() }
+        let migrator = Migrator(
+            storePath: path, bundle: MigrationPolicyTests.bundle,
+            options: MigrationOptions(backup: false, registry: registry)
+        ) { from, to in
+            var mapping = try MigrationPolicyTests.mapping(from: from, to: to)
+            if let order = mapping.entities.firstIndex(where: { $0.name == "Order" }) {
+                mapping.entities[order].policy = "OrderCopier"
+            }
+            return mapping
+        }
+        _ = try migrator.run()
+        // As the mapping alone writes them: ghost's order lost its customer (no Customer was made from ghost).
+        #expect(
+            try StoreSnapshot.texts(path, "SELECT ferry_pk, number, customer FROM \"Order\" ORDER BY ferry_pk") == [
+                ["1", "O-1", "1"], ["2", "O-2", nil], ["3", "O-3", "3"],
+            ])
+    }
+
     @Test("columns resolve names once; typed getters read only their own case; rows compare by names and values")
     func rowsAndColumns() {
         let columns = MigrationColumns(["id", "name", "score", "ratio", "price", "active", "born", "name"])
@@ -179,5 +203,33 @@ final class DictionaryEditor: EntityMigrationPolicy {
             return
         }
         try manager.insertDestinationInstance(values, forSource: source, mapping: mapping)
+    }
+}
+
+/// Copies each Order by position, after checking that the source's `customer` key and the
+/// destination's foreign key column have positions that read what the names read.
+final class OrderCopier: EntityMigrationPolicy {
+    private var customer: Int?
+
+    init() {}
+
+    func begin(mapping: MappingContext, manager: MigrationManager) throws {
+        customer = mapping.sourceColumns.position(of: "customer")
+        guard customer == mapping.sourceColumns.count - 1, mapping.destinationColumns.count == 2 else {
+            throw FerryError(
+                .migration, "Order's columns: \(mapping.sourceColumns) and \(mapping.destinationColumns)")
+        }
+    }
+
+    func createDestinationInstances(
+        forSource source: MigrationObject, mapping: MappingContext, manager: MigrationManager
+    ) throws {
+        let row = try manager.mappedRow(forSource: source, mapping: mapping)
+        guard let customer, source.row[customer] == source["customer"], source.row.int64(at: customer) != nil,
+            row.dictionary == (try manager.mappedValues(forSource: source, mapping: mapping))
+        else {
+            throw FerryError(.migration, "Order \(source.primaryKey): the positions do not read what the names read")
+        }
+        try manager.insertDestinationRow(row, forSource: source, mapping: mapping)
     }
 }
