@@ -55,7 +55,8 @@ struct PostgresNestedBatchCLITests {
 
     /// `count` owners from `first` on, in NDJSON: each nests two pets (1 in 20 the second with a toy), a
     /// vet (one of 40, by object or by key), now and then a record the batch leaves to the
-    /// record-by-record path: a pet whose id is not a number, a name too short, an email or an
+    /// record-by-record path or rejects itself: a pet, a pet's toy or a vet with a value that does
+    /// not coerce (alone or after a failure met first), a name too short, an email or an
     /// id seen before, a vet named by a key no vet has, a badge (a many-to-many link), keys in
     /// `pets_ids`, a pet moved from an earlier owner.
     static func owners(first: Int, count: Int, renamed: Bool = false) -> String {
@@ -76,6 +77,17 @@ struct PostgresNestedBatchCLITests {
             var extra = ""
             switch i % 97 {
             case 11: pets[1] = #"{"id": "p\#(i)", "name": "bad id"}"#
+            // Values that do not coerce, which the batch rejects itself: in the vet, in a
+            // pet's toy, and after a failure met first (a name too short, then a bad pet id; a
+            // vet's bad fee before a repeated email).
+            case 13: vet = #"{"code": "\#(vetCode)", "fee": "cheap"}"#
+            case 17: pets[0] = #"{"id": \#(2 * i), "name": "pet", "toy": {"id": "t\#(i)", "kind": "ball"}}"#
+            case 19:
+                name = "x"
+                pets[1] = #"{"id": "p\#(i)", "name": "bad id"}"#
+            case 29:
+                email = "o\(i - 1)@example.com"
+                vet = #"{"code": "\#(vetCode)", "fee": "cheap"}"#
             case 23: name = "x"
             case 31: email = "o\(i - 1)@example.com"
             case 37: id = "\(i - 3)"

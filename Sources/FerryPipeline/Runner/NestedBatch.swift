@@ -260,38 +260,47 @@ final class NestedBatch {
         return fits
     }
 
-    /// Finds which keys and unique values of the batch the store holds: one query per node and
-    /// per constraint.
+    /// Finds which keys and unique values of the batch the store holds: one query for every node
+    /// and constraint (``PostgresRecordInserter/storedKeys(_:)``).
     private func prefetch() throws {
-        held.removeAll(keepingCapacity: true)
+        /// Each value once, and only those that can travel in an array.
+        func distinct(_ values: [DatabaseValue]) -> [DatabaseValue] {
+            var seen = Set<StoredKey>()
+            return values.filter { value in
+                guard PostgresRecordInserter.canLookUp(value), let stored = StoredKey(value) else { return false }
+                return seen.insert(stored).inserted
+            }
+        }
+        var requests: [(inserter: PostgresRecordInserter, column: Int, values: [DatabaseValue])] = []
+        var nodes: [ObjectIdentifier] = []
         for (id, entry) in nestedKeys {
             guard let inserter = try entry.node.inserter() as? PostgresRecordInserter,
                 let name = entry.node.key?[0],
                 let column = entry.node.attributes.firstIndex(where: { $0.attribute.name == name })
             else { continue }
-            var seen = Set<StoredKey>()
-            var keys: [DatabaseValue] = []
-            for key in entry.keys where PostgresRecordInserter.canLookUp(key) {
-                if let stored = StoredKey(key), seen.insert(stored).inserted { keys.append(key) }
+            requests.append((inserter, column, distinct(entry.keys)))
+            nodes.append(id)
+        }
+        if let topInserter {
+            for (offset, column) in uniqueColumns.enumerated() {
+                requests.append((topInserter, column, distinct(uniqueValues[offset])))
             }
-            let primaryKeys = try inserter.storedKeys(column: column, values: keys)
+        }
+        let answers = try PostgresRecordInserter.storedKeys(requests)
+        held.removeAll(keepingCapacity: true)
+        for (place, id) in nodes.enumerated() {
             var found: [StoredKey: Int64?] = [:]
-            for (key, primaryKey) in zip(keys, primaryKeys) {
+            for (key, primaryKey) in zip(requests[place].values, answers[place]) {
                 if let stored = StoredKey(key) { found[stored] = .some(primaryKey) }
             }
             held[id] = found
         }
         uniqueHeld = []
-        for (offset, column) in uniqueColumns.enumerated() {
-            var seen = Set<StoredKey>()
-            var values: [DatabaseValue] = []
-            for value in uniqueValues[offset] where PostgresRecordInserter.canLookUp(value) {
-                if let stored = StoredKey(value), seen.insert(stored).inserted { values.append(value) }
-            }
+        for offset in uniqueColumns.indices {
             var found: [StoredKey: Bool] = [:]
-            if let topInserter {
-                let primaryKeys = try topInserter.storedKeys(column: column, values: values)
-                for (value, primaryKey) in zip(values, primaryKeys) {
+            if topInserter != nil {
+                let place = nodes.count + offset
+                for (value, primaryKey) in zip(requests[place].values, answers[place]) {
                     if let stored = StoredKey(value) { found[stored] = primaryKey != nil }
                 }
             }
@@ -302,31 +311,66 @@ final class NestedBatch {
 
     // MARK: - Records
 
-    /// Decides a record and keeps what it writes; nil when it must be written on its own.
+    /// A record's first failure, found in ferry: a value of a nested object that does not coerce
+    /// to its attribute's type, met where every statement before it in ``NestedObjects``'s
+    /// order would succeed (the batch decided them all), so the failure the record gets written
+    /// on its own, at the same field, line and column, with the same reason; nothing of it is kept.
+    private struct Rejection: Error {
+        let failure: NestedObjects.Failure
+    }
+
+    /// Decides a record and keeps what it writes, or finds its failure; nil when it must be
+    /// written on its own.
     func write(
         _ record: SourceRecord, values given: [Value], supplied suppliedGiven: [Bool]?,
         inserter: any KeyedRecordInserting, in nested: NestedObjects
-    ) throws -> InsertOutcome? {
+    ) throws -> Result<InsertOutcome, NestedObjects.Failure>? {
         guard let top = inserter as? PostgresRecordInserter, top === topInserter else { return nil }
         if stale { try prefetch() }
+        do {
+            guard
+                let outcome = try decide(
+                    record, values: given, supplied: suppliedGiven, top: top, in: nested)
+            else { return nil }
+            return .success(outcome)
+        } catch let rejection as Rejection {
+            return .failure(rejection.failure)
+        }
+    }
+
+    private func decide(
+        _ record: SourceRecord, values given: [Value], supplied suppliedGiven: [Bool]?,
+        top: PostgresRecordInserter, in nested: NestedObjects
+    ) throws -> InsertOutcome? {
         var values = given
         var supplied = suppliedGiven ?? Array(repeating: true, count: values.count)
         var draft = Draft()
-        var later: [(Link, LocatedJSON)] = []
+        // Every field read first, as the record inserter does (a field it cannot read fails
+        // the record before any nested object is written).
+        var fields: [(Link, LocatedJSON?)] = []
         for link in nested.links {
             guard let indexes = link.fieldIndexes else { continue }
             if record[indexes.keys] != nil { return nil }
             guard let field = record[indexes.field] else {
+                fields.append((link, nil))
+                continue
+            }
+            guard let value = LocatedJSON.value(of: field, in: record) else { return nil }
+            fields.append((link, value))
+        }
+        var later: [(Link, LocatedJSON, String)] = []
+        for (link, value) in fields {
+            guard let value else {
                 if let column = link.column {
                     values[column] = .null
                     supplied[column] = false
                 }
                 continue
             }
-            guard let value = LocatedJSON.value(of: field, in: record) else { return nil }
             guard
                 try setLink(
-                    link, value, values: &values, supplied: &supplied, later: &later, draft: &draft, nested: nested)
+                    link, value, path: link.field, values: &values, supplied: &supplied, later: &later, draft: &draft,
+                    nested: nested)
             else { return nil }
         }
         guard
@@ -341,8 +385,10 @@ final class NestedBatch {
         }
         let key = try draft.nextKey(top)
         draft.actions.append(.insert(top, encoded, key: key))
-        for (link, value) in later {
-            guard try linkAfter(link, value, parentKey: key, draft: &draft, nested: nested) else { return nil }
+        for (link, value, path) in later {
+            guard try linkAfter(link, value, path: path, parentKey: key, draft: &draft, nested: nested) else {
+                return nil
+            }
         }
         try keep(draft, nested: nested)
         keptRows += draft.actions.count
@@ -351,18 +397,18 @@ final class NestedBatch {
         return .inserted
     }
 
-    /// Sets the column of a to-one stored in the row to the key its value stands for (counting
-    /// the link), or notes a link made once the row has its key in `later`; false when the
-    /// record must be written on its own.
+    /// Sets the column of a to-one stored in the row to the key its value (at `path`) stands for
+    /// (counting the link), or notes a link made once the row has its key in `later`; false
+    /// when the record must be written on its own.
     private func setLink(
-        _ link: Link, _ value: LocatedJSON, values: inout [Value], supplied: inout [Bool],
-        later: inout [(Link, LocatedJSON)], draft: inout Draft, nested: NestedObjects
+        _ link: Link, _ value: LocatedJSON, path: String, values: inout [Value], supplied: inout [Bool],
+        later: inout [(Link, LocatedJSON, String)], draft: inout Draft, nested: NestedObjects
     ) throws -> Bool {
         guard let column = link.column else {
-            later.append((link, value))
+            later.append((link, value, path))
             return true
         }
-        guard let key = try toOneKey(link, value, parentKey: nil, draft: &draft, nested: nested) else { return false }
+        guard let key = try toOneKey(link, value, path: path, draft: &draft, nested: nested) else { return false }
         values[column] = key.map(Value.integer) ?? .null
         supplied[column] = true
         if key != nil { draft.counts[link.destination.name, default: .init()].linked += 1 }
@@ -372,12 +418,13 @@ final class NestedBatch {
     /// The key a to-one's value stands for: `.some(nil)` for null, nil when the record must be
     /// written on its own.
     private func toOneKey(
-        _ link: Link, _ value: LocatedJSON, parentKey: Int64?, draft: inout Draft, nested: NestedObjects
+        _ link: Link, _ value: LocatedJSON, path: String, draft: inout Draft, nested: NestedObjects
     ) throws -> Int64?? {
         switch value.kind {
         case .null: return .some(nil)
         case .object:
-            guard let key = try objectKey(value, through: link, parentKey: parentKey, draft: &draft, nested: nested)
+            guard
+                let key = try objectKey(value, through: link, path: path, parentKey: nil, draft: &draft, nested: nested)
             else { return nil }
             return .some(key)
         case .string, .number, .bool:
@@ -399,10 +446,13 @@ final class NestedBatch {
         return .some(primaryKey)
     }
 
-    /// A nested object's key: the object it updates or inserts (with what it nests); nil when
-    /// the record must be written on its own.
+    /// A nested object's key (the object at `path`): the object it updates or inserts (with
+    /// what it nests); nil when the record must be written on its own. Throws ``Rejection``
+    /// when one of its values does not coerce (as ``NestedObjects`` reads them, before anything
+    /// else of the object).
     private func objectKey(
-        _ object: LocatedJSON, through link: Link, parentKey: Int64?, draft: inout Draft, nested: NestedObjects
+        _ object: LocatedJSON, through link: Link, path: String, parentKey: Int64?, draft: inout Draft,
+        nested: NestedObjects
     ) throws -> Int64? {
         // A record nesting very many objects is written on its own, as it is read (element by element).
         guard link.depth <= nested.maxDepth, draft.actions.count < Self.maximumKeptRows else { return nil }
@@ -414,26 +464,30 @@ final class NestedBatch {
         func member(_ key: String) -> LocatedJSON? { members.last { $0.key == key }?.value }
         for (index, column) in node.attributes.enumerated() {
             guard let member = member(column.field) else { continue }
-            guard
-                case .success(let value) = ImportPlan.coerce(
-                    member.fieldValue, to: column.attribute.type, options: nested.coercion)
-            else { return nil }
-            values[index] = value
-            supplied[index] = true
+            switch ImportPlan.coerce(member.fieldValue, to: column.attribute.type, options: nested.coercion) {
+            case .success(let value):
+                values[index] = value
+                supplied[index] = true
+            case .failure(let failure):
+                throw Rejection(
+                    failure: NestedObjects.Failure(
+                        field: "\(path).\(column.field)", line: member.line, column: member.column,
+                        reason: "\(node.entity.name).\(column.attribute.name): \(failure.reason)"))
+            }
         }
         guard let keyName = node.key?[0],
             let keyIndex = node.attributes.firstIndex(where: { $0.attribute.name == keyName }),
             supplied[keyIndex], !values[keyIndex].isNull,
             let objectKeyValue = StoredKey(layout.valueCoding.encode(values[keyIndex]))
         else { return nil }
-        var later: [(Link, LocatedJSON)] = []
+        var later: [(Link, LocatedJSON, String)] = []
         for sublink in node.links {
             if member(sublink.keysField) != nil { return nil }
             guard let value = member(sublink.field) else { continue }
             guard
                 try setLink(
-                    sublink, value, values: &values, supplied: &supplied, later: &later, draft: &draft,
-                    nested: nested)
+                    sublink, value, path: "\(path).\(sublink.field)", values: &values, supplied: &supplied,
+                    later: &later, draft: &draft, nested: nested)
             else { return nil }
         }
         if let column = node.parentColumn, let parentKey {
@@ -458,8 +512,10 @@ final class NestedBatch {
             draft.created[ObjectIdentifier(node), default: [:]][objectKeyValue] = key
             draft.counts[node.entity.name, default: .init()].inserted += 1
         }
-        for (sublink, value) in later {
-            guard try linkAfter(sublink, value, parentKey: key, draft: &draft, nested: nested) else { return nil }
+        for (sublink, value, subpath) in later {
+            guard try linkAfter(sublink, value, path: subpath, parentKey: key, draft: &draft, nested: nested) else {
+                return nil
+            }
         }
         return key
     }
@@ -467,7 +523,7 @@ final class NestedBatch {
     /// Links a to-many's nested objects through their column back to the parent; false when the
     /// record must be written on its own (another kind of link, a key, a null element).
     private func linkAfter(
-        _ link: Link, _ value: LocatedJSON, parentKey: Int64, draft: inout Draft, nested: NestedObjects
+        _ link: Link, _ value: LocatedJSON, path: String, parentKey: Int64, draft: inout Draft, nested: NestedObjects
     ) throws -> Bool {
         guard link.relationship.isToMany, case .inverseForeignKey = link.storage else { return false }
         switch value.kind {
@@ -475,9 +531,11 @@ final class NestedBatch {
         case .array: break
         default: return false
         }
-        for element in value.elements {
+        for (offset, element) in value.elements.enumerated() {
             guard element.kind == .object, try nested.node(of: link).parentColumn != nil,
-                try objectKey(element, through: link, parentKey: parentKey, draft: &draft, nested: nested) != nil
+                try objectKey(
+                    element, through: link, path: "\(path)[\(offset)]", parentKey: parentKey, draft: &draft,
+                    nested: nested) != nil
             else { return false }
             draft.counts[link.destination.name, default: .init()].linked += 1
         }
@@ -504,16 +562,15 @@ final class NestedBatch {
 
     // MARK: - Writing
 
-    /// Writes what the batch kept: new rows entity by entity (the objects a row names before
-    /// it, the objects naming it after), then the updates.
+    /// Writes what the batch kept in one round trip: new rows entity by entity (the objects a
+    /// row names before it, the objects naming it after), then the updates.
     func writeKept(in nested: NestedObjects) throws {
         keptRows = 0
         guard let topInserter else { return }
         var inserters: [PostgresRecordInserter] = []
         try order(nested.links, around: topInserter, into: &inserters)
         guard inserters.contains(where: \.hasDeferredRows) else { return }
-        for inserter in inserters { try inserter.writeDeferredInserts() }
-        for inserter in inserters { try inserter.writeDeferredUpdates() }
+        try PostgresRecordInserter.writeDeferred(inserters)
     }
 
     /// Puts `inserter` after the inserters of the objects its rows name (to-ones in its row) and
