@@ -117,7 +117,7 @@ struct PostgresNestedBatchCLITests {
         """
     }
 
-    static func prepared(owners: String, job: String) throws -> TemporaryDirectory {
+    static func prepared(owners: String, job: String, model: String = model) throws -> TemporaryDirectory {
         let directory = TemporaryDirectory("ferry-cli-pg-nested-batch")
         try directory.write("model.yml", model)
         try directory.write("owners.ndjson", owners)
@@ -145,6 +145,25 @@ struct PostgresNestedBatchCLITests {
             try directory.write("owners.ndjson", Self.owners(first: 2_501, count: 5_000, renamed: true))
             try PostgresNestedImportCLITests.compare(directory, url: url, round: "\(policy), second run")
         }
+    }
+
+    @Test(
+        "on_conflict: update of an entity with one uniqueness constraint: 5,000 owners (ids repeated among them), then a second run updating half of them"
+    )
+    func updates() throws {
+        let (url, drop) = try PostgresImportCLITests.freshStore("nested_batch")
+        defer { drop() }
+        // The email no longer unique: the owners' one uniqueness constraint is their id, which
+        // the batch matches records by.
+        let model = Self.model.replacingOccurrences(
+            of: "email: {type: string, unique: true}", with: "email: string")
+        let directory = try Self.prepared(
+            owners: Self.owners(first: 1, count: 5_000), job: Self.job(policy: "update"), model: model)
+        let first = try PostgresNestedImportCLITests.compare(directory, url: url, round: "update, first run")
+        #expect(first.contains { $0.contains("nested Pet: inserted") }, "\(first)")
+        try directory.write("owners.ndjson", Self.owners(first: 2_501, count: 5_000, renamed: true))
+        let second = try PostgresNestedImportCLITests.compare(directory, url: url, round: "update, second run")
+        #expect(second.contains { $0.contains("updated") }, "\(second)")
     }
 
     @Test("atomic: false in batches of 700 (transactions inside read-ahead batches), then a dry run")

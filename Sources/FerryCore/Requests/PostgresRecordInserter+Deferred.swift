@@ -64,7 +64,7 @@ extension PostgresRecordInserter {
     }
 
     /// Keeps a new row (values from ``encodedIfAccepted(_:supplied:updating:)``) for
-    /// ``writeDeferred(_:)``; its key.
+    /// ``writeDeferred(_:waiting:)``; its key.
     package func deferInsert(_ encoded: [DatabaseValue]) throws -> Int64 {
         let key = try deferredKey(offset: 0)
         deferred.nextKey = key + 1
@@ -95,26 +95,31 @@ extension PostgresRecordInserter {
         deferred.updates.append((key, encoded, supplied ?? Array(repeating: true, count: encoded.count)))
     }
 
-    /// True when rows wait for ``writeDeferred(_:)``.
+    /// True when rows wait for ``writeDeferred(_:waiting:)``.
     package var hasDeferredRows: Bool { !deferred.inserts.isEmpty || !deferred.updates.isEmpty }
 
     /// Writes the rows `inserters` kept in one round trip: one script holding, per inserter in
     /// the order given, an `INSERT … SELECT` from `unnest` of its new rows (with the keys ferry
     /// gave them) and the key sequence moved past them, then per inserter an `UPDATE … FROM
     /// unnest(…)` of the stored objects changed. The arrays travel as literals (a script takes
-    /// no parameters), in the text form parameters have.
-    package static func writeDeferred(_ inserters: [PostgresRecordInserter]) throws {
+    /// no parameters), in the text form parameters have. Unless `waiting`, the script is only
+    /// sent: the server writes the rows while ferry goes on, and ``finishDeferredWrite(_:)`` (or
+    /// the session's next statement) reads its outcome.
+    package static func writeDeferred(_ inserters: [PostgresRecordInserter], waiting: Bool = true) throws {
         guard let database = inserters.first?.database else { return }
         var statements: [String] = []
         for inserter in inserters { statements += try inserter.deferredInsertStatements() }
         for inserter in inserters { statements += try inserter.deferredUpdateStatements() }
         guard !statements.isEmpty else { return }
+        let script = statements.joined(separator: ";\n")
         do {
-            try database.executeScript(statements.joined(separator: ";\n"))
+            if waiting {
+                try database.executeScript(script)
+            } else {
+                try database.sendScript(script)
+            }
         } catch let error as FerryError {
-            let entities = inserters.filter(\.hasDeferredRows).map(\.entity.name).joined(separator: ", ")
-            throw FerryError(
-                .store, "import into \(entities) on PostgreSQL store \(database.location) failed: \(error.message)")
+            throw writeFailure(error, of: inserters, on: database)
         }
         for inserter in inserters {
             inserter.deferred.inserts.removeAll(keepingCapacity: true)
@@ -122,6 +127,24 @@ extension PostgresRecordInserter {
             inserter.deferred.updates.removeAll(keepingCapacity: true)
             inserter.deferred.updateIndex.removeAll(keepingCapacity: true)
         }
+    }
+
+    /// Waits for the rows ``writeDeferred(_:waiting:)`` sent without waiting, if any.
+    package static func finishDeferredWrite(_ inserters: [PostgresRecordInserter]) throws {
+        guard let database = inserters.first?.database else { return }
+        do {
+            try database.finishSentScript()
+        } catch let error as FerryError {
+            throw writeFailure(error, of: inserters, on: database)
+        }
+    }
+
+    private static func writeFailure(
+        _ error: FerryError, of inserters: [PostgresRecordInserter], on database: PostgresDatabase
+    ) -> FerryError {
+        let entities = inserters.map(\.entity.name).joined(separator: ", ")
+        return FerryError(
+            .store, "import into \(entities) on PostgreSQL store \(database.location) failed: \(error.message)")
     }
 
     /// The kept new rows' `INSERT … SELECT * FROM unnest(…)` and the `setval` moving the key

@@ -8,7 +8,7 @@ import FerryFormats
 ///
 /// When the batch starts, its records are read once for the keys of the objects they nest and
 /// the values of the step entity's unique attributes; one query per nested entity and per
-/// uniqueness constraint finds which of them the store holds (``prefetch()``). Each record is
+/// uniqueness constraint finds which of them the store holds (``prefetch(nested:)``). Each record is
 /// then decided with what the store held and what the batch kept before it: a nested object
 /// whose key the store or the batch holds is an update of that object, else an insert with the
 /// next key of its entity's sequence; a key names the object holding it. Those are the outcomes
@@ -54,6 +54,8 @@ final class NestedBatch {
         var created: [ObjectIdentifier: [StoredKey: Int64]] = [:]
         /// The step entity's unique values the record takes, per constraint.
         var taken: [(Int, StoredKey)] = []
+        /// The key of the step entity's object the record inserts or updates.
+        var topKey: Int64?
 
         /// The key the next insert through `inserter` takes.
         mutating func nextKey(_ inserter: PostgresRecordInserter) throws -> Int64 {
@@ -80,9 +82,17 @@ final class NestedBatch {
     /// What the store and the batch hold: per node, key → the object's key (nil: none holds
     /// it); per constraint, value → held. A key not in them was not read ahead.
     private var held: [ObjectIdentifier: [StoredKey: Int64?]] = [:]
-    private var uniqueHeld: [[StoredKey: Bool]] = []
+    private var uniqueHeld: [[StoredKey: Int64?]] = []
+    /// `on_conflict: update`: a record whose unique value an object holds updates that object.
+    private let updatesMatches: Bool
     /// True when ``held`` must be read again (before the next record).
     private var stale = true
+    /// The keys of the objects the rows kept and not yet written hold: per node, the new
+    /// objects' keys; the step entity's unique values taken, with its objects' keys. A lookup
+    /// made before those rows are written adds them (``prefetch(nested:)``).
+    private var keptKeys: (created: [ObjectIdentifier: [StoredKey: Int64]], taken: [(Int, StoredKey, Int64)]) = (
+        [:], []
+    )
     /// The inserters of the step entity and of the nodes, for writing what they keep.
     private var topInserter: PostgresRecordInserter?
     /// Records written on their own in this batch; past a few the batch writes the rest so too.
@@ -100,16 +110,17 @@ final class NestedBatch {
     private var stepFits = true
 
     /// nil when the step cannot be written this way: a store other than PostgreSQL's, a sync,
-    /// `relationships:`, a policy that updates the step's objects, an entity in an inheritance
-    /// tree, a uniqueness constraint of several attributes or of values compared otherwise
-    /// than by integer or text.
+    /// `relationships:`, `on_conflict: replace`, `update` on an entity with other than one
+    /// uniqueness constraint, an entity in an inheritance tree, a uniqueness constraint of
+    /// several attributes or of values compared otherwise than by integer or text.
     init?(
         step: ImportStep, entity: EntityDescription, store: any NestedStore, layout: any StoreLayout,
         model: ObjectModel
     ) {
         guard store is PostgresNestedStore, step.mode != .sync, step.relationships.isEmpty,
-            step.onConflict == .error || step.onConflict == .keep, layout.versionIncrement == nil,
-            Self.standsAlone(entity, in: model)
+            step.onConflict == .error || step.onConflict == .keep
+                || (step.onConflict == .update && entity.uniquenessConstraints.count == 1),
+            layout.versionIncrement == nil, Self.standsAlone(entity, in: model)
         else { return nil }
         var attributes: [String] = []
         for constraint in entity.uniquenessConstraints {
@@ -122,6 +133,7 @@ final class NestedBatch {
         self.model = model
         self.layout = layout
         uniqueAttributes = attributes
+        updatesMatches = step.onConflict == .update
     }
 
     /// Not abstract, no parent and no sub-entity: its objects are its table's rows.
@@ -140,10 +152,9 @@ final class NestedBatch {
 
     // MARK: - Batches
 
-    /// Starts a read-ahead batch: writes what the last one kept, reads the records for their
-    /// keys and unique values (looked up at the first record written).
+    /// Starts a read-ahead batch: reads the records for their keys and unique values (looked up
+    /// at the first record written, and what the last batch kept is sent to the server then).
     func begin(records: [SourceRecord], plan: ImportPlan, nested: NestedObjects) throws {
-        try writeKept(in: nested)
         nestedKeys.removeAll(keepingCapacity: true)
         collectedKeys = 0
         uniqueValues = Array(repeating: [], count: uniqueAttributes.count)
@@ -154,10 +165,14 @@ final class NestedBatch {
             topInserter = inserter
             uniqueColumns = uniqueAttributes.compactMap { inserter.columnIndex(ofAttribute: $0) }
             // A unique attribute the step does not map: its inserts would all hold its default.
-            stepFits = uniqueColumns.count == uniqueAttributes.count
+            stepFits =
+                uniqueColumns.count == uniqueAttributes.count && (!updatesMatches || inserter.defersUpdates)
         }
         isActive = stepFits && topInserter != nil
-        guard isActive else { return }
+        guard isActive else {
+            try writeKept(in: nested)
+            return
+        }
         var values = Array(repeating: Value.null, count: plan.columnCount)
         var supplied = Array(repeating: true, count: plan.columnCount)
         let coding = layout.valueCoding
@@ -261,8 +276,12 @@ final class NestedBatch {
     }
 
     /// Finds which keys and unique values of the batch the store holds: one query for every node
-    /// and constraint (``PostgresRecordInserter/storedKeys(_:)``).
-    private func prefetch() throws {
+    /// and constraint (``PostgresRecordInserter/storedKeys(_:)``), then sends what the last
+    /// batch kept without waiting (the server writes it while ferry decides this batch's
+    /// records). The query runs before those rows are written: the keys they hold are added
+    /// from what was kept (``keptKeys``).
+    private func prefetch(nested: NestedObjects) throws {
+        try PostgresRecordInserter.finishDeferredWrite(inserters(nested))
         /// Each value once, and only those that can travel in an array.
         func distinct(_ values: [DatabaseValue]) -> [DatabaseValue] {
             var seen = Set<StoredKey>()
@@ -297,16 +316,21 @@ final class NestedBatch {
         }
         uniqueHeld = []
         for offset in uniqueColumns.indices {
-            var found: [StoredKey: Bool] = [:]
+            var found: [StoredKey: Int64?] = [:]
             if topInserter != nil {
                 let place = nodes.count + offset
                 for (value, primaryKey) in zip(requests[place].values, answers[place]) {
-                    if let stored = StoredKey(value) { found[stored] = primaryKey != nil }
+                    if let stored = StoredKey(value) { found[stored] = .some(primaryKey) }
                 }
             }
             uniqueHeld.append(found)
         }
+        for (id, created) in keptKeys.created {
+            for (key, primaryKey) in created { held[id, default: [:]][key] = .some(primaryKey) }
+        }
+        for (offset, value, primaryKey) in keptKeys.taken { uniqueHeld[offset][value] = .some(primaryKey) }
         stale = false
+        try writeKept(in: nested, waiting: false)
     }
 
     // MARK: - Records
@@ -326,7 +350,7 @@ final class NestedBatch {
         inserter: any KeyedRecordInserting, in nested: NestedObjects
     ) throws -> Result<InsertOutcome, NestedObjects.Failure>? {
         guard let top = inserter as? PostgresRecordInserter, top === topInserter else { return nil }
-        if stale { try prefetch() }
+        if stale { try prefetch(nested: nested) }
         do {
             guard
                 let outcome = try decide(
@@ -373,18 +397,36 @@ final class NestedBatch {
                     nested: nested)
             else { return nil }
         }
-        guard
-            let encoded = top.encodedIfAccepted(
-                values, supplied: suppliedGiven == nil ? nil : supplied, updating: false)
-        else { return nil }
-        for (offset, column) in uniqueColumns.enumerated() where !encoded[column].isNull {
-            guard let stored = StoredKey(encoded[column]), uniqueHeld[offset][stored] == false,
-                !draft.taken.contains(where: { $0 == (offset, stored) })
+        let key: Int64
+        let outcome: InsertOutcome
+        if let matched = try match(values: values, supplied: suppliedGiven == nil ? nil : supplied) {
+            // `update`: the object holding the record's unique value (stored, or kept by an
+            // earlier record) takes the values the record supplies; it keeps that value.
+            guard let object = matched,
+                let encoded = top.encodedIfAccepted(
+                    values, supplied: suppliedGiven == nil ? nil : supplied, updating: true),
+                let column = uniqueColumns.first,
+                StoredKey(encoded[column]) == StoredKey(layout.valueCoding.encode(values[column]))
             else { return nil }
-            draft.taken.append((offset, stored))
+            key = object
+            outcome = .updated
+            draft.actions.append(.update(top, key: key, encoded, supplied: supplied))
+        } else {
+            guard
+                let encoded = top.encodedIfAccepted(
+                    values, supplied: suppliedGiven == nil ? nil : supplied, updating: false)
+            else { return nil }
+            for (offset, column) in uniqueColumns.enumerated() where !encoded[column].isNull {
+                guard let stored = StoredKey(encoded[column]), case .some(.none) = uniqueHeld[offset][stored],
+                    !draft.taken.contains(where: { $0 == (offset, stored) })
+                else { return nil }
+                draft.taken.append((offset, stored))
+            }
+            key = try draft.nextKey(top)
+            outcome = .inserted
+            draft.actions.append(.insert(top, encoded, key: key))
         }
-        let key = try draft.nextKey(top)
-        draft.actions.append(.insert(top, encoded, key: key))
+        draft.topKey = key
         for (link, value, path) in later {
             guard try linkAfter(link, value, path: path, parentKey: key, draft: &draft, nested: nested) else {
                 return nil
@@ -394,7 +436,21 @@ final class NestedBatch {
         keptRows += draft.actions.count
         // Memory stays bounded: a batch whose records nest many objects is written sooner.
         if keptRows >= Self.maximumKeptRows { try writeKept(in: nested) }
-        return .inserted
+        return outcome
+    }
+
+    /// With `on_conflict: update`, the object a record updates: `.some(key)` when an object
+    /// holds its unique value, `.some(nil)` when the batch cannot tell (a value not read
+    /// ahead, null or not supplied: written on its own); nil when it inserts (and without
+    /// `update`).
+    private func match(values: [Value], supplied: [Bool]?) throws -> Int64?? {
+        guard updatesMatches, let column = uniqueColumns.first else { return nil }
+        guard supplied?[column] ?? true, !values[column].isNull,
+            let stored = StoredKey(layout.valueCoding.encode(values[column])),
+            let index = uniqueHeld[0].index(forKey: stored)
+        else { return .some(nil) }
+        guard let object = uniqueHeld[0][index].value else { return nil }
+        return .some(object)
     }
 
     /// Sets the column of a to-one stored in the row to the key its value (at `path`) stands for
@@ -554,23 +610,37 @@ final class NestedBatch {
             }
         }
         for (id, created) in draft.created {
-            for (key, primaryKey) in created { held[id, default: [:]][key] = .some(primaryKey) }
+            for (key, primaryKey) in created {
+                held[id, default: [:]][key] = .some(primaryKey)
+                keptKeys.created[id, default: [:]][key] = primaryKey
+            }
         }
-        for (offset, value) in draft.taken { uniqueHeld[offset][value] = true }
+        for (offset, value) in draft.taken {
+            uniqueHeld[offset][value] = .some(draft.topKey)
+            if let key = draft.topKey { keptKeys.taken.append((offset, value, key)) }
+        }
         for (entity, count) in draft.counts { nested.counts[entity, default: .init()].add(count) }
     }
 
     // MARK: - Writing
 
     /// Writes what the batch kept in one round trip: new rows entity by entity (the objects a
-    /// row names before it, the objects naming it after), then the updates.
-    func writeKept(in nested: NestedObjects) throws {
+    /// row names before it, the objects naming it after), then the updates; unless `waiting`,
+    /// only sends them (the session's next statement reads the outcome).
+    func writeKept(in nested: NestedObjects, waiting: Bool = true) throws {
         keptRows = 0
-        guard let topInserter else { return }
+        keptKeys = ([:], [])
+        let inserters = try inserters(nested)
+        guard inserters.contains(where: \.hasDeferredRows) else { return }
+        try PostgresRecordInserter.writeDeferred(inserters, waiting: waiting)
+    }
+
+    /// The inserters the batch writes through, in the order their rows are written.
+    private func inserters(_ nested: NestedObjects) throws -> [PostgresRecordInserter] {
+        guard let topInserter else { return [] }
         var inserters: [PostgresRecordInserter] = []
         try order(nested.links, around: topInserter, into: &inserters)
-        guard inserters.contains(where: \.hasDeferredRows) else { return }
-        try PostgresRecordInserter.writeDeferred(inserters)
+        return inserters
     }
 
     /// Puts `inserter` after the inserters of the objects its rows name (to-ones in its row) and
@@ -611,6 +681,7 @@ final class NestedBatch {
     func beginTransaction() {
         forgetKeys()
         held.removeAll()
+        keptKeys = ([:], [])
         stale = true
     }
 }

@@ -59,6 +59,25 @@ package final class PostgresDatabase: DatabaseConnection {
         }
     }
 
+    /// Sends a script without waiting for its outcome (``PostgresConnection/sendScript(_:)``):
+    /// ``finishSentScript()`` or the session's next statement reads it.
+    package func sendScript(_ sql: String) throws {
+        do {
+            try connection.sendScript(sql)
+        } catch {
+            throw failure(error, sql: sql)
+        }
+    }
+
+    /// Waits for the script ``sendScript(_:)`` sent, if any; its failure as ferry's error.
+    package func finishSentScript() throws {
+        do {
+            try connection.finishSentScript()
+        } catch {
+            throw failure(error, sql: "the script sent before")
+        }
+    }
+
     package func rows(_ sql: String, _ arguments: [DatabaseValue]) throws -> [[DatabaseValue]] {
         Self.rows(of: try run(sql, arguments))
     }
