@@ -17,6 +17,9 @@ public final class PostgresConnection {
     var openCopyOut: PostgresCopyOutStream?
     /// The statements ``executePrepared(_:_:)`` prepared in this session, by text and parameter types.
     var preparedStatements = PostgresPreparedStatements()
+    /// Set while a script sent by ``sendScript(_:)`` has an outcome not read yet: whether the
+    /// session was in a transaction when it was sent.
+    var sentScriptInTransaction: Bool?
 
     /// Opens a session; the password, if the server asks for one, comes from the URL, then
     /// `PGPASSWORD`, then the password file (`~/.pgpass`, `PGPASSFILE`, `passfile=`).
@@ -121,6 +124,9 @@ public final class PostgresConnection {
 
     /// Whether the session is inside a transaction block (also when that transaction failed).
     public var isInTransaction: Bool {
+        // A script still running reports the session as active: it runs in the transaction it
+        // was sent in.
+        if let sentScriptInTransaction { return sentScriptInTransaction }
         guard let handle else { return false }
         let status = PQtransactionStatus(handle)
         return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
@@ -135,6 +141,7 @@ public final class PostgresConnection {
         }
         openCopy?.abortForOtherStatement()
         openCopyOut?.endForOtherStatement()
+        try finishSentScript()
         return handle
     }
 

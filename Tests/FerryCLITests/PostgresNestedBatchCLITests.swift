@@ -55,7 +55,8 @@ struct PostgresNestedBatchCLITests {
 
     /// `count` owners from `first` on, in NDJSON: each nests two pets (1 in 20 the second with a toy), a
     /// vet (one of 40, by object or by key), now and then a record the batch leaves to the
-    /// record-by-record path: a pet whose id is not a number, a name too short, an email or an
+    /// record-by-record path or rejects itself: a pet, a pet's toy or a vet with a value that does
+    /// not coerce (alone or after a failure met first), a name too short, an email or an
     /// id seen before, a vet named by a key no vet has, a badge (a many-to-many link), keys in
     /// `pets_ids`, a pet moved from an earlier owner.
     static func owners(first: Int, count: Int, renamed: Bool = false) -> String {
@@ -76,6 +77,17 @@ struct PostgresNestedBatchCLITests {
             var extra = ""
             switch i % 97 {
             case 11: pets[1] = #"{"id": "p\#(i)", "name": "bad id"}"#
+            // Values that do not coerce, which the batch rejects itself: in the vet, in a
+            // pet's toy, and after a failure met first (a name too short, then a bad pet id; a
+            // vet's bad fee before a repeated email).
+            case 13: vet = #"{"code": "\#(vetCode)", "fee": "cheap"}"#
+            case 17: pets[0] = #"{"id": \#(2 * i), "name": "pet", "toy": {"id": "t\#(i)", "kind": "ball"}}"#
+            case 19:
+                name = "x"
+                pets[1] = #"{"id": "p\#(i)", "name": "bad id"}"#
+            case 29:
+                email = "o\(i - 1)@example.com"
+                vet = #"{"code": "\#(vetCode)", "fee": "cheap"}"#
             case 23: name = "x"
             case 31: email = "o\(i - 1)@example.com"
             case 37: id = "\(i - 3)"
@@ -105,7 +117,7 @@ struct PostgresNestedBatchCLITests {
         """
     }
 
-    static func prepared(owners: String, job: String) throws -> TemporaryDirectory {
+    static func prepared(owners: String, job: String, model: String = model) throws -> TemporaryDirectory {
         let directory = TemporaryDirectory("ferry-cli-pg-nested-batch")
         try directory.write("model.yml", model)
         try directory.write("owners.ndjson", owners)
@@ -133,6 +145,25 @@ struct PostgresNestedBatchCLITests {
             try directory.write("owners.ndjson", Self.owners(first: 2_501, count: 5_000, renamed: true))
             try PostgresNestedImportCLITests.compare(directory, url: url, round: "\(policy), second run")
         }
+    }
+
+    @Test(
+        "on_conflict: update of an entity with one uniqueness constraint: 5,000 owners (ids repeated among them), then a second run updating half of them"
+    )
+    func updates() throws {
+        let (url, drop) = try PostgresImportCLITests.freshStore("nested_batch")
+        defer { drop() }
+        // The email no longer unique: the owners' one uniqueness constraint is their id, which
+        // the batch matches records by.
+        let model = Self.model.replacingOccurrences(
+            of: "email: {type: string, unique: true}", with: "email: string")
+        let directory = try Self.prepared(
+            owners: Self.owners(first: 1, count: 5_000), job: Self.job(policy: "update"), model: model)
+        let first = try PostgresNestedImportCLITests.compare(directory, url: url, round: "update, first run")
+        #expect(first.contains { $0.contains("nested Pet: inserted") }, "\(first)")
+        try directory.write("owners.ndjson", Self.owners(first: 2_501, count: 5_000, renamed: true))
+        let second = try PostgresNestedImportCLITests.compare(directory, url: url, round: "update, second run")
+        #expect(second.contains { $0.contains("updated") }, "\(second)")
     }
 
     @Test("atomic: false in batches of 700 (transactions inside read-ahead batches), then a dry run")

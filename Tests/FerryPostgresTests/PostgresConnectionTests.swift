@@ -35,6 +35,34 @@ struct PostgresConnectionTests {
         #expect(row["missing"] == nil)
     }
 
+    @Test(
+        "a script sent without waiting runs in its transaction; the next statement reads its outcome, and its error once"
+    )
+    func sentScript() throws {
+        let scratch = try PostgresScratch()
+        let connection = scratch.connection
+        let table = scratch.table("t")
+        try connection.execute("CREATE TABLE \(table) (id bigint PRIMARY KEY)")
+        try connection.execute("BEGIN")
+        try connection.sendScript(
+            "INSERT INTO \(table) SELECT generate_series(1, 50000); INSERT INTO \(table) VALUES (-1)")
+        #expect(connection.isInTransaction)
+        // The next statement waits for the script: it sees every row.
+        #expect(try scratch.count("t") == 50_001)
+        try connection.execute("COMMIT")
+        #expect(!connection.isInTransaction)
+
+        // A failing script: its error comes from the next statement, which does not run; the
+        // session then works again.
+        try connection.execute("BEGIN")
+        try connection.sendScript("INSERT INTO \(table) VALUES (-2); INSERT INTO \(table) VALUES (1)")
+        let error = try #require(throws: PostgresError.self) { try connection.execute("SELECT 1") }
+        #expect(error.sqlState == "23505", "\(error)")
+        try connection.execute("ROLLBACK")
+        #expect(try scratch.count("t") == 50_001)
+        try connection.finishSentScript()
+    }
+
     @Test("special doubles survive both ways")
     func specialDoubles() throws {
         let scratch = try PostgresScratch()

@@ -65,6 +65,7 @@ typedef enum {
     X(PGresult *, PQprepare, (PGconn *conn, const char *stmtName, const char *query, int nParams, const Oid *paramTypes), (conn, stmtName, query, nParams, paramTypes)) \
     X(PGresult *, PQexecPrepared, (PGconn *conn, const char *stmtName, int nParams, const char *const *paramValues, const int *paramLengths, const int *paramFormats, int resultFormat), (conn, stmtName, nParams, paramValues, paramLengths, paramFormats, resultFormat)) \
     X(PGresult *, PQgetResult, (PGconn *conn), (conn)) \
+    X(int, PQsendQuery, (PGconn *conn, const char *query), (conn, query)) \
     X(int, PQputCopyData, (PGconn *conn, const char *buffer, int nbytes), (conn, buffer, nbytes)) \
     X(int, PQputCopyEnd, (PGconn *conn, const char *errormsg), (conn, errormsg)) \
     X(ExecStatusType, PQresultStatus, (const PGresult *res), (res)) \

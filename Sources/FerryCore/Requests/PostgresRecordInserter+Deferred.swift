@@ -22,7 +22,7 @@ struct PostgresDeferredRows {
     var updateIndex: [Int64: Int] = [:]
     /// The stored columns' types, as PostgreSQL names them (read at the first update).
     var columnTypes: [String]?
-    /// The lookups of stored objects by a column (``PostgresRecordInserter/storedKeys(column:values:)``).
+    /// The lookups of stored objects by a column (``PostgresRecordInserter/storedKeys(_:)``).
     var lookups: [Int: PostgresKeyLookup] = [:]
 }
 
@@ -64,7 +64,7 @@ extension PostgresRecordInserter {
     }
 
     /// Keeps a new row (values from ``encodedIfAccepted(_:supplied:updating:)``) for
-    /// ``writeDeferredInserts()``; its key.
+    /// ``writeDeferred(_:waiting:)``; its key.
     package func deferInsert(_ encoded: [DatabaseValue]) throws -> Int64 {
         let key = try deferredKey(offset: 0)
         deferred.nextKey = key + 1
@@ -95,59 +95,104 @@ extension PostgresRecordInserter {
         deferred.updates.append((key, encoded, supplied ?? Array(repeating: true, count: encoded.count)))
     }
 
-    /// True when rows wait for ``writeDeferredInserts()`` or ``writeDeferredUpdates()``.
+    /// True when rows wait for ``writeDeferred(_:waiting:)``.
     package var hasDeferredRows: Bool { !deferred.inserts.isEmpty || !deferred.updates.isEmpty }
 
-    /// Writes the kept new rows with one `COPY` and moves the key sequence past their keys.
-    package func writeDeferredInserts() throws {
-        guard let last = deferred.inserts.last?.key else { return }
-        var rows = PostgresCopyText(columns: [deferred.keyName] + deferred.names)
+    /// Writes the rows `inserters` kept in one round trip: one script holding, per inserter in
+    /// the order given, an `INSERT … SELECT` from `unnest` of its new rows (with the keys ferry
+    /// gave them) and the key sequence moved past them, then per inserter an `UPDATE … FROM
+    /// unnest(…)` of the stored objects changed. The arrays travel as literals (a script takes
+    /// no parameters), in the text form parameters have. Unless `waiting`, the script is only
+    /// sent: the server writes the rows while ferry goes on, and ``finishDeferredWrite(_:)`` (or
+    /// the session's next statement) reads its outcome.
+    package static func writeDeferred(_ inserters: [PostgresRecordInserter], waiting: Bool = true) throws {
+        guard let database = inserters.first?.database else { return }
+        var statements: [String] = []
+        for inserter in inserters { statements += try inserter.deferredInsertStatements() }
+        for inserter in inserters { statements += try inserter.deferredUpdateStatements() }
+        guard !statements.isEmpty else { return }
+        let script = statements.joined(separator: ";\n")
         do {
-            for row in deferred.inserts {
-                try rows.append(
-                    [.integer(row.key)] + row.values.map(PostgresStagedInserter.copyValue))
+            if waiting {
+                try database.executeScript(script)
+            } else {
+                try database.sendScript(script)
             }
-            try PostgresStagedInserter.copy(rows, into: deferred.tableName, schema: deferred.schema, on: database)
-        } catch let error as PostgresError {
-            throw storeFailure(error)
+        } catch let error as FerryError {
+            throw writeFailure(error, of: inserters, on: database)
         }
-        _ = try database.scalar(
-            "SELECT setval(pg_get_serial_sequence(?1, ?2), ?3)",
-            [.text(deferred.table), .text(deferred.keyName), .integer(last)])
-        deferred.inserts.removeAll(keepingCapacity: true)
-        deferred.insertIndex.removeAll(keepingCapacity: true)
+        for inserter in inserters {
+            inserter.deferred.inserts.removeAll(keepingCapacity: true)
+            inserter.deferred.insertIndex.removeAll(keepingCapacity: true)
+            inserter.deferred.updates.removeAll(keepingCapacity: true)
+            inserter.deferred.updateIndex.removeAll(keepingCapacity: true)
+        }
     }
 
-    /// Writes the kept updates of stored objects with one statement: each column takes the
-    /// value a record supplied, else keeps its own.
-    package func writeDeferredUpdates() throws {
-        guard !deferred.updates.isEmpty else { return }
+    /// Waits for the rows ``writeDeferred(_:waiting:)`` sent without waiting, if any.
+    package static func finishDeferredWrite(_ inserters: [PostgresRecordInserter]) throws {
+        guard let database = inserters.first?.database else { return }
+        do {
+            try database.finishSentScript()
+        } catch let error as FerryError {
+            throw writeFailure(error, of: inserters, on: database)
+        }
+    }
+
+    private static func writeFailure(
+        _ error: FerryError, of inserters: [PostgresRecordInserter], on database: PostgresDatabase
+    ) -> FerryError {
+        let entities = inserters.map(\.entity.name).joined(separator: ", ")
+        return FerryError(
+            .store, "import into \(entities) on PostgreSQL store \(database.location) failed: \(error.message)")
+    }
+
+    /// The kept new rows' `INSERT … SELECT * FROM unnest(…)` and the `setval` moving the key
+    /// sequence past their keys; none when no row is kept.
+    private func deferredInsertStatements() throws -> [String] {
+        guard let last = deferred.inserts.last?.key else { return [] }
         let types = try deferredColumnTypes()
-        let count = deferred.names.count
-        var arguments: [DatabaseValue] = [
-            .text(PostgresKeyLookup.arrayLiteral(deferred.updates.map { .integer($0.key) }))
+        var arrays = [
+            Self.arrayArgument(Self.arrayLiteral(deferred.inserts.map { .integer($0.key) }), "bigint")
         ]
-        var arrays = ["?1::bigint[]"]
+        for column in deferred.names.indices {
+            arrays.append(
+                Self.arrayArgument(Self.arrayLiteral(deferred.inserts.map { $0.values[column] }), types[column]))
+        }
+        let columns = ([deferred.quotedKey] + deferred.quotedNames).joined(separator: ", ")
+        return [
+            "INSERT INTO \(deferred.table) (\(columns)) SELECT * FROM unnest(\(arrays.joined(separator: ", ")))",
+            "SELECT setval(pg_get_serial_sequence(\(SQL.stringLiteral(deferred.table)), \(SQL.stringLiteral(deferred.keyName))), \(last))",
+        ]
+    }
+
+    /// The kept updates' `UPDATE … FROM unnest(…)`: each column takes the value a record
+    /// supplied, else keeps its own; none when no update is kept.
+    private func deferredUpdateStatements() throws -> [String] {
+        guard !deferred.updates.isEmpty else { return [] }
+        let types = try deferredColumnTypes()
+        var arrays = [
+            Self.arrayArgument(Self.arrayLiteral(deferred.updates.map { .integer($0.key) }), "bigint")
+        ]
         var assignments: [String] = []
-        for column in 0..<count {
-            arguments.append(.text(Self.arrayLiteral(deferred.updates.map { $0.values[column] })))
-            arguments.append(.text(Self.arrayLiteral(deferred.updates.map { .integer($0.supplied[column] ? 1 : 0) })))
-            arrays.append("?\(arguments.count - 1)::\(types[column])[]")
-            arrays.append("?\(arguments.count)::integer[]")
+        for column in deferred.names.indices {
+            arrays.append(
+                Self.arrayArgument(Self.arrayLiteral(deferred.updates.map { $0.values[column] }), types[column]))
+            arrays.append(
+                Self.arrayArgument(
+                    Self.arrayLiteral(deferred.updates.map { .integer($0.supplied[column] ? 1 : 0) }), "integer"))
             let name = deferred.quotedNames[column]
             assignments.append("\(name) = CASE WHEN s.f\(column) = 1 THEN s.v\(column) ELSE o.\(name) END")
         }
-        let aliases = ["k"] + (0..<count).flatMap { ["v\($0)", "f\($0)"] }
-        let sql =
+        let aliases = ["k"] + deferred.names.indices.flatMap { ["v\($0)", "f\($0)"] }
+        return [
             "UPDATE \(deferred.table) AS o SET \(assignments.joined(separator: ", ")) FROM unnest(\(arrays.joined(separator: ", "))) AS s(\(aliases.joined(separator: ", "))) WHERE o.\(deferred.quotedKey) = s.k"
-        do {
-            try database.execute(sql, arguments)
-        } catch let error as FerryError {
-            throw FerryError(
-                .store, "import into \(entity.name) on PostgreSQL store \(database.location) failed: \(error.message)")
-        }
-        deferred.updates.removeAll(keepingCapacity: true)
-        deferred.updateIndex.removeAll(keepingCapacity: true)
+        ]
+    }
+
+    /// An array literal as a typed argument of a script: `'{…}'::type[]`.
+    private static func arrayArgument(_ literal: String, _ type: String) -> String {
+        "\(SQL.stringLiteral(literal))::\(type)[]"
     }
 
     /// Forgets the kept rows and the next key (the transaction they were for ended, or records
@@ -160,20 +205,27 @@ extension PostgresRecordInserter {
         deferred.nextKey = nil
     }
 
-    /// The key of the stored object holding each of `values` in the stored column of record
-    /// column `column` (nil: none), with one query.
-    package func storedKeys(column: Int, values: [DatabaseValue]) throws -> [Int64?] {
-        guard !values.isEmpty else { return [] }
+    /// For each request, the key of the stored object holding each of its `values` in the stored
+    /// column of record column `column` of its inserter (nil: none), with one query for all.
+    package static func storedKeys(
+        _ requests: [(inserter: PostgresRecordInserter, column: Int, values: [DatabaseValue])]
+    ) throws -> [[Int64?]] {
+        try PostgresKeyLookup.primaryKeys(
+            requests.map { request in (request.inserter.keyLookup(column: request.column), request.values) })
+    }
+
+    /// The lookup of stored objects by the stored column of record column `column`, made once.
+    private func keyLookup(column: Int) -> PostgresKeyLookup {
         let lookup =
             deferred.lookups[column]
             ?? PostgresKeyLookup(
                 database: database, source: deferred.table, keyColumn: deferred.quotedKey,
                 matchColumn: deferred.quotedNames[column])
         deferred.lookups[column] = lookup
-        return try lookup.primaryKeys(of: values)
+        return lookup
     }
 
-    /// Whether `value` can be looked up with ``storedKeys(column:values:)``: not null, no text
+    /// Whether `value` can be looked up with ``storedKeys(_:)``: not null, no text
     /// holding U+0000.
     package static func canLookUp(_ value: DatabaseValue) -> Bool { PostgresKeyLookup.canSend(value) }
 
@@ -200,28 +252,24 @@ extension PostgresRecordInserter {
         return types
     }
 
-    private func storeFailure(_ error: PostgresError) -> FerryError {
-        FerryError(
-            .store, "import into \(entity.name) on PostgreSQL store \(database.location) failed: \(error.description)")
-    }
-
     /// `values` as an array literal in PostgreSQL's text form: NULL bare, every other element
     /// quoted, its backslashes and double quotes escaped.
     static func arrayLiteral(_ values: [DatabaseValue]) -> String {
-        var literal = "{"
+        var literal: [UInt8] = [UInt8(ascii: "{")]
         for (index, value) in values.enumerated() {
-            if index > 0 { literal += "," }
+            if index > 0 { literal.append(UInt8(ascii: ",")) }
             guard let text = PostgresDatabase.postgresValue(value).textForm else {
-                literal += "NULL"
+                literal += "NULL".utf8
                 continue
             }
-            literal += "\""
-            for character in text {
-                if character == "\\" || character == "\"" { literal += "\\" }
-                literal.append(character)
+            literal.append(UInt8(ascii: "\""))
+            for byte in text.utf8 {
+                if byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\"") { literal.append(UInt8(ascii: "\\")) }
+                literal.append(byte)
             }
-            literal += "\""
+            literal.append(UInt8(ascii: "\""))
         }
-        return literal + "}"
+        literal.append(UInt8(ascii: "}"))
+        return String(decoding: literal, as: UTF8.self)
     }
 }

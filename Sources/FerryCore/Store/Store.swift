@@ -240,8 +240,12 @@ public final class Store: @unchecked Sendable {
             includingIndexes
             ? StoreSchema.statements(for: model, layout: layout)
             : StoreSchema.tableStatements(for: model, layout: layout)
-        for statement in StoreSchema.bookkeepingTables(in: layout) + statements {
-            try connection.execute(statement)
+        let all = StoreSchema.bookkeepingTables(in: layout) + statements
+        if connection is PostgresDatabase {
+            // One round trip for the whole schema (a server may be across a network).
+            try connection.executeScript(all.joined(separator: ";\n"))
+        } else {
+            for statement in all { try connection.execute(statement) }
         }
         try StoreMetadata.write(for: model, to: connection, layout: layout, createdAt: DateCoding.nowText())
     }

@@ -77,17 +77,20 @@ public struct StoreMetadata: Sendable, Hashable {
             dialect.insert(
                 into: metadataTable, columns: ["key", "value"], values: "VALUES ('created_at', ?)", onConflict: .ignore),
             [.text(createdAt)])
-        let upsert = dialect.insert(
-            into: metadataTable, columns: ["key", "value"], values: "VALUES (?, ?)",
-            onConflict: .update(key: ["key"], columns: ["value"]))
-        for (key, value) in values {
-            try connection.execute(upsert, [.text(key), .text(value)])
+        // One statement per table (a server may be across a network: one round trip each).
+        func rows(_ count: Int) -> String {
+            "VALUES " + Array(repeating: "(?, ?)", count: count).joined(separator: ", ")
         }
+        let upsert = dialect.insert(
+            into: metadataTable, columns: ["key", "value"], values: rows(values.count),
+            onConflict: .update(key: ["key"], columns: ["value"]))
+        try connection.execute(upsert, values.flatMap { [DatabaseValue.text($0.0), .text($0.1)] })
         try connection.execute("DELETE FROM \(entitiesTable)")
-        let insert = dialect.insert(
-            into: entitiesTable, columns: ["name", "hash"], values: "VALUES (?, ?)", onConflict: .fail)
-        for (name, hash) in model.entityHashes.sorted(by: { $0.key < $1.key }) {
-            try connection.execute(insert, [.text(name), .text(hash)])
+        let hashes = model.entityHashes.sorted(by: { $0.key < $1.key })
+        if !hashes.isEmpty {
+            let insert = dialect.insert(
+                into: entitiesTable, columns: ["name", "hash"], values: rows(hashes.count), onConflict: .fail)
+            try connection.execute(insert, hashes.flatMap { [DatabaseValue.text($0.key), .text($0.value)] })
         }
     }
 }

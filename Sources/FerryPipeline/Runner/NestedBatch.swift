@@ -8,7 +8,7 @@ import FerryFormats
 ///
 /// When the batch starts, its records are read once for the keys of the objects they nest and
 /// the values of the step entity's unique attributes; one query per nested entity and per
-/// uniqueness constraint finds which of them the store holds (``prefetch()``). Each record is
+/// uniqueness constraint finds which of them the store holds (``prefetch(nested:)``). Each record is
 /// then decided with what the store held and what the batch kept before it: a nested object
 /// whose key the store or the batch holds is an update of that object, else an insert with the
 /// next key of its entity's sequence; a key names the object holding it. Those are the outcomes
@@ -54,6 +54,8 @@ final class NestedBatch {
         var created: [ObjectIdentifier: [StoredKey: Int64]] = [:]
         /// The step entity's unique values the record takes, per constraint.
         var taken: [(Int, StoredKey)] = []
+        /// The key of the step entity's object the record inserts or updates.
+        var topKey: Int64?
 
         /// The key the next insert through `inserter` takes.
         mutating func nextKey(_ inserter: PostgresRecordInserter) throws -> Int64 {
@@ -80,9 +82,17 @@ final class NestedBatch {
     /// What the store and the batch hold: per node, key → the object's key (nil: none holds
     /// it); per constraint, value → held. A key not in them was not read ahead.
     private var held: [ObjectIdentifier: [StoredKey: Int64?]] = [:]
-    private var uniqueHeld: [[StoredKey: Bool]] = []
+    private var uniqueHeld: [[StoredKey: Int64?]] = []
+    /// `on_conflict: update`: a record whose unique value an object holds updates that object.
+    private let updatesMatches: Bool
     /// True when ``held`` must be read again (before the next record).
     private var stale = true
+    /// The keys of the objects the rows kept and not yet written hold: per node, the new
+    /// objects' keys; the step entity's unique values taken, with its objects' keys. A lookup
+    /// made before those rows are written adds them (``prefetch(nested:)``).
+    private var keptKeys: (created: [ObjectIdentifier: [StoredKey: Int64]], taken: [(Int, StoredKey, Int64)]) = (
+        [:], []
+    )
     /// The inserters of the step entity and of the nodes, for writing what they keep.
     private var topInserter: PostgresRecordInserter?
     /// Records written on their own in this batch; past a few the batch writes the rest so too.
@@ -100,16 +110,17 @@ final class NestedBatch {
     private var stepFits = true
 
     /// nil when the step cannot be written this way: a store other than PostgreSQL's, a sync,
-    /// `relationships:`, a policy that updates the step's objects, an entity in an inheritance
-    /// tree, a uniqueness constraint of several attributes or of values compared otherwise
-    /// than by integer or text.
+    /// `relationships:`, `on_conflict: replace`, `update` on an entity with other than one
+    /// uniqueness constraint, an entity in an inheritance tree, a uniqueness constraint of
+    /// several attributes or of values compared otherwise than by integer or text.
     init?(
         step: ImportStep, entity: EntityDescription, store: any NestedStore, layout: any StoreLayout,
         model: ObjectModel
     ) {
         guard store is PostgresNestedStore, step.mode != .sync, step.relationships.isEmpty,
-            step.onConflict == .error || step.onConflict == .keep, layout.versionIncrement == nil,
-            Self.standsAlone(entity, in: model)
+            step.onConflict == .error || step.onConflict == .keep
+                || (step.onConflict == .update && entity.uniquenessConstraints.count == 1),
+            layout.versionIncrement == nil, Self.standsAlone(entity, in: model)
         else { return nil }
         var attributes: [String] = []
         for constraint in entity.uniquenessConstraints {
@@ -122,6 +133,7 @@ final class NestedBatch {
         self.model = model
         self.layout = layout
         uniqueAttributes = attributes
+        updatesMatches = step.onConflict == .update
     }
 
     /// Not abstract, no parent and no sub-entity: its objects are its table's rows.
@@ -140,10 +152,9 @@ final class NestedBatch {
 
     // MARK: - Batches
 
-    /// Starts a read-ahead batch: writes what the last one kept, reads the records for their
-    /// keys and unique values (looked up at the first record written).
+    /// Starts a read-ahead batch: reads the records for their keys and unique values (looked up
+    /// at the first record written, and what the last batch kept is sent to the server then).
     func begin(records: [SourceRecord], plan: ImportPlan, nested: NestedObjects) throws {
-        try writeKept(in: nested)
         nestedKeys.removeAll(keepingCapacity: true)
         collectedKeys = 0
         uniqueValues = Array(repeating: [], count: uniqueAttributes.count)
@@ -154,10 +165,14 @@ final class NestedBatch {
             topInserter = inserter
             uniqueColumns = uniqueAttributes.compactMap { inserter.columnIndex(ofAttribute: $0) }
             // A unique attribute the step does not map: its inserts would all hold its default.
-            stepFits = uniqueColumns.count == uniqueAttributes.count
+            stepFits =
+                uniqueColumns.count == uniqueAttributes.count && (!updatesMatches || inserter.defersUpdates)
         }
         isActive = stepFits && topInserter != nil
-        guard isActive else { return }
+        guard isActive else {
+            try writeKept(in: nested)
+            return
+        }
         var values = Array(repeating: Value.null, count: plan.columnCount)
         var supplied = Array(repeating: true, count: plan.columnCount)
         let coding = layout.valueCoding
@@ -260,109 +275,196 @@ final class NestedBatch {
         return fits
     }
 
-    /// Finds which keys and unique values of the batch the store holds: one query per node and
-    /// per constraint.
-    private func prefetch() throws {
-        held.removeAll(keepingCapacity: true)
+    /// Finds which keys and unique values of the batch the store holds: one query for every node
+    /// and constraint (``PostgresRecordInserter/storedKeys(_:)``), then sends what the last
+    /// batch kept without waiting (the server writes it while ferry decides this batch's
+    /// records). The query runs before those rows are written: the keys they hold are added
+    /// from what was kept (``keptKeys``).
+    private func prefetch(nested: NestedObjects) throws {
+        try PostgresRecordInserter.finishDeferredWrite(inserters(nested))
+        /// Each value once, and only those that can travel in an array.
+        func distinct(_ values: [DatabaseValue]) -> [DatabaseValue] {
+            var seen = Set<StoredKey>()
+            return values.filter { value in
+                guard PostgresRecordInserter.canLookUp(value), let stored = StoredKey(value) else { return false }
+                return seen.insert(stored).inserted
+            }
+        }
+        var requests: [(inserter: PostgresRecordInserter, column: Int, values: [DatabaseValue])] = []
+        var nodes: [ObjectIdentifier] = []
         for (id, entry) in nestedKeys {
             guard let inserter = try entry.node.inserter() as? PostgresRecordInserter,
                 let name = entry.node.key?[0],
                 let column = entry.node.attributes.firstIndex(where: { $0.attribute.name == name })
             else { continue }
-            var seen = Set<StoredKey>()
-            var keys: [DatabaseValue] = []
-            for key in entry.keys where PostgresRecordInserter.canLookUp(key) {
-                if let stored = StoredKey(key), seen.insert(stored).inserted { keys.append(key) }
+            requests.append((inserter, column, distinct(entry.keys)))
+            nodes.append(id)
+        }
+        if let topInserter {
+            for (offset, column) in uniqueColumns.enumerated() {
+                requests.append((topInserter, column, distinct(uniqueValues[offset])))
             }
-            let primaryKeys = try inserter.storedKeys(column: column, values: keys)
+        }
+        let answers = try PostgresRecordInserter.storedKeys(requests)
+        held.removeAll(keepingCapacity: true)
+        for (place, id) in nodes.enumerated() {
             var found: [StoredKey: Int64?] = [:]
-            for (key, primaryKey) in zip(keys, primaryKeys) {
+            for (key, primaryKey) in zip(requests[place].values, answers[place]) {
                 if let stored = StoredKey(key) { found[stored] = .some(primaryKey) }
             }
             held[id] = found
         }
         uniqueHeld = []
-        for (offset, column) in uniqueColumns.enumerated() {
-            var seen = Set<StoredKey>()
-            var values: [DatabaseValue] = []
-            for value in uniqueValues[offset] where PostgresRecordInserter.canLookUp(value) {
-                if let stored = StoredKey(value), seen.insert(stored).inserted { values.append(value) }
-            }
-            var found: [StoredKey: Bool] = [:]
-            if let topInserter {
-                let primaryKeys = try topInserter.storedKeys(column: column, values: values)
-                for (value, primaryKey) in zip(values, primaryKeys) {
-                    if let stored = StoredKey(value) { found[stored] = primaryKey != nil }
+        for offset in uniqueColumns.indices {
+            var found: [StoredKey: Int64?] = [:]
+            if topInserter != nil {
+                let place = nodes.count + offset
+                for (value, primaryKey) in zip(requests[place].values, answers[place]) {
+                    if let stored = StoredKey(value) { found[stored] = .some(primaryKey) }
                 }
             }
             uniqueHeld.append(found)
         }
+        for (id, created) in keptKeys.created {
+            for (key, primaryKey) in created { held[id, default: [:]][key] = .some(primaryKey) }
+        }
+        for (offset, value, primaryKey) in keptKeys.taken { uniqueHeld[offset][value] = .some(primaryKey) }
         stale = false
+        try writeKept(in: nested, waiting: false)
     }
 
     // MARK: - Records
 
-    /// Decides a record and keeps what it writes; nil when it must be written on its own.
+    /// A record's first failure, found in ferry: a value of a nested object that does not coerce
+    /// to its attribute's type, met where every statement before it in ``NestedObjects``'s
+    /// order would succeed (the batch decided them all), so the failure the record gets written
+    /// on its own, at the same field, line and column, with the same reason; nothing of it is kept.
+    private struct Rejection: Error {
+        let failure: NestedObjects.Failure
+    }
+
+    /// Decides a record and keeps what it writes, or finds its failure; nil when it must be
+    /// written on its own.
     func write(
         _ record: SourceRecord, values given: [Value], supplied suppliedGiven: [Bool]?,
         inserter: any KeyedRecordInserting, in nested: NestedObjects
-    ) throws -> InsertOutcome? {
+    ) throws -> Result<InsertOutcome, NestedObjects.Failure>? {
         guard let top = inserter as? PostgresRecordInserter, top === topInserter else { return nil }
-        if stale { try prefetch() }
+        if stale { try prefetch(nested: nested) }
+        do {
+            guard
+                let outcome = try decide(
+                    record, values: given, supplied: suppliedGiven, top: top, in: nested)
+            else { return nil }
+            return .success(outcome)
+        } catch let rejection as Rejection {
+            return .failure(rejection.failure)
+        }
+    }
+
+    private func decide(
+        _ record: SourceRecord, values given: [Value], supplied suppliedGiven: [Bool]?,
+        top: PostgresRecordInserter, in nested: NestedObjects
+    ) throws -> InsertOutcome? {
         var values = given
         var supplied = suppliedGiven ?? Array(repeating: true, count: values.count)
         var draft = Draft()
-        var later: [(Link, LocatedJSON)] = []
+        // Every field read first, as the record inserter does (a field it cannot read fails
+        // the record before any nested object is written).
+        var fields: [(Link, LocatedJSON?)] = []
         for link in nested.links {
             guard let indexes = link.fieldIndexes else { continue }
             if record[indexes.keys] != nil { return nil }
             guard let field = record[indexes.field] else {
+                fields.append((link, nil))
+                continue
+            }
+            guard let value = LocatedJSON.value(of: field, in: record) else { return nil }
+            fields.append((link, value))
+        }
+        var later: [(Link, LocatedJSON, String)] = []
+        for (link, value) in fields {
+            guard let value else {
                 if let column = link.column {
                     values[column] = .null
                     supplied[column] = false
                 }
                 continue
             }
-            guard let value = LocatedJSON.value(of: field, in: record) else { return nil }
             guard
                 try setLink(
-                    link, value, values: &values, supplied: &supplied, later: &later, draft: &draft, nested: nested)
+                    link, value, path: link.field, values: &values, supplied: &supplied, later: &later, draft: &draft,
+                    nested: nested)
             else { return nil }
         }
-        guard
-            let encoded = top.encodedIfAccepted(
-                values, supplied: suppliedGiven == nil ? nil : supplied, updating: false)
-        else { return nil }
-        for (offset, column) in uniqueColumns.enumerated() where !encoded[column].isNull {
-            guard let stored = StoredKey(encoded[column]), uniqueHeld[offset][stored] == false,
-                !draft.taken.contains(where: { $0 == (offset, stored) })
+        let key: Int64
+        let outcome: InsertOutcome
+        if let matched = try match(values: values, supplied: suppliedGiven == nil ? nil : supplied) {
+            // `update`: the object holding the record's unique value (stored, or kept by an
+            // earlier record) takes the values the record supplies; it keeps that value.
+            guard let object = matched,
+                let encoded = top.encodedIfAccepted(
+                    values, supplied: suppliedGiven == nil ? nil : supplied, updating: true),
+                let column = uniqueColumns.first,
+                StoredKey(encoded[column]) == StoredKey(layout.valueCoding.encode(values[column]))
             else { return nil }
-            draft.taken.append((offset, stored))
+            key = object
+            outcome = .updated
+            draft.actions.append(.update(top, key: key, encoded, supplied: supplied))
+        } else {
+            guard
+                let encoded = top.encodedIfAccepted(
+                    values, supplied: suppliedGiven == nil ? nil : supplied, updating: false)
+            else { return nil }
+            for (offset, column) in uniqueColumns.enumerated() where !encoded[column].isNull {
+                guard let stored = StoredKey(encoded[column]), case .some(.none) = uniqueHeld[offset][stored],
+                    !draft.taken.contains(where: { $0 == (offset, stored) })
+                else { return nil }
+                draft.taken.append((offset, stored))
+            }
+            key = try draft.nextKey(top)
+            outcome = .inserted
+            draft.actions.append(.insert(top, encoded, key: key))
         }
-        let key = try draft.nextKey(top)
-        draft.actions.append(.insert(top, encoded, key: key))
-        for (link, value) in later {
-            guard try linkAfter(link, value, parentKey: key, draft: &draft, nested: nested) else { return nil }
+        draft.topKey = key
+        for (link, value, path) in later {
+            guard try linkAfter(link, value, path: path, parentKey: key, draft: &draft, nested: nested) else {
+                return nil
+            }
         }
         try keep(draft, nested: nested)
         keptRows += draft.actions.count
         // Memory stays bounded: a batch whose records nest many objects is written sooner.
         if keptRows >= Self.maximumKeptRows { try writeKept(in: nested) }
-        return .inserted
+        return outcome
     }
 
-    /// Sets the column of a to-one stored in the row to the key its value stands for (counting
-    /// the link), or notes a link made once the row has its key in `later`; false when the
-    /// record must be written on its own.
+    /// With `on_conflict: update`, the object a record updates: `.some(key)` when an object
+    /// holds its unique value, `.some(nil)` when the batch cannot tell (a value not read
+    /// ahead, null or not supplied: written on its own); nil when it inserts (and without
+    /// `update`).
+    private func match(values: [Value], supplied: [Bool]?) throws -> Int64?? {
+        guard updatesMatches, let column = uniqueColumns.first else { return nil }
+        guard supplied?[column] ?? true, !values[column].isNull,
+            let stored = StoredKey(layout.valueCoding.encode(values[column])),
+            let index = uniqueHeld[0].index(forKey: stored)
+        else { return .some(nil) }
+        guard let object = uniqueHeld[0][index].value else { return nil }
+        return .some(object)
+    }
+
+    /// Sets the column of a to-one stored in the row to the key its value (at `path`) stands for
+    /// (counting the link), or notes a link made once the row has its key in `later`; false
+    /// when the record must be written on its own.
     private func setLink(
-        _ link: Link, _ value: LocatedJSON, values: inout [Value], supplied: inout [Bool],
-        later: inout [(Link, LocatedJSON)], draft: inout Draft, nested: NestedObjects
+        _ link: Link, _ value: LocatedJSON, path: String, values: inout [Value], supplied: inout [Bool],
+        later: inout [(Link, LocatedJSON, String)], draft: inout Draft, nested: NestedObjects
     ) throws -> Bool {
         guard let column = link.column else {
-            later.append((link, value))
+            later.append((link, value, path))
             return true
         }
-        guard let key = try toOneKey(link, value, parentKey: nil, draft: &draft, nested: nested) else { return false }
+        guard let key = try toOneKey(link, value, path: path, draft: &draft, nested: nested) else { return false }
         values[column] = key.map(Value.integer) ?? .null
         supplied[column] = true
         if key != nil { draft.counts[link.destination.name, default: .init()].linked += 1 }
@@ -372,12 +474,13 @@ final class NestedBatch {
     /// The key a to-one's value stands for: `.some(nil)` for null, nil when the record must be
     /// written on its own.
     private func toOneKey(
-        _ link: Link, _ value: LocatedJSON, parentKey: Int64?, draft: inout Draft, nested: NestedObjects
+        _ link: Link, _ value: LocatedJSON, path: String, draft: inout Draft, nested: NestedObjects
     ) throws -> Int64?? {
         switch value.kind {
         case .null: return .some(nil)
         case .object:
-            guard let key = try objectKey(value, through: link, parentKey: parentKey, draft: &draft, nested: nested)
+            guard
+                let key = try objectKey(value, through: link, path: path, parentKey: nil, draft: &draft, nested: nested)
             else { return nil }
             return .some(key)
         case .string, .number, .bool:
@@ -399,10 +502,13 @@ final class NestedBatch {
         return .some(primaryKey)
     }
 
-    /// A nested object's key: the object it updates or inserts (with what it nests); nil when
-    /// the record must be written on its own.
+    /// A nested object's key (the object at `path`): the object it updates or inserts (with
+    /// what it nests); nil when the record must be written on its own. Throws ``Rejection``
+    /// when one of its values does not coerce (as ``NestedObjects`` reads them, before anything
+    /// else of the object).
     private func objectKey(
-        _ object: LocatedJSON, through link: Link, parentKey: Int64?, draft: inout Draft, nested: NestedObjects
+        _ object: LocatedJSON, through link: Link, path: String, parentKey: Int64?, draft: inout Draft,
+        nested: NestedObjects
     ) throws -> Int64? {
         // A record nesting very many objects is written on its own, as it is read (element by element).
         guard link.depth <= nested.maxDepth, draft.actions.count < Self.maximumKeptRows else { return nil }
@@ -414,26 +520,30 @@ final class NestedBatch {
         func member(_ key: String) -> LocatedJSON? { members.last { $0.key == key }?.value }
         for (index, column) in node.attributes.enumerated() {
             guard let member = member(column.field) else { continue }
-            guard
-                case .success(let value) = ImportPlan.coerce(
-                    member.fieldValue, to: column.attribute.type, options: nested.coercion)
-            else { return nil }
-            values[index] = value
-            supplied[index] = true
+            switch ImportPlan.coerce(member.fieldValue, to: column.attribute.type, options: nested.coercion) {
+            case .success(let value):
+                values[index] = value
+                supplied[index] = true
+            case .failure(let failure):
+                throw Rejection(
+                    failure: NestedObjects.Failure(
+                        field: "\(path).\(column.field)", line: member.line, column: member.column,
+                        reason: "\(node.entity.name).\(column.attribute.name): \(failure.reason)"))
+            }
         }
         guard let keyName = node.key?[0],
             let keyIndex = node.attributes.firstIndex(where: { $0.attribute.name == keyName }),
             supplied[keyIndex], !values[keyIndex].isNull,
             let objectKeyValue = StoredKey(layout.valueCoding.encode(values[keyIndex]))
         else { return nil }
-        var later: [(Link, LocatedJSON)] = []
+        var later: [(Link, LocatedJSON, String)] = []
         for sublink in node.links {
             if member(sublink.keysField) != nil { return nil }
             guard let value = member(sublink.field) else { continue }
             guard
                 try setLink(
-                    sublink, value, values: &values, supplied: &supplied, later: &later, draft: &draft,
-                    nested: nested)
+                    sublink, value, path: "\(path).\(sublink.field)", values: &values, supplied: &supplied,
+                    later: &later, draft: &draft, nested: nested)
             else { return nil }
         }
         if let column = node.parentColumn, let parentKey {
@@ -458,8 +568,10 @@ final class NestedBatch {
             draft.created[ObjectIdentifier(node), default: [:]][objectKeyValue] = key
             draft.counts[node.entity.name, default: .init()].inserted += 1
         }
-        for (sublink, value) in later {
-            guard try linkAfter(sublink, value, parentKey: key, draft: &draft, nested: nested) else { return nil }
+        for (sublink, value, subpath) in later {
+            guard try linkAfter(sublink, value, path: subpath, parentKey: key, draft: &draft, nested: nested) else {
+                return nil
+            }
         }
         return key
     }
@@ -467,7 +579,7 @@ final class NestedBatch {
     /// Links a to-many's nested objects through their column back to the parent; false when the
     /// record must be written on its own (another kind of link, a key, a null element).
     private func linkAfter(
-        _ link: Link, _ value: LocatedJSON, parentKey: Int64, draft: inout Draft, nested: NestedObjects
+        _ link: Link, _ value: LocatedJSON, path: String, parentKey: Int64, draft: inout Draft, nested: NestedObjects
     ) throws -> Bool {
         guard link.relationship.isToMany, case .inverseForeignKey = link.storage else { return false }
         switch value.kind {
@@ -475,9 +587,11 @@ final class NestedBatch {
         case .array: break
         default: return false
         }
-        for element in value.elements {
+        for (offset, element) in value.elements.enumerated() {
             guard element.kind == .object, try nested.node(of: link).parentColumn != nil,
-                try objectKey(element, through: link, parentKey: parentKey, draft: &draft, nested: nested) != nil
+                try objectKey(
+                    element, through: link, path: "\(path)[\(offset)]", parentKey: parentKey, draft: &draft,
+                    nested: nested) != nil
             else { return false }
             draft.counts[link.destination.name, default: .init()].linked += 1
         }
@@ -496,24 +610,37 @@ final class NestedBatch {
             }
         }
         for (id, created) in draft.created {
-            for (key, primaryKey) in created { held[id, default: [:]][key] = .some(primaryKey) }
+            for (key, primaryKey) in created {
+                held[id, default: [:]][key] = .some(primaryKey)
+                keptKeys.created[id, default: [:]][key] = primaryKey
+            }
         }
-        for (offset, value) in draft.taken { uniqueHeld[offset][value] = true }
+        for (offset, value) in draft.taken {
+            uniqueHeld[offset][value] = .some(draft.topKey)
+            if let key = draft.topKey { keptKeys.taken.append((offset, value, key)) }
+        }
         for (entity, count) in draft.counts { nested.counts[entity, default: .init()].add(count) }
     }
 
     // MARK: - Writing
 
-    /// Writes what the batch kept: new rows entity by entity (the objects a row names before
-    /// it, the objects naming it after), then the updates.
-    func writeKept(in nested: NestedObjects) throws {
+    /// Writes what the batch kept in one round trip: new rows entity by entity (the objects a
+    /// row names before it, the objects naming it after), then the updates; unless `waiting`,
+    /// only sends them (the session's next statement reads the outcome).
+    func writeKept(in nested: NestedObjects, waiting: Bool = true) throws {
         keptRows = 0
-        guard let topInserter else { return }
+        keptKeys = ([:], [])
+        let inserters = try inserters(nested)
+        guard inserters.contains(where: \.hasDeferredRows) else { return }
+        try PostgresRecordInserter.writeDeferred(inserters, waiting: waiting)
+    }
+
+    /// The inserters the batch writes through, in the order their rows are written.
+    private func inserters(_ nested: NestedObjects) throws -> [PostgresRecordInserter] {
+        guard let topInserter else { return [] }
         var inserters: [PostgresRecordInserter] = []
         try order(nested.links, around: topInserter, into: &inserters)
-        guard inserters.contains(where: \.hasDeferredRows) else { return }
-        for inserter in inserters { try inserter.writeDeferredInserts() }
-        for inserter in inserters { try inserter.writeDeferredUpdates() }
+        return inserters
     }
 
     /// Puts `inserter` after the inserters of the objects its rows name (to-ones in its row) and
@@ -554,6 +681,7 @@ final class NestedBatch {
     func beginTransaction() {
         forgetKeys()
         held.removeAll()
+        keptKeys = ([:], [])
         stale = true
     }
 }

@@ -233,10 +233,10 @@ final class NestedObjects {
     ) throws -> Result<InsertOutcome, Failure> {
         if let batch, batch.isActive {
             if savepointOpen { try releaseSavepoint() }
-            if let outcome = try batch.write(
+            if let result = try batch.write(
                 record, values: values, supplied: suppliedMatters ? supplied : nil, inserter: inserter, in: self)
             {
-                return .success(outcome)
+                return result
             }
             // Written on its own, as without the batch: what the batch kept goes first.
             try batch.writeKept(in: self)

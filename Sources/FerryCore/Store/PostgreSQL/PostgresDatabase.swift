@@ -27,11 +27,12 @@ package final class PostgresDatabase: DatabaseConnection {
             throw FerryError(.store, error.message)
         }
         self.schema = schema
-        try execute("SET TimeZone = 'UTC'")
-        try execute("SET DateStyle = 'ISO, YMD'")
-        try execute("SET IntervalStyle = 'iso_8601'")
-        try execute("SET extra_float_digits = 3")
-        try execute("SET search_path TO \(PostgresIdentifier.quote(schema))")
+        // One round trip for the session's settings.
+        try executeScript(
+            """
+            SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'iso_8601';
+            SET extra_float_digits = 3; SET search_path TO \(PostgresIdentifier.quote(schema))
+            """)
     }
 
     package var location: String { "\(connection.url.description)" }
@@ -55,6 +56,25 @@ package final class PostgresDatabase: DatabaseConnection {
             try connection.executeScript(sql)
         } catch {
             throw failure(error, sql: sql)
+        }
+    }
+
+    /// Sends a script without waiting for its outcome (``PostgresConnection/sendScript(_:)``):
+    /// ``finishSentScript()`` or the session's next statement reads it.
+    package func sendScript(_ sql: String) throws {
+        do {
+            try connection.sendScript(sql)
+        } catch {
+            throw failure(error, sql: sql)
+        }
+    }
+
+    /// Waits for the script ``sendScript(_:)`` sent, if any; its failure as ferry's error.
+    package func finishSentScript() throws {
+        do {
+            try connection.finishSentScript()
+        } catch {
+            throw failure(error, sql: "the script sent before")
         }
     }
 
