@@ -204,3 +204,14 @@ extension Statement: PreparedStatement {
 
     package func finish() { reset() }
 }
+
+/// A failed statement's engine error, kept as a `FerryError`'s underlying error, as far as a
+/// request words a broken constraint in the model's terms.
+package protocol ConstraintFailure: Error {
+    /// True for a uniqueness constraint's violation.
+    var isUniqueConstraint: Bool { get }
+    /// True for a required column set to NULL.
+    var isNotNullConstraint: Bool { get }
+    /// The columns the engine's `message` names as the constraint's, in `table`.
+    func constraintColumns(in message: String, table: String) -> [String]
+}
