@@ -28,7 +28,7 @@ struct PostgresMigrationRouteTests {
     func inferredStepInServer() throws {
         let steps = try PostgresServerStep.route(for: [try Self.inferred()], options: MigrationOptions()).get()
         let step = try #require(steps.first)
-        let layout = FerryLayout(backend: .postgresql)
+        let layout = FerryLayout.postgreSQL
         let sql = step.entities.map { $0.insertSQL(into: "shop_next", layout: layout)?.text }
         #expect(
             sql == [
@@ -57,7 +57,7 @@ struct PostgresMigrationRouteTests {
         }
         let step = try #require(try PostgresServerStep.route(for: [mapping], options: MigrationOptions()).get().first)
         let customer = step.entities[index]
-        let sql = try #require(customer.insertSQL(into: "s_next", layout: FerryLayout(backend: .postgresql)))
+        let sql = try #require(customer.insertSQL(into: "s_next", layout: FerryLayout.postgreSQL))
         #expect(sql.text.contains(#"COALESCE(t0."phone", CAST(? AS text))"#), "\(sql.text)")
         #expect(sql.text.contains(#"CAST(t0."visits" AS bigint)"#), "\(sql.text)")
         #expect(sql.text.contains("CAST(? AS numeric)"), "\(sql.text)")
@@ -115,7 +115,7 @@ struct PostgresMigrationRouteTests {
         let step = try #require(
             try PostgresServerStep.route(for: [exactFilter], options: MigrationOptions()).get().first)
         #expect(
-            step.entities[1].insertSQL(into: "s", layout: FerryLayout(backend: .postgresql))?.text.contains(" WHERE ")
+            step.entities[1].insertSQL(into: "s", layout: FerryLayout.postgreSQL)?.text.contains(" WHERE ")
                 == true)
         var foldedFilter = try Self.inferred()
         foldedFilter.entities[1].filter = "number ==[c] 'o-2'"

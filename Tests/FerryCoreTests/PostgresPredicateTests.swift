@@ -76,7 +76,7 @@ struct PostgresPredicateTests {
         let scratch = try PostgresStoreScratch()
         let postgres = try Store.open(at: scratch.url, model: PredicateTestModel.model)
         try Self.fill(sqlite, layout: FerryLayout())
-        try Self.fill(postgres, layout: FerryLayout(backend: .postgresql))
+        try Self.fill(postgres, layout: FerryLayout.postgreSQL)
 
         var checked = 0
         for testCase in PredicateStoreTests.cases {
@@ -112,7 +112,7 @@ struct PostgresPredicateTests {
     )
     func pushdown() throws {
         let model = PredicateTestModel.model
-        let layout = FerryLayout(backend: .postgresql)
+        let layout = FerryLayout.postgreSQL
         func filter(_ entity: String, _ format: String) throws -> PredicateFilter {
             try Predicate(format: format).postgresFilter(
                 for: PredicateTestModel.entity(entity), model: model, layout: layout)
@@ -146,7 +146,7 @@ struct PostgresPredicateTests {
 
     @Test("a predicate PostgreSQL cannot compute is refused by the SQL compiler itself, naming why")
     func sqlRefusesWhatIsNotExact() throws {
-        let layout = FerryLayout(backend: .postgresql)
+        let layout = FerryLayout.postgreSQL
         let error = try #require(throws: FerryError.self) {
             try Predicate(format: "name LIKE[c] 'a*'").sql(
                 for: PredicateTestModel.entity("Customer"), model: PredicateTestModel.model, layout: layout)

@@ -20,7 +20,7 @@ package enum PostgresStoreLoader {
                 try postgres.execute("DELETE FROM ferry_metadata")
                 try postgres.execute("DELETE FROM ferry_entities")
                 try StoreTableTransfer(model: model).copy(
-                    from: sqlite, FerryLayout(), to: postgres, FerryLayout(backend: .postgresql), bookkeeping: true)
+                    from: sqlite, FerryLayout(), to: postgres, FerryLayout.postgreSQL, bookkeeping: true)
             }
         }
     }

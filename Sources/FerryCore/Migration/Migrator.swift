@@ -184,9 +184,7 @@ public final class Migrator {
     /// ``plan()``, counting the source's objects only when asked (`counts` is empty otherwise):
     /// whether a migration is needed takes no table scan.
     package func plan(countingObjects: Bool) throws -> Plan {
-        if StoreLocation.namesDatabaseServer(storePath) {
-            return try schemaMigration.plan(countingObjects: countingObjects)
-        }
+        if let migration = engineMigration { return try migration.plan(countingObjects: countingObjects) }
         let source = try MigrationSource.open(
             storePath, bundle: bundle, givenBundle: givenBundle, compiledModel: options.compiledModel, access: .plan)
         defer { source.close() }
@@ -232,7 +230,7 @@ public final class Migrator {
     /// migrations of one store run one after the other (the second finds nothing to do).
     public func run() throws -> MigrationReport {
         let location = StoreLocation(storePath)
-        if location.isDatabaseServer { return try schemaMigration.run() }
+        if let migration = engineMigration { return try migration.run() }
         // A Core Data store with nothing to do is not opened at all (its -wal stays as it is).
         if location.isCoreData {
             let preview = try plan(countingObjects: false)
@@ -310,11 +308,12 @@ public final class Migrator {
         return report
     }
 
-    /// The migration of a store in a PostgreSQL schema, with this migrator's bundle, options,
-    /// mappings and observer.
-    private var schemaMigration: PostgresSchemaMigration {
-        PostgresSchemaMigration(
-            storeURL: storePath, bundle: bundle, options: options, mappings: mappings, observer: observer)
+    /// The migration the store's engine runs itself (a PostgreSQL schema's, in the server), with
+    /// this migrator's bundle, options, mappings and observer; nil for a store file, which this
+    /// migrator migrates through a scratch copy (told from a server's URL without opening it).
+    private var engineMigration: (any EngineMigration)? {
+        StoreLocation.serverEngine(storePath)?.driver.engineMigration(
+            of: storePath, bundle: bundle, options: options, mappings: mappings, observer: observer)
     }
 
     /// `error` with the scratch files' hidden names replaced by what they are to the user: the

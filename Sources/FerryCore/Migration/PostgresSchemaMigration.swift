@@ -16,7 +16,7 @@ import Foundation
 ///
 /// The store's advisory writer lock is held from before the first read until the swap commits;
 /// a `S_next` left by a killed migration is dropped first, under that lock.
-struct PostgresSchemaMigration {
+struct PostgresSchemaMigration: EngineMigration {
     let storeURL: String
     let bundle: ModelBundle
     let options: MigrationOptions
@@ -39,7 +39,7 @@ struct PostgresSchemaMigration {
     }
 
     private func plan(on session: PostgresDatabase, countingObjects: Bool) throws -> Migrator.Plan {
-        let layout = FerryLayout(backend: .postgresql)
+        let layout = FerryLayout.postgreSQL
         guard let metadata = try StoreMetadata.read(from: session, layout: layout) else {
             throw FerryError(
                 .store, "'\(storeURL)' is not a ferry store (schema '\(session.schema)' has no ferry metadata)")
@@ -175,7 +175,7 @@ struct PostgresSchemaMigration {
             try session.scalar("SELECT count(*) FROM pg_catalog.pg_namespace WHERE nspname = ?", [.text(next)])?.int64
             == 1
         guard exists else { return }
-        let metadata = FerryLayout(backend: .postgresql).bookkeeping?.metadata ?? "ferry_metadata"
+        let metadata = FerryLayout.postgreSQL.bookkeeping?.metadata ?? "ferry_metadata"
         let isStore =
             try session.scalar(
                 "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = ? AND tablename = ?",
@@ -206,7 +206,7 @@ struct PostgresSchemaMigration {
         try session.readTransaction {
             try connection.transaction(.immediate) {
                 try StoreTableTransfer(model: source).copy(
-                    from: session, FerryLayout(backend: .postgresql), to: connection, FerryLayout(), bookkeeping: true)
+                    from: session, FerryLayout.postgreSQL, to: connection, FerryLayout(), bookkeeping: true)
             }
         }
     }
@@ -216,7 +216,7 @@ struct PostgresSchemaMigration {
     private func load(_ snapshot: String, target: ObjectModel, into next: String, url: PostgresURL) throws {
         let source = try Connection(path: MigrationStepRunner.readOnlyURI(snapshot), readOnly: true, create: false)
         let loader = try PostgresDatabase(url: url, schema: next)
-        let layout = FerryLayout(backend: .postgresql)
+        let layout = FerryLayout.postgreSQL
         try loader.writeTransaction {
             try loader.execute("CREATE SCHEMA \(PostgresIdentifier.quote(next))")
             for statement in StoreSchema.bookkeepingTables(in: layout)
@@ -248,7 +248,7 @@ struct PostgresSchemaMigration {
             let wanted = try EntityChecksum.compute(
                 connection: sqlite, model: target, layout: FerryLayout(), entity: entity.name, attributes: attributes)
             let found = try EntityChecksum.compute(
-                connection: postgres, model: target, layout: FerryLayout(backend: .postgresql), entity: entity.name,
+                connection: postgres, model: target, layout: FerryLayout.postgreSQL, entity: entity.name,
                 attributes: attributes)
             guard wanted.matches(found) else {
                 throw failedVerification(

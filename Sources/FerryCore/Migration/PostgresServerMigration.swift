@@ -25,7 +25,7 @@ struct PostgresServerMigration {
     let options: MigrationOptions
     weak var observer: (any MigrationObserver)?
 
-    private var layout: FerryLayout { FerryLayout(backend: .postgresql) }
+    private var layout: FerryLayout { FerryLayout.postgreSQL }
 
     /// The sort memory of the migration's key and index builds (the server's default is 64 MB,
     /// shared by a parallel build's workers); `SET LOCAL`, so it ends with the transaction.

@@ -91,7 +91,7 @@ struct PostgresServerStep {
         let reason: String
     }
 
-    private static let layout = FerryLayout(backend: .postgresql)
+    private static let layout = FerryLayout.postgreSQL
 
     /// The oldest server (as `server_version_num`) the in-server path runs on: its checks sum
     /// `hash_record_extended`, new in PostgreSQL 14.

@@ -1,5 +1,3 @@
-import FerryPostgres
-
 /// Moves every row of a store in ferry's layout between a SQLite database and a PostgreSQL
 /// schema (either way, or between two schemas): entity tables with their keys, join tables and
 /// ferry's bookkeeping tables (metadata, entity hashes, run log). Attribute values are decoded with the source's value coding and
@@ -81,9 +79,10 @@ package struct StoreTableTransfer {
     /// `sourceLayout`) into the empty tables of `destination` (laid out by `destinationLayout`),
     /// in key order: with `bookkeeping`, ferry's metadata, entity hashes and run log too. Values
     /// are decoded from the source's coding and encoded in the destination's; keys are copied as
-    /// they are. Into PostgreSQL through `COPY … FROM STDIN` (into the session's schema), each
-    /// identity sequence then moved past the largest key, so that objects created later get new
-    /// keys; into SQLite through one prepared `INSERT` per table. Foreign keys are checked once
+    /// they are. Through the destination session's bulk load (PostgreSQL's `COPY … FROM STDIN`
+    /// into the session's schema, SQLite's one prepared `INSERT` per table), each key generator
+    /// then moved past the largest key (``DatabaseConnection/advanceKeyGenerator(of:column:)``),
+    /// so that objects created later get new keys. Foreign keys are checked once
     /// every row is in (PostgreSQL), or at the end of the caller's transaction (SQLite), which
     /// this runs in (it opens none).
     ///
@@ -111,49 +110,25 @@ package struct StoreTableTransfer {
                 }
             }
             // The identity columns: each entity's key and the run log's `id`.
-            guard let postgres = destination as? PostgresDatabase,
-                let identity = table.entity != nil ? layout.keyColumn : table.name == runs ? "id" : nil
-            else { continue }
-            let qualified = PostgresIdentifier.quote(postgres.schema) + "." + PostgresIdentifier.quote(table.name)
-            try postgres.execute(
-                "SELECT setval(pg_get_serial_sequence(?, ?), coalesce(max(\(PostgresIdentifier.quote(identity))), 0) + 1, false) FROM \(qualified)",
-                [.text(qualified), .text(identity)])
+            guard let identity = table.entity != nil ? layout.keyColumn : table.name == runs ? "id" : nil else {
+                continue
+            }
+            try destination.advanceKeyGenerator(of: table.name, column: identity)
         }
-        // The deferred checks run now: PostgreSQL builds no index on a table with checks pending.
-        if destination is PostgresDatabase { try destination.execute("SET CONSTRAINTS ALL IMMEDIATE") }
+        // The deferred checks run now where the engine builds no index with checks pending.
+        if let immediate = destinationLayout.dialect.immediateForeignKeysStatement {
+            try destination.execute(immediate)
+        }
     }
 
-    /// The rows of `select` on `source`, converted, written into `table` on `destination`.
+    /// The rows of `select` on `source`, converted, written into `table` on `destination` by the
+    /// session's bulk load (``DatabaseConnection/bulkLoad(into:columns:layout:_:)``).
     private static func copyRows(
         of select: String, from source: any DatabaseConnection, into table: String, columns: [String],
         on destination: any DatabaseConnection, layout: any StoreLayout, convert: ([DatabaseValue]) -> [DatabaseValue]
     ) throws {
-        if let postgres = destination as? PostgresDatabase {
-            do {
-                try postgres.connection.copy(into: table, schema: postgres.schema, columns: columns) { writer in
-                    try source.forEachRow(select, []) { row in
-                        try writer.append(convert(row).map(PostgresDatabase.postgresValue))
-                    }
-                }
-            } catch let error as PostgresError {
-                throw FerryError(
-                    .store,
-                    "PostgreSQL store \(postgres.location) (schema \(postgres.schema)), table \(table): \(error.description)"
-                )
-            }
-            return
-        }
-        guard let connection = destination as? Connection else {
-            throw FerryError(.internal, "no copy into \(type(of: destination))")
-        }
-        let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-        let statement = try connection.prepare(
-            "INSERT INTO \(layout.dialect.quote(table)) (\(columns.map(layout.dialect.quote).joined(separator: ", "))) VALUES (\(marks))"
-        )
-        try source.forEachRow(select, []) { row in
-            try statement.bind(convert(row))
-            _ = try statement.step()
-            statement.reset()
+        try destination.bulkLoad(into: table, columns: columns, layout: layout) { append in
+            try source.forEachRow(select, []) { row in try append(convert(row)) }
         }
     }
 

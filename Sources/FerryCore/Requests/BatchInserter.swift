@@ -426,8 +426,9 @@ package final class ReferenceResolver {
     /// The largest copy of a destination's keys: 2^19 runs, 12 MiB.
     package static let maximumSnapshotRuns = 1 << 19
 
-    /// PostgreSQL: what ``prefetch(_:)`` resolves a batch of keys with (one query), nil on SQLite.
-    private let batchLookup: PostgresKeyLookup?
+    /// What ``prefetch(_:)`` resolves a batch of keys with (one query), where the session has one
+    /// (a server's); nil on SQLite.
+    private let batchLookup: (any BatchKeyLookup)?
     /// PostgreSQL: the keys ``prefetch(_:)`` resolved (nil: no object has it), while enabled
     /// by ``resolveFromSnapshot()``; emptied at each transaction (``revalidateSnapshot()``).
     private var prefetched: [DatabaseValue: Int64?] = [:]
@@ -484,12 +485,9 @@ package final class ReferenceResolver {
             snapshotSource = nil
             lookup = { value in try database.scalar(sql, [value])?.int64 }
         }
-        batchLookup = (database as? PostgresDatabase).map { postgres in
-            PostgresKeyLookup(
-                database: postgres, source: layout.quotedSource(for: destination),
-                keyColumn: layout.dialect.quote(layout.keyColumn),
-                matchColumn: layout.quotedColumn(forAttribute: match, in: destination))
-        }
+        batchLookup = database.batchKeyLookup(
+            source: layout.quotedSource(for: destination), keyColumn: layout.dialect.quote(layout.keyColumn),
+            matchColumn: layout.quotedColumn(forAttribute: match, in: destination))
     }
 
     /// The primary key of the matching object, nil when none matches.
@@ -529,7 +527,7 @@ package final class ReferenceResolver {
         var wanted = Set<DatabaseValue>()
         for key in keys {
             let encoded = coding.encode(key)
-            if prefetched[encoded] == nil, PostgresKeyLookup.canSend(encoded), wanted.insert(encoded).inserted {
+            if prefetched[encoded] == nil, batchLookup.canSend(encoded), wanted.insert(encoded).inserted {
                 missing.append(encoded)
             }
         }

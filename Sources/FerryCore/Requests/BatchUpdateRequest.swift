@@ -204,11 +204,23 @@ extension BatchUpdateRequest {
             entity: entity, model: model, layout: layout, table: table, key: key, evaluated: evaluated,
             assignments: assignments.joined(separator: ", "), setArguments: setArguments,
             predicate: where_, residual: residual, checks: checks, expressionAttributes: expressionAttributes,
-            evaluatedByFerry: PostgresEvaluatedUpdate(
+            evaluatedByFerry: EvaluatedUpdate(
                 constantAssignments: constantAssignments, constantArguments: constantArguments, values: perObject,
                 validate: validate),
             location: location)
     }
+}
+
+/// A batch update whose `set:` expressions ferry evaluates per object, for an engine whose SQL
+/// has none of ferry's expression functions: the constant assignments, and each attribute's
+/// expression.
+struct EvaluatedUpdate {
+    /// `column = ?` assignments of the constant values, with their arguments.
+    var constantAssignments: [String]
+    var constantArguments: [DatabaseValue]
+    /// The quoted column of each attribute set by an expression, and the expression.
+    var values: [(column: String, expression: SetExpression)]
+    var validate: Bool
 }
 
 /// A batch update compiled for one model: the UPDATE statement, the expressions ferry evaluates
@@ -251,9 +263,9 @@ struct BatchUpdatePlan {
     var checks: [Check]
     /// Attributes set by an expression (compiled with SQLite's functions).
     var expressionAttributes: [String]
-    /// On PostgreSQL, when ``expressionAttributes`` is not empty: the update with every
-    /// expression evaluated by ferry per object.
-    var evaluatedByFerry: PostgresEvaluatedUpdate
+    /// For an engine without ferry's expression functions, when ``expressionAttributes`` is not
+    /// empty: the update with every expression evaluated by ferry per object.
+    var evaluatedByFerry: EvaluatedUpdate
     var location: InputLocation?
 
     var updateSQL: String { "UPDATE \(table) AS t0 SET \(assignments) WHERE \(predicate.sql)" }
@@ -276,27 +288,6 @@ struct BatchUpdatePlan {
         }
         try evaluated.drop(on: connection)
         return BatchUpdateResult(updated: updated)
-    }
-
-    /// On PostgreSQL: constant values (checked against the attribute's rules when the plan was
-    /// made), the objects selected by the server's SQL or, when ferry evaluates part of the
-    /// predicate, by key.
-    func run(onPostgreSQL database: PostgresDatabase) throws -> BatchUpdateResult {
-        if !expressionAttributes.isEmpty { return try evaluatedByFerry.run(self, on: database) }
-        var sql = updateSQL
-        var arguments = updateArguments
-        if let residual {
-            let keys = try PostgresFetchRows.keys(
-                of: entity, matching: residual, database: database, model: model, layout: layout)
-            sql = "UPDATE \(table) AS t0 SET \(assignments) WHERE t0.\(key) = ANY (CAST(? AS bigint[]))"
-            arguments = setArguments + [.text("{" + keys.map(String.init).joined(separator: ",") + "}")]
-        }
-        do {
-            try database.execute(sql, arguments)
-        } catch let error as FerryError {
-            throw translate(error)
-        }
-        return BatchUpdateResult(updated: database.changes)
     }
 
     // MARK: - Set-based validation of expression values
@@ -380,14 +371,10 @@ struct BatchUpdatePlan {
         let columns: [String]
         let isUnique: Bool
         let isNotNull: Bool
-        if let result = error.underlying as? SQLiteResult {
-            columns = Self.constraintColumns(in: error.message, table: entity.name)
-            isUnique = result.isUniqueConstraint
-            isNotNull = result.isNotNullConstraint
-        } else if let failure = error.underlying as? PostgresStatementFailure {
-            columns = Self.postgresConstraintColumns(in: error.message)
+        if let failure = error.underlying as? any ConstraintFailure {
+            columns = failure.constraintColumns(in: error.message, table: entity.name)
             isUnique = failure.isUniqueConstraint
-            isNotNull = failure.sqlState == "23502"
+            isNotNull = failure.isNotNullConstraint
         } else {
             return error
         }
@@ -404,28 +391,5 @@ struct BatchUpdatePlan {
                 at: location)
         }
         return error
-    }
-
-    /// The columns PostgreSQL names: `email` from a unique violation's `DETAIL: Key (email)=(…)`,
-    /// or from a not-null violation's `null value in column "email"`.
-    static func postgresConstraintColumns(in message: String) -> [String] {
-        if let start = message.range(of: "Key ("), let end = message[start.upperBound...].range(of: ")=") {
-            return message[start.upperBound..<end.lowerBound].split(separator: ",").map {
-                $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-            }
-        }
-        if let start = message.range(of: "column \""), let end = message[start.upperBound...].firstIndex(of: "\"") {
-            return [String(message[start.upperBound..<end])]
-        }
-        return []
-    }
-
-    /// `email` from SQLite's `UNIQUE constraint failed: Customer.email`.
-    static func constraintColumns(in message: String, table: String) -> [String] {
-        guard let range = message.range(of: "failed: ") else { return [] }
-        return message[range.upperBound...].split(separator: ",").map { part in
-            let name = part.trimmingCharacters(in: .whitespaces)
-            return name.hasPrefix(table + ".") ? String(name.dropFirst(table.count + 1)) : name
-        }
     }
 }

@@ -10,14 +10,9 @@ import FerryPostgres
 /// `.validation` naming the object; a rule broken by new values throws `.validation` naming the
 /// attribute, the rule, how many records break it and the first primary keys; either way before
 /// anything is written. The new values are held in memory until the update.
-struct PostgresEvaluatedUpdate {
-    /// `column = ?` assignments of the constant values, with their arguments.
-    var constantAssignments: [String]
-    var constantArguments: [DatabaseValue]
-    /// The quoted column of each attribute set by an expression, and the expression.
-    var values: [(column: String, expression: SetExpression)]
-    var validate: Bool
-
+///
+/// The update itself (``EvaluatedUpdate``) is the engine's to run; this is PostgreSQL's way.
+extension EvaluatedUpdate {
     /// How many offending primary keys a rule's message lists.
     private static let shownKeys = 5
 

@@ -7,7 +7,7 @@ import FerryPostgres
 /// A key matches as it does when sent alone (``ReferenceResolver``'s query per key): the server
 /// reads its text as the match column's type. When several objects hold a key (the match
 /// attribute is not unique), the one with the smallest primary key is taken.
-final class PostgresKeyLookup {
+final class PostgresKeyLookup: BatchKeyLookup {
     private let database: PostgresDatabase
     private let source: String
     private let keyColumn: String
@@ -30,6 +30,9 @@ final class PostgresKeyLookup {
         guard let text = PostgresDatabase.postgresValue(key).textForm else { return false }
         return !text.utf8.contains(0)
     }
+
+    /// The static test, for ``BatchKeyLookup``.
+    func canSend(_ key: DatabaseValue) -> Bool { Self.canSend(key) }
 
     /// The primary key of the object holding each of `keys` (nil: none holds it), in order.
     func primaryKeys(of keys: [DatabaseValue]) throws -> [Int64?] {

@@ -386,3 +386,5 @@ struct PostgresRecordQuery {
         }
     }
 }
+
+extension PostgresRecordInserter: KeyedRecordInserting {}

@@ -42,5 +42,3 @@ package protocol KeyedRecordInserting: RecordInserting {
 }
 
 extension BatchInserter: KeyedRecordInserting {}
-
-extension PostgresRecordInserter: KeyedRecordInserting {}

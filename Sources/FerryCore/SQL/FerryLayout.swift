@@ -1,5 +1,3 @@
-import FerryPostgres
-
 /// ferry's own store layout.
 ///
 /// - One table per entity, named as the entity; one column per attribute, named as the attribute.
@@ -12,13 +10,10 @@ import FerryPostgres
 ///   `ferry_source` and `ferry_target`.
 /// - A to-many whose inverse is to-one has no storage of its own: it is the inverse's key.
 /// - ferry's own tables and columns start with ``reservedPrefix``.
-/// - Values are stored as ``FerryValueCoding`` says, in SQLite (``SQLiteDialect``); in a
-///   PostgreSQL store, in PostgreSQL's types (``PostgresValueCoding``, ``PostgreSQLDialect``).
+/// - Values are stored as the backend's coding says: in SQLite, as ``FerryValueCoding`` says
+///   (``SQLiteDialect``); in another engine, as its ``FerryLayoutBackend`` says (a PostgreSQL
+///   store: PostgreSQL's own types).
 package struct FerryLayout: StoreLayout {
-    /// The engines ferry's layout is laid out in.
-    package enum Backend: Sendable, Hashable {
-        case sqlite, postgresql
-    }
     package static let reservedPrefix = "ferry_"
     package static let primaryKey = "ferry_pk"
     package static let linkSourceColumn = "ferry_source"
@@ -26,31 +21,17 @@ package struct FerryLayout: StoreLayout {
     package static let tables = BookkeepingTables(
         metadata: "ferry_metadata", entities: "ferry_entities", runs: "ferry_runs")
 
-    /// The engine the store is in.
-    package let backend: Backend
+    /// The engine the store is in, as the layout needs it.
+    package let backend: any FerryLayoutBackend
 
-    package init(backend: Backend = .sqlite) { self.backend = backend }
+    /// ferry's layout in `backend` (SQLite by default).
+    package init(backend: any FerryLayoutBackend = SQLiteLayoutBackend()) { self.backend = backend }
 
-    package var engine: StoreEngine {
-        switch backend {
-        case .sqlite: .sqlite
-        case .postgresql: .postgreSQL
-        }
-    }
+    package var engine: StoreEngine { backend.engine }
 
-    package var valueCoding: any ValueCoding {
-        switch backend {
-        case .sqlite: FerryValueCoding()
-        case .postgresql: PostgresValueCoding()
-        }
-    }
+    package var valueCoding: any ValueCoding { backend.valueCoding }
 
-    package var dialect: any SQLDialect {
-        switch backend {
-        case .sqlite: SQLiteDialect()
-        case .postgresql: PostgreSQLDialect()
-        }
-    }
+    package var dialect: any SQLDialect { backend.dialect }
     package var keyColumn: String { Self.primaryKey }
     package var versionColumn: String? { nil }
     package var bookkeeping: BookkeepingTables? { Self.tables }
@@ -117,11 +98,35 @@ package struct FerryLayout: StoreLayout {
 
     package func joinTargetIndexName(table: String) -> String { fitted(table + "_target") }
 
-    /// An index name as the engine keeps it whole: on PostgreSQL, a name over 63 bytes becomes
-    /// its start and a hash of all of it (`PostgresIdentifier.fitted`), since PostgreSQL would
-    /// cut it and two cut names could clash; SQLite keeps any length.
-    private func fitted(_ name: String) -> String {
-        guard backend == .postgresql, PostgresIdentifier.problem(with: name) != nil else { return name }
-        return PostgresIdentifier.fitted(name, suffix: "")
-    }
+    /// An index name as the engine keeps it whole (``FerryLayoutBackend/fitted(_:)``).
+    private func fitted(_ name: String) -> String { backend.fitted(name) }
+}
+
+/// What ferry's layout takes from the engine it is laid out in: the engine, its value coding and
+/// dialect, and its rules for names. SQLite's is ``SQLiteLayoutBackend``; another engine brings
+/// its own, and ferry's layout code stays the same.
+package protocol FerryLayoutBackend: Sendable {
+    /// The engine.
+    var engine: StoreEngine { get }
+    /// How values are stored.
+    var valueCoding: any ValueCoding { get }
+    /// The SQL the engine speaks.
+    var dialect: any SQLDialect { get }
+    /// An index name as the engine keeps it whole: unchanged where any length is kept; where
+    /// names are cut, a shorter name that two different long names never share.
+    func fitted(_ name: String) -> String
+    /// The tables and columns of `model` in `layout` that the engine cannot name as the model
+    /// does, each an error naming the entity, attribute or relationship; empty when every name fits.
+    func nameProblems(in model: ObjectModel, layout: FerryLayout) -> [FerryError]
+}
+
+/// ferry's layout in a SQLite file: ``FerryValueCoding``, ``SQLiteDialect``, names of any length.
+package struct SQLiteLayoutBackend: FerryLayoutBackend {
+    /// The backend.
+    package init() {}
+    package var engine: StoreEngine { .sqlite }
+    package var valueCoding: any ValueCoding { FerryValueCoding() }
+    package var dialect: any SQLDialect { SQLiteDialect() }
+    package func fitted(_ name: String) -> String { name }
+    package func nameProblems(in model: ObjectModel, layout: FerryLayout) -> [FerryError] { [] }
 }

@@ -95,6 +95,8 @@ package struct PostgreSQLDialect: SQLDialect {
 
     package var deferForeignKeysStatement: String { "SET CONSTRAINTS ALL DEFERRED" }
 
+    package var immediateForeignKeysStatement: String? { "SET CONSTRAINTS ALL IMMEDIATE" }
+
     /// As SQLite: `NULL` before every value, text byte-wise (`COLLATE "C"`, whatever the
     /// database's locale); `numeric`, `timestamptz` and the numbers sort by value by themselves.
     package func ordering(_ sql: String, type: AttributeType, ascending: Bool) -> [String] {

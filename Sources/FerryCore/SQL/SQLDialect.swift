@@ -42,6 +42,10 @@ package protocol SQLDialect: Sendable {
     var userTableCountQuery: String { get }
     /// The statement that defers foreign-key checks to the end of the current transaction.
     var deferForeignKeysStatement: String { get }
+    /// The statement that runs the checks ``deferForeignKeysStatement`` deferred now, for an
+    /// engine that builds no index on a table with checks pending; nil where they simply run at
+    /// the commit.
+    var immediateForeignKeysStatement: String? { get }
     /// A condition true when `expression` holds an integer (not text, real or blob).
     func isInteger(_ expression: String) -> String
     /// The `ORDER BY` terms sorting `sql`, holding values of `type`, as ferry sorts: as SQLite
@@ -77,6 +81,7 @@ extension SQLDialect {
     package var keyIdentity: String? { nil }
     package var foreignKeyOptions: String { "" }
     package var unlimited: DatabaseValue { .integer(-1) }
+    package var immediateForeignKeysStatement: String? { nil }
     package var predicateSyntax: PredicateSyntax { .sqlite }
     package var predicatePushdown: StoreEngine.PredicatePushdown { .exact }
     package var trueCondition: String { "1" }

@@ -63,6 +63,29 @@ package protocol DatabaseConnection: AnyObject {
     /// lift in a transaction or the table holds rows (SQLite's own per-row check is turned off
     /// outside the transaction instead).
     func liftReferenceChecks(forBulkLoadInto table: String) throws -> [String]
+    /// Writes the rows `rows` hands to its argument into `table` (unquoted, in the session's own
+    /// schema or database) as `columns`, in the engine's fastest bulk form (PostgreSQL's `COPY`,
+    /// SQLite's one prepared `INSERT`), inside the caller's transaction.
+    func bulkLoad(
+        into table: String, columns: [String], layout: any StoreLayout,
+        _ rows: (_ append: ([DatabaseValue]) throws -> Void) throws -> Void
+    ) throws
+    /// Moves the generator of the integer key `column` of `table` (unquoted) past its largest
+    /// value, after rows were written with their keys, so that rows inserted later get new keys;
+    /// nothing where the engine takes the next key from the rows themselves (SQLite's rowid).
+    func advanceKeyGenerator(of table: String, column: String) throws
+    /// A lookup that resolves many keys of one match column in one round trip, where one query
+    /// per batch is cheaper than one per key (a server); nil where a lookup per key costs as
+    /// little (SQLite). `source` is a quoted table or subquery, the columns quoted.
+    func batchKeyLookup(source: String, keyColumn: String, matchColumn: String) -> (any BatchKeyLookup)?
+}
+
+/// Resolves many keys of one match column in one query (``DatabaseConnection/batchKeyLookup(source:keyColumn:matchColumn:)``).
+package protocol BatchKeyLookup: AnyObject {
+    /// Whether `key` can be sent in a batch (others are looked up alone).
+    func canSend(_ key: DatabaseValue) -> Bool
+    /// The primary key of the object holding each of `keys` (nil: none holds it), in order.
+    func primaryKeys(of keys: [DatabaseValue]) throws -> [Int64?]
 }
 
 /// A statement of a ``DatabaseConnection`` prepared once and run many times
@@ -126,6 +149,30 @@ extension Connection: DatabaseConnection {
 
     package func resumeForeignKeyChecks() throws { try execute("PRAGMA foreign_keys = ON") }
 
+    /// One prepared `INSERT`, stepped per row.
+    package func bulkLoad(
+        into table: String, columns: [String], layout: any StoreLayout,
+        _ rows: (_ append: ([DatabaseValue]) throws -> Void) throws -> Void
+    ) throws {
+        let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+        let statement = try prepare(
+            "INSERT INTO \(layout.dialect.quote(table)) (\(columns.map(layout.dialect.quote).joined(separator: ", "))) VALUES (\(marks))"
+        )
+        try rows { row in
+            try statement.bind(row)
+            _ = try statement.step()
+            statement.reset()
+        }
+    }
+
+    /// SQLite's rowid follows the largest key by itself.
+    package func advanceKeyGenerator(of table: String, column: String) throws {}
+
+    /// A lookup per key is as cheap on SQLite (a prepared statement in the process).
+    package func batchKeyLookup(source: String, keyColumn: String, matchColumn: String) -> (any BatchKeyLookup)? {
+        nil
+    }
+
     package var failedStatementEndsTransaction: Bool { false }
 
     /// SQLite evaluates every predicate itself (with ferry's functions).
@@ -156,4 +203,15 @@ extension Statement: PreparedStatement {
     }
 
     package func finish() { reset() }
+}
+
+/// A failed statement's engine error, kept as a `FerryError`'s underlying error, as far as a
+/// request words a broken constraint in the model's terms.
+package protocol ConstraintFailure: Error {
+    /// True for a uniqueness constraint's violation.
+    var isUniqueConstraint: Bool { get }
+    /// True for a required column set to NULL.
+    var isNotNullConstraint: Bool { get }
+    /// The columns the engine's `message` names as the constraint's, in `table`.
+    func constraintColumns(in message: String, table: String) -> [String]
 }

@@ -1,5 +1,3 @@
-import FerryPostgres
-
 /// One entry of a store's run log: what a job step or a migration did to the store, and how it
 /// ended. Times are ferry's ISO-8601 text (``DateCoding``).
 package struct RunRecord: Sendable, Hashable {
@@ -114,7 +112,7 @@ package struct RunLog {
     /// written into PostgreSQL URLs (a source's, a store's named in a message) are stored as `***`.
     package func record(_ run: RunRecord) throws {
         func text(_ value: String?) -> DatabaseValue {
-            value.map { .text(PostgresURL.redactingPasswords(in: $0)) } ?? .null
+            value.map { .text(StoreEngines.redactingPasswords(in: $0)) } ?? .null
         }
         func integer(_ value: Int) -> DatabaseValue { .integer(Int64(value)) }
         let placeholders = "VALUES (" + Array(repeating: "?", count: Self.columns.count).joined(separator: ", ") + ")"

@@ -14,7 +14,7 @@ extension Store {
     static func openPostgreSQL(_ text: String, model: ObjectModel, options: Options) throws -> Store {
         let url = try postgresURL(text)
         let schema = url.schema ?? defaultPostgreSQLSchema
-        let layout = FerryLayout(backend: .postgresql)
+        let layout = FerryLayout.postgreSQL
         try layout.checkRepresentable(model)
         let model = model.storedForm
         let database = try PostgresDatabase(url: url, schema: schema)
@@ -30,7 +30,7 @@ extension Store {
             .int64 == 1
         if schemaExists, let metadata = try StoreMetadata.read(from: database, layout: layout) {
             try checkModel(path: path, model: model, metadata: metadata, options: options)
-            return Store(path: path, model: model, layout: layout, postgres: database, metadata: metadata)
+            return Store(path: path, model: model, layout: layout, session: database, metadata: metadata)
         }
         if schemaExists { try checkNoUserTables(path: path, connection: database, layout: layout) }
         guard options.createIfMissing else {
@@ -47,30 +47,14 @@ extension Store {
         guard let metadata = try StoreMetadata.read(from: database, layout: layout) else {
             throw FerryError(.internal, "store '\(path)' has no metadata right after creation")
         }
-        return Store(path: path, model: model, layout: layout, postgres: database, metadata: metadata)
+        return Store(path: path, model: model, layout: layout, session: database, metadata: metadata)
     }
 
     /// The metadata of the store at a PostgreSQL URL, nil when its schema holds no ferry store.
     static func postgreSQLMetadata(_ text: String) throws -> StoreMetadata? {
         let url = try postgresURL(text)
         let database = try PostgresDatabase(url: url, schema: url.schema ?? defaultPostgreSQLSchema)
-        return try StoreMetadata.read(from: database, layout: FerryLayout(backend: .postgresql))
-    }
-
-    /// A session on the store at `path` for inspecting it (`ferry store info`), with the layout
-    /// its tables are in: SQLite's connection (opened for writing when the file allows it, so that
-    /// a killed writer's journal is rolled back), or a PostgreSQL session in the store's schema.
-    package static func inspectionSession(
-        at path: String
-    ) throws -> (session: any DatabaseConnection, layout: FerryLayout) {
-        guard StoreLocation.namesDatabaseServer(path) else {
-            return (try Connection(path: path, readOnly: false, create: false), FerryLayout())
-        }
-        let url = try postgresURL(path)
-        return (
-            try PostgresDatabase(url: url, schema: url.schema ?? defaultPostgreSQLSchema),
-            FerryLayout(backend: .postgresql)
-        )
+        return try StoreMetadata.read(from: database, layout: FerryLayout.postgreSQL)
     }
 
     /// The advisory-lock key of the store in `schema` (advisory locks are per database).

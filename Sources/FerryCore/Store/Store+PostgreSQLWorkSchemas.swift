@@ -73,7 +73,7 @@ extension Store {
     /// (its metadata table) are dropped; each one dropped is logged at `notice`.
     package static func dropLeftoverWorkSchemas(of schema: String, on database: PostgresDatabase, store: String) throws
     {
-        let metadata = FerryLayout(backend: .postgresql).bookkeeping?.metadata ?? "ferry_metadata"
+        let metadata = FerryLayout.postgreSQL.bookkeeping?.metadata ?? "ferry_metadata"
         let names = try database.rows(
             """
             SELECT n.nspname FROM pg_catalog.pg_namespace n

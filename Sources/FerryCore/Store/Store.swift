@@ -15,10 +15,10 @@ import Foundation
 public final class Store: @unchecked Sendable {
     // @unchecked: `connection` and `database` are only touched while `lock` is held.
     private let lock = NSRecursiveLock()
-    /// The SQLite connection (nil for a PostgreSQL store).
+    /// The SQLite connection (nil for a store in a database server).
     private let connection: Connection?
     /// The session every backend-neutral operation works through (the SQLite connection itself,
-    /// or a ``PostgresDatabase``).
+    /// or a server engine's session).
     private let database: any DatabaseConnection
     /// The path as given (`:memory:` for an in-memory store); for a PostgreSQL store its URL
     /// with any password hidden.
@@ -90,16 +90,18 @@ public final class Store: @unchecked Sendable {
     /// The private copy's database file, for a store opened with ``openCoreData(at:bundle:)``.
     package var coreDataCopyPath: String? { coreDataCopy?.folder.appendingPathComponent("store.sqlite").path }
 
-    /// A store in a PostgreSQL schema (see `Store+PostgreSQL.swift`); the session holds the
-    /// store's advisory lock when it writes.
-    init(path: String, model: ObjectModel, layout: any StoreLayout, postgres: PostgresDatabase, metadata: StoreMetadata)
-    {
+    /// A store in a database server (a PostgreSQL schema: `Store+PostgreSQL.swift`); the session
+    /// holds the store's writer lock when it writes.
+    init(
+        path: String, model: ObjectModel, layout: any StoreLayout, session: any DatabaseConnection,
+        metadata: StoreMetadata
+    ) {
         self.coreDataCopy = nil
         self.path = path
         self.layout = layout
         self.model = model
         self.connection = nil
-        self.database = postgres
+        self.database = session
         self.metadata = metadata
         self.writerLock = nil
         self.identity = nil
@@ -154,7 +156,9 @@ public final class Store: @unchecked Sendable {
     /// - Throws: `.modelMismatch` naming the store's version and the model's when the stored
     ///   model hash differs; `.store` when the file is not a ferry store.
     public static func open(at path: String, model: ObjectModel, options: Options = Options()) throws -> Store {
-        if StoreLocation.namesDatabaseServer(path) { return try openPostgreSQL(path, model: model, options: options) }
+        if let server = StoreLocation.serverEngine(path)?.driver.server {
+            return try server.open(path, model: model, options: options)
+        }
         try PathOrURL.requireStore(path)
         let layout = FerryLayout()
         try layout.checkRepresentable(model)
@@ -283,8 +287,20 @@ public final class Store: @unchecked Sendable {
     /// Whether a store exists at `path`: the file, or for a PostgreSQL URL a ferry store in its
     /// schema (a server that cannot be reached throws).
     package static func exists(at path: String) throws -> Bool {
-        guard StoreLocation.namesDatabaseServer(path) else { return FileManager.default.fileExists(atPath: path) }
-        return try postgreSQLStoreExists(path)
+        guard let server = StoreLocation.serverEngine(path)?.driver.server else {
+            return FileManager.default.fileExists(atPath: path)
+        }
+        return try server.storeExists(path)
+    }
+
+    /// A session on the store at `path` for inspecting it (`ferry store info`), with the layout
+    /// its tables are in: SQLite's connection (opened for writing when the file allows it, so that
+    /// a killed writer's journal is rolled back), or a server engine's session on the store.
+    package static func inspectionSession(
+        at path: String
+    ) throws -> (session: any DatabaseConnection, layout: FerryLayout) {
+        if let server = StoreLocation.serverEngine(path)?.driver.server { return try server.inspectionSession(path) }
+        return (try Connection(path: path, readOnly: false, create: false), FerryLayout())
     }
 
     /// Reads a store's metadata without knowing its model (for `ferry store info`).
@@ -294,7 +310,7 @@ public final class Store: @unchecked Sendable {
     /// and fails with SQLITE_READONLY_ROLLBACK. A Core Data store has no ferry metadata (nil) and
     /// is never opened here: opening it in place would make or rewrite its `-wal` and `-shm`.
     public static func metadata(at path: String) throws -> StoreMetadata? {
-        if StoreLocation.namesDatabaseServer(path) { return try postgreSQLMetadata(path) }
+        if let server = StoreLocation.serverEngine(path)?.driver.server { return try server.metadata(path) }
         guard FileManager.default.fileExists(atPath: path) else {
             throw FerryError(.store, "store '\(path)' does not exist")
         }
@@ -343,7 +359,10 @@ public final class Store: @unchecked Sendable {
     package func withConnection<T>(_ body: (Connection) throws -> T) throws -> T {
         lock.lock()
         defer { lock.unlock() }
-        guard let connection else { throw Self.notOnPostgreSQL(path) }
+        guard let connection else {
+            throw engine.driver.server?.unavailable(on: path)
+                ?? FerryError(.internal, "no SQLite connection for '\(path)'")
+        }
         return try body(connection)
     }
 

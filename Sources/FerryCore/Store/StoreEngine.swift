@@ -64,9 +64,8 @@ public struct StoreEngine: Sendable, Hashable {
     public let holder: String
     /// What the engine can do.
     public let capabilities: Capabilities
-    /// The layout a new store of this engine is created in, which says what models it can hold
-    /// (nil for Core Data's, which depends on the model).
-    let newStoreLayout: FerryLayout?
+    /// The engine's own code, as ferry's generic code reaches it.
+    package let driver: any StoreEngineDriver
 
     /// ferry's layout in a SQLite file.
     public static let sqlite = StoreEngine(
@@ -74,7 +73,7 @@ public struct StoreEngine: Sendable, Hashable {
         capabilities: Capabilities(
             readsPrivateCopy: false, storesInheritance: false, orderedToMany: false, workArea: .scratchCopy,
             writerLock: .lockFile, predicatePushdown: .exact),
-        newStoreLayout: FerryLayout())
+        driver: SQLiteFileDriver(newStoreLayout: FerryLayout()))
 
     /// Core Data's layout in a SQLite file.
     public static let coreDataSQLite = StoreEngine(
@@ -82,20 +81,12 @@ public struct StoreEngine: Sendable, Hashable {
         capabilities: Capabilities(
             readsPrivateCopy: true, storesInheritance: true, orderedToMany: true, workArea: .scratchCopy,
             writerLock: .lockFile, predicatePushdown: .exact),
-        newStoreLayout: nil)
-
-    /// ferry's layout in a PostgreSQL schema.
-    public static let postgreSQL = StoreEngine(
-        name: "PostgreSQL", holder: "a PostgreSQL schema",
-        capabilities: Capabilities(
-            readsPrivateCopy: false, storesInheritance: false, orderedToMany: false, workArea: .workSchema,
-            writerLock: .advisoryLock, predicatePushdown: .superset),
-        newStoreLayout: FerryLayout(backend: .postgresql))
+        driver: SQLiteFileDriver(newStoreLayout: nil))
 
     /// Throws the refusal naming what `model` holds that a new store of this engine cannot store
     /// faithfully; does nothing for an engine whose layout follows the model (Core Data's).
     package func checkRepresentable(_ model: ObjectModel) throws {
-        try newStoreLayout?.checkRepresentable(model)
+        try driver.newStoreLayout?.checkRepresentable(model)
     }
 
     /// Engines are told apart by name.

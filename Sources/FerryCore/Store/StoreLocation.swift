@@ -1,4 +1,3 @@
-import FerryPostgres
 import Foundation
 
 /// Where a store lives, read once from the text that names it (a `--store` flag, a job's
@@ -42,9 +41,8 @@ public enum StoreLocation: Sendable, Hashable {
     /// anything). Never throws: a URL ferry cannot open, or a file that is not a store, is refused
     /// where the store is opened, with the same messages as always.
     public init(_ text: String) {
-        if Self.namesDatabaseServer(text) {
-            let schema = (try? PostgresURL(text))?.schema ?? Store.defaultPostgreSQLSchema
-            self = .postgres(url: text, schema: schema)
+        if let server = Self.serverEngine(text)?.driver.server {
+            self = .postgres(url: text, schema: server.schema(of: text))
         } else if text == ":memory:" || text.hasPrefix("file:") {
             self = .file(text, layout: .unknown)
         } else if CoreDataStoreFile.isCoreDataStore(text) {
@@ -56,14 +54,18 @@ public enum StoreLocation: Sendable, Hashable {
         }
     }
 
-    /// The URL schemes of PostgreSQL stores.
-    private static let postgresSchemes: Set<String> = ["postgres", "postgresql"]
-
     /// True when `text` names a store in a database server (a `postgres://` or `postgresql://`
     /// URL): the part of the rule that needs no look at the disk, for code that has only to tell
     /// a server from a file (``isDatabaseServer`` of the parsed location says the same).
     package static func namesDatabaseServer(_ text: String) -> Bool {
-        PathOrURL(text).scheme.map(postgresSchemes.contains) == true
+        serverEngine(text) != nil
+    }
+
+    /// The engine of the database server a URL names (by its scheme), nil for a file: the part
+    /// of the rule that needs no look at the disk, where ``Store`` reaches a server engine's
+    /// own code (``StoreEngineDriver/server``).
+    package static func serverEngine(_ text: String) -> StoreEngine? {
+        PathOrURL(text).scheme.flatMap(StoreEngines.server(forScheme:))
     }
 
     /// The text the location was parsed from.

@@ -1,5 +1,3 @@
-import FerryPostgres
-
 /// What the ferry store layout can hold. Models carry concepts that the layout cannot store
 /// faithfully yet (entity inheritance, ordered to-many relationships, derived attributes); a
 /// store refuses such a model rather than store it wrongly. Transient attributes are fine: they
@@ -30,48 +28,8 @@ extension FerryLayout {
                     at: relationship.location)
             }
         }
-        if backend == .postgresql { problems += postgreSQLNameProblems(in: model) }
+        problems += backend.nameProblems(in: model, layout: self)
         if !problems.isEmpty { throw FerryErrors(problems) }
-    }
-
-    /// The tables and columns of `model` that PostgreSQL cannot name as the model does (over 63
-    /// bytes: PostgreSQL would cut them; `PostgresIdentifier.problem`), each an error naming the
-    /// entity, attribute or relationship. Index names are made to fit instead (`fitted`).
-    private func postgreSQLNameProblems(in model: ObjectModel) -> [FerryError] {
-        var problems: [FerryError] = []
-        func check(_ name: String, _ what: String, at location: InputLocation?) {
-            guard let problem = PostgresIdentifier.problem(with: name) else { return }
-            problems.append(
-                FerryError(
-                    .invalidModel, "a PostgreSQL store cannot hold \(what): \(problem)",
-                    at: location ?? model.location,
-                    notes: ["nothing was read or changed; shorten the name in the model to at most 63 bytes"]))
-        }
-        var joinTables: Set<String> = []
-        for entity in model.entities {
-            check(table(for: entity), "the table of entity '\(entity.name)'", at: entity.location)
-            for attribute in entity.attributes where attribute.isStored {
-                check(
-                    column(forAttribute: attribute.name, in: entity),
-                    "the column of attribute '\(entity.name).\(attribute.name)'", at: attribute.location)
-            }
-            for relationship in entity.relationships {
-                switch storage(of: relationship, in: entity, model: model) {
-                case .foreignKey(let column):
-                    check(
-                        column, "the key column of relationship '\(entity.name).\(relationship.name)'",
-                        at: relationship.location)
-                case .joinTable(let table, _, _):
-                    guard joinTables.insert(table).inserted else { continue }
-                    check(
-                        table, "the join table of relationship '\(entity.name).\(relationship.name)'",
-                        at: relationship.location)
-                case .inverseForeignKey:
-                    continue
-                }
-            }
-        }
-        return problems
     }
 }
 

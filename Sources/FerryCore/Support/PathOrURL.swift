@@ -1,5 +1,3 @@
-import FerryPostgres
-
 /// Tells a URL (`postgresql://host/db`, `https://…`) from a file path, in one place: a URL is
 /// never taken for a file, so ferry never creates `postgresql:/…` folders or files.
 ///
@@ -35,7 +33,7 @@ package struct PathOrURL: Sendable, Hashable {
     /// The text for messages: a PostgreSQL URL without its password (`***`), anything else as
     /// written.
     package var shown: String {
-        StoreLocation.namesDatabaseServer(text) ? PostgresURL.redacted(text) : PostgresURL.redactingPasswords(in: text)
+        StoreLocation.serverEngine(text)?.driver.server?.shown(text) ?? StoreEngines.redactingPasswords(in: text)
     }
 
     static let databaseSchemes: Set<String> = [

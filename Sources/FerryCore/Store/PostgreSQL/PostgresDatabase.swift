@@ -323,6 +323,24 @@ package struct PostgresStatementFailure: Error, Sendable, Hashable {
     package var statement: String
     /// True for a unique-constraint violation (SQLSTATE 23505).
     package var isUniqueConstraint: Bool { sqlState == "23505" }
+    /// True for a not-null violation (SQLSTATE 23502).
+    package var isNotNullConstraint: Bool { sqlState == "23502" }
+}
+
+extension PostgresStatementFailure: ConstraintFailure {
+    /// The columns PostgreSQL names: `email` from a unique violation's `DETAIL: Key (email)=(…)`,
+    /// or from a not-null violation's `null value in column "email"`.
+    package func constraintColumns(in message: String, table: String) -> [String] {
+        if let start = message.range(of: "Key ("), let end = message[start.upperBound...].range(of: ")=") {
+            return message[start.upperBound..<end.lowerBound].split(separator: ",").map {
+                $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            }
+        }
+        if let start = message.range(of: "column \""), let end = message[start.upperBound...].firstIndex(of: "\"") {
+            return [String(message[start.upperBound..<end])]
+        }
+        return []
+    }
 }
 
 extension PostgresDatabase {

@@ -435,3 +435,14 @@ extension DatabaseValue {
         }
     }
 }
+
+extension SQLiteResult: ConstraintFailure {
+    /// `email` from SQLite's `UNIQUE constraint failed: Customer.email`.
+    package func constraintColumns(in message: String, table: String) -> [String] {
+        guard let range = message.range(of: "failed: ") else { return [] }
+        return message[range.upperBound...].split(separator: ",").map { part in
+            let name = part.trimmingCharacters(in: .whitespaces)
+            return name.hasPrefix(table + ".") ? String(name.dropFirst(table.count + 1)) : name
+        }
+    }
+}
