@@ -147,27 +147,36 @@ package enum ColumnContents {
         return format
     }
 
-    /// The GLOB patterns (SQLite) of day/month text dates, and of year-first ones.
+    /// The GLOB patterns (SQLite) of day/month text dates, or of year-first ones, the most
+    /// common first (two-digit fields, no time).
     static func dateGlobs(yearFirst: Bool) -> [String] {
-        let field = ["[0-9]", "[0-9][0-9]"]
+        let field = ["[0-9][0-9]", "[0-9]"]
         let year = "[0-9][0-9][0-9][0-9]"
-        let endings = ["", " [0-9]:[0-5][0-9]", " [0-2][0-9]:[0-5][0-9]"].flatMap {
+        let endings = ["", " [0-2][0-9]:[0-5][0-9]", " [0-9]:[0-5][0-9]"].flatMap {
             [$0, $0.isEmpty ? nil : $0 + ":[0-5][0-9]"]
         }
         .compactMap { $0 }
         var globs: [String] = []
-        for separator in yearFirst ? ["/"] : ["/", "."] {
-            for first in field {
-                for second in field {
-                    let date =
-                        yearFirst
-                        ? "\(year)\(separator)\(first)\(separator)\(second)"
-                        : "\(first)\(separator)\(second)\(separator)\(year)"
-                    globs += endings.map { date + $0 }
+        for ending in endings {
+            for separator in yearFirst ? ["/"] : ["/", "."] {
+                for first in field {
+                    for second in field {
+                        globs.append(
+                            (yearFirst
+                                ? "\(year)\(separator)\(first)\(separator)\(second)"
+                                : "\(first)\(separator)\(second)\(separator)\(year)") + ending)
+                    }
                 }
             }
         }
         return globs
+    }
+
+    /// 1 when `text` matches one of `globs` after `shape` (a cheaper GLOB that every match
+    /// passes), else 0. SQLite evaluates every operand of an OR; a CASE stops at the first match.
+    static func matchesOne(_ text: String, shape: String, _ globs: [String]) -> String {
+        "(CASE WHEN \(text) NOT GLOB '\(shape)' THEN 0 " + globs.map { "WHEN \(text) GLOB '\($0)' THEN 1 " }.joined()
+            + "ELSE 0 END)"
     }
 
     /// The aggregates counting a column's values in SQLite, ``Counts``'s fields in order.
@@ -183,12 +192,9 @@ package enum ColumnContents {
             "(\(unsigned) GLOB '[0-9]*' AND \(unsigned) NOT GLOB '*[^0-9.]*' AND \(unsigned) NOT GLOB '*.' AND length(\(t)) - length(replace(\(t), '.', '')) <= 1 AND (\(unsigned) NOT GLOB '0[0-9]*'))"
         let date = "(\(t) GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]*' AND julianday(\(t)) IS NOT NULL)"
         // A cheap test first: only text shaped like a date is matched against every pattern.
-        let dayMonth =
-            "(\(t) GLOB '[0-9]*[/.][0-9]*[/.][0-9][0-9][0-9][0-9]*' AND ("
-            + dateGlobs(yearFirst: false).map { "\(t) GLOB '\($0)'" }.joined(separator: " OR ") + "))"
-        let yearFirst =
-            "(\(t) GLOB '[0-9][0-9][0-9][0-9]/*' AND ("
-            + dateGlobs(yearFirst: true).map { "\(t) GLOB '\($0)'" }.joined(separator: " OR ") + "))"
+        let dayMonthShape = "[0-9]*[/.][0-9]*[/.][0-9][0-9][0-9][0-9]*"
+        let dayMonth = matchesOne(t, shape: dayMonthShape, dateGlobs(yearFirst: false))
+        let yearFirst = matchesOne(t, shape: "[0-9][0-9][0-9][0-9]/*", dateGlobs(yearFirst: true))
         // SQLite's CAST reads the leading digits: the first field, and the one after the separator.
         let first = "CAST(\(t) AS INTEGER)"
         let second = "CAST(substr(\(t), instr(replace(\(t), '.', '/'), '/') + 1) AS INTEGER)"
@@ -196,8 +202,9 @@ package enum ColumnContents {
         // SQLite evaluates both sides of an AND in a value: a CASE tests the text patterns on
         // text values only (a column of integers costs a typeof() per value, not every pattern).
         func texts(_ condition: String) -> String { "sum(CASE WHEN \(isText) THEN \(condition) END)" }
+        // The order's proofs count the values of a date's shape (the patterns are matched once).
         func dayMonths(_ condition: String) -> String {
-            "sum(CASE WHEN \(isText) AND \(dayMonth) THEN \(condition) END)"
+            "sum(CASE WHEN \(isText) AND \(t) GLOB '\(dayMonthShape)' THEN \(condition) END)"
         }
         return [
             "sum(typeof(\(c)) = 'integer')",
@@ -211,7 +218,7 @@ package enum ColumnContents {
             texts("lower(\(t)) IN (\(words))"),
             "sum(CASE WHEN typeof(\(c)) = 'integer' THEN \(c) IN (0, 1) END)",
             texts("\(unsigned) GLOB '[0-9]*' AND \(unsigned) NOT GLOB '*[^0-9]*' AND length(\(unsigned)) <= 18"),
-            dayMonths("1"),
+            texts(dayMonth),
             dayMonths("\(first) > 12"),
             dayMonths("\(second) > 12"),
             texts(yearFirst),
