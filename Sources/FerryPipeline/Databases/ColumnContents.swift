@@ -252,7 +252,8 @@ package enum ColumnContents {
         let date =
             #"'^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])([ T]([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d+)?)?)?(Z|[+-]\d\d(:?\d\d)?)?$'"#
         let time = #"( \d{1,2}:[0-5]\d(:[0-5]\d)?)?$'"#
-        let dayMonth = #"'^\d{1,2}([/.])\d{1,2}\1\d{4}"# + time
+        // Both separators alike, without a back reference (which would need PostgreSQL's slower engine).
+        let dayMonth = #"'^\d{1,2}(/\d{1,2}/|\.\d{1,2}\.)\d{4}"# + time
         let yearFirst = #"'^\d{4}/\d{1,2}/\d{1,2}"# + time
         func texts(_ condition: String) -> String { "count(*) FILTER (WHERE \(t) <> '' AND \(condition))" }
         func dayMonths(_ field: Int) -> String {
