@@ -13,6 +13,23 @@ struct ImportCopyTextAndSeparatorsTests {
     /// A model of one entity `Row` with `id` and `name`.
     static let rowModel = "entities:\n  Row:\n    attributes:\n      id: int64\n      name: string\n"
 
+    /// Writes `dump.txt` (COPY text with a header row and `|` between fields), the `Row` model and
+    /// `job.yml` importing the dump into `out.sqlite`, followed by the steps `then`; returns the
+    /// job's path.
+    static func pipeDumpJob(in dir: TemporaryDirectory, then steps: String = "") throws -> String {
+        _ = try dir.write("dump.txt", "id|name\n1|a\\|b\n2|\\N\n")
+        _ = try dir.write("model.yml", rowModel)
+        return try dir.write(
+            "job.yml",
+            """
+            store: out.sqlite
+            model: model.yml
+            steps:
+              - import: {source: dump.txt, format: pgcopy, entity: Row, csv: {header: true, delimiter: "|"}}
+
+            """ + steps)
+    }
+
     @Test(
         "--format pgcopy: escapes undone, \\N null, empty text kept, a bad escape a located reject, \\. ends the data")
     func commandLine() throws {
@@ -39,20 +56,57 @@ struct ImportCopyTextAndSeparatorsTests {
     }
 
     @Test(
+        "a pgcopy step is named pgcopy, not csv: in ferry plan (text, JSON, HTML), in the JSON run report of ferry run and ferry import, in a refusal"
+    )
+    func namedPgcopy() throws {
+        let dir = TemporaryDirectory()
+        let job = try Self.pipeDumpJob(in: dir, then: "  - import: {source: rows.csv, entity: Row}\n")
+        _ = try dir.write("rows.csv", "id,name\n3,c\n")
+        let text = try runFerry(["plan", job])
+        #expect(text.exitCode == 0, "\(text)")
+        #expect(text.stdout.contains("   format pgcopy\n"), "\(text)")
+        #expect(text.stdout.contains("   format csv\n"), "the CSV step keeps its name: \(text)")
+        let json = try runFerry(["plan", job, "--format", "json"])
+        #expect(json.exitCode == 0, "\(json)")
+        let planned = try #require(try jsonObject(text: json.stdout)["steps"] as? [[String: Any]])
+        #expect(planned.map { $0["format"] as? String } == ["pgcopy", "csv"], "\(planned)")
+        let html = try runFerry(["plan", job, "--format", "html"])
+        #expect(html.exitCode == 0, "\(html)")
+        #expect(html.stdout.contains("<li>format pgcopy</li>"), "\(html)")
+        #expect(HTMLCheck.problems(in: html.stdout) == [])
+
+        let report = dir.file("run.json")
+        let run = try runFerry(["run", job, "--quiet", "--report", report])
+        #expect(run.exitCode == 0, "\(run)")
+        let steps = try #require(try jsonObject(file: report)["steps"] as? [[String: Any]])
+        #expect(steps.map { $0["format"] as? String } == ["pgcopy", "csv"], "\(steps)")
+
+        let imported = dir.file("import.json")
+        let direct = try runFerry([
+            "import", dir.file("dump.txt"), "--format", "pgcopy", "--header", "--delimiter", "|", "--store",
+            dir.file("direct.sqlite"), "--entity", "Row", "--quiet", "--report", imported,
+        ])
+        #expect(direct.exitCode == 0, "\(direct)")
+        let importSteps = try #require(try jsonObject(file: imported)["steps"] as? [[String: Any]])
+        #expect(importSteps.first?["format"] as? String == "pgcopy", "\(importSteps)")
+
+        // An option of another format names the format the user gave.
+        let refused = try runFerry([
+            "import", dir.file("dump.txt"), "--format", "pgcopy", "--header", "--short-lines", "pad", "--store",
+            dir.file("x.sqlite"), "--entity", "Row",
+        ])
+        #expect(refused.exitCode == 64, "\(refused)")
+        #expect(
+            refused.stderr.contains("--short-lines applies to fixed-width text (--format fixed), not pgcopy"),
+            "\(refused)")
+    }
+
+    @Test(
         "format: pgcopy in a job, with a header row and another delimiter; without columns or header it is refused (64)"
     )
     func job() throws {
         let dir = TemporaryDirectory()
-        _ = try dir.write("dump.txt", "id|name\n1|a\\|b\n2|\\N\n")
-        _ = try dir.write("model.yml", Self.rowModel)
-        let job = try dir.write(
-            "job.yml",
-            """
-            store: out.sqlite
-            model: model.yml
-            steps:
-              - import: {source: dump.txt, format: pgcopy, entity: Row, csv: {header: true, delimiter: "|"}}
-            """)
+        let job = try Self.pipeDumpJob(in: dir)
         let result = try runFerry(["run", job, "--quiet"])
         #expect(result.exitCode == 0, "\(result)")
         #expect(

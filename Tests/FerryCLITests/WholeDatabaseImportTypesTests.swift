@@ -34,18 +34,16 @@ struct WholeDatabaseImportTypesTests {
         let dir = TemporaryDirectory()
         let legacy = try Self.legacy(dir)
         let store = dir.file("new.sqlite")
-        let result = try runFerry(["import", legacy, "--store", store])
-        #expect(result.exitCode == 0, "\(result)")
-        for note in [
-            "note: orders.placed_at: DATETIME holding epoch milliseconds → date",
-            "note: orders.shipped: TIMESTAMP holding epoch seconds → date",
-            "note: orders.due: DATE holding ISO 8601 text → date; empty text read as null",
-            "note: orders.active: BOOLEAN holding words (t/f, yes/no, …) → bool",
-            "note: orders.amount: TEXT holding numbers → decimal; empty text read as null",
-            "note: orders.qty: INTEGER holding empty text → int64; empty text read as null",
-        ] {
-            #expect(result.stdout.contains(note), "\(note): \(result)")
-        }
+        let result = try importWhole(
+            legacy, store: store,
+            notes: [
+                "orders.placed_at: DATETIME holding epoch milliseconds → date",
+                "orders.shipped: TIMESTAMP holding epoch seconds → date",
+                "orders.due: DATE holding ISO 8601 text → date; empty text read as null",
+                "orders.active: BOOLEAN holding words (t/f, yes/no, …) → bool",
+                "orders.amount: TEXT holding numbers → decimal; empty text read as null",
+                "orders.qty: INTEGER holding empty text → int64; empty text read as null",
+            ])
         // A column holding what it declares is not a habit: no note; text that only looks like
         // numbers with a leading zero (a code) stays text.
         #expect(!result.stdout.contains("orders.paid:"), "\(result)")
@@ -152,6 +150,92 @@ struct WholeDatabaseImportTypesTests {
         #expect(unknown.stderr.contains("events.at"), "\(unknown)")
         #expect(!FileManager.default.fileExists(atPath: dir.file("x.sqlite")))
     }
+
+    @Test(
+        "day/month text dates in the order the values prove, year-first dates, times with or without seconds; an open order stays text and says how to choose; --date-format settles it"
+    )
+    func textDates() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("dates.db")
+        try StoreConnection(path, create: true).executeScript(
+            """
+            CREATE TABLE visits(id INTEGER PRIMARY KEY, eu DATE, us TEXT, ymd DATETIME, open DATE);
+            INSERT INTO visits VALUES
+                (1, '15.03.2021', '03/15/2021', '2021/03/15', '03/04/2021'),
+                (2, '01.04.2021 14:05', '04/01/2021 14:05:09', '2021/04/01 14:05', '05/06/2021 10:00'),
+                (3, '2.4.2021', '4/2/2021', '2021/4/2 9:05:30', '01/02/2021'),
+                (4, '', '12/31/2021', NULL, NULL);
+            """)
+        let store = dir.file("new.sqlite")
+        _ = try importWhole(
+            path, store: store,
+            notes: [
+                "visits.eu: DATE holding dd/MM/yyyy text → date; empty text read as null",
+                "visits.us: TEXT holding MM/dd/yyyy text → date",
+                "visits.ymd: DATETIME holding yyyy/MM/dd text → date",
+                "visits.open: DATE holding day/month text dates → string; the day/month order is open (every value reads both ways): give --date-format dd/MM/yyyy or --date-format MM/dd/yyyy",
+            ])
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT eu, us, ymd, open FROM visits ORDER BY id") == [
+                ["2021-03-15T00:00:00.000Z", "2021-03-15T00:00:00.000Z", "2021-03-15T00:00:00.000Z", "03/04/2021"],
+                [
+                    "2021-04-01T14:05:00.000Z", "2021-04-01T14:05:09.000Z", "2021-04-01T14:05:00.000Z",
+                    "05/06/2021 10:00",
+                ],
+                ["2021-04-02T00:00:00.000Z", "2021-04-02T00:00:00.000Z", "2021-04-02T09:05:30.000Z", "01/02/2021"],
+                [nil, "2021-12-31T00:00:00.000Z", nil, nil],
+            ])
+
+        // The user says the order of the open column; the columns whose values prove it keep theirs.
+        let settled = dir.file("settled.sqlite")
+        let chosen = try runFerry([
+            "import", path, "--store", settled, "--date-format", "dd/MM/yyyy HH:mm", "--date-format", "dd/MM/yyyy",
+        ])
+        #expect(chosen.exitCode == 0, "\(chosen)")
+        #expect(
+            chosen.stdout.contains(
+                "note: visits.open: DATE holding day/month text (--date-format dd/MM/yyyy HH:mm, dd/MM/yyyy) → date"),
+            "\(chosen)")
+        #expect(
+            try StoreSnapshot.texts(settled, "SELECT eu, open FROM visits ORDER BY id") == [
+                ["2021-03-15T00:00:00.000Z", "2021-04-03T00:00:00.000Z"],
+                ["2021-04-01T14:05:00.000Z", "2021-06-05T10:00:00.000Z"],
+                ["2021-04-02T00:00:00.000Z", "2021-02-01T00:00:00.000Z"],
+                [nil, nil],
+            ])
+        let bad = try runFerry(["import", path, "--store", dir.file("bad.sqlite"), "--date-format", "dd/QQ"])
+        #expect(bad.exitCode == 64, "\(bad)")
+        #expect(bad.stderr.contains("--date-format dd/QQ: unsupported letter 'Q'"), "\(bad)")
+    }
+
+    @Test("a day/month text date that does not fit is a located reject naming the value, the column and the row's key")
+    func textDateMisfits() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("trips.db")
+        try StoreConnection(path, create: true).executeScript(
+            """
+            CREATE TABLE trips(id INTEGER PRIMARY KEY, at DATE);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200)
+                INSERT INTO trips SELECT i, printf('%02d/%02d/2021', (i % 28) + 1, (i % 12) + 1) FROM n;
+            INSERT INTO trips VALUES (1000, '31/02/2021'), (1001, 'soon');
+            """)
+        let store = dir.file("new.sqlite")
+        let rejects = dir.file("rejects")
+        let result = try runFerry(["import", path, "--store", store, "--rejects", rejects])
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(
+            result.stdout.contains(
+                "note: trips.at: DATE holding dd/MM/yyyy text → date; 1 value does not fit and is rejected (--type trips.at=string keeps it)"
+            ), "\(result)")
+        let rejected = try lines(ofFile: rejects + "/trips.rejects.ndjson").map { try jsonObject(text: $0) }
+        #expect(rejected.map { $0["field"] as? String } == ["at", "at"], "\(rejected)")
+        #expect((rejected.first?["reason"] as? String)?.contains("'31/02/2021'") == true, "\(rejected)")
+        #expect((rejected.first?["raw"] as? String)?.contains(#""id":1000"#) == true, "\(rejected)")
+        #expect((rejected.last?["reason"] as? String)?.contains("'soon'") == true, "\(rejected)")
+        #expect(try StoreSnapshot.integers(store, "SELECT count(*) FROM trips WHERE at IS NOT NULL") == [200])
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT at FROM trips WHERE id = 27") == [["2021-04-28T00:00:00.000Z"]])
+    }
 }
 
 /// The same `--type TABLE.COLUMN=TYPE` for a PostgreSQL schema's tables: a typed server's columns
@@ -181,7 +265,10 @@ struct WholeDatabaseImportPostgresTypesTests {
         ])
         #expect(result.exitCode == 0, "\(result)")
         #expect(result.stdout.contains("inferred orders: id int32, placed date, qty int64"), "\(result)")
-        #expect(result.stdout.contains("note: orders.placed: column → date (--type)"), "\(result)")
+        #expect(
+            result.stdout.contains(
+                "note: orders.placed: text → date (--type); 1 value does not fit and is rejected (--type orders.placed=string keeps it)"
+            ), "\(result)")
         let rejected = try lines(ofFile: rejects + "/orders.rejects.ndjson").map { try jsonObject(text: $0) }
         #expect(rejected.map { $0["field"] as? String } == ["placed"], "\(rejected)")
         #expect((rejected.first?["reason"] as? String)?.contains("'soon'") == true, "\(rejected)")
@@ -190,4 +277,90 @@ struct WholeDatabaseImportPostgresTypesTests {
                 ["2024-03-01T10:00:00.000Z", nil], ["2024-03-02T00:00:00.000Z", "5"],
             ])
     }
+
+    @Test(
+        "text and varchar columns are read for the dates, numbers and booleans they hold, with the notes and located rejects of a SQLite source; an integer column named like a date stays an integer"
+    )
+    func postgresColumnContents() throws {
+        let dir = TemporaryDirectory()
+        let schema = "ferry_habits_" + UUID().uuidString.lowercased().replacing("-", with: "")
+        _ = try PostgresCopyCLITests.serverSQL(
+            """
+            CREATE SCHEMA \(schema);
+            CREATE TABLE \(schema).legacy(id integer PRIMARY KEY, created_at bigint, placed text, eu varchar(20),
+                amount text, active text, qty text, code text, open text, note text);
+            INSERT INTO \(schema).legacy VALUES
+                (1, 1700000000, '2024-03-01 10:00:00', '15.03.2021', '12.50', 't', '3', '01234', '03/04/2021', 'first'),
+                (2, 1700000060, '2024-03-02', '01.04.2021 14:05', '3', 'no', '', '99999', '05/06/2021', ''),
+                (3, NULL, '', '2.4.2021', '0.99', 'Y', '7', NULL, NULL, NULL),
+                (4, 1700000120, '2024-03-04T08:00:00Z', '31.02.2021', '7', 'false', '8', '12345', '01/02/2021', 'x');
+            """)
+        let source = try PostgresTestServer.requireURL() + "?schema=" + schema
+        defer { _ = try? PostgresCopyCLITests.serverSQL("DROP SCHEMA \(schema) CASCADE") }
+        let store = dir.file("new.sqlite")
+        let rejects = dir.file("rejects")
+        let result = try importWhole(
+            source, store: store, ["--rejects", rejects],
+            notes: [
+                "legacy.placed: text holding ISO 8601 dates → date; empty text read as null",
+                "legacy.eu: character varying(20) holding dd/MM/yyyy text → date",
+                "legacy.amount: text holding numbers → decimal",
+                "legacy.active: text holding true/false words → bool",
+                "legacy.qty: text holding integers → int64; empty text read as null",
+                "legacy.open: text holding day/month text dates → string; the day/month order is open (every value reads both ways): give --date-format dd/MM/yyyy or --date-format MM/dd/yyyy",
+            ])
+        #expect(
+            result.stdout.contains(
+                "inferred legacy: id int32, created_at int64, placed date, eu date, amount decimal, active bool, qty int64, code string, open string, note string"
+            ), "\(result)")
+        #expect(!result.stdout.contains("legacy.created_at:"), "\(result)")
+        #expect(!result.stdout.contains("legacy.code:"), "\(result)")
+        #expect(!result.stdout.contains("legacy.note:"), "\(result)")
+        // 31.02.2021 has the shape of a date but is none: a located reject naming it.
+        let rejected = try lines(ofFile: rejects + "/legacy.rejects.ndjson").map { try jsonObject(text: $0) }
+        #expect(rejected.map { $0["field"] as? String } == ["eu"], "\(rejected)")
+        #expect((rejected.first?["reason"] as? String)?.contains("'31.02.2021'") == true, "\(rejected)")
+        #expect((rejected.first?["raw"] as? String)?.contains(#""id":4"#) == true, "\(rejected)")
+        #expect(
+            try StoreSnapshot.texts(
+                store, "SELECT created_at, placed, eu, amount, active, qty, code, open FROM legacy ORDER BY id")
+                == [
+                    [
+                        "1700000000", "2024-03-01T10:00:00.000Z", "2021-03-15T00:00:00.000Z", "12.5", "1", "3", "01234",
+                        "03/04/2021",
+                    ],
+                    [
+                        "1700000060", "2024-03-02T00:00:00.000Z", "2021-04-01T14:05:00.000Z", "3", "0", nil, "99999",
+                        "05/06/2021",
+                    ],
+                    [nil, nil, "2021-04-02T00:00:00.000Z", "0.99", "1", "7", nil, nil],
+                ])
+
+        // --date-format settles the open column; --type still overrides a column.
+        let settled = dir.file("settled.sqlite")
+        let chosen = try runFerry([
+            "import", source, "--store", settled, "--rejects", dir.file("rejects2"), "--date-format", "MM/dd/yyyy",
+            "--type", "legacy.amount=string",
+        ])
+        #expect(chosen.exitCode == 0, "\(chosen)")
+        #expect(chosen.stdout.contains("note: legacy.amount: text → string (--type)"), "\(chosen)")
+        #expect(
+            try StoreSnapshot.texts(settled, "SELECT open, amount FROM legacy WHERE id IN (1, 2) ORDER BY id") == [
+                ["2021-03-04T00:00:00.000Z", "12.50"], ["2021-05-06T00:00:00.000Z", "3"],
+            ])
+    }
+}
+
+/// `ferry import SOURCE --store STORE ARGUMENTS…` of a whole database, which must succeed and
+/// print every one of `notes` as a `note:` line.
+func importWhole(
+    _ source: String, store: String, _ arguments: [String] = [], notes: [String],
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws -> ProcessResult {
+    let result = try runFerry(["import", source, "--store", store] + arguments)
+    #expect(result.exitCode == 0, "\(result)", sourceLocation: sourceLocation)
+    for note in notes {
+        #expect(result.stdout.contains("note: " + note), "\(note): \(result)", sourceLocation: sourceLocation)
+    }
+    return result
 }

@@ -26,6 +26,7 @@ extension ImportCommand {
         }
         var importer = WholeDatabaseImport(source: file, store: store)
         importer.columnTypes = try Self.typeOverrides(types)
+        importer.dateFormats = try parsedDateFormats()
         try importer.check()
         try CommandFiles.checkOutputs(
             store: store, inputs: PostgresURL.isPostgresURL(file) ? [] : [(file, "the input")],
@@ -83,5 +84,15 @@ extension ImportCommand {
             )
         }
         return try finish(&report)
+    }
+
+    /// The `--date-format` values, parsed; a bad pattern is a usage error.
+    func parsedDateFormats() throws(FerryError) -> [DateFormat] {
+        try dateFormat.map { text throws(FerryError) -> DateFormat in
+            switch DateFormat.parse(text) {
+            case .success(let parsed): return parsed
+            case .failure(let error): throw FerryError(.usage, "--date-format \(text): \(error.message)")
+            }
+        }
     }
 }

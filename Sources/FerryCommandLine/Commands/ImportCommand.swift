@@ -373,7 +373,9 @@ struct ImportCommand: ParsableCommand {
                 if model == nil {
                     throw FerryError(.usage, "--nested links the related objects of a model's entity: pass --model")
                 }
-                if let problem = NestedOptions.problem(with: dataFormat) { throw FerryError(.usage, problem) }
+                if let problem = NestedOptions.problem(with: dataFormat, named: step.formatName) {
+                    throw FerryError(.usage, problem)
+                }
                 step.nested = NestedOptions(maxDepth: nestedDepth)
             }
             if !jsonPointer.isEmpty && dataFormat != .json {
@@ -398,12 +400,7 @@ struct ImportCommand: ParsableCommand {
             }
             step.coercion.trim = trim
             step.coercion.decimalComma = decimalComma
-            let formats = try dateFormat.map { text throws(FerryError) -> DateFormat in
-                switch DateFormat.parse(text) {
-                case .success(let parsed): return parsed
-                case .failure(let error): throw FerryError(.usage, "--date-format \(text): \(error.message)")
-                }
-            }
+            let formats = try parsedDateFormats()
             if let timezone {
                 guard let zone = CoercionOptions.timeZone(named: timezone) else {
                     throw FerryError(.usage, "--timezone: " + CoercionOptions.timeZoneProblem(timezone))
@@ -625,8 +622,8 @@ struct ImportCommand: ParsableCommand {
             return
         }
         if shortLines != nil {
-            throw FerryError(
-                .usage, "--short-lines applies to fixed-width text (--format fixed), not \(step.format.rawValue)")
+            let shown = DataFormat.isCopyText(formatName) ? "pgcopy" : step.formatName
+            throw FerryError(.usage, "--short-lines applies to fixed-width text (--format fixed), not \(shown)")
         }
         guard step.format == .csv else {
             let rowColumns: Bool
@@ -638,7 +635,7 @@ struct ImportCommand: ParsableCommand {
             {
                 throw FerryError(
                     .usage,
-                    "--delimiter, --record-terminator, --quote, --escape, --no-header, --header, --columns, --skip-lines, --comment, --skip-initial-space, --quoted-empty and --null apply to CSV, not \(step.format.rawValue)"
+                    "--delimiter, --record-terminator, --quote, --escape, --no-header, --header, --columns, --skip-lines, --comment, --skip-initial-space, --quoted-empty and --null apply to CSV, not \(step.formatName)"
                 )
             }
             return
@@ -761,7 +758,7 @@ struct ImportCommand: ParsableCommand {
         guard jsonShape != nil || keyField != nil else { return }
         guard step.format == .json || step.format == .ndjson else {
             throw FerryError(
-                .usage, "--json-shape and --key-field apply to JSON and NDJSON, not \(step.format.rawValue)")
+                .usage, "--json-shape and --key-field apply to JSON and NDJSON, not \(step.formatName)")
         }
         switch jsonShape ?? "records" {
         case "records":

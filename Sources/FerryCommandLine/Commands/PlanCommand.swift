@@ -77,6 +77,7 @@ enum PlanText {
                 }
                 lines.append(line)
             }
+            if let format = step.format { lines.append("   format \(format)") }
             if let conflict = step.onConflict, let entity = step.entity {
                 lines.append("   into \(entity): on_conflict \(conflict), mode \(step.mode ?? "append")")
             }

@@ -27,13 +27,15 @@ package enum DatabaseModelInference {
     /// The plan for every table of `database`, each table's types from its declarations and a
     /// sample of its rows.
     ///
-    /// A SQLite database's columns are read for what they hold (``ColumnContents``): a
-    /// `DATETIME` column of epoch milliseconds becomes a date converted from them, and the
-    /// choice is a note of the plan and the attribute's `ferry.source` user info. `columnTypes`
-    /// (by table, then column) are the user's types, whose conversions are chosen the same way.
+    /// The columns are read for what they hold (``ColumnContents``): a SQLite `DATETIME` column
+    /// of epoch milliseconds becomes a date converted from them, a PostgreSQL `text` column of
+    /// `15/03/2021` dates a date read in that order, and the choice is a note of the plan and the
+    /// attribute's `ferry.source` user info. `columnTypes` (by table, then column) are the user's
+    /// types, whose conversions are chosen the same way; `dateFormats` read day/month text dates
+    /// whose order the values leave open.
     package static func plan(
         database: DatabaseSource.Database, schema: SourceSchema, modelName: String, sampleSize: Int,
-        columnTypes: [String: [String: AttributeType]] = [:]
+        columnTypes: [String: [String: AttributeType]] = [:], dateFormats: [DateFormat] = []
     ) throws -> Plan {
         // The choices of each entity's attributes, by attribute name.
         var choices: [String: [String: (column: String, choice: ColumnContents.Choice)]] = [:]
@@ -45,10 +47,15 @@ package enum DatabaseModelInference {
             var overrides = reader.declaredTypes(fitting: sampled.samples)
             let types = columnTypes[table.name] ?? [:]
             let chosen: [String: ColumnContents.Choice]
-            if case .sqlite(let path) = database {
-                chosen = try ColumnContents.sqlite(path: path, table: table, overrides: types)
-            } else {
-                // A typed server's columns hold what they declare: only the user's types convert.
+            switch database {
+            case .sqlite(let path):
+                chosen = try ColumnContents.sqlite(
+                    path: path, table: table, overrides: types, dateFormats: dateFormats)
+            case .postgresql(let url):
+                chosen = try ColumnContents.postgres(
+                    url: url, schema: schema.name, table: table, overrides: types, dateFormats: dateFormats)
+            default:
+                // A typed store's columns hold what they declare: only the user's types convert.
                 chosen = types.mapValues { type in
                     var choice = ColumnContents.chosen(type, declared: "", counts: ColumnContents.Counts())
                     choice.holding = "column"

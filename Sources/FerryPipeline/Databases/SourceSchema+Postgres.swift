@@ -37,7 +37,8 @@ extension SourceSchema {
                     PostgresIdentifier.quote(schema) + "." + PostgresIdentifier.quote(name))
                 let columns = try connection.execute(
                     """
-                    SELECT a.attname, a.atttypid::bigint, a.attnotnull, coalesce(pg_get_expr(d.adbin, d.adrelid), '')
+                    SELECT a.attname, a.atttypid::bigint, a.attnotnull, coalesce(pg_get_expr(d.adbin, d.adrelid), ''),
+                        format_type(a.atttypid, a.atttypmod)
                     FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
                     WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum
                     """, [relation]
@@ -45,7 +46,8 @@ extension SourceSchema {
                     let defaultSQL = try row.string(3)
                     return Column(
                         name: try row.string(0), declaredType: SourceColumnType.postgres(oid: UInt32(try row.int(1))),
-                        notNull: try row.bool(2), defaultSQL: defaultSQL.isEmpty ? nil : defaultSQL)
+                        notNull: try row.bool(2), defaultSQL: defaultSQL.isEmpty ? nil : defaultSQL,
+                        declared: try row.string(4))
                 }
                 var primaryKey: [String] = []
                 var foreignKeys: [ForeignKey] = []
@@ -99,7 +101,7 @@ extension SourceSchema {
                 tables.append(table)
             }
             _ = try? connection.execute("COMMIT")
-            return SourceSchema(tables: tables)
+            return SourceSchema(tables: tables, name: schema)
         } catch let error as FerryError {
             throw error
         } catch {

@@ -37,6 +37,8 @@ package struct SourceSchema: Sendable, Hashable {
 
     /// The user tables (not views, not `sqlite_…`), in name order.
     package var tables: [Table]
+    /// The PostgreSQL schema the tables are in; nil for SQLite.
+    package var name: String? = nil
 
     package func table(named name: String) -> Table? { tables.first { $0.name == name } }
 

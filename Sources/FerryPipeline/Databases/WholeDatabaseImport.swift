@@ -30,6 +30,9 @@ package struct WholeDatabaseImport {
     /// The user's types of columns, by `TABLE.COLUMN` (`--type orders.placed_at=string`): the
     /// conversion to each is chosen from the values, as for an inferred type.
     package var columnTypes: [String: AttributeType] = [:]
+    /// The formats of day/month text dates whose order the values leave open (`--date-format
+    /// MM/dd/yyyy`), tried in order; a column whose values prove the order keeps it.
+    package var dateFormats: [DateFormat] = []
 
     /// The rejects file of `table`.
     package func rejectsPath(of table: String) -> String? {
@@ -89,7 +92,7 @@ package struct WholeDatabaseImport {
             : AttributeNaming.entityName(fromPath: source)
         return try DatabaseModelInference.plan(
             database: database, schema: schema, modelName: modelName, sampleSize: sampleSize,
-            columnTypes: try Self.columnTypes(columnTypes, in: schema))
+            columnTypes: try Self.columnTypes(columnTypes, in: schema), dateFormats: dateFormats)
     }
 
     /// The user's `TABLE.COLUMN` types by table, then column; a name that is not a column of a

@@ -8,4 +8,10 @@ extension ImportStep {
         let fileCount = database == nil ? (try? SourceFiles.expand(sources).count) ?? 1 : 1
         return "import \(entity) from \(fileCount == 1 ? source : "\(fileCount) files (\(source))")"
     }
+
+    /// The step's format as a job file names it: `pgcopy` for PostgreSQL COPY text (read by the
+    /// CSV reader), else the format's name (`csv`, `json`, `ndjson`, `fixed`).
+    package var formatName: String {
+        format == .csv && csv.copyText ? "pgcopy" : format.rawValue
+    }
 }

@@ -551,7 +551,7 @@ public struct JobLoader: Sendable {
                 in: copyText ? "'csv' of the pgcopy format" : "'csv'")
             if step.format != .csv, complete {
                 reader.fail(
-                    "'csv' options apply only to the csv format, not \(step.format.rawValue)",
+                    "'csv' options apply only to the csv format, not \(step.formatName)",
                     at: mapping.keyLocation("csv") ?? node.location)
             }
             if let node = csv["delimiter"], let bytes = separator(node, for: "delimiter", reader: reader) {
@@ -610,7 +610,7 @@ public struct JobLoader: Sendable {
             loadJSONShape(json, into: &step, reader: reader)
             if step.format.readsTextColumns, complete {
                 reader.fail(
-                    "'json' options apply only to the json and ndjson formats, not \(step.format.rawValue)",
+                    "'json' options apply only to the json and ndjson formats, not \(step.formatName)",
                     at: mapping.keyLocation("json") ?? node.location)
             }
             if let node = json["max_depth"], let depth = reader.int(node, for: "max_depth", minimum: 1) {
@@ -637,7 +637,7 @@ public struct JobLoader: Sendable {
         if let node = mapping["fixed"], let fixed = reader.mapping(node, for: "fixed") {
             if step.format != .fixed, complete {
                 reader.fail(
-                    "'fixed' options apply only to the fixed format, not \(step.format.rawValue)",
+                    "'fixed' options apply only to the fixed format, not \(step.formatName)",
                     at: mapping.keyLocation("fixed") ?? node.location)
             }
             loadFixedWidth(fixed, into: &step, reader: reader)

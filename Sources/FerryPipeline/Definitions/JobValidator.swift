@@ -207,7 +207,7 @@ package struct JobValidator: Sendable {
                 "'on_conflict: \(step.onConflict.rawValue)' needs a uniqueness constraint on '\(entity.name)' to find the existing object",
                 at: step.onConflictLocation)
         }
-        if step.nested != nil, let problem = NestedOptions.problem(with: step.format) {
+        if step.nested != nil, let problem = NestedOptions.problem(with: step.format, named: step.formatName) {
             fail(problem, at: step.location)
         }
         if step.mode == .sync {

@@ -12,10 +12,11 @@ public struct NestedOptions: Sendable, Hashable {
         self.maxDepth = maxDepth
     }
 
-    /// Why a step reading `format` cannot nest related objects (nil when it can).
-    package static func problem(with format: DataFormat) -> String? {
+    /// Why a step reading `format` (named `name`, `pgcopy` for instance; by default the format's
+    /// own name) cannot nest related objects (nil when it can).
+    package static func problem(with format: DataFormat, named name: String? = nil) -> String? {
         format == .json || format == .ndjson
             ? nil
-            : "'nested' reads nested JSON objects and arrays: it needs a json or ndjson source, not \(format.rawValue)"
+            : "'nested' reads nested JSON objects and arrays: it needs a json or ndjson source, not \(name ?? format.rawValue)"
     }
 }

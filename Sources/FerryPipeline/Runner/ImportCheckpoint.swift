@@ -38,7 +38,7 @@ struct ImportCheckpoint: Codable {
             "entity": step.entity,
             "model": "\(model.name) \(model.version): \(attributes)",
             "source": step.sources.joined(separator: ", "),
-            "format": step.format.rawValue,
+            "format": step.formatName,
             "mapping": (fields + relationships).joined(separator: "; "),
             "on_conflict": step.onConflict.rawValue,
             "rejects": step.rejectsPath ?? "",

@@ -165,7 +165,7 @@ final class ImportPlan {
         try reader.prepare()
         // Named text columns (CSV, fixed-width): the columns are known, the reader applies null words.
         let isCSV = step.format.readsTextColumns
-        if step.nested != nil, let problem = NestedOptions.problem(with: step.format) {
+        if step.nested != nil, let problem = NestedOptions.problem(with: step.format, named: step.formatName) {
             throw FerryError(.invalidDefinition, problem, at: step.location)
         }
         var attributes: [AttributeColumn] = []

@@ -79,6 +79,7 @@ package final class ImportStepRunner {
     private func runHonouringSignals() throws -> StepReport {
         var report = StepReport(index: index, kind: "import", entity: step.entity, source: step.source)
         report.rejectsFile = step.rejectsPath
+        report.format = step.database == nil ? step.formatName : "database"
         let started = ContinuousClock.now
         let startedAt = DateCoding.nowText()
         var state = ImportState()

@@ -124,7 +124,7 @@ extension JobRunner {
         case .import(let step):
             planned.title = step.title
             planned.entity = step.entity
-            planned.format = step.database == nil ? step.format.rawValue : "database"
+            planned.format = step.database == nil ? step.formatName : "database"
             planned.onConflict = step.onConflict.rawValue
             planned.mode = step.mode.rawValue
             planned.rejects = step.rejectsPath

@@ -25,7 +25,7 @@ package enum PlanPage {
                         ]
                     }, numeric: [1, 2])
             }
-            var facts: [String] = []
+            var facts = step.format.map { ["format \($0)"] } ?? []
             if let entity = step.entity, let conflict = step.onConflict {
                 facts.append("into \(entity): on_conflict \(conflict), mode \(step.mode ?? "append")")
             }

@@ -22,6 +22,9 @@ public struct StepReport: Sendable, Codable, Hashable {
     public var entity: String?
     /// The source the step read (an import's path or pattern), when it has one.
     public var source: String?
+    /// The format an import read, as a job names it (`csv`, `pgcopy`, `json`, `ndjson`,
+    /// `fixed`), or `database` for a database source.
+    public var format: String?
     /// How the step ended.
     public var outcome: Outcome
     /// Records read from the source (objects selected, for `update` and `export`).
@@ -112,7 +115,8 @@ public struct StepReport: Sendable, Codable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case index, kind, entity, source, outcome, read, inserted, updated, unchanged, skipped, rejected, written,
+        case index, kind, entity, source, format, outcome, read, inserted, updated, unchanged, skipped, rejected,
+            written,
             output, deleted, sync
         case cascadeDeleted = "cascade_deleted"
         case nullified
