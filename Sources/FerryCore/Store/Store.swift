@@ -245,12 +245,8 @@ public final class Store: @unchecked Sendable {
             ? StoreSchema.statements(for: model, layout: layout)
             : StoreSchema.tableStatements(for: model, layout: layout)
         let all = StoreSchema.bookkeepingTables(in: layout) + statements
-        if connection is PostgresDatabase {
-            // One round trip for the whole schema (a server may be across a network).
-            try connection.executeScript(all.joined(separator: ";\n"))
-        } else {
-            for statement in all { try connection.execute(statement) }
-        }
+        // One script: one round trip for the whole schema where the server is across a network.
+        try connection.executeScript(all.joined(separator: ";\n"))
         try StoreMetadata.write(for: model, to: connection, layout: layout, createdAt: DateCoding.nowText())
     }
 
