@@ -349,6 +349,40 @@ struct WholeDatabaseImportPostgresTypesTests {
                 ["2021-03-04T00:00:00.000Z", "12.50"], ["2021-05-06T00:00:00.000Z", "3"],
             ])
     }
+
+    @Test(
+        "char(n) columns, which PostgreSQL pads with blanks, are converted as they were scanned: trimmed, with no reject"
+    )
+    func postgresPaddedCharColumns() throws {
+        let dir = TemporaryDirectory()
+        let schema = "ferry_padded_" + UUID().uuidString.lowercased().replacing("-", with: "")
+        _ = try PostgresCopyCLITests.serverSQL(
+            """
+            CREATE SCHEMA \(schema);
+            CREATE TABLE \(schema).t(id integer PRIMARY KEY, d char(12), eu char(12), flag char(3), n char(8),
+                label char(6));
+            INSERT INTO \(schema).t VALUES (1, '2021-03-15', '15.03.2021', 'yes', '12', 'ab'),
+                (2, '2021-04-01', '31.12.2020', 'no', '7.5', 'cd');
+            """)
+        let source = try PostgresTestServer.requireURL() + "?schema=" + schema
+        defer { _ = try? PostgresCopyCLITests.serverSQL("DROP SCHEMA \(schema) CASCADE") }
+        let store = dir.file("padded.sqlite")
+        let result = try importWhole(
+            source, store: store,
+            notes: [
+                "t.d: character(12) holding ISO 8601 dates → date",
+                "t.eu: character(12) holding dd/MM/yyyy text → date",
+                "t.flag: character(3) holding true/false words → bool",
+                "t.n: character(8) holding numbers → decimal",
+            ])
+        #expect(result.stdout.contains("rejected 0"), "\(result)")
+        // Text stays as the server stores it, blanks and all.
+        #expect(
+            try StoreSnapshot.texts(store, "SELECT d, eu, flag, n, label FROM t ORDER BY id") == [
+                ["2021-03-15T00:00:00.000Z", "2021-03-15T00:00:00.000Z", "1", "12", "ab    "],
+                ["2021-04-01T00:00:00.000Z", "2020-12-31T00:00:00.000Z", "0", "7.5", "cd    "],
+            ])
+    }
 }
 
 /// `ferry import SOURCE --store STORE ARGUMENTS…` of a whole database, which must succeed and

@@ -40,6 +40,9 @@ package enum ColumnContents {
         /// The coercion overrides a field mapping carries for the conversion.
         package func apply(to mapping: inout FieldMapping) {
             if let dateFormat { mapping.dateFormat = dateFormat }
+            // The counts trim each value (a `char(n)` column pads with blanks): so does the
+            // conversion of the values they chose a type for. Text stays as it is stored.
+            if type != .string { mapping.trim = true }
             if booleanWords {
                 mapping.trueWords = ColumnContents.trueWords
                 mapping.falseWords = ColumnContents.falseWords
