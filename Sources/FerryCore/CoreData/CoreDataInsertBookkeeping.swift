@@ -13,7 +13,7 @@
 /// import gives no value is refused before any row is written.
 ///
 /// Abstract entities have no rows of their own: inserting one is refused.
-package struct CoreDataInsertBookkeeping {
+package struct CoreDataInsertBookkeeping: InsertBookkeeping {
     /// Column names the insert adds after the record's columns.
     package let columns: [String]
     /// Their SQL values; `?N` refers to the record's N-th (1-based) value.

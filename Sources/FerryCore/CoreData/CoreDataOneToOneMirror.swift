@@ -12,7 +12,7 @@
 ///
 /// Each cleared or changed row counts one more change in its `Z_OPT`. The statements are
 /// prepared once per inserter and run after each written row, in the row's transaction.
-package struct CoreDataOneToOneMirror {
+package struct CoreDataOneToOneMirror: OneToOneMirroring {
     private let statements: [Statement]
 
     /// The mirror of every to-one among `relationships` of `entity` whose inverse is a to-one

@@ -42,7 +42,7 @@ package struct CoreDataMigrationDestination {
     static func rowBookkeeping(
         of entity: EntityDescription, in layout: any StoreLayout, version: String = "1"
     ) -> [(column: String, value: String)] {
-        guard let layout = layout as? CoreDataLayout, let number = layout.entityNumbers[entity.name] else { return [] }
+        guard let number = layout.entityNumbers[entity.name] else { return [] }
         return [(CoreDataLayout.entityColumn, String(number)), (layout.versionColumn ?? "Z_OPT", version)]
     }
 
@@ -55,7 +55,7 @@ package struct CoreDataMigrationDestination {
     /// Data keeps them. New objects the app saves get keys after every migrated one.
     /// `sourceSchema` is the source Core Data store's schema on the connection.
     static func recordKeyMaxima(
-        on connection: Connection, schema: String, sourceSchema: String, model: ObjectModel, layout: CoreDataLayout
+        on connection: Connection, schema: String, sourceSchema: String, model: ObjectModel, layout: any StoreLayout
     ) throws {
         let dialect = layout.dialect
         let sourceKeys = dialect.qualified("Z_PRIMARYKEY", in: sourceSchema)
@@ -93,7 +93,7 @@ package struct CoreDataMigrationDestination {
     /// before ``recordLinkBookkeeping(on:schema:model:layout:)``, which writes the entity
     /// columns of the keys set here.
     static func mirrorOneToOnes(
-        on connection: Connection, schema: String, mapping: MappingModel, layout: CoreDataLayout
+        on connection: Connection, schema: String, mapping: MappingModel, layout: any StoreLayout
     ) throws {
         let model = mapping.destination
         let quote = layout.dialect.quote
@@ -153,7 +153,7 @@ package struct CoreDataMigrationDestination {
     ///   source are kept; linked objects without one follow, in key order; NULL without a link;
     /// - `Z_FOK_<k><NAME>` in the join table of an ordered many-to-many, the same way.
     static func recordLinkBookkeeping(
-        on connection: Connection, schema: String, model: ObjectModel, layout: CoreDataLayout
+        on connection: Connection, schema: String, model: ObjectModel, layout: any StoreLayout
     ) throws {
         let quote = layout.dialect.quote
         let key = quote(layout.keyColumn)

@@ -63,29 +63,31 @@ struct ManyToManyLinks {
     /// positions, the destination columns and what each takes (`NULL` where the source has no
     /// position: ``CoreDataMigrationDestination/recordLinkBookkeeping(on:schema:model:layout:)``
     /// numbers those after the carried ones). Nil when the destination join table has no order
-    /// column (not a Core Data store, or neither side ordered).
+    /// column (the layout keeps no order in join tables, or neither side is ordered), or when
+    /// the source layout keeps none.
     private func orderPositions(
         of sourceRelationship: RelationshipDescription, in sourceOwner: EntityDescription,
         becoming relationship: RelationshipDescription, in destinationEntity: EntityDescription,
         destinationColumns: (owner: String, target: String)
     ) throws -> (pairs: String, columns: [String], values: [String])? {
-        guard let layout = scope.destinationLayout as? CoreDataLayout else { return nil }
+        let layout = scope.destinationLayout
         let orderColumns = layout.joinOrderColumns(of: relationship, in: destinationEntity, model: scope.destination)
             .map(\.order)
         guard !orderColumns.isEmpty else { return nil }
         let quote = scope.sourceLayout.dialect.quote
         var sourcePositions: [String: String] = [:]
-        if scope.sourceLayout is CoreDataLayout,
-            case .joinTable(let sourceTable, let owner, let target) = scope.sourceLayout.storage(
-                of: sourceRelationship, in: sourceOwner, model: scope.source)
+        if case .joinTable(let sourceTable, let owner, let target) = scope.sourceLayout.storage(
+            of: sourceRelationship, in: sourceOwner, model: scope.source),
+            scope.sourceLayout.joinOrderColumn(forKeyColumn: target) != nil
         {
             let sourceColumns = try Self.columns(of: sourceTable, in: MigrationStepScope.sourceSchema, on: connection)
             // The target side's position orders the relationship's objects; the owner side's its inverse's.
-            for (destination, source) in [
-                (destinationColumns.target, target), (destinationColumns.owner, owner),
-            ].map({ (CoreDataLayout.orderColumn(forJoinColumn: $0), CoreDataLayout.orderColumn(forJoinColumn: $1)) })
-            where sourceColumns.contains(source) {
-                sourcePositions[destination] = quote(source)
+            for (destination, source) in [(destinationColumns.target, target), (destinationColumns.owner, owner)] {
+                guard let destinationOrder = layout.joinOrderColumn(forKeyColumn: destination),
+                    let sourceOrder = scope.sourceLayout.joinOrderColumn(forKeyColumn: source),
+                    sourceColumns.contains(sourceOrder)
+                else { continue }
+                sourcePositions[destinationOrder] = quote(sourceOrder)
             }
             let selected = orderColumns.enumerated().map { index, column in
                 "\(sourcePositions[column] ?? "NULL") AS position\(index)"

@@ -41,7 +41,7 @@ enum MigrationDestination {
         on connection: Connection, schema: String, sourceSchema: String, mapping: MappingModel,
         layout: any StoreLayout
     ) throws {
-        guard case .coreData = self, let layout = layout as? CoreDataLayout else { return }
+        guard case .coreData = self else { return }
         let model = mapping.destination
         try CoreDataMigrationDestination.mirrorOneToOnes(
             on: connection, schema: schema, mapping: mapping, layout: layout)

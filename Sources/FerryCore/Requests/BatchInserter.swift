@@ -56,10 +56,10 @@ package final class BatchInserter {
     /// constraint, with the column indexes they bind.
     private let finders: [(statement: Statement, columns: [Int])]
     private var encoded: [DatabaseValue]
-    /// For a Core Data store: the keys, entity numbers and versions Core Data keeps.
-    private let coreData: CoreDataInsertBookkeeping?
-    /// For a Core Data store: the other side of each one-to-one the record sets.
-    private let oneToOnes: CoreDataOneToOneMirror?
+    /// What the layout writes beside each row (Core Data's keys, entity numbers and versions).
+    private let bookkeeping: (any InsertBookkeeping)?
+    /// The other side of each one-to-one the record sets, where the layout stores both sides.
+    private let oneToOnes: (any OneToOneMirroring)?
     /// The primary key of the object the last `.inserted` or `.updated` (or `.unchanged`)
     /// outcome wrote or found: how nested imports link related objects.
     package private(set) var lastKey: Int64?
@@ -107,27 +107,22 @@ package final class BatchInserter {
             constraintNames[layout.table(for: entity) + "." + layout.column(forAttribute: name, in: entity)] = name
         }
         self.constraintNames = constraintNames
-        let coreData = try (layout as? CoreDataLayout).map {
-            try CoreDataInsertBookkeeping(
-                connection: connection, model: model, layout: $0, entity: entity, keyColumns: keyColumns,
-                suppliedAttributes: Set(columns.compactMap { if case .attribute(let name) = $0 { name } else { nil } }))
-        }
-        self.coreData = coreData
-        oneToOnes = try (layout as? CoreDataLayout).flatMap {
-            try CoreDataOneToOneMirror(
-                connection: connection, model: model, layout: $0, entity: entity,
-                relationships: keyColumns.map(\.relationship))
-        }
+        let bookkeeping = try layout.insertBookkeeping(
+            on: connection, model: model, entity: entity, keyColumns: keyColumns,
+            suppliedAttributes: Set(columns.compactMap { if case .attribute(let name) = $0 { name } else { nil } }))
+        self.bookkeeping = bookkeeping
+        oneToOnes = try layout.oneToOneMirror(
+            on: connection, model: model, entity: entity, relationships: keyColumns.map(\.relationship))
         // Bookkeeping values come after the record's, so the record's `?` keep their numbers.
-        let values = Array(repeating: "?", count: columns.count) + (coreData?.values ?? [])
+        let values = Array(repeating: "?", count: columns.count) + (bookkeeping?.values ?? [])
         let placeholders = values.isEmpty ? "" : "VALUES (" + values.joined(separator: ", ") + ")"
-        let insertNames = names + (coreData?.columns.map { dialect.quote($0) } ?? [])
+        let insertNames = names + (bookkeeping?.columns.map { dialect.quote($0) } ?? [])
         insert = try connection.prepare(
             dialect.insert(
                 into: table, columns: insertNames, values: placeholders, onConflict: policy == .keep ? .ignore : .fail))
         // Several rows per statement only where a row's outcome needs no statement of its own:
         // plain inserts (`error`: a refused row stops the statement, the rows before it stay).
-        multiRowSource = policy == .error && sync == nil && coreData == nil ? (table, insertNames) : nil
+        multiRowSource = policy == .error && sync == nil && bookkeeping == nil ? (table, insertNames) : nil
 
         if policy == .update || policy == .replace {
             // `?N` is the value and `?(N + count + 1)` says whether this record supplied it, so one
@@ -219,7 +214,7 @@ package final class BatchInserter {
                 // fails on the column's NOT NULL constraint with "X is required".
                 value = defaults[index] ?? .null
                 // A Core Data table has no NOT NULL to refuse a missing required value.
-                if coreData != nil, value.isNull, let problem = validators[index]?.problem(with: value) {
+                if bookkeeping != nil, value.isNull, let problem = validators[index]?.problem(with: value) {
                     return .rejected(reason: problem, column: index)
                 }
                 if direct {
@@ -286,7 +281,7 @@ package final class BatchInserter {
         }
         if policy == .keep && connection.changes == 0 { return .skipped }
         lastKey = connection.lastInsertRowID
-        try coreData?.recordInsert()
+        try bookkeeping?.recordInsert()
         try oneToOnes?.mirror(key: connection.lastInsertRowID)
         if let sync { _ = try sync.markSeen(connection.lastInsertRowID) }
         return .inserted
@@ -303,7 +298,7 @@ package final class BatchInserter {
     /// the `error` and `keep` policies, which need no lookup of an existing object, in a store
     /// that keeps values in ferry's forms (the fast path binds dates and UUIDs as ferry's text;
     /// a Core Data store keeps them as reference-date seconds and 16 bytes).
-    package var supportsDirectBinding: Bool { (policy == .error || policy == .keep) && coreData == nil }
+    package var supportsDirectBinding: Bool { (policy == .error || policy == .keep) && bookkeeping == nil }
 
     /// The validator of a column (nil when validation is off or the column is a relationship).
     package func validator(forColumn index: Int) -> AttributeValidator? { validators[index] }

@@ -178,6 +178,27 @@ package struct CoreDataLayout: StoreLayout {
 
     package func orderColumn(besideForeignKey column: String) -> String? { Self.orderColumn(forForeignKey: column) }
 
+    package func joinOrderColumn(forKeyColumn column: String) -> String? { Self.orderColumn(forJoinColumn: column) }
+
+    /// Core Data's `Z_PK`, `Z_ENT`, `Z_OPT` and the columns beside keys (``CoreDataInsertBookkeeping``).
+    package func insertBookkeeping(
+        on connection: Connection, model: ObjectModel, entity: EntityDescription,
+        keyColumns: [(parameter: Int, relationship: RelationshipDescription)], suppliedAttributes: Set<String>
+    ) throws -> (any InsertBookkeeping)? {
+        try CoreDataInsertBookkeeping(
+            connection: connection, model: model, layout: self, entity: entity, keyColumns: keyColumns,
+            suppliedAttributes: suppliedAttributes)
+    }
+
+    /// Both sides of each one-to-one (``CoreDataOneToOneMirror``).
+    package func oneToOneMirror(
+        on connection: Connection, model: ObjectModel, entity: EntityDescription,
+        relationships: [RelationshipDescription]
+    ) throws -> (any OneToOneMirroring)? {
+        try CoreDataOneToOneMirror(
+            connection: connection, model: model, layout: self, entity: entity, relationships: relationships)
+    }
+
     package func uniqueIndexName(entity: String, columns: [String]) -> String {
         "Z_\(entity)_UNIQUE_\(columns.joined(separator: "_"))"
     }

@@ -66,6 +66,45 @@ package protocol StoreLayout: Sendable {
     func entityColumn(
         forForeignKeyOf relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel
     ) -> String?
+    /// Each entity's number in a layout that numbers its entities (Core Data's `Z_ENT`), by
+    /// entity name; empty when the layout numbers none.
+    var entityNumbers: [String: Int64] { get }
+    /// The column of a many-to-many join table that keeps the position of the objects of its
+    /// key column `column`; nil when the layout keeps no order in join tables.
+    func joinOrderColumn(forKeyColumn column: String) -> String?
+    /// What each insert of a row of `entity` writes besides the record's values (Core Data's
+    /// `Z_PK`, `Z_ENT` and `Z_OPT`, the columns beside keys and the key generator), prepared on
+    /// `connection`; nil when the layout writes nothing else. `keyColumns` are the record's
+    /// to-one relationships with their 1-based parameter indexes, `suppliedAttributes` the
+    /// attributes the record gives.
+    func insertBookkeeping(
+        on connection: Connection, model: ObjectModel, entity: EntityDescription,
+        keyColumns: [(parameter: Int, relationship: RelationshipDescription)], suppliedAttributes: Set<String>
+    ) throws -> (any InsertBookkeeping)?
+    /// The writer of the other side of each one-to-one among `relationships` of `entity` that
+    /// the layout stores on both sides, prepared on `connection`; nil when there is none.
+    func oneToOneMirror(
+        on connection: Connection, model: ObjectModel, entity: EntityDescription,
+        relationships: [RelationshipDescription]
+    ) throws -> (any OneToOneMirroring)?
+}
+
+/// What an insert writes besides a record's values, in a layout that keeps bookkeeping in its
+/// entity tables (``StoreLayout/insertBookkeeping(on:model:entity:keyColumns:suppliedAttributes:)``).
+package protocol InsertBookkeeping {
+    /// Column names the insert adds after the record's columns.
+    var columns: [String] { get }
+    /// Their SQL values; `?N` refers to the record's N-th (1-based) value.
+    var values: [String] { get }
+    /// Records the row just inserted (the layout's key generator); called after each row written.
+    func recordInsert() throws
+}
+
+/// Writes the other side of each one-to-one of a written object, in a layout that stores both
+/// sides (``StoreLayout/oneToOneMirror(on:model:entity:relationships:)``).
+package protocol OneToOneMirroring {
+    /// Writes the other side of each one-to-one of the object whose key is `key`.
+    func mirror(key: Int64) throws
 }
 
 extension StoreLayout {
@@ -89,6 +128,24 @@ extension StoreLayout {
     package func entityColumn(
         forForeignKeyOf relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel
     ) -> String? { nil }
+
+    /// No entity has a number.
+    package var entityNumbers: [String: Int64] { [:] }
+
+    /// No join table keeps an order.
+    package func joinOrderColumn(forKeyColumn column: String) -> String? { nil }
+
+    /// An insert writes the record's values alone.
+    package func insertBookkeeping(
+        on connection: Connection, model: ObjectModel, entity: EntityDescription,
+        keyColumns: [(parameter: Int, relationship: RelationshipDescription)], suppliedAttributes: Set<String>
+    ) throws -> (any InsertBookkeeping)? { nil }
+
+    /// Each relationship is stored on one side.
+    package func oneToOneMirror(
+        on connection: Connection, model: ObjectModel, entity: EntityDescription,
+        relationships: [RelationshipDescription]
+    ) throws -> (any OneToOneMirroring)? { nil }
 
     /// True when a to-one relationship is a foreign-key column in the entity's own table.
     package func ownsForeignKey(
