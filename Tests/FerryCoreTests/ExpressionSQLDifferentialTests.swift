@@ -121,10 +121,11 @@ struct ExpressionSQLDifferentialTests {
 
     @Test("what SQL cannot compute exactly stays in Swift; PostgreSQL gets no ferry functions")
     func notCompiled() throws {
-        func compiles(_ text: String, _ type: AttributeType = .string, syntax: PredicateSyntax = .sqlite) throws -> Bool
-        {
+        func compiles(
+            _ text: String, _ type: AttributeType = .string, dialect: any SQLDialect = SQLiteDialect()
+        ) throws -> Bool {
             let bound = try M.bind(text).fitted(to: AttributeDescription(name: "x", type: type))
-            return bound.sql(column: { "c\($0)" }, syntax: syntax) != nil
+            return bound.sql(column: { "c\($0)" }, dialect: dialect) != nil
         }
         // A separator that is not a literal could be empty (a runtime error).
         #expect(try !compiles("split($source.first, $source.last, 0)"))
@@ -135,8 +136,8 @@ struct ExpressionSQLDifferentialTests {
         // A bool attribute as a condition may be NULL: `not` would be NULL in SQL.
         #expect(try !compiles("if(not $source.vip, 'a', 'b')"))
         #expect(try !compiles("length($source.first)", .int64))
-        #expect(try !compiles("lowercase($source.first)", syntax: .postgresql))
-        #expect(try !compiles("if($source.visits > 1, 'a', 'b')", syntax: .postgresql))
-        #expect(try compiles("$source.first + ' ' + $source.last", syntax: .postgresql))
+        #expect(try !compiles("lowercase($source.first)", dialect: PostgreSQLDialect()))
+        #expect(try !compiles("if($source.visits > 1, 'a', 'b')", dialect: PostgreSQLDialect()))
+        #expect(try compiles("$source.first + ' ' + $source.last", dialect: PostgreSQLDialect()))
     }
 }

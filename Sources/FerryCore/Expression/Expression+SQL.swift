@@ -62,25 +62,29 @@ extension BoundExpression {
     /// - Parameter column: the SQL of the column holding key path number `slot` in the `SELECT`
     ///   (already quoted, with its table alias).
     public func sql(column: (Int) -> String) -> ExpressionSQL? {
-        sql(column: column, syntax: .sqlite)
+        sql(column: column, dialect: SQLiteDialect())
     }
 
-    /// The expression compiled to SQL of `syntax`: on SQLite, also text functions (as calls of
-    /// ferry's own SQL functions, `ExpressionSQLFunctions`, registered on every connection ferry
-    /// opens), integer comparisons, `and`, `or`, `not` and conditionals; on PostgreSQL only what
+    /// The expression compiled to SQL of `dialect`: where the connection runs ferry's own SQL
+    /// functions (``SQLDialect/runsFerryFunctions``, SQLite), also text functions (as calls of
+    /// `ExpressionSQLFunctions`, registered on every connection ferry opens), integer
+    /// comparisons, `and`, `or`, `not` and conditionals; elsewhere (PostgreSQL) only what
     /// ``sql(column:)`` documents for key paths, literals, `+` on strings, `concat` and `coalesce`.
-    package func sql(column: (Int) -> String, syntax: PredicateSyntax) -> ExpressionSQL? {
+    package func sql(column: (Int) -> String, dialect: any SQLDialect) -> ExpressionSQL? {
         guard let sqlTemplate else { return nil }
         var arguments: [Value] = []
-        guard let text = render(sqlTemplate, column: column, syntax: syntax, arguments: &arguments) else { return nil }
+        guard
+            let text = render(
+                sqlTemplate, column: column, ferryFunctions: dialect.runsFerryFunctions, arguments: &arguments)
+        else { return nil }
         return ExpressionSQL(text: text, arguments: arguments)
     }
 
     private func render(
-        _ template: SQLTemplate, column: (Int) -> String, syntax: PredicateSyntax, arguments: inout [Value]
+        _ template: SQLTemplate, column: (Int) -> String, ferryFunctions: Bool, arguments: inout [Value]
     ) -> String? {
         func render(_ part: SQLTemplate) -> String? {
-            self.render(part, column: column, syntax: syntax, arguments: &arguments)
+            self.render(part, column: column, ferryFunctions: ferryFunctions, arguments: &arguments)
         }
         switch template {
         case .slot(let slot):
@@ -103,7 +107,7 @@ extension BoundExpression {
             if case .coalesce = template { return "COALESCE(" + rendered.joined(separator: ", ") + ")" }
             return "(" + rendered.joined(separator: " || ") + ")"
         case .function(let name, let parts):
-            guard syntax == .sqlite else { return nil }
+            guard ferryFunctions else { return nil }
             var rendered: [String] = []
             for part in parts {
                 guard let text = render(part) else { return nil }
@@ -111,7 +115,7 @@ extension BoundExpression {
             }
             return "\(name.rawValue)(" + rendered.joined(separator: ", ") + ")"
         case .comparison(let op, let lhs, let rhs):
-            guard syntax == .sqlite, let a = render(lhs), let b = render(rhs) else { return nil }
+            guard ferryFunctions, let a = render(lhs), let b = render(rhs) else { return nil }
             switch op {
             // ferry: nil equals only nil, which is SQL's IS.
             case .equal: return "(\(a) IS \(b))"
@@ -121,15 +125,15 @@ extension BoundExpression {
             default: return nil
             }
         case .logical(let op, let lhs, let rhs):
-            guard syntax == .sqlite, lhs.isCondition, rhs.isCondition, op == .and || op == .or,
+            guard ferryFunctions, lhs.isCondition, rhs.isCondition, op == .and || op == .or,
                 let a = render(lhs), let b = render(rhs)
             else { return nil }
             return "(\(a) \(op == .and ? "AND" : "OR") \(b))"
         case .not(let operand):
-            guard syntax == .sqlite, operand.isCondition, let a = render(operand) else { return nil }
+            guard ferryFunctions, operand.isCondition, let a = render(operand) else { return nil }
             return "(NOT \(a))"
         case .conditional(let condition, let whenTrue, let whenFalse):
-            guard syntax == .sqlite, condition.isCondition, let test = render(condition), let a = render(whenTrue),
+            guard ferryFunctions, condition.isCondition, let test = render(condition), let a = render(whenTrue),
                 let b = render(whenFalse)
             else { return nil }
             return "(CASE WHEN \(test) THEN \(a) ELSE \(b) END)"

@@ -151,7 +151,7 @@ struct EntityPlan {
                 // Expressions compile to SQL over ferry's stored forms.
                 let sql =
                     setBased
-                    ? bound.sql(column: { slotSQL[$0] }, syntax: destinationLayout.dialect.predicateSyntax).map {
+                    ? bound.sql(column: { slotSQL[$0] }, dialect: destinationLayout.dialect).map {
                         SQLText(text: $0.text, arguments: $0.arguments.map(destinationLayout.valueCoding.encode))
                     } : nil
                 attributes.append((attribute.name, .expression(bound, slots: slots), sql))

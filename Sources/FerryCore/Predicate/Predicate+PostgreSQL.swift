@@ -40,7 +40,8 @@ extension Predicate {
         let text = try compiler.superset(
             bound, scope: SQLScope(entity: entity, alias: alias), negated: false, isExact: &isExact)
         let sql = layout.selection(
-            of: entity, alias: alias, where: text ?? compiler.syntax.constant(true), arguments: compiler.arguments)
+            of: entity, alias: alias, where: text ?? compiler.dialect.booleanConstant(true),
+            arguments: compiler.arguments)
         return PredicateFilter(sql: sql, isExact: isExact)
     }
 }
@@ -75,7 +76,7 @@ extension PredicateSQLCompiler {
             return try superset(operand, scope: scope, negated: !negated, isExact: &isExact)
         case .and(let operands), .or(let operands):
             let isAnd = predicate.isConjunction(negated: negated)
-            if operands.isEmpty { return syntax.constant(isAnd) }
+            if operands.isEmpty { return dialect.booleanConstant(isAnd) }
             var parts: [String] = []
             for operand in operands {
                 if let part = try superset(operand, scope: scope, negated: negated, isExact: &isExact) {

@@ -69,14 +69,14 @@ struct PredicateSQLCompiler {
     private var aliasCount = 0
     /// The key column, quoted.
     private let key: String
-    /// SQLite's SQL with ferry's functions, or PostgreSQL's without them.
-    let syntax: PredicateSyntax
+    /// The SQL of the store's engine: what differs between engines is the dialect's to write.
+    let dialect: any SQLDialect
 
     init(binder: PredicateBinder, layout: any StoreLayout) {
         self.binder = binder
         self.layout = layout
         self.key = layout.dialect.quote(layout.keyColumn)
-        self.syntax = layout.dialect.predicateSyntax
+        self.dialect = layout.dialect
     }
 
     private func quote(_ identifier: String) -> String { layout.dialect.quote(identifier) }
@@ -103,10 +103,10 @@ struct PredicateSQLCompiler {
     mutating func predicate(_ predicate: Predicate, scope: SQLScope, negated: Bool) throws(FerryError) -> String {
         switch predicate {
         case .constant(let flag):
-            return syntax.constant(flag != negated)
+            return dialect.booleanConstant(flag != negated)
         case .and(let operands), .or(let operands):
             let isAnd = predicate.isConjunction(negated: negated)
-            if operands.isEmpty { return syntax.constant(isAnd) }
+            if operands.isEmpty { return dialect.booleanConstant(isAnd) }
             var parts: [String] = []
             for operand in operands { parts.append(try self.predicate(operand, scope: scope, negated: negated)) }
             return parts.count == 1 ? parts[0] : "(" + parts.joined(separator: isAnd ? " AND " : " OR ") + ")"
@@ -121,7 +121,7 @@ struct PredicateSQLCompiler {
     /// comparison with NULL counts as false before negation, as in memory.
     private func negate(_ sql: String, negated: Bool, nullable: Bool) -> String {
         guard negated else { return sql }
-        return nullable ? syntax.isNotTrue(sql) : "NOT \(sql)"
+        return nullable ? dialect.isNotTrue(sql) : "NOT \(sql)"
     }
 
     // MARK: - Comparisons
@@ -133,7 +133,7 @@ struct PredicateSQLCompiler {
         let rhsKind = try binder.kind(of: comparison.rhs, scope: scope.binderScope)
         let isText = Self.isText(lhsKind) || Self.isText(rhsKind)
         let options = isText ? comparison.options : []
-        if syntax == .postgresql {
+        if dialect.predicatePushdown == .superset {
             try requirePushable(comparison, lhsKind: lhsKind, rhsKind: rhsKind, options: options)
         }
 
@@ -150,7 +150,7 @@ struct PredicateSQLCompiler {
         let resolved = try binder.resolve(path, scope: scope.binderScope)
         let source = try chain(resolved, from: alias(of: resolved, scope: scope))
         var element = column(resolved.attribute, of: resolved.endEntity, on: source.last)
-        if resolved.attribute?.type == .decimal { element = syntax.real(element) }
+        if resolved.attribute?.type == .decimal { element = dialect.float64(element) }
         if !options.isEmpty { element = "ferry_fold(\(element), \(options.rawValue))" }
         let (test, nullable) = try test(
             element, comparison, lhsKind: lhsKind, rhsKind: rhsKind, scope: scope, options: options)
@@ -189,9 +189,9 @@ struct PredicateSQLCompiler {
         _ lhs: String, _ comparison: Comparison, lhsKind: BoundKind, rhsKind: BoundKind, scope: SQLScope,
         options: StringOptions
     ) throws(FerryError) -> (String, Bool) {
-        let falseSQL = syntax.constant(false)
+        let falseSQL = dialect.booleanConstant(false)
         // Text compared by order: byte-wise, as SQLite does, on the side that is a text column.
-        let orderedLHS = Self.isTextColumn(lhsKind) ? syntax.byteOrdered(lhs) : lhs
+        let orderedLHS = Self.isTextColumn(lhsKind) ? dialect.byteOrdered(lhs) : lhs
         let rhsIsNull: Bool = { if case .literal(.null) = rhsKind { return true } else { return false } }()
         let rhsIsLiteral: Bool = { if case .literal = rhsKind { return true } else { return false } }()
         switch comparison.op {
@@ -217,7 +217,7 @@ struct PredicateSQLCompiler {
                 "\(coding.orderedDate(lhs)) BETWEEN \(coding.orderedDate(low)) AND \(coding.orderedDate(high))", true
             )
         case .beginsWith, .endsWith, .contains, .like, .matches:
-            if syntax == .postgresql {
+            if !dialect.runsFerryFunctions {
                 return try postgresStringTest(lhs, comparison, rhsKind: rhsKind, scope: scope)
             }
             if let native = nativeStringTest(lhs, comparison, options: options) { return native }
@@ -236,19 +236,20 @@ struct PredicateSQLCompiler {
             if rhsIsNull { return ("\(lhs) IS NULL", false) }
             let rhs = try operand(comparison.rhs, kind: rhsKind, scope: scope, options: options)
             if lhs == "NULL" { return ("\(rhs) IS NULL", false) }
-            return rhsIsLiteral ? ("\(lhs) = \(rhs)", true) : (syntax.same(lhs, rhs, negated: false), false)
+            return rhsIsLiteral
+                ? ("\(lhs) = \(rhs)", true) : (dialect.nullSafeEquality(lhs, rhs, negated: false), false)
         case .notEqual:
             if rhsIsNull { return ("\(lhs) IS NOT NULL", false) }
             let rhs = try operand(comparison.rhs, kind: rhsKind, scope: scope, options: options)
             if lhs == "NULL" { return ("\(rhs) IS NOT NULL", false) }
-            return (syntax.same(lhs, rhs, negated: true), false)
+            return (dialect.nullSafeEquality(lhs, rhs, negated: true), false)
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
             var rhs = try operand(comparison.rhs, kind: rhsKind, scope: scope, options: options)
             if Self.isDate(lhsKind) || Self.isDate(rhsKind) {
                 let coding = layout.valueCoding
                 return ("\(coding.orderedDate(lhs)) \(comparison.op.rawValue) \(coding.orderedDate(rhs))", true)
             }
-            if orderedLHS == lhs, Self.isTextColumn(rhsKind) { rhs = syntax.byteOrdered(rhs) }
+            if orderedLHS == lhs, Self.isTextColumn(rhsKind) { rhs = dialect.byteOrdered(rhs) }
             return ("\(orderedLHS) \(comparison.op.rawValue) \(rhs)", true)
         }
     }
@@ -337,7 +338,7 @@ struct PredicateSQLCompiler {
                 let selected = self.column(resolved.attribute, of: resolved.endEntity, on: source.last)
                 column = "(SELECT \(selected) \(source.from) WHERE \(source.condition) LIMIT 1)"
             }
-            if resolved.attribute?.type == .decimal { column = syntax.real(column) }
+            if resolved.attribute?.type == .decimal { column = dialect.float64(column) }
             if !options.isEmpty { column = "ferry_fold(\(column), \(options.rawValue))" }
             return column
         case .aggregate(let function, let collection, let property, let mark):
@@ -371,14 +372,14 @@ struct PredicateSQLCompiler {
         var attribute = resolved.attribute
         if let name = property.first { attribute = resolved.endEntity.attribute(named: name) }
         var value = column(attribute, of: resolved.endEntity, on: source.last)
-        if attribute?.type == .decimal { value = syntax.real(value) }
-        let ordered = attribute.map { [.string, .uri].contains($0.type) } == true ? syntax.byteOrdered(value) : value
+        if attribute?.type == .decimal { value = dialect.float64(value) }
+        let ordered = attribute.map { [.string, .uri].contains($0.type) } == true ? dialect.byteOrdered(value) : value
         let selected: String
         switch function {
         case .count: selected = "COUNT(\(value))"
         case .sum: selected = "COALESCE(SUM(\(value)), 0)"
         // SQLite averages in 64-bit floats; so does PostgreSQL over float8.
-        case .avg: selected = syntax == .postgresql ? "AVG((\(value))::float8)" : "AVG(\(value))"
+        case .avg: selected = dialect.average(value)
         case .min: selected = "MIN(\(ordered))"
         case .max: selected = "MAX(\(ordered))"
         }

@@ -36,7 +36,7 @@ struct SetExpression {
         let keyPathSQL = bound.keyPaths.map {
             EntityPlan.keyPathSQL($0.components, in: entity, model: model, layout: layout)
         }
-        if let sql = bound.sql(column: { keyPathSQL[$0] }, syntax: layout.dialect.predicateSyntax) {
+        if let sql = bound.sql(column: { keyPathSQL[$0] }, dialect: layout.dialect) {
             return SetExpression(
                 attribute: attribute, form: .sql(sql.text, sql.arguments.map(layout.valueCoding.encode)), bound: bound,
                 keyPathSQL: keyPathSQL)

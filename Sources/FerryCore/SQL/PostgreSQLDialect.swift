@@ -107,8 +107,23 @@ package struct PostgreSQLDialect: SQLDialect {
     /// `LIMIT NULL` is no limit (a negative limit is an error).
     package var unlimited: DatabaseValue { .null }
 
-    /// Standard SQL booleans, no ferry functions (``Predicate/postgresFilter(for:model:layout:alias:)``).
-    package var predicateSyntax: PredicateSyntax { .postgresql }
+    /// ferry registers nothing on the server (``Predicate/postgresFilter(for:model:layout:alias:)``).
+    package var runsFerryFunctions: Bool { false }
+
+    package func booleanConstant(_ flag: Bool) -> String { flag ? "TRUE" : "FALSE" }
+
+    package func isNotTrue(_ sql: String) -> String { "(\(sql)) IS NOT TRUE" }
+
+    package func nullSafeEquality(_ a: String, _ b: String, negated: Bool) -> String {
+        negated ? "\(a) IS DISTINCT FROM \(b)" : "\(a) IS NOT DISTINCT FROM \(b)"
+    }
+
+    package func float64(_ sql: String) -> String { "(\(sql))::float8" }
+
+    package func byteOrdered(_ sql: String) -> String { "\(sql) COLLATE \"C\"" }
+
+    /// As SQLite averages: over float8.
+    package func average(_ sql: String) -> String { "AVG((\(sql))::float8)" }
 
     /// What the server computes exactly as ferry does is pushed down; ferry evaluates the rest.
     package var predicatePushdown: StoreEngine.PredicatePushdown { .superset }

@@ -53,8 +53,21 @@ package protocol SQLDialect: Sendable {
     func ordering(_ sql: String, type: AttributeType, ascending: Bool) -> [String]
     /// The `LIMIT` argument meaning no limit (with an `OFFSET`).
     var unlimited: DatabaseValue { get }
-    /// The SQL compiled predicates are written in.
-    var predicateSyntax: PredicateSyntax { get }
+    /// True when the connection runs ferry's own SQL functions (``PredicateFunctions``,
+    /// `ExpressionSQLFunctions`), so that compiled predicates and expressions may call them.
+    var runsFerryFunctions: Bool { get }
+    /// The boolean constant `flag` (`1`/`0`, `TRUE`/`FALSE`).
+    func booleanConstant(_ flag: Bool) -> String
+    /// True unless `sql` is true (a NULL comparison counts as false before negation).
+    func isNotTrue(_ sql: String) -> String
+    /// `a` equals `b`, NULL equal to NULL (or, with `negated`, differs from it).
+    func nullSafeEquality(_ a: String, _ b: String, negated: Bool) -> String
+    /// A decimal operand compared as SQLite compares it: as a 64-bit float.
+    func float64(_ sql: String) -> String
+    /// A text operand ordered byte-wise (SQLite's `BINARY`; PostgreSQL's `"C"` collation).
+    func byteOrdered(_ sql: String) -> String
+    /// The average of `sql` over a group, computed in 64-bit floats.
+    func average(_ sql: String) -> String
     /// How compiled predicates filter rows: exactly, or as a wider filter ferry completes on the rows.
     var predicatePushdown: StoreEngine.PredicatePushdown { get }
     /// A condition that always holds (`1`, `TRUE`).
@@ -82,7 +95,16 @@ extension SQLDialect {
     package var foreignKeyOptions: String { "" }
     package var unlimited: DatabaseValue { .integer(-1) }
     package var immediateForeignKeysStatement: String? { nil }
-    package var predicateSyntax: PredicateSyntax { .sqlite }
+    package var runsFerryFunctions: Bool { true }
+    package func booleanConstant(_ flag: Bool) -> String { flag ? "1" : "0" }
+    package func isNotTrue(_ sql: String) -> String { "(\(sql)) IS NOT 1" }
+    package func nullSafeEquality(_ a: String, _ b: String, negated: Bool) -> String {
+        negated ? "\(a) IS NOT \(b)" : "\(a) IS \(b)"
+    }
+    package func float64(_ sql: String) -> String { "CAST(\(sql) AS REAL)" }
+    package func byteOrdered(_ sql: String) -> String { sql }
+    /// SQLite averages in 64-bit floats.
+    package func average(_ sql: String) -> String { "AVG(\(sql))" }
     package var predicatePushdown: StoreEngine.PredicatePushdown { .exact }
     package var trueCondition: String { "1" }
     package var referencesNeedExistingTables: Bool { false }
