@@ -46,7 +46,7 @@ struct MigrationSource {
         _ path: String, bundle: ModelBundle, givenBundle: ModelBundle, compiledModel: CompiledModelVersions? = nil,
         access: Access
     ) throws -> MigrationSource {
-        guard CoreDataStoreFile.isCoreDataStore(path) else {
+        guard StoreLocation(path).isCoreData else {
             guard let metadata = try Store.metadata(ofFileNotCoreData: path) else {
                 throw FerryError(.store, "'\(path)' is not a ferry store (it has no ferry metadata)")
             }

@@ -49,11 +49,11 @@ extension Store {
     package static func openCoreDataTarget(
         at path: String, bundle: ModelBundle?, creating model: ObjectModel?, compiledModel: String?, options: Options
     ) throws -> Store? {
-        let exists = FileManager.default.fileExists(atPath: path)
-        if exists && CoreDataStoreFile.isCoreDataStore(path) {
+        let location = StoreLocation(path)
+        if location.isCoreData {
             return try openCoreDataForWriting(at: path, bundle: bundle, options: options)
         }
-        guard let model, !exists, options.createIfMissing else { return nil }
+        guard let model, location.existsOnDisk == false, options.createIfMissing else { return nil }
         let hashes = try compiledModel.map { try CompiledModelVersions.read($0).hashes(for: model) }
         return try createCoreData(at: path, model: model, compiledHashes: hashes, options: options)
     }

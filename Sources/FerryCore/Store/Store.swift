@@ -306,12 +306,20 @@ public final class Store: @unchecked Sendable {
     /// and fails with SQLITE_READONLY_ROLLBACK. A Core Data store has no ferry metadata (nil) and
     /// is never opened here: opening it in place would make or rewrite its `-wal` and `-shm`.
     public static func metadata(at path: String) throws -> StoreMetadata? {
-        if let server = StoreLocation.serverEngine(path)?.driver.server { return try server.metadata(path) }
-        guard FileManager.default.fileExists(atPath: path) else {
-            throw FerryError(.store, "store '\(path)' does not exist")
+        try metadata(at: StoreLocation(path))
+    }
+
+    /// ``metadata(at:)`` of a store already named by its location (classified once, where it
+    /// was named).
+    public static func metadata(at location: StoreLocation) throws -> StoreMetadata? {
+        if let server = StoreLocation.serverEngine(location.text)?.driver.server {
+            return try server.metadata(location.text)
         }
-        if CoreDataStoreFile.isCoreDataStore(path) { return nil }
-        return try metadata(ofFileNotCoreData: path)
+        switch location.layout {
+        case .coreData: return nil
+        case .ferry: return try metadata(ofFileNotCoreData: location.text)
+        case .unknown: throw FerryError(.store, "store '\(location.text)' does not exist")
+        }
     }
 
     /// ``metadata(at:)`` of a file the caller has just found not to be a Core Data store.
