@@ -306,12 +306,12 @@ public final class Store: @unchecked Sendable {
     /// and fails with SQLITE_READONLY_ROLLBACK. A Core Data store has no ferry metadata (nil) and
     /// is never opened here: opening it in place would make or rewrite its `-wal` and `-shm`.
     public static func metadata(at path: String) throws -> StoreMetadata? {
-        try metadata(at: StoreLocation(path))
+        try metadata(of: StoreLocation(path))
     }
 
     /// ``metadata(at:)`` of a store already named by its location (classified once, where it
     /// was named).
-    public static func metadata(at location: StoreLocation) throws -> StoreMetadata? {
+    public static func metadata(of location: StoreLocation) throws -> StoreMetadata? {
         if let server = StoreLocation.serverEngine(location.text)?.driver.server {
             return try server.metadata(location.text)
         }
