@@ -448,6 +448,16 @@ package final class ReferenceResolver {
         else {
             throw FerryError(.usage, "\(entityName) has no to-one relationship '\(relationshipName)'")
         }
+        // Found by the engine conformance suite: a one-to-one whose key this layout keeps on the
+        // other side (a ferry store keeps it on one side, Core Data on both) has no column in the
+        // imported row. Said here, where the caller locates it at the step's mapping, before any
+        // row is read (the batch inserter's own check was unlocated and came after the steps before).
+        if case .inverseForeignKey(let table, let column) = layout.storage(of: relationship, in: entity, model: model) {
+            throw FerryError(
+                .usage,
+                "\(entityName).\(relationshipName) is one side of a one-to-one whose key this store keeps in \(table).\(column); 'relationships:' links only keys kept in \(entityName)'s rows: map \(relationship.destination).\(model.inverse(of: relationship, in: entity)?.name ?? column) in the step that imports \(relationship.destination), or link nested objects with 'nested: true'"
+            )
+        }
         guard let destination = model.entity(named: relationship.destination),
             let attribute = destination.attribute(named: match)
         else {
