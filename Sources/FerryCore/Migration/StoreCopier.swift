@@ -60,6 +60,16 @@ public struct StoreCopier {
     /// copy's counts or checksums differ from the source's.
     public func run() throws -> Report {
         let sourceLocation = StoreLocation(sourcePath)
+        // Found by the engine conformance suite: with --replace, a Core Data destination was
+        // silently replaced by a ferry store (which the app can no longer open), from every
+        // source engine. A copy writes only ferry's layout, so a Core Data store is never its
+        // destination; said before anything is read, the same from every source.
+        if StoreLocation(destinationPath).isCoreData {
+            throw FerryError(
+                .usage,
+                "'\(destinationPath)' is a Core Data store; ferry copy writes ferry stores and never replaces a Core Data store (to fill one, ferry import into it; to copy it, give a new file as the destination)"
+            )
+        }
         if sourceLocation.isDatabaseServer || StoreLocation(destinationPath).isDatabaseServer {
             return try CrossStoreCopier(copier: self).run()
         }
