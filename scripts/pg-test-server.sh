@@ -129,8 +129,14 @@ HBA
 }
 
 # Starts the cluster in DIR with the options it was made with.
+# The server is a daemon: it gets no descriptor of ours beyond stdin/out/err (a server started
+# inside `flock LOCK cmd` would otherwise hold LOCK for as long as it runs).
 start_server() {
-    local dir=$1
+    local dir=$1 fd
+    for fd in /proc/$$/fd/*; do
+        fd=${fd##*/}
+        [ "$fd" -gt 2 ] 2>/dev/null && [ "$fd" -ne 255 ] && eval "exec $fd>&-" 2>/dev/null
+    done
     as_owner "$bindir/pg_ctl" --pgdata="$dir/data" --log="$dir/server.log" --wait \
         --options="$(cat "$dir/options")" start </dev/null >>"$dir/pg_ctl.log" 2>&1
 }
