@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .library(name: "FerryCore", targets: ["FerryCore"]),
         .library(name: "FerryPostgres", targets: ["FerryPostgres"]),
+        .library(name: "FerryPostgresStore", targets: ["FerryPostgresStore"]),
         .library(name: "FerryFormats", targets: ["FerryFormats"]),
         .library(name: "FerryPipeline", targets: ["FerryPipeline"]),
         .library(name: "FerryCommandLine", targets: ["FerryCommandLine"]),
@@ -46,8 +47,15 @@ let package = Package(
         .target(
             name: "FerryCore",
             dependencies: [
-                "CFerrySQLite", "CFerryCompression", "FerryPostgres", .product(name: "Logging", package: "swift-log"),
+                "CFerrySQLite", "CFerryCompression", .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // The PostgreSQL engine: ferry's layout in a PostgreSQL schema, behind FerryCore's seam
+        // (registered at start-up with `StoreEngines.register`), over the libpq client.
+        .target(
+            name: "FerryPostgresStore",
+            dependencies: ["FerryCore", "FerryPostgres", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .systemLibrary(
@@ -71,7 +79,8 @@ let package = Package(
         .target(
             name: "FerryPipeline",
             dependencies: [
-                "FerryCore", "FerryFormats", "FerryPostgres", "CFerryYAML", .product(name: "Yams", package: "Yams"),
+                "FerryCore", "FerryFormats", "FerryPostgres", "FerryPostgresStore", "CFerryYAML",
+                .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -79,7 +88,7 @@ let package = Package(
         .target(
             name: "FerryCommandLine",
             dependencies: [
-                "FerryCore", "FerryFormats", "FerryPipeline",
+                "FerryCore", "FerryFormats", "FerryPipeline", "FerryPostgres", "FerryPostgresStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -92,7 +101,9 @@ let package = Package(
         ),
         .target(
             name: "FerryTestSupport",
-            dependencies: ["FerryCore", "CFerryCompression", .product(name: "Yams", package: "Yams")],
+            dependencies: [
+                "FerryCore", "FerryPostgresStore", "CFerryCompression", .product(name: "Yams", package: "Yams"),
+            ],
             path: "Tests/FerryTestSupport",
             swiftSettings: swiftSettings
         ),
@@ -105,7 +116,10 @@ let package = Package(
         ),
         .testTarget(
             name: "FerryCoreTests",
-            dependencies: ["FerryCore", "FerryTestSupport", .product(name: "BigInt", package: "BigInt")],
+            dependencies: [
+                "FerryCore", "FerryPostgres", "FerryPostgresStore", "FerryTestSupport",
+                .product(name: "BigInt", package: "BigInt"),
+            ],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
@@ -117,7 +131,9 @@ let package = Package(
         ),
         .testTarget(
             name: "FerryPipelineTests",
-            dependencies: ["FerryPipeline", "FerryFormats", "FerryCore", "FerryPostgres", "FerryTestSupport"],
+            dependencies: [
+                "FerryPipeline", "FerryFormats", "FerryCore", "FerryPostgres", "FerryPostgresStore", "FerryTestSupport",
+            ],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
@@ -128,7 +144,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FerryCLITests",
-            dependencies: ["FerryTestSupport"],
+            dependencies: ["FerryTestSupport", "FerryPostgresStore"],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FerryCore
+import FerryPostgresStore
 import Foundation
 
 /// ferry's command line as a library, so that a program of your own can run it with your
@@ -27,6 +28,9 @@ public enum FerryCommandLine {
     ///   - arguments: the arguments after the program name; nil for the process's own.
     ///   - registry: where mapping files' `policy:` names and stage hooks are looked up.
     public static func main(arguments: [String]? = nil, registry: PolicyRegistry = .shared) {
+        // Before anything parses a store's name: a postgresql:// URL is a store only once its
+        // engine is registered.
+        PostgreSQLEngine.register()
         StandardStreams.prepare()
         SignalHandling.install()
         let (verbose, rest) = LogBootstrap.verboseFlag(in: arguments ?? Array(CommandLine.arguments.dropFirst()))

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryPostgresStore
 import FerryTestSupport
 import Foundation
 import Testing

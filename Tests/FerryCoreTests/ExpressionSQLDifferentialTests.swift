@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import FerryCore
+@testable import FerryPostgresStore
 
 /// Expressions compiled to SQL give, row for row, exactly what ferry's evaluator gives: over
 /// hostile text (non-ASCII case mappings, combining marks, CR LF, NUL, empty text, whitespace of

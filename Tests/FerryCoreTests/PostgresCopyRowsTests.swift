@@ -4,6 +4,7 @@ import Foundation
 import Testing
 
 @testable import FerryCore
+@testable import FerryPostgresStore
 
 /// Fetches on a PostgreSQL store stream through `COPY (SELECT …) TO STDOUT` when the server
 /// evaluates the whole predicate: every attribute type, nulls and hostile values come out in the

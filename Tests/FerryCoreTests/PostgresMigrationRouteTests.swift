@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import FerryCore
+@testable import FerryPostgresStore
 
 /// The one decision between a PostgreSQL migration in the server and the snapshot path
 /// (`PostgresServerStep.route(for:options:)`), and the SQL of the server path, on the Book models

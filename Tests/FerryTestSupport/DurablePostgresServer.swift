@@ -1,4 +1,5 @@
 import FerryCore
+import FerryPostgresStore
 import Foundation
 
 /// A PostgreSQL server of one test's own, run as production servers run (fsync, synchronous
@@ -32,6 +33,7 @@ public final class DurablePostgresServer: @unchecked Sendable {
     /// A server of the test's own started with `scripts/pg-test-server.sh start` and these
     /// options (`--durable`, `--ssl CERT KEY`).
     public init(startOptions: [String]) throws {
+        PostgreSQLEngine.register()
         let started = PostgresTestServer.spawnAndWait(script, ["start"] + startOptions)
         guard started.status == 0, let url = PostgresTestServer.exported("FERRY_TEST_POSTGRES_URL", in: started.output),
             let directory = PostgresTestServer.exported("FERRY_TEST_POSTGRES_DIR", in: started.output)

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryPostgresStore
 import Foundation
 
 /// Puts a SQLite ferry store's objects, keys and run log into a new PostgreSQL store (the

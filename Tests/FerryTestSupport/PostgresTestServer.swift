@@ -1,3 +1,4 @@
+import FerryPostgresStore
 import Foundation
 
 #if canImport(Glibc)
@@ -30,7 +31,8 @@ public enum PostgresTestServer {
     /// a missing one fails). Cheap: it starts nothing, so a run that filters the PostgreSQL tests
     /// out never starts a server.
     public static var shouldRun: Bool {
-        unavailableReason == nil || ProcessInfo.processInfo.environment["CI"] == "true"
+        PostgreSQLEngine.register()
+        return unavailableReason == nil || ProcessInfo.processInfo.environment["CI"] == "true"
     }
 
     /// Why PostgreSQL tests were skipped, for the `.enabled(if:)` trait.
@@ -76,7 +78,12 @@ public enum PostgresTestServer {
     }
 
     /// Decided once per test process (a `static let` is initialised exactly once, thread-safely).
-    private static let server: Server = findOrStart()
+    /// PostgreSQL's engine is registered first, so that every test reaching the server can open
+    /// its stores.
+    private static let server: Server = {
+        PostgreSQLEngine.register()
+        return findOrStart()
+    }()
 
     private static func findOrStart() -> Server {
         if let value = ProcessInfo.processInfo.environment[urlVariable], !value.isEmpty {

@@ -272,14 +272,14 @@ public final class PolicyRegistry: Sendable {
     /// The registered policy names, sorted.
     public var policyNames: [String] { entries.withLock { $0.factories.keys.sorted() } }
 
-    func stageHooks(from: String, to: String) -> MigrationStageHooks? {
+    package func stageHooks(from: String, to: String) -> MigrationStageHooks? {
         entries.withLock { $0.stages["\(from)->\(to)"] }
     }
 }
 
-struct MigrationStageHooks: Sendable {
-    var willMigrate: (@Sendable (MigrationStageContext) throws -> Void)?
-    var didMigrate: (@Sendable (MigrationStageContext) throws -> Void)?
+package struct MigrationStageHooks: Sendable {
+    package var willMigrate: (@Sendable (MigrationStageContext) throws -> Void)?
+    package var didMigrate: (@Sendable (MigrationStageContext) throws -> Void)?
 }
 
 /// What stage hooks get: the step's versions and the store being migrated (the source before the

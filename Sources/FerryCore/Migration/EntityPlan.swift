@@ -1,9 +1,14 @@
 /// How one entity mapping is carried out: the SQL for the set-based path (`INSERT … SELECT`),
 /// or the `SELECT` and per-row value computation of the row path.
-struct EntityPlan {
-    struct SQLText {
-        var text: String
-        var arguments: [DatabaseValue]
+package struct EntityPlan {
+    package struct SQLText {
+        package var text: String
+        package var arguments: [DatabaseValue]
+
+        package init(text: String, arguments: [DatabaseValue]) {
+            self.text = text
+            self.arguments = arguments
+        }
     }
 
     /// Where a destination attribute's value comes from.
@@ -443,7 +448,7 @@ struct EntityPlan {
 
     /// The key of the object a to-one (or the first of a to-many) relationship points to, for the
     /// source row `t0`.
-    static func relatedKeySQL(
+    package static func relatedKeySQL(
         _ relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel,
         layout: any StoreLayout
     ) -> String {
@@ -465,7 +470,7 @@ struct EntityPlan {
     /// the lowest primary key, NULL on the others, so that both sides agree on the one kept link
     /// (the other side reads the first link in key order, ``relatedKeySQL(_:in:model:layout:)``).
     /// Nil when the relationship is not such a to-one.
-    static func keptLinkSQL(
+    package static func keptLinkSQL(
         _ sourceRelationship: RelationshipDescription, becoming relationship: RelationshipDescription,
         in entity: EntityDescription,
         sourceModel: ObjectModel, destinationModel: ObjectModel, layout: any StoreLayout
@@ -485,7 +490,7 @@ struct EntityPlan {
     }
 
     /// All (owner, target) key pairs of a relationship in the source store.
-    static func pairsSQL(
+    package static func pairsSQL(
         of relationship: RelationshipDescription, in entity: EntityDescription, model: ObjectModel,
         layout: any StoreLayout
     ) -> String {
@@ -506,7 +511,7 @@ struct EntityPlan {
     /// A key path of `$source` (to-one relationships, then an attribute) as SQL over `t0`; with
     /// `selectingKey`, every component is a relationship and the SQL is the key of the object at
     /// the end of the path.
-    static func keyPathSQL(
+    package static func keyPathSQL(
         _ components: [String], in entity: EntityDescription, model: ObjectModel, layout: any StoreLayout,
         selectingKey: Bool = false
     ) -> String {

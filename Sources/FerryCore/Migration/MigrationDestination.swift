@@ -1,6 +1,6 @@
 /// The kind of store each step of a migration writes: ferry's layout, or Core Data's (the
 /// migration of a Core Data store in place).
-enum MigrationDestination {
+package enum MigrationDestination {
     case ferry
     case coreData(CoreDataMigrationDestination)
 

@@ -17,7 +17,7 @@ import Foundation
 /// ``MigrationObjectWriter`` writes objects one at a time (the row path and policies, through
 /// ``MigrationManager``), ``ManyToManyLinks`` fills join tables, ``MigrationStepVerifier`` checks
 /// the result. They share the step's ``MigrationStepScope`` and connection; none refers back.
-final class MigrationStepRunner {
+package final class MigrationStepRunner {
     let mapping: MappingModel
     let sourcePath: String
     let destinationPath: String
@@ -234,7 +234,7 @@ final class MigrationStepRunner {
     // MARK: - Store URIs
 
     /// A read-only URI for `path`; a `file:` URI (a plan's in-place read) as it is.
-    static func readOnlyURI(_ path: String) -> String { path.hasPrefix("file:") ? path : uri(path, mode: "ro") }
+    package static func readOnlyURI(_ path: String) -> String { path.hasPrefix("file:") ? path : uri(path, mode: "ro") }
 
     /// A `file:` URI for a path (escaped), opening it in `mode` (`ro`, `rw`, `rwc`).
     static func uri(_ path: String, mode: String) -> String {

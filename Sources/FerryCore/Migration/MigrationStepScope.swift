@@ -3,7 +3,7 @@ import Foundation
 /// What the parts of one version step share, fixed once the new store's schema exists: the
 /// mapping, both models' layouts, the options and the step's clock. A value: the entity plans,
 /// the object writer and the verification read it, none of them refers back to the runner.
-struct MigrationStepScope {
+package struct MigrationStepScope {
     let mapping: MappingModel
     let options: MigrationOptions
     let now: Int64
@@ -98,7 +98,7 @@ struct MigrationStepScope {
 
     /// A constraint or store failure while writing the mapping's objects, as a migration error
     /// that names the mapping.
-    static func wrap(_ error: FerryError, mapping: MappingModel.EntityMapping) -> FerryError {
+    package static func wrap(_ error: FerryError, mapping: MappingModel.EntityMapping) -> FerryError {
         guard error.code == .constraint || error.code == .store else { return error }
         let detail = error.message.components(separatedBy: ": ").dropFirst().joined(separator: ": ")
         return FerryError(

@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Reads the source through the step's own connection (the source is its `main`) and the new
 /// store through one connection of its own (``openDestination()``), opened once for every check.
-struct MigrationStepVerifier {
+package struct MigrationStepVerifier {
     let scope: MigrationStepScope
     /// The step's connection: the source store is `main`, the new store is attached as `dst`.
     let stepConnection: Connection
@@ -34,7 +34,7 @@ struct MigrationStepVerifier {
 
     /// The checks of `verify(_:written:computedValues:)` on the new store of a step of `mapping`
     /// (a migration in PostgreSQL's server runs them on its new schema).
-    static func verify(
+    package static func verify(
         _ store: Store, mapping: MappingModel, destinationKind: MigrationDestination, written: [String: Int],
         computedValues: Set<String>
     ) throws {
@@ -142,7 +142,7 @@ extension MappingModel {
     /// a rule that is new or tightened for a copied attribute, or a rule on a value the mapping
     /// or a policy computes. Values copied under the same rules were checked when they were
     /// stored, so they are not scanned again.
-    func mayBreakValidationRules(of entity: EntityDescription) -> Bool {
+    package func mayBreakValidationRules(of entity: EntityDescription) -> Bool {
         let mappings = entities.filter { $0.destination == entity.name }
         for attribute in entity.attributes where attribute.validation != ValidationRules() {
             for entityMapping in mappings {

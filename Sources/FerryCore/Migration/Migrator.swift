@@ -81,6 +81,15 @@ public struct MigrationStepReport: Sendable, Codable, Hashable {
     /// The step's wall-clock time.
     public var seconds: Double
 
+    /// A step's report (also as an engine's own migration makes it).
+    package init(from: String, to: String, mappingFile: String?, entities: [EntityReport], seconds: Double) {
+        self.from = from
+        self.to = to
+        self.mappingFile = mappingFile
+        self.entities = entities
+        self.seconds = seconds
+    }
+
     enum CodingKeys: String, CodingKey {
         case from, to, entities, seconds
         case mappingFile = "mapping_file"
@@ -101,6 +110,19 @@ public struct MigrationReport: Sendable, Codable, Hashable {
     public var steps: [MigrationStepReport]
     /// The original store, kept beside the migrated one (nil with `backup: false`).
     public var backup: String?
+
+    /// A migration's report (also as an engine's own migration makes it).
+    package init(
+        store: String, model: String, fromVersion: String, toVersion: String, steps: [MigrationStepReport],
+        backup: String? = nil
+    ) {
+        self.store = store
+        self.model = model
+        self.fromVersion = fromVersion
+        self.toVersion = toVersion
+        self.steps = steps
+        self.backup = backup
+    }
 
     enum CodingKeys: String, CodingKey {
         case store, model, steps, backup
@@ -382,7 +404,7 @@ public final class Migrator {
         }
     }
 
-    static func stamp(_ millis: Int64) -> String {
+    package static func stamp(_ millis: Int64) -> String {
         DateCoding.format(millis).replacingOccurrences(of: ":", with: "").replacingOccurrences(of: "-", with: "")
             .replacingOccurrences(of: ".", with: "")
     }
@@ -434,5 +456,26 @@ extension StoreFiles {
         } catch {
             throw FerryError(.io, "cannot flush '\(path)': \(error)")
         }
+    }
+}
+
+// A mapping's report and the plan as an engine's own migration (`EngineMigration`) makes them;
+// in extensions, so that the memberwise initialisers stay.
+extension MigrationStepReport.EntityReport {
+    /// A mapping's report before it runs (the migration fills in the counts).
+    package init(mapping: String, destination: String, source: String?) {
+        self.mapping = mapping
+        self.destination = destination
+        self.source = source
+    }
+}
+
+extension Migrator.Plan {
+    /// A plan whose steps choose their strategies when they run.
+    package init(source: ObjectModel, target: ObjectModel, steps: [MappingModel], counts: [String: Int]) {
+        self.source = source
+        self.target = target
+        self.steps = steps
+        self.counts = counts
     }
 }

@@ -185,7 +185,7 @@ public struct StoreCopier {
 
     /// Refuses a destination store that holds objects: ferry copy writes only into a new or
     /// empty store unless asked to replace it.
-    static func requireEmpty(_ store: Store, shown: String) throws {
+    package static func requireEmpty(_ store: Store, shown: String) throws {
         let objects = try store.entityCounts().reduce(0) { $0 + $1.count }
         if objects > 0 {
             throw FerryError(

@@ -134,7 +134,7 @@ package struct StoreTableTransfer {
 
     /// Per table: its row count and the sum of each key column, in ``tables``' order, on either
     /// backend (unqualified names on `connection`: its own schema or database).
-    func keySums(on connection: any DatabaseConnection) throws -> [String] {
+    package func keySums(on connection: any DatabaseConnection) throws -> [String] {
         try tables.map { table in
             // As text: PostgreSQL sums `bigint`s into a `numeric`, SQLite into an integer.
             let sums = (["count(*)"] + table.keyColumns.map { "coalesce(sum(\(layout.dialect.quote($0))), 0)" }).map {

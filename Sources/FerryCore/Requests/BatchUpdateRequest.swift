@@ -214,25 +214,25 @@ extension BatchUpdateRequest {
 /// A batch update whose `set:` expressions ferry evaluates per object, for an engine whose SQL
 /// has none of ferry's expression functions: the constant assignments, and each attribute's
 /// expression.
-struct EvaluatedUpdate {
+package struct EvaluatedUpdate {
     /// `column = ?` assignments of the constant values, with their arguments.
-    var constantAssignments: [String]
-    var constantArguments: [DatabaseValue]
+    package var constantAssignments: [String]
+    package var constantArguments: [DatabaseValue]
     /// The quoted column of each attribute set by an expression, and the expression.
-    var values: [(column: String, expression: SetExpression)]
-    var validate: Bool
+    package var values: [(column: String, expression: SetExpression)]
+    package var validate: Bool
 }
 
 /// A batch update compiled for one model: the UPDATE statement, the expressions ferry evaluates
 /// per object, and the checks of its expression values.
-struct BatchUpdatePlan {
+package struct BatchUpdatePlan {
     /// The SQL of an expression's new value over the row `t0`, with its bound arguments.
-    struct Value {
+    package struct Value {
         var sql: String
         var arguments: [DatabaseValue]
     }
 
-    struct Check {
+    package struct Check {
         var attribute: AttributeDescription
         var value: Value
     }
@@ -245,31 +245,31 @@ struct BatchUpdatePlan {
         var arguments: [DatabaseValue]
     }
 
-    var entity: EntityDescription
-    var model: ObjectModel
-    var layout: any StoreLayout
-    var table: String
+    package var entity: EntityDescription
+    package var model: ObjectModel
+    package var layout: any StoreLayout
+    package var table: String
     /// The quoted key column.
-    var key: String
+    package var key: String
     /// The `set:` expressions ferry evaluates per object before the update.
-    var evaluated: EvaluatedSetValues
+    package var evaluated: EvaluatedSetValues
     /// `column = value` assignments, with `?` for ``setArguments``.
-    var assignments: String
-    var setArguments: [DatabaseValue]
-    var predicate: PredicateSQL
+    package var assignments: String
+    package var setArguments: [DatabaseValue]
+    package var predicate: PredicateSQL
     /// On PostgreSQL, a predicate ``predicate`` only approximates (``PredicateFilter``):
     /// ferry selects the objects and the update goes by key.
-    var residual: Predicate?
-    var checks: [Check]
+    package var residual: Predicate?
+    package var checks: [Check]
     /// Attributes set by an expression (compiled with SQLite's functions).
-    var expressionAttributes: [String]
+    package var expressionAttributes: [String]
     /// For an engine without ferry's expression functions, when ``expressionAttributes`` is not
     /// empty: the update with every expression evaluated by ferry per object.
-    var evaluatedByFerry: EvaluatedUpdate
-    var location: InputLocation?
+    package var evaluatedByFerry: EvaluatedUpdate
+    package var location: InputLocation?
 
-    var updateSQL: String { "UPDATE \(table) AS t0 SET \(assignments) WHERE \(predicate.sql)" }
-    var updateArguments: [DatabaseValue] { setArguments + predicate.arguments }
+    package var updateSQL: String { "UPDATE \(table) AS t0 SET \(assignments) WHERE \(predicate.sql)" }
+    package var updateArguments: [DatabaseValue] { setArguments + predicate.arguments }
 
     func run(on database: any DatabaseConnection) throws -> BatchUpdateResult {
         try database.engineSession().runBatchUpdate(self)
@@ -354,7 +354,7 @@ struct BatchUpdatePlan {
     }
 
     /// How a validation rule is named in messages: `min: 0`, `pattern: ^[A-Z]+$`.
-    static func label(of rule: RuleCondition.Rule) -> String {
+    package static func label(of rule: RuleCondition.Rule) -> String {
         switch rule {
         case .minValue(let min): return "min: \(min)"
         case .maxValue(let max): return "max: \(max)"
@@ -367,7 +367,7 @@ struct BatchUpdatePlan {
     // MARK: - Constraint errors
 
     /// A uniqueness or NOT NULL failure of the UPDATE, in the model's words.
-    func translate(_ error: FerryError) -> FerryError {
+    package func translate(_ error: FerryError) -> FerryError {
         let columns: [String]
         let isUnique: Bool
         let isNotNull: Bool

@@ -369,18 +369,17 @@ struct FetchQueryBuilder {
 /// cannot be repeated, and lives only inside the `read` or `fetch` closure that made it).
 ///
 /// Read typed rows with ``next()``, or, for speed, ``advance()`` and the column accessors,
-/// which read SQLite's memory without copying. On a PostgreSQL store the accessors read the
-/// current row in ferry's stored forms: streamed by `COPY (SELECT …) TO STDOUT`
-/// (`PostgresCopyRows`) when the server evaluates the whole predicate, else through a cursor
-/// (`PostgresFetchRows`), ferry evaluating what the server cannot.
+/// which read SQLite's memory without copying. On a store of another engine the accessors read
+/// the current row of the engine's row source in ferry's stored forms (on PostgreSQL: streamed
+/// by `COPY (SELECT …) TO STDOUT` when the server evaluates the whole predicate, else through a
+/// cursor, ferry evaluating what the server cannot).
 public final class FetchCursor {
     /// The columns, in order.
     public let columns: [FetchColumn]
     /// The compiled query.
     package let query: FetchQuery
     private let statement: Statement?
-    private let postgresRows: PostgresFetchRows?
-    private let copyRows: PostgresCopyRows?
+    private let source: (any FetchRowSource)?
     private let coding: DispatchedValueCoding
     private var done = false
 
@@ -392,8 +391,7 @@ public final class FetchCursor {
         columns = query.columns
         let rows = try connection.engineSession().fetchRows(for: request, query: query, model: model, layout: layout)
         statement = rows.statement
-        copyRows = rows.copyRows
-        postgresRows = rows.postgresRows
+        source = rows.source
         coding = rows.coding
     }
 
@@ -407,8 +405,7 @@ public final class FetchCursor {
     public func advance() throws -> Bool {
         if done { return false }
         if let statement, try statement.step() { return true }
-        if let copyRows, try copyRows.advance() { return true }
-        if let postgresRows, try postgresRows.advance() { return true }
+        if let source, try source.advance() { return true }
         done = true
         return false
     }
@@ -417,15 +414,14 @@ public final class FetchCursor {
     /// rows (instead of the rest being read and dropped before the next statement).
     package func cancel() {
         done = true
-        copyRows?.cancel()
+        source?.cancel()
     }
 
     /// The stored value of a column of the current row.
     @inline(__always)
     private func stored(at index: Int) -> DatabaseValue {
         if let statement { return statement.value(at: index) }
-        if let copyRows { return copyRows.value(at: index) }
-        return postgresRows?.row[index] ?? .null
+        return source?.value(at: index) ?? .null
     }
 
     /// The typed value of a column of the current row.
@@ -435,55 +431,33 @@ public final class FetchCursor {
 
     @inline(__always) package func storageClass(at index: Int) -> DatabaseValue.StorageClass {
         if let statement { return statement.storageClass(at: index) }
-        if let copyRows { return copyRows.classes[index] }
-        switch stored(at: index) {
-        case .null: return .null
-        case .integer: return .integer
-        case .real: return .real
-        case .text: return .text
-        case .blob: return .blob
-        }
+        return source?.storageClass(at: index) ?? .null
     }
 
     @inline(__always) package func int64(at index: Int) -> Int64 {
         if let statement { return statement.int64(at: index) }
-        if let copyRows { return copyRows.int64(at: index) }
-        switch stored(at: index) {
-        case .integer(let v): return v
-        case .real(let v): return Int64(exactly: v.rounded(.towardZero)) ?? 0
-        default: return 0
-        }
+        return source?.int64(at: index) ?? 0
     }
 
     @inline(__always) package func double(at index: Int) -> Double {
         if let statement { return statement.double(at: index) }
-        if let copyRows { return copyRows.double(at: index) }
-        switch stored(at: index) {
-        case .integer(let v): return Double(v)
-        case .real(let v): return v
-        default: return 0
-        }
+        return source?.double(at: index) ?? 0
     }
 
     /// The column's text bytes, without copying.
     @inline(__always)
     package func withTextBytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         if let statement { return try statement.withTextBytes(at: index, body) }
-        if let copyRows, copyRows.hasBytes(at: index) { return try copyRows.withBytes(at: index, body) }
-        var text = stored(at: index).text ?? stored(at: index).description
-        return try text.withUTF8(body)
+        if let source { return try source.withTextBytes(at: index, body) }
+        return try body(UnsafeBufferPointer(start: nil, count: 0))
     }
 
     /// The column's blob bytes, without copying.
     @inline(__always)
     package func withBlobBytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
         if let statement { return try statement.withBlobBytes(at: index, body) }
-        if let copyRows, copyRows.hasBytes(at: index) { return try copyRows.withBytes(at: index, body) }
-        switch stored(at: index) {
-        case .blob(let bytes): return try bytes.withUnsafeBufferPointer(body)
-        case .text(var text): return try text.withUTF8(body)
-        default: return try body(UnsafeBufferPointer(start: nil, count: 0))
-        }
+        if let source { return try source.withBlobBytes(at: index, body) }
+        return try body(UnsafeBufferPointer(start: nil, count: 0))
     }
 }
 

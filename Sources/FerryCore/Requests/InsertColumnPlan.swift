@@ -1,21 +1,21 @@
 /// What a batch insert needs to know about each of its columns: the stored column, the
 /// attribute's type (nil for a to-one relationship's key), its validator (nil when validation is
 /// off or for a relationship) and its default. One definition for every backend's inserter.
-struct InsertColumnPlan {
-    var storedNames: [String] = []
-    var types: [AttributeType?] = []
-    var validators: [AttributeValidator?] = []
-    var defaults: [Value?] = []
+package struct InsertColumnPlan {
+    package var storedNames: [String] = []
+    package var types: [AttributeType?] = []
+    package var validators: [AttributeValidator?] = []
+    package var defaults: [Value?] = []
     /// Per column, the to-one relationship it writes (nil for an attribute).
-    var relationships: [RelationshipDescription?] = []
+    package var relationships: [RelationshipDescription?] = []
     /// The to-one relationships among the columns, with their `?` parameter numbers (1-based).
-    var keyColumns: [(parameter: Int, relationship: RelationshipDescription)] = []
+    package var keyColumns: [(parameter: Int, relationship: RelationshipDescription)] = []
 
     /// Resolves `columns` of `entity` in a store of `layout`.
     ///
     /// - Throws: `.usage` for an unknown attribute or a relationship that is not a to-one stored
     ///   in the entity's table; `.invalidModel` for an attribute whose pattern does not compile.
-    init(
+    package init(
         columns: [InsertColumn], of entity: EntityDescription, model: ObjectModel, layout: any StoreLayout,
         validate: Bool
     ) throws {
@@ -58,7 +58,7 @@ struct InsertColumnPlan {
     /// Why `value` cannot be written into column `index`: a broken validation rule, or for a
     /// to-one relationship a value that is not an object's key (an integer) nor null; nil when
     /// it can. The same check on every backend, before the row reaches the store.
-    func problem(with value: Value, column index: Int) -> String? {
+    package func problem(with value: Value, column index: Int) -> String? {
         if let validator = validators[index] { return validator.problem(with: value) }
         guard let relationship = relationships[index] else { return nil }
         switch value {

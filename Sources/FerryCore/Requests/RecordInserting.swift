@@ -16,7 +16,7 @@ extension BatchInserter: RecordInserting {}
 /// can decide it, else kept until ``flush()`` writes the kept ones together and gives their
 /// outcomes, the outcomes a ``RecordInserting`` would give one record after the other.
 ///
-/// ``PostgresStagedInserter`` is PostgreSQL's (COPY into a staging table). The caller keeps
+/// `PostgresStagedInserter` is PostgreSQL's (COPY into a staging table). The caller keeps
 /// the records' order: outcomes decided at once come after those of records still kept.
 package protocol StagingRecordInserter: AnyObject {
     /// A rejection decided now, or nil when the record is kept for ``flush()``.

@@ -6,9 +6,9 @@
 /// attributes, fitted to the attribute's type. When the store computes exactly what ferry would
 /// (``BoundExpression/sql(column:syntax:)``), the value is SQL over `t0`; otherwise ferry
 /// evaluates it per object.
-struct SetExpression {
+package struct SetExpression {
     /// How the new value is computed.
-    enum Form {
+    package enum Form {
         /// SQL over the updated row `t0`, with its bound arguments.
         case sql(String, [DatabaseValue])
         /// Evaluated by ferry for each selected object: `keyPathSQL[i]` is the SQL over `t0` of
@@ -16,12 +16,12 @@ struct SetExpression {
         case evaluated(BoundExpression, keyPathSQL: [String])
     }
 
-    let attribute: AttributeDescription
-    let form: Form
+    package let attribute: AttributeDescription
+    package let form: Form
     /// The expression bound to the entity, and the SQL over `t0` of its key path number `i`:
     /// what ferry evaluates per object whatever ``form`` is (on PostgreSQL, every expression).
-    let bound: BoundExpression
-    let keyPathSQL: [String]
+    package let bound: BoundExpression
+    package let keyPathSQL: [String]
 
     /// Checks `expression` against `entity` and the type of `attribute`, and compiles it.
     ///
@@ -47,17 +47,22 @@ struct SetExpression {
 }
 
 /// The values of one selected object's key paths, decoded from its row, for evaluation.
-struct SetExpressionRow: ExpressionContext {
+package struct SetExpressionRow: ExpressionContext {
     let values: [Value]
-    let objectDescription: String?
+    package let objectDescription: String?
 
-    func value(atSlot slot: Int) -> Value { values[slot] }
+    package init(values: [Value], objectDescription: String?) {
+        self.values = values
+        self.objectDescription = objectDescription
+    }
+
+    package func value(atSlot slot: Int) -> Value { values[slot] }
 }
 
 /// The per-object values of a batch update's evaluated `set:` expressions, computed before the
 /// update into a temporary table (`k` the object's key, `v0`, `v1`, … one column per expression)
 /// so that the set-based validation and the `UPDATE` read them like any other SQL value.
-struct EvaluatedSetValues {
+package struct EvaluatedSetValues {
     static let table = "temp.ferry_set_values"
 
     /// One evaluated expression and its column in the table.

@@ -34,7 +34,7 @@ package enum SQL {
 }
 
 extension String {
-    func leftPadded(to width: Int) -> String {
+    package func leftPadded(to width: Int) -> String {
         count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

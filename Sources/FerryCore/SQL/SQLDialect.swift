@@ -1,6 +1,6 @@
 /// The SQL of one database engine: everything in ferry's generated SQL that differs between
 /// engines goes through here, so a second backend (PostgreSQL) is one more implementation.
-/// ``SQLiteDialect`` and ``PostgreSQLDialect`` implement it.
+/// ``SQLiteDialect`` and PostgreSQL's `PostgreSQLDialect` (`FerryPostgresStore`) implement it.
 ///
 /// What it deliberately leaves out: connection set-up (SQLite's PRAGMAs, PostgreSQL's session
 /// settings) belongs to the backend's connection. A migration reaches the new store through a

@@ -5,8 +5,9 @@
 ///
 /// ``Connection`` (SQLite) adopts it without a change in behaviour or speed; the import hot path
 /// and other SQLite-only code keep using ``Connection`` and its ``Statement``s directly.
-/// ``PostgresDatabase`` adopts it over `FerryPostgres`. A ``Store`` hands its session out as
-/// `any DatabaseConnection` through ``Store/readDatabase(_:)`` and ``Store/writeDatabase(_:)``.
+/// `PostgresDatabase` (`FerryPostgresStore`) adopts it over `FerryPostgres`. A ``Store`` hands
+/// its session out as `any DatabaseConnection` through ``Store/readDatabase(_:)`` and
+/// ``Store/writeDatabase(_:)``.
 package protocol DatabaseConnection: AnyObject {
     /// Where the session points, for messages: a file path, or a URL without its password.
     var location: String { get }

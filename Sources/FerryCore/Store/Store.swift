@@ -90,9 +90,9 @@ public final class Store: @unchecked Sendable {
     /// The private copy's database file, for a store opened with ``openCoreData(at:bundle:)``.
     package var coreDataCopyPath: String? { coreDataCopy?.folder.appendingPathComponent("store.sqlite").path }
 
-    /// A store in a database server (a PostgreSQL schema: `Store+PostgreSQL.swift`); the session
-    /// holds the store's writer lock when it writes.
-    init(
+    /// A store in a database server (a PostgreSQL schema: `FerryPostgresStore`'s
+    /// `Store+PostgreSQL.swift`); the session holds the store's writer lock when it writes.
+    package init(
         path: String, model: ObjectModel, layout: any StoreLayout, session: any DatabaseConnection,
         metadata: StoreMetadata
     ) {
@@ -205,7 +205,7 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Fails with `.modelMismatch` when the store's model hash is not the model's (unless allowed).
-    static func checkModel(path: String, model: ObjectModel, metadata: StoreMetadata, options: Options) throws {
+    package static func checkModel(path: String, model: ObjectModel, metadata: StoreMetadata, options: Options) throws {
         if metadata.modelHash != model.versionHash && !options.allowModelMismatch {
             throw mismatch(path: path, metadata: metadata, model: model)
         }
@@ -221,7 +221,9 @@ public final class Store: @unchecked Sendable {
         )
     }
 
-    static func checkNoUserTables(path: String, connection: any DatabaseConnection, layout: any StoreLayout) throws {
+    package static func checkNoUserTables(
+        path: String, connection: any DatabaseConnection, layout: any StoreLayout
+    ) throws {
         let userTables = try connection.scalar(layout.dialect.userTableCountQuery)
         if let count = userTables?.int64, count > 0 {
             let kind = layout.engine.holder

@@ -3,9 +3,10 @@
 /// (``Store/engine``).
 ///
 /// ferry has three engines: ``sqlite`` (ferry's layout in a SQLite file), ``coreDataSQLite``
-/// (Core Data's layout in a SQLite file) and ``postgreSQL`` (ferry's layout in a schema). A
-/// caller that needs to behave differently on one of them asks a capability here; engine code
-/// itself sits behind the session (`DatabaseConnection`), the SQL dialect and the layout.
+/// (Core Data's layout in a SQLite file) and `postgreSQL` (ferry's layout in a schema, defined
+/// in `FerryPostgresStore`). A caller that needs to behave differently on one of them asks a
+/// capability here; engine code itself sits behind the session (`DatabaseConnection`), the SQL
+/// dialect and the layout.
 ///
 /// ```swift
 /// let engine = StoreLocation(path).engine
@@ -56,6 +57,19 @@ public struct StoreEngine: Sendable, Hashable {
         public var writerLock: WriterLock
         /// How predicates filter in the database.
         public var predicatePushdown: PredicatePushdown
+
+        /// An engine's capabilities (an engine module describes its own).
+        package init(
+            readsPrivateCopy: Bool, storesInheritance: Bool, orderedToMany: Bool, workArea: WorkArea,
+            writerLock: WriterLock, predicatePushdown: PredicatePushdown
+        ) {
+            self.readsPrivateCopy = readsPrivateCopy
+            self.storesInheritance = storesInheritance
+            self.orderedToMany = orderedToMany
+            self.workArea = workArea
+            self.writerLock = writerLock
+            self.predicatePushdown = predicatePushdown
+        }
     }
 
     /// The engine's name for messages (`SQLite`, `Core Data`, `PostgreSQL`).
@@ -66,6 +80,15 @@ public struct StoreEngine: Sendable, Hashable {
     public let capabilities: Capabilities
     /// The engine's own code, as ferry's generic code reaches it.
     package let driver: any StoreEngineDriver
+
+    /// An engine: its name, what holds its stores, its capabilities and its driver (an engine
+    /// module defines its own, registered with ``StoreEngines/register(_:schemes:)``).
+    package init(name: String, holder: String, capabilities: Capabilities, driver: any StoreEngineDriver) {
+        self.name = name
+        self.holder = holder
+        self.capabilities = capabilities
+        self.driver = driver
+    }
 
     /// ferry's layout in a SQLite file.
     public static let sqlite = StoreEngine(

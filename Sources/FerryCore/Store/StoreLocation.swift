@@ -116,7 +116,8 @@ public enum StoreLocation: Sendable, Hashable {
     /// The engine that stores objects here.
     public var engine: StoreEngine {
         switch self {
-        case .postgres: return .postgreSQL
+        case .postgres(let url, _):
+            return Self.serverEngine(url) ?? .unregistered(scheme: PathOrURL(url).scheme ?? "postgresql")
         case .file(_, .coreData): return .coreDataSQLite
         case .file: return .sqlite
         }

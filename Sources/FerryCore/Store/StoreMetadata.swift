@@ -54,7 +54,7 @@ public struct StoreMetadata: Sendable, Hashable {
     }
 
     /// Writes (replaces) the metadata for `model` into the bookkeeping tables of `layout`.
-    static func write(
+    package static func write(
         for model: ObjectModel, to connection: any DatabaseConnection, layout: any StoreLayout, createdAt: String
     ) throws {
         guard let tables = layout.bookkeeping else {

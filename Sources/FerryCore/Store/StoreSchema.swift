@@ -118,7 +118,7 @@ package enum StoreSchema {
     /// follows it). Each value is cast to its column's exact type, so the table's columns are
     /// those `CREATE TABLE` declares. Nil when `values` name other columns or another order, or
     /// the dialect cannot add the key's identity later.
-    static func createTableAsSelect(
+    package static func createTableAsSelect(
         _ entity: EntityDescription, in model: ObjectModel, layout: any StoreLayout, schema: String,
         values: [(column: String, value: String)], from: String
     ) -> String? {
@@ -138,7 +138,7 @@ package enum StoreSchema {
     /// The one `ALTER TABLE` that gives a table made by `createTableAsSelect` (unqualified, in
     /// the search path) what `CREATE TABLE` declares: each column's `NOT NULL` and `DEFAULT`, the
     /// key's identity and its primary key, checked and built in one pass over the rows.
-    static func completionStatement(
+    package static func completionStatement(
         for entity: EntityDescription, in model: ObjectModel, layout: any StoreLayout
     ) -> String? {
         let dialect = layout.dialect
@@ -167,24 +167,24 @@ package enum StoreSchema {
 
     /// A model's DDL in the order it runs: `tables`, then `primaryKeys` (once the rows are in),
     /// `joinTables`, `references` and `indexes`.
-    struct Parts {
+    package struct Parts {
         /// The entity tables (SQLite: the join tables too, which may come before what they reference).
-        var tables: [String] = []
+        package var tables: [String] = []
         /// `ALTER TABLE … ADD PRIMARY KEY`, one per entity table, when the keys come after the rows.
-        var primaryKeys: [String] = []
+        package var primaryKeys: [String] = []
         /// The join tables PostgreSQL creates once the tables they reference have their keys.
-        var joinTables: [String] = []
+        package var joinTables: [String] = []
         /// The foreign keys PostgreSQL adds to existing tables (SQLite declares them inline).
-        var references: [String] = []
+        package var references: [String] = []
         /// The indexes: uniqueness constraints, foreign keys' and join tables' lookups, the model's own.
-        var indexes: [String] = []
+        package var indexes: [String] = []
     }
 
     /// The DDL of `model` in parts (see `Parts`). A migration in PostgreSQL adds the foreign keys
     /// after the rows, checked in bulk rather than row by row; with `primaryKeysAfterRows`, the
     /// entity tables' primary keys too, built in one sort rather than maintained row by row (a
     /// dialect whose key cannot be added later keeps it inline).
-    static func parts(
+    package static func parts(
         for model: ObjectModel, layout: any StoreLayout, primaryKeysAfterRows: Bool = false
     ) -> Parts {
         let dialect = layout.dialect

@@ -46,6 +46,7 @@ package struct PathOrURL: Sendable, Hashable {
     package static func requireStore(_ text: String, location: InputLocation? = nil) throws(FerryError) {
         let value = PathOrURL(text)
         guard let scheme = value.scheme, scheme != "file", !StoreLocation.namesDatabaseServer(text) else { return }
+        if scheme == "postgres" || scheme == "postgresql" { throw StoreEngines.notRegistered(scheme: scheme) }
         throw FerryError(
             .usage,
             "store '\(text)' is a \(scheme): URL, not a file path; a store is a SQLite file path or a postgresql:// URL",

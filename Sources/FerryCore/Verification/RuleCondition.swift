@@ -9,8 +9,8 @@
 /// | `min`, `max` on other numbers, dates | `v < ?`, `v > ?` on the stored forms | ``AttributeValidator/compare(_:_:)`` (same order) |
 /// | `min_length`, `max_length` | `ferry_rule_length(v)` | ``LengthRule`` |
 /// | `pattern` | `ferry_matches(v, ?, 0)` | ``PatternRule`` |
-struct RuleCondition {
-    enum Rule {
+package struct RuleCondition {
+    package enum Rule {
         case minValue(Value)
         case maxValue(Value)
         case minLength(Int)
@@ -18,13 +18,13 @@ struct RuleCondition {
         case pattern(String)
     }
 
-    var rule: Rule
+    package var rule: Rule
     /// SQL that is true when the value breaks the rule (false or NULL for NULL values).
-    var violation: String
-    var arguments: [DatabaseValue]
+    package var violation: String
+    package var arguments: [DatabaseValue]
 
     /// The conditions of every validation rule of `attribute`, over the SQL value `v`.
-    static func conditions(
+    package static func conditions(
         for attribute: AttributeDescription, value v: String, coding: any ValueCoding
     ) -> [RuleCondition] {
         let rules = attribute.validation

@@ -2,7 +2,7 @@
 /// functions (PostgreSQL): one streamed pass over an entity's rows counts the rows breaking each
 /// rule and keeps the first offenders, in key order. Each rule is decided by the code the SQL
 /// conditions call on SQLite (``RuleCondition``), so both backends report the same violations.
-struct RuleScan {
+package struct RuleScan {
     let layout: any StoreLayout
     let maxOffending: Int
 
@@ -43,13 +43,13 @@ struct RuleScan {
         return results
     }
 
-    static func pattern(of rule: RuleCondition.Rule) -> PatternRule? {
+    package static func pattern(of rule: RuleCondition.Rule) -> PatternRule? {
         if case .pattern(let pattern) = rule { return PatternRule(pattern) }
         return nil
     }
 
     /// True when a non-null value breaks the rule.
-    static func breaks(_ value: Value, _ rule: RuleCondition.Rule, pattern: PatternRule?) -> Bool {
+    package static func breaks(_ value: Value, _ rule: RuleCondition.Rule, pattern: PatternRule?) -> Bool {
         switch rule {
         case .minValue(let min): return AttributeValidator.compare(value, min).map { $0 < 0 } ?? false
         case .maxValue(let max): return AttributeValidator.compare(value, max).map { $0 > 0 } ?? false

@@ -1,6 +1,7 @@
 import FerryCore
 import FerryFormats
 import FerryPostgres
+import FerryPostgresStore
 import Foundation
 
 /// Every table of a database into a new store (`ferry import legacy.db --store new.sqlite`, or a

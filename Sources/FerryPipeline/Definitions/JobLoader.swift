@@ -1,5 +1,6 @@
 import FerryCore
 import FerryFormats
+import FerryPostgresStore
 import Foundation
 
 /// Reads a job file (see `docs/files.md`) into a ``Job``: resolves paths against the job's
@@ -13,8 +14,8 @@ import Foundation
 /// whose errors each name a `file:line:column`. It does not look at the model; see
 /// `JobValidator` for that.
 public struct JobLoader: Sendable {
-    /// A loader.
-    public init() {}
+    /// A loader. PostgreSQL's engine is registered, so that a job's `store:` may name one.
+    public init() { PostgreSQLEngine.register() }
 
     package static let jobKeys = ["job", "description", "store", "model", "params", "steps"]
     package static let storeKeys = ["path", "create", "rebuild", "copy_from", "migrate", "layout", "compiled_model"]

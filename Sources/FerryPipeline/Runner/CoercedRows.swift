@@ -1,5 +1,6 @@
 import FerryCore
 import FerryPostgres
+import FerryPostgresStore
 
 /// Where the fast path puts a record's values: the insert statement itself
 /// (``BatchInserter``), or ``CoercedRows`` that the importing thread binds later.

@@ -1,6 +1,7 @@
 import FerryCore
 import FerryFormats
 import FerryPostgres
+import FerryPostgresStore
 
 /// The import fast path on PostgreSQL: a record coerced from its field bytes (on the read-ahead
 /// thread when it had the time, see ``ReadAheadReader``) is encoded straight into the batch's

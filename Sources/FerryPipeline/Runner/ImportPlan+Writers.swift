@@ -1,5 +1,6 @@
 import FerryCore
 import FerryFormats
+import FerryPostgresStore
 
 /// What an import step writes its records with, made by the store's session: each engine's
 /// session makes its own writers (SQLite's ``BatchInserter``, PostgreSQL's staged or record

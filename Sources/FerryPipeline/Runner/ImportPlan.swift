@@ -1,5 +1,6 @@
 import FerryCore
 import FerryFormats
+import FerryPostgresStore
 
 /// How each column of the destination gets its value from a source record: resolved once per
 /// step (field indexes, coercion options, reference resolvers), then applied to every record.

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryPostgresStore
 import Foundation
 
 extension JobRunner {

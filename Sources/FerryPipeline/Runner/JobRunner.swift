@@ -1,6 +1,7 @@
 import FerryCore
 import FerryFormats
 import FerryPostgres
+import FerryPostgresStore
 import Foundation
 import Logging
 
@@ -41,6 +42,7 @@ public final class JobRunner {
 
     /// A runner of `job` on `model`; `bundle` is needed by `migrate` steps and `migrate: auto`.
     public init(job: Job, model: ObjectModel, bundle: ModelBundle? = nil) {
+        PostgreSQLEngine.register()
         self.job = job
         self.model = model
         self.bundle = bundle

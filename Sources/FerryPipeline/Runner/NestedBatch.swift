@@ -1,5 +1,6 @@
 import FerryCore
 import FerryFormats
+import FerryPostgresStore
 
 /// A nested import on PostgreSQL written a read-ahead batch at a time instead of statement by
 /// statement: what ``NestedObjects`` writes for a record is decided in ferry and kept, and the

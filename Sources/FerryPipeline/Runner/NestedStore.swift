@@ -1,4 +1,5 @@
 import FerryCore
+import FerryPostgresStore
 
 /// The few statements a nested import (``NestedObjects``) runs, per backend: the inserter of
 /// each nested entity, statements run again and again (a key lookup, a link), and the savepoint
