@@ -57,6 +57,13 @@ package struct EntityPlan {
     /// One closure per destination attribute, made once: the row path calls them per object
     /// without copying the plan's descriptions.
     private(set) var programs: [(_ row: [Value], _ key: Int64) throws -> Value] = []
+    /// For policies, rows read value by value from the selected row (``SelectedRowValues``):
+    /// where each storage index of the source object's rows and of the mapped destination rows
+    /// comes from, and the destination rows' constants. Nil when some destination value is
+    /// computed from the decoded row (a conversion, an expression, another value coding, another
+    /// type) or a row has more than 64 values: the row is then decoded in full.
+    private(set) var lazyRows:
+        (source: [SelectedRowValues.Slot?], destination: [SelectedRowValues.Slot?], constants: [Value])?
 
     init(
         mapping: MappingModel.EntityMapping, source: EntityDescription, destination: EntityDescription,
@@ -278,6 +285,11 @@ package struct EntityPlan {
         }
         sourceObjectColumns = MigrationColumns(names: sourceNames, offset: 1)
         insertColumns = attributes.map(\.name) + foreignKeys.map(\.column) + orderColumns.map(\.column)
+        lazyRows =
+            setBased
+            ? Self.lazyRows(
+                attributes: attributes, keys: foreignKeys + orderColumns, selectColumns: selectColumns,
+                source: source, destination: destination, coding: destinationLayout.valueCoding) : nil
         let sourceName = source.name
         programs = attributes.map { attribute in
             switch attribute.source {
@@ -310,6 +322,44 @@ package struct EntityPlan {
                 }
             }
         }
+    }
+
+    /// The slots of ``lazyRows``, or nil when some destination value is not a source value as
+    /// stored (of the same type), a constant or a to-one key.
+    private static func lazyRows(
+        attributes: [(name: String, source: ValueSource, sql: SQLText?)],
+        keys: [(column: String, index: Int, sql: SQLText)], selectColumns: [(sql: SQLText, type: AttributeType?)],
+        source: EntityDescription, destination: EntityDescription, coding: any ValueCoding
+    ) -> (source: [SelectedRowValues.Slot?], destination: [SelectedRowValues.Slot?], constants: [Value])? {
+        guard selectColumns.count < 64, attributes.count + keys.count <= 64 else { return nil }
+        func slot(_ column: Int, ifNil: Value = .null) -> SelectedRowValues.Slot {
+            let type = selectColumns[column - 1].type
+            return SelectedRowValues.Slot(
+                column: Int32(column), type: type, storageClass: type.map(coding.storageClass(for:)) ?? .integer,
+                valueIfNil: ifNil)
+        }
+        var destinationSlots: [SelectedRowValues.Slot?] = []
+        var constants: [Value] = []
+        for attribute in attributes {
+            switch attribute.source {
+            case .constant(let value):
+                destinationSlots.append(nil)
+                constants.append(value)
+            case .column(let index, .none, let valueIfNil):
+                guard let type = destination.attribute(named: attribute.name)?.type,
+                    selectColumns[index - 1].type == type
+                else { return nil }
+                destinationSlots.append(slot(index, ifNil: valueIfNil))
+                constants.append(.null)
+            case .column, .expression:
+                return nil
+            }
+        }
+        for key in keys {
+            destinationSlots.append(slot(key.index))
+            constants.append(.null)
+        }
+        return ([nil] + selectColumns.indices.map { slot($0 + 1) }, destinationSlots, constants)
     }
 
     /// Adds a selected column; returns its index in the row (0 is the primary key).

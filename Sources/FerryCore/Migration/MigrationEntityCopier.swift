@@ -130,7 +130,24 @@ final class MigrationEntityCopier {
         }
         var createdHere = 0
         let insertsBefore = writer.managerInserts
-        while try select.step() {
+        // A policy whose rows can be read value by value gets them so (the loop below decodes
+        // every row in full).
+        var lazyRows =
+            policy != nil && plan.distinct == nil
+            ? LazyPolicyRows(
+                plan: plan, select: select, coding: destinationCoding, destinationColumns: destinationColumns)
+            : nil
+        let readsLazily = lazyRows != nil
+        if let policy, readsLazily {
+            while try select.step() {
+                read += 1
+                try lazyRows?.callPolicy(
+                    policy, key: select.int64(at: 0), plan: plan, context: context, writer: writer, manager: manager)
+                if read & 4095 == 0 { observer?.migrationProgress(mapping: entityMapping.name, processed: read) }
+                try manager.didProcess()
+            }
+        }
+        while !readsLazily, try select.step() {
             read += 1
             let sourceKey = select.int64(at: 0)
             let row = plan.decodeRow(select)
@@ -187,4 +204,67 @@ struct SlotContext: ExpressionContext {
     func value(atSlot slot: Int) -> Value { row[slots[slot]] }
     /// Built only when an error needs it (not once per row).
     var objectDescription: String? { "\(entity) \(key)" }
+}
+
+/// The row path of a policy mapping whose rows can be read value by value
+/// (``EntityPlan/lazyRows``): the source object and the mapped destination row read the
+/// selected row only where the policy reads them, and the values it leaves alone are bound in
+/// their stored form.
+private struct LazyPolicyRows {
+    private var sourceValues: SelectedRowValues
+    private var destinationValues: SelectedRowValues
+    private let sourceTemplate: [Value]
+    private let destinationTemplate: [Value]
+    private let sourcePending: UInt64
+    private let destinationPending: UInt64
+    private let destinationColumns: MigrationColumns
+
+    init?(plan: EntityPlan, select: Statement, coding: DispatchedValueCoding, destinationColumns: MigrationColumns) {
+        guard let slots = plan.lazyRows else { return nil }
+        sourceValues = SelectedRowValues(statement: select, coding: coding, slots: slots.source)
+        destinationValues = SelectedRowValues(statement: select, coding: coding, slots: slots.destination)
+        sourceTemplate = Array(repeating: .null, count: slots.source.count)
+        destinationTemplate = slots.constants
+        sourcePending = sourceValues.pendingMask
+        destinationPending = destinationValues.pendingMask
+        self.destinationColumns = destinationColumns
+    }
+
+    /// Calls the policy for the object on the query's current row; the rows it kept beyond the
+    /// call are decoded before the query moves on.
+    mutating func callPolicy(
+        _ policy: any EntityMigrationPolicy, key: Int64, plan: EntityPlan, context: MappingContext,
+        writer: MigrationObjectWriter, manager: MigrationManager
+    ) throws {
+        try call(policy, key: key, plan: plan, context: context, writer: writer, manager: manager)
+        // Only this struct refers to them now, unless the policy kept a row.
+        if !isKnownUniquelyReferenced(&sourceValues) {
+            sourceValues.detach()
+            sourceValues = sourceValues.renewed()
+        }
+        if !isKnownUniquelyReferenced(&destinationValues) {
+            destinationValues.detach()
+            destinationValues = destinationValues.renewed()
+        }
+    }
+
+    /// The call itself: the rows it makes are gone when it returns.
+    private func call(
+        _ policy: any EntityMigrationPolicy, key: Int64, plan: EntityPlan, context: MappingContext,
+        writer: MigrationObjectWriter, manager: MigrationManager
+    ) throws {
+        var sourceStorage = sourceTemplate
+        sourceStorage[0] = .integer(key)
+        let source = MigrationObject(
+            entity: plan.source.name, primaryKey: key,
+            row: MigrationRow(
+                columns: plan.sourceObjectColumns, storage: sourceStorage, pending: sourcePending,
+                selected: sourceValues))
+        let row = MigrationRow(
+            columns: destinationColumns, storage: destinationTemplate, pending: destinationPending,
+            selected: destinationValues)
+        try writer.withCurrentRow(mapping: plan.mapping.name, source: key, row: row) {
+            try policy.createDestinationInstances(forSource: source, mapping: context, manager: manager)
+        }
+    }
 }

@@ -69,6 +69,10 @@ final class MigrationObjectWriter: MigrationWriting {
     private var associateStatement: Statement?
     /// Rows per bulk association insert (3 parameters each, well under SQLite's limit).
     static let associationBatch = 256
+    /// Per entity mapping name: the associations of objects that kept their source object's key,
+    /// as key ranges, for mappings whose associations no SQL of the step reads (nil for the others:
+    /// their associations are rows of `links.assoc`).
+    private var keptKeys: [String: KeptKeyRanges?] = [:]
 
     init(connection: Connection, scope: MigrationStepScope) {
         self.connection = connection
@@ -281,7 +285,8 @@ final class MigrationObjectWriter: MigrationWriting {
             throw FerryError(.migration, "no entity mapping named '\(name)'")
         }
         let made = MappingTarget(
-            name: name, mapping: entityMapping, insert: try insertStatement(forEntityNamed: entityMapping.destination))
+            name: name, mapping: entityMapping, insert: try insertStatement(forEntityNamed: entityMapping.destination),
+            keptKeys: keptKeyRanges(of: entityMapping))
         mappingTargets[name] = made
         lastMappingTarget = made
         return made
@@ -316,7 +321,14 @@ final class MigrationObjectWriter: MigrationWriting {
         let columns = target.insert.columns
         let key = try insertDestination(for: target, forSource: source) { statement, coding in
             if row.columns === columns {
+                // Values the policy neither read nor set go in as stored in the source.
+                let selected = row.pending != 0 ? row.selected : nil
                 for position in 0..<columns.count {
+                    if let selected, row.isPending(position),
+                        try selected.bindStored(at: columns.offset + position, to: statement, parameter: position + 2)
+                    {
+                        continue
+                    }
                     try coding.bind(row[position], to: statement, at: position + 2)
                 }
             } else {
@@ -337,7 +349,7 @@ final class MigrationObjectWriter: MigrationWriting {
         let entityMapping = target.mapping
         let key = try insert(
             into: target.insert, mapping: entityMapping, primaryKey: source?.primaryKey, keyIfFree: true, bindValues)
-        if let source {
+        if let source, !(key == source.primaryKey && target.keptKeys?.append(key) == true) {
             try associate(source: source.primaryKey, destination: key, mapping: entityMapping.name)
         }
         managerInserts += 1
@@ -347,8 +359,24 @@ final class MigrationObjectWriter: MigrationWriting {
     }
 
     func associate(source: Int64, destination: Int64, mapping name: String) throws {
+        if source == destination, let entityMapping = scope.mapping.entity(named: name),
+            keptKeyRanges(of: entityMapping)?.append(source) == true
+        {
+            return
+        }
         pendingAssociations.append((name, source, destination))
         if pendingAssociations.count >= Self.associationBatch { try flushAssociations() }
+    }
+
+    /// The kept-key ranges of an entity mapping whose associations no SQL of the step reads
+    /// (``MigrationStepScope/sqlReadsAssociations(of:)``), made on first use; nil when SQL reads
+    /// them, or for a mapping that keeps every key (its look-ups need no associations).
+    private func keptKeyRanges(of entityMapping: MappingModel.EntityMapping) -> KeptKeyRanges? {
+        if let known = keptKeys[entityMapping.name] { return known }
+        let made =
+            scope.isIdentity(entityMapping) || scope.sqlReadsAssociations(of: entityMapping) ? nil : KeptKeyRanges()
+        keptKeys[entityMapping.name] = made
+        return made
     }
 
     /// Writes the pending associations to `links.assoc`: whole batches with one prepared
@@ -399,9 +427,12 @@ final class MigrationObjectWriter: MigrationWriting {
         }
         if scope.isIdentity(entityMapping) { return given }
         try flushAssociations()
+        // An object that kept its key is associated with itself, both ways.
+        let kept = keptKeys[entityMapping.name] ?? nil
         var keys: [Int64] = []
         let statement = try connection.prepare("SELECT \(other) FROM links.assoc WHERE mapping = ? AND \(side) = ?")
         for key in given {
+            if let kept, kept.contains(key) { keys.append(key) }
             statement.reset()
             try statement.bind([.text(entityMapping.name), .integer(key)])
             while try statement.step() { keys.append(statement.int64(at: 0)) }
@@ -447,6 +478,10 @@ final class MigrationObjectWriter: MigrationWriting {
         try statement.bind([.text(entityMapping.name)])
         var keys: [Int64] = []
         while try statement.step() { keys.append(statement.int64(at: 0)) }
+        if let kept = keptKeys[entityMapping.name] ?? nil, !kept.isEmpty {
+            keys += kept.keys
+            keys.sort()
+        }
         for key in keys {
             try body(MigrationObject(entity: entityMapping.destination, primaryKey: key, values: [:]))
         }
@@ -476,10 +511,56 @@ private final class MappingTarget {
     let name: String
     let mapping: MappingModel.EntityMapping
     let insert: InsertTarget
+    /// Where the mapping's kept-key associations go when no SQL reads them (else nil).
+    let keptKeys: KeptKeyRanges?
 
-    init(name: String, mapping: MappingModel.EntityMapping, insert: InsertTarget) {
+    init(name: String, mapping: MappingModel.EntityMapping, insert: InsertTarget, keptKeys: KeptKeyRanges?) {
         self.name = name
         self.mapping = mapping
         self.insert = insert
+        self.keptKeys = keptKeys
     }
+}
+
+/// The associations of one entity mapping between a source object and the destination object
+/// that kept its key, as ascending, disjoint ranges of keys instead of rows of `links.assoc`
+/// (a policy that makes one object per source object keeps every key: a handful of ranges
+/// instead of a row and two index entries per object).
+final class KeptKeyRanges {
+    /// Ascending and disjoint, with a gap between neighbours.
+    private(set) var ranges: [ClosedRange<Int64>] = []
+    /// At most this many ranges (64 KiB): keys that would need more are written as rows.
+    static let limit = 4096
+
+    /// Records `key`; false, recording nothing, when it is not above every key recorded so far
+    /// or a new range would pass the limit (the caller writes the association as a row).
+    func append(_ key: Int64) -> Bool {
+        if let last = ranges.last {
+            guard key > last.upperBound else { return false }
+            if key == last.upperBound + 1 {
+                ranges[ranges.count - 1] = last.lowerBound...key
+                return true
+            }
+        }
+        guard ranges.count < Self.limit else { return false }
+        ranges.append(key...key)
+        return true
+    }
+
+    /// True when no key is recorded.
+    var isEmpty: Bool { ranges.isEmpty }
+
+    /// True when `key` is recorded.
+    func contains(_ key: Int64) -> Bool {
+        var low = 0
+        var high = ranges.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ranges[middle].upperBound < key { low = middle + 1 } else { high = middle }
+        }
+        return low < ranges.count && ranges[low].contains(key)
+    }
+
+    /// Every recorded key, ascending.
+    var keys: [Int64] { ranges.flatMap { Array($0) } }
 }

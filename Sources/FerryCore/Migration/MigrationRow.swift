@@ -26,12 +26,27 @@ public struct MigrationRow: Sendable, Hashable, CustomStringConvertible {
     /// The names of the row's positions.
     public let columns: MigrationColumns
     /// The values; the row's positions start at `columns.offset` (a selected source row keeps
-    /// its primary key before them).
+    /// its primary key before them). A value still in `pending` is not here yet (a placeholder).
     var storage: [Value]
+    /// The storage indexes (bit i for index i) whose values are still in the selected row of
+    /// `selected`, read only when a policy reads them (or bound in their stored form when it
+    /// does not); 0 for a row whose values are all in `storage`.
+    private(set) var pending: UInt64 = 0
+    /// Where the pending values are.
+    private(set) var selected: SelectedRowValues?
 
     init(columns: MigrationColumns, storage: [Value]) {
         self.columns = columns
         self.storage = storage
+    }
+
+    /// A row whose values at the storage indexes in `pending` are read from `selected` when
+    /// read (`storage` holds the others).
+    init(columns: MigrationColumns, storage: [Value], pending: UInt64, selected: SelectedRowValues) {
+        self.columns = columns
+        self.storage = storage
+        self.pending = pending
+        self.selected = selected
     }
 
     /// A row of `columns` whose values are all nil.
@@ -44,8 +59,32 @@ public struct MigrationRow: Sendable, Hashable, CustomStringConvertible {
 
     /// The value at a position.
     public subscript(position: Int) -> Value {
-        get { storage[columns.offset + position] }
-        set { storage[columns.offset + position] = newValue }
+        get { value(atStorageIndex: columns.offset + position) }
+        set {
+            let index = columns.offset + position
+            storage[index] = newValue
+            pending &= ~(1 << UInt64(index))
+        }
+    }
+
+    /// The value at an index of `storage`, read from the selected row when it is pending.
+    @inline(__always)
+    private func value(atStorageIndex index: Int) -> Value {
+        if pending & (1 << UInt64(index)) != 0, let selected { return selected.value(at: index) }
+        return storage[index]
+    }
+
+    /// True when the value at a position was neither read nor set: the writer may bind its
+    /// stored form from the selected row (``SelectedRowValues/bindStored(at:to:parameter:)``).
+    @inline(__always)
+    func isPending(_ position: Int) -> Bool {
+        pending & (1 << UInt64(columns.offset + position)) != 0
+    }
+
+    /// `storage` with every pending value read.
+    var filledStorage: [Value] {
+        guard pending != 0 else { return storage }
+        return storage.indices.map(value(atStorageIndex:))
     }
 
     /// The value of a column by name, `.null` when the row has no such column (a look-up by
@@ -91,10 +130,10 @@ public struct MigrationRow: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The values in position order.
-    public var values: [Value] { Array(storage[columns.offset..<columns.offset + columns.count]) }
+    public var values: [Value] { (columns.offset..<columns.offset + columns.count).map(value(atStorageIndex:)) }
 
     /// The values by column name (made on each call: the dictionary API's form).
-    public var dictionary: [String: Value] { columns.dictionary(from: storage) }
+    public var dictionary: [String: Value] { columns.dictionary(from: filledStorage) }
 
     /// Equal column names and equal values at every position.
     public static func == (lhs: MigrationRow, rhs: MigrationRow) -> Bool {
@@ -195,5 +234,90 @@ public final class MigrationColumns: Sendable, CustomStringConvertible {
             step += 1
         }
         return true
+    }
+}
+
+/// The values of the row path's selected row that a policy's rows (the source object's, the
+/// mapped destination row) have not read yet: each is decoded only when read, and one that is
+/// never read nor changed is bound into the insert in its stored form, without being decoded
+/// and encoded again (most policies read one or two values of a row).
+///
+/// One instance serves the rows of one object while the query is on its row; a row that
+/// outlives the policy's call (kept by the policy) has its values decoded before the query
+/// moves on (``detach()``), so it keeps them.
+final class SelectedRowValues: @unchecked Sendable {
+    // @unchecked: used on the step's thread only, and detached before the query moves on.
+
+    /// Where the value at a storage index of a row comes from.
+    struct Slot {
+        /// The query's column (0 is the source key).
+        let column: Int32
+        /// The source attribute's type (nil for a key: an integer or nil).
+        let type: AttributeType?
+        /// The storage class of the type's stored form: only a value stored so is bound as stored.
+        let storageClass: DatabaseValue.StorageClass
+        /// The value for a nil (the mapping's `ifNil`).
+        let valueIfNil: Value
+    }
+
+    private let statement: Statement
+    private let coding: DispatchedValueCoding
+    /// By storage index; nil for an index whose value is in the row's storage.
+    private let slots: [Slot?]
+    /// The values by storage index once detached.
+    private var detached: [Value]?
+
+    init(statement: Statement, coding: DispatchedValueCoding, slots: [Slot?]) {
+        self.statement = statement
+        self.coding = coding
+        self.slots = slots
+    }
+
+    /// A new instance for the same query and slots (the next object's, once this one is detached).
+    func renewed() -> SelectedRowValues {
+        SelectedRowValues(statement: statement, coding: coding, slots: slots)
+    }
+
+    /// The storage indexes this instance reads (for a row's `pending`).
+    var pendingMask: UInt64 {
+        var mask: UInt64 = 0
+        for (index, slot) in slots.enumerated() where slot != nil { mask |= 1 << UInt64(index) }
+        return mask
+    }
+
+    /// The value at a storage index, decoded from the query's current row (or kept once detached).
+    func value(at index: Int) -> Value {
+        if let detached { return detached[index] }
+        guard let slot = slots[index] else { return .null }
+        let value: Value
+        if let type = slot.type {
+            value = coding.decode(statement.value(at: Int(slot.column)), as: type)
+        } else {
+            let column = Int(slot.column)
+            value = statement.storageClass(at: column) == .integer ? .integer(statement.int64(at: column)) : .null
+        }
+        return value.isNull ? slot.valueIfNil : value
+    }
+
+    /// Binds the value at a storage index into `insert` as stored in the source (no decoding),
+    /// when the query is still on its row and it is stored in its type's form; false, binding
+    /// nothing, otherwise (the caller binds the decoded value).
+    @inline(__always)
+    func bindStored(at index: Int, to insert: Statement, parameter: Int) throws -> Bool {
+        guard detached == nil, let slot = slots[index] else { return false }
+        let stored = statement.storageClass(at: Int(slot.column))
+        if stored == .null {
+            try coding.bind(slot.valueIfNil, to: insert, at: parameter)
+            return true
+        }
+        guard stored == slot.storageClass else { return false }
+        try insert.bind(columnOf: statement, at: Int(slot.column), to: parameter)
+        return true
+    }
+
+    /// Decodes every value, for rows that outlive the query's current row.
+    func detach() {
+        guard detached == nil else { return }
+        detached = slots.indices.map(value(at:))
     }
 }

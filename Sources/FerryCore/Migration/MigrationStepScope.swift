@@ -41,6 +41,26 @@ package struct MigrationStepScope {
         entityMapping.source != nil && entityMapping.distinct == nil && entityMapping.policy == nil
     }
 
+    /// True when some SQL of the step may read the rows of `links.assoc` that the entity mapping
+    /// writes: another mapping's relationship names it (``MappingModel/RelationshipValue/fromMapping(_:)``),
+    /// or its destination entity (or an entity it inherits from) is an end of a relationship of
+    /// the destination model, whose keys ``mappedKeySQL(_:entity:sourceEntity:)`` (carried and
+    /// key-path relationships, many-to-many links) looks up among the associations of the
+    /// mappings into that entity. When neither holds, only the object writer reads the mapping's
+    /// associations (the manager's look-ups, the policies' second stage).
+    func sqlReadsAssociations(of entityMapping: MappingModel.EntityMapping) -> Bool {
+        let named = mapping.entities.contains { other in
+            other.relationships.contains { $0.value == .fromMapping(entityMapping.name) }
+        }
+        if named { return true }
+        let made = entityMapping.destination
+        return destination.entities.contains { entity in
+            entity.relationships.contains { relationship in
+                destination.isKind(made, of: entity.name) || destination.isKind(made, of: relationship.destination)
+            }
+        }
+    }
+
     /// SQL giving the destination key of the object made from the source object whose key is
     /// `expression`, for objects of `sourceEntity` migrated into `entity`. In a hierarchy the
     /// linked object may be of a sub-entity: every mapping from `sourceEntity` or one of its

@@ -106,6 +106,13 @@ package final class Statement {
         try check(code)
     }
 
+    /// Binds the value of a column of `other`'s current row as it is stored (no conversion;
+    /// SQLite copies it).
+    @inline(__always)
+    package func bind(columnOf other: Statement, at column: Int, to index: Int) throws {
+        try check(sqlite3_bind_value(handle, Int32(index), sqlite3_column_value(other.handle, Int32(column))))
+    }
+
     package func bind(blob: [UInt8], at index: Int) throws {
         let code = blob.withUnsafeBytes { buffer in
             sqlite3_bind_blob(
