@@ -21,12 +21,16 @@ extension EngineConformanceTests {
     }
 
     /// The cars of `entity` as CSV sorted by key, with `fields`.
-    static func exportCars(_ store: EngineStore, model: String = cars, _ entity: String, fields: String) throws -> String {
+    static func exportCars(
+        _ store: EngineStore, model: String = cars, _ entity: String, fields: String
+    ) throws -> String {
         try export(store, model: model, entity, sort: "carID", fields: fields, format: "csv")
             .replacingOccurrences(of: "\r\n", with: "\n")
     }
 
-    @Test("a hierarchy through import, sub-entity updates and deletes, export, verify and a migration adding a sub-entity's attribute")
+    @Test(
+        "a hierarchy through import, sub-entity updates and deletes, export, verify and a migration adding a sub-entity's attribute"
+    )
     func hierarchyLifecycle() throws {
         let store = try EngineStore(.coreData, name: "carslife")
         try Self.loadCars(store)
@@ -58,8 +62,10 @@ extension EngineConformanceTests {
                 == "carID,maker,plate.text\n1,Sporty,B-1\n2,Sporty,\n3,BMW,B-3\n4,Rolls,\n")
         // The inherited many-to-many from the other side, and the one-to-one from both.
         #expect(
-            try Self.export(store, model: Self.cars, "Driver", sort: "name", fields: "name", where: "ANY cars.carID == 3")
-                .split(whereSeparator: \.isNewline) == [#"{"name":"Dan"}"#, #"{"name":"Eve"}"#])
+            try Self.export(
+                store, model: Self.cars, "Driver", sort: "name", fields: "name", where: "ANY cars.carID == 3"
+            )
+            .split(whereSeparator: \.isNewline) == [#"{"name":"Dan"}"#, #"{"name":"Eve"}"#])
         #expect(
             try Self.export(store, model: Self.cars, "Plate", sort: "text", fields: "text,car.carID", format: "csv")
                 .replacingOccurrences(of: "\r\n", with: "\n")
@@ -72,7 +78,8 @@ extension EngineConformanceTests {
             try Self.export(store, model: Self.cars, "Plate", sort: "text", fields: "text,car.carID", format: "csv")
                 .replacingOccurrences(of: "\r\n", with: "\n")
                 == "text,car.carID\nB-3,3\n")
-        let eve = try Self.export(store, model: Self.cars, "Driver", sort: "name", fields: "name", where: "cars.@count == 1")
+        let eve = try Self.export(
+            store, model: Self.cars, "Driver", sort: "name", fields: "name", where: "cars.@count == 1")
         #expect(eve.split(whereSeparator: \.isNewline) == [#"{"name":"Dan"}"#, #"{"name":"Eve"}"#], "\(eve)")
         try Self.ferry(["verify", store.location, "--model", Self.cars, "--checks", "all", "--quiet"], in: store)
 

@@ -101,7 +101,8 @@ extension EngineConformanceTests {
                         ], cwd: store.directory.path)
                     outcome["\(entity) where \(predicate)"] =
                         result.exitCode == 0
-                        ? result.stdout.replacingOccurrences(of: "\r\n", with: "\n") : "exit \(result.exitCode): \(store.normalized(result.stderr))"
+                        ? result.stdout.replacingOccurrences(of: "\r\n", with: "\n")
+                        : "exit \(result.exitCode): \(store.normalized(result.stderr))"
                 }
             }
             // Counts: what a dry-run delete would delete, for a predicate of each kind.

@@ -36,7 +36,7 @@ extension EngineConformanceTests {
             store.normalized($0.replacing(#/ in [0-9.]+ s( \([0-9,]+ records\/s\))?/#, with: ""))
                 .replacingOccurrences(of: store.directory.path, with: "DIR")
         }
-            .joined(separator: "\n")
+        .joined(separator: "\n")
     }
 
     /// The rejects file `name` of the store's directory, one reject a line, with the store's
@@ -127,14 +127,17 @@ extension EngineConformanceTests {
         try Self.oneToOneByKey(engine)
         // Fixed points, whatever the engine: the located rejects of keys that match nothing.
         #expect(
-            outcome["owners rejects"]?.contains(#""field":"vehicles[0].tags[1]","reason":"Vehicle.tags: no Tag with label = rusty""#) == true,
+            outcome["owners rejects"]?.contains(
+                #""field":"vehicles[0].tags[1]","reason":"Vehicle.tags: no Tag with label = rusty""#) == true,
             "\(engine): \(outcome["owners rejects"] ?? "")")
         #expect(
-            outcome["vehicles rejects"]?.contains(#""line":2,"column":45,"field":"tags[0]","reason":"Vehicle.tags: no Tag with label = blue""#) == true,
+            outcome["vehicles rejects"]?.contains(
+                #""line":2,"column":45,"field":"tags[0]","reason":"Vehicle.tags: no Tag with label = blue""#) == true,
             "\(engine): \(outcome["vehicles rejects"] ?? "")")
         // The one-to-one linked by a text key, seen from both sides; Cy's record left nothing.
         #expect(
-            outcome["Passport after the load"]?.contains(#""number":"P-9","issued":"2022-02-02T02:02:02.000002Z","holder.personID":null}"#)
+            outcome["Passport after the load"]?.contains(
+                #""number":"P-9","issued":"2022-02-02T02:02:02.000002Z","holder.personID":null}"#)
                 == true, "\(engine): \(outcome["Passport after the load"] ?? "")")
         #expect(outcome["Person after the load"]?.contains(#""name":"Cy""#) == false)
         #expect(outcome["Vehicle after the load"]?.contains(#""vehicleID":13"#) == false)
@@ -143,13 +146,15 @@ extension EngineConformanceTests {
             "\(engine): \(outcome["Vehicle after the load"] ?? "")")
         #expect(
             outcome["error rejects"]?.contains(
-                #""line":1,"column":14,"field":"personID","reason":"another Person already has the same personID (uniqueness constraint)""#)
+                #""line":1,"column":14,"field":"personID","reason":"another Person already has the same personID (uniqueness constraint)""#
+            )
                 == true, "\(engine): \(outcome["error rejects"] ?? "")")
         #expect(
             outcome["Person after update"]?.contains(#""personID":2,"name":"Bob 2""#) == true,
             "\(engine): \(outcome["Person after update"] ?? "")")
         #expect(
-            outcome["Passport after update"]?.contains(#""number":"P-2","issued":"2021-06-01T00:00:00.500Z","holder.personID":2"#)
+            outcome["Passport after update"]?.contains(
+                #""number":"P-2","issued":"2021-06-01T00:00:00.500Z","holder.personID":2"#)
                 == true, "\(engine): \(outcome["Passport after update"] ?? "")")
         // The sync leaves Ann out: their passports go with them (cascade), cars stay.
         #expect(outcome["Person after the sync"]?.contains(#""name":"Ann""#) == false)
@@ -179,13 +184,18 @@ extension EngineConformanceTests {
         }
         #expect(
             rejects(store, "people.rejects.ndjson").contains(
-                #""line":3,"column":7,"field":"passportNumber","reason":"passport: no Passport with number = P-404""#),
+                #""line":3,"column":7,"field":"passportNumber","reason":"Person.passport: no Passport with number = P-404""#
+            ),
             "\(rejects(store, "people.rejects.ndjson"))")
         #expect(
             try export(store, "Passport", sort: "number", fields: "number,holder.personID", format: "csv")
                 .replacingOccurrences(of: "\r\n", with: "\n") == "number,holder.personID\nP-8,\nP-9,5\n")
-        #expect(try export(store, "Person", sort: "personID", fields: "personID,passport.number", where: "personID == 5", format: "csv")
-                .replacingOccurrences(of: "\r\n", with: "\n") == "personID,passport.number\n5,P-9\n")
+        #expect(
+            try export(
+                store, "Person", sort: "personID", fields: "personID,passport.number", where: "personID == 5",
+                format: "csv"
+            )
+            .replacingOccurrences(of: "\r\n", with: "\n") == "personID,passport.number\n5,P-9\n")
         try ferry(["verify", store.location, "--model", garage, "--checks", "all", "--quiet"], in: store)
     }
 
@@ -259,13 +269,15 @@ extension EngineConformanceTests {
         // through two levels of cascade; Bolt's depot and its trucks stayed.
         #expect(
             outcome["trucks rejects"]?.contains(
-                #""line":3,"column":6,"field":"depot","reason":"depot: no Depot with code = Z9""#) == true,
+                #""line":3,"column":6,"field":"depot","reason":"Truck.depot: no Depot with code = Z9""#) == true,
             "\(engine): \(outcome["trucks rejects"] ?? "")")
         #expect(
             outcome["deny"]?.contains(
                 "error: cannot delete 1 Mechanic object: relationship Mechanic.trucks has delete rule deny and 3 related Truck objects refer to them; nothing was deleted"
             ) == true, "\(engine): \(outcome["deny"] ?? "")")
-        #expect(outcome["cascade"]?.hasSuffix("deleted 1, cascade 2 Depot, 4 Truck") == true, "\(engine): \(outcome["cascade"] ?? "")")
+        #expect(
+            outcome["cascade"]?.hasSuffix("deleted 1, cascade 2 Depot, 4 Truck") == true,
+            "\(engine): \(outcome["cascade"] ?? "")")
         #expect(outcome["update"]?.contains("updated 2") == true, "\(engine): \(outcome["update"] ?? "")")
         #expect(
             outcome["Mechanic"]?.split(whereSeparator: \.isNewline) == ["name", "Max"],

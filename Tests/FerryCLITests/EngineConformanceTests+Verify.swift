@@ -46,7 +46,10 @@ extension EngineConformanceTests {
                 ("ferry.verify.store integrity_check", "skipped: PostgreSQL has no integrity_check"),
                 ("ferry.verify.store quick_check", "skipped: PostgreSQL has no quick_check"),
                 ("ferry.verify.Person relationship Person", "skipped: Person stores no relationships of its own"),
-            ] + entities.map { ("ferry.verify.\($0) types \($0)", "skipped: PostgreSQL's typed columns hold only values") }
+            ]
+                + entities.map {
+                    ("ferry.verify.\($0) types \($0)", "skipped: PostgreSQL's typed columns hold only values")
+                }
         }
     }
 
@@ -68,8 +71,10 @@ extension EngineConformanceTests {
                     guard let found = checks.first(where: { $0.check == check }) else { continue }
                     #expect(found.outcome.hasPrefix(outcome), "\(engine): \(check): \(found.outcome)")
                 }
-                levels["\(level): names"] = checks.map(\.check).filter { !$0.hasPrefix("ferry.verify.Person relationship Person") }
-                    .joined(separator: "\n")
+                levels["\(level): names"] = checks.map(\.check).filter {
+                    !$0.hasPrefix("ferry.verify.Person relationship Person")
+                }
+                .joined(separator: "\n")
                 levels[level] = checks.filter { !byDesign.contains($0.check) }.map { "\($0.check): \($0.outcome)" }
                     .joined(separator: "\n")
             }
@@ -77,7 +82,8 @@ extension EngineConformanceTests {
         }
         let all = levels["all"] ?? ""
         for name in [
-            "count Person", "foreign_key_check", "unique Person(personID)", "required Vehicle", "relationship Vehicle.owner",
+            "count Person", "foreign_key_check", "unique Person(personID)", "required Vehicle",
+            "relationship Vehicle.owner",
             "relationship Tag.vehicles", "relationship Passport.holder",
         ] {
             #expect(all.contains(" \(name): "), "\(engine): no \(name) in \(all)")

@@ -297,7 +297,7 @@ struct ImportRunnerSemanticsTests {
             fast.rows.map { [$0[1], $0[3]] } == [
                 [.text("A-1"), .integer(1)], [.text("A-2"), .integer(2)], [.text("A-8"), .integer(1)],
             ])
-        let unresolved = missing == .reject ? "customer: no Customer with id = 9" : "customer is required"
+        let unresolved = missing == .reject ? "Order.customer: no Customer with id = 9" : "customer is required"
         let absent = missing == .reject ? "customer: the record has no field 'customer_id'" : "customer is required"
         #expect(
             fast.rejects == [
@@ -325,7 +325,7 @@ struct ImportRunnerSemanticsTests {
         let reject = try String(contentsOfFile: dir.file("o.rejects"), encoding: .utf8)
         #expect(
             reject
-                == #"{"record":2,"line":3,"column":5,"field":"customer_id","reason":"customer: no Customer with id = 9","raw":"A-2,9"}"#
+                == #"{"record":2,"line":3,"column":5,"field":"customer_id","reason":"Order.customer: no Customer with id = 9","raw":"A-2,9"}"#
                 + "\n")
     }
 

@@ -135,7 +135,7 @@ struct PostgresFastPathImportTests {
             ]
         }
         #expect(general.counts[0] == 20_004)
-        #expect(general.rejects.contains { $0 == "195 196:58 parent_id: parent: no Node with id = 97" })
+        #expect(general.rejects.contains { $0 == "195 196:58 parent_id: Node.parent: no Node with id = 97" })
         if policy == .error {
             #expect(general.rejects.contains { $0.hasPrefix("20003 20004:1 id:") && $0.contains("uniqueness") })
         } else {

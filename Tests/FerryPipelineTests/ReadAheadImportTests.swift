@@ -170,7 +170,7 @@ struct ReadAheadImportTests {
         #expect(numbers == numbers.sorted())
         #expect(first.rejects.contains { $0 == "97 98:4 name: name is longer than 12 (16)" })
         // Record 195 refers to record 97, which was rejected: resolution sees this import's rows.
-        #expect(first.rejects.contains { $0 == "195 196:58 parent_id: parent: no Node with id = 97" })
+        #expect(first.rejects.contains { $0 == "195 196:58 parent_id: Node.parent: no Node with id = 97" })
         #expect(first.rejects.contains { $0.hasPrefix("776 777:") && $0.contains("size") })
         #expect(first.rejects.contains { $0.contains("invalid UTF-8") })
         #expect(first.rejects.contains { $0.contains("parent: no Node with id = 20005") })

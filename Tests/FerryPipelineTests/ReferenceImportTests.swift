@@ -68,8 +68,8 @@ struct ReferenceImportTests {
             rejects.components(separatedBy: "\n").filter { !$0.isEmpty }.map {
                 $0.components(separatedBy: #""reason":"#).last ?? ""
             } == [
-                #""manager: no Employee with id = 99","raw":"13,Di,99"}"#,
-                #""manager: no Employee with id = 16","raw":"16,Gu,16"}"#,
+                #""Employee.manager: no Employee with id = 99","raw":"13,Di,99"}"#,
+                #""Employee.manager: no Employee with id = 16","raw":"16,Gu,16"}"#,
             ])
         #expect(
             try employees(store) == [

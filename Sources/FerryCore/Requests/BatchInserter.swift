@@ -403,6 +403,10 @@ package final class BatchInserter {
 /// On SQLite the lookup is a prepared statement; on any other ``DatabaseConnection`` (PostgreSQL)
 /// it is the same query sent with the value as its argument.
 package final class ReferenceResolver {
+    /// The entity whose records name the key.
+    package let entityName: String
+    /// The to-one relationship the key links.
+    package let relationshipName: String
     package let destination: EntityDescription
     package let matchAttribute: AttributeDescription
     private let lookup: (DatabaseValue) throws -> Int64?
@@ -417,6 +421,15 @@ package final class ReferenceResolver {
     private var snapshotVersion: Int64?
     /// The destination could not be copied (too many runs, a key stored as something else).
     private var snapshotRefused = false
+
+    /// Why a record is rejected when its key names no object: one wording for keys linked by
+    /// `relationships:` and for nested objects linked by key (`Order.customer: no Customer with
+    /// id = 9`).
+    package static func unmatchedKeyReason(
+        entity: String, relationship: String, destination: String, attribute: String, key: String
+    ) -> String {
+        "\(entity).\(relationship): no \(destination) with \(attribute) = \(key)"
+    }
 
     /// The largest copy of a destination's keys: 2^19 runs, 12 MiB.
     package static let maximumSnapshotRuns = 1 << 19
@@ -463,6 +476,8 @@ package final class ReferenceResolver {
         else {
             throw FerryError(.usage, "\(relationship.destination) has no attribute '\(match)'")
         }
+        self.entityName = entityName
+        self.relationshipName = relationshipName
         self.destination = destination
         self.matchAttribute = attribute
         coding = layout.valueCoding

@@ -487,7 +487,10 @@ final class ImportPlan {
                     Failure(
                         field: reference.mapping.field, line: field.line, column: field.column,
                         reason:
-                            "\(reference.mapping.relationship): no \(reference.resolver.destination.name) with \(reference.mapping.match) = \(key)"
+                            ReferenceResolver.unmatchedKeyReason(
+                                entity: reference.resolver.entityName, relationship: reference.mapping.relationship,
+                                destination: reference.resolver.destination.name, attribute: reference.mapping.match,
+                                key: "\(key)")
                     ))
             }
         }

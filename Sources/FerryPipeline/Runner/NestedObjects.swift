@@ -613,7 +613,9 @@ final class NestedObjects {
                 Failure(
                     field: path, line: value.line, column: value.column,
                     reason:
-                        "\(link.source.name).\(link.relationship.name): no \(node.entity.name) with \(key[0]) = \(typed)"
+                        ReferenceResolver.unmatchedKeyReason(
+                            entity: link.source.name, relationship: link.relationship.name,
+                            destination: node.entity.name, attribute: key[0], key: "\(typed)")
                 ))
         }
         return .success(found)
