@@ -16,7 +16,9 @@ extension PostgresConnection {
 
     /// Takes the session-level advisory lock `key` if no other session holds it.
     public func tryAdvisoryLock(_ key: Int64) throws(PostgresError) -> Bool {
-        try execute("SELECT pg_try_advisory_lock($1)", [.integer(key)]).rows[0].bool(0)
+        // A script (the key written in), so that statements held for the session's next one
+        // travel with it.
+        try scriptResult("SELECT pg_try_advisory_lock(\(key))").rows[0].bool(0)
     }
 
     /// Takes the session-level advisory lock `key`, retrying every `pollInterval` while another

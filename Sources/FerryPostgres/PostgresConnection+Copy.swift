@@ -39,12 +39,12 @@ extension PostgresConnection {
     public func beginCopy(
         into table: String, schema: String? = nil, columns: [String]
     ) throws(PostgresError) -> PostgresCopyStream {
-        let connection = try liveHandle()
+        let connection = try liveHandle(carryingHeld: true)
         let target =
             (schema.map { PostgresIdentifier.quote($0) + "." } ?? "")
             + PostgresIdentifier.quote(table)
         let columnList = columns.map(PostgresIdentifier.quote).joined(separator: ", ")
-        let start = PQexec(connection, "COPY \(target) (\(columnList)) FROM STDIN")
+        let start = PQexec(connection, takeHeldStatements() + "COPY \(target) (\(columnList)) FROM STDIN")
         defer { PQclear(start) }
         try check(start)
         guard PQresultStatus(start) == PGRES_COPY_IN else {

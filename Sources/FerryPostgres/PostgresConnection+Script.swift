@@ -6,9 +6,15 @@ extension PostgresConnection {
     /// ``finishSentScript()``, which the next statement of the session calls first, so a
     /// failure of the script is thrown there at the latest.
     public func sendScript(_ sql: String) throws(PostgresError) {
-        let connection = try liveHandle()
-        let inTransaction = isInTransaction
-        guard PQsendQuery(connection, sql) == 1 else {
+        try sendScript(sql, inTransactionAfter: nil)
+    }
+
+    /// ``sendScript(_:)``; `inTransactionAfter` says whether the session is in a transaction
+    /// once the script has run (nil: as when it was sent).
+    func sendScript(_ sql: String, inTransactionAfter: Bool?) throws(PostgresError) {
+        let connection = try liveHandle(carryingHeld: true)
+        let inTransaction = inTransactionAfter ?? isInTransaction
+        guard PQsendQuery(connection, takeHeldStatements() + sql) == 1 else {
             throw PostgresError(kind: .server, message: Self.errorText(connection))
         }
         sentScriptInTransaction = inTransaction

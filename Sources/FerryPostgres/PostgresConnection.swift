@@ -20,6 +20,10 @@ public final class PostgresConnection {
     /// Set while a script sent by ``sendScript(_:)`` has an outcome not read yet: whether the
     /// session was in a transaction when it was sent.
     var sentScriptInTransaction: Bool?
+    /// Statements held back to travel in front of the session's next one (``hold(_:inTransaction:)``), and
+    /// whether the session is in a transaction once they have run.
+    var heldStatements: [String] = []
+    var heldInTransaction: Bool?
 
     /// Opens a session; the password, if the server asks for one, comes from the URL, then
     /// `PGPASSWORD`, then the password file (`~/.pgpass`, `PGPASSFILE`, `passfile=`).
@@ -60,8 +64,12 @@ public final class PostgresConnection {
         PQfinish(handle)
     }
 
-    /// Ends the session (its prepared statements with it); later calls throw.
+    /// Ends the session (its prepared statements with it); later calls throw. Statements still
+    /// held (``hold(_:inTransaction:)``) are dropped: they set up the session or belong to a
+    /// transaction that ends with it, uncommitted.
     public func close() {
+        heldStatements.removeAll()
+        heldInTransaction = nil
         PQfinish(handle)
         handle = nil
         preparedStatements.removeAll()
@@ -83,27 +91,68 @@ public final class PostgresConnection {
         return try checkedResult(result)
     }
 
-    /// Runs several `;`-separated statements without parameters (DDL scripts).
+    /// Runs several `;`-separated statements without parameters (DDL scripts), in one round
+    /// trip with the statements held (``hold(_:inTransaction:)``).
     public func executeScript(_ sql: String) throws(PostgresError) {
-        let connection = try liveHandle()
-        let result = PQexec(connection, sql)
+        _ = try scriptResult(sql)
+    }
+
+    /// ``executeScript(_:)``, returning the last statement's result (its rows).
+    public func scriptResult(_ sql: String) throws(PostgresError) -> PostgresResult {
+        let connection = try liveHandle(carryingHeld: true)
+        let result = PQexec(connection, takeHeldStatements() + sql)
         defer { PQclear(result) }
-        try check(result)
+        return try checkedResult(result)
+    }
+
+    /// Holds `sql` (statements without parameters whose outcome needs no round trip of its own:
+    /// the session's settings, `BEGIN`, `SAVEPOINT`, `RELEASE SAVEPOINT`, a row written inside a
+    /// transaction) back, to be sent in front of the session's next statement, in one message
+    /// with it: a script, the start of a `COPY`, a script sent without waiting; any other
+    /// statement sends them on their own first. A held statement's failure is thrown by the
+    /// statement that carried it, and the rest of that message does not run; statements still
+    /// held when the session closes are dropped (a transaction left open rolls back anyway).
+    /// `inTransaction` says whether the session is in a transaction once `sql` has run (nil: as
+    /// before it).
+    public func hold(_ sql: String, inTransaction: Bool? = nil) {
+        let before = isInTransaction
+        heldStatements.append(sql)
+        heldInTransaction = inTransaction ?? before
+    }
+
+    /// True when statements wait to travel with the next one (``hold(_:inTransaction:)``).
+    public var holdsStatements: Bool { !heldStatements.isEmpty }
+
+    /// The held statements as the start of a script (`A; B; `), forgotten from now on.
+    func takeHeldStatements() -> String {
+        guard !heldStatements.isEmpty else { return "" }
+        defer {
+            heldStatements.removeAll()
+            heldInTransaction = nil
+        }
+        return heldStatements.joined(separator: "; ") + "; "
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     /// Nested calls use savepoints, so an inner failure undoes only the inner work.
+    ///
+    /// `BEGIN`, `SAVEPOINT` and `RELEASE SAVEPOINT` are held (``hold(_:inTransaction:)``): they
+    /// travel with the next statement, costing no round trip of their own. With `readOnly` (the body
+    /// writes nothing), the `COMMIT` is sent without waiting for its outcome, which the
+    /// session's next statement reads (``sendScript(_:)``): the server ends the transaction
+    /// (and lets go of its locks) at once, while ferry goes on.
     @discardableResult
-    public func transaction<T>(_ body: () throws -> T) throws -> T {
+    public func transaction<T>(readOnly: Bool = false, _ body: () throws -> T) throws -> T {
         let savepoint: String?
-        if PQtransactionStatus(try liveHandle()) == PQTRANS_IDLE {
+        _ = try liveHandle(carryingHeld: true)
+        if !isInTransaction {
             savepoint = nil
-            try execute("BEGIN")
+            hold("BEGIN", inTransaction: true)
         } else {
             savepointDepth += 1
             let name = "ferry_savepoint_\(savepointDepth)"
             savepoint = name
-            try execute("SAVEPOINT \(name)")
+            hold("SAVEPOINT \(name)")
         }
         defer { if savepoint != nil { savepointDepth -= 1 } }
         let value: T
@@ -111,19 +160,32 @@ public final class PostgresConnection {
             value = try body()
         } catch {
             if let savepoint {
-                _ = try? execute("ROLLBACK TO SAVEPOINT \(savepoint)")
-                _ = try? execute("RELEASE SAVEPOINT \(savepoint)")
+                _ = try? executeScript("ROLLBACK TO SAVEPOINT \(savepoint); RELEASE SAVEPOINT \(savepoint)")
             } else {
-                _ = try? execute("ROLLBACK")
+                _ = try? executeScript("ROLLBACK")
             }
             throw error
         }
-        try execute(savepoint.map { "RELEASE SAVEPOINT \($0)" } ?? "COMMIT")
+        if let savepoint {
+            hold("RELEASE SAVEPOINT \(savepoint)")
+        } else if readOnly {
+            try sendScript("COMMIT", inTransactionAfter: false)
+        } else {
+            do {
+                try executeScript("COMMIT")
+            } catch {
+                // A held statement failed, so the COMMIT did not run: end the transaction.
+                if let handle, PQtransactionStatus(handle) != PQTRANS_IDLE { PQclear(PQexec(handle, "ROLLBACK")) }
+                throw error
+            }
+        }
         return value
     }
 
     /// Whether the session is inside a transaction block (also when that transaction failed).
     public var isInTransaction: Bool {
+        // Held statements run before anything else: the session is as they leave it.
+        if let heldInTransaction { return heldInTransaction }
         // A script still running reports the session as active: it runs in the transaction it
         // was sent in.
         if let sentScriptInTransaction { return sentScriptInTransaction }
@@ -134,14 +196,21 @@ public final class PostgresConnection {
 
     // MARK: - libpq plumbing
 
-    /// The session's handle, ready for a statement: a `COPY` still open is aborted first.
-    func liveHandle() throws(PostgresError) -> OpaquePointer {
+    /// The session's handle, ready for a statement: a `COPY` still open is aborted first, and
+    /// the statements held (``hold(_:inTransaction:)``) are sent on their own unless `carryingHeld` (the
+    /// caller sends them in front of its statement, ``takeHeldStatements()``).
+    func liveHandle(carryingHeld: Bool = false) throws(PostgresError) -> OpaquePointer {
         guard let handle else {
             throw PostgresError(kind: .connectionFailed, message: "the connection to \(url) is closed")
         }
         openCopy?.abortForOtherStatement()
         openCopyOut?.endForOtherStatement()
         try finishSentScript()
+        if !carryingHeld && !heldStatements.isEmpty {
+            let result = PQexec(handle, takeHeldStatements())
+            defer { PQclear(result) }
+            try check(result)
+        }
         return handle
     }
 

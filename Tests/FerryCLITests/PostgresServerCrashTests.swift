@@ -52,7 +52,7 @@ struct PostgresServerCrashTests {
         #expect(first.exitCode == 0, "\(first)")
 
         let process = try FerryProcess(Self.importArguments(BigFiles.big, into: url))
-        try Self.wait(for: process) { try server.isRunning(statementLike: "COPY %") }
+        try Self.wait(for: process) { try server.isRunning(statementLike: "%COPY %") }
         #expect(process.isRunning, "the import ended before its COPY was seen")
         let crashed = ContinuousClock.now
         try server.crash()

@@ -59,14 +59,15 @@ package enum PostgresStoreLoader {
 
     /// True while a session of the test server runs a `COPY` into a table of `schema`.
     package static func isCopying(into schema: String) throws -> Bool {
-        try isRunning(statementLike: "COPY \"\(schema)\".%")
+        // Transaction control (`SAVEPOINT …;`) may travel in front of the COPY, in one message.
+        try isRunning(statementLike: "%COPY \"\(schema)\".%")
     }
 
     /// True while another session runs an `INSERT INTO "schema".…` or a `CREATE TABLE
     /// "schema".… AS SELECT` (a migration in the server filling its new schema).
     package static func isInserting(into schema: String) throws -> Bool {
-        try isRunning(statementLike: "INSERT INTO \"\(schema)\".%")
-            || isRunning(statementLike: "CREATE TABLE \"\(schema)\".% AS SELECT %")
+        try isRunning(statementLike: "%INSERT INTO \"\(schema)\".%")
+            || isRunning(statementLike: "%CREATE TABLE \"\(schema)\".% AS SELECT %")
     }
 
     /// True while another session holds the writer lock of the store in `schema` (its advisory

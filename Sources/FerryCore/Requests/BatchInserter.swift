@@ -542,19 +542,40 @@ package final class ReferenceResolver {
     /// ``resolve(_:)`` answers them, found or not, without asking the server again until the
     /// transaction ends. Does nothing on SQLite, or when not enabled.
     package func prefetch(_ keys: [Value]) throws {
-        guard snapshotEnabled, let batchLookup else { return }
+        try Self.prefetch([(self, keys)])
+    }
+
+    /// ``prefetch(_:)`` for several resolvers on one session, with one query for all of them
+    /// where the engine joins lookups (``BatchKeyLookup/primaryKeys(_:)``).
+    package static func prefetch(_ requests: [(resolver: ReferenceResolver, keys: [Value])]) throws {
+        var lookups: [(lookup: any BatchKeyLookup, keys: [DatabaseValue])] = []
+        var resolvers: [ReferenceResolver] = []
+        for (resolver, keys) in requests {
+            guard resolver.snapshotEnabled, let batchLookup = resolver.batchLookup else { continue }
+            let missing = resolver.keysToPrefetch(keys, lookup: batchLookup)
+            guard !missing.isEmpty else { continue }
+            lookups.append((batchLookup, missing))
+            resolvers.append(resolver)
+        }
+        guard let first = lookups.first?.lookup else { return }
+        let found = try first.primaryKeys(lookups)
+        for ((resolver, request), keys) in zip(zip(resolvers, lookups), found) {
+            for (key, primaryKey) in zip(request.keys, keys) { resolver.prefetched[key] = .some(primaryKey) }
+        }
+    }
+
+    /// The keys of `keys` not resolved yet that `lookup` can send, each once (making room for them).
+    private func keysToPrefetch(_ keys: [Value], lookup: any BatchKeyLookup) -> [DatabaseValue] {
         var missing: [DatabaseValue] = []
         var wanted = Set<DatabaseValue>()
         for key in keys {
             let encoded = coding.encode(key)
-            if prefetched[encoded] == nil, batchLookup.canSend(encoded), wanted.insert(encoded).inserted {
+            if prefetched[encoded] == nil, lookup.canSend(encoded), wanted.insert(encoded).inserted {
                 missing.append(encoded)
             }
         }
-        guard !missing.isEmpty else { return }
         if prefetched.count + missing.count > Self.maximumPrefetchedKeys { prefetched.removeAll() }
-        let found = try batchLookup.primaryKeys(of: missing)
-        for (key, primaryKey) in zip(missing, found) { prefetched[key] = .some(primaryKey) }
+        return missing
     }
 
     /// Drops the copy when another connection committed since it was taken (SQLite's

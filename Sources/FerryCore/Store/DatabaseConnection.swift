@@ -17,6 +17,9 @@ package protocol DatabaseConnection: AnyObject {
     func execute(_ sql: String, _ arguments: [DatabaseValue]) throws
     /// Runs a script of ferry's own fixed SQL (several statements, no values).
     func executeScript(_ sql: String) throws
+    /// Runs one statement whose outcome the open transaction's end may report instead (an
+    /// engine across a network sends it with the next statement, saving a round trip).
+    func executeWithNext(_ sql: String, _ arguments: [DatabaseValue]) throws
     /// All rows of a query, each as an array of column values.
     func rows(_ sql: String, _ arguments: [DatabaseValue]) throws -> [[DatabaseValue]]
     /// The first column of the first row, or nil when there is no row.
@@ -87,6 +90,16 @@ package protocol BatchKeyLookup: AnyObject {
     func canSend(_ key: DatabaseValue) -> Bool
     /// The primary key of the object holding each of `keys` (nil: none holds it), in order.
     func primaryKeys(of keys: [DatabaseValue]) throws -> [Int64?]
+    /// ``primaryKeys(of:)`` of several lookups of the same session (this one among them), in
+    /// order: one query for all where the engine can.
+    func primaryKeys(_ requests: [(lookup: any BatchKeyLookup, keys: [DatabaseValue])]) throws -> [[Int64?]]
+}
+
+extension BatchKeyLookup {
+    /// One query per lookup.
+    package func primaryKeys(_ requests: [(lookup: any BatchKeyLookup, keys: [DatabaseValue])]) throws -> [[Int64?]] {
+        try requests.map { try $0.lookup.primaryKeys(of: $0.keys) }
+    }
 }
 
 /// A statement of a ``DatabaseConnection`` prepared once and run many times
@@ -102,6 +115,9 @@ package protocol PreparedStatement {
 
 extension DatabaseConnection {
     package func liftReferenceChecks(forBulkLoadInto table: String) throws -> [String] { [] }
+
+    /// At once, as ``execute(_:_:)``.
+    package func executeWithNext(_ sql: String, _ arguments: [DatabaseValue]) throws { try execute(sql, arguments) }
 
     /// All rows of a query without arguments.
     package func rows(_ sql: String) throws -> [[DatabaseValue]] { try rows(sql, []) }

@@ -108,15 +108,16 @@ package struct RunLog {
         """
     }
 
-    /// Appends `run` to the log (inside the caller's transaction, when there is one). Passwords
-    /// written into PostgreSQL URLs (a source's, a store's named in a message) are stored as `***`.
+    /// Appends `run` to the log (inside the caller's transaction, when there is one, whose end
+    /// then reports a failure: ``DatabaseConnection/executeWithNext(_:_:)``). Passwords written
+    /// into PostgreSQL URLs (a source's, a store's named in a message) are stored as `***`.
     package func record(_ run: RunRecord) throws {
         func text(_ value: String?) -> DatabaseValue {
             value.map { .text(StoreEngines.redactingPasswords(in: $0)) } ?? .null
         }
         func integer(_ value: Int) -> DatabaseValue { .integer(Int64(value)) }
         let placeholders = "VALUES (" + Array(repeating: "?", count: Self.columns.count).joined(separator: ", ") + ")"
-        try connection.execute(
+        try connection.executeWithNext(
             dialect.insert(into: table, columns: Self.columns, values: placeholders, onConflict: .fail),
             [
                 text(run.job), run.stepIndex.map { .integer(Int64($0)) } ?? .null, .text(run.step), text(run.entity),

@@ -442,7 +442,8 @@ public final class Store: @unchecked Sendable {
             throw FerryError(
                 .usage, "the model has no entity '\(name)'\(Suggestions.didYouMean(name, in: model.entityNames))")
         }
-        return try readDatabase { connection in try count(entity, on: connection) }
+        // One statement: no transaction around it (a server may be across a network).
+        return try withDatabase { connection in try count(entity, on: connection) }
     }
 
     private func count(_ entity: EntityDescription, on connection: any DatabaseConnection) throws -> Int {

@@ -25,17 +25,18 @@ public struct StoreMetadata: Sendable, Hashable {
         let dialect = layout.dialect
         let exists = try connection.scalar(dialect.tableExistsQuery, [.text(tables.metadata)])
         guard exists?.int64 == 1 else { return nil }
+        // Both tables in one query (a server may be across a network: one round trip).
         var values: [String: String] = [:]
-        for row in try connection.rows("SELECT key, value FROM \(dialect.quote(tables.metadata))") {
-            if case .text(let key) = row[0], case .text(let value) = row[1] { values[key] = value }
+        var hashes: [String: String] = [:]
+        for row in try connection.rows(
+            "SELECT 0, key, value FROM \(dialect.quote(tables.metadata)) UNION ALL SELECT 1, name, hash FROM \(dialect.quote(tables.entities))"
+        ) {
+            guard case .text(let key) = row[1], case .text(let value) = row[2] else { continue }
+            if row[0].int64 == 0 { values[key] = value } else { hashes[key] = value }
         }
         guard let name = values["model_name"], let version = values["model_version"], let hash = values["model_hash"]
         else {
             return nil
-        }
-        var hashes: [String: String] = [:]
-        for row in try connection.rows("SELECT name, hash FROM \(dialect.quote(tables.entities))") {
-            if case .text(let entity) = row[0], case .text(let hash) = row[1] { hashes[entity] = hash }
         }
         let model = values["model_json"].flatMap { json -> ObjectModel? in
             do {
@@ -73,7 +74,8 @@ public struct StoreMetadata: Sendable, Hashable {
             ("model_hash", model.versionHash),
             ("model_json", json),
         ]
-        try connection.execute(
+        // Inside a transaction, sent with its next statement (``DatabaseConnection/executeWithNext(_:_:)``).
+        try connection.executeWithNext(
             dialect.insert(
                 into: metadataTable, columns: ["key", "value"], values: "VALUES ('created_at', ?)", onConflict: .ignore),
             [.text(createdAt)])
@@ -84,13 +86,13 @@ public struct StoreMetadata: Sendable, Hashable {
         let upsert = dialect.insert(
             into: metadataTable, columns: ["key", "value"], values: rows(values.count),
             onConflict: .update(key: ["key"], columns: ["value"]))
-        try connection.execute(upsert, values.flatMap { [DatabaseValue.text($0.0), .text($0.1)] })
-        try connection.execute("DELETE FROM \(entitiesTable)")
+        try connection.executeWithNext(upsert, values.flatMap { [DatabaseValue.text($0.0), .text($0.1)] })
+        try connection.executeWithNext("DELETE FROM \(entitiesTable)", [])
         let hashes = model.entityHashes.sorted(by: { $0.key < $1.key })
         if !hashes.isEmpty {
             let insert = dialect.insert(
                 into: entitiesTable, columns: ["name", "hash"], values: rows(hashes.count), onConflict: .fail)
-            try connection.execute(insert, hashes.flatMap { [DatabaseValue.text($0.key), .text($0.value)] })
+            try connection.executeWithNext(insert, hashes.flatMap { [DatabaseValue.text($0.key), .text($0.value)] })
         }
     }
 }

@@ -69,6 +69,6 @@ extension ImportPlan {
                 if case .key(let key) = referenceKey(from: reader, offset) { keys[offset].append(key) }
             }
         }
-        for offset in prefetchedReferences { try references[offset].resolver.prefetch(keys[offset]) }
+        try ReferenceResolver.prefetch(prefetchedReferences.map { (references[$0].resolver, keys[$0]) })
     }
 }

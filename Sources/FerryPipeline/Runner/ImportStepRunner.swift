@@ -169,7 +169,9 @@ package final class ImportStepRunner {
                 reader: reader,
                 readAhead: (readsAhead || !plan.prefetchedReferences.isEmpty || plan.nested?.batch != nil)
                     && incremental?.readsDatabase != true,
-                coercion: kinds.map { ReadAheadCoercion(plan: plan, kinds: $0, always: readAheadAlwaysCoerces) })
+                coercion: kinds.map { ReadAheadCoercion(plan: plan, kinds: $0, always: readAheadAlwaysCoerces) },
+                recordsPerBatch: !plan.prefetchedReferences.isEmpty && plan.nested == nil
+                    ? ReadAheadReader.recordsPerLookupBatch : ReadAheadReader.recordsPerBatch)
             defer { records.stop() }
             // An incremental database read resumes from the mark its committed batches advanced.
             if let checkpoint, incremental?.readsDatabase != true {
@@ -183,7 +185,8 @@ package final class ImportStepRunner {
                     // JSON records name their keys as they come: settled once all were read.
                     try driftCheck.atEnd(reader: reader, plan: plan, drift: &drift)
                     try checkBudgetAtEnd(state)
-                    for statement in referenceChecks { try connection.execute(statement) }
+                    // Sent with the step's end (its run-log row and `COMMIT`), whose failure it fails.
+                    for statement in referenceChecks { try connection.executeWithNext(statement, []) }
                     if let sync = plan.sync { try deleteAbsentRows(sync, state: &state) }
                     if dryRun {
                         if insideTransaction { return }

@@ -29,8 +29,12 @@ struct ReadAheadCoercion {
 /// field names (``fieldIndex(of:)``, ``prepare()``) before. Call ``stop()`` when the import ends
 /// early; the reader thread then stops at its next batch.
 final class ReadAheadReader: ByteFieldReader {
-    /// Records per batch, and the byte size after which a batch is handed over early.
+    /// Records per batch (unless the caller asks for another number), and the byte size after
+    /// which a batch is handed over early.
     static let recordsPerBatch = 2048
+    /// Records per batch when each batch's keys are looked up on a server
+    /// (``ImportPlan/prefetchReferences(in:)``): one round trip per batch, so fewer, larger ones.
+    static let recordsPerLookupBatch = 10_000
     static let bytesPerBatch = 1 << 20
     /// Batches in circulation: one being read by the importer, the rest filled ahead.
     static let batchCount = 4
@@ -44,13 +48,15 @@ final class ReadAheadReader: ByteFieldReader {
         var started = false
         let base: any ByteFieldReader
         let coercion: ReadAheadCoercion?
+        let recordsPerBatch: Int
 
-        init(base: any ByteFieldReader, coercion: ReadAheadCoercion?) {
+        init(base: any ByteFieldReader, coercion: ReadAheadCoercion?, recordsPerBatch: Int) {
             self.base = base
             self.coercion = coercion
+            self.recordsPerBatch = recordsPerBatch
             free = (0..<ReadAheadReader.batchCount).map { _ in
                 RecordBatch(
-                    capacity: ReadAheadReader.recordsPerBatch, byteCapacity: ReadAheadReader.bytesPerBatch,
+                    capacity: recordsPerBatch, byteCapacity: ReadAheadReader.bytesPerBatch,
                     coerced: coercion.map {
                         CoercedRows(columnCount: $0.plan.attributes.count, referenceCount: $0.plan.references.count)
                     })
@@ -73,7 +79,7 @@ final class ReadAheadReader: ByteFieldReader {
         private func fill<Reader: ByteFieldReader>(
             _ batch: RecordBatch, from reader: Reader, coercion: ReadAheadCoercion?
         ) throws {
-            while batch.count < ReadAheadReader.recordsPerBatch && batch.byteCount < ReadAheadReader.bytesPerBatch {
+            while batch.count < recordsPerBatch && batch.byteCount < ReadAheadReader.bytesPerBatch {
                 guard try reader.advance() else {
                     batch.isLast = true
                     return
@@ -128,8 +134,11 @@ final class ReadAheadReader: ByteFieldReader {
     /// Reads `base` ahead; with `coercion`, the reader thread also coerces and validates each
     /// record's attributes with the plan (``currentCoercedRow``), leaving the importing thread
     /// only binding, resolving and writing.
-    init(_ base: any ByteFieldReader, coercion: ReadAheadCoercion? = nil) {
-        channel = Channel(base: base, coercion: coercion)
+    init(
+        _ base: any ByteFieldReader, coercion: ReadAheadCoercion? = nil,
+        recordsPerBatch: Int = ReadAheadReader.recordsPerBatch
+    ) {
+        channel = Channel(base: base, coercion: coercion, recordsPerBatch: max(1, recordsPerBatch))
     }
 
     deinit { stop() }

@@ -14,14 +14,15 @@ final class RecordStream {
     /// When `readAhead` is true, starts reading on a second thread at the first record
     /// (coercing records there too with `coercion`).
     init(
-        reader: any RecordReader, readAhead: Bool, coercion: ReadAheadCoercion? = nil
+        reader: any RecordReader, readAhead: Bool, coercion: ReadAheadCoercion? = nil,
+        recordsPerBatch: Int = ReadAheadReader.recordsPerBatch
     ) throws {
         inputProgress = reader.inputProgress
         let byteReader = (reader as? any ByteFieldReader) ?? RecordByRecordReader(reader)
         if readAhead {
             // The header is read here, so the reader thread only ever reads records.
             try byteReader.prepare()
-            let ahead = ReadAheadReader(byteReader, coercion: coercion)
+            let ahead = ReadAheadReader(byteReader, coercion: coercion, recordsPerBatch: recordsPerBatch)
             self.readAhead = ahead
             self.reader = ahead
         } else {
@@ -80,13 +81,17 @@ final class StepRecords {
     private let files: MultiFileReader?
     private let readAhead: Bool
     private let coercion: ReadAheadCoercion?
+    private let recordsPerBatch: Int
     /// The stream of the file being read; nil once every file is read.
     private(set) var current: RecordStream?
     /// The files opened so far, in order (the last is the one being read, unless all are done).
     private(set) var openedFiles: [String] = []
 
+    /// `recordsPerBatch`: the read-ahead's batches (``ReadAheadReader/recordsPerBatch`` unless
+    /// the step looks a batch's keys up on a server, where larger batches save round trips).
     init(
-        reader: any RecordReader, readAhead: Bool, coercion: ReadAheadCoercion? = nil
+        reader: any RecordReader, readAhead: Bool, coercion: ReadAheadCoercion? = nil,
+        recordsPerBatch: Int = ReadAheadReader.recordsPerBatch
     ) throws {
         var reader = reader
         while let forwarding = reader as? any ForwardingRecordReader {
@@ -95,12 +100,16 @@ final class StepRecords {
         }
         self.readAhead = readAhead
         self.coercion = coercion
+        self.recordsPerBatch = recordsPerBatch
         if let multiple = reader as? MultiFileReader {
             files = multiple
-            current = try RecordStream(reader: multiple.currentFile(), readAhead: readAhead, coercion: coercion)
+            current = try RecordStream(
+                reader: multiple.currentFile(), readAhead: readAhead, coercion: coercion,
+                recordsPerBatch: recordsPerBatch)
         } else {
             files = nil
-            current = try RecordStream(reader: reader, readAhead: readAhead, coercion: coercion)
+            current = try RecordStream(
+                reader: reader, readAhead: readAhead, coercion: coercion, recordsPerBatch: recordsPerBatch)
         }
         openedFiles = [reader.sourceName]
     }
@@ -123,7 +132,8 @@ final class StepRecords {
             current = nil
             return
         }
-        current = try RecordStream(reader: next, readAhead: readAhead, coercion: coercion)
+        current = try RecordStream(
+            reader: next, readAhead: readAhead, coercion: coercion, recordsPerBatch: recordsPerBatch)
         openedFiles.append(next.sourceName)
     }
 

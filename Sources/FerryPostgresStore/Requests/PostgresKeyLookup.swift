@@ -40,6 +40,17 @@ final class PostgresKeyLookup: BatchKeyLookup {
         try Self.primaryKeys([(self, keys)])[0]
     }
 
+    /// ``primaryKeys(of:)`` of several lookups in one query, when all are PostgreSQL's.
+    func primaryKeys(_ requests: [(lookup: any BatchKeyLookup, keys: [DatabaseValue])]) throws -> [[Int64?]] {
+        let lookups = requests.compactMap { request in
+            (request.lookup as? PostgresKeyLookup).map { (lookup: $0, keys: request.keys) }
+        }
+        guard lookups.count == requests.count, lookups.allSatisfy({ $0.lookup.database === database }) else {
+            return try requests.map { try $0.lookup.primaryKeys(of: $0.keys) }
+        }
+        return try Self.primaryKeys(lookups)
+    }
+
     /// For each lookup (all on one session), the primary key of the object holding each of its
     /// keys (nil: none holds it), with one query: each lookup's join, tagged with its place, in
     /// one `UNION ALL`, so a batch's lookups of several entities take one round trip.
@@ -47,6 +58,7 @@ final class PostgresKeyLookup: BatchKeyLookup {
         var found = requests.map { [Int64?](repeating: nil, count: $0.keys.count) }
         var queries: [String] = []
         var arguments: [DatabaseValue] = []
+        try readMatchTypes(requests.filter { !$0.keys.isEmpty }.map(\.lookup))
         for (place, request) in requests.enumerated() where !request.keys.isEmpty {
             let lookup = request.lookup
             let type = try lookup.matchType()
@@ -63,6 +75,18 @@ final class PostgresKeyLookup: BatchKeyLookup {
             found[Int(place)][Int(ordinal) - 1] = row[2].int64
         }
         return found
+    }
+
+    /// Reads the match column types `lookups` have not read yet, with one query.
+    private static func readMatchTypes(_ lookups: [PostgresKeyLookup]) throws {
+        var unread: [PostgresKeyLookup] = []
+        for lookup in lookups where lookup.typeName == nil && !unread.contains(where: { $0 === lookup }) {
+            unread.append(lookup)
+        }
+        guard unread.count > 1, let database = unread.first?.database else { return }
+        let columns = unread.map { "pg_typeof((SELECT d.\($0.matchColumn) FROM \($0.source) AS d LIMIT 1))::text" }
+        guard let row = try database.rows("SELECT " + columns.joined(separator: ", "), []).first else { return }
+        for (lookup, name) in zip(unread, row) { lookup.typeName = name.text }
     }
 
     /// The match column's type name, read once.

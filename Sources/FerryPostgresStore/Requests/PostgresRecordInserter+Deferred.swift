@@ -108,6 +108,7 @@ extension PostgresRecordInserter {
     /// the session's next statement) reads its outcome.
     package static func writeDeferred(_ inserters: [PostgresRecordInserter], waiting: Bool = true) throws {
         guard let database = inserters.first?.database else { return }
+        try readColumnTypes(of: inserters.filter(\.hasDeferredRows))
         var statements: [String] = []
         for inserter in inserters { statements += try inserter.deferredInsertStatements() }
         for inserter in inserters { statements += try inserter.deferredUpdateStatements() }
@@ -233,6 +234,30 @@ extension PostgresRecordInserter {
     /// The record column of attribute `name`, nil when the inserter has none.
     package func columnIndex(ofAttribute name: String) -> Int? { rules.columns.firstIndex(of: .attribute(name)) }
 
+    /// Reads the stored columns' types of the `inserters` that have not read them, with one
+    /// query for all (a server may be across a network: one round trip).
+    private static func readColumnTypes(of inserters: [PostgresRecordInserter]) throws {
+        var unread: [PostgresRecordInserter] = []
+        for inserter in inserters
+        where inserter.deferred.columnTypes == nil && !unread.contains(where: { $0 === inserter }) {
+            unread.append(inserter)
+        }
+        guard unread.count > 1, let database = unread.first?.database else { return }
+        var byTable = Array(repeating: [String: String](), count: unread.count)
+        for row in try database.rows(
+            "SELECT c.i, a.attname::text, format_type(a.atttypid, a.atttypmod) FROM unnest(?1::text[]) WITH ORDINALITY AS c(t, i) JOIN pg_attribute AS a ON a.attrelid = c.t::regclass WHERE a.attnum > 0 AND NOT a.attisdropped",
+            [.text(arrayLiteral(unread.map { .text($0.deferred.table) }))])
+        {
+            guard let place = row[0].int64, place >= 1, place <= unread.count, let name = row[1].text,
+                let type = row[2].text
+            else { continue }
+            byTable[Int(place) - 1][name] = type
+        }
+        for (inserter, byName) in zip(unread, byTable) {
+            inserter.deferred.columnTypes = try inserter.columnTypes(byName)
+        }
+    }
+
     /// The stored columns' types, read once.
     private func deferredColumnTypes() throws -> [String] {
         if let types = deferred.columnTypes { return types }
@@ -243,14 +268,19 @@ extension PostgresRecordInserter {
         {
             if let name = row[0].text, let type = row[1].text { byName[name] = type }
         }
-        let types = try deferred.names.map { name in
+        let types = try columnTypes(byName)
+        deferred.columnTypes = types
+        return types
+    }
+
+    /// The stored columns' types, from every column's type by name.
+    private func columnTypes(_ byName: [String: String]) throws -> [String] {
+        try deferred.names.map { name in
             guard let type = byName[name] else {
                 throw FerryError(.store, "PostgreSQL store \(database.location): \(entity.name) has no column \(name)")
             }
             return type
         }
-        deferred.columnTypes = types
-        return types
     }
 
     /// `values` as an array literal in PostgreSQL's text form: NULL bare, every other element

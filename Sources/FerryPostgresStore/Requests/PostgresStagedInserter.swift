@@ -421,7 +421,8 @@ package final class PostgresStagedInserter: StagingRecordInserter {
             rows.bytes.count - sentBytes >= Self.sendBytes
         else { return }
         if stream == nil {
-            try database.execute("SAVEPOINT \(Self.savepoint)")
+            // Sent in one message with the COPY's start.
+            database.connection.hold("SAVEPOINT \(Self.savepoint)")
             do {
                 stream = try database.connection.beginCopy(
                     into: tableName, schema: database.schema, columns: rows.columns)
@@ -456,16 +457,15 @@ package final class PostgresStagedInserter: StagingRecordInserter {
             self.stream = nil
             do {
                 try stream.finish()
-                try database.execute("RELEASE SAVEPOINT \(Self.savepoint)")
+                database.connection.hold("RELEASE SAVEPOINT \(Self.savepoint)")
                 return true
-            } catch let error as PostgresError where error.sqlState?.hasPrefix("23") == true {
+            } catch  where error.sqlState?.hasPrefix("23") == true {
                 streamCollided = true
-            } catch let error as PostgresError {
+            } catch {
                 throw storeFailure(error)
             }
         }
-        try database.execute("ROLLBACK TO SAVEPOINT \(Self.savepoint)")
-        try database.execute("RELEASE SAVEPOINT \(Self.savepoint)")
+        try database.executeScript("ROLLBACK TO SAVEPOINT \(Self.savepoint); RELEASE SAVEPOINT \(Self.savepoint)")
         return false
     }
 
@@ -534,10 +534,10 @@ package final class PostgresStagedInserter: StagingRecordInserter {
     }
 
     /// Hands the keys of the batch's block that no row took back to the sequence (one writer
-    /// per store, so nobody took keys after them).
+    /// per store, so nobody took keys after them); sent with the next statement.
     private func returnUnusedKeys(first: Int64, used: Int) throws {
         guard used < capacity else { return }
-        _ = try database.scalar(
+        try database.executeWithNext(
             "SELECT setval(pg_get_serial_sequence(?1, ?2), ?3)",
             [.text(table), .text(keyName), .integer(first + Int64(used) - 1)])
     }

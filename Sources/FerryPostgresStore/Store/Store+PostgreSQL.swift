@@ -20,15 +20,17 @@ extension Store {
         let model = model.storedForm
         let database = try PostgresDatabase(url: url, schema: schema)
         let path = url.description
+        var schemaFound: Bool?
         if options.readOnly {
             try database.execute("SET default_transaction_read_only = on")
         } else {
             try takeWriterLock(on: database, schema: schema, timeout: options.busyTimeout, store: path)
-            try dropLeftoverWorkSchemas(of: schema, on: database, store: path)
+            schemaFound = try dropLeftoverWorkSchemas(of: schema, on: database, store: path)
         }
         let schemaExists =
-            try database.scalar("SELECT count(*) FROM pg_catalog.pg_namespace WHERE nspname = ?", [.text(schema)])?
-            .int64 == 1
+            try schemaFound
+            ?? (database.scalar("SELECT count(*) FROM pg_catalog.pg_namespace WHERE nspname = ?", [.text(schema)])?
+                .int64 == 1)
         if schemaExists, let metadata = try StoreMetadata.read(from: database, layout: layout) {
             try checkModel(path: path, model: model, metadata: metadata, options: options)
             return Store(path: path, model: model, layout: layout, session: database, metadata: metadata)
@@ -42,7 +44,7 @@ extension Store {
             throw FerryError(.store, "store '\(path)' is empty and was opened read-only")
         }
         try database.writeTransaction {
-            try database.execute("CREATE SCHEMA IF NOT EXISTS \(PostgresIdentifier.quote(schema))")
+            try database.executeWithNext("CREATE SCHEMA IF NOT EXISTS \(PostgresIdentifier.quote(schema))", [])
             try createSchema(for: model, on: database, layout: layout)
         }
         guard let metadata = try StoreMetadata.read(from: database, layout: layout) else {

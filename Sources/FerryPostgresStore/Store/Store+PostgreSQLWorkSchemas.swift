@@ -71,19 +71,25 @@ extension Store {
 
     /// Drops each work schema of the store in `schema` whose work lock this session can take:
     /// no live process builds it, so a killed one left it. Only schemas holding a ferry store
-    /// (its metadata table) are dropped; each one dropped is logged at `notice`.
-    package static func dropLeftoverWorkSchemas(of schema: String, on database: PostgresDatabase, store: String) throws
+    /// (its metadata table) are dropped; each one dropped is logged at `notice`. Returns whether
+    /// the schema `schema` exists (the same query says).
+    @discardableResult
+    package static func dropLeftoverWorkSchemas(
+        of schema: String, on database: PostgresDatabase, store: String
+    ) throws
+        -> Bool
     {
         let metadata = FerryLayout.postgreSQL.bookkeeping?.metadata ?? "ferry_metadata"
-        let names = try database.rows(
+        let found = try database.rows(
             """
             SELECT n.nspname FROM pg_catalog.pg_namespace n
-            WHERE n.nspname LIKE ? AND EXISTS (
-                SELECT 1 FROM pg_catalog.pg_tables t WHERE t.schemaname = n.nspname AND t.tablename = ?)
+            WHERE n.nspname LIKE ? AND (n.nspname = ? OR EXISTS (
+                SELECT 1 FROM pg_catalog.pg_tables t WHERE t.schemaname = n.nspname AND t.tablename = ?))
             ORDER BY n.nspname
             """,
-            [.text(likePrefix(of: schema) + "%"), .text(metadata)]
-        ).compactMap { $0.first?.text }.filter { $0 != schema && isPostgreSQLWorkSchema($0, of: schema) }
+            [.text(likePrefix(of: schema) + "%"), .text(schema), .text(metadata)]
+        ).compactMap { $0.first?.text }
+        let names = found.filter { $0 != schema && isPostgreSQLWorkSchema($0, of: schema) }
         for name in names {
             let key = postgreSQLWorkLockKey(schema: name)
             do {
@@ -98,6 +104,7 @@ extension Store {
             FerryLog.store.notice(
                 "dropped the work schema '\(name)' a killed ferry process left beside the store '\(store)'")
         }
+        return found.contains(schema)
     }
 
     /// The first bytes every work schema of `schema` starts with, as a `LIKE` prefix (escaped).

@@ -8,22 +8,22 @@ import FerryPostgres
 /// once instead (one join per key), as pgloader does; the transaction keeps it safe: a failure
 /// or a kill rolls the drop back with the rows.
 extension PostgresDatabase {
+    /// One query finds the keys (none when the table holds a row), one statement sent with the
+    /// next drops them all; the one statement returned adds them all back.
     package func liftReferenceChecks(forBulkLoadInto table: String) throws -> [String] {
-        guard isInTransaction, try scalar("SELECT count(*) FROM (SELECT 1 FROM \(table) LIMIT 1) AS rows")?.int64 == 0
-        else { return [] }
+        guard isInTransaction else { return [] }
         let keys = try rows(
             """
-            SELECT format('ALTER TABLE %s DROP CONSTRAINT %I', conrelid::regclass, conname),
-                   format('ALTER TABLE %s ADD CONSTRAINT %I %s', conrelid::regclass, conname, pg_get_constraintdef(oid))
-            FROM pg_catalog.pg_constraint WHERE contype = 'f' AND conrelid = ?::regclass ORDER BY conname
+            SELECT format('ALTER TABLE %s', conrelid::regclass), format('DROP CONSTRAINT %I', conname),
+                   format('ADD CONSTRAINT %I %s', conname, pg_get_constraintdef(oid))
+            FROM pg_catalog.pg_constraint WHERE contype = 'f' AND conrelid = ?::regclass
+                AND NOT EXISTS (SELECT 1 FROM \(table)) ORDER BY conname
             """, [.text(table)])
-        var restore: [String] = []
-        for key in keys {
-            guard let drop = key[0].text, let add = key[1].text else { continue }
-            try execute(drop)
-            restore.append(add)
-        }
-        return restore
+        guard let alter = keys.first?[0].text else { return [] }
+        let drops = keys.compactMap { $0[1].text }
+        let adds = keys.compactMap { $0[2].text }
+        try executeWithNext(alter + " " + drops.joined(separator: ", "), [])
+        return [alter + " " + adds.joined(separator: ", ")]
     }
 }
 

@@ -28,8 +28,8 @@ package final class PostgresDatabase: DatabaseConnection {
             throw FerryError(.store, error.message)
         }
         self.schema = schema
-        // One round trip for the session's settings.
-        try executeScript(
+        // The session's settings travel with its first statement (no round trip of their own).
+        connection.hold(
             """
             SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'iso_8601';
             SET extra_float_digits = 3; SET search_path TO \(PostgresIdentifier.quote(schema))
@@ -130,9 +130,25 @@ package final class PostgresDatabase: DatabaseConnection {
 
     package var isInTransaction: Bool { connection.isInTransaction }
 
-    package func readTransaction<T>(_ body: () throws -> T) throws -> T { try connection.transaction(body) }
+    /// The `COMMIT` is sent without waiting for it (``PostgresConnection/transaction(readOnly:_:)``).
+    package func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        try ending { try connection.transaction(readOnly: true, body) }
+    }
 
-    package func writeTransaction<T>(_ body: () throws -> T) throws -> T { try connection.transaction(body) }
+    /// A failure of the `COMMIT` (or of a statement sent with it,
+    /// ``executeWithNext(_:_:)``) is thrown as ferry's error.
+    package func writeTransaction<T>(_ body: () throws -> T) throws -> T {
+        try ending { try connection.transaction(body) }
+    }
+
+    /// Runs `transaction`, turning a server error its end throws into ferry's (``failure(_:sql:)``).
+    private func ending<T>(_ transaction: () throws -> T) throws -> T {
+        do {
+            return try transaction()
+        } catch let error as PostgresError {
+            throw failure(error, sql: "COMMIT")
+        }
+    }
 
     /// `BEGIN`: the store's writer lock is the session's advisory lock, held already.
     package func beginWriting() throws { try execute("BEGIN") }
@@ -156,13 +172,35 @@ package final class PostgresDatabase: DatabaseConnection {
 
     /// A savepoint (FerryPostgres nests transactions as savepoints); outside a transaction, a
     /// transaction.
-    package func savepoint<T>(_ name: String, _ body: () throws -> T) throws -> T { try connection.transaction(body) }
+    package func savepoint<T>(_ name: String, _ body: () throws -> T) throws -> T {
+        try ending { try connection.transaction(body) }
+    }
 
     // MARK: - Plumbing
 
+    /// Runs `sql`; when statements are held to travel with the next one
+    /// (``PostgresConnection/hold(_:inTransaction:)``: a `BEGIN`, a savepoint's release), with
+    /// its arguments written in as literals, in one round trip with them.
     @discardableResult
     private func run(_ sql: String, _ arguments: [DatabaseValue]) throws -> PostgresResult {
-        try run(numbered: Self.numberedPlaceholders(sql), arguments, prepared: false)
+        if connection.holdsStatements, let text = Self.inliningArguments(sql, arguments) {
+            do {
+                return try connection.scriptResult(text)
+            } catch {
+                throw failure(error, sql: sql)
+            }
+        }
+        return try run(numbered: Self.numberedPlaceholders(sql), arguments, prepared: false)
+    }
+
+    /// Runs `sql` (with its arguments) in one message with the session's next statement, inside
+    /// the open transaction, whose end reports its failure; at once when no transaction is open
+    /// or an argument has no literal.
+    package func executeWithNext(_ sql: String, _ arguments: [DatabaseValue]) throws {
+        guard isInTransaction, let text = Self.inliningArguments(sql, arguments) else {
+            return try execute(sql, arguments)
+        }
+        connection.hold(text)
     }
 
     /// Runs `text`, SQL with PostgreSQL's placeholders (`$N`), as a prepared statement of the
