@@ -9,7 +9,7 @@ extension PostgresConnection {
     /// The statement is atomic: if `produce` throws, a value cannot be encoded (see
     /// ``PostgresCopyWriter/append(_:)``), or the server rejects a row, the server aborts the
     /// COPY, no row of it stays, and the error names the row (1-based) and column. Inside
-    /// ``transaction(_:)`` a failed COPY fails the transaction.
+    /// ``transaction(readOnly:_:)`` a failed COPY fails the transaction.
     ///
     /// - Returns: the number of rows the server stored.
     @discardableResult
